@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sonde needs to build, test and run, and only
+# those that are missing. Safe to run repeatedly; `make` calls it when a tool
+# or library is absent.
+set -euo pipefail
+
+packages=(
+	build-essential cmake pkg-config clang llvm
+	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev
+	libcriterion-dev
+	binutils elfutils libc6-dbg
+	sqlite3 jq libxml2-utils procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "bootstrap: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+	sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,55 @@
+/* flame — the call tree a flame graph draws.
+ *
+ * Built by adding stacks (frame ids, root first) with a count; identical
+ * prefixes merge, so a node's `total` is the count of every stack through it
+ * and `self` the count of stacks ending at it. Children can be put in the
+ * flame graph's order (alphabetical by display name) with flame_sort.
+ * The tree refers to a frame table it does not own. */
+#ifndef SONDE_FLAME_H
+#define SONDE_FLAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frames.h"
+
+struct flame_node {
+	uint32_t frame; /* frame id; 0 for the root */
+	uint64_t total; /* samples in this subtree (weighted counts) */
+	uint64_t self;  /* samples whose stack ends here */
+	struct flame_node *parent;
+	struct flame_node **children;
+	size_t nchildren, cap;
+};
+
+struct flame_tree {
+	struct flame_node *root;
+	const struct frame_table *frames;
+};
+
+struct flame_tree *flame_new(const struct frame_table *frames);
+void flame_free(struct flame_tree *t);
+
+/* Adds one stack (root first) with weight `count`. Returns 0, or -1 on
+ * out-of-memory (the tree is unchanged in that case). */
+int flame_add(struct flame_tree *t, const uint32_t *frames_root_first, size_t depth,
+	      uint64_t count);
+
+/* Sorts every node's children by display name (then id), the order
+ * flamegraph.pl draws them in. */
+void flame_sort(struct flame_tree *t);
+
+/* The name a frame is drawn with: its name plus the kind suffix ("_[k]" ...)
+ * when `annotate` is true. Writes at most `size` bytes (NUL-terminated). */
+void flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate,
+		       char *buf, size_t size);
+
+/* Calls `fn` for every node in depth-first pre-order (children in their
+ * current order) with its depth (root = 0). Stops when fn returns non-zero
+ * and returns that value. */
+int flame_walk(const struct flame_tree *t,
+	       int (*fn)(const struct flame_node *n, int depth, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,54 @@
+/* frames — the table of distinct stack frames, shared by every profile.
+ *
+ * A frame is what a flame graph box shows: a function name plus where it
+ * lives (module, source file, line) and what kind of code it is. Frames are
+ * interned: the same (name, module, file, line, kind) always gets the same id,
+ * so stacks are arrays of small integers. Id 0 is never a real frame.
+ * All strings are copied into the table and live as long as it. */
+#ifndef SONDE_FRAMES_H
+#define SONDE_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_USER = 0,    /* user-space function (symbolized or not) */
+	FRAME_KERNEL = 1,  /* kernel function: folded suffix "_[k]" */
+	FRAME_INLINED = 2, /* function inlined into its caller: suffix "_[i]" */
+	FRAME_JIT = 3,     /* JIT code from perf-PID.map: suffix "_[j]" */
+	FRAME_PROCESS = 4, /* the process-name root of a folded stack */
+	FRAME_UNKNOWN = 5, /* not resolvable: name is "[module+0xoff]" */
+};
+
+struct frame {
+	const char *name;   /* function name, never NULL */
+	const char *module; /* binary path or "[kernel.kallsyms]", may be "" */
+	const char *file;   /* source file, "" when unknown */
+	uint32_t line;      /* source line, 0 when unknown */
+	enum frame_kind kind;
+};
+
+struct frame_table;
+
+struct frame_table *frames_new(void);
+void frames_free(struct frame_table *t);
+
+/* Interns a frame and returns its id (>= 1). Returns 0 only when out of
+ * memory. NULL strings are treated as "". */
+uint32_t frames_intern(struct frame_table *t, const char *name, const char *module,
+		       const char *file, uint32_t line, enum frame_kind kind);
+
+/* Looks a frame up by id; NULL when the id is not in the table. */
+const struct frame *frames_get(const struct frame_table *t, uint32_t id);
+
+/* Number of frames; valid ids are 1..frames_count(t). */
+size_t frames_count(const struct frame_table *t);
+
+/* The folded-stack annotation for a kind: "_[k]", "_[i]", "_[j]" or "". */
+const char *frames_kind_suffix(enum frame_kind kind);
+
+/* Interns a string in the table's string pool (for callers that keep
+ * names next to frames). Returns NULL only when out of memory. */
+const char *frames_strdup(struct frame_table *t, const char *s);
+
+#endif

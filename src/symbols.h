@@ -1,0 +1,87 @@
+/* symbols — turns addresses into frames: user addresses of live (or since
+ * exited) processes, and kernel addresses.
+ *
+ * User side: /proc/PID/maps gives the mapping of an address to a file and a
+ * file offset; the file's PT_LOAD headers turn that into an ELF virtual
+ * address; ELF .symtab/.dynsym give the function and DWARF (libdw) the source
+ * line and the chain of inlined calls. Separate debug info is found by
+ * build-id (/usr/lib/debug/.build-id/xx/rest.debug) and .gnu_debuglink.
+ * Kernel side: /proc/kallsyms.
+ *
+ * Caching: each binary is opened and parsed once, keyed by (device, inode),
+ * and kept for the symbolizer's lifetime; files are opened through
+ * /proc/PID/map_files or /proc/PID/root so deleted files and containers work.
+ * A process's maps are read on first use and kept after it exits, so samples
+ * of processes that went away are still symbolized; symbols_note_exec()
+ * drops them (the address space was replaced) and a lookup that misses every
+ * mapping re-reads /proc/PID/maps once (new mmap, dlopen).
+ *
+ * Nothing here ever crashes on bad input: an address that cannot be resolved
+ * yields one frame of kind FRAME_UNKNOWN named "[module+0xoffset]" (or
+ * "[unknown]" when no mapping covers it). All returned strings are owned by
+ * the symbolizer and live until symbols_free(). Not thread-safe. */
+#ifndef SONDE_SYMBOLS_H
+#define SONDE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "frames.h"
+
+/* One resolved frame. For an address inside inlined code, a lookup returns
+ * several: the innermost inlined function first (kind FRAME_INLINED), its
+ * caller(s) next, the real (out-of-line) function last (kind FRAME_USER). */
+struct sym_frame {
+	const char *name;   /* function, or "[module+0x...]" when unknown */
+	const char *module; /* path of the binary, "[kernel.kallsyms]", or "" */
+	const char *file;   /* source file ("" when unknown) */
+	uint32_t line;      /* source line (0 when unknown) */
+	enum frame_kind kind;
+};
+
+#define SYM_MAX_INLINE 16 /* frames one address can expand to, at most */
+
+struct symbolizer;
+
+struct symbolizer *symbols_new(void);
+void symbols_free(struct symbolizer *s);
+
+/* Resolves a user address of process `pid`. `is_return` says the address is
+ * a return address (every stack frame but the leaf): the lookup then uses
+ * addr - 1 so the line is the call's, not the next statement's. Fills up to
+ * `max` frames innermost first and returns how many (always >= 1 when
+ * max >= 1). */
+int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+		 struct sym_frame *out, int max);
+
+/* Resolves a kernel address through /proc/kallsyms (loaded on first use).
+ * Always fills exactly one frame of kind FRAME_KERNEL (or FRAME_UNKNOWN). */
+void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out);
+
+/* Reads /proc/PID/maps now (call this while the process is surely alive,
+ * e.g. when profiling starts or a new process is seen). Returns 0, or -1
+ * when the process is gone or unreadable. */
+int symbols_note_process(struct symbolizer *s, pid_t pid);
+
+/* The process replaced its address space: forget its maps (re-read lazily). */
+void symbols_note_exec(struct symbolizer *s, pid_t pid);
+
+/* Resolves an ELF virtual address in a binary given by path (the addr2line
+ * use case, used by tests, benchmarks and `sonde symbolize`). Same output
+ * contract as symbols_user(); `is_return` as there. Returns the number of
+ * frames, or -1 when the file cannot be opened as ELF. */
+int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
+		 struct sym_frame *out, int max);
+
+/* Counters, for reports and benchmarks. */
+struct symbols_stats {
+	uint64_t binaries_opened; /* distinct binaries parsed */
+	uint64_t lookups;         /* user + kernel lookups */
+	uint64_t unresolved;      /* lookups that produced FRAME_UNKNOWN */
+	uint64_t maps_reads;      /* /proc/PID/maps reads */
+};
+void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out);
+
+#endif

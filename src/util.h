@@ -1,0 +1,30 @@
+/* util — allocation that fails loudly, hashing, and the one-line error
+ * convention every command uses. */
+#ifndef SONDE_UTIL_H
+#define SONDE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocation: on out-of-memory print one line and exit(1). A profiler that
+ * cannot allocate a few bytes cannot do anything useful; a NULL check at
+ * every call site would only hide the real work. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grows *arr (of *cap elements of `elem` bytes) to hold at least `need`. */
+void grow_array(void **arr, size_t *cap, size_t need, size_t elem);
+
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
+uint64_t hash_str(const char *s, uint64_t seed);
+
+/* The program name used in error lines ("sonde"). */
+extern const char *progname;
+
+/* Prints "sonde: <message>" on stderr (one line, newline added). */
+void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
