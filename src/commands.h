@@ -1,0 +1,11 @@
+/* commands — the sonde subcommands. Each takes the arguments after its own
+ * name (argv[0] is the subcommand name) and returns the process exit code. */
+#ifndef SONDE_COMMANDS_H
+#define SONDE_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+
+#endif
