@@ -1,0 +1,111 @@
+/* sonde report — summaries and folded stacks of a recording. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "folded.h"
+#include "outfile.h"
+#include "recording.h"
+#include "report.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sonde report FILE [--json | --folded] [--top N] [--pid PID] [--tid TID]\n"
+		"                         [-o OUT]\n"
+		"\n"
+		"Summarizes a recording: samples, lost samples, duration, the top functions by\n"
+		"self and by total samples, and samples per thread.\n"
+		"  --json       the same as JSON (keys: samples, lost, duration_s, functions\n"
+		"               [{name, self, total}], threads [{pid, tid, comm, samples}])\n"
+		"  --folded     folded stacks (comm;outer;...;leaf COUNT), kernel frames _[k],\n"
+		"               inlined frames _[i], as FlameGraph's stackcollapse-perf.pl writes\n"
+		"  --top N      rows per table in the text report (default 20)\n"
+		"  --pid PID    only samples of this process; --tid TID: of this thread\n"
+		"  -o OUT       write to OUT instead of standard output\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'}, {"folded", no_argument, NULL, 'f'},
+		{"top", required_argument, NULL, 't'}, {"pid", required_argument, NULL, 'P'},
+		{"tid", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'}, {0},
+	};
+	enum { TEXT, JSON, FOLDED } mode = TEXT;
+	struct report_options ro = {0};
+	const char *output = "-";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			mode = JSON;
+			break;
+		case 'f':
+			mode = FOLDED;
+			break;
+		case 't':
+			ro.top = atoi(optarg);
+			break;
+		case 'P':
+			ro.filter.pid = atoll(optarg);
+			break;
+		case 'T':
+			ro.filter.tid = atoll(optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		errorf("report needs exactly one recording file (see sonde report --help)");
+		return 2;
+	}
+	const char *path = argv[optind];
+	char err[512];
+	struct profile *p = recording_load(path, err, sizeof(err));
+	if (!p) {
+		errorf("%s", err);
+		return 1;
+	}
+	ro.source = path;
+	struct outfile out;
+	if (outfile_open(&out, output, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
+	}
+	int rc;
+	if (mode == JSON) {
+		rc = report_write_json(out.f, p, &ro);
+	} else if (mode == FOLDED) {
+		struct flame_tree *t = profile_flame(p, &ro.filter, FLAME_ROOT_COMM);
+		rc = folded_write(out.f, t, true);
+		flame_free(t);
+	} else {
+		rc = report_write_text(out.f, p, &ro);
+	}
+	profile_free(p);
+	if (rc) {
+		outfile_abort(&out);
+		errorf("writing the report failed");
+		return 1;
+	}
+	if (outfile_commit(&out, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,154 @@
+#include "collector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sonde_abi.h"
+#include "util.h"
+
+#define MAX_EVENTS 8
+/* Every address can expand into an inline chain. */
+#define MAX_FRAMES (2 * SONDE_MAX_STACK * 4)
+
+struct collector {
+	struct profile *p;
+	struct symbolizer *syms;
+	struct collector_stats stats;
+	uint32_t event_map[MAX_EVENTS];
+	uint64_t event_weight[MAX_EVENTS];
+	uint32_t frames[MAX_FRAMES];
+};
+
+struct collector *collector_new(struct profile *p, struct symbolizer *syms)
+{
+	struct collector *c = xcalloc(1, sizeof(*c));
+	c->p = p;
+	c->syms = syms;
+	for (int i = 0; i < MAX_EVENTS; i++)
+		c->event_weight[i] = 1;
+	return c;
+}
+
+void collector_free(struct collector *c)
+{
+	free(c);
+}
+
+void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,
+			 uint64_t weight)
+{
+	if (bpf_index >= MAX_EVENTS)
+		return;
+	c->event_map[bpf_index] = profile_event_intern(c->p, name);
+	c->event_weight[bpf_index] = weight ? weight : 1;
+}
+
+void collector_get_stats(const struct collector *c, struct collector_stats *out)
+{
+	*out = c->stats;
+}
+
+static size_t intern_sym_frames(struct collector *c, size_t n, const struct sym_frame *sf,
+				int count)
+{
+	/* Symbolizer order is innermost first; the stack wants outermost first. */
+	for (int i = count - 1; i >= 0 && n < MAX_FRAMES; i--)
+		c->frames[n++] = frames_intern(c->p->frames, sf[i].name, sf[i].module, sf[i].file,
+					       sf[i].line, sf[i].kind);
+	return n;
+}
+
+static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const __u64 *ips,
+			      int nips)
+{
+	struct sym_frame sf[SYM_MAX_INLINE];
+	for (int i = nips - 1; i >= 0; i--) {
+		int k = symbols_user(c->syms, (pid_t)pid, ips[i], i > 0, sf, SYM_MAX_INLINE);
+		n = intern_sym_frames(c, n, sf, k);
+	}
+	return n;
+}
+
+static size_t add_kernel_frames(struct collector *c, size_t n, const __u64 *ips, int nips)
+{
+	struct sym_frame sf;
+	for (int i = nips - 1; i >= 0 && n < MAX_FRAMES; i--) {
+		symbols_kernel(c->syms, ips[i], &sf);
+		n = intern_sym_frames(c, n, &sf, 1);
+	}
+	return n;
+}
+
+static int stack_len(__s32 bytes, uint64_t *errors)
+{
+	if (bytes < 0) {
+		(*errors)++;
+		return 0;
+	}
+	int n = bytes / (int)sizeof(__u64);
+	return n > SONDE_MAX_STACK ? SONDE_MAX_STACK : n;
+}
+
+static void handle_sample(struct collector *c, const struct sonde_sample *s)
+{
+	char comm[SONDE_COMM_LEN + 1];
+	memcpy(comm, s->hdr.comm, SONDE_COMM_LEN);
+	comm[SONDE_COMM_LEN] = 0;
+
+	int nu = stack_len(s->ustack_bytes, &c->stats.stack_errors);
+	int nk = stack_len(s->kstack_bytes, &c->stats.stack_errors);
+	if (nu == 0 && nk == 0)
+		c->stats.empty_stacks++;
+	size_t n = 0;
+	if (s->hdr.pid != 0)
+		n = add_user_frames(c, n, s->hdr.pid, s->ustack, nu);
+	n = add_kernel_frames(c, n, s->kstack, nk);
+
+	uint32_t ev = s->event < MAX_EVENTS ? s->event : 0;
+	struct sample out = {
+		.time_ns = s->hdr.time_ns,
+		.weight = c->event_weight[ev],
+		.cpu = s->hdr.cpu,
+		.thread = profile_thread_intern(c->p, s->hdr.pid, s->hdr.tid, comm),
+		.event = c->event_map[ev],
+		.stack = profile_stack_intern(c->p, c->frames, n),
+	};
+	profile_add_sample(c->p, &out);
+	c->stats.samples++;
+}
+
+int collector_handle(void *arg, const void *data, size_t size)
+{
+	struct collector *c = arg;
+	const struct sonde_hdr *h = data;
+	if (size < sizeof(*h)) {
+		c->stats.bad_records++;
+		return 0;
+	}
+	switch (h->kind) {
+	case SONDE_REC_SAMPLE:
+		if (size < sizeof(struct sonde_sample)) {
+			c->stats.bad_records++;
+			return 0;
+		}
+		handle_sample(c, data);
+		break;
+	case SONDE_REC_EXEC:
+		/* The address space was replaced: re-read maps now, while the
+		 * new image surely runs. */
+		symbols_note_exec(c->syms, (pid_t)h->pid);
+		symbols_note_process(c->syms, (pid_t)h->pid);
+		c->stats.execs++;
+		break;
+	case SONDE_REC_EXIT:
+		c->stats.exits++;
+		break;
+	case SONDE_REC_FORK:
+		c->stats.forks++;
+		break;
+	default:
+		c->stats.bad_records++;
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* collector — turns the engine's ring-buffer records into profile samples.
+ *
+ * Symbolizes each sample as it arrives, while its process is most likely
+ * still alive (stacks are symbolized immediately, so processes that exit
+ * later lose nothing), builds the root-first stack (user frames, each address
+ * expanded into its inline chain, then kernel frames on top) and interns it
+ * into the profile. Follows exec so that maps are re-read. */
+#ifndef SONDE_COLLECTOR_H
+#define SONDE_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "symbols.h"
+
+struct collector_stats {
+	uint64_t samples;       /* samples added to the profile */
+	uint64_t empty_stacks;  /* samples with neither a user nor a kernel stack */
+	uint64_t stack_errors;  /* stack captures the kernel reported as failed */
+	uint64_t bad_records;   /* records of unexpected size or kind (never expected) */
+	uint64_t execs, exits, forks;
+};
+
+struct collector;
+
+/* The collector adds to `p` and resolves with `syms`; it owns neither. */
+struct collector *collector_new(struct profile *p, struct symbolizer *syms);
+void collector_free(struct collector *c);
+
+/* Handles one ring-buffer record. Returns 0 (never stops the poll). */
+int collector_handle(void *collector, const void *data, size_t size);
+
+/* Maps a sample's event index (as the BPF side numbers them) to the
+ * profile's event index, and sets its weight. */
+void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,
+			 uint64_t weight);
+
+void collector_get_stats(const struct collector *c, struct collector_stats *out);
+
+#endif

@@ -1,0 +1,225 @@
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "sonde.skel.h"
+#include "sonde_abi.h"
+#include "tracefs.h"
+#include "util.h"
+
+#define MAX_CPUS 1024
+
+struct engine {
+	struct engine_options opt;
+	struct sonde_bpf *skel;
+	struct ring_buffer *rb;
+	int perf_fds[MAX_CPUS];
+	struct bpf_link *perf_links[MAX_CPUS];
+	int ncpus;
+	struct bpf_link *tp_link;
+	struct bpf_link *task_links[3];
+};
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	/* Without -v, failures surface as sonde's own one-line errors instead. */
+	return libbpf_verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct engine *e = ctx;
+	return e->opt.on_record(e->opt.arg, data, size);
+}
+
+static void explain_load_error(int err, char *buf, size_t len)
+{
+	if (err == -EPERM || err == -EACCES)
+		snprintf(buf, len,
+			 "not allowed to load BPF programs (%s): run as root, or grant CAP_BPF "
+			 "and CAP_PERFMON",
+			 strerror(-err));
+	else
+		snprintf(buf, len,
+			 "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or "
+			 "ring buffer support? run with -v for the verifier log)",
+			 strerror(-err));
+}
+
+struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
+{
+	libbpf_verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+
+	struct engine *e = xcalloc(1, sizeof(*e));
+	e->opt = *o;
+	for (int i = 0; i < MAX_CPUS; i++)
+		e->perf_fds[i] = -1;
+
+	e->skel = sonde_bpf__open();
+	if (!e->skel) {
+		explain_load_error(-errno, err, errlen);
+		free(e);
+		return NULL;
+	}
+	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
+	bpf_map__set_max_entries(e->skel->maps.events, (uint32_t)rb);
+	e->skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
+	e->skel->rodata->sample_event_index = 0;
+	e->skel->rodata->tp_event_index = 0;
+	e->skel->rodata->follow_children = 1;
+
+	int r = sonde_bpf__load(e->skel);
+	if (r) {
+		explain_load_error(r, err, errlen);
+		sonde_bpf__destroy(e->skel);
+		free(e);
+		return NULL;
+	}
+	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_ringbuf, e, NULL);
+	if (!e->rb) {
+		snprintf(err, errlen, "cannot set up the BPF ring buffer: %s", strerror(errno));
+		engine_close(e);
+		return NULL;
+	}
+	return e;
+}
+
+int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &one, BPF_ANY)) {
+		snprintf(err, errlen, "cannot add PID %d to the target set: %s", (int)pid,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int attach_sampler_software(struct engine *e, char *err, size_t errlen)
+{
+	int cpus[MAX_CPUS];
+	int n = events_online_cpus(cpus, MAX_CPUS);
+	if (n <= 0) {
+		snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = events_open_cpu(&e->opt.event, cpus[i], e->opt.freq, e->opt.period, err,
+					 errlen);
+		if (fd < 0)
+			return -1;
+		e->perf_fds[e->ncpus] = fd;
+		e->perf_links[e->ncpus] = bpf_program__attach_perf_event(e->skel->progs.sample_perf, fd);
+		e->ncpus++;
+		if (!e->perf_links[e->ncpus - 1]) {
+			snprintf(err, errlen, "cannot attach the sampler to %s on CPU %d: %s",
+				 e->opt.event.name, cpus[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int attach_sampler_tracepoint(struct engine *e, char *err, size_t errlen)
+{
+	/* Resolving the id first gives a clear "unknown tracepoint" message. */
+	if (tracefs_tracepoint_id(e->opt.event.category, e->opt.event.tp_name, err, errlen) < 0)
+		return -1;
+	e->tp_link = bpf_program__attach_tracepoint(e->skel->progs.sample_tp,
+						    e->opt.event.category, e->opt.event.tp_name);
+	if (!e->tp_link) {
+		snprintf(err, errlen, "cannot attach to tracepoint %s: %s", e->opt.event.name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int engine_start(struct engine *e, char *err, size_t errlen)
+{
+	if (!tracefs_path(err, errlen))
+		return -1;
+	struct bpf_program *task_progs[3] = {e->skel->progs.on_fork, e->skel->progs.on_exec,
+					     e->skel->progs.on_exit};
+	for (int i = 0; i < 3; i++) {
+		e->task_links[i] = bpf_program__attach(task_progs[i]);
+		if (!e->task_links[i]) {
+			snprintf(err, errlen, "cannot attach the process-lifecycle tracepoint %s: %s",
+				 bpf_program__section_name(task_progs[i]), strerror(errno));
+			return -1;
+		}
+	}
+	if (e->opt.event.type == EVENT_TRACEPOINT)
+		return attach_sampler_tracepoint(e, err, errlen);
+	return attach_sampler_software(e, err, errlen);
+}
+
+int engine_poll(struct engine *e, int timeout_ms)
+{
+	int n = ring_buffer__poll(e->rb, timeout_ms);
+	if (n == -EINTR)
+		return 0;
+	return n < 0 ? -1 : n;
+}
+
+void engine_stop(struct engine *e)
+{
+	for (int i = 0; i < e->ncpus; i++) {
+		bpf_link__destroy(e->perf_links[i]);
+		e->perf_links[i] = NULL;
+		if (e->perf_fds[i] >= 0)
+			close(e->perf_fds[i]);
+		e->perf_fds[i] = -1;
+	}
+	e->ncpus = 0;
+	bpf_link__destroy(e->tp_link);
+	e->tp_link = NULL;
+}
+
+void engine_get_stats(struct engine *e, struct engine_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return;
+	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	int fd = bpf_map__fd(e->skel->maps.counters);
+	uint64_t totals[SONDE_CNT_MAX] = {0};
+	for (uint32_t k = 0; k < SONDE_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			totals[k] += vals[c];
+	}
+	free(vals);
+	out->lost_samples = totals[SONDE_CNT_LOST_SAMPLES];
+	out->lost_task = totals[SONDE_CNT_LOST_TASK];
+	out->targets_full = totals[SONDE_CNT_TARGETS_FULL];
+}
+
+void engine_close(struct engine *e)
+{
+	if (!e)
+		return;
+	engine_stop(e);
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(e->task_links[i]);
+	ring_buffer__free(e->rb);
+	sonde_bpf__destroy(e->skel);
+	free(e);
+}

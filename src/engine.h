@@ -1,0 +1,67 @@
+/* engine — the kernel side of a session, seen from user space.
+ *
+ * Loads the one pre-compiled BPF object (embedded skeleton), opens the
+ * sampling event on every online CPU and attaches the sampler to it (or, for
+ * a tracepoint event, attaches the tracepoint sampler), attaches the process
+ * lifecycle tracepoints, and drains the ring buffer into a callback. Every
+ * record the kernel could not deliver is counted (engine_stats).
+ *
+ * Target filtering happens in the kernel: system-wide, or the set of
+ * processes added with engine_add_pid (their later threads and children are
+ * followed by the BPF side). */
+#ifndef SONDE_ENGINE_H
+#define SONDE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+
+/* Called for each ring-buffer record (see bpf/sonde_abi.h for layouts).
+ * Returning non-zero stops the current poll. */
+typedef int (*engine_record_fn)(void *arg, const void *data, size_t size);
+
+struct engine_options {
+	struct event_spec event;
+	uint64_t freq;         /* samples/s for time-based events; 0 = use period */
+	uint64_t period;       /* every Nth event when freq == 0 */
+	bool system_wide;      /* false: only processes added with engine_add_pid */
+	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
+	bool verbose;          /* let libbpf's messages through */
+	engine_record_fn on_record;
+	void *arg;
+};
+
+struct engine_stats {
+	uint64_t lost_samples; /* ring buffer full when a sample was taken */
+	uint64_t lost_task;    /* ring buffer full for a fork/exec/exit record */
+	uint64_t targets_full; /* children that could not be followed */
+};
+
+struct engine;
+
+/* Loads and verifies the BPF object. Returns NULL with one line in err. */
+struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen);
+
+/* Adds a process (tgid) to the target set. Returns 0 or -1 with err. */
+int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen);
+
+/* Opens the sampling event on every CPU and attaches all programs.
+ * Returns 0 or -1 with err. */
+int engine_start(struct engine *e, char *err, size_t errlen);
+
+/* Waits up to timeout_ms for records and delivers them. Returns the number
+ * of records consumed, or -1 on error (EINTR is not an error: returns 0). */
+int engine_poll(struct engine *e, int timeout_ms);
+
+/* Stops sampling (disables the perf events) so a final drain sees the end. */
+void engine_stop(struct engine *e);
+
+/* Sums the kernel-side drop counters. */
+void engine_get_stats(struct engine *e, struct engine_stats *out);
+
+void engine_close(struct engine *e);
+
+#endif

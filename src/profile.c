@@ -1,0 +1,223 @@
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct profile *profile_new(void)
+{
+	struct profile *p = xcalloc(1, sizeof(*p));
+	p->frames = frames_new();
+	grow_array((void **)&p->nodes, &p->nodes_cap, 1, sizeof(*p->nodes));
+	p->nodes[0] = (struct stack_node){0, 0, 0};
+	p->nnodes = 1;
+	p->nnode_slots = 1024;
+	p->node_slots = xcalloc(p->nnode_slots, sizeof(*p->node_slots));
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	frames_free(p->frames);
+	free(p->nodes);
+	free(p->node_slots);
+	free(p->threads);
+	free(p->samples);
+	for (size_t i = 0; i < p->nevents; i++)
+		free(p->events[i]);
+	free(p->events);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		free(p->meta[i].key);
+		free(p->meta[i].value);
+	}
+	free(p->meta);
+	free(p);
+}
+
+static uint64_t node_hash(uint32_t parent, uint32_t frame)
+{
+	uint32_t v[2] = {parent, frame};
+	return hash_bytes(v, sizeof(v), 3);
+}
+
+static void node_rehash(struct profile *p)
+{
+	size_t n = p->nnode_slots * 2;
+	uint32_t *s = xcalloc(n, sizeof(*s));
+	for (size_t i = 1; i < p->nnodes; i++) {
+		size_t j = node_hash(p->nodes[i].parent, p->nodes[i].frame) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)i;
+	}
+	free(p->node_slots);
+	p->node_slots = s;
+	p->nnode_slots = n;
+}
+
+uint32_t profile_stack_child(struct profile *p, uint32_t parent, uint32_t frame)
+{
+	size_t mask = p->nnode_slots - 1;
+	size_t j = node_hash(parent, frame) & mask;
+	while (p->node_slots[j]) {
+		const struct stack_node *n = &p->nodes[p->node_slots[j]];
+		if (n->parent == parent && n->frame == frame)
+			return p->node_slots[j];
+		j = (j + 1) & mask;
+	}
+	grow_array((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes));
+	uint32_t id = (uint32_t)p->nnodes++;
+	p->nodes[id] = (struct stack_node){parent, frame, p->nodes[parent].depth + 1};
+	p->node_slots[j] = id;
+	if (p->nnodes * 2 > p->nnode_slots)
+		node_rehash(p);
+	return id;
+}
+
+uint32_t profile_stack_intern(struct profile *p, const uint32_t *frames, size_t n)
+{
+	uint32_t node = 0;
+	for (size_t i = 0; i < n; i++)
+		node = profile_stack_child(p, node, frames[i]);
+	return node;
+}
+
+size_t profile_stack_frames(const struct profile *p, uint32_t node, uint32_t *out, size_t max)
+{
+	size_t depth = node < p->nnodes ? p->nodes[node].depth : 0;
+	size_t i = depth;
+	while (node && node < p->nnodes && i > 0) {
+		i--;
+		if (i < max)
+			out[i] = p->nodes[node].frame;
+		node = p->nodes[node].parent;
+	}
+	return depth;
+}
+
+uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, const char *comm)
+{
+	comm = frames_strdup(p->frames, comm);
+	/* Threads are few; search from the newest, which is the likeliest hit. */
+	for (size_t i = p->nthreads; i-- > 0;) {
+		const struct thread_info *t = &p->threads[i];
+		if (t->tid == tid && t->pid == pid && t->comm == comm)
+			return (uint32_t)i;
+	}
+	grow_array((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
+	p->threads[p->nthreads] = (struct thread_info){pid, tid, comm};
+	return (uint32_t)p->nthreads++;
+}
+
+uint32_t profile_event_intern(struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		if (strcmp(p->events[i], name) == 0)
+			return (uint32_t)i;
+	grow_array((void **)&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
+	p->events[p->nevents] = xstrdup(name);
+	return (uint32_t)p->nevents++;
+}
+
+void profile_add_sample(struct profile *p, const struct sample *s)
+{
+	grow_array((void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples));
+	p->samples[p->nsamples++] = *s;
+}
+
+void profile_meta_set(struct profile *p, const char *key, const char *value)
+{
+	for (size_t i = 0; i < p->nmeta; i++) {
+		if (strcmp(p->meta[i].key, key) == 0) {
+			free(p->meta[i].value);
+			p->meta[i].value = xstrdup(value);
+			return;
+		}
+	}
+	grow_array((void **)&p->meta, &p->meta_cap, p->nmeta + 1, sizeof(*p->meta));
+	p->meta[p->nmeta++] = (struct meta_entry){xstrdup(key), xstrdup(value)};
+}
+
+const char *profile_meta_get(const struct profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->nmeta; i++)
+		if (strcmp(p->meta[i].key, key) == 0)
+			return p->meta[i].value;
+	return NULL;
+}
+
+bool profile_sample_matches(const struct profile *p, const struct sample *s,
+			    const struct sample_filter *f)
+{
+	if (!f)
+		return true;
+	if (f->has_range && (s->time_ns < f->start_ns || s->time_ns > f->end_ns))
+		return false;
+	const struct thread_info *t = &p->threads[s->thread];
+	if (f->tid > 0 && t->tid != (uint32_t)f->tid)
+		return false;
+	if (f->pid > 0 && t->pid != (uint32_t)f->pid)
+		return false;
+	return true;
+}
+
+uint64_t profile_total_weight(const struct profile *p, const struct sample_filter *f)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (profile_sample_matches(p, &p->samples[i], f))
+			total += p->samples[i].weight;
+	return total;
+}
+
+static uint32_t root_frame(struct profile *p, const struct thread_info *t, enum flame_root root)
+{
+	char name[128];
+	/* FlameGraph turns spaces in process names into underscores. */
+	char comm[64];
+	snprintf(comm, sizeof(comm), "%s", t->comm);
+	for (char *c = comm; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	switch (root) {
+	case FLAME_ROOT_PID:
+		snprintf(name, sizeof(name), "%s-%u", comm, t->pid);
+		break;
+	case FLAME_ROOT_TID:
+		snprintf(name, sizeof(name), "%s-%u/%u", comm, t->pid, t->tid);
+		break;
+	default:
+		snprintf(name, sizeof(name), "%s", comm);
+		break;
+	}
+	return frames_intern(p->frames, name, "", "", 0, FRAME_PROCESS);
+}
+
+struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
+				 enum flame_root root)
+{
+	struct flame_tree *t = flame_new(p->frames);
+	size_t cap = 256;
+	uint32_t *buf = xmalloc(cap * sizeof(*buf));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct sample *s = &p->samples[i];
+		if (!profile_sample_matches(p, s, f))
+			continue;
+		size_t depth = p->nodes[s->stack].depth + 1;
+		if (depth > cap) {
+			cap = depth * 2;
+			buf = xrealloc(buf, cap * sizeof(*buf));
+		}
+		size_t off = 0;
+		if (root != FLAME_ROOT_NONE)
+			buf[off++] = root_frame(p, &p->threads[s->thread], root);
+		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
+		flame_add(t, buf, off + n, s->weight);
+	}
+	free(buf);
+	return t;
+}

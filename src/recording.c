@@ -1,0 +1,470 @@
+#define _GNU_SOURCE
+#include "recording.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char *const schema_sql =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+	"CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL, module TEXT NOT NULL,"
+	" file TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL);"
+	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES stacks(id),"
+	" frame INTEGER NOT NULL REFERENCES frames(id), depth INTEGER NOT NULL);"
+	"CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" comm TEXT NOT NULL);"
+	"CREATE TABLE samples(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
+	" cpu INTEGER NOT NULL, thread INTEGER NOT NULL REFERENCES threads(id),"
+	" event INTEGER NOT NULL REFERENCES events(id), stack INTEGER REFERENCES stacks(id),"
+	" weight INTEGER NOT NULL);"
+	/* Every frame of every stack, outermost depth 1: the join users want. */
+	"CREATE VIEW stack_frames(stack, depth, frame) AS"
+	" WITH RECURSIVE walk(stack, node) AS ("
+	"  SELECT id, id FROM stacks"
+	"  UNION ALL SELECT walk.stack, stacks.parent FROM walk JOIN stacks ON stacks.id = walk.node"
+	"  WHERE stacks.parent IS NOT NULL)"
+	" SELECT walk.stack, stacks.depth, stacks.frame FROM walk JOIN stacks ON stacks.id = walk.node;";
+
+static const char *const kind_names[] = {
+	[FRAME_USER] = "user",       [FRAME_KERNEL] = "kernel", [FRAME_INLINED] = "inlined",
+	[FRAME_JIT] = "jit",         [FRAME_PROCESS] = "process", [FRAME_UNKNOWN] = "unknown",
+};
+
+static enum frame_kind kind_from_name(const char *s)
+{
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (kind_names[i] && strcmp(kind_names[i], s) == 0)
+			return (enum frame_kind)i;
+	return FRAME_UNKNOWN;
+}
+
+static char *temp_path_for(const char *path)
+{
+	return xasprintf("%s.tmp.%d", path, (int)getpid());
+}
+
+int recording_check_writable(const char *path, char *err, size_t errlen)
+{
+	char *tmp = temp_path_for(path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write %s: %s (choose another -o path)", path,
+			 strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return 0;
+}
+
+static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "SQLite: %s", msg ? msg : "unknown error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, char *err, size_t errlen)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static int step_done(sqlite3 *db, sqlite3_stmt *st, char *err, size_t errlen)
+{
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (r != SQLITE_DONE) {
+		snprintf(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static int save_meta_and_events(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	if (prepare(db, "INSERT INTO meta(key, value) VALUES (?, ?)", &st, err, errlen))
+		return -1;
+	int rc = 0;
+	char version[16];
+	snprintf(version, sizeof(version), "%d", RECORDING_VERSION);
+	const char *fixed[][2] = {{"format", RECORDING_FORMAT}, {"version", version}};
+	for (size_t i = 0; i < 2 && !rc; i++) {
+		sqlite3_bind_text(st, 1, fixed[i][0], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, fixed[i][1], -1, SQLITE_STATIC);
+		rc = step_done(db, st, err, errlen);
+	}
+	for (size_t i = 0; i < p->nmeta && !rc; i++) {
+		if (!strcmp(p->meta[i].key, "format") || !strcmp(p->meta[i].key, "version"))
+			continue;
+		sqlite3_bind_text(st, 1, p->meta[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, p->meta[i].value, -1, SQLITE_STATIC);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (rc || prepare(db, "INSERT INTO events(id, name) VALUES (?, ?)", &st, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nevents && !rc; i++) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i);
+		sqlite3_bind_text(st, 2, p->events[i], -1, SQLITE_STATIC);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int save_frames_and_stacks(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (prepare(db, "INSERT INTO frames(id, name, module, file, line, kind) VALUES (?,?,?,?,?,?)",
+		    &st, err, errlen))
+		return -1;
+	size_t nframes = frames_count(p->frames);
+	for (uint32_t id = 1; id <= nframes && !rc; id++) {
+		const struct frame *f = frames_get(p->frames, id);
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, f->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, f->module, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, f->file, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, f->line);
+		sqlite3_bind_text(st, 6, kind_names[f->kind], -1, SQLITE_STATIC);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (rc || prepare(db, "INSERT INTO stacks(id, parent, frame, depth) VALUES (?,?,?,?)", &st,
+			  err, errlen))
+		return -1;
+	for (size_t i = 1; i < p->nnodes && !rc; i++) {
+		const struct stack_node *n = &p->nodes[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i);
+		if (n->parent)
+			sqlite3_bind_int64(st, 2, n->parent);
+		else
+			sqlite3_bind_null(st, 2);
+		sqlite3_bind_int64(st, 3, n->frame);
+		sqlite3_bind_int64(st, 4, n->depth);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int save_threads_and_samples(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+	if (prepare(db, "INSERT INTO threads(id, pid, tid, comm) VALUES (?,?,?,?)", &st, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nthreads && !rc; i++) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i);
+		sqlite3_bind_int64(st, 2, p->threads[i].pid);
+		sqlite3_bind_int64(st, 3, p->threads[i].tid);
+		sqlite3_bind_text(st, 4, p->threads[i].comm, -1, SQLITE_STATIC);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (rc || prepare(db,
+			  "INSERT INTO samples(time_ns, cpu, thread, event, stack, weight)"
+			  " VALUES (?,?,?,?,?,?)",
+			  &st, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nsamples && !rc; i++) {
+		const struct sample *s = &p->samples[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)s->time_ns);
+		sqlite3_bind_int64(st, 2, s->cpu);
+		sqlite3_bind_int64(st, 3, s->thread);
+		sqlite3_bind_int64(st, 4, s->event);
+		if (s->stack)
+			sqlite3_bind_int64(st, 5, s->stack);
+		else
+			sqlite3_bind_null(st, 5);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)s->weight);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int recording_save(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	char *tmp = temp_path_for(path);
+	unlink(tmp);
+	sqlite3 *db = NULL;
+	int rc = -1;
+	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot create %s: %s", path,
+			 db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	/* One transaction, no journal: the temp file is discarded on any failure. */
+	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
+	    exec_sql(db, schema_sql, err, errlen) || save_meta_and_events(db, p, err, errlen) ||
+	    save_frames_and_stacks(db, p, err, errlen) ||
+	    save_threads_and_samples(db, p, err, errlen) || exec_sql(db, "COMMIT;", err, errlen))
+		goto out;
+	if (sqlite3_close(db) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot finish writing %s", path);
+		db = NULL;
+		goto out;
+	}
+	db = NULL;
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errlen, "cannot move the recording into place at %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (db)
+		sqlite3_close(db);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* --- loading ------------------------------------------------------------- */
+
+struct loader {
+	sqlite3 *db;
+	struct profile *p;
+	uint32_t *frame_map; /* file frame id -> profile frame id */
+	size_t nframe_map;
+	uint32_t *stack_map; /* file stack id -> profile node id */
+	size_t nstack_map;
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static int load_fail(struct loader *l, const char *what)
+{
+	snprintf(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path, what);
+	return -1;
+}
+
+static int load_meta(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
+		return load_fail(l, "no meta table: not a sonde recording, or corrupt");
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (k && v)
+			profile_meta_set(l->p, k, v);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	const char *fmt = profile_meta_get(l->p, "format");
+	const char *ver = profile_meta_get(l->p, "version");
+	if (!fmt || strcmp(fmt, RECORDING_FORMAT) != 0)
+		return load_fail(l, "its meta table does not say format=" RECORDING_FORMAT);
+	if (!ver || atoi(ver) != RECORDING_VERSION) {
+		snprintf(l->err, l->errlen,
+			 "%s is a sonde recording of version %s; this sonde reads version %d",
+			 l->path, ver ? ver : "?", RECORDING_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_events(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT name FROM events ORDER BY id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *n = (const char *)sqlite3_column_text(st, 0);
+		profile_event_intern(l->p, n ? n : "?");
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int load_frames(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT id, name, module, file, line, kind FROM frames", -1,
+			       &st, NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	size_t cap = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		if (id <= 0 || id > 100000000) {
+			sqlite3_finalize(st);
+			return load_fail(l, "frame id out of range");
+		}
+		const char *kind = (const char *)sqlite3_column_text(st, 5);
+		uint32_t fid = frames_intern(l->p->frames, (const char *)sqlite3_column_text(st, 1),
+					     (const char *)sqlite3_column_text(st, 2),
+					     (const char *)sqlite3_column_text(st, 3),
+					     (uint32_t)sqlite3_column_int64(st, 4),
+					     kind_from_name(kind ? kind : ""));
+		grow_array((void **)&l->frame_map, &cap, (size_t)id + 1, sizeof(*l->frame_map));
+		if ((size_t)id + 1 > l->nframe_map) {
+			memset(l->frame_map + l->nframe_map, 0,
+			       ((size_t)id + 1 - l->nframe_map) * sizeof(*l->frame_map));
+			l->nframe_map = (size_t)id + 1;
+		}
+		l->frame_map[id] = fid;
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+/* Parents are stored before children (ids grow with depth of creation), but
+ * ORDER BY depth makes the load independent of that. */
+static int load_stacks(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT id, parent, frame FROM stacks ORDER BY depth, id", -1,
+			       &st, NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	size_t cap = 0;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		sqlite3_int64 parent = sqlite3_column_type(st, 1) == SQLITE_NULL
+					       ? 0
+					       : sqlite3_column_int64(st, 1);
+		sqlite3_int64 frame = sqlite3_column_int64(st, 2);
+		if (id <= 0 || id > 100000000 || parent < 0 ||
+		    (parent && ((size_t)parent >= l->nstack_map || !l->stack_map[parent])) || frame <= 0 ||
+		    (size_t)frame >= l->nframe_map || !l->frame_map[frame]) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a stack refers to a missing frame or parent");
+		}
+		uint32_t node = profile_stack_child(l->p, parent ? l->stack_map[parent] : 0,
+						    l->frame_map[frame]);
+		grow_array((void **)&l->stack_map, &cap, (size_t)id + 1, sizeof(*l->stack_map));
+		if ((size_t)id + 1 > l->nstack_map) {
+			memset(l->stack_map + l->nstack_map, 0,
+			       ((size_t)id + 1 - l->nstack_map) * sizeof(*l->stack_map));
+			l->nstack_map = (size_t)id + 1;
+		}
+		l->stack_map[id] = node;
+	}
+	sqlite3_finalize(st);
+	if (l->nstack_map == 0) {
+		l->stack_map = xcalloc(1, sizeof(*l->stack_map));
+		l->nstack_map = 1;
+	}
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int load_threads(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT id, pid, tid, comm FROM threads ORDER BY id", -1, &st,
+			       NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nthreads) {
+			sqlite3_finalize(st);
+			return load_fail(l, "thread ids are not dense");
+		}
+		const char *comm = (const char *)sqlite3_column_text(st, 3);
+		grow_array((void **)&l->p->threads, &l->p->threads_cap, l->p->nthreads + 1,
+			   sizeof(*l->p->threads));
+		l->p->threads[l->p->nthreads++] = (struct thread_info){
+			(uint32_t)sqlite3_column_int64(st, 1), (uint32_t)sqlite3_column_int64(st, 2),
+			frames_strdup(l->p->frames, comm ? comm : "?")};
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int load_samples(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT time_ns, cpu, thread, event, stack, weight FROM samples ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 thread = sqlite3_column_int64(st, 2);
+		sqlite3_int64 event = sqlite3_column_int64(st, 3);
+		sqlite3_int64 stack = sqlite3_column_type(st, 4) == SQLITE_NULL
+					      ? 0
+					      : sqlite3_column_int64(st, 4);
+		if (thread < 0 || (size_t)thread >= l->p->nthreads || event < 0 ||
+		    (size_t)event >= l->p->nevents || stack < 0 || (size_t)stack >= l->nstack_map ||
+		    (stack && !l->stack_map[stack])) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a sample refers to a missing thread, event or stack");
+		}
+		struct sample s = {
+			.time_ns = (uint64_t)sqlite3_column_int64(st, 0),
+			.cpu = (uint32_t)sqlite3_column_int64(st, 1),
+			.thread = (uint32_t)thread,
+			.event = (uint32_t)event,
+			.stack = l->stack_map[stack],
+			.weight = (uint64_t)sqlite3_column_int64(st, 5),
+		};
+		profile_add_sample(l->p, &s);
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+struct profile *recording_load(const char *path, char *err, size_t errlen)
+{
+	struct loader l = {.path = path, .err = err, .errlen = errlen};
+	if (access(path, R_OK) < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &l.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 l.db ? sqlite3_errmsg(l.db) : "out of memory");
+		sqlite3_close(l.db);
+		return NULL;
+	}
+	l.p = profile_new();
+	int rc = load_meta(&l);
+	if (!rc)
+		rc = load_events(&l);
+	if (!rc)
+		rc = load_frames(&l);
+	if (!rc)
+		rc = load_stacks(&l);
+	if (!rc)
+		rc = load_threads(&l);
+	if (!rc)
+		rc = load_samples(&l);
+	sqlite3_close(l.db);
+	free(l.frame_map);
+	free(l.stack_map);
+	if (rc) {
+		profile_free(l.p);
+		return NULL;
+	}
+	return l.p;
+}

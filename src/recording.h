@@ -1,0 +1,31 @@
+/* recording — the .sonde file: an SQLite database with a documented schema
+ * (docs/recording.md), so users can query it with SQL.
+ *
+ * Saving is atomic: the database is written to a temporary file next to the
+ * destination and renamed over it only when complete, so an interrupted or
+ * failed save never leaves a partial file at the destination.
+ * Loading checks that the file is a sonde recording of a version this build
+ * reads, and refuses anything else with one clear line. */
+#ifndef SONDE_RECORDING_H
+#define SONDE_RECORDING_H
+
+#include <stddef.h>
+
+#include "profile.h"
+
+#define RECORDING_FORMAT "sonde-recording"
+#define RECORDING_VERSION 1
+
+/* Checks that `path` can be created (directory exists and is writable), by
+ * creating and removing the temporary file a save would use. Returns 0, or
+ * -1 with one line in err. Call before starting work that would be lost. */
+int recording_check_writable(const char *path, char *err, size_t errlen);
+
+/* Writes the whole profile to `path`. Returns 0, or -1 with err (and no file
+ * left at path). */
+int recording_save(const struct profile *p, const char *path, char *err, size_t errlen);
+
+/* Reads a recording. Returns a new profile, or NULL with err. */
+struct profile *recording_load(const char *path, char *err, size_t errlen);
+
+#endif

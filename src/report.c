@@ -1,0 +1,242 @@
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "util.h"
+
+struct function_stat {
+	const char *name; /* display label (interned) */
+	uint64_t self, total;
+	size_t last_sample; /* sample index + 1 that last counted total */
+};
+
+struct thread_stat {
+	uint32_t thread;
+	uint64_t samples;
+};
+
+struct summary {
+	struct function_stat *funcs;
+	size_t nfuncs;
+	struct thread_stat *threads;
+	size_t nthreads;
+	uint64_t samples; /* weighted */
+};
+
+static const char *label_of(struct profile *p, uint32_t frame)
+{
+	const struct frame *f = frames_get(p->frames, frame);
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s%s", f->name, frames_kind_suffix(f->kind));
+	return frames_strdup(p->frames, buf);
+}
+
+/* Maps frame ids to function slots; functions of the same label share one. */
+static size_t *function_index(struct profile *p, struct summary *s)
+{
+	size_t nframes = frames_count(p->frames);
+	size_t *idx = xcalloc(nframes + 1, sizeof(*idx));
+	const char **labels = xcalloc(nframes + 1, sizeof(*labels));
+	size_t cap = 0;
+	for (uint32_t id = 1; id <= nframes; id++) {
+		const char *l = label_of(p, id);
+		labels[id] = l;
+		/* Interned labels: pointer equality; search recent first. */
+		size_t j;
+		for (j = s->nfuncs; j-- > 0;)
+			if (s->funcs[j].name == l)
+				break;
+		if (j == (size_t)-1) {
+			grow_array((void **)&s->funcs, &cap, s->nfuncs + 1, sizeof(*s->funcs));
+			s->funcs[s->nfuncs] = (struct function_stat){.name = l};
+			j = s->nfuncs++;
+		}
+		idx[id] = j;
+	}
+	free(labels);
+	return idx;
+}
+
+static void summarize(struct profile *p, const struct sample_filter *f, struct summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	size_t *fidx = function_index(p, s);
+	size_t nframes = frames_count(p->frames);
+	uint64_t *per_thread = xcalloc(p->nthreads + 1, sizeof(*per_thread));
+	size_t cap = 256;
+	uint32_t *stack = xmalloc(cap * sizeof(*stack));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct sample *smp = &p->samples[i];
+		if (!profile_sample_matches(p, smp, f))
+			continue;
+		s->samples += smp->weight;
+		per_thread[smp->thread] += smp->weight;
+		size_t depth = profile_stack_frames(p, smp->stack, stack, cap);
+		if (depth > cap) {
+			cap = depth;
+			stack = xrealloc(stack, cap * sizeof(*stack));
+			profile_stack_frames(p, smp->stack, stack, cap);
+		}
+		for (size_t d = 0; d < depth; d++) {
+			if (stack[d] > nframes)
+				continue;
+			struct function_stat *fs = &s->funcs[fidx[stack[d]]];
+			if (fs->last_sample != i + 1) {
+				fs->total += smp->weight;
+				fs->last_sample = i + 1;
+			}
+			if (d == depth - 1)
+				fs->self += smp->weight;
+		}
+	}
+	free(stack);
+	free(fidx);
+	s->threads = xcalloc(p->nthreads + 1, sizeof(*s->threads));
+	for (size_t t = 0; t < p->nthreads; t++)
+		if (per_thread[t])
+			s->threads[s->nthreads++] = (struct thread_stat){(uint32_t)t, per_thread[t]};
+	free(per_thread);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct function_stat *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct function_stat *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return by_total(a, b);
+}
+
+static int by_thread_samples(const void *a, const void *b)
+{
+	const struct thread_stat *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static uint64_t meta_u64(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static double meta_double(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	return v ? strtod(v, NULL) : 0.0;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void free_summary(struct summary *s)
+{
+	free(s->funcs);
+	free(s->threads);
+}
+
+static void text_function_table(FILE *out, const char *title, struct summary *s, int top,
+				int (*cmp)(const void *, const void *))
+{
+	qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
+	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", title, "SELF%", "SELF", "TOTAL%", "TOTAL",
+		"FUNCTION");
+	int shown = 0;
+	for (size_t i = 0; i < s->nfuncs && shown < top; i++) {
+		const struct function_stat *f = &s->funcs[i];
+		if ((cmp == by_self ? f->self : f->total) == 0)
+			break;
+		fprintf(out, "  %6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64 "  %s\n",
+			pct(f->self, s->samples), f->self, pct(f->total, s->samples), f->total,
+			f->name);
+		shown++;
+	}
+}
+
+int report_write_text(FILE *out, struct profile *p, const struct report_options *o)
+{
+	struct summary s;
+	summarize(p, &o->filter, &s);
+	int top = o->top > 0 ? o->top : 20;
+	const char *event = profile_meta_get(p, "event");
+	uint64_t hz = meta_u64(p, "frequency_hz"), period = meta_u64(p, "period");
+	fprintf(out, "Recording: %s\n", o->source ? o->source : "-");
+	if (profile_meta_get(p, "command_line"))
+		fprintf(out, "  command:   %s\n", profile_meta_get(p, "command_line"));
+	if (event) {
+		if (hz)
+			fprintf(out, "  event:     %s at %" PRIu64 " Hz\n", event, hz);
+		else
+			fprintf(out, "  event:     %s every %" PRIu64 " events\n", event, period);
+	}
+	fprintf(out, "  duration:  %.2f s\n", meta_double(p, "duration_s"));
+	fprintf(out, "  samples:   %" PRIu64 "\n", s.samples);
+	fprintf(out, "  lost:      %" PRIu64 "%s\n", meta_u64(p, "lost_samples"),
+		meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
+					    : "");
+	text_function_table(out, "Top functions by self samples:", &s, top, by_self);
+	text_function_table(out, "Top functions by total samples (self + callees):", &s, top,
+			    by_total);
+	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	fprintf(out, "\nThreads:\n  %8s %7s %8s %8s  %s\n", "SAMPLES", "%", "PID", "TID", "COMM");
+	for (size_t i = 0; i < s.nthreads && (int)i < top; i++) {
+		const struct thread_info *t = &p->threads[s.threads[i].thread];
+		fprintf(out, "  %8" PRIu64 " %6.2f%% %8u %8u  %s\n", s.threads[i].samples,
+			pct(s.threads[i].samples, s.samples), t->pid, t->tid, t->comm);
+	}
+	free_summary(&s);
+	return ferror(out) ? -1 : 0;
+}
+
+int report_write_json(FILE *out, struct profile *p, const struct report_options *o)
+{
+	struct summary s;
+	summarize(p, &o->filter, &s);
+	fprintf(out, "{\n  \"source\": ");
+	json_write_string(out, o->source ? o->source : "");
+	fprintf(out, ",\n  \"event\": ");
+	json_write_string(out, profile_meta_get(p, "event"));
+	fprintf(out,
+		",\n  \"frequency_hz\": %" PRIu64 ",\n  \"period\": %" PRIu64
+		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
+		meta_u64(p, "frequency_hz"), meta_u64(p, "period"), s.samples,
+		meta_u64(p, "lost_samples"), meta_double(p, "duration_s"));
+	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
+	fprintf(out, "  \"functions\": [");
+	size_t shown = 0;
+	for (size_t i = 0; i < s.nfuncs; i++) {
+		if (!s.funcs[i].total)
+			continue;
+		fprintf(out, "%s\n    {\"name\": ", shown++ ? "," : "");
+		json_write_string(out, s.funcs[i].name);
+		fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", s.funcs[i].self,
+			s.funcs[i].total);
+	}
+	fprintf(out, "\n  ],\n  \"threads\": [");
+	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	for (size_t i = 0; i < s.nthreads; i++) {
+		const struct thread_info *t = &p->threads[s.threads[i].thread];
+		fprintf(out, "%s\n    {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid,
+			t->tid);
+		json_write_string(out, t->comm);
+		fprintf(out, ", \"samples\": %" PRIu64 "}", s.threads[i].samples);
+	}
+	fprintf(out, "\n  ]\n}\n");
+	free_summary(&s);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,25 @@
+/* report — summaries of a profile: totals, functions by self and total
+ * samples, threads. As text for people and as JSON for scripts.
+ *
+ * A "function" is a frame's display name with its kind suffix (kernel
+ * functions end in _[k], inlined ones in _[i]): all frames with that name are
+ * one function. Self = samples whose leaf is the function; total = samples
+ * with the function anywhere in the stack (counted once per sample, so
+ * recursion does not inflate it). */
+#ifndef SONDE_REPORT_H
+#define SONDE_REPORT_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+struct report_options {
+	const char *source;      /* file name shown in the header */
+	int top;                 /* rows per table in text output (<= 0: 20) */
+	struct sample_filter filter;
+};
+
+int report_write_text(FILE *out, struct profile *p, const struct report_options *o);
+int report_write_json(FILE *out, struct profile *p, const struct report_options *o);
+
+#endif

@@ -1,0 +1,129 @@
+#define _GNU_SOURCE
+#include "target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t errlen)
+{
+	int gate[2], status[2];
+	memset(t, 0, sizeof(*t));
+	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot create pipes to start the command: %s",
+			 strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot fork to start the command: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(gate[1]);
+		close(status[0]);
+		char c;
+		/* Wait until the parent has attached; EOF means go. */
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(gate[0]);
+		signal(SIGINT, SIG_DFL);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(status[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(gate[0]);
+	close(status[1]);
+	t->pid = pid;
+	t->gate_fd = gate[1];
+	t->status_fd = status[0];
+	return 0;
+}
+
+int target_release(struct target_cmd *t, char *err, size_t errlen)
+{
+	close(t->gate_fd);
+	t->gate_fd = -1;
+	int e = 0;
+	ssize_t n;
+	while ((n = read(t->status_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(t->status_fd);
+	t->status_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(t->pid, &t->wait_status, 0);
+		t->exited = true;
+		if (e == ENOENT)
+			snprintf(err, errlen, "command not found (check the name and PATH)");
+		else
+			snprintf(err, errlen, "cannot run the command: %s", strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+bool target_cmd_exited(struct target_cmd *t)
+{
+	if (t->exited)
+		return true;
+	pid_t r = waitpid(t->pid, &t->wait_status, WNOHANG);
+	if (r == t->pid)
+		t->exited = true;
+	return t->exited;
+}
+
+void target_cmd_kill(struct target_cmd *t)
+{
+	if (t->pid <= 0 || t->exited)
+		return;
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, &t->wait_status, 0);
+	t->exited = true;
+}
+
+int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t errlen)
+{
+	int n = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > INT_MAX || (*end && *end != ',')) {
+			snprintf(err, errlen, "bad PID list '%s': expected PID[,PID...]", s);
+			return -1;
+		}
+		if (n == max) {
+			snprintf(err, errlen, "too many PIDs in '%s' (at most %d)", s, max);
+			return -1;
+		}
+		pids[n++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		snprintf(err, errlen, "empty PID list: expected PID[,PID...]");
+	return n ? n : -1;
+}
+
+bool target_pid_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The state follows the last ')' (comm may contain parentheses). */
+	char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}

@@ -1,0 +1,43 @@
+/* target — the processes a session profiles: a command sonde starts, or
+ * existing PIDs.
+ *
+ * A started command is held between fork and exec until the profiler is
+ * attached (target_release), so it is profiled from its first instruction.
+ * Exec failure (command not found, not executable) is reported back to the
+ * parent through a close-on-exec pipe, so it is a clear error, not a silent
+ * child exit. */
+#ifndef SONDE_TARGET_H
+#define SONDE_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct target_cmd {
+	pid_t pid;
+	int gate_fd;   /* write end: closing it lets the child exec */
+	int status_fd; /* read end: receives errno if exec fails */
+	bool exited;
+	int wait_status;
+};
+
+/* Forks the command and holds it before exec. Returns 0, or -1 with err. */
+int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t errlen);
+
+/* Lets the held child exec. Returns 0 when exec succeeded, -1 with a message
+ * when it failed (e.g. "command not found: foo"). */
+int target_release(struct target_cmd *t, char *err, size_t errlen);
+
+/* Non-blocking: true once the child has exited (reaps it). */
+bool target_cmd_exited(struct target_cmd *t);
+
+/* Kills (SIGKILL) and reaps a child that is still held or running. */
+void target_cmd_kill(struct target_cmd *t);
+
+/* Parses "PID[,PID...]" into pids (at most max). Returns count or -1 with err. */
+int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t errlen);
+
+/* True when the process exists and is not a zombie. */
+bool target_pid_alive(pid_t pid);
+
+#endif

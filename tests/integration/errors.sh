@@ -1,0 +1,50 @@
+# Bad input: one clear line, a non-zero exit, and no half-written output.
+. "$(dirname "$0")/lib.sh"
+
+out="$WORK/out.sonde"
+expect_error "unknown event 'bogus-event'" "$out" -- "$SONDE" record -e bogus-event -a -d 1 -o "$out"
+expect_error "say what to profile" "$out" -- "$SONDE" record -o "$out"
+expect_error "needs an output file" "" -- "$SONDE" record -a
+expect_error "bad PID list" "$out" -- "$SONDE" record -p 12x -o "$out"
+expect_error "no process with PID 999999999|bad PID" "$out" -- "$SONDE" record -p 999999999 -o "$out"
+# A PID that existed and exited.
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+expect_error "no process with PID $dead" "$out" -- "$SONDE" record -p "$dead" -o "$out"
+expect_error "cannot write /nonexistent/dir/x.sonde" "/nonexistent/dir/x.sonde" -- \
+	"$SONDE" record -a -d 1 -o /nonexistent/dir/x.sonde
+expect_error "bad value 'fast' for -F" "$out" -- "$SONDE" record -F fast -a -o "$out"
+expect_error "exclude each other" "$out" -- "$SONDE" record -F 99 -c 10 -a -o "$out"
+
+# report / flame on files that are not recordings.
+head -c 4096 /dev/urandom >"$WORK/random.bin"
+expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/random.bin"
+printf 'not a database at all\n' >"$WORK/text.sonde"
+expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/text.sonde"
+sqlite3 "$WORK/foreign.db" 'CREATE TABLE t(x); INSERT INTO t VALUES (1);'
+expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/foreign.db"
+expect_error "cannot read $WORK/missing.sonde" "" -- "$SONDE" report "$WORK/missing.sonde"
+expect_error "is not a readable sonde recording" "$WORK/f.svg" -- "$SONDE" flame "$WORK/random.bin" -o "$WORK/f.svg"
+expect_error "unknown command 'frobnicate'" "" -- "$SONDE" frobnicate
+
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	expect_error "command not found" "$out" -- "$SONDE" record -o "$out" -- /no/such/command
+	expect_error "unknown tracepoint nosuch:event" "$out" -- "$SONDE" record -e nosuch:event -a -d 1 -o "$out"
+
+	# A truncated recording: half of a real one.
+	"$SONDE" record -F 99 -o "$WORK/good.sonde" -- "$TARGETS/cpusplit" 0.3 >/dev/null
+	size=$(stat -c %s "$WORK/good.sonde")
+	head -c $((size / 2)) "$WORK/good.sonde" >"$WORK/trunc.sonde"
+	expect_error "not a readable sonde recording|cannot open" "" -- "$SONDE" report "$WORK/trunc.sonde"
+
+	# Without privileges: an unprivileged user cannot load BPF.
+	if command -v setpriv >/dev/null; then
+		chmod 777 "$WORK"
+		expect_error "not allowed to (load BPF|open perf event)" "$WORK/np.sonde" -- \
+			setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			"$SONDE" record -a -d 1 -o "$WORK/np.sonde"
+	fi
+else
+	echo "note: BPF-dependent error cases skipped (not root or no BTF)"
+fi

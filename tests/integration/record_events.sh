@@ -1,0 +1,30 @@
+# Other events: software events by count, tracepoints, system-wide mode.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+# page-faults, every fault (-c 1): a fresh process faults in its pages.
+"$SONDE" record -e page-faults -c 1 -o "$WORK/pf.sonde" -- "$TARGETS/cpusplit" 0.2 >/dev/null
+"$SONDE" report "$WORK/pf.sonde" --json >"$WORK/pf.json"
+[ "$(jq -r .event "$WORK/pf.json")" = page-faults ] || fail "event name not recorded"
+assert_ge "page-fault samples" "$(jq .samples "$WORK/pf.json")" 20
+# Faults are taken in the kernel on behalf of user code: user frames exist.
+jq -e '.functions[] | select(.name == "main")' "$WORK/pf.json" >/dev/null ||
+	fail "no user frames (main) in page-fault stacks"
+pass "page-fault stacks reach main"
+
+# A tracepoint: sched:sched_switch, every context switch of the target.
+"$SONDE" record -e sched:sched_switch -o "$WORK/sw.sonde" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.01; done'
+"$SONDE" report "$WORK/sw.sonde" --json >"$WORK/sw.json"
+assert_ge "sched_switch samples" "$(jq .samples "$WORK/sw.json")" 10
+"$SONDE" report "$WORK/sw.sonde" --folded >"$WORK/sw.folded"
+grep -q '__schedule_\[k\]' "$WORK/sw.folded" || fail "no kernel frame __schedule_[k] in sched_switch stacks"
+pass "kernel stacks of sched_switch end in __schedule_[k]"
+
+# System-wide: samples from more than one process, the busy one among them.
+"$TARGETS/cpusplit" 3 >/dev/null &
+BG_PIDS+=($!)
+busy=$!
+"$SONDE" record -a -F 99 -d 1 -o "$WORK/all.sonde"
+"$SONDE" report "$WORK/all.sonde" --json >"$WORK/all.json"
+assert_ge "system-wide processes" "$(jq '[.threads[].pid] | unique | length' "$WORK/all.json")" 2
+assert_ge "busy target's samples" "$(jq --argjson p "$busy" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 70

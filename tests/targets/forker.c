@@ -1,0 +1,51 @@
+/* forker — a parent that forks a child which execs nothing and burns CPU in
+ * child_work() while the parent burns in parent_work(), both for SECONDS.
+ * Used to check that a profiled command's children are followed.
+ * usage: forker SECONDS */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void burn_until(double end)
+{
+	unsigned long x = sink;
+	while (wall_now() < end)
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005UL + 1;
+	sink = x;
+}
+
+__attribute__((noinline)) void child_work(double end)
+{
+	burn_until(end);
+}
+
+__attribute__((noinline)) void parent_work(double end)
+{
+	burn_until(end);
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double end = wall_now() + seconds;
+	pid_t pid = fork();
+	if (pid == 0) {
+		child_work(end);
+		_exit(0);
+	}
+	parent_work(end);
+	waitpid(pid, NULL, 0);
+	return 0;
+}

@@ -1,0 +1,202 @@
+/* Unit tests for the profile model, the folded writer, the recording file
+ * (save/load round trip, refusal of foreign files) and the JSON report. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flame.h"
+#include "folded.h"
+#include "profile.h"
+#include "recording.h"
+#include "report.h"
+
+static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
+{
+	return frames_intern(p->frames, name, "/bin/x", "x.c", 1, k);
+}
+
+static void add(struct profile *p, const char *comm, uint32_t tid, const uint32_t *frames,
+		size_t n, uint64_t count)
+{
+	uint32_t st = profile_stack_intern(p, frames, n);
+	uint32_t th = profile_thread_intern(p, 100, tid, comm);
+	for (uint64_t i = 0; i < count; i++) {
+		struct sample s = {.time_ns = 1000 + i, .weight = 1, .cpu = 0, .thread = th,
+				   .event = 0, .stack = st};
+		profile_add_sample(p, &s);
+	}
+}
+
+/* main;a;b x3, main;a x1, main;c;schedule[k] x2 (in "my prog"), main;inl[i] x1 */
+static struct profile *sample_profile(void)
+{
+	struct profile *p = profile_new();
+	profile_event_intern(p, "cpu-clock");
+	uint32_t m = fr(p, "main", FRAME_USER), a = fr(p, "a", FRAME_USER),
+		 b = fr(p, "b", FRAME_USER), c = fr(p, "c", FRAME_USER),
+		 k = fr(p, "schedule", FRAME_KERNEL), i = fr(p, "inl", FRAME_INLINED),
+		 semi = fr(p, "ns;fn", FRAME_USER);
+	add(p, "prog", 101, (uint32_t[]){m, a, b}, 3, 3);
+	add(p, "prog", 101, (uint32_t[]){m, a}, 2, 1);
+	add(p, "my prog", 102, (uint32_t[]){m, c, k}, 3, 2);
+	add(p, "prog", 101, (uint32_t[]){m, i}, 2, 1);
+	add(p, "prog", 101, (uint32_t[]){m, semi}, 2, 1);
+	return p;
+}
+
+static char *folded_of(struct profile *p)
+{
+	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_eq(folded_write(f, t, true), 0);
+	fclose(f);
+	flame_free(t);
+	return buf;
+}
+
+Test(profile, stack_trie_shares_prefixes)
+{
+	struct profile *p = profile_new();
+	uint32_t x = fr(p, "x", FRAME_USER), y = fr(p, "y", FRAME_USER);
+	uint32_t s1 = profile_stack_intern(p, (uint32_t[]){x, y}, 2);
+	uint32_t s2 = profile_stack_intern(p, (uint32_t[]){x, y}, 2);
+	uint32_t s3 = profile_stack_intern(p, (uint32_t[]){x}, 1);
+	cr_assert_eq(s1, s2);
+	cr_assert_eq(p->nodes[s1].parent, s3, "x;y's parent is x");
+	uint32_t out[4];
+	cr_assert_eq(profile_stack_frames(p, s1, out, 4), 2);
+	cr_assert_eq(out[0], x);
+	cr_assert_eq(out[1], y);
+	cr_assert_eq(profile_stack_intern(p, NULL, 0), 0, "empty stack is node 0");
+	profile_free(p);
+}
+
+Test(folded, exact_output)
+{
+	struct profile *p = sample_profile();
+	char *out = folded_of(p);
+	cr_assert_str_eq(out, "my_prog;main;c;schedule_[k] 2\n"
+			      "prog;main;a 1\n"
+			      "prog;main;a;b 3\n"
+			      "prog;main;inl_[i] 1\n"
+			      "prog;main;ns:fn 1\n");
+	free(out);
+	profile_free(p);
+}
+
+Test(folded, root_modes)
+{
+	struct profile *p = sample_profile();
+	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_TID);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	folded_write(f, t, false);
+	fclose(f);
+	cr_assert(strstr(buf, "prog-100/101;main;a;b 3\n"), "got: %s", buf);
+	cr_assert(strstr(buf, "my_prog-100/102;main;c;schedule 2\n"), "unannotated: %s", buf);
+	free(buf);
+	flame_free(t);
+	profile_free(p);
+}
+
+Test(flame, totals_and_self)
+{
+	struct profile *p = sample_profile();
+	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_NONE);
+	cr_assert_eq(t->root->total, 8);
+	cr_assert_eq(t->root->nchildren, 1);
+	const struct flame_node *main_node = t->root->children[0];
+	cr_assert_eq(main_node->total, 8);
+	cr_assert_eq(main_node->self, 0);
+	flame_free(t);
+	profile_free(p);
+}
+
+Test(recording, round_trip_preserves_everything)
+{
+	struct profile *p = sample_profile();
+	profile_meta_set(p, "event", "cpu-clock");
+	profile_meta_set(p, "duration_s", "1.5");
+	char path[] = "/tmp/sonde-unit-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	char err[256];
+	cr_assert_eq(recording_save(p, path, err, sizeof(err)), 0, "%s", err);
+	struct profile *q = recording_load(path, err, sizeof(err));
+	cr_assert_not_null(q, "%s", err);
+	cr_assert_eq(q->nsamples, p->nsamples);
+	cr_assert_str_eq(profile_meta_get(q, "event"), "cpu-clock");
+	cr_assert_str_eq(profile_meta_get(q, "format"), RECORDING_FORMAT);
+	char *a = folded_of(p), *b = folded_of(q);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	unlink(path);
+	profile_free(p);
+	profile_free(q);
+}
+
+Test(recording, refuses_foreign_and_corrupt_files)
+{
+	char err[256];
+	char path[] = "/tmp/sonde-unit-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_eq(write(fd, "hello, not sqlite\n", 18), 18);
+	close(fd);
+	cr_assert_null(recording_load(path, err, sizeof(err)));
+	cr_assert(strstr(err, "not a readable sonde recording"), "%s", err);
+	unlink(path);
+	cr_assert_null(recording_load("/nonexistent/x.sonde", err, sizeof(err)));
+	cr_assert(strstr(err, "cannot read"), "%s", err);
+}
+
+Test(recording, failed_save_leaves_no_file)
+{
+	struct profile *p = sample_profile();
+	char err[256];
+	cr_assert_neq(recording_save(p, "/nonexistent/dir/x.sonde", err, sizeof(err)), 0);
+	cr_assert_neq(recording_check_writable("/nonexistent/dir/x.sonde", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "cannot write"), "%s", err);
+	profile_free(p);
+}
+
+Test(report, json_functions_self_and_total)
+{
+	struct profile *p = sample_profile();
+	profile_meta_set(p, "duration_s", "2.0");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct report_options o = {.source = "t"};
+	cr_assert_eq(report_write_json(f, p, &o), 0);
+	fclose(f);
+	cr_assert(strstr(buf, "\"samples\": 8"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"main\", \"self\": 0, \"total\": 8}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"a\", \"self\": 1, \"total\": 4}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"schedule_[k]\", \"self\": 2, \"total\": 2}"), "%s", buf);
+	cr_assert(strstr(buf, "\"duration_s\": 2.0"), "%s", buf);
+	free(buf);
+	profile_free(p);
+}
+
+Test(report, recursion_counts_total_once)
+{
+	struct profile *p = profile_new();
+	profile_event_intern(p, "cpu-clock");
+	uint32_t r = fr(p, "rec", FRAME_USER);
+	add(p, "prog", 1, (uint32_t[]){r, r, r}, 3, 2);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct report_options o = {0};
+	report_write_json(f, p, &o);
+	fclose(f);
+	cr_assert(strstr(buf, "{\"name\": \"rec\", \"self\": 2, \"total\": 2}"), "%s", buf);
+	free(buf);
+	profile_free(p);
+}
