@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, one after the other.
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
+echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
