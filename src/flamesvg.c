@@ -1,0 +1,704 @@
+#define _GNU_SOURCE
+#include "flamesvg.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Geometry and typography: flamegraph.pl's, which users' eyes are used to. */
+enum {
+	DEFAULT_WIDTH = 1200,
+	MIN_IMAGE_WIDTH = 100, /* below this there is no room for the controls */
+	FRAME_HEIGHT = 16,     /* one stack level; the box is 1 px less, for a gap */
+	FONT_SIZE = 12,
+	TITLE_FONT_SIZE = 17,
+	MARGIN_X = 10,              /* left and right of the root box */
+	TITLE_BAND = 3 * FONT_SIZE, /* title and controls above the frames */
+	SUBTITLE_BAND = 18,         /* added to the title band when there is a subtitle */
+	DETAIL_BAND = 2 * FONT_SIZE + 10, /* the hover detail line below the frames */
+};
+#define DEFAULT_MINWIDTH 0.1
+/* Labels are drawn in a monospace font, whose advance is about 0.6 em, so a
+ * label's width can be known here without measuring text. */
+#define CHAR_WIDTH (0.6 * FONT_SIZE)
+#define LABEL_PAD 3.0       /* between a box's left edge and its label */
+#define MIN_LABEL_CHARS 3   /* narrower boxes get no label at all */
+#define COLOR_SEED 0x666c616d65ULL /* "flame": fixed, so colours never change */
+
+/* ---- options and layout ---------------------------------------------- */
+
+void flamesvg_default_options(struct flamesvg_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->width = DEFAULT_WIDTH;
+	o->minwidth = DEFAULT_MINWIDTH;
+	o->count_name = "samples";
+	/* title stays NULL: its default depends on `icicle`, known only at write time */
+}
+
+static struct flamesvg_options options_resolve(const struct flamesvg_options *given)
+{
+	struct flamesvg_options o;
+	if (given)
+		o = *given;
+	else
+		flamesvg_default_options(&o);
+	if (!o.title)
+		o.title = o.icicle ? "Icicle Graph" : "Flame Graph";
+	if (o.subtitle && !*o.subtitle)
+		o.subtitle = NULL;
+	if (o.width <= 0)
+		o.width = DEFAULT_WIDTH;
+	if (o.width < MIN_IMAGE_WIDTH)
+		o.width = MIN_IMAGE_WIDTH;
+	if (!(o.minwidth >= 0)) /* also catches NaN */
+		o.minwidth = DEFAULT_MINWIDTH;
+	if (!o.count_name)
+		o.count_name = "samples";
+	return o;
+}
+
+/* Where everything goes: computed once before anything is written. */
+struct layout {
+	double x0;         /* left edge of the root box */
+	double span;       /* width of the root box */
+	double px_per_sample;
+	int frames_top;    /* y of the highest frame row */
+	int levels;        /* frame rows drawn: deepest drawn depth + 1 */
+	int height;        /* of the whole image */
+};
+
+struct svg_writer {
+	FILE *out;
+	const struct flame_tree *tree;
+	struct flamesvg_options opt;
+	struct layout layout;
+	uint64_t total; /* the root's count: 100% */
+};
+
+static double node_width(const struct svg_writer *w, const struct flame_node *n)
+{
+	return (double)n->total * w->layout.px_per_sample;
+}
+
+/* The root is always drawn, even for an empty profile, so the image is never
+ * blank; other nodes only when they have samples and are wide enough to see. */
+static bool node_is_drawn(const struct svg_writer *w, const struct flame_node *n)
+{
+	if (!n->parent)
+		return true;
+	return n->total > 0 && node_width(w, n) >= w->opt.minwidth;
+}
+
+static int deepest_drawn_depth(const struct svg_writer *w, const struct flame_node *n, int depth)
+{
+	int deepest = depth;
+	for (size_t i = 0; i < n->nchildren; i++) {
+		const struct flame_node *c = n->children[i];
+		if (!node_is_drawn(w, c))
+			continue;
+		int d = deepest_drawn_depth(w, c, depth + 1);
+		if (d > deepest)
+			deepest = d;
+	}
+	return deepest;
+}
+
+static void layout_compute(struct svg_writer *w)
+{
+	struct layout *l = &w->layout;
+	l->x0 = MARGIN_X;
+	l->span = w->opt.width - 2 * MARGIN_X;
+	l->px_per_sample = w->total ? l->span / (double)w->total : 0;
+	l->frames_top = TITLE_BAND + (w->opt.subtitle ? SUBTITLE_BAND : 0);
+	l->levels = deepest_drawn_depth(w, w->tree->root, 0) + 1;
+	l->height = l->frames_top + l->levels * FRAME_HEIGHT + DETAIL_BAND;
+}
+
+/* Flame graphs grow up from the bottom; icicle graphs hang down from the top. */
+static int frame_y(const struct svg_writer *w, int depth)
+{
+	const struct layout *l = &w->layout;
+	if (w->opt.icicle)
+		return l->frames_top + depth * FRAME_HEIGHT;
+	return l->frames_top + (l->levels - 1 - depth) * FRAME_HEIGHT;
+}
+
+/* ---- text: always valid UTF-8 and always escaped ---------------------- */
+
+/* Decodes one UTF-8 sequence from s (n > 0 bytes available) into *cp and
+ * returns its length. Anything malformed (stray continuation byte, overlong
+ * form, surrogate, > U+10FFFF, cut short) decodes as one U+FFFD per byte, so
+ * arbitrary bytes from symbol tables can never break the document. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char b = s[0];
+	size_t len;
+	uint32_t c, min;
+	if (b < 0x80) {
+		*cp = b;
+		return 1;
+	}
+	if (b >= 0xc2 && b <= 0xdf) {
+		len = 2, c = b & 0x1f, min = 0x80;
+	} else if (b >= 0xe0 && b <= 0xef) {
+		len = 3, c = b & 0x0f, min = 0x800;
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		len = 4, c = b & 0x07, min = 0x10000;
+	} else {
+		*cp = 0xfffd;
+		return 1;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if (i >= n || (s[i] & 0xc0) != 0x80) {
+			*cp = 0xfffd;
+			return 1;
+		}
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	bool valid = c >= min && c <= 0x10ffff && !(c >= 0xd800 && c <= 0xdfff);
+	*cp = valid ? c : 0xfffd;
+	return valid ? len : 1;
+}
+
+/* What a code point is drawn as: control characters (which XML forbids or
+ * which would garble a one-line label) become '?', XML's non-characters
+ * U+FFFE/U+FFFF become U+FFFD. */
+static uint32_t drawable_char(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		return '?';
+	if (cp == 0xfffe || cp == 0xffff)
+		return 0xfffd;
+	return cp;
+}
+
+static void put_utf8(FILE *out, uint32_t cp)
+{
+	if (cp < 0x80) {
+		putc((int)cp, out);
+	} else if (cp < 0x800) {
+		putc((int)(0xc0 | cp >> 6), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	} else if (cp < 0x10000) {
+		putc((int)(0xe0 | cp >> 12), out);
+		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	} else {
+		putc((int)(0xf0 | cp >> 18), out);
+		putc((int)(0x80 | (cp >> 12 & 0x3f)), out);
+		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	}
+}
+
+/* Escaping all five specials makes the text safe in attributes and content. */
+static void put_xml_char(FILE *out, uint32_t cp)
+{
+	switch (cp) {
+	case '<': fputs("&lt;", out); break;
+	case '>': fputs("&gt;", out); break;
+	case '&': fputs("&amp;", out); break;
+	case '"': fputs("&quot;", out); break;
+	case '\'': fputs("&apos;", out); break;
+	default: put_utf8(out, drawable_char(cp));
+	}
+}
+
+/* Writes the first max_chars characters of s (all of it for SIZE_MAX) as
+ * escaped XML text. */
+static void put_xml_text_prefix(FILE *out, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s);
+	for (size_t written = 0; left > 0 && written < max_chars; written++) {
+		uint32_t cp;
+		size_t len = utf8_decode(p, left, &cp);
+		put_xml_char(out, cp);
+		p += len;
+		left -= len;
+	}
+}
+
+static void put_xml_text(FILE *out, const char *s)
+{
+	put_xml_text_prefix(out, s, SIZE_MAX);
+}
+
+/* Length in characters, counted the way put_xml_text_prefix counts them. */
+static size_t text_length(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s), chars = 0;
+	while (left > 0) {
+		uint32_t cp;
+		size_t len = utf8_decode(p, left, &cp);
+		p += len;
+		left -= len;
+		chars++;
+	}
+	return chars;
+}
+
+/* A box's label: the whole name when it fits, else its start and "..", and
+ * nothing when not even MIN_LABEL_CHARS fit. The script applies the same
+ * rule when zooming changes the widths. */
+static void put_label(FILE *out, const char *name, double box_width)
+{
+	double room = floor((box_width - 2 * LABEL_PAD) / CHAR_WIDTH);
+	if (room < MIN_LABEL_CHARS)
+		return;
+	size_t fits = (size_t)room;
+	if (text_length(name) <= fits) {
+		put_xml_text(out, name);
+		return;
+	}
+	put_xml_text_prefix(out, name, fits - 2);
+	fputs("..", out);
+}
+
+/* "1234567" -> "1,234,567", as flamegraph.pl prints counts. */
+static const char *format_count(uint64_t v, char buf[32])
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	char *o = buf;
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			*o++ = ',';
+		*o++ = digits[i];
+	}
+	*o = '\0';
+	return buf;
+}
+
+/* ---- colours ---------------------------------------------------------- */
+
+/* A hue family per kind of code, so mixed-mode stacks read at a glance. */
+struct hue_family {
+	double hue_lo, hue_hi; /* degrees */
+};
+static const struct hue_family FAMILY_USER = {0, 22};     /* red to red-orange */
+static const struct hue_family FAMILY_KERNEL = {28, 40};  /* orange */
+static const struct hue_family FAMILY_CXX = {50, 60};     /* yellow */
+static const struct hue_family FAMILY_JIT = {95, 130};    /* green */
+static const struct hue_family FAMILY_INLINED = {175, 190}; /* aqua */
+
+static struct hue_family family_of(const struct frame *f)
+{
+	if (!f) /* the root */
+		return FAMILY_USER;
+	switch (f->kind) {
+	case FRAME_KERNEL: return FAMILY_KERNEL;
+	case FRAME_JIT: return FAMILY_JIT;
+	case FRAME_INLINED: return FAMILY_INLINED;
+	case FRAME_USER:
+		return strstr(f->name, "::") ? FAMILY_CXX : FAMILY_USER;
+	case FRAME_PROCESS:
+	case FRAME_UNKNOWN:
+	default: return FAMILY_USER;
+	}
+}
+
+static void hsl_to_rgb(double h, double s, double l, unsigned char rgb[3])
+{
+	double c = (1 - fabs(2 * l - 1)) * s;
+	double hp = fmod(h, 360) / 60;
+	double x = c * (1 - fabs(fmod(hp, 2) - 1));
+	double r = 0, g = 0, b = 0;
+	if (hp < 1)
+		r = c, g = x;
+	else if (hp < 2)
+		r = x, g = c;
+	else if (hp < 3)
+		g = c, b = x;
+	else if (hp < 4)
+		g = x, b = c;
+	else if (hp < 5)
+		r = x, b = c;
+	else
+		r = c, b = x;
+	double m = l - c / 2;
+	rgb[0] = (unsigned char)lround((r + m) * 255);
+	rgb[1] = (unsigned char)lround((g + m) * 255);
+	rgb[2] = (unsigned char)lround((b + m) * 255);
+}
+
+/* A number in [0, 1] from 16 bits of h. */
+static double hash_unit(uint64_t h, int which)
+{
+	return (double)(h >> (16 * which) & 0xffff) / 0xffff;
+}
+
+/* The shade within the family comes from the function's name alone, so the
+ * same function looks the same in every graph; lightness stays high enough
+ * for black labels. */
+static void palette_color(const struct frame *f, unsigned char rgb[3])
+{
+	struct hue_family fam = family_of(f);
+	uint64_t h = hash_str(f ? f->name : "all", COLOR_SEED);
+	double hue = fam.hue_lo + (fam.hue_hi - fam.hue_lo) * hash_unit(h, 0);
+	double sat = 0.70 + 0.20 * hash_unit(h, 1);
+	double light = 0.55 + 0.10 * hash_unit(h, 2);
+	hsl_to_rgb(hue, sat, light, rgb);
+}
+
+static void node_color(const struct svg_writer *w, const struct flame_node *n,
+		       unsigned char rgb[3])
+{
+	if (w->opt.color && w->opt.color(n, w->opt.color_arg, rgb))
+		return;
+	palette_color(frames_get(w->tree->frames, n->frame), rgb);
+}
+
+/* ---- the document ----------------------------------------------------- */
+
+static void write_prologue(const struct svg_writer *w)
+{
+	FILE *out = w->out;
+	int width = w->opt.width, height = w->layout.height;
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(out,
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+		width, height, width, height);
+}
+
+/* Presentation lives in CSS so the script only toggles classes: a CSS fill
+ * beats the rect's fill attribute, which keeps the palette colour for reset. */
+static void write_style(const struct svg_writer *w)
+{
+	fprintf(w->out,
+		"<style type=\"text/css\"><![CDATA[\n"
+		"text { font-family: \"DejaVu Sans Mono\", Menlo, Consolas, \"Liberation Mono\", "
+		"monospace; font-size: %dpx; fill: #000; }\n"
+		"#title { font-size: %dpx; text-anchor: middle; }\n"
+		"#subtitle { text-anchor: middle; fill: #555; }\n"
+		"#matched, #search, #resetsearch { text-anchor: end; }\n"
+		".ctl { cursor: pointer; fill: #333; }\n"
+		".ctl:hover { fill: #c00; }\n"
+		".f { cursor: pointer; }\n"
+		".f text { pointer-events: none; }\n"
+		".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+		".f.match rect { fill: rgb(230,0,230); }\n"
+		".f.anc { opacity: 0.5; }\n"
+		".hide { display: none; }\n"
+		"]]></style>\n",
+		FONT_SIZE, TITLE_FONT_SIZE);
+}
+
+static void write_background(const struct svg_writer *w)
+{
+	fprintf(w->out,
+		"<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+		"<stop offset=\"5%%\" stop-color=\"#f4f4f4\"/>"
+		"<stop offset=\"95%%\" stop-color=\"#e8e8d8\"/></linearGradient></defs>\n"
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#bg)\"/>\n",
+		w->opt.width, w->layout.height);
+}
+
+static void write_titles(const struct svg_writer *w)
+{
+	FILE *out = w->out;
+	double center = w->opt.width / 2.0;
+	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%d\">", center, 2 * FONT_SIZE);
+	put_xml_text(out, w->opt.title);
+	fputs("</text>\n", out);
+	if (w->opt.subtitle) {
+		fprintf(out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%d\">", center,
+			2 * FONT_SIZE + SUBTITLE_BAND);
+		put_xml_text(out, w->opt.subtitle);
+		fputs("</text>\n", out);
+	}
+}
+
+/* Zoom and search controls along the top, the detail line and the search
+ * result along the bottom. Hidden controls appear when they can do something. */
+static void write_controls(const struct svg_writer *w)
+{
+	FILE *out = w->out;
+	int right = w->opt.width - MARGIN_X;
+	int top = 2 * FONT_SIZE, bottom = w->layout.height - FONT_SIZE;
+	fprintf(out, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
+		MARGIN_X, top);
+	fprintf(out, "<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"%d\">Search</text>\n", right,
+		top);
+	fprintf(out,
+		"<text id=\"resetsearch\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Search</text>\n",
+		right - 70, top);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", MARGIN_X, bottom);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", right, bottom);
+}
+
+/* "name (1,234 samples, 12.34%; extra)" */
+static void write_frame_title(const struct svg_writer *w, const struct flame_node *n,
+			      const char *name)
+{
+	FILE *out = w->out;
+	char count[32], extra[256];
+	double percent = w->total ? 100.0 * (double)n->total / (double)w->total : 0;
+	fputs("<title>", out);
+	put_xml_text(out, name);
+	fprintf(out, " (%s ", format_count(n->total, count));
+	put_xml_text(out, w->opt.count_name);
+	fprintf(out, ", %.2f%%", percent);
+	const char *more = w->opt.extra_info
+				   ? w->opt.extra_info(n, w->opt.color_arg, extra, sizeof(extra))
+				   : NULL;
+	if (more && *more) {
+		fputs("; ", out);
+		put_xml_text(out, more);
+	}
+	fputs(")</title>", out);
+}
+
+/* The display name, with its "_[k]"-style kind suffix; malloc'd. */
+static char *node_label(const struct svg_writer *w, const struct flame_node *n)
+{
+	const struct frame *f = frames_get(w->tree->frames, n->frame);
+	size_t size = (f ? strlen(f->name) : 0) + 16; /* room for "all" or a suffix */
+	char *label = xmalloc(size);
+	flame_frame_label(w->tree, n->frame, true, label, size);
+	return label;
+}
+
+/* One frame: <g> with exact counts for scripts, <title>, <rect>, <text>. */
+static void write_frame(const struct svg_writer *w, const struct flame_node *n, int depth,
+			uint64_t start)
+{
+	FILE *out = w->out;
+	char *name = node_label(w, n);
+	unsigned char rgb[3];
+	node_color(w, n, rgb);
+	double x = w->layout.x0 + (double)start * w->layout.px_per_sample;
+	double width = n->parent ? node_width(w, n) : w->layout.span;
+	int y = frame_y(w, depth);
+
+	fputs("<g class=\"f\" data-name=\"", out);
+	put_xml_text(out, name);
+	fprintf(out, "\" data-start=\"%llu\" data-total=\"%llu\" data-self=\"%llu\" data-depth=\"%d\">",
+		(unsigned long long)start, (unsigned long long)n->total,
+		(unsigned long long)n->self, depth);
+	write_frame_title(w, n, name);
+	fprintf(out,
+		"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" "
+		"rx=\"2\" ry=\"2\"/>",
+		x, y, width, FRAME_HEIGHT - 1, rgb[0], rgb[1], rgb[2]);
+	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + LABEL_PAD, y + FRAME_HEIGHT - 4.5);
+	put_label(out, name, width);
+	fputs("</text></g>\n", out);
+	free(name);
+}
+
+/* Pre-order, children left to right from the node's start; a node too narrow
+ * to draw hides its whole subtree. Stops early once the stream has failed. */
+static void write_subtree(const struct svg_writer *w, const struct flame_node *n, int depth,
+			  uint64_t start)
+{
+	if (ferror(w->out))
+		return;
+	write_frame(w, n, depth, start);
+	for (size_t i = 0; i < n->nchildren; i++) {
+		const struct flame_node *c = n->children[i];
+		if (node_is_drawn(w, c))
+			write_subtree(w, c, depth + 1, start);
+		start += c->total;
+	}
+}
+
+static void write_frames(const struct svg_writer *w)
+{
+	fputs("<g id=\"frames\">\n", w->out);
+	write_subtree(w, w->tree->root, 0, 0);
+	fputs("</g>\n", w->out);
+}
+
+/* The interactive part. Frames carry exact sample positions (data-start,
+ * data-total, data-depth), so zoom and search are interval arithmetic on
+ * counts rather than guesses from rounded pixel geometry. */
+static const char SCRIPT_BODY[] =
+	"(function () {\n"
+	"\"use strict\";\n"
+	"var frames = Array.prototype.slice.call(\n"
+	"\tdocument.getElementById(\"frames\").getElementsByTagName(\"g\"));\n"
+	"var details = document.getElementById(\"details\");\n"
+	"var matched = document.getElementById(\"matched\");\n"
+	"var unzoomButton = document.getElementById(\"unzoom\");\n"
+	"var resetSearchButton = document.getElementById(\"resetsearch\");\n"
+	"var lastSearch = \"\";\n"
+	"\n"
+	"function num(g, key) { return Number(g.getAttribute(\"data-\" + key)); }\n"
+	"function setClass(el, name, on) {\n"
+	"\tif (on) el.classList.add(name); else el.classList.remove(name);\n"
+	"}\n"
+	"function frameOf(el) {\n"
+	"\twhile (el && el.getAttribute) {\n"
+	"\t\tif (el.classList && el.classList.contains(\"f\")) return el;\n"
+	"\t\tel = el.parentNode;\n"
+	"\t}\n"
+	"\treturn null;\n"
+	"}\n"
+	"function titleOf(g) { return g.getElementsByTagName(\"title\")[0].textContent; }\n"
+	"\n"
+	"/* Same rule as the writer: whole name, or its start and \"..\", or nothing. */\n"
+	"function fitLabel(name, width) {\n"
+	"\tvar room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);\n"
+	"\tif (room < CFG.minLabelChars) return \"\";\n"
+	"\tif (name.length <= room) return name;\n"
+	"\tvar cut = room - 2;\n"
+	"\tvar last = name.charCodeAt(cut - 1);\n"
+	"\tif (last >= 0xd800 && last <= 0xdbff) cut--; /* keep surrogate pairs whole */\n"
+	"\treturn name.substring(0, cut) + \"..\";\n"
+	"}\n"
+	"function place(g, x, width) {\n"
+	"\tvar rect = g.getElementsByTagName(\"rect\")[0];\n"
+	"\tvar text = g.getElementsByTagName(\"text\")[0];\n"
+	"\trect.setAttribute(\"x\", x.toFixed(2));\n"
+	"\trect.setAttribute(\"width\", width.toFixed(2));\n"
+	"\ttext.setAttribute(\"x\", (x + CFG.labelPad).toFixed(2));\n"
+	"\ttext.textContent = fitLabel(g.getAttribute(\"data-name\"), width);\n"
+	"}\n"
+	"\n"
+	"/* Zoom to the frame covering samples [start, start+total) at depth: its\n"
+	" * ancestors span the width, dimmed; its subtree is rescaled; the rest hides. */\n"
+	"function zoom(start, total, depth) {\n"
+	"\tif (!(total > 0)) return;\n"
+	"\tvar scale = CFG.span / total, end = start + total;\n"
+	"\tframes.forEach(function (g) {\n"
+	"\t\tvar s = num(g, \"start\"), t = num(g, \"total\"), d = num(g, \"depth\");\n"
+	"\t\tvar ancestor = d < depth && s <= start && s + t >= end;\n"
+	"\t\tvar inside = d >= depth && s >= start && s + t <= end;\n"
+	"\t\tsetClass(g, \"hide\", !ancestor && !inside);\n"
+	"\t\tsetClass(g, \"anc\", ancestor);\n"
+	"\t\tif (ancestor) place(g, CFG.x0, CFG.span);\n"
+	"\t\telse if (inside) place(g, CFG.x0 + (s - start) * scale, t * scale);\n"
+	"\t});\n"
+	"\tsetClass(unzoomButton, \"hide\", depth === 0);\n"
+	"}\n"
+	"function resetZoom() { zoom(0, CFG.total, 0); }\n"
+	"\n"
+	"/* Samples covered by a set of [start, end) spans: nested and repeated\n"
+	" * matches count once, as a match inside a matched caller adds nothing. */\n"
+	"function coveredSamples(spans) {\n"
+	"\tspans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
+	"\tvar covered = 0, reach = -Infinity;\n"
+	"\tspans.forEach(function (sp) {\n"
+	"\t\tif (sp[1] <= reach) return;\n"
+	"\t\tcovered += sp[1] - Math.max(sp[0], reach);\n"
+	"\t\treach = sp[1];\n"
+	"\t});\n"
+	"\treturn covered;\n"
+	"}\n"
+	"function search(term) {\n"
+	"\tvar re;\n"
+	"\ttry { re = new RegExp(term); } catch (err) {\n"
+	"\t\tdetails.textContent = \"Invalid regular expression: \" + term;\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tvar spans = [];\n"
+	"\tframes.forEach(function (g) {\n"
+	"\t\tvar hit = re.test(g.getAttribute(\"data-name\"));\n"
+	"\t\tsetClass(g, \"match\", hit);\n"
+	"\t\tif (hit) spans.push([num(g, \"start\"), num(g, \"start\") + num(g, \"total\")]);\n"
+	"\t});\n"
+	"\tvar percent = CFG.total > 0 ? 100 * coveredSamples(spans) / CFG.total : 0;\n"
+	"\tmatched.textContent = \"Matched: \" + percent.toFixed(2) + \"%\";\n"
+	"\tsetClass(resetSearchButton, \"hide\", false);\n"
+	"}\n"
+	"function askSearch() {\n"
+	"\tvar term = window.prompt(\"Search (regular expression):\", lastSearch);\n"
+	"\tif (term === null || term === \"\") return;\n"
+	"\tlastSearch = term;\n"
+	"\tsearch(term);\n"
+	"}\n"
+	"function resetSearch() {\n"
+	"\tframes.forEach(function (g) { setClass(g, \"match\", false); });\n"
+	"\tmatched.textContent = \" \";\n"
+	"\tsetClass(resetSearchButton, \"hide\", true);\n"
+	"}\n"
+	"\n"
+	"var frameLayer = document.getElementById(\"frames\");\n"
+	"frameLayer.addEventListener(\"click\", function (e) {\n"
+	"\tvar g = frameOf(e.target);\n"
+	"\tif (g) zoom(num(g, \"start\"), num(g, \"total\"), num(g, \"depth\"));\n"
+	"});\n"
+	"frameLayer.addEventListener(\"mouseover\", function (e) {\n"
+	"\tvar g = frameOf(e.target);\n"
+	"\tif (g) details.textContent = \"Function: \" + titleOf(g);\n"
+	"});\n"
+	"frameLayer.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
+	"unzoomButton.addEventListener(\"click\", resetZoom);\n"
+	"document.getElementById(\"search\").addEventListener(\"click\", askSearch);\n"
+	"resetSearchButton.addEventListener(\"click\", resetSearch);\n"
+	"window.addEventListener(\"keydown\", function (e) {\n"
+	"\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.keyCode === 70)) {\n"
+	"\t\te.preventDefault();\n"
+	"\t\taskSearch();\n"
+	"\t} else if (e.key === \"Escape\" || e.keyCode === 27) {\n"
+	"\t\tresetSearch();\n"
+	"\t}\n"
+	"});\n"
+	"})();\n";
+
+/* Placed last so every element it looks up already exists when it runs. */
+static void write_script(const struct svg_writer *w)
+{
+	FILE *out = w->out;
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fprintf(out,
+		"var CFG = {x0: %.2f, span: %.2f, total: %llu, charWidth: %.2f, labelPad: %.1f, "
+		"minLabelChars: %d};\n",
+		w->layout.x0, w->layout.span, (unsigned long long)w->total, CHAR_WIDTH, LABEL_PAD,
+		MIN_LABEL_CHARS);
+	fputs(SCRIPT_BODY, out);
+	fputs("]]></script>\n", out);
+}
+
+static void write_document(const struct svg_writer *w)
+{
+	write_prologue(w);
+	write_style(w);
+	write_background(w);
+	write_titles(w);
+	write_controls(w);
+	write_frames(w);
+	write_script(w);
+	fputs("</svg>\n", w->out);
+}
+
+/* stdio errors are sticky, so one check after the last write covers them all;
+ * the flush makes buffered write errors (a full disk) show up here. */
+static int stream_result(FILE *out)
+{
+	int saved = errno;
+	errno = 0;
+	if (fflush(out) == 0 && !ferror(out)) {
+		errno = saved;
+		return 0;
+	}
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+int flamesvg_write(FILE *out, const struct flame_tree *t, const struct flamesvg_options *o)
+{
+	struct svg_writer w = {.out = out, .tree = t, .opt = options_resolve(o)};
+	w.total = t->root->total;
+	layout_compute(&w);
+
+	/* SVG numbers need a '.' decimal point whatever locale the program runs in. */
+	locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	locale_t previous = c_numeric ? uselocale(c_numeric) : (locale_t)0;
+	write_document(&w);
+	if (c_numeric) {
+		uselocale(previous);
+		freelocale(c_numeric);
+	}
+	return stream_result(out);
+}
