@@ -42,6 +42,46 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* tid -> the thread's spans in flight: tracing writes it, sampling reads it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct sonde_thread_state);
+} threads SEC(".maps");
+
+/* A zeroed thread state to create entries from (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_thread_state);
+} zero_state SEC(".maps");
+
+/* Completed calls per probe in log2 buckets: key = probe * 64 + bucket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES * SONDE_HIST_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct sonde_probe_config);
+} probe_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_sampler_config);
+} sampler_cfg SEC(".maps");
+
+__u64 next_span_id = 0;
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -66,14 +106,42 @@ static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
+/* Applies the in-kernel sampling decisions to the thread's span stack:
+ * "only inside probe P" and "only when P's current call already ran longer
+ * than T". Returns 1 to take the sample. */
+static __always_inline int sampler_wants(const struct sonde_thread_state *st, __u64 now)
+{
+	__u32 zero = 0;
+	struct sonde_sampler_config *cfg = bpf_map_lookup_elem(&sampler_cfg, &zero);
+	if (!cfg || (!cfg->only_in_probe && !cfg->only_slow_probe))
+		return 1;
+	if (!st)
+		return 0;
+	int in_ok = !cfg->only_in_probe, slow_ok = !cfg->only_slow_probe;
+	__u32 depth = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= depth)
+			break;
+		const struct sonde_span_frame *f = &st->frames[i];
+		if (f->probe + 1 == cfg->only_in_probe)
+			in_ok = 1;
+		if (f->probe + 1 == cfg->only_slow_probe && now - f->start_ns > cfg->only_slow_ns)
+			slow_ok = 1;
+	}
+	return in_ok && slow_ok;
+}
+
 static __always_inline int emit_sample(void *ctx, __u32 event)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
 	/* System-wide mode keeps the idle task (pid 0), as perf does: idle time
 	 * is part of the picture and heatmaps need it to tell idle apart. */
 	if (!is_target(tgid))
+		return 0;
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!sampler_wants(st, bpf_ktime_get_ns()))
 		return 0;
 
 	struct sonde_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
@@ -83,7 +151,18 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	}
 	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid);
 	s->event = event;
-	s->_pad = 0;
+	s->_pad2 = 0;
+	s->nspans = 0;
+	s->span_depth = st ? st->depth : 0;
+	if (st) {
+		for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
+			if (i >= st->depth || i >= SONDE_SPAN_DEPTH)
+				break;
+			s->span_ids[i] = st->frames[i].span_id;
+			s->span_probes[i] = st->frames[i].probe;
+			s->nspans = i + 1;
+		}
+	}
 	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
 	bpf_ringbuf_submit(s, 0);
@@ -156,6 +235,144 @@ int on_exit(void *ctx)
 		return 0;
 	if (filter_mode != SONDE_FILTER_ALL && tid != tgid)
 		bpf_map_delete_elem(&targets, &tid); /* added by on_fork if it was a thread */
+	bpf_map_delete_elem(&threads, &tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
+	return 0;
+}
+
+/* --- span probes: one program pair, attached once per traced function with
+ * the probe id as the attach cookie ------------------------------------- */
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+static __always_inline struct sonde_probe_config *probe_config(__u32 probe)
+{
+	if (probe >= SONDE_MAX_PROBES)
+		return NULL;
+	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
+	return cfg && cfg->active ? cfg : NULL;
+}
+
+static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
+{
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (st)
+		return st;
+	__u32 zero = 0;
+	struct sonde_thread_state *z = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!z)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) && bpf_map_lookup_elem(&threads, &tid) == NULL) {
+		count(SONDE_CNT_THREADS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+SEC("uprobe")
+int span_enter(struct pt_regs *ctx)
+{
+	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	if (!probe_config(probe))
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!is_target(pid_tgid >> 32))
+		return 0;
+	struct sonde_thread_state *st = thread_state((__u32)pid_tgid);
+	if (!st)
+		return 0;
+	__u32 d = st->depth;
+	if (d >= SONDE_SPAN_DEPTH) {
+		st->depth = d + 1;
+		count(SONDE_CNT_SPAN_OVERFLOW);
+		return 0;
+	}
+	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
+	f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
+	f->probe = probe;
+	f->start_ns = bpf_ktime_get_ns();
+	st->depth = d + 1;
+	return 0;
+}
+
+static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state *st, __u32 level,
+				      __u64 now, struct sonde_probe_config *cfg)
+{
+	struct sonde_span_frame *f = &st->frames[level & (SONDE_SPAN_DEPTH - 1)];
+	__u64 duration = now - f->start_ns;
+	__u32 key = f->probe * SONDE_HIST_BUCKETS + log2_bucket(duration);
+	__u64 *slot = bpf_map_lookup_elem(&hists, &key);
+	if (slot)
+		*slot += 1;
+	if (duration < cfg->emit_min_ns)
+		return;
+	struct sonde_span *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(SONDE_CNT_LOST_SPANS);
+		return;
+	}
+	fill_hdr(&r->hdr, SONDE_REC_SPAN, pid_tgid);
+	r->hdr.time_ns = now;
+	r->probe = f->probe;
+	r->depth = level + 1;
+	r->span_id = f->span_id;
+	r->parent_span_id = level > 0 ? st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)].span_id : 0;
+	r->start_ns = f->start_ns;
+	r->duration_ns = duration;
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("uretprobe")
+int span_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
+	struct sonde_probe_config *cfg = probe_config(probe);
+	if (!cfg)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st || st->depth == 0)
+		return 0; /* entered before tracing started */
+	__u32 d = st->depth;
+	if (d > SONDE_SPAN_DEPTH) {
+		st->depth = d - 1; /* an untimed overflow level returns */
+		return 0;
+	}
+	/* Normally the innermost span is this probe's. If a deeper one is, the
+	 * spans above it never saw their return (longjmp, exceptions): they are
+	 * dropped as orphans. No span of this probe at all means the call began
+	 * before tracing did: ignore its return. */
+	int found = -1;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= d)
+			break;
+		if (st->frames[(d - 1 - i) & (SONDE_SPAN_DEPTH - 1)].probe == probe) {
+			found = (int)(d - 1 - i);
+			break;
+		}
+	}
+	if (found < 0)
+		return 0;
+	__u32 orphans = d - 1 - (__u32)found;
+	if (orphans) {
+		__u32 k = SONDE_CNT_SPAN_ORPHAN;
+		__u64 *c = bpf_map_lookup_elem(&counters, &k);
+		if (c)
+			*c += orphans;
+	}
+	emit_span(pid_tgid, st, (__u32)found, now, cfg);
+	st->depth = (__u32)found;
 	return 0;
 }

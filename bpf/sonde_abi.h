@@ -13,12 +13,17 @@
 
 #define SONDE_MAX_STACK 127 /* kernel.perf_event_max_stack default */
 #define SONDE_COMM_LEN 16
+#define SONDE_MAX_PROBES 256    /* span probe ids are 0..SONDE_MAX_PROBES-1 */
+#define SONDE_SPAN_DEPTH 32     /* spans in flight per thread that are tracked */
+#define SONDE_SAMPLE_SPANS 16   /* outermost spans a sample carries */
+#define SONDE_HIST_BUCKETS 64   /* log2 buckets: k holds [2^k, 2^(k+1)) ns; 0 holds 0..1 */
 
 enum sonde_record_kind {
 	SONDE_REC_SAMPLE = 1, /* a stack sample */
 	SONDE_REC_EXEC = 2,   /* a target process called exec (maps changed) */
 	SONDE_REC_EXIT = 3,   /* a target thread exited */
 	SONDE_REC_FORK = 4,   /* a target process created a process or thread */
+	SONDE_REC_SPAN = 5,   /* a traced call ended */
 };
 
 /* Indices into the per-CPU `counters` array map. */
@@ -26,6 +31,10 @@ enum sonde_counter {
 	SONDE_CNT_LOST_SAMPLES = 0, /* ring buffer full: sample dropped */
 	SONDE_CNT_LOST_TASK = 1,    /* ring buffer full: lifecycle record dropped */
 	SONDE_CNT_TARGETS_FULL = 2, /* a forked child could not be followed */
+	SONDE_CNT_LOST_SPANS = 3,   /* ring buffer full: span record dropped */
+	SONDE_CNT_SPAN_OVERFLOW = 4, /* calls nested deeper than SONDE_SPAN_DEPTH (not timed) */
+	SONDE_CNT_SPAN_ORPHAN = 5,  /* spans whose return was never seen (longjmp, ...) */
+	SONDE_CNT_THREADS_FULL = 6, /* thread-state map full: a call was not traced */
 	SONDE_CNT_MAX = 8,
 };
 
@@ -44,14 +53,58 @@ struct sonde_hdr {
 	char comm[SONDE_COMM_LEN];
 };
 
+/* One traced call in flight on a thread. */
+struct sonde_span_frame {
+	__u64 span_id;  /* unique per session, never 0 */
+	__u64 start_ns;
+	__u32 probe;
+	__u32 _pad;
+};
+
+/* Per-thread state shared by tracing (writes) and sampling (reads). */
+struct sonde_thread_state {
+	__u32 depth; /* calls in flight; levels >= SONDE_SPAN_DEPTH are counted, not stored */
+	__u32 _pad;
+	struct sonde_span_frame frames[SONDE_SPAN_DEPTH]; /* outermost first */
+};
+
+/* Sampling decisions pushed by user space (array map `sampler_cfg`, key 0).
+ * Probe fields hold probe id + 1 (0 = off). */
+struct sonde_sampler_config {
+	__u32 only_in_probe;   /* sample only while this probe is in flight */
+	__u32 only_slow_probe; /* sample only when its current call already ran... */
+	__u64 only_slow_ns;    /* ...longer than this */
+};
+
+/* Per-probe policy (array map `probe_cfg`, key = probe id). */
+struct sonde_probe_config {
+	__u64 emit_min_ns; /* send span records only for calls at least this long */
+	__u32 active;      /* 0: the probe's programs ignore hits (being detached) */
+	__u32 _pad;
+};
+
 struct sonde_sample {
 	struct sonde_hdr hdr;
 	__u32 event;   /* index of the sampled event in the session's event list */
 	__s32 ustack_bytes; /* bytes filled in ustack, or negative errno */
 	__s32 kstack_bytes; /* bytes filled in kstack, or negative errno */
-	__u32 _pad;
+	__u32 nspans;       /* spans in span_ids/span_probes (outermost first) */
+	__u32 span_depth;   /* calls in flight on the thread (may exceed nspans) */
+	__u32 _pad2;
+	__u64 span_ids[SONDE_SAMPLE_SPANS];
+	__u32 span_probes[SONDE_SAMPLE_SPANS];
 	__u64 kstack[SONDE_MAX_STACK]; /* leaf first */
 	__u64 ustack[SONDE_MAX_STACK]; /* leaf first */
+};
+
+struct sonde_span {
+	struct sonde_hdr hdr;  /* time_ns = end of the call */
+	__u32 probe;
+	__u32 depth;           /* 1 = outermost traced call on the thread */
+	__u64 span_id;
+	__u64 parent_span_id;  /* the enclosing traced call, 0 if none */
+	__u64 start_ns;
+	__u64 duration_ns;
 };
 
 struct sonde_task_event {

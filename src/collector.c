@@ -104,6 +104,13 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		n = add_user_frames(c, n, s->hdr.pid, s->ustack, nu);
 	n = add_kernel_frames(c, n, s->kstack, nk);
 
+	struct span_link links[SONDE_SAMPLE_SPANS];
+	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
+	for (uint32_t i = 0; i < nlinks; i++)
+		links[i] = (struct span_link){s->span_ids[i], s->span_probes[i]};
+	if (s->span_depth > SONDE_SAMPLE_SPANS)
+		c->stats.sample_spans_truncated++;
+
 	uint32_t ev = s->event < MAX_EVENTS ? s->event : 0;
 	struct sample out = {
 		.time_ns = s->hdr.time_ns,
@@ -113,8 +120,65 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		.event = c->event_map[ev],
 		.stack = profile_stack_intern(c->p, c->frames, n),
 	};
-	profile_add_sample(c->p, &out);
+	profile_add_sample(c->p, &out, links, nlinks);
 	c->stats.samples++;
+}
+
+static uint32_t thread_of(struct collector *c, const struct sonde_hdr *h)
+{
+	char comm[SONDE_COMM_LEN + 1];
+	memcpy(comm, h->comm, SONDE_COMM_LEN);
+	comm[SONDE_COMM_LEN] = 0;
+	return profile_thread_intern(c->p, h->pid, h->tid, comm);
+}
+
+static void handle_span(struct collector *c, const struct sonde_span *r)
+{
+	if (r->probe >= c->p->nprobes) {
+		c->stats.bad_records++;
+		return;
+	}
+	struct span sp = {
+		.id = r->span_id,
+		.parent = r->parent_span_id,
+		.start_ns = r->start_ns,
+		.duration_ns = r->duration_ns,
+		.probe = r->probe,
+		.thread = thread_of(c, &r->hdr),
+		.depth = r->depth,
+	};
+	if (profile_span_add(c->p, &sp) < 0)
+		c->stats.bad_records++;
+	else
+		c->stats.spans++;
+}
+
+void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
+			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns)
+{
+	if (probe >= c->p->nprobes || profile_span_find(c->p, span_id) >= 0)
+		return;
+	/* The thread is known from its samples or spans, unless it never had any. */
+	uint32_t thread = UINT32_MAX;
+	for (size_t i = c->p->nthreads; i-- > 0;)
+		if (c->p->threads[i].tid == tid) {
+			thread = (uint32_t)i;
+			break;
+		}
+	if (thread == UINT32_MAX)
+		thread = profile_thread_intern(c->p, tid, tid, "?");
+	struct span sp = {
+		.id = span_id,
+		.parent = parent_id,
+		.start_ns = start_ns,
+		.duration_ns = end_ns > start_ns ? end_ns - start_ns : 0,
+		.probe = probe,
+		.thread = thread,
+		.depth = depth,
+		.open = true,
+	};
+	if (profile_span_add(c->p, &sp) >= 0)
+		c->stats.open_spans++;
 }
 
 int collector_handle(void *arg, const void *data, size_t size)
@@ -132,6 +196,13 @@ int collector_handle(void *arg, const void *data, size_t size)
 			return 0;
 		}
 		handle_sample(c, data);
+		break;
+	case SONDE_REC_SPAN:
+		if (size < sizeof(struct sonde_span)) {
+			c->stats.bad_records++;
+			return 0;
+		}
+		handle_span(c, data);
 		break;
 	case SONDE_REC_EXEC:
 		/* The address space was replaced: re-read maps now, while the

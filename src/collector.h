@@ -20,6 +20,9 @@ struct collector_stats {
 	uint64_t stack_errors;  /* stack captures the kernel reported as failed */
 	uint64_t bad_records;   /* records of unexpected size or kind (never expected) */
 	uint64_t execs, exits, forks;
+	uint64_t spans;       /* completed traced calls received */
+	uint64_t open_spans;  /* traced calls still running at the end */
+	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
 };
 
 struct collector;
@@ -35,6 +38,12 @@ int collector_handle(void *collector, const void *data, size_t size);
  * profile's event index, and sets its weight. */
 void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,
 			 uint64_t weight);
+
+/* Records a traced call still in flight when profiling ended (read from the
+ * kernel's thread state): it counts with its elapsed time until end_ns.
+ * Probe ids are the profile's probe indexes. */
+void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
+			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *out);
 

@@ -19,6 +19,11 @@
 
 #define MAX_CPUS 1024
 
+struct span_attachment {
+	uint32_t probe;
+	struct bpf_link *enter, *exit;
+};
+
 struct engine {
 	struct engine_options opt;
 	struct sonde_bpf *skel;
@@ -28,6 +33,8 @@ struct engine {
 	int ncpus;
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
+	struct span_attachment *spans;
+	size_t nspans, spans_cap;
 };
 
 static bool libbpf_verbose;
@@ -210,6 +217,128 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 	out->lost_samples = totals[SONDE_CNT_LOST_SAMPLES];
 	out->lost_task = totals[SONDE_CNT_LOST_TASK];
 	out->targets_full = totals[SONDE_CNT_TARGETS_FULL];
+	out->lost_spans = totals[SONDE_CNT_LOST_SPANS];
+	out->span_overflow = totals[SONDE_CNT_SPAN_OVERFLOW];
+	out->span_orphans = totals[SONDE_CNT_SPAN_ORPHAN];
+	out->threads_full = totals[SONDE_CNT_THREADS_FULL];
+}
+
+static int set_probe_config(struct engine *e, uint32_t probe, uint64_t emit_min_ns, bool active)
+{
+	struct sonde_probe_config cfg = {.emit_min_ns = emit_min_ns, .active = active};
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &probe, &cfg, BPF_ANY);
+}
+
+int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
+		       size_t errlen)
+{
+	if (probe >= SONDE_MAX_PROBES) {
+		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
+		return -1;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = probe, .retprobe = false);
+	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = probe, .retprobe = true);
+	struct span_attachment a = {.probe = probe};
+	a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
+						  (size_t)file_offset, &enter_opts);
+	if (!a.enter) {
+		snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s", binary,
+			 (unsigned long long)file_offset, strerror(errno));
+		return -1;
+	}
+	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
+						 (size_t)file_offset, &exit_opts);
+	if (!a.exit) {
+		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
+			 binary, (unsigned long long)file_offset, strerror(errno));
+		bpf_link__destroy(a.enter);
+		return -1;
+	}
+	if (set_probe_config(e, probe, emit_min_ns, true)) {
+		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		bpf_link__destroy(a.enter);
+		bpf_link__destroy(a.exit);
+		return -1;
+	}
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
+	e->spans[e->nspans++] = a;
+	return 0;
+}
+
+void engine_detach_span(struct engine *e, uint32_t probe)
+{
+	set_probe_config(e, probe, 0, false);
+	size_t kept = 0;
+	for (size_t i = 0; i < e->nspans; i++) {
+		if (e->spans[i].probe == probe) {
+			bpf_link__destroy(e->spans[i].enter);
+			bpf_link__destroy(e->spans[i].exit);
+		} else {
+			e->spans[kept++] = e->spans[i];
+		}
+	}
+	e->nspans = kept;
+	/* A later probe with the same id starts from an empty histogram. */
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return;
+	uint64_t *zeros = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	int fd = bpf_map__fd(e->skel->maps.hists);
+	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
+		uint32_t key = probe * SONDE_HIST_BUCKETS + b;
+		bpf_map_update_elem(fd, &key, zeros, BPF_ANY);
+	}
+	free(zeros);
+}
+
+int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0 || probe >= SONDE_MAX_PROBES)
+		return -1;
+	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	int fd = bpf_map__fd(e->skel->maps.hists);
+	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
+		uint32_t key = probe * SONDE_HIST_BUCKETS + b;
+		buckets[b] = 0;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			buckets[b] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
+			      uint64_t only_slow_ns)
+{
+	struct sonde_sampler_config cfg = {
+		.only_in_probe = only_in_probe >= 0 ? (uint32_t)only_in_probe + 1 : 0,
+		.only_slow_probe = only_slow_probe >= 0 ? (uint32_t)only_slow_probe + 1 : 0,
+		.only_slow_ns = only_slow_ns,
+	};
+	uint32_t zero = 0;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.sampler_cfg), &zero, &cfg, BPF_ANY);
+}
+
+void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg)
+{
+	int fd = bpf_map__fd(e->skel->maps.threads);
+	uint32_t key, next;
+	uint32_t *prev = NULL;
+	struct sonde_thread_state st;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		uint32_t n = st.depth < SONDE_SPAN_DEPTH ? st.depth : SONDE_SPAN_DEPTH;
+		for (uint32_t i = 0; i < n; i++)
+			fn(arg, key, st.frames[i].probe, st.frames[i].span_id,
+			   i ? st.frames[i - 1].span_id : 0, st.frames[i].start_ns, i + 1);
+	}
 }
 
 void engine_close(struct engine *e)
@@ -217,6 +346,11 @@ void engine_close(struct engine *e)
 	if (!e)
 		return;
 	engine_stop(e);
+	for (size_t i = 0; i < e->nspans; i++) {
+		bpf_link__destroy(e->spans[i].enter);
+		bpf_link__destroy(e->spans[i].exit);
+	}
+	free(e->spans);
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
 	ring_buffer__free(e->rb);

@@ -38,6 +38,10 @@ struct engine_stats {
 	uint64_t lost_samples; /* ring buffer full when a sample was taken */
 	uint64_t lost_task;    /* ring buffer full for a fork/exec/exit record */
 	uint64_t targets_full; /* children that could not be followed */
+	uint64_t lost_spans;   /* ring buffer full when a traced call ended */
+	uint64_t span_overflow; /* calls nested deeper than the tracked depth */
+	uint64_t span_orphans; /* spans whose return was never seen */
+	uint64_t threads_full; /* calls not traced: thread-state map full */
 };
 
 struct engine;
@@ -58,6 +62,36 @@ int engine_poll(struct engine *e, int timeout_ms);
 
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);
+
+/* Span probes. A probe id (0..SONDE_MAX_PROBES-1) names one traced function;
+ * its entry and return programs are attached at `file_offset` of `binary`
+ * with the id as attach cookie. pid -1 = any process (the kernel-side target
+ * filter still applies); a PID limits the uprobe to that process, which
+ * spares every other process the trap (use it for shared libraries).
+ * Calls shorter than emit_min_ns are counted in the histogram but send no
+ * span record. Returns 0 or -1 with err. Attaching the same probe id again
+ * for another PID adds attachments. */
+int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
+		       size_t errlen);
+
+/* Detaches every attachment of a probe; its histogram is cleared. */
+void engine_detach_span(struct engine *e, uint32_t probe);
+
+/* Reads a probe's in-kernel log2 histogram of completed calls (summed over
+ * CPUs) into buckets[SONDE_HIST_BUCKETS]. Returns 0 or -1. */
+int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
+
+/* In-kernel sampling decisions; probe ids, or -1 for none. Takes effect at
+ * once (the sampler reads it on every sample). */
+int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
+			      int32_t only_slow_probe, uint64_t only_slow_ns);
+
+/* Calls `fn` for every traced call still in flight on any thread (from the
+ * kernel's per-thread span stacks), outermost first per thread. */
+typedef void (*engine_open_span_fn)(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
+				    uint64_t parent_id, uint64_t start_ns, uint32_t depth);
+void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg);
 
 /* Sums the kernel-side drop counters. */
 void engine_get_stats(struct engine *e, struct engine_stats *out);

@@ -15,6 +15,8 @@ struct profile *profile_new(void)
 	p->nnodes = 1;
 	p->nnode_slots = 1024;
 	p->node_slots = xcalloc(p->nnode_slots, sizeof(*p->node_slots));
+	p->nspan_slots = 1024;
+	p->span_slots = xcalloc(p->nspan_slots, sizeof(*p->span_slots));
 	return p;
 }
 
@@ -35,6 +37,14 @@ void profile_free(struct profile *p)
 		free(p->meta[i].value);
 	}
 	free(p->meta);
+	free(p->span_links);
+	for (size_t i = 0; i < p->nprobes; i++) {
+		free(p->probes[i].name);
+		free(p->probes[i].binary);
+	}
+	free(p->probes);
+	free(p->spans);
+	free(p->span_slots);
 	free(p);
 }
 
@@ -123,10 +133,112 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 	return (uint32_t)p->nevents++;
 }
 
-void profile_add_sample(struct profile *p, const struct sample *s)
+void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+			size_t n)
 {
 	grow_array((void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples));
-	p->samples[p->nsamples++] = *s;
+	struct sample *d = &p->samples[p->nsamples++];
+	*d = *s;
+	d->links = (uint32_t)p->nspan_links;
+	d->nlinks = (uint32_t)n;
+	if (n) {
+		grow_array((void **)&p->span_links, &p->span_links_cap, p->nspan_links + n,
+			   sizeof(*p->span_links));
+		memcpy(p->span_links + p->nspan_links, links, n * sizeof(*links));
+		p->nspan_links += n;
+	}
+}
+
+uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
+			   uint64_t offset)
+{
+	grow_array((void **)&p->probes, &p->probes_cap, p->nprobes + 1, sizeof(*p->probes));
+	struct probe_info *pr = &p->probes[p->nprobes];
+	memset(pr, 0, sizeof(*pr));
+	pr->name = xstrdup(name);
+	pr->binary = xstrdup(binary ? binary : "");
+	pr->offset = offset;
+	return (uint32_t)p->nprobes++;
+}
+
+int profile_probe_find(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nprobes; i++)
+		if (strcmp(p->probes[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void span_rehash(struct profile *p)
+{
+	size_t n = p->nspan_slots * 2;
+	uint32_t *s = xcalloc(n, sizeof(*s));
+	for (size_t i = 0; i < p->nspans; i++) {
+		size_t j = hash_bytes(&p->spans[i].id, 8, 5) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)(i + 1);
+	}
+	free(p->span_slots);
+	p->span_slots = s;
+	p->nspan_slots = n;
+}
+
+int64_t profile_span_find(const struct profile *p, uint64_t id)
+{
+	size_t mask = p->nspan_slots - 1;
+	for (size_t j = hash_bytes(&id, 8, 5) & mask; p->span_slots[j]; j = (j + 1) & mask)
+		if (p->spans[p->span_slots[j] - 1].id == id)
+			return (int64_t)p->span_slots[j] - 1;
+	return -1;
+}
+
+int64_t profile_span_add(struct profile *p, const struct span *sp)
+{
+	if (sp->id == 0 || profile_span_find(p, sp->id) >= 0)
+		return -1;
+	grow_array((void **)&p->spans, &p->spans_cap, p->nspans + 1, sizeof(*p->spans));
+	p->spans[p->nspans] = *sp;
+	size_t mask = p->nspan_slots - 1;
+	size_t j = hash_bytes(&sp->id, 8, 5) & mask;
+	while (p->span_slots[j])
+		j = (j + 1) & mask;
+	p->span_slots[j] = (uint32_t)(p->nspans + 1);
+	p->nspans++;
+	if (p->nspans * 2 > p->nspan_slots)
+		span_rehash(p);
+	return (int64_t)p->nspans - 1;
+}
+
+int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
+				     uint32_t probe)
+{
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct span_link *l = &p->span_links[s->links + i];
+		if (l->probe != probe)
+			continue;
+		int64_t idx = profile_span_find(p, l->span_id);
+		return idx < 0 ? -1 : (int64_t)p->spans[idx].duration_ns;
+	}
+	return -1;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n)
+{
+	uint64_t *d = xmalloc((p->nspans + 1) * sizeof(*d));
+	size_t k = 0;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (p->spans[i].probe == probe)
+			d[k++] = p->spans[i].duration_ns;
+	qsort(d, k, sizeof(*d), u64_cmp);
+	*n = k;
+	return d;
 }
 
 void profile_meta_set(struct profile *p, const char *key, const char *value)
@@ -162,6 +274,15 @@ bool profile_sample_matches(const struct profile *p, const struct sample *s,
 		return false;
 	if (f->pid > 0 && t->pid != (uint32_t)f->pid)
 		return false;
+	if (f->span_class == SPAN_ANY)
+		return true;
+	int64_t d = profile_sample_span_duration(p, s, f->probe);
+	if (d < 0)
+		return false;
+	if (f->span_class == SPAN_SLOW)
+		return (uint64_t)d > f->threshold_ns;
+	if (f->span_class == SPAN_FAST)
+		return (uint64_t)d <= f->threshold_ns;
 	return true;
 }
 

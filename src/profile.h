@@ -34,6 +34,34 @@ struct sample {
 	uint32_t thread; /* index into threads */
 	uint32_t event;  /* index into events */
 	uint32_t stack;  /* stack node id (0 = empty stack) */
+	uint32_t links;  /* first index into span_links */
+	uint32_t nlinks; /* traced calls in flight when the sample was taken */
+};
+
+/* A traced call in flight when a sample was taken (outermost first). */
+struct span_link {
+	uint64_t span_id;
+	uint32_t probe;
+};
+
+/* A traced function. */
+struct probe_info {
+	char *name;     /* as shown to users: the function name */
+	char *binary;   /* path of the binary it lives in */
+	uint64_t offset; /* file offset of its entry */
+	uint64_t hist[64]; /* in-kernel log2 histogram of completed calls */
+};
+
+/* One traced call. */
+struct span {
+	uint64_t id;          /* unique in the profile, never 0 */
+	uint64_t parent;      /* enclosing traced call's id, 0 if none */
+	uint64_t start_ns;    /* CLOCK_MONOTONIC */
+	uint64_t duration_ns; /* for open spans: elapsed until the profile ended */
+	uint32_t probe;       /* index into probes */
+	uint32_t thread;      /* index into threads */
+	uint32_t depth;       /* 1 = outermost traced call on its thread */
+	bool open;            /* still running when the profile ended */
 };
 
 struct meta_entry {
@@ -54,6 +82,14 @@ struct profile {
 	size_t nevents, events_cap;
 	struct meta_entry *meta;
 	size_t nmeta, meta_cap;
+	struct span_link *span_links;
+	size_t nspan_links, span_links_cap;
+	struct probe_info *probes;
+	size_t nprobes, probes_cap;
+	struct span *spans;
+	size_t nspans, spans_cap;
+	uint32_t *span_slots; /* hash set over spans by id */
+	size_t nspan_slots;
 };
 
 struct profile *profile_new(void);
@@ -74,10 +110,35 @@ uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, co
 /* Index of an event name, added when new. */
 uint32_t profile_event_intern(struct profile *p, const char *name);
 
-void profile_add_sample(struct profile *p, const struct sample *s);
+/* Appends a sample; `links`/`nlinks` are ignored: pass the spans in flight
+ * (outermost first, n may be 0) and they are stored for it. */
+void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+			size_t n);
+
+/* Adds a probe; returns its index. */
+uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
+			   uint64_t offset);
+
+/* Index of the probe named `name`, or -1. */
+int profile_probe_find(const struct profile *p, const char *name);
+
+/* Adds a span (its id must be new; a duplicate id is ignored and -1
+ * returned). Returns its index. */
+int64_t profile_span_add(struct profile *p, const struct span *sp);
+
+/* Index of the span with this id, or -1. */
+int64_t profile_span_find(const struct profile *p, uint64_t id);
 
 void profile_meta_set(struct profile *p, const char *key, const char *value);
 const char *profile_meta_get(const struct profile *p, const char *key);
+
+/* Which calls of a probe a view takes. */
+enum span_class {
+	SPAN_ANY = 0,  /* no span condition */
+	SPAN_IN,       /* inside any call of the probe */
+	SPAN_SLOW,     /* inside a call longer than threshold_ns */
+	SPAN_FAST,     /* inside a call not longer than threshold_ns */
+};
 
 /* Which samples a view takes. Zero-initialised = all samples. */
 struct sample_filter {
@@ -85,7 +146,18 @@ struct sample_filter {
 	uint64_t start_ns, end_ns; /* inclusive, CLOCK_MONOTONIC */
 	int64_t tid;               /* -1 or 0 = any */
 	int64_t pid;               /* -1 or 0 = any */
+	enum span_class span_class;
+	uint32_t probe;            /* for span_class != SPAN_ANY */
+	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
 };
+
+/* The duration of the outermost call of `probe` a sample was taken in, or
+ * -1 when it was in none (or the call's span is unknown: lost). */
+int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
+				     uint32_t probe);
+
+/* Durations of every call of a probe, ascending (caller frees). */
+uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n);
 
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f);

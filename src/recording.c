@@ -24,6 +24,16 @@ static const char *const schema_sql =
 	" cpu INTEGER NOT NULL, thread INTEGER NOT NULL REFERENCES threads(id),"
 	" event INTEGER NOT NULL REFERENCES events(id), stack INTEGER REFERENCES stacks(id),"
 	" weight INTEGER NOT NULL);"
+	"CREATE TABLE probes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, binary TEXT NOT NULL,"
+	" offset INTEGER NOT NULL);"
+	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
+	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
+	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
+	" thread INTEGER NOT NULL REFERENCES threads(id), parent INTEGER, depth INTEGER NOT NULL,"
+	" start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL, open INTEGER NOT NULL);"
+	"CREATE TABLE sample_spans(sample INTEGER NOT NULL REFERENCES samples(id),"
+	" position INTEGER NOT NULL, span INTEGER NOT NULL, probe INTEGER NOT NULL,"
+	" PRIMARY KEY(sample, position));"
 	/* Every frame of every stack, outermost depth 1: the join users want. */
 	"CREATE VIEW stack_frames(stack, depth, frame) AS"
 	" WITH RECURSIVE walk(stack, node) AS ("
@@ -182,24 +192,94 @@ static int save_threads_and_samples(sqlite3 *db, const struct profile *p, char *
 	}
 	sqlite3_finalize(st);
 	if (rc || prepare(db,
-			  "INSERT INTO samples(time_ns, cpu, thread, event, stack, weight)"
-			  " VALUES (?,?,?,?,?,?)",
+			  "INSERT INTO samples(id, time_ns, cpu, thread, event, stack, weight)"
+			  " VALUES (?,?,?,?,?,?,?)",
 			  &st, err, errlen))
 		return -1;
+	sqlite3_stmt *link;
+	if (prepare(db, "INSERT INTO sample_spans(sample, position, span, probe) VALUES (?,?,?,?)",
+		    &link, err, errlen)) {
+		sqlite3_finalize(st);
+		return -1;
+	}
 	for (size_t i = 0; i < p->nsamples && !rc; i++) {
 		const struct sample *s = &p->samples[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)s->time_ns);
-		sqlite3_bind_int64(st, 2, s->cpu);
-		sqlite3_bind_int64(st, 3, s->thread);
-		sqlite3_bind_int64(st, 4, s->event);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)s->time_ns);
+		sqlite3_bind_int64(st, 3, s->cpu);
+		sqlite3_bind_int64(st, 4, s->thread);
+		sqlite3_bind_int64(st, 5, s->event);
 		if (s->stack)
-			sqlite3_bind_int64(st, 5, s->stack);
+			sqlite3_bind_int64(st, 6, s->stack);
 		else
-			sqlite3_bind_null(st, 5);
-		sqlite3_bind_int64(st, 6, (sqlite3_int64)s->weight);
+			sqlite3_bind_null(st, 6);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)s->weight);
 		rc = step_done(db, st, err, errlen);
+		for (uint32_t k = 0; k < s->nlinks && !rc; k++) {
+			const struct span_link *l = &p->span_links[s->links + k];
+			sqlite3_bind_int64(link, 1, (sqlite3_int64)i + 1);
+			sqlite3_bind_int64(link, 2, k);
+			sqlite3_bind_int64(link, 3, (sqlite3_int64)l->span_id);
+			sqlite3_bind_int64(link, 4, l->probe);
+			rc = step_done(db, link, err, errlen);
+		}
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(link);
+	return rc;
+}
+
+static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *pr, *hist, *sp;
+	if (prepare(db, "INSERT INTO probes(id, name, binary, offset) VALUES (?,?,?,?)", &pr, err,
+		    errlen))
+		return -1;
+	if (prepare(db, "INSERT INTO probe_hist(probe, bucket, count) VALUES (?,?,?)", &hist, err,
+		    errlen)) {
+		sqlite3_finalize(pr);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < p->nprobes && !rc; i++) {
+		const struct probe_info *q = &p->probes[i];
+		sqlite3_bind_int64(pr, 1, (sqlite3_int64)i);
+		sqlite3_bind_text(pr, 2, q->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(pr, 3, q->binary, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(pr, 4, (sqlite3_int64)q->offset);
+		rc = step_done(db, pr, err, errlen);
+		for (int b = 0; b < 64 && !rc; b++) {
+			if (!q->hist[b])
+				continue;
+			sqlite3_bind_int64(hist, 1, (sqlite3_int64)i);
+			sqlite3_bind_int64(hist, 2, b);
+			sqlite3_bind_int64(hist, 3, (sqlite3_int64)q->hist[b]);
+			rc = step_done(db, hist, err, errlen);
+		}
+	}
+	sqlite3_finalize(pr);
+	sqlite3_finalize(hist);
+	if (rc || prepare(db,
+			  "INSERT INTO spans(id, probe, thread, parent, depth, start_ns, duration_ns,"
+			  " open) VALUES (?,?,?,?,?,?,?,?)",
+			  &sp, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nspans && !rc; i++) {
+		const struct span *x = &p->spans[i];
+		sqlite3_bind_int64(sp, 1, (sqlite3_int64)x->id);
+		sqlite3_bind_int64(sp, 2, x->probe);
+		sqlite3_bind_int64(sp, 3, x->thread);
+		if (x->parent)
+			sqlite3_bind_int64(sp, 4, (sqlite3_int64)x->parent);
+		else
+			sqlite3_bind_null(sp, 4);
+		sqlite3_bind_int64(sp, 5, x->depth);
+		sqlite3_bind_int64(sp, 6, (sqlite3_int64)x->start_ns);
+		sqlite3_bind_int64(sp, 7, (sqlite3_int64)x->duration_ns);
+		sqlite3_bind_int64(sp, 8, x->open);
+		rc = step_done(db, sp, err, errlen);
+	}
+	sqlite3_finalize(sp);
 	return rc;
 }
 
@@ -219,7 +299,8 @@ int recording_save(const struct profile *p, const char *path, char *err, size_t 
 	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
 	    exec_sql(db, schema_sql, err, errlen) || save_meta_and_events(db, p, err, errlen) ||
 	    save_frames_and_stacks(db, p, err, errlen) ||
-	    save_threads_and_samples(db, p, err, errlen) || exec_sql(db, "COMMIT;", err, errlen))
+	    save_threads_and_samples(db, p, err, errlen) || save_probes_and_spans(db, p, err, errlen) ||
+	    exec_sql(db, "COMMIT;", err, errlen))
 		goto out;
 	if (sqlite3_close(db) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot finish writing %s", path);
@@ -400,15 +481,102 @@ static int load_threads(struct loader *l)
 	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
 }
 
-static int load_samples(struct loader *l)
+static int load_probes(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
+			       &st, NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *bin = (const char *)sqlite3_column_text(st, 2);
+		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nprobes) {
+			sqlite3_finalize(st);
+			return load_fail(l, "probe ids are not dense");
+		}
+		profile_probe_add(l->p, name ? name : "?", bin ? bin : "",
+				  (uint64_t)sqlite3_column_int64(st, 3));
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	if (sqlite3_prepare_v2(l->db, "SELECT probe, bucket, count FROM probe_hist", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 || b >= 64) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a histogram row refers to a missing probe or bucket");
+		}
+		l->p->probes[probe].hist[b] = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int load_spans(struct loader *l)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT time_ns, cpu, thread, event, stack, weight FROM samples ORDER BY id",
+			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open"
+			       " FROM spans ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail(l, sqlite3_errmsg(l->db));
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 probe = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2);
+		if (probe < 0 || (size_t)probe >= l->p->nprobes || thread < 0 ||
+		    (size_t)thread >= l->p->nthreads) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a span refers to a missing probe or thread");
+		}
+		struct span sp = {
+			.id = (uint64_t)sqlite3_column_int64(st, 0),
+			.parent = (uint64_t)sqlite3_column_int64(st, 3),
+			.depth = (uint32_t)sqlite3_column_int64(st, 4),
+			.start_ns = (uint64_t)sqlite3_column_int64(st, 5),
+			.duration_ns = (uint64_t)sqlite3_column_int64(st, 6),
+			.open = sqlite3_column_int64(st, 7) != 0,
+			.probe = (uint32_t)probe,
+			.thread = (uint32_t)thread,
+		};
+		profile_span_add(l->p, &sp);
+	}
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int load_samples(struct loader *l)
+{
+	sqlite3_stmt *st, *links;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT time_ns, cpu, thread, event, stack, weight, id FROM samples"
+			       " ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail(l, sqlite3_errmsg(l->db));
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT sample, span, probe FROM sample_spans ORDER BY sample, position",
+			       -1, &links, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return load_fail(l, sqlite3_errmsg(l->db));
+	}
+	int lr = sqlite3_step(links);
+	struct span_link buf[64];
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 6);
+		size_t nl = 0;
+		/* Links are ordered by sample id, as samples are: merge the two. */
+		while (lr == SQLITE_ROW && sqlite3_column_int64(links, 0) <= id) {
+			sqlite3_int64 probe = sqlite3_column_int64(links, 2);
+			if (sqlite3_column_int64(links, 0) == id && nl < 64 && probe >= 0 &&
+			    (size_t)probe < l->p->nprobes)
+				buf[nl++] = (struct span_link){
+					(uint64_t)sqlite3_column_int64(links, 1), (uint32_t)probe};
+			lr = sqlite3_step(links);
+		}
 		sqlite3_int64 thread = sqlite3_column_int64(st, 2);
 		sqlite3_int64 event = sqlite3_column_int64(st, 3);
 		sqlite3_int64 stack = sqlite3_column_type(st, 4) == SQLITE_NULL
@@ -428,9 +596,10 @@ static int load_samples(struct loader *l)
 			.stack = l->stack_map[stack],
 			.weight = (uint64_t)sqlite3_column_int64(st, 5),
 		};
-		profile_add_sample(l->p, &s);
+		profile_add_sample(l->p, &s, buf, nl);
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(links);
 	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
 }
 
@@ -457,6 +626,10 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 		rc = load_stacks(&l);
 	if (!rc)
 		rc = load_threads(&l);
+	if (!rc)
+		rc = load_probes(&l);
+	if (!rc)
+		rc = load_spans(&l);
 	if (!rc)
 		rc = load_samples(&l);
 	sqlite3_close(l.db);

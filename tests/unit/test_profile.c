@@ -25,7 +25,7 @@ static void add(struct profile *p, const char *comm, uint32_t tid, const uint32_
 	for (uint64_t i = 0; i < count; i++) {
 		struct sample s = {.time_ns = 1000 + i, .weight = 1, .cpu = 0, .thread = th,
 				   .event = 0, .stack = st};
-		profile_add_sample(p, &s);
+		profile_add_sample(p, &s, NULL, 0);
 	}
 }
 
