@@ -45,6 +45,7 @@ void profile_free(struct profile *p)
 	free(p->probes);
 	free(p->spans);
 	free(p->span_slots);
+	free(p->function_of);
 	free(p);
 }
 
@@ -318,6 +319,26 @@ static uint32_t root_frame(struct profile *p, const struct thread_info *t, enum 
 	return frames_intern(p->frames, name, "", "", 0, FRAME_PROCESS);
 }
 
+uint32_t profile_function_frame(struct profile *p, uint32_t frame)
+{
+	const struct frame *f = frames_get(p->frames, frame);
+	if (!f)
+		return frame;
+	if (frame >= p->nfunction_of) {
+		size_t n = frames_count(p->frames) + 1;
+		p->function_of = xrealloc(p->function_of, n * sizeof(*p->function_of));
+		memset(p->function_of + p->nfunction_of, 0,
+		       (n - p->nfunction_of) * sizeof(*p->function_of));
+		p->nfunction_of = n;
+	}
+	if (!p->function_of[frame]) {
+		const char *name = f->name;
+		enum frame_kind kind = f->kind;
+		p->function_of[frame] = frames_intern(p->frames, name, "", "", 0, kind);
+	}
+	return p->function_of[frame];
+}
+
 struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
 				 enum flame_root root)
 {
@@ -337,6 +358,8 @@ struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *
 		if (root != FLAME_ROOT_NONE)
 			buf[off++] = root_frame(p, &p->threads[s->thread], root);
 		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
+		for (size_t k = off; k < off + n; k++)
+			buf[k] = profile_function_frame(p, buf[k]);
 		flame_add(t, buf, off + n, s->weight);
 	}
 	free(buf);

@@ -90,6 +90,8 @@ struct profile {
 	size_t nspans, spans_cap;
 	uint32_t *span_slots; /* hash set over spans by id */
 	size_t nspan_slots;
+	uint32_t *function_of; /* frame id -> its function frame (cache) */
+	size_t nfunction_of;
 };
 
 struct profile *profile_new(void);
@@ -170,7 +172,13 @@ enum flame_root {
 	FLAME_ROOT_NONE,     /* no process level */
 };
 
-/* Builds the call tree of the samples a filter takes (weights summed). The
+/* The frame that stands for a frame's function in flame graphs and folded
+ * stacks: same name and kind, no module, file or line — so samples at
+ * different lines of one function merge, as FlameGraph merges by name. */
+uint32_t profile_function_frame(struct profile *p, uint32_t frame);
+
+/* Builds the call tree of the samples a filter takes (weights summed), one
+ * node per function (profile_function_frame) on each path. The
  * tree's root frames are interned into the profile's frame table as
  * FRAME_PROCESS frames. The caller frees it with flame_free(). */
 struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,

@@ -20,7 +20,8 @@ assert_ge "sched_switch samples" "$(jq .samples "$WORK/sw.json")" 10
 grep -q '__schedule_\[k\]' "$WORK/sw.folded" || fail "no kernel frame __schedule_[k] in sched_switch stacks"
 pass "kernel stacks of sched_switch end in __schedule_[k]"
 
-# System-wide: two busy processes that sonde was not told about are both seen.
+# System-wide: two busy processes that sonde was not told about are both seen
+# (each gets at least half of a CPU's 99 samples: they share 2 CPUs with sonde).
 "$TARGETS/cpusplit" 3 >/dev/null &
 BG_PIDS+=($!)
 busy1=$!
@@ -32,5 +33,5 @@ sleep 0.2
 "$SONDE" report "$WORK/all.sonde" --json >"$WORK/all.json"
 for p in "$busy1" "$busy2"; do
 	assert_ge "system-wide samples of busy PID $p" \
-		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 70
+		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 45
 done

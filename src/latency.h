@@ -1,0 +1,156 @@
+/* latency — statistics of call durations: percentiles, log2 histograms,
+ * duration and threshold parsing, and the `auto` threshold that finds the
+ * valley between the typical calls and the slow ones.
+ *
+ * Pure user-space math: no I/O except latency_hist_print, no global state.
+ * Durations are nanoseconds (uint64_t). Arrays said to be "sorted" are in
+ * ascending order. A call is "slow" when its duration is > the threshold. */
+#ifndef SONDE_LATENCY_H
+#define SONDE_LATENCY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- summary statistics ------------------------------------------------ */
+
+struct latency_stats {
+	uint64_t count;
+	double mean_ns;
+	uint64_t min_ns, max_ns;
+	uint64_t p50_ns, p90_ns, p95_ns, p99_ns, p999_ns;
+};
+
+/* Sorts `d` in place (ascending) and fills `out`. n == 0 gives all zeros.
+ * Percentiles are by latency_percentile (nearest rank). */
+void latency_compute(uint64_t *d, size_t n, struct latency_stats *out);
+
+/* Percentile of an ascending array by the nearest-rank method: the smallest
+ * value such that at least pct% of values are <= it, i.e. sorted[ceil(pct/100
+ * * n) - 1]. pct in (0, 100]; below that range gives the minimum, above it
+ * the maximum. n == 0 -> 0. */
+uint64_t latency_percentile(const uint64_t *sorted, size_t n, double pct);
+
+/* ---- log2 histogram ------------------------------------------------------ */
+
+/* log2 histogram like bcc's funclatency: bucket k holds durations in
+ * [2^k, 2^(k+1)) ns (bucket 0 holds 0 and 1; bucket 63 ends at UINT64_MAX). */
+#define LATENCY_HIST_BUCKETS 64
+struct latency_hist {
+	uint64_t buckets[LATENCY_HIST_BUCKETS];
+};
+
+/* Adds `count` calls of duration `ns` (counts saturate at UINT64_MAX). */
+void latency_hist_add(struct latency_hist *h, uint64_t ns, uint64_t count);
+
+/* The bucket index of a duration, 0..63. */
+unsigned latency_hist_bucket(uint64_t ns);
+
+/* Prints the non-empty range of buckets (lowest to highest non-empty bucket,
+ * empty ones in between included) as aligned rows
+ *     "  1.02us -> 2.05us  : 12     |****      |"
+ * where lo -> hi is the bucket's [2^k, 2^(k+1)) in human units chosen per row
+ * (duration_format, so numbers stay short), and the bar is `width` characters
+ * scaled to the largest bucket (a non-empty bucket always gets at least one
+ * '*'). width <= 0 prints no bar. An empty histogram prints nothing. */
+void latency_hist_print(FILE *out, const struct latency_hist *h, int width);
+
+/* ---- durations ----------------------------------------------------------- */
+
+/* Parses a duration: a decimal number (digits, optionally a '.' and more
+ * digits; no sign, exponent or spaces) followed by ns, us, ms, s (also "µs"
+ * and "μs"). Bare numbers are rejected. The value is exact: decimal digits
+ * are scaled in integers and rounded to the nearest ns (digits beyond 1 ns
+ * precision are ignored). Returns 0, or -1 with one line in err (when err is
+ * not NULL), e.g. "bad duration '5x': use a number with ns, us, ms or s, e.g.
+ * 750us". Rejects negative, NaN, and values above UINT64_MAX ns. */
+int duration_parse(const char *s, uint64_t *ns, char *err, size_t errlen);
+
+/* Formats ns compactly with 3 significant digits: "812ns", "3.25us",
+ * "14.1ms", "1.50s" (below 1us: integer ns; from 1000 s on: integer
+ * seconds). Lossy: for a text that parses back exactly, see threshold_format.
+ * Returns buf. */
+const char *duration_format(uint64_t ns, char *buf, size_t size);
+
+/* ---- thresholds ------------------------------------------------------------ */
+
+enum threshold_kind { THRESHOLD_PERCENTILE, THRESHOLD_ABSOLUTE, THRESHOLD_AUTO };
+struct threshold {
+	enum threshold_kind kind;
+	double percentile; /* THRESHOLD_PERCENTILE: in (0, 100) */
+	uint64_t ns;       /* THRESHOLD_ABSOLUTE */
+};
+
+/* Parses "p95", "p99", "p99.9", "pNN.NNN" (a percentile strictly between 0
+ * and 100, any number of decimals), an absolute duration ("750us", "5ms",
+ * "1.5s", see duration_parse), or "auto". NULL or "" means p95. Returns 0,
+ * or -1 with one line in err (when not NULL) that lists the accepted forms. */
+int threshold_parse(const char *s, struct threshold *out, char *err, size_t errlen);
+
+/* Writes a canonical text that threshold_parse reads back to the same value:
+ * "p95", "p99.9", "750us", "1.5s", "1.234567ms", "auto". Returns buf. */
+const char *threshold_format(const struct threshold *t, char *buf, size_t size);
+
+/* ---- the auto threshold ------------------------------------------------------ */
+
+/* Fewer calls than this are not enough to tell modes from noise. */
+#define LATENCY_AUTO_MIN_CALLS 50
+
+/* Modes of a duration distribution for the `auto` threshold. */
+#define LATENCY_MAX_MODES 8
+struct latency_mode {
+	uint64_t ns;          /* location: the density peak */
+	double share;         /* share of calls in its basin [lo_ns, hi_ns) */
+	uint64_t lo_ns, hi_ns; /* basin: from valley to valley (first: min, last: max + 1) */
+};
+struct latency_modes {
+	size_t nmodes;                                /* modes found, in ascending duration */
+	struct latency_mode modes[LATENCY_MAX_MODES]; /* location, share of calls in its basin */
+	bool found;                                   /* a threshold could be placed */
+	uint64_t threshold_ns; /* the valley between the main mode and the slow one */
+	char reason[160];      /* !found: why (e.g. "unimodal: one mode at 1.20ms");
+	                        * found: a one-line summary of the modes and threshold */
+};
+
+/* Finds the modes of the durations and, when there is a mode slower than the
+ * main one, the threshold in the valley between them.
+ *
+ * Kernel density estimation on log(duration): Gaussian kernel, bandwidth by
+ * Silverman's rule on the log values (at least 0.01, i.e. 1%), evaluated on a
+ * grid of at least 512 points between min and max log padded by 3
+ * bandwidths (more points when the bandwidth is narrow, so every kernel spans
+ * several grid steps). Local maxima are modes unless insignificant: a mode
+ * needs at least 1% of the calls and 10 calls, and the valley between two
+ * neighbouring modes must be below 80% of the smaller peak and deeper than
+ * 2.5 standard errors of the estimate (so the sparse tail of a heavy-tailed
+ * distribution does not make modes out of noise); insignificant modes merge
+ * into a neighbour, least significant first (at most LATENCY_MAX_MODES
+ * remain). In practice: a slow mode holding 2% of the calls is found from
+ * about 1000 calls, one holding 1% from about 3000. The main mode is the one with the largest share
+ * of calls, the slow mode the largest-share mode above it; the threshold is
+ * the deepest point of the density between them (a flat valley, e.g. an
+ * empty gap, gives its middle).
+ *
+ * With three or more modes, a mode between the main and the slow one lands
+ * on the side of the shallower of its two valleys; when both are practically
+ * as deep (within 0.5% of the main peak's height, e.g. both empty gaps), the
+ * valley nearest the main mode wins, so everything above the typical calls
+ * counts as slow.
+ *
+ * `sorted` is ascending; durations of 0 count as 1 ns. Large inputs are
+ * subsampled at evenly spaced ranks (at most 65536 values feed the density;
+ * shares are counted on all values). Returns 0 when found, -1 otherwise
+ * (fewer than LATENCY_AUTO_MIN_CALLS calls, one mode, or the main mode is the
+ * slowest) with reason filled. */
+int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_modes *out);
+
+/* Resolves a threshold against data (sorted ascending): percentile ->
+ * latency_percentile; absolute -> ns; auto -> latency_auto_threshold, falling
+ * back to the p95 when no valley is found (modes_out, if not NULL, receives
+ * the analysis either way; for the other kinds it is zeroed). Returns the
+ * threshold in ns. A call is "slow" when its duration > threshold. */
+uint64_t threshold_resolve(const struct threshold *t, const uint64_t *sorted, size_t n,
+			   struct latency_modes *modes_out);
+
+#endif
