@@ -11,6 +11,7 @@
  *    children are profiled too and user space re-reads maps after exec. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "sonde_abi.h"
 
@@ -163,6 +164,14 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 			s->nspans = i + 1;
 		}
 	}
+	/* The frame-pointer walk skips the caller of a leaf that has not set up
+	 * its frame (stackless leaves, prologues); user space finds that caller's
+	 * return address among these words with the leaf's CFI. */
+	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	s->user_sp = uregs ? BPF_CORE_READ(uregs, sp) : 0;
+	if (!s->user_sp || bpf_probe_read_user(s->user_stack_top, sizeof(s->user_stack_top),
+					       (void *)s->user_sp))
+		__builtin_memset(s->user_stack_top, 0, sizeof(s->user_stack_top));
 	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
 	bpf_ringbuf_submit(s, 0);

@@ -17,6 +17,8 @@
 #define SONDE_SPAN_DEPTH 32     /* spans in flight per thread that are tracked */
 #define SONDE_SAMPLE_SPANS 16   /* outermost spans a sample carries */
 #define SONDE_HIST_BUCKETS 64   /* log2 buckets: k holds [2^k, 2^(k+1)) ns; 0 holds 0..1 */
+#define SONDE_STACK_TOP_WORDS 16 /* user stack words copied from SP: finds the caller of a
+				  * leaf that has no frame pointer set up */
 
 enum sonde_record_kind {
 	SONDE_REC_SAMPLE = 1, /* a stack sample */
@@ -93,6 +95,8 @@ struct sonde_sample {
 	__u32 _pad2;
 	__u64 span_ids[SONDE_SAMPLE_SPANS];
 	__u32 span_probes[SONDE_SAMPLE_SPANS];
+	__u64 user_sp;     /* user stack pointer at the sample (0 if unknown) */
+	__u64 user_stack_top[SONDE_STACK_TOP_WORDS]; /* words at user_sp (0 if unreadable) */
 	__u64 kstack[SONDE_MAX_STACK]; /* leaf first */
 	__u64 ustack[SONDE_MAX_STACK]; /* leaf first */
 };

@@ -39,6 +39,9 @@ struct sym_frame {
 	const char *file;   /* source file ("" when unknown) */
 	uint32_t line;      /* source line (0 when unknown) */
 	enum frame_kind kind;
+	/* DWARF line-table discriminator of the innermost frame's line (0 when
+	 * none or for callers); only addr2line-style output shows it. */
+	uint32_t discriminator;
 };
 
 #define SYM_MAX_INLINE 16 /* frames one address can expand to, at most */
@@ -52,7 +55,8 @@ void symbols_free(struct symbolizer *s);
  * a return address (every stack frame but the leaf): the lookup then uses
  * addr - 1 so the line is the call's, not the next statement's. Fills up to
  * `max` frames innermost first and returns how many (always >= 1 when
- * max >= 1). */
+ * max >= 1). A longer inline chain keeps its innermost max - 1 frames and
+ * the out-of-line function as the last. */
 int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 		 struct sym_frame *out, int max);
 

@@ -1,0 +1,1517 @@
+/* symbols — addresses to frames. See symbols.h for the contract.
+ *
+ * The answers are meant to be the ones `addr2line -f -i -e BIN ADDR` gives,
+ * because that is what users check a profile against. So the lookup follows
+ * binutils' rules rather than libdwfl's conveniences:
+ *  - the function is the DWARF subprogram/inlined_subroutine with the
+ *    smallest range around the address (deepest inline), named through
+ *    abstract_origin/specification; callers come from the DIE nesting with
+ *    DW_AT_call_file/DW_AT_call_line;
+ *  - where DWARF has no function, the ELF symbol is the nearest preceding
+ *    function symbol of the same section, ties broken as binutils does,
+ *    taken from the separate debug file's .symtab when DWARF came from there,
+ *    else .symtab, else .dynsym.
+ * One deliberate difference: binutils 2.40 reads DWARF 5 line rows whose
+ * file register still holds its initial 1 as file entry 0; we report the
+ * file the line table says (see bench/README.md).
+ * libdw parses DWARF (DIEs, line tables, attributes), libdwfl finds separate
+ * debug info (build-id, .gnu_debuglink); per binary we index CU ranges, per
+ * CU its function ranges, and cache every answer by address. */
+#define _GNU_SOURCE
+#include "symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define KERNEL_MODULE "[kernel.kallsyms]"
+#define UNKNOWN_NAME "[unknown]"
+#define VDSO_PATH "[vdso]"
+#define MAX_DIE_DEPTH 64 /* DIE nesting we follow; real code nests < 20 */
+#define MAX_CHAIN 128    /* inline chain kept per address (C++ reaches 30+) */
+_Static_assert(MAX_CHAIN < 256, "the result cache stores a chain length in 8 bits");
+#define MIN_PAGE_SIZE 4096
+
+/* ------------------------------------------------------------------------ */
+/* A hash map from a pair of 64-bit keys to a 64-bit value. One small        */
+/* implementation serves every table here: binaries by (dev, inode),        */
+/* processes by pid, CU indexes by DIE offset, cached results by address.    */
+
+struct map_slot {
+	uint64_t a, b, value;
+	bool used;
+};
+
+struct pair_map {
+	struct map_slot *slots;
+	size_t nslots, n; /* nslots is a power of two, or 0 */
+};
+
+static size_t pair_hash(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	return (size_t)h;
+}
+
+static uint64_t *pair_map_find(const struct pair_map *m, uint64_t a, uint64_t b)
+{
+	if (!m->nslots)
+		return NULL;
+	size_t mask = m->nslots - 1;
+	for (size_t i = pair_hash(a, b) & mask; m->slots[i].used; i = (i + 1) & mask)
+		if (m->slots[i].a == a && m->slots[i].b == b)
+			return &m->slots[i].value;
+	return NULL;
+}
+
+static void pair_map_grow(struct pair_map *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 64;
+	struct map_slot *slots = xcalloc(n, sizeof(*slots));
+	for (size_t i = 0; i < m->nslots; i++) {
+		if (!m->slots[i].used)
+			continue;
+		size_t j = pair_hash(m->slots[i].a, m->slots[i].b) & (n - 1);
+		while (slots[j].used)
+			j = (j + 1) & (n - 1);
+		slots[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->nslots = n;
+}
+
+/* Returns the value slot for (a, b), creating it (value 0) when absent. */
+static uint64_t *pair_map_insert(struct pair_map *m, uint64_t a, uint64_t b)
+{
+	uint64_t *v = pair_map_find(m, a, b);
+	if (v)
+		return v;
+	if ((m->n + 1) * 4 > m->nslots * 3)
+		pair_map_grow(m);
+	size_t mask = m->nslots - 1;
+	size_t i = pair_hash(a, b) & mask;
+	while (m->slots[i].used)
+		i = (i + 1) & mask;
+	m->slots[i] = (struct map_slot){ .a = a, .b = b, .used = true };
+	m->n++;
+	return &m->slots[i].value;
+}
+
+static void pair_map_free(struct pair_map *m)
+{
+	free(m->slots);
+	*m = (struct pair_map){ 0 };
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interned strings: every string a frame points to lives here.             */
+
+struct strpool {
+	char **slots;
+	size_t nslots, n;
+};
+
+static void strpool_grow(struct strpool *p)
+{
+	size_t n = p->nslots ? p->nslots * 2 : 1024;
+	char **slots = xcalloc(n, sizeof(*slots));
+	for (size_t i = 0; i < p->nslots; i++) {
+		if (!p->slots[i])
+			continue;
+		size_t j = hash_str(p->slots[i], 0) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = p->slots[i];
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->nslots = n;
+}
+
+static const char *strpool_intern(struct strpool *p, const char *s)
+{
+	if (!s)
+		s = "";
+	if ((p->n + 1) * 2 > p->nslots)
+		strpool_grow(p);
+	size_t mask = p->nslots - 1;
+	size_t i = hash_str(s, 0) & mask;
+	for (; p->slots[i]; i = (i + 1) & mask)
+		if (strcmp(p->slots[i], s) == 0)
+			return p->slots[i];
+	p->slots[i] = xstrdup(s);
+	p->n++;
+	return p->slots[i];
+}
+
+static void strpool_free(struct strpool *p)
+{
+	for (size_t i = 0; i < p->nslots; i++)
+		free(p->slots[i]);
+	free(p->slots);
+	*p = (struct strpool){ 0 };
+}
+
+/* ------------------------------------------------------------------------ */
+/* ELF function symbols, chosen the way binutils' addr2line chooses them.   */
+
+struct elf_sym {
+	uint64_t value;
+	uint64_t size;    /* never 0: a sizeless symbol counts as 1 byte */
+	const char *name; /* in the ELF string table, alive as long as the Dwfl */
+	const char *file; /* STT_FILE name addr2line would report, or NULL */
+	uint32_t shndx;
+	uint32_t order; /* position in the table: the first of equals wins */
+	bool is_func;
+	bool is_notype;
+};
+
+struct elf_symtab {
+	struct elf_sym *syms; /* sorted by (shndx, value, order) */
+	size_t n, cap;
+};
+
+/* Symbols that can name code: not data, TLS, sections, files, and not the
+ * hidden local sizeless markers annotation plugins emit. */
+static bool elf_sym_names_code(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	if (type == STT_OBJECT || type == STT_COMMON || type == STT_TLS || type == STT_SECTION ||
+	    type == STT_FILE)
+		return false;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return false;
+	if (sym->st_size == 0 && GELF_ST_BIND(sym->st_info) == STB_LOCAL && type == STT_NOTYPE &&
+	    GELF_ST_VISIBILITY(sym->st_other) == STV_HIDDEN)
+		return false;
+	return true;
+}
+
+static int elf_sym_cmp(const void *pa, const void *pb)
+{
+	const struct elf_sym *a = pa, *b = pb;
+	if (a->shndx != b->shndx)
+		return a->shndx < b->shndx ? -1 : 1;
+	if (a->value != b->value)
+		return a->value < b->value ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static Elf_Scn *elf_find_section_of_type(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* Reads one symbol table. A file symbol names the symbols after it, but
+ * (as in binutils) a global symbol only while no file symbol has followed
+ * a symbol: global symbols of linked binaries come after all the files. */
+static void elf_symtab_read(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || shdr->sh_entsize == 0)
+		return;
+	size_t count = shdr->sh_size / shdr->sh_entsize;
+	const char *file = NULL;
+	bool symbol_seen = false, file_after_symbol = false;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
+			file = name;
+			file_after_symbol = symbol_seen;
+			continue;
+		}
+		symbol_seen = true;
+		if (!name || !elf_sym_names_code(&sym))
+			continue;
+		bool local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
+		grow_array((void **)&t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
+		t->syms[t->n++] = (struct elf_sym){
+			.value = sym.st_value,
+			.size = sym.st_size ? sym.st_size : 1,
+			.name = name,
+			.file = (local || !file_after_symbol) ? file : NULL,
+			.shndx = sym.st_shndx,
+			.order = (uint32_t)i,
+			.is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+				   GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
+			.is_notype = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE,
+		};
+	}
+}
+
+/* .symtab when there is one, else .dynsym (stripped binaries keep it). */
+static void elf_symtab_build(struct elf_symtab *t, Elf *elf)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = elf_find_section_of_type(elf, SHT_SYMTAB, &shdr);
+	if (scn)
+		elf_symtab_read(t, elf, scn, &shdr);
+	if (t->n == 0 && (scn = elf_find_section_of_type(elf, SHT_DYNSYM, &shdr)))
+		elf_symtab_read(t, elf, scn, &shdr);
+	if (t->n)
+		qsort(t->syms, t->n, sizeof(*t->syms), elf_sym_cmp);
+}
+
+static bool elf_sym_covers(const struct elf_sym *s, uint64_t addr)
+{
+	return addr - s->value < s->size;
+}
+
+/* Among symbols at the same address, binutils keeps the first in table
+ * order unless another one covers the address where it does not, or is a
+ * function where it is not, or is typed where it is not, or is smaller. */
+static bool elf_sym_better(const struct elf_sym *best, const struct elf_sym *s, uint64_t addr)
+{
+	if (!elf_sym_covers(best, addr))
+		return s->size > best->size;
+	if (!elf_sym_covers(s, addr))
+		return false;
+	if (best->is_func != s->is_func)
+		return s->is_func;
+	if (best->is_notype != s->is_notype)
+		return best->is_notype;
+	return s->size < best->size;
+}
+
+/* The nearest function symbol at or below `addr` in section `shndx`, even
+ * when its size does not reach `addr` (addr2line does the same). */
+static const struct elf_sym *elf_symtab_find(const struct elf_symtab *t, uint32_t shndx,
+					     uint64_t addr)
+{
+	size_t lo = 0, hi = t->n; /* first index ordered after (shndx, addr) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct elf_sym *s = &t->syms[mid];
+		if (s->shndx < shndx || (s->shndx == shndx && s->value <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || t->syms[lo - 1].shndx != shndx)
+		return NULL;
+	size_t first = lo - 1;
+	while (first > 0 && t->syms[first - 1].shndx == shndx &&
+	       t->syms[first - 1].value == t->syms[lo - 1].value)
+		first--;
+	const struct elf_sym *best = &t->syms[first];
+	for (size_t i = first + 1; i < lo; i++)
+		if (elf_sym_better(best, &t->syms[i], addr))
+			best = &t->syms[i];
+	return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per compilation unit: every function DIE (out-of-line and inlined) with   */
+/* its address ranges, built once on the first lookup that lands in the CU.  */
+
+struct dw_func {
+	Dwarf_Die die;
+	int32_t caller;    /* enclosing function of an inlined instance, or -1 */
+	uint64_t entry_pc; /* low end of its first range: where its symbol starts */
+	bool inlined;
+};
+
+struct dw_range {
+	uint64_t low, high;
+	uint32_t func;
+	uint32_t order;    /* DIE order: among equal ranges the later is deeper */
+	int32_t enclosing; /* smallest earlier range containing this one, or -1 */
+};
+
+struct cu_index {
+	Dwarf_Die cudie;
+	bool mangled_names; /* C++ and friends: DW_AT_name is not the symbol */
+	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
+	Dwarf_Half version;
+	struct dw_func *funcs;
+	size_t nfuncs, funcs_cap;
+	struct dw_range *ranges; /* sorted by low, then high descending, then order */
+	size_t nranges, ranges_cap;
+	Dwarf_Files *files; /* for DW_AT_call_file */
+	size_t nfiles;
+};
+
+static const char *die_string(Dwarf_Die *die, int attr)
+{
+	Dwarf_Attribute mem;
+	return dwarf_formstring(dwarf_attr_integrate(die, attr, &mem));
+}
+
+static bool tag_is_function(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+/* Only scopes can hold code; skipping types and variables keeps the walk
+ * over a large CU cheap. */
+static bool tag_may_contain_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_entry_point:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Languages whose DW_AT_name is the symbol name (binutils' list). */
+static bool lang_has_plain_names(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_UPC:
+	case DW_LANG_Mips_Assembler:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_PLI:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void cu_index_add_ranges(struct cu_index *cu, Dwarf_Die *die, uint32_t func)
+{
+	Dwarf_Addr base, low, high;
+	ptrdiff_t off = 0;
+	bool first = true;
+	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
+		if (high <= low)
+			continue;
+		if (first)
+			cu->funcs[func].entry_pc = low;
+		first = false;
+		grow_array((void **)&cu->ranges, &cu->ranges_cap, cu->nranges + 1,
+			   sizeof(*cu->ranges));
+		cu->ranges[cu->nranges] = (struct dw_range){
+			.low = low, .high = high, .func = func, .order = (uint32_t)cu->nranges,
+		};
+		cu->nranges++;
+	}
+}
+
+static int32_t cu_index_add_function(struct cu_index *cu, Dwarf_Die *die, int tag,
+				     int32_t enclosing)
+{
+	grow_array((void **)&cu->funcs, &cu->funcs_cap, cu->nfuncs + 1, sizeof(*cu->funcs));
+	uint32_t idx = (uint32_t)cu->nfuncs++;
+	bool inlined = tag == DW_TAG_inlined_subroutine;
+	cu->funcs[idx] = (struct dw_func){
+		.die = *die,
+		.caller = inlined ? enclosing : -1,
+		.inlined = inlined,
+	};
+	cu_index_add_ranges(cu, die, idx);
+	return (int32_t)idx;
+}
+
+/* `enclosing` is the innermost function around `parent` (-1 at CU level):
+ * lexical blocks are transparent, as in binutils' caller chains. */
+static void cu_index_scan(struct cu_index *cu, Dwarf_Die *parent, int32_t enclosing, int depth)
+{
+	Dwarf_Die child;
+	if (depth > MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		int32_t inner = enclosing;
+		if (tag_is_function(tag))
+			inner = cu_index_add_function(cu, &child, tag, enclosing);
+		if (tag_may_contain_code(tag) && dwarf_haschildren(&child) > 0)
+			cu_index_scan(cu, &child, inner, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int dw_range_cmp(const void *pa, const void *pb)
+{
+	const struct dw_range *a = pa, *b = pb;
+	if (a->low != b->low)
+		return a->low < b->low ? -1 : 1;
+	if (a->high != b->high)
+		return a->high > b->high ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Sorted ranges nest like parentheses; a stack of open ranges gives each
+ * one its smallest container, so a lookup climbs instead of scanning. */
+static void cu_index_link_ranges(struct cu_index *cu)
+{
+	if (cu->nranges)
+		qsort(cu->ranges, cu->nranges, sizeof(*cu->ranges), dw_range_cmp);
+	int32_t *stack = xmalloc((cu->nranges + 1) * sizeof(*stack));
+	size_t depth = 0;
+	for (size_t i = 0; i < cu->nranges; i++) {
+		while (depth && cu->ranges[stack[depth - 1]].high <= cu->ranges[i].low)
+			depth--;
+		cu->ranges[i].enclosing = depth ? stack[depth - 1] : -1;
+		stack[depth++] = (int32_t)i;
+	}
+	free(stack);
+}
+
+static struct cu_index *cu_index_build(Dwarf_Die *cudie)
+{
+	struct cu_index *cu = xcalloc(1, sizeof(*cu));
+	cu->cudie = *cudie;
+	cu->mangled_names = !lang_has_plain_names(dwarf_srclang(cudie));
+	cu->comp_dir = die_string(cudie, DW_AT_comp_dir);
+	if (dwarf_cu_info(cudie->cu, &cu->version, NULL, NULL, NULL, NULL, NULL, NULL) != 0)
+		cu->version = 0;
+	if (dwarf_getsrcfiles(cudie, &cu->files, &cu->nfiles) != 0) {
+		cu->files = NULL;
+		cu->nfiles = 0;
+	}
+	cu_index_scan(cu, cudie, -1, 0);
+	cu_index_link_ranges(cu);
+	return cu;
+}
+
+static void cu_index_free(struct cu_index *cu)
+{
+	if (!cu)
+		return;
+	free(cu->funcs);
+	free(cu->ranges);
+	free(cu);
+}
+
+/* The innermost function whose range holds `pc`, or -1. */
+static int32_t cu_index_find(const struct cu_index *cu, uint64_t pc)
+{
+	size_t lo = 0, hi = cu->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cu->ranges[mid].low <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int32_t r = (int32_t)lo - 1;
+	while (r >= 0 && pc >= cu->ranges[r].high)
+		r = cu->ranges[r].enclosing;
+	return r >= 0 ? (int32_t)cu->ranges[r].func : -1;
+}
+
+static uint32_t die_udata(Dwarf_Die *die, int attr)
+{
+	Dwarf_Attribute mem;
+	Dwarf_Word v;
+	if (dwarf_formudata(dwarf_attr(die, attr, &mem), &v) != 0)
+		return 0;
+	return (uint32_t)v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Binaries: one per (device, inode), parsed once.                           */
+
+struct segment {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct alloc_section {
+	uint64_t addr, size;
+	uint32_t sym_shndx; /* its index in the symbol table's file, or UINT32_MAX */
+};
+
+/* Where each compilation unit's code is, from the CU DIEs themselves:
+ * libdwfl's lookup needs .debug_aranges (clang emits none) and lets a CU
+ * claim the gap up to the next one. */
+struct cu_range {
+	uint64_t low, high;
+	Dwarf_Die cudie;
+};
+
+static int cu_range_cmp(const void *pa, const void *pb)
+{
+	const struct cu_range *a = pa, *b = pb;
+	if (a->low != b->low)
+		return a->low < b->low ? -1 : 1;
+	return a->high < b->high ? -1 : a->high > b->high;
+}
+
+static void cu_ranges_build(Dwarf *dwarf, struct cu_range **out, size_t *n)
+{
+	size_t cap = 0;
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie;
+	while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, NULL) == 0) {
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
+			continue;
+		Dwarf_Addr base, low, high;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &low, &high)) > 0) {
+			if (high <= low)
+				continue;
+			grow_array((void **)out, &cap, *n + 1, sizeof(**out));
+			(*out)[(*n)++] = (struct cu_range){ low, high, cudie };
+		}
+	}
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cu_range_cmp);
+}
+
+static Dwarf_Die *cu_ranges_find(struct cu_range *r, size_t n, uint64_t pc)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].low <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges of different CUs do not nest; look back a little for overlaps. */
+	for (size_t i = lo; i > 0 && lo - i < 4; i--)
+		if (pc < r[i - 1].high)
+			return &r[i - 1].cudie;
+	return NULL;
+}
+
+struct binary {
+	bool valid; /* false: not ELF or unreadable (remembered, not retried) */
+	const char *path;
+	const char *label; /* see module_label() */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dwarf;
+	Dwarf_Addr dwarf_bias; /* module address - DWARF address */
+	struct cu_range *cu_ranges; /* built on the first DWARF lookup */
+	size_t ncu_ranges;
+	bool cu_ranges_built;
+	struct segment *segs;
+	size_t nsegs;
+	struct alloc_section *secs;
+	size_t nsecs;
+	struct elf_symtab symtab;
+	struct pair_map cus;     /* CU DIE offset -> struct cu_index * */
+	struct pair_map results; /* (vaddr, is_return) -> frame pool index << 8 | count */
+};
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static void binary_read_segments(struct binary *b, Elf *elf)
+{
+	size_t phnum;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return;
+	b->segs = xcalloc(phnum ? phnum : 1, sizeof(*b->segs));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+			b->segs[b->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+}
+
+static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name)
+{
+	GElf_Shdr shdr;
+	const char *n = scn && gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+	return n && name && strcmp(n, name) == 0;
+}
+
+/* The allocated sections of the binary, in header order (the first one
+ * holding an address wins, as in addr2line). Symbols may come from the
+ * separate debug file, whose section headers mirror the binary's. */
+static void binary_read_sections(struct binary *b, Elf *elf, Elf *symelf)
+{
+	size_t shstrndx, sym_shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || elf_getshdrstrndx(symelf, &sym_shstrndx) != 0)
+		return;
+	size_t cap = 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) || shdr.sh_size == 0)
+			continue;
+		size_t idx = elf_ndxscn(scn);
+		uint32_t sym_shndx = (uint32_t)idx;
+		if (symelf != elf) {
+			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+			if (!section_name_is(symelf, sym_shstrndx, elf_getscn(symelf, idx), name))
+				sym_shndx = UINT32_MAX;
+		}
+		grow_array((void **)&b->secs, &cap, b->nsecs + 1, sizeof(*b->secs));
+		b->secs[b->nsecs++] = (struct alloc_section){ shdr.sh_addr, shdr.sh_size, sym_shndx };
+	}
+}
+
+static const struct alloc_section *binary_section_at(const struct binary *b, uint64_t vaddr)
+{
+	for (size_t i = 0; i < b->nsecs; i++)
+		if (vaddr - b->secs[i].addr < b->secs[i].size)
+			return &b->secs[i];
+	return NULL;
+}
+
+/* Which file the function symbols come from: the separate debug file when
+ * DWARF came from one (it keeps the full .symtab), else the binary. */
+static Elf *binary_symbol_elf(struct binary *b, Elf *main_elf)
+{
+	Elf *debug_elf = b->dwarf ? dwarf_getelf(b->dwarf) : NULL;
+	if (!debug_elf || debug_elf == main_elf)
+		return main_elf;
+	GElf_Shdr shdr;
+	return elf_find_section_of_type(debug_elf, SHT_SYMTAB, &shdr) ? debug_elf : main_elf;
+}
+
+/* What "[name+0xoffset]" calls a module: the file's base name, or the
+ * pseudo-path without its brackets ("[vdso]" -> "vdso"). */
+static const char *module_label(struct strpool *pool, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (base[0] != '[')
+		return strpool_intern(pool, base);
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(base + 1, "]"), base + 1);
+	return strpool_intern(pool, buf);
+}
+
+/* Parses the ELF file open on `fd` (the Dwfl takes the descriptor). */
+static void binary_parse(struct binary *b, int fd)
+{
+	b->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!b->dwfl) {
+		close(fd);
+		return;
+	}
+	dwfl_report_begin(b->dwfl);
+	/* Base 0 relative to p_vaddr: module addresses are the file's vaddrs. */
+	b->mod = dwfl_report_elf(b->dwfl, b->label, b->path, fd, 0, true);
+	dwfl_report_end(b->dwfl, NULL, NULL);
+	if (!b->mod) {
+		close(fd);
+		return;
+	}
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(b->mod, &bias);
+	if (!elf)
+		return;
+	b->dwarf = dwfl_module_getdwarf(b->mod, &b->dwarf_bias);
+	Elf *symelf = binary_symbol_elf(b, elf);
+	binary_read_segments(b, elf);
+	binary_read_sections(b, elf, symelf);
+	elf_symtab_build(&b->symtab, symelf);
+	b->valid = true;
+}
+
+static void binary_free(struct binary *b)
+{
+	for (size_t i = 0; i < b->cus.nslots; i++)
+		if (b->cus.slots[i].used)
+			cu_index_free((struct cu_index *)(uintptr_t)b->cus.slots[i].value);
+	pair_map_free(&b->cus);
+	pair_map_free(&b->results);
+	if (b->dwfl)
+		dwfl_end(b->dwfl);
+	free(b->cu_ranges);
+	free(b->segs);
+	free(b->secs);
+	free(b->symtab.syms);
+	free(b);
+}
+
+static bool binary_offset_to_vaddr(const struct binary *b, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < b->nsegs; i++) {
+		const struct segment *sg = &b->segs[i];
+		if (off - sg->offset < sg->filesz) {
+			*vaddr = off - sg->offset + sg->vaddr;
+			return true;
+		}
+	}
+	/* The mapping is page-aligned: accept the page around a segment too. */
+	for (size_t i = 0; i < b->nsegs; i++) {
+		const struct segment *sg = &b->segs[i];
+		uint64_t start = sg->offset & ~(uint64_t)(MIN_PAGE_SIZE - 1);
+		if (off >= start && off < sg->offset + sg->filesz + MIN_PAGE_SIZE) {
+			*vaddr = off - sg->offset + sg->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t binary_vaddr_to_offset(const struct binary *b, uint64_t vaddr)
+{
+	for (size_t i = 0; i < b->nsegs; i++)
+		if (vaddr - b->segs[i].vaddr < b->segs[i].filesz)
+			return vaddr - b->segs[i].vaddr + b->segs[i].offset;
+	return vaddr;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Processes and their mappings.                                            */
+
+struct mapping {
+	uint64_t start, end, offset;
+	uint64_t dev, inode;
+	const char *path; /* interned; "" for anonymous memory */
+	bool deleted;
+	bool open_failed;
+	struct binary *bin;
+};
+
+struct process {
+	pid_t pid;
+	bool loaded; /* maps read since the last exec */
+	bool gone;   /* reading maps failed: it exited; keep what we have */
+	struct mapping *maps;
+	size_t nmaps, maps_cap;
+	/* Addresses that still missed right after a re-read: do not re-read
+	 * for them again (a bad address must not cost a file read each time). */
+	struct pair_map misses;
+};
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	const char *module;
+	bool is_text;
+};
+
+struct symbolizer {
+	struct strpool strings;
+	struct pair_map binaries; /* (dev, inode) -> struct binary * */
+	struct pair_map paths;    /* interned path of symbols_file() -> binary */
+	struct pair_map processes; /* pid -> struct process * */
+	struct sym_frame *frames;  /* the result cache's frames */
+	size_t nframes, frames_cap;
+	struct ksym *ksyms;
+	size_t nksyms;
+	bool ksyms_loaded;
+	char **kernel_names; /* blocks holding kallsyms names */
+	size_t nkernel_names, kernel_names_cap;
+	struct binary *vdso;
+	uint64_t vdso_size; /* its mapping's size */
+	bool vdso_tried;
+	struct symbols_stats stats;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Resolution of one address in one binary.                                  */
+
+/* What DWARF says about an address. */
+struct dwarf_answer {
+	struct cu_index *cu;
+	int32_t func; /* innermost function, or -1 */
+	Dwarf_Addr bias;
+	const char *file;
+	uint32_t line, discriminator;
+	bool has_line;
+};
+
+static struct cu_index *binary_cu_index(struct binary *b, Dwarf_Die *cudie)
+{
+	uint64_t *slot = pair_map_insert(&b->cus, dwarf_dieoffset(cudie), 0);
+	if (!*slot)
+		*slot = (uintptr_t)cu_index_build(cudie);
+	return (struct cu_index *)(uintptr_t)*slot;
+}
+
+static void dwarf_lookup(struct binary *b, uint64_t pc, struct dwarf_answer *ans)
+{
+	*ans = (struct dwarf_answer){ .func = -1 };
+	if (!b->dwarf)
+		return;
+	if (!b->cu_ranges_built) {
+		cu_ranges_build(b->dwarf, &b->cu_ranges, &b->ncu_ranges);
+		b->cu_ranges_built = true;
+	}
+	ans->bias = b->dwarf_bias;
+	Dwarf_Die *cudie = cu_ranges_find(b->cu_ranges, b->ncu_ranges, pc - ans->bias);
+	if (!cudie)
+		return;
+	ans->cu = binary_cu_index(b, cudie);
+	ans->func = cu_index_find(ans->cu, pc - ans->bias);
+	Dwarf_Line *line = dwarf_getsrc_die(&ans->cu->cudie, pc - ans->bias);
+	int lineno = 0;
+	unsigned int disc = 0;
+	if (!line || dwarf_lineno(line, &lineno) != 0)
+		return;
+	ans->file = dwarf_linesrc(line, NULL, NULL);
+	ans->line = lineno > 0 ? (uint32_t)lineno : 0;
+	if (dwarf_linediscriminator(line, &disc) == 0)
+		ans->discriminator = disc;
+	ans->has_line = true;
+}
+
+static const struct elf_sym *binary_symbol_at(const struct binary *b, uint64_t pc)
+{
+	const struct alloc_section *sec = binary_section_at(b, pc);
+	if (!sec || sec->sym_shndx == UINT32_MAX)
+		return NULL;
+	return elf_symtab_find(&b->symtab, sec->sym_shndx, pc);
+}
+
+/* The name addr2line gives a DWARF function: the linkage name if any, else
+ * DW_AT_name; where DW_AT_name is not a symbol name (C++) or is missing,
+ * the ELF symbol starting at the function's entry. */
+static const char *dwarf_function_name(const struct binary *b, const struct dwarf_answer *ans,
+				       int32_t f)
+{
+	struct dw_func *fn = &ans->cu->funcs[f];
+	const char *name = die_string(&fn->die, DW_AT_linkage_name);
+	if (!name)
+		name = die_string(&fn->die, DW_AT_MIPS_linkage_name);
+	if (name)
+		return name;
+	name = die_string(&fn->die, DW_AT_name);
+	if (name && !ans->cu->mangled_names)
+		return name;
+	uint64_t entry = fn->entry_pc + ans->bias;
+	const struct elf_sym *sym = binary_symbol_at(b, entry);
+	if (sym && sym->value == entry)
+		return sym->name;
+	return name;
+}
+
+/* libdw joins a relative file name to its line-table directory only;
+ * addr2line also puts the compilation directory in front when that
+ * directory is relative (DWARF 5 directory 0 is the compilation directory
+ * itself, so GCC's "./dir" builds show "./dir/./dir/file.c"). */
+static const char *addr2line_path(struct symbolizer *s, const struct cu_index *cu,
+				  const char *name)
+{
+	if (!name || name[0] == '/' || !cu->comp_dir)
+		return strpool_intern(&s->strings, name);
+	size_t dirlen = strlen(cu->comp_dir);
+	bool under_comp_dir = strncmp(name, cu->comp_dir, dirlen) == 0 && name[dirlen] == '/';
+	if (cu->version < 5 && under_comp_dir) /* DWARF 4 directory 0: done already */
+		return strpool_intern(&s->strings, name);
+	char buf[PATH_MAX * 2];
+	snprintf(buf, sizeof(buf), "%s/%s", cu->comp_dir, name);
+	return strpool_intern(&s->strings, buf);
+}
+
+static const char *call_file(const struct cu_index *cu, const struct dw_func *fn)
+{
+	Dwarf_Attribute mem;
+	Dwarf_Word idx;
+	Dwarf_Die die = fn->die;
+	if (!cu->files || dwarf_formudata(dwarf_attr(&die, DW_AT_call_file, &mem), &idx) != 0 ||
+	    idx >= cu->nfiles)
+		return NULL;
+	return dwarf_filesrc(cu->files, idx, NULL, NULL);
+}
+
+static const char *unknown_name(struct symbolizer *s, const char *base, uint64_t off)
+{
+	char buf[PATH_MAX + 40];
+	snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", base, off);
+	return strpool_intern(&s->strings, buf);
+}
+
+/* "[module+0xoffset]" names the file offset, the same for every process. */
+static const char *binary_unknown_name(struct symbolizer *s, const struct binary *b,
+				       uint64_t vaddr)
+{
+	return unknown_name(s, b->label, binary_vaddr_to_offset(b, vaddr));
+}
+
+/* Innermost first: the inlined functions' chain from the DIE nesting, each
+ * caller at the call site of the function it inlined. */
+static int frames_from_dwarf(struct symbolizer *s, struct binary *b, uint64_t vaddr,
+			     const struct dwarf_answer *ans, struct sym_frame *out)
+{
+	struct cu_index *cu = ans->cu;
+	int32_t f = ans->func;
+	int n = 0;
+	out[n++] = (struct sym_frame){
+		.file = ans->has_line ? addr2line_path(s, cu, ans->file) : "",
+		.line = ans->line,
+		.discriminator = ans->discriminator,
+	};
+	for (;;) {
+		const char *name = dwarf_function_name(b, ans, f);
+		out[n - 1].name = name ? strpool_intern(&s->strings, name)
+				       : binary_unknown_name(s, b, vaddr);
+		out[n - 1].module = b->path;
+		out[n - 1].kind = FRAME_INLINED;
+		const struct dw_func *fn = &cu->funcs[f];
+		if (!fn->inlined || fn->caller < 0 || n == MAX_CHAIN)
+			break;
+		Dwarf_Die die = fn->die;
+		out[n++] = (struct sym_frame){
+			.file = addr2line_path(s, cu, call_file(cu, fn)),
+			.line = die_udata(&die, DW_AT_call_line),
+		};
+		f = fn->caller;
+	}
+	out[n - 1].kind = FRAME_USER;
+	return n;
+}
+
+static int frame_from_symbol(struct symbolizer *s, struct binary *b, const struct elf_sym *sym,
+			     const struct dwarf_answer *ans, struct sym_frame *out)
+{
+	*out = (struct sym_frame){
+		.name = strpool_intern(&s->strings, sym->name),
+		.module = b->path,
+		.file = ans->has_line ? addr2line_path(s, ans->cu, ans->file)
+				      : strpool_intern(&s->strings, sym->file),
+		.line = ans->has_line ? ans->line : 0,
+		.discriminator = ans->discriminator,
+		.kind = FRAME_USER,
+	};
+	return 1;
+}
+
+/* Resolves without the cache; always at least one frame. */
+static int binary_resolve(struct symbolizer *s, struct binary *b, uint64_t vaddr, bool is_return,
+			  struct sym_frame *out)
+{
+	uint64_t pc = is_return ? vaddr - 1 : vaddr;
+	struct dwarf_answer ans = { .func = -1 };
+	if (b->valid && binary_section_at(b, pc)) {
+		dwarf_lookup(b, pc, &ans);
+		if (ans.func >= 0)
+			return frames_from_dwarf(s, b, vaddr, &ans, out);
+		const struct elf_sym *sym = binary_symbol_at(b, pc);
+		if (sym)
+			return frame_from_symbol(s, b, sym, &ans, out);
+	}
+	*out = (struct sym_frame){
+		.name = binary_unknown_name(s, b, vaddr),
+		.module = b->path,
+		.file = ans.has_line ? addr2line_path(s, ans.cu, ans.file) : "",
+		.line = ans.line,
+		.discriminator = ans.discriminator,
+		.kind = FRAME_UNKNOWN,
+	};
+	return 1;
+}
+
+/* A chain longer than `max` loses its middle: the innermost frames carry
+ * the line, the last one is the function the code really runs in. */
+static int copy_frames(struct symbolizer *s, const struct sym_frame *frames, int n,
+		       struct sym_frame *out, int max)
+{
+	if (frames[0].kind == FRAME_UNKNOWN)
+		s->stats.unresolved++;
+	if (n <= max) {
+		memcpy(out, frames, (size_t)n * sizeof(*out));
+		return n;
+	}
+	memcpy(out, frames, (size_t)(max - 1) * sizeof(*out));
+	out[max - 1] = frames[n - 1];
+	return max;
+}
+
+/* The cached lookup every entry point goes through. */
+static int binary_lookup(struct symbolizer *s, struct binary *b, uint64_t vaddr, bool is_return,
+			 struct sym_frame *out, int max)
+{
+	uint64_t *slot = pair_map_insert(&b->results, vaddr, is_return);
+	if (!*slot) {
+		struct sym_frame frames[MAX_CHAIN];
+		int n = binary_resolve(s, b, vaddr, is_return, frames);
+		grow_array((void **)&s->frames, &s->frames_cap, s->nframes + (size_t)n,
+			   sizeof(*s->frames));
+		memcpy(&s->frames[s->nframes], frames, (size_t)n * sizeof(*frames));
+		*slot = (uint64_t)s->nframes << 8 | (uint64_t)n;
+		s->nframes += (size_t)n;
+	}
+	return copy_frames(s, &s->frames[*slot >> 8], (int)(*slot & 0xff), out, max);
+}
+
+static int unknown_frame(struct symbolizer *s, const char *name, const char *module,
+			 struct sym_frame *out)
+{
+	*out = (struct sym_frame){
+		.name = name, .module = module, .file = "", .kind = FRAME_UNKNOWN,
+	};
+	s->stats.unresolved++;
+	return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening binaries.                                                        */
+
+static struct binary *binary_cached(struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+	uint64_t *v = pair_map_find(&s->binaries, dev, ino);
+	return v ? (struct binary *)(uintptr_t)*v : NULL;
+}
+
+/* Takes ownership of `fd`. Returns the cached binary for its (dev, inode)
+ * or parses it; `path` names it in frames. */
+static struct binary *binary_from_fd(struct symbolizer *s, int fd, const char *path)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	struct binary *b = binary_cached(s, st.st_dev, st.st_ino);
+	if (b) {
+		close(fd);
+		return b;
+	}
+	b = xcalloc(1, sizeof(*b));
+	b->path = strpool_intern(&s->strings, path);
+	b->label = module_label(&s->strings, path);
+	binary_parse(b, fd);
+	s->stats.binaries_opened++;
+	*pair_map_insert(&s->binaries, st.st_dev, st.st_ino) = (uintptr_t)b;
+	return b;
+}
+
+/* A path is looked up once: symbols_file() callers ask for the same file
+ * thousands of times and a stat() each time would cost more than the
+ * cached answer. */
+static struct binary *binary_from_path(struct symbolizer *s, const char *path)
+{
+	const char *key = strpool_intern(&s->strings, path);
+	uint64_t *slot = pair_map_find(&s->paths, (uintptr_t)key, 0);
+	if (slot)
+		return (struct binary *)(uintptr_t)*slot;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct binary *b = fd < 0 ? NULL : binary_from_fd(s, fd, path);
+	if (b)
+		*pair_map_insert(&s->paths, (uintptr_t)key, 0) = (uintptr_t)b;
+	return b;
+}
+
+/* The mapped file, even if deleted or inside another mount namespace:
+ * map_files first, then the process's root, then the path as we see it.
+ * The last two could be a different file by now, so the inode must match. */
+static int open_mapped_file(pid_t pid, const struct mapping *m)
+{
+	char buf[PATH_MAX + 64];
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
+		 m->end);
+	int fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (m->deleted)
+		return -1;
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, m->path);
+	const char *candidates[] = { buf, m->path };
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+		fd = open(candidates[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* The kernel's vDSO is the same image in every process of our ABI, so our
+ * own copy (written to a memfd so libdwfl can read it) resolves anybody's
+ * whose [vdso] mapping has the same size (a 32-bit one differs). */
+static struct binary *vdso_binary(struct symbolizer *s, uint64_t mapping_size)
+{
+	if (!s->vdso_tried) {
+		s->vdso_tried = true;
+		const unsigned char *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+		if (!image || memcmp(image, ELFMAG, SELFMAG) != 0 || image[EI_CLASS] != ELFCLASS64)
+			return NULL;
+		const Elf64_Ehdr *eh = (const void *)image;
+		size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		int fd = memfd_create("sonde-vdso", MFD_CLOEXEC);
+		if (fd < 0)
+			return NULL;
+		if (write(fd, image, size) != (ssize_t)size) {
+			close(fd);
+			return NULL;
+		}
+		s->vdso = binary_from_fd(s, fd, VDSO_PATH);
+		s->vdso_size = (size + page - 1) / page * page;
+	}
+	return mapping_size == s->vdso_size ? s->vdso : NULL;
+}
+
+static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct mapping *m)
+{
+	if (m->bin || m->open_failed)
+		return m->bin;
+	if (strcmp(m->path, VDSO_PATH) == 0)
+		m->bin = vdso_binary(s, m->end - m->start);
+	else if (m->inode != 0 && m->path[0] == '/')
+		m->bin = binary_cached(s, m->dev, m->inode);
+	if (!m->bin && m->inode != 0 && m->path[0] == '/') {
+		int fd = open_mapped_file(pid, m);
+		if (fd >= 0)
+			m->bin = binary_from_fd(s, fd, m->path);
+	}
+	m->open_failed = m->bin == NULL;
+	return m->bin;
+}
+
+/* ------------------------------------------------------------------------ */
+/* /proc/PID/maps                                                            */
+
+static bool parse_maps_line(struct symbolizer *s, char *line, struct mapping *m)
+{
+	unsigned long long start, end, offset, inode;
+	unsigned int major, minor;
+	int pathpos = 0;
+	if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &offset, &major, &minor,
+		   &inode, &pathpos) < 6)
+		return false;
+	char *path = pathpos > 0 ? line + pathpos : line + strlen(line);
+	path[strcspn(path, "\n")] = '\0';
+	static const char deleted_suffix[] = " (deleted)";
+	size_t len = strlen(path), slen = sizeof(deleted_suffix) - 1;
+	bool deleted = len > slen && strcmp(path + len - slen, deleted_suffix) == 0;
+	if (deleted)
+		path[len - slen] = '\0';
+	*m = (struct mapping){
+		.start = start, .end = end, .offset = offset,
+		.dev = makedev(major, minor), .inode = inode,
+		.path = strpool_intern(&s->strings, path),
+		.deleted = deleted,
+	};
+	return true;
+}
+
+/* Keeps the binaries of mappings that did not change across a re-read. */
+static void carry_over_binaries(struct mapping *fresh, size_t nfresh, const struct mapping *old,
+				size_t nold)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < nfresh; i++) {
+		while (j < nold && old[j].start < fresh[i].start)
+			j++;
+		if (j < nold && old[j].start == fresh[i].start && old[j].end == fresh[i].end &&
+		    old[j].inode == fresh[i].inode && old[j].offset == fresh[i].offset &&
+		    old[j].path == fresh[i].path) {
+			fresh[i].bin = old[j].bin;
+			fresh[i].open_failed = old[j].open_failed;
+		}
+	}
+}
+
+static int process_read_maps(struct symbolizer *s, struct process *p)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		p->gone = true;
+		return -1;
+	}
+	s->stats.maps_reads++;
+	struct mapping *maps = NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+	size_t linecap = 0;
+	while (getline(&line, &linecap, f) > 0) {
+		grow_array((void **)&maps, &cap, n + 1, sizeof(*maps));
+		if (parse_maps_line(s, line, &maps[n]))
+			n++;
+	}
+	free(line);
+	fclose(f);
+	if (n == 0 && p->nmaps > 0) { /* a zombie has no maps: keep the old ones */
+		free(maps);
+		p->gone = true;
+		return -1;
+	}
+	carry_over_binaries(maps, n, p->maps, p->nmaps);
+	free(p->maps);
+	p->maps = maps;
+	p->nmaps = n;
+	p->maps_cap = cap;
+	p->loaded = true;
+	p->gone = false;
+	pair_map_free(&p->misses);
+	return 0;
+}
+
+static struct process *process_get(struct symbolizer *s, pid_t pid)
+{
+	uint64_t *slot = pair_map_insert(&s->processes, (uint64_t)pid, 0);
+	if (!*slot) {
+		struct process *p = xcalloc(1, sizeof(*p));
+		p->pid = pid;
+		*slot = (uintptr_t)p;
+	}
+	return (struct process *)(uintptr_t)*slot;
+}
+
+static void process_forget_maps(struct process *p)
+{
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = p->maps_cap = 0;
+	p->loaded = false;
+	p->gone = false;
+	pair_map_free(&p->misses);
+}
+
+static struct mapping *process_mapping_at(struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < p->maps[lo - 1].end)
+		return &p->maps[lo - 1];
+	return NULL;
+}
+
+/* A miss re-reads the maps once (the address may be a new mmap). */
+static struct mapping *process_find_mapping(struct symbolizer *s, struct process *p,
+					    uint64_t addr)
+{
+	if (!p->loaded && !p->gone)
+		process_read_maps(s, p);
+	struct mapping *m = process_mapping_at(p, addr);
+	if (m || p->gone || pair_map_find(&p->misses, addr, 0))
+		return m;
+	if (process_read_maps(s, p) == 0)
+		m = process_mapping_at(p, addr);
+	if (!m)
+		pair_map_insert(&p->misses, addr, 0);
+	return m;
+}
+
+static void process_free(struct process *p)
+{
+	free(p->maps);
+	pair_map_free(&p->misses);
+	free(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel symbols from /proc/kallsyms.                                       */
+
+static char *kernel_name_dup(struct symbolizer *s, const char *name)
+{
+	grow_array((void **)&s->kernel_names, &s->kernel_names_cap, s->nkernel_names + 1,
+		   sizeof(*s->kernel_names));
+	return s->kernel_names[s->nkernel_names++] = xstrdup(name);
+}
+
+static int ksym_type_rank(char type)
+{
+	switch (type) {
+	case 'T': return 0;
+	case 't': return 1;
+	case 'W': case 'w': return 2;
+	default: return 3;
+	}
+}
+
+static int ksym_cmp(const void *pa, const void *pb)
+{
+	const struct ksym *a = pa, *b = pb;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (int)b->is_text - (int)a->is_text;
+}
+
+/* One kallsyms line: "ffffffff81000000 T _stext" or "... t fn\t[module]". */
+static bool parse_kallsyms_line(struct symbolizer *s, char *line, struct ksym *k, char *type)
+{
+	char *end;
+	unsigned long long addr = strtoull(line, &end, 16);
+	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
+		return false;
+	*type = end[1];
+	char *name = end + 3;
+	name[strcspn(name, "\n")] = '\0';
+	char *tab = strchr(name, '\t');
+	const char *module = KERNEL_MODULE;
+	if (tab) {
+		*tab = '\0';
+		module = strpool_intern(&s->strings, tab + 1);
+	}
+	*k = (struct ksym){
+		.addr = addr,
+		.name = kernel_name_dup(s, name),
+		.module = module,
+		.is_text = ksym_type_rank(*type) < 3,
+	};
+	return addr != 0; /* all zero: addresses hidden (kptr_restrict) */
+}
+
+static void kernel_load(struct symbolizer *s)
+{
+	s->ksyms_loaded = true;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	size_t cap = 0;
+	char *line = NULL;
+	size_t linecap = 0;
+	while (getline(&line, &linecap, f) > 0) {
+		grow_array((void **)&s->ksyms, &cap, s->nksyms + 1, sizeof(*s->ksyms));
+		char type;
+		if (parse_kallsyms_line(s, line, &s->ksyms[s->nksyms], &type))
+			s->nksyms++;
+	}
+	free(line);
+	fclose(f);
+	/* Several names can share an address: text first, then file order. */
+	if (s->nksyms)
+		qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), ksym_cmp);
+}
+
+static const struct ksym *kernel_symbol_at(const struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nksyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Past the last symbol nothing bounds the range: not ours to guess. */
+	if (lo == 0 || lo == s->nksyms)
+		return NULL;
+	size_t first = lo - 1;
+	while (first > 0 && s->ksyms[first - 1].addr == s->ksyms[lo - 1].addr)
+		first--;
+	return s->ksyms[first].is_text ? &s->ksyms[first] : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                                */
+
+struct symbolizer *symbols_new(void)
+{
+	elf_version(EV_CURRENT);
+	return xcalloc(1, sizeof(struct symbolizer));
+}
+
+void symbols_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->binaries.nslots; i++)
+		if (s->binaries.slots[i].used)
+			binary_free((struct binary *)(uintptr_t)s->binaries.slots[i].value);
+	for (size_t i = 0; i < s->processes.nslots; i++)
+		if (s->processes.slots[i].used)
+			process_free((struct process *)(uintptr_t)s->processes.slots[i].value);
+	for (size_t i = 0; i < s->nkernel_names; i++)
+		free(s->kernel_names[i]);
+	free(s->kernel_names);
+	free(s->ksyms);
+	free(s->frames);
+	pair_map_free(&s->binaries);
+	pair_map_free(&s->paths);
+	pair_map_free(&s->processes);
+	strpool_free(&s->strings);
+	free(s);
+}
+
+int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
+		 struct sym_frame *out, int max)
+{
+	if (max < 1)
+		return 0;
+	s->stats.lookups++;
+	struct process *p = process_get(s, pid);
+	struct mapping *m = process_find_mapping(s, p, addr);
+	if (!m || m->path[0] == '\0')
+		return unknown_frame(s, UNKNOWN_NAME, "", out);
+	uint64_t off = addr - m->start + m->offset;
+	struct binary *b = mapping_binary(s, pid, m);
+	uint64_t vaddr;
+	if (!b || !binary_offset_to_vaddr(b, off, &vaddr)) {
+		const char *label = module_label(&s->strings, m->path);
+		return unknown_frame(s, unknown_name(s, label, off), m->path, out);
+	}
+	return binary_lookup(s, b, vaddr, is_return, out, max);
+}
+
+void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
+{
+	s->stats.lookups++;
+	if (!s->ksyms_loaded)
+		kernel_load(s);
+	const struct ksym *k = kernel_symbol_at(s, addr);
+	if (!k) {
+		unknown_frame(s, UNKNOWN_NAME, KERNEL_MODULE, out);
+		return;
+	}
+	*out = (struct sym_frame){
+		.name = k->name, .module = k->module, .file = "", .kind = FRAME_KERNEL,
+	};
+}
+
+int symbols_note_process(struct symbolizer *s, pid_t pid)
+{
+	return process_read_maps(s, process_get(s, pid));
+}
+
+void symbols_note_exec(struct symbolizer *s, pid_t pid)
+{
+	uint64_t *slot = pair_map_find(&s->processes, (uint64_t)pid, 0);
+	if (slot)
+		process_forget_maps((struct process *)(uintptr_t)*slot);
+}
+
+int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
+		 struct sym_frame *out, int max)
+{
+	struct binary *b = binary_from_path(s, path);
+	if (!b || !b->valid)
+		return -1;
+	if (max < 1)
+		return 0;
+	s->stats.lookups++;
+	return binary_lookup(s, b, vaddr, is_return, out, max);
+}
+
+void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out)
+{
+	*out = s->stats;
+}
