@@ -58,6 +58,28 @@ static size_t intern_sym_frames(struct collector *c, size_t n, const struct sym_
 	return n;
 }
 
+/* The kernel walks user stacks by frame pointer, which skips the caller of a
+ * leaf that has not set up its frame (a stackless leaf, or a sample in a
+ * prologue). When the leaf's CFI says its CFA is SP-based, the caller's
+ * return address is in the stack words the sampler copied: put it back. */
+static int restore_leaf_caller(struct collector *c, const struct sonde_sample *s, __u64 *ips,
+			       int nips)
+{
+	int64_t off;
+	if (nips < 1 || nips >= SONDE_MAX_STACK || !s->user_sp ||
+	    !symbols_user_sp_cfa(c->syms, (pid_t)s->hdr.pid, ips[0], &off))
+		return nips;
+	if (off < 8 || (off - 8) % 8 != 0 || (off - 8) / 8 >= SONDE_STACK_TOP_WORDS)
+		return nips;
+	__u64 ret = s->user_stack_top[(off - 8) / 8];
+	if (ret == 0 || (nips > 1 && ips[1] == ret))
+		return nips;
+	memmove(&ips[2], &ips[1], (size_t)(nips - 1) * sizeof(*ips));
+	ips[1] = ret;
+	c->stats.leaf_callers_restored++;
+	return nips + 1;
+}
+
 static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const __u64 *ips,
 			      int nips)
 {
@@ -100,8 +122,12 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	if (nu == 0 && nk == 0)
 		c->stats.empty_stacks++;
 	size_t n = 0;
-	if (s->hdr.pid != 0)
-		n = add_user_frames(c, n, s->hdr.pid, s->ustack, nu);
+	if (s->hdr.pid != 0 && nu > 0) {
+		__u64 ips[SONDE_MAX_STACK];
+		memcpy(ips, s->ustack, (size_t)nu * sizeof(*ips));
+		nu = restore_leaf_caller(c, s, ips, nu);
+		n = add_user_frames(c, n, s->hdr.pid, ips, nu);
+	}
 	n = add_kernel_frames(c, n, s->kstack, nk);
 
 	struct span_link links[SONDE_SAMPLE_SPANS];

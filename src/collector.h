@@ -23,6 +23,7 @@ struct collector_stats {
 	uint64_t spans;       /* completed traced calls received */
 	uint64_t open_spans;  /* traced calls still running at the end */
 	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
+	uint64_t leaf_callers_restored;  /* frames the frame-pointer walk missed, from CFI */
 };
 
 struct collector;
