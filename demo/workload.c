@@ -57,10 +57,17 @@ __attribute__((noinline)) static unsigned compute_checksum(const unsigned char *
 	return ~crc;
 }
 
-static int cmp_int(const void *a, const void *b)
+/* Its own sort rather than libc's qsort: Debian's libc is built without
+ * frame pointers, so stacks through it would be cut short. */
+__attribute__((noinline)) static void sort_keys(int *a, int n)
 {
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
+	for (int gap = n / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n; i++) {
+			int v = a[i], j = i;
+			for (; j >= gap && a[j - gap] > v; j -= gap)
+				a[j] = a[j - gap];
+			a[j] = v;
+		}
 }
 
 __attribute__((noinline)) static void rebuild_index(int seed)
@@ -71,7 +78,7 @@ __attribute__((noinline)) static void rebuild_index(int seed)
 		s = s * 1103515245u + 12345u;
 		keys[i] = (int)(s >> 8);
 	}
-	qsort(keys, sizeof(keys) / sizeof(keys[0]), sizeof(keys[0]), cmp_int);
+	sort_keys(keys, (int)(sizeof(keys) / sizeof(keys[0])));
 }
 
 __attribute__((noinline)) static size_t render_response(const struct request *r, unsigned sum,
