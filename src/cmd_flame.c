@@ -1,4 +1,5 @@
-/* sonde flame — draw a recording as an interactive SVG flame graph. */
+/* sonde flame — draw a recording as an interactive SVG flame graph, or the
+ * difference of two sample sets (slow vs fast calls, or two recordings). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -6,8 +7,10 @@
 #include <string.h>
 
 #include "commands.h"
+#include "flamediff.h"
 #include "flamesvg.h"
 #include "outfile.h"
+#include "query.h"
 #include "recording.h"
 #include "util.h"
 
@@ -16,6 +19,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID]\n"
+		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]]\n"
+		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
+		"       sonde flame --diff A B -o DIFF.svg\n"
 		"\n"
 		"Draws a self-contained interactive SVG flame graph of a recording: hover for\n"
 		"details, click to zoom, Ctrl-F / Search to highlight and sum matches.\n"
@@ -24,7 +30,18 @@ static void usage(FILE *f)
 		"  --title T    title (default \"Flame Graph\", or \"Icicle Graph\")\n"
 		"  --width PX   image width (default 1200)\n"
 		"  --minwidth PX  omit frames narrower than this (default 0.1)\n"
-		"  --pid PID, --tid TID  only samples of this process / thread\n");
+		"  --pid PID, --tid TID  only samples of this process / thread\n"
+		"  --in FUNC    only samples inside calls of traced FUNC\n"
+		"  --slow FUNC[:T], --fast FUNC[:T]  only samples inside calls of FUNC slower\n"
+		"               than T / not slower; T is p95 (default), pNN, a duration\n"
+		"               (750us, 5ms, 1.5s) or auto\n"
+		"  --diff-slow FUNC[:T]  differential flame graph of the samples in slow calls\n"
+		"               vs in fast calls of FUNC: red = more share in slow calls, blue =\n"
+		"               less; widths show both sets, so frames only in fast calls stay\n"
+		"               visible (blue)\n"
+		"  --diff A B   differential flame graph of recording B against recording A\n"
+		"  --diff-width union|base|cmp  what widths show in a differential graph\n"
+		"               (default union: the mean of both normalized shares)\n");
 }
 
 static int parse_positive(const char *opt, const char *s, double *out)
@@ -40,86 +57,244 @@ static int parse_positive(const char *opt, const char *s, double *out)
 	return 0;
 }
 
-int cmd_flame(int argc, char **argv)
+struct flame_args {
+	struct flamesvg_options svg;
+	struct sample_filter filter;
+	const char *output;
+	const char *span_arg;
+	enum span_class span_cls;
+	const char *diff_slow;
+	bool diff_files;
+	enum flamediff_width diff_width;
+	char **files;
+	int nfiles;
+};
+
+static int write_svg(const char *output, int (*draw)(FILE *, void *), void *arg)
+{
+	char err[512];
+	struct outfile out;
+	if (outfile_open(&out, output, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	if (draw(out.f, arg)) {
+		outfile_abort(&out);
+		errorf("writing %s failed: %s", output, strerror(errno));
+		return 1;
+	}
+	if (outfile_commit(&out, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
+struct plain_draw {
+	struct flame_tree *t;
+	const struct flamesvg_options *svg;
+};
+
+static int draw_plain(FILE *f, void *arg)
+{
+	struct plain_draw *d = arg;
+	return flamesvg_write(f, d->t, d->svg);
+}
+
+struct diff_draw {
+	struct flamediff *d;
+	struct flamediff_options o;
+	const struct flamesvg_options *svg;
+};
+
+static int draw_diff(FILE *f, void *arg)
+{
+	struct diff_draw *d = arg;
+	return flamediff_write_svg(f, d->d, &d->o, d->svg);
+}
+
+static struct profile *load(const char *path)
+{
+	char err[512];
+	struct profile *p = recording_load(path, err, sizeof(err));
+	if (!p)
+		errorf("%s", err);
+	return p;
+}
+
+static int flame_single(struct flame_args *a)
+{
+	struct profile *p = load(a->files[0]);
+	if (!p)
+		return 1;
+	char err[512], view[512];
+	if (a->span_arg) {
+		struct span_query q;
+		if (query_parse(p, a->span_cls, a->span_arg, &q, err, sizeof(err))) {
+			errorf("%s", err);
+			profile_free(p);
+			return 1;
+		}
+		query_apply(&q, &a->filter);
+		query_describe(&q, p, view, sizeof(view));
+		if (!a->svg.subtitle)
+			a->svg.subtitle = view;
+	}
+	struct flame_tree *t = profile_flame(p, &a->filter, FLAME_ROOT_COMM);
+	flame_sort(t);
+	struct plain_draw d = {t, &a->svg};
+	int rc = write_svg(a->output, draw_plain, &d);
+	flame_free(t);
+	profile_free(p);
+	return rc;
+}
+
+static int flame_diff_slow(struct flame_args *a)
+{
+	struct profile *p = load(a->files[0]);
+	if (!p)
+		return 1;
+	char err[512];
+	struct span_query slow, fast;
+	if (query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
+	    query_parse(p, SPAN_FAST, a->diff_slow, &fast, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
+	}
+	struct sample_filter fs = a->filter, ff = a->filter;
+	query_apply(&slow, &fs);
+	query_apply(&fast, &ff);
+	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_COMM);
+	struct flame_tree *tf = profile_flame(p, &ff, FLAME_ROOT_COMM);
+	char title[256];
+	if (!a->svg.title) {
+		char thr[32];
+		snprintf(title, sizeof(title), "Slow vs fast calls of %s (threshold %s)",
+			 p->probes[slow.probe].name, duration_format(slow.threshold_ns, thr, sizeof(thr)));
+		a->svg.title = title;
+	}
+	struct diff_draw d = {flamediff_new(tf, ts), {a->diff_width, "fast", "slow"}, &a->svg};
+	int rc = write_svg(a->output, draw_diff, &d);
+	flamediff_free(d.d);
+	flame_free(ts);
+	flame_free(tf);
+	profile_free(p);
+	return rc;
+}
+
+static int flame_diff_files(struct flame_args *a)
+{
+	struct profile *pa = load(a->files[0]);
+	struct profile *pb = pa ? load(a->files[1]) : NULL;
+	if (!pb) {
+		profile_free(pa);
+		return 1;
+	}
+	struct flame_tree *ta = profile_flame(pa, &a->filter, FLAME_ROOT_COMM);
+	struct flame_tree *tb = profile_flame(pb, &a->filter, FLAME_ROOT_COMM);
+	struct diff_draw d = {flamediff_new(ta, tb), {a->diff_width, a->files[0], a->files[1]},
+			      &a->svg};
+	int rc = write_svg(a->output, draw_diff, &d);
+	flamediff_free(d.d);
+	flame_free(ta);
+	flame_free(tb);
+	profile_free(pa);
+	profile_free(pb);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct flame_args *a)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"icicle", no_argument, NULL, 'i'},
 		{"title", required_argument, NULL, 't'},  {"width", required_argument, NULL, 'w'},
 		{"minwidth", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'},    {"help", no_argument, NULL, 'h'},
+		{"tid", required_argument, NULL, 'T'},    {"in", required_argument, NULL, 'n'},
+		{"slow", required_argument, NULL, 's'},   {"fast", required_argument, NULL, 'f'},
+		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
+		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct flamesvg_options so;
-	flamesvg_default_options(&so);
-	struct sample_filter filter = {0};
-	const char *output = NULL;
+	memset(a, 0, sizeof(*a));
+	flamesvg_default_options(&a->svg);
 	double v;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'i':
-			so.icicle = true;
-			break;
-		case 't':
-			so.title = optarg;
-			break;
+		case 'o': a->output = optarg; break;
+		case 'i': a->svg.icicle = true; break;
+		case 't': a->svg.title = optarg; break;
 		case 'w':
 			if (parse_positive("--width", optarg, &v))
-				return 2;
+				return -1;
 			if (v < 100) {
 				errorf("--width must be at least 100 pixels");
-				return 2;
+				return -1;
 			}
-			so.width = (int)v;
+			a->svg.width = (int)v;
 			break;
 		case 'm':
 			if (parse_positive("--minwidth", optarg, &v))
-				return 2;
-			so.minwidth = v;
+				return -1;
+			a->svg.minwidth = v;
 			break;
-		case 'P':
-			filter.pid = atoll(optarg);
+		case 'P': a->filter.pid = atoll(optarg); break;
+		case 'T': a->filter.tid = atoll(optarg); break;
+		case 'n':
+		case 's':
+		case 'f':
+			if (a->span_arg) {
+				errorf("give one of --in, --slow, --fast");
+				return -1;
+			}
+			a->span_arg = optarg;
+			a->span_cls = c == 'n' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
 			break;
-		case 'T':
-			filter.tid = atoll(optarg);
+		case 'D': a->diff_slow = optarg; break;
+		case 'd': a->diff_files = true; break;
+		case 'W':
+			if (!strcmp(optarg, "union"))
+				a->diff_width = FLAMEDIFF_WIDTH_UNION;
+			else if (!strcmp(optarg, "base"))
+				a->diff_width = FLAMEDIFF_WIDTH_BASE;
+			else if (!strcmp(optarg, "cmp"))
+				a->diff_width = FLAMEDIFF_WIDTH_CMP;
+			else {
+				errorf("bad --diff-width '%s': use union, base or cmp", optarg);
+				return -1;
+			}
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
 		}
 	}
-	if (optind != argc - 1 || !output) {
-		errorf("flame needs one recording and an output: sonde flame FILE -o OUT.svg");
+	a->files = argv + optind;
+	a->nfiles = argc - optind;
+	int want = a->diff_files ? 2 : 1;
+	if (a->nfiles != want || !a->output) {
+		errorf(a->diff_files ? "--diff needs two recordings and an output: sonde flame --diff A "
+				       "B -o DIFF.svg"
+				     : "flame needs one recording and an output: sonde flame FILE -o "
+				       "OUT.svg");
+		return -1;
+	}
+	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) > 1) {
+		errorf("--diff-slow, --diff and --in/--slow/--fast exclude each other");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	struct flame_args a;
+	if (parse_args(argc, argv, &a))
 		return 2;
-	}
-	char err[512];
-	struct profile *p = recording_load(argv[optind], err, sizeof(err));
-	if (!p) {
-		errorf("%s", err);
-		return 1;
-	}
-	struct flame_tree *t = profile_flame(p, &filter, FLAME_ROOT_COMM);
-	flame_sort(t);
-	struct outfile out;
-	int rc = 1;
-	if (outfile_open(&out, output, err, sizeof(err))) {
-		errorf("%s", err);
-	} else if (flamesvg_write(out.f, t, &so)) {
-		outfile_abort(&out);
-		errorf("writing %s failed: %s", output, strerror(errno));
-	} else if (outfile_commit(&out, err, sizeof(err))) {
-		errorf("%s", err);
-	} else {
-		rc = 0;
-	}
-	flame_free(t);
-	profile_free(p);
-	return rc;
+	if (a.diff_slow)
+		return flame_diff_slow(&a);
+	if (a.diff_files)
+		return flame_diff_files(&a);
+	return flame_single(&a);
 }

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "folded.h"
 #include "outfile.h"
+#include "query.h"
 #include "recording.h"
 #include "report.h"
 #include "util.h"
@@ -25,6 +26,11 @@ static void usage(FILE *f)
 		"               inlined frames _[i], as FlameGraph's stackcollapse-perf.pl writes\n"
 		"  --top N      rows per table in the text report (default 20)\n"
 		"  --pid PID    only samples of this process; --tid TID: of this thread\n"
+		"  --in FUNC    only samples taken inside calls of traced FUNC\n"
+		"  --slow FUNC[:THRESHOLD]  only samples inside calls of FUNC slower than\n"
+		"               THRESHOLD: p95 (default), pNN or pNN.N, a duration (750us, 5ms,\n"
+		"               1.5s) or auto (the valley between the main and the slow mode)\n"
+		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
 		"  -o OUT       write to OUT instead of standard output\n");
 }
 
@@ -34,11 +40,15 @@ int cmd_report(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'}, {"folded", no_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 't'}, {"pid", required_argument, NULL, 'P'},
 		{"tid", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
+		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
+		{"fast", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
 	struct report_options ro = {0};
 	const char *output = "-";
+	const char *span_arg = NULL;
+	enum span_class span_cls = SPAN_ANY;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -61,6 +71,16 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'i':
+		case 's':
+		case 'F':
+			if (span_arg) {
+				errorf("give one of --in, --slow, --fast");
+				return 2;
+			}
+			span_arg = optarg;
+			span_cls = c == 'i' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -81,6 +101,18 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	ro.source = path;
+	char view[512];
+	if (span_arg) {
+		struct span_query q;
+		if (query_parse(p, span_cls, span_arg, &q, err, sizeof(err))) {
+			errorf("%s", err);
+			profile_free(p);
+			return 1;
+		}
+		query_apply(&q, &ro.filter);
+		query_describe(&q, p, view, sizeof(view));
+		ro.view = view;
+	}
 	struct outfile out;
 	if (outfile_open(&out, output, err, sizeof(err))) {
 		errorf("%s", err);

@@ -171,6 +171,8 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (e->opt.no_sampler)
+		return 0;
 	if (e->opt.event.type == EVENT_TRACEPOINT)
 		return attach_sampler_tracepoint(e, err, errlen);
 	return attach_sampler_software(e, err, errlen);

@@ -28,6 +28,7 @@ struct engine_options {
 	uint64_t freq;         /* samples/s for time-based events; 0 = use period */
 	uint64_t period;       /* every Nth event when freq == 0 */
 	bool system_wide;      /* false: only processes added with engine_add_pid */
+	bool no_sampler;       /* trace only: open no sampling event */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	bool verbose;          /* let libbpf's messages through */
 	engine_record_fn on_record;

@@ -439,7 +439,7 @@ const char *threshold_format(const struct threshold *t, char *buf, size_t size)
 #define MODE_MIN_CALLS 10
 #define VALLEY_MAX_RATIO 0.8          /* valley / smaller peak, for distinct modes */
 #define VALLEY_NOISE_SIGMAS 2.5       /* and the dip must exceed the noise this much */
-#define VALLEY_TIE_SHARE 0.005        /* of the main peak: valleys this close tie */
+#define VALLEY_TIE_SHARE 0.005        /* of the smaller peak: valleys this close tie */
 
 /* Density of log(ns) on an even grid: point i is at log-ns x0 + i * dx. The
  * scale is arbitrary; only ratios are used. */
@@ -561,22 +561,29 @@ static uint64_t kde_point_ns(const struct kde *k, size_t i)
 }
 
 /* The lowest point strictly between grid points a < b: the middle of the
- * first run of points within `tol` of the minimum, so a flat valley (an
- * empty gap) gives its middle, and among equally deep valleys the one
- * nearest `a` wins. */
+ * longest run of points within `tol` of the minimum, so a flat valley (an
+ * empty gap) gives its middle even when stray calls dot it, and among equally
+ * long runs the one nearest `a` wins. */
 static size_t kde_valley(const struct kde *k, size_t a, size_t b, double tol)
 {
 	double lowest = k->f[a + 1];
 	for (size_t i = a + 1; i < b; i++)
 		if (k->f[i] < lowest)
 			lowest = k->f[i];
-	size_t start = a + 1;
-	while (k->f[start] > lowest + tol)
-		start++;
-	size_t end = start;
-	while (end + 1 < b && k->f[end + 1] <= lowest + tol)
-		end++;
-	return start + (end - start) / 2;
+	size_t best_start = a + 1, best_len = 0, run_start = 0, run_len = 0;
+	for (size_t i = a + 1; i < b; i++) {
+		if (k->f[i] > lowest + tol) {
+			run_len = 0;
+			continue;
+		}
+		if (run_len++ == 0)
+			run_start = i;
+		if (run_len > best_len) {
+			best_len = run_len;
+			best_start = run_start;
+		}
+	}
+	return best_start + (best_len ? (best_len - 1) / 2 : 0);
 }
 
 /* Local maxima of the density, with the valley between each neighbouring
@@ -776,7 +783,10 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
 
-	double tol = VALLEY_TIE_SHARE * k->f[p->peak[main]];
+	/* Relative to the smaller peak: a tall, narrow main mode must not make
+	 * its own tail look like part of the valley. */
+	double smaller = fmin(k->f[p->peak[main]], k->f[p->peak[slow]]);
+	double tol = VALLEY_TIE_SHARE * smaller;
 	size_t v = kde_valley(k, p->peak[main], p->peak[slow], tol);
 	const struct latency_mode *ms = &out->modes[slow];
 	out->found = true;

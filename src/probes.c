@@ -151,6 +151,18 @@ static char *library_in_maps(pid_t pid, const char *want)
 	return found;
 }
 
+/* libfoo.so is often a linker script (text): only ELF files are libraries. */
+static bool is_elf_file(const char *path)
+{
+	unsigned char magic[4] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	size_t n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
 static char *library_in_dirs(const char *want)
 {
 	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -174,7 +186,7 @@ static char *library_in_dirs(const char *want)
 		for (int i = 0; dirs[i] && !found; i++) {
 			if (pass == 0) {
 				char *cand = xasprintf("%s/%s", dirs[i], want);
-				if (access(cand, R_OK) == 0)
+				if (is_elf_file(cand))
 					found = cand;
 				else
 					free(cand);
@@ -182,8 +194,10 @@ static char *library_in_dirs(const char *want)
 			}
 			char *pattern = xasprintf("%s/%s[.-]*so*", dirs[i], want);
 			glob_t g;
-			if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0)
-				found = xstrdup(g.gl_pathv[0]);
+			if (glob(pattern, 0, NULL, &g) == 0)
+				for (size_t k = 0; k < g.gl_pathc && !found; k++)
+					if (is_elf_file(g.gl_pathv[k]))
+						found = xstrdup(g.gl_pathv[k]);
 			globfree(&g);
 			free(pattern);
 		}

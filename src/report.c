@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "latency.h"
 #include "util.h"
 
 struct function_stat {
@@ -168,6 +169,101 @@ static void text_function_table(FILE *out, const char *title, struct summary *s,
 	}
 }
 
+struct probe_summary {
+	struct latency_stats st;
+	struct latency_modes modes;
+	struct latency_hist hist;
+	uint64_t kernel_calls; /* completed calls counted in the kernel */
+	size_t open;           /* calls still running at the end */
+};
+
+static void summarize_probe(const struct profile *p, uint32_t probe, struct probe_summary *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	size_t n;
+	uint64_t *d = profile_probe_durations(p, probe, &n);
+	latency_compute(d, n, &ps->st);
+	latency_auto_threshold(d, n, &ps->modes);
+	for (size_t i = 0; i < n; i++)
+		latency_hist_add(&ps->hist, d[i], 1);
+	free(d);
+	for (int b = 0; b < 64; b++)
+		ps->kernel_calls += p->probes[probe].hist[b];
+	for (size_t i = 0; i < p->nspans; i++)
+		ps->open += p->spans[i].probe == probe && p->spans[i].open;
+}
+
+static void text_probes(FILE *out, const struct profile *p)
+{
+	for (size_t i = 0; i < p->nprobes; i++) {
+		struct probe_summary ps;
+		summarize_probe(p, (uint32_t)i, &ps);
+		char b[7][32];
+		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", p->probes[i].name,
+			ps.st.count);
+		if (ps.open)
+			fprintf(out, " (%zu still running at the end, counted with their elapsed time)",
+				ps.open);
+		fprintf(out, "\n  mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s\n",
+			duration_format((uint64_t)ps.st.mean_ns, b[0], 32),
+			duration_format(ps.st.p50_ns, b[1], 32), duration_format(ps.st.p90_ns, b[2], 32),
+			duration_format(ps.st.p95_ns, b[3], 32), duration_format(ps.st.p99_ns, b[4], 32),
+			duration_format(ps.st.p999_ns, b[5], 32), duration_format(ps.st.max_ns, b[6], 32));
+		latency_hist_print(out, &ps.hist, 40);
+		fprintf(out, "  modes:");
+		for (size_t m = 0; m < ps.modes.nmodes; m++)
+			fprintf(out, "%s %s (%.1f%% of calls)", m ? "," : "",
+				duration_format(ps.modes.modes[m].ns, b[0], 32),
+				100.0 * ps.modes.modes[m].share);
+		if (ps.modes.found)
+			fprintf(out, "; auto threshold %s\n",
+				duration_format(ps.modes.threshold_ns, b[0], 32));
+		else
+			fprintf(out, "%sno auto threshold (%s)\n", ps.modes.nmodes ? "; " : " ",
+				ps.modes.reason);
+	}
+}
+
+static void json_probes(FILE *out, const struct profile *p)
+{
+	fprintf(out, "  \"probes\": [");
+	for (size_t i = 0; i < p->nprobes; i++) {
+		struct probe_summary ps;
+		summarize_probe(p, (uint32_t)i, &ps);
+		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		json_write_string(out, p->probes[i].name);
+		fprintf(out, ", \"binary\": ");
+		json_write_string(out, p->probes[i].binary);
+		fprintf(out,
+			", \"calls\": %" PRIu64 ", \"open\": %zu, \"kernel_calls\": %" PRIu64
+			", \"mean_ns\": %.0f, \"min_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
+			", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
+			", \"p999_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ",\n     \"hist\": [",
+			ps.st.count, ps.open, ps.kernel_calls, ps.st.mean_ns, ps.st.min_ns, ps.st.p50_ns,
+			ps.st.p90_ns, ps.st.p95_ns, ps.st.p99_ns, ps.st.p999_ns, ps.st.max_ns);
+		int first = 1;
+		for (unsigned b = 0; b < LATENCY_HIST_BUCKETS; b++) {
+			if (!ps.hist.buckets[b])
+				continue;
+			uint64_t lo = b ? (1ull << b) : 0, hi = b < 63 ? (2ull << b) - 1 : UINT64_MAX;
+			fprintf(out, "%s{\"lo_ns\": %" PRIu64 ", \"hi_ns\": %" PRIu64
+				     ", \"count\": %" PRIu64 "}",
+				first ? "" : ", ", lo, hi, ps.hist.buckets[b]);
+			first = 0;
+		}
+		fprintf(out, "],\n     \"auto\": {\"found\": %s, \"threshold_ns\": %" PRIu64
+			     ", \"reason\": ",
+			ps.modes.found ? "true" : "false", ps.modes.found ? ps.modes.threshold_ns : 0);
+		json_write_string(out, ps.modes.reason);
+		fprintf(out, ", \"modes\": [");
+		for (size_t m = 0; m < ps.modes.nmodes; m++)
+			fprintf(out, "%s{\"ns\": %" PRIu64 ", \"share\": %.4f}", m ? ", " : "",
+				ps.modes.modes[m].ns, ps.modes.modes[m].share);
+		fprintf(out, "]}}");
+	}
+	fprintf(out, "\n  ],\n");
+}
+
 int report_write_text(FILE *out, struct profile *p, const struct report_options *o)
 {
 	struct summary s;
@@ -185,6 +281,8 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			fprintf(out, "  event:     %s every %" PRIu64 " events\n", event, period);
 	}
 	fprintf(out, "  duration:  %.2f s\n", meta_double(p, "duration_s"));
+	if (o->view)
+		fprintf(out, "  view:      %s\n", o->view);
 	fprintf(out, "  samples:   %" PRIu64 "\n", s.samples);
 	fprintf(out, "  lost:      %" PRIu64 "%s\n", meta_u64(p, "lost_samples"),
 		meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
@@ -199,6 +297,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 		fprintf(out, "  %8" PRIu64 " %6.2f%% %8u %8u  %s\n", s.threads[i].samples,
 			pct(s.threads[i].samples, s.samples), t->pid, t->tid, t->comm);
 	}
+	text_probes(out, p);
 	free_summary(&s);
 	return ferror(out) ? -1 : 0;
 }
@@ -217,6 +316,12 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		meta_u64(p, "frequency_hz"), meta_u64(p, "period"), s.samples,
 		meta_u64(p, "lost_samples"), meta_double(p, "duration_s"));
 	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
+	if (o->view) {
+		fprintf(out, "  \"view\": ");
+		json_write_string(out, o->view);
+		fprintf(out, ",\n");
+	}
+	json_probes(out, p);
 	fprintf(out, "  \"functions\": [");
 	size_t shown = 0;
 	for (size_t i = 0; i < s.nfuncs; i++) {

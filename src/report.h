@@ -17,7 +17,12 @@ struct report_options {
 	const char *source;      /* file name shown in the header */
 	int top;                 /* rows per table in text output (<= 0: 20) */
 	struct sample_filter filter;
+	const char *view;        /* what the filter selects, in words (NULL: all) */
 };
+
+/* Per traced function: calls, mean, p50/p90/p95/p99/p99.9/max, a log2
+ * histogram, and the modes of the duration distribution with the `auto`
+ * threshold between the main and the slow one. */
 
 int report_write_text(FILE *out, struct profile *p, const struct report_options *o);
 int report_write_json(FILE *out, struct profile *p, const struct report_options *o);

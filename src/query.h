@@ -1,0 +1,40 @@
+/* query — the span conditions users put on views: --in FUNC,
+ * --slow FUNC[:THRESHOLD], --fast FUNC[:THRESHOLD].
+ *
+ * The threshold (p95 by default, pNN, an absolute duration, or auto) is
+ * resolved at query time over the durations of FUNC's calls in the same
+ * profile, so changing it never needs a new recording. A sample belongs to a
+ * call of FUNC when it was taken while that call was in flight on its
+ * thread (for recursion, the outermost call counts). */
+#ifndef SONDE_QUERY_H
+#define SONDE_QUERY_H
+
+#include <stddef.h>
+
+#include "latency.h"
+#include "profile.h"
+
+struct span_query {
+	enum span_class cls;
+	int probe;              /* index into the profile's probes */
+	struct threshold threshold;
+	uint64_t threshold_ns;  /* resolved */
+	struct latency_modes modes; /* for auto: the analysis */
+	size_t calls;           /* calls of the probe */
+	size_t slow_calls;      /* calls longer than threshold_ns */
+};
+
+/* Parses "FUNC" or "FUNC:THRESHOLD" for class cls and resolves it against p.
+ * Returns 0, or -1 with one line in err (unknown function: lists the traced
+ * ones; bad threshold). */
+int query_parse(struct profile *p, enum span_class cls, const char *arg, struct span_query *q,
+		char *err, size_t errlen);
+
+/* Applies the query to a filter. */
+void query_apply(const struct span_query *q, struct sample_filter *f);
+
+/* One line describing the query, e.g. "slow calls of handle_request
+ * (> 2.05ms, p95: 20 of 400 calls)". */
+void query_describe(const struct span_query *q, const struct profile *p, char *buf, size_t size);
+
+#endif

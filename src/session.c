@@ -1,0 +1,636 @@
+#define _GNU_SOURCE
+#include "session.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "latency.h"
+#include "probes.h"
+#include "sonde_abi.h"
+#include "symbols.h"
+#include "target.h"
+#include "util.h"
+
+/* Samples waiting for the end of a traced call they were taken in, for
+ * session_on_span consumers. Bounded: past the cap, samples are not indexed
+ * and the drop is counted. */
+#define PENDING_CAP (1u << 20)
+
+struct pending {
+	uint64_t span_id;
+	uint32_t *samples;
+	size_t n, cap;
+	struct pending *next;
+};
+
+struct session {
+	struct session_options *o;
+	int argc;
+	char **argv;
+	struct profile *prof;
+	struct symbolizer *syms;
+	struct collector *col;
+	struct engine *eng;
+	struct target_cmd cmd;
+	char *executable;
+	double start_mono, start_wall, end_mono;
+	session_span_fn on_span;
+	void *on_span_arg;
+	struct pending **buckets;
+	size_t nbuckets;
+	size_t npending;
+	uint64_t pending_dropped;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static double now_s(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void session_options_init(struct session_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->event = "cpu-clock";
+	o->freq = 99;
+	o->ringbuf_mb = 16;
+}
+
+static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || v < min || v > max) {
+		errorf("bad value '%s' for %s: expected a number from %g to %g", s, opt, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int session_parse_option(struct session_options *o, int c, const char *arg)
+{
+	char err[256];
+	double v;
+	switch (c) {
+	case 'F':
+		if (parse_number("-F", arg, 1, 100000, &v))
+			return -1;
+		o->freq = (uint64_t)v;
+		o->freq_given = true;
+		return 1;
+	case 'c':
+		if (parse_number("-c", arg, 1, 1e12, &v))
+			return -1;
+		o->period = (uint64_t)v;
+		return 1;
+	case 'e':
+		o->event = arg;
+		return 1;
+	case 'a':
+		o->system_wide = true;
+		return 1;
+	case 'p':
+		o->npids = target_parse_pids(arg, o->pids, SESSION_MAX_PIDS, err, sizeof(err));
+		if (o->npids < 0) {
+			errorf("%s", err);
+			return -1;
+		}
+		return 1;
+	case 'd':
+		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
+	case 'B':
+		if (parse_number("--buffer-mb", arg, 1, 4096, &v))
+			return -1;
+		o->ringbuf_mb = (size_t)v;
+		if (o->ringbuf_mb & (o->ringbuf_mb - 1)) {
+			errorf("--buffer-mb must be a power of two (got %s)", arg);
+			return -1;
+		}
+		return 1;
+	case 'v':
+		o->verbose = true;
+		return 1;
+	case 'T':
+		if (o->ntraces == SESSION_MAX_TRACES) {
+			errorf("too many --trace options (at most %d)", SESSION_MAX_TRACES);
+			return -1;
+		}
+		o->traces[o->ntraces++] = arg;
+		return 1;
+	case 'I':
+		o->sample_in = arg;
+		return 1;
+	case 'S':
+		o->sample_slow = arg;
+		return 1;
+	}
+	return 0;
+}
+
+int session_check_options(struct session_options *o)
+{
+	int modes = (o->system_wide ? 1 : 0) + (o->npids > 0 ? 1 : 0) + (o->cmd ? 1 : 0);
+	if (modes != 1) {
+		errorf("say what to profile: exactly one of -a, -p PID, or -- CMD ARGS...");
+		return -1;
+	}
+	if (o->period && o->freq_given) {
+		errorf("-F and -c exclude each other: sample by frequency or by period");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- the span <-> sample index for live consumers ------------------------ */
+
+static struct pending **pending_slot(struct session *s, uint64_t span_id)
+{
+	struct pending **pp = &s->buckets[hash_bytes(&span_id, 8, 11) & (s->nbuckets - 1)];
+	while (*pp && (*pp)->span_id != span_id)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void pending_add(struct session *s, uint64_t span_id, uint32_t sample)
+{
+	if (s->npending >= PENDING_CAP) {
+		s->pending_dropped++;
+		return;
+	}
+	struct pending **pp = pending_slot(s, span_id);
+	if (!*pp) {
+		*pp = xcalloc(1, sizeof(**pp));
+		(*pp)->span_id = span_id;
+	}
+	struct pending *p = *pp;
+	grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof(*p->samples));
+	p->samples[p->n++] = sample;
+	s->npending++;
+}
+
+static void pending_take(struct session *s, const struct span *sp)
+{
+	struct pending **pp = pending_slot(s, sp->id);
+	struct pending *p = *pp;
+	s->on_span(s, s->on_span_arg, sp, p ? p->samples : NULL, p ? p->n : 0);
+	if (!p)
+		return;
+	*pp = p->next;
+	s->npending -= p->n;
+	free(p->samples);
+	free(p);
+}
+
+static void pending_free_all(struct session *s)
+{
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		for (struct pending *p = s->buckets[i], *next; p; p = next) {
+			next = p->next;
+			free(p->samples);
+			free(p);
+		}
+	}
+	free(s->buckets);
+}
+
+static int handle_record(void *arg, const void *data, size_t size)
+{
+	struct session *s = arg;
+	size_t nsamples = s->prof->nsamples, nspans = s->prof->nspans;
+	collector_handle(s->col, data, size);
+	if (!s->on_span)
+		return 0;
+	if (s->prof->nsamples > nsamples) {
+		const struct sample *smp = &s->prof->samples[nsamples];
+		for (uint32_t i = 0; i < smp->nlinks; i++)
+			pending_add(s, s->prof->span_links[smp->links + i].span_id, (uint32_t)nsamples);
+	}
+	if (s->prof->nspans > nspans)
+		pending_take(s, &s->prof->spans[nspans]);
+	return 0;
+}
+
+void session_on_span(struct session *s, session_span_fn fn, void *arg)
+{
+	s->on_span = fn;
+	s->on_span_arg = arg;
+	if (!s->buckets) {
+		s->nbuckets = 4096;
+		s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
+	}
+}
+
+/* --- probes ------------------------------------------------------------- */
+
+static char *target_executable(const struct session_options *o)
+{
+	if (o->cmd)
+		return probes_which(o->cmd[0]);
+	if (o->npids > 0) {
+		char link[64], path[PATH_MAX];
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o->pids[0]);
+		ssize_t n = readlink(link, path, sizeof(path) - 1);
+		if (n <= 0)
+			return NULL;
+		path[n] = 0;
+		/* Through /proc/PID/root so a containerized target's file is found. */
+		return xasprintf("/proc/%d/root%s", (int)o->pids[0], path);
+	}
+	return NULL;
+}
+
+static bool is_main_binary(const struct session *s, const char *binary)
+{
+	return s->executable && strcmp(s->executable, binary) == 0;
+}
+
+/* A probe is named by its function, or BINARY:FUNC when the name is taken. */
+static char *probe_display_name(const struct profile *p, const struct probe_target *t)
+{
+	if (profile_probe_find(p, t->function) < 0)
+		return xstrdup(t->function);
+	const char *base = strrchr(t->binary, '/');
+	return xasprintf("%s:%s", base ? base + 1 : t->binary, t->function);
+}
+
+static int attach_target(struct session *s, const struct probe_target *t)
+{
+	char err[512];
+	char *name = probe_display_name(s->prof, t);
+	uint32_t probe = profile_probe_add(s->prof, name, t->binary, t->offset);
+	free(name);
+	/* Shared libraries: one uprobe per target process, so every other
+	 * process using the library does not take the trap. */
+	pid_t pids[SESSION_MAX_PIDS];
+	int npids = 0;
+	if (!is_main_binary(s, t->binary) && !s->o->system_wide) {
+		if (s->o->cmd)
+			pids[npids++] = s->cmd.pid;
+		for (int i = 0; i < s->o->npids; i++)
+			pids[npids++] = s->o->pids[i];
+	}
+	if (npids == 0)
+		pids[npids++] = -1;
+	for (int i = 0; i < npids; i++) {
+		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], 0, err,
+				       sizeof(err))) {
+			errorf("%s", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int attach_probe_spec(struct session *s, const char *spec)
+{
+	char err[512];
+	struct probe_target *t;
+	pid_t pid = s->o->npids ? s->o->pids[0] : 0;
+	int n = probes_resolve(spec, s->executable, pid, &t, err, sizeof(err));
+	if (n < 0) {
+		errorf("--trace %s: %s", spec, err);
+		return -1;
+	}
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++)
+		rc = attach_target(s, &t[i]);
+	probes_free(t, n);
+	return rc;
+}
+
+/* The probe a --sample-in / --sample-slow names, traced now if it is not yet. */
+static int probe_for_function(struct session *s, const char *func)
+{
+	int id = profile_probe_find(s->prof, func);
+	if (id >= 0)
+		return id;
+	size_t before = s->prof->nprobes;
+	if (attach_probe_spec(s, func))
+		return -1;
+	return s->prof->nprobes > before ? (int)before : -1;
+}
+
+static int setup_sampling_decisions(struct session *s)
+{
+	int in_probe = -1, slow_probe = -1;
+	uint64_t slow_ns = 0;
+	if (s->o->sample_in && (in_probe = probe_for_function(s, s->o->sample_in)) < 0)
+		return -1;
+	if (s->o->sample_slow) {
+		char err[256];
+		int colon = probes_split(s->o->sample_slow);
+		if (colon <= 0) {
+			errorf("--sample-slow needs FUNC:DURATION (e.g. handle_request:5ms)");
+			return -1;
+		}
+		char *func = strndup(s->o->sample_slow, (size_t)colon);
+		if (duration_parse(s->o->sample_slow + colon + 1, &slow_ns, err, sizeof(err))) {
+			errorf("--sample-slow %s: %s", s->o->sample_slow, err);
+			free(func);
+			return -1;
+		}
+		slow_probe = probe_for_function(s, func);
+		free(func);
+		if (slow_probe < 0)
+			return -1;
+	}
+	if ((in_probe >= 0 || slow_probe >= 0) &&
+	    engine_set_sampler_filter(s->eng, in_probe, slow_probe, slow_ns)) {
+		errorf("cannot set the in-kernel sampling filter: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* --- start, run, finish ---------------------------------------------------- */
+
+struct session *session_start(struct session_options *o, int argc, char **argv)
+{
+	char err[512];
+	struct engine_options eo = {0};
+	if (events_parse(o->event, &eo.event, err, sizeof(err))) {
+		errorf("%s", err);
+		return NULL;
+	}
+	if (!eo.event.time_based && !o->period && !o->freq_given)
+		o->period = 1; /* count events, not time: every occurrence by default */
+	for (int i = 0; i < o->npids; i++) {
+		if (!target_pid_alive(o->pids[i])) {
+			errorf("no process with PID %d (it does not exist or has exited)",
+			       (int)o->pids[i]);
+			return NULL;
+		}
+	}
+	struct session *s = xcalloc(1, sizeof(*s));
+	s->o = o;
+	s->argc = argc;
+	s->argv = argv;
+	s->prof = profile_new();
+	s->syms = symbols_new();
+	s->col = collector_new(s->prof, s->syms);
+	collector_set_event(s->col, 0, eo.event.name, 1);
+	s->executable = target_executable(o);
+	eo.freq = o->period ? 0 : o->freq;
+	eo.period = o->period;
+	eo.system_wide = o->system_wide;
+	eo.no_sampler = o->no_sampling;
+	eo.ringbuf_bytes = o->ringbuf_mb << 20;
+	eo.verbose = o->verbose;
+	eo.on_record = handle_record;
+	eo.arg = s;
+
+	if (o->cmd && !s->executable) {
+		errorf("%s: command not found (check the name and PATH)", o->cmd[0]);
+		goto fail;
+	}
+	if (o->cmd && target_spawn(o->cmd, &s->cmd, err, sizeof(err))) {
+		errorf("%s", err);
+		goto fail;
+	}
+	s->eng = engine_open(&eo, err, sizeof(err));
+	if (!s->eng) {
+		errorf("%s", err);
+		goto fail;
+	}
+	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, sizeof(err))) {
+		errorf("%s", err);
+		goto fail;
+	}
+	for (int i = 0; i < o->npids; i++) {
+		if (engine_add_pid(s->eng, o->pids[i], err, sizeof(err))) {
+			errorf("%s", err);
+			goto fail;
+		}
+		symbols_note_process(s->syms, o->pids[i]);
+	}
+	for (int i = 0; i < o->ntraces; i++)
+		if (attach_probe_spec(s, o->traces[i]))
+			goto fail;
+	if (setup_sampling_decisions(s))
+		goto fail;
+	if (engine_start(s->eng, err, sizeof(err))) {
+		errorf("%s", err);
+		goto fail;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	s->start_mono = now_s(CLOCK_MONOTONIC);
+	s->start_wall = now_s(CLOCK_REALTIME);
+	if (o->cmd) {
+		if (target_release(&s->cmd, err, sizeof(err))) {
+			errorf("%s: %s", o->cmd[0], err);
+			goto fail;
+		}
+		symbols_note_process(s->syms, s->cmd.pid);
+	}
+	return s;
+fail:
+	session_free(s);
+	return NULL;
+}
+
+static bool any_pid_alive(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (target_pid_alive(pids[i]))
+			return true;
+	return false;
+}
+
+static bool run_should_end(struct session *s)
+{
+	if (stop_requested)
+		return true;
+	if (s->o->duration > 0 && now_s(CLOCK_MONOTONIC) - s->start_mono >= s->o->duration)
+		return true;
+	if (s->o->cmd && target_cmd_exited(&s->cmd))
+		return true;
+	return s->o->npids && !any_pid_alive(s->o->pids, s->o->npids);
+}
+
+struct open_span_ctx {
+	struct collector *col;
+	uint64_t end_ns;
+};
+
+static void add_open_span(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
+			  uint64_t parent_id, uint64_t start_ns, uint32_t depth)
+{
+	struct open_span_ctx *c = arg;
+	collector_add_open_span(c->col, tid, probe, span_id, parent_id, start_ns, depth, c->end_ns);
+}
+
+static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	profile_meta_set(p, key, buf);
+}
+
+static void set_meta_double(struct profile *p, const char *key, double v)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.6f", v);
+	profile_meta_set(p, key, buf);
+}
+
+static void add_metadata(struct session *s)
+{
+	struct profile *p = s->prof;
+	const struct session_options *o = s->o;
+	char buf[4096];
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < s->argc && off < sizeof(buf) - 1; i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? " " : "", s->argv[i]);
+	profile_meta_set(p, "command_line", buf);
+	profile_meta_set(p, "event", o->no_sampling ? "none" : o->event);
+	set_meta_u64(p, "frequency_hz", o->no_sampling || o->period ? 0 : o->freq);
+	set_meta_u64(p, "period", o->period);
+	struct utsname u;
+	if (uname(&u) == 0) {
+		snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
+		profile_meta_set(p, "kernel", buf);
+		profile_meta_set(p, "hostname", u.nodename);
+	}
+	set_meta_u64(p, "start_ns", (uint64_t)(s->start_mono * 1e9));
+	set_meta_u64(p, "end_ns", (uint64_t)(s->end_mono * 1e9));
+	set_meta_double(p, "duration_s", s->end_mono - s->start_mono);
+	set_meta_double(p, "start_unix_s", s->start_wall);
+	struct engine_stats es;
+	struct collector_stats cs;
+	engine_get_stats(s->eng, &es);
+	collector_get_stats(s->col, &cs);
+	set_meta_u64(p, "lost_samples", es.lost_samples);
+	set_meta_u64(p, "lost_task_events", es.lost_task);
+	set_meta_u64(p, "lost_spans", es.lost_spans);
+	set_meta_u64(p, "span_depth_overflow", es.span_overflow);
+	set_meta_u64(p, "span_orphans", es.span_orphans);
+	set_meta_u64(p, "threads_full", es.threads_full);
+	set_meta_u64(p, "stack_errors", cs.stack_errors);
+	set_meta_u64(p, "pending_dropped", s->pending_dropped);
+	profile_meta_set(p, "target",
+			 o->system_wide ? "system-wide" : o->cmd ? "command" : "pids");
+	if (o->sample_in)
+		profile_meta_set(p, "sample_in", o->sample_in);
+	if (o->sample_slow)
+		profile_meta_set(p, "sample_slow", o->sample_slow);
+}
+
+static void session_finish(struct session *s)
+{
+	s->end_mono = now_s(CLOCK_MONOTONIC);
+	engine_stop(s->eng);
+	while (engine_poll(s->eng, 0) > 0) /* drain what was sampled before the stop */
+		;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	struct open_span_ctx ctx = {s->col, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec};
+	engine_for_each_open_span(s->eng, add_open_span, &ctx);
+	for (size_t i = 0; i < s->prof->nprobes; i++)
+		engine_read_hist(s->eng, (uint32_t)i, s->prof->probes[i].hist);
+	add_metadata(s);
+}
+
+int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg)
+{
+	int rc = 0;
+	double next_tick = s->start_mono + interval_s;
+	while (!run_should_end(s)) {
+		if (engine_poll(s->eng, 100) < 0) {
+			errorf("reading the BPF ring buffer failed: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (tick && interval_s > 0 && now_s(CLOCK_MONOTONIC) >= next_tick) {
+			next_tick += interval_s;
+			if (tick(s, arg, false))
+				break;
+		}
+	}
+	session_finish(s);
+	if (tick)
+		tick(s, arg, true);
+	return rc;
+}
+
+struct profile *session_profile(struct session *s)
+{
+	return s->prof;
+}
+
+struct engine *session_engine(struct session *s)
+{
+	return s->eng;
+}
+
+void session_print_summary(struct session *s, const char *what)
+{
+	struct engine_stats es;
+	struct collector_stats cs;
+	engine_get_stats(s->eng, &es);
+	collector_get_stats(s->col, &cs);
+	fprintf(stderr, "sonde: %s %llu samples", what, (unsigned long long)cs.samples);
+	if (s->prof->nprobes)
+		fprintf(stderr, ", %llu traced calls (%llu still running at the end)",
+			(unsigned long long)(cs.spans + cs.open_spans),
+			(unsigned long long)cs.open_spans);
+	fprintf(stderr, " in %.2f s", s->end_mono - s->start_mono);
+	uint64_t lost = es.lost_samples + es.lost_task + es.lost_spans;
+	if (lost)
+		fprintf(stderr, "; lost %llu samples, %llu calls, %llu process events (ring buffer "
+				"full: try --buffer-mb or a lower -F)",
+			(unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
+			(unsigned long long)es.lost_task);
+	if (es.span_overflow || es.span_orphans || es.threads_full || s->pending_dropped)
+		fprintf(stderr, "; untimed: %llu calls nested too deep, %llu without return, "
+				"%llu with no thread slot; %llu samples not joined live",
+			(unsigned long long)es.span_overflow, (unsigned long long)es.span_orphans,
+			(unsigned long long)es.threads_full,
+			(unsigned long long)s->pending_dropped);
+	fputc('\n', stderr);
+	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&
+	    WEXITSTATUS(s->cmd.wait_status) != 0)
+		fprintf(stderr, "sonde: note: the command exited with status %d\n",
+			WEXITSTATUS(s->cmd.wait_status));
+}
+
+void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	/* sonde started it and the run ended first (-d, Ctrl-C or an error):
+	 * stop it rather than leave it running unobserved. */
+	if (s->o->cmd && s->cmd.pid > 0 && !s->cmd.exited)
+		target_cmd_kill(&s->cmd);
+	engine_close(s->eng);
+	collector_free(s->col);
+	symbols_free(s->syms);
+	profile_free(s->prof);
+	pending_free_all(s);
+	free(s->executable);
+	free(s);
+}

@@ -1,0 +1,97 @@
+/* session — one profiling run: starts or attaches to the targets, loads the
+ * BPF engine, attaches the sampler and the span probes, drains records into
+ * a profile until the run ends, and finishes it (drain, spans still open,
+ * in-kernel histograms, metadata).
+ *
+ * `record`, `lat` and `slow` are all sessions; they differ in what they do
+ * with the profile (save it, print histograms, print slow calls). A run ends
+ * at Ctrl-C (SIGINT/SIGTERM/SIGHUP), when its duration expires, when the
+ * command it started exits, or when all of its PIDs have exited. */
+#ifndef SONDE_SESSION_H
+#define SONDE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collector.h"
+#include "engine.h"
+#include "profile.h"
+
+#define SESSION_MAX_PIDS 256
+#define SESSION_MAX_TRACES 64
+
+struct session_options {
+	const char *event;   /* default "cpu-clock" */
+	uint64_t freq;       /* default 99 */
+	uint64_t period;     /* 0 = by frequency */
+	bool freq_given;
+	bool no_sampling;    /* trace only: no sampling event */
+	bool system_wide;
+	pid_t pids[SESSION_MAX_PIDS];
+	int npids;
+	char **cmd;          /* NULL-terminated, or NULL */
+	double duration;     /* seconds; 0 = until the targets end or a signal */
+	size_t ringbuf_mb;   /* default 16 */
+	bool verbose;
+	const char *traces[SESSION_MAX_TRACES]; /* probe specs (--trace) */
+	int ntraces;
+	const char *sample_in;   /* --sample-in FUNC */
+	const char *sample_slow; /* --sample-slow FUNC:DURATION */
+};
+
+void session_options_init(struct session_options *o);
+
+/* Parses the target and sampling options shared by record, lat and slow.
+ * Handles one option `c` (getopt character) with its `arg`; returns 1 when it
+ * was one of them, 0 when not, -1 on a bad value (error printed). */
+int session_parse_option(struct session_options *o, int c, const char *arg);
+
+/* The getopt_long table entries and short-option letters for the options
+ * above, for commands to include. */
+#define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
+#define SESSION_LONG_OPTS                                                                   \
+	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
+		{"event", required_argument, NULL, 'e'},                                     \
+		{"all-cpus", no_argument, NULL, 'a'}, {"pid", required_argument, NULL, 'p'}, \
+		{"duration", required_argument, NULL, 'd'},                                  \
+		{"buffer-mb", required_argument, NULL, 'B'},                                 \
+		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
+		{"sample-in", required_argument, NULL, 'I'},                                 \
+		{"sample-slow", required_argument, NULL, 'S'}
+
+/* Checks the options as a whole (exactly one target, -F/-c, ...). */
+int session_check_options(struct session_options *o);
+
+struct session;
+
+/* Sets everything up and starts the targets. Returns NULL after printing
+ * one error line. argc/argv are stored as the command line. */
+struct session *session_start(struct session_options *o, int argc, char **argv);
+
+/* Called about every `interval_s` seconds while the session runs (and once
+ * at the end with final = true). Returning non-zero ends the run. */
+typedef int (*session_tick_fn)(struct session *s, void *arg, bool final);
+
+/* Called for every completed traced call as it arrives (after it is in the
+ * profile), with the indexes of the samples taken inside it. */
+typedef void (*session_span_fn)(struct session *s, void *arg, const struct span *sp,
+				const uint32_t *samples, size_t nsamples);
+
+void session_on_span(struct session *s, session_span_fn fn, void *arg);
+
+/* Runs until the session ends; then finishes it. Returns 0, or 1 when
+ * reading the ring buffer failed. */
+int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg);
+
+struct profile *session_profile(struct session *s);
+struct engine *session_engine(struct session *s);
+
+/* Prints the one-line summary of what was gathered and dropped. */
+void session_print_summary(struct session *s, const char *what);
+
+/* Exit status for the command: 0, or the started command's failure noted. */
+void session_free(struct session *s);
+
+#endif
