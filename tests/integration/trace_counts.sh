@@ -1,0 +1,41 @@
+# Span probes count every call exactly: single- and multi-threaded, nested
+# and recursive calls, a libc function, globs; the in-kernel histogram agrees.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+check_counts() { # json requests
+	local j=$1 n=$2
+	for spec in "handle_request $n" "parse_request $n" "slow_path $((n / 10))" "nested $n" \
+		"inner $((3 * n))" "recurse $((5 * n))" "getppid $n"; do
+		set -- $spec
+		got=$(jq --arg f "$1" '.probes[] | select(.name == $f) | .calls' "$j")
+		kernel=$(jq --arg f "$1" '.probes[] | select(.name == $f) | .kernel_calls' "$j")
+		[ "$got" = "$2" ] || fail "$1: $got calls recorded, expected exactly $2"
+		[ "$kernel" = "$2" ] || fail "$1: in-kernel histogram counted $kernel, expected $2"
+	done
+	pass "exact call counts for $n requests (spans and in-kernel histograms)"
+}
+
+"$SONDE" record -F 99 --trace handle_request --trace parse_request --trace slow_path \
+	--trace nested --trace inner --trace recurse --trace libc:getppid \
+	-o "$WORK/one.sonde" -- "$TARGETS/requests" 300 1 >"$WORK/one.out"
+"$SONDE" report "$WORK/one.sonde" --json >"$WORK/one.json"
+check_counts "$WORK/one.json" 300
+
+# Four threads; the glob picks up handle_request only (no other handle_*).
+"$SONDE" record -F 99 --trace 'handle_*' --trace parse_request --trace slow_path \
+	--trace nested --trace inner --trace recurse --trace libc:getppid \
+	-o "$WORK/four.sonde" -- "$TARGETS/requests" 400 4 >"$WORK/four.out"
+"$SONDE" report "$WORK/four.sonde" --json >"$WORK/four.json"
+check_counts "$WORK/four.json" 400
+[ "$(jq '[.probes[] | select(.name | startswith("handle_"))] | length' "$WORK/four.json")" = 1 ] ||
+	fail "glob handle_* matched more than handle_request"
+
+# Recursion: every recurse span of one request nests in the previous one.
+depth=$(sqlite3 "$WORK/one.sonde" "SELECT max(depth) FROM spans s JOIN probes p ON p.id = s.probe WHERE p.name = 'recurse'")
+# handle_request(1) > recurse x5 (depths 2..6)
+[ "$depth" = 6 ] || fail "recursive spans: max depth $depth, expected 6"
+pass "recursive calls nest (max depth $depth)"
+parents=$(sqlite3 "$WORK/one.sonde" "SELECT count(*) FROM spans s JOIN probes p ON p.id = s.probe JOIN spans q ON q.id = s.parent JOIN probes pq ON pq.id = q.probe WHERE p.name = 'inner' AND pq.name = 'nested'")
+[ "$parents" = 900 ] || fail "inner spans with a nested parent: $parents, expected 900"
+pass "nested calls record their parent span"

@@ -1,0 +1,15 @@
+# Bad probe specs: one clear line each, no recording left behind.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+out="$WORK/x.sonde"
+expect_error "no function 'handle_reqest' in .*requests; nearest: handle_request" "$out" -- \
+	"$SONDE" record --trace handle_reqest -o "$out" -- "$TARGETS/requests" 10
+expect_error "no function in .*requests matches 'zzz_\*'" "$out" -- \
+	"$SONDE" record --trace 'zzz_*' -o "$out" -- "$TARGETS/requests" 10
+expect_error "cannot find the binary or library 'libnosuch'" "$out" -- \
+	"$SONDE" record --trace libnosuch:foo -o "$out" -- "$TARGETS/requests" 10
+cp "$TARGETS/requests" "$WORK/stripped"
+strip --strip-all "$WORK/stripped"
+expect_error "no function 'handle_request' in .*stripped|has no symbol table" "$out" -- \
+	"$SONDE" record --trace handle_request -o "$out" -- "$WORK/stripped" 10

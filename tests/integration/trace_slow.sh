@@ -1,0 +1,52 @@
+# The headline question: samples inside slow calls of handle_request are
+# dominated by the slow-path function; fast calls are nearly free of it; the
+# auto threshold falls between the two modes; the differential flame graph
+# shows it.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+"$SONDE" record -F 999 --trace handle_request -o "$WORK/r.sonde" -- "$TARGETS/requests" 1500 >/dev/null
+"$SONDE" report "$WORK/r.sonde" --json >"$WORK/all.json"
+
+calls=$(jq '.probes[0].calls' "$WORK/all.json")
+[ "$calls" = 1500 ] || fail "handle_request calls: $calls"
+thr=$(jq '.probes[0].auto.threshold_ns' "$WORK/all.json")
+# parse ~100us (+ probe overhead) vs slow ~2.1ms: the valley lies between.
+assert_ge "auto threshold (ns)" "$thr" 250000
+assert_le "auto threshold (ns)" "$thr" 1800000
+# Two modes at least (noise can add a small third one near the main mode).
+jq -e '.probes[0].auto.found and (.probes[0].auto.modes | length) >= 2' "$WORK/all.json" >/dev/null ||
+	fail "auto: expected a slow mode, got $(jq -c .probes[0].auto "$WORK/all.json")"
+assert_near "slow mode share" "$(jq '.probes[0].auto.modes[-1].share' "$WORK/all.json")" 0.1 0.01
+assert_near "slow mode location (ns)" "$(jq '.probes[0].auto.modes[-1].ns' "$WORK/all.json")" 2100000 400000
+
+"$SONDE" report "$WORK/r.sonde" --json --slow handle_request:auto >"$WORK/slow.json"
+"$SONDE" report "$WORK/r.sonde" --json --fast handle_request:auto >"$WORK/fast.json"
+assert_ge "slow_path share in slow calls" "$(function_share "$WORK/slow.json" slow_path)" 0.85
+assert_le "slow_path share in fast calls" "$(function_share "$WORK/fast.json" slow_path)" 0.02
+# The rest of a fast call is the uprobe round trip in the kernel and libc.
+assert_ge "parse_request share in fast calls" "$(function_share "$WORK/fast.json" parse_request)" 0.7
+
+# p95 (default): the slowest 5% are all slow-path calls.
+"$SONDE" report "$WORK/r.sonde" --json --slow handle_request >"$WORK/p95.json"
+assert_ge "slow_path share above p95" "$(function_share "$WORK/p95.json" slow_path)" 0.85
+# An absolute threshold, and --in.
+"$SONDE" report "$WORK/r.sonde" --json --slow handle_request:1ms >"$WORK/ms.json"
+assert_ge "slow_path share above 1ms" "$(function_share "$WORK/ms.json" slow_path)" 0.85
+"$SONDE" report "$WORK/r.sonde" --json --in handle_request >"$WORK/in.json"
+# Nearly all of this target's time is inside handle_request calls (the join
+# is by span, so it holds even where a stack through libc is cut short).
+assert_ge "share of samples inside handle_request calls" \
+	"$(jq -n --slurpfile a "$WORK/all.json" --slurpfile i "$WORK/in.json" '$i[0].samples / $a[0].samples')" 0.95
+
+"$SONDE" flame "$WORK/r.sonde" --diff-slow handle_request:auto -o "$WORK/diff.svg"
+xmllint --noout "$WORK/diff.svg" || fail "differential flame graph is not well-formed"
+grep -q 'slow_path' "$WORK/diff.svg" || fail "slow_path missing from the differential graph"
+"$SONDE" flame "$WORK/r.sonde" --slow handle_request -o "$WORK/slow.svg"
+xmllint --noout "$WORK/slow.svg" || fail "slow-call flame graph is not well-formed"
+pass "flame graphs of slow calls and slow vs fast"
+
+# Bad queries: one line, non-zero exit.
+expect_error "'nosuch' was not traced in this recording; traced: handle_request" "" -- \
+	"$SONDE" report "$WORK/r.sonde" --slow nosuch
+expect_error "bad threshold|threshold" "" -- "$SONDE" report "$WORK/r.sonde" --slow handle_request:p101
