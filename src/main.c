@@ -15,7 +15,9 @@ static const struct {
 } commands[] = {
 	{"record", cmd_record, "sample stacks of processes or the system into a recording"},
 	{"report", cmd_report, "summarize a recording (text, --json, --folded)"},
-	{"flame", cmd_flame, "draw a recording as an interactive SVG flame graph"},
+	{"flame", cmd_flame, "draw a recording as an interactive SVG flame graph (or a diff)"},
+	{"lat", cmd_lat, "latency histograms of traced functions, live (-i for intervals)"},
+	{"slow", cmd_slow, "each slow call as it ends, with its samples; slow-vs-fast summary"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
 };
 

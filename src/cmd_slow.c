@@ -1,0 +1,308 @@
+/* sonde slow — every slow call of a function as it ends, with what its
+ * samples were doing, and at the end the slow-vs-fast comparison
+ * (funcslower, joined with sampling; no recording file). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "flamediff.h"
+#include "flamesvg.h"
+#include "latency.h"
+#include "outfile.h"
+#include "probes.h"
+#include "query.h"
+#include "session.h"
+#include "util.h"
+
+#define MIN_CALLS_FOR_PERCENTILE 20
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sonde slow [-p PID[,PID...]] [-F HZ] [-d SECONDS] [-o DIFF.svg]\n"
+		"                  FUNC[:THRESHOLD] [-- CMD ARGS...]\n"
+		"\n"
+		"Traces FUNC and samples stacks (default -F 999). Prints every call slower than\n"
+		"THRESHOLD as it ends: thread, duration, and the functions its samples were in.\n"
+		"THRESHOLD is p95 (default), pNN, a duration (750us, 5ms, 1.5s) or auto;\n"
+		"percentiles and auto are computed over the calls seen so far (from %d calls on)\n"
+		"while running, and over all calls for the final summary. At the end: the frames\n"
+		"whose share grew most in slow calls, with their shares in slow and fast calls.\n"
+		"  -o DIFF.svg  write the differential flame graph (slow vs fast)\n",
+		MIN_CALLS_FOR_PERCENTILE);
+}
+
+struct slow_state {
+	const char *arg;      /* FUNC[:THRESHOLD] */
+	int probe;
+	struct threshold threshold;
+	uint64_t threshold_ns; /* current; 0 = not known yet */
+	size_t slow_printed;
+	size_t calls;          /* calls of the probe seen so far */
+};
+
+/* Percentile and auto thresholds follow the calls seen so far. */
+static void update_threshold(struct slow_state *st, struct profile *p)
+{
+	if (st->threshold.kind == THRESHOLD_ABSOLUTE) {
+		st->threshold_ns = st->threshold.ns;
+		return;
+	}
+	size_t n;
+	uint64_t *d = profile_probe_durations(p, (uint32_t)st->probe, &n);
+	st->threshold_ns = n >= MIN_CALLS_FOR_PERCENTILE ? threshold_resolve(&st->threshold, d, n, NULL)
+							 : 0;
+	free(d);
+}
+
+struct name_count {
+	const char *name;
+	size_t n;
+};
+
+static void count_name(struct name_count *c, size_t *nc, size_t max, const char *name)
+{
+	size_t k;
+	for (k = 0; k < *nc && strcmp(c[k].name, name) != 0; k++)
+		;
+	if (k == *nc && *nc < max)
+		c[(*nc)++] = (struct name_count){name, 0};
+	if (k < *nc)
+		c[k].n++;
+}
+
+/* Prints the `show` most frequent names as "a 80%, b 20%". */
+static void print_top(struct name_count *c, size_t nc, size_t total, int show)
+{
+	for (int shown = 0; shown < show && nc; shown++) {
+		size_t best = 0;
+		for (size_t k = 1; k < nc; k++)
+			if (c[k].n > c[best].n)
+				best = k;
+		printf("%s%s %.0f%%", shown ? ", " : "", c[best].name,
+		       100.0 * (double)c[best].n / (double)total);
+		c[best] = c[--nc];
+	}
+}
+
+/* One line per slow call: where its samples were, as the callee of the
+ * traced function they went through ("in") and as the leaf they hit. */
+static void print_slow_call(struct profile *p, const struct span *sp, const uint32_t *samples,
+			    size_t nsamples)
+{
+	char dur[32];
+	const char *fname = p->probes[sp->probe].name;
+	printf("%-8u %10s  %s  [%zu samples", p->threads[sp->thread].tid,
+	       duration_format(sp->duration_ns, dur, sizeof(dur)), fname, nsamples);
+	struct name_count callees[64], leaves[64];
+	size_t ncallees = 0, nleaves = 0;
+	uint32_t stack[512];
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct sample *s = &p->samples[samples[i]];
+		size_t depth = profile_stack_frames(p, s->stack, stack, 512);
+		if (depth == 0 || depth > 512)
+			continue;
+		const char *callee = "(self)";
+		for (size_t d = 0; d + 1 < depth; d++)
+			if (strcmp(frames_get(p->frames, stack[d])->name, fname) == 0) {
+				callee = frames_get(p->frames, stack[d + 1])->name;
+				break;
+			}
+		count_name(callees, &ncallees, 64, callee);
+		count_name(leaves, &nleaves, 64, frames_get(p->frames, stack[depth - 1])->name);
+	}
+	if (ncallees) {
+		printf(" in: ");
+		print_top(callees, ncallees, nsamples, 3);
+		printf("; leaf: ");
+		print_top(leaves, nleaves, nsamples, 1);
+	}
+	printf("]\n");
+}
+
+static void on_span(struct session *s, void *arg, const struct span *sp, const uint32_t *samples,
+		    size_t nsamples)
+{
+	struct slow_state *st = arg;
+	if ((int)sp->probe != st->probe)
+		return;
+	/* Besides the periodic update, refresh a statistical threshold at every
+	 * power of two of calls: early in a run it moves fast, later it hardly
+	 * moves, and this keeps the cost at O(log n) sorts. */
+	size_t calls = ++st->calls;
+	if (st->threshold.kind != THRESHOLD_ABSOLUTE && calls >= MIN_CALLS_FOR_PERCENTILE &&
+	    (calls & (calls - 1)) == 0)
+		update_threshold(st, session_profile(s));
+	if (!st->threshold_ns || sp->duration_ns <= st->threshold_ns)
+		return;
+	if (st->slow_printed++ == 0)
+		printf("%-8s %10s  %s\n", "TID", "DURATION",
+		       "FUNCTION  [samples inside it: the callees they were in; hottest leaf]");
+	print_slow_call(session_profile(s), sp, samples, nsamples);
+	fflush(stdout);
+}
+
+static int on_tick(struct session *s, void *arg, bool final)
+{
+	if (!final)
+		update_threshold(arg, session_profile(s));
+	return 0;
+}
+
+static int write_diff(struct flamediff *d, const char *path, const char *title)
+{
+	char err[512];
+	struct outfile out;
+	if (outfile_open(&out, path, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	struct flamesvg_options svg;
+	flamesvg_default_options(&svg);
+	svg.title = title;
+	struct flamediff_options o = {FLAMEDIFF_WIDTH_UNION, "fast", "slow"};
+	if (flamediff_write_svg(out.f, d, &o, &svg)) {
+		outfile_abort(&out);
+		errorf("writing %s failed", path);
+		return 1;
+	}
+	if (outfile_commit(&out, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* The final comparison over all calls: the frames whose share grew most. */
+static int summarize(struct profile *p, const char *arg, const char *svg_path)
+{
+	char err[512], view[512];
+	struct span_query slow, fast;
+	if (query_parse(p, SPAN_SLOW, arg, &slow, err, sizeof(err)) ||
+	    query_parse(p, SPAN_FAST, arg, &fast, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	query_describe(&slow, p, view, sizeof(view));
+	struct sample_filter fs = {0}, ff = {0};
+	query_apply(&slow, &fs);
+	query_apply(&fast, &ff);
+	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_NONE);
+	struct flame_tree *tf = profile_flame(p, &ff, FLAME_ROOT_NONE);
+	printf("\nSummary: %s; %" PRIu64 " samples in slow calls, %" PRIu64 " in fast calls\n", view,
+	       ts->root->total, tf->root->total);
+	struct flamediff *d = flamediff_new(tf, ts);
+	struct flamediff_top top[10];
+	size_t n = flamediff_top_growth(d, top, 10);
+	if (n) {
+		printf("Frames whose share grew most in slow calls:\n  %8s %8s %9s  %s\n", "SLOW",
+		       "FAST", "DELTA", "FUNCTION");
+		for (size_t i = 0; i < n; i++)
+			printf("  %7.1f%% %7.1f%% %+8.1fpp  %s\n", 100 * top[i].cmp_share,
+			       100 * top[i].base_share, 100 * top[i].delta, top[i].label);
+	}
+	int rc = 0;
+	if (svg_path) {
+		char title[256], thr[32];
+		snprintf(title, sizeof(title), "Slow vs fast calls of %s (threshold %s)",
+			 p->probes[slow.probe].name, duration_format(slow.threshold_ns, thr, sizeof(thr)));
+		rc = write_diff(d, svg_path, title);
+	}
+	flamediff_free(d);
+	flame_free(ts);
+	flame_free(tf);
+	return rc;
+}
+
+int cmd_slow(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		SESSION_LONG_OPTS,
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct session_options so;
+	session_options_init(&so);
+	so.freq = 999;
+	const char *svg = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTS "o:h", opts, NULL)) != -1) {
+		int r = session_parse_option(&so, c, optarg);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		if (c == 'o') {
+			svg = optarg;
+		} else if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc || strcmp(argv[optind], "--") == 0) {
+		errorf("name the function: sonde slow FUNC[:THRESHOLD] [-- CMD]");
+		return 2;
+	}
+	struct slow_state st = {.arg = argv[optind++], .probe = 0};
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (optind < argc)
+		so.cmd = &argv[optind];
+	/* FUNC[:THRESHOLD]: the function is traced, the threshold checked now. */
+	char err[256];
+	char *func = xstrdup(st.arg);
+	int colon = probes_split(st.arg);
+	const char *thr = NULL;
+	if (colon > 0) {
+		struct threshold t;
+		if (threshold_parse(st.arg + colon + 1, &t, err, sizeof(err)) == 0) {
+			func[colon] = 0;
+			thr = st.arg + colon + 1;
+		}
+	}
+	if (threshold_parse(thr, &st.threshold, err, sizeof(err))) {
+		errorf("%s", err);
+		free(func);
+		return 2;
+	}
+	so.traces[so.ntraces++] = func;
+	if (session_check_options(&so)) {
+		free(func);
+		return 2;
+	}
+	struct session *s = session_start(&so, argc, argv);
+	if (!s) {
+		free(func);
+		return 1;
+	}
+	if (session_profile(s)->nprobes != 1) {
+		errorf("'%s' matches %zu functions: name exactly one", func,
+		       session_profile(s)->nprobes);
+		session_free(s);
+		free(func);
+		return 2;
+	}
+	update_threshold(&st, session_profile(s));
+	session_on_span(s, on_span, &st);
+	fprintf(stderr, "sonde: tracing %s; slow calls are printed as they end; Ctrl-C to end\n",
+		func);
+	int rc = session_run(s, on_tick, 0.2, &st);
+	session_print_summary(s, "gathered");
+	/* The summary re-resolves FUNC:THRESHOLD over all calls, by probe name. */
+	char *query = thr ? xasprintf("%s:%s", session_profile(s)->probes[0].name, thr)
+			  : xstrdup(session_profile(s)->probes[0].name);
+	if (summarize(session_profile(s), query, svg))
+		rc = 1;
+	free(query);
+	session_free(s);
+	free(func);
+	return rc;
+}
