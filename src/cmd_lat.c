@@ -54,22 +54,30 @@ static void print_probe(const struct profile *p, uint32_t probe, size_t from)
 	latency_hist_print(stdout, &h, 40);
 }
 
+static void print_interval(struct profile *p, struct lat_state *ls)
+{
+	time_t now = time(NULL);
+	char when[32];
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	printf("\n[%s]\n", when);
+	for (size_t i = 0; i < p->nprobes; i++)
+		print_probe(p, (uint32_t)i, ls->printed_spans);
+	ls->printed_spans = p->nspans;
+}
+
 static int on_tick(struct session *s, void *arg, bool final)
 {
 	struct lat_state *ls = arg;
 	struct profile *p = session_profile(s);
-	size_t from = final ? 0 : ls->printed_spans;
-	if (!final) {
-		time_t now = time(NULL);
-		char when[32];
-		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-		printf("\n[%s]\n", when);
-	} else {
+	/* With -i, the calls since the last interval form one more interval, so
+	 * the intervals always add up to the totals. */
+	if (ls->interval)
+		print_interval(p, ls);
+	if (final) {
 		printf("\n%s:\n", ls->interval ? "All calls" : "Calls");
+		for (size_t i = 0; i < p->nprobes; i++)
+			print_probe(p, (uint32_t)i, 0);
 	}
-	for (size_t i = 0; i < p->nprobes; i++)
-		print_probe(p, (uint32_t)i, from);
-	ls->printed_spans = p->nspans;
 	fflush(stdout);
 	return 0;
 }

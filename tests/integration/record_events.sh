@@ -21,7 +21,7 @@ grep -q '__schedule_\[k\]' "$WORK/sw.folded" || fail "no kernel frame __schedule
 pass "kernel stacks of sched_switch end in __schedule_[k]"
 
 # System-wide: two busy processes that sonde was not told about are both seen
-# (each gets at least half of a CPU's 99 samples: they share 2 CPUs with sonde).
+# (each gets over a third of a CPU's 99 samples: they share 2 CPUs with sonde).
 "$TARGETS/cpusplit" 3 >/dev/null &
 BG_PIDS+=($!)
 busy1=$!
@@ -33,5 +33,5 @@ sleep 0.2
 "$SONDE" report "$WORK/all.sonde" --json >"$WORK/all.json"
 for p in "$busy1" "$busy2"; do
 	assert_ge "system-wide samples of busy PID $p" \
-		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 45
+		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 35
 done
