@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <glob.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -285,6 +287,92 @@ static void nearest_names(const struct function_list *l, const char *want, char 
 		off += (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "", best[k]);
 }
 
+/* --- functions that exist only inlined --------------------------------- */
+
+struct inline_search {
+	const char *want;
+	char sites[512]; /* "caller (file:line), ..." */
+	size_t off;
+	int nsites;
+	Dwarf_Files *files;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void note_inline_site(struct inline_search *q, const char *caller, Dwarf_Die *site)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word fileidx = 0, line = 0;
+	if (dwarf_attr(site, DW_AT_call_file, &a))
+		dwarf_formudata(&a, &fileidx);
+	if (dwarf_attr(site, DW_AT_call_line, &a))
+		dwarf_formudata(&a, &line);
+	const char *file = q->files ? dwarf_filesrc(q->files, fileidx, NULL, NULL) : NULL;
+	if (q->nsites++ >= 3)
+		return; /* a few examples are enough */
+	q->off += (size_t)snprintf(q->sites + q->off, sizeof(q->sites) - q->off, "%s%s at %s:%llu",
+				   q->off ? ", " : "", caller ? caller : "?",
+				   file ? base_name(file) : "?", (unsigned long long)line);
+}
+
+/* Walks a DIE tree; `caller` is the enclosing function's name. */
+static void find_inlined(struct inline_search *q, Dwarf_Die *die, const char *caller, int depth)
+{
+	if (depth > 64 || q->off >= sizeof(q->sites) - 64)
+		return;
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		const char *name = dwarf_diename(&child); /* follows abstract_origin */
+		if (tag == DW_TAG_inlined_subroutine && name && strcmp(name, q->want) == 0)
+			note_inline_site(q, caller, &child);
+		const char *inner = caller;
+		if (tag == DW_TAG_subprogram && name)
+			inner = name;
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+		    tag == DW_TAG_inlined_subroutine || tag == DW_TAG_namespace ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_structure_type)
+			find_inlined(q, &child, inner, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* When FUNC is not a symbol, it may still exist in DWARF, inlined into its
+ * callers: say so and where. Returns true when it found inlined copies. */
+static bool describe_inlined_only(int fd, const char *func, const char *binary, char *err,
+				  size_t errlen)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw)
+		return false;
+	struct inline_search q = {.want = func};
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			size_t nfiles;
+			q.files = NULL;
+			dwarf_getsrcfiles(&cu, &q.files, &nfiles);
+			find_inlined(&q, &cu, NULL, 0);
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	if (!q.nsites)
+		return false;
+	snprintf(err, errlen,
+		 "'%s' exists only inlined in %s (%d place%s: %s%s); trace a caller instead",
+		 func, binary, q.nsites, q.nsites == 1 ? "" : "s", q.sites,
+		 q.nsites > 3 ? ", ..." : "");
+	return true;
+}
+
 static bool is_glob(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;
@@ -359,7 +447,7 @@ int probes_resolve(const char *spec, const char *executable, pid_t pid,
 		nearest_names(&fl, func, near, sizeof(near));
 		if (is_glob(func))
 			snprintf(err, errlen, "no function in %s matches '%s'", binary, func);
-		else
+		else if (!describe_inlined_only(fd, func, binary, err, errlen))
 			snprintf(err, errlen, "no function '%s' in %s%s%s", func, binary,
 				 *near ? "; nearest: " : "", near);
 		n = -1;
