@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all sonde deps test demo bench clean
+.PHONY: all sonde deps test sanitize demo bench clean
 
 all: sonde
 
@@ -17,8 +17,18 @@ $(BUILD)/CMakeCache.txt: CMakeLists.txt | deps
 sonde: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: sonde
+# Unit and integration tests on the normal build, then the unit tests and a
+# short run of every fuzz target in a clang ASan/UBSan/libFuzzer build.
+SAN_BUILD ?= build-san
+
+test: sonde sanitize
 	cd $(BUILD) && ctest --output-on-failure -j 1
+	cd $(SAN_BUILD) && ctest --output-on-failure -j 1 -L 'unit|fuzz'
+
+sanitize: deps
+	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(SAN_BUILD) \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_SANITIZE=ON -DSONDE_FUZZ=ON
+	cmake --build $(SAN_BUILD) -j $(JOBS)
 
 demo: sonde
 	./scripts/demo.sh $(BUILD)
@@ -27,4 +37,4 @@ bench: sonde
 	./bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD)

@@ -109,7 +109,10 @@ static void expect_like_addr2line(struct symbolizer *s, const char *bin, uint64_
 		char loc[1024];
 		frame_location(&f[i], loc, sizeof(loc));
 		cr_assert_str_eq(frame_name(&f[i]), want->f[i].name, "0x%" PRIx64 " frame %d", addr, i);
-		cr_assert_str_eq(loc, want->f[i].loc, "0x%" PRIx64 " frame %d (%s)", addr, i,
+		/* A file symbol with an empty name: addr2line prints ":?", a frame
+		 * cannot tell "" from unknown and prints "??:?" (documented). */
+		const char *want_loc = strcmp(want->f[i].loc, ":?") == 0 ? "??:?" : want->f[i].loc;
+		cr_assert_str_eq(loc, want_loc, "0x%" PRIx64 " frame %d (%s)", addr, i,
 				 want->f[i].name);
 		cr_assert_eq(f[i].kind, f[i].kind == FRAME_UNKNOWN ? FRAME_UNKNOWN
 				 : i == n - 1			  ? FRAME_USER
