@@ -10,6 +10,7 @@ packages=(
 	libcriterion-dev
 	binutils elfutils libc6-dbg
 	sqlite3 jq libxml2-utils procps
+	nodejs npm
 )
 
 missing=()
@@ -17,7 +18,19 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
+install_js_checkers() {
+	# Independent decoders/schemas the format tests use (tests/js/package.json).
+	local js
+	js="$(dirname "$0")/../tests/js"
+	if [ ! -d "$js/node_modules/pprof-format" ] || [ "$js/package.json" -nt "$js/node_modules" ]; then
+		echo "bootstrap: installing the npm packages of tests/js"
+		(cd "$js" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+		touch "$js/node_modules"
+	fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+	install_js_checkers
 	exit 0
 fi
 
@@ -30,3 +43,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_js_checkers
