@@ -10,8 +10,12 @@ packages=(
 	libcriterion-dev
 	binutils elfutils libc6-dbg
 	sqlite3 jq libxml2-utils procps
-	nodejs npm
 )
+# Node.js runs the independent format checkers; some images ship their own
+# build (which conflicts with Debian's npm package), so only add Debian's
+# when the commands are missing.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
