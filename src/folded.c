@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "folded.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,4 +73,126 @@ int folded_write(FILE *out, const struct flame_tree *t, bool annotate)
 	free(fl.path);
 	free(fl.offsets);
 	return rc;
+}
+
+/* --- reading ------------------------------------------------------------- */
+
+static enum frame_kind strip_kind_suffix(char *name)
+{
+	size_t n = strlen(name);
+	static const struct {
+		const char *suffix;
+		enum frame_kind kind;
+	} suffixes[] = {{"_[k]", FRAME_KERNEL}, {"_[i]", FRAME_INLINED}, {"_[j]", FRAME_JIT}};
+	for (size_t i = 0; i < 3; i++) {
+		if (n > 4 && strcmp(name + n - 4, suffixes[i].suffix) == 0) {
+			name[n - 4] = 0;
+			return suffixes[i].kind;
+		}
+	}
+	return FRAME_USER;
+}
+
+/* Splits "STACK COUNT": returns the count and NUL-terminates the stack, or
+ * -1 when the line has no trailing count. */
+static int64_t split_count(char *line)
+{
+	char *sp = strrchr(line, ' ');
+	if (!sp || sp == line || !sp[1])
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(sp + 1, &end, 10);
+	if (*end || errno || sp[1] == '-' || v > (1ull << 62))
+		return -1;
+	*sp = 0;
+	return (int64_t)v;
+}
+
+struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct profile *p = profile_new();
+	profile_event_intern(p, "samples");
+	profile_meta_set(p, "source_format", "folded");
+	size_t cap = 256, lineno = 0;
+	uint32_t *frames = xmalloc(cap * sizeof(*frames));
+	char *line = NULL;
+	size_t line_cap = 0;
+	const char *pos = text, *end = text + len;
+	while (pos < end) {
+		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
+		size_t n = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
+		lineno++;
+		if (n + 1 > line_cap) {
+			line_cap = n + 1;
+			line = xrealloc(line, line_cap);
+		}
+		memcpy(line, pos, n);
+		line[n] = 0;
+		pos += n + (nl ? 1 : 0);
+		if (n && line[n - 1] == '\r')
+			line[--n] = 0;
+		if (n == 0)
+			continue;
+		if (memchr(line, 0, n)) {
+			snprintf(err, errlen, "line %zu: a NUL byte: not folded stacks", lineno);
+			goto fail;
+		}
+		int64_t count = split_count(line);
+		if (count < 0) {
+			snprintf(err, errlen, "line %zu: expected \"frame;frame;... COUNT\"", lineno);
+			goto fail;
+		}
+		size_t depth = 0;
+		const char *comm = NULL;
+		char *save = NULL;
+		for (char *f = strtok_r(line, ";", &save); f; f = strtok_r(NULL, ";", &save)) {
+			if (!comm) {
+				comm = f;
+				continue;
+			}
+			if (depth == cap) {
+				cap *= 2;
+				frames = xrealloc(frames, cap * sizeof(*frames));
+			}
+			enum frame_kind kind = strip_kind_suffix(f);
+			frames[depth++] = frames_intern(p->frames, f, "", "", 0, kind);
+		}
+		struct sample s = {
+			.weight = (uint64_t)count,
+			.thread = profile_thread_intern(p, 0, 0, comm ? comm : ""),
+			.stack = profile_stack_intern(p, frames, depth),
+		};
+		if (count)
+			profile_add_sample(p, &s, NULL, 0);
+	}
+	free(frames);
+	free(line);
+	return p;
+fail:
+	free(frames);
+	free(line);
+	profile_free(p);
+	return NULL;
+}
+
+bool folded_detect(const char *text, size_t len)
+{
+	size_t lines = 0, good = 0, semis = 0;
+	const char *pos = text, *end = text + len;
+	while (pos < end && lines < 20) {
+		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
+		size_t n = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
+		if (n > 0) {
+			lines++;
+			const char *sp = memrchr(pos, ' ', n);
+			bool digits = sp && sp + 1 < pos + n;
+			for (const char *c = sp ? sp + 1 : pos; digits && c < pos + n; c++)
+				digits = (*c >= '0' && *c <= '9') || (*c == '\r' && c == pos + n - 1);
+			good += digits && pos[0] != ' ' && pos[0] != '\t' && pos[0] != '{';
+			semis += memchr(pos, ';', n) != NULL;
+		}
+		pos += n + 1;
+	}
+	return lines > 0 && good * 10 >= lines * 9 && semis > 0;
 }

@@ -200,3 +200,30 @@ Test(report, recursion_counts_total_once)
 	free(buf);
 	profile_free(p);
 }
+
+Test(folded, read_round_trip)
+{
+	struct profile *p = sample_profile();
+	char *text = folded_of(p);
+	char err[256];
+	struct profile *q = folded_read(text, strlen(text), err, sizeof(err));
+	cr_assert_not_null(q, "%s", err);
+	char *again = folded_of(q);
+	cr_assert_str_eq(again, text);
+	cr_assert(folded_detect(text, strlen(text)));
+	free(text);
+	free(again);
+	profile_free(p);
+	profile_free(q);
+}
+
+Test(folded, read_rejects_garbage)
+{
+	char err[256];
+	const char *bad = "main;foo 3\nthis line has no count\n";
+	cr_assert_null(folded_read(bad, strlen(bad), err, sizeof(err)));
+	cr_assert(strstr(err, "line 2"), "%s", err);
+	cr_assert_not(folded_detect("{\"traceEvents\": []}\n", 20));
+	const char *bin = "a;b 1\n\0\1\2 5\n";
+	cr_assert_null(folded_read(bin, 12, err, sizeof(err)));
+}
