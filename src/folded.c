@@ -9,7 +9,7 @@
 
 struct folded_lines {
 	const struct flame_tree *t;
-	bool annotate;
+	unsigned kinds; /* FOLDED_ANNOTATE_* */
 	char **lines;
 	size_t n, cap;
 	char *path; /* the current path, ';'-joined */
@@ -21,7 +21,13 @@ struct folded_lines {
 static void append_label(struct folded_lines *fl, size_t *len, uint32_t frame)
 {
 	char label[1024];
-	flame_frame_label(fl->t, frame, fl->annotate, label, sizeof(label));
+	const struct frame *f = frames_get(fl->t->frames, frame);
+	unsigned bit = !f ? 0
+		       : f->kind == FRAME_KERNEL ? FOLDED_ANNOTATE_KERNEL
+		       : f->kind == FRAME_INLINED ? FOLDED_ANNOTATE_INLINED
+		       : f->kind == FRAME_JIT	   ? FOLDED_ANNOTATE_JIT
+						   : 0;
+	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, label, sizeof(label));
 	for (char *c = label; *c; c++)
 		if (*c == ';')
 			*c = ':';
@@ -60,7 +66,12 @@ static int line_cmp(const void *a, const void *b)
 
 int folded_write(FILE *out, const struct flame_tree *t, bool annotate)
 {
-	struct folded_lines fl = {.t = t, .annotate = annotate};
+	return folded_write_kinds(out, t, annotate ? FOLDED_ANNOTATE_ALL : 0);
+}
+
+int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds)
+{
+	struct folded_lines fl = {.t = t, .kinds = kinds};
 	flame_walk(t, collect, &fl);
 	qsort(fl.lines, fl.n, sizeof(*fl.lines), line_cmp);
 	int rc = 0;

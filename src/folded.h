@@ -16,6 +16,14 @@
  * Returns 0, or -1 when writing failed. */
 int folded_write(FILE *out, const struct flame_tree *t, bool annotate);
 
+/* The same with the annotation chosen per kind (stackcollapse-perf.pl's
+ * --kernel and --jit modes annotate one kind each). */
+#define FOLDED_ANNOTATE_KERNEL (1u << 0)
+#define FOLDED_ANNOTATE_INLINED (1u << 1)
+#define FOLDED_ANNOTATE_JIT (1u << 2)
+#define FOLDED_ANNOTATE_ALL 0x7u
+int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
+
 /* Reads folded stacks ("a;b;c COUNT" per line) into a profile: the first
  * frame is the process name (as FlameGraph writes it), the rest the stack;
  * one sample per line with weight COUNT; "_[k]", "_[i]", "_[j]" suffixes
