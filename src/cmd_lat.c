@@ -82,40 +82,30 @@ static int on_tick(struct session *s, void *arg, bool final)
 	return 0;
 }
 
+static int lat_option(void *ctx, int c, const char *arg)
+{
+	double *interval = ctx;
+	if (c != 'i')
+		return -1;
+	*interval = atof(arg);
+	if (*interval <= 0) {
+		errorf("bad interval '%s': expected seconds > 0", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_lat(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		SESSION_LONG_OPTS,
-		{"interval", required_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	static const struct option own[] = {{"interval", required_argument, NULL, 'i'}, {0}};
 	struct session_options so;
 	session_options_init(&so);
 	so.no_sampling = true;
 	double interval = 0;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTS "i:h", opts, NULL)) != -1) {
-		int r = session_parse_option(&so, c, optarg);
-		if (r < 0)
-			return 2;
-		if (r > 0)
-			continue;
-		if (c == 'i') {
-			interval = atof(optarg);
-			if (interval <= 0) {
-				errorf("bad interval '%s': expected seconds > 0", optarg);
-				return 2;
-			}
-		} else if (c == 'h') {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
+	struct session_command cmd = {"i:", own, lat_option, usage, &interval};
+	int exit_code;
+	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+		return exit_code;
 	/* FUNC... then, after "--", the command. */
 	bool dashdash_eaten = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	for (int i = optind; i < argc; i++) {

@@ -217,36 +217,25 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 	return rc;
 }
 
+static int slow_option(void *ctx, int c, const char *arg)
+{
+	if (c != 'o')
+		return -1;
+	*(const char **)ctx = arg;
+	return 0;
+}
+
 int cmd_slow(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		SESSION_LONG_OPTS,
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	static const struct option own[] = {{"output", required_argument, NULL, 'o'}, {0}};
 	struct session_options so;
 	session_options_init(&so);
 	so.freq = 999;
 	const char *svg = NULL;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" SESSION_SHORT_OPTS "o:h", opts, NULL)) != -1) {
-		int r = session_parse_option(&so, c, optarg);
-		if (r < 0)
-			return 2;
-		if (r > 0)
-			continue;
-		if (c == 'o') {
-			svg = optarg;
-		} else if (c == 'h') {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
+	struct session_command cmd = {"o:", own, slow_option, usage, &svg};
+	int exit_code;
+	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+		return exit_code;
 	if (optind >= argc || strcmp(argv[optind], "--") == 0) {
 		errorf("name the function: sonde slow FUNC[:THRESHOLD] [-- CMD]");
 		return 2;

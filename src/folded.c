@@ -73,7 +73,8 @@ int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds)
 {
 	struct folded_lines fl = {.t = t, .kinds = kinds};
 	flame_walk(t, collect, &fl);
-	qsort(fl.lines, fl.n, sizeof(*fl.lines), line_cmp);
+	if (fl.n)
+		qsort(fl.lines, fl.n, sizeof(*fl.lines), line_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < fl.n; i++) {
 		if (fprintf(out, "%s\n", fl.lines[i]) < 0)

@@ -33,7 +33,7 @@ void json_write_string(FILE *f, const char *str)
 		} else if (c == '\t') {
 			fputs("\\t", f);
 			s++;
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || c == 0x7f) { /* DEL too: old Perfetto parsers reject it raw */
 			fprintf(f, "\\u%04x", c);
 			s++;
 		} else {

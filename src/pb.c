@@ -100,8 +100,9 @@ void pb_put_packed_double(struct pb_buf *b, uint32_t field, const double *v, siz
 
 void pb_reader_init(struct pb_reader *r, const void *data, size_t len)
 {
-	r->p = data;
-	r->end = r->p + len;
+	static const uint8_t empty[1];
+	r->p = data ? data : empty; /* NULL + 0 is undefined behaviour */
+	r->end = r->p + (data ? len : 0);
 }
 
 bool pb_reader_done(const struct pb_reader *r)

@@ -147,6 +147,42 @@ int session_parse_option(struct session_options *o, int c, const char *arg)
 	return 0;
 }
 
+int session_getopt(struct session_options *o, int argc, char **argv,
+		   const struct session_command *cmd, int *exit_code)
+{
+	static const struct option shared[] = {SESSION_LONG_OPTS};
+	struct option all[64];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		all[n++] = shared[i];
+	for (const struct option *x = cmd->own_long; x && x->name && n < 62; x++)
+		all[n++] = *x;
+	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	all[n] = (struct option){0};
+	char shortopts[128];
+	snprintf(shortopts, sizeof(shortopts), "+%s%sh", SESSION_SHORT_OPTS,
+		 cmd->own_short ? cmd->own_short : "");
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+		int r = session_parse_option(o, c, optarg);
+		if (r > 0)
+			continue;
+		if (r == 0 && c == 'h') {
+			cmd->usage(stdout);
+			*exit_code = 0;
+			return 1;
+		}
+		if (r == 0 && c != '?' && cmd->own && cmd->own(cmd->ctx, c, optarg) == 0)
+			continue;
+		if (r == 0 && c == '?')
+			cmd->usage(stderr);
+		*exit_code = 2;
+		return 1;
+	}
+	return 0;
+}
+
 int session_check_options(struct session_options *o)
 {
 	int modes = (o->system_wide ? 1 : 0) + (o->npids > 0 ? 1 : 0) + (o->cmd ? 1 : 0);

@@ -13,7 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+struct option;
 
 #include "collector.h"
 #include "engine.h"
@@ -60,6 +63,23 @@ int session_parse_option(struct session_options *o, int c, const char *arg);
 		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
 		{"sample-in", required_argument, NULL, 'I'},                                 \
 		{"sample-slow", required_argument, NULL, 'S'}
+
+/* What a session command adds to the shared options. */
+struct session_command {
+	const char *own_short;         /* getopt letters of its own options, e.g. "o:" */
+	const struct option *own_long; /* its own long options, {0}-terminated (may be NULL) */
+	/* Handles one of its own options; returns 0, or -1 after printing an error. */
+	int (*own)(void *ctx, int c, const char *arg);
+	void (*usage)(FILE *f);
+	void *ctx;
+};
+
+/* Parses argv: the shared session options, the command's own, and
+ * -h/--help. Stops at the first non-option (optind then points at it).
+ * Returns 0 to go on, or 1 when the command should exit with *exit_code
+ * (help printed: 0; a bad option: 2). */
+int session_getopt(struct session_options *o, int argc, char **argv,
+		   const struct session_command *cmd, int *exit_code);
 
 /* Checks the options as a whole (exactly one target, -F/-c, ...). */
 int session_check_options(struct session_options *o);

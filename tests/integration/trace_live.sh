@@ -24,8 +24,10 @@ pass "interval counts add up to the total ($total)"
 
 "$SONDE" slow -o "$WORK/diff.svg" handle_request:1ms -- "$TARGETS/requests" 300 >"$WORK/slow.out" 2>/dev/null
 lines=$(grep -c '^[0-9]\+ \+[0-9.]\+ms  handle_request  \[' "$WORK/slow.out")
-[ "$lines" = 30 ] || { cat "$WORK/slow.out"; fail "slow: $lines slow calls printed, expected exactly 30"; }
-pass "slow: each of the 30 slow calls printed as it ended"
+# Exactly the 30 slow-path calls on a quiet machine; a fast call preempted for
+# over 1ms (wall time) on a busy one is slow too, so allow a few.
+assert_ge "slow calls printed" "$lines" 30
+assert_le "slow calls printed" "$lines" 34
 grep -q 'in: slow_path' "$WORK/slow.out" || fail "slow: samples of slow calls not attributed to slow_path"
 first=$(awk '/grew most in slow calls/ { getline; getline; print $NF; exit }' "$WORK/slow.out")
 [ "$first" = slow_path ] || fail "slow: top growth frame is '$first', expected slow_path"

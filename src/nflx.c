@@ -1,0 +1,1327 @@
+#include "nflx.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+#include "util.h"
+
+/* Profile fields. */
+enum {
+	P_START_TIME = 1,
+	P_END_TIME = 2,
+	P_SAMPLES = 3,
+	P_TIME_DELTAS = 4,
+	P_NODES = 5,
+	P_TITLE = 6,
+	P_DESCRIPTION = 7,
+	P_PARAMS = 8,
+	P_SAMPLES_CPU = 9,
+	P_SAMPLES_PID = 10,
+	P_SAMPLES_TID = 11,
+	P_SAMPLES_VALUE = 12,
+	P_IDLE_SAMPLE_COUNT = 13,
+};
+
+/* Node fields. */
+enum {
+	N_FUNCTION_NAME = 1,
+	N_HIT_COUNT = 2,
+	N_CHILDREN = 3,
+	N_LIBTYPE = 4,
+	N_PARENT = 5,
+	N_PID = 6,
+	N_TID = 7,
+	N_CPU = 8,
+	N_VALUE = 9,
+	N_STACK = 10,
+	N_FILE = 11,
+};
+
+/* Limits: a file past them is not a profile anyone recorded. */
+#define NFLX_MAX_SAMPLES ((size_t)1 << 27)
+#define NFLX_MAX_NODES ((size_t)1 << 25)
+#define NFLX_MAX_SECONDS 1e10 /* absolute times up to the year 2286 */
+
+#define PARAM_PREFIX "sonde."
+
+/* --- a hash map from 64-bit keys to 32-bit values ------------------------ */
+
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals; /* value + 1; 0 = empty slot */
+	size_t cap, n;
+};
+
+static size_t u64map_slot(const struct u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t j = hash_bytes(&key, sizeof(key), 11) & mask;
+	while (m->vals[j] && m->keys[j] != key)
+		j = (j + 1) & mask;
+	return j;
+}
+
+static bool u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
+{
+	if (!m->cap)
+		return false;
+	size_t j = u64map_slot(m, key);
+	if (!m->vals[j])
+		return false;
+	*val = m->vals[j] - 1;
+	return true;
+}
+
+static void u64map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		struct u64map g = {.cap = m->cap ? m->cap * 2 : 256};
+		g.keys = xcalloc(g.cap, sizeof(*g.keys));
+		g.vals = xcalloc(g.cap, sizeof(*g.vals));
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->vals[i]) {
+				size_t j = u64map_slot(&g, m->keys[i]);
+				g.keys[j] = m->keys[i];
+				g.vals[j] = m->vals[i];
+				g.n++;
+			}
+		}
+		free(m->keys);
+		free(m->vals);
+		*m = g;
+	}
+	size_t j = u64map_slot(m, key);
+	if (!m->vals[j])
+		m->n++;
+	m->keys[j] = key;
+	m->vals[j] = val + 1;
+}
+
+static void u64map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint64_t pair_key(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a << 32 | b;
+}
+
+/* --- writing -------------------------------------------------------------- */
+
+static const char *libtype_of(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_USER:
+		return "user";
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_INLINED:
+		return "inlined";
+	case FRAME_JIT:
+		return "jit";
+	default:
+		return ""; /* process names, unresolved frames */
+	}
+}
+
+struct wnode {
+	uint32_t parent;
+	const char *name;
+	const char *libtype;
+	uint64_t hits;
+};
+
+struct writer {
+	struct profile *p;
+	struct wnode *nodes;
+	size_t n, cap;
+	struct u64map child; /* (parent node, frame) -> node */
+	struct u64map leaf;  /* (comm node, stack node) -> node */
+	uint32_t *buf;
+	size_t buf_cap;
+};
+
+static uint32_t wnode_child(struct writer *w, uint32_t parent, uint32_t frame, const char *name,
+			    const char *libtype)
+{
+	uint32_t id;
+	if (u64map_get(&w->child, pair_key(parent, frame), &id))
+		return id;
+	grow_array((void **)&w->nodes, &w->cap, w->n + 1, sizeof(*w->nodes));
+	id = (uint32_t)w->n++;
+	w->nodes[id] = (struct wnode){parent, name, libtype, 0};
+	u64map_put(&w->child, pair_key(parent, frame), id);
+	return id;
+}
+
+/* The tree node of a sample's leaf: root -> comm -> frames root first. */
+static uint32_t sample_leaf(struct writer *w, const struct sample *s)
+{
+	struct profile *p = w->p;
+	const struct thread_info *t = &p->threads[s->thread];
+	uint32_t comm_frame = frames_intern(p->frames, t->comm, "", "", 0, FRAME_PROCESS);
+	uint32_t node = wnode_child(w, 0, comm_frame, t->comm, "");
+	uint32_t id;
+	uint64_t key = pair_key(node, s->stack);
+	if (u64map_get(&w->leaf, key, &id))
+		return id;
+	size_t depth = p->nodes[s->stack].depth;
+	grow_array((void **)&w->buf, &w->buf_cap, depth + 1, sizeof(*w->buf));
+	profile_stack_frames(p, s->stack, w->buf, depth);
+	for (size_t i = 0; i < depth; i++) {
+		uint32_t fn = profile_function_frame(p, w->buf[i]);
+		const struct frame *f = frames_get(p->frames, fn);
+		node = wnode_child(w, node, fn, f ? f->name : "", f ? libtype_of(f->kind) : "");
+	}
+	u64map_put(&w->leaf, key, node);
+	return node;
+}
+
+struct order {
+	uint64_t time_ns;
+	size_t index;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Absolute seconds of a CLOCK_MONOTONIC time. */
+struct clock_map {
+	bool wall;
+	double unix_s;
+	uint64_t base_ns;
+};
+
+static double to_seconds(const struct clock_map *c, uint64_t t)
+{
+	if (!c->wall)
+		return (double)t / 1e9;
+	return c->unix_s + (double)(int64_t)(t - c->base_ns) / 1e9;
+}
+
+static bool meta_u64(const struct profile *p, const char *key, uint64_t *v)
+{
+	const char *s = profile_meta_get(p, key);
+	if (!s || !*s)
+		return false;
+	char *end;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*end)
+		return false;
+	*v = x;
+	return true;
+}
+
+static bool meta_double(const struct profile *p, const char *key, double *v)
+{
+	const char *s = profile_meta_get(p, key);
+	if (!s || !*s)
+		return false;
+	char *end;
+	double x = strtod(s, &end);
+	if (*end || !isfinite(x))
+		return false;
+	*v = x;
+	return true;
+}
+
+static void put_param(struct pb_buf *out, const char *key, const char *value)
+{
+	struct pb_buf e = {0};
+	pb_put_string(&e, 1, key);
+	pb_put_string(&e, 2, value);
+	pb_put_message(out, P_PARAMS, &e);
+	pb_buf_free(&e);
+}
+
+int nflx_write(FILE *out, struct profile *p)
+{
+	struct writer w = {.p = p};
+	wnode_child(&w, UINT32_MAX, 0, "root", ""); /* node 0 */
+	size_t n = p->nsamples;
+
+	struct order *ord = xmalloc((n + 1) * sizeof(*ord));
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct order){p->samples[i].time_ns, i};
+	qsort(ord, n, sizeof(*ord), order_cmp);
+
+	/* The clock: wall seconds when the recording knows its wall start. */
+	struct clock_map c = {0};
+	uint64_t start_ns = 0, end_ns = 0;
+	bool has_start = meta_u64(p, "start_ns", &start_ns);
+	bool has_end = meta_u64(p, "end_ns", &end_ns);
+	if (meta_double(p, "start_unix_s", &c.unix_s)) {
+		c.wall = true;
+		c.base_ns = has_start ? start_ns : n ? ord[0].time_ns : 0;
+	}
+	double start_time, end_time;
+	if (n) {
+		uint64_t first = ord[0].time_ns, last = ord[n - 1].time_ns;
+		start_time = to_seconds(&c, has_start && start_ns < first ? start_ns : first);
+		end_time = to_seconds(&c, has_end && end_ns > last ? end_ns : last);
+	} else {
+		start_time = has_start ? to_seconds(&c, start_ns) : c.wall ? c.unix_s : 0;
+		end_time = has_end ? to_seconds(&c, end_ns) : start_time;
+	}
+	if (start_time < 0) /* rounding just before the epoch */
+		start_time = 0;
+	if (end_time < start_time)
+		end_time = start_time;
+
+	uint64_t *ids = xmalloc((n + 1) * sizeof(*ids));
+	uint64_t *pids = xmalloc((n + 1) * sizeof(*pids));
+	uint64_t *tids = xmalloc((n + 1) * sizeof(*tids));
+	uint64_t *cpus = xmalloc((n + 1) * sizeof(*cpus));
+	uint64_t *values = xmalloc((n + 1) * sizeof(*values));
+	double *deltas = xmalloc((n + 1) * sizeof(*deltas));
+	bool weighted = false;
+	/* Each delta aims at the sample's time from the running sum a reader
+	 * computes (same operations, same order), so rounding never piles up. */
+	double cur = start_time;
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *s = &p->samples[ord[i].index];
+		uint32_t leaf = sample_leaf(&w, s);
+		w.nodes[leaf].hits++;
+		ids[i] = leaf;
+		pids[i] = p->threads[s->thread].pid;
+		tids[i] = p->threads[s->thread].tid;
+		cpus[i] = s->cpu;
+		values[i] = s->weight;
+		weighted |= s->weight != 1;
+		double d = to_seconds(&c, s->time_ns) - cur;
+		if (!(d > 0))
+			d = 0;
+		deltas[i] = d;
+		cur += d;
+	}
+
+	struct pb_buf b = {0};
+	pb_put_double(&b, P_START_TIME, start_time);
+	pb_put_double(&b, P_END_TIME, end_time);
+	if (n) {
+		pb_put_packed_uint(&b, P_SAMPLES, ids, n);
+		pb_put_packed_double(&b, P_TIME_DELTAS, deltas, n);
+	}
+
+	/* Children lists in creation order: a child is created after its parent,
+	 * so one pass over the nodes in id order fills them. */
+	size_t nn = w.n;
+	uint32_t *first = xcalloc(nn + 1, sizeof(*first));
+	uint32_t *kids = xmalloc(nn * sizeof(*kids));
+	for (size_t i = 1; i < nn; i++)
+		first[w.nodes[i].parent + 1]++;
+	for (size_t i = 0; i < nn; i++)
+		first[i + 1] += first[i];
+	uint32_t *fill = xmalloc((nn + 1) * sizeof(*fill));
+	memcpy(fill, first, (nn + 1) * sizeof(*fill));
+	for (size_t i = 1; i < nn; i++)
+		kids[fill[w.nodes[i].parent]++] = (uint32_t)i;
+	free(fill);
+
+	struct pb_buf node = {0}, entry = {0};
+	for (size_t i = 0; i < nn; i++) {
+		const struct wnode *wn = &w.nodes[i];
+		node.len = 0;
+		entry.len = 0;
+		pb_put_string(&node, N_FUNCTION_NAME, wn->name);
+		pb_put_uint(&node, N_HIT_COUNT, wn->hits);
+		/* proto2 `repeated uint32 children = 3;` is not packed */
+		for (uint32_t k = first[i]; k < first[i + 1]; k++)
+			pb_put_uint(&node, N_CHILDREN, kids[k]);
+		if (wn->libtype[0])
+			pb_put_string(&node, N_LIBTYPE, wn->libtype);
+		if (i)
+			pb_put_uint(&node, N_PARENT, wn->parent);
+		pb_put_uint(&entry, 1, i);
+		pb_put_message(&entry, 2, &node);
+		pb_put_message(&b, P_NODES, &entry);
+	}
+	pb_buf_free(&node);
+	pb_buf_free(&entry);
+	free(first);
+	free(kids);
+
+	const char *title = profile_meta_get(p, "title");
+	const char *cmd = profile_meta_get(p, "command_line");
+	char *t = title ? xstrdup(title) : cmd && *cmd ? xasprintf("sonde: %s", cmd) : xstrdup("sonde");
+	pb_put_string(&b, P_TITLE, t);
+	free(t);
+
+	put_param(&b, "has_parent", "true");
+	if (n) {
+		put_param(&b, "has_samples_cpu", "true");
+		put_param(&b, "has_samples_pid", "true");
+		put_param(&b, "has_samples_tid", "true");
+		if (weighted)
+			put_param(&b, "hasValues", "true");
+	}
+	for (size_t i = 0; i < p->nmeta; i++) {
+		char *k = xasprintf(PARAM_PREFIX "%s", p->meta[i].key);
+		put_param(&b, k, p->meta[i].value);
+		free(k);
+	}
+	if (n) {
+		pb_put_packed_uint(&b, P_SAMPLES_CPU, cpus, n);
+		pb_put_packed_uint(&b, P_SAMPLES_PID, pids, n);
+		pb_put_packed_uint(&b, P_SAMPLES_TID, tids, n);
+		if (weighted)
+			pb_put_packed_uint(&b, P_SAMPLES_VALUE, values, n);
+	}
+
+	int rc = 0;
+	if (b.len && fwrite(b.data, 1, b.len, out) != b.len)
+		rc = -1;
+	if (fflush(out) || ferror(out))
+		rc = -1;
+
+	pb_buf_free(&b);
+	free(ord);
+	free(ids);
+	free(pids);
+	free(tids);
+	free(cpus);
+	free(values);
+	free(deltas);
+	free(w.nodes);
+	free(w.buf);
+	u64map_free(&w.child);
+	u64map_free(&w.leaf);
+	return rc;
+}
+
+/* --- reading -------------------------------------------------------------- */
+
+struct str {
+	const uint8_t *p;
+	size_t len;
+};
+
+struct rnode {
+	uint32_t id;
+	bool has_parent;      /* Node.parent */
+	bool has_pid, has_tid;
+	uint32_t parent;      /* Node.parent (an id) */
+	uint32_t pid, tid;
+	struct str name, libtype, file;
+	uint32_t line;
+	struct str msg;       /* the Node message, for children and stack */
+	/* resolution */
+	uint32_t up;          /* parent's index, or NONE */
+	uint32_t from_kids;   /* parent's index from children lists, or NONE */
+	uint8_t state;
+	uint8_t level;        /* 0 root, 1 process, 2 deeper */
+	uint32_t stack;
+	const char *comm;
+};
+
+#define NONE UINT32_MAX
+
+enum { UNSEEN = 0, BUSY, DONE };
+
+struct reader {
+	char *err;
+	size_t errlen;
+	const uint8_t *data;
+
+	bool has_start, has_end, has_idle;
+	double start_time, end_time;
+	uint64_t idle;
+	struct str title;
+
+	uint32_t *samples;
+	size_t nsamples, samples_cap;
+	double *deltas;
+	size_t ndeltas, deltas_cap;
+	uint32_t *cpus, *pids, *tids;
+	size_t ncpus, cpus_cap, npids, pids_cap, ntids, tids_cap;
+	uint64_t *values;
+	size_t nvalues, values_cap;
+
+	struct rnode *nodes;
+	size_t nnodes, nodes_cap;
+
+	struct str (*params)[2];
+	size_t nparams, params_cap;
+
+	/* per-thread cache: (pid, tid, comm) -> thread index */
+	struct u64map threads;
+
+	char *scratch;
+	size_t scratch_cap;
+	uint32_t *path;
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
+{
+	if (r->err && r->errlen) {
+		int n = snprintf(r->err, r->errlen, "nflxprofile: ");
+		va_list ap;
+		va_start(ap, fmt);
+		if (n >= 0 && (size_t)n < r->errlen)
+			vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static size_t at(const struct reader *r, const struct pb_reader *pr)
+{
+	return (size_t)(pr->p - r->data);
+}
+
+static int malformed(struct reader *r, const struct pb_reader *pr, const char *what)
+{
+	return fail(r, "truncated or malformed %s near byte %zu", what, at(r, pr));
+}
+
+/* A NUL-terminated copy of a string field (a NUL inside ends it). */
+static const char *cstr(struct reader *r, struct str s)
+{
+	grow_array((void **)&r->scratch, &r->scratch_cap, s.len + 1, 1);
+	if (s.len)
+		memcpy(r->scratch, s.p, s.len);
+	r->scratch[s.len] = 0;
+	return r->scratch;
+}
+
+static bool str_is(struct str s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len == n && memcmp(s.p, lit, n) == 0;
+}
+
+static int read_str(struct pb_reader *pr, enum pb_wire wire, struct str *s)
+{
+	struct pb_reader sub;
+	if (wire != PB_LEN || pb_read_len(pr, &sub))
+		return -1;
+	s->p = sub.p;
+	s->len = (size_t)(sub.end - sub.p);
+	return 0;
+}
+
+static int read_u32(struct pb_reader *pr, enum pb_wire wire, uint32_t *v)
+{
+	uint64_t x;
+	if (wire != PB_VARINT || pb_read_varint(pr, &x))
+		return -1;
+	*v = (uint32_t)x; /* protobuf truncates 64-bit varints into uint32 */
+	return 0;
+}
+
+struct u32vec {
+	struct reader *r;
+	uint32_t **v;
+	size_t *n, *cap;
+	bool ids; /* node ids: must fit 32 bits */
+};
+
+static int push_u32(void *arg, uint64_t x)
+{
+	struct u32vec *a = arg;
+	if (a->ids && x > UINT32_MAX)
+		return -1;
+	if (*a->n >= NFLX_MAX_SAMPLES)
+		return -1;
+	grow_array((void **)a->v, a->cap, *a->n + 1, sizeof(**a->v));
+	(*a->v)[(*a->n)++] = (uint32_t)x;
+	return 0;
+}
+
+static int push_u64(void *arg, uint64_t x)
+{
+	struct reader *r = arg;
+	if (r->nvalues >= NFLX_MAX_SAMPLES)
+		return -1;
+	grow_array((void **)&r->values, &r->values_cap, r->nvalues + 1, sizeof(*r->values));
+	r->values[r->nvalues++] = x;
+	return 0;
+}
+
+static int read_u32s(struct reader *r, struct pb_reader *pr, enum pb_wire wire, uint32_t **v,
+		     size_t *n, size_t *cap, bool ids, const char *what)
+{
+	struct u32vec a = {r, v, n, cap, ids};
+	if (pb_read_uints(pr, wire, push_u32, &a)) {
+		if (*n >= NFLX_MAX_SAMPLES)
+			return fail(r, "too many %s (more than %zu)", what, NFLX_MAX_SAMPLES);
+		return malformed(r, pr, what);
+	}
+	return 0;
+}
+
+static int push_delta(struct reader *r, double d)
+{
+	if (r->ndeltas >= NFLX_MAX_SAMPLES)
+		return fail(r, "too many time_deltas (more than %zu)", NFLX_MAX_SAMPLES);
+	grow_array((void **)&r->deltas, &r->deltas_cap, r->ndeltas + 1, sizeof(*r->deltas));
+	r->deltas[r->ndeltas++] = d;
+	return 0;
+}
+
+static int read_deltas(struct reader *r, struct pb_reader *pr, enum pb_wire wire)
+{
+	double d;
+	if (wire == PB_I64) {
+		if (pb_read_double(pr, &d))
+			return malformed(r, pr, "time_deltas");
+		return push_delta(r, d);
+	}
+	struct pb_reader sub;
+	if (wire != PB_LEN || pb_read_len(pr, &sub) || (sub.end - sub.p) % 8)
+		return malformed(r, pr, "time_deltas");
+	while (!pb_reader_done(&sub))
+		if (pb_read_double(&sub, &d) || push_delta(r, d))
+			return -1;
+	return 0;
+}
+
+static int check_child(void *arg, uint64_t v)
+{
+	(void)arg;
+	return v > UINT32_MAX ? -1 : 0;
+}
+
+/* Parses a File message {1 file_name, 2 line, 3 column}. */
+static int parse_file(struct pb_reader *m, struct str *name, uint32_t *line)
+{
+	uint32_t field;
+	enum pb_wire wire;
+	while (!pb_reader_done(m)) {
+		if (pb_read_tag(m, &field, &wire))
+			return -1;
+		if (field == 1) {
+			if (read_str(m, wire, name))
+				return -1;
+		} else if (field == 2) {
+			if (read_u32(m, wire, line))
+				return -1;
+		} else if (pb_skip(m, wire)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Parses a Node's scalar fields (children and stack are only checked). */
+static int parse_node(struct pb_reader *m, struct rnode *n)
+{
+	uint32_t field, u;
+	enum pb_wire wire;
+	struct pb_reader sub;
+	n->msg.p = m->p;
+	n->msg.len = (size_t)(m->end - m->p);
+	while (!pb_reader_done(m)) {
+		if (pb_read_tag(m, &field, &wire))
+			return -1;
+		int rc = 0;
+		switch (field) {
+		case N_FUNCTION_NAME:
+			rc = read_str(m, wire, &n->name);
+			break;
+		case N_LIBTYPE:
+			rc = read_str(m, wire, &n->libtype);
+			break;
+		case N_CHILDREN:
+			rc = pb_read_uints(m, wire, check_child, NULL);
+			break;
+		case N_PARENT:
+			rc = read_u32(m, wire, &n->parent);
+			n->has_parent = true;
+			break;
+		case N_PID:
+			rc = read_u32(m, wire, &n->pid);
+			n->has_pid = true;
+			break;
+		case N_TID:
+			rc = read_u32(m, wire, &n->tid);
+			n->has_tid = true;
+			break;
+		case N_HIT_COUNT:
+		case N_CPU:
+			rc = read_u32(m, wire, &u);
+			break;
+		case N_VALUE:
+			rc = wire == PB_VARINT ? pb_skip(m, wire) : -1;
+			break;
+		case N_STACK:
+			rc = wire == PB_LEN ? pb_skip(m, wire) : -1;
+			break;
+		case N_FILE:
+			rc = wire == PB_LEN ? pb_read_len(m, &sub) : -1;
+			if (!rc)
+				rc = parse_file(&sub, &n->file, &n->line);
+			break;
+		default:
+			rc = pb_skip(m, wire);
+			break;
+		}
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_node_entry(struct reader *r, struct pb_reader *pr, enum pb_wire wire)
+{
+	struct pb_reader e, v = {0};
+	uint32_t field;
+	uint64_t key = 0;
+	bool has_value = false;
+	if (wire != PB_LEN || pb_read_len(pr, &e))
+		return malformed(r, pr, "nodes entry");
+	while (!pb_reader_done(&e)) {
+		if (pb_read_tag(&e, &field, &wire))
+			return malformed(r, &e, "nodes entry");
+		if (field == 1) {
+			if (wire != PB_VARINT || pb_read_varint(&e, &key))
+				return malformed(r, &e, "nodes entry");
+		} else if (field == 2) {
+			if (wire != PB_LEN || pb_read_len(&e, &v))
+				return malformed(r, &e, "nodes entry");
+			has_value = true;
+		} else if (pb_skip(&e, wire)) {
+			return malformed(r, &e, "nodes entry");
+		}
+	}
+	if (key > UINT32_MAX)
+		return fail(r, "node id %llu out of range", (unsigned long long)key);
+	if (r->nnodes >= NFLX_MAX_NODES)
+		return fail(r, "too many nodes (more than %zu)", NFLX_MAX_NODES);
+	grow_array((void **)&r->nodes, &r->nodes_cap, r->nnodes + 1, sizeof(*r->nodes));
+	struct rnode *n = &r->nodes[r->nnodes++];
+	memset(n, 0, sizeof(*n));
+	n->id = (uint32_t)key;
+	n->msg.p = (const uint8_t *)""; /* an absent value is an empty Node */
+	if (has_value) {
+		struct pb_reader m = v;
+		if (parse_node(&m, n))
+			return fail(r, "node %u: truncated or malformed near byte %zu", n->id,
+				    at(r, &m));
+	}
+	return 0;
+}
+
+static int read_param(struct reader *r, struct pb_reader *pr, enum pb_wire wire)
+{
+	struct pb_reader e;
+	uint32_t field;
+	struct str kv[2] = {{0}, {0}};
+	if (wire != PB_LEN || pb_read_len(pr, &e))
+		return malformed(r, pr, "params entry");
+	while (!pb_reader_done(&e)) {
+		if (pb_read_tag(&e, &field, &wire))
+			return malformed(r, &e, "params entry");
+		if (field == 1 || field == 2) {
+			if (read_str(&e, wire, &kv[field - 1]))
+				return malformed(r, &e, "params entry");
+		} else if (pb_skip(&e, wire)) {
+			return malformed(r, &e, "params entry");
+		}
+	}
+	grow_array((void **)&r->params, &r->params_cap, r->nparams + 1, sizeof(*r->params));
+	r->params[r->nparams][0] = kv[0];
+	r->params[r->nparams][1] = kv[1];
+	r->nparams++;
+	return 0;
+}
+
+static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
+{
+	struct pb_reader pr;
+	pb_reader_init(&pr, data, len);
+	uint32_t field;
+	enum pb_wire wire;
+	while (!pb_reader_done(&pr)) {
+		if (pb_read_tag(&pr, &field, &wire))
+			return malformed(r, &pr, "protobuf field");
+		int rc = 0;
+		switch (field) {
+		case P_START_TIME:
+		case P_END_TIME: {
+			double d;
+			if (wire != PB_I64 || pb_read_double(&pr, &d))
+				return malformed(r, &pr, field == P_START_TIME ? "start_time" : "end_time");
+			if (field == P_START_TIME) {
+				r->start_time = d;
+				r->has_start = true;
+			} else {
+				r->end_time = d;
+				r->has_end = true;
+			}
+			break;
+		}
+		case P_SAMPLES:
+			rc = read_u32s(r, &pr, wire, &r->samples, &r->nsamples, &r->samples_cap, true,
+				       "samples");
+			break;
+		case P_TIME_DELTAS:
+			rc = read_deltas(r, &pr, wire);
+			break;
+		case P_NODES:
+			rc = read_node_entry(r, &pr, wire);
+			break;
+		case P_TITLE:
+			if (read_str(&pr, wire, &r->title))
+				return malformed(r, &pr, "title");
+			break;
+		case P_DESCRIPTION: {
+			struct str s;
+			if (read_str(&pr, wire, &s))
+				return malformed(r, &pr, "description");
+			break;
+		}
+		case P_PARAMS:
+			rc = read_param(r, &pr, wire);
+			break;
+		case P_SAMPLES_CPU:
+			rc = read_u32s(r, &pr, wire, &r->cpus, &r->ncpus, &r->cpus_cap, false,
+				       "samples_cpu");
+			break;
+		case P_SAMPLES_PID:
+			rc = read_u32s(r, &pr, wire, &r->pids, &r->npids, &r->pids_cap, false,
+				       "samples_pid");
+			break;
+		case P_SAMPLES_TID:
+			rc = read_u32s(r, &pr, wire, &r->tids, &r->ntids, &r->tids_cap, false,
+				       "samples_tid");
+			break;
+		case P_SAMPLES_VALUE:
+			if (pb_read_uints(&pr, wire, push_u64, r)) {
+				if (r->nvalues >= NFLX_MAX_SAMPLES)
+					return fail(r, "too many samples_value (more than %zu)",
+						    NFLX_MAX_SAMPLES);
+				return malformed(r, &pr, "samples_value");
+			}
+			break;
+		case P_IDLE_SAMPLE_COUNT:
+			if (wire != PB_VARINT || pb_read_varint(&pr, &r->idle))
+				return malformed(r, &pr, "idle_sample_count");
+			r->has_idle = true;
+			break;
+		default:
+			if (pb_skip(&pr, wire))
+				return malformed(r, &pr, "protobuf field");
+			break;
+		}
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int rnode_cmp(const void *a, const void *b)
+{
+	const struct rnode *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Index of node `id`, or NONE. */
+static uint32_t find_node(const struct reader *r, uint32_t id)
+{
+	size_t lo = 0, hi = r->nnodes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->nodes[mid].id == id)
+			return (uint32_t)mid;
+		if (r->nodes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NONE;
+}
+
+static const struct str *param(const struct reader *r, const char *key)
+{
+	const struct str *v = NULL;
+	for (size_t i = 0; i < r->nparams; i++)
+		if (str_is(r->params[i][0], key))
+			v = &r->params[i][1]; /* the last one wins, as in a map */
+	return v;
+}
+
+static bool flag(const struct reader *r, const char *key)
+{
+	const struct str *v = param(r, key);
+	return v && str_is(*v, "true");
+}
+
+static enum frame_kind kind_of(struct str libtype, const char *name)
+{
+	if (str_is(libtype, "kernel"))
+		return FRAME_KERNEL;
+	if (str_is(libtype, "jit"))
+		return FRAME_JIT;
+	if (str_is(libtype, "inlined"))
+		return FRAME_INLINED;
+	size_t n = strlen(name);
+	if (libtype.len == 0 && n > 1 && name[0] == '[' && name[n - 1] == ']')
+		return FRAME_UNKNOWN;
+	return FRAME_USER;
+}
+
+static uint32_t intern_frame(struct profile *p, struct reader *r, struct str name,
+			     struct str libtype, struct str file, uint32_t line)
+{
+	char *fname = xstrdup(cstr(r, file));
+	const char *n = cstr(r, name);
+	uint32_t id = frames_intern(p->frames, n, "", fname, line, kind_of(libtype, n));
+	free(fname);
+	return id;
+}
+
+/* Sets the parent index of every node: from Node.parent with has_parent,
+ * else from the children lists (each falls back to the other source). */
+static int link_nodes(struct reader *r, bool has_parent)
+{
+	for (size_t i = 0; i < r->nnodes; i++)
+		r->nodes[i].from_kids = NONE;
+	for (size_t i = 0; i < r->nnodes; i++) {
+		struct rnode *n = &r->nodes[i];
+		struct pb_reader m;
+		pb_reader_init(&m, n->msg.p, n->msg.len);
+		uint32_t field;
+		enum pb_wire wire;
+		while (!pb_reader_done(&m)) {
+			if (pb_read_tag(&m, &field, &wire))
+				return fail(r, "node %u: malformed", n->id);
+			if (field != N_CHILDREN) {
+				if (pb_skip(&m, wire))
+					return fail(r, "node %u: malformed", n->id);
+				continue;
+			}
+			/* packed or not; values were checked by parse_node */
+			struct pb_reader sub = m;
+			uint64_t v;
+			if (wire == PB_LEN) {
+				if (pb_read_len(&m, &sub))
+					return fail(r, "node %u: malformed", n->id);
+			} else {
+				if (pb_read_varint(&m, &v))
+					return fail(r, "node %u: malformed", n->id);
+				sub.end = m.p;
+			}
+			while (!pb_reader_done(&sub)) {
+				if (pb_read_varint(&sub, &v) || v > UINT32_MAX)
+					return fail(r, "node %u: malformed children", n->id);
+				uint32_t c = find_node(r, (uint32_t)v);
+				if (c == NONE)
+					return fail(r, "node %u: child %u does not exist", n->id,
+						    (uint32_t)v);
+				if (c == i)
+					return fail(r, "node %u is its own child", n->id);
+				if (r->nodes[c].from_kids != NONE && r->nodes[c].from_kids != i)
+					return fail(r, "node %u is a child of both %u and %u",
+						    (uint32_t)v, r->nodes[r->nodes[c].from_kids].id,
+						    n->id);
+				r->nodes[c].from_kids = (uint32_t)i;
+			}
+		}
+	}
+	for (size_t i = 0; i < r->nnodes; i++) {
+		struct rnode *n = &r->nodes[i];
+		uint32_t from_field = NONE;
+		if (n->has_parent) {
+			from_field = find_node(r, n->parent);
+			if (from_field == NONE && n->id != 0)
+				return fail(r, "node %u: parent %u does not exist", n->id, n->parent);
+		}
+		if (has_parent)
+			n->up = from_field != NONE ? from_field : n->from_kids;
+		else
+			n->up = n->from_kids != NONE ? n->from_kids : from_field;
+	}
+	return 0;
+}
+
+/* Resolves a node's comm and stack through its ancestors (parent mode). */
+static int resolve_parent(struct reader *r, struct profile *p, uint32_t idx)
+{
+	size_t depth = 0;
+	uint32_t cur = idx;
+	while (r->nodes[cur].state != DONE) {
+		if (r->nodes[cur].state == BUSY)
+			return fail(r, "parent cycle through node %u", r->nodes[cur].id);
+		r->nodes[cur].state = BUSY;
+		r->path[depth++] = cur;
+		uint32_t up = r->nodes[cur].up;
+		if (up == NONE)
+			return fail(r, "node %u is not connected to the root (node 0)",
+				    r->nodes[cur].id);
+		cur = up;
+	}
+	while (depth > 0) {
+		struct rnode *n = &r->nodes[r->path[--depth]];
+		const struct rnode *par = &r->nodes[n->up];
+		n->level = par->level < 2 ? par->level + 1 : 2;
+		if (!n->has_pid && par->has_pid && par->level > 0) { /* Node.pid of the process */
+			n->has_pid = true;
+			n->pid = par->pid;
+		}
+		if (!n->has_tid && par->has_tid && par->level > 0) {
+			n->has_tid = true;
+			n->tid = par->tid;
+		}
+		if (n->level == 1) {
+			n->comm = frames_strdup(p->frames, cstr(r, n->name));
+			n->stack = 0;
+		} else {
+			n->comm = par->comm;
+			uint32_t f = intern_frame(p, r, n->name, n->libtype, n->file, n->line);
+			n->stack = profile_stack_child(p, par->stack, f);
+		}
+		n->state = DONE;
+	}
+	return 0;
+}
+
+/* Resolves a node whose stack is in Node.stack (has_node_stack). */
+static int resolve_node_stack(struct reader *r, struct profile *p, uint32_t idx)
+{
+	struct rnode *n = &r->nodes[idx];
+	if (n->state == DONE)
+		return 0;
+	struct pb_reader m;
+	pb_reader_init(&m, n->msg.p, n->msg.len);
+	uint32_t field, stack = 0;
+	enum pb_wire wire;
+	while (!pb_reader_done(&m)) {
+		if (pb_read_tag(&m, &field, &wire))
+			return fail(r, "node %u: malformed", n->id);
+		if (field != N_STACK) {
+			if (pb_skip(&m, wire))
+				return fail(r, "node %u: malformed", n->id);
+			continue;
+		}
+		struct pb_reader sf;
+		if (pb_read_len(&m, &sf))
+			return fail(r, "node %u: malformed stack", n->id);
+		struct str name = {0}, libtype = {0}, file = {0};
+		uint32_t line = 0;
+		while (!pb_reader_done(&sf)) {
+			int rc;
+			struct pb_reader fm;
+			if (pb_read_tag(&sf, &field, &wire))
+				return fail(r, "node %u: malformed stack frame", n->id);
+			if (field == 1)
+				rc = read_str(&sf, wire, &name);
+			else if (field == 2)
+				rc = read_str(&sf, wire, &libtype);
+			else if (field == 3)
+				rc = wire != PB_LEN || pb_read_len(&sf, &fm) ||
+				     parse_file(&fm, &file, &line);
+			else
+				rc = pb_skip(&sf, wire);
+			if (rc)
+				return fail(r, "node %u: malformed stack frame", n->id);
+		}
+		stack = profile_stack_child(p, stack, intern_frame(p, r, name, libtype, file, line));
+	}
+	n->comm = frames_strdup(p->frames, cstr(r, n->name));
+	n->stack = stack;
+	n->state = DONE;
+	return 0;
+}
+
+static uint32_t thread_of(struct reader *r, struct profile *p, uint32_t pid, uint32_t tid,
+			  const char *comm)
+{
+	/* comm is interned: its pointer identifies it */
+	uint64_t key = hash_bytes(&comm, sizeof(comm), pair_key(pid, tid));
+	uint32_t idx;
+	if (u64map_get(&r->threads, key, &idx)) {
+		const struct thread_info *t = &p->threads[idx];
+		if (t->pid == pid && t->tid == tid && t->comm == comm)
+			return idx;
+		return profile_thread_intern(p, pid, tid, comm); /* hash collision */
+	}
+	idx = profile_thread_intern(p, pid, tid, comm);
+	u64map_put(&r->threads, key, idx);
+	return idx;
+}
+
+static void set_meta_fmt(struct profile *p, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_meta_fmt(struct profile *p, const char *key, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	profile_meta_set(p, key, buf);
+}
+
+static int build(struct reader *r, struct profile *p)
+{
+	size_t n = r->nsamples;
+	if (!r->has_start)
+		return fail(r, "no start_time (a required field)");
+	if (!isfinite(r->start_time) || r->start_time < 0 || r->start_time > NFLX_MAX_SECONDS)
+		return fail(r, "start_time %g out of range", r->start_time);
+	if (r->has_end && !isfinite(r->end_time))
+		return fail(r, "end_time is not a number");
+	if (r->ndeltas != n)
+		return fail(r, "%zu samples but %zu time_deltas", n, r->ndeltas);
+	if (r->npids && r->npids != n)
+		return fail(r, "%zu samples but %zu samples_pid", n, r->npids);
+	if (r->ntids && r->ntids != n)
+		return fail(r, "%zu samples but %zu samples_tid", n, r->ntids);
+	if (r->ncpus && r->ncpus != n)
+		return fail(r, "%zu samples but %zu samples_cpu", n, r->ncpus);
+	if (r->nvalues && r->nvalues != n)
+		return fail(r, "%zu samples but %zu samples_value", n, r->nvalues);
+
+	if (r->nnodes)
+		qsort(r->nodes, r->nnodes, sizeof(*r->nodes), rnode_cmp);
+	for (size_t i = 1; i < r->nnodes; i++)
+		if (r->nodes[i].id == r->nodes[i - 1].id)
+			return fail(r, "node %u appears twice", r->nodes[i].id);
+	bool node_stack = flag(r, "has_node_stack");
+	if (link_nodes(r, flag(r, "has_parent")))
+		return -1;
+	uint32_t root = find_node(r, 0);
+	if (root != NONE) {
+		r->nodes[root].state = DONE;
+		r->nodes[root].level = 0;
+		r->nodes[root].comm = frames_strdup(p->frames, "");
+		r->nodes[root].stack = 0;
+	}
+	r->path = xmalloc((r->nnodes + 1) * sizeof(*r->path));
+
+	/* metadata: ours back from params, then what this file says */
+	for (size_t i = 0; i < r->nparams; i++) {
+		struct str k = r->params[i][0];
+		size_t pl = strlen(PARAM_PREFIX);
+		if (k.len > pl && memcmp(k.p, PARAM_PREFIX, pl) == 0) {
+			char *key = xstrdup(cstr(r, (struct str){k.p + pl, k.len - pl}));
+			profile_meta_set(p, key, cstr(r, r->params[i][1]));
+			free(key);
+		}
+	}
+	if (r->title.len && !profile_meta_get(p, "title"))
+		profile_meta_set(p, "title", cstr(r, r->title));
+	const char *ev = profile_meta_get(p, "event");
+	uint32_t event = profile_event_intern(p, ev && *ev && strcmp(ev, "none") ? ev : "samples");
+
+	uint64_t start_ns = (uint64_t)(r->start_time * 1e9 + 0.5), last_ns = start_ns;
+	double cur = r->start_time;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t idx = find_node(r, r->samples[i]);
+		if (idx == NONE)
+			return fail(r, "sample %zu: node %u does not exist", i, r->samples[i]);
+		if (node_stack && idx != root ? resolve_node_stack(r, p, idx)
+					      : resolve_parent(r, p, idx))
+			return -1;
+		const struct rnode *nd = &r->nodes[idx];
+		cur += r->deltas[i];
+		if (!isfinite(cur) || cur < 0 || cur > NFLX_MAX_SECONDS)
+			return fail(r, "sample %zu: time %g s out of range", i, cur);
+		/* relative to the start: nanosecond precision where it matters */
+		int64_t rel_ns = llround((cur - r->start_time) * 1e9);
+		if (rel_ns < 0 && (uint64_t)-rel_ns > start_ns)
+			rel_ns = -(int64_t)start_ns;
+		uint32_t pid = r->npids ? r->pids[i] : nd->has_pid ? nd->pid : 0;
+		uint32_t tid = r->ntids ? r->tids[i] : nd->has_tid ? nd->tid : pid;
+		struct sample s = {
+			.time_ns = start_ns + (uint64_t)rel_ns,
+			.weight = r->nvalues ? r->values[i] : 1,
+			.cpu = r->ncpus ? r->cpus[i] : 0,
+			.thread = thread_of(r, p, pid, tid, nd->comm),
+			.event = event,
+			.stack = nd->stack,
+		};
+		if (s.time_ns > last_ns)
+			last_ns = s.time_ns;
+		profile_add_sample(p, &s, NULL, 0);
+	}
+
+	uint64_t end_ns = last_ns;
+	if (r->has_end && r->end_time > r->start_time && r->end_time <= NFLX_MAX_SECONDS) {
+		uint64_t e = start_ns + (uint64_t)llround((r->end_time - r->start_time) * 1e9);
+		if (e > end_ns)
+			end_ns = e;
+	}
+	profile_meta_set(p, "source_format", "nflxprofile");
+	set_meta_fmt(p, "start_ns", "%llu", (unsigned long long)start_ns);
+	set_meta_fmt(p, "end_ns", "%llu", (unsigned long long)end_ns);
+	set_meta_fmt(p, "start_unix_s", "%.9f", r->start_time);
+	set_meta_fmt(p, "duration_s", "%.6f", (double)(end_ns - start_ns) / 1e9);
+	if (r->has_idle)
+		set_meta_fmt(p, "idle_samples", "%llu", (unsigned long long)r->idle);
+	return 0;
+}
+
+static void reader_free(struct reader *r)
+{
+	free(r->samples);
+	free(r->deltas);
+	free(r->cpus);
+	free(r->pids);
+	free(r->tids);
+	free(r->values);
+	free(r->nodes);
+	free(r->params);
+	free(r->scratch);
+	free(r->path);
+	u64map_free(&r->threads);
+}
+
+struct profile *nflx_read(const uint8_t *data, size_t len, char *err, size_t errlen)
+{
+	struct reader r = {.err = err, .errlen = errlen, .data = data};
+	struct profile *p = NULL;
+	if (!data || len == 0) {
+		fail(&r, "empty file");
+		goto out;
+	}
+	if (parse_profile(&r, data, len))
+		goto out;
+	p = profile_new();
+	if (build(&r, p)) {
+		profile_free(p);
+		p = NULL;
+	}
+out:
+	reader_free(&r);
+	return p;
+}
+
+/* --- detection ------------------------------------------------------------ */
+
+/* Does a message parse as a Node (known fields with their wire types, a
+ * function_name)? */
+static bool node_plausible(struct pb_reader *m)
+{
+	uint32_t field;
+	enum pb_wire wire;
+	bool name = false;
+	while (!pb_reader_done(m)) {
+		if (pb_read_tag(m, &field, &wire))
+			return false;
+		switch (field) {
+		case N_FUNCTION_NAME:
+			name = true;
+			/* fallthrough */
+		case N_LIBTYPE:
+		case N_STACK:
+		case N_FILE:
+			if (wire != PB_LEN)
+				return false;
+			break;
+		case N_CHILDREN:
+			if (wire != PB_LEN && wire != PB_VARINT)
+				return false;
+			break;
+		case N_HIT_COUNT:
+		case N_PARENT:
+		case N_PID:
+		case N_TID:
+		case N_CPU:
+		case N_VALUE:
+			if (wire != PB_VARINT)
+				return false;
+			break;
+		default:
+			return false;
+		}
+		if (pb_skip(m, wire))
+			return false;
+	}
+	return name;
+}
+
+static bool node_entry_plausible(struct pb_reader *e)
+{
+	uint32_t field;
+	enum pb_wire wire;
+	bool value = false;
+	while (!pb_reader_done(e)) {
+		if (pb_read_tag(e, &field, &wire))
+			return false;
+		if (field == 1 && wire == PB_VARINT) {
+			if (pb_skip(e, wire))
+				return false;
+		} else if (field == 2 && wire == PB_LEN) {
+			struct pb_reader v;
+			if (pb_read_len(e, &v) || !node_plausible(&v))
+				return false;
+			value = true;
+		} else {
+			return false;
+		}
+	}
+	return value;
+}
+
+bool nflx_detect(const uint8_t *data, size_t len)
+{
+	if (!data || !len)
+		return false;
+	struct pb_reader r;
+	pb_reader_init(&r, data, len);
+	uint32_t field;
+	enum pb_wire wire;
+	bool start = false, node = false;
+	while (!pb_reader_done(&r)) {
+		if (pb_read_tag(&r, &field, &wire))
+			return false;
+		bool ok;
+		switch (field) {
+		case P_START_TIME:
+		case P_END_TIME:
+			ok = wire == PB_I64;
+			start |= field == P_START_TIME;
+			break;
+		case P_TIME_DELTAS:
+			ok = wire == PB_I64 || wire == PB_LEN;
+			break;
+		case P_SAMPLES:
+		case P_SAMPLES_CPU:
+		case P_SAMPLES_PID:
+		case P_SAMPLES_TID:
+		case P_SAMPLES_VALUE:
+			ok = wire == PB_VARINT || wire == PB_LEN;
+			break;
+		case P_NODES:
+			if (wire != PB_LEN)
+				return false;
+			if (!node) { /* the first entry must be a Node */
+				struct pb_reader e;
+				if (pb_read_len(&r, &e) || !node_entry_plausible(&e))
+					return false;
+				node = true;
+				continue;
+			}
+			ok = true;
+			break;
+		case P_TITLE:
+		case P_DESCRIPTION:
+		case P_PARAMS:
+			ok = wire == PB_LEN;
+			break;
+		case P_IDLE_SAMPLE_COUNT:
+			ok = wire == PB_VARINT;
+			break;
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok || pb_skip(&r, wire))
+			return false;
+	}
+	return start && node;
+}
