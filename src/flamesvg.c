@@ -348,6 +348,12 @@ static void palette_color(const struct frame *f, unsigned char rgb[3])
 	hsl_to_rgb(hue, sat, light, rgb);
 }
 
+void flamesvg_color(const char *name, enum frame_kind kind, unsigned char rgb[3])
+{
+	struct frame f = {.name = name, .module = "", .file = "", .kind = kind};
+	palette_color(name ? &f : NULL, rgb);
+}
+
 static void node_color(const struct svg_writer *w, const struct flame_node *n,
 		       unsigned char rgb[3])
 {

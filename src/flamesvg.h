@@ -54,6 +54,10 @@ struct flamesvg_options {
  * Graph" or "Icicle Graph" depending on `icicle` at write time. */
 void flamesvg_default_options(struct flamesvg_options *o);
 
+/* The palette colour flame graphs give a function (name + kind); a NULL
+ * name is the root ("all"). Other views use it so colours never drift. */
+void flamesvg_color(const char *name, enum frame_kind kind, unsigned char rgb[3]);
+
 /* Writes the SVG document for t to out. o may be NULL for the defaults; a
  * width <= 0, a negative minwidth and NULL strings also fall back to defaults
  * (minwidth 0 keeps every frame with samples).

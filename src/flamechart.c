@@ -1,0 +1,861 @@
+#define _GNU_SOURCE
+#include "flamechart.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "flamesvg.h"
+#include "util.h"
+
+/* ---- XML text --------------------------------------------------------- */
+
+/* Decodes one UTF-8 sequence (n > 0 bytes available); anything malformed is
+ * one U+FFFD per byte. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char b = s[0];
+	size_t len;
+	uint32_t c, min;
+	if (b < 0x80) {
+		*cp = b;
+		return 1;
+	}
+	if (b >= 0xc2 && b <= 0xdf)
+		len = 2, c = b & 0x1f, min = 0x80;
+	else if (b >= 0xe0 && b <= 0xef)
+		len = 3, c = b & 0x0f, min = 0x800;
+	else if (b >= 0xf0 && b <= 0xf4)
+		len = 4, c = b & 0x07, min = 0x10000;
+	else {
+		*cp = 0xfffd;
+		return 1;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if (i >= n || (s[i] & 0xc0) != 0x80) {
+			*cp = 0xfffd;
+			return 1;
+		}
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+		*cp = 0xfffd;
+		return 1;
+	}
+	*cp = c;
+	return len;
+}
+
+static void put_xml_cp(FILE *out, uint32_t cp)
+{
+	switch (cp) {
+	case '<': fputs("&lt;", out); return;
+	case '>': fputs("&gt;", out); return;
+	case '&': fputs("&amp;", out); return;
+	case '"': fputs("&quot;", out); return;
+	case '\'': fputs("&apos;", out); return;
+	}
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		cp = '?';
+	else if (cp == 0xfffe || cp == 0xffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		putc((int)cp, out);
+	} else if (cp < 0x800) {
+		putc((int)(0xc0 | cp >> 6), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	} else if (cp < 0x10000) {
+		putc((int)(0xe0 | cp >> 12), out);
+		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	} else {
+		putc((int)(0xf0 | cp >> 18), out);
+		putc((int)(0x80 | (cp >> 12 & 0x3f)), out);
+		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
+		putc((int)(0x80 | (cp & 0x3f)), out);
+	}
+}
+
+/* Writes at most max_chars characters of s; returns how many s has in all. */
+static size_t put_xml_prefix(FILE *out, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s), chars = 0;
+	while (left > 0) {
+		uint32_t cp;
+		size_t len = utf8_next(p, left, &cp);
+		if (out && chars < max_chars)
+			put_xml_cp(out, cp);
+		chars++;
+		p += len;
+		left -= len;
+	}
+	return chars;
+}
+
+void flamechart_put_xml(FILE *out, const char *s)
+{
+	put_xml_prefix(out, s ? s : "", SIZE_MAX);
+}
+
+/* ---- functions: merging, labels, colours ------------------------------ */
+
+void flamechart_funcs_init(struct flamechart_funcs *ff, const struct frame_table *frames)
+{
+	memset(ff, 0, sizeof(*ff));
+	ff->frames = frames;
+	ff->nslots = 64;
+	ff->slots = xcalloc(ff->nslots, sizeof(*ff->slots));
+	ff->root_rgb[0] = ff->root_rgb[1] = ff->root_rgb[2] = 200;
+}
+
+void flamechart_funcs_free(struct flamechart_funcs *ff)
+{
+	for (size_t i = 0; i < ff->n; i++)
+		free(ff->name[i]);
+	free(ff->name);
+	free(ff->kind);
+	free(ff->rgb);
+	free(ff->of_frame);
+	free(ff->slots);
+	memset(ff, 0, sizeof(*ff));
+}
+
+static uint64_t func_hash(const char *name, enum frame_kind kind)
+{
+	return hash_str(name, 0x66756e63ULL + (uint64_t)kind);
+}
+
+static void funcs_rehash(struct flamechart_funcs *ff)
+{
+	free(ff->slots);
+	ff->nslots *= 2;
+	ff->slots = xcalloc(ff->nslots, sizeof(*ff->slots));
+	for (size_t i = 0; i < ff->n; i++) {
+		size_t j = func_hash(ff->name[i], ff->kind[i]) & (ff->nslots - 1);
+		while (ff->slots[j])
+			j = (j + 1) & (ff->nslots - 1);
+		ff->slots[j] = (uint32_t)(i + 1);
+	}
+}
+
+uint32_t flamechart_funcs_intern(struct flamechart_funcs *ff, const char *name,
+				 enum frame_kind kind)
+{
+	if (!name)
+		name = "";
+	size_t j = func_hash(name, kind) & (ff->nslots - 1);
+	while (ff->slots[j]) {
+		uint32_t i = ff->slots[j] - 1;
+		if (ff->kind[i] == kind && strcmp(ff->name[i], name) == 0)
+			return i;
+		j = (j + 1) & (ff->nslots - 1);
+	}
+	if (ff->n == ff->cap) {
+		ff->cap = ff->cap ? ff->cap * 2 : 64;
+		ff->name = xrealloc(ff->name, ff->cap * sizeof(*ff->name));
+		ff->kind = xrealloc(ff->kind, ff->cap * sizeof(*ff->kind));
+	}
+	uint32_t i = (uint32_t)ff->n++;
+	ff->name[i] = xstrdup(name);
+	ff->kind[i] = kind;
+	ff->slots[j] = i + 1;
+	if (ff->n * 2 > ff->nslots)
+		funcs_rehash(ff);
+	return i;
+}
+
+uint32_t flamechart_funcs_of_frame(struct flamechart_funcs *ff, uint32_t frame)
+{
+	if (frame >= ff->nof_frame) {
+		size_t n = frames_count(ff->frames) + 1;
+		if (n <= frame)
+			n = (size_t)frame + 1;
+		ff->of_frame = xrealloc(ff->of_frame, n * sizeof(*ff->of_frame));
+		memset(ff->of_frame + ff->nof_frame, 0, (n - ff->nof_frame) * sizeof(*ff->of_frame));
+		ff->nof_frame = n;
+	}
+	if (!ff->of_frame[frame]) {
+		const struct frame *f = frames_get(ff->frames, frame);
+		ff->of_frame[frame] = 1 + flamechart_funcs_intern(ff, f ? f->name : "[unknown]",
+								   f ? f->kind : FRAME_UNKNOWN);
+	}
+	return ff->of_frame[frame] - 1;
+}
+
+char *flamechart_funcs_label(const struct flamechart_funcs *ff, uint32_t fn)
+{
+	return xasprintf("%s%s", ff->name[fn], frames_kind_suffix(ff->kind[fn]));
+}
+
+/* The colours are flamesvg's own, so a function looks the same in every view. */
+void flamechart_funcs_colorize(struct flamechart_funcs *ff)
+{
+	ff->rgb = xrealloc(ff->rgb, (ff->n ? ff->n : 1) * sizeof(*ff->rgb));
+	for (size_t i = 0; i < ff->n; i++)
+		flamesvg_color(ff->name[i], ff->kind[i], ff->rgb[i]);
+	flamesvg_color(NULL, FRAME_USER, ff->root_rgb);
+}
+
+/* ---- the chart -------------------------------------------------------- */
+
+enum {
+	DEFAULT_WIDTH = 1200,
+	MIN_WIDTH = 200,
+	FRAME_HEIGHT = 16,
+	FONT_SIZE = 12,
+	TITLE_FONT_SIZE = 17,
+	MARGIN_X = 10,
+	TITLE_BAND = 3 * FONT_SIZE,
+	SUBTITLE_BAND = 18,
+	AXIS_BAND = 26,
+	DETAIL_BAND = 2 * FONT_SIZE + 10,
+	MIN_TICK_PX = 90,
+};
+#define CHAR_WIDTH (0.6 * FONT_SIZE)
+#define LABEL_PAD 3.0
+#define MIN_LABEL_CHARS 3
+#define FALLBACK_INTERVAL_NS 10000000ULL /* 10 ms, when nothing tells the rate */
+
+struct box {
+	uint64_t start, end; /* ns from the chart's left edge */
+	uint32_t fn;         /* function index; UINT32_MAX for the root row */
+	uint32_t depth;      /* 0 = root row */
+	uint32_t samples;
+};
+
+struct chart {
+	const struct profile *p;
+	struct flamechart_funcs ff;
+	uint32_t *samples; /* indices into p->samples, in time order */
+	size_t n;
+	uint64_t origin;   /* ns of the left edge */
+	uint64_t dur;      /* ns the x axis spans */
+	uint64_t sampled;  /* ns covered by samples */
+	uint64_t interval; /* the cap on a sample's extent */
+	const struct span *span;
+	uint32_t thread;   /* a thread index of the drawn thread */
+	struct box *boxes;
+	size_t nboxes, boxes_cap;
+	uint32_t maxdepth;
+	char *root_label;
+	/* geometry */
+	int width, height, frames_top;
+	double x0, span_px;
+	const char *title;
+	char *subtitle;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int by_time(const void *a, const void *b, void *arg)
+{
+	const struct sample *samples = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t tx = samples[x].time_ns, ty = samples[y].time_ns;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool linked_to(const struct profile *p, const struct sample *s, uint64_t span_id)
+{
+	for (uint32_t k = 0; k < s->nlinks; k++)
+		if (s->links + k < p->nspan_links && p->span_links[s->links + k].span_id == span_id)
+			return true;
+	return false;
+}
+
+struct tid_count {
+	uint32_t tid;
+	uint64_t count;
+	uint32_t index; /* a thread index with this tid */
+};
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct tid_count *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Picks the thread (or span) and its samples, in time order. */
+static int chart_select(struct chart *c, const struct flamechart_options *o, char *err,
+			size_t errlen)
+{
+	const struct profile *p = c->p;
+	int64_t tid = o->tid > 0 ? o->tid : 0;
+	if (o->span_id) {
+		int64_t idx = profile_span_find(p, o->span_id);
+		if (idx < 0) {
+			set_err(err, errlen, "no span with id %" PRIu64 " in the profile", o->span_id);
+			return -1;
+		}
+		c->span = &p->spans[idx];
+		c->thread = c->span->thread;
+		uint32_t span_tid = c->thread < p->nthreads ? p->threads[c->thread].tid : 0;
+		if (tid && (uint64_t)tid != span_tid) {
+			set_err(err, errlen, "span %" PRIu64 " ran on thread %u, not %" PRId64,
+				o->span_id, span_tid, tid);
+			return -1;
+		}
+	} else if (tid) {
+		bool found = false;
+		for (size_t i = 0; i < p->nthreads && !found; i++)
+			if (p->threads[i].tid == (uint64_t)tid) {
+				c->thread = (uint32_t)i;
+				found = true;
+			}
+		if (!found) {
+			set_err(err, errlen, "no thread with tid %" PRId64 " in the profile", tid);
+			return -1;
+		}
+	} else {
+		/* The busiest thread: most samples, summed over its (pid, tid, comm)
+		 * entries; ties go to the lower tid. Tid 0 is every CPU's idle task
+		 * (swapper), not a thread: it is only taken when nothing else ran. */
+		size_t nt = p->nthreads;
+		struct tid_count *tc = xcalloc(nt ? nt : 1, sizeof(*tc));
+		for (size_t i = 0; i < nt; i++)
+			tc[i] = (struct tid_count){p->threads[i].tid, 0, (uint32_t)i};
+		for (size_t i = 0; i < p->nsamples; i++)
+			if (p->samples[i].thread < nt)
+				tc[p->samples[i].thread].count++;
+		qsort(tc, nt, sizeof(*tc), by_tid);
+		uint64_t best = 0;
+		uint32_t best_tid = 0;
+		for (size_t i = 0; i < nt;) {
+			size_t j = i;
+			uint64_t sum = 0;
+			for (; j < nt && tc[j].tid == tc[i].tid; j++)
+				sum += tc[j].count;
+			/* runs ascend by tid, so a tie keeps the lower one */
+			bool real = tc[i].tid != 0, best_real = best > 0 && best_tid != 0;
+			bool better = real != best_real ? real : sum > best;
+			if (sum > 0 && (best == 0 || better)) {
+				best = sum;
+				best_tid = tc[i].tid;
+				c->thread = tc[i].index;
+			}
+			i = j;
+		}
+		free(tc);
+		if (!best) {
+			set_err(err, errlen, "the profile has no samples");
+			return -1;
+		}
+		tid = p->threads[c->thread].tid;
+	}
+	uint32_t want_tid = c->thread < p->nthreads ? p->threads[c->thread].tid : 0;
+
+	c->samples = xmalloc((p->nsamples ? p->nsamples : 1) * sizeof(*c->samples));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct sample *s = &p->samples[i];
+		bool take = c->span ? linked_to(p, s, c->span->id)
+				    : s->thread < p->nthreads && p->threads[s->thread].tid == want_tid;
+		if (take)
+			c->samples[c->n++] = (uint32_t)i;
+	}
+	qsort_r(c->samples, c->n, sizeof(*c->samples), by_time, p->samples);
+	return 0;
+}
+
+/* 1e9 / frequency when the profile says; else the median gap between
+ * consecutive samples (the rate they were taken at while on CPU). */
+static uint64_t sampling_interval(const struct chart *c)
+{
+	const char *hz = profile_meta_get(c->p, "frequency_hz");
+	uint64_t f = hz ? strtoull(hz, NULL, 10) : 0;
+	if (f > 0)
+		return 1000000000ULL / f ? 1000000000ULL / f : 1;
+	uint64_t *gaps = xmalloc((c->n ? c->n : 1) * sizeof(*gaps));
+	size_t ng = 0;
+	for (size_t i = 1; i < c->n; i++) {
+		uint64_t a = c->p->samples[c->samples[i - 1]].time_ns;
+		uint64_t b = c->p->samples[c->samples[i]].time_ns;
+		if (b > a)
+			gaps[ng++] = b - a;
+	}
+	uint64_t r = FALLBACK_INTERVAL_NS;
+	if (ng) {
+		qsort(gaps, ng, sizeof(*gaps), cmp_u64);
+		r = gaps[ng / 2];
+	}
+	free(gaps);
+	return r;
+}
+
+static size_t box_add(struct chart *c, uint64_t start, uint64_t end, uint32_t fn, uint32_t depth)
+{
+	grow_array((void **)&c->boxes, &c->boxes_cap, c->nboxes + 1, sizeof(*c->boxes));
+	c->boxes[c->nboxes] = (struct box){start, end, fn, depth, 1};
+	if (depth > c->maxdepth)
+		c->maxdepth = depth;
+	return c->nboxes++;
+}
+
+/* Stack of sample s as function indices, root first, into *buf (grown). */
+static size_t sample_stack(struct chart *c, const struct sample *s, uint32_t **buf, size_t *cap)
+{
+	const struct profile *p = c->p;
+	size_t depth = s->stack < p->nnodes ? p->nodes[s->stack].depth : 0;
+	if (depth > *cap) {
+		*cap = depth * 2;
+		*buf = xrealloc(*buf, *cap * sizeof(**buf));
+	}
+	size_t n = profile_stack_frames(p, s->stack, *buf, *cap);
+	for (size_t i = 0; i < n; i++)
+		(*buf)[i] = flamechart_funcs_of_frame(&c->ff, (*buf)[i]);
+	return n;
+}
+
+/* The classic flame chart: consecutive samples sharing a prefix share its
+ * boxes; a gap (a sample cut at the interval) closes every box. */
+static void chart_boxes(struct chart *c)
+{
+	const struct profile *p = c->p;
+	c->interval = sampling_interval(c);
+	uint64_t first = c->n ? p->samples[c->samples[0]].time_ns : 0;
+	uint64_t limit = UINT64_MAX; /* absolute ns no sample may extend past */
+	if (c->span) {
+		c->origin = c->span->start_ns < first || !c->n ? c->span->start_ns : first;
+		limit = c->span->start_ns + c->span->duration_ns;
+	} else {
+		c->origin = first;
+	}
+	size_t root = box_add(c, 0, 0, UINT32_MAX, 0);
+	c->boxes[root].samples = (uint32_t)c->n;
+
+	size_t cap = 64, prev_n = 0;
+	uint32_t *prev = xmalloc(cap * sizeof(*prev)), *cur = xmalloc(cap * sizeof(*cur));
+	size_t prev_cap = cap, cur_cap = cap;
+	size_t *open = NULL, open_cap = 0;
+	uint64_t prev_end = 0, last_end = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sample *s = &p->samples[c->samples[i]];
+		uint64_t t = s->time_ns - c->origin;
+		uint64_t e = t + c->interval;
+		if (i + 1 < c->n) {
+			uint64_t next = p->samples[c->samples[i + 1]].time_ns - c->origin;
+			if (next < e)
+				e = next;
+		}
+		if (limit != UINT64_MAX && limit >= c->origin && e > limit - c->origin)
+			e = limit - c->origin;
+		if (e < t)
+			e = t;
+		size_t n = sample_stack(c, s, &cur, &cur_cap);
+		size_t common = 0;
+		if (i > 0 && prev_end >= t)
+			while (common < prev_n && common < n && prev[common] == cur[common])
+				common++;
+		grow_array((void **)&open, &open_cap, n + 1, sizeof(*open));
+		for (size_t d = 0; d < common; d++) {
+			c->boxes[open[d]].end = e;
+			c->boxes[open[d]].samples++;
+		}
+		for (size_t d = common; d < n; d++)
+			open[d] = box_add(c, t, e, cur[d], (uint32_t)d + 1);
+		c->sampled += e - t;
+		prev_end = last_end = e;
+		uint32_t *tmp = prev;
+		prev = cur, cur = tmp;
+		size_t tc = prev_cap;
+		prev_cap = cur_cap, cur_cap = tc;
+		prev_n = n;
+	}
+	free(prev);
+	free(cur);
+	free(open);
+
+	if (c->span) {
+		uint64_t span_end = c->span->start_ns + c->span->duration_ns - c->origin;
+		c->dur = span_end > last_end ? span_end : last_end;
+		c->boxes[root].start = c->span->start_ns - c->origin;
+		c->boxes[root].end = span_end;
+	} else {
+		c->dur = last_end;
+		c->boxes[root].end = last_end;
+	}
+	if (c->dur == 0)
+		c->dur = 1;
+}
+
+static void chart_labels(struct chart *c, const struct flamechart_options *o)
+{
+	const struct profile *p = c->p;
+	const struct thread_info *th = c->thread < p->nthreads ? &p->threads[c->thread] : NULL;
+	const char *comm = th && th->comm ? th->comm : "?";
+	double ms = (double)c->dur / 1e6;
+	if (c->span) {
+		const char *probe = c->span->probe < p->nprobes ? p->probes[c->span->probe].name : "?";
+		c->root_label = xasprintf("%s (span %" PRIu64 ")", probe, c->span->id);
+		c->subtitle = xasprintf("%s, thread %s %u/%u: %zu samples in %.3f ms%s", probe, comm,
+					th ? th->pid : 0, th ? th->tid : 0, c->n,
+					(double)c->span->duration_ns / 1e6,
+					c->span->open ? " (still running at the end)" : "");
+	} else {
+		c->root_label = xasprintf("%s (tid %u)", comm, th ? th->tid : 0);
+		c->subtitle = xasprintf("thread %s, pid %u, tid %u: %zu samples over %.3f ms", comm,
+					th ? th->pid : 0, th ? th->tid : 0, c->n, ms);
+	}
+	c->title = o->title && *o->title ? o->title : "Flame Chart";
+	c->width = o->width > 0 ? o->width : DEFAULT_WIDTH;
+	if (c->width < MIN_WIDTH)
+		c->width = MIN_WIDTH;
+	c->x0 = MARGIN_X;
+	c->span_px = c->width - 2 * MARGIN_X;
+	c->frames_top = TITLE_BAND + SUBTITLE_BAND + AXIS_BAND;
+	c->height = c->frames_top + (int)(c->maxdepth + 1) * FRAME_HEIGHT + DETAIL_BAND;
+}
+
+/* The label rule flamesvg uses, so both views read alike. */
+static void put_label(FILE *out, const char *name, double width)
+{
+	double room = floor((width - 2 * LABEL_PAD) / CHAR_WIDTH);
+	if (room < MIN_LABEL_CHARS)
+		return;
+	size_t fits = (size_t)room;
+	if (put_xml_prefix(NULL, name, 0) <= fits) {
+		flamechart_put_xml(out, name);
+		return;
+	}
+	put_xml_prefix(out, name, fits - 2);
+	fputs("..", out);
+}
+
+/* Tick spacing: 1, 2 or 5 times a power of ten ns, at least MIN_TICK_PX apart. */
+static double tick_step(double dur_ns, double span_px)
+{
+	double want = dur_ns * MIN_TICK_PX / span_px;
+	double mag = pow(10, floor(log10(want > 1 ? want : 1)));
+	double steps[] = {1, 2, 5, 10};
+	for (int i = 0; i < 4; i++)
+		if (steps[i] * mag >= want)
+			return steps[i] * mag;
+	return 10 * mag;
+}
+
+static void write_axis(const struct chart *c, FILE *out)
+{
+	double step = tick_step((double)c->dur, c->span_px);
+	double step_ms = step / 1e6;
+	int decimals = step_ms >= 1 ? 0 : (int)ceil(-log10(step_ms) - 1e-9);
+	int y = TITLE_BAND + SUBTITLE_BAND + AXIS_BAND - 6;
+	fputs("<g id=\"axis\">\n", out);
+	fprintf(out, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" class=\"axl\"/>\n", c->x0,
+		y, c->x0 + c->span_px, y);
+	for (double t = 0; t <= (double)c->dur + step * 1e-9; t += step) {
+		double x = c->x0 + t / (double)c->dur * c->span_px;
+		fprintf(out, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" class=\"axl\"/>", x,
+			y - 4, x, y);
+		/* labels at the edges are kept inside the image */
+		const char *edge = x - c->x0 < 30 ? " axs" : c->x0 + c->span_px - x < 30 ? " axe" : "";
+		fprintf(out, "<text x=\"%.2f\" y=\"%d\" class=\"axt%s\">%.*f ms</text>\n", x,
+			y - 6, edge, decimals, t / 1e6);
+	}
+	fputs("</g>\n", out);
+}
+
+static void write_box(const struct chart *c, FILE *out, const struct box *b)
+{
+	char *name = b->fn == UINT32_MAX ? xstrdup(c->root_label)
+					 : flamechart_funcs_label(&c->ff, b->fn);
+	const unsigned char *rgb = b->fn == UINT32_MAX ? c->ff.root_rgb : c->ff.rgb[b->fn];
+	double scale = c->span_px / (double)c->dur;
+	double x = c->x0 + (double)b->start * scale;
+	double w = (double)(b->end - b->start) * scale;
+	int y = c->frames_top + (int)b->depth * FRAME_HEIGHT;
+	double pct = c->n ? 100.0 * b->samples / (double)c->n : 0;
+	fputs("<g class=\"f\" data-name=\"", out);
+	flamechart_put_xml(out, name);
+	fprintf(out,
+		"\" data-start=\"%" PRIu64 "\" data-dur=\"%" PRIu64 "\" data-depth=\"%u\" "
+		"data-samples=\"%u\"><title>",
+		b->start, b->end - b->start, b->depth, b->samples);
+	flamechart_put_xml(out, name);
+	fprintf(out, " (%u sample%s, %.2f%%, %.3f ms at +%.3f ms)</title>", b->samples,
+		b->samples == 1 ? "" : "s", pct, (double)(b->end - b->start) / 1e6,
+		(double)b->start / 1e6);
+	fprintf(out,
+		"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" "
+		"rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
+		x, y, w, FRAME_HEIGHT - 1, rgb[0], rgb[1], rgb[2], x + LABEL_PAD,
+		y + FRAME_HEIGHT - 4.5);
+	put_label(out, name, w);
+	fputs("</text></g>\n", out);
+	free(name);
+}
+
+static const char CHART_SCRIPT[] =
+	"(function () {\n"
+	"\"use strict\";\n"
+	"var layer = document.getElementById(\"frames\");\n"
+	"var boxes = Array.prototype.map.call(layer.getElementsByTagName(\"g\"), function (g) {\n"
+	"\treturn g._box = {g: g, rect: g.getElementsByTagName(\"rect\")[0],\n"
+	"\t\ttext: g.getElementsByTagName(\"text\")[0], name: g.getAttribute(\"data-name\"),\n"
+	"\t\ts: Number(g.getAttribute(\"data-start\")), d: Number(g.getAttribute(\"data-dur\")),\n"
+	"\t\tdepth: Number(g.getAttribute(\"data-depth\"))};\n"
+	"});\n"
+	"var details = document.getElementById(\"details\");\n"
+	"var matched = document.getElementById(\"matched\");\n"
+	"var unzoomButton = document.getElementById(\"unzoom\");\n"
+	"var resetSearchButton = document.getElementById(\"resetsearch\");\n"
+	"var axis = document.getElementById(\"axis\");\n"
+	"var NS = \"http://www.w3.org/2000/svg\";\n"
+	"var zs = 0, ze = CFG.dur, lastSearch = \"\";\n"
+	"function setClass(el, name, on) {\n"
+	"\tif (on) el.classList.add(name); else el.classList.remove(name);\n"
+	"}\n"
+	"function boxOf(el) {\n"
+	"\twhile (el && el !== layer) {\n"
+	"\t\tif (el.classList && el.classList.contains(\"f\")) return el;\n"
+	"\t\tel = el.parentNode;\n"
+	"\t}\n"
+	"\treturn null;\n"
+	"}\n"
+	"function fitLabel(name, width) {\n"
+	"\tvar room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);\n"
+	"\tif (room < CFG.minLabelChars) return \"\";\n"
+	"\tif (name.length <= room) return name;\n"
+	"\tvar cut = room - 2, last = name.charCodeAt(cut - 1);\n"
+	"\tif (last >= 0xd800 && last <= 0xdbff) cut--;\n"
+	"\treturn name.substring(0, cut) + \"..\";\n"
+	"}\n"
+	"function place(b) {\n"
+	"\tvar s = Math.max(b.s, zs), e = Math.min(b.s + b.d, ze);\n"
+	"\tvar hidden = e < s || (e === s && b.d > 0);\n"
+	"\tsetClass(b.g, \"hide\", hidden);\n"
+	"\tif (hidden) return;\n"
+	"\tvar scale = CFG.span / (ze - zs);\n"
+	"\tvar x = CFG.x0 + (s - zs) * scale, w = (e - s) * scale;\n"
+	"\tb.rect.setAttribute(\"x\", x.toFixed(2));\n"
+	"\tb.rect.setAttribute(\"width\", w.toFixed(2));\n"
+	"\tb.text.setAttribute(\"x\", (x + CFG.labelPad).toFixed(2));\n"
+	"\tb.text.textContent = fitLabel(b.name, w);\n"
+	"}\n"
+	"function tickStep(dur) {\n"
+	"\tvar want = dur * CFG.minTickPx / CFG.span;\n"
+	"\tvar mag = Math.pow(10, Math.floor(Math.log10(want > 1 ? want : 1)));\n"
+	"\tvar steps = [1, 2, 5, 10];\n"
+	"\tfor (var i = 0; i < steps.length; i++) if (steps[i] * mag >= want) return steps[i] * mag;\n"
+	"\treturn 10 * mag;\n"
+	"}\n"
+	"function drawAxis() {\n"
+	"\twhile (axis.firstChild) axis.removeChild(axis.firstChild);\n"
+	"\tvar dur = ze - zs, step = tickStep(dur), stepMs = step / 1e6;\n"
+	"\tvar decimals = stepMs >= 1 ? 0 : Math.ceil(-Math.log10(stepMs) - 1e-9);\n"
+	"\tvar y = CFG.axisY, scale = CFG.span / dur;\n"
+	"\tfunction line(x1, y1, x2, y2) {\n"
+	"\t\tvar l = document.createElementNS(NS, \"line\");\n"
+	"\t\tl.setAttribute(\"x1\", x1); l.setAttribute(\"y1\", y1);\n"
+	"\t\tl.setAttribute(\"x2\", x2); l.setAttribute(\"y2\", y2);\n"
+	"\t\tl.setAttribute(\"class\", \"axl\");\n"
+	"\t\taxis.appendChild(l);\n"
+	"\t}\n"
+	"\tline(CFG.x0, y, CFG.x0 + CFG.span, y);\n"
+	"\tfor (var t = Math.ceil(zs / step) * step; t <= ze + step * 1e-9; t += step) {\n"
+	"\t\tvar x = CFG.x0 + (t - zs) * scale;\n"
+	"\t\tline(x, y - 4, x, y);\n"
+	"\t\tvar txt = document.createElementNS(NS, \"text\");\n"
+	"\t\ttxt.setAttribute(\"x\", x.toFixed(2));\n"
+	"\t\ttxt.setAttribute(\"y\", y - 6);\n"
+	"\t\tvar edge = x - CFG.x0 < 30 ? \" axs\" : CFG.x0 + CFG.span - x < 30 ? \" axe\" : \"\";\n"
+	"\t\ttxt.setAttribute(\"class\", \"axt\" + edge);\n"
+	"\t\ttxt.textContent = (t / 1e6).toFixed(decimals) + \" ms\";\n"
+	"\t\taxis.appendChild(txt);\n"
+	"\t}\n"
+	"}\n"
+	"function zoom(s, d) {\n"
+	"\tif (!(d > 0)) return;\n"
+	"\tzs = s; ze = s + d;\n"
+	"\tboxes.forEach(place);\n"
+	"\tdrawAxis();\n"
+	"\tsetClass(unzoomButton, \"hide\", zs <= 0 && ze >= CFG.dur);\n"
+	"}\n"
+	"function resetZoom() { zoom(0, CFG.dur); }\n"
+	"function covered(spans) {\n"
+	"\tspans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
+	"\tvar sum = 0, reach = -Infinity;\n"
+	"\tspans.forEach(function (sp) {\n"
+	"\t\tif (sp[1] <= reach) return;\n"
+	"\t\tsum += sp[1] - Math.max(sp[0], reach);\n"
+	"\t\treach = sp[1];\n"
+	"\t});\n"
+	"\treturn sum;\n"
+	"}\n"
+	"function search(term) {\n"
+	"\tvar re;\n"
+	"\ttry { re = new RegExp(term); } catch (err) {\n"
+	"\t\tdetails.textContent = \"Invalid regular expression: \" + term;\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tvar spans = [];\n"
+	"\tboxes.forEach(function (b) {\n"
+	"\t\tvar hit = b.depth > 0 && re.test(b.name);\n"
+	"\t\tsetClass(b.g, \"match\", hit);\n"
+	"\t\tif (hit) spans.push([b.s, b.s + b.d]);\n"
+	"\t});\n"
+	"\tvar pct = CFG.sampled > 0 ? 100 * covered(spans) / CFG.sampled : 0;\n"
+	"\tmatched.textContent = \"Matched: \" + pct.toFixed(2) + \"%\";\n"
+	"\tsetClass(resetSearchButton, \"hide\", false);\n"
+	"}\n"
+	"function askSearch() {\n"
+	"\tvar term = window.prompt(\"Search (regular expression):\", lastSearch);\n"
+	"\tif (term === null || term === \"\") return;\n"
+	"\tlastSearch = term;\n"
+	"\tsearch(term);\n"
+	"}\n"
+	"function resetSearch() {\n"
+	"\tboxes.forEach(function (b) { setClass(b.g, \"match\", false); });\n"
+	"\tmatched.textContent = \" \";\n"
+	"\tsetClass(resetSearchButton, \"hide\", true);\n"
+	"}\n"
+	"layer.addEventListener(\"click\", function (e) {\n"
+	"\tvar g = boxOf(e.target);\n"
+	"\tif (!g) return;\n"
+	"\tvar b = g._box;\n"
+	"\tif (b.depth === 0) resetZoom(); else zoom(b.s, b.d);\n"
+	"});\n"
+	"layer.addEventListener(\"mouseover\", function (e) {\n"
+	"\tvar g = boxOf(e.target);\n"
+	"\tif (g) details.textContent = g.getElementsByTagName(\"title\")[0].textContent;\n"
+	"});\n"
+	"layer.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
+	"unzoomButton.addEventListener(\"click\", resetZoom);\n"
+	"document.getElementById(\"search\").addEventListener(\"click\", askSearch);\n"
+	"resetSearchButton.addEventListener(\"click\", resetSearch);\n"
+	"window.addEventListener(\"keydown\", function (e) {\n"
+	"\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.keyCode === 70)) {\n"
+	"\t\te.preventDefault();\n"
+	"\t\taskSearch();\n"
+	"\t} else if (e.key === \"Escape\" || e.keyCode === 27) {\n"
+	"\t\tresetSearch();\n"
+	"\t}\n"
+	"});\n"
+	"})();\n";
+
+static void write_chart(const struct chart *c, FILE *out)
+{
+	int w = c->width, h = c->height;
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(out,
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\">\n",
+		w, h, w, h);
+	fprintf(out,
+		"<style type=\"text/css\"><![CDATA[\n"
+		"text { font-family: \"DejaVu Sans Mono\", Menlo, Consolas, \"Liberation Mono\", "
+		"monospace; font-size: %dpx; fill: #000; }\n"
+		"#title { font-size: %dpx; text-anchor: middle; }\n"
+		"#subtitle { text-anchor: middle; fill: #555; }\n"
+		"#matched, #search, #resetsearch { text-anchor: end; }\n"
+		".axt { text-anchor: middle; fill: #444; font-size: 11px; }\n"
+		".axt.axs { text-anchor: start; }\n"
+		".axt.axe { text-anchor: end; }\n"
+		".axl { stroke: #888; stroke-width: 1; }\n"
+		".ctl { cursor: pointer; fill: #333; }\n"
+		".ctl:hover { fill: #c00; }\n"
+		".f { cursor: pointer; }\n"
+		".f text { pointer-events: none; }\n"
+		".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+		".f.match rect { fill: rgb(230,0,230); }\n"
+		".hide { display: none; }\n"
+		"]]></style>\n",
+		FONT_SIZE, TITLE_FONT_SIZE);
+	fprintf(out,
+		"<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+		"<stop offset=\"5%%\" stop-color=\"#f4f4f4\"/>"
+		"<stop offset=\"95%%\" stop-color=\"#e8e8d8\"/></linearGradient>"
+		"<clipPath id=\"chartclip\"><rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"%d\"/>"
+		"</clipPath></defs>\n"
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#bg)\"/>\n",
+		c->x0, c->span_px, h, w, h);
+	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%d\">", w / 2.0, 2 * FONT_SIZE);
+	flamechart_put_xml(out, c->title);
+	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%.2f\" y=\"%d\">", w / 2.0,
+		2 * FONT_SIZE + SUBTITLE_BAND);
+	flamechart_put_xml(out, c->subtitle);
+	fputs("</text>\n", out);
+	int right = w - MARGIN_X, top = 2 * FONT_SIZE, bottom = h - FONT_SIZE;
+	fprintf(out, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
+		MARGIN_X, top);
+	fprintf(out, "<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"%d\">Search</text>\n", right,
+		top);
+	fprintf(out,
+		"<text id=\"resetsearch\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Search</text>\n",
+		right - 70, top);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", MARGIN_X, bottom);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", right, bottom);
+	write_axis(c, out);
+	if (c->n == 0)
+		fprintf(out, "<text x=\"%.2f\" y=\"%d\" fill=\"#555\">no samples</text>\n",
+			c->x0 + LABEL_PAD, c->frames_top + 2 * FRAME_HEIGHT - 4);
+	fputs("<g id=\"frames\" clip-path=\"url(#chartclip)\">\n", out);
+	for (size_t i = 0; i < c->nboxes && !ferror(out); i++)
+		write_box(c, out, &c->boxes[i]);
+	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	fprintf(out,
+		"var CFG = {x0: %.2f, span: %.2f, dur: %" PRIu64 ", sampled: %" PRIu64
+		", axisY: %d, minTickPx: %d, charWidth: %.2f, labelPad: %.1f, minLabelChars: %d};\n",
+		c->x0, c->span_px, c->dur, c->sampled, TITLE_BAND + SUBTITLE_BAND + AXIS_BAND - 6,
+		MIN_TICK_PX, CHAR_WIDTH, LABEL_PAD, MIN_LABEL_CHARS);
+	fputs(CHART_SCRIPT, out);
+	fputs("]]></script>\n</svg>\n", out);
+}
+
+int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamechart_options *o,
+			 char *err, size_t errlen)
+{
+	struct flamechart_options defaults = {0};
+	if (!o)
+		o = &defaults;
+	struct chart c = {.p = p};
+	flamechart_funcs_init(&c.ff, p->frames);
+	int rc = chart_select(&c, o, err, errlen);
+	if (rc == 0) {
+		chart_boxes(&c);
+		flamechart_funcs_colorize(&c.ff);
+		chart_labels(&c, o);
+		locale_t cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+		locale_t prev = cloc ? uselocale(cloc) : (locale_t)0;
+		write_chart(&c, out);
+		if (cloc) {
+			uselocale(prev);
+			freelocale(cloc);
+		}
+		if (fflush(out) != 0 || ferror(out)) {
+			set_err(err, errlen, "writing the flame chart failed: %s",
+				strerror(errno ? errno : EIO));
+			rc = -1;
+		}
+	}
+	free(c.samples);
+	free(c.boxes);
+	free(c.root_label);
+	free(c.subtitle);
+	flamechart_funcs_free(&c.ff);
+	return rc;
+}
