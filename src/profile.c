@@ -275,6 +275,8 @@ bool profile_sample_matches(const struct profile *p, const struct sample *s,
 		return false;
 	if (f->pid > 0 && t->pid != (uint32_t)f->pid)
 		return false;
+	if (f->exclude && f->exclude(p, s))
+		return false;
 	if (f->span_class == SPAN_ANY)
 		return true;
 	int64_t d = profile_sample_span_duration(p, s, f->probe);

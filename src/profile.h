@@ -151,6 +151,9 @@ struct sample_filter {
 	enum span_class span_class;
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
+	/* Optional: samples for which this returns true are left out (e.g.
+	 * idle samples, as FlameScope leaves them out of range views). */
+	bool (*exclude)(const struct profile *p, const struct sample *s);
 };
 
 /* The duration of the outermost call of `probe` a sample was taken in, or
