@@ -1,0 +1,1451 @@
+#define _GNU_SOURCE
+#include "pprof.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pb.h"
+#include "util.h"
+
+/* profile.proto field numbers. */
+enum {
+	P_SAMPLE_TYPE = 1,
+	P_SAMPLE = 2,
+	P_MAPPING = 3,
+	P_LOCATION = 4,
+	P_FUNCTION = 5,
+	P_STRING_TABLE = 6,
+	P_DROP_FRAMES = 7,
+	P_KEEP_FRAMES = 8,
+	P_TIME_NANOS = 9,
+	P_DURATION_NANOS = 10,
+	P_PERIOD_TYPE = 11,
+	P_PERIOD = 12,
+	P_COMMENT = 13,
+	P_DEFAULT_SAMPLE_TYPE = 14,
+	P_DOC_URL = 15,
+};
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+#define NO_THREAD_COMM "pprof"
+
+/* --- an interning table: byte strings -> dense indices ------------------- */
+
+struct itab {
+	uint8_t *pool; /* keys, each followed by a NUL */
+	size_t pool_len, pool_cap;
+	size_t *off;
+	uint32_t *klen;
+	size_t n, cap, klen_cap;
+	uint32_t *slots; /* entry index + 1, 0 = empty */
+	size_t nslots;	 /* power of two */
+};
+
+static void itab_free(struct itab *t)
+{
+	free(t->pool);
+	free(t->off);
+	free(t->klen);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t itab_slot(const struct itab *t, const void *key, size_t len)
+{
+	size_t mask = t->nslots - 1;
+	for (size_t j = hash_bytes(key, len, 0x9e3779b9) & mask;; j = (j + 1) & mask) {
+		uint32_t e = t->slots[j];
+		if (!e)
+			return j;
+		e--;
+		if (t->klen[e] == len && (len == 0 || memcmp(t->pool + t->off[e], key, len) == 0))
+			return j;
+	}
+}
+
+static void itab_grow(struct itab *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 64;
+	free(t->slots);
+	t->slots = xcalloc(n, sizeof(*t->slots));
+	t->nslots = n;
+	for (size_t i = 0; i < t->n; i++)
+		t->slots[itab_slot(t, t->pool + t->off[i], t->klen[i])] = (uint32_t)i + 1;
+}
+
+static int64_t itab_find(const struct itab *t, const void *key, size_t len)
+{
+	if (!t->nslots)
+		return -1;
+	uint32_t e = t->slots[itab_slot(t, key, len)];
+	return e ? (int64_t)e - 1 : -1;
+}
+
+/* Index of the key, added when new (*added tells which, when not NULL). */
+static uint32_t itab_add(struct itab *t, const void *key, size_t len, bool *added)
+{
+	if ((t->n + 1) * 2 > t->nslots)
+		itab_grow(t);
+	size_t j = itab_slot(t, key, len);
+	if (t->slots[j]) {
+		if (added)
+			*added = false;
+		return t->slots[j] - 1;
+	}
+	grow_array((void **)&t->pool, &t->pool_cap, t->pool_len + len + 1, 1);
+	if (len)
+		memcpy(t->pool + t->pool_len, key, len);
+	t->pool[t->pool_len + len] = 0;
+	grow_array((void **)&t->off, &t->cap, t->n + 1, sizeof(*t->off));
+	grow_array((void **)&t->klen, &t->klen_cap, t->n + 1, sizeof(*t->klen));
+	t->off[t->n] = t->pool_len;
+	t->klen[t->n] = (uint32_t)len;
+	t->pool_len += len + 1;
+	t->slots[j] = (uint32_t)t->n + 1;
+	if (added)
+		*added = true;
+	return (uint32_t)t->n++;
+}
+
+/* ========================================================================= */
+/* Writing                                                                   */
+/* ========================================================================= */
+
+struct writer {
+	struct profile *p;
+	struct itab strs;  /* string -> string_table index */
+	struct itab funcs; /* (name, file) string indices -> function id - 1 */
+	struct itab maps;  /* filename string index -> mapping id - 1 */
+	struct itab locs;  /* frame ids, innermost first -> location id - 1 */
+	struct pb_buf samples, mappings, locations, functions;
+	uint32_t *func_of; /* frame id -> function id, 0 = not yet */
+	size_t nfunc_of;
+	uint32_t *loc_of;  /* stack node -> location of the frame group ending there */
+	uint32_t *next_of; /* stack node -> the node under that group */
+	uint32_t *comm_of; /* thread -> string index of its comm */
+	uint32_t *group;
+	size_t group_cap;
+	uint64_t *ids;
+	size_t ids_cap;
+	uint32_t k_thread, k_pid, k_tid, k_timestamp, k_nanoseconds, k_span_id, k_span_name,
+		k_event;
+};
+
+static uint32_t sid(struct writer *w, const char *s)
+{
+	return itab_add(&w->strs, s, strlen(s), NULL);
+}
+
+/* A label key or unit, interned on first use (so unused ones are not in the
+ * file). */
+static uint32_t lazy_sid(struct writer *w, uint32_t *k, const char *s)
+{
+	if (!*k)
+		*k = sid(w, s);
+	return *k;
+}
+
+static const struct frame *frame_at(const struct writer *w, uint32_t id)
+{
+	static const struct frame unknown = {"[unknown]", "", "", 0, FRAME_UNKNOWN};
+	const struct frame *f = frames_get(w->p->frames, id);
+	return f ? f : &unknown;
+}
+
+static uint32_t function_id(struct writer *w, uint32_t frame)
+{
+	if (frame < w->nfunc_of && w->func_of[frame])
+		return w->func_of[frame];
+	const struct frame *f = frame_at(w, frame);
+	uint32_t key[2] = {sid(w, f->name), sid(w, f->file)};
+	bool added;
+	uint32_t id = itab_add(&w->funcs, key, sizeof(key), &added) + 1;
+	if (added) {
+		struct pb_buf m = {0};
+		pb_put_uint(&m, 1, id);
+		pb_put_uint(&m, 2, key[0]); /* name */
+		pb_put_uint(&m, 3, key[0]); /* system_name */
+		if (key[1])
+			pb_put_uint(&m, 4, key[1]); /* filename */
+		pb_put_message(&w->functions, P_FUNCTION, &m);
+		pb_buf_free(&m);
+	}
+	if (frame < w->nfunc_of)
+		w->func_of[frame] = id;
+	return id;
+}
+
+/* The mapping of a frame's module; 0 (none) for frames without one. */
+static uint32_t mapping_id(struct writer *w, const struct frame *f)
+{
+	const char *file = f->module;
+	if (!*file) {
+		if (f->kind != FRAME_KERNEL)
+			return 0;
+		file = KERNEL_MAPPING;
+	}
+	uint32_t fs = sid(w, file);
+	bool added;
+	uint32_t id = itab_add(&w->maps, &fs, sizeof(fs), &added) + 1;
+	if (added) {
+		struct pb_buf m = {0};
+		pb_put_uint(&m, 1, id);
+		pb_put_uint(&m, 5, fs); /* filename */
+		pb_put_uint(&m, 7, 1);	/* has_functions */
+		pb_put_uint(&m, 8, 1);	/* has_filenames */
+		pb_put_uint(&m, 9, 1);	/* has_line_numbers */
+		pb_put_uint(&m, 10, 1); /* has_inline_frames */
+		pb_put_message(&w->mappings, P_MAPPING, &m);
+		pb_buf_free(&m);
+	}
+	return id;
+}
+
+/* The location of the frame group whose innermost frame is `node`'s: the
+ * node's frame, and while it is inlined, the frames under it down to the one
+ * they were inlined into. Sets next_of[node] to the node under the group. */
+static uint32_t location_of(struct writer *w, uint32_t node)
+{
+	if (w->loc_of[node])
+		return w->loc_of[node];
+	const struct profile *p = w->p;
+	size_t n = 0;
+	uint32_t at = node;
+	for (;;) {
+		grow_array((void **)&w->group, &w->group_cap, n + 1, sizeof(*w->group));
+		w->group[n++] = p->nodes[at].frame;
+		uint32_t parent = p->nodes[at].parent;
+		if (frame_at(w, p->nodes[at].frame)->kind != FRAME_INLINED || parent == 0 ||
+		    parent >= p->nnodes)
+			break;
+		at = parent;
+	}
+	w->next_of[node] = p->nodes[at].parent < p->nnodes ? p->nodes[at].parent : 0;
+	bool added;
+	uint32_t id = itab_add(&w->locs, w->group, n * sizeof(*w->group), &added) + 1;
+	if (added) {
+		struct pb_buf m = {0};
+		pb_put_uint(&m, 1, id);
+		uint32_t map = mapping_id(w, frame_at(w, w->group[n - 1]));
+		if (map)
+			pb_put_uint(&m, 2, map);
+		for (size_t i = 0; i < n; i++) {
+			struct pb_buf line = {0};
+			pb_put_uint(&line, 1, function_id(w, w->group[i]));
+			uint32_t l = frame_at(w, w->group[i])->line;
+			if (l)
+				pb_put_uint(&line, 2, l);
+			pb_put_message(&m, 4, &line);
+			pb_buf_free(&line);
+		}
+		pb_put_message(&w->locations, P_LOCATION, &m);
+		pb_buf_free(&m);
+	}
+	w->loc_of[node] = id;
+	return id;
+}
+
+static void put_label_str(struct pb_buf *m, uint32_t key, uint32_t str)
+{
+	struct pb_buf l = {0};
+	pb_put_uint(&l, 1, key);
+	pb_put_uint(&l, 2, str);
+	pb_put_message(m, 3, &l);
+	pb_buf_free(&l);
+}
+
+static void put_label_num(struct pb_buf *m, uint32_t key, uint64_t num, uint32_t unit)
+{
+	struct pb_buf l = {0};
+	pb_put_uint(&l, 1, key);
+	pb_put_uint(&l, 3, num);
+	if (unit)
+		pb_put_uint(&l, 4, unit);
+	pb_put_message(m, 3, &l);
+	pb_buf_free(&l);
+}
+
+/* One pprof Sample; `s` (for its time and spans) is NULL when aggregated. */
+static void put_sample(struct writer *w, struct pb_buf *m, uint32_t stack, const uint64_t *vals,
+		       size_t nvals, uint32_t thread, uint32_t event, const struct sample *s)
+{
+	const struct profile *p = w->p;
+	size_t n = 0;
+	for (uint32_t node = stack < p->nnodes ? stack : 0; node; node = w->next_of[node]) {
+		uint32_t loc = location_of(w, node);
+		grow_array((void **)&w->ids, &w->ids_cap, n + 1, sizeof(*w->ids));
+		w->ids[n++] = loc;
+	}
+	m->len = 0;
+	if (n)
+		pb_put_packed_uint(m, 1, w->ids, n);
+	pb_put_packed_uint(m, 2, vals, nvals);
+	if (thread < p->nthreads) {
+		const struct thread_info *t = &p->threads[thread];
+		put_label_str(m, lazy_sid(w, &w->k_thread, "thread"), w->comm_of[thread]);
+		put_label_num(m, lazy_sid(w, &w->k_pid, "pid"), t->pid, 0);
+		put_label_num(m, lazy_sid(w, &w->k_tid, "tid"), t->tid, 0);
+	}
+	if (p->nevents > 1 && event < p->nevents)
+		put_label_str(m, lazy_sid(w, &w->k_event, "event"), sid(w, p->events[event]));
+	if (s && s->time_ns)
+		put_label_num(m, lazy_sid(w, &w->k_timestamp, "timestamp_ns"), s->time_ns,
+			      lazy_sid(w, &w->k_nanoseconds, "nanoseconds"));
+	for (uint32_t i = 0; s && i < s->nlinks; i++) {
+		if ((size_t)s->links + i >= p->nspan_links)
+			break;
+		const struct span_link *l = &p->span_links[s->links + i];
+		char id[24];
+		snprintf(id, sizeof(id), "%" PRIu64, l->span_id);
+		put_label_str(m, lazy_sid(w, &w->k_span_id, "span_id"), sid(w, id));
+		if (l->probe < p->nprobes)
+			put_label_str(m, lazy_sid(w, &w->k_span_name, "span_name"),
+				      sid(w, p->probes[l->probe].name));
+	}
+	pb_put_message(&w->samples, P_SAMPLE, m);
+}
+
+static double meta_double(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	if (!v || !*v)
+		return 0;
+	char *end;
+	double d = strtod(v, &end);
+	return *end || !isfinite(d) ? 0 : d;
+}
+
+/* A meta value in seconds ("1700000000.250000") as nanoseconds, exactly. */
+static uint64_t meta_ns(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	if (!v || *v < '0' || *v > '9')
+		return 0;
+	uint64_t s = 0, frac = 0, scale = 1000000000;
+	const char *c = v;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		s = s * 10 + (uint64_t)(*c - '0');
+		if (s > 9000000000u)
+			return 0; /* past int64 nanoseconds: no time rather than a wrong one */
+	}
+	if (*c == '.')
+		for (c++; *c >= '0' && *c <= '9'; c++)
+			if (scale > 1)
+				frac += (uint64_t)(*c - '0') * (scale /= 10);
+	if (*c)
+		return 0;
+	return s * 1000000000 + frac;
+}
+
+static uint64_t to_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v >= 9.2e18)
+		return INT64_MAX;
+	return (uint64_t)llround(v);
+}
+
+static void put_value_type(struct pb_buf *b, uint32_t field, uint32_t type, uint32_t unit)
+{
+	struct pb_buf m = {0};
+	pb_put_uint(&m, 1, type);
+	pb_put_uint(&m, 2, unit);
+	pb_put_message(b, field, &m);
+	pb_buf_free(&m);
+}
+
+/* Feeds bytes to the gzip stream and writes what comes out. */
+static int gz_write(z_stream *z, FILE *out, const uint8_t *data, size_t len, int flush)
+{
+	uint8_t chunk[1 << 16];
+	do {
+		size_t piece = len > (1u << 30) ? (1u << 30) : len;
+		z->next_in = (Bytef *)(uintptr_t)data;
+		z->avail_in = (uInt)piece;
+		if (piece) /* data may be NULL when len is 0 */
+			data += piece;
+		len -= piece;
+		int mode = len ? Z_NO_FLUSH : flush;
+		do {
+			z->next_out = chunk;
+			z->avail_out = sizeof(chunk);
+			if (deflate(z, mode) == Z_STREAM_ERROR)
+				return -1;
+			size_t have = sizeof(chunk) - z->avail_out;
+			if (have && fwrite(chunk, 1, have, out) != have)
+				return -1;
+		} while (z->avail_out == 0);
+	} while (len);
+	return 0;
+}
+
+int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
+{
+	static const struct pprof_options defaults = {0};
+	if (!o)
+		o = &defaults;
+	struct writer w = {.p = p};
+	sid(&w, ""); /* index 0 */
+	w.nfunc_of = frames_count(p->frames) + 1;
+	w.func_of = xcalloc(w.nfunc_of, sizeof(*w.func_of));
+	w.loc_of = xcalloc(p->nnodes, sizeof(*w.loc_of));
+	w.next_of = xcalloc(p->nnodes, sizeof(*w.next_of));
+	w.comm_of = xcalloc(p->nthreads + 1, sizeof(*w.comm_of));
+	for (size_t i = 0; i < p->nthreads; i++)
+		w.comm_of[i] = sid(&w, p->threads[i].comm ? p->threads[i].comm : "");
+
+	double hz = meta_double(p, "frequency_hz");
+	double period_ns = hz > 0 ? 1e9 / hz : 0;
+	size_t nvals = period_ns > 0 ? 2 : 1;
+	struct pb_buf head = {0};
+	put_value_type(&head, P_SAMPLE_TYPE, sid(&w, "samples"), sid(&w, "count"));
+	if (nvals == 2)
+		put_value_type(&head, P_SAMPLE_TYPE, sid(&w, "cpu"),
+			       lazy_sid(&w, &w.k_nanoseconds, "nanoseconds"));
+
+	struct pb_buf msg = {0};
+	uint64_t vals[2];
+	if (!o->aggregate) {
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct sample *s = &p->samples[i];
+			if (!profile_sample_matches(p, s, o->filter))
+				continue;
+			vals[0] = s->weight;
+			vals[1] = to_u64((double)s->weight * period_ns);
+			put_sample(&w, &msg, s->stack, vals, nvals, s->thread, s->event, s);
+		}
+	} else {
+		struct itab agg = {0};
+		struct {
+			uint32_t stack, thread, event;
+			uint64_t weight;
+		} *sums = NULL;
+		size_t sums_cap = 0;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct sample *s = &p->samples[i];
+			if (!profile_sample_matches(p, s, o->filter))
+				continue;
+			uint32_t key[3] = {s->stack, s->thread, s->event};
+			bool added;
+			uint32_t k = itab_add(&agg, key, sizeof(key), &added);
+			if (added) {
+				grow_array((void **)&sums, &sums_cap, (size_t)k + 1,
+					   sizeof(*sums));
+				sums[k].stack = s->stack;
+				sums[k].thread = s->thread;
+				sums[k].event = s->event;
+				sums[k].weight = 0;
+			}
+			sums[k].weight += s->weight;
+		}
+		for (size_t k = 0; k < agg.n; k++) {
+			vals[0] = sums[k].weight;
+			vals[1] = to_u64((double)sums[k].weight * period_ns);
+			put_sample(&w, &msg, sums[k].stack, vals, nvals, sums[k].thread,
+				   sums[k].event, NULL);
+		}
+		free(sums);
+		itab_free(&agg);
+	}
+	pb_buf_free(&msg);
+
+	struct pb_buf tail = {0};
+	uint64_t start = meta_ns(p, "start_unix_s");
+	uint64_t duration = meta_ns(p, "duration_s");
+	if (start)
+		pb_put_uint(&tail, P_TIME_NANOS, start);
+	if (duration)
+		pb_put_uint(&tail, P_DURATION_NANOS, duration);
+	double period = meta_double(p, "period");
+	if (period_ns > 0) {
+		put_value_type(&tail, P_PERIOD_TYPE, sid(&w, "cpu"),
+			       lazy_sid(&w, &w.k_nanoseconds, "nanoseconds"));
+		pb_put_uint(&tail, P_PERIOD, to_u64(period_ns));
+	} else if (period >= 1) {
+		put_value_type(&tail, P_PERIOD_TYPE, sid(&w, p->nevents ? p->events[0] : "events"),
+			       sid(&w, "count"));
+		pb_put_uint(&tail, P_PERIOD, to_u64(period));
+	}
+	const char *cmd = profile_meta_get(p, "command_line");
+	if (cmd && *cmd)
+		pb_put_uint(&tail, P_COMMENT, sid(&w, cmd));
+
+	struct pb_buf strings = {0};
+	for (size_t i = 0; i < w.strs.n; i++)
+		pb_put_bytes(&strings, P_STRING_TABLE, w.strs.pool + w.strs.off[i],
+			     w.strs.klen[i]);
+
+	int rc = 0;
+	z_stream z = {0};
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		rc = -1;
+	} else {
+		const struct pb_buf *parts[] = {&head,	      &w.samples,   &w.mappings,
+						&w.locations, &w.functions, &strings,
+						&tail};
+		size_t nparts = sizeof(parts) / sizeof(*parts);
+		for (size_t i = 0; i < nparts && rc == 0; i++)
+			rc = gz_write(&z, out, parts[i]->data, parts[i]->len,
+				      i + 1 == nparts ? Z_FINISH : Z_NO_FLUSH);
+		deflateEnd(&z);
+	}
+	if (fflush(out) || ferror(out))
+		rc = -1;
+
+	pb_buf_free(&head);
+	pb_buf_free(&tail);
+	pb_buf_free(&strings);
+	pb_buf_free(&w.samples);
+	pb_buf_free(&w.mappings);
+	pb_buf_free(&w.locations);
+	pb_buf_free(&w.functions);
+	itab_free(&w.strs);
+	itab_free(&w.funcs);
+	itab_free(&w.maps);
+	itab_free(&w.locs);
+	free(w.func_of);
+	free(w.loc_of);
+	free(w.next_of);
+	free(w.comm_of);
+	free(w.group);
+	free(w.ids);
+	return rc;
+}
+
+/* ========================================================================= */
+/* Reading                                                                   */
+/* ========================================================================= */
+
+struct rstr {
+	const uint8_t *p;
+	size_t len;
+};
+
+struct rvtype {
+	uint64_t type, unit;
+};
+
+struct rmapping {
+	uint64_t id, start, offset, filename, build_id;
+};
+
+struct rfunction {
+	uint64_t id, name, system_name, filename;
+};
+
+struct rline {
+	uint64_t function_id;
+	int64_t line;
+};
+
+struct rlocation {
+	uint64_t id, mapping_id, address;
+	size_t first, n; /* into lines */
+};
+
+struct reader {
+	struct profile *p;
+	char *err;
+	size_t errlen;
+	struct rstr *strs;
+	size_t nstrs, strs_cap;
+	char **cstrs; /* NUL-terminated copies, made when needed */
+	struct rvtype *types;
+	size_t ntypes, types_cap;
+	struct rvtype period_type;
+	bool has_period_type;
+	uint64_t period, time_nanos, duration_nanos, default_type;
+	uint64_t *comments;
+	size_t ncomments, comments_cap;
+	struct rmapping *maps;
+	size_t nmaps, maps_cap;
+	struct rfunction *funcs;
+	size_t nfuncs, funcs_cap;
+	struct rline *lines;
+	size_t nlines, lines_cap;
+	struct rlocation *locs;
+	size_t nlocs, locs_cap;
+	size_t nsamples;
+	struct itab map_ids, func_ids, loc_ids;
+	uint32_t *loc_frames; /* per location, root first */
+	size_t nloc_frames, loc_frames_cap;
+	size_t *loc_first;  /* into loc_frames */
+	struct itab stacks; /* location id lists -> index into stack_node */
+	uint32_t *stack_node;
+	size_t stack_node_cap;
+	struct itab threads, events; /* memo: (pid, tid, comm) / event name -> index */
+	uint64_t expanded;
+	/* the sample being read */
+	uint64_t *ids;
+	size_t nids, ids_cap;
+	uint64_t *vals;
+	size_t nvals, vals_cap;
+	size_t value_index;
+	uint32_t default_event;
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	if (r->errlen) {
+		int n = snprintf(r->err, r->errlen, "pprof: ");
+		va_list ap;
+		va_start(ap, fmt);
+		if (n >= 0 && (size_t)n < r->errlen)
+			vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static const char *cstr(struct reader *r, uint64_t i)
+{
+	if (i >= r->nstrs)
+		return "";
+	if (!r->cstrs[i]) {
+		char *s = xmalloc(r->strs[i].len + 1);
+		if (r->strs[i].len)
+			memcpy(s, r->strs[i].p, r->strs[i].len);
+		s[r->strs[i].len] = 0;
+		r->cstrs[i] = s;
+	}
+	return r->cstrs[i];
+}
+
+static bool str_is(const struct reader *r, uint64_t i, const char *s)
+{
+	size_t n = strlen(s);
+	return i < r->nstrs && r->strs[i].len == n && memcmp(r->strs[i].p, s, n) == 0;
+}
+
+static int read_u64(struct pb_reader *m, enum pb_wire wire, uint64_t *v)
+{
+	return wire == PB_VARINT ? pb_read_varint(m, v) : -1;
+}
+
+static int read_value_type(struct pb_reader *m, struct rvtype *vt)
+{
+	*vt = (struct rvtype){0};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return -1;
+		int rc = f == 1	  ? read_u64(m, wire, &vt->type)
+			 : f == 2 ? read_u64(m, wire, &vt->unit)
+				  : pb_skip(m, wire);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_mapping(struct pb_reader *m, struct rmapping *mp)
+{
+	*mp = (struct rmapping){0};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return -1;
+		uint64_t skip;
+		uint64_t *dst = f == 1				? &mp->id
+				: f == 2			? &mp->start
+				: f == 4			? &mp->offset
+				: f == 5			? &mp->filename
+				: f == 6			? &mp->build_id
+				: f == 3 || (f >= 7 && f <= 10) ? &skip
+								: NULL;
+		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_function(struct pb_reader *m, struct rfunction *fn)
+{
+	*fn = (struct rfunction){0};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return -1;
+		uint64_t skip;
+		uint64_t *dst = f == 1	 ? &fn->id
+				: f == 2 ? &fn->name
+				: f == 3 ? &fn->system_name
+				: f == 4 ? &fn->filename
+				: f == 5 ? &skip
+					 : NULL;
+		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_line(struct pb_reader *m, struct rline *ln)
+{
+	*ln = (struct rline){0};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return -1;
+		uint64_t v;
+		if (f == 1) {
+			if (read_u64(m, wire, &ln->function_id))
+				return -1;
+		} else if (f == 2) {
+			if (read_u64(m, wire, &v))
+				return -1;
+			ln->line = (int64_t)v;
+		} else if (pb_skip(m, wire)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_location(struct reader *r, struct pb_reader *m, struct rlocation *loc)
+{
+	*loc = (struct rlocation){.first = r->nlines};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return -1;
+		uint64_t skip;
+		if (f == 4) {
+			struct pb_reader sub;
+			if (wire != PB_LEN || pb_read_len(m, &sub))
+				return -1;
+			grow_array((void **)&r->lines, &r->lines_cap, r->nlines + 1,
+				   sizeof(*r->lines));
+			if (read_line(&sub, &r->lines[r->nlines]))
+				return -1;
+			r->nlines++;
+			loc->n++;
+			continue;
+		}
+		uint64_t *dst = f == 1	 ? &loc->id
+				: f == 2 ? &loc->mapping_id
+				: f == 3 ? &loc->address
+				: f == 5 ? &skip
+					 : NULL;
+		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+			return -1;
+	}
+	return 0;
+}
+
+static int push_comment(void *arg, uint64_t v)
+{
+	struct reader *r = arg;
+	grow_array((void **)&r->comments, &r->comments_cap, r->ncomments + 1,
+		   sizeof(*r->comments));
+	r->comments[r->ncomments++] = v;
+	return 0;
+}
+
+static const char *field_name(uint32_t f)
+{
+	static const char *names[] = {
+		"",
+		"sample_type",
+		"sample",
+		"mapping",
+		"location",
+		"function",
+		"string_table",
+		"drop_frames",
+		"keep_frames",
+		"time_nanos",
+		"duration_nanos",
+		"period_type",
+		"period",
+		"comment",
+		"default_sample_type",
+		"doc_url",
+	};
+	return f < sizeof(names) / sizeof(*names) ? names[f] : "unknown field";
+}
+
+/* Pass 1: everything but the samples, which are only counted. */
+static int read_top(struct reader *r, const uint8_t *data, size_t len)
+{
+	struct pb_reader top;
+	pb_reader_init(&top, data, len);
+	while (!pb_reader_done(&top)) {
+		size_t at = (size_t)(top.p - data);
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(&top, &f, &wire))
+			return fail(r, "not a profile.proto message: bad field tag at byte %zu",
+				    at);
+		struct pb_reader sub;
+		int rc = 0;
+		bool len_field = f == P_SAMPLE_TYPE || f == P_SAMPLE || f == P_MAPPING ||
+				 f == P_LOCATION || f == P_FUNCTION || f == P_STRING_TABLE ||
+				 f == P_PERIOD_TYPE;
+		if (len_field) {
+			if (wire != PB_LEN || pb_read_len(&top, &sub))
+				goto bad;
+		}
+		switch (f) {
+		case P_SAMPLE_TYPE:
+			grow_array((void **)&r->types, &r->types_cap, r->ntypes + 1,
+				   sizeof(*r->types));
+			rc = read_value_type(&sub, &r->types[r->ntypes++]);
+			break;
+		case P_SAMPLE:
+			if (++r->nsamples > PPROF_MAX_SAMPLES)
+				return fail(r, "more than %u samples: refusing to load",
+					    PPROF_MAX_SAMPLES);
+			break;
+		case P_MAPPING:
+			grow_array((void **)&r->maps, &r->maps_cap, r->nmaps + 1,
+				   sizeof(*r->maps));
+			rc = read_mapping(&sub, &r->maps[r->nmaps++]);
+			break;
+		case P_LOCATION:
+			grow_array((void **)&r->locs, &r->locs_cap, r->nlocs + 1,
+				   sizeof(*r->locs));
+			rc = read_location(r, &sub, &r->locs[r->nlocs]);
+			r->nlocs++;
+			break;
+		case P_FUNCTION:
+			grow_array((void **)&r->funcs, &r->funcs_cap, r->nfuncs + 1,
+				   sizeof(*r->funcs));
+			rc = read_function(&sub, &r->funcs[r->nfuncs++]);
+			break;
+		case P_STRING_TABLE:
+			grow_array((void **)&r->strs, &r->strs_cap, r->nstrs + 1,
+				   sizeof(*r->strs));
+			r->strs[r->nstrs++] = (struct rstr){sub.p, (size_t)(sub.end - sub.p)};
+			break;
+		case P_PERIOD_TYPE:
+			r->has_period_type = true;
+			rc = read_value_type(&sub, &r->period_type);
+			break;
+		case P_TIME_NANOS:
+			rc = read_u64(&top, wire, &r->time_nanos);
+			break;
+		case P_DURATION_NANOS:
+			rc = read_u64(&top, wire, &r->duration_nanos);
+			break;
+		case P_PERIOD:
+			rc = read_u64(&top, wire, &r->period);
+			break;
+		case P_DEFAULT_SAMPLE_TYPE:
+			rc = read_u64(&top, wire, &r->default_type);
+			break;
+		case P_COMMENT:
+			rc = pb_read_uints(&top, wire, push_comment, r);
+			break;
+		default:
+			rc = pb_skip(&top, wire);
+			break;
+		}
+		if (rc)
+			goto bad;
+		continue;
+	bad:
+		return fail(r, "malformed or truncated %s (field %u at byte %zu)", field_name(f),
+			    f, at);
+	}
+	return 0;
+}
+
+static int check_str(struct reader *r, uint64_t i, const char *what, uint64_t id)
+{
+	if (i < r->nstrs)
+		return 0;
+	return fail(r, "%s %" PRIu64 " refers to string %" PRIu64 " of a table of %zu", what, id,
+		    i, r->nstrs);
+}
+
+static int check_strings(struct reader *r)
+{
+	if (r->nstrs == 0)
+		return fail(r, "no string table");
+	if (r->strs[0].len != 0)
+		return fail(r, "string_table[0] is not the empty string");
+	for (size_t i = 0; i < r->ntypes; i++)
+		if (check_str(r, r->types[i].type, "sample_type", i) ||
+		    check_str(r, r->types[i].unit, "sample_type", i))
+			return -1;
+	if (r->has_period_type && (check_str(r, r->period_type.type, "period_type", 0) ||
+				   check_str(r, r->period_type.unit, "period_type", 0)))
+		return -1;
+	if (check_str(r, r->default_type, "default_sample_type", 0))
+		return -1;
+	for (size_t i = 0; i < r->ncomments; i++)
+		if (check_str(r, r->comments[i], "comment", i))
+			return -1;
+	for (size_t i = 0; i < r->nmaps; i++)
+		if (check_str(r, r->maps[i].filename, "mapping", r->maps[i].id) ||
+		    check_str(r, r->maps[i].build_id, "mapping", r->maps[i].id))
+			return -1;
+	for (size_t i = 0; i < r->nfuncs; i++)
+		if (check_str(r, r->funcs[i].name, "function", r->funcs[i].id) ||
+		    check_str(r, r->funcs[i].system_name, "function", r->funcs[i].id) ||
+		    check_str(r, r->funcs[i].filename, "function", r->funcs[i].id))
+			return -1;
+	return 0;
+}
+
+static int index_ids(struct reader *r, struct itab *t, const void *items, size_t n, size_t size,
+		     const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id;
+		memcpy(&id, (const uint8_t *)items + i * size,
+		       sizeof(id)); /* id is each struct's first member */
+		if (id == 0)
+			return fail(r, "a %s has id 0", what);
+		bool added;
+		itab_add(t, &id, sizeof(id), &added);
+		if (!added)
+			return fail(r, "two %ss have id %" PRIu64, what, id);
+	}
+	return 0;
+}
+
+static bool is_kernel_file(const char *f)
+{
+	if (strncmp(f, KERNEL_MAPPING, strlen(KERNEL_MAPPING)) == 0)
+		return true;
+	const char *base = strrchr(f, '/');
+	base = base ? base + 1 : f;
+	if (strncmp(base, "vmlinux", 7) == 0)
+		return true;
+	const char *ko = strstr(base, ".ko");
+	if (ko && (ko[3] == 0 || ko[3] == '.'))
+		return true; /* ext4.ko, ext4.ko.zst */
+	size_t n = strlen(f);
+	if (n > 2 && f[0] == '[' && f[n - 1] == ']') {
+		/* "[ext4]" is a kernel module as kallsyms names them; these are
+		 * the user-space pseudo-files of /proc/PID/maps. */
+		static const char *user[] = {"[vdso]",	  "[vsyscall]", "[vvar]", "[vectors]",
+					     "[sigpage]", "[stack]",	"[heap]", "[uprobes]"};
+		for (size_t i = 0; i < sizeof(user) / sizeof(*user); i++)
+			if (strcmp(f, user[i]) == 0)
+				return false;
+		return strncmp(f, "[anon", 5) != 0 && strncmp(f, "[stack:", 7) != 0 &&
+		       strncasecmp(f, "[jit", 4) != 0 && strncmp(f, "[vvar", 5) != 0;
+	}
+	return false;
+}
+
+static bool is_jit_file(const char *f)
+{
+	const char *base = strrchr(f, '/');
+	base = base ? base + 1 : f;
+	if (strncasecmp(f, "[jit", 4) == 0)
+		return true;
+	if (strncmp(base, "perf-", 5) != 0)
+		return false;
+	const char *c = base + 5;
+	if (!(*c >= '0' && *c <= '9'))
+		return false;
+	while (*c >= '0' && *c <= '9')
+		c++;
+	return strcmp(c, ".map") == 0;
+}
+
+static bool bracketed(const char *s)
+{
+	size_t n = strlen(s);
+	return n >= 2 && s[0] == '[' && s[n - 1] == ']';
+}
+
+/* Interns every location's frames, root first (its last line first). */
+static int build_locations(struct reader *r)
+{
+	struct profile *p = r->p;
+	r->loc_first = xcalloc(r->nlocs + 1, sizeof(*r->loc_first));
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rlocation *loc = &r->locs[i];
+		r->loc_first[i] = r->nloc_frames;
+		const char *module = "";
+		uint64_t rel = loc->address;
+		if (loc->mapping_id) {
+			int64_t m =
+				itab_find(&r->map_ids, &loc->mapping_id, sizeof(loc->mapping_id));
+			if (m < 0)
+				return fail(r,
+					    "location %" PRIu64
+					    " refers to unknown mapping %" PRIu64,
+					    loc->id, loc->mapping_id);
+			module = cstr(r, r->maps[m].filename);
+			if (loc->address >= r->maps[m].start)
+				rel = loc->address - r->maps[m].start + r->maps[m].offset;
+		}
+		enum frame_kind base = is_kernel_file(module) ? FRAME_KERNEL
+				       : is_jit_file(module)  ? FRAME_JIT
+							      : FRAME_USER;
+		size_t need = loc->n ? loc->n : 1;
+		grow_array((void **)&r->loc_frames, &r->loc_frames_cap, r->nloc_frames + need,
+			   sizeof(*r->loc_frames));
+		if (loc->n == 0) {
+			/* Not symbolized: name the address, as sonde names unknown frames. */
+			char name[512];
+			const char *label = strrchr(module, '/');
+			label = label ? label + 1 : module;
+			if (!*label && !loc->address)
+				snprintf(name, sizeof(name), "[unknown]");
+			else if (!*label)
+				snprintf(name, sizeof(name), "[unknown+0x%" PRIx64 "]", loc->address);
+			else
+				snprintf(name, sizeof(name), "[%.400s+0x%" PRIx64 "]", label, rel);
+			r->loc_frames[r->nloc_frames++] =
+				frames_intern(p->frames, name, module, "", 0, FRAME_UNKNOWN);
+			continue;
+		}
+		for (size_t k = loc->n; k-- > 0;) {
+			const struct rline *ln = &r->lines[loc->first + k];
+			int64_t fi =
+				itab_find(&r->func_ids, &ln->function_id, sizeof(ln->function_id));
+			if (fi < 0)
+				return fail(r,
+					    "location %" PRIu64
+					    " refers to unknown function %" PRIu64,
+					    loc->id, ln->function_id);
+			const struct rfunction *fn = &r->funcs[fi];
+			const char *name = cstr(r, fn->name);
+			if (!*name)
+				name = cstr(r, fn->system_name);
+			if (!*name)
+				name = "[unknown]";
+			enum frame_kind kind = k + 1 < loc->n	 ? FRAME_INLINED
+					       : bracketed(name) ? FRAME_UNKNOWN
+								 : base;
+			uint32_t line = ln->line < 0		? 0
+					: ln->line > UINT32_MAX ? UINT32_MAX
+								: (uint32_t)ln->line;
+			r->loc_frames[r->nloc_frames++] = frames_intern(
+				p->frames, name, module, cstr(r, fn->filename), line, kind);
+		}
+	}
+	r->loc_first[r->nlocs] = r->nloc_frames;
+	return 0;
+}
+
+static int push_id(void *arg, uint64_t v)
+{
+	struct reader *r = arg;
+	if (r->nids >= PPROF_MAX_DEPTH)
+		return -1;
+	grow_array((void **)&r->ids, &r->ids_cap, r->nids + 1, sizeof(*r->ids));
+	r->ids[r->nids++] = v;
+	return 0;
+}
+
+static int push_val(void *arg, uint64_t v)
+{
+	struct reader *r = arg;
+	if (r->nvals < r->ntypes) {
+		grow_array((void **)&r->vals, &r->vals_cap, r->nvals + 1, sizeof(*r->vals));
+		r->vals[r->nvals] = v;
+	}
+	r->nvals++; /* counted past the types, to say how many there were */
+	return 0;
+}
+
+static uint32_t event_index(struct reader *r, const char *name)
+{
+	bool added;
+	uint32_t i = itab_add(&r->events, name, strlen(name), &added);
+	if (added) {
+		struct profile *p = r->p;
+		grow_array((void **)&p->events, &p->events_cap, p->nevents + 1,
+			   sizeof(*p->events));
+		p->events[p->nevents++] = xstrdup(name);
+	}
+	return i;
+}
+
+static uint32_t thread_index(struct reader *r, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct profile *p = r->p;
+	comm = frames_strdup(p->frames, comm);
+	uint64_t key[2] = {(uint64_t)pid << 32 | tid, (uint64_t)(uintptr_t)comm};
+	bool added;
+	uint32_t i = itab_add(&r->threads, key, sizeof(key), &added);
+	if (added) {
+		/* profile_thread_intern searches linearly: fine for a recording's
+		 * threads, quadratic for a file with one thread per sample. */
+		grow_array((void **)&p->threads, &p->threads_cap, p->nthreads + 1,
+			   sizeof(*p->threads));
+		p->threads[p->nthreads++] = (struct thread_info){pid, tid, comm};
+	}
+	return i;
+}
+
+struct rlabels {
+	uint64_t comm, event; /* string indices */
+	bool has_comm, has_event;
+	uint64_t pid, tid, time;
+};
+
+static bool parse_uint_str(const struct rstr *s, uint64_t *v)
+{
+	if (s->len == 0 || s->len > 20)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < s->len; i++) {
+		if (s->p[i] < '0' || s->p[i] > '9' || x > UINT64_MAX / 10)
+			return false;
+		x = x * 10 + (s->p[i] - '0');
+	}
+	*v = x;
+	return true;
+}
+
+static int read_label(struct reader *r, struct pb_reader *m, struct rlabels *out, size_t sample)
+{
+	uint64_t key = 0, str = 0, num = 0, unit = 0;
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return fail(r, "sample %zu: malformed label", sample);
+		uint64_t *dst = f == 1	 ? &key
+				: f == 2 ? &str
+				: f == 3 ? &num
+				: f == 4 ? &unit
+					 : NULL;
+		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+			return fail(r, "sample %zu: malformed label", sample);
+	}
+	if (check_str(r, key, "label of sample", sample) ||
+	    check_str(r, str, "label of sample", sample) ||
+	    check_str(r, unit, "label of sample", sample))
+		return -1;
+	uint64_t v;
+	if (str_is(r, key, "thread")) {
+		out->comm = str;
+		out->has_comm = true;
+	} else if (str_is(r, key, "event")) {
+		out->event = str;
+		out->has_event = true;
+	} else if (str_is(r, key, "pid"))
+		out->pid = str && parse_uint_str(&r->strs[str], &v) ? v : num;
+	else if (str_is(r, key, "tid"))
+		out->tid = str && parse_uint_str(&r->strs[str], &v) ? v : num;
+	else if (str_is(r, key, "timestamp_ns"))
+		out->time = num;
+	return 0;
+}
+
+/* The stack node of a sample's location ids (leaf first), memoized. */
+static int sample_stack(struct reader *r, size_t sample, uint32_t *node_out)
+{
+	size_t keylen = r->nids * sizeof(*r->ids);
+	int64_t memo = itab_find(&r->stacks, r->ids, keylen);
+	if (memo >= 0) {
+		*node_out = r->stack_node[memo];
+		return 0;
+	}
+	struct profile *p = r->p;
+	uint32_t node = 0;
+	size_t depth = 0;
+	for (size_t i = r->nids; i-- > 0;) {
+		int64_t li = itab_find(&r->loc_ids, &r->ids[i], sizeof(r->ids[i]));
+		if (li < 0)
+			return fail(r, "sample %zu refers to unknown location %" PRIu64, sample,
+				    r->ids[i]);
+		size_t first = r->loc_first[li], n = r->loc_first[li + 1] - first;
+		depth += n;
+		r->expanded += n;
+		if (depth > PPROF_MAX_DEPTH)
+			return fail(r, "sample %zu: stack deeper than %u frames", sample,
+				    PPROF_MAX_DEPTH);
+		if (r->expanded > PPROF_MAX_EXPANDED)
+			return fail(r, "stacks expand to more than %u frames: refusing to load",
+				    PPROF_MAX_EXPANDED);
+		for (size_t k = 0; k < n; k++)
+			node = profile_stack_child(p, node, r->loc_frames[first + k]);
+	}
+	uint32_t idx = itab_add(&r->stacks, r->ids, keylen, NULL);
+	grow_array((void **)&r->stack_node, &r->stack_node_cap, (size_t)idx + 1,
+		   sizeof(*r->stack_node));
+	r->stack_node[idx] = node;
+	*node_out = node;
+	return 0;
+}
+
+static int read_sample(struct reader *r, struct pb_reader *m, size_t sample)
+{
+	r->nids = r->nvals = 0;
+	struct rlabels lab = {0};
+	while (!pb_reader_done(m)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(m, &f, &wire))
+			return fail(r, "sample %zu is malformed", sample);
+		if (f == 1) {
+			if (pb_read_uints(m, wire, push_id, r)) {
+				if (r->nids >= PPROF_MAX_DEPTH)
+					return fail(r, "sample %zu: more than %u locations",
+						    sample, PPROF_MAX_DEPTH);
+				return fail(r, "sample %zu has malformed location ids", sample);
+			}
+		} else if (f == 2) {
+			if (pb_read_uints(m, wire, push_val, r))
+				return fail(r, "sample %zu has malformed values", sample);
+		} else if (f == 3) {
+			struct pb_reader sub;
+			if (wire != PB_LEN || pb_read_len(m, &sub))
+				return fail(r, "sample %zu: malformed label", sample);
+			if (read_label(r, &sub, &lab, sample))
+				return -1;
+		} else if (pb_skip(m, wire)) {
+			return fail(r, "sample %zu is malformed", sample);
+		}
+	}
+	if (r->nvals != r->ntypes)
+		return fail(r, "sample %zu has %zu values for %zu sample types", sample, r->nvals,
+			    r->ntypes);
+	int64_t value = (int64_t)r->vals[r->value_index];
+	if (value < 0)
+		return fail(r, "sample %zu has a negative value (diff profiles are not supported)",
+			    sample);
+	struct sample s = {.weight = (uint64_t)value, .time_ns = lab.time};
+	if (sample_stack(r, sample, &s.stack))
+		return -1;
+	if (value == 0)
+		return 0;
+	s.thread = thread_index(r, (uint32_t)lab.pid, (uint32_t)lab.tid,
+				lab.has_comm ? cstr(r, lab.comm) : NO_THREAD_COMM);
+	s.event = lab.has_event ? event_index(r, cstr(r, lab.event)) : r->default_event;
+	profile_add_sample(r->p, &s, NULL, 0);
+	return 0;
+}
+
+static int read_samples(struct reader *r, const uint8_t *data, size_t len)
+{
+	struct pb_reader top;
+	pb_reader_init(&top, data, len);
+	size_t n = 0;
+	while (!pb_reader_done(&top)) {
+		uint32_t f;
+		enum pb_wire wire;
+		struct pb_reader sub;
+		if (pb_read_tag(&top, &f, &wire))
+			return fail(r, "malformed protobuf"); /* pass 1 read it: cannot happen */
+		if (f != P_SAMPLE) {
+			if (pb_skip(&top, wire))
+				return fail(r, "malformed protobuf");
+			continue;
+		}
+		if (pb_read_len(&top, &sub))
+			return fail(r, "malformed protobuf");
+		if (read_sample(r, &sub, n++))
+			return -1;
+	}
+	return 0;
+}
+
+static void set_meta_seconds(struct profile *p, const char *key, uint64_t ns)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%" PRIu64 ".%06" PRIu64, ns / 1000000000,
+		 ns % 1000000000 / 1000);
+	profile_meta_set(p, key, buf);
+}
+
+static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	profile_meta_set(p, key, buf);
+}
+
+static void set_meta(struct reader *r)
+{
+	struct profile *p = r->p;
+	profile_meta_set(p, "source_format", "pprof");
+	if (r->ntypes) {
+		const struct rvtype *t = &r->types[r->value_index];
+		profile_meta_set(p, "event", cstr(r, t->type));
+		char *all = xstrdup("");
+		for (size_t i = 0; i < r->ntypes; i++) {
+			char *next =
+				xasprintf("%s%s%s/%s", all, i ? "," : "",
+					  cstr(r, r->types[i].type), cstr(r, r->types[i].unit));
+			free(all);
+			all = next;
+			if (strlen(all) > 4096)
+				break;
+		}
+		profile_meta_set(p, "sample_types", all);
+		free(all);
+	}
+	if (r->time_nanos && r->time_nanos < (uint64_t)INT64_MAX)
+		set_meta_seconds(p, "start_unix_s", r->time_nanos);
+	if (r->duration_nanos && r->duration_nanos < (uint64_t)INT64_MAX)
+		set_meta_seconds(p, "duration_s", r->duration_nanos);
+	if (r->period && r->period < (uint64_t)INT64_MAX) {
+		if (r->has_period_type && str_is(r, r->period_type.unit, "nanoseconds")) {
+			set_meta_u64(p, "frequency_hz",
+				     (uint64_t)llround(1e9 / (double)r->period));
+			set_meta_u64(p, "period", 0);
+		} else {
+			set_meta_u64(p, "frequency_hz", 0);
+			set_meta_u64(p, "period", r->period);
+		}
+	}
+	if (r->ncomments) {
+		/* Joined by newlines, up to 64 KiB. */
+		size_t cap = 0, len = 0;
+		char *all = NULL;
+		for (size_t i = 0; i < r->ncomments && len < 65536; i++) {
+			const struct rstr *c = &r->strs[r->comments[i]];
+			size_t n = c->len < 65536 ? c->len : 65536;
+			grow_array((void **)&all, &cap, len + n + 2, 1);
+			if (i)
+				all[len++] = '\n';
+			if (n)
+				memcpy(all + len, c->p, n);
+			len += n;
+		}
+		all[len] = 0;
+		profile_meta_set(p, "comments", all);
+		free(all);
+	}
+}
+
+static void reader_free(struct reader *r)
+{
+	for (size_t i = 0; r->cstrs && i < r->nstrs; i++)
+		free(r->cstrs[i]);
+	free(r->cstrs);
+	free(r->strs);
+	free(r->types);
+	free(r->comments);
+	free(r->maps);
+	free(r->funcs);
+	free(r->lines);
+	free(r->locs);
+	itab_free(&r->map_ids);
+	itab_free(&r->func_ids);
+	itab_free(&r->loc_ids);
+	itab_free(&r->stacks);
+	itab_free(&r->threads);
+	itab_free(&r->events);
+	free(r->loc_frames);
+	free(r->loc_first);
+	free(r->stack_node);
+	free(r->ids);
+	free(r->vals);
+}
+
+static bool same_str(const struct reader *r, uint64_t a, uint64_t b)
+{
+	return a < r->nstrs && b < r->nstrs && r->strs[a].len == r->strs[b].len &&
+	       (r->strs[a].len == 0 || memcmp(r->strs[a].p, r->strs[b].p, r->strs[a].len) == 0);
+}
+
+/* The sample type weights come from: "samples" if there is one, else
+ * default_sample_type, else the first. */
+static size_t weight_type(const struct reader *r)
+{
+	for (size_t i = 0; i < r->ntypes; i++)
+		if (str_is(r, r->types[i].type, "samples"))
+			return i;
+	for (size_t i = 0; i < r->ntypes && r->default_type; i++)
+		if (same_str(r, r->types[i].type, r->default_type))
+			return i;
+	return 0;
+}
+
+struct profile *pprof_read(const uint8_t *data, size_t len, char *err, size_t errlen)
+{
+	struct reader r = {.err = err, .errlen = errlen};
+	if (errlen)
+		err[0] = 0;
+	if (read_top(&r, data, len) || check_strings(&r))
+		goto fail;
+	r.cstrs = xcalloc(r.nstrs, sizeof(*r.cstrs));
+	if (r.nsamples && !r.ntypes) {
+		fail(&r, "samples but no sample_type");
+		goto fail;
+	}
+	r.value_index = weight_type(&r);
+	if (index_ids(&r, &r.map_ids, r.maps, r.nmaps, sizeof(*r.maps), "mapping") ||
+	    index_ids(&r, &r.func_ids, r.funcs, r.nfuncs, sizeof(*r.funcs), "function") ||
+	    index_ids(&r, &r.loc_ids, r.locs, r.nlocs, sizeof(*r.locs), "location"))
+		goto fail;
+	r.p = profile_new();
+	if (build_locations(&r))
+		goto fail;
+	r.default_event =
+		event_index(&r, r.ntypes ? cstr(&r, r.types[r.value_index].type) : "samples");
+	if (read_samples(&r, data, len))
+		goto fail;
+	set_meta(&r);
+	reader_free(&r);
+	return r.p;
+fail:
+	if (errlen && !err[0])
+		snprintf(err, errlen, "pprof: malformed profile");
+	profile_free(r.p);
+	reader_free(&r);
+	return NULL;
+}
+
+/* ========================================================================= */
+/* Detection                                                                 */
+/* ========================================================================= */
+
+bool pprof_detect(const uint8_t *data, size_t len)
+{
+	struct pb_reader r;
+	pb_reader_init(&r, data, len);
+	size_t nstrs = 0;
+	bool first_empty = false, types = false;
+	while (!pb_reader_done(&r)) {
+		uint32_t f;
+		enum pb_wire wire;
+		if (pb_read_tag(&r, &f, &wire) || f > P_DOC_URL)
+			return false;
+		bool ok;
+		switch (f) {
+		case P_SAMPLE_TYPE:
+		case P_SAMPLE:
+		case P_MAPPING:
+		case P_LOCATION:
+		case P_FUNCTION:
+		case P_STRING_TABLE:
+		case P_PERIOD_TYPE:
+			ok = wire == PB_LEN;
+			break;
+		case P_COMMENT:
+			ok = wire == PB_VARINT || wire == PB_LEN;
+			break;
+		default:
+			ok = wire == PB_VARINT;
+			break;
+		}
+		if (!ok)
+			return false;
+		if (f == P_STRING_TABLE) {
+			struct pb_reader s;
+			if (pb_read_len(&r, &s))
+				return false;
+			if (nstrs++ == 0)
+				first_empty = pb_reader_done(&s);
+			continue;
+		}
+		types |= f == P_SAMPLE_TYPE;
+		if (pb_skip(&r, wire))
+			return false;
+	}
+	return nstrs > 0 && first_empty && types;
+}
