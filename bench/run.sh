@@ -5,3 +5,5 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
+echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
+echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"

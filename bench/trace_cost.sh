@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Per-call cost of tracing one function: bench/calls calls an empty
+# target_fn() N times and prints the loop's own wall time (start-up and
+# attach excluded). The added ns/call of a configuration is
+# (its loop time - the loop time with no probes) / N, for:
+#   floor     an empty BPF program on the same uprobe + uretprobe (bpftrace)
+#   sonde     sonde record -F 1 --trace target_fn (sampling made negligible)
+#   bpftrace  bpftrace computing the same latency histogram
+# Each configuration runs RUNS times; the median loop time counts. sonde's
+# `calls` (span records received) must equal N in every run.
+# bpftrace (Debian package, 0.17 on Debian 12) is installed with apt-get when
+# missing; if that fails the bpftrace configurations are skipped.
+# usage: bench/trace_cost.sh [BUILD_DIR] [N] [RUNS]
+set -euo pipefail
+build=${1:-build}
+n=${2:-1000000}
+runs=${3:-3}
+target="$(realpath "$build/bench/calls")"
+sonde="$build/sonde"
+tmp=$(mktemp -d)
+bt_pid=
+cleanup() {
+	if [ -n "$bt_pid" ]; then kill -INT "$bt_pid" 2>/dev/null || true; wait "$bt_pid" 2>/dev/null || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+[ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+loop_ns() { # the loop time the target printed ("LOOP_NS CALLS CPU_NS") in the output on stdin
+	awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $1 } END { if (ns == "") exit 1; print ns }'
+}
+
+have_bpftrace=1
+if ! command -v bpftrace >/dev/null; then
+	echo "bpftrace not found: installing the Debian package (apt-get install -y bpftrace)"
+	if ! { apt-get install -y bpftrace >"$tmp/apt.log" 2>&1 && command -v bpftrace >/dev/null; }; then
+		echo "could not install bpftrace (see apt-get's output below): the floor and bpftrace rows are skipped"
+		tail -n 5 "$tmp/apt.log"
+		have_bpftrace=0
+	fi
+fi
+
+# bt_start SCRIPT NPROBES: starts bpftrace and waits until its NPROBES
+# uprobes are attached. bpftrace prints "Attaching N probes..." before it
+# attaches, so the probes themselves are looked for with bpftool.
+bt_start() {
+	local script=$1 nprobes=$2
+	bpftrace -e "$script" >"$tmp/bt.out" 2>"$tmp/bt.err" &
+	bt_pid=$!
+	for _ in $(seq 300); do
+		if grep -q '^Attaching' "$tmp/bt.out"; then
+			if ! command -v bpftool >/dev/null; then sleep 1; return 0; fi
+			[ "$(bpftool perf list 2>/dev/null | grep -c "^pid $bt_pid ")" -ge "$nprobes" ] && return 0
+		fi
+		kill -0 "$bt_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bpftrace did not attach its probes:" >&2
+	grep -v RLIMIT_MEMLOCK "$tmp/bt.err" >&2 || true
+	return 1
+}
+bt_stop() {
+	kill -INT "$bt_pid"
+	wait "$bt_pid" || true
+	bt_pid=
+}
+
+run_plain() { "$target" "$n" | loop_ns; }
+run_bpftrace() { # SCRIPT NPROBES
+	bt_start "$1" "$2" || return 1
+	"$target" "$n" | loop_ns
+	bt_stop
+}
+sonde_bad=0
+run_sonde() {
+	local out="$tmp/s.sonde" calls kcalls lost
+	rm -f "$out"
+	"$sonde" record -F 1 --trace target_fn -o "$out" -- "$target" "$n" 2>"$tmp/sonde.err" | loop_ns
+	calls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .calls] | add // 0')
+	kcalls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .kernel_calls] | add // 0')
+	lost=$(sqlite3 "$out" "select value from meta where key = 'lost_spans'")
+	echo "$calls $kcalls $lost" >>"$tmp/sonde_calls"
+	[ "$calls" -eq "$n" ] || sonde_bad=1
+}
+
+measure() { # label function args...: the median loop time of RUNS runs, in ns
+	local label=$1
+	shift
+	for _ in $(seq "$runs"); do
+		"$@" || { echo "$label: a run failed (no loop time from $target)" >&2; return 1; }
+	done >"$tmp/$label.runs"
+	median <"$tmp/$label.runs" >"$tmp/$label"
+	if [ "$(wc -l <"$tmp/$label.runs")" -ne "$runs" ] || [ ! -s "$tmp/$label" ]; then
+		echo "$label: expected $runs loop times, got: $(paste -sd' ' "$tmp/$label.runs")" >&2
+		return 1
+	fi
+}
+
+per_call() { # added ns per call of a configuration over the baseline
+	awk -v a="$(cat "$tmp/$1")" -v b="$(cat "$tmp/baseline")" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }'
+}
+row() { # label description
+	if [ -s "$tmp/$1" ]; then
+		printf '%-44s loop %8.1f ms   +%7s ns/call\n' "$2:" "$(awk -v a="$(cat "$tmp/$1")" 'BEGIN { print a / 1e6 }')" "$(per_call "$1")"
+	else
+		printf '%-44s skipped\n' "$2:"
+	fi
+}
+ratio() { # a b
+	if [ -s "$tmp/$1" ] && [ -s "$tmp/$2" ]; then
+		awk -v a="$(per_call "$1")" -v b="$(per_call "$2")" 'BEGIN { printf "%.2f", a / b }'
+	else
+		echo "n/a"
+	fi
+}
+
+up="uprobe:$target:target_fn"
+urp="uretprobe:$target:target_fn"
+measure baseline run_plain
+if [ "$have_bpftrace" = 1 ]; then
+	measure floor run_bpftrace "$up {} $urp {}" 2 || rm -f "$tmp/floor"
+fi
+measure sonde run_sonde
+if [ "$have_bpftrace" = 1 ]; then
+	# The last run's histogram must have counted every call.
+	measure bthist run_bpftrace \
+		"$up { @s[tid] = nsecs; } $urp /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }" 2 ||
+		rm -f "$tmp/bthist"
+	bt_counted=$(awk '/^\[/ { sub(/^[^)]*\)/, ""); c += $1 } END { print c + 0 }' "$tmp/bt.out")
+fi
+
+echo "$n calls of target_fn per run, median of $runs runs; loop time, and per-call cost added to the no-probe loop"
+printf '%-44s loop %8.1f ms   %8s ns/call\n' "no probes:" "$(awk -v a="$(cat "$tmp/baseline")" 'BEGIN { print a / 1e6 }')" \
+	"$(awk -v a="$(cat "$tmp/baseline")" -v n="$n" 'BEGIN { printf "%.1f", a / n }')"
+row floor "empty uprobe+uretprobe (bpftrace, floor)"
+row sonde "sonde record -F 1 --trace target_fn"
+row bthist "bpftrace latency histogram"
+echo
+echo "sonde per run (calls received, kernel_calls, lost_spans): $(paste -sd, "$tmp/sonde_calls" | sed 's/,/; /g')"
+if [ "$sonde_bad" = 0 ]; then
+	echo "sonde calls == N ($n) in every run: yes"
+else
+	echo "sonde calls == N ($n) in every run: NO"
+fi
+[ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
+echo "per-call cost ratio sonde/floor:          $(ratio sonde floor)"
+echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
