@@ -83,6 +83,19 @@ struct {
 
 __u64 next_span_id = 0;
 
+/* Waking the reader for every span record costs the traced thread
+ * microseconds per call; span records wake it only once this much is waiting
+ * (it also drains on its poll timeout, so records are never stuck). Samples
+ * and process events keep the default wake-up: their rate is bounded, and
+ * user space must read a process's maps while it still lives. */
+#define WAKEUP_BYTES (1u << 20)
+
+static __always_inline __u64 span_submit_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -338,7 +351,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	r->parent_span_id = level > 0 ? st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)].span_id : 0;
 	r->start_ns = f->start_ns;
 	r->duration_ns = duration;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, span_submit_flags());
 }
 
 SEC("uretprobe")

@@ -180,10 +180,15 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 
 int engine_poll(struct engine *e, int timeout_ms)
 {
+	/* The BPF side wakes us only when a lot is waiting (see WAKEUP_BYTES),
+	 * so a poll that times out still drains what arrived meanwhile. */
 	int n = ring_buffer__poll(e->rb, timeout_ms);
 	if (n == -EINTR)
-		return 0;
-	return n < 0 ? -1 : n;
+		n = 0;
+	if (n < 0)
+		return -1;
+	int m = ring_buffer__consume(e->rb);
+	return m < 0 ? (m == -EINTR ? n : -1) : n + m;
 }
 
 void engine_stop(struct engine *e)
