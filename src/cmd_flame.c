@@ -1,17 +1,20 @@
 /* sonde flame — draw a recording as an interactive SVG flame graph, or the
  * difference of two sample sets (slow vs fast calls, or two recordings). */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "flamechart.h"
 #include "flamediff.h"
 #include "flamesvg.h"
+#include "formats.h"
+#include "heatmap.h"
 #include "outfile.h"
 #include "query.h"
-#include "recording.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -22,6 +25,7 @@ static void usage(FILE *f)
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
+		"       sonde flame FILE --chart [--tid TID | --span ID] -o CHART.svg\n"
 		"\n"
 		"Draws a self-contained interactive SVG flame graph of a recording: hover for\n"
 		"details, click to zoom, Ctrl-F / Search to highlight and sum matches.\n"
@@ -39,7 +43,15 @@ static void usage(FILE *f)
 		"               vs in fast calls of FUNC: red = more share in slow calls, blue =\n"
 		"               less; widths show both sets, so frames only in fast calls stay\n"
 		"               visible (blue)\n"
-		"  --diff A B   differential flame graph of recording B against recording A\n"
+		"  --diff A B   differential flame graph of B against A (any two inputs, in any\n"
+		"               format sonde reads)\n"
+		"  --range START-END  only samples in this time range, in seconds from the\n"
+		"               first whole second of the profile (as the heatmap's selection;\n"
+		"               idle samples left out as FlameScope does)\n"
+		"  --chart      a flame chart: samples in time order (x = time) for one thread\n"
+		"               (--tid, default the busiest) or one traced call (--span ID)\n"
+		"FILE may be a recording or any format sonde reads (perf script, folded, pprof,\n"
+		"nflxprofile).\n"
 		"  --diff-width union|base|cmp  what widths show in a differential graph\n"
 		"               (default union: the mean of both normalized shares)\n");
 }
@@ -68,6 +80,10 @@ struct flame_args {
 	enum flamediff_width diff_width;
 	char **files;
 	int nfiles;
+	bool has_range;
+	double range_start, range_end; /* seconds from the profile's first whole second */
+	bool chart;
+	uint64_t span_id;
 };
 
 static int write_svg(const char *output, int (*draw)(FILE *, void *), void *arg)
@@ -116,10 +132,66 @@ static int draw_diff(FILE *f, void *arg)
 static struct profile *load(const char *path)
 {
 	char err[512];
-	struct profile *p = recording_load(path, err, sizeof(err));
+	struct profile *p = formats_load(path, FORMAT_UNKNOWN, NULL, err, sizeof(err));
 	if (!p)
 		errorf("%s", err);
 	return p;
+}
+
+/* --range: the heatmap's time axis, so a range read off the heatmap gives the
+ * same samples its page shows. */
+static int apply_range(struct profile *p, struct flame_args *a)
+{
+	struct heatmap h;
+	if (heatmap_build(p, &a->filter, 50, &h)) {
+		errorf("cannot lay out the profile's time axis");
+		return -1;
+	}
+	double base = h.start_s;
+	heatmap_free(&h);
+	a->filter.has_range = true;
+	a->filter.start_ns = (uint64_t)llround((base + a->range_start) * 1e9);
+	a->filter.end_ns = (uint64_t)llround((base + a->range_end) * 1e9);
+	a->filter.exclude = heatmap_sample_idle;
+	return 0;
+}
+
+struct chart_draw {
+	struct profile *p;
+	struct flamechart_options o;
+	char err[512];
+};
+
+static int draw_chart(FILE *f, void *arg)
+{
+	struct chart_draw *d = arg;
+	return flamechart_write_svg(f, d->p, &d->o, d->err, sizeof(d->err));
+}
+
+static int flame_chart(struct flame_args *a)
+{
+	struct profile *p = load(a->files[0]);
+	if (!p)
+		return 1;
+	struct chart_draw d = {.p = p};
+	d.o.tid = a->filter.tid;
+	d.o.span_id = a->span_id;
+	d.o.width = a->svg.width;
+	d.o.title = a->svg.title;
+	/* Check first, so a bad tid or span is reported without an output file. */
+	FILE *null = fopen("/dev/null", "w");
+	int bad = null ? flamechart_write_svg(null, p, &d.o, d.err, sizeof(d.err)) : 0;
+	if (null)
+		fclose(null);
+	int rc;
+	if (bad) {
+		errorf("%s", d.err);
+		rc = 1;
+	} else {
+		rc = write_svg(a->output, draw_chart, &d);
+	}
+	profile_free(p);
+	return rc;
 }
 
 static int flame_single(struct flame_args *a)
@@ -128,6 +200,10 @@ static int flame_single(struct flame_args *a)
 	if (!p)
 		return 1;
 	char err[512], view[512];
+	if (a->has_range && apply_range(p, a)) {
+		profile_free(p);
+		return 1;
+	}
 	if (a->span_arg) {
 		struct span_query q;
 		if (query_parse(p, a->span_cls, a->span_arg, &q, err, sizeof(err))) {
@@ -214,6 +290,8 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"slow", required_argument, NULL, 's'},   {"fast", required_argument, NULL, 'f'},
 		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
+		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
+		{"span", required_argument, NULL, 'S'},
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -266,6 +344,32 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 				return -1;
 			}
 			break;
+		case 'r': {
+			char *end;
+			a->range_start = strtod(optarg, &end);
+			if (end == optarg || *end != '-' ||
+			    (a->range_end = strtod(end + 1, &end), *end) ||
+			    !(a->range_end > a->range_start) || a->range_start < 0) {
+				errorf("bad --range '%s': expected START-END in seconds, e.g. 2.5-3.1",
+				       optarg);
+				return -1;
+			}
+			a->has_range = true;
+			break;
+		}
+		case 'c': a->chart = true; break;
+		case 'S': {
+			char *end;
+			a->span_id = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || !a->span_id) {
+				errorf("bad --span '%s': expected a span id (see the recording's spans "
+				       "table)",
+				       optarg);
+				return -1;
+			}
+			a->chart = true;
+			break;
+		}
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -296,5 +400,7 @@ int cmd_flame(int argc, char **argv)
 		return flame_diff_slow(&a);
 	if (a.diff_files)
 		return flame_diff_files(&a);
+	if (a.chart)
+		return flame_chart(&a);
 	return flame_single(&a);
 }

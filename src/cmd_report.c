@@ -8,7 +8,7 @@
 #include "folded.h"
 #include "outfile.h"
 #include "query.h"
-#include "recording.h"
+#include "formats.h"
 #include "report.h"
 #include "util.h"
 
@@ -18,8 +18,9 @@ static void usage(FILE *f)
 		"usage: sonde report FILE [--json | --folded] [--top N] [--pid PID] [--tid TID]\n"
 		"                         [-o OUT]\n"
 		"\n"
-		"Summarizes a recording: samples, lost samples, duration, the top functions by\n"
-		"self and by total samples, and samples per thread.\n"
+		"Summarizes a recording (or any profile sonde reads: perf script, folded, pprof,\n"
+		"nflxprofile): samples, lost samples, duration, the top functions by self and\n"
+		"by total samples, samples per thread, and latency per traced function.\n"
 		"  --json       the same as JSON (keys: samples, lost, duration_s, functions\n"
 		"               [{name, self, total}], threads [{pid, tid, comm, samples}])\n"
 		"  --folded     folded stacks (comm;outer;...;leaf COUNT), kernel frames _[k],\n"
@@ -95,7 +96,7 @@ int cmd_report(int argc, char **argv)
 	}
 	const char *path = argv[optind];
 	char err[512];
-	struct profile *p = recording_load(path, err, sizeof(err));
+	struct profile *p = formats_load(path, FORMAT_UNKNOWN, NULL, err, sizeof(err));
 	if (!p) {
 		errorf("%s", err);
 		return 1;

@@ -18,6 +18,8 @@ static const struct {
 	{"flame", cmd_flame, "draw a recording as an interactive SVG flame graph (or a diff)"},
 	{"lat", cmd_lat, "latency histograms of traced functions, live (-i for intervals)"},
 	{"slow", cmd_slow, "each slow call as it ends, with its samples; slow-vs-fast summary"},
+	{"convert", cmd_convert, "convert between profile formats (perf script, folded, pprof, ...)"},
+	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
 };
 

@@ -1077,13 +1077,8 @@ static uint32_t thread_index(struct reader *r, uint32_t pid, uint32_t tid, const
 	uint64_t key[2] = {(uint64_t)pid << 32 | tid, (uint64_t)(uintptr_t)comm};
 	bool added;
 	uint32_t i = itab_add(&r->threads, key, sizeof(key), &added);
-	if (added) {
-		/* profile_thread_intern searches linearly: fine for a recording's
-		 * threads, quadratic for a file with one thread per sample. */
-		grow_array((void **)&p->threads, &p->threads_cap, p->nthreads + 1,
-			   sizeof(*p->threads));
-		p->threads[p->nthreads++] = (struct thread_info){pid, tid, comm};
-	}
+	if (added)
+		profile_thread_intern(p, pid, tid, comm); /* new key: appended at index i */
 	return i;
 }
 

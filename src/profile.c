@@ -28,6 +28,7 @@ void profile_free(struct profile *p)
 	free(p->nodes);
 	free(p->node_slots);
 	free(p->threads);
+	free(p->thread_slots);
 	free(p->samples);
 	for (size_t i = 0; i < p->nevents; i++)
 		free(p->events[i]);
@@ -110,17 +111,44 @@ size_t profile_stack_frames(const struct profile *p, uint32_t node, uint32_t *ou
 	return depth;
 }
 
+/* comm strings are interned, so the pointer stands for the name. */
+static uint64_t thread_hash(uint32_t pid, uint32_t tid, const char *comm)
+{
+	uintptr_t v[3] = {pid, tid, (uintptr_t)comm};
+	return hash_bytes(v, sizeof(v), 9);
+}
+
+static void thread_rehash(struct profile *p)
+{
+	size_t n = p->nthread_slots ? p->nthread_slots * 2 : 64;
+	uint32_t *s = xcalloc(n, sizeof(*s));
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct thread_info *t = &p->threads[i];
+		size_t j = thread_hash(t->pid, t->tid, t->comm) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)(i + 1);
+	}
+	free(p->thread_slots);
+	p->thread_slots = s;
+	p->nthread_slots = n;
+}
+
 uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, const char *comm)
 {
 	comm = frames_strdup(p->frames, comm);
-	/* Threads are few; search from the newest, which is the likeliest hit. */
-	for (size_t i = p->nthreads; i-- > 0;) {
-		const struct thread_info *t = &p->threads[i];
+	if ((p->nthreads + 1) * 2 > p->nthread_slots)
+		thread_rehash(p);
+	size_t mask = p->nthread_slots - 1;
+	size_t j = thread_hash(pid, tid, comm) & mask;
+	for (; p->thread_slots[j]; j = (j + 1) & mask) {
+		const struct thread_info *t = &p->threads[p->thread_slots[j] - 1];
 		if (t->tid == tid && t->pid == pid && t->comm == comm)
-			return (uint32_t)i;
+			return p->thread_slots[j] - 1;
 	}
 	grow_array((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
 	p->threads[p->nthreads] = (struct thread_info){pid, tid, comm};
+	p->thread_slots[j] = (uint32_t)(p->nthreads + 1);
 	return (uint32_t)p->nthreads++;
 }
 

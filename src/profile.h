@@ -76,6 +76,8 @@ struct profile {
 	size_t nnode_slots;
 	struct thread_info *threads;
 	size_t nthreads, threads_cap;
+	uint32_t *thread_slots; /* hash set over threads by (pid, tid, comm) */
+	size_t nthread_slots;
 	struct sample *samples;
 	size_t nsamples, samples_cap;
 	char **events;

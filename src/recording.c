@@ -471,11 +471,13 @@ static int load_threads(struct loader *l)
 			return load_fail(l, "thread ids are not dense");
 		}
 		const char *comm = (const char *)sqlite3_column_text(st, 3);
-		grow_array((void **)&l->p->threads, &l->p->threads_cap, l->p->nthreads + 1,
-			   sizeof(*l->p->threads));
-		l->p->threads[l->p->nthreads++] = (struct thread_info){
-			(uint32_t)sqlite3_column_int64(st, 1), (uint32_t)sqlite3_column_int64(st, 2),
-			frames_strdup(l->p->frames, comm ? comm : "?")};
+		size_t before = l->p->nthreads;
+		profile_thread_intern(l->p, (uint32_t)sqlite3_column_int64(st, 1),
+				      (uint32_t)sqlite3_column_int64(st, 2), comm ? comm : "?");
+		if (l->p->nthreads != before + 1) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a thread is listed twice");
+		}
 	}
 	sqlite3_finalize(st);
 	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));

@@ -19,13 +19,13 @@ expect_error "exclude each other" "$out" -- "$SONDE" record -F 99 -c 10 -a -o "$
 
 # report / flame on files that are not recordings.
 head -c 4096 /dev/urandom >"$WORK/random.bin"
-expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/random.bin"
+expect_error "unrecognized format" "" -- "$SONDE" report "$WORK/random.bin"
 printf 'not a database at all\n' >"$WORK/text.sonde"
-expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/text.sonde"
+expect_error "unrecognized format" "" -- "$SONDE" report "$WORK/text.sonde"
 sqlite3 "$WORK/foreign.db" 'CREATE TABLE t(x); INSERT INTO t VALUES (1);'
 expect_error "is not a readable sonde recording" "" -- "$SONDE" report "$WORK/foreign.db"
 expect_error "cannot read $WORK/missing.sonde" "" -- "$SONDE" report "$WORK/missing.sonde"
-expect_error "is not a readable sonde recording" "$WORK/f.svg" -- "$SONDE" flame "$WORK/random.bin" -o "$WORK/f.svg"
+expect_error "unrecognized format" "$WORK/f.svg" -- "$SONDE" flame "$WORK/random.bin" -o "$WORK/f.svg"
 expect_error "unknown command 'frobnicate'" "" -- "$SONDE" frobnicate
 
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then

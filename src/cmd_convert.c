@@ -1,0 +1,93 @@
+/* sonde convert — any profile format in, any out. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "formats.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sonde convert IN -o OUT [--from FORMAT] [--to FORMAT]\n"
+		"                     [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs]\n"
+		"                     [--event NAME]\n"
+		"\n"
+		"Converts between profile formats. The input format is detected from the content\n"
+		"(--from forces it); the output format comes from --to or OUT's name.\n"
+		"  in:  sonde (recording), perf-script (perf script text), folded, pprof (gzipped\n"
+		"       or raw protobuf), nflx (nflxprofile)\n"
+		"  out: the same, plus speedscope (JSON) and chrome (Chrome Trace Event JSON for\n"
+		"       Perfetto and chrome://tracing)\n"
+		"  output names: .sonde .folded .pb.gz/.pprof .nflx .speedscope.json\n"
+		"                .trace.json/.chrome.json/.perfetto.json\n"
+		"Folded output follows stackcollapse-perf.pl's modes:\n"
+		"  --pid     process name as comm-PID        --tid    comm-PID/TID\n"
+		"  --kernel  kernel frames end in _[k]       --jit    JIT frames end in _[j]\n"
+		"  --all     both annotations                --addrs  unknown symbols as addresses\n"
+		"  --event NAME  from perf script, only samples of this event (default: the first)\n");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'}, {"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},     {"pid", no_argument, NULL, 'P'},
+		{"tid", no_argument, NULL, 'T'},          {"kernel", no_argument, NULL, 'k'},
+		{"jit", no_argument, NULL, 'j'},          {"all", no_argument, NULL, 'A'},
+		{"addrs", no_argument, NULL, 'a'},        {"event", required_argument, NULL, 'e'},
+		{"help", no_argument, NULL, 'h'},         {0},
+	};
+	const char *out = NULL;
+	enum format from = FORMAT_UNKNOWN, to = FORMAT_UNKNOWN;
+	struct folded_modes m = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f':
+		case 't': {
+			enum format f = format_parse(optarg);
+			if (f == FORMAT_UNKNOWN) {
+				errorf("unknown format '%s': use sonde, perf-script, folded, pprof, nflx, "
+				       "speedscope or chrome",
+				       optarg);
+				return 2;
+			}
+			*(c == 'f' ? &from : &to) = f;
+			break;
+		}
+		case 'P': m.pid = true; break;
+		case 'T': m.tid = true; break;
+		case 'k': m.kernel = true; break;
+		case 'j': m.jit = true; break;
+		case 'A': m.kernel = m.jit = true; break;
+		case 'a': m.addrs = true; break;
+		case 'e': m.event = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1 || !out) {
+		errorf("convert needs one input and an output: sonde convert IN -o OUT");
+		return 2;
+	}
+	if (to == FORMAT_UNKNOWN)
+		to = format_from_output_name(out);
+	if (to == FORMAT_UNKNOWN) {
+		errorf("cannot tell the output format from '%s': give --to FORMAT", out);
+		return 2;
+	}
+	if (from == FORMAT_SPEEDSCOPE || from == FORMAT_CHROME) {
+		errorf("sonde writes %s but does not read it", format_name(from));
+		return 2;
+	}
+	char err[512] = "";
+	if (formats_convert(argv[optind], from, out, to, &m, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,1081 @@
+/* perfscript — `perf script` text to folded stacks and to profiles.
+ *
+ * The collapse reproduces the behaviour of FlameGraph's stackcollapse-perf.pl
+ * (the revision that produced the corpus in shared/corpus/flamegraph). Its
+ * regular expressions are re-implemented here as small linear scanners whose
+ * results equal what Perl's backtracking would capture; the comments at each
+ * scanner say why. Perl character classes on byte strings: \s is
+ * [ \t\n\v\f\r], \d is [0-9], \w is [A-Za-z0-9_]. */
+#define _GNU_SOURCE
+#include "perfscript.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* --- character classes and small helpers --------------------------------- */
+
+static inline bool is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static inline bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline bool is_word(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+struct sv {
+	const char *p;
+	size_t n;
+};
+
+static inline bool sv_eq(struct sv a, const char *s)
+{
+	size_t n = strlen(s);
+	return a.n == n && memcmp(a.p, s, n) == 0;
+}
+
+/* A growable byte buffer. */
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static void buf_reserve(struct buf *b, size_t more)
+{
+	if (b->n + more > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->n + more)
+			cap *= 2;
+		b->p = xrealloc(b->p, cap);
+		b->cap = cap;
+	}
+}
+
+static inline void buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static inline void buf_addc(struct buf *b, char c)
+{
+	buf_reserve(b, 1);
+	b->p[b->n++] = c;
+}
+
+/* --- counts with Perl's number semantics ---------------------------------- */
+
+/* Perl adds counts as unsigned integers while they fit and as doubles
+ * (printed "%.15g") once they do not. */
+struct count {
+	uint64_t u;
+	double d;
+	bool nv;
+};
+
+static struct count count_of_digits(const char *p, size_t n)
+{
+	struct count c = {0};
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(p[i] - '0');
+		if (c.u > (UINT64_MAX - d) / 10) {
+			c.nv = true;
+			break;
+		}
+		c.u = c.u * 10 + d;
+	}
+	if (c.nv) {
+		char small[64];
+		char *s = n < sizeof(small) ? small : xmalloc(n + 1);
+		memcpy(s, p, n);
+		s[n] = 0;
+		c.d = strtod(s, NULL);
+		if (s != small)
+			free(s);
+	}
+	return c;
+}
+
+static void count_add(struct count *a, struct count b)
+{
+	if (!a->nv && !b.nv && a->u <= UINT64_MAX - b.u) {
+		a->u += b.u;
+		return;
+	}
+	double x = a->nv ? a->d : (double)a->u;
+	double y = b.nv ? b.d : (double)b.u;
+	a->nv = true;
+	a->d = x + y;
+}
+
+/* --- a hash table from byte strings to counts ----------------------------- */
+
+struct entry {
+	uint64_t hash;
+	size_t off, len; /* key bytes in the table's key arena; off == SIZE_MAX: empty */
+	struct count val;
+};
+
+struct table {
+	struct entry *e;
+	size_t cap, n; /* cap is a power of two */
+	struct buf keys;
+};
+
+static void table_init(struct table *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = 1024;
+	t->e = xmalloc(t->cap * sizeof(*t->e));
+	for (size_t i = 0; i < t->cap; i++)
+		t->e[i].off = SIZE_MAX;
+}
+
+static void table_free(struct table *t)
+{
+	free(t->e);
+	free(t->keys.p);
+}
+
+static void table_grow(struct table *t)
+{
+	size_t cap = t->cap * 2;
+	struct entry *e = xmalloc(cap * sizeof(*e));
+	for (size_t i = 0; i < cap; i++)
+		e[i].off = SIZE_MAX;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->e[i].off == SIZE_MAX)
+			continue;
+		size_t j = (size_t)t->e[i].hash & (cap - 1);
+		while (e[j].off != SIZE_MAX)
+			j = (j + 1) & (cap - 1);
+		e[j] = t->e[i];
+	}
+	free(t->e);
+	t->e = e;
+	t->cap = cap;
+}
+
+/* The entry for key (added with a zero count when new). */
+static struct entry *table_get(struct table *t, const char *key, size_t len, bool *added)
+{
+	uint64_t h = hash_bytes(key, len, 0x9e3779b97f4a7c15ull);
+	size_t j = (size_t)h & (t->cap - 1);
+	while (t->e[j].off != SIZE_MAX) {
+		struct entry *x = &t->e[j];
+		if (x->hash == h && x->len == len && memcmp(t->keys.p + x->off, key, len) == 0) {
+			if (added)
+				*added = false;
+			return x;
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	if ((t->n + 1) * 10 > t->cap * 7) {
+		table_grow(t);
+		return table_get(t, key, len, added);
+	}
+	struct entry *x = &t->e[j];
+	x->hash = h;
+	x->off = t->keys.n;
+	x->len = len;
+	x->val = (struct count){0};
+	buf_add(&t->keys, key, len);
+	t->n++;
+	if (added)
+		*added = true;
+	return x;
+}
+
+/* --- the line grammar ------------------------------------------------------ */
+
+struct header {
+	struct sv comm;
+	struct sv pid; /* p == NULL: "?" */
+	struct sv tid;
+	size_t rest; /* offset just after the PID/TID number */
+	bool has_event;
+	struct sv event;
+	struct sv period; /* n == 0: none */
+};
+
+/* The record header: Perl's /^(\S.+?)\s+(\d+)\/STAR(\d+)*\s+/ (STAR: '*',
+ * which cannot follow '/' in a C comment) then, on the whole line,
+ * /:\s*(\d+)*\s+(\S+):\s*$/.
+ *
+ * First regex: for a comm end e (lazy: e = 2, 3, ...), s[e] must be
+ * whitespace; \s+ then takes the whole whitespace run (giving some back
+ * cannot put a digit next), (\d+) the whole digit run, the slashes, and
+ * (\d+)* the digits after them; the match needs whitespace right there, and
+ * no shorter choice of any group can produce it. Every e inside one
+ * whitespace run leads to the same run end, so only the first is tried. */
+static bool parse_header(const char *s, size_t n, struct header *h)
+{
+	if (n < 5 || is_space((unsigned char)s[0]))
+		return false;
+	size_t e = 2;
+	bool found = false;
+	size_t f = 0, g = 0, sl = 0, i = 0;
+	while (e < n) {
+		if (!is_space((unsigned char)s[e])) {
+			e++;
+			continue;
+		}
+		f = e;
+		while (f < n && is_space((unsigned char)s[f]))
+			f++;
+		g = f;
+		while (g < n && is_digit((unsigned char)s[g]))
+			g++;
+		if (g > f) {
+			sl = g;
+			while (sl < n && s[sl] == '/')
+				sl++;
+			i = sl;
+			while (i < n && is_digit((unsigned char)s[i]))
+				i++;
+			if (i < n && is_space((unsigned char)s[i])) {
+				found = true;
+				break;
+			}
+		}
+		e = f;
+	}
+	if (!found)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->comm = (struct sv){s, e};
+	struct sv pid = {s + f, g - f}, tid = {s + sl, i - sl};
+	if (tid.n == 0 || sv_eq(tid, "0")) { /* Perl: not $tid */
+		h->tid = pid;
+		h->pid = (struct sv){NULL, 0};
+	} else {
+		h->pid = pid;
+		h->tid = tid;
+	}
+	h->rest = i;
+
+	/* Second regex. (\S+): must be the last whitespace-separated token (it
+	 * follows \s+ and only \s* may follow its ':'); between the ':' and it
+	 * only whitespace and one digit run may stand, so that ':' is unique. */
+	size_t m = n;
+	while (m > 0 && is_space((unsigned char)s[m - 1]))
+		m--;
+	if (m < 2 || s[m - 1] != ':')
+		return true;
+	size_t ts = m - 1;
+	while (ts > 0 && !is_space((unsigned char)s[ts - 1]))
+		ts--;
+	if (ts == 0 || ts == m - 1)
+		return true;
+	size_t k = ts;
+	while (k > 0 && is_space((unsigned char)s[k - 1]))
+		k--;
+	size_t d = k;
+	while (d > 0 && is_digit((unsigned char)s[d - 1]))
+		d--;
+	size_t c = d;
+	if (d < k)
+		while (c > 0 && is_space((unsigned char)s[c - 1]))
+			c--;
+	if (c == 0 || s[c - 1] != ':')
+		return true;
+	h->has_event = true;
+	h->event = (struct sv){s + ts, m - 1 - ts};
+	h->period = (struct sv){s + d, k - d};
+	return true;
+}
+
+struct stackline {
+	struct sv pc, func, mod;
+};
+
+/* A stack line: Perl's /^\s*(\w+)\s*(.+) \((\S*)\)/ (unanchored at the end).
+ * Greedy (.+) ends at the last " (" whose following non-space run holds a
+ * ')' (q below); \S* then reaches the last ')' of that run. That q does not
+ * depend on where (.+) starts, so the start a is the first one Perl's
+ * backtracking tries (whitespace after the word given back first, then the
+ * word's own characters) that leaves (.+) at least one character. */
+static bool parse_stackline(const char *s, size_t n, struct stackline *sl)
+{
+	size_t L = 0;
+	while (L < n && is_space((unsigned char)s[L]))
+		L++;
+	size_t w = L;
+	while (w < n && is_word((unsigned char)s[w]))
+		w++;
+	if (w == L)
+		return false;
+	size_t ws = w;
+	while (ws < n && is_space((unsigned char)s[ws]))
+		ws++;
+	size_t q = 0, r = 0;
+	bool found = false;
+	size_t rp = SIZE_MAX; /* last ')' of the non-space run right of i */
+	for (size_t i = n; i-- > 0;) {
+		unsigned char c = (unsigned char)s[i];
+		if (is_space(c)) {
+			if (c == ' ' && i + 1 < n && s[i + 1] == '(' && rp != SIZE_MAX) {
+				q = i;
+				r = rp;
+				found = true;
+				break;
+			}
+			rp = SIZE_MAX;
+		} else if (c == ')' && rp == SIZE_MAX) {
+			rp = i;
+		}
+	}
+	if (!found || q < L + 2)
+		return false;
+	size_t a = ws < q - 1 ? ws : q - 1;
+	sl->pc = (struct sv){s + L, (a >= w ? w : a) - L};
+	sl->func = (struct sv){s + a, q - a};
+	sl->mod = (struct sv){s + q + 2, r - (q + 2)};
+	return true;
+}
+
+/* Perl's s/\+0x[\da-f]+$//: only the last "+0x" can be followed by hex
+ * digits up to the end. */
+static struct sv strip_offset(struct sv f)
+{
+	size_t j = f.n;
+	while (j > 0 && (is_digit((unsigned char)f.p[j - 1]) ||
+			 (f.p[j - 1] >= 'a' && f.p[j - 1] <= 'f')))
+		j--;
+	if (j < f.n && j >= 3 && f.p[j - 1] == 'x' && f.p[j - 2] == '0' && f.p[j - 3] == '+')
+		f.n = j - 3;
+	return f;
+}
+
+static bool sv_has(struct sv s, const char *needle)
+{
+	return memmem(s.p, s.n, needle, strlen(needle)) != NULL;
+}
+
+/* m/(^\[|vmlinux$)/ && !~ /unknown/ */
+static bool mod_is_kernel(struct sv mod)
+{
+	bool k = (mod.n && mod.p[0] == '[') ||
+		 (mod.n >= 7 && memcmp(mod.p + mod.n - 7, "vmlinux", 7) == 0);
+	return k && !sv_has(mod, "unknown");
+}
+
+/* m:/tmp/perf-\d+\.map: */
+static bool mod_is_jit(struct sv mod)
+{
+	const char *p = mod.p, *end = mod.p + mod.n;
+	while (p < end) {
+		const char *x = memmem(p, (size_t)(end - p), "/tmp/perf-", 10);
+		if (!x)
+			return false;
+		const char *d = x + 10;
+		while (d < end && is_digit((unsigned char)*d))
+			d++;
+		if (d > x + 10 && end - d >= 4 && memcmp(d, ".map", 4) == 0)
+			return true;
+		p = x + 1;
+	}
+	return false;
+}
+
+/* The cleanups FlameGraph applies to one function name (after "[unknown]"
+ * became "[module]"): ';' -> ':'; unless it looks like a Go method
+ * (".(" ... ")."), cut at the first '(' that does not open
+ * "(anonymous namespace)"; drop quote characters; for comm "java" drop the
+ * leading 'L' of names with a '/'. Appends to b. */
+static void tidy_append(struct buf *b, struct sv f, bool java)
+{
+	const char *p = f.p;
+	size_t n = f.n;
+	bool go = false;
+	const char *dp = memmem(p, n, ".(", 2);
+	if (dp) {
+		size_t off = (size_t)(dp - p) + 2;
+		go = memmem(p + off, n - off, ").", 2) != NULL;
+	}
+	if (!go) {
+		static const char anon[] = "anonymous namespace)";
+		for (size_t i = 0; i < n; i++) {
+			if (p[i] != '(')
+				continue;
+			if (n - i - 1 >= sizeof(anon) - 1 && memcmp(p + i + 1, anon, sizeof(anon) - 1) == 0)
+				continue;
+			n = i;
+			break;
+		}
+	}
+	size_t start = b->n;
+	buf_reserve(b, n);
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (c == '"' || c == '\'')
+			continue;
+		b->p[b->n++] = c == ';' ? ':' : c;
+	}
+	if (java && b->n > start && b->p[start] == 'L' &&
+	    memchr(b->p + start, '/', b->n - start)) {
+		memmove(b->p + start, b->p + start + 1, b->n - start - 1);
+		b->n--;
+	}
+}
+
+/* Perl's split /\->/: the fields between "->"s, trailing empty fields
+ * removed (so "" and "->" give none). */
+struct fields {
+	struct sv *v;
+	size_t n, cap;
+};
+
+static void split_arrows(struct sv f, struct fields *out)
+{
+	out->n = 0;
+	size_t start = 0;
+	for (size_t i = 0; i <= f.n; i++) {
+		bool arrow = i + 1 < f.n && f.p[i] == '-' && f.p[i + 1] == '>';
+		if (!arrow && i < f.n)
+			continue;
+		grow_array((void **)&out->v, &out->cap, out->n + 1, sizeof(*out->v));
+		out->v[out->n++] = (struct sv){f.p + start, i - start};
+		if (!arrow)
+			break;
+		start = i + 2;
+		i++;
+	}
+	while (out->n > 0 && out->v[out->n - 1].n == 0)
+		out->n--;
+}
+
+/* Iterates lines the way Perl's <> and chomp see them. */
+struct lines {
+	const char *pos, *end;
+	size_t lineno;
+};
+
+static bool next_line(struct lines *ls, struct sv *line)
+{
+	if (ls->pos >= ls->end)
+		return false;
+	const char *nl = memchr(ls->pos, '\n', (size_t)(ls->end - ls->pos));
+	size_t n = nl ? (size_t)(nl - ls->pos) : (size_t)(ls->end - ls->pos);
+	*line = (struct sv){ls->pos, n};
+	ls->pos += n + (nl ? 1 : 0);
+	ls->lineno++;
+	return true;
+}
+
+/* The suffix the collapse gives one function name; idx is its place in an
+ * "a->b" chain (later parts are inlined), mod the stack line's module. */
+enum annotate { ANN_NONE, ANN_INLINED, ANN_KERNEL, ANN_JIT };
+
+static enum annotate frame_annotation(size_t idx, struct sv mod, bool kernel, bool jit)
+{
+	if (idx > 0)
+		return ANN_INLINED;
+	if (kernel && mod_is_kernel(mod))
+		return ANN_KERNEL;
+	if (jit && mod_is_jit(mod))
+		return ANN_JIT;
+	return ANN_NONE;
+}
+
+/* Appends the cleaned name of one field (no annotation); returns whether
+ * the field was "[unknown]". */
+static bool clean_append(struct buf *b, struct buf *tmp, struct sv field,
+			 const struct stackline *sl, bool addrs, bool java)
+{
+	if (sv_eq(field, "[unknown]")) {
+		struct sv base;
+		if (!sv_eq(sl->mod, "[unknown]")) {
+			const char *slash = memrchr(sl->mod.p, '/', sl->mod.n);
+			base = slash ? (struct sv){slash + 1, sl->mod.n - (size_t)(slash + 1 - sl->mod.p)}
+				     : sl->mod;
+		} else {
+			base = (struct sv){"unknown", 7};
+		}
+		tmp->n = 0;
+		buf_addc(tmp, '[');
+		buf_add(tmp, base.p, base.n);
+		if (addrs) {
+			buf_add(tmp, " <", 2);
+			buf_add(tmp, sl->pc.p, sl->pc.n);
+			buf_addc(tmp, '>');
+		}
+		buf_addc(tmp, ']');
+		tidy_append(b, (struct sv){tmp->p, tmp->n}, java);
+		return true;
+	}
+	tidy_append(b, field, java);
+	return false;
+}
+
+/* --- collapse -------------------------------------------------------------- */
+
+struct frag {
+	size_t off, len; /* in the frame buffer */
+};
+
+struct group {
+	size_t first, n; /* frags of one stack line */
+};
+
+static int entry_cmp(const void *a, const void *b, void *arg)
+{
+	const char *keys = arg;
+	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(keys + x->off, keys + y->off, n);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
+			char *err, size_t errlen)
+{
+	struct collapse_options none = {0};
+	if (!o)
+		o = &none;
+	struct table t;
+	table_init(&t);
+	struct buf pname = {0}, frames = {0}, key = {0}, tmp = {0};
+	struct frag *frags = NULL;
+	size_t nfrags = 0, frags_cap = 0;
+	struct group *groups = NULL;
+	size_t ngroups = 0, groups_cap = 0;
+	struct fields fields = {0};
+	bool have_pname = false;
+	struct count period = {.u = 1};
+	struct sv filter = {NULL, 0};
+	bool have_filter = false;
+	if (o->event && o->event[0]) {
+		filter = (struct sv){o->event, strlen(o->event)};
+		have_filter = true;
+	}
+
+	struct lines ls = {text, text + len, 0};
+	struct sv line;
+	while (next_line(&ls, &line)) {
+		const char *s = line.p;
+		size_t n = line.n;
+		if (n && s[0] == '#')
+			continue;
+		if (n == 0) {
+			if (!have_pname)
+				continue;
+			key.n = 0;
+			buf_add(&key, pname.p, pname.n);
+			for (size_t g = ngroups; g-- > 0;) {
+				for (size_t i = 0; i < groups[g].n; i++) {
+					const struct frag *fr = &frags[groups[g].first + i];
+					buf_addc(&key, ';');
+					buf_add(&key, frames.p + fr->off, fr->len);
+				}
+			}
+			count_add(&table_get(&t, key.p, key.n, NULL)->val, period);
+			frames.n = nfrags = ngroups = 0;
+			have_pname = false;
+			continue;
+		}
+		struct header h;
+		struct stackline sl;
+		if (parse_header(s, n, &h)) {
+			struct count c = {.u = 1};
+			if (h.has_event) {
+				if (!have_filter) {
+					filter = h.event;
+					have_filter = true;
+				} else if (h.event.n != filter.n || memcmp(h.event.p, filter.p, filter.n)) {
+					continue;
+				}
+				if (h.period.n && !sv_eq(h.period, "0"))
+					c = count_of_digits(h.period.p, h.period.n);
+			}
+			period = c;
+			pname.n = 0;
+			buf_add(&pname, h.comm.p, h.comm.n);
+			if (o->tid || o->pid) {
+				buf_addc(&pname, '-');
+				if (h.pid.p)
+					buf_add(&pname, h.pid.p, h.pid.n);
+				else
+					buf_addc(&pname, '?');
+				if (o->tid) {
+					buf_addc(&pname, '/');
+					buf_add(&pname, h.tid.p, h.tid.n);
+				}
+			}
+			for (size_t i = 0; i < pname.n; i++)
+				if (pname.p[i] == ' ')
+					pname.p[i] = '_';
+			have_pname = true;
+		} else if (parse_stackline(s, n, &sl)) {
+			if (!have_pname)
+				continue;
+			struct sv func = strip_offset(sl.func);
+			if (func.n && func.p[0] == '(')
+				continue;
+			bool java = pname.n == 4 && memcmp(pname.p, "java", 4) == 0;
+			split_arrows(func, &fields);
+			grow_array((void **)&groups, &groups_cap, ngroups + 1, sizeof(*groups));
+			groups[ngroups++] = (struct group){nfrags, 0};
+			for (size_t i = 0; i < fields.n; i++) {
+				struct sv field = fields.v[i];
+				size_t off = frames.n;
+				clean_append(&frames, &tmp, field, &sl, o->addrs, java);
+				switch (frame_annotation(i, sl.mod, o->kernel, o->jit)) {
+				case ANN_INLINED:
+					buf_add(&frames, "_[i]", 4);
+					break;
+				case ANN_KERNEL:
+					buf_add(&frames, "_[k]", 4);
+					break;
+				case ANN_JIT:
+					buf_add(&frames, "_[j]", 4);
+					break;
+				case ANN_NONE:
+					break;
+				}
+				grow_array((void **)&frags, &frags_cap, nfrags + 1, sizeof(*frags));
+				frags[nfrags++] = (struct frag){off, frames.n - off};
+				groups[ngroups - 1].n++;
+			}
+		}
+		/* else: Perl warns "Unrecognized line" and skips it. */
+	}
+
+	errno = 0;
+	struct entry **sorted = xmalloc((t.n ? t.n : 1) * sizeof(*sorted));
+	size_t k = 0;
+	for (size_t i = 0; i < t.cap; i++)
+		if (t.e[i].off != SIZE_MAX)
+			sorted[k++] = &t.e[i];
+	qsort_r(sorted, k, sizeof(*sorted), entry_cmp, t.keys.p);
+	for (size_t i = 0; i < k; i++) {
+		const struct entry *x = sorted[i];
+		char num[64];
+		int nn;
+		if (x->val.nv)
+			nn = snprintf(num, sizeof(num), " %.15g\n", x->val.d);
+		else
+			nn = snprintf(num, sizeof(num), " %" PRIu64 "\n", x->val.u);
+		fwrite(t.keys.p + x->off, 1, x->len, out);
+		fwrite(num, 1, (size_t)nn, out);
+	}
+	free(sorted);
+	int rc = 0;
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
+		rc = -1;
+	}
+	table_free(&t);
+	free(pname.p);
+	free(frames.p);
+	free(key.p);
+	free(tmp.p);
+	free(frags);
+	free(groups);
+	free(fields.v);
+	return rc;
+}
+
+/* --- reading into a profile ------------------------------------------------ */
+
+static uint32_t u32_of(struct sv s)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		v = v * 10 + (unsigned)(s.p[i] - '0');
+		if (v > UINT32_MAX)
+			return UINT32_MAX;
+	}
+	return (uint32_t)v;
+}
+
+static uint64_t u64_sat(struct sv s)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		unsigned d = (unsigned)(s.p[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return UINT64_MAX;
+		v = v * 10 + d;
+	}
+	return v;
+}
+
+static bool all_digits(const char *p, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_digit((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
+/* "SECONDS[.FRACTION]:" -> ns (saturating). */
+static bool parse_time(struct sv t, uint64_t *ns)
+{
+	if (t.n < 2 || t.p[t.n - 1] != ':')
+		return false;
+	const char *dot = memchr(t.p, '.', t.n - 1);
+	size_t ni = dot ? (size_t)(dot - t.p) : t.n - 1;
+	if (!all_digits(t.p, ni))
+		return false;
+	size_t nf = dot ? t.n - 1 - ni - 1 : 0;
+	if (dot && !all_digits(dot + 1, nf))
+		return false;
+	uint64_t sec = u64_sat((struct sv){t.p, ni}), frac = 0;
+	for (size_t i = 0; i < 9; i++)
+		frac = frac * 10 + (i < nf ? (unsigned)(dot[1 + i] - '0') : 0);
+	if (sec > (UINT64_MAX - frac) / 1000000000ull)
+		*ns = UINT64_MAX;
+	else
+		*ns = sec * 1000000000ull + frac;
+	return true;
+}
+
+static struct sv next_token(const char *s, size_t n, size_t *i)
+{
+	while (*i < n && is_space((unsigned char)s[*i]))
+		(*i)++;
+	size_t j = *i;
+	while (j < n && !is_space((unsigned char)s[j]))
+		j++;
+	struct sv t = {s + *i, j - *i};
+	*i = j;
+	return t;
+}
+
+struct record {
+	bool open;
+	uint32_t pid, tid, cpu, event, thread;
+	uint64_t time_ns, weight;
+	bool has_time;
+};
+
+struct reader {
+	struct profile *p;
+	struct table threads, events; /* key -> index + 1 */
+	struct buf name, mod, tmp, key;
+	uint32_t *frames; /* of the open record, in perf's order (leaf first) */
+	size_t nframes, frames_cap;
+	struct group *groups;
+	size_t ngroups, groups_cap;
+	uint32_t *root_first;
+	size_t root_cap;
+	struct fields fields;
+	struct record rec;
+	bool any_time, too_many_events;
+	uint64_t start_ns, end_ns;
+};
+
+/* Real captures have a handful of events; the profile looks names up one by
+ * one, so hostile text with millions of them is refused. */
+#define MAX_EVENTS 4096
+
+static uint32_t intern_event(struct reader *r, struct sv name)
+{
+	bool added;
+	struct entry *x = table_get(&r->events, name.p, name.n, &added);
+	if (added) {
+		if (r->p->nevents >= MAX_EVENTS) {
+			r->too_many_events = true;
+			return 0;
+		}
+		r->tmp.n = 0;
+		buf_add(&r->tmp, name.p, name.n);
+		buf_addc(&r->tmp, 0);
+		x->val.u = profile_event_intern(r->p, r->tmp.p);
+	}
+	return (uint32_t)x->val.u;
+}
+
+static uint32_t intern_thread(struct reader *r, uint32_t pid, uint32_t tid, struct sv comm)
+{
+	r->key.n = 0;
+	buf_add(&r->key, &pid, sizeof(pid));
+	buf_add(&r->key, &tid, sizeof(tid));
+	buf_add(&r->key, comm.p, comm.n);
+	bool added;
+	struct entry *x = table_get(&r->threads, r->key.p, r->key.n, &added);
+	if (added) {
+		r->tmp.n = 0;
+		buf_add(&r->tmp, comm.p, comm.n);
+		buf_addc(&r->tmp, 0);
+		x->val.u = profile_thread_intern(r->p, pid, tid, r->tmp.p);
+	}
+	return (uint32_t)x->val.u;
+}
+
+static void finish_record(struct reader *r)
+{
+	if (!r->rec.open)
+		return;
+	grow_array((void **)&r->root_first, &r->root_cap, r->nframes + 1, sizeof(*r->root_first));
+	size_t k = 0;
+	for (size_t g = r->ngroups; g-- > 0;)
+		for (size_t i = 0; i < r->groups[g].n; i++)
+			r->root_first[k++] = r->frames[r->groups[g].first + i];
+	struct sample s = {
+		.time_ns = r->rec.time_ns,
+		.weight = r->rec.weight,
+		.cpu = r->rec.cpu,
+		.thread = r->rec.thread,
+		.event = r->rec.event,
+		.stack = profile_stack_intern(r->p, r->root_first, k),
+	};
+	profile_add_sample(r->p, &s, NULL, 0);
+	if (r->rec.has_time) {
+		if (!r->any_time || r->rec.time_ns < r->start_ns)
+			r->start_ns = r->rec.time_ns;
+		if (!r->any_time || r->rec.time_ns > r->end_ns)
+			r->end_ns = r->rec.time_ns;
+		r->any_time = true;
+	}
+	r->rec.open = false;
+	r->nframes = r->ngroups = 0;
+}
+
+static void start_record(struct reader *r, const char *s, size_t n, const struct header *h)
+{
+	struct record *rec = &r->rec;
+	memset(rec, 0, sizeof(*rec));
+	rec->open = true;
+	rec->pid = h->pid.p ? u32_of(h->pid) : 0;
+	rec->tid = u32_of(h->tid);
+	rec->weight = 1;
+	/* [CPU] and TIME: tokens after the PID/TID. */
+	size_t i = h->rest;
+	struct sv tok = next_token(s, n, &i);
+	if (tok.n >= 3 && tok.p[0] == '[' && tok.p[tok.n - 1] == ']' &&
+	    all_digits(tok.p + 1, tok.n - 2)) {
+		rec->cpu = u32_of((struct sv){tok.p + 1, tok.n - 2});
+		tok = next_token(s, n, &i);
+	}
+	if (parse_time(tok, &rec->time_ns)) {
+		rec->has_time = true;
+		tok = next_token(s, n, &i);
+	}
+	struct sv event = {"samples", 7}, period = {NULL, 0};
+	if (h->has_event) {
+		event = h->event;
+		period = h->period;
+	} else {
+		/* Not at the end of the line (a tracepoint's fields follow it):
+		 * "[PERIOD] EVENT:" right after the time. */
+		if (all_digits(tok.p, tok.n)) {
+			size_t j = i;
+			struct sv ev = next_token(s, n, &j);
+			if (ev.n >= 2 && ev.p[ev.n - 1] == ':') {
+				period = tok;
+				tok = ev;
+			}
+		}
+		if (tok.n >= 2 && tok.p[tok.n - 1] == ':')
+			event = (struct sv){tok.p, tok.n - 1};
+	}
+	if (period.n) {
+		uint64_t w = u64_sat(period);
+		rec->weight = w ? w : 1;
+	}
+	rec->event = intern_event(r, event);
+	rec->thread = intern_thread(r, rec->pid, rec->tid, h->comm);
+}
+
+static void add_stackline(struct reader *r, const struct stackline *sl, bool java)
+{
+	struct sv func = strip_offset(sl->func);
+	if (func.n && func.p[0] == '(')
+		return;
+	split_arrows(func, &r->fields);
+	if (r->fields.n == 0)
+		return;
+	bool inlined_mod = sv_eq(sl->mod, "inlined");
+	r->mod.n = 0;
+	if (!sv_eq(sl->mod, "[unknown]") && !inlined_mod)
+		buf_add(&r->mod, sl->mod.p, sl->mod.n);
+	buf_addc(&r->mod, 0);
+	grow_array((void **)&r->groups, &r->groups_cap, r->ngroups + 1, sizeof(*r->groups));
+	r->groups[r->ngroups++] = (struct group){r->nframes, 0};
+	for (size_t i = 0; i < r->fields.n; i++) {
+		r->name.n = 0;
+		bool unknown = clean_append(&r->name, &r->tmp, r->fields.v[i], sl, false, java);
+		buf_addc(&r->name, 0);
+		enum frame_kind kind;
+		if (i > 0 || inlined_mod)
+			kind = FRAME_INLINED;
+		else if (mod_is_kernel(sl->mod))
+			kind = FRAME_KERNEL;
+		else if (mod_is_jit(sl->mod))
+			kind = FRAME_JIT;
+		else if (unknown)
+			kind = FRAME_UNKNOWN;
+		else
+			kind = FRAME_USER;
+		uint32_t id = frames_intern(r->p->frames, r->name.p, r->mod.p, "", 0, kind);
+		grow_array((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof(*r->frames));
+		r->frames[r->nframes++] = id;
+		r->groups[r->ngroups - 1].n++;
+	}
+}
+
+static void reader_free(struct reader *r)
+{
+	table_free(&r->threads);
+	table_free(&r->events);
+	free(r->name.p);
+	free(r->mod.p);
+	free(r->tmp.p);
+	free(r->key.p);
+	free(r->frames);
+	free(r->groups);
+	free(r->root_first);
+	free(r->fields.v);
+}
+
+struct profile *perfscript_read(const char *text, size_t len, char *err, size_t errlen)
+{
+	const char *nul = memchr(text, 0, len);
+	if (nul) {
+		size_t lineno = 1;
+		for (const char *c = text; c < nul; c++)
+			lineno += *c == '\n';
+		snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", lineno);
+		return NULL;
+	}
+	struct reader r = {0};
+	r.p = profile_new();
+	table_init(&r.threads);
+	table_init(&r.events);
+	profile_meta_set(r.p, "source_format", "perf-script");
+	bool java = false, seen_header = false;
+	uint64_t skipped = 0;
+	struct lines ls = {text, text + len, 0};
+	struct sv line;
+	while (next_line(&ls, &line)) {
+		const char *s = line.p;
+		size_t n = line.n;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n && s[0] == '#')
+			continue;
+		if (n == 0) {
+			finish_record(&r);
+			continue;
+		}
+		struct header h;
+		struct stackline sl;
+		if (parse_header(s, n, &h)) {
+			finish_record(&r);
+			start_record(&r, s, n, &h);
+			if (r.too_many_events) {
+				snprintf(err, errlen, "line %zu: more than %d distinct event names",
+					 ls.lineno, MAX_EVENTS);
+				reader_free(&r);
+				profile_free(r.p);
+				return NULL;
+			}
+			java = sv_eq(h.comm, "java");
+			seen_header = true;
+		} else if (!seen_header) {
+			snprintf(err, errlen, "line %zu: expected a perf script record header", ls.lineno);
+			reader_free(&r);
+			profile_free(r.p);
+			return NULL;
+		} else if (r.rec.open && parse_stackline(s, n, &sl)) {
+			add_stackline(&r, &sl, java);
+		} else {
+			skipped++;
+		}
+	}
+	finish_record(&r);
+	char num[64];
+	if (r.p->nevents)
+		profile_meta_set(r.p, "event", r.p->events[0]);
+	if (r.any_time) {
+		snprintf(num, sizeof(num), "%" PRIu64, r.start_ns);
+		profile_meta_set(r.p, "start_ns", num);
+		snprintf(num, sizeof(num), "%" PRIu64, r.end_ns);
+		profile_meta_set(r.p, "end_ns", num);
+		snprintf(num, sizeof(num), "%.6f", (double)(r.end_ns - r.start_ns) / 1e9);
+		profile_meta_set(r.p, "duration_s", num);
+	}
+	if (skipped) {
+		snprintf(num, sizeof(num), "%" PRIu64, skipped);
+		profile_meta_set(r.p, "skipped_lines", num);
+	}
+	reader_free(&r);
+	return r.p;
+}
+
+/* --- detection ------------------------------------------------------------- */
+
+/* A stack line as perf prints it: [whitespace] HEXADDR whitespace SYMBOL
+ * " (MODULE)". */
+static bool looks_like_frame(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t a = i;
+	while (i < n && (is_digit((unsigned char)s[i]) || (s[i] >= 'a' && s[i] <= 'f') ||
+			 (s[i] >= 'A' && s[i] <= 'F')))
+		i++;
+	if (i == a || i >= n || (s[i] != ' ' && s[i] != '\t'))
+		return false;
+	struct stackline sl;
+	return parse_stackline(s, n, &sl);
+}
+
+bool perfscript_detect(const char *text, size_t len)
+{
+	if (len > ((size_t)1 << 20))
+		len = (size_t)1 << 20;
+	struct lines ls = {text, text + len, 0};
+	struct sv line;
+	size_t total = 0, good = 0, pairs = 0;
+	bool after_header = false;
+	while (total < 200 && next_line(&ls, &line)) {
+		const char *s = line.p;
+		size_t n = line.n;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n && s[0] == '#')
+			continue;
+		if (n == 0) {
+			after_header = false;
+			continue;
+		}
+		if (memchr(s, 0, n))
+			return false;
+		total++;
+		struct header h;
+		if (parse_header(s, n, &h) && memchr(s + h.rest, ':', n - h.rest)) {
+			good++;
+			after_header = true;
+			continue;
+		}
+		if (total == 1)
+			return false; /* perf script starts with a record header */
+		if (looks_like_frame(s, n)) {
+			good++;
+			pairs += after_header;
+		}
+		after_header = false;
+	}
+	return pairs > 0 && good * 10 >= total * 9;
+}
