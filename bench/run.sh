@@ -5,5 +5,6 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
+echo; echo "### format conversion and rendering"; ./bench/formats_throughput.sh "$build"
 echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
 echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"
