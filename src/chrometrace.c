@@ -29,36 +29,9 @@ struct ct {
 	uint32_t *line;       /* group -> its line, 0 unknown */
 };
 
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta_get(p, key);
-	return v && *v ? strtoull(v, NULL, 10) : 0;
-}
-
 static uint64_t rel(const struct ct *c, uint64_t t)
 {
 	return t > c->base ? t - c->base : 0;
-}
-
-static uint64_t span_end(const struct span *sp)
-{
-	return sp->duration_ns > UINT64_MAX - sp->start_ns ? UINT64_MAX
-							   : sp->start_ns + sp->duration_ns;
-}
-
-static uint64_t time_base(const struct profile *p, bool has_times)
-{
-	uint64_t base = meta_u64(p, "start_ns");
-	if (base == 0)
-		base = UINT64_MAX;
-	if (has_times)
-		for (size_t i = 0; i < p->nsamples; i++)
-			if (p->samples[i].time_ns && p->samples[i].time_ns < base)
-				base = p->samples[i].time_ns;
-	for (size_t i = 0; i < p->nspans; i++)
-		if (p->spans[i].start_ns < base)
-			base = p->spans[i].start_ns;
-	return base == UINT64_MAX ? 0 : base;
 }
 
 /* µs with ns precision: 1234567 ns -> 1234.567 */
@@ -216,7 +189,7 @@ static void write_spans(struct ct *c, const struct thread_info *t, const uint32_
 	size_t sp = 0;
 	for (size_t k = 0; k < n; k++) {
 		const struct span *x = &p->spans[idx[k]];
-		uint64_t a = rel(c, x->start_ns), b = rel(c, span_end(x));
+		uint64_t a = rel(c, x->start_ns), b = rel(c, span_end_ns(x));
 		while (sp && ends[sp - 1] <= a)
 			sp--;
 		if (sp && b > ends[sp - 1])
@@ -438,8 +411,8 @@ int chrometrace_write(FILE *out, struct profile *p)
 	struct ct c = {.out = out, .p = p, .first_event = true};
 	for (size_t i = 0; i < p->nsamples && !c.has_times; i++)
 		c.has_times = p->samples[i].time_ns != 0;
-	c.base = time_base(p, c.has_times);
-	uint64_t hz = meta_u64(p, "frequency_hz");
+	c.base = profile_time_base(p, c.has_times);
+	uint64_t hz = profile_meta_u64(p, "frequency_hz");
 	c.interval_ns = hz ? 1e9 / (double)hz : DEFAULT_INTERVAL_NS;
 
 	fputs("{\"traceEvents\":[", out);

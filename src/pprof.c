@@ -309,16 +309,6 @@ static void put_sample(struct writer *w, struct pb_buf *m, uint32_t stack, const
 	pb_put_message(&w->samples, P_SAMPLE, m);
 }
 
-static double meta_double(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta_get(p, key);
-	if (!v || !*v)
-		return 0;
-	char *end;
-	double d = strtod(v, &end);
-	return *end || !isfinite(d) ? 0 : d;
-}
-
 /* A meta value in seconds ("1700000000.250000") as nanoseconds, exactly. */
 static uint64_t meta_ns(const struct profile *p, const char *key)
 {
@@ -399,7 +389,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 	for (size_t i = 0; i < p->nthreads; i++)
 		w.comm_of[i] = sid(&w, p->threads[i].comm ? p->threads[i].comm : "");
 
-	double hz = meta_double(p, "frequency_hz");
+	double hz = profile_meta_double(p, "frequency_hz");
 	double period_ns = hz > 0 ? 1e9 / hz : 0;
 	size_t nvals = period_ns > 0 ? 2 : 1;
 	struct pb_buf head = {0};
@@ -461,7 +451,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 		pb_put_uint(&tail, P_TIME_NANOS, start);
 	if (duration)
 		pb_put_uint(&tail, P_DURATION_NANOS, duration);
-	double period = meta_double(p, "period");
+	double period = profile_meta_double(p, "period");
 	if (period_ns > 0) {
 		put_value_type(&tail, P_PERIOD_TYPE, sid(&w, "cpu"),
 			       lazy_sid(&w, &w.k_nanoseconds, "nanoseconds"));

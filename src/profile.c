@@ -291,6 +291,39 @@ const char *profile_meta_get(const struct profile *p, const char *key)
 	return NULL;
 }
 
+uint64_t profile_meta_u64(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	return v && *v ? strtoull(v, NULL, 10) : 0;
+}
+
+double profile_meta_double(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta_get(p, key);
+	return v && *v ? strtod(v, NULL) : 0.0;
+}
+
+uint64_t profile_time_base(const struct profile *p, bool has_times)
+{
+	uint64_t base = profile_meta_u64(p, "start_ns");
+	if (base == 0)
+		base = UINT64_MAX;
+	if (has_times)
+		for (size_t i = 0; i < p->nsamples; i++)
+			if (p->samples[i].time_ns && p->samples[i].time_ns < base)
+				base = p->samples[i].time_ns;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (p->spans[i].start_ns < base)
+			base = p->spans[i].start_ns;
+	return base == UINT64_MAX ? 0 : base;
+}
+
+uint64_t span_end_ns(const struct span *sp)
+{
+	return sp->duration_ns > UINT64_MAX - sp->start_ns ? UINT64_MAX
+							   : sp->start_ns + sp->duration_ns;
+}
+
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f)
 {

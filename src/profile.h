@@ -135,6 +135,17 @@ int64_t profile_span_find(const struct profile *p, uint64_t id);
 
 void profile_meta_set(struct profile *p, const char *key, const char *value);
 const char *profile_meta_get(const struct profile *p, const char *key);
+/* A numeric metadata value; 0 when absent or empty. */
+uint64_t profile_meta_u64(const struct profile *p, const char *key);
+double profile_meta_double(const struct profile *p, const char *key);
+
+/* The profile's time origin: meta start_ns, or the earliest sample (when
+ * has_times) or span start when that is earlier or start_ns is unknown;
+ * 0 when nothing has a time. Exporters make their times relative to it. */
+uint64_t profile_time_base(const struct profile *p, bool has_times);
+
+/* When a span ends (start + duration, saturating). */
+uint64_t span_end_ns(const struct span *sp);
 
 /* Which calls of a probe a view takes. */
 enum span_class {

@@ -128,18 +128,6 @@ static int by_thread_samples(const void *a, const void *b)
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta_get(p, key);
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
-static double meta_double(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta_get(p, key);
-	return v ? strtod(v, NULL) : 0.0;
-}
-
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -270,7 +258,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	summarize(p, &o->filter, &s);
 	int top = o->top > 0 ? o->top : 20;
 	const char *event = profile_meta_get(p, "event");
-	uint64_t hz = meta_u64(p, "frequency_hz"), period = meta_u64(p, "period");
+	uint64_t hz = profile_meta_u64(p, "frequency_hz"), period = profile_meta_u64(p, "period");
 	fprintf(out, "Recording: %s\n", o->source ? o->source : "-");
 	if (profile_meta_get(p, "command_line"))
 		fprintf(out, "  command:   %s\n", profile_meta_get(p, "command_line"));
@@ -280,12 +268,12 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 		else
 			fprintf(out, "  event:     %s every %" PRIu64 " events\n", event, period);
 	}
-	fprintf(out, "  duration:  %.2f s\n", meta_double(p, "duration_s"));
+	fprintf(out, "  duration:  %.2f s\n", profile_meta_double(p, "duration_s"));
 	if (o->view)
 		fprintf(out, "  view:      %s\n", o->view);
 	fprintf(out, "  samples:   %" PRIu64 "\n", s.samples);
-	fprintf(out, "  lost:      %" PRIu64 "%s\n", meta_u64(p, "lost_samples"),
-		meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
+	fprintf(out, "  lost:      %" PRIu64 "%s\n", profile_meta_u64(p, "lost_samples"),
+		profile_meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
 					    : "");
 	text_function_table(out, "Top functions by self samples:", &s, top, by_self);
 	text_function_table(out, "Top functions by total samples (self + callees):", &s, top,
@@ -313,8 +301,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 	fprintf(out,
 		",\n  \"frequency_hz\": %" PRIu64 ",\n  \"period\": %" PRIu64
 		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
-		meta_u64(p, "frequency_hz"), meta_u64(p, "period"), s.samples,
-		meta_u64(p, "lost_samples"), meta_double(p, "duration_s"));
+		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
+		profile_meta_u64(p, "lost_samples"), profile_meta_double(p, "duration_s"));
 	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
 	if (o->view) {
 		fprintf(out, "  \"view\": ");

@@ -31,38 +31,9 @@ struct ss {
 	bool first_profile;
 };
 
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta_get(p, key);
-	return v && *v ? strtoull(v, NULL, 10) : 0;
-}
-
 static uint64_t rel(const struct ss *s, uint64_t t)
 {
 	return t > s->base ? t - s->base : 0;
-}
-
-static uint64_t span_end(const struct span *sp)
-{
-	return sp->duration_ns > UINT64_MAX - sp->start_ns ? UINT64_MAX
-							   : sp->start_ns + sp->duration_ns;
-}
-
-/* The profile start: meta start_ns, or the earliest time in it when that is
- * earlier (spans still open when recording began) or start_ns is unknown. */
-static uint64_t time_base(const struct profile *p, bool has_times)
-{
-	uint64_t base = meta_u64(p, "start_ns");
-	if (base == 0)
-		base = UINT64_MAX;
-	if (has_times)
-		for (size_t i = 0; i < p->nsamples; i++)
-			if (p->samples[i].time_ns && p->samples[i].time_ns < base)
-				base = p->samples[i].time_ns;
-	for (size_t i = 0; i < p->nspans; i++)
-		if (p->spans[i].start_ns < base)
-			base = p->spans[i].start_ns;
-	return base == UINT64_MAX ? 0 : base;
 }
 
 /* ---- ordering ---------------------------------------------------------- */
@@ -364,7 +335,7 @@ static void write_evented(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 	struct profile *p = s->p;
 	uint64_t start = rel(s, p->spans[idx[0]].start_ns), end = start;
 	for (size_t k = 0; k < n; k++) {
-		uint64_t e = rel(s, span_end(&p->spans[idx[k]]));
+		uint64_t e = rel(s, span_end_ns(&p->spans[idx[k]]));
 		if (e > end)
 			end = e;
 	}
@@ -375,7 +346,7 @@ static void write_evented(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 	bool first = true;
 	for (size_t k = 0; k < n; k++) {
 		const struct span *x = &p->spans[idx[k]];
-		uint64_t a = rel(s, x->start_ns), b = rel(s, span_end(x));
+		uint64_t a = rel(s, x->start_ns), b = rel(s, span_end_ns(x));
 		while (sp && stack[sp - 1].end <= a) {
 			sp--;
 			write_event(s, &first, 'C', stack[sp].end, stack[sp].frame);
@@ -413,8 +384,8 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	struct ss s = {.out = out, .p = p, .first_profile = true};
 	for (size_t i = 0; i < p->nsamples && !s.has_times; i++)
 		s.has_times = p->samples[i].time_ns != 0;
-	s.base = time_base(p, s.has_times);
-	uint64_t hz = meta_u64(p, "frequency_hz");
+	s.base = profile_time_base(p, s.has_times);
+	uint64_t hz = profile_meta_u64(p, "frequency_hz");
 	s.interval_ns = hz ? 1e9 / (double)hz : 0;
 
 	fputs("{\"$schema\":\"" SCHEMA_URL "\",\n", out);
