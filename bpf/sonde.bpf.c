@@ -86,8 +86,10 @@ __u64 next_span_id = 0;
 /* Waking the reader for every span record costs the traced thread
  * microseconds per call; span records wake it only once this much is waiting
  * (it also drains on its poll timeout, so records are never stuck). Samples
- * and process events keep the default wake-up: their rate is bounded, and
- * user space must read a process's maps while it still lives. */
+ * and process events force a wake-up: their rate is bounded, and user space
+ * must read a process's maps while it still lives. (The default flag would
+ * not do: it wakes the reader only when it has consumed everything before,
+ * which unread span records prevent.) */
 #define WAKEUP_BYTES (1u << 20)
 
 static __always_inline __u64 span_submit_flags(void)
@@ -187,7 +189,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 		__builtin_memset(s->user_stack_top, 0, sizeof(s->user_stack_top));
 	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
-	bpf_ringbuf_submit(s, 0);
+	bpf_ringbuf_submit(s, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -213,7 +215,7 @@ static __always_inline void emit_task(__u32 kind, __u64 pid_tgid, __u32 child_pi
 	fill_hdr(&e->hdr, kind, pid_tgid);
 	e->child_pid = child_pid;
 	e->child_tgid = child_tgid;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tracepoint/sched/sched_process_fork")
@@ -255,8 +257,15 @@ int on_exit(void *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	if (filter_mode != SONDE_FILTER_ALL && !is_target(tgid))
 		return 0;
-	if (filter_mode != SONDE_FILTER_ALL && tid != tgid)
-		bpf_map_delete_elem(&targets, &tid); /* added by on_fork if it was a thread */
+	if (filter_mode != SONDE_FILTER_ALL) {
+		if (tid != tgid)
+			bpf_map_delete_elem(&targets, &tid); /* added by on_fork if it was a thread */
+		/* The last thread of the process: drop it, or exited children fill
+		 * the map and a reused PID would be profiled. */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		if (BPF_CORE_READ(task, signal, live.counter) == 0)
+			bpf_map_delete_elem(&targets, &tgid);
+	}
 	bpf_map_delete_elem(&threads, &tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
 	return 0;

@@ -231,6 +231,10 @@ static int flame_diff_slow(struct flame_args *a)
 	if (!p)
 		return 1;
 	char err[512];
+	if (a->has_range && apply_range(p, a)) {
+		profile_free(p);
+		return 1;
+	}
 	struct span_query slow, fast;
 	if (query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
 	    query_parse(p, SPAN_FAST, a->diff_slow, &fast, err, sizeof(err))) {
@@ -384,8 +388,12 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 				       "OUT.svg");
 		return -1;
 	}
-	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) > 1) {
-		errorf("--diff-slow, --diff and --in/--slow/--fast exclude each other");
+	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) + a->chart > 1) {
+		errorf("--diff-slow, --diff, --chart and --in/--slow/--fast exclude each other");
+		return -1;
+	}
+	if (a->has_range && (a->diff_files || a->chart)) {
+		errorf("--range works with plain flame graphs and --diff-slow, not with --diff or --chart");
 		return -1;
 	}
 	return 0;

@@ -42,6 +42,7 @@ struct slow_state {
 	uint64_t threshold_ns; /* current; 0 = not known yet */
 	size_t slow_printed;
 	size_t calls;          /* calls of the probe seen so far */
+	size_t next_update;    /* calls at which to recompute a statistical threshold */
 };
 
 /* Percentile and auto thresholds follow the calls seen so far. */
@@ -129,13 +130,14 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 	struct slow_state *st = arg;
 	if ((int)sp->probe != st->probe)
 		return;
-	/* Besides the periodic update, refresh a statistical threshold at every
-	 * power of two of calls: early in a run it moves fast, later it hardly
-	 * moves, and this keeps the cost at O(log n) sorts. */
+	/* A statistical threshold is recomputed each time the number of calls
+	 * has grown by a tenth: early in a run it moves fast, later it hardly
+	 * moves, and the sorts stay O(log n) in number. */
 	size_t calls = ++st->calls;
-	if (st->threshold.kind != THRESHOLD_ABSOLUTE && calls >= MIN_CALLS_FOR_PERCENTILE &&
-	    (calls & (calls - 1)) == 0)
+	if (st->threshold.kind != THRESHOLD_ABSOLUTE && calls >= st->next_update) {
 		update_threshold(st, session_profile(s));
+		st->next_update = calls + calls / 10 + 1;
+	}
 	if (!st->threshold_ns || sp->duration_ns <= st->threshold_ns)
 		return;
 	if (st->slow_printed++ == 0)
@@ -143,13 +145,6 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 		       "FUNCTION  [samples inside it: the callees they were in; hottest leaf]");
 	print_slow_call(session_profile(s), sp, samples, nsamples);
 	fflush(stdout);
-}
-
-static int on_tick(struct session *s, void *arg, bool final)
-{
-	if (!final)
-		update_threshold(arg, session_profile(s));
-	return 0;
 }
 
 static int write_diff(struct flamediff *d, const char *path, const char *title)
@@ -240,7 +235,7 @@ int cmd_slow(int argc, char **argv)
 		errorf("name the function: sonde slow FUNC[:THRESHOLD] [-- CMD]");
 		return 2;
 	}
-	struct slow_state st = {.arg = argv[optind++], .probe = 0};
+	struct slow_state st = {.arg = argv[optind++], .next_update = MIN_CALLS_FOR_PERCENTILE};
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind < argc)
@@ -262,6 +257,12 @@ int cmd_slow(int argc, char **argv)
 		free(func);
 		return 2;
 	}
+	if (so.ntraces == SESSION_MAX_TRACES) {
+		errorf("too many --trace options (at most %d with the function)", SESSION_MAX_TRACES - 1);
+		free(func);
+		return 2;
+	}
+	int func_trace = so.ntraces;
 	so.traces[so.ntraces++] = func;
 	if (session_check_options(&so)) {
 		free(func);
@@ -272,9 +273,10 @@ int cmd_slow(int argc, char **argv)
 		free(func);
 		return 1;
 	}
-	if (session_profile(s)->nprobes != 1) {
-		errorf("'%s' matches %zu functions: name exactly one", func,
-		       session_profile(s)->nprobes);
+	int nfuncs = 0;
+	st.probe = session_trace_probes(s, func_trace, &nfuncs);
+	if (nfuncs != 1) {
+		errorf("'%s' matches %d functions: name exactly one", func, nfuncs);
 		session_free(s);
 		free(func);
 		return 2;
@@ -283,11 +285,11 @@ int cmd_slow(int argc, char **argv)
 	session_on_span(s, on_span, &st);
 	fprintf(stderr, "sonde: tracing %s; slow calls are printed as they end; Ctrl-C to end\n",
 		func);
-	int rc = session_run(s, on_tick, 0.2, &st);
+	int rc = session_run(s, NULL, 0, NULL);
 	session_print_summary(s, "gathered");
 	/* The summary re-resolves FUNC:THRESHOLD over all calls, by probe name. */
-	char *query = thr ? xasprintf("%s:%s", session_profile(s)->probes[0].name, thr)
-			  : xstrdup(session_profile(s)->probes[0].name);
+	const char *pname = session_profile(s)->probes[st.probe].name;
+	char *query = thr ? xasprintf("%s:%s", pname, thr) : xstrdup(pname);
 	if (summarize(session_profile(s), query, svg))
 		rc = 1;
 	free(query);

@@ -7,8 +7,8 @@
 #include "util.h"
 
 #define MAX_EVENTS 8
-/* Every address can expand into an inline chain. */
-#define MAX_FRAMES (2 * SONDE_MAX_STACK * 4)
+/* Every user address can expand into an inline chain; kernel frames too. */
+#define MAX_FRAMES (SONDE_MAX_STACK * (SYM_MAX_INLINE + 1))
 
 struct collector {
 	struct profile *p;

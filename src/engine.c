@@ -247,19 +247,22 @@ int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = probe, .retprobe = false);
 	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = probe, .retprobe = true);
 	struct span_attachment a = {.probe = probe};
-	a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
-						  (size_t)file_offset, &enter_opts);
-	if (!a.enter) {
-		snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s", binary,
-			 (unsigned long long)file_offset, strerror(errno));
-		return -1;
-	}
+	/* The return probe first: a call that enters between the two attaches
+	 * then has no return to miss (a return without an entry is ignored),
+	 * instead of staying "in flight" forever. */
 	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
 						 (size_t)file_offset, &exit_opts);
 	if (!a.exit) {
 		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
 			 binary, (unsigned long long)file_offset, strerror(errno));
-		bpf_link__destroy(a.enter);
+		return -1;
+	}
+	a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
+						  (size_t)file_offset, &enter_opts);
+	if (!a.enter) {
+		snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s", binary,
+			 (unsigned long long)file_offset, strerror(errno));
+		bpf_link__destroy(a.exit);
 		return -1;
 	}
 	if (set_probe_config(e, probe, emit_min_ns, true)) {

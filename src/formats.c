@@ -96,6 +96,11 @@ static struct profile *parse(const char *path, const struct filebuf *b, enum for
 	struct profile *p = NULL;
 	switch (f) {
 	case FORMAT_RECORDING:
+		if (strcmp(path, "-") == 0) {
+			snprintf(err, errlen, "a recording cannot be read from standard input: give "
+					      "its file name");
+			return NULL;
+		}
 		return recording_load(path, err, errlen);
 	case FORMAT_PERF_SCRIPT:
 		p = perfscript_read((const char *)b->data, b->len, inner, sizeof(inner));
@@ -175,60 +180,61 @@ static int write_profile(FILE *f, struct profile *p, enum format to, const char 
 }
 
 /* perf script -> folded keeps stackcollapse-perf.pl's exact rules. */
-static int collapse_perf(const char *in, FILE *out, const struct folded_modes *m, char *err,
-			 size_t errlen)
+static int collapse_perf(const char *in, const struct filebuf *b, FILE *out,
+			 const struct folded_modes *m, char *err, size_t errlen)
 {
-	struct filebuf b;
-	if (filebuf_read(in, &b, err, errlen))
-		return -1;
 	struct collapse_options o = {
 		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
 		.event = m->event,
 	};
 	char inner[512];
-	int rc = perfscript_collapse((const char *)b.data, b.len, &o, out, inner, sizeof(inner));
+	int rc = perfscript_collapse((const char *)b->data, b->len, &o, out, inner, sizeof(inner));
 	if (rc)
 		snprintf(err, errlen, "%s: %s", in, inner);
-	filebuf_free(&b);
 	return rc;
 }
 
+/* The input is read once (it may be standard input). */
 int formats_convert(const char *in, enum format from, const char *out, enum format to,
 		    const struct folded_modes *modes, char *err, size_t errlen)
 {
 	static const struct folded_modes none = {0};
 	if (!modes)
 		modes = &none;
-	enum format detected = from;
-	struct profile *p = NULL;
-	if (detected == FORMAT_UNKNOWN) {
-		struct filebuf b;
-		if (filebuf_read(in, &b, err, errlen))
-			return -1;
-		detected = detect(&b);
-		filebuf_free(&b);
-	}
-	bool collapse = detected == FORMAT_PERF_SCRIPT && to == FORMAT_FOLDED;
-	if (!collapse && !(p = formats_load(in, detected, NULL, err, errlen)))
+	struct filebuf b;
+	if (filebuf_read(in, &b, err, errlen))
 		return -1;
+	enum format f = from ? from : detect(&b);
+	bool collapse = f == FORMAT_PERF_SCRIPT && to == FORMAT_FOLDED;
+	struct profile *p = NULL;
+	int rc = -1;
+	if (f == FORMAT_UNKNOWN)
+		snprintf(err, errlen,
+			 "%s: unrecognized format (sonde reads sonde recordings, perf script, folded "
+			 "stacks, pprof and nflxprofile; force one with --from)",
+			 in);
+	else if (!collapse)
+		p = parse(in, &b, f, err, errlen);
+	if (!collapse && !p)
+		goto out;
 	if (to == FORMAT_RECORDING) {
-		int rc = recording_save(p, out, err, errlen);
-		profile_free(p);
-		return rc;
+		rc = recording_save(p, out, err, errlen);
+		goto out;
 	}
 	struct outfile o;
-	if (outfile_open(&o, out, err, errlen)) {
-		profile_free(p);
-		return -1;
-	}
-	int rc = collapse ? collapse_perf(in, o.f, modes, err, errlen)
-			  : write_profile(o.f, p, to, in, modes);
-	profile_free(p);
+	if (outfile_open(&o, out, err, errlen))
+		goto out;
+	rc = collapse ? collapse_perf(in, &b, o.f, modes, err, errlen)
+		      : write_profile(o.f, p, to, in, modes);
 	if (rc) {
 		if (!*err)
 			snprintf(err, errlen, "writing %s failed", out);
 		outfile_abort(&o);
-		return -1;
+	} else {
+		rc = outfile_commit(&o, err, errlen);
 	}
-	return outfile_commit(&o, err, errlen);
+out:
+	profile_free(p);
+	filebuf_free(&b);
+	return rc;
 }

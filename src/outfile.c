@@ -41,10 +41,12 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 		}
 	} else {
 		int bad = ferror(o->f);
-		int e = errno;
-		if (fclose(o->f) != 0 || bad) {
-			snprintf(err, errlen, "writing %s failed: %s", o->path,
-				 strerror(bad ? e : errno));
+		int closed = fclose(o->f);
+		if (closed != 0 || bad) {
+			/* errno is only meaningful for a failed fclose; a stream error
+			 * set earlier says nothing more precise. */
+			snprintf(err, errlen, "writing %s failed%s%s", o->path, closed ? ": " : "",
+				 closed ? strerror(errno) : "");
 			unlink(o->tmp);
 			rc = -1;
 		} else if (rename(o->tmp, o->path) < 0) {

@@ -283,8 +283,10 @@ static void nearest_names(const struct function_list *l, const char *want, char 
 	}
 	size_t off = 0;
 	buf[0] = 0;
-	for (int k = 0; k < 3 && best[k] && bestd[k] <= strlen(want) / 2 + 2; k++)
-		off += (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "", best[k]);
+	for (int k = 0; k < 3 && best[k] && bestd[k] <= strlen(want) / 2 + 2 && off < size; k++) {
+		int w = snprintf(buf + off, size - off, "%s%s", off ? ", " : "", best[k]);
+		off = w < 0 ? size : off + (size_t)w; /* truncated: stop at the end */
+	}
 }
 
 /* --- functions that exist only inlined --------------------------------- */
@@ -312,17 +314,18 @@ static void note_inline_site(struct inline_search *q, const char *caller, Dwarf_
 	if (dwarf_attr(site, DW_AT_call_line, &a))
 		dwarf_formudata(&a, &line);
 	const char *file = q->files ? dwarf_filesrc(q->files, fileidx, NULL, NULL) : NULL;
-	if (q->nsites++ >= 3)
+	if (q->nsites++ >= 3 || q->off >= sizeof(q->sites))
 		return; /* a few examples are enough */
-	q->off += (size_t)snprintf(q->sites + q->off, sizeof(q->sites) - q->off, "%s%s at %s:%llu",
-				   q->off ? ", " : "", caller ? caller : "?",
-				   file ? base_name(file) : "?", (unsigned long long)line);
+	int w = snprintf(q->sites + q->off, sizeof(q->sites) - q->off, "%s%s at %s:%llu",
+			 q->off ? ", " : "", caller ? caller : "?", file ? base_name(file) : "?",
+			 (unsigned long long)line);
+	q->off = w < 0 ? sizeof(q->sites) : q->off + (size_t)w;
 }
 
 /* Walks a DIE tree; `caller` is the enclosing function's name. */
 static void find_inlined(struct inline_search *q, Dwarf_Die *die, const char *caller, int depth)
 {
-	if (depth > 64 || q->off >= sizeof(q->sites) - 64)
+	if (depth > 64)
 		return;
 	Dwarf_Die child;
 	if (dwarf_child(die, &child) != 0)

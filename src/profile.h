@@ -114,8 +114,8 @@ uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, co
 /* Index of an event name, added when new. */
 uint32_t profile_event_intern(struct profile *p, const char *name);
 
-/* Appends a sample; `links`/`nlinks` are ignored: pass the spans in flight
- * (outermost first, n may be 0) and they are stored for it. */
+/* Appends a sample. Its `links`/`nlinks` fields are set here: pass the spans
+ * in flight (outermost first, n may be 0) and they are stored for it. */
 void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
 			size_t n);
 

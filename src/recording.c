@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -62,6 +63,11 @@ static char *temp_path_for(const char *path)
 
 int recording_check_writable(const char *path, char *err, size_t errlen)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot write %s: it is a directory (give a file name)", path);
+		return -1;
+	}
 	char *tmp = temp_path_for(path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -588,6 +594,7 @@ static int load_samples(struct loader *l)
 		    (size_t)event >= l->p->nevents || stack < 0 || (size_t)stack >= l->nstack_map ||
 		    (stack && !l->stack_map[stack])) {
 			sqlite3_finalize(st);
+			sqlite3_finalize(links);
 			return load_fail(l, "a sample refers to a missing thread, event or stack");
 		}
 		struct sample s = {

@@ -35,29 +35,27 @@ static const char *label_of(struct profile *p, uint32_t frame)
 	return frames_strdup(p->frames, buf);
 }
 
-/* Maps frame ids to function slots; functions of the same label share one. */
+/* Maps frame ids to function slots: frames with the same name and kind are
+ * one function (profile_function_frame), as in flame graphs. */
 static size_t *function_index(struct profile *p, struct summary *s)
 {
 	size_t nframes = frames_count(p->frames);
 	size_t *idx = xcalloc(nframes + 1, sizeof(*idx));
-	const char **labels = xcalloc(nframes + 1, sizeof(*labels));
+	for (uint32_t id = 1; id <= nframes; id++)
+		idx[id] = profile_function_frame(p, id); /* may add function frames */
+	size_t nall = frames_count(p->frames);
+	size_t *slot_of = xcalloc(nall + 1, sizeof(*slot_of)); /* function frame -> slot + 1 */
 	size_t cap = 0;
 	for (uint32_t id = 1; id <= nframes; id++) {
-		const char *l = label_of(p, id);
-		labels[id] = l;
-		/* Interned labels: pointer equality; search recent first. */
-		size_t j;
-		for (j = s->nfuncs; j-- > 0;)
-			if (s->funcs[j].name == l)
-				break;
-		if (j == (size_t)-1) {
+		size_t fn = idx[id];
+		if (!slot_of[fn]) {
 			grow_array((void **)&s->funcs, &cap, s->nfuncs + 1, sizeof(*s->funcs));
-			s->funcs[s->nfuncs] = (struct function_stat){.name = l};
-			j = s->nfuncs++;
+			s->funcs[s->nfuncs] = (struct function_stat){.name = label_of(p, (uint32_t)fn)};
+			slot_of[fn] = ++s->nfuncs;
 		}
-		idx[id] = j;
+		idx[id] = slot_of[fn] - 1;
 	}
-	free(labels);
+	free(slot_of);
 	return idx;
 }
 

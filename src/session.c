@@ -49,6 +49,8 @@ struct session {
 	size_t nbuckets;
 	size_t npending;
 	uint64_t pending_dropped;
+	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
+	int trace_probe_count[SESSION_MAX_TRACES];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -309,9 +311,24 @@ static char *probe_display_name(const struct profile *p, const struct probe_targ
 	return xasprintf("%s:%s", base ? base + 1 : t->binary, t->function);
 }
 
+/* The probe already on this function, or -1: two specs naming one function
+ * (libc:getppid and getppid, or a glob and a name) share one probe, since
+ * two uprobe pairs on one function would garble the thread's span stack. */
+static int probe_at(const struct profile *p, const struct probe_target *t)
+{
+	for (size_t i = 0; i < p->nprobes; i++)
+		if (p->probes[i].offset == t->offset && strcmp(p->probes[i].binary, t->binary) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Attaches a probe on t (or finds the one there); returns its id or -1. */
 static int attach_target(struct session *s, const struct probe_target *t)
 {
 	char err[512];
+	int existing = probe_at(s->prof, t);
+	if (existing >= 0)
+		return existing;
 	char *name = probe_display_name(s->prof, t);
 	uint32_t probe = profile_probe_add(s->prof, name, t->binary, t->offset);
 	free(name);
@@ -334,10 +351,12 @@ static int attach_target(struct session *s, const struct probe_target *t)
 			return -1;
 		}
 	}
-	return 0;
+	return (int)probe;
 }
 
-static int attach_probe_spec(struct session *s, const char *spec)
+/* Traces every function a spec names. Returns the probe id of the first one
+ * (and their number in *count), or -1 after printing an error. */
+static int attach_probe_spec(struct session *s, const char *spec, int *count)
 {
 	char err[512];
 	struct probe_target *t;
@@ -347,23 +366,33 @@ static int attach_probe_spec(struct session *s, const char *spec)
 		errorf("--trace %s: %s", spec, err);
 		return -1;
 	}
-	int rc = 0;
-	for (int i = 0; i < n && !rc; i++)
-		rc = attach_target(s, &t[i]);
+	int first = -1;
+	for (int i = 0; i < n; i++) {
+		int id = attach_target(s, &t[i]);
+		if (id < 0) {
+			first = -1;
+			break;
+		}
+		if (i == 0)
+			first = id;
+	}
+	if (count)
+		*count = n;
 	probes_free(t, n);
-	return rc;
+	return first;
 }
 
-/* The probe a --sample-in / --sample-slow names, traced now if it is not yet. */
+/* The probe a --sample-in / --sample-slow names (one function), traced now
+ * if it is not yet. */
 static int probe_for_function(struct session *s, const char *func)
 {
-	int id = profile_probe_find(s->prof, func);
-	if (id >= 0)
-		return id;
-	size_t before = s->prof->nprobes;
-	if (attach_probe_spec(s, func))
+	int n = 0;
+	int id = attach_probe_spec(s, func, &n);
+	if (id >= 0 && n != 1) {
+		errorf("'%s' names %d functions: the in-kernel sampling filter takes one", func, n);
 		return -1;
-	return s->prof->nprobes > before ? (int)before : -1;
+	}
+	return id;
 }
 
 static int setup_sampling_decisions(struct session *s)
@@ -459,9 +488,13 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		}
 		symbols_note_process(s->syms, o->pids[i]);
 	}
-	for (int i = 0; i < o->ntraces; i++)
-		if (attach_probe_spec(s, o->traces[i]))
+	for (int i = 0; i < o->ntraces; i++) {
+		int n = 0;
+		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n);
+		if (s->trace_first_probe[i] < 0)
 			goto fail;
+		s->trace_probe_count[i] = n;
+	}
 	if (setup_sampling_decisions(s))
 		goto fail;
 	if (engine_start(s->eng, err, sizeof(err))) {
@@ -566,6 +599,7 @@ static void add_metadata(struct session *s)
 	set_meta_u64(p, "span_depth_overflow", es.span_overflow);
 	set_meta_u64(p, "span_orphans", es.span_orphans);
 	set_meta_u64(p, "threads_full", es.threads_full);
+	set_meta_u64(p, "children_not_followed", es.targets_full);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
 	profile_meta_set(p, "target",
@@ -613,6 +647,14 @@ int session_run(struct session *s, session_tick_fn tick, double interval_s, void
 	return rc;
 }
 
+int session_trace_probes(const struct session *s, int i, int *count)
+{
+	if (i < 0 || i >= s->o->ntraces)
+		return -1;
+	*count = s->trace_probe_count[i];
+	return s->trace_first_probe[i];
+}
+
 struct profile *session_profile(struct session *s)
 {
 	return s->prof;
@@ -641,6 +683,9 @@ void session_print_summary(struct session *s, const char *what)
 				"full: try --buffer-mb or a lower -F)",
 			(unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
 			(unsigned long long)es.lost_task);
+	if (es.targets_full)
+		fprintf(stderr, "; %llu child processes not followed (target map full)",
+			(unsigned long long)es.targets_full);
 	if (es.span_overflow || es.span_orphans || es.threads_full || s->pending_dropped)
 		fprintf(stderr, "; untimed: %llu calls nested too deep, %llu without return, "
 				"%llu with no thread slot; %llu samples not joined live",

@@ -105,13 +105,17 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg);
  * reading the ring buffer failed. */
 int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg);
 
+/* The probes the i-th --trace spec attached: the first id (-1 if none) and
+ * how many functions it named (in *count). */
+int session_trace_probes(const struct session *s, int i, int *count);
+
 struct profile *session_profile(struct session *s);
 struct engine *session_engine(struct session *s);
 
 /* Prints the one-line summary of what was gathered and dropped. */
 void session_print_summary(struct session *s, const char *what);
 
-/* Exit status for the command: 0, or the started command's failure noted. */
+/* Ends everything: a command sonde started and that still runs is killed. */
 void session_free(struct session *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,11 +29,20 @@ int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t err
 	if (pid == 0) {
 		close(gate[1]);
 		close(status[0]);
-		char c;
-		/* Wait until the parent has attached; EOF means go. */
-		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+		/* If sonde dies during setup, die too rather than run unprofiled. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(127);
+		char c = 0;
+		ssize_t n;
+		/* Wait until the parent has attached: a 'g' means go, EOF without
+		 * it means the parent gave up. */
+		while ((n = read(gate[0], &c, 1)) < 0 && errno == EINTR)
 			;
+		if (n != 1 || c != 'g')
+			_exit(127);
 		close(gate[0]);
+		prctl(PR_SET_PDEATHSIG, 0);
 		signal(SIGINT, SIG_DFL);
 		execvp(argv[0], argv);
 		int e = errno;
@@ -50,6 +60,12 @@ int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t err
 
 int target_release(struct target_cmd *t, char *err, size_t errlen)
 {
+	if (write(t->gate_fd, "g", 1) != 1) {
+		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
+		close(t->gate_fd);
+		t->gate_fd = -1;
+		return -1;
+	}
 	close(t->gate_fd);
 	t->gate_fd = -1;
 	int e = 0;

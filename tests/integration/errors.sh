@@ -12,6 +12,7 @@ sh -c 'exit 0' &
 dead=$!
 wait "$dead"
 expect_error "no process with PID $dead" "$out" -- "$SONDE" record -p "$dead" -o "$out"
+expect_error "it is a directory" "" -- "$SONDE" record -a -d 1 -o "$WORK"
 expect_error "cannot write /nonexistent/dir/x.sonde" "/nonexistent/dir/x.sonde" -- \
 	"$SONDE" record -a -d 1 -o /nonexistent/dir/x.sonde
 expect_error "bad value 'fast' for -F" "$out" -- "$SONDE" record -F fast -a -o "$out"

@@ -98,3 +98,14 @@ expect_error "not a valid pprof" "$WORK/x.folded" -- "$SONDE" convert --from ppr
 expect_error "cannot tell the output format" "" -- "$SONDE" convert "$WORK/in.folded" -o "$WORK/x.weird"
 expect_error "unknown format 'svgz'" "" -- "$SONDE" convert --to svgz "$WORK/in.folded" -o "$WORK/x"
 expect_error "line 2" "$WORK/x.pb.gz" -- "$SONDE" convert --from folded <(printf 'a;b 1\nbroken\n') -o "$WORK/x.pb.gz"
+
+# Standard input, read once; a directory as output; --range combinations.
+[ -f "$CORPUS/flamegraph/perf-dd-stacks-01.txt" ] && {
+	"$SONDE" convert --tid - -o "$WORK/stdin.folded" <"$CORPUS/flamegraph/perf-dd-stacks-01.txt"
+	cmp -s <(sort "$WORK/stdin.folded") <(sort "$CORPUS/flamegraph/results/perf-dd-stacks-01-collapsed-tid.txt") ||
+		fail "convert from standard input differs"
+	pass "convert reads standard input"
+}
+expect_error "a recording cannot be read from standard input" "" -- sh -c "\"$SONDE\" convert --from sonde - -o \"$WORK/y.folded\" </dev/null"
+expect_error "--range works with plain flame graphs and --diff-slow" "$WORK/z.svg" -- \
+	"$SONDE" flame --chart --range 1-2 "$WORK/in.folded" -o "$WORK/z.svg"

@@ -60,7 +60,7 @@ expect_error() {
 	local lines
 	lines=$(wc -l <"$WORK/stderr")
 	[ "$lines" -eq 1 ] || { cat "$WORK/stderr" >&2; fail "expected one error line from: $* (got $lines)"; }
-	grep -Eq "$pattern" "$WORK/stderr" || { cat "$WORK/stderr" >&2; fail "error of '$*' does not match /$pattern/"; }
+	grep -Eq -- "$pattern" "$WORK/stderr" || { cat "$WORK/stderr" >&2; fail "error of '$*' does not match /$pattern/"; }
 	if [ -n "$output" ] && compgen -G "$output*" >/dev/null; then
 		fail "'$*' left an output file: $(ls "$output"*)"
 	fi

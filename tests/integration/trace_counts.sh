@@ -39,3 +39,13 @@ pass "recursive calls nest (max depth $depth)"
 parents=$(sqlite3 "$WORK/one.sonde" "SELECT count(*) FROM spans s JOIN probes p ON p.id = s.probe JOIN spans q ON q.id = s.parent JOIN probes pq ON pq.id = q.probe WHERE p.name = 'inner' AND pq.name = 'nested'")
 [ "$parents" = 900 ] || fail "inner spans with a nested parent: $parents, expected 900"
 pass "nested calls record their parent span"
+
+# Two specs naming one function share one probe (two uprobe pairs on one
+# function would garble the span stack), and --sample-in reuses it.
+"$SONDE" record -F 99 --trace libc:getppid --trace libc.so.6:getppid --sample-in libc:getppid \
+	-o "$WORK/dup.sonde" -- "$TARGETS/requests" 200 1 >/dev/null
+"$SONDE" report "$WORK/dup.sonde" --json >"$WORK/dup.json"
+[ "$(jq '.probes | length' "$WORK/dup.json")" = 1 ] || fail "one function, $(jq '.probes | length' "$WORK/dup.json") probes"
+[ "$(jq '.probes[0].calls' "$WORK/dup.json")" = 200 ] || fail "shared probe counted $(jq '.probes[0].calls' "$WORK/dup.json") calls, expected 200"
+[ "$(sqlite3 "$WORK/dup.sonde" "SELECT value FROM meta WHERE key = 'span_orphans'")" = 0 ] || fail "orphaned spans with a shared probe"
+pass "specs naming one function share one probe (200 calls, no orphans)"
