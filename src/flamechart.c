@@ -12,96 +12,9 @@
 #include "flame.h"
 #include "flamesvg.h"
 #include "util.h"
+#include "xml.h"
 
 /* ---- XML text --------------------------------------------------------- */
-
-/* Decodes one UTF-8 sequence (n > 0 bytes available); anything malformed is
- * one U+FFFD per byte. */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char b = s[0];
-	size_t len;
-	uint32_t c, min;
-	if (b < 0x80) {
-		*cp = b;
-		return 1;
-	}
-	if (b >= 0xc2 && b <= 0xdf)
-		len = 2, c = b & 0x1f, min = 0x80;
-	else if (b >= 0xe0 && b <= 0xef)
-		len = 3, c = b & 0x0f, min = 0x800;
-	else if (b >= 0xf0 && b <= 0xf4)
-		len = 4, c = b & 0x07, min = 0x10000;
-	else {
-		*cp = 0xfffd;
-		return 1;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if (i >= n || (s[i] & 0xc0) != 0x80) {
-			*cp = 0xfffd;
-			return 1;
-		}
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
-		*cp = 0xfffd;
-		return 1;
-	}
-	*cp = c;
-	return len;
-}
-
-static void put_xml_cp(FILE *out, uint32_t cp)
-{
-	switch (cp) {
-	case '<': fputs("&lt;", out); return;
-	case '>': fputs("&gt;", out); return;
-	case '&': fputs("&amp;", out); return;
-	case '"': fputs("&quot;", out); return;
-	case '\'': fputs("&apos;", out); return;
-	}
-	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-		cp = '?';
-	else if (cp == 0xfffe || cp == 0xffff)
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		putc((int)cp, out);
-	} else if (cp < 0x800) {
-		putc((int)(0xc0 | cp >> 6), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else if (cp < 0x10000) {
-		putc((int)(0xe0 | cp >> 12), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else {
-		putc((int)(0xf0 | cp >> 18), out);
-		putc((int)(0x80 | (cp >> 12 & 0x3f)), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	}
-}
-
-/* Writes at most max_chars characters of s; returns how many s has in all. */
-static size_t put_xml_prefix(FILE *out, const char *s, size_t max_chars)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s), chars = 0;
-	while (left > 0) {
-		uint32_t cp;
-		size_t len = utf8_next(p, left, &cp);
-		if (out && chars < max_chars)
-			put_xml_cp(out, cp);
-		chars++;
-		p += len;
-		left -= len;
-	}
-	return chars;
-}
-
-void flamechart_put_xml(FILE *out, const char *s)
-{
-	put_xml_prefix(out, s ? s : "", SIZE_MAX);
-}
 
 /* ---- functions: merging, labels, colours ------------------------------ */
 
@@ -538,11 +451,11 @@ static void put_label(FILE *out, const char *name, double width)
 	if (room < MIN_LABEL_CHARS)
 		return;
 	size_t fits = (size_t)room;
-	if (put_xml_prefix(NULL, name, 0) <= fits) {
-		flamechart_put_xml(out, name);
+	if (xml_text_length(name) <= fits) {
+		xml_put_text(out, name);
 		return;
 	}
-	put_xml_prefix(out, name, fits - 2);
+	xml_put_text_prefix(out, name, fits - 2);
 	fputs("..", out);
 }
 
@@ -590,12 +503,12 @@ static void write_box(const struct chart *c, FILE *out, const struct box *b)
 	int y = c->frames_top + (int)b->depth * FRAME_HEIGHT;
 	double pct = c->n ? 100.0 * b->samples / (double)c->n : 0;
 	fputs("<g class=\"f\" data-name=\"", out);
-	flamechart_put_xml(out, name);
+	xml_put_text(out, name);
 	fprintf(out,
 		"\" data-start=\"%" PRIu64 "\" data-dur=\"%" PRIu64 "\" data-depth=\"%u\" "
 		"data-samples=\"%u\"><title>",
 		b->start, b->end - b->start, b->depth, b->samples);
-	flamechart_put_xml(out, name);
+	xml_put_text(out, name);
 	fprintf(out, " (%u sample%s, %.2f%%, %.3f ms at +%.3f ms)</title>", b->samples,
 		b->samples == 1 ? "" : "s", pct, (double)(b->end - b->start) / 1e6,
 		(double)b->start / 1e6);
@@ -794,10 +707,10 @@ static void write_chart(const struct chart *c, FILE *out)
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#bg)\"/>\n",
 		c->x0, c->span_px, h, w, h);
 	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%d\">", w / 2.0, 2 * FONT_SIZE);
-	flamechart_put_xml(out, c->title);
+	xml_put_text(out, c->title);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%.2f\" y=\"%d\">", w / 2.0,
 		2 * FONT_SIZE + SUBTITLE_BAND);
-	flamechart_put_xml(out, c->subtitle);
+	xml_put_text(out, c->subtitle);
 	fputs("</text>\n", out);
 	int right = w - MARGIN_X, top = 2 * FONT_SIZE, bottom = h - FONT_SIZE;
 	fprintf(out, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",

@@ -76,8 +76,5 @@ void flamechart_funcs_colorize(struct flamechart_funcs *ff);
 /* "name" plus the kind's suffix; malloc'd. */
 char *flamechart_funcs_label(const struct flamechart_funcs *ff, uint32_t fn);
 
-/* Writes s as XML text (all five specials escaped; invalid UTF-8 becomes
- * U+FFFD and control characters '?'), safe in attributes and content. */
-void flamechart_put_xml(FILE *out, const char *s);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "xml.h"
 
 /* Geometry and typography: flamegraph.pl's, which users' eyes are used to. */
 enum {
@@ -129,122 +130,6 @@ static int frame_y(const struct svg_writer *w, int depth)
 	return l->frames_top + (l->levels - 1 - depth) * FRAME_HEIGHT;
 }
 
-/* ---- text: always valid UTF-8 and always escaped ---------------------- */
-
-/* Decodes one UTF-8 sequence from s (n > 0 bytes available) into *cp and
- * returns its length. Anything malformed (stray continuation byte, overlong
- * form, surrogate, > U+10FFFF, cut short) decodes as one U+FFFD per byte, so
- * arbitrary bytes from symbol tables can never break the document. */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char b = s[0];
-	size_t len;
-	uint32_t c, min;
-	if (b < 0x80) {
-		*cp = b;
-		return 1;
-	}
-	if (b >= 0xc2 && b <= 0xdf) {
-		len = 2, c = b & 0x1f, min = 0x80;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		len = 3, c = b & 0x0f, min = 0x800;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		len = 4, c = b & 0x07, min = 0x10000;
-	} else {
-		*cp = 0xfffd;
-		return 1;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if (i >= n || (s[i] & 0xc0) != 0x80) {
-			*cp = 0xfffd;
-			return 1;
-		}
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	bool valid = c >= min && c <= 0x10ffff && !(c >= 0xd800 && c <= 0xdfff);
-	*cp = valid ? c : 0xfffd;
-	return valid ? len : 1;
-}
-
-/* What a code point is drawn as: control characters (which XML forbids or
- * which would garble a one-line label) become '?', XML's non-characters
- * U+FFFE/U+FFFF become U+FFFD. */
-static uint32_t drawable_char(uint32_t cp)
-{
-	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-		return '?';
-	if (cp == 0xfffe || cp == 0xffff)
-		return 0xfffd;
-	return cp;
-}
-
-static void put_utf8(FILE *out, uint32_t cp)
-{
-	if (cp < 0x80) {
-		putc((int)cp, out);
-	} else if (cp < 0x800) {
-		putc((int)(0xc0 | cp >> 6), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else if (cp < 0x10000) {
-		putc((int)(0xe0 | cp >> 12), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else {
-		putc((int)(0xf0 | cp >> 18), out);
-		putc((int)(0x80 | (cp >> 12 & 0x3f)), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	}
-}
-
-/* Escaping all five specials makes the text safe in attributes and content. */
-static void put_xml_char(FILE *out, uint32_t cp)
-{
-	switch (cp) {
-	case '<': fputs("&lt;", out); break;
-	case '>': fputs("&gt;", out); break;
-	case '&': fputs("&amp;", out); break;
-	case '"': fputs("&quot;", out); break;
-	case '\'': fputs("&apos;", out); break;
-	default: put_utf8(out, drawable_char(cp));
-	}
-}
-
-/* Writes the first max_chars characters of s (all of it for SIZE_MAX) as
- * escaped XML text. */
-static void put_xml_text_prefix(FILE *out, const char *s, size_t max_chars)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s);
-	for (size_t written = 0; left > 0 && written < max_chars; written++) {
-		uint32_t cp;
-		size_t len = utf8_decode(p, left, &cp);
-		put_xml_char(out, cp);
-		p += len;
-		left -= len;
-	}
-}
-
-static void put_xml_text(FILE *out, const char *s)
-{
-	put_xml_text_prefix(out, s, SIZE_MAX);
-}
-
-/* Length in characters, counted the way put_xml_text_prefix counts them. */
-static size_t text_length(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s), chars = 0;
-	while (left > 0) {
-		uint32_t cp;
-		size_t len = utf8_decode(p, left, &cp);
-		p += len;
-		left -= len;
-		chars++;
-	}
-	return chars;
-}
-
 /* A box's label: the whole name when it fits, else its start and "..", and
  * nothing when not even MIN_LABEL_CHARS fit. The script applies the same
  * rule when zooming changes the widths. */
@@ -254,11 +139,11 @@ static void put_label(FILE *out, const char *name, double box_width)
 	if (room < MIN_LABEL_CHARS)
 		return;
 	size_t fits = (size_t)room;
-	if (text_length(name) <= fits) {
-		put_xml_text(out, name);
+	if (xml_text_length(name) <= fits) {
+		xml_put_text(out, name);
 		return;
 	}
-	put_xml_text_prefix(out, name, fits - 2);
+	xml_put_text_prefix(out, name, fits - 2);
 	fputs("..", out);
 }
 
@@ -413,12 +298,12 @@ static void write_titles(const struct svg_writer *w)
 	FILE *out = w->out;
 	double center = w->opt.width / 2.0;
 	fprintf(out, "<text id=\"title\" x=\"%.2f\" y=\"%d\">", center, 2 * FONT_SIZE);
-	put_xml_text(out, w->opt.title);
+	xml_put_text(out, w->opt.title);
 	fputs("</text>\n", out);
 	if (w->opt.subtitle) {
 		fprintf(out, "<text id=\"subtitle\" x=\"%.2f\" y=\"%d\">", center,
 			2 * FONT_SIZE + SUBTITLE_BAND);
-		put_xml_text(out, w->opt.subtitle);
+		xml_put_text(out, w->opt.subtitle);
 		fputs("</text>\n", out);
 	}
 }
@@ -449,16 +334,16 @@ static void write_frame_title(const struct svg_writer *w, const struct flame_nod
 	char count[32], extra[256];
 	double percent = w->total ? 100.0 * (double)n->total / (double)w->total : 0;
 	fputs("<title>", out);
-	put_xml_text(out, name);
+	xml_put_text(out, name);
 	fprintf(out, " (%s ", format_count(n->total, count));
-	put_xml_text(out, w->opt.count_name);
+	xml_put_text(out, w->opt.count_name);
 	fprintf(out, ", %.2f%%", percent);
 	const char *more = w->opt.extra_info
 				   ? w->opt.extra_info(n, w->opt.color_arg, extra, sizeof(extra))
 				   : NULL;
 	if (more && *more) {
 		fputs("; ", out);
-		put_xml_text(out, more);
+		xml_put_text(out, more);
 	}
 	fputs(")</title>", out);
 }
@@ -486,7 +371,7 @@ static void write_frame(const struct svg_writer *w, const struct flame_node *n, 
 	int y = frame_y(w, depth);
 
 	fputs("<g class=\"f\" data-name=\"", out);
-	put_xml_text(out, name);
+	xml_put_text(out, name);
 	fprintf(out, "\" data-start=\"%llu\" data-total=\"%llu\" data-self=\"%llu\" data-depth=\"%d\">",
 		(unsigned long long)start, (unsigned long long)n->total,
 		(unsigned long long)n->self, depth);

@@ -12,6 +12,7 @@
 #include "flamechart.h"
 #include "json.h"
 #include "util.h"
+#include "xml.h"
 
 #define NS_PER_S 1000000000ULL
 
@@ -332,7 +333,7 @@ static void write_svg_doc(FILE *out, const struct heatmap *h, const char *title)
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", width,
 		height);
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"22\">", width / 2.0);
-	flamechart_put_xml(out, title);
+	xml_put_text(out, title);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%.1f\" y=\"40\">", width / 2.0);
 	fprintf(out,
 		"%" PRIu64 " samples in %d s from %.0f s (%" PRIu64 " idle dropped); %d rows of %s ms",
@@ -1083,9 +1084,9 @@ int heatmap_write_html_capped(FILE *out, const struct profile *p, const struct h
 	}
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", out);
-	flamechart_put_xml(out, title);
+	xml_put_text(out, title);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", PAGE_STYLE);
-	flamechart_put_xml(out, title);
+	xml_put_text(out, title);
 	char a[32];
 	fprintf(out,
 		"</h1>\n<p id=\"info\">%" PRIu64 " samples over %d s from %.0f s (%" PRIu64

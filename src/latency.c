@@ -745,12 +745,21 @@ static size_t modes_main(const struct latency_modes *m)
 }
 
 /* The largest-share mode above `main`; SIZE_MAX when there is none. */
+/* The slow mode: the largest-share mode clearly slower than the main one.
+ * A mode within SLOW_MIN_RATIO of the main mode's location is its shoulder
+ * (e.g. the same work with a cache miss or a preemption), not "the slow
+ * calls". */
+#define SLOW_MIN_RATIO 1.5
+
 static size_t modes_slow(const struct latency_modes *m, size_t main)
 {
 	size_t best = SIZE_MAX;
-	for (size_t j = main + 1; j < m->nmodes; j++)
+	for (size_t j = main + 1; j < m->nmodes; j++) {
+		if ((double)m->modes[j].ns < SLOW_MIN_RATIO * (double)m->modes[main].ns)
+			continue;
 		if (best == SIZE_MAX || m->modes[j].share > m->modes[best].share)
 			best = j;
+	}
 	return best;
 }
 
@@ -783,11 +792,27 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
 
-	/* Relative to the smaller peak: a tall, narrow main mode must not make
-	 * its own tail look like part of the valley. */
-	double smaller = fmin(k->f[p->peak[main]], k->f[p->peak[slow]]);
+	/* Of the valleys between neighbouring modes from the main one to the
+	 * slow one, take the deepest relative to its lower neighbouring peak
+	 * (prominence): a narrow dip beside a small extra mode must not beat the
+	 * gap before the slow mode, even when that gap is partly filled (calls
+	 * preempted on a busy machine). Ties go to the one nearest the main mode. */
+	size_t best = main;
+	double best_ratio = INFINITY;
+	for (size_t j = main; j < slow; j++) {
+		double lower = fmin(k->f[p->peak[j]], k->f[p->peak[j + 1]]);
+		double ratio = lower > 0 ? k->f[p->valley[j]] / lower : 1.0;
+		if (ratio < best_ratio - 1e-9) {
+			best_ratio = ratio;
+			best = j;
+		}
+	}
+	/* Within it, the middle of the widest near-lowest stretch; "near" is
+	 * relative to the smaller peak, so a tall, narrow main mode's own tail
+	 * does not count as valley. */
+	double smaller = fmin(k->f[p->peak[best]], k->f[p->peak[best + 1]]);
 	double tol = VALLEY_TIE_SHARE * smaller;
-	size_t v = kde_valley(k, p->peak[main], p->peak[slow], tol);
+	size_t v = kde_valley(k, p->peak[best], p->peak[best + 1], tol);
 	const struct latency_mode *ms = &out->modes[slow];
 	out->found = true;
 	out->threshold_ns = kde_point_ns(k, v);

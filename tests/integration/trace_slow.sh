@@ -14,15 +14,14 @@ thr=$(jq '.probes[0].auto.threshold_ns' "$WORK/all.json")
 # parse ~100us (+ probe overhead) vs slow ~2.1ms: the valley lies between.
 assert_ge "auto threshold (ns)" "$thr" 250000
 assert_le "auto threshold (ns)" "$thr" 1800000
-# Two modes at least (noise can add a small third one near the main mode).
-jq -e '.probes[0].auto.found and (.probes[0].auto.modes | length) >= 2' "$WORK/all.json" >/dev/null ||
-	fail "auto: expected a slow mode, got $(jq -c .probes[0].auto "$WORK/all.json")"
-# The slow-path mode: the biggest one above 1ms (preempted calls can add a
-# small mode further out).
-slowmode='[.probes[0].auto.modes[] | select(.ns > 1000000)] | max_by(.share)'
-assert_near "slow mode share" "$(jq "$slowmode.share" "$WORK/all.json")" 0.1 0.015
-assert_near "slow mode location (ns)" "$(jq "$slowmode.ns" "$WORK/all.json")" 2100000 400000
-
+# A mode near the slow path's 2.1 ms, and the threshold separating the 10%
+# slow-path calls (150 of 1500; a few fast calls preempted on a busy machine
+# may land above it too). Modes can split when calls are preempted, so the
+# count above the threshold is what is asserted, not one mode's share.
+jq -e '.probes[0].auto.found and any(.probes[0].auto.modes[]; .ns > 1800000 and .ns < 2600000)' \
+	"$WORK/all.json" >/dev/null || fail "auto: no mode near 2.1ms: $(jq -c .probes[0].auto "$WORK/all.json")"
+above=$(sqlite3 "$WORK/r.sonde" "SELECT count(*) FROM spans WHERE duration_ns > $thr")
+assert_near "calls above the auto threshold" "$above" 150 15
 "$SONDE" report "$WORK/r.sonde" --json --slow handle_request:auto >"$WORK/slow.json"
 "$SONDE" report "$WORK/r.sonde" --json --fast handle_request:auto >"$WORK/fast.json"
 assert_ge "slow_path share in slow calls" "$(function_share "$WORK/slow.json" slow_path)" 0.85
