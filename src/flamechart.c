@@ -448,15 +448,8 @@ static void chart_labels(struct chart *c, const struct flamechart_options *o)
 static void put_label(FILE *out, const char *name, double width)
 {
 	double room = floor((width - 2 * LABEL_PAD) / CHAR_WIDTH);
-	if (room < MIN_LABEL_CHARS)
-		return;
-	size_t fits = (size_t)room;
-	if (xml_text_length(name) <= fits) {
-		xml_put_text(out, name);
-		return;
-	}
-	xml_put_text_prefix(out, name, fits - 2);
-	fputs("..", out);
+	if (room >= 0)
+		xml_put_fitted(out, name, (size_t)room, MIN_LABEL_CHARS);
 }
 
 /* Tick spacing: 1, 2 or 5 times a power of ten ns, at least MIN_TICK_PX apart. */

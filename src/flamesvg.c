@@ -136,15 +136,8 @@ static int frame_y(const struct svg_writer *w, int depth)
 static void put_label(FILE *out, const char *name, double box_width)
 {
 	double room = floor((box_width - 2 * LABEL_PAD) / CHAR_WIDTH);
-	if (room < MIN_LABEL_CHARS)
-		return;
-	size_t fits = (size_t)room;
-	if (xml_text_length(name) <= fits) {
-		xml_put_text(out, name);
-		return;
-	}
-	xml_put_text_prefix(out, name, fits - 2);
-	fputs("..", out);
+	if (room >= 0)
+		xml_put_fitted(out, name, (size_t)room, MIN_LABEL_CHARS);
 }
 
 /* "1234567" -> "1,234,567", as flamegraph.pl prints counts. */

@@ -118,3 +118,15 @@ size_t xml_text_length(const char *s)
 	}
 	return chars;
 }
+
+void xml_put_fitted(FILE *out, const char *s, size_t room, size_t min_chars)
+{
+	if (room < min_chars || room < 2)
+		return;
+	if (xml_text_length(s) <= room) {
+		xml_put_text(out, s);
+		return;
+	}
+	xml_put_text_prefix(out, s, room - 2);
+	fputs("..", out);
+}

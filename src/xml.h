@@ -20,4 +20,8 @@ void xml_put_text_prefix(FILE *out, const char *s, size_t max_chars);
 /* s's length in characters as xml_put_text_prefix counts them. */
 size_t xml_text_length(const char *s);
 
+/* A label for a box room characters wide: all of s when it fits, else its
+ * start and "..", and nothing when room < min_chars (flame graph rules). */
+void xml_put_fitted(FILE *out, const char *s, size_t room, size_t min_chars);
+
 #endif
