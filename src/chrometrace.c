@@ -126,29 +126,6 @@ static void write_metadata(struct ct *c, const uint32_t *order)
 
 /* ---- grouping ---------------------------------------------------------- */
 
-static int cmp_sample(const void *a, const void *b, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct sample *x = &p->samples[i], *y = &p->samples[j];
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-static int cmp_span(const void *a, const void *b, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct span *x = &p->spans[i], *y = &p->spans[j];
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->duration_ns != y->duration_ns)
-		return x->duration_ns > y->duration_ns ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
 
 /* Groups item indices by track (items of unknown threads go to the group
  * nthreads, which is not written): group t is idx[off[t] .. off[t+1]). */
@@ -175,7 +152,7 @@ static void group(struct ct *c, size_t nitems, bool spans, uint32_t **idx_out, s
 	for (size_t t = 0; t <= nt; t++)
 		if (off[t + 1] - off[t] > 1)
 			qsort_r(idx + off[t], off[t + 1] - off[t], sizeof(*idx),
-				spans ? cmp_span : cmp_sample, p);
+				spans ? profile_cmp_span_index : profile_cmp_sample_index, p);
 	*idx_out = idx;
 	*off_out = off;
 }

@@ -318,6 +318,30 @@ uint64_t profile_time_base(const struct profile *p, bool has_times)
 	return base == UINT64_MAX ? 0 : base;
 }
 
+int profile_cmp_sample_index(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct sample *x = &p->samples[i], *y = &p->samples[j];
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+int profile_cmp_span_index(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct span *x = &p->spans[i], *y = &p->spans[j];
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->duration_ns != y->duration_ns)
+		return x->duration_ns > y->duration_ns ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
 uint64_t span_end_ns(const struct span *sp)
 {
 	return sp->duration_ns > UINT64_MAX - sp->start_ns ? UINT64_MAX

@@ -144,6 +144,12 @@ double profile_meta_double(const struct profile *p, const char *key);
  * 0 when nothing has a time. Exporters make their times relative to it. */
 uint64_t profile_time_base(const struct profile *p, bool has_times);
 
+/* qsort_r comparators over uint32_t indexes (arg = the profile): samples in
+ * time order; spans outer first (by start, then longer, then shallower).
+ * Ties keep index order, so sorts are stable. */
+int profile_cmp_sample_index(const void *a, const void *b, void *profile);
+int profile_cmp_span_index(const void *a, const void *b, void *profile);
+
 /* When a span ends (start + duration, saturating). */
 uint64_t span_end_ns(const struct span *sp);
 

@@ -38,30 +38,6 @@ static uint64_t rel(const struct ss *s, uint64_t t)
 
 /* ---- ordering ---------------------------------------------------------- */
 
-static int cmp_sample(const void *a, const void *b, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct sample *x = &p->samples[i], *y = &p->samples[j];
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-/* Outer calls first: by start, then longer first, then shallower. */
-static int cmp_span(const void *a, const void *b, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct span *x = &p->spans[i], *y = &p->spans[j];
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->duration_ns != y->duration_ns)
-		return x->duration_ns > y->duration_ns ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
 
 /* Groups item indices by thread: on return idx holds the items of thread t
  * at idx[off[t] .. off[t+1]), each group sorted with cmp. */
@@ -394,8 +370,8 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	size_t nt = p->nthreads;
 	uint32_t *sidx, *spidx;
 	size_t *soff, *spoff;
-	group_by_thread(p, p->nsamples, nt, sample_thread, cmp_sample, &sidx, &soff);
-	group_by_thread(p, p->nspans, nt, span_thread, cmp_span, &spidx, &spoff);
+	group_by_thread(p, p->nsamples, nt, sample_thread, profile_cmp_sample_index, &sidx, &soff);
+	group_by_thread(p, p->nspans, nt, span_thread, profile_cmp_span_index, &spidx, &spoff);
 	double est_gap = 0;
 	if (s.has_times && s.interval_ns <= 0) {
 		est_gap = median_gap(p, sidx, soff, nt);
