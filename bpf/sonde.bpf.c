@@ -314,7 +314,8 @@ SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
 	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
-	if (!probe_config(probe))
+	struct sonde_probe_config *cfg = probe_config(probe);
+	if (!cfg)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!is_target(pid_tgid >> 32))
@@ -331,6 +332,7 @@ int span_enter(struct pt_regs *ctx)
 	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
 	f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
 	f->probe = probe;
+	f->gen = cfg->gen;
 	f->start_ns = bpf_ktime_get_ns();
 	st->depth = d + 1;
 	return 0;
@@ -389,7 +391,8 @@ int span_exit(struct pt_regs *ctx)
 	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
 		if (i >= d)
 			break;
-		if (st->frames[(d - 1 - i) & (SONDE_SPAN_DEPTH - 1)].probe == probe) {
+		struct sonde_span_frame *f = &st->frames[(d - 1 - i) & (SONDE_SPAN_DEPTH - 1)];
+		if (f->probe == probe && f->gen == cfg->gen) {
 			found = (int)(d - 1 - i);
 			break;
 		}

@@ -60,7 +60,7 @@ struct sonde_span_frame {
 	__u64 span_id;  /* unique per session, never 0 */
 	__u64 start_ns;
 	__u32 probe;
-	__u32 _pad;
+	__u32 gen;      /* the probe's attach generation when the call began */
 };
 
 /* Per-thread state shared by tracing (writes) and sampling (reads). */
@@ -82,7 +82,10 @@ struct sonde_sampler_config {
 struct sonde_probe_config {
 	__u64 emit_min_ns; /* send span records only for calls at least this long */
 	__u32 active;      /* 0: the probe's programs ignore hits (being detached) */
-	__u32 _pad;
+	__u32 gen;         /* bumped at every attach: a return matches only a call
+			    * entered under the same attachment, so a call still in
+			    * flight when its probe was removed and re-added is never
+			    * paired with a later return */
 };
 
 struct sonde_sample {

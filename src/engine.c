@@ -35,6 +35,7 @@ struct engine {
 	struct bpf_link *task_links[3];
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
+	uint32_t probe_gen[SONDE_MAX_PROBES]; /* attach generation per probe id */
 };
 
 static bool libbpf_verbose;
@@ -191,6 +192,11 @@ int engine_poll(struct engine *e, int timeout_ms)
 	return m < 0 ? (m == -EINTR ? n : -1) : n + m;
 }
 
+int engine_ring_fd(struct engine *e)
+{
+	return ring_buffer__epoll_fd(e->rb);
+}
+
 void engine_stop(struct engine *e)
 {
 	for (int i = 0; i < e->ncpus; i++) {
@@ -203,6 +209,42 @@ void engine_stop(struct engine *e)
 	e->ncpus = 0;
 	bpf_link__destroy(e->tp_link);
 	e->tp_link = NULL;
+}
+
+bool engine_sampling(const struct engine *e)
+{
+	return e->ncpus > 0 || e->tp_link;
+}
+
+int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64_t freq,
+			uint64_t period, char *err, size_t errlen)
+{
+	struct engine_options old = e->opt;
+	bool was_on = engine_sampling(e);
+	engine_stop(e);
+	if (!event) {
+		e->opt.no_sampler = true;
+		return 0;
+	}
+	e->opt.event = *event;
+	e->opt.freq = freq;
+	e->opt.period = period;
+	e->opt.no_sampler = false;
+	int r = event->type == EVENT_TRACEPOINT ? attach_sampler_tracepoint(e, err, errlen)
+						 : attach_sampler_software(e, err, errlen);
+	if (r == 0)
+		return 0;
+	/* Put the previous sampler back, so a bad request changes nothing. */
+	engine_stop(e);
+	e->opt = old;
+	if (was_on) {
+		char ignored[256];
+		if (old.event.type == EVENT_TRACEPOINT)
+			attach_sampler_tracepoint(e, ignored, sizeof(ignored));
+		else
+			attach_sampler_software(e, ignored, sizeof(ignored));
+	}
+	return -1;
 }
 
 void engine_get_stats(struct engine *e, struct engine_stats *out)
@@ -230,9 +272,18 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 	out->threads_full = totals[SONDE_CNT_THREADS_FULL];
 }
 
+static bool probe_attached(const struct engine *e, uint32_t probe)
+{
+	for (size_t i = 0; i < e->nspans; i++)
+		if (e->spans[i].probe == probe)
+			return true;
+	return false;
+}
+
 static int set_probe_config(struct engine *e, uint32_t probe, uint64_t emit_min_ns, bool active)
 {
-	struct sonde_probe_config cfg = {.emit_min_ns = emit_min_ns, .active = active};
+	struct sonde_probe_config cfg = {
+		.emit_min_ns = emit_min_ns, .active = active, .gen = e->probe_gen[probe]};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &probe, &cfg, BPF_ANY);
 }
 
@@ -244,6 +295,11 @@ int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
 		return -1;
 	}
+	/* A fresh attachment (not one more PID of an attached probe) starts a
+	 * new generation: calls entered under an earlier one never match its
+	 * returns. */
+	if (!probe_attached(e, probe))
+		e->probe_gen[probe]++;
 	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = probe, .retprobe = false);
 	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = probe, .retprobe = true);
 	struct span_attachment a = {.probe = probe};

@@ -64,6 +64,22 @@ int engine_poll(struct engine *e, int timeout_ms);
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);
 
+/* The ring buffer's epoll fd: readable when records wait (for callers that
+ * multiplex it with other fds in poll(); then call engine_poll(e, 0)). */
+int engine_ring_fd(struct engine *e);
+
+/* Changes the sampler while everything runs: closes the current sampling
+ * event(s) and opens `event` at freq (samples/s, time-based events) or every
+ * `period` events (freq 0). event NULL turns sampling off. On failure the
+ * previous sampler is restored and -1 returned with err. Samples of the old
+ * event already in the ring buffer are still delivered (drain first when
+ * their event label matters). */
+int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64_t freq,
+			uint64_t period, char *err, size_t errlen);
+
+/* True while a sampling event is open. */
+bool engine_sampling(const struct engine *e);
+
 /* Span probes. A probe id (0..SONDE_MAX_PROBES-1) names one traced function;
  * its entry and return programs are attached at `file_offset` of `binary`
  * with the id as attach cookie. pid -1 = any process (the kernel-side target

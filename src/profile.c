@@ -198,9 +198,8 @@ int profile_probe_find(const struct profile *p, const char *name)
 	return -1;
 }
 
-static void span_rehash(struct profile *p)
+static void span_reindex(struct profile *p, size_t n)
 {
-	size_t n = p->nspan_slots * 2;
 	uint32_t *s = xcalloc(n, sizeof(*s));
 	for (size_t i = 0; i < p->nspans; i++) {
 		size_t j = hash_bytes(&p->spans[i].id, 8, 5) & (n - 1);
@@ -211,6 +210,11 @@ static void span_rehash(struct profile *p)
 	free(p->span_slots);
 	p->span_slots = s;
 	p->nspan_slots = n;
+}
+
+static void span_rehash(struct profile *p)
+{
+	span_reindex(p, p->nspan_slots * 2);
 }
 
 int64_t profile_span_find(const struct profile *p, uint64_t id)
@@ -451,4 +455,42 @@ struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *
 	}
 	free(buf);
 	return t;
+}
+
+size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,
+		    size_t max_spans)
+{
+	if (nsamples_drop > p->nsamples)
+		nsamples_drop = p->nsamples;
+	if (nsamples_drop) {
+		/* Links are appended in sample order: the kept samples' links are
+		 * one suffix of the array. */
+		size_t first_link = nsamples_drop < p->nsamples ? p->samples[nsamples_drop].links
+								: p->nspan_links;
+		memmove(p->samples, p->samples + nsamples_drop,
+			(p->nsamples - nsamples_drop) * sizeof(*p->samples));
+		p->nsamples -= nsamples_drop;
+		memmove(p->span_links, p->span_links + first_link,
+			(p->nspan_links - first_link) * sizeof(*p->span_links));
+		p->nspan_links -= first_link;
+		for (size_t i = 0; i < p->nsamples; i++)
+			p->samples[i].links -= (uint32_t)first_link;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (span_end_ns(&p->spans[i]) >= span_cutoff_ns)
+			p->spans[kept++] = p->spans[i];
+	/* Spans arrive as calls end: the first ones are the oldest. */
+	size_t skip = kept > max_spans ? kept - max_spans : 0;
+	if (skip)
+		memmove(p->spans, p->spans + skip, (kept - skip) * sizeof(*p->spans));
+	size_t removed = p->nspans - (kept - skip);
+	p->nspans = kept - skip;
+	if (removed) {
+		size_t slots = 1024;
+		while (slots < p->nspans * 2 + 2)
+			slots *= 2;
+		span_reindex(p, slots);
+	}
+	return removed;
 }

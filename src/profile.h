@@ -150,6 +150,15 @@ uint64_t profile_time_base(const struct profile *p, bool has_times);
 int profile_cmp_sample_index(const void *a, const void *b, void *profile);
 int profile_cmp_span_index(const void *a, const void *b, void *profile);
 
+/* Forgets old raw data, so a live session stays bounded: the first
+ * `nsamples_drop` samples (in arrival order) with their span links, every
+ * span that ended before `span_cutoff_ns`, and then the oldest spans beyond
+ * `max_spans`. Stacks, threads, frames, probes, events and metadata stay, so
+ * stack and thread ids keep their meaning; sample indexes shift down by
+ * nsamples_drop. Returns the number of spans removed. */
+size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,
+		    size_t max_spans);
+
 /* When a span ends (start + duration, saturating). */
 uint64_t span_end_ns(const struct span *sp);
 

@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 
 #include "latency.h"
 #include "probes.h"
+#include "recording.h"
 #include "sonde_abi.h"
 #include "symbols.h"
 #include "target.h"
@@ -51,6 +53,11 @@ struct session {
 	uint64_t pending_dropped;
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
+	bool attached[SONDE_MAX_PROBES]; /* probe id -> its uprobes are in place */
+	int sample_in_probe, sample_slow_probe; /* in-kernel sampling filter, -1 = off */
+	uint64_t sample_slow_ns;
+	char *event_name; /* the sampled event after a live change */
+	bool ended;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -322,19 +329,30 @@ static int probe_at(const struct profile *p, const struct probe_target *t)
 	return -1;
 }
 
-/* Attaches a probe on t (or finds the one there); returns its id or -1. */
-static int attach_target(struct session *s, const struct probe_target *t)
+/* Attaches a probe on t (or finds the one there, re-attaching it after an
+ * untrace); returns its id, or -1 with err. */
+static int attach_target(struct session *s, const struct probe_target *t, char *err,
+			 size_t errlen)
 {
-	char err[512];
 	int existing = probe_at(s->prof, t);
-	if (existing >= 0)
+	if (existing >= 0 && s->attached[existing])
 		return existing;
-	char *name = probe_display_name(s->prof, t);
-	uint32_t probe = profile_probe_add(s->prof, name, t->binary, t->offset);
-	free(name);
+	uint32_t probe;
+	if (existing >= 0) {
+		probe = (uint32_t)existing;
+	} else {
+		if (s->prof->nprobes >= SONDE_MAX_PROBES) {
+			snprintf(err, errlen, "too many traced functions (at most %d per session)",
+				 SONDE_MAX_PROBES);
+			return -1;
+		}
+		char *name = probe_display_name(s->prof, t);
+		probe = profile_probe_add(s->prof, name, t->binary, t->offset);
+		free(name);
+	}
 	/* Shared libraries: one uprobe per target process, so every other
 	 * process using the library does not take the trap. */
-	pid_t pids[SESSION_MAX_PIDS];
+	pid_t pids[SESSION_MAX_PIDS + 1];
 	int npids = 0;
 	if (!is_main_binary(s, t->binary) && !s->o->system_wide) {
 		if (s->o->cmd)
@@ -346,29 +364,31 @@ static int attach_target(struct session *s, const struct probe_target *t)
 		pids[npids++] = -1;
 	for (int i = 0; i < npids; i++) {
 		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], 0, err,
-				       sizeof(err))) {
-			errorf("%s", err);
+				       errlen)) {
+			engine_detach_span(s->eng, probe);
 			return -1;
 		}
 	}
+	s->attached[probe] = true;
 	return (int)probe;
 }
 
 /* Traces every function a spec names. Returns the probe id of the first one
- * (and their number in *count), or -1 after printing an error. */
-static int attach_probe_spec(struct session *s, const char *spec, int *count)
+ * (and their number in *count), or -1 with err. */
+static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
+			     size_t errlen)
 {
-	char err[512];
+	char why[512];
 	struct probe_target *t;
-	pid_t pid = s->o->npids ? s->o->pids[0] : 0;
-	int n = probes_resolve(spec, s->executable, pid, &t, err, sizeof(err));
+	pid_t pid = s->o->npids ? s->o->pids[0] : s->o->cmd ? s->cmd.pid : 0;
+	int n = probes_resolve(spec, s->executable, pid, &t, why, sizeof(why));
 	if (n < 0) {
-		errorf("--trace %s: %s", spec, err);
+		snprintf(err, errlen, "trace %s: %s", spec, why);
 		return -1;
 	}
 	int first = -1;
 	for (int i = 0; i < n; i++) {
-		int id = attach_target(s, &t[i]);
+		int id = attach_target(s, &t[i], err, errlen);
 		if (id < 0) {
 			first = -1;
 			break;
@@ -382,48 +402,191 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count)
 	return first;
 }
 
-/* The probe a --sample-in / --sample-slow names (one function), traced now
- * if it is not yet. */
-static int probe_for_function(struct session *s, const char *func)
+int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
+{
+	return attach_probe_spec(s, spec, count, err, errlen);
+}
+
+/* Probes a name selects: a probe's display name, or its function name,
+ * matched exactly or as a glob. */
+static bool probe_selected(const struct probe_info *pi, const char *pattern)
+{
+	const char *func = pi->name;
+	int colon = probes_split(pi->name);
+	if (colon >= 0)
+		func = pi->name + colon + 1;
+	return fnmatch(pattern, pi->name, 0) == 0 || fnmatch(pattern, func, 0) == 0;
+}
+
+int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
 {
 	int n = 0;
-	int id = attach_probe_spec(s, func, &n);
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+			continue;
+		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe) {
+			snprintf(err, errlen,
+				 "%s drives the in-kernel sampling filter: run sample-in off or "
+				 "sample-slow off first",
+				 s->prof->probes[i].name);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+			continue;
+		/* Keep the in-kernel histogram of what it gathered: detaching
+		 * clears the kernel's copy. */
+		uint64_t hist[SONDE_HIST_BUCKETS];
+		if (engine_read_hist(s->eng, (uint32_t)i, hist) == 0)
+			for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+				s->prof->probes[i].hist[b] += hist[b];
+		engine_detach_span(s->eng, (uint32_t)i);
+		s->attached[i] = false;
+		n++;
+	}
+	if (n == 0) {
+		char list[256] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < s->prof->nprobes && off < sizeof(list) - 1; i++)
+			if (s->attached[i])
+				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+							off ? ", " : "", s->prof->probes[i].name);
+		snprintf(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
+			 off ? list : "none");
+		return -1;
+	}
+	return n;
+}
+
+bool session_probe_attached(const struct session *s, uint32_t probe)
+{
+	return probe < SONDE_MAX_PROBES && s->attached[probe];
+}
+
+int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
+{
+	if (probe >= s->prof->nprobes)
+		return -1;
+	uint64_t live[SONDE_HIST_BUCKETS] = {0};
+	if (s->attached[probe] && engine_read_hist(s->eng, probe, live))
+		return -1;
+	for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+		buckets[b] = live[b] + s->prof->probes[probe].hist[b];
+	return 0;
+}
+
+/* The probe a sample-in / sample-slow names (one function), traced now if it
+ * is not yet. */
+static int probe_for_function(struct session *s, const char *func, char *err, size_t errlen)
+{
+	int n = 0;
+	int id = attach_probe_spec(s, func, &n, err, errlen);
 	if (id >= 0 && n != 1) {
-		errorf("'%s' names %d functions: the in-kernel sampling filter takes one", func, n);
+		snprintf(err, errlen, "'%s' names %d functions: the in-kernel sampling filter takes one",
+			 func, n);
 		return -1;
 	}
 	return id;
 }
 
+static int push_sampler_filter(struct session *s, char *err, size_t errlen)
+{
+	if (engine_set_sampler_filter(s->eng, s->sample_in_probe, s->sample_slow_probe,
+				      s->sample_slow_ns)) {
+		snprintf(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
+{
+	int probe = -1;
+	if (func && (probe = probe_for_function(s, func, err, errlen)) < 0)
+		return -1;
+	int old = s->sample_in_probe;
+	s->sample_in_probe = probe;
+	if (push_sampler_filter(s, err, errlen)) {
+		s->sample_in_probe = old;
+		return -1;
+	}
+	return 0;
+}
+
+int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
+			    size_t errlen)
+{
+	int probe = -1;
+	if (func && (probe = probe_for_function(s, func, err, errlen)) < 0)
+		return -1;
+	int old = s->sample_slow_probe;
+	uint64_t old_ns = s->sample_slow_ns;
+	s->sample_slow_probe = probe;
+	s->sample_slow_ns = func ? ns : 0;
+	if (push_sampler_filter(s, err, errlen)) {
+		s->sample_slow_probe = old;
+		s->sample_slow_ns = old_ns;
+		return -1;
+	}
+	return 0;
+}
+
 static int setup_sampling_decisions(struct session *s)
 {
-	int in_probe = -1, slow_probe = -1;
-	uint64_t slow_ns = 0;
-	if (s->o->sample_in && (in_probe = probe_for_function(s, s->o->sample_in)) < 0)
+	char err[512];
+	if (s->o->sample_in && session_set_sample_in(s, s->o->sample_in, err, sizeof(err))) {
+		errorf("--sample-in: %s", err);
 		return -1;
+	}
 	if (s->o->sample_slow) {
-		char err[256];
 		int colon = probes_split(s->o->sample_slow);
 		if (colon <= 0) {
 			errorf("--sample-slow needs FUNC:DURATION (e.g. handle_request:5ms)");
 			return -1;
 		}
+		uint64_t ns;
 		char *func = strndup(s->o->sample_slow, (size_t)colon);
-		if (duration_parse(s->o->sample_slow + colon + 1, &slow_ns, err, sizeof(err))) {
+		if (duration_parse(s->o->sample_slow + colon + 1, &ns, err, sizeof(err))) {
 			errorf("--sample-slow %s: %s", s->o->sample_slow, err);
 			free(func);
 			return -1;
 		}
-		slow_probe = probe_for_function(s, func);
+		int r = session_set_sample_slow(s, func, ns, err, sizeof(err));
 		free(func);
-		if (slow_probe < 0)
+		if (r) {
+			errorf("--sample-slow: %s", err);
 			return -1;
+		}
 	}
-	if ((in_probe >= 0 || slow_probe >= 0) &&
-	    engine_set_sampler_filter(s->eng, in_probe, slow_probe, slow_ns)) {
-		errorf("cannot set the in-kernel sampling filter: %s", strerror(errno));
+	return 0;
+}
+
+int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
+			 char *err, size_t errlen)
+{
+	struct event_spec ev;
+	if (event && events_parse(event, &ev, err, errlen))
 		return -1;
+	if (event && !ev.time_based && !period && !freq)
+		period = 1;
+	/* Samples of the old event still in the ring buffer keep its label. */
+	while (engine_poll(s->eng, 0) > 0)
+		;
+	if (engine_set_sampling(s->eng, event ? &ev : NULL, period ? 0 : freq, period, err,
+				errlen))
+		return -1;
+	if (!event) {
+		s->o->no_sampling = true;
+		return 0;
 	}
+	collector_set_event(s->col, 0, ev.name, 1);
+	free(s->event_name);
+	s->event_name = xstrdup(event);
+	s->o->event = s->event_name;
+	s->o->freq = period ? s->o->freq : freq;
+	s->o->period = period;
+	s->o->no_sampling = false;
 	return 0;
 }
 
@@ -448,6 +611,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->o = o;
+	s->sample_in_probe = s->sample_slow_probe = -1;
 	s->argc = argc;
 	s->argv = argv;
 	s->prof = profile_new();
@@ -490,9 +654,11 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 	}
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
-		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n);
-		if (s->trace_first_probe[i] < 0)
+		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, err, sizeof(err));
+		if (s->trace_first_probe[i] < 0) {
+			errorf("--%s", err); /* "--trace FUNC: why", as the option was given */
 			goto fail;
+		}
 		s->trace_probe_count[i] = n;
 	}
 	if (setup_sampling_decisions(s))
@@ -566,7 +732,7 @@ static void set_meta_double(struct profile *p, const char *key, double v)
 	profile_meta_set(p, key, buf);
 }
 
-static void add_metadata(struct session *s)
+static void add_metadata(struct session *s, double end_mono)
 {
 	struct profile *p = s->prof;
 	const struct session_options *o = s->o;
@@ -586,8 +752,8 @@ static void add_metadata(struct session *s)
 		profile_meta_set(p, "hostname", u.nodename);
 	}
 	set_meta_u64(p, "start_ns", (uint64_t)(s->start_mono * 1e9));
-	set_meta_u64(p, "end_ns", (uint64_t)(s->end_mono * 1e9));
-	set_meta_double(p, "duration_s", s->end_mono - s->start_mono);
+	set_meta_u64(p, "end_ns", (uint64_t)(end_mono * 1e9));
+	set_meta_double(p, "duration_s", end_mono - s->start_mono);
 	set_meta_double(p, "start_unix_s", s->start_wall);
 	struct engine_stats es;
 	struct collector_stats cs;
@@ -610,8 +776,11 @@ static void add_metadata(struct session *s)
 		profile_meta_set(p, "sample_slow", o->sample_slow);
 }
 
-static void session_finish(struct session *s)
+void session_end(struct session *s)
 {
+	if (s->ended)
+		return;
+	s->ended = true;
 	s->end_mono = now_s(CLOCK_MONOTONIC);
 	engine_stop(s->eng);
 	while (engine_poll(s->eng, 0) > 0) /* drain what was sampled before the stop */
@@ -620,9 +789,67 @@ static void session_finish(struct session *s)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct open_span_ctx ctx = {s->col, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
-	for (size_t i = 0; i < s->prof->nprobes; i++)
-		engine_read_hist(s->eng, (uint32_t)i, s->prof->probes[i].hist);
-	add_metadata(s);
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		uint64_t h[SONDE_HIST_BUCKETS];
+		if (session_probe_hist(s, (uint32_t)i, h) == 0)
+			memcpy(s->prof->probes[i].hist, h, sizeof(h));
+	}
+	add_metadata(s, s->end_mono);
+}
+
+int session_save(struct session *s, const char *path, char *err, size_t errlen)
+{
+	struct profile *p = s->prof;
+	/* The recording holds every call counted so far: the kernel's live
+	 * histograms plus what untraced probes gathered before. */
+	uint64_t(*kept)[SONDE_HIST_BUCKETS] = xcalloc(p->nprobes + 1, sizeof(*kept));
+	for (size_t i = 0; i < p->nprobes; i++) {
+		memcpy(kept[i], p->probes[i].hist, sizeof(kept[i]));
+		if (!s->ended)
+			session_probe_hist(s, (uint32_t)i, p->probes[i].hist);
+	}
+	add_metadata(s, s->ended ? s->end_mono : now_s(CLOCK_MONOTONIC));
+	int r = recording_save(p, path, err, errlen);
+	for (size_t i = 0; i < p->nprobes; i++)
+		memcpy(p->probes[i].hist, kept[i], sizeof(kept[i]));
+	free(kept);
+	return r;
+}
+
+int session_poll(struct session *s, int timeout_ms)
+{
+	return engine_poll(s->eng, timeout_ms);
+}
+
+bool session_should_end(struct session *s)
+{
+	return run_should_end(s);
+}
+
+int session_ring_fd(struct session *s)
+{
+	return engine_ring_fd(s->eng);
+}
+
+double session_start_time(const struct session *s)
+{
+	return s->start_mono;
+}
+
+const struct session_options *session_options(const struct session *s)
+{
+	return s->o;
+}
+
+pid_t session_command_pid(const struct session *s)
+{
+	return s->o->cmd ? s->cmd.pid : 0;
+}
+
+void session_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs)
+{
+	engine_get_stats(s->eng, es);
+	collector_get_stats(s->col, cs);
 }
 
 int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg)
@@ -641,7 +868,7 @@ int session_run(struct session *s, session_tick_fn tick, double interval_s, void
 				break;
 		}
 	}
-	session_finish(s);
+	session_end(s);
 	if (tick)
 		tick(s, arg, true);
 	return rc;
@@ -713,5 +940,6 @@ void session_free(struct session *s)
 	profile_free(s->prof);
 	pending_free_all(s);
 	free(s->executable);
+	free(s->event_name);
 	free(s);
 }

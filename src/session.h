@@ -105,6 +105,63 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg);
  * reading the ring buffer failed. */
 int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg);
 
+/* --- stepping a run yourself (live sessions), instead of session_run ----- */
+
+/* Waits up to timeout_ms for records and handles them. Returns the number
+ * handled, or -1 when reading the ring buffer failed. */
+int session_poll(struct session *s, int timeout_ms);
+
+/* True when the run should end (signal, -d elapsed, targets gone). */
+bool session_should_end(struct session *s);
+
+/* An fd readable when records wait (for poll() next to other fds). */
+int session_ring_fd(struct session *s);
+
+/* Finishes the run: stops sampling, drains, records the calls still in
+ * flight, reads the in-kernel histograms, sets the metadata. Idempotent;
+ * session_run does it itself. */
+void session_end(struct session *s);
+
+/* Writes the profile as it stands as a recording (metadata as of now, every
+ * probe's calls counted so far; calls still in flight are not included
+ * before session_end). Returns 0, or -1 with err. */
+int session_save(struct session *s, const char *path, char *err, size_t errlen);
+
+double session_start_time(const struct session *s); /* CLOCK_MONOTONIC seconds */
+const struct session_options *session_options(const struct session *s);
+pid_t session_command_pid(const struct session *s); /* the -- CMD's PID, or 0 */
+void session_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs);
+
+/* --- changing a running session (errors: one line in err, nothing changed) */
+
+/* Traces every function `spec` names (as --trace). Returns the first probe
+ * id (their number in *count), or -1. A function traced before and
+ * untraced gets its probe id (and its data) back. */
+int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen);
+
+/* Removes the probes whose name or function matches `pattern` (a name or a
+ * glob); what they gathered stays. Returns how many, or -1 (none matched,
+ * or one drives the in-kernel sampling filter). */
+int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen);
+
+bool session_probe_attached(const struct session *s, uint32_t probe);
+
+/* A probe's log2 histogram of every call counted since it was first traced
+ * (in-kernel counts, kept across untrace). Returns 0 or -1. */
+int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets);
+
+/* Changes the sampled event and rate (freq samples/s, or every `period`
+ * events when period > 0); event NULL turns sampling off. */
+int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
+			 char *err, size_t errlen);
+
+/* The in-kernel sampling decisions: sample only inside calls of func / only
+ * inside its calls that have already run longer than ns. func NULL = off.
+ * The function is traced if it is not yet. */
+int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen);
+int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
+			    size_t errlen);
+
 /* The probes the i-th --trace spec attached: the first id (-1 if none) and
  * how many functions it named (in *count). */
 int session_trace_probes(const struct session *s, int i, int *count);

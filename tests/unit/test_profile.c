@@ -227,3 +227,40 @@ Test(folded, read_rejects_garbage)
 	const char *bin = "a;b 1\n\0\1\2 5\n";
 	cr_assert_null(folded_read(bin, 12, err, sizeof(err)));
 }
+
+/* A live session trims its raw store: kept samples keep their links, spans
+ * stay findable by id, and the oldest go first. */
+Test(profile, trim_keeps_links_and_span_index)
+{
+	struct profile *p = profile_new();
+	uint32_t f[1] = {fr(p, "work", FRAME_USER)};
+	uint32_t st = profile_stack_intern(p, f, 1);
+	uint32_t th = profile_thread_intern(p, 100, 100, "x");
+	for (uint64_t i = 0; i < 10; i++) {
+		struct span_link l[2] = {{.span_id = 100 + i, .probe = 0}, {.span_id = 200 + i, .probe = 1}};
+		struct sample s = {.time_ns = i * 1000, .weight = 1, .thread = th, .stack = st};
+		profile_add_sample(p, &s, l, i % 3); /* 0, 1 or 2 links */
+		struct span sp = {.id = 100 + i, .start_ns = i * 1000, .duration_ns = 10, .probe = 0};
+		cr_assert_eq(profile_span_add(p, &sp), (int64_t)i);
+	}
+	/* Drop 4 samples, spans ending before 3000, and keep at most 5 spans. */
+	size_t removed = profile_trim(p, 4, 3000, 5);
+	cr_assert_eq(p->nsamples, 6);
+	cr_assert_eq(p->samples[0].time_ns, 4000);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		uint64_t orig = i + 4;
+		cr_assert_eq(p->samples[i].nlinks, orig % 3);
+		for (uint32_t k = 0; k < p->samples[i].nlinks; k++)
+			cr_assert_eq(p->span_links[p->samples[i].links + k].span_id,
+				     (k ? 200 : 100) + orig);
+	}
+	cr_assert_eq(removed, 5); /* 3 too old, then 2 beyond the cap of 5 */
+	cr_assert_eq(p->nspans, 5);
+	for (uint64_t id = 100; id < 110; id++)
+		cr_assert_eq(profile_span_find(p, id) >= 0, id >= 105, "span %llu",
+			     (unsigned long long)id);
+	struct span sp = {.id = 999, .start_ns = 1, .duration_ns = 1};
+	cr_assert_eq(profile_span_add(p, &sp), 5);
+	cr_assert_eq(profile_span_find(p, 999), 5);
+	profile_free(p);
+}
