@@ -266,6 +266,11 @@ static enum span_result span_parse(const char *s, uint64_t *ns)
 	return SPAN_OK;
 }
 
+int command_parse_span(const char *s, uint64_t *ns)
+{
+	return s && span_parse(s, ns) == SPAN_OK ? 0 : -1;
+}
+
 /* ==== suggestions =========================================================== */
 
 /* Optimal string alignment distance (a swap of neighbours counts 1),

@@ -112,6 +112,10 @@ int command_parse(const char *line, struct command *cmd, char *err, size_t errle
  * Words are quoted only when needed. CMD_NONE gives "". */
 const char *command_format(const struct command *c, char *buf, size_t size);
 
+/* Parses a span of time as window and ewma take it (10, 2.5, 30s, 5m, 1h,
+ * 750ms): 0 with *ns, or -1. For options that mirror those commands. */
+int command_parse_span(const char *s, uint64_t *ns);
+
 /* True when a and b are the same command (the fields their kind uses). */
 bool command_equal(const struct command *a, const struct command *b);
 

@@ -1,0 +1,1171 @@
+/* live — a session steered while it runs. The contract is in live.h. */
+#define _GNU_SOURCE
+#include "live.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probes.h"
+#include "sonde_abi.h"
+#include "util.h"
+#include "window.h"
+
+/* Call durations go in log-linear buckets: 16 per power of two. */
+#define FINE_SUB 16
+#define FINE_BITS 10 /* buckets per probe: < 1024 */
+#define RATE_SECONDS 8
+#define RATE_SPAN 5 /* samples/s and calls/s: over the last 5 whole seconds */
+#define JOIN_MAX_FRAMES 4
+
+/* Samples taken inside a call that has not ended yet, by span id: for the
+ * latest-slow-calls list (how many samples, and where they were). */
+struct join {
+	uint64_t span_id;
+	uint64_t first_ns;
+	uint32_t nsamples;
+	uint32_t frame[JOIN_MAX_FRAMES]; /* leaf functions seen, with counts */
+	uint32_t count[JOIN_MAX_FRAMES];
+};
+
+struct probe_state {
+	struct live_slow_call slow[LIVE_SLOW_KEEP]; /* ring, newest at slow_head - 1 */
+	size_t nslow, slow_head;
+	uint64_t slow_threshold_ns; /* cached, re-resolved every second */
+	uint64_t calls_base;        /* in-kernel count at the last reset */
+};
+
+struct rate_ring {
+	uint64_t second[RATE_SECONDS];
+	uint64_t count[RATE_SECONDS];
+};
+
+struct view_spec {
+	enum span_class cls;
+	int probe;                 /* for cls != SPAN_ANY */
+	struct threshold threshold;
+	int64_t tid;               /* 0 = any */
+	char comm[COMMAND_COMM_MAX + 1]; /* "" = any */
+};
+
+struct live {
+	struct session *s;
+	struct profile *p;
+	struct live_options o;
+	struct window *samples; /* the view's samples: stack -> weight */
+	struct window *calls;   /* (probe << FINE_BITS | bucket) -> calls */
+	struct view_spec view;
+	uint64_t view_threshold_ns; /* resolved; UINT64_MAX until known */
+	bool threshold_known;
+	size_t cursor;       /* next raw sample to take in */
+	size_t span_cursor;  /* next raw call to take in */
+	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
+	size_t npending, pending_cap;
+	uint64_t undecided;  /* samples whose call never ended while held */
+	struct join *joins;  /* open addressing by span id */
+	size_t njoin_slots, njoins;
+	uint64_t joins_dropped;
+	struct probe_state probes[SONDE_MAX_PROBES];
+	struct rate_ring sample_rate, call_rate;
+	uint64_t nsamples, ncalls; /* received since the start (or reset) */
+	uint64_t last_second;      /* when the once-a-second work last ran */
+	uint64_t start_ns;
+	uint64_t held_from_ns;     /* raw data before this was dropped */
+	/* Scratch for views, kept across calls so a warm session allocates
+	 * little. */
+	struct stack_weights sw;
+	double *fn_self, *fn_total;
+	uint32_t *fn_seen, *fn_mark; /* generation marks, see next_gen */
+	size_t fn_cap;
+	uint32_t view_gen, stack_gen;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void live_options_init(struct live_options *o)
+{
+	o->window_s = LIVE_DEFAULT_WINDOW_S;
+	o->halflife_s = WINDOW_DEFAULT_HALFLIFE;
+	o->ewma = false;
+	o->keep_s = LIVE_DEFAULT_KEEP_S;
+	o->max_spans = LIVE_DEFAULT_MAX_SPANS;
+}
+
+/* --- duration buckets -------------------------------------------------------- */
+
+static uint32_t fine_bucket(uint64_t ns)
+{
+	if (ns < FINE_SUB)
+		return (uint32_t)ns;
+	unsigned k = 63 - (unsigned)__builtin_clzll(ns); /* >= 4 */
+	uint32_t sub = (uint32_t)(ns >> (k - 4)) & (FINE_SUB - 1);
+	return (k - 3) * FINE_SUB + sub;
+}
+
+/* [lo, hi) of a bucket (hi saturates at UINT64_MAX). */
+static void fine_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
+{
+	if (b < FINE_SUB) {
+		*lo = b;
+		*hi = b + 1;
+		return;
+	}
+	unsigned k = b / FINE_SUB + 3;
+	uint64_t sub = b % FINE_SUB;
+	*lo = (FINE_SUB + sub) << (k - 4);
+	*hi = (sub == FINE_SUB - 1 && k == 63) ? UINT64_MAX : (FINE_SUB + sub + 1) << (k - 4);
+}
+
+static uint64_t fine_mid(uint32_t b)
+{
+	uint64_t lo, hi;
+	fine_bounds(b, &lo, &hi);
+	return lo + (hi - lo) / 2;
+}
+
+/* --- rates ----------------------------------------------------------------------- */
+
+static void rate_add(struct rate_ring *r, uint64_t second, uint64_t n)
+{
+	size_t i = second % RATE_SECONDS;
+	if (r->second[i] != second) {
+		r->second[i] = second;
+		r->count[i] = 0;
+	}
+	r->count[i] += n;
+}
+
+/* Per second over the RATE_SPAN whole seconds before now's (or fewer at the
+ * start of the run). */
+static double rate_get(const struct rate_ring *r, uint64_t now_second, double elapsed_s)
+{
+	uint64_t sum = 0;
+	for (uint64_t s = now_second - RATE_SPAN; s < now_second; s++) {
+		size_t i = s % RATE_SECONDS;
+		if (r->second[i] == s)
+			sum += r->count[i];
+	}
+	double span = elapsed_s < RATE_SPAN ? floor(elapsed_s) : RATE_SPAN;
+	return span >= 1 ? (double)sum / span : 0;
+}
+
+/* --- span <-> sample join ---------------------------------------------------- */
+
+static struct join *join_slot(struct live *l, uint64_t span_id)
+{
+	size_t mask = l->njoin_slots - 1;
+	for (size_t j = hash_bytes(&span_id, 8, 3) & mask;; j = (j + 1) & mask)
+		if (l->joins[j].span_id == span_id || l->joins[j].span_id == 0)
+			return &l->joins[j];
+}
+
+static void join_rehash(struct live *l, size_t slots)
+{
+	struct join *old = l->joins;
+	size_t nold = l->njoin_slots;
+	l->joins = xcalloc(slots, sizeof(*l->joins));
+	l->njoin_slots = slots;
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].span_id)
+			*join_slot(l, old[i].span_id) = old[i];
+	free(old);
+}
+
+/* Bounded: as many calls as samples held could ever join. */
+#define JOIN_CAP (1u << 20)
+
+static void join_add(struct live *l, uint64_t span_id, uint64_t time_ns, uint32_t leaf)
+{
+	struct join *j = join_slot(l, span_id);
+	if (!j->span_id) {
+		if (l->njoins >= JOIN_CAP) {
+			l->joins_dropped++;
+			return;
+		}
+		j->span_id = span_id;
+		j->first_ns = time_ns;
+		l->njoins++;
+		if (l->njoins * 2 > l->njoin_slots) {
+			join_rehash(l, l->njoin_slots * 2);
+			j = join_slot(l, span_id);
+		}
+	}
+	j->nsamples++;
+	for (int k = 0; k < JOIN_MAX_FRAMES; k++) {
+		if (j->frame[k] == leaf || j->frame[k] == 0) {
+			j->frame[k] = leaf;
+			j->count[k]++;
+			return;
+		}
+	}
+}
+
+/* Removes an entry, keeping every other reachable (backward-shift delete). */
+static void join_remove(struct live *l, struct join *j)
+{
+	size_t mask = l->njoin_slots - 1;
+	size_t i = (size_t)(j - l->joins);
+	for (size_t k = (i + 1) & mask; l->joins[k].span_id; k = (k + 1) & mask) {
+		size_t home = hash_bytes(&l->joins[k].span_id, 8, 3) & mask;
+		/* Move k back to i when its home is not in (i, k]. */
+		if (((k - home) & mask) >= ((k - i) & mask)) {
+			l->joins[i] = l->joins[k];
+			i = k;
+		}
+	}
+	memset(&l->joins[i], 0, sizeof(l->joins[i]));
+	l->njoins--;
+}
+
+/* Drops entries of calls that never ended while their samples were held. */
+static void join_sweep(struct live *l, uint64_t cutoff_ns)
+{
+	struct join *keep = xcalloc(l->njoin_slots, sizeof(*keep));
+	struct join *old = l->joins;
+	l->joins = keep;
+	l->njoins = 0;
+	for (size_t i = 0; i < l->njoin_slots; i++) {
+		if (old[i].span_id && old[i].first_ns >= cutoff_ns) {
+			*join_slot(l, old[i].span_id) = old[i];
+			l->njoins++;
+		}
+	}
+	free(old);
+}
+
+/* --- the view ---------------------------------------------------------------------- */
+
+/* The outermost call of `probe` a sample is in: its span id, or 0. */
+static uint64_t sample_call(const struct profile *p, const struct sample *s, uint32_t probe)
+{
+	for (uint32_t i = 0; i < s->nlinks; i++)
+		if (p->span_links[s->links + i].probe == probe)
+			return p->span_links[s->links + i].span_id;
+	return 0;
+}
+
+static bool thread_selected(const struct live *l, const struct sample *s)
+{
+	if (!l->view.tid && !l->view.comm[0])
+		return true;
+	const struct thread_info *t = &l->p->threads[s->thread];
+	if (l->view.tid && t->tid != (uint32_t)l->view.tid)
+		return false;
+	return !l->view.comm[0] || strcmp(t->comm, l->view.comm) == 0;
+}
+
+enum decision { TAKE, SKIP, WAIT };
+
+static enum decision decide(struct live *l, const struct sample *s, uint64_t now)
+{
+	if (!thread_selected(l, s))
+		return SKIP;
+	if (l->view.cls == SPAN_ANY)
+		return TAKE;
+	uint64_t span_id = sample_call(l->p, s, (uint32_t)l->view.probe);
+	if (!span_id)
+		return SKIP;
+	if (l->view.cls == SPAN_IN)
+		return TAKE;
+	if (!l->threshold_known)
+		return WAIT;
+	bool slow;
+	int64_t idx = profile_span_find(l->p, span_id);
+	if (idx >= 0)
+		slow = l->p->spans[idx].duration_ns > l->view_threshold_ns;
+	else if (now > s->time_ns && now - s->time_ns > l->view_threshold_ns)
+		slow = true; /* still running and already longer than the threshold */
+	else
+		return WAIT;
+	return slow == (l->view.cls == SPAN_SLOW) ? TAKE : SKIP;
+}
+
+static void take_sample(struct live *l, const struct sample *s)
+{
+	window_add(l->samples, s->time_ns, s->stack, s->weight);
+}
+
+static void pending_push(struct live *l, uint32_t idx)
+{
+	grow_array((void **)&l->pending, &l->pending_cap, l->npending + 1, sizeof(*l->pending));
+	l->pending[l->npending++] = idx;
+}
+
+static void decide_pending(struct live *l, uint64_t now)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < l->npending; i++) {
+		const struct sample *s = &l->p->samples[l->pending[i]];
+		enum decision d = decide(l, s, now);
+		if (d == TAKE)
+			take_sample(l, s);
+		else if (d == WAIT)
+			l->pending[kept++] = l->pending[i];
+	}
+	l->npending = kept;
+}
+
+/* The probe-p slice of a calls-window read (keys sorted ascending). */
+static void probe_slice(const struct stack_weights *cw, uint32_t probe, size_t *from, size_t *to)
+{
+	uint32_t lo = probe << FINE_BITS, hi = (probe + 1) << FINE_BITS;
+	size_t a = 0, b = cw->n;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (cw->stack[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	size_t e = a;
+	while (e < cw->n && cw->stack[e] < hi)
+		e++;
+	*from = a;
+	*to = e;
+}
+
+/* Nearest-rank percentile over a slice of (bucket, weight), as a bucket
+ * midpoint. */
+static uint64_t slice_percentile(const struct stack_weights *cw, size_t from, size_t to,
+				 double total, double pct)
+{
+	if (from == to || total <= 0)
+		return 0;
+	double rank = ceil(pct / 100.0 * total - 1e-9);
+	if (rank < 1)
+		rank = 1;
+	double cum = 0;
+	for (size_t i = from; i < to; i++) {
+		cum += cw->weight[i];
+		if (cum >= rank - 1e-9)
+			return fine_mid(cw->stack[i] & ((1u << FINE_BITS) - 1));
+	}
+	return fine_mid(cw->stack[to - 1] & ((1u << FINE_BITS) - 1));
+}
+
+static double read_calls(struct live *l, uint64_t now, struct stack_weights *out)
+{
+	return l->o.ewma ? window_ewma(l->calls, now, out)
+			 : window_sum_last(l->calls, now, l->o.window_s, out);
+}
+
+/* Durations of a probe's calls held that ended in the window, ascending. */
+static uint64_t *held_durations(struct live *l, uint32_t probe, uint64_t now, size_t *n)
+{
+	uint64_t from = l->o.ewma ? 0 : now - (uint64_t)(l->o.window_s * 1e9);
+	uint64_t *d = NULL;
+	size_t cap = 0;
+	*n = 0;
+	for (size_t i = 0; i < l->p->nspans; i++) {
+		const struct span *sp = &l->p->spans[i];
+		if (sp->probe != probe || sp->open || span_end_ns(sp) < from)
+			continue;
+		grow_array((void **)&d, &cap, *n + 1, sizeof(*d));
+		d[(*n)++] = sp->duration_ns;
+	}
+	struct latency_stats st;
+	latency_compute(d, *n, &st); /* sorts */
+	return d;
+}
+
+/* Re-resolves every probe's slow threshold and the view's (once a second). */
+static void resolve_thresholds(struct live *l, uint64_t now)
+{
+	struct stack_weights cw = {0};
+	read_calls(l, now, &cw);
+	for (size_t p = 0; p < l->p->nprobes; p++) {
+		size_t a, b;
+		probe_slice(&cw, (uint32_t)p, &a, &b);
+		double total = 0;
+		for (size_t i = a; i < b; i++)
+			total += cw.weight[i];
+		l->probes[p].slow_threshold_ns =
+			total > 0 ? slice_percentile(&cw, a, b, total, 95) : UINT64_MAX;
+		if (l->view.cls != SPAN_SLOW && l->view.cls != SPAN_FAST)
+			continue;
+		if ((int)p != l->view.probe)
+			continue;
+		const struct threshold *t = &l->view.threshold;
+		bool known_before = l->threshold_known;
+		if (t->kind == THRESHOLD_ABSOLUTE) {
+			l->view_threshold_ns = t->ns;
+			l->threshold_known = true;
+		} else if (t->kind == THRESHOLD_PERCENTILE) {
+			if (total > 0) {
+				l->view_threshold_ns = slice_percentile(&cw, a, b, total, t->percentile);
+				l->threshold_known = true;
+			}
+		} else {
+			size_t n;
+			uint64_t *d = held_durations(l, (uint32_t)p, now, &n);
+			if (n > 0) {
+				l->view_threshold_ns = threshold_resolve(t, d, n, NULL);
+				l->threshold_known = true;
+			}
+			free(d);
+		}
+		if (l->threshold_known)
+			l->probes[p].slow_threshold_ns = l->view_threshold_ns;
+		(void)known_before;
+	}
+	stack_weights_free(&cw);
+}
+
+/* --- taking in what arrived ---------------------------------------------------- */
+
+static uint32_t leaf_function(struct live *l, uint32_t stack)
+{
+	if (!stack)
+		return 0;
+	return profile_function_frame(l->p, l->p->nodes[stack].frame);
+}
+
+static void take_samples(struct live *l, uint64_t now)
+{
+	for (; l->cursor < l->p->nsamples; l->cursor++) {
+		const struct sample *s = &l->p->samples[l->cursor];
+		l->nsamples++;
+		rate_add(&l->sample_rate, s->time_ns / 1000000000ull, 1);
+		uint32_t leaf = 0;
+		for (uint32_t i = 0; i < s->nlinks; i++) {
+			if (!leaf)
+				leaf = leaf_function(l, s->stack);
+			join_add(l, l->p->span_links[s->links + i].span_id, s->time_ns, leaf);
+		}
+		enum decision d = decide(l, s, now);
+		if (d == TAKE)
+			take_sample(l, s);
+		else if (d == WAIT)
+			pending_push(l, (uint32_t)l->cursor);
+	}
+}
+
+static void note_slow_call(struct live *l, const struct span *sp, const struct join *j)
+{
+	struct probe_state *ps = &l->probes[sp->probe];
+	struct live_slow_call *c = &ps->slow[ps->slow_head];
+	const struct thread_info *t = &l->p->threads[sp->thread];
+	*c = (struct live_slow_call){.end_ns = span_end_ns(sp), .duration_ns = sp->duration_ns,
+				     .pid = t->pid, .tid = t->tid};
+	if (j) {
+		c->samples = j->nsamples;
+		uint32_t best = 0;
+		for (int k = 0; k < JOIN_MAX_FRAMES; k++)
+			if (j->frame[k] && j->count[k] > best) {
+				best = j->count[k];
+				c->top_frame = j->frame[k];
+			}
+	}
+	ps->slow_head = (ps->slow_head + 1) % LIVE_SLOW_KEEP;
+	if (ps->nslow < LIVE_SLOW_KEEP)
+		ps->nslow++;
+}
+
+static void take_calls(struct live *l)
+{
+	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
+		const struct span *sp = &l->p->spans[l->span_cursor];
+		if (sp->open || sp->probe >= SONDE_MAX_PROBES)
+			continue;
+		uint64_t end = span_end_ns(sp);
+		l->ncalls++;
+		rate_add(&l->call_rate, end / 1000000000ull, 1);
+		window_add(l->calls, end, sp->probe << FINE_BITS | fine_bucket(sp->duration_ns), 1);
+		struct join *j = join_slot(l, sp->id);
+		if (!j->span_id)
+			j = NULL;
+		if (sp->duration_ns > l->probes[sp->probe].slow_threshold_ns)
+			note_slow_call(l, sp, j);
+		if (j)
+			join_remove(l, j);
+	}
+}
+
+/* Drops raw data older than `keep` (never what is still to be taken in or
+ * decided). */
+static void trim(struct live *l, uint64_t now)
+{
+	uint64_t keep_ns = (uint64_t)(l->o.keep_s * 1e9);
+	if (now <= keep_ns)
+		return;
+	uint64_t cutoff = now - keep_ns;
+	size_t limit = l->cursor;
+	/* Samples still waiting are decided now if they are this old: their
+	 * call never ended while held. */
+	size_t kept = 0;
+	for (size_t i = 0; i < l->npending; i++) {
+		if (l->p->samples[l->pending[i]].time_ns < cutoff)
+			l->undecided++;
+		else
+			l->pending[kept++] = l->pending[i];
+	}
+	l->npending = kept;
+	if (l->npending && l->pending[0] < limit)
+		limit = l->pending[0];
+	size_t drop = 0;
+	while (drop < limit && l->p->samples[drop].time_ns < cutoff)
+		drop++;
+	size_t spans_before = l->p->nspans;
+	profile_trim(l->p, drop, cutoff, l->o.max_spans);
+	size_t spans_removed = spans_before - l->p->nspans;
+	l->cursor -= drop;
+	for (size_t i = 0; i < l->npending; i++)
+		l->pending[i] -= (uint32_t)drop;
+	l->span_cursor = l->span_cursor >= spans_removed ? l->span_cursor - spans_removed : 0;
+	if (drop || spans_removed)
+		l->held_from_ns = cutoff;
+	join_sweep(l, cutoff);
+}
+
+void live_update(struct live *l)
+{
+	uint64_t now = now_ns();
+	window_advance(l->samples, now);
+	window_advance(l->calls, now);
+	take_samples(l, now);
+	take_calls(l);
+	if (l->npending)
+		decide_pending(l, now);
+	uint64_t second = now / 1000000000ull;
+	if (second != l->last_second) {
+		l->last_second = second;
+		resolve_thresholds(l, now);
+		trim(l, now);
+	}
+}
+
+/* --- setting up --------------------------------------------------------------------- */
+
+static struct window *new_window(const struct live *l)
+{
+	struct window *w = window_new((size_t)ceil(l->o.keep_s));
+	window_set_halflife(w, l->o.halflife_s);
+	return w;
+}
+
+struct live *live_new(struct session *s, const struct live_options *o, char *err, size_t errlen)
+{
+	if (o->keep_s < 1 || o->keep_s > 86400 || o->window_s < 1 || o->window_s > o->keep_s ||
+	    !(o->halflife_s > 0) || o->max_spans < 1) {
+		snprintf(err, errlen,
+			 "the window (%gs) must be from 1s up to the time held (--keep %gs, at "
+			 "most 1 day)",
+			 o->window_s, o->keep_s);
+		return NULL;
+	}
+	struct live *l = xcalloc(1, sizeof(*l));
+	l->s = s;
+	l->p = session_profile(s);
+	l->o = *o;
+	l->o.window_s = ceil(o->window_s);
+	l->samples = new_window(l);
+	l->calls = new_window(l);
+	l->view.probe = -1;
+	l->view_threshold_ns = UINT64_MAX;
+	l->njoin_slots = 1024;
+	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
+	l->start_ns = (uint64_t)(session_start_time(s) * 1e9);
+	l->held_from_ns = l->start_ns;
+	for (size_t i = 0; i < SONDE_MAX_PROBES; i++)
+		l->probes[i].slow_threshold_ns = UINT64_MAX;
+	return l;
+}
+
+void live_free(struct live *l)
+{
+	if (!l)
+		return;
+	window_free(l->samples);
+	window_free(l->calls);
+	free(l->pending);
+	free(l->joins);
+	stack_weights_free(&l->sw);
+	free(l->fn_self);
+	free(l->fn_total);
+	free(l->fn_seen);
+	free(l->fn_mark);
+	free(l);
+}
+
+/* Refills the samples window from the raw samples held, after the view
+ * changed. */
+static void rebuild(struct live *l)
+{
+	window_free(l->samples);
+	l->samples = new_window(l);
+	l->npending = 0;
+	uint64_t now = now_ns();
+	resolve_thresholds(l, now);
+	for (size_t i = 0; i < l->cursor; i++) {
+		enum decision d = decide(l, &l->p->samples[i], now);
+		if (d == TAKE)
+			take_sample(l, &l->p->samples[i]);
+		else if (d == WAIT)
+			pending_push(l, (uint32_t)i);
+	}
+	window_advance(l->samples, now);
+}
+
+/* --- commands ------------------------------------------------------------------------ */
+
+static int fail(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	return -1;
+}
+
+/* The probe a view names, traced now when it is not yet. */
+static int view_probe(struct live *l, const char *func, FILE *out, bool *traced_now)
+{
+	char err[512];
+	*traced_now = false;
+	int id = profile_probe_find(l->p, func);
+	if (id < 0) {
+		for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
+			int colon = probes_split(l->p->probes[i].name);
+			if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, func) == 0)
+				id = (int)i;
+		}
+	}
+	if (id >= 0 && session_probe_attached(l->s, (uint32_t)id))
+		return id;
+	int n = 0;
+	id = session_trace(l->s, func, &n, err, sizeof(err));
+	if (id < 0)
+		return fail(out, "%s", err);
+	if (n != 1)
+		return fail(out, "'%s' names %d functions: a view takes one (untrace %s to undo)",
+			    func, n, func);
+	*traced_now = true;
+	return id;
+}
+
+static void describe_view(const struct live *l, char *buf, size_t size)
+{
+	char th[64], val[32];
+	const char *name = l->view.probe >= 0 ? l->p->probes[l->view.probe].name : "";
+	switch (l->view.cls) {
+	case SPAN_ANY:
+		snprintf(buf, size, "all");
+		break;
+	case SPAN_IN:
+		snprintf(buf, size, "in %s", name);
+		break;
+	case SPAN_SLOW:
+	case SPAN_FAST:
+		threshold_format(&l->view.threshold, th, sizeof(th));
+		if (l->threshold_known)
+			duration_format(l->view_threshold_ns, val, sizeof(val));
+		else
+			snprintf(val, sizeof(val), "not known yet");
+		snprintf(buf, size, "%s %s %s %s (%s)", l->view.cls == SPAN_SLOW ? "slow" : "fast",
+			 name, l->view.cls == SPAN_SLOW ? ">" : "<=", th, val);
+		break;
+	}
+}
+
+static void describe_filter(const struct live *l, char *buf, size_t size)
+{
+	if (l->view.tid)
+		snprintf(buf, size, "tid %lld", (long long)l->view.tid);
+	else if (l->view.comm[0])
+		snprintf(buf, size, "comm %s", l->view.comm);
+	else
+		snprintf(buf, size, "none");
+}
+
+static void describe_window(const struct live *l, char *buf, size_t size)
+{
+	if (l->o.ewma)
+		snprintf(buf, size, "EWMA half-life %gs", l->o.halflife_s);
+	else
+		snprintf(buf, size, "last %gs", l->o.window_s);
+}
+
+static double held_seconds(const struct live *l)
+{
+	uint64_t now = now_ns();
+	return now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
+}
+
+static int set_view(struct live *l, const struct command *c, FILE *out)
+{
+	struct view_spec old = l->view;
+	bool traced_now = false;
+	if (c->kind == CMD_VIEW_ALL) {
+		l->view.cls = SPAN_ANY;
+		l->view.probe = -1;
+	} else {
+		int id = view_probe(l, c->arg, out, &traced_now);
+		if (id < 0)
+			return -1;
+		l->view.probe = id;
+		l->view.cls = c->kind == CMD_VIEW_IN ? SPAN_IN
+			      : c->kind == CMD_VIEW_SLOW ? SPAN_SLOW : SPAN_FAST;
+		l->view.threshold = c->threshold;
+	}
+	if (memcmp(&old, &l->view, sizeof(old)) != 0 || traced_now) {
+		l->threshold_known = false;
+		l->view_threshold_ns = UINT64_MAX;
+		rebuild(l);
+	}
+	char desc[192];
+	describe_view(l, desc, sizeof(desc));
+	fprintf(out, "view: %s%s (rebuilt from the %.0f s held)\n", desc,
+		traced_now ? "; traced it now, so only calls from now on count" : "",
+		held_seconds(l));
+	return 0;
+}
+
+static int set_filter(struct live *l, const struct command *c, FILE *out)
+{
+	l->view.tid = 0;
+	memset(l->view.comm, 0, sizeof(l->view.comm));
+	if (c->kind == CMD_FILTER_TID)
+		l->view.tid = c->tid;
+	else if (c->kind == CMD_FILTER_COMM)
+		memcpy(l->view.comm, c->arg, strnlen(c->arg, sizeof(l->view.comm) - 1));
+	rebuild(l);
+	char desc[64];
+	describe_filter(l, desc, sizeof(desc));
+	fprintf(out, "filter: %s\n", desc);
+	return 0;
+}
+
+static void print_probe_list(const struct live *l, FILE *out, int first, int count)
+{
+	for (int i = first; i < first + count && i < (int)l->p->nprobes; i++)
+		fprintf(out, "%s%s", i > first ? ", " : "", l->p->probes[i].name);
+}
+
+static int do_trace(struct live *l, const char *spec, FILE *out)
+{
+	char err[512];
+	size_t before = l->p->nprobes;
+	int n = 0;
+	int first = session_trace(l->s, spec, &n, err, sizeof(err));
+	if (first < 0)
+		return fail(out, "%s", err);
+	fprintf(out, "tracing %d function%s: ", n, n == 1 ? "" : "s");
+	if (l->p->nprobes > before) /* new probes are consecutive */
+		print_probe_list(l, out, (int)before, (int)(l->p->nprobes - before));
+	else
+		fprintf(out, "%s", l->p->probes[first].name);
+	fputc('\n', out);
+	return 0;
+}
+
+static int do_sampling(struct live *l, const struct command *c, FILE *out)
+{
+	char err[512];
+	const struct session_options *o = session_options(l->s);
+	const char *event = o->event;
+	uint64_t freq = o->period ? 0 : o->freq, period = o->period;
+	if (c->kind == CMD_SAMPLE_HZ) {
+		freq = c->hz;
+		period = 0;
+	} else if (c->kind == CMD_SAMPLE_EVENT) {
+		event = c->arg;
+		period = 0; /* time-based: keep the rate; counted events: every one */
+		if (!freq)
+			freq = 99;
+	}
+	int r = session_set_sampling(l->s, c->kind == CMD_SAMPLE_OFF ? NULL : event, freq, period,
+				     err, sizeof(err));
+	if (r)
+		return fail(out, "%s", err);
+	if (c->kind == CMD_SAMPLE_OFF) {
+		fprintf(out, "sampling off (traced calls are still timed)\n");
+		return 0;
+	}
+	o = session_options(l->s);
+	if (o->period)
+		fprintf(out, "sampling %s every %llu events\n", o->event,
+			(unsigned long long)o->period);
+	else
+		fprintf(out, "sampling %s at %llu Hz\n", o->event, (unsigned long long)o->freq);
+	return 0;
+}
+
+static int do_reset(struct live *l, FILE *out)
+{
+	window_free(l->samples);
+	window_free(l->calls);
+	l->samples = new_window(l);
+	l->calls = new_window(l);
+	uint64_t now = now_ns();
+	profile_trim(l->p, l->p->nsamples, UINT64_MAX, 0);
+	l->cursor = l->span_cursor = 0;
+	l->npending = 0;
+	join_sweep(l, UINT64_MAX);
+	for (size_t i = 0; i < l->p->nprobes; i++) {
+		uint64_t h[SONDE_HIST_BUCKETS], total = 0;
+		if (session_probe_hist(l->s, (uint32_t)i, h) == 0)
+			for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+				total += h[b];
+		l->probes[i].calls_base = total;
+		l->probes[i].nslow = l->probes[i].slow_head = 0;
+	}
+	memset(&l->sample_rate, 0, sizeof(l->sample_rate));
+	memset(&l->call_rate, 0, sizeof(l->call_rate));
+	l->nsamples = l->ncalls = l->undecided = 0;
+	l->held_from_ns = now;
+	l->threshold_known = false;
+	fprintf(out, "reset: windows, calls and held samples cleared\n");
+	return 0;
+}
+
+static int do_save(struct live *l, const char *path, FILE *out)
+{
+	char err[512];
+	if (session_save(l->s, path, err, sizeof(err)))
+		return fail(out, "%s", err);
+	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
+		l->p->nsamples, l->p->nspans, held_seconds(l), path);
+	return 0;
+}
+
+static void print_status(struct live *l, FILE *out)
+{
+	struct live_view *v = live_view_build(l, 0);
+	const struct live_status *st = &v->status;
+	fprintf(out, "target:   %s\n", st->target);
+	fprintf(out, "sampling: %s\n", st->sampling);
+	fprintf(out, "window:   %s\n", st->window);
+	fprintf(out, "view:     %s\n", st->view);
+	fprintf(out, "filter:   %s\n", st->filter);
+	fprintf(out, "elapsed:  %.1f s; %llu samples (%.1f/s), %llu calls (%.1f/s)\n", st->elapsed_s,
+		(unsigned long long)st->samples, st->samples_per_s, (unsigned long long)st->calls,
+		st->calls_per_s);
+	fprintf(out, "drops:    %llu%s%s\n", (unsigned long long)st->drops,
+		st->drops_detail[0] ? " " : "", st->drops_detail);
+	fprintf(out, "held:     %.1f s of raw data, %.1f MB\n", st->held_s,
+		(double)st->memory_bytes / 1048576.0);
+	for (size_t i = 0; i < v->nprobes; i++) {
+		const struct live_probe_view *pv = &v->probes[i];
+		char p50[16], p99[16];
+		fprintf(out, "probe:    %s%s: %.0f calls in window, %.1f/s, p50 %s, p99 %s, %llu total\n",
+			pv->name, pv->attached ? "" : " (untraced)", pv->calls, pv->calls_per_s,
+			duration_format(pv->p50_ns, p50, sizeof(p50)),
+			duration_format(pv->p99_ns, p99, sizeof(p99)),
+			(unsigned long long)pv->total_calls);
+	}
+	live_view_free(v);
+}
+
+int live_exec_command(struct live *l, const struct command *c, FILE *out)
+{
+	char err[512];
+	switch (c->kind) {
+	case CMD_NONE:
+		return 0;
+	case CMD_TRACE:
+		return do_trace(l, c->arg, out);
+	case CMD_UNTRACE: {
+		int n = session_untrace(l->s, c->arg, err, sizeof(err));
+		if (n < 0)
+			return fail(out, "%s", err);
+		fprintf(out, "untraced %d function%s (what they gathered stays)\n", n,
+			n == 1 ? "" : "s");
+		return 0;
+	}
+	case CMD_SAMPLE_HZ:
+	case CMD_SAMPLE_OFF:
+	case CMD_SAMPLE_EVENT:
+		return do_sampling(l, c, out);
+	case CMD_SAMPLE_IN:
+	case CMD_SAMPLE_IN_OFF:
+		if (session_set_sample_in(l->s, c->kind == CMD_SAMPLE_IN ? c->arg : NULL, err,
+					  sizeof(err)))
+			return fail(out, "%s", err);
+		if (c->kind == CMD_SAMPLE_IN)
+			fprintf(out, "sampling only inside calls of %s (decided in the kernel)\n", c->arg);
+		else
+			fprintf(out, "sample-in off\n");
+		return 0;
+	case CMD_SAMPLE_SLOW:
+	case CMD_SAMPLE_SLOW_OFF: {
+		if (session_set_sample_slow(l->s, c->kind == CMD_SAMPLE_SLOW ? c->arg : NULL, c->ns,
+					    err, sizeof(err)))
+			return fail(out, "%s", err);
+		char d[32];
+		if (c->kind == CMD_SAMPLE_SLOW)
+			fprintf(out, "sampling only inside calls of %s running longer than %s\n",
+				c->arg, duration_format(c->ns, d, sizeof(d)));
+		else
+			fprintf(out, "sample-slow off\n");
+		return 0;
+	}
+	case CMD_VIEW_IN:
+	case CMD_VIEW_SLOW:
+	case CMD_VIEW_FAST:
+	case CMD_VIEW_ALL:
+		return set_view(l, c, out);
+	case CMD_WINDOW: {
+		double s = ceil((double)c->ns / 1e9);
+		if (s > l->o.keep_s)
+			return fail(out,
+				    "window %gs is longer than the %gs held: start sonde top with "
+				    "--keep %gs",
+				    s, l->o.keep_s, s);
+		l->o.window_s = s;
+		l->o.ewma = false;
+		fprintf(out, "window: last %gs\n", s);
+		return 0;
+	}
+	case CMD_EWMA: {
+		double h = (double)c->ns / 1e9;
+		if (window_set_halflife(l->samples, h) || window_set_halflife(l->calls, h))
+			return fail(out, "bad half-life");
+		l->o.halflife_s = h;
+		l->o.ewma = true;
+		fprintf(out, "window: EWMA half-life %gs\n", h);
+		return 0;
+	}
+	case CMD_FILTER_TID:
+	case CMD_FILTER_COMM:
+	case CMD_FILTER_CLEAR:
+		return set_filter(l, c, out);
+	case CMD_RESET:
+		return do_reset(l, out);
+	case CMD_SAVE:
+		return do_save(l, c->arg, out);
+	case CMD_STATUS:
+		print_status(l, out);
+		return 0;
+	case CMD_HELP:
+		command_help(out, c->arg);
+		return 0;
+	}
+	return fail(out, "command not handled");
+}
+
+int live_exec(struct live *l, const char *line, FILE *out)
+{
+	struct command c;
+	char err[512];
+	if (command_parse(line, &c, err, sizeof(err)))
+		return fail(out, "%s", err);
+	return live_exec_command(l, &c, out);
+}
+
+/* --- views ------------------------------------------------------------------------------ */
+
+static void fill_target(struct live *l, char *buf, size_t size)
+{
+	const struct session_options *o = session_options(l->s);
+	if (o->system_wide) {
+		snprintf(buf, size, "system-wide");
+	} else if (o->cmd) {
+		snprintf(buf, size, "command %s (PID %d)", o->cmd[0], (int)session_command_pid(l->s));
+	} else {
+		size_t off = (size_t)snprintf(buf, size, "PID");
+		for (int i = 0; i < o->npids && off < size; i++)
+			off += (size_t)snprintf(buf + off, size - off, "%s%d", i ? "," : " ",
+						(int)o->pids[i]);
+	}
+}
+
+static void fill_status(struct live *l, struct live_status *st, uint64_t now)
+{
+	const struct session_options *o = session_options(l->s);
+	fill_target(l, st->target, sizeof(st->target));
+	if (o->no_sampling)
+		snprintf(st->sampling, sizeof(st->sampling), "off");
+	else if (o->period)
+		snprintf(st->sampling, sizeof(st->sampling), "%s every %llu", o->event,
+			 (unsigned long long)o->period);
+	else
+		snprintf(st->sampling, sizeof(st->sampling), "%s @ %llu Hz", o->event,
+			 (unsigned long long)o->freq);
+	describe_window(l, st->window, sizeof(st->window));
+	describe_view(l, st->view, sizeof(st->view));
+	describe_filter(l, st->filter, sizeof(st->filter));
+	st->elapsed_s = now > l->start_ns ? (double)(now - l->start_ns) / 1e9 : 0;
+	uint64_t sec = now / 1000000000ull;
+	double since = now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
+	st->samples_per_s = rate_get(&l->sample_rate, sec, since);
+	st->calls_per_s = rate_get(&l->call_rate, sec, since);
+	st->samples = l->nsamples;
+	st->calls = l->ncalls;
+	struct engine_stats es;
+	struct collector_stats cs;
+	session_get_stats(l->s, &es, &cs);
+	struct window_stats ws;
+	window_stats(l->samples, &ws);
+	uint64_t lost = es.lost_samples + es.lost_spans + es.lost_task;
+	uint64_t untimed = es.span_overflow + es.threads_full;
+	st->drops = lost + untimed + es.targets_full + l->joins_dropped + ws.dropped;
+	st->drops_detail[0] = 0;
+	if (st->drops)
+		snprintf(st->drops_detail, sizeof(st->drops_detail),
+			 "(ring buffer full: %llu samples, %llu calls, %llu process events; "
+			 "untimed calls %llu; late samples %llu)",
+			 (unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
+			 (unsigned long long)es.lost_task, (unsigned long long)untimed,
+			 (unsigned long long)ws.dropped);
+	st->held_s = held_seconds(l);
+	st->memory_bytes = window_memory_bytes(l->samples) + window_memory_bytes(l->calls) +
+			   l->p->samples_cap * sizeof(struct sample) +
+			   l->p->span_links_cap * sizeof(struct span_link) +
+			   l->p->spans_cap * sizeof(struct span) +
+			   l->p->nspan_slots * sizeof(uint32_t) +
+			   l->njoin_slots * sizeof(struct join) + l->pending_cap * sizeof(uint32_t);
+}
+
+static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
+{
+	struct stack_weights cw = {0};
+	read_calls(l, now, &cw);
+	v->nprobes = l->p->nprobes;
+	v->probes = xcalloc(v->nprobes + 1, sizeof(*v->probes));
+	double rate_base = l->o.ewma ? 1.0 - pow(2.0, -1.0 / l->o.halflife_s) : 0;
+	double since = now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
+	double span_s = since < l->o.window_s ? since : l->o.window_s;
+	for (size_t i = 0; i < v->nprobes; i++) {
+		struct live_probe_view *pv = &v->probes[i];
+		struct probe_state *ps = &l->probes[i];
+		pv->name = xstrdup(l->p->probes[i].name);
+		pv->attached = session_probe_attached(l->s, (uint32_t)i);
+		size_t a, b;
+		probe_slice(&cw, (uint32_t)i, &a, &b);
+		double total = 0;
+		for (size_t k = a; k < b; k++) {
+			total += cw.weight[k];
+			uint64_t lo, hi;
+			fine_bounds(cw.stack[k] & ((1u << FINE_BITS) - 1), &lo, &hi);
+			latency_hist_add(&pv->hist, lo, (uint64_t)llround(cw.weight[k]));
+		}
+		pv->calls = total;
+		pv->calls_per_s = l->o.ewma ? total * rate_base : span_s >= 1 ? total / span_s : total;
+		pv->p50_ns = slice_percentile(&cw, a, b, total, 50);
+		pv->p90_ns = slice_percentile(&cw, a, b, total, 90);
+		pv->p95_ns = slice_percentile(&cw, a, b, total, 95);
+		pv->p99_ns = slice_percentile(&cw, a, b, total, 99);
+		pv->max_ns = b > a ? fine_mid(cw.stack[b - 1] & ((1u << FINE_BITS) - 1)) : 0;
+		uint64_t h[SONDE_HIST_BUCKETS], all = 0;
+		if (session_probe_hist(l->s, (uint32_t)i, h) == 0)
+			for (int k = 0; k < SONDE_HIST_BUCKETS; k++)
+				all += h[k];
+		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
+		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
+		for (size_t k = 0; k < ps->nslow; k++)
+			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
+		pv->nslow = ps->nslow;
+	}
+	stack_weights_free(&cw);
+}
+
+static void ensure_fn_scratch(struct live *l, size_t n)
+{
+	if (n <= l->fn_cap)
+		return;
+	size_t cap = n + n / 2 + 64;
+	l->fn_self = xrealloc(l->fn_self, cap * sizeof(double));
+	l->fn_total = xrealloc(l->fn_total, cap * sizeof(double));
+	l->fn_seen = xrealloc(l->fn_seen, cap * sizeof(uint32_t));
+	l->fn_mark = xrealloc(l->fn_mark, cap * sizeof(uint32_t));
+	memset(l->fn_seen + l->fn_cap, 0, (cap - l->fn_cap) * sizeof(uint32_t));
+	memset(l->fn_mark + l->fn_cap, 0, (cap - l->fn_cap) * sizeof(uint32_t));
+	l->fn_cap = cap;
+}
+
+/* Generation counters mark "seen in this view" and "counted for this
+ * stack" without clearing arrays; on wrap-around they are cleared once. */
+static uint32_t next_gen(uint32_t *gen, uint32_t *marks, size_t n)
+{
+	if (++*gen == 0) {
+		memset(marks, 0, n * sizeof(*marks));
+		*gen = 1;
+	}
+	return *gen;
+}
+
+static int cmp_hot(const void *a, const void *b, void *arg)
+{
+	const struct live_hot *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	const struct frame_table *ft = arg;
+	return strcmp(frames_get(ft, x->frame)->name, frames_get(ft, y->frame)->name);
+}
+
+/* Self and total weight per function from the view's stack weights. */
+static void fill_hot(struct live *l, struct live_view *v, double scale, size_t hot_max)
+{
+	const struct stack_weights *sw = &l->sw;
+	uint32_t *used = NULL;
+	size_t nused = 0, used_cap = 0;
+	ensure_fn_scratch(l, frames_count(l->p->frames) + 1);
+	uint32_t view = next_gen(&l->view_gen, l->fn_seen, l->fn_cap);
+	for (size_t i = 0; i < sw->n; i++) {
+		uint32_t node = sw->stack[i];
+		if (node == 0 || node >= l->p->nnodes)
+			continue;
+		double w = sw->weight[i] * scale;
+		uint32_t stack = next_gen(&l->stack_gen, l->fn_mark, l->fn_cap);
+		bool leaf = true;
+		for (uint32_t n = node; n; n = l->p->nodes[n].parent) {
+			uint32_t f = profile_function_frame(l->p, l->p->nodes[n].frame);
+			if (f >= l->fn_cap) { /* interned just now */
+				ensure_fn_scratch(l, (size_t)f + 1);
+			}
+			if (l->fn_seen[f] != view) {
+				l->fn_seen[f] = view;
+				l->fn_self[f] = l->fn_total[f] = 0;
+				grow_array((void **)&used, &used_cap, nused + 1, sizeof(*used));
+				used[nused++] = f;
+			}
+			if (leaf)
+				l->fn_self[f] += w;
+			leaf = false;
+			/* Total: once per stack, however often the function recurses. */
+			if (l->fn_mark[f] != stack) {
+				l->fn_mark[f] = stack;
+				l->fn_total[f] += w;
+			}
+		}
+	}
+	v->hot = xcalloc(nused + 1, sizeof(*v->hot));
+	for (size_t i = 0; i < nused; i++) {
+		uint32_t f = used[i];
+		v->hot[i] = (struct live_hot){.frame = f, .self = l->fn_self[f], .total = l->fn_total[f]};
+	}
+	qsort_r(v->hot, nused, sizeof(*v->hot), cmp_hot, l->p->frames);
+	v->nhot = nused < hot_max ? nused : hot_max;
+	free(used);
+}
+
+struct live_view *live_view_build(struct live *l, size_t hot_max)
+{
+	uint64_t now = now_ns();
+	struct live_view *v = xcalloc(1, sizeof(*v));
+	v->now_ns = now;
+	double total = l->o.ewma ? window_ewma(l->samples, now, &l->sw)
+				 : window_sum_last(l->samples, now, l->o.window_s, &l->sw);
+	/* EWMA weights are fractional: scale them so the tree's integer counts
+	 * keep three decimals. */
+	double scale = l->o.ewma ? 1000.0 : 1.0;
+	v->fractional = l->o.ewma;
+	v->flame = window_flame(l->p, &l->sw, scale);
+	v->total = v->flame ? (double)v->flame->root->total : total * scale;
+	fill_hot(l, v, scale, hot_max);
+	fill_probes(l, v, now);
+	fill_status(l, &v->status, now);
+	return v;
+}

@@ -1,0 +1,81 @@
+/* live — a session steered while it runs: `sonde top`, its control socket
+ * and its batch mode all drive one of these.
+ *
+ * It sits on a running struct session (session.h) and turns the samples and
+ * calls arriving in the session's profile into bounded streaming state:
+ *
+ *   - a window (window.h) of the current view's samples: per-second stack
+ *     weights, read as the last N seconds (sliding) or as an EWMA of all
+ *     time with a half-life;
+ *   - a window of call durations per probe (log-linear buckets, 16 per
+ *     octave), for calls/s, percentiles (bucket midpoints: within 2.2%) and
+ *     histograms over the same window;
+ *   - the latest slow calls of every probe, with the samples taken inside
+ *     them (joined by span id as samples and calls arrive);
+ *   - the raw samples and calls of the last `keep` seconds (at most
+ *     `max_spans` calls), which `save` writes and from which a changed view
+ *     is rebuilt. Older raw data is dropped (profile_trim), so memory is
+ *     bounded whatever the run length.
+ *
+ * The view selects samples: all, those inside calls of a probe (`in`), or
+ * inside its calls slower / not slower than a threshold (`slow`, `fast`);
+ * plus a thread filter (tid or comm). A sample in a call still running is
+ * decided as soon as it can be: when the call ends, or as soon as the call
+ * has run longer than the threshold (then it is slow whatever happens). A
+ * percentile threshold is re-resolved every second over the window; `auto`
+ * over the calls held. A probe's "slow" calls (its latest-slow list) are
+ * those above the view's threshold when the view is on that probe, else
+ * above its p95 over the window.
+ *
+ * Changing the view or the filter rebuilds the window from the raw samples
+ * held (the EWMA's older history cannot be re-filtered: it restarts from
+ * what is held). Changing window/ewma only changes how the window is read.
+ *
+ * Not thread-safe: one loop calls live_update, live_exec and
+ * live_view_build. */
+#ifndef SONDE_LIVE_H
+#define SONDE_LIVE_H
+
+#include <stdio.h>
+
+#include "command.h"
+#include "liveview.h"
+#include "session.h"
+
+#define LIVE_DEFAULT_WINDOW_S 10
+#define LIVE_DEFAULT_KEEP_S 60
+#define LIVE_DEFAULT_MAX_SPANS 200000
+
+struct live_options {
+	double window_s;    /* sliding window (seconds, whole, 1..keep_s); default 10 */
+	double halflife_s;  /* EWMA half-life; default 10 */
+	bool ewma;          /* read the window as an EWMA instead of sliding */
+	double keep_s;      /* raw data held and the ring's capacity; default 60 */
+	size_t max_spans;   /* raw calls held at most; default 200,000 */
+};
+
+void live_options_init(struct live_options *o);
+
+struct live;
+
+/* Wraps a started session (not owned: the caller frees it after
+ * live_free). Returns NULL with err when the options are inconsistent. */
+struct live *live_new(struct session *s, const struct live_options *o, char *err,
+		      size_t errlen);
+void live_free(struct live *l);
+
+/* Takes in what arrived in the session's profile since the last call (call
+ * it after every session_poll): feeds the windows, decides waiting samples,
+ * and about once a second re-resolves thresholds and drops old raw data. */
+void live_update(struct live *l);
+
+/* Runs one command line of the command language (command.h). Writes the
+ * answer to out: one or more lines for success, exactly one line for an
+ * error. Returns 0, or -1 on error; the session keeps running either way. */
+int live_exec(struct live *l, const char *line, FILE *out);
+int live_exec_command(struct live *l, const struct command *c, FILE *out);
+
+/* A snapshot of the current view (hot functions: at most hot_max). */
+struct live_view *live_view_build(struct live *l, size_t hot_max);
+
+#endif

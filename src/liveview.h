@@ -1,0 +1,102 @@
+/* liveview — one snapshot of a live session, as displays show it.
+ *
+ * The live session (live.h) builds a struct live_view on demand: the flame
+ * tree of the current view over the current window, the hottest functions,
+ * per-probe latency, and a status line's worth of numbers. Displays (the TUI,
+ * `top -b`, the control socket's `status`) only read it. Everything in it is
+ * owned by the view and freed by live_view_free(); frame ids refer to the
+ * frame table of the session's profile (flame->frames), which outlives it.
+ *
+ * Weights are sample weights (1 per sample for time-based events). In a
+ * sliding window they are exact sums over the last N seconds; in an EWMA
+ * window they are decayed sums (see window.h) and so fractional: displays
+ * show shares (weight / total) and rates, not raw counts, for EWMA views. */
+#ifndef SONDE_LIVEVIEW_H
+#define SONDE_LIVEVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flame.h"
+#include "latency.h"
+
+#define LIVE_SLOW_KEEP 8 /* latest slow calls kept per probe */
+
+/* A function in the hottest-functions table. */
+struct live_hot {
+	uint32_t frame; /* function frame (profile_function_frame): name + kind */
+	double self;    /* weight of samples whose leaf is this function */
+	double total;   /* weight of samples with this function anywhere on the stack */
+};
+
+/* One slow call, as it ended. */
+struct live_slow_call {
+	uint64_t end_ns;      /* CLOCK_MONOTONIC */
+	uint64_t duration_ns;
+	uint32_t pid, tid;
+	uint32_t samples;     /* samples taken inside it (0 when none reached sonde) */
+	uint32_t top_frame;   /* hottest function among those samples' leaves, 0 if none */
+};
+
+struct live_probe_view {
+	const char *name;        /* as users name it (function, or BINARY:FUNC); malloc'd,
+	                          * freed by live_view_free */
+	bool attached;           /* false after `untrace` (its data stays) */
+	double calls;            /* calls that ended in the window (decayed for EWMA) */
+	double calls_per_s;      /* rate over the window */
+	uint64_t p50_ns, p90_ns, p95_ns, p99_ns, max_ns; /* over the window, from hist_fine */
+	struct latency_hist hist; /* log2 counts over the window (rounded for EWMA) */
+	uint64_t total_calls;    /* every call since tracing began (in-kernel count) */
+	uint64_t slow_threshold_ns; /* what "slow" means for this probe now (see live.h) */
+	struct live_slow_call slow[LIVE_SLOW_KEEP]; /* newest first */
+	size_t nslow;
+};
+
+struct live_status {
+	char target[128];     /* "PID 1234 (server)", "command ./x (PID 1234)", "system-wide" */
+	char sampling[96];    /* "cpu-clock @ 999 Hz", "page-faults every 1", "off" */
+	char window[48];      /* "last 10s" or "EWMA half-life 10s" */
+	char view[192];        /* "all", "in handle_request", "slow handle_request > p95 (1.20ms)" */
+	char filter[64];      /* "none", "tid 1234", "comm worker" */
+	double elapsed_s;     /* since the session started */
+	double samples_per_s; /* samples received per second, last 5 s */
+	double calls_per_s;   /* traced calls received per second, last 5 s */
+	uint64_t samples;     /* received since the start (all views) */
+	uint64_t calls;       /* traced calls received since the start */
+	uint64_t drops;       /* everything lost: ring buffer full, maps full, ... */
+	char drops_detail[160]; /* "" or what the drops were */
+	double held_s;        /* seconds of raw samples held (for `save` and view changes) */
+	size_t memory_bytes;  /* what the session's windows and raw store hold */
+};
+
+struct live_view {
+	struct flame_tree *flame;  /* the view's samples over the window, root = all */
+	double total;              /* their total weight (the root's share base) */
+	bool fractional;           /* EWMA: weights are decayed sums */
+	struct live_hot *hot;      /* sorted by self, descending (ties: total, name) */
+	size_t nhot;
+	struct live_probe_view *probes; /* in probe id order */
+	size_t nprobes;
+	struct live_status status;
+	uint64_t now_ns;           /* when the view was built (CLOCK_MONOTONIC) */
+};
+
+/* Frees the view and everything in it (the flame tree, hot rows, probe
+ * names). NULL is allowed. */
+void live_view_free(struct live_view *v);
+
+/* Writes a text snapshot (the `top -b` format): a first line
+ * "--- sonde top at <elapsed>s ---" (so a stream of snapshots splits there),
+ * a header of status lines, the `top_n` hottest functions (self and total
+ * shares of v->total, one decimal), the `top_n` hottest stacks (flame-tree
+ * paths by self weight, root first, the leaf-most 8 functions shown, "...;"
+ * in front when cut), then one block per probe (calls, rate, percentiles,
+ * slow threshold, latest slow calls). top_n 0 means no limit. With v->total
+ * 0 the two tables are replaced by "no samples in this window". Fractional
+ * (EWMA) views show shares and rates, no window counts. Ties are ordered by
+ * label, then frame id, so equal views print equal text. */
+void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
+
+#endif
