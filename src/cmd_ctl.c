@@ -1,0 +1,203 @@
+/* sonde ctl — send one command to a running live session.
+ *
+ *   sonde ctl [SESSION] COMMAND [ARGS...]   SESSION: the session's PID
+ *   sonde ctl --list                        the running sessions
+ *
+ * The words are joined into one line of the command language (command.h),
+ * quoting a word when the language needs it, and sent over the session's
+ * control socket (ctl.h). The answer goes to stdout (an error answer to
+ * stderr). Exit: 0 ok, 1 error answer or no session reached, 2 usage. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "command.h"
+#include "commands.h"
+#include "ctl.h"
+#include "util.h"
+
+static void print_usage(FILE *f)
+{
+	fputs("usage: sonde ctl [SESSION] COMMAND [ARGS...]\n"
+	      "       sonde ctl --list\n"
+	      "\n"
+	      "Sends one command to a running live session (sonde top) and prints its\n"
+	      "answer. SESSION is the session's PID; it may be left out when exactly one\n"
+	      "session is running. COMMAND and ARGS are the words of the session's command\n"
+	      "language, e.g.\n"
+	      "  sonde ctl trace handle_request\n"
+	      "  sonde ctl 4242 slow handle_request p99\n"
+	      "  sonde ctl status\n"
+	      "  sonde ctl help        (every command)\n"
+	      "\n"
+	      "  --list     list the running sessions (PID and command line)\n"
+	      "  -h, --help show this help\n"
+	      "\n"
+	      "Exit status: 0 when the session answered ok, 1 when it answered with an\n"
+	      "error or could not be reached, 2 on a usage error.\n",
+	      f);
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool needs_quotes(const char *a)
+{
+	return !*a || strpbrk(a, " \t\"#") != NULL;
+}
+
+/* Appends one word to buf (of size), quoted as the command language reads
+ * it back. Returns the new length, or size when it does not fit. */
+static size_t append_word(char *buf, size_t len, size_t size, const char *a)
+{
+	bool q = needs_quotes(a);
+#define PUT(ch)                                                                                    \
+	do {                                                                                       \
+		if (len + 1 >= size)                                                               \
+			return size;                                                               \
+		buf[len++] = (ch);                                                                 \
+	} while (0)
+	if (q)
+		PUT('"');
+	for (const char *p = a; *p; p++) {
+		if (q && (*p == '"' || *p == '\\'))
+			PUT('\\');
+		PUT(*p);
+	}
+	if (q)
+		PUT('"');
+#undef PUT
+	buf[len] = 0;
+	return len;
+}
+
+static int list_sessions(void)
+{
+	char err[512];
+	int n = ctl_list(stdout, err, sizeof(err));
+	if (n < 0) {
+		errorf("%s", err);
+		return 1;
+	}
+	if (n == 0)
+		errorf("no sonde session is running (start one with sonde top)");
+	return 0;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	int i = 1;
+	if (i < argc) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			print_usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--list") || !strcmp(a, "-l")) {
+			if (argc > 2) {
+				errorf("ctl: --list takes no arguments (see sonde ctl --help)");
+				return 2;
+			}
+			return list_sessions();
+		}
+		if (!strcmp(a, "--")) {
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			errorf("ctl: unknown option '%s' (see sonde ctl --help)", a);
+			return 2;
+		}
+	}
+	pid_t pid = 0;
+	if (i < argc && all_digits(argv[i])) {
+		char *end;
+		long v = strtol(argv[i], &end, 10);
+		if (v <= 0 || v > INT_MAX || strlen(argv[i]) > 10) {
+			errorf("ctl: bad session PID '%s': expected a positive number "
+			       "(sonde ctl --list shows the running sessions)",
+			       argv[i]);
+			return 2;
+		}
+		if (i + 1 >= argc) {
+			errorf("ctl: '%s' looks like a session PID but no COMMAND follows "
+			       "(e.g. sonde ctl %s status)",
+			       argv[i], argv[i]);
+			return 2;
+		}
+		pid = (pid_t)v;
+		i++;
+	}
+	if (i >= argc) {
+		errorf("ctl: a COMMAND is needed, e.g. sonde ctl status (sonde ctl help lists "
+		       "the commands)");
+		return 2;
+	}
+
+	char line[COMMAND_LINE_MAX + 1];
+	size_t len = 0;
+	line[0] = 0;
+	for (int k = i; k < argc; k++) {
+		for (const char *p = argv[k]; *p; p++)
+			if ((unsigned char)*p < 0x20 && *p != '\t') {
+				errorf("ctl: argument %d holds a line break or control character; a "
+				       "command is one line",
+				       k - i + 1);
+				return 2;
+			}
+		if (k > i) {
+			if (len + 1 >= sizeof(line))
+				len = sizeof(line);
+			else
+				line[len++] = ' ';
+		}
+		if (len < sizeof(line))
+			len = append_word(line, len, sizeof(line), argv[k]);
+		if (len >= sizeof(line)) {
+			errorf("ctl: command too long: at most %d bytes", COMMAND_LINE_MAX);
+			return 2;
+		}
+	}
+
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *out = open_memstream(&text, &tlen);
+	if (!out) {
+		errorf("ctl: out of memory");
+		return 1;
+	}
+	char err[512];
+	int rc = ctl_send(pid, line, out, err, sizeof(err));
+	fclose(out);
+	if (rc < 0) {
+		errorf("%s", err);
+		free(text);
+		return 1;
+	}
+	if (rc == 0) {
+		fwrite(text, 1, tlen, stdout);
+		fflush(stdout);
+	} else {
+		/* Each line of an error answer (one, normally) as an error line. */
+		char *p = text;
+		while (p && *p) {
+			char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			fprintf(stderr, "%s: %.*s\n", progname, (int)n, p);
+			p = nl ? nl + 1 : NULL;
+		}
+		if (!tlen)
+			errorf("the session answered with an error");
+	}
+	free(text);
+	return rc == 0 ? 0 : 1;
+}

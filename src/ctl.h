@@ -1,0 +1,69 @@
+/* ctl — the control socket of a live session, and its client.
+ *
+ * A live session listens on a unix stream socket SESSION_DIR/PID.sock
+ * (PID = sonde's own PID). SESSION_DIR is $SONDE_RUNTIME_DIR if set, else
+ * $XDG_RUNTIME_DIR/sonde, else /run/sonde for root, else /tmp/sonde-UID. The
+ * directory is created mode 0700 and refused (one clear error) when it is
+ * not a directory owned by the caller with no group/other access; the socket
+ * is mode 0600. So only the session's owner (and root) can steer it.
+ *
+ * Protocol (one request per connection): the client writes one command line
+ * ending in "\n" (at most COMMAND_LINE_MAX bytes); the server answers with a
+ * first line "ok" or "error", then the answer text, then closes. The server
+ * never blocks: connections are non-blocking, a client that sends nothing
+ * for CTL_CLIENT_TIMEOUT_MS or too long a line is answered with an error and
+ * dropped; at most CTL_MAX_CLIENTS are served at once (more wait in the
+ * listen backlog). */
+#ifndef SONDE_CTL_H
+#define SONDE_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CTL_MAX_CLIENTS 16
+#define CTL_CLIENT_TIMEOUT_MS 2000
+
+/* Runs one command line, writing its answer to out. Returns 0, or -1 when
+ * the command failed (answered with "error"). */
+typedef int (*ctl_handler_fn)(void *arg, const char *line, FILE *out);
+
+/* The session directory (created if missing, checked as above). Returns 0
+ * with the path in buf, or -1 with one line in err. */
+int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen);
+
+struct ctl_server;
+
+/* Listens at SESSION_DIR/<getpid()>.sock (a stale socket of a dead PID is
+ * replaced). Returns NULL with one line in err. */
+struct ctl_server *ctl_server_open(char *err, size_t errlen);
+
+/* The socket's path. */
+const char *ctl_server_path(const struct ctl_server *s);
+
+/* File descriptors to wait on with poll() for POLLIN (the listening socket
+ * and every client being read). Writes up to max fds and returns how many. */
+size_t ctl_server_fds(const struct ctl_server *s, int *fds, size_t max);
+
+/* Accepts what is waiting, reads what clients sent, runs every complete
+ * request through fn and answers it; drops timed-out clients. Never blocks
+ * (answers are written with a short bounded wait; a client that does not
+ * read is dropped). */
+void ctl_server_service(struct ctl_server *s, ctl_handler_fn fn, void *arg);
+
+/* Closes every connection and removes the socket file. */
+void ctl_server_close(struct ctl_server *s);
+
+/* Client: sends one command line to session `pid` (0 = the only running
+ * session) and copies the answer text to out. Returns 0 when the session
+ * answered ok, 1 when it answered error, -1 with one line in err when no
+ * answer could be had (no such session, several sessions and pid 0, ...). */
+int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen);
+
+/* Lists running sessions, one per line: "PID  COMMAND-LINE-OF-SONDE".
+ * Stale sockets (their PID is gone) are removed. Returns the number listed,
+ * or -1 with err. */
+int ctl_list(FILE *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,346 @@
+/* liveview — freeing a live view and its text snapshot (see liveview.h).
+ *
+ * The snapshot is meant to be read by people and split by scripts: it starts
+ * with a "--- sonde top at <elapsed>s ---" line, every table has a header
+ * row, and every ordering is total (ties are broken by name, then by frame
+ * id), so two views with the same content print the same text. */
+#define _GNU_SOURCE
+#include "liveview.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define STACK_SHOW 8     /* leaf-most functions shown per hot stack */
+#define LABEL_MAX 512
+
+void live_view_free(struct live_view *v)
+{
+	if (!v)
+		return;
+	if (v->flame)
+		flame_free(v->flame);
+	free(v->hot);
+	for (size_t i = 0; i < v->nprobes; i++)
+		free((char *)v->probes[i].name);
+	free(v->probes);
+	free(v);
+}
+
+static double share(double w, double total)
+{
+	return total > 0 ? 100.0 * w / total : 0;
+}
+
+static void label(const struct live_view *v, uint32_t frame, char *buf, size_t size)
+{
+	if (v->flame)
+		flame_frame_label(v->flame, frame, true, buf, size);
+	else
+		snprintf(buf, size, "frame %u", (unsigned)frame);
+}
+
+static const char *bytes_text(size_t n, char *buf, size_t size)
+{
+	if (n >= (size_t)1 << 30)
+		snprintf(buf, size, "%.1f GiB", (double)n / (double)(1u << 30));
+	else if (n >= (size_t)1 << 20)
+		snprintf(buf, size, "%.1f MiB", (double)n / (double)(1u << 20));
+	else if (n >= 1024)
+		snprintf(buf, size, "%.1f KiB", (double)n / 1024.0);
+	else
+		snprintf(buf, size, "%zu B", n);
+	return buf;
+}
+
+/* ---- header ------------------------------------------------------------------ */
+
+static void print_header(FILE *out, const struct live_view *v)
+{
+	const struct live_status *st = &v->status;
+	char mem[32];
+	fprintf(out, "--- sonde top at %.1fs ---\n", st->elapsed_s);
+	fprintf(out, "target:   %s\n", st->target);
+	fprintf(out, "sampling: %s\n", st->sampling);
+	if (v->fractional)
+		fprintf(out, "window:   %s (decayed weights: shares and rates only)\n", st->window);
+	else
+		fprintf(out, "window:   %s, %.0f samples in view\n", st->window, v->total);
+	fprintf(out, "view:     %s\n", st->view);
+	fprintf(out, "filter:   %s\n", st->filter);
+	fprintf(out, "elapsed:  %.1f s\n", st->elapsed_s);
+	fprintf(out, "rates:    %.1f samples/s, %.1f calls/s (last 5 s)\n", st->samples_per_s,
+		st->calls_per_s);
+	fprintf(out, "received: %llu samples, %llu calls\n", (unsigned long long)st->samples,
+		(unsigned long long)st->calls);
+	if (st->drops)
+		fprintf(out, "drops:    %llu%s%s\n", (unsigned long long)st->drops,
+			st->drops_detail[0] ? " " : "", st->drops_detail);
+	else
+		fprintf(out, "drops:    0\n");
+	fprintf(out, "held:     %.1f s of raw data, %s\n", st->held_s,
+		bytes_text(st->memory_bytes, mem, sizeof(mem)));
+}
+
+/* ---- hottest functions --------------------------------------------------------- */
+
+struct hot_row {
+	const struct live_hot *h;
+	char *label;
+};
+
+static int cmp_hot_row(const void *a, const void *b)
+{
+	const struct hot_row *x = a, *y = b;
+	if (x->h->self != y->h->self)
+		return x->h->self < y->h->self ? 1 : -1;
+	if (x->h->total != y->h->total)
+		return x->h->total < y->h->total ? 1 : -1;
+	int c = strcmp(x->label, y->label);
+	if (c)
+		return c;
+	return x->h->frame < y->h->frame ? -1 : x->h->frame > y->h->frame;
+}
+
+static void print_hot(FILE *out, const struct live_view *v, size_t top_n)
+{
+	fprintf(out, "\nHOTTEST FUNCTIONS\n");
+	fprintf(out, " SELF%%  TOTAL%%  FUNCTION\n");
+	if (!v->nhot) {
+		fprintf(out, "(none)\n");
+		return;
+	}
+	struct hot_row *rows = xcalloc(v->nhot, sizeof(*rows));
+	char buf[LABEL_MAX];
+	for (size_t i = 0; i < v->nhot; i++) {
+		rows[i].h = &v->hot[i];
+		label(v, v->hot[i].frame, buf, sizeof(buf));
+		rows[i].label = xstrdup(buf);
+	}
+	qsort(rows, v->nhot, sizeof(*rows), cmp_hot_row);
+	size_t n = top_n && top_n < v->nhot ? top_n : v->nhot;
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%6.1f  %6.1f  %s\n", share(rows[i].h->self, v->total),
+			share(rows[i].h->total, v->total), rows[i].label);
+	for (size_t i = 0; i < v->nhot; i++)
+		free(rows[i].label);
+	free(rows);
+}
+
+/* ---- hottest stacks ------------------------------------------------------------------ */
+
+/* Frames ranked by label, so that the tree can be walked in name order
+ * whatever order its children were added in. */
+struct stack_ctx {
+	const struct live_view *v;
+	uint32_t *rank; /* by frame id; UINT32_MAX for ids outside the table */
+	size_t nrank;
+	uint32_t *seen; /* distinct frames of the tree */
+	size_t nseen, seen_cap;
+	char **labels; /* of seen[i] */
+	const struct flame_node **leaves; /* nodes with self weight, in name order */
+	size_t nleaves, leaves_cap;
+};
+
+static int collect_frame(const struct flame_node *n, int depth, void *arg)
+{
+	(void)depth;
+	struct stack_ctx *c = arg;
+	if (n->frame == 0 || n->frame >= c->nrank || c->rank[n->frame] == 1)
+		return 0;
+	c->rank[n->frame] = 1; /* seen; the real rank comes after sorting */
+	grow_array((void **)&c->seen, &c->seen_cap, c->nseen + 1, sizeof(*c->seen));
+	c->seen[c->nseen++] = n->frame;
+	return 0;
+}
+
+static int cmp_seen(const void *a, const void *b, void *arg)
+{
+	const struct stack_ctx *c = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int r = strcmp(c->labels[i], c->labels[j]);
+	if (r)
+		return r;
+	return c->seen[i] < c->seen[j] ? -1 : c->seen[i] > c->seen[j];
+}
+
+static uint32_t rank_of(const struct stack_ctx *c, uint32_t frame)
+{
+	return frame < c->nrank ? c->rank[frame] : UINT32_MAX;
+}
+
+static int cmp_child(const void *a, const void *b, void *arg)
+{
+	const struct stack_ctx *c = arg;
+	const struct flame_node *x = *(const struct flame_node *const *)a;
+	const struct flame_node *y = *(const struct flame_node *const *)b;
+	uint32_t rx = rank_of(c, x->frame), ry = rank_of(c, y->frame);
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static void collect_leaves(struct stack_ctx *c, const struct flame_node *n)
+{
+	if (n->self > 0) {
+		grow_array((void **)&c->leaves, &c->leaves_cap, c->nleaves + 1,
+			   sizeof(*c->leaves));
+		c->leaves[c->nleaves++] = n;
+	}
+	if (!n->nchildren)
+		return;
+	const struct flame_node **kids = xmalloc(n->nchildren * sizeof(*kids));
+	memcpy(kids, n->children, n->nchildren * sizeof(*kids));
+	qsort_r(kids, n->nchildren, sizeof(*kids), cmp_child, c);
+	for (size_t i = 0; i < n->nchildren; i++)
+		collect_leaves(c, kids[i]);
+	free(kids);
+}
+
+/* By self weight, descending; ties keep the name order of the walk (qsort
+ * is not stable, so the walk position is the last key). */
+struct leaf_row {
+	const struct flame_node *n;
+	size_t pos;
+};
+
+static int cmp_leaf(const void *a, const void *b)
+{
+	const struct leaf_row *x = a, *y = b;
+	if (x->n->self != y->n->self)
+		return x->n->self < y->n->self ? 1 : -1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void print_stack(FILE *out, const struct live_view *v, const struct flame_node *n)
+{
+	size_t depth = 0;
+	for (const struct flame_node *p = n; p && p->parent; p = p->parent)
+		depth++;
+	if (depth == 0) {
+		fprintf(out, "[empty stack]\n");
+		return;
+	}
+	size_t show = depth < STACK_SHOW ? depth : STACK_SHOW;
+	const struct flame_node *path[STACK_SHOW];
+	const struct flame_node *p = n;
+	for (size_t i = show; i > 0; i--, p = p->parent)
+		path[i - 1] = p;
+	if (depth > show)
+		fputs("...;", out);
+	char buf[LABEL_MAX];
+	for (size_t i = 0; i < show; i++) {
+		label(v, path[i]->frame, buf, sizeof(buf));
+		fprintf(out, "%s%s", i ? ";" : "", buf);
+	}
+	fputc('\n', out);
+}
+
+static void print_stacks(FILE *out, const struct live_view *v, size_t top_n)
+{
+	fprintf(out, "\nHOTTEST STACKS\n");
+	fprintf(out, "SHARE%%  STACK (root first, leaf last)\n");
+	if (!v->flame) {
+		fprintf(out, "(none)\n");
+		return;
+	}
+	struct stack_ctx c = {.v = v};
+	c.nrank = frames_count(v->flame->frames) + 1;
+	c.rank = xcalloc(c.nrank, sizeof(*c.rank));
+	flame_walk(v->flame, collect_frame, &c);
+	c.labels = xcalloc(c.nseen + 1, sizeof(*c.labels));
+	size_t *order = xcalloc(c.nseen + 1, sizeof(*order));
+	char buf[LABEL_MAX];
+	for (size_t i = 0; i < c.nseen; i++) {
+		label(v, c.seen[i], buf, sizeof(buf));
+		c.labels[i] = xstrdup(buf);
+		order[i] = i;
+	}
+	qsort_r(order, c.nseen, sizeof(*order), cmp_seen, &c);
+	for (size_t i = 0; i < c.nseen; i++)
+		c.rank[c.seen[order[i]]] = (uint32_t)i + 2; /* 0, 1: unseen, seen */
+	collect_leaves(&c, v->flame->root);
+
+	struct leaf_row *rows = xcalloc(c.nleaves + 1, sizeof(*rows));
+	for (size_t i = 0; i < c.nleaves; i++)
+		rows[i] = (struct leaf_row){.n = c.leaves[i], .pos = i};
+	qsort(rows, c.nleaves, sizeof(*rows), cmp_leaf);
+	size_t n = top_n && top_n < c.nleaves ? top_n : c.nleaves;
+	if (!n)
+		fprintf(out, "(none)\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%6.1f  ", share((double)rows[i].n->self, v->total));
+		print_stack(out, v, rows[i].n);
+	}
+	free(rows);
+	for (size_t i = 0; i < c.nseen; i++)
+		free(c.labels[i]);
+	free(c.labels);
+	free(order);
+	free(c.seen);
+	free(c.rank);
+	free(c.leaves);
+}
+
+/* ---- probes ---------------------------------------------------------------------------- */
+
+static void print_probe(FILE *out, const struct live_view *v, const struct live_probe_view *p)
+{
+	char a[16], b[16], c[16], d[16], e[16];
+	fprintf(out, "\nPROBE %s%s\n", p->name ? p->name : "?", p->attached ? "" : " (untraced)");
+	if (v->fractional)
+		fprintf(out, "  calls:    %.1f/s in window, %llu since tracing began\n",
+			p->calls_per_s, (unsigned long long)p->total_calls);
+	else
+		fprintf(out, "  calls:    %.0f in window (%.1f/s), %llu since tracing began\n",
+			p->calls, p->calls_per_s, (unsigned long long)p->total_calls);
+	if (p->calls > 0)
+		fprintf(out, "  latency:  p50 %s  p90 %s  p95 %s  p99 %s  max %s\n",
+			duration_format(p->p50_ns, a, sizeof(a)),
+			duration_format(p->p90_ns, b, sizeof(b)),
+			duration_format(p->p95_ns, c, sizeof(c)),
+			duration_format(p->p99_ns, d, sizeof(d)),
+			duration_format(p->max_ns, e, sizeof(e)));
+	else
+		fprintf(out, "  latency:  no calls in this window\n");
+	if (p->slow_threshold_ns)
+		fprintf(out, "  slow:     slower than %s\n",
+			duration_format(p->slow_threshold_ns, a, sizeof(a)));
+	else
+		fprintf(out, "  slow:     no threshold yet (no calls in the window)\n");
+	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
+	if (!nslow) {
+		fprintf(out, "  latest slow calls: none\n");
+		return;
+	}
+	fprintf(out, "  latest slow calls (newest first):\n");
+	fprintf(out, "    %10s  %10s  %8s  %7s  %s\n", "DURATION", "ENDED", "TID", "SAMPLES",
+		"TOP FUNCTION");
+	for (size_t i = 0; i < nslow; i++) {
+		const struct live_slow_call *s = &p->slow[i];
+		char ago[24], top[LABEL_MAX];
+		uint64_t age = v->now_ns > s->end_ns ? v->now_ns - s->end_ns : 0;
+		snprintf(ago, sizeof(ago), "%s ago", duration_format(age, a, sizeof(a)));
+		if (s->top_frame)
+			label(v, s->top_frame, top, sizeof(top));
+		else
+			snprintf(top, sizeof(top), "-");
+		fprintf(out, "    %10s  %10s  %8u  %7u  %s\n",
+			duration_format(s->duration_ns, b, sizeof(b)), ago, (unsigned)s->tid,
+			(unsigned)s->samples, top);
+	}
+}
+
+void live_view_print(FILE *out, const struct live_view *v, size_t top_n)
+{
+	print_header(out, v);
+	if (!(v->total > 0)) {
+		fprintf(out, "\nno samples in this window\n");
+	} else {
+		print_hot(out, v, top_n);
+		print_stacks(out, v, top_n);
+	}
+	for (size_t i = 0; i < v->nprobes; i++)
+		print_probe(out, v, &v->probes[i]);
+}
