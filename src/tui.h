@@ -1,0 +1,79 @@
+/* tui — the ncurses interface of `sonde top`.
+ *
+ * The TUI only displays and reads keys; `top` owns the event loop. Each
+ * refresh, top builds a struct live_view and hands it to tui_draw(); when
+ * stdin is readable it calls tui_handle_input(). Commands typed at the `:`
+ * prompt go to the exec callback (the live session), whose one-line answer
+ * (or first line of it) is shown on the message line.
+ *
+ * Screen (top to bottom): two status lines (the first starts with
+ * "sonde top"); the call tree (the largest panel: the left 60% from 140
+ * columns on, else the upper part); the hottest functions and the probe
+ * latency panels (right column when wide; below the tree otherwise, side by
+ * side from 100 columns); the message / prompt line (the bottom row).
+ * Keys (? shows them):
+ *   up/down/PgUp/PgDn/Home/End (j/k/g/G)  move
+ *   right/+/l  expand (again: first child)  left/-/h  collapse (again: parent)
+ *   Enter/Space  expand or collapse      e/E  expand all below / collapse all
+ *   /  search (case-sensitive substring of the function label)
+ *   n/N  next/previous match             Esc  clear the search
+ *   z  zoom into the selected subtree    Z/Backspace  back to the previous zoom
+ *   i  invert (leaf functions first, callers below)
+ *   Tab/Shift-Tab  focus: tree / hottest functions / probes
+ *   Enter on a hottest function: find it in the tree (exact label match)
+ *   p  pause display                     < >  refresh interval /2 x2 (0.1..60 s)
+ *   :  command prompt (history, :q quits) ?  help      q  quit
+ * Expansion, selection, zoom and search are kept across refreshes by path
+ * (the frame ids from the root), so a live tree does not jump about (see
+ * tuitree.h). */
+#ifndef SONDE_TUI_H
+#define SONDE_TUI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "liveview.h"
+
+/* Runs one command line; writes its answer to out. Returns 0, or -1 when the
+ * command failed (the answer then is its one-line error). */
+typedef int (*tui_exec_fn)(void *arg, const char *line, FILE *out);
+
+struct tui_options {
+	double refresh_s; /* initial refresh interval (seconds, > 0) */
+	tui_exec_fn exec;
+	void *exec_arg;
+};
+
+struct tui;
+
+/* Takes over the terminal (initscr, cbreak, noecho, keypad, non-blocking
+ * input). Returns NULL with one line in err when stdin/stdout is not a
+ * terminal or the terminal cannot be set up. */
+struct tui *tui_open(const struct tui_options *o, char *err, size_t errlen);
+
+/* Gives the terminal back. */
+void tui_close(struct tui *t);
+
+/* Draws a view. The TUI keeps the pointer to redraw after keys until the
+ * next tui_draw(); the caller frees a view only after replacing it. */
+void tui_draw(struct tui *t, const struct live_view *v);
+
+/* Reads and handles every key waiting (never blocks), then redraws. Returns
+ * 1 when the user asked to quit, else 0. Call it when stdin is readable, and
+ * also when the wait was interrupted (EINTR): a terminal resize (SIGWINCH)
+ * arrives as a key. (tui_draw also follows the terminal's size.) */
+int tui_handle_input(struct tui *t);
+
+/* The refresh interval now (the user may change it with < and >). */
+double tui_refresh_interval(const struct tui *t);
+
+/* True while the user paused refreshing (p): top keeps gathering but does
+ * not call tui_draw with new views. */
+bool tui_paused(const struct tui *t);
+
+/* True once after the user did something whose effect top should show now
+ * rather than at the next refresh: a command ran, the refresh interval
+ * changed, or the display was resumed. Reading it clears it. */
+bool tui_refresh_wanted(struct tui *t);
+
+#endif
