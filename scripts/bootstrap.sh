@@ -9,7 +9,8 @@ packages=(
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev
 	libcriterion-dev
 	binutils elfutils libc6-dbg
-	sqlite3 jq libxml2-utils procps
+	libncurses-dev
+	sqlite3 jq libxml2-utils procps tmux
 )
 # Node.js runs the independent format checkers; some images ship their own
 # build (which conflicts with Debian's npm package), so only add Debian's

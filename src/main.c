@@ -16,10 +16,12 @@ static const struct {
 	{"record", cmd_record, "sample stacks of processes or the system into a recording"},
 	{"report", cmd_report, "summarize a recording (text, --json, --folded)"},
 	{"flame", cmd_flame, "draw a recording as an interactive SVG flame graph (or a diff)"},
+	{"top", cmd_top, "live session: flame tree, hot functions, probe latency; steer it as it runs"},
 	{"lat", cmd_lat, "latency histograms of traced functions, live (-i for intervals)"},
 	{"slow", cmd_slow, "each slow call as it ends, with its samples; slow-vs-fast summary"},
 	{"convert", cmd_convert, "convert between profile formats (perf script, folded, pprof, ...)"},
 	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},
+	{"ctl", cmd_ctl, "send a command to a running live session (sonde ctl --list)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
 };
 

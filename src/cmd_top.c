@@ -1,0 +1,347 @@
+/* sonde top — a live session: the ncurses UI, or text snapshots with -b.
+ * Either way the session listens on a control socket (sonde ctl). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "commands.h"
+#include "ctl.h"
+#include "live.h"
+#include "session.h"
+#include "tui.h"
+#include "util.h"
+
+#define TOP_MAX_CMDS 64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sonde top [-p PID[,PID...] | -a | -- CMD ARGS...] [OPTIONS]\n"
+		"\n"
+		"A live session: samples stacks and times traced calls while you steer it, and\n"
+		"shows the current window as a navigable flame tree, the hottest functions and\n"
+		"per-probe latency. Commands (trace, untrace, sample, in, slow, window, ewma,\n"
+		"filter, save, ... see `help` at the : prompt) change it while it runs; so does\n"
+		"`sonde ctl` from another terminal.\n"
+		"\n"
+		"Target and sampling (as sonde record):\n"
+		"  -p PID[,PID...]    running processes (their threads and children)\n"
+		"  -a                 the whole system\n"
+		"  -- CMD ARGS...     start CMD and profile it (it is stopped when top ends)\n"
+		"  -F HZ              samples per second per CPU (default 99)\n"
+		"  -c PERIOD          sample every PERIOD events instead\n"
+		"  -e EVENT           cpu-clock (default), task-clock, page-faults, ..., or a\n"
+		"                     tracepoint CATEGORY:NAME\n"
+		"  --trace FUNC       trace FUNC from the start (repeatable)\n"
+		"  --sample-in FUNC, --sample-slow FUNC:DUR   in-kernel sampling decisions\n"
+		"  -d SECONDS         end after SECONDS\n"
+		"\n"
+		"Display:\n"
+		"  -b, --batch        print a text snapshot every interval instead of the UI\n"
+		"  -i, --interval S   refresh interval in seconds (default 1)\n"
+		"  -n, --iterations N batch: end after N snapshots\n"
+		"  --top N            batch: rows per table (default 15)\n"
+		"  --cmd CMD          run a session command at the start (repeatable), e.g.\n"
+		"                     --cmd 'trace handle_request' --cmd 'slow handle_request p95'\n"
+		"  --window DUR       sliding window (default 10s); --ewma HALFLIFE for an EWMA\n"
+		"  --keep DUR         raw samples and calls held (default 60s): `save` writes\n"
+		"                     them and a changed view is rebuilt from them\n"
+		"  --keep-calls N     at most N raw calls held (default 200000); calls/s,\n"
+		"                     percentiles and histograms do not depend on it\n"
+		"  --no-ctl           do not listen for sonde ctl\n"
+		"\n"
+		"Keys in the UI: arrows move/expand/collapse, / search, n/N next/previous,\n"
+		"z zoom, i invert, Tab switch panel, : command, ? help, q quit.\n");
+}
+
+enum {
+	OPT_CMD = 1000,
+	OPT_WINDOW,
+	OPT_EWMA,
+	OPT_KEEP,
+	OPT_KEEP_CALLS,
+	OPT_TOP,
+	OPT_NO_CTL,
+};
+
+struct top_options {
+	bool batch;
+	double interval;
+	long iterations; /* 0 = until the session ends */
+	size_t top_n;
+	const char *cmds[TOP_MAX_CMDS];
+	int ncmds;
+	struct live_options live;
+	bool no_ctl;
+};
+
+static int span_option(const char *opt, const char *arg, double *seconds)
+{
+	uint64_t ns;
+	if (command_parse_span(arg, &ns) || ns < 1000000000ull) {
+		errorf("bad %s '%s': use seconds (10), or 30s, 5m, 1h (at least 1s)", opt, arg);
+		return -1;
+	}
+	*seconds = (double)ns / 1e9;
+	return 0;
+}
+
+static int top_option(void *ctx, int c, const char *arg)
+{
+	struct top_options *t = ctx;
+	char *end;
+	switch (c) {
+	case 'b':
+		t->batch = true;
+		return 0;
+	case 'i':
+		t->interval = strtod(arg, &end);
+		if (*end || !(t->interval >= 0.05 && t->interval <= 3600)) {
+			errorf("bad interval '%s': seconds from 0.05 to 3600", arg);
+			return -1;
+		}
+		return 0;
+	case 'n':
+		t->iterations = strtol(arg, &end, 10);
+		if (*end || t->iterations < 1) {
+			errorf("bad -n '%s': a count of snapshots >= 1", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_TOP:
+		t->top_n = (size_t)strtoul(arg, &end, 10);
+		if (*end || t->top_n < 1 || t->top_n > 10000) {
+			errorf("bad --top '%s': rows from 1 to 10000", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_CMD: {
+		struct command cmd;
+		char err[512];
+		if (t->ncmds == TOP_MAX_CMDS) {
+			errorf("too many --cmd options (at most %d)", TOP_MAX_CMDS);
+			return -1;
+		}
+		if (command_parse(arg, &cmd, err, sizeof(err))) {
+			errorf("--cmd '%s': %s", arg, err);
+			return -1;
+		}
+		t->cmds[t->ncmds++] = arg;
+		return 0;
+	}
+	case OPT_WINDOW:
+		t->live.ewma = false;
+		return span_option("--window", arg, &t->live.window_s);
+	case OPT_EWMA:
+		t->live.ewma = true;
+		return span_option("--ewma", arg, &t->live.halflife_s);
+	case OPT_KEEP:
+		return span_option("--keep", arg, &t->live.keep_s);
+	case OPT_KEEP_CALLS:
+		t->live.max_spans = (size_t)strtoull(arg, &end, 10);
+		if (*end || t->live.max_spans < 1000 || t->live.max_spans > 100000000) {
+			errorf("bad --keep-calls '%s': a count from 1000 to 100000000", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_NO_CTL:
+		t->no_ctl = true;
+		return 0;
+	}
+	return -1;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int exec_line(void *arg, const char *line, FILE *out)
+{
+	return live_exec(arg, line, out);
+}
+
+/* The loop both modes share: wait for records, control requests and keys;
+ * refresh every interval. */
+struct top_loop {
+	struct session *s;
+	struct live *live;
+	struct ctl_server *ctl;
+	struct tui *tui;
+	struct live_view *shown; /* the TUI's current view */
+	const struct top_options *o;
+	long snapshots;
+};
+
+static void refresh(struct top_loop *t)
+{
+	if (t->tui) {
+		if (tui_paused(t->tui))
+			return;
+		struct live_view *v = live_view_build(t->live, 200);
+		tui_draw(t->tui, v);
+		live_view_free(t->shown);
+		t->shown = v;
+		return;
+	}
+	struct live_view *v = live_view_build(t->live, t->o->top_n);
+	live_view_print(stdout, v, t->o->top_n);
+	fflush(stdout);
+	live_view_free(v);
+	t->snapshots++;
+}
+
+static double interval_now(const struct top_loop *t)
+{
+	return t->tui ? tui_refresh_interval(t->tui) : t->o->interval;
+}
+
+static int run_loop(struct top_loop *t)
+{
+	double next = mono_s() + interval_now(t);
+	if (t->tui)
+		refresh(t); /* something on screen at once */
+	while (!session_should_end(t->s)) {
+		struct pollfd fds[2 + CTL_MAX_CLIENTS + 1];
+		nfds_t n = 0;
+		fds[n++] = (struct pollfd){.fd = session_ring_fd(t->s), .events = POLLIN};
+		if (t->tui)
+			fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+		if (t->ctl) {
+			int cfds[CTL_MAX_CLIENTS + 1];
+			size_t k = ctl_server_fds(t->ctl, cfds, CTL_MAX_CLIENTS + 1);
+			for (size_t i = 0; i < k; i++)
+				fds[n++] = (struct pollfd){.fd = cfds[i], .events = POLLIN};
+		}
+		/* The BPF side wakes the reader only for samples and bursts of
+		 * calls: wake at least 10 times a second to take calls in. */
+		double wait = next - mono_s();
+		int timeout = wait <= 0 ? 0 : wait > 0.1 ? 100 : (int)ceil(wait * 1000);
+		if (poll(fds, n, timeout) < 0 && errno != EINTR) {
+			errorf("poll: %s", strerror(errno));
+			return 1;
+		}
+		if (session_poll(t->s, 0) < 0) {
+			errorf("reading the BPF ring buffer failed: %s", strerror(errno));
+			return 1;
+		}
+		live_update(t->live);
+		if (t->ctl)
+			ctl_server_service(t->ctl, exec_line, t->live);
+		if (t->tui && tui_handle_input(t->tui))
+			break;
+		if (t->tui && tui_refresh_wanted(t->tui))
+			next = 0; /* show a command's effect at once */
+		if (mono_s() >= next) {
+			refresh(t);
+			next = mono_s() + interval_now(t);
+			if (!t->tui && t->o->iterations && t->snapshots >= t->o->iterations)
+				break;
+		}
+	}
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"batch", no_argument, NULL, 'b'},
+		{"interval", required_argument, NULL, 'i'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"cmd", required_argument, NULL, OPT_CMD},
+		{"window", required_argument, NULL, OPT_WINDOW},
+		{"ewma", required_argument, NULL, OPT_EWMA},
+		{"keep", required_argument, NULL, OPT_KEEP},
+		{"keep-calls", required_argument, NULL, OPT_KEEP_CALLS},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"no-ctl", no_argument, NULL, OPT_NO_CTL},
+		{0}};
+	struct session_options so;
+	session_options_init(&so);
+	struct top_options to = {.interval = 1, .top_n = 15};
+	live_options_init(&to.live);
+	struct session_command cmd = {"bi:n:", own, top_option, usage, &to};
+	int exit_code;
+	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+		return exit_code;
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			errorf("unexpected argument '%s': put the command to run after --", argv[optind]);
+			return 2;
+		}
+		so.cmd = &argv[optind];
+	}
+	if (session_check_options(&so))
+		return 2;
+	if (to.live.window_s > to.live.keep_s) {
+		errorf("--window %gs is longer than --keep %gs: keep at least as much as the window",
+		       to.live.window_s, to.live.keep_s);
+		return 2;
+	}
+	if (!to.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		errorf("the UI needs a terminal: use -b for text snapshots (sonde top -b -i 2)");
+		return 2;
+	}
+	struct session *s = session_start(&so, argc, argv);
+	if (!s)
+		return 1;
+	char err[512];
+	struct top_loop t = {.s = s, .o = &to};
+	t.live = live_new(s, &to.live, err, sizeof(err));
+	if (!t.live) {
+		errorf("%s", err);
+		session_free(s);
+		return 2;
+	}
+	if (!to.no_ctl) {
+		t.ctl = ctl_server_open(err, sizeof(err));
+		if (!t.ctl)
+			errorf("warning: no control socket (%s); sonde ctl cannot reach this session",
+			       err);
+	}
+	for (int i = 0; i < to.ncmds; i++) {
+		/* A failing start command is reported and the session goes on,
+		 * as it would at the prompt. */
+		FILE *out = to.batch ? stdout : stderr;
+		fprintf(out, "> %s\n", to.cmds[i]);
+		live_exec(t.live, to.cmds[i], out);
+	}
+	if (to.batch) {
+		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
+			t.ctl ? ", control socket " : "", t.ctl ? ctl_server_path(t.ctl) : "");
+		fflush(stdout);
+	} else {
+		struct tui_options tuio = {.refresh_s = to.interval, .exec = exec_line,
+					   .exec_arg = t.live};
+		t.tui = tui_open(&tuio, err, sizeof(err));
+		if (!t.tui) {
+			errorf("%s", err);
+			if (t.ctl)
+				ctl_server_close(t.ctl);
+			live_free(t.live);
+			session_free(s);
+			return 1;
+		}
+	}
+	int rc = run_loop(&t);
+	if (t.tui)
+		tui_close(t.tui);
+	live_view_free(t.shown);
+	session_end(s);
+	if (t.ctl)
+		ctl_server_close(t.ctl);
+	session_print_summary(s, "gathered");
+	live_free(t.live);
+	session_free(s);
+	return rc;
+}

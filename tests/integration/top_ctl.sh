@@ -1,0 +1,114 @@
+# A live session steered from outside: sonde top -b prints snapshots while
+# sonde ctl adds and removes probes, changes the view and saves; neither the
+# target nor sonde restarts (same PIDs throughout), and the probes'
+# statistics appear in the snapshots that follow.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+export SONDE_RUNTIME_DIR="$WORK/run"
+
+# ~100us per request, every 10th also ~2ms in slow_path; runs about a minute.
+"$TARGETS/requests" 200000 >"$WORK/target.out" &
+tpid=$!
+BG_PIDS+=("$tpid")
+"$SONDE" top -b -i 0.5 -F 199 --top 200 -p "$tpid" >"$WORK/top.out" 2>"$WORK/top.err" &
+spid=$!
+BG_PIDS+=("$spid")
+
+snapshots() { grep -c '^--- sonde top at' "$WORK/top.out" || true; }
+# wait_for DESCRIPTION CODE: up to 15 s for the shell code to succeed.
+wait_for() {
+	local what=$1 code=$2
+	for _ in $(seq 150); do
+		eval "$code" >/dev/null 2>&1 && return 0
+		kill -0 "$spid" 2>/dev/null || { cat "$WORK/top.err" >&2; fail "sonde top exited while waiting for $what"; }
+		sleep 0.1
+	done
+	fail "timed out waiting for $what"
+}
+# The text of the newest complete snapshot (the one before the last header).
+last_snapshot() {
+	awk '/^--- sonde top at/ { n++ } { s[n] = s[n] $0 "\n" } END { k = (n > 1) ? n - 1 : n; printf "%s", s[k] }' "$WORK/top.out"
+}
+# Waits for two more snapshots, so the next one read reflects a change.
+next_snapshots() {
+	local n
+	n=$(snapshots)
+	wait_for "two more snapshots" '[ "$(snapshots)" -ge '$((n + 2))' ]'
+	sleep 0.6
+}
+
+wait_for "the session in sonde ctl --list" '"$SONDE" ctl --list | grep -q "^$spid "'
+pass "ctl --list shows session $spid"
+socket=$(ls "$SONDE_RUNTIME_DIR"/*.sock)
+[ "$(stat -c %a "$socket")" = 600 ] || fail "control socket mode is $(stat -c %a "$socket"), expected 600"
+[ "$(stat -c %a "$SONDE_RUNTIME_DIR")" = 700 ] || fail "session dir mode is not 700"
+pass "control socket and its directory are owner-only"
+
+next_snapshots
+last_snapshot | grep -q "^target:   PID $tpid\$" || fail "snapshot does not name the target PID $tpid"
+last_snapshot | grep -q '^PROBE ' && fail "a probe block before any probe was added"
+last_snapshot | grep -Eq '^ +[0-9.]+ +[0-9.]+  (parse_request|burn)' ||
+	{ last_snapshot; fail "hottest functions do not show the target's work"; }
+pass "snapshots before tracing: target $tpid, hottest functions, no probes"
+
+# Add probes mid-run (no session given: the only one running is used).
+out=$("$SONDE" ctl trace handle_request) || fail "ctl trace handle_request failed"
+[ "$out" = "tracing 1 function: handle_request" ] || fail "ctl trace answered '$out'"
+"$SONDE" ctl "$spid" trace slow_path >/dev/null || fail "ctl PID trace slow_path failed"
+expect_error "no function 'nosuchfn'" "" -- "$SONDE" ctl trace nosuchfn
+expect_error "unknown command 'tarce'.*did you mean trace" "" -- "$SONDE" ctl tarce handle_request
+kill -0 "$spid" || fail "a bad command ended the session"
+next_snapshots
+snap=$(last_snapshot)
+echo "$snap" | grep -q '^PROBE handle_request$' || { echo "$snap"; fail "no handle_request block after ctl trace"; }
+calls=$(echo "$snap" | awk '/^PROBE handle_request$/ { p = 1 } p && /calls:/ { print $2; exit }')
+assert_ge "handle_request calls in the window" "$calls" 50
+p50=$(echo "$snap" | awk '/^PROBE handle_request$/ { p = 1 } p && /latency:/ { print $3; exit }')
+slow_p50=$(echo "$snap" | awk '/^PROBE slow_path$/ { p = 1 } p && /latency:/ { print $3; exit }')
+to_us() { awk -v d="$1" 'BEGIN { v = d + 0; if (d ~ /ms$/) v *= 1000; else if (d ~ /ns$/) v /= 1000; else if (d ~ /[0-9]s$/) v *= 1e6; print v }'; }
+assert_near "handle_request p50 (us)" "$(to_us "$p50")" 110 60
+assert_near "slow_path p50 (us)" "$(to_us "$slow_p50")" 2050 600
+echo "$snap" | grep -q '^target:   PID '"$tpid"'$' || fail "target PID changed"
+
+# A view on the slow calls: the samples there are in slow_path.
+out=$("$SONDE" ctl slow handle_request 1ms) || fail "ctl slow failed"
+echo "$out" | grep -q '^view: slow handle_request > 1ms' || fail "ctl slow answered '$out'"
+next_snapshots
+share=$(last_snapshot | awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" { print $2; exit }')
+[ -n "$share" ] || { last_snapshot; fail "slow_path not among the hottest functions of the slow view"; }
+assert_ge "slow_path total % in the slow view" "$share" 80
+"$SONDE" ctl all >/dev/null || fail "ctl all failed"
+
+# Exact counts: with the target stopped nothing is in flight, so the calls
+# held match the kernel's count exactly.
+kill -STOP "$tpid"
+sleep 0.3
+"$SONDE" ctl save "$WORK/live.sonde" | grep -q "^saved .* to $WORK/live.sonde\$" || fail "ctl save"
+kill -CONT "$tpid"
+"$SONDE" report --json "$WORK/live.sonde" >"$WORK/live.json"
+for f in handle_request slow_path; do
+	got=$(jq --arg f "$f" '.probes[] | select(.name == $f) | .calls' "$WORK/live.json")
+	kernel=$(jq --arg f "$f" '.probes[] | select(.name == $f) | .kernel_calls' "$WORK/live.json")
+	assert_ge "$f calls saved" "$got" 1
+	[ "$got" = "$kernel" ] || fail "$f: $got calls saved, the kernel counted $kernel"
+done
+hr=$(jq '.probes[] | select(.name == "handle_request") | .calls' "$WORK/live.json")
+sp=$(jq '.probes[] | select(.name == "slow_path") | .calls' "$WORK/live.json")
+assert_near "slow_path calls per 10 handle_request calls" "$(awk -v a="$sp" -v b="$hr" 'BEGIN { print 10 * a / b }')" 1 0.1
+pass "saved recording: calls held = in-kernel counts"
+
+out=$("$SONDE" ctl untrace slow_path) || fail "ctl untrace failed"
+[ "$out" = "untraced 1 function (what they gathered stays)" ] || fail "ctl untrace answered '$out'"
+next_snapshots
+last_snapshot | grep -q '^PROBE slow_path (untraced)$' || fail "slow_path not shown as untraced"
+"$SONDE" ctl status | grep -q '^probe:    handle_request: ' || fail "ctl status lacks the probe"
+kill -0 "$tpid" && kill -0 "$spid" || fail "target or sonde restarted"
+pass "same PIDs throughout: target $tpid, sonde $spid"
+
+kill -INT "$spid"
+rc=0
+wait "$spid" || rc=$?
+[ "$rc" = 0 ] || fail "sonde top exited $rc after SIGINT"
+kill -0 "$tpid" || fail "the target did not survive the end of the session"
+[ ! -e "$socket" ] || fail "the control socket was not removed"
+expect_error "no sonde session is running" "" -- "$SONDE" ctl status
