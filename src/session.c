@@ -800,6 +800,9 @@ void session_end(struct session *s)
 int session_save(struct session *s, const char *path, char *err, size_t errlen)
 {
 	struct profile *p = s->prof;
+	if (!s->ended) /* what already reached the ring buffer belongs in it */
+		while (engine_poll(s->eng, 0) > 0)
+			;
 	/* The recording holds every call counted so far: the kernel's live
 	 * histograms plus what untraced probes gathered before. */
 	uint64_t(*kept)[SONDE_HIST_BUCKETS] = xcalloc(p->nprobes + 1, sizeof(*kept));
