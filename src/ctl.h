@@ -43,20 +43,26 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen);
 const char *ctl_server_path(const struct ctl_server *s);
 
 /* File descriptors to wait on with poll() for POLLIN (the listening socket
- * and every client being read). Writes up to max fds and returns how many. */
+ * and every client being read; the listening socket is left out while
+ * CTL_MAX_CLIENTS are being served). Writes up to max fds and returns how
+ * many: more than one means clients are connected. */
 size_t ctl_server_fds(const struct ctl_server *s, int *fds, size_t max);
 
 /* Accepts what is waiting, reads what clients sent, runs every complete
  * request through fn and answers it; drops timed-out clients. Never blocks
- * (answers are written with a short bounded wait; a client that does not
- * read is dropped). */
+ * (answers are written with a short bounded wait: a client that reads
+ * nothing for 200 ms is dropped, no answer takes more than 1 s; SIGPIPE is
+ * never raised). Call it when poll() reports one of ctl_server_fds()
+ * readable, and while clients are connected at least every few hundred ms:
+ * timeouts are only noticed here. The line given to fn has no line ending. */
 void ctl_server_service(struct ctl_server *s, ctl_handler_fn fn, void *arg);
 
 /* Closes every connection and removes the socket file. */
 void ctl_server_close(struct ctl_server *s);
 
 /* Client: sends one command line to session `pid` (0 = the only running
- * session) and copies the answer text to out. Returns 0 when the session
+ * session) and copies the answer text (after the ok/error line) to out (NULL
+ * drops it). One final "\n" in line is allowed. Returns 0 when the session
  * answered ok, 1 when it answered error, -1 with one line in err when no
  * answer could be had (no such session, several sessions and pid 0, ...). */
 int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "events.h"
 #include "probes.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -778,9 +779,14 @@ static int do_sampling(struct live *l, const struct command *c, FILE *out)
 		freq = c->hz;
 		period = 0;
 	} else if (c->kind == CMD_SAMPLE_EVENT) {
+		struct event_spec ev;
+		if (events_parse(c->arg, &ev, err, sizeof(err)))
+			return fail(out, "%s", err);
 		event = c->arg;
-		period = 0; /* time-based: keep the rate; counted events: every one */
-		if (!freq)
+		/* As record does: time-based events keep the rate (99 Hz when
+		 * there was none), counted events take every occurrence. */
+		period = ev.time_based ? 0 : 1;
+		if (ev.time_based && !freq)
 			freq = 99;
 	}
 	int r = session_set_sampling(l->s, c->kind == CMD_SAMPLE_OFF ? NULL : event, freq, period,
