@@ -376,10 +376,12 @@ int threshold_parse(const char *s, struct threshold *out, char *err, size_t errl
 }
 
 /* The shortest "%g" text that reads back as the same double. */
+/* The fewest decimals that read back to v, in plain notation: %g would
+ * write 90 as "9e+01", which is exact but no threshold anyone types. */
 static void format_shortest(double v, char *buf, size_t size)
 {
-	for (int precision = 1; precision <= 17; precision++) {
-		snprintf(buf, size, "%.*g", precision, v);
+	for (int decimals = 0; decimals <= 17; decimals++) {
+		snprintf(buf, size, "%.*f", decimals, v);
 		if (strtod(buf, NULL) == v)
 			return;
 	}

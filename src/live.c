@@ -774,7 +774,9 @@ static int do_sampling(struct live *l, const struct command *c, FILE *out)
 	char err[512];
 	const struct session_options *o = session_options(l->s);
 	const char *event = o->event;
-	uint64_t freq = o->period ? 0 : o->freq, period = o->period;
+	/* o->freq is the last rate asked for, kept while a counted event
+	 * samples by period, so going back to a time-based event restores it. */
+	uint64_t freq = o->freq, period = o->period;
 	if (c->kind == CMD_SAMPLE_HZ) {
 		freq = c->hz;
 		period = 0;
@@ -798,7 +800,9 @@ static int do_sampling(struct live *l, const struct command *c, FILE *out)
 		return 0;
 	}
 	o = session_options(l->s);
-	if (o->period)
+	if (o->period == 1)
+		fprintf(out, "sampling %s: every event\n", o->event);
+	else if (o->period)
 		fprintf(out, "sampling %s every %llu events\n", o->event,
 			(unsigned long long)o->period);
 	else
@@ -991,8 +995,10 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 	fill_target(l, st->target, sizeof(st->target));
 	if (o->no_sampling)
 		snprintf(st->sampling, sizeof(st->sampling), "off");
+	else if (o->period == 1)
+		snprintf(st->sampling, sizeof(st->sampling), "%s: every event", o->event);
 	else if (o->period)
-		snprintf(st->sampling, sizeof(st->sampling), "%s every %llu", o->event,
+		snprintf(st->sampling, sizeof(st->sampling), "%s every %llu events", o->event,
 			 (unsigned long long)o->period);
 	else
 		snprintf(st->sampling, sizeof(st->sampling), "%s @ %llu Hz", o->event,

@@ -201,7 +201,8 @@ static double emit(struct window *w, struct stack_weights *out)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->keys[i] != EMPTY_KEY)
 			out->stack[out->n++] = m->keys[i];
-	qsort(out->stack, out->n, sizeof(*out->stack), cmp_u32);
+	if (out->n) /* qsort's array may not be NULL, even for no elements */
+		qsort(out->stack, out->n, sizeof(*out->stack), cmp_u32);
 	double total = 0;
 	for (size_t i = 0; i < out->n; i++) {
 		out->weight[i] = map_find(m, out->stack[i])->d;

@@ -412,6 +412,10 @@ static void threshold_round_trips(const char *text)
 Test(latency, threshold_format_is_canonical_and_exact)
 {
 	threshold_round_trips("p95");
+	threshold_round_trips("p90"); /* not "p9e+01" */
+	threshold_round_trips("p50");
+	threshold_round_trips("p10");
+	threshold_round_trips("p0.5");
 	threshold_round_trips("p99.9");
 	threshold_round_trips("p99.99");
 	threshold_round_trips("auto");
