@@ -1,7 +1,8 @@
 # The terminal UI of sonde top, driven through tmux: send keys, capture the
 # pane, and check what it shows — the status line, the flame tree, search,
 # zoom, invert, the hottest functions, the probe panel, the command prompt,
-# help, and a clean quit.
+# help, and a clean quit. Panel borders are "│" in a UTF-8 locale and "x"
+# (ncurses' line-drawing fallback) in others, so patterns take both.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v tmux >/dev/null || skip "tmux is not installed (scripts/bootstrap.sh installs it)"
@@ -31,8 +32,8 @@ wait_screen "status line" '^sonde top +command .*requests.* +[0-9.k]+ events/s +
 wait_screen "flame tree header" '^TOTAL%  SELF%  FUNCTION'
 wait_screen "tree shows the request path" '^ *[0-9.]+% +[0-9.]+% +\[-\] handle_request'
 wait_screen "hottest functions panel" 'HOTTEST FUNCTIONS'
-wait_screen "hottest functions list burn" '│ *[0-9.]+% +[0-9.]+% +burn'
-wait_screen "probe panel lists handle_request" '│handle_requ[a-z.]* +[0-9.k]+ +[0-9.]+us'
+wait_screen "hottest functions list burn" '(│|x) *[0-9.]+% +[0-9.]+% +burn'
+wait_screen "probe panel lists handle_request" '(│|x)handle_requ[a-z.]* +[0-9.k]+ +[0-9.]+us'
 
 # Search: burn is under both parse_request and slow_path.
 keys / b u r n Enter
