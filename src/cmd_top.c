@@ -161,9 +161,7 @@ static int top_option(void *ctx, int c, const char *arg)
 
 static double mono_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)monotonic_ns() / 1e9;
 }
 
 static int exec_line(void *arg, const char *line, FILE *out)

@@ -59,22 +59,9 @@ struct ctl_server {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return monotonic_ns() / 1000000u;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- the session directory ------------------------------------------------ */
 
@@ -96,7 +83,7 @@ static int dir_candidate(char *buf, size_t size, bool *from_env, char *err, size
 		n = snprintf(buf, size, "/tmp/sonde-%u", (unsigned)geteuid());
 	}
 	if (n < 0 || (size_t)n >= size) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"session directory path is too long: set SONDE_RUNTIME_DIR to a shorter "
 			"directory");
 		return -1;
@@ -115,7 +102,7 @@ int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen)
 	const char *fix = from_env ? "or set SONDE_RUNTIME_DIR to a directory of your own"
 				   : "or set SONDE_RUNTIME_DIR to a directory of your own (mode 0700)";
 	if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
-		set_err(err, errlen, "cannot create session directory %s: %s (%s)", buf,
+		errbuf_set(err, errlen, "cannot create session directory %s: %s (%s)", buf,
 			strerror(errno),
 			from_env ? "create it with mode 0700 or set SONDE_RUNTIME_DIR to another "
 				   "directory"
@@ -124,24 +111,24 @@ int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen)
 	}
 	struct stat st;
 	if (lstat(buf, &st) != 0) {
-		set_err(err, errlen, "cannot check session directory %s: %s (%s)", buf,
+		errbuf_set(err, errlen, "cannot check session directory %s: %s (%s)", buf,
 			strerror(errno), fix);
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"session directory %s is not a directory (%s): remove it, %s", buf,
 			S_ISLNK(st.st_mode) ? "a symbolic link" : "a file is in the way", fix);
 		return -1;
 	}
 	if (st.st_uid != geteuid()) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"session directory %s belongs to uid %u, not to you (uid %u): remove it, %s",
 			buf, (unsigned)st.st_uid, (unsigned)geteuid(), fix);
 		return -1;
 	}
 	if (st.st_mode & 077) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"session directory %s is open to other users (mode %04o): run chmod 700 %s, %s",
 			buf, (unsigned)(st.st_mode & 07777), buf, fix);
 		return -1;
@@ -157,7 +144,7 @@ static int socket_addr(const char *dir, pid_t pid, struct sockaddr_un *sa, char 
 	sa->sun_family = AF_UNIX;
 	int n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%d.sock", dir, (int)pid);
 	if (n < 0 || (size_t)n >= sizeof(sa->sun_path)) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"session socket path %s/%d.sock is too long for a unix socket (at most %zu "
 			"bytes): set SONDE_RUNTIME_DIR to a shorter directory",
 			dir, (int)pid, sizeof(sa->sun_path) - 1);
@@ -184,7 +171,7 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen)
 
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot create the control socket: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot create the control socket: %s", strerror(errno));
 		return NULL;
 	}
 	/* A socket named after our PID was left by a dead process that had the
@@ -193,7 +180,7 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen)
 	struct stat st;
 	if (lstat(sa.sun_path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			set_err(err, errlen,
+			errbuf_set(err, errlen,
 				"%s exists and is not a socket: remove it and start again",
 				sa.sun_path);
 			close(fd);
@@ -205,7 +192,7 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen)
 				  errno == EAGAIN || errno == EWOULDBLOCK || errno == EINPROGRESS);
 		if (listening) {
 			close(probe);
-			set_err(err, errlen,
+			errbuf_set(err, errlen,
 				"another session is listening at %s: stop it, or set "
 				"SONDE_RUNTIME_DIR to another directory",
 				sa.sun_path);
@@ -217,7 +204,7 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen)
 		unlink(sa.sun_path);
 	}
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		set_err(err, errlen, "cannot bind the control socket %s: %s", sa.sun_path,
+		errbuf_set(err, errlen, "cannot bind the control socket %s: %s", sa.sun_path,
 			strerror(errno));
 		close(fd);
 		return NULL;
@@ -225,14 +212,14 @@ struct ctl_server *ctl_server_open(char *err, size_t errlen)
 	/* The directory is 0700, so nobody else can reach the socket in the
 	 * moment between bind (mode from the umask) and chmod. */
 	if (chmod(sa.sun_path, 0600) != 0 || lstat(sa.sun_path, &st) != 0) {
-		set_err(err, errlen, "cannot set the mode of the control socket %s: %s",
+		errbuf_set(err, errlen, "cannot set the mode of the control socket %s: %s",
 			sa.sun_path, strerror(errno));
 		unlink(sa.sun_path);
 		close(fd);
 		return NULL;
 	}
 	if (listen(fd, 64) != 0) {
-		set_err(err, errlen, "cannot listen on the control socket %s: %s", sa.sun_path,
+		errbuf_set(err, errlen, "cannot listen on the control socket %s: %s", sa.sun_path,
 			strerror(errno));
 		unlink(sa.sun_path);
 		close(fd);
@@ -509,7 +496,7 @@ static int scan_sessions(const char *dir, pid_t **pids, char *err, size_t errlen
 	*pids = NULL;
 	DIR *d = opendir(dir);
 	if (!d) {
-		set_err(err, errlen, "cannot read session directory %s: %s", dir, strerror(errno));
+		errbuf_set(err, errlen, "cannot read session directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	size_t n = 0, cap = 0;
@@ -574,7 +561,7 @@ static pid_t only_session(const char *dir, char *err, size_t errlen)
 		return 0;
 	pid_t pid = 0;
 	if (n == 0) {
-		set_err(err, errlen, "no sonde session is running (start one with sonde top)");
+		errbuf_set(err, errlen, "no sonde session is running (start one with sonde top)");
 	} else if (n == 1) {
 		pid = pids[0];
 	} else {
@@ -590,7 +577,7 @@ static pid_t only_session(const char *dir, char *err, size_t errlen)
 		}
 		if (off >= sizeof(list))
 			snprintf(list + sizeof(list) - 5, 5, ", ..");
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"%d sonde sessions are running (PIDs %s): name one, e.g. sonde ctl %d "
 			"status",
 			n, list, (int)pids[0]);
@@ -608,7 +595,7 @@ static int read_answer(int fd, pid_t pid, char **buf, size_t *len, char *err, si
 	for (;;) {
 		if (n + 1 >= cap) {
 			if (cap >= CTL_ANSWER_MAX) {
-				set_err(err, errlen, "session %d sent an answer larger than %u MB",
+				errbuf_set(err, errlen, "session %d sent an answer larger than %u MB",
 					(int)pid, CTL_ANSWER_MAX >> 20);
 				free(b);
 				return -1;
@@ -630,21 +617,21 @@ static int read_answer(int fd, pid_t pid, char **buf, size_t *len, char *err, si
 		if (errno == ECONNRESET && n > 0)
 			break;
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			set_err(err, errlen, "cannot read the answer of session %d: %s", (int)pid,
+			errbuf_set(err, errlen, "cannot read the answer of session %d: %s", (int)pid,
 				strerror(errno));
 			free(b);
 			return -1;
 		}
 		uint64_t now = now_ms();
 		if (now >= deadline) {
-			set_err(err, errlen, "session %d did not answer within %d s", (int)pid,
+			errbuf_set(err, errlen, "session %d did not answer within %d s", (int)pid,
 				CTL_ANSWER_TIMEOUT_MS / 1000);
 			free(b);
 			return -1;
 		}
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, (int)(deadline - now)) < 0 && errno != EINTR) {
-			set_err(err, errlen, "cannot wait for session %d: %s", (int)pid,
+			errbuf_set(err, errlen, "cannot wait for session %d: %s", (int)pid,
 				strerror(errno));
 			free(b);
 			return -1;
@@ -662,16 +649,16 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 	if (linelen > 0 && line[linelen - 1] == '\n')
 		linelen--;
 	if (memchr(line, '\n', linelen)) {
-		set_err(err, errlen, "a command is one line: it cannot hold a line break");
+		errbuf_set(err, errlen, "a command is one line: it cannot hold a line break");
 		return -1;
 	}
 	if (linelen > COMMAND_LINE_MAX) {
-		set_err(err, errlen, "command too long: %zu bytes, at most %d", linelen,
+		errbuf_set(err, errlen, "command too long: %zu bytes, at most %d", linelen,
 			COMMAND_LINE_MAX);
 		return -1;
 	}
 	if (pid < 0) {
-		set_err(err, errlen, "bad session PID %d", (int)pid);
+		errbuf_set(err, errlen, "bad session PID %d", (int)pid);
 		return -1;
 	}
 	char dir[PATH_MAX];
@@ -687,14 +674,14 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 		return -1;
 	struct stat st;
 	if (lstat(sa.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"no sonde session with PID %d (sonde ctl --list shows the running ones)",
 			(int)pid);
 		return -1;
 	}
 	if (!pid_alive(pid)) {
 		unlink(sa.sun_path);
-		set_err(err, errlen,
+		errbuf_set(err, errlen,
 			"no sonde session with PID %d: it has exited (sonde ctl --list shows the "
 			"running ones)",
 			(int)pid);
@@ -703,7 +690,7 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot create a socket: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot create a socket: %s", strerror(errno));
 		return -1;
 	}
 	struct timeval tv = {.tv_sec = CTL_CONNECT_TIMEOUT_S};
@@ -714,15 +701,15 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 		if (e == ECONNREFUSED) {
 			/* Nobody listens: the PID was reused by another process. */
 			unlink(sa.sun_path);
-			set_err(err, errlen,
+			errbuf_set(err, errlen,
 				"no sonde session with PID %d: its socket was stale and is removed "
 				"(sonde ctl --list shows the running ones)",
 				(int)pid);
 		} else if (e == EAGAIN || e == EWOULDBLOCK || e == EINPROGRESS) {
-			set_err(err, errlen, "session %d is too busy to take a connection (%d s)",
+			errbuf_set(err, errlen, "session %d is too busy to take a connection (%d s)",
 				(int)pid, CTL_CONNECT_TIMEOUT_S);
 		} else {
-			set_err(err, errlen, "cannot connect to session %d at %s: %s", (int)pid,
+			errbuf_set(err, errlen, "cannot connect to session %d at %s: %s", (int)pid,
 				sa.sun_path, strerror(e));
 		}
 		return -1;
@@ -734,7 +721,7 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 			     CTL_CONNECT_TIMEOUT_S * 1000);
 	free(msg);
 	if (!sent) {
-		set_err(err, errlen, "cannot send the command to session %d: %s", (int)pid,
+		errbuf_set(err, errlen, "cannot send the command to session %d: %s", (int)pid,
 			strerror(errno));
 		close(fd);
 		return -1;
@@ -756,7 +743,7 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 	} else if (first == 5 && !memcmp(ans, "error", 5)) {
 		result = 1;
 	} else {
-		set_err(err, errlen, "session %d sent %s", (int)pid,
+		errbuf_set(err, errlen, "session %d sent %s", (int)pid,
 			alen ? "a malformed answer (not ok/error)" : "no answer (it closed the connection)");
 		free(ans);
 		return -1;

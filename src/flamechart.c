@@ -164,17 +164,6 @@ struct chart {
 	char *subtitle;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int by_time(const void *a, const void *b, void *arg)
 {
@@ -223,14 +212,14 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 	if (o->span_id) {
 		int64_t idx = profile_span_find(p, o->span_id);
 		if (idx < 0) {
-			set_err(err, errlen, "no span with id %" PRIu64 " in the profile", o->span_id);
+			errbuf_set(err, errlen, "no span with id %" PRIu64 " in the profile", o->span_id);
 			return -1;
 		}
 		c->span = &p->spans[idx];
 		c->thread = c->span->thread;
 		uint32_t span_tid = c->thread < p->nthreads ? p->threads[c->thread].tid : 0;
 		if (tid && (uint64_t)tid != span_tid) {
-			set_err(err, errlen, "span %" PRIu64 " ran on thread %u, not %" PRId64,
+			errbuf_set(err, errlen, "span %" PRIu64 " ran on thread %u, not %" PRId64,
 				o->span_id, span_tid, tid);
 			return -1;
 		}
@@ -242,7 +231,7 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 				found = true;
 			}
 		if (!found) {
-			set_err(err, errlen, "no thread with tid %" PRId64 " in the profile", tid);
+			errbuf_set(err, errlen, "no thread with tid %" PRId64 " in the profile", tid);
 			return -1;
 		}
 	} else {
@@ -276,7 +265,7 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 		}
 		free(tc);
 		if (!best) {
-			set_err(err, errlen, "the profile has no samples");
+			errbuf_set(err, errlen, "the profile has no samples");
 			return -1;
 		}
 		tid = p->threads[c->thread].tid;
@@ -753,7 +742,7 @@ int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamec
 			freelocale(cloc);
 		}
 		if (fflush(out) != 0 || ferror(out)) {
-			set_err(err, errlen, "writing the flame chart failed: %s",
+			errbuf_set(err, errlen, "writing the flame chart failed: %s",
 				strerror(errno ? errno : EIO));
 			rc = -1;
 		}

@@ -84,12 +84,6 @@ struct live {
 	uint32_t view_gen, stack_gen;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void live_options_init(struct live_options *o)
 {
@@ -528,7 +522,7 @@ static void trim(struct live *l, uint64_t now)
 
 void live_update(struct live *l)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	window_advance(l->samples, now);
 	window_advance(l->calls, now);
 	take_samples(l, now);
@@ -603,7 +597,7 @@ static void rebuild(struct live *l)
 	window_free(l->samples);
 	l->samples = new_window(l);
 	l->npending = 0;
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	resolve_thresholds(l, now);
 	for (size_t i = 0; i < l->cursor; i++) {
 		enum decision d = decide(l, &l->p->samples[i], now);
@@ -698,7 +692,7 @@ static void describe_window(const struct live *l, char *buf, size_t size)
 
 static double held_seconds(const struct live *l)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	return now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
 }
 
@@ -816,7 +810,7 @@ static int do_reset(struct live *l, FILE *out)
 	window_free(l->calls);
 	l->samples = new_window(l);
 	l->calls = new_window(l);
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	profile_trim(l->p, l->p->nsamples, UINT64_MAX, 0);
 	l->cursor = l->span_cursor = 0;
 	l->npending = 0;
@@ -1165,7 +1159,7 @@ static void fill_hot(struct live *l, struct live_view *v, double scale, size_t h
 
 struct live_view *live_view_build(struct live *l, size_t hot_max)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	struct live_view *v = xcalloc(1, sizeof(*v));
 	v->now_ns = now;
 	double total = l->o.ewma ? window_ewma(l->samples, now, &l->sw)

@@ -785,9 +785,7 @@ void session_end(struct session *s)
 	engine_stop(s->eng);
 	while (engine_poll(s->eng, 0) > 0) /* drain what was sampled before the stop */
 		;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	struct open_span_ctx ctx = {s->col, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec};
+	struct open_span_ctx ctx = {s->col, monotonic_ns()};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
 		uint64_t h[SONDE_HIST_BUCKETS];

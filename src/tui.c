@@ -556,6 +556,16 @@ static void draw_title(const struct tui *t, struct rect r, int y, enum focus f, 
 	}
 }
 
+/* A list panel's title, with "selected/count" on the right. */
+static void draw_list_title(const struct tui *t, struct rect r, enum focus f, const char *title,
+			    size_t sel, size_t n)
+{
+	char right[32] = "";
+	if (n)
+		snprintf(right, sizeof(right), "%zu/%zu", sel + 1, n);
+	draw_title(t, r, r.y, f, title, right);
+}
+
 /* Draws a label, the parts matching the search highlighted. */
 static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, const char *label,
 		     bool match)
@@ -728,10 +738,7 @@ static void draw_hot(struct tui *t)
 		return;
 	const struct live_view *v = t->view;
 	size_t n = v ? v->nhot : 0;
-	char right[32] = "";
-	if (n)
-		snprintf(right, sizeof(right), "%zu/%zu", t->hot_sel + 1, n);
-	draw_title(t, r, r.y, FOCUS_HOT, "HOTTEST FUNCTIONS", right);
+	draw_list_title(t, r, FOCUS_HOT, "HOTTEST FUNCTIONS", t->hot_sel, n);
 	int y = r.y + 1, ymax = r.y + r.h, xmax = r.x + r.w;
 	if (y < ymax)
 		put(y++, r.x, xmax, style(t, ST_HEADER), " SELF%  TOTAL%  FUNCTION");
@@ -915,10 +922,7 @@ static void draw_probes(struct tui *t)
 		return;
 	const struct live_view *v = t->view;
 	size_t n = v ? v->nprobes : 0;
-	char right[32] = "";
-	if (n)
-		snprintf(right, sizeof(right), "%zu/%zu", t->probe_sel + 1, n);
-	draw_title(t, r, r.y, FOCUS_PROBES, "PROBE LATENCY", right);
+	draw_list_title(t, r, FOCUS_PROBES, "PROBE LATENCY", t->probe_sel, n);
 	int y = r.y + 1, ymax = r.y + r.h, xmax = r.x + r.w;
 	if (!n) {
 		if (y < ymax)

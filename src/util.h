@@ -27,4 +27,13 @@ extern const char *progname;
 /* Prints "sonde: <message>" on stderr (one line, newline added). */
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Writes an error message into a caller's buffer (nothing when err is NULL
+ * or errlen 0): for functions that report "-1 with one line in err". */
+void errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every sample, call and
+ * timeout (bpf_ktime_get_ns reads the same one). */
+uint64_t monotonic_ns(void);
+
 #endif
