@@ -26,6 +26,8 @@ wait_for() {
 	fail "timed out waiting for $what"
 }
 # The text of the newest complete snapshot (the one before the last header).
+# Checks read it from a variable or file, never from a pipe that a reader
+# may close early: with pipefail, the writer's SIGPIPE would fail the check.
 last_snapshot() {
 	awk '/^--- sonde top at/ { n++ } { s[n] = s[n] $0 "\n" } END { k = (n > 1) ? n - 1 : n; printf "%s", s[k] }' "$WORK/top.out"
 }
@@ -37,7 +39,7 @@ next_snapshots() {
 	sleep 0.6
 }
 
-wait_for "the session in sonde ctl --list" '"$SONDE" ctl --list | grep -q "^$spid "'
+wait_for "the session in sonde ctl --list" 'grep -q "^$spid " <<<"$("$SONDE" ctl --list)"'
 pass "ctl --list shows session $spid"
 socket=$(ls "$SONDE_RUNTIME_DIR"/*.sock)
 [ "$(stat -c %a "$socket")" = 600 ] || fail "control socket mode is $(stat -c %a "$socket"), expected 600"
@@ -45,10 +47,11 @@ socket=$(ls "$SONDE_RUNTIME_DIR"/*.sock)
 pass "control socket and its directory are owner-only"
 
 next_snapshots
-last_snapshot | grep -q "^target:   PID $tpid\$" || fail "snapshot does not name the target PID $tpid"
-last_snapshot | grep -q '^PROBE ' && fail "a probe block before any probe was added"
-last_snapshot | grep -Eq '^ +[0-9.]+ +[0-9.]+  (parse_request|burn)' ||
-	{ last_snapshot; fail "hottest functions do not show the target's work"; }
+snap=$(last_snapshot)
+grep -q "^target:   PID $tpid\$" <<<"$snap" || fail "snapshot does not name the target PID $tpid"
+grep -q '^PROBE ' <<<"$snap" && fail "a probe block before any probe was added"
+grep -Eq '^ +[0-9.]+ +[0-9.]+  (parse_request|burn)' <<<"$snap" ||
+	{ echo "$snap"; fail "hottest functions do not show the target's work"; }
 pass "snapshots before tracing: target $tpid, hottest functions, no probes"
 
 # Add probes mid-run (no session given: the only one running is used).
@@ -60,22 +63,28 @@ expect_error "unknown command 'tarce'.*did you mean trace" "" -- "$SONDE" ctl ta
 kill -0 "$spid" || fail "a bad command ended the session"
 next_snapshots
 snap=$(last_snapshot)
-echo "$snap" | grep -q '^PROBE handle_request$' || { echo "$snap"; fail "no handle_request block after ctl trace"; }
-calls=$(echo "$snap" | awk '/^PROBE handle_request$/ { p = 1 } p && /calls:/ { print $2; exit }')
+grep -q '^PROBE handle_request$' <<<"$snap" || { echo "$snap"; fail "no handle_request block after ctl trace"; }
+# probe_value PROBE LABEL N: field N of the first LABEL line in PROBE's block.
+probe_value() {
+	awk -v p="PROBE $1" -v l="$2" -v n="$3" \
+		'$0 == p { in_p = 1 } in_p && $1 == l && !done { print $n; done = 1 }' <<<"$snap"
+}
+calls=$(probe_value handle_request calls: 2)
 assert_ge "handle_request calls in the window" "$calls" 50
-p50=$(echo "$snap" | awk '/^PROBE handle_request$/ { p = 1 } p && /latency:/ { print $3; exit }')
-slow_p50=$(echo "$snap" | awk '/^PROBE slow_path$/ { p = 1 } p && /latency:/ { print $3; exit }')
+p50=$(probe_value handle_request latency: 3)
+slow_p50=$(probe_value slow_path latency: 3)
 to_us() { awk -v d="$1" 'BEGIN { v = d + 0; if (d ~ /ms$/) v *= 1000; else if (d ~ /ns$/) v /= 1000; else if (d ~ /[0-9]s$/) v *= 1e6; print v }'; }
 assert_near "handle_request p50 (us)" "$(to_us "$p50")" 110 60
 assert_near "slow_path p50 (us)" "$(to_us "$slow_p50")" 2050 600
-echo "$snap" | grep -q '^target:   PID '"$tpid"'$' || fail "target PID changed"
+grep -q '^target:   PID '"$tpid"'$' <<<"$snap" || fail "target PID changed"
 
 # A view on the slow calls: the samples there are in slow_path.
 out=$("$SONDE" ctl slow handle_request 1ms) || fail "ctl slow failed"
-echo "$out" | grep -q '^view: slow handle_request > 1ms' || fail "ctl slow answered '$out'"
+grep -q '^view: slow handle_request > 1ms' <<<"$out" || fail "ctl slow answered '$out'"
 next_snapshots
-share=$(last_snapshot | awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" { print $2; exit }')
-[ -n "$share" ] || { last_snapshot; fail "slow_path not among the hottest functions of the slow view"; }
+snap=$(last_snapshot)
+share=$(awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" && !done { print $2; done = 1 }' <<<"$snap")
+[ -n "$share" ] || { echo "$snap"; fail "slow_path not among the hottest functions of the slow view"; }
 assert_ge "slow_path total % in the slow view" "$share" 80
 "$SONDE" ctl all >/dev/null || fail "ctl all failed"
 
@@ -83,7 +92,8 @@ assert_ge "slow_path total % in the slow view" "$share" 80
 # held match the kernel's count exactly.
 kill -STOP "$tpid"
 sleep 0.3
-"$SONDE" ctl save "$WORK/live.sonde" | grep -q "^saved .* to $WORK/live.sonde\$" || fail "ctl save"
+out=$("$SONDE" ctl save "$WORK/live.sonde") || fail "ctl save failed"
+grep -q "^saved .* to $WORK/live.sonde\$" <<<"$out" || fail "ctl save answered '$out'"
 kill -CONT "$tpid"
 "$SONDE" report --json "$WORK/live.sonde" >"$WORK/live.json"
 for f in handle_request slow_path; do
@@ -100,8 +110,10 @@ pass "saved recording: calls held = in-kernel counts"
 out=$("$SONDE" ctl untrace slow_path) || fail "ctl untrace failed"
 [ "$out" = "untraced 1 function (what they gathered stays)" ] || fail "ctl untrace answered '$out'"
 next_snapshots
-last_snapshot | grep -q '^PROBE slow_path (untraced)$' || fail "slow_path not shown as untraced"
-"$SONDE" ctl status | grep -q '^probe:    handle_request: ' || fail "ctl status lacks the probe"
+snap=$(last_snapshot)
+grep -q '^PROBE slow_path (untraced)$' <<<"$snap" || fail "slow_path not shown as untraced"
+out=$("$SONDE" ctl status) || fail "ctl status failed"
+grep -q '^probe:    handle_request: ' <<<"$out" || fail "ctl status lacks the probe"
 kill -0 "$tpid" && kill -0 "$spid" || fail "target or sonde restarted"
 pass "same PIDs throughout: target $tpid, sonde $spid"
 

@@ -17,14 +17,14 @@ keys() { tmux -L "$sock" send-keys -t top "$@"; }
 # wait_screen WHAT REGEX: up to 15 s for the pane to show a line matching REGEX.
 wait_screen() {
 	for _ in $(seq 150); do
-		screen | grep -Eq -- "$2" && { pass "$1"; return 0; }
+		grep -Eq -- "$2" <<<"$(screen)" && { pass "$1"; return 0; }
 		sleep 0.1
 	done
 	screen >&2
 	fail "$1: the screen never showed /$2/"
 }
 no_screen() { # WHAT REGEX: the pane does not show it (now)
-	screen | grep -Eq -- "$2" && { screen >&2; fail "$1: the screen shows /$2/"; }
+	grep -Eq -- "$2" <<<"$(screen)" && { screen >&2; fail "$1: the screen shows /$2/"; }
 	pass "$1"
 }
 
@@ -68,13 +68,14 @@ wait_screen "prompt: view changed" 'view slow handle_request > 1ms'
 wait_screen "the slow view is slow_path" '^ *[0-9.]+% +[0-9.]+% +\[-\] slow_path'
 
 # sonde ctl reaches the same session while the UI runs.
-"$SONDE" ctl status | grep -q '^view:     slow handle_request > 1ms' || fail "ctl status does not see the UI's view"
+out=$("$SONDE" ctl status) || fail "ctl status failed"
+grep -q '^view:     slow handle_request > 1ms' <<<"$out" || fail "ctl status does not see the UI's view"
 pass "sonde ctl steers the session behind the UI"
 
 keys '?'
 wait_screen "help overlay" 'sonde top: keys'
 keys q
 sleep 0.5
-screen | grep -q 'EXITED' && fail "q in the help overlay quit sonde top"
+grep -q 'EXITED' <<<"$(screen)" && fail "q in the help overlay quit sonde top"
 keys q
 wait_screen "q quits cleanly" '^EXITED 0$'
