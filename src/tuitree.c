@@ -58,6 +58,7 @@ struct tuitree {
 	char *pattern;
 	bool exact;
 	bool auto_done;    /* the hot path was expanded once */
+	bool want_is_zoom_default; /* the selection is still the row zoom_in chose */
 	bool center;       /* a jump: show the selection mid-panel if it is off */
 	int8_t *memo;      /* per frame: -1 unknown, 0 no match, 1 match */
 	size_t memo_cap;
@@ -135,6 +136,26 @@ static void node_set_expanded(struct tuitree *t, uint32_t i, bool on)
 
 /* ---- the flattened tree ----------------------------------------------------- */
 
+/* strcmp of a1 a2 (concatenated) against b1 b2, without building them. */
+static int cmp_concat(const char *a1, const char *a2, const char *b1, const char *b2)
+{
+	for (;;) {
+		while (!*a1 && a2) {
+			a1 = a2;
+			a2 = NULL;
+		}
+		while (!*b1 && b2) {
+			b1 = b2;
+			b2 = NULL;
+		}
+		unsigned char ca = (unsigned char)*a1, cb = (unsigned char)*b1;
+		if (ca != cb || !ca)
+			return (int)ca - (int)cb;
+		a1++;
+		b1++;
+	}
+}
+
 static int child_cmp(const void *a, const void *b, void *arg)
 {
 	const struct flame_node *x = *(const struct flame_node *const *)a;
@@ -147,9 +168,8 @@ static int child_cmp(const void *a, const void *b, void *arg)
 	const struct frame *fx = frames_get(ft->frames, x->frame);
 	const struct frame *fy = frames_get(ft->frames, y->frame);
 	if (fx && fy) {
-		int c = strcmp(fx->name, fy->name);
-		if (!c)
-			c = strcmp(frames_kind_suffix(fx->kind), frames_kind_suffix(fy->kind));
+		int c = cmp_concat(fx->name, frames_kind_suffix(fx->kind), fy->name,
+				   frames_kind_suffix(fy->kind));
 		if (c)
 			return c;
 	}
@@ -277,6 +297,7 @@ static void sel_resolve(struct tuitree *t)
 /* The user chose the selected row: remember its path. */
 static void sel_commit(struct tuitree *t)
 {
+	t->want_is_zoom_default = false;
 	uint32_t n = sel_node(t);
 	if (n != NONE)
 		path_of(t, n, &t->want);
@@ -314,10 +335,16 @@ static bool label_matches(struct tuitree *t, uint32_t frame)
 		t->memo_cap = cap;
 	}
 	if (t->memo[frame] < 0) {
-		char l[LABEL_MAX];
-		flame_frame_label(t->ft, frame, true, l, sizeof(l));
+		/* The whole label, however long (C++ names can be kilobytes). */
+		const struct frame *f = frames_get(t->ft->frames, frame);
+		size_t need = (f ? strlen(f->name) : 0) + 16;
+		char small[LABEL_MAX];
+		char *l = need <= sizeof(small) ? small : xmalloc(need);
+		flame_frame_label(t->ft, frame, true, l, need);
 		bool m = t->exact ? !strcmp(l, t->pattern) : strstr(l, t->pattern) != NULL;
 		t->memo[frame] = m;
+		if (l != small)
+			free(l);
 	}
 	return t->memo[frame] == 1;
 }
@@ -346,10 +373,9 @@ static void auto_expand(struct tuitree *t)
 		last = n = c;
 	}
 	rows_build(t);
-	if (last != NONE) {
+	if (last != NONE)
 		t->sel_row = row_of(t, last);
-		sel_commit(t);
-	}
+	sel_commit(t); /* the first row when there is no hot path: it is kept too */
 }
 
 /* ---- public -------------------------------------------------------------------------- */
@@ -452,6 +478,12 @@ void tuitree_select(struct tuitree *t, long row)
 
 void tuitree_move(struct tuitree *t, long delta)
 {
+	/* Past either end is the end: clamp first, so no sum overflows. */
+	long lim = (long)t->nrows + 1;
+	if (delta > lim)
+		delta = lim;
+	if (delta < -lim)
+		delta = -lim;
 	tuitree_select(t, t->sel_row + delta);
 }
 
@@ -535,11 +567,13 @@ int tuitree_zoom_in(struct tuitree *t)
 		memset(t->zoom + old, 0, (t->zoom_cap - old) * sizeof(*t->zoom));
 	}
 	path_of(t, n, &t->zoom[t->nzoom++]);
-	/* The wanted path stays on n, outside the rows: the first row is
-	 * selected now, and n again after zooming out. */
+	/* The first row is selected (and followed across refreshes like any
+	 * selection); zooming out before the user moves selects n again. */
 	t->droot = n;
 	rows_build(t);
 	t->sel_row = t->nrows ? 0 : -1;
+	sel_commit(t);
+	t->want_is_zoom_default = true;
 	t->top = 0;
 	return 0;
 }
@@ -548,7 +582,13 @@ int tuitree_zoom_out(struct tuitree *t)
 {
 	if (!t->nzoom)
 		return -1;
-	t->nzoom--;
+	const struct path *back = &t->zoom[--t->nzoom];
+	if (t->want_is_zoom_default) { /* not moved since: back to the zoomed node */
+		grow_array((void **)&t->want.f, &t->want.cap, back->n + 1, sizeof(*t->want.f));
+		memcpy(t->want.f, back->f, back->n * sizeof(*back->f));
+		t->want.n = back->n; /* still not the user's choice: an outer zoom-out
+				      * goes back to its node too */
+	}
 	droot_resolve(t);
 	if (!t->nnodes)
 		return 0;
