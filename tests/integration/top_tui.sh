@@ -28,7 +28,7 @@ no_screen() { # WHAT REGEX: the pane does not show it (now)
 	pass "$1"
 }
 
-wait_screen "status line" '^sonde top +command .*requests.* +[0-9.k]+ events/s +[0-9.k]+ calls/s +drops 0'
+wait_screen "status line" '^sonde top +command .* +[0-9.k]+ events/s +[0-9.k]+ calls/s +drops 0'
 wait_screen "flame tree header" '^TOTAL%  SELF%  FUNCTION'
 wait_screen "tree shows the request path" '^ *[0-9.]+% +[0-9.]+% +\[-\] handle_request'
 wait_screen "hottest functions panel" 'HOTTEST FUNCTIONS'
