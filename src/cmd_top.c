@@ -57,6 +57,9 @@ static void usage(FILE *f)
 		"  --keep-calls N     at most N raw calls held (default 200000); calls/s,\n"
 		"                     percentiles and histograms do not depend on it\n"
 		"  --no-ctl           do not listen for sonde ctl\n"
+		"  --target-output F  where the started command's stdout and stderr go (its\n"
+		"                     stdin is then /dev/null); in the UI they default to\n"
+		"                     /dev/null, since they would garble the screen\n"
 		"\n"
 		"Keys in the UI: arrows move/expand/collapse, / search, n/N next/previous,\n"
 		"z zoom, i invert, Tab switch panel, : command, ? help, q quit.\n");
@@ -70,6 +73,7 @@ enum {
 	OPT_KEEP_CALLS,
 	OPT_TOP,
 	OPT_NO_CTL,
+	OPT_TARGET_OUTPUT,
 };
 
 struct top_options {
@@ -81,6 +85,7 @@ struct top_options {
 	int ncmds;
 	struct live_options live;
 	bool no_ctl;
+	const char *target_output;
 };
 
 static int span_option(const char *opt, const char *arg, double *seconds)
@@ -152,6 +157,9 @@ static int top_option(void *ctx, int c, const char *arg)
 			return -1;
 		}
 		return 0;
+	case OPT_TARGET_OUTPUT:
+		t->target_output = arg;
+		return 0;
 	case OPT_NO_CTL:
 		t->no_ctl = true;
 		return 0;
@@ -209,10 +217,22 @@ static int run_loop(struct top_loop *t)
 	double next = mono_s() + interval_now(t);
 	if (t->tui)
 		refresh(t); /* something on screen at once */
-	while (!session_should_end(t->s)) {
+	for (;;) {
+		if (!session_ended(t->s) && session_should_end(t->s)) {
+			/* The UI stays on the final data when the targets exit, until
+			 * q or Ctrl-C; everything else ends the session here. */
+			if (!t->tui || session_end_reason(t->s) != SESSION_TARGETS_EXITED)
+				break;
+			session_end(t->s);
+			live_update(t->live);
+			next = 0;
+		}
+		if (session_ended(t->s) && session_end_reason(t->s) == SESSION_SIGNALLED)
+			break;
 		struct pollfd fds[2 + CTL_MAX_CLIENTS + 1];
 		nfds_t n = 0;
-		fds[n++] = (struct pollfd){.fd = session_ring_fd(t->s), .events = POLLIN};
+		if (!session_ended(t->s))
+			fds[n++] = (struct pollfd){.fd = session_ring_fd(t->s), .events = POLLIN};
 		if (t->tui)
 			fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
 		if (t->ctl) {
@@ -229,11 +249,13 @@ static int run_loop(struct top_loop *t)
 			errorf("poll: %s", strerror(errno));
 			return 1;
 		}
-		if (session_poll(t->s, 0) < 0) {
-			errorf("reading the BPF ring buffer failed: %s", strerror(errno));
-			return 1;
+		if (!session_ended(t->s)) {
+			if (session_poll(t->s, 0) < 0) {
+				errorf("reading the BPF ring buffer failed: %s", strerror(errno));
+				return 1;
+			}
+			live_update(t->live);
 		}
-		live_update(t->live);
 		if (t->ctl)
 			ctl_server_service(t->ctl, exec_line, t->live);
 		if (t->tui && tui_handle_input(t->tui))
@@ -263,6 +285,7 @@ int cmd_top(int argc, char **argv)
 		{"keep-calls", required_argument, NULL, OPT_KEEP_CALLS},
 		{"top", required_argument, NULL, OPT_TOP},
 		{"no-ctl", no_argument, NULL, OPT_NO_CTL},
+		{"target-output", required_argument, NULL, OPT_TARGET_OUTPUT},
 		{0}};
 	struct session_options so;
 	session_options_init(&so);
@@ -281,6 +304,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (session_check_options(&so))
 		return 2;
+	so.cmd_output = to.target_output ? to.target_output : to.batch ? NULL : "/dev/null";
 	if (to.live.window_s > to.live.keep_s) {
 		errorf("--window %gs is longer than --keep %gs: keep at least as much as the window",
 		       to.live.window_s, to.live.keep_s);

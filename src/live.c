@@ -75,6 +75,7 @@ struct live {
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;
 	uint64_t held_from_ns;     /* raw data before this was dropped */
+	uint64_t frozen_ns;        /* when the session ended: views stay at that time */
 	/* Scratch for views, kept across calls so a warm session allocates
 	 * little. */
 	struct stack_weights sw;
@@ -92,6 +93,12 @@ void live_options_init(struct live_options *o)
 	o->ewma = false;
 	o->keep_s = LIVE_DEFAULT_KEEP_S;
 	o->max_spans = LIVE_DEFAULT_MAX_SPANS;
+}
+
+/* Views are read at this time: now, or the end of a session that ended. */
+static uint64_t view_time(const struct live *l)
+{
+	return l->frozen_ns ? l->frozen_ns : monotonic_ns();
 }
 
 /* --- duration buckets -------------------------------------------------------- */
@@ -522,7 +529,11 @@ static void trim(struct live *l, uint64_t now)
 
 void live_update(struct live *l)
 {
+	if (l->frozen_ns)
+		return;
 	uint64_t now = monotonic_ns();
+	if (session_ended(l->s))
+		l->frozen_ns = now; /* take in the final drain, then keep still */
 	window_advance(l->samples, now);
 	window_advance(l->calls, now);
 	take_samples(l, now);
@@ -597,7 +608,7 @@ static void rebuild(struct live *l)
 	window_free(l->samples);
 	l->samples = new_window(l);
 	l->npending = 0;
-	uint64_t now = monotonic_ns();
+	uint64_t now = view_time(l);
 	resolve_thresholds(l, now);
 	for (size_t i = 0; i < l->cursor; i++) {
 		enum decision d = decide(l, &l->p->samples[i], now);
@@ -692,7 +703,7 @@ static void describe_window(const struct live *l, char *buf, size_t size)
 
 static double held_seconds(const struct live *l)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = view_time(l);
 	return now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
 }
 
@@ -870,9 +881,31 @@ static void print_status(struct live *l, FILE *out)
 	live_view_free(v);
 }
 
+/* Commands that change what the kernel side does. */
+static bool changes_gathering(enum command_kind k)
+{
+	switch (k) {
+	case CMD_TRACE:
+	case CMD_UNTRACE:
+	case CMD_SAMPLE_HZ:
+	case CMD_SAMPLE_OFF:
+	case CMD_SAMPLE_EVENT:
+	case CMD_SAMPLE_IN:
+	case CMD_SAMPLE_IN_OFF:
+	case CMD_SAMPLE_SLOW:
+	case CMD_SAMPLE_SLOW_OFF:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int live_exec_command(struct live *l, const struct command *c, FILE *out)
 {
 	char err[512];
+	if (l->frozen_ns && changes_gathering(c->kind))
+		return fail(out, "the session has ended (the targets exited): views, filters, save, "
+				 "status and help still work");
 	switch (c->kind) {
 	case CMD_NONE:
 		return 0;
@@ -987,7 +1020,9 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 {
 	const struct session_options *o = session_options(l->s);
 	fill_target(l, st->target, sizeof(st->target));
-	if (o->no_sampling)
+	if (session_ended(l->s))
+		snprintf(st->sampling, sizeof(st->sampling), "stopped: the targets exited");
+	else if (o->no_sampling)
 		snprintf(st->sampling, sizeof(st->sampling), "off");
 	else if (o->period == 1)
 		snprintf(st->sampling, sizeof(st->sampling), "%s: every event", o->event);
@@ -1159,7 +1194,7 @@ static void fill_hot(struct live *l, struct live_view *v, double scale, size_t h
 
 struct live_view *live_view_build(struct live *l, size_t hot_max)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = view_time(l);
 	struct live_view *v = xcalloc(1, sizeof(*v));
 	v->now_ns = now;
 	double total = l->o.ewma ? window_ewma(l->samples, now, &l->sw)

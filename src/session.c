@@ -632,7 +632,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		errorf("%s: command not found (check the name and PATH)", o->cmd[0]);
 		goto fail;
 	}
-	if (o->cmd && target_spawn(o->cmd, &s->cmd, err, sizeof(err))) {
+	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, sizeof(err))) {
 		errorf("%s", err);
 		goto fail;
 	}
@@ -695,15 +695,27 @@ static bool any_pid_alive(const pid_t *pids, int n)
 	return false;
 }
 
-static bool run_should_end(struct session *s)
+enum session_end_reason session_end_reason(struct session *s)
 {
 	if (stop_requested)
-		return true;
+		return SESSION_SIGNALLED;
 	if (s->o->duration > 0 && now_s(CLOCK_MONOTONIC) - s->start_mono >= s->o->duration)
-		return true;
+		return SESSION_DURATION;
 	if (s->o->cmd && target_cmd_exited(&s->cmd))
-		return true;
-	return s->o->npids && !any_pid_alive(s->o->pids, s->o->npids);
+		return SESSION_TARGETS_EXITED;
+	if (s->o->npids && !any_pid_alive(s->o->pids, s->o->npids))
+		return SESSION_TARGETS_EXITED;
+	return SESSION_RUNNING;
+}
+
+static bool run_should_end(struct session *s)
+{
+	return session_end_reason(s) != SESSION_RUNNING;
+}
+
+bool session_ended(const struct session *s)
+{
+	return s->ended;
 }
 
 struct open_span_ctx {

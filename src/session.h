@@ -35,6 +35,8 @@ struct session_options {
 	pid_t pids[SESSION_MAX_PIDS];
 	int npids;
 	char **cmd;          /* NULL-terminated, or NULL */
+	const char *cmd_output; /* the command's stdout/stderr go here (stdin:
+				 * /dev/null); NULL = sonde's own */
 	double duration;     /* seconds; 0 = until the targets end or a signal */
 	size_t ringbuf_mb;   /* default 16 */
 	bool verbose;
@@ -113,6 +115,18 @@ int session_poll(struct session *s, int timeout_ms);
 
 /* True when the run should end (signal, -d elapsed, targets gone). */
 bool session_should_end(struct session *s);
+
+/* Why it should end (SESSION_RUNNING while it should not). */
+enum session_end_reason {
+	SESSION_RUNNING,
+	SESSION_SIGNALLED,      /* Ctrl-C, SIGTERM, SIGHUP */
+	SESSION_DURATION,       /* -d elapsed */
+	SESSION_TARGETS_EXITED, /* the command, or every PID, is gone */
+};
+enum session_end_reason session_end_reason(struct session *s);
+
+/* True once session_end ran. */
+bool session_ended(const struct session *s);
 
 /* An fd readable when records wait (for poll() next to other fds). */
 int session_ring_fd(struct session *s);

@@ -12,23 +12,47 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t errlen)
+int target_spawn(char *const argv[], const char *output, struct target_cmd *t, char *err,
+		 size_t errlen)
 {
 	int gate[2], status[2];
 	memset(t, 0, sizeof(*t));
+	int out_fd = -1, null_fd = -1;
+	if (output) {
+		/* Opened here, so a bad path is sonde's clear error, not the
+		 * child's silent exit. */
+		out_fd = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (out_fd < 0 || null_fd < 0) {
+			snprintf(err, errlen, "cannot open %s for the command's output: %s", output,
+				 strerror(errno));
+			if (out_fd >= 0)
+				close(out_fd);
+			if (null_fd >= 0)
+				close(null_fd);
+			return -1;
+		}
+	}
+	pid_t pid = -1;
 	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "cannot create pipes to start the command: %s",
 			 strerror(errno));
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
+	} else if ((pid = fork()) < 0) {
 		snprintf(err, errlen, "cannot fork to start the command: %s", strerror(errno));
+	}
+	if (pid < 0) {
+		if (output) {
+			close(out_fd);
+			close(null_fd);
+		}
 		return -1;
 	}
 	if (pid == 0) {
 		close(gate[1]);
 		close(status[0]);
+		if (output && (dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+			       dup2(out_fd, STDERR_FILENO) < 0))
+			_exit(127);
 		/* If sonde dies during setup, die too rather than run unprofiled. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() == 1)
@@ -52,6 +76,10 @@ int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t err
 	}
 	close(gate[0]);
 	close(status[1]);
+	if (output) {
+		close(out_fd);
+		close(null_fd);
+	}
 	t->pid = pid;
 	t->gate_fd = gate[1];
 	t->status_fd = status[0];

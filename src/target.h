@@ -21,8 +21,13 @@ struct target_cmd {
 	int wait_status;
 };
 
-/* Forks the command and holds it before exec. Returns 0, or -1 with err. */
-int target_spawn(char *const argv[], struct target_cmd *t, char *err, size_t errlen);
+/* Forks the command and holds it before exec. `output` NULL: it shares
+ * sonde's stdin, stdout and stderr; a path: its stdout and stderr are
+ * appended to that file (created mode 0644) and its stdin is /dev/null — for
+ * a terminal UI that the command's output would garble and whose keys it
+ * must not read. Returns 0, or -1 with err. */
+int target_spawn(char *const argv[], const char *output, struct target_cmd *t, char *err,
+		 size_t errlen);
 
 /* Lets the held child exec. Returns 0 when exec succeeded, -1 with a message
  * when it failed (e.g. "command not found: foo"). */

@@ -79,3 +79,18 @@ sleep 0.5
 grep -q 'EXITED' <<<"$(screen)" && fail "q in the help overlay quit sonde top"
 keys q
 wait_screen "q quits cleanly" '^EXITED 0$'
+
+# A command that ends: the UI stays on the final data until q, and the
+# command's output went to --target-output instead of over the screen.
+tmux -L "$sock" kill-session -t top
+tmux -L "$sock" new-session -d -s top -x 160 -y 45 \
+	"SONDE_RUNTIME_DIR='$SONDE_RUNTIME_DIR' '$SONDE' top -F 499 --target-output '$WORK/target.out' -- '$TARGETS/requests' 3000; echo \"EXITED \$?\"; sleep 60"
+wait_screen "the end of the command is shown" 'sampling stopped: the targets exited'
+wait_screen "the final tree stays" '^ *[0-9.]+% +[0-9.]+% +\[-\] handle_request'
+grep -Eq '^sonde top ' <<<"$(screen)" || { screen >&2; fail "the status line scrolled away"; }
+grep -q '^pid=[0-9]* requests=3000 slow=300$' "$WORK/target.out" || fail "the command's output is not in --target-output"
+pass "the command's output went to --target-output"
+keys : t r a c e Space s l o w _ p a t h Enter
+wait_screen "no probes once the session ended" 'the session has ended \(the targets exited\)'
+keys q
+wait_screen "q quits after the end" '^EXITED 0$'
