@@ -21,3 +21,9 @@ echo
 echo
 echo "Folded stacks: $out/demo.folded ($(wc -l <"$out/demo.folded") distinct stacks)"
 echo "Flame graph:   $out/demo.svg (open it in a browser: hover, click to zoom, Ctrl-F to search)"
+echo
+echo "== live: sonde top -b -i 1 -n 3 --cmd 'trace handle_request' --cmd 'slow handle_request auto' -- $build/demo/workload 5"
+echo "   (a session steered while it runs: the terminal UI is sonde top without -b; the last snapshot:)"
+run "$sonde" top -b -i 1 -n 3 --top 8 --cmd 'trace handle_request' --cmd 'slow handle_request auto' \
+	-- "$build/demo/workload" 5 2>/dev/null >"$out/top.txt"
+awk '/^--- sonde top at/ { n++; s = "" } n { s = s $0 "\n" } END { printf "%s", s }' "$out/top.txt" | grep -v '^$'

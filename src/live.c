@@ -266,6 +266,17 @@ static bool thread_selected(const struct live *l, const struct sample *s)
 
 enum decision { TAKE, SKIP, WAIT };
 
+/* How late a call's record may reach sonde after the call ended: the BPF
+ * side batches call records (it wakes the reader for them only when 1 MB
+ * waits) and the loop drains at least every 100 ms. A call with no record
+ * this long after a sample in it was surely still running then. */
+#define SPAN_DELIVERY_SLACK_NS 500000000ull
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static enum decision decide(struct live *l, const struct sample *s, uint64_t now)
 {
 	if (!thread_selected(l, s))
@@ -283,8 +294,11 @@ static enum decision decide(struct live *l, const struct sample *s, uint64_t now
 	int64_t idx = profile_span_find(l->p, span_id);
 	if (idx >= 0)
 		slow = l->p->spans[idx].duration_ns > l->view_threshold_ns;
-	else if (now > s->time_ns && now - s->time_ns > l->view_threshold_ns)
-		slow = true; /* still running and already longer than the threshold */
+	else if (now > s->time_ns &&
+		 now - s->time_ns > sat_add(l->view_threshold_ns, SPAN_DELIVERY_SLACK_NS))
+		/* No record of its end: the call was still running a delivery
+		 * slack ago, so it has run longer than the threshold by now. */
+		slow = true;
 	else
 		return WAIT;
 	return slow == (l->view.cls == SPAN_SLOW) ? TAKE : SKIP;

@@ -20,8 +20,9 @@
  * The view selects samples: all, those inside calls of a probe (`in`), or
  * inside its calls slower / not slower than a threshold (`slow`, `fast`);
  * plus a thread filter (tid or comm). A sample in a call still running is
- * decided as soon as it can be: when the call ends, or as soon as the call
- * has run longer than the threshold (then it is slow whatever happens). A
+ * decided as soon as it can be: when the call's record arrives, or once no
+ * record has come for the threshold plus the records' delivery slack (0.5 s:
+ * the call then surely ran longer than the threshold, whatever happens). A
  * percentile threshold is re-resolved every second over the window; `auto`
  * over the calls held. A probe's "slow" calls (its latest-slow list) are
  * those above the view's threshold when the view is on that probe, else

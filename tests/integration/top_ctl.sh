@@ -78,7 +78,11 @@ assert_near "handle_request p50 (us)" "$(to_us "$p50")" 110 60
 assert_near "slow_path p50 (us)" "$(to_us "$slow_p50")" 2050 600
 grep -q '^target:   PID '"$tpid"'$' <<<"$snap" || fail "target PID changed"
 
-# A view on the slow calls: the samples there are in slow_path.
+# A view on the slow calls: the samples there are in slow_path. A 3 s window,
+# full of traced time (3 s after trace), makes the views' sample counts
+# comparable.
+"$SONDE" ctl window 3s >/dev/null || fail "ctl window failed"
+sleep 3
 out=$("$SONDE" ctl slow handle_request 1ms) || fail "ctl slow failed"
 grep -q '^view: slow handle_request > 1ms' <<<"$out" || fail "ctl slow answered '$out'"
 next_snapshots
@@ -86,7 +90,21 @@ snap=$(last_snapshot)
 share=$(awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" && !done { print $2; done = 1 }' <<<"$snap")
 [ -n "$share" ] || { echo "$snap"; fail "slow_path not among the hottest functions of the slow view"; }
 assert_ge "slow_path total % in the slow view" "$share" 80
+in_view() { awk '/^window:/ { print $4; exit }' <<<"$1"; }
+slow_n=$(in_view "$snap")
+# The fast calls: no slow_path (each ~2 ms call is > 1ms), and the two views
+# split the samples about as the target splits its time (~30% fast, ~70% slow).
+"$SONDE" ctl fast handle_request 1ms >/dev/null || fail "ctl fast failed"
+next_snapshots
+snap=$(last_snapshot)
+fast_share=$(awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" && !done { print $2; done = 1 }' <<<"$snap")
+assert_le "slow_path total % in the fast view" "${fast_share:-0}" 2
+parse=$(awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "parse_request" && !done { print $2; done = 1 }' <<<"$snap")
+assert_ge "parse_request total % in the fast view" "${parse:-0}" 80
+fast_n=$(in_view "$snap")
+assert_near "fast share of the samples (%)" "$(awk -v f="$fast_n" -v s="$slow_n" 'BEGIN { print 100 * f / (f + s) }')" 30 12
 "$SONDE" ctl all >/dev/null || fail "ctl all failed"
+"$SONDE" ctl window 10s >/dev/null || fail "ctl window failed"
 
 # Exact counts: with the target stopped nothing is in flight, so the calls
 # held match the kernel's count exactly.
