@@ -83,13 +83,15 @@ struct {
 
 __u64 next_span_id = 0;
 
-/* Waking the reader for every span record costs the traced thread
- * microseconds per call; span records wake it only once this much is waiting
- * (it also drains on its poll timeout, so records are never stuck). Samples
- * and process events force a wake-up: their rate is bounded, and user space
- * must read a process's maps while it still lives. (The default flag would
- * not do: it wakes the reader only when it has consumed everything before,
- * which unread span records prevent.) */
+/* Waking the reader for every record costs the thread that made it: for a
+ * span record microseconds per call, for a sample about 20 us more of the
+ * call it landed in (measured: sampled calls grew by 43 us with a wake-up
+ * per sample, 20 us without). So samples and span records wake the reader
+ * only once this much is waiting (it also drains on its poll timeout, at
+ * least every 100 ms, so records are never stuck). Process events force a
+ * wake-up: user space must read a new process's maps while it still lives.
+ * (The default flag would not do: it wakes the reader only when it has
+ * consumed everything before, which unread records prevent.) */
 #define WAKEUP_BYTES (1u << 20)
 
 static __always_inline __u64 span_submit_flags(void)
@@ -189,7 +191,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 		__builtin_memset(s->user_stack_top, 0, sizeof(s->user_stack_top));
 	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
-	bpf_ringbuf_submit(s, BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_submit(s, span_submit_flags());
 	return 0;
 }
 

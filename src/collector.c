@@ -1,5 +1,7 @@
 #include "collector.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +209,25 @@ void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, 
 		c->stats.open_spans++;
 }
 
+/* True when tid is a process's main thread (fork records do not say
+ * whether the child is a thread or a process). */
+static bool is_process(uint32_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool yes = false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			yes = (uint32_t)strtoul(line + 5, NULL, 10) == tid;
+			break;
+		}
+	fclose(f);
+	return yes;
+}
+
 int collector_handle(void *arg, const void *data, size_t size)
 {
 	struct collector *c = arg;
@@ -240,9 +261,15 @@ int collector_handle(void *arg, const void *data, size_t size)
 	case SONDE_REC_EXIT:
 		c->stats.exits++;
 		break;
-	case SONDE_REC_FORK:
+	case SONDE_REC_FORK: {
+		/* A new process: read its maps now, while it surely lives (its
+		 * samples reach us in batches, maybe after it exited). */
+		const struct sonde_task_event *t = data;
+		if (size >= sizeof(*t) && is_process(t->child_pid))
+			symbols_note_process(c->syms, (pid_t)t->child_pid);
 		c->stats.forks++;
 		break;
+	}
 	default:
 		c->stats.bad_records++;
 		break;
