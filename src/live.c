@@ -71,6 +71,8 @@ struct live {
 	uint64_t joins_dropped;
 	struct probe_state probes[SONDE_MAX_PROBES];
 	struct rate_ring sample_rate, call_rate;
+	uint64_t *sec_id, *sec_weight; /* every sample's weight per second, ring of keep_s */
+	size_t nsec;
 	uint64_t nsamples, ncalls; /* received since the start (or reset) */
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;
@@ -444,12 +446,28 @@ static uint32_t leaf_function(struct live *l, uint32_t stack)
 	return profile_function_frame(l->p, l->p->nodes[stack].frame);
 }
 
+/* Every sample's weight by second, whatever the view: the base of the
+ * view's share of the window. */
+static void second_add(struct live *l, uint64_t sec, uint64_t weight)
+{
+	size_t k = sec % l->nsec;
+	if (l->sec_id[k] > sec)
+		return; /* older than the ring holds */
+	if (l->sec_id[k] != sec) {
+		l->sec_id[k] = sec;
+		l->sec_weight[k] = 0;
+	}
+	l->sec_weight[k] += weight;
+}
+
 static void take_samples(struct live *l, uint64_t now)
 {
 	for (; l->cursor < l->p->nsamples; l->cursor++) {
 		const struct sample *s = &l->p->samples[l->cursor];
 		l->nsamples++;
-		rate_add(&l->sample_rate, s->time_ns / 1000000000ull, 1);
+		uint64_t sec = s->time_ns / 1000000000ull;
+		rate_add(&l->sample_rate, sec, 1);
+		second_add(l, sec, s->weight);
 		uint32_t leaf = 0;
 		for (uint32_t i = 0; i < s->nlinks; i++) {
 			if (!leaf)
@@ -592,6 +610,9 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view_threshold_ns = UINT64_MAX;
 	l->njoin_slots = 1024;
 	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
+	l->nsec = (size_t)ceil(l->o.keep_s);
+	l->sec_id = xcalloc(l->nsec, sizeof(*l->sec_id));
+	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
 	l->start_ns = (uint64_t)(session_start_time(s) * 1e9);
 	l->held_from_ns = l->start_ns;
 	for (size_t i = 0; i < SONDE_MAX_PROBES; i++)
@@ -607,6 +628,8 @@ void live_free(struct live *l)
 	window_free(l->calls);
 	free(l->pending);
 	free(l->joins);
+	free(l->sec_id);
+	free(l->sec_weight);
 	stack_weights_free(&l->sw);
 	free(l->fn_self);
 	free(l->fn_total);
@@ -849,6 +872,8 @@ static int do_reset(struct live *l, FILE *out)
 		l->probes[i].nslow = l->probes[i].slow_head = 0;
 	}
 	memset(&l->sample_rate, 0, sizeof(l->sample_rate));
+	memset(l->sec_id, 0, l->nsec * sizeof(*l->sec_id));
+	memset(l->sec_weight, 0, l->nsec * sizeof(*l->sec_weight));
 	memset(&l->call_rate, 0, sizeof(l->call_rate));
 	l->nsamples = l->ncalls = l->undecided = 0;
 	l->held_from_ns = now;
@@ -1073,6 +1098,13 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			 (unsigned long long)es.lost_task, (unsigned long long)untimed,
 			 (unsigned long long)ws.dropped);
 	st->held_s = held_seconds(l);
+	st->window_weight = 0;
+	if (!l->o.ewma) {
+		uint64_t w = (uint64_t)l->o.window_s;
+		for (uint64_t s = sec + 1 - (w < sec + 1 ? w : sec + 1); s <= sec; s++)
+			if (l->sec_id[s % l->nsec] == s)
+				st->window_weight += (double)l->sec_weight[s % l->nsec];
+	}
 	st->memory_bytes = window_memory_bytes(l->samples) + window_memory_bytes(l->calls) +
 			   l->p->samples_cap * sizeof(struct sample) +
 			   l->p->span_links_cap * sizeof(struct span_link) +

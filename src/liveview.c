@@ -65,6 +65,9 @@ static void print_header(FILE *out, const struct live_view *v)
 	fprintf(out, "sampling: %s\n", st->sampling);
 	if (v->fractional)
 		fprintf(out, "window:   %s (decayed weights: shares and rates only)\n", st->window);
+	else if (st->window_weight > 0)
+		fprintf(out, "window:   %s, %.0f of %.0f samples in view (%.1f%%)\n", st->window,
+			v->total, st->window_weight, 100.0 * v->total / st->window_weight);
 	else
 		fprintf(out, "window:   %s, %.0f samples in view\n", st->window, v->total);
 	fprintf(out, "view:     %s\n", st->view);

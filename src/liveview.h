@@ -68,6 +68,8 @@ struct live_status {
 	uint64_t drops;       /* everything lost: ring buffer full, maps full, ... */
 	char drops_detail[160]; /* "" or what the drops were */
 	double held_s;        /* seconds of raw samples held (for `save` and view changes) */
+	double window_weight; /* every sample's weight in a sliding window, whatever the
+			       * view and filter (0: not known, e.g. for EWMA) */
 	size_t memory_bytes;  /* what the session's windows and raw store hold */
 };
 

@@ -92,6 +92,9 @@ share=$(awk '/^HOTTEST FUNCTIONS/ { h = 1; next } h && $3 == "slow_path" && !don
 assert_ge "slow_path total % in the slow view" "$share" 80
 in_view() { awk '/^window:/ { print $4; exit }' <<<"$1"; }
 slow_n=$(in_view "$snap")
+# ~2 ms of every ~3 ms of requests is spent in the slow calls.
+slow_pct=$(sed -n 's/^window: .* samples in view (\([0-9.]*\)%)$/\1/p' <<<"$snap")
+assert_near "slow calls' share of the window's samples (%)" "${slow_pct:-0}" 70 12
 # The fast calls: no slow_path (each ~2 ms call is > 1ms), and the two views
 # split the samples about as the target splits its time (~30% fast, ~70% slow).
 "$SONDE" ctl fast handle_request 1ms >/dev/null || fail "ctl fast failed"

@@ -325,3 +325,18 @@ Test(liveview, free_owns_everything)
 	live_view_free(calloc(1, sizeof(struct live_view)));
 	frames_free(f.ft);
 }
+
+/* With every sample's weight in the window known, the view's share of it. */
+Test(liveview, view_share_of_the_window)
+{
+	struct fixture f;
+	fixture_init(&f);
+	struct live_view *v = make_view(&f, false, false);
+	v->status.window_weight = 400;
+	char *text = print(v, 5);
+	cr_assert(strstr(text, "window:   last 10s, 100 of 400 samples in view (25.0%)\n"), "%s",
+		  text);
+	free(text);
+	live_view_free(v);
+	frames_free(f.ft);
+}
