@@ -522,6 +522,11 @@ static void draw_status_view(struct tui *t, const struct live_status *s)
 	}
 	int x = put_pair(t, y, 0, xmax, 0, "window", s->window);
 	x = put_pair(t, y, x, xmax, 0, "view", s->view);
+	if (s->window_weight > 0 && t->view) { /* the view's share of the window */
+		char pct[32];
+		snprintf(pct, sizeof(pct), "%.1f%% of the window", 100.0 * t->view->total / s->window_weight);
+		x = put_pair(t, y, x, xmax, 0, "", pct);
+	}
 	x = put_pair(t, y, x, xmax, 0, "filter", s->filter);
 	x = put_pair(t, y, x, xmax, 0, "refresh", b);
 	x = put_pair(t, y, x, xmax, 0, "sampling", s->sampling);
