@@ -73,6 +73,13 @@ struct live {
 	struct rate_ring sample_rate, call_rate;
 	uint64_t *sec_id, *sec_weight; /* every sample's weight per second, ring of keep_s */
 	size_t nsec;
+	/* Several processes (-a, -p A,B): stacks get their process name as the
+	 * root, so the tree splits by process as FlameGraph's does. */
+	bool by_process;
+	uint32_t *thread_root;          /* thread index -> process-name frame (0: not yet) */
+	size_t nthread_root;
+	struct rooted { uint64_t key; uint32_t node; } *rooted; /* (root frame, stack) -> node */
+	size_t nrooted_slots, nrooted;
 	uint64_t nsamples, ncalls; /* received since the start (or reset) */
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;
@@ -306,9 +313,57 @@ static enum decision decide(struct live *l, const struct sample *s, uint64_t now
 	return slow == (l->view.cls == SPAN_SLOW) ? TAKE : SKIP;
 }
 
+static struct rooted *rooted_slot(struct live *l, uint64_t key)
+{
+	size_t mask = l->nrooted_slots - 1;
+	for (size_t j = hash_bytes(&key, 8, 9) & mask;; j = (j + 1) & mask)
+		if (l->rooted[j].key == key || l->rooted[j].key == 0)
+			return &l->rooted[j];
+}
+
+/* The sample's stack under its process name (interned once per pair). */
+static uint32_t rooted_stack(struct live *l, const struct sample *s)
+{
+	if (s->thread >= l->nthread_root) {
+		size_t n = s->thread + 64;
+		l->thread_root = xrealloc(l->thread_root, n * sizeof(*l->thread_root));
+		memset(l->thread_root + l->nthread_root, 0, (n - l->nthread_root) * sizeof(uint32_t));
+		l->nthread_root = n;
+	}
+	uint32_t *root = &l->thread_root[s->thread];
+	if (!*root)
+		*root = frames_intern(l->p->frames, l->p->threads[s->thread].comm, "", "", 0,
+				      FRAME_PROCESS);
+	uint64_t key = (uint64_t)*root << 32 | s->stack; /* never 0: frame ids are >= 1 */
+	struct rooted *r = rooted_slot(l, key);
+	if (r->key)
+		return r->node;
+	uint32_t frames[SONDE_MAX_STACK * 4];
+	size_t n = profile_stack_frames(l->p, s->stack, frames, sizeof(frames) / sizeof(*frames));
+	if (n > sizeof(frames) / sizeof(*frames))
+		n = sizeof(frames) / sizeof(*frames);
+	uint32_t node = profile_stack_child(l->p, 0, *root);
+	for (size_t i = 0; i < n; i++)
+		node = profile_stack_child(l->p, node, frames[i]);
+	r->key = key;
+	r->node = node;
+	if (++l->nrooted * 2 > l->nrooted_slots) {
+		struct rooted *old = l->rooted;
+		size_t nold = l->nrooted_slots;
+		l->nrooted_slots *= 2;
+		l->rooted = xcalloc(l->nrooted_slots, sizeof(*l->rooted));
+		for (size_t i = 0; i < nold; i++)
+			if (old[i].key)
+				*rooted_slot(l, old[i].key) = old[i];
+		free(old);
+	}
+	return node;
+}
+
 static void take_sample(struct live *l, const struct sample *s)
 {
-	window_add(l->samples, s->time_ns, s->stack, s->weight);
+	uint32_t stack = l->by_process ? rooted_stack(l, s) : s->stack;
+	window_add(l->samples, s->time_ns, stack, s->weight);
 }
 
 static void pending_push(struct live *l, uint32_t idx)
@@ -610,6 +665,10 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view_threshold_ns = UINT64_MAX;
 	l->njoin_slots = 1024;
 	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
+	const struct session_options *so = session_options(s);
+	l->by_process = so->system_wide || so->npids > 1;
+	l->nrooted_slots = 1024;
+	l->rooted = xcalloc(l->nrooted_slots, sizeof(*l->rooted));
 	l->nsec = (size_t)ceil(l->o.keep_s);
 	l->sec_id = xcalloc(l->nsec, sizeof(*l->sec_id));
 	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
@@ -630,6 +689,8 @@ void live_free(struct live *l)
 	free(l->joins);
 	free(l->sec_id);
 	free(l->sec_weight);
+	free(l->thread_root);
+	free(l->rooted);
 	stack_weights_free(&l->sw);
 	free(l->fn_self);
 	free(l->fn_total);
@@ -1209,9 +1270,10 @@ static void fill_hot(struct live *l, struct live_view *v, double scale, size_t h
 		bool leaf = true;
 		for (uint32_t n = node; n; n = l->p->nodes[n].parent) {
 			uint32_t f = profile_function_frame(l->p, l->p->nodes[n].frame);
-			if (f >= l->fn_cap) { /* interned just now */
+			if (frames_get(l->p->frames, f)->kind == FRAME_PROCESS)
+				continue; /* a process name is not a function */
+			if (f >= l->fn_cap) /* interned just now */
 				ensure_fn_scratch(l, (size_t)f + 1);
-			}
 			if (l->fn_seen[f] != view) {
 				l->fn_seen[f] = view;
 				l->fn_self[f] = l->fn_total[f] = 0;

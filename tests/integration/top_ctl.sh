@@ -145,3 +145,18 @@ wait "$spid" || rc=$?
 kill -0 "$tpid" || fail "the target did not survive the end of the session"
 [ ! -e "$socket" ] || fail "the control socket was not removed"
 expect_error "no sonde session is running" "" -- "$SONDE" ctl status
+
+# Several processes: the tree and the stacks are rooted at process names.
+"$TARGETS/cpusplit" 4 >/dev/null &
+c=$!
+BG_PIDS+=("$c")
+"$TARGETS/requests" 20000 >/dev/null &
+r=$!
+BG_PIDS+=("$r")
+"$SONDE" top -b -i 1 -n 2 --top 50 --no-ctl -p "$c,$r" >"$WORK/two.out" 2>/dev/null
+stacks=$(awk '/^--- sonde top at/ { n++ } n == 2 && /^HOTTEST STACKS/ { s = 1; next } s && /^$/ { s = 0 } s' "$WORK/two.out")
+grep -Eq '^ +[0-9.]+  cpusplit;__libc_start_call_main;main;run;work_hot;spin$' <<<"$stacks" ||
+	{ echo "$stacks"; fail "no cpusplit-rooted stack"; }
+grep -Eq '^ +[0-9.]+  requests;start_thread;worker;handle_request;' <<<"$stacks" ||
+	{ echo "$stacks"; fail "no requests-rooted stack"; }
+pass "two processes: stacks rooted at cpusplit and requests"
