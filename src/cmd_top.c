@@ -43,6 +43,8 @@ static void usage(FILE *f)
 		"  --trace FUNC       trace FUNC from the start (repeatable)\n"
 		"  --sample-in FUNC, --sample-slow FUNC:DUR   in-kernel sampling decisions\n"
 		"  -d SECONDS         end after SECONDS\n"
+		"  --buffer-mb MB     BPF ring buffer size (power of two, default 16)\n"
+		"  -v                 libbpf's messages (verifier log on load errors)\n"
 		"\n"
 		"Display:\n"
 		"  -b, --batch        print a text snapshot every interval instead of the UI\n"
@@ -62,7 +64,12 @@ static void usage(FILE *f)
 		"                     /dev/null, since they would garble the screen\n"
 		"\n"
 		"Keys in the UI: arrows move/expand/collapse, / search, n/N next/previous,\n"
-		"z zoom, i invert, Tab switch panel, : command, ? help, q quit.\n");
+		"z zoom, i invert, Tab switch panel, : command, ? help, q quit.\n"
+		"\n"
+		"It ends at q or Ctrl-C, after -d, or when the targets exit (the UI then\n"
+		"stays on the final data until q). Its control socket is PID.sock in\n"
+		"$SONDE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/sonde, else /run/sonde (root)\n"
+		"or /tmp/sonde-UID (owner-only; see sonde ctl --help).\n");
 }
 
 enum {
