@@ -467,7 +467,6 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 		if ((int)p != l->view.probe)
 			continue;
 		const struct threshold *t = &l->view.threshold;
-		bool known_before = l->threshold_known;
 		if (t->kind == THRESHOLD_ABSOLUTE) {
 			l->view_threshold_ns = t->ns;
 			l->threshold_known = true;
@@ -487,7 +486,6 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 		}
 		if (l->threshold_known)
 			l->probes[p].slow_threshold_ns = l->view_threshold_ns;
-		(void)known_before;
 	}
 	stack_weights_free(&cw);
 }
