@@ -377,6 +377,57 @@ int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
 	return 0;
 }
 
+int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0 || nprobes > SONDE_MAX_PROBES)
+		return -1;
+	uint32_t nkeys = nprobes * SONDE_HIST_BUCKETS;
+	if (!nkeys)
+		return 0;
+	uint32_t *keys = xcalloc(nkeys, sizeof(*keys));
+	uint64_t *vals = xcalloc((size_t)nkeys * (size_t)ncpu, sizeof(*vals));
+	int fd = bpf_map__fd(e->skel->maps.hists);
+	uint32_t done = 0, out_batch = 0;
+	int r = 0;
+	/* One syscall for every bucket of every probe (a lookup per bucket and
+	 * probe costs milliseconds with dozens of probes). */
+	while (done < nkeys) {
+		uint32_t count = nkeys - done;
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		r = bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch, keys + done,
+					 vals + (size_t)done * (size_t)ncpu, &count, &opts);
+		done += count;
+		if (r < 0 && errno == ENOENT) { /* the array's end */
+			r = 0;
+			break;
+		}
+		if (r < 0 || count == 0)
+			break;
+	}
+	if (r < 0 || done < nkeys) {
+		/* No batch support: one bucket at a time. */
+		free(keys);
+		free(vals);
+		for (uint32_t p = 0; p < nprobes; p++)
+			if (engine_read_hist(e, p, out[p]))
+				return -1;
+		return 0;
+	}
+	memset(out, 0, (size_t)nprobes * sizeof(*out));
+	for (uint32_t i = 0; i < nkeys; i++) {
+		uint32_t k = keys[i];
+		if (k >= nkeys)
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k / SONDE_HIST_BUCKETS][k % SONDE_HIST_BUCKETS] +=
+				vals[(size_t)i * (size_t)ncpu + (size_t)c];
+	}
+	free(keys);
+	free(vals);
+	return 0;
+}
+
 int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
 			      uint64_t only_slow_ns)
 {

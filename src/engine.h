@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "sonde_abi.h"
 
 /* Called for each ring-buffer record (see bpf/sonde_abi.h for layouts).
  * Returning non-zero stops the current poll. */
@@ -98,6 +99,10 @@ void engine_detach_span(struct engine *e, uint32_t probe);
 /* Reads a probe's in-kernel log2 histogram of completed calls (summed over
  * CPUs) into buckets[SONDE_HIST_BUCKETS]. Returns 0 or -1. */
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
+
+/* The histograms of probes 0..nprobes-1 at once (one batched read when the
+ * kernel supports it). Returns 0 or -1. */
+int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS]);
 
 /* In-kernel sampling decisions; probe ids, or -1 for none. Takes effect at
  * once (the sampler reads it on every sample). */

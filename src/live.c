@@ -1178,6 +1178,8 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 	read_calls(l, now, &cw);
 	v->nprobes = l->p->nprobes;
 	v->probes = xcalloc(v->nprobes + 1, sizeof(*v->probes));
+	uint64_t(*hists)[SONDE_HIST_BUCKETS] = xcalloc(v->nprobes + 1, sizeof(*hists));
+	bool have_hists = session_probe_hists(l->s, hists) == 0;
 	double rate_base = l->o.ewma ? 1.0 - pow(2.0, -1.0 / l->o.halflife_s) : 0;
 	double since = now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
 	double span_s = since < l->o.window_s ? since : l->o.window_s;
@@ -1202,16 +1204,16 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		pv->p95_ns = slice_percentile(&cw, a, b, total, 95);
 		pv->p99_ns = slice_percentile(&cw, a, b, total, 99);
 		pv->max_ns = b > a ? fine_mid(cw.stack[b - 1] & ((1u << FINE_BITS) - 1)) : 0;
-		uint64_t h[SONDE_HIST_BUCKETS], all = 0;
-		if (session_probe_hist(l->s, (uint32_t)i, h) == 0)
-			for (int k = 0; k < SONDE_HIST_BUCKETS; k++)
-				all += h[k];
+		uint64_t all = 0;
+		for (int k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
+			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
 	}
+	free(hists);
 	stack_weights_free(&cw);
 }
 

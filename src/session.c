@@ -476,6 +476,19 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 	return 0;
 }
 
+int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
+{
+	size_t n = s->prof->nprobes;
+	if (engine_read_hists(s->eng, (uint32_t)n, out))
+		return -1;
+	/* Detaching cleared the kernel's copy: what a probe counted before an
+	 * untrace is kept in the profile. */
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+			out[i][b] += s->prof->probes[i].hist[b];
+	return 0;
+}
+
 /* The probe a sample-in / sample-slow names (one function), traced now if it
  * is not yet. */
 static int probe_for_function(struct session *s, const char *func, char *err, size_t errlen)

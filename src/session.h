@@ -164,6 +164,10 @@ bool session_probe_attached(const struct session *s, uint32_t probe);
  * (in-kernel counts, kept across untrace). Returns 0 or -1. */
 int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets);
 
+/* The same for every probe at once: out[i] for probe i < the profile's
+ * probe count (one batched read of the kernel's maps). Returns 0 or -1. */
+int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
+
 /* Changes the sampled event and rate (freq samples/s, or every `period`
  * events when period > 0); event NULL turns sampling off. */
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
