@@ -18,6 +18,9 @@ enum frame_kind {
 	FRAME_JIT = 3,     /* JIT code from perf-PID.map: suffix "_[j]" */
 	FRAME_PROCESS = 4, /* the process-name root of a folded stack */
 	FRAME_UNKNOWN = 5, /* not resolvable: name is "[module+0xoff]" */
+	FRAME_OVERHEAD = 6, /* "[sonde]": the sample interrupted sonde's own probe
+			     * machinery (uprobe trap, BPF handler, uretprobe
+			     * trampoline); left out of views by default */
 };
 
 struct frame {
