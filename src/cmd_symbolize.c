@@ -43,7 +43,10 @@ static void print_usage(FILE *f)
 	      "from stdin.\n"
 	      "\n"
 	      "  -e BINARY  addresses are ELF virtual addresses in BINARY; the output\n"
-	      "             matches `addr2line -f -i -e BINARY`\n"
+	      "             matches `addr2line -f -i -e BINARY`, except past a symbol's\n"
+	      "             end: addr2line names the symbol, sonde the function that\n"
+	      "             holds the address (by DWARF, else \"[BINARY+0xSTART]\" with\n"
+	      "             START the function's start from .eh_frame)\n"
 	      "  -p PID     addresses are runtime addresses in process PID; prints\n"
 	      "             \"function file:line\" per frame\n"
 	      "  -a         print each address (as 0x%016x) before its frames\n"
@@ -105,12 +108,14 @@ static uint64_t parse_address(const char *s)
 }
 
 /* addr2line's two lines per frame. Its discriminator belongs to the
- * innermost line, yet addr2line repeats it on every frame; so do we. */
+ * innermost line, yet addr2line repeats it on every frame; so do we.
+ * Where addr2line would name an address past a symbol's end after that
+ * symbol, the function holding it is unnamed: "[binary+0xSTART]". */
 static void print_addr2line_frames(const struct sym_frame *f, int n)
 {
 	for (int i = 0; i < n; i++) {
 		bool unknown = f[i].kind == FRAME_UNKNOWN;
-		fputs(unknown ? "??" : f[i].name, stdout);
+		fputs(unknown && !f[i].unnamed_function ? "??" : f[i].name, stdout);
 		putchar('\n');
 		if (unknown && f[i].file[0] == '\0') {
 			fputs("??:0\n", stdout);

@@ -11,7 +11,11 @@
  *    function symbol of the same section, ties broken as binutils does,
  *    taken from the separate debug file's .symtab when DWARF came from there,
  *    else .symtab, else .dynsym.
- * One deliberate difference: binutils 2.40 reads DWARF 5 line rows whose
+ * Two deliberate differences. Past a symbol's end addr2line still names
+ * the symbol, which in stripped code (static functions have no symbol)
+ * names whole functions after the small one before them; sonde names the
+ * function the unwind table (.eh_frame FDEs) says holds the address, see
+ * symbols.h. And binutils 2.40 reads DWARF 5 line rows whose
  * file register still holds its initial 1 as file entry 0; we report the
  * file the line table says (see bench/README.md).
  * libdw parses DWARF (DIEs, line tables, attributes), libdwfl finds separate
@@ -180,6 +184,10 @@ struct elf_sym {
 	const char *file; /* STT_FILE name addr2line would report, or NULL */
 	uint32_t shndx;
 	uint32_t order; /* position in the table: the first of equals wins */
+	/* The nearest earlier sized symbol of the section still open at this
+	 * one's value (see elf_symtab_link), or -1. */
+	int32_t enclosing;
+	bool sizeless; /* st_size 0: hand-written code that did not say its size */
 	bool is_func;
 	bool is_notype;
 };
@@ -252,6 +260,7 @@ static void elf_symtab_read(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const 
 		t->syms[t->n++] = (struct elf_sym){
 			.value = sym.st_value,
 			.size = sym.st_size ? sym.st_size : 1,
+			.sizeless = sym.st_size == 0,
 			.name = name,
 			.file = (local || !file_after_symbol) ? file : NULL,
 			.shndx = sym.st_shndx,
@@ -261,6 +270,25 @@ static void elf_symtab_read(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const 
 			.is_notype = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE,
 		};
 	}
+}
+
+/* Links each symbol to the sized symbols open at its value, innermost
+ * first (a stack of open symbols, as sorted ranges nest), so a lookup past a
+ * symbol's end can climb to a symbol that still covers the address. */
+static void elf_symtab_link(struct elf_symtab *t)
+{
+	int32_t *open = xmalloc((t->n + 1) * sizeof(*open));
+	size_t depth = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		struct elf_sym *s = &t->syms[i];
+		while (depth && (t->syms[open[depth - 1]].shndx != s->shndx ||
+				 t->syms[open[depth - 1]].value + t->syms[open[depth - 1]].size <= s->value))
+			depth--;
+		s->enclosing = depth ? open[depth - 1] : -1;
+		if (!s->sizeless)
+			open[depth++] = (int32_t)i;
+	}
+	free(open);
 }
 
 /* .symtab when there is one, else .dynsym (stripped binaries keep it). */
@@ -274,6 +302,7 @@ static void elf_symtab_build(struct elf_symtab *t, Elf *elf)
 		elf_symtab_read(t, elf, scn, &shdr);
 	if (t->n)
 		qsort(t->syms, t->n, sizeof(*t->syms), elf_sym_cmp);
+	elf_symtab_link(t);
 }
 
 static bool elf_sym_covers(const struct elf_sym *s, uint64_t addr)
@@ -540,6 +569,260 @@ static uint32_t die_udata(Dwarf_Die *die, int attr)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Where functions begin and end, from the unwind tables: every function   */
+/* the compiler emitted has an FDE (in .eh_frame, or .debug_frame) whose    */
+/* range is the whole function, named or not. Symbols can be missing        */
+/* (static functions of stripped libraries) or sizeless (assembly); FDEs     */
+/* say which function an address belongs to all the same.                  */
+
+struct fde_range {
+	uint64_t start, end; /* ELF virtual addresses, [start, end) */
+};
+
+struct fde_table {
+	struct fde_range *r; /* sorted by start; FDEs do not overlap */
+	size_t n, cap;
+};
+
+/* Reads an unsigned value of `size` bytes in the file's byte order. */
+static uint64_t read_unsigned(const uint8_t *p, size_t size, bool big_endian)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < size; i++)
+		v |= (uint64_t)p[big_endian ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+static bool read_leb128(const uint8_t **pp, const uint8_t *end, bool is_signed, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const uint8_t *p = *pp;
+	uint8_t byte;
+	do {
+		if (p >= end || shift >= 64)
+			return false;
+		byte = *p++;
+		v |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+	} while (byte & 0x80);
+	if (is_signed && shift < 64 && (byte & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+/* Where CFI is read from: a section's bytes and its address. */
+struct cfi_section {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr;
+	bool big_endian;
+	size_t addr_size;
+};
+
+/* Reads a pointer encoded as DW_EH_PE `enc` at *pp and advances past it.
+ * Only what FDE addresses use: absolute and pc-relative values. */
+static bool cfi_read_pointer(const struct cfi_section *sec, const uint8_t **pp, uint8_t enc,
+			     uint64_t *out)
+{
+	const uint8_t *p = *pp, *end = sec->data + sec->size;
+	uint64_t field = sec->addr + (uint64_t)(p - sec->data);
+	size_t size = 0;
+	bool is_signed = false;
+	uint64_t v = 0;
+	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: size = sec->addr_size; break;
+	case DW_EH_PE_udata2: size = 2; break;
+	case DW_EH_PE_udata4: size = 4; break;
+	case DW_EH_PE_udata8: size = 8; break;
+	case DW_EH_PE_sdata2: size = 2; is_signed = true; break;
+	case DW_EH_PE_sdata4: size = 4; is_signed = true; break;
+	case DW_EH_PE_sdata8: size = 8; is_signed = true; break;
+	case DW_EH_PE_uleb128:
+	case DW_EH_PE_sleb128:
+		if (!read_leb128(&p, end, (enc & 0x0f) == DW_EH_PE_sleb128, &v))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (size) {
+		if ((size_t)(end - p) < size)
+			return false;
+		v = read_unsigned(p, size, sec->big_endian);
+		if (is_signed && size < 8 && (v >> (8 * size - 1)) & 1)
+			v |= ~(uint64_t)0 << (8 * size);
+		p += size;
+	}
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr: break;
+	case DW_EH_PE_pcrel: v += field; break;
+	default: return false; /* text-, data- and function-relative: not for FDEs here */
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+/* How a CIE's FDEs encode their addresses (its 'R' augmentation), or -1
+ * when the CIE cannot be understood. .debug_frame: absolute addresses. */
+static int cie_fde_encoding(const struct cfi_section *sec, const Dwarf_CIE *cie, bool eh_frame)
+{
+	const char *aug = cie->augmentation;
+	if (!eh_frame || !aug || aug[0] == '\0')
+		return DW_EH_PE_absptr;
+	if (aug[0] != 'z' || !cie->augmentation_data)
+		return -1;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p + cie->augmentation_data_size;
+	int enc = DW_EH_PE_absptr;
+	bool seen_r = false;
+	for (const char *c = aug + 1; *c; c++) {
+		switch (*c) {
+		case 'R':
+		case 'L':
+			if (p >= end)
+				return -1;
+			if (*c == 'R') {
+				enc = *p;
+				seen_r = true;
+			}
+			p++;
+			break;
+		case 'P': {
+			if (p >= end)
+				return -1;
+			uint8_t penc = *p++;
+			uint64_t ignored;
+			/* The personality routine is often an indirect pointer:
+			 * read it as a direct one, only to step over it. */
+			if (!cfi_read_pointer(sec, &p, penc & 0x7f, &ignored))
+				return -1;
+			break;
+		}
+		case 'S':
+		case 'B':
+		case 'G':
+			break;
+		default:
+			/* Data of an unknown letter cannot be stepped over. */
+			return seen_r ? enc : -1;
+		}
+	}
+	return enc;
+}
+
+/* Adds every FDE of one CFI section. CIEs are looked up by offset and
+ * their encoding remembered (value: encoding + 1, or 0x200 when unusable). */
+static void fde_table_add_section(struct fde_table *t, Elf *elf, Elf_Scn *scn, bool eh_frame)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data = scn && gelf_getshdr(scn, &shdr) ? elf_rawdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf || shdr.sh_type == SHT_NOBITS)
+		return;
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident)
+		return;
+	struct cfi_section sec = {
+		.data = data->d_buf, .size = data->d_size, .addr = shdr.sh_addr,
+		.big_endian = ident[EI_DATA] == ELFDATA2MSB,
+		.addr_size = ident[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+	};
+	struct pair_map cies = { 0 };
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	for (; off != (Dwarf_Off)-1; off = next) {
+		next = (Dwarf_Off)-1;
+		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &e);
+		if (rc > 0 || (rc < 0 && (next == (Dwarf_Off)-1 || next <= off)))
+			break;
+		if (rc < 0 || dwarf_cfi_cie_p(&e))
+			continue;
+		uint64_t *enc = pair_map_insert(&cies, e.fde.CIE_pointer, 0);
+		if (!*enc) {
+			Dwarf_Off cie_next;
+			Dwarf_CFI_Entry cie;
+			int ce = -1;
+			if (dwarf_next_cfi(ident, data, eh_frame, e.fde.CIE_pointer, &cie_next, &cie) == 0 &&
+			    dwarf_cfi_cie_p(&cie))
+				ce = cie_fde_encoding(&sec, &cie.cie, eh_frame);
+			*enc = ce < 0 ? 0x200 : (uint64_t)ce + 1;
+		}
+		if (*enc == 0x200)
+			continue;
+		uint8_t fenc = (uint8_t)(*enc - 1);
+		const uint8_t *p = e.fde.start;
+		uint64_t start, len;
+		if (!cfi_read_pointer(&sec, &p, fenc, &start) ||
+		    !cfi_read_pointer(&sec, &p, fenc & 0x0f, &len))
+			continue;
+		/* A zero start is a function the linker dropped. */
+		if (start == 0 || len == 0 || start + len < start)
+			continue;
+		grow_array((void **)&t->r, &t->cap, t->n + 1, sizeof(*t->r));
+		t->r[t->n++] = (struct fde_range){ start, start + len };
+	}
+	pair_map_free(&cies);
+}
+
+static int fde_range_cmp(const void *pa, const void *pb)
+{
+	const struct fde_range *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name)
+{
+	GElf_Shdr shdr;
+	const char *n = scn && gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+	return n && name && strcmp(n, name) == 0;
+}
+
+static Elf_Scn *elf_section_named(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
+		if (section_name_is(elf, shstrndx, scn, name))
+			return scn;
+	return NULL;
+}
+
+/* .eh_frame of the binary, else .debug_frame of the binary or of its
+ * separate debug file (code built without unwind tables for exceptions). */
+static void fde_table_build(struct fde_table *t, Elf *elf, Elf *debug_elf)
+{
+	fde_table_add_section(t, elf, elf_section_named(elf, ".eh_frame"), true);
+	if (t->n == 0)
+		fde_table_add_section(t, elf, elf_section_named(elf, ".debug_frame"), false);
+	if (t->n == 0 && debug_elf && debug_elf != elf)
+		fde_table_add_section(t, debug_elf, elf_section_named(debug_elf, ".debug_frame"),
+				      false);
+	if (t->n)
+		qsort(t->r, t->n, sizeof(*t->r), fde_range_cmp);
+}
+
+static const struct fde_range *fde_table_find(const struct fde_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->r[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && pc < t->r[lo - 1].end ? &t->r[lo - 1] : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Binaries: one per (device, inode), parsed once.                           */
 
 struct segment {
@@ -627,6 +910,8 @@ struct binary {
 	struct pair_map cus;     /* CU DIE offset -> struct cu_index * */
 	struct pair_map results; /* (vaddr, is_return) -> frame pool index << 8 | count */
 	struct pair_map cfa;     /* (vaddr, 0) -> SP-based CFA offset + 1, or 0 */
+	struct fde_table fdes;   /* built on the first lookup past a symbol */
+	bool fdes_built;
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -646,13 +931,6 @@ static void binary_read_segments(struct binary *b, Elf *elf)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 			b->segs[b->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
-}
-
-static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name)
-{
-	GElf_Shdr shdr;
-	const char *n = scn && gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-	return n && name && strcmp(n, name) == 0;
 }
 
 /* The allocated sections of the binary, in header order (the first one
@@ -754,6 +1032,7 @@ static void binary_free(struct binary *b)
 	free(b->segs);
 	free(b->secs);
 	free(b->symtab.syms);
+	free(b->fdes.r);
 	free(b);
 }
 
@@ -793,6 +1072,7 @@ struct mapping {
 	uint64_t start, end, offset;
 	uint64_t dev, inode;
 	const char *path; /* interned; "" for anonymous memory */
+	bool exec;        /* mapped executable */
 	bool deleted;
 	bool open_failed;
 	struct binary *bin;
@@ -888,6 +1168,44 @@ static const struct elf_sym *binary_symbol_at(const struct binary *b, uint64_t p
 	if (!sec || sec->sym_shndx == UINT32_MAX)
 		return NULL;
 	return elf_symtab_find(&b->symtab, sec->sym_shndx, pc);
+}
+
+/* The FDE whose range holds pc, or NULL; the table is built on first use. */
+static const struct fde_range *binary_fde_at(struct binary *b, uint64_t pc)
+{
+	if (!b->fdes_built) {
+		b->fdes_built = true;
+		GElf_Addr bias;
+		Elf *elf = b->mod ? dwfl_module_getelf(b->mod, &bias) : NULL;
+		if (elf)
+			fde_table_build(&b->fdes, elf, b->dwarf ? dwarf_getelf(b->dwarf) : NULL);
+	}
+	return fde_table_find(&b->fdes, pc);
+}
+
+/* The ELF symbol naming the function at pc where DWARF names none, or NULL
+ * (then *fde, when set, is the unnamed function's extent). A symbol covers
+ * [value, value + size) and nothing past it: beyond, the function is the
+ * one whose FDE holds pc, named by the symbol starting where the FDE
+ * starts, if any. A sizeless symbol (assembly) reaches as far as the next
+ * symbol, as in addr2line, unless an FDE holding pc begins after it. */
+static const struct elf_sym *binary_function_symbol(struct binary *b, uint64_t pc,
+						    const struct fde_range **fde)
+{
+	*fde = NULL;
+	const struct elf_sym *best = binary_symbol_at(b, pc);
+	if (best && elf_sym_covers(best, pc))
+		return best;
+	for (int32_t i = best ? best->enclosing : -1; i >= 0; i = b->symtab.syms[i].enclosing)
+		if (elf_sym_covers(&b->symtab.syms[i], pc))
+			return &b->symtab.syms[i];
+	*fde = binary_fde_at(b, pc);
+	if (!*fde)
+		return best && best->sizeless ? best : NULL;
+	if (best && best->sizeless && best->value >= (*fde)->start)
+		return best;
+	const struct elf_sym *at = binary_symbol_at(b, (*fde)->start);
+	return at && at->value == (*fde)->start ? at : NULL;
 }
 
 /* The name addr2line gives a DWARF function: the linkage name if any, else
@@ -1009,21 +1327,25 @@ static int binary_resolve(struct symbolizer *s, struct binary *b, uint64_t vaddr
 {
 	uint64_t pc = is_return ? vaddr - 1 : vaddr;
 	struct dwarf_answer ans = { .func = -1 };
+	const struct fde_range *fde = NULL;
 	if (b->valid && binary_section_at(b, pc)) {
 		dwarf_lookup(b, pc, &ans);
 		if (ans.func >= 0)
 			return frames_from_dwarf(s, b, vaddr, &ans, out);
-		const struct elf_sym *sym = binary_symbol_at(b, pc);
+		const struct elf_sym *sym = binary_function_symbol(b, pc, &fde);
 		if (sym)
 			return frame_from_symbol(s, b, sym, &ans, out);
 	}
+	/* An unnamed function is one frame, named by its start; an address in
+	 * no function at all by itself. */
 	*out = (struct sym_frame){
-		.name = binary_unknown_name(s, b, vaddr),
+		.name = binary_unknown_name(s, b, fde ? fde->start : vaddr),
 		.module = b->path,
 		.file = ans.has_line ? addr2line_path(s, ans.cu, ans.file) : "",
 		.line = ans.line,
 		.discriminator = ans.discriminator,
 		.kind = FRAME_UNKNOWN,
+		.unnamed_function = fde != NULL,
 	};
 	return 1;
 }
@@ -1196,9 +1518,10 @@ static bool parse_maps_line(struct symbolizer *s, char *line, struct mapping *m)
 {
 	unsigned long long start, end, offset, inode;
 	unsigned int major, minor;
+	char perms[8] = "";
 	int pathpos = 0;
-	if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &offset, &major, &minor,
-		   &inode, &pathpos) < 6)
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
+		   &minor, &inode, &pathpos) < 7)
 		return false;
 	char *path = pathpos > 0 ? line + pathpos : line + strlen(line);
 	path[strcspn(path, "\n")] = '\0';
@@ -1211,6 +1534,7 @@ static bool parse_maps_line(struct symbolizer *s, char *line, struct mapping *m)
 		.start = start, .end = end, .offset = offset,
 		.dev = makedev(major, minor), .inode = inode,
 		.path = strpool_intern(&s->strings, path),
+		.exec = perms[2] == 'x',
 		.deleted = deleted,
 	};
 	return true;
@@ -1472,6 +1796,30 @@ int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 		return unknown_frame(s, unknown_name(s, label, off), m->path, out);
 	}
 	return binary_lookup(s, b, vaddr, is_return, out, max);
+}
+
+const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct process *p = process_get(s, pid);
+	struct mapping *m = process_find_mapping(s, p, addr);
+	const char *where;
+	if (!m)
+		where = p->nmaps ? "unmapped" : NULL; /* no maps: nothing is known */
+	else if (strcmp(m->path, "[uprobes]") == 0)
+		where = "uprobes";
+	else if (m->exec)
+		where = NULL;
+	else if (m->path[0] == '\0' || strcmp(m->path, "[heap]") == 0)
+		where = "heap";
+	else if (strncmp(m->path, "[stack", 6) == 0)
+		where = "stack";
+	else
+		where = "data";
+	if (!where)
+		return NULL;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "[broken stack: %s]", where);
+	return strpool_intern(&s->strings, buf);
 }
 
 void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out)

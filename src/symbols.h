@@ -16,6 +16,18 @@
  * drops them (the address space was replaced) and a lookup that misses every
  * mapping re-reads /proc/PID/maps once (new mmap, dlopen).
  *
+ * Which function holds an address: the DWARF subprogram (or inlined
+ * instance) whose ranges hold it; else the ELF symbol covering it, where a
+ * symbol covers [value, value + size) and nothing past its end; past the
+ * end, the function whose .eh_frame FDE holds the address (every function
+ * the compiler emitted has one, named or not), named by the symbol that
+ * starts where the FDE starts if there is one, else "[module+0xSTART]"
+ * with START the file offset of the function's start (kind FRAME_UNKNOWN,
+ * unnamed_function set): one frame per unnamed function, whatever address
+ * in it was sampled. A sizeless symbol (assembly) reaches as far as the
+ * next symbol, as in addr2line, unless an FDE holding the address begins
+ * after it. Inside symbols the answers are addr2line's.
+ *
  * Nothing here ever crashes on bad input: an address that cannot be resolved
  * yields one frame of kind FRAME_UNKNOWN named "[module+0xoffset]" (or
  * "[unknown]" when no mapping covers it). All returned strings are owned by
@@ -42,6 +54,9 @@ struct sym_frame {
 	/* DWARF line-table discriminator of the innermost frame's line (0 when
 	 * none or for callers); only addr2line-style output shows it. */
 	uint32_t discriminator;
+	/* FRAME_UNKNOWN only: the address is in a function that has no name,
+	 * and `name` is "[module+0xSTART]" of that function's start. */
+	bool unnamed_function;
 };
 
 #define SYM_MAX_INLINE 16 /* frames one address can expand to, at most */
@@ -63,6 +78,20 @@ int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 /* Resolves a kernel address through /proc/kallsyms (loaded on first use).
  * Always fills exactly one frame of kind FRAME_KERNEL (or FRAME_UNKNOWN). */
 void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out);
+
+/* Stack walks by frame pointer go astray in code built without them: a
+ * return address read from a frame that is not one points anywhere. This
+ * says whether a return address of process `pid` can be code: NULL when it
+ * is in an executable mapping (or the process's maps are unknown), else
+ * where it points, as the marker frame's name a broken stack ends with:
+ *   "[broken stack: heap]"     [heap] or anonymous memory that is not code
+ *   "[broken stack: stack]"    a thread's stack
+ *   "[broken stack: data]"     a file's data (.data, .rodata, .bss) or any
+ *                              other mapping that is not executable
+ *   "[broken stack: uprobes]"  the kernel's uprobe trampoline page
+ *   "[broken stack: unmapped]" no mapping at all
+ * A miss re-reads the maps as symbols_user() does. */
+const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr);
 
 /* Reads /proc/PID/maps now (call this while the process is surely alive,
  * e.g. when profiling starts or a new process is seen). Returns 0, or -1

@@ -20,6 +20,10 @@
 
 #define SYMTARGET TARGET_DIR "/symtarget"
 #define SYMLIB TARGET_DIR "/libsymlib.so"
+#define STRIPSYM_FULL TARGET_DIR "/stripsym-full"       /* all symbols, DWARF */
+#define STRIPSYM_DWARF TARGET_DIR "/stripsym"           /* hidden_hot's symbol stripped */
+#define STRIPSYM_NODEBUG TARGET_DIR "/stripsym-nodebug" /* ... and no DWARF */
+#define LIBSQLITE "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
 #define MAX_FRAMES 64
 #define BATCH 200
 
@@ -120,6 +124,27 @@ static void expect_like_addr2line(struct symbolizer *s, const char *bin, uint64_
 	}
 }
 
+/* The same, but file names are left out: only function names and line
+ * numbers (see libc_names_and_lines_match_addr2line). */
+static void expect_names_and_lines_like_addr2line(struct symbolizer *s, const char *bin,
+						  uint64_t addr, bool is_return,
+						  const struct a2l_answer *want)
+{
+	struct sym_frame f[MAX_FRAMES];
+	int n = symbols_file(s, bin, addr, is_return, f, MAX_FRAMES);
+	cr_assert_eq(n, want->n, "0x%" PRIx64, addr);
+	for (int x = 0; x < n; x++) {
+		char loc[1024];
+		frame_location(&f[x], loc, sizeof(loc));
+		cr_assert_str_eq(frame_name(&f[x]), want->f[x].name, "0x%" PRIx64, addr);
+		cr_assert_str_eq(strrchr(loc, ':'), strrchr(want->f[x].loc, ':'),
+				 "0x%" PRIx64 ": %s vs %s", addr, loc, want->f[x].loc);
+	}
+}
+
+typedef void like_addr2line_fn(struct symbolizer *s, const char *bin, uint64_t addr,
+			       bool is_return, const struct a2l_answer *want);
+
 /* Every `step` bytes of .text of `bin`, plus the byte after its end. */
 static size_t text_addresses(const char *bin, unsigned step, uint64_t **out)
 {
@@ -149,11 +174,223 @@ static size_t text_addresses(const char *bin, unsigned step, uint64_t **out)
 	return n;
 }
 
-static void cross_check(const char *bin, unsigned step, bool is_return)
+/* ---- the naming rule, from binutils' view of the binary ----------------- */
+
+/* Inside a symbol sonde answers as addr2line does. Past a symbol's end
+ * addr2line still names the symbol; sonde names the function the unwind
+ * table says holds the address. The expectation is built from other
+ * tools' output: symbols from `nm -S` (of the file sonde takes them from),
+ * FDE ranges from `readelf --debug-dump=frames`, file offsets from the
+ * program headers. */
+struct nm_sym {
+	uint64_t value, size; /* size 0: nm printed none */
+	char name[256];
+};
+
+struct symbol_view {
+	struct nm_sym *syms; /* code symbols by value */
+	size_t nsyms;
+	struct { uint64_t start, end; } *fdes;
+	size_t nfdes;
+	char label[256]; /* the binary's base name */
+	struct { uint64_t offset, vaddr, filesz; } segs[16];
+	size_t nsegs;
+};
+
+static void read_nm(const char *cmd, struct symbol_view *v)
+{
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p, "cannot run %s", cmd);
+	char line[1024];
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long value, size = 0;
+		char type, name[256];
+		if (sscanf(line, "%llx %llx %c %255s", &value, &size, &type, name) != 4) {
+			size = 0;
+			if (sscanf(line, "%llx %c %255s", &value, &type, name) != 3)
+				continue;
+		}
+		if (!strchr("tTwWiI", type))
+			continue;
+		v->syms = realloc(v->syms, (v->nsyms + 1) * sizeof(*v->syms));
+		struct nm_sym *sym = &v->syms[v->nsyms++];
+		sym->value = value;
+		sym->size = size;
+		snprintf(sym->name, sizeof(sym->name), "%s", name);
+		/* nm -D prints versions ("memcpy@@GLIBC_2.14"); ELF names have none. */
+		sym->name[strcspn(sym->name, "@")] = '\0';
+	}
+	pclose(p);
+}
+
+/* `symfile` is where sonde takes symbols from: the binary itself, or its
+ * separate debug file when that has the full .symtab. */
+static void symbol_view_load(const char *bin, const char *symfile, struct symbol_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "nm -S -n '%s' 2>/dev/null", symfile);
+	read_nm(cmd, v);
+	if (v->nsyms == 0) { /* no .symtab: the dynamic symbols */
+		snprintf(cmd, sizeof(cmd), "nm -D -S -n '%s' 2>/dev/null", symfile);
+		read_nm(cmd, v);
+	}
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames '%s' 2>/dev/null", bin);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	char line[1024];
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long lo, hi;
+		const char *pc = strstr(line, " FDE ") ? strstr(line, "pc=") : NULL;
+		if (!pc || sscanf(pc, "pc=%llx..%llx", &lo, &hi) != 2 || lo == 0 || hi <= lo)
+			continue;
+		v->fdes = realloc(v->fdes, (v->nfdes + 1) * sizeof(*v->fdes));
+		v->fdes[v->nfdes].start = lo;
+		v->fdes[v->nfdes++].end = hi;
+	}
+	pclose(p);
+	cr_assert_gt(v->nfdes, 0, "readelf shows no FDE in %s", bin);
+	snprintf(v->label, sizeof(v->label), "%s", strrchr(bin, '/') ? strrchr(bin, '/') + 1 : bin);
+	elf_version(EV_CURRENT);
+	int fd = open(bin, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t phnum = 0;
+	elf_getphdrnum(elf, &phnum);
+	for (size_t i = 0; i < phnum && v->nsegs < 16; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			v->segs[v->nsegs].offset = ph.p_offset;
+			v->segs[v->nsegs].vaddr = ph.p_vaddr;
+			v->segs[v->nsegs++].filesz = ph.p_filesz;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+}
+
+static void symbol_view_free(struct symbol_view *v)
+{
+	free(v->syms);
+	free(v->fdes);
+}
+
+/* "[label+0xOFFSET]" of a virtual address, as sonde names unknown code. */
+static void offset_name(const struct symbol_view *v, uint64_t vaddr, char *buf, size_t size)
+{
+	uint64_t off = vaddr;
+	for (size_t i = 0; i < v->nsegs; i++)
+		if (vaddr - v->segs[i].vaddr < v->segs[i].filesz)
+			off = vaddr - v->segs[i].vaddr + v->segs[i].offset;
+	snprintf(buf, size, "[%.200s+0x%" PRIx64 "]", v->label, off);
+}
+
+static bool fde_holding(const struct symbol_view *v, uint64_t pc, uint64_t *start)
+{
+	for (size_t i = 0; i < v->nfdes; i++)
+		if (pc >= v->fdes[i].start && pc < v->fdes[i].end) {
+			*start = v->fdes[i].start;
+			return true;
+		}
+	return false;
+}
+
+static bool sym_covers(const struct nm_sym *sym, uint64_t pc)
+{
+	return pc == sym->value || pc - sym->value < sym->size;
+}
+
+enum expectation {
+	EXPECT_ADDR2LINE,   /* addr2line's answer */
+	EXPECT_SYMBOL,      /* one frame named after a symbol (FRAME_USER) */
+	EXPECT_UNNAMED,     /* an unnamed function: "[label+0xSTART]" */
+	EXPECT_NO_FUNCTION, /* no function at all: "[label+0xADDRESS]" */
+};
+
+/* What the rule says about one address, given addr2line's answer; `name`
+ * is set for all but EXPECT_ADDR2LINE. */
+static enum expectation rule_expects(const struct symbol_view *v, uint64_t addr, bool is_return,
+				     const struct a2l_answer *want, char *name, size_t size)
+{
+	uint64_t pc = addr - (is_return ? 1 : 0);
+	const char *a2l_name = want->f[want->n - 1].name;
+	/* The nearest symbols at or below pc (all of that value). */
+	size_t hi = 0;
+	while (hi < v->nsyms && v->syms[hi].value <= pc)
+		hi++;
+	size_t lo = hi;
+	while (lo > 0 && v->syms[lo - 1].value == v->syms[hi - 1].value)
+		lo--;
+	bool nearest_sizeless = hi > lo, named_by_nearest = false;
+	for (size_t i = lo; i < hi; i++) {
+		if (sym_covers(&v->syms[i], pc))
+			return EXPECT_ADDR2LINE; /* inside a symbol */
+		nearest_sizeless &= v->syms[i].size == 0;
+		named_by_nearest |= strcmp(v->syms[i].name, a2l_name) == 0;
+	}
+	offset_name(v, addr, name, size);
+	uint64_t start;
+	bool in_fde = fde_holding(v, pc, &start);
+	if (strcmp(a2l_name, "??") == 0) { /* no symbol in its section */
+		if (!in_fde)
+			return EXPECT_NO_FUNCTION;
+		offset_name(v, start, name, size);
+		return EXPECT_UNNAMED;
+	}
+	if (!named_by_nearest) /* DWARF named it, and sonde reads the same DWARF */
+		return EXPECT_ADDR2LINE;
+	for (size_t i = 0; i < lo; i++) /* an earlier symbol reaching over pc */
+		if (v->syms[i].size && sym_covers(&v->syms[i], pc)) {
+			snprintf(name, size, "%s", v->syms[i].name);
+			return EXPECT_SYMBOL;
+		}
+	if (!in_fde)
+		return nearest_sizeless ? EXPECT_ADDR2LINE : EXPECT_NO_FUNCTION;
+	if (nearest_sizeless && v->syms[lo].value >= start)
+		return EXPECT_ADDR2LINE; /* a sizeless symbol inside the function */
+	for (size_t i = 0; i < v->nsyms; i++)
+		if (v->syms[i].value == start) {
+			snprintf(name, size, "%s", v->syms[i].name);
+			return EXPECT_SYMBOL;
+		}
+	offset_name(v, start, name, size);
+	return EXPECT_UNNAMED;
+}
+
+/* Checks one address against the rule; returns true when sonde names a
+ * function there that addr2line names after another symbol. */
+static bool expect_by_rule(struct symbolizer *s, const char *bin, const struct symbol_view *v,
+			   uint64_t addr, bool is_return, const struct a2l_answer *want,
+			   like_addr2line_fn *like)
+{
+	char name[512];
+	enum expectation e = rule_expects(v, addr, is_return, want, name, sizeof(name));
+	if (e == EXPECT_ADDR2LINE) {
+		like(s, bin, addr, is_return, want);
+		return false;
+	}
+	struct sym_frame f[MAX_FRAMES];
+	int n = symbols_file(s, bin, addr, is_return, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "0x%" PRIx64 ": %d frames", addr, n);
+	cr_assert_str_eq(f[0].name, name, "0x%" PRIx64 " (addr2line: %s)", addr,
+			 want->f[want->n - 1].name);
+	cr_assert_eq(f[0].unnamed_function, e == EXPECT_UNNAMED, "0x%" PRIx64, addr);
+	cr_assert_eq(f[0].kind, e == EXPECT_SYMBOL ? FRAME_USER : FRAME_UNKNOWN, "0x%" PRIx64,
+		     addr);
+	return e != EXPECT_NO_FUNCTION && strcmp(want->f[want->n - 1].name, "??") != 0;
+}
+
+/* Every `step` bytes of .text against addr2line and the rule; returns at
+ * how many addresses sonde names a function addr2line names after another
+ * symbol (past that symbol's end). */
+static size_t cross_check_with(const char *bin, const char *symfile, unsigned step,
+			       bool is_return, like_addr2line_fn *like)
 {
 	struct symbolizer *s = symbols_new();
+	struct symbol_view v;
+	symbol_view_load(bin, symfile, &v);
 	uint64_t *addrs;
-	size_t n = text_addresses(bin, step, &addrs);
+	size_t n = text_addresses(bin, step, &addrs), differ = 0;
 	struct a2l_answer *want = malloc(BATCH * sizeof(*want));
 	for (size_t i = 0; i < n; i += BATCH) {
 		size_t m = n - i < BATCH ? n - i : BATCH;
@@ -162,11 +399,18 @@ static void cross_check(const char *bin, unsigned step, bool is_return)
 			looked_up[j] = addrs[i + j] - (is_return ? 1 : 0);
 		addr2line_batch(bin, looked_up, m, want);
 		for (size_t j = 0; j < m; j++)
-			expect_like_addr2line(s, bin, addrs[i + j], is_return, &want[j]);
+			differ += expect_by_rule(s, bin, &v, addrs[i + j], is_return, &want[j], like);
 	}
 	free(want);
 	free(addrs);
+	symbol_view_free(&v);
 	symbols_free(s);
+	return differ;
+}
+
+static size_t cross_check(const char *bin, unsigned step, bool is_return)
+{
+	return cross_check_with(bin, bin, step, is_return, expect_like_addr2line);
 }
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -260,6 +504,34 @@ static struct sym_frame resolve_user(struct symbolizer *s, pid_t pid, uint64_t a
 	int n = symbols_user(s, pid, addr, ret, f, SYM_MAX_INLINE);
 	cr_assert_geq(n, 1);
 	return f[n - 1]; /* the out-of-line function */
+}
+
+static uint64_t nm_size(const char *bin, const char *symbol)
+{
+	char cmd[1024], line[1024];
+	snprintf(cmd, sizeof(cmd), "nm -S '%s'", bin);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	uint64_t size = 0;
+	while (fgets(line, sizeof(line), p)) {
+		char type, name[512];
+		unsigned long long a, sz;
+		if (sscanf(line, "%llx %llx %c %511s", &a, &sz, &type, name) == 4 &&
+		    strcmp(name, symbol) == 0)
+			size = sz;
+	}
+	pclose(p);
+	cr_assert_neq(size, 0, "%s has no size in %s", symbol, bin);
+	return size;
+}
+
+/* addr2line's function name for one address. */
+static void addr2line_name(const char *bin, uint64_t addr, char *name, size_t size)
+{
+	struct a2l_answer *a = malloc(sizeof(*a));
+	addr2line_batch(bin, &addr, 1, a);
+	snprintf(name, size, "%s", a->f[a->n - 1].name);
+	free(a);
 }
 
 static char *temp_copy(const char *src, const char *suffix)
@@ -411,30 +683,20 @@ Test(symbols, libc_names_and_lines_match_addr2line)
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
 	if (access("/usr/lib/debug/.build-id", F_OK) != 0 || access(libc, R_OK) != 0)
 		cr_skip_test("needs %s and libc6-dbg", libc);
-	uint64_t *addrs;
-	size_t n = text_addresses(libc, 4099, &addrs);
-	struct a2l_answer *want = malloc(BATCH * sizeof(*want));
-	struct symbolizer *s = symbols_new();
-	for (size_t i = 0; i < n; i += BATCH) {
-		size_t m = n - i < BATCH ? n - i : BATCH;
-		addr2line_batch(libc, addrs + i, m, want);
-		for (size_t j = 0; j < m; j++) {
-			struct sym_frame f[MAX_FRAMES];
-			int k = symbols_file(s, libc, addrs[i + j], false, f, MAX_FRAMES);
-			cr_assert_eq(k, want[j].n, "0x%" PRIx64, addrs[i + j]);
-			for (int x = 0; x < k; x++) {
-				char loc[1024];
-				frame_location(&f[x], loc, sizeof(loc));
-				cr_assert_str_eq(frame_name(&f[x]), want[j].f[x].name);
-				cr_assert_str_eq(strrchr(loc, ':'), strrchr(want[j].f[x].loc, ':'),
-						 "0x%" PRIx64 ": %s vs %s", addrs[i + j], loc,
-						 want[j].f[x].loc);
-			}
-		}
+	/* Symbols come from the debug file's .symtab, found by build-id. */
+	char cmd[1024], line[512], debug[512] = "";
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", libc);
+	FILE *p = popen(cmd, "r");
+	while (fgets(line, sizeof(line), p)) {
+		char id[128];
+		if (sscanf(line, " Build ID: %127s", id) == 1)
+			snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id,
+				 id + 2);
 	}
-	symbols_free(s);
-	free(want);
-	free(addrs);
+	pclose(p);
+	if (!debug[0] || access(debug, R_OK) != 0)
+		cr_skip_test("no debug file for %s: install libc6-dbg", libc);
+	cross_check_with(libc, debug, 4099, false, expect_names_and_lines_like_addr2line);
 }
 
 Test(symbols, kernel_symbol_from_kallsyms)
@@ -616,4 +878,151 @@ Test(symbols, same_file_under_two_names_is_parsed_once)
 	symbols_free(s);
 	unlink(link);
 	free(link);
+}
+
+/* ---- names past a symbol's end ----------------------------------------- */
+
+/* hidden_hot has no symbol in stripsym-nodebug: addr2line names its code
+ * after shown_before, the symbol before it; sonde names every address of it
+ * "[stripsym-nodebug+0xSTART]", START its start by the FDE readelf shows. */
+Test(symbols, an_unnamed_function_is_one_frame_named_by_its_fde)
+{
+	uint64_t hot = nm_address(STRIPSYM_FULL, "hidden_hot");
+	uint64_t size = nm_size(STRIPSYM_FULL, "hidden_hot");
+	uint64_t before = nm_address(STRIPSYM_FULL, "shown_before");
+	cr_assert_eq(before + nm_size(STRIPSYM_FULL, "shown_before"), hot,
+		     "shown_before must end where hidden_hot starts (-fno-toplevel-reorder)");
+	struct symbol_view v;
+	symbol_view_load(STRIPSYM_NODEBUG, STRIPSYM_NODEBUG, &v);
+	uint64_t start;
+	cr_assert(fde_holding(&v, hot, &start) && start == hot,
+		  "readelf shows no FDE starting at hidden_hot (0x%" PRIx64 ")", hot);
+	char want[256], a2l[512];
+	offset_name(&v, hot, want, sizeof(want));
+	struct symbolizer *s = symbols_new();
+	for (uint64_t a = hot; a < hot + size; a++) {
+		addr2line_name(STRIPSYM_NODEBUG, a, a2l, sizeof(a2l));
+		cr_assert_str_eq(a2l, "shown_before", "addr2line at 0x%" PRIx64, a);
+		for (int ret = 0; ret < 2; ret++) {
+			if (ret && a == hot)
+				continue; /* a return address at hot is the call before it */
+			struct sym_frame f[4];
+			cr_assert_eq(symbols_file(s, STRIPSYM_NODEBUG, a, ret, f, 4), 1);
+			cr_assert_str_eq(f[0].name, want, "0x%" PRIx64 "%s", a, ret ? " (return)" : "");
+			cr_assert_eq(f[0].kind, FRAME_UNKNOWN);
+			cr_assert(f[0].unnamed_function);
+			cr_assert_str_eq(f[0].module, STRIPSYM_NODEBUG);
+			/* With DWARF, DWARF names it, as addr2line does. */
+			cr_assert_eq(symbols_file(s, STRIPSYM_DWARF, a, ret, f, 4), 1);
+			cr_assert_str_eq(f[0].name, "hidden_hot");
+			cr_assert_eq(f[0].kind, FRAME_USER);
+			cr_assert_gt(f[0].line, 0);
+		}
+	}
+	/* shown_before keeps its own bytes, and only those. */
+	for (uint64_t a = before; a < hot; a++) {
+		struct sym_frame f[4];
+		cr_assert_eq(symbols_file(s, STRIPSYM_NODEBUG, a, false, f, 4), 1);
+		cr_assert_str_eq(f[0].name, "shown_before");
+	}
+	symbols_free(s);
+	symbol_view_free(&v);
+}
+
+/* stripsym_asm_sizeless has no ELF size and no FDE: it reaches up to the
+ * next function, as in addr2line; the unnamed function after it has an FDE
+ * and so its own name. */
+Test(symbols, a_sizeless_symbol_reaches_only_to_the_next_fde)
+{
+	uint64_t sizeless = nm_address(STRIPSYM_FULL, "stripsym_asm_sizeless");
+	struct symbol_view v;
+	symbol_view_load(STRIPSYM_FULL, STRIPSYM_FULL, &v);
+	uint64_t next = UINT64_MAX, next_end = 0, start;
+	for (size_t i = 0; i < v.nfdes; i++)
+		if (v.fdes[i].start > sizeless && v.fdes[i].start < next) {
+			next = v.fdes[i].start;
+			next_end = v.fdes[i].end;
+		}
+	cr_assert(next - sizeless <= 16, "no FDE right after stripsym_asm_sizeless");
+	cr_assert(!fde_holding(&v, sizeless, &start), "stripsym_asm_sizeless has an FDE");
+	char want[256], a2l[512];
+	offset_name(&v, next, want, sizeof(want));
+	struct symbolizer *s = symbols_new();
+	for (uint64_t a = sizeless; a < next_end; a++) {
+		struct sym_frame f[4];
+		cr_assert_eq(symbols_file(s, STRIPSYM_FULL, a, false, f, 4), 1);
+		addr2line_name(STRIPSYM_FULL, a, a2l, sizeof(a2l));
+		cr_assert_str_eq(a2l, "stripsym_asm_sizeless", "addr2line at 0x%" PRIx64, a);
+		cr_assert_str_eq(f[0].name, a < next ? "stripsym_asm_sizeless" : want,
+				 "0x%" PRIx64, a);
+		cr_assert_eq(f[0].unnamed_function, a >= next);
+	}
+	symbols_free(s);
+	symbol_view_free(&v);
+}
+
+/* The whole .text of the stripped targets by the rule: inside symbols
+ * addr2line's answers, past their ends the FDE's function. */
+Test(symbols, stripped_symbol_targets_follow_the_rule_everywhere)
+{
+	cr_expect_gt(cross_check(STRIPSYM_NODEBUG, 1, false), 0,
+		     "no address past a symbol's end: the test tests nothing");
+	cr_expect_gt(cross_check(STRIPSYM_NODEBUG, 2, true), 0);
+	cr_expect_gt(cross_check(STRIPSYM_DWARF, 1, false), 0);
+	cr_expect_eq(cross_check(STRIPSYM_FULL, 1, false), 8,
+		     "only the unnamed assembly function (8 bytes) differs from addr2line");
+}
+
+/* A Debian library without debug info: its static functions have no
+ * symbol, and their code follows small exported functions. */
+Test(symbols, debian_library_without_debug_info_follows_the_rule)
+{
+	if (access(LIBSQLITE, R_OK) != 0)
+		cr_skip_test("%s is not installed (Debian package libsqlite3-0)", LIBSQLITE);
+	cr_expect_gt(cross_check(LIBSQLITE, 97, false), 100,
+		     "few addresses past symbols' ends in %s", LIBSQLITE);
+}
+
+static const char *not_code(struct symbolizer *s, uint64_t addr)
+{
+	const char *m = symbols_user_not_code(s, getpid(), addr);
+	return m ? m : "(code)";
+}
+
+static int data_word = 1;
+
+Test(symbols, addresses_that_are_not_code_say_where_they_point)
+{
+	struct symbolizer *s = symbols_new();
+	void *heap = malloc(64);
+	void *anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(anon != MAP_FAILED && jit != MAP_FAILED);
+	uint64_t stack_lo, stack_hi = 0;
+	char line[1024];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long lo, hi;
+		if (strstr(line, "[stack]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+			stack_lo = lo;
+			stack_hi = hi;
+		}
+	}
+	fclose(maps);
+	cr_assert_neq(stack_hi, 0, "no [stack] mapping");
+	/* A fresh symbolizer reads the maps now: every mapping above exists. */
+	cr_expect_str_eq(not_code(s, (uintptr_t)&data_word), "[broken stack: data]");
+	cr_expect_str_eq(not_code(s, (uintptr_t)anon + 8), "[broken stack: heap]");
+	cr_expect_str_eq(not_code(s, stack_lo + (stack_hi - stack_lo) / 2), "[broken stack: stack]");
+	cr_expect_str_eq(not_code(s, (uintptr_t)jit + 8), "(code)", "executable anonymous memory (JIT)");
+	cr_expect_str_eq(not_code(s, (uintptr_t)&symbols_new), "(code)");
+	cr_expect_str_eq(not_code(s, 16), "[broken stack: unmapped]");
+	/* malloc's memory is [heap] or an anonymous mapping: heap either way. */
+	cr_expect_str_eq(not_code(s, (uintptr_t)heap), "[broken stack: heap]");
+	/* Nothing is known about a process that never existed. */
+	cr_expect_null(symbols_user_not_code(s, 4194304 + 17, 16));
+	free(heap);
+	munmap(anon, 4096);
+	munmap(jit, 4096);
+	symbols_free(s);
 }
