@@ -82,10 +82,34 @@ static int restore_leaf_caller(struct collector *c, const struct sonde_sample *s
 	return nips + 1;
 }
 
+/* A frame-pointer walk through code built without frame pointers reads
+ * "return addresses" from wherever the frame register points. The first
+ * one that cannot be code (heap, stack, data, the uprobe trampoline, no
+ * mapping) is where the stack broke: it and every address beyond it (found
+ * through the same bad frame) become one "[broken stack: WHERE]" frame at
+ * the stack's root (see symbols_user_not_code). Returns how many addresses
+ * (leaf first) are kept; the marker is added at c->frames[*n]. */
+static int cut_broken_stack(struct collector *c, uint32_t pid, const __u64 *ips, int nips,
+			    size_t *n)
+{
+	for (int i = 1; i < nips; i++) {
+		const char *marker = symbols_user_not_code(c->syms, (pid_t)pid, ips[i]);
+		if (!marker)
+			continue;
+		if (*n < MAX_FRAMES)
+			c->frames[(*n)++] = frames_intern(c->p->frames, marker, "", "", 0, FRAME_UNKNOWN);
+		c->stats.broken_stacks++;
+		c->stats.broken_stack_frames += (uint64_t)(nips - i);
+		return i;
+	}
+	return nips;
+}
+
 static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const __u64 *ips,
 			      int nips)
 {
 	struct sym_frame sf[SYM_MAX_INLINE];
+	nips = cut_broken_stack(c, pid, ips, nips, &n);
 	for (int i = nips - 1; i >= 0; i--) {
 		int k = symbols_user(c->syms, (pid_t)pid, ips[i], i > 0, sf, SYM_MAX_INLINE);
 		n = intern_sym_frames(c, n, sf, k);

@@ -25,7 +25,10 @@ struct summary {
 	struct thread_stat *threads;
 	size_t nthreads;
 	uint64_t samples; /* weighted */
+	uint64_t broken;  /* of which with a "[broken stack: ...]" root */
 };
+
+#define BROKEN_STACK_PREFIX "[broken stack: "
 
 static const char *label_of(struct profile *p, uint32_t frame)
 {
@@ -59,6 +62,13 @@ static size_t *function_index(struct profile *p, struct summary *s)
 	return idx;
 }
 
+static bool frame_is_broken_stack(const struct profile *p, uint32_t frame)
+{
+	const struct frame *fr = frames_get(p->frames, frame);
+	return fr && fr->kind == FRAME_UNKNOWN &&
+	       strncmp(fr->name, BROKEN_STACK_PREFIX, strlen(BROKEN_STACK_PREFIX)) == 0;
+}
+
 static void summarize(struct profile *p, const struct sample_filter *f, struct summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -79,6 +89,8 @@ static void summarize(struct profile *p, const struct sample_filter *f, struct s
 			stack = xrealloc(stack, cap * sizeof(*stack));
 			profile_stack_frames(p, smp->stack, stack, cap);
 		}
+		if (depth && frame_is_broken_stack(p, stack[0]))
+			s->broken += smp->weight;
 		for (size_t d = 0; d < depth; d++) {
 			if (stack[d] > nframes)
 				continue;
@@ -273,6 +285,11 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	fprintf(out, "  lost:      %" PRIu64 "%s\n", profile_meta_u64(p, "lost_samples"),
 		profile_meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
 					    : "");
+	if (s.broken)
+		fprintf(out,
+			"  broken:    %" PRIu64 " (%.2f%%) with a user stack cut where a return address "
+			"was not code (frame \"[broken stack: ...]\")\n",
+			s.broken, pct(s.broken, s.samples));
 	text_function_table(out, "Top functions by self samples:", &s, top, by_self);
 	text_function_table(out, "Top functions by total samples (self + callees):", &s, top,
 			    by_total);
@@ -298,9 +315,10 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 	json_write_string(out, profile_meta_get(p, "event"));
 	fprintf(out,
 		",\n  \"frequency_hz\": %" PRIu64 ",\n  \"period\": %" PRIu64
-		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
+		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64
+		",\n  \"broken_stacks\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
 		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
-		profile_meta_u64(p, "lost_samples"), profile_meta_double(p, "duration_s"));
+		profile_meta_u64(p, "lost_samples"), s.broken, profile_meta_double(p, "duration_s"));
 	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
 	if (o->view) {
 		fprintf(out, "  \"view\": ");

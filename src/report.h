@@ -5,7 +5,11 @@
  * functions end in _[k], inlined ones in _[i]): all frames with that name are
  * one function. Self = samples whose leaf is the function; total = samples
  * with the function anywhere in the stack (counted once per sample, so
- * recursion does not inflate it). */
+ * recursion does not inflate it).
+ *
+ * Stacks the collector cut where a frame-pointer walk left the code start
+ * with a "[broken stack: WHERE]" frame (see symbols_user_not_code); the text
+ * report counts them under "broken:" and the JSON as "broken_stacks". */
 #ifndef SONDE_REPORT_H
 #define SONDE_REPORT_H
 

@@ -792,6 +792,8 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "threads_full", es.threads_full);
 	set_meta_u64(p, "children_not_followed", es.targets_full);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
+	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
+	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
 	profile_meta_set(p, "target",
 			 o->system_wide ? "system-wide" : o->cmd ? "command" : "pids");
