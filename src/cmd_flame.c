@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID]\n"
-		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]]\n"
+		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
 		"       sonde flame FILE --chart [--tid TID | --span ID] -o CHART.svg\n"
@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		"  --width PX   image width (default 1200)\n"
 		"  --minwidth PX  omit frames narrower than this (default 0.1)\n"
 		"  --pid PID, --tid TID  only samples of this process / thread\n"
+		"  --lines      a frame per source line, function:line (a caller's line is that\n"
+		"               of its call), so each line of a function is its own box; with\n"
+		"               any graph but --chart\n"
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
 		"  --slow FUNC[:T], --fast FUNC[:T]  only samples inside calls of FUNC slower\n"
 		"               than T / not slower; T is p95 (default), pNN, a duration\n"
@@ -84,7 +87,15 @@ struct flame_args {
 	double range_start, range_end; /* seconds from the profile's first whole second */
 	bool chart;
 	uint64_t span_id;
+	bool lines; /* a frame per source line (profile_line_frame) */
 };
+
+static struct flame_tree *tree_of(struct profile *p, const struct sample_filter *f,
+				  const struct flame_args *a)
+{
+	return a->lines ? profile_flame_lines(p, f, FLAME_ROOT_COMM)
+			: profile_flame(p, f, FLAME_ROOT_COMM);
+}
 
 static int write_svg(const char *output, int (*draw)(FILE *, void *), void *arg)
 {
@@ -216,7 +227,7 @@ static int flame_single(struct flame_args *a)
 		if (!a->svg.subtitle)
 			a->svg.subtitle = view;
 	}
-	struct flame_tree *t = profile_flame(p, &a->filter, FLAME_ROOT_COMM);
+	struct flame_tree *t = tree_of(p, &a->filter, a);
 	flame_sort(t);
 	struct plain_draw d = {t, &a->svg};
 	int rc = write_svg(a->output, draw_plain, &d);
@@ -245,8 +256,8 @@ static int flame_diff_slow(struct flame_args *a)
 	struct sample_filter fs = a->filter, ff = a->filter;
 	query_apply(&slow, &fs);
 	query_apply(&fast, &ff);
-	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_COMM);
-	struct flame_tree *tf = profile_flame(p, &ff, FLAME_ROOT_COMM);
+	struct flame_tree *ts = tree_of(p, &fs, a);
+	struct flame_tree *tf = tree_of(p, &ff, a);
 	char title[256];
 	if (!a->svg.title) {
 		char thr[32];
@@ -271,8 +282,8 @@ static int flame_diff_files(struct flame_args *a)
 		profile_free(pa);
 		return 1;
 	}
-	struct flame_tree *ta = profile_flame(pa, &a->filter, FLAME_ROOT_COMM);
-	struct flame_tree *tb = profile_flame(pb, &a->filter, FLAME_ROOT_COMM);
+	struct flame_tree *ta = tree_of(pa, &a->filter, a);
+	struct flame_tree *tb = tree_of(pb, &a->filter, a);
 	struct diff_draw d = {flamediff_new(ta, tb), {a->diff_width, a->files[0], a->files[1]},
 			      &a->svg};
 	int rc = write_svg(a->output, draw_diff, &d);
@@ -295,7 +306,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
-		{"span", required_argument, NULL, 'S'},
+		{"span", required_argument, NULL, 'S'},   {"lines", no_argument, NULL, 'l'},
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -362,6 +373,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 			break;
 		}
 		case 'c': a->chart = true; break;
+		case 'l': a->lines = true; break;
 		case 'S': {
 			char *end;
 			a->span_id = strtoull(optarg, &end, 10);
@@ -390,6 +402,10 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 	}
 	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) + a->chart > 1) {
 		errorf("--diff-slow, --diff, --chart and --in/--slow/--fast exclude each other");
+		return -1;
+	}
+	if (a->lines && a->chart) {
+		errorf("--lines works with flame graphs, not with --chart or --span");
 		return -1;
 	}
 	if (a->has_range && (a->diff_files || a->chart)) {

@@ -15,8 +15,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde report FILE [--json | --folded] [--top N] [--pid PID] [--tid TID]\n"
-		"                         [-o OUT]\n"
+		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
+		"                         [--tid TID] [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads: perf script, folded, pprof,\n"
 		"nflxprofile): samples, lost samples, duration, the top functions by self and\n"
@@ -25,6 +25,9 @@ static void usage(FILE *f)
 		"               [{name, self, total}], threads [{pid, tid, comm, samples}])\n"
 		"  --folded     folded stacks (comm;outer;...;leaf COUNT), kernel frames _[k],\n"
 		"               inlined frames _[i], as FlameGraph's stackcollapse-perf.pl writes\n"
+		"  --lines      a row (and a folded frame) per source line, function:line\n"
+		"               (a caller's line is that of its call), not per function; JSON\n"
+		"               puts them under \"lines\" instead of \"functions\"\n"
 		"  --top N      rows per table in the text report (default 20)\n"
 		"  --pid PID    only samples of this process; --tid TID: of this thread\n"
 		"  --in FUNC    only samples taken inside calls of traced FUNC\n"
@@ -42,7 +45,7 @@ int cmd_report(int argc, char **argv)
 		{"top", required_argument, NULL, 't'}, {"pid", required_argument, NULL, 'P'},
 		{"tid", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
-		{"fast", required_argument, NULL, 'F'},
+		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -62,6 +65,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 't':
 			ro.top = atoi(optarg);
+			break;
+		case 'l':
+			ro.lines = true;
 			break;
 		case 'P':
 			ro.filter.pid = atoll(optarg);
@@ -124,7 +130,8 @@ int cmd_report(int argc, char **argv)
 	if (mode == JSON) {
 		rc = report_write_json(out.f, p, &ro);
 	} else if (mode == FOLDED) {
-		struct flame_tree *t = profile_flame(p, &ro.filter, FLAME_ROOT_COMM);
+		struct flame_tree *t = ro.lines ? profile_flame_lines(p, &ro.filter, FLAME_ROOT_COMM)
+					        : profile_flame(p, &ro.filter, FLAME_ROOT_COMM);
 		rc = folded_write(out.f, t, true);
 		flame_free(t);
 	} else {

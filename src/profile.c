@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ void profile_free(struct profile *p)
 	free(p->spans);
 	free(p->span_slots);
 	free(p->function_of);
+	free(p->line_of);
 	free(p);
 }
 
@@ -430,8 +432,34 @@ uint32_t profile_function_frame(struct profile *p, uint32_t frame)
 	return p->function_of[frame];
 }
 
-struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
-				 enum flame_root root)
+uint32_t profile_line_frame(struct profile *p, uint32_t frame)
+{
+	const struct frame *f = frames_get(p->frames, frame);
+	if (!f || f->line == 0)
+		return profile_function_frame(p, frame);
+	if (frame >= p->nline_of) {
+		size_t n = frames_count(p->frames) + 1;
+		p->line_of = xrealloc(p->line_of, n * sizeof(*p->line_of));
+		memset(p->line_of + p->nline_of, 0, (n - p->nline_of) * sizeof(*p->line_of));
+		p->nline_of = n;
+	}
+	if (!p->line_of[frame]) {
+		/* Interning may move the table: copy what is needed first. */
+		uint32_t line = f->line;
+		enum frame_kind kind = f->kind;
+		size_t size = strlen(f->name) + 16;
+		char *name = xmalloc(size);
+		snprintf(name, size, "%s:%" PRIu32, f->name, line);
+		/* Line 0: the result is its own function and line frame. */
+		p->line_of[frame] = frames_intern(p->frames, name, "", "", 0, kind);
+		free(name);
+	}
+	return p->line_of[frame];
+}
+
+static struct flame_tree *flame_grouped(struct profile *p, const struct sample_filter *f,
+					enum flame_root root,
+					uint32_t (*group)(struct profile *, uint32_t))
 {
 	struct flame_tree *t = flame_new(p->frames);
 	size_t cap = 256;
@@ -450,11 +478,23 @@ struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *
 			buf[off++] = root_frame(p, &p->threads[s->thread], root);
 		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
 		for (size_t k = off; k < off + n; k++)
-			buf[k] = profile_function_frame(p, buf[k]);
+			buf[k] = group(p, buf[k]);
 		flame_add(t, buf, off + n, s->weight);
 	}
 	free(buf);
 	return t;
+}
+
+struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
+				 enum flame_root root)
+{
+	return flame_grouped(p, f, root, profile_function_frame);
+}
+
+struct flame_tree *profile_flame_lines(struct profile *p, const struct sample_filter *f,
+				       enum flame_root root)
+{
+	return flame_grouped(p, f, root, profile_line_frame);
 }
 
 size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,

@@ -94,6 +94,8 @@ struct profile {
 	size_t nspan_slots;
 	uint32_t *function_of; /* frame id -> its function frame (cache) */
 	size_t nfunction_of;
+	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
+	size_t nline_of;
 };
 
 struct profile *profile_new(void);
@@ -208,12 +210,23 @@ enum flame_root {
  * different lines of one function merge, as FlameGraph merges by name. */
 uint32_t profile_function_frame(struct profile *p, uint32_t frame);
 
+/* Like profile_function_frame, but one frame per source line of a
+ * function, as perf report's srcline: named "name:line" (a leaf's line is
+ * where it ran, a caller's the line of its call), or the name alone where
+ * the line is unknown. The result has line 0, so it maps to itself through
+ * both functions. */
+uint32_t profile_line_frame(struct profile *p, uint32_t frame);
+
 /* Builds the call tree of the samples a filter takes (weights summed), one
  * node per function (profile_function_frame) on each path. The
  * tree's root frames are interned into the profile's frame table as
  * FRAME_PROCESS frames. The caller frees it with flame_free(). */
 struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
 				 enum flame_root root);
+
+/* The same tree with a node per source line (profile_line_frame). */
+struct flame_tree *profile_flame_lines(struct profile *p, const struct sample_filter *f,
+				       enum flame_root root);
 
 /* Sum of the weights of all samples a filter takes. */
 uint64_t profile_total_weight(const struct profile *p, const struct sample_filter *f);

@@ -39,13 +39,14 @@ static const char *label_of(struct profile *p, uint32_t frame)
 }
 
 /* Maps frame ids to function slots: frames with the same name and kind are
- * one function (profile_function_frame), as in flame graphs. */
-static size_t *function_index(struct profile *p, struct summary *s)
+ * one function (profile_function_frame), as in flame graphs; with `lines`,
+ * one slot per line of a function (profile_line_frame). */
+static size_t *function_index(struct profile *p, struct summary *s, bool lines)
 {
 	size_t nframes = frames_count(p->frames);
 	size_t *idx = xcalloc(nframes + 1, sizeof(*idx));
-	for (uint32_t id = 1; id <= nframes; id++)
-		idx[id] = profile_function_frame(p, id); /* may add function frames */
+	for (uint32_t id = 1; id <= nframes; id++) /* may add frames */
+		idx[id] = lines ? profile_line_frame(p, id) : profile_function_frame(p, id);
 	size_t nall = frames_count(p->frames);
 	size_t *slot_of = xcalloc(nall + 1, sizeof(*slot_of)); /* function frame -> slot + 1 */
 	size_t cap = 0;
@@ -69,10 +70,11 @@ static bool frame_is_broken_stack(const struct profile *p, uint32_t frame)
 	       strncmp(fr->name, BROKEN_STACK_PREFIX, strlen(BROKEN_STACK_PREFIX)) == 0;
 }
 
-static void summarize(struct profile *p, const struct sample_filter *f, struct summary *s)
+static void summarize(struct profile *p, const struct sample_filter *f, bool lines,
+		      struct summary *s)
 {
 	memset(s, 0, sizeof(*s));
-	size_t *fidx = function_index(p, s);
+	size_t *fidx = function_index(p, s, lines);
 	size_t nframes = frames_count(p->frames);
 	uint64_t *per_thread = xcalloc(p->nthreads + 1, sizeof(*per_thread));
 	size_t cap = 256;
@@ -149,12 +151,12 @@ static void free_summary(struct summary *s)
 	free(s->threads);
 }
 
-static void text_function_table(FILE *out, const char *title, struct summary *s, int top,
-				int (*cmp)(const void *, const void *))
+static void text_function_table(FILE *out, const char *title, const char *column,
+				struct summary *s, int top, int (*cmp)(const void *, const void *))
 {
 	qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
 	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", title, "SELF%", "SELF", "TOTAL%", "TOTAL",
-		"FUNCTION");
+		column);
 	int shown = 0;
 	for (size_t i = 0; i < s->nfuncs && shown < top; i++) {
 		const struct function_stat *f = &s->funcs[i];
@@ -265,7 +267,7 @@ static void json_probes(FILE *out, const struct profile *p)
 int report_write_text(FILE *out, struct profile *p, const struct report_options *o)
 {
 	struct summary s;
-	summarize(p, &o->filter, &s);
+	summarize(p, &o->filter, o->lines, &s);
 	int top = o->top > 0 ? o->top : 20;
 	const char *event = profile_meta_get(p, "event");
 	uint64_t hz = profile_meta_u64(p, "frequency_hz"), period = profile_meta_u64(p, "period");
@@ -290,9 +292,17 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			"  broken:    %" PRIu64 " (%.2f%%) with a user stack cut where a return address "
 			"was not code (frame \"[broken stack: ...]\")\n",
 			s.broken, pct(s.broken, s.samples));
-	text_function_table(out, "Top functions by self samples:", &s, top, by_self);
-	text_function_table(out, "Top functions by total samples (self + callees):", &s, top,
-			    by_total);
+	if (o->lines) {
+		text_function_table(out, "Top source lines by self samples:", "FUNCTION:LINE", &s,
+				    top, by_self);
+		text_function_table(out, "Top source lines by total samples (self + callees):",
+				    "FUNCTION:LINE", &s, top, by_total);
+	} else {
+		text_function_table(out, "Top functions by self samples:", "FUNCTION", &s, top,
+				    by_self);
+		text_function_table(out, "Top functions by total samples (self + callees):",
+				    "FUNCTION", &s, top, by_total);
+	}
 	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	fprintf(out, "\nThreads:\n  %8s %7s %8s %8s  %s\n", "SAMPLES", "%", "PID", "TID", "COMM");
 	for (size_t i = 0; i < s.nthreads && (int)i < top; i++) {
@@ -308,7 +318,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 int report_write_json(FILE *out, struct profile *p, const struct report_options *o)
 {
 	struct summary s;
-	summarize(p, &o->filter, &s);
+	summarize(p, &o->filter, o->lines, &s);
 	fprintf(out, "{\n  \"source\": ");
 	json_write_string(out, o->source ? o->source : "");
 	fprintf(out, ",\n  \"event\": ");
@@ -326,7 +336,7 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		fprintf(out, ",\n");
 	}
 	json_probes(out, p);
-	fprintf(out, "  \"functions\": [");
+	fprintf(out, "  \"%s\": [", o->lines ? "lines" : "functions");
 	size_t shown = 0;
 	for (size_t i = 0; i < s.nfuncs; i++) {
 		if (!s.funcs[i].total)

@@ -5,7 +5,8 @@
  * functions end in _[k], inlined ones in _[i]): all frames with that name are
  * one function. Self = samples whose leaf is the function; total = samples
  * with the function anywhere in the stack (counted once per sample, so
- * recursion does not inflate it).
+ * recursion does not inflate it). With `lines`, a row is a line of a
+ * function instead ("name:line", see profile_line_frame).
  *
  * Stacks the collector cut where a frame-pointer walk left the code start
  * with a "[broken stack: WHERE]" frame (see symbols_user_not_code); the text
@@ -13,6 +14,7 @@
 #ifndef SONDE_REPORT_H
 #define SONDE_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "profile.h"
@@ -22,6 +24,8 @@ struct report_options {
 	int top;                 /* rows per table in text output (<= 0: 20) */
 	struct sample_filter filter;
 	const char *view;        /* what the filter selects, in words (NULL: all) */
+	bool lines;              /* rows per source line, "function:line"
+				  * (profile_line_frame), not per function */
 };
 
 /* Per traced function: calls, mean, p50/p90/p95/p99/p99.9/max, a log2
