@@ -1300,6 +1300,47 @@ static void fill_hot(struct live *l, struct live_view *v, double scale, size_t h
 	free(used);
 }
 
+/* Each function's hottest source line over the view's stacks: on every
+ * stack, the function's innermost frame gives its line (where it ran, or
+ * the call it was in), and the line with the most weight wins. Runs after
+ * fill_hot, which interned every function frame these stacks need. */
+static void fill_hot_lines(struct live *l, struct live_view *v, double scale)
+{
+	const struct stack_weights *sw = &l->sw;
+	size_t nframes = frames_count(l->p->frames) + 1;
+	double *at_line = xcalloc(nframes, sizeof(*at_line)); /* by frame */
+	uint32_t *seen = xcalloc(nframes, sizeof(*seen)); /* function -> stack + 1 */
+	v->lines = xcalloc(nframes, sizeof(*v->lines));
+	v->nlines = nframes;
+	for (size_t i = 0; i < sw->n; i++) {
+		uint32_t node = sw->stack[i];
+		if (node == 0 || node >= l->p->nnodes)
+			continue;
+		double w = sw->weight[i] * scale;
+		for (uint32_t n = node; n; n = l->p->nodes[n].parent) {
+			uint32_t r = l->p->nodes[n].frame;
+			uint32_t f = profile_function_frame(l->p, r);
+			if (r >= nframes || f >= nframes || seen[f] == i + 1)
+				continue;
+			seen[f] = (uint32_t)i + 1;
+			v->lines[f].total += w;
+			if (frames_get(l->p->frames, r)->line)
+				at_line[r] += w;
+		}
+	}
+	for (uint32_t r = 1; r < nframes; r++) {
+		if (at_line[r] <= 0)
+			continue;
+		struct live_line *ln = &v->lines[profile_function_frame(l->p, r)];
+		if (at_line[r] > ln->weight) {
+			ln->frame = r;
+			ln->weight = at_line[r];
+		}
+	}
+	free(at_line);
+	free(seen);
+}
+
 struct live_view *live_view_build(struct live *l, size_t hot_max)
 {
 	uint64_t now = view_time(l);
@@ -1314,6 +1355,7 @@ struct live_view *live_view_build(struct live *l, size_t hot_max)
 	v->flame = window_flame(l->p, &l->sw, scale);
 	v->total = v->flame ? (double)v->flame->root->total : total * scale;
 	fill_hot(l, v, scale, hot_max);
+	fill_hot_lines(l, v, scale);
 	fill_probes(l, v, now);
 	fill_status(l, &v->status, now);
 	return v;

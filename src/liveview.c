@@ -22,6 +22,7 @@ void live_view_free(struct live_view *v)
 	if (v->flame)
 		flame_free(v->flame);
 	free(v->hot);
+	free(v->lines);
 	for (size_t i = 0; i < v->nprobes; i++)
 		free((char *)v->probes[i].name);
 	free(v->probes);

@@ -31,6 +31,14 @@ struct live_hot {
 	double total;   /* weight of samples with this function anywhere on the stack */
 };
 
+/* The source line where a function spends most of its samples in a view. */
+struct live_line {
+	uint32_t frame; /* a frame of the function carrying file and line; 0: none known */
+	double weight;  /* samples at that line: the function ran there, or was in
+			 * the call made there (its innermost frame on each stack) */
+	double total;   /* samples with the function on the stack (as live_hot) */
+};
+
 /* One slow call, as it ended. */
 struct live_slow_call {
 	uint64_t end_ns;      /* CLOCK_MONOTONIC */
@@ -79,6 +87,9 @@ struct live_view {
 	bool fractional;           /* EWMA: weights are decayed sums */
 	struct live_hot *hot;      /* sorted by self, descending (ties: total, name) */
 	size_t nhot;
+	struct live_line *lines;   /* indexed by function frame id (< nlines): the
+				    * hottest line of every function in the view */
+	size_t nlines;
 	struct live_probe_view *probes; /* in probe id order */
 	size_t nprobes;
 	struct live_status status;

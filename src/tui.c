@@ -1010,6 +1010,45 @@ static void search_status(const struct tui *t, char *buf, size_t size, bool *err
 			 m == 1 ? "" : "es", t->search);
 }
 
+/* The function of the selected row in the focused panel (tree or hottest
+ * functions), or 0. */
+static uint32_t selected_function(const struct tui *t)
+{
+	const struct live_view *v = t->view;
+	if (!v)
+		return 0;
+	if (t->focus == FOCUS_HOT)
+		return t->hot_sel < v->nhot ? v->hot[t->hot_sel].frame : 0;
+	struct tuitree_row row;
+	if (t->focus != FOCUS_FLAME || tuitree_selected(cur_tree(t)) < 0 ||
+	    !tuitree_row(cur_tree(t), (size_t)tuitree_selected(cur_tree(t)), &row))
+		return 0;
+	return row.node->frame;
+}
+
+/* The detail line: where the selected function spends most of its samples,
+ * "FUNCTION  hottest line FILE:LINE (N% of its samples)". False when no
+ * line is known (no debug info, a kernel function, the process root). */
+static bool selected_detail(const struct tui *t, char *buf, size_t size)
+{
+	const struct live_view *v = t->view;
+	uint32_t fn = selected_function(t);
+	if (!fn || fn >= v->nlines || !v->lines[fn].frame || !v->flame)
+		return false;
+	const struct live_line *ln = &v->lines[fn];
+	const struct frame *f = frames_get(v->flame->frames, ln->frame);
+	if (!f || !f->line)
+		return false;
+	const char *slash = strrchr(f->file, '/');
+	char lab[LABEL_MAX], raw[LABEL_MAX + 2 * MSG_MAX];
+	frame_label(v, fn, lab, sizeof(lab));
+	snprintf(raw, sizeof(raw), "%s  hottest line %s:%u (%.1f%% of its samples)", lab,
+		 slash ? slash + 1 : f->file[0] ? f->file : "??", f->line,
+		 pct(ln->weight, ln->total));
+	sanitize(buf, size, raw);
+	return true;
+}
+
 static void draw_message(const struct tui *t, int *cx)
 {
 	const struct rect r = t->lay.msg;
@@ -1028,6 +1067,15 @@ static void draw_message(const struct tui *t, int *cx)
 		bool err;
 		search_status(t, buf, sizeof(buf), &err);
 		put(r.y, 0, xmax, err ? style(t, ST_ERROR) : A_NORMAL, buf);
+		return;
+	}
+	char detail[MSG_MAX];
+	if (selected_detail(t, detail, sizeof(detail))) {
+		static const char hint[] = "   ? help";
+		int room = xmax - (int)strlen(hint);
+		clip(detail, room > 0 ? room : xmax);
+		int x = put(r.y, 0, xmax, A_NORMAL, detail);
+		put_right(r.y, x, xmax, style(t, ST_HINT), hint);
 		return;
 	}
 	put(r.y, 0, xmax, style(t, ST_HINT),
@@ -1058,6 +1106,8 @@ static const char *const help_lines[] = {
 	"  Tab  Shift-Tab      focus: call tree -> hottest functions -> probes",
 	"  Enter (hottest)     find that function in the call tree",
 	"  Up/Down (probes)    choose the probe whose histogram and slow calls show",
+	"  The bottom line shows the selected function's hottest source line",
+	"  (where it ran, or the call it was in) when its binary has line info",
 	"",
 	"Display",
 	"  p                   pause / resume (data keeps being gathered)",

@@ -1,8 +1,9 @@
 # The terminal UI of sonde top, driven through tmux: send keys, capture the
 # pane, and check what it shows — the status line, the flame tree, search,
-# zoom, invert, the hottest functions, the probe panel, the command prompt,
-# help, and a clean quit. Panel borders are "│" in a UTF-8 locale and "x"
-# (ncurses' line-drawing fallback) in others, so patterns take both.
+# zoom, invert, the detail line, the hottest functions, the probe panel, the
+# command prompt, help, and a clean quit. Panel borders are "│" in a UTF-8
+# locale and "x" (ncurses' line-drawing fallback) in others, so patterns
+# take both.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v tmux >/dev/null || skip "tmux is not installed (scripts/bootstrap.sh installs it)"
@@ -42,6 +43,14 @@ keys Home n
 wait_screen "n from the top goes to the first match" "match 1 of [0-9]+ for 'burn'"
 keys n
 wait_screen "n goes to the next match" "match 2 of [2-9][0-9]* for 'burn'"
+
+# The detail line (once the search is cleared): where the selected function
+# spends most of its samples, a line of burn's loop by the source.
+keys Escape
+loop=$(grep -nE 'while \(thread_cpu_now\(\) < end\)|for \(int i = 0; i < 200; i\+\+\)|x = x \* 6364136223846793005UL' \
+	"$SRC/tests/targets/requests.c" | cut -d: -f1 | paste -sd'|')
+wait_screen "detail line: burn's hottest line is in its loop" \
+	"^burn  hottest line requests\.c:($loop) \([0-9.]+% of its samples\)"
 
 # Zoom into the selected burn and back out.
 keys z
