@@ -11,6 +11,9 @@ packages=(
 	binutils elfutils libc6-dbg
 	libncurses-dev
 	sqlite3 jq libxml2-utils procps tmux
+	# a real program for tests/integration/probes_redis.sh (which runs its own
+	# server on a unix socket; Debian also enables the redis-server service)
+	redis-server redis-tools
 )
 # Node.js runs the independent format checkers; some images ship their own
 # build (which conflicts with Debian's npm package), so only add Debian's

@@ -15,13 +15,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde lat [-p PID[,PID...] | -a] [-i SECONDS] [-d SECONDS] FUNC... [-- CMD "
-		"ARGS...]\n"
+		"usage: sonde lat [-p PID[,PID...]|NAME | -a] [--no-children] [-i SECONDS] [-d SECONDS]\n"
+		"                 FUNC... [-- CMD ARGS...]\n"
 		"\n"
 		"Traces every call of each FUNC (FUNC, BINARY:FUNC, LIB:FUNC or a glob) and prints\n"
 		"calls, mean, p50/p90/p95/p99/p99.9/max and a log2 histogram per function: at the\n"
 		"end, and every SECONDS with -i (counts of that interval). Ends at Ctrl-C, after\n"
-		"-d, or when the command / all PIDs exit.\n");
+		"-d, or when the command / all PIDs exit. -p takes the processes' descendants\n"
+		"and the processes they create too (--no-children: not), -p NAME every process\n"
+		"of that name; a LIB:FUNC probe counts the calls of each of them.\n");
 }
 
 struct lat_state {

@@ -22,8 +22,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde slow [-p PID[,PID...]] [-F HZ] [-d SECONDS] [-o DIFF.svg]\n"
-		"                  FUNC[:THRESHOLD] [-- CMD ARGS...]\n"
+		"usage: sonde slow [-p PID[,PID...]|NAME] [--no-children] [-F HZ] [-d SECONDS]\n"
+		"                  [-o DIFF.svg] FUNC[:THRESHOLD] [-- CMD ARGS...]\n"
 		"\n"
 		"Traces FUNC and samples stacks (default -F 999). Prints every call slower than\n"
 		"THRESHOLD as it ends: thread, duration, and the functions its samples were in.\n"

@@ -24,7 +24,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde top [-p PID[,PID...] | -a | -- CMD ARGS...] [OPTIONS]\n"
+		"usage: sonde top [-p PID[,PID...]|NAME | -a | -- CMD ARGS...] [OPTIONS]\n"
 		"\n"
 		"A live session: samples stacks and times traced calls while you steer it, and\n"
 		"shows the current window as a navigable flame tree, the hottest functions and\n"
@@ -33,7 +33,9 @@ static void usage(FILE *f)
 		"`sonde ctl` from another terminal.\n"
 		"\n"
 		"Target and sampling (as sonde record):\n"
-		"  -p PID[,PID...]    running processes (their threads and children)\n"
+		"  -p PID[,PID...]    running processes (their threads, descendants, children)\n"
+		"  -p NAME, --pid-of NAME  every process of that command name or executable\n"
+		"  --no-children      only those processes (or the command): no descendants\n"
 		"  -a                 the whole system\n"
 		"  -- CMD ARGS...     start CMD and profile it (it is stopped when top ends)\n"
 		"  -F HZ              samples per second per CPU (default 99)\n"

@@ -88,7 +88,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
 	e->skel->rodata->sample_event_index = 0;
 	e->skel->rodata->tp_event_index = 0;
-	e->skel->rodata->follow_children = 1;
+	e->skel->rodata->follow_children = o->no_children ? 0 : 1;
 
 	int r = sonde_bpf__load(e->skel);
 	if (r) {

@@ -30,6 +30,7 @@ struct engine_options {
 	uint64_t period;       /* every Nth event when freq == 0 */
 	bool system_wide;      /* false: only processes added with engine_add_pid */
 	bool no_sampler;       /* trace only: open no sampling event */
+	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	bool verbose;          /* let libbpf's messages through */
 	engine_record_fn on_record;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -14,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "target.h"
 #include "util.h"
 
 struct elf_function {
@@ -26,7 +27,7 @@ struct elf_function {
 struct function_list {
 	struct elf_function *f;
 	size_t n, cap;
-	bool had_symtab; /* a .symtab or .dynsym with functions was found */
+	bool had_symtab; /* a .symtab was read (the binary's or its debug file's) */
 };
 
 int probes_split(const char *spec)
@@ -75,13 +76,18 @@ static void list_free(struct function_list *l)
 	free(l->f);
 }
 
-static void read_symbols(Elf *elf, struct function_list *l)
+/* Reads the functions of .symtab and .dynsym (types: SHT_SYMTAB and/or
+ * SHT_DYNSYM, as a mask of 1 << type). */
+static void read_symbols(Elf *elf, struct function_list *l, unsigned types)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !(types & (1u << sh.sh_type)))
 			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			l->had_symtab = true;
 		Elf_Data *data = elf_getdata(scn, NULL);
 		if (!data || sh.sh_entsize == 0)
 			continue;
@@ -97,7 +103,6 @@ static void read_symbols(Elf *elf, struct function_list *l)
 			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			l->had_symtab = true;
 			list_add(l, name, sym.st_value, sym.st_size);
 		}
 	}
@@ -121,94 +126,94 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -1;
 }
 
-/* Does the mapped file's base name name this library? "libc" matches
- * libc.so.6 and libc-2.36.so; "libc.so.6" matches itself. */
-static bool library_name_matches(const char *base, const char *want)
+static const char *base_name(const char *path)
 {
-	size_t n = strlen(want);
-	if (strcmp(base, want) == 0)
-		return true;
-	return strncmp(base, want, n) == 0 && (base[n] == '.' || base[n] == '-') &&
-	       strstr(base + n, ".so") != NULL;
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
 }
 
-static char *library_in_maps(pid_t pid, const char *want)
+/* A path as the user knows it: without the /proc/PID/root prefix sonde
+ * opens a running target's files through. */
+static const char *display_path(const char *path)
 {
-	char path[64], line[PATH_MAX + 256];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *found = NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/');
-		if (!file)
+	int n = 0;
+	if (sscanf(path, "/proc/%*d/root%n", &n) == 0 && n > 0 && path[n] == '/')
+		return path + n;
+	return path;
+}
+
+/* The first file a running target maps whose base name names the library. */
+static char *library_in_maps(const struct probe_scope *sc, const char *want)
+{
+	for (int i = 0; i < sc->npids; i++) {
+		char path[64], line[PATH_MAX + 256];
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)sc->pids[i]);
+		FILE *f = fopen(path, "r");
+		if (!f)
 			continue;
-		file[strcspn(file, "\n")] = 0;
-		const char *base = strrchr(file, '/') + 1;
-		if (library_name_matches(base, want))
-			found = xasprintf("/proc/%d/root%s", (int)pid, file);
-	}
-	fclose(f);
-	return found;
-}
-
-/* libfoo.so is often a linker script (text): only ELF files are libraries. */
-static bool is_elf_file(const char *path)
-{
-	unsigned char magic[4] = {0};
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	size_t n = fread(magic, 1, sizeof(magic), f);
-	fclose(f);
-	return n == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
-}
-
-static char *library_in_dirs(const char *want)
-{
-	static const char *const dirs[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-					   "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-					   "/lib64", "/usr/lib64", "/lib", "/usr/lib",
-					   "/usr/local/lib", NULL};
-	const char *ld = getenv("LD_LIBRARY_PATH");
-	char *ldcopy = ld ? xstrdup(ld) : NULL, *save = NULL;
-	char *found = NULL;
-	for (char *d = ldcopy ? strtok_r(ldcopy, ":", &save) : NULL; d && !found;
-	     d = strtok_r(NULL, ":", &save)) {
-		char *cand = xasprintf("%s/%s", d, want);
-		if (access(cand, R_OK) == 0)
-			found = cand;
-		else
-			free(cand);
-	}
-	free(ldcopy);
-	/* Exact file names first, then "lib<x>.so*" style prefixes. */
-	for (int pass = 0; pass < 2 && !found; pass++) {
-		for (int i = 0; dirs[i] && !found; i++) {
-			if (pass == 0) {
-				char *cand = xasprintf("%s/%s", dirs[i], want);
-				if (is_elf_file(cand))
-					found = cand;
-				else
-					free(cand);
+		char *found = NULL;
+		while (!found && fgets(line, sizeof(line), f)) {
+			char *file = strchr(line, '/');
+			if (!file)
 				continue;
-			}
-			char *pattern = xasprintf("%s/%s[.-]*so*", dirs[i], want);
-			glob_t g;
-			if (glob(pattern, 0, NULL, &g) == 0)
-				for (size_t k = 0; k < g.gl_pathc && !found; k++)
-					if (is_elf_file(g.gl_pathv[k]))
-						found = xstrdup(g.gl_pathv[k]);
-			globfree(&g);
-			free(pattern);
+			file[strcspn(file, "\n")] = 0;
+			if (ldso_name_matches(base_name(file), want))
+				found = xasprintf("/proc/%d/root%s", (int)sc->pids[i], file);
 		}
+		fclose(f);
+		if (found)
+			return found;
 	}
-	return found;
+	return NULL;
 }
 
-static char *find_binary(const char *part, const char *executable, pid_t pid, char *err,
-			 size_t errlen)
+/* Does `part` name the program `name`: equal, or for a command name (which
+ * the kernel cuts to 15 characters) its first 15 characters? */
+static bool program_name_matches(const char *part, const char *name, bool is_comm)
+{
+	if (strcmp(part, name) == 0)
+		return true;
+	return is_comm && strlen(name) == TARGET_COMM_MAX && strlen(part) > TARGET_COMM_MAX &&
+	       strncmp(part, name, TARGET_COMM_MAX) == 0;
+}
+
+/* A running target whose executable or command name is `part`: the path of
+ * its executable (through /proc/PID/root), or NULL. */
+static char *program_in_targets(const struct probe_scope *sc, const char *part)
+{
+	for (int i = 0; i < sc->npids; i++) {
+		char exe[PATH_MAX], comm[TARGET_COMM_MAX + 1];
+		if (target_exe(sc->pids[i], exe, sizeof(exe)))
+			continue;
+		bool named = program_name_matches(part, base_name(exe), false) ||
+			     (target_comm(sc->pids[i], comm, sizeof(comm)) == 0 &&
+			      program_name_matches(part, comm, true));
+		if (named)
+			return xasprintf("/proc/%d/root%s", (int)sc->pids[i], exe);
+	}
+	return NULL;
+}
+
+static bool looks_like_library(const char *part)
+{
+	return strncmp(part, "lib", 3) == 0 || strstr(part, ".so") != NULL;
+}
+
+static bool is_executable_name(const struct probe_scope *sc, const char *part)
+{
+	if (!sc->executable)
+		return false;
+	if (strcmp(base_name(sc->executable), part) == 0)
+		return true;
+	char *real = realpath(sc->executable, NULL);
+	bool same = real && strcmp(base_name(real), part) == 0;
+	free(real);
+	for (int i = 0; i < sc->nexe_names && !same; i++)
+		same = sc->exe_names[i] && program_name_matches(part, base_name(sc->exe_names[i]), true);
+	return same;
+}
+
+static char *find_binary(const char *part, const struct probe_scope *sc, char *err, size_t errlen)
 {
 	if (strchr(part, '/')) {
 		if (access(part, R_OK) == 0)
@@ -216,21 +221,45 @@ static char *find_binary(const char *part, const char *executable, pid_t pid, ch
 		snprintf(err, errlen, "cannot read %s: %s", part, strerror(errno));
 		return NULL;
 	}
-	if (executable) {
-		const char *base = strrchr(executable, '/');
-		base = base ? base + 1 : executable;
-		if (strcmp(base, part) == 0)
-			return xstrdup(executable);
+	if (is_executable_name(sc, part))
+		return xstrdup(sc->executable);
+	char *found = NULL;
+	if (sc->npids > 0) {
+		found = program_in_targets(sc, part);
+		if (!found)
+			found = library_in_maps(sc, part);
+	} else {
+		found = ldso_find(sc->executable, part, sc->env, NULL, 0);
 	}
-	char *found = pid > 0 ? library_in_maps(pid, part) : NULL;
-	if (!found)
-		found = library_in_dirs(part);
-	if (!found)
+	if (!found && !looks_like_library(part))
+		found = probes_which(part);
+	if (found)
+		return found;
+	if (sc->npids > 0) {
+		char others[64] = "";
+		if (sc->npids > 1)
+			snprintf(others, sizeof(others), " and %d other process%s", sc->npids - 1,
+				 sc->npids == 2 ? "" : "es");
 		snprintf(err, errlen,
-			 "cannot find the binary or library '%s' (not mapped by the target, not in "
-			 "the library directories): give its path, e.g. /usr/lib/x86_64-linux-gnu/%s.so",
-			 part, part);
-	return found;
+			 "no process of the target maps a library or runs a program named '%s' "
+			 "(searched PID %d%s): give the library's path to trace it before it is "
+			 "loaded",
+			 part, (int)sc->pids[0], others);
+	} else if (sc->executable) {
+		const char *prog = sc->nexe_names > 0 && sc->exe_names[0] ? sc->exe_names[0]
+									 : sc->executable;
+		snprintf(err, errlen,
+			 "cannot find the binary or library '%s': %s would not load it (DT_NEEDED, "
+			 "RPATH/RUNPATH, LD_LIBRARY_PATH, /etc/ld.so.cache, system directories) and "
+			 "no program of that name is in PATH; give its path",
+			 part, base_name(prog));
+	} else {
+		snprintf(err, errlen,
+			 "cannot find the binary or library '%s' (not in LD_LIBRARY_PATH, "
+			 "/etc/ld.so.cache, the system directories or PATH): give its path",
+			 part);
+	}
+	return NULL;
 }
 
 static size_t edit_distance(const char *a, const char *b)
@@ -298,12 +327,6 @@ struct inline_search {
 	int nsites;
 	Dwarf_Files *files;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
 
 static void note_inline_site(struct inline_search *q, const char *caller, Dwarf_Die *site)
 {
@@ -381,7 +404,133 @@ static bool is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-int probes_resolve(const char *spec, const char *executable, pid_t pid,
+/* The GNU build-id of an ELF file as hex, or "" (size >= 2 * 64 + 1). */
+static void build_id_hex(Elf *elf, char *hex, size_t size)
+{
+	hex[0] = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)data->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz == 0 ||
+			    nh.n_descsz * 2 + 1 > size)
+				continue;
+			const unsigned char *d = (const unsigned char *)data->d_buf + desc_off;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", d[i]);
+			return;
+		}
+	}
+}
+
+/* The file name in .gnu_debuglink, or "". */
+static void debuglink_name(Elf *elf, char *name, size_t size)
+{
+	name[0] = 0;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+		if (!gelf_getshdr(scn, &sh) || !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(sname, ".gnu_debuglink") != 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (data && data->d_size > 0 && memchr(data->d_buf, 0, data->d_size))
+			snprintf(name, size, "%s", (const char *)data->d_buf);
+		return;
+	}
+}
+
+struct debug_file {
+	int fd;
+	Elf *elf;
+};
+
+/* Opens `path` as the debug file of a binary with build-id `id` (or any,
+ * when the binary has none): it must hold a .symtab. */
+static bool open_debug_candidate(const char *path, const char *id, struct debug_file *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	bool ok = elf && elf_kind(elf) == ELF_K_ELF;
+	if (ok && *id) {
+		char got[129];
+		build_id_hex(elf, got, sizeof(got));
+		ok = strcmp(got, id) == 0;
+	}
+	bool symtab = false;
+	for (Elf_Scn *scn = NULL; ok && !symtab && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		symtab = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
+	}
+	if (!ok || !symtab) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return false;
+	}
+	d->fd = fd;
+	d->elf = elf;
+	return true;
+}
+
+/* The separate debug file of `binary` (as a -dbgsym package or libc6-dbg
+ * installs it): by build-id under /usr/lib/debug/.build-id, then by
+ * .gnu_debuglink next to the binary, in its .debug/ and under
+ * /usr/lib/debug. For a file of a running target (/proc/PID/root/...), the
+ * target's root is searched first. */
+static bool find_debug_file(Elf *elf, const char *binary, struct debug_file *d)
+{
+	char id[129], link[256];
+	build_id_hex(elf, id, sizeof(id));
+	debuglink_name(elf, link, sizeof(link));
+	const char *shown = display_path(binary);
+	char root[64] = "";
+	if (shown != binary)
+		snprintf(root, sizeof(root), "%.*s", (int)(shown - binary), binary);
+	char *dir = xstrdup(shown);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, strlen(dir) + 1, "%s", strlen(dir) ? "." : "");
+	const char *roots[2] = {root, ""};
+	int nroots = *root ? 2 : 1;
+	bool found = false;
+	for (int r = 0; r < nroots && !found; r++) {
+		if (*id && strlen(id) > 2) {
+			char *p = xasprintf("%s/usr/lib/debug/.build-id/%.2s/%s.debug", roots[r], id,
+					    id + 2);
+			found = open_debug_candidate(p, id, d);
+			free(p);
+		}
+		static const char *const fmts[] = {"%s%s/%s", "%s%s/.debug/%s",
+						   "%s/usr/lib/debug%s/%s"};
+		for (int k = 0; *link && k < 3 && !found; k++) {
+			char *p = xasprintf(fmts[k], roots[r], dir, link);
+			if (strcmp(p, binary) != 0)
+				found = open_debug_candidate(p, id, d);
+			free(p);
+		}
+	}
+	free(dir);
+	return found;
+}
+
+int probes_resolve(const char *spec, const struct probe_scope *scope,
 		   struct probe_target **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -395,9 +544,9 @@ int probes_resolve(const char *spec, const char *executable, pid_t pid,
 	}
 	char *binary = NULL;
 	if (bin_part)
-		binary = find_binary(bin_part, executable, pid, err, errlen);
-	else if (executable)
-		binary = xstrdup(executable);
+		binary = find_binary(bin_part, scope, err, errlen);
+	else if (scope->executable)
+		binary = xstrdup(scope->executable);
 	else
 		snprintf(err, errlen, "probe '%s' names no binary and there is no target "
 			 "executable: use BINARY:FUNC", spec);
@@ -408,9 +557,10 @@ int probes_resolve(const char *spec, const char *executable, pid_t pid,
 	elf_version(EV_CURRENT);
 	int fd = open(binary, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s is not an ELF binary sonde can read%s%s", binary,
-			 fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
+	struct stat st;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || fstat(fd, &st)) {
+		snprintf(err, errlen, "%s is not an ELF binary sonde can read%s%s",
+			 display_path(binary), fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
 		if (elf)
 			elf_end(elf);
 		if (fd >= 0)
@@ -418,19 +568,18 @@ int probes_resolve(const char *spec, const char *executable, pid_t pid,
 		free(binary);
 		return -1;
 	}
+	const char *shown = display_path(binary);
 	struct function_list fl = {0};
-	read_symbols(elf, &fl);
+	read_symbols(elf, &fl, 1u << SHT_SYMTAB | 1u << SHT_DYNSYM);
+	/* Stripped (only .dynsym: the exported functions): the static ones are
+	 * in the debug file, if one is installed. */
+	struct debug_file dbg = {.fd = -1};
+	if (!fl.had_symtab && find_debug_file(elf, binary, &dbg))
+		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
 	int n = 0;
 	struct probe_target *t = NULL;
 	size_t cap = 0;
-	if (!fl.had_symtab) {
-		snprintf(err, errlen,
-			 "%s has no symbol table (stripped): rebuild it with symbols or trace "
-			 "another binary",
-			 binary);
-		n = -1;
-	}
-	for (size_t i = 0; n >= 0 && i < fl.n; i++) {
+	for (size_t i = 0; i < fl.n; i++) {
 		const struct elf_function *f = &fl.f[i];
 		if (is_glob(func) ? fnmatch(func, f->name, 0) != 0 : strcmp(func, f->name) != 0)
 			continue;
@@ -443,19 +592,33 @@ int probes_resolve(const char *spec, const char *executable, pid_t pid,
 		if (seen)
 			continue;
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
-		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, f->size};
+		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, f->size,
+					       (uint64_t)st.st_dev, (uint64_t)st.st_ino};
 	}
 	if (n == 0) {
 		char near[256];
 		nearest_names(&fl, func, near, sizeof(near));
 		if (is_glob(func))
-			snprintf(err, errlen, "no function in %s matches '%s'", binary, func);
-		else if (!describe_inlined_only(fd, func, binary, err, errlen))
-			snprintf(err, errlen, "no function '%s' in %s%s%s", func, binary,
+			snprintf(err, errlen, "no function in %s matches '%s'%s", shown, func,
+				 fl.had_symtab ? "" : " (it has no debug info: only its exported "
+						      "functions were searched)");
+		else if (describe_inlined_only(dbg.fd >= 0 ? dbg.fd : fd, func, shown, err, errlen))
+			;
+		else if (!fl.had_symtab)
+			snprintf(err, errlen,
+				 "no symbol %s: %s has no debug info; install its -dbgsym package or "
+				 "build with -g",
+				 func, shown);
+		else
+			snprintf(err, errlen, "no function '%s' in %s%s%s", func, shown,
 				 *near ? "; nearest: " : "", near);
 		n = -1;
 	}
 	list_free(&fl);
+	if (dbg.elf) {
+		elf_end(dbg.elf);
+		close(dbg.fd);
+	}
 	elf_end(elf);
 	close(fd);
 	free(binary);

@@ -1,15 +1,25 @@
 /* probes — turns a probe spec into the functions to attach uprobes to.
  *
- * Specs: FUNC (in the target's executable), BINARY:FUNC (a path, or the
- * executable's base name), LIB:FUNC (a shared library by name, e.g.
- * libc:malloc or libc.so.6:malloc, found in the target's maps or, before the
- * target runs, in the standard library directories), and shell globs in FUNC
- * (handle_*). C++ names with "::" are not split.
+ * Specs: FUNC (in the target's executable), BINARY:FUNC (a path, or a
+ * program's name: the executable's name as given — a symlink's name too —
+ * its real file's name, a running target's command name or executable, or
+ * a program in PATH), LIB:FUNC (a shared library by name, e.g. libc:malloc
+ * or libc.so.6:malloc), and shell globs in FUNC (handle_*). C++ names with
+ * "::" are not split.
+ *
+ * LIB is found as the target will find it: in a running target (the
+ * processes in the scope) among the files it has mapped — a LIB none of
+ * them maps is an error that says so; for a command not started yet, as the
+ * dynamic loader will load it for that executable (see ldso.h: DT_NEEDED,
+ * RPATH/RUNPATH with $ORIGIN, LD_LIBRARY_PATH, /etc/ld.so.cache, system
+ * directories).
  *
  * Functions come from the ELF .symtab and .dynsym (STT_FUNC and IFUNC,
- * defined, non-zero); the file offset of the entry is derived from the
- * PT_LOAD program headers, which is what the kernel's uprobes want. Aliases
- * at one address are attached once. */
+ * defined, non-zero), and, when the binary has no .symtab, from the .symtab
+ * of its separate debug file (/usr/lib/debug/.build-id/xx/rest.debug or
+ * .gnu_debuglink: what a -dbgsym package installs). The file offset of the
+ * entry is derived from the PT_LOAD program headers, which is what the
+ * kernel's uprobes want. Aliases at one address are attached once. */
 #ifndef SONDE_PROBES_H
 #define SONDE_PROBES_H
 
@@ -17,20 +27,32 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ldso.h"
+
 struct probe_target {
 	char *function; /* symbol name */
 	char *binary;   /* path to attach to */
 	uint64_t offset; /* file offset of the function's entry */
 	uint64_t size;   /* symbol size in bytes (0 if unknown) */
+	uint64_t dev, ino; /* the file's identity: one file reached by two paths is one */
 };
 
-/* Resolves `spec`. `executable` is the target's main binary (a path), used
- * for FUNC and for BINARY given as its base name; `pid` (or 0) is a running
- * target whose maps are searched for libraries. Returns the number of
- * functions found (>= 1) in *out (free with probes_free), or -1 with one line
- * in err: binary not found, no symbol table, no such function (with the
- * nearest names), no match for a glob. */
-int probes_resolve(const char *spec, const char *executable, pid_t pid,
+/* Where a spec is resolved. */
+struct probe_scope {
+	const char *executable;      /* the target's main binary (a path), or NULL */
+	const char *const *exe_names; /* other names it goes by (a symlink's name) */
+	int nexe_names;
+	const pid_t *pids;           /* running target processes, whose maps are searched */
+	int npids;                   /* 0: the target does not run yet (or -a) */
+	const struct ldso_env *env;  /* the environment a command will get (npids == 0) */
+};
+
+/* Resolves `spec` in `scope`. Returns the number of functions found (>= 1)
+ * in *out (free with probes_free), or -1 with one line in err: binary not
+ * found, a library no running target maps, no such function (with the
+ * nearest names), no debug info for a function missing from .dynsym, no
+ * match for a glob. */
+int probes_resolve(const char *spec, const struct probe_scope *scope,
 		   struct probe_target **out, char *err, size_t errlen);
 
 void probes_free(struct probe_target *t, int n);

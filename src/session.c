@@ -54,6 +54,10 @@ struct session {
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
 	bool attached[SONDE_MAX_PROBES]; /* probe id -> its uprobes are in place */
+	uint64_t probe_dev[SONDE_MAX_PROBES], probe_ino[SONDE_MAX_PROBES]; /* its file */
+	char *exe_alias;  /* another name of the executable: the command as given (a
+			   * symlink's name), the process's command name */
+	bool cmd_running; /* the command was let go: it runs (or ran) */
 	int sample_in_probe, sample_slow_probe; /* in-kernel sampling filter, -1 = off */
 	uint64_t sample_slow_ns;
 	char *event_name; /* the sampled event after a live change */
@@ -119,11 +123,30 @@ int session_parse_option(struct session_options *o, int c, const char *arg)
 		o->system_wide = true;
 		return 1;
 	case 'p':
+		if (*arg && !target_is_pid_list(arg)) {
+			o->pid_of = arg; /* a process name (--pid-of for one that starts with a digit) */
+			o->npids = 0;
+			return 1;
+		}
+		o->pid_of = NULL;
 		o->npids = target_parse_pids(arg, o->pids, SESSION_MAX_PIDS, err, sizeof(err));
 		if (o->npids < 0) {
 			errorf("%s", err);
 			return -1;
 		}
+		return 1;
+	case SESSION_OPT_PID_OF:
+		if (!*arg || strchr(arg, '/')) {
+			errorf("bad process name '%s' for --pid-of: expected a command name such as "
+			       "nginx",
+			       arg);
+			return -1;
+		}
+		o->pid_of = arg;
+		o->npids = 0;
+		return 1;
+	case SESSION_OPT_NO_CHILDREN:
+		o->no_children = true;
 		return 1;
 	case 'd':
 		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
@@ -194,9 +217,15 @@ int session_getopt(struct session_options *o, int argc, char **argv,
 
 int session_check_options(struct session_options *o)
 {
-	int modes = (o->system_wide ? 1 : 0) + (o->npids > 0 ? 1 : 0) + (o->cmd ? 1 : 0);
+	int modes = (o->system_wide ? 1 : 0) + (o->npids > 0 || o->pid_of ? 1 : 0) +
+		    (o->cmd ? 1 : 0);
 	if (modes != 1) {
-		errorf("say what to profile: exactly one of -a, -p PID, or -- CMD ARGS...");
+		errorf("say what to profile: exactly one of -a, -p PID, -p NAME, or -- CMD ARGS...");
+		return -1;
+	}
+	if (o->no_children && o->system_wide) {
+		errorf("--no-children goes with -p or a command, not -a (which profiles every "
+		       "process)");
 		return -1;
 	}
 	if (o->period && o->freq_given) {
@@ -304,9 +333,45 @@ static char *target_executable(const struct session_options *o)
 	return NULL;
 }
 
-static bool is_main_binary(const struct session *s, const char *binary)
+/* The name the executable goes by when it is not its file's: the command
+ * as typed (redis-server, a symlink to redis-check-rdb), or the running
+ * process's command name. */
+static char *target_exe_alias(const struct session_options *o)
 {
-	return s->executable && strcmp(s->executable, binary) == 0;
+	if (o->cmd)
+		return xstrdup(o->cmd[0]);
+	char comm[64];
+	if (o->npids > 0 && target_comm(o->pids[0], comm, sizeof(comm)) == 0)
+		return xstrdup(comm);
+	return NULL;
+}
+
+/* The processes of the target that run now, whose maps a probe's library
+ * is looked up in: the -p processes or the command once it runs, and their
+ * descendants (found again: they change while a live session runs). None
+ * before the command runs, and none system-wide. */
+static int running_targets(struct session *s, pid_t **out)
+{
+	const struct session_options *o = s->o;
+	*out = NULL;
+	pid_t roots[SESSION_MAX_PIDS];
+	int nroots = 0;
+	if (o->cmd && s->cmd_running && !target_cmd_exited(&s->cmd))
+		roots[nroots++] = s->cmd.pid;
+	for (int i = 0; i < o->npids; i++)
+		if (target_pid_alive(o->pids[i]))
+			roots[nroots++] = o->pids[i];
+	if (nroots == 0)
+		return 0;
+	pid_t *desc = NULL;
+	int nd = o->no_children ? 0 : target_descendants(roots, nroots, &desc);
+	pid_t *all = xmalloc((size_t)(nroots + nd) * sizeof(*all));
+	memcpy(all, roots, (size_t)nroots * sizeof(*all));
+	if (nd)
+		memcpy(all + nroots, desc, (size_t)nd * sizeof(*all));
+	free(desc);
+	*out = all;
+	return nroots + nd;
 }
 
 /* A probe is named by its function, or BINARY:FUNC when the name is taken. */
@@ -321,10 +386,12 @@ static char *probe_display_name(const struct profile *p, const struct probe_targ
 /* The probe already on this function, or -1: two specs naming one function
  * (libc:getppid and getppid, or a glob and a name) share one probe, since
  * two uprobe pairs on one function would garble the thread's span stack. */
-static int probe_at(const struct profile *p, const struct probe_target *t)
+static int probe_at(const struct session *s, const struct probe_target *t)
 {
-	for (size_t i = 0; i < p->nprobes; i++)
-		if (p->probes[i].offset == t->offset && strcmp(p->probes[i].binary, t->binary) == 0)
+	const struct profile *p = s->prof;
+	for (size_t i = 0; i < p->nprobes && i < SONDE_MAX_PROBES; i++)
+		if (p->probes[i].offset == t->offset && s->probe_dev[i] == t->dev &&
+		    s->probe_ino[i] == t->ino)
 			return (int)i;
 	return -1;
 }
@@ -334,7 +401,7 @@ static int probe_at(const struct profile *p, const struct probe_target *t)
 static int attach_target(struct session *s, const struct probe_target *t, char *err,
 			 size_t errlen)
 {
-	int existing = probe_at(s->prof, t);
+	int existing = probe_at(s, t);
 	if (existing >= 0 && s->attached[existing])
 		return existing;
 	uint32_t probe;
@@ -349,16 +416,31 @@ static int attach_target(struct session *s, const struct probe_target *t, char *
 		char *name = probe_display_name(s->prof, t);
 		probe = profile_probe_add(s->prof, name, t->binary, t->offset);
 		free(name);
+		s->probe_dev[probe] = t->dev;
+		s->probe_ino[probe] = t->ino;
 	}
-	/* Shared libraries: one uprobe per target process, so every other
-	 * process using the library does not take the trap. */
+	/* Where the uprobes go. The kernel-side target filter decides what is
+	 * counted; the attachment decides which processes take the trap.
+	 * Processes a target forks and execs later map the binary after sonde
+	 * could attach anything to them, so the uprobes are on the file for
+	 * every process (pid -1): every process running that code takes the
+	 * trap (about 1 us a call, bench/README.md), only targets are counted,
+	 * and no call of a new process is missed. With --no-children the
+	 * target set is fixed: one attachment per target process, which spares
+	 * all others the trap (a process that execs keeps its attachment). */
 	pid_t pids[SESSION_MAX_PIDS + 1];
 	int npids = 0;
-	if (!is_main_binary(s, t->binary) && !s->o->system_wide) {
-		if (s->o->cmd)
+	bool per_process = s->o->no_children && !s->o->system_wide;
+	if (per_process) {
+		if (s->o->cmd && !target_cmd_exited(&s->cmd))
 			pids[npids++] = s->cmd.pid;
 		for (int i = 0; i < s->o->npids; i++)
-			pids[npids++] = s->o->pids[i];
+			if (target_pid_alive(s->o->pids[i]))
+				pids[npids++] = s->o->pids[i];
+		if (npids == 0) {
+			snprintf(err, errlen, "every process of the target has exited");
+			return -1;
+		}
 	}
 	if (npids == 0)
 		pids[npids++] = -1;
@@ -380,8 +462,20 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 {
 	char why[512];
 	struct probe_target *t;
-	pid_t pid = s->o->npids ? s->o->pids[0] : s->o->cmd ? s->cmd.pid : 0;
-	int n = probes_resolve(spec, s->executable, pid, &t, why, sizeof(why));
+	pid_t *running;
+	int nrunning = running_targets(s, &running);
+	const char *names[1] = {s->exe_alias};
+	/* A command not started yet gets sonde's environment: its loader reads
+	 * LD_LIBRARY_PATH and LD_PRELOAD from there. */
+	struct ldso_env env = {getenv("LD_LIBRARY_PATH"), getenv("LD_PRELOAD")};
+	struct probe_scope scope = {.executable = s->executable,
+				    .exe_names = names,
+				    .nexe_names = s->exe_alias ? 1 : 0,
+				    .pids = running,
+				    .npids = nrunning,
+				    .env = &env};
+	int n = probes_resolve(spec, &scope, &t, why, sizeof(why));
+	free(running);
 	if (n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
 		return -1;
@@ -605,6 +699,82 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 
 /* --- start, run, finish ---------------------------------------------------- */
 
+/* -p NAME: every process of that name becomes a -p PID, listed on stderr. */
+static int find_named_processes(struct session_options *o)
+{
+	if (!o->pid_of)
+		return 0;
+	pid_t *found;
+	int n = target_find_by_name(o->pid_of, &found);
+	if (n == 0) {
+		errorf("no process named %s (no running process has that command name or "
+		       "executable)",
+		       o->pid_of);
+		return -1;
+	}
+	if (n > SESSION_MAX_PIDS) {
+		errorf("%d processes are named %s, more than sonde attaches to at once (%d): give "
+		       "their PIDs or a parent's with -p",
+		       n, o->pid_of, SESSION_MAX_PIDS);
+		free(found);
+		return -1;
+	}
+	memcpy(o->pids, found, (size_t)n * sizeof(*found));
+	o->npids = n;
+	char list[1024];
+	size_t off = 0;
+	list[0] = 0;
+	for (int i = 0; i < n && off < sizeof(list); i++) {
+		int w = snprintf(list + off, sizeof(list) - off, " %d", (int)found[i]);
+		off = w < 0 ? sizeof(list) : off + (size_t)w;
+	}
+	fprintf(stderr, "sonde: attaching to %d process%s named %s:%s\n", n, n == 1 ? "" : "es",
+		o->pid_of, list);
+	free(found);
+	return 0;
+}
+
+/* -p: the processes' existing descendants are targets too (the ones they
+ * create from now on are followed in the kernel). Walked again until no new
+ * one appears, so a child forked by a descendant while it was being added
+ * is not missed. Descendants past SESSION_MAX_PIDS are targets but do not
+ * count for "all -p processes have exited". */
+static int add_descendants(struct session *s, char *err, size_t errlen)
+{
+	struct session_options *o = s->o;
+	o->nroot_pids = o->npids;
+	if (o->no_children || o->npids == 0)
+		return 0;
+	pid_t *added = NULL;
+	size_t nadded = 0, cap = 0;
+	for (bool again = true; again;) {
+		again = false;
+		pid_t *d;
+		int n = target_descendants(o->pids, o->nroot_pids, &d);
+		for (int i = 0; i < n; i++) {
+			bool seen = false;
+			for (size_t k = 0; k < nadded && !seen; k++)
+				seen = added[k] == d[i];
+			if (seen)
+				continue;
+			if (engine_add_pid(s->eng, d[i], err, errlen)) {
+				free(d);
+				free(added);
+				return -1;
+			}
+			symbols_note_process(s->syms, d[i]);
+			grow_array((void **)&added, &cap, nadded + 1, sizeof(*added));
+			added[nadded++] = d[i];
+			if (o->npids < SESSION_MAX_PIDS)
+				o->pids[o->npids++] = d[i];
+			again = true;
+		}
+		free(d);
+	}
+	free(added);
+	return 0;
+}
+
 struct session *session_start(struct session_options *o, int argc, char **argv)
 {
 	char err[512];
@@ -615,6 +785,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 	}
 	if (!eo.event.time_based && !o->period && !o->freq_given)
 		o->period = 1; /* count events, not time: every occurrence by default */
+	if (find_named_processes(o))
+		return NULL;
 	for (int i = 0; i < o->npids; i++) {
 		if (!target_pid_alive(o->pids[i])) {
 			errorf("no process with PID %d (it does not exist or has exited)",
@@ -632,12 +804,14 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 	s->col = collector_new(s->prof, s->syms);
 	collector_set_event(s->col, 0, eo.event.name, 1);
 	s->executable = target_executable(o);
+	s->exe_alias = target_exe_alias(o);
 	eo.freq = o->period ? 0 : o->freq;
 	eo.period = o->period;
 	eo.system_wide = o->system_wide;
 	eo.no_sampler = o->no_sampling;
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
+	eo.no_children = o->no_children;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
@@ -664,6 +838,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 			goto fail;
 		}
 		symbols_note_process(s->syms, o->pids[i]);
+	}
+	if (add_descendants(s, err, sizeof(err))) {
+		errorf("%s", err);
+		goto fail;
 	}
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
@@ -692,6 +870,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 			errorf("%s: %s", o->cmd[0], err);
 			goto fail;
 		}
+		s->cmd_running = true;
 		symbols_note_process(s->syms, s->cmd.pid);
 	}
 	return s;
@@ -968,6 +1147,7 @@ void session_free(struct session *s)
 	profile_free(s->prof);
 	pending_free_all(s);
 	free(s->executable);
+	free(s->exe_alias);
 	free(s->event_name);
 	free(s);
 }

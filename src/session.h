@@ -32,8 +32,13 @@ struct session_options {
 	bool freq_given;
 	bool no_sampling;    /* trace only: no sampling event */
 	bool system_wide;
-	pid_t pids[SESSION_MAX_PIDS];
+	pid_t pids[SESSION_MAX_PIDS]; /* -p: the named processes, then (at start) their
+				       * existing descendants */
 	int npids;
+	int nroot_pids;      /* how many of pids were named (set at start) */
+	const char *pid_of;  /* -p NAME / --pid-of NAME: every process of that name */
+	bool no_children;    /* only the named processes or the command: not their
+			      * descendants, nor the processes they create later */
 	char **cmd;          /* NULL-terminated, or NULL */
 	const char *cmd_output; /* the command's stdout/stderr go here (stdin:
 				 * /dev/null); NULL = sonde's own */
@@ -56,6 +61,7 @@ int session_parse_option(struct session_options *o, int c, const char *arg);
 /* The getopt_long table entries and short-option letters for the options
  * above, for commands to include. */
 #define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
+enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN };
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
 		{"event", required_argument, NULL, 'e'},                                     \
@@ -64,7 +70,9 @@ int session_parse_option(struct session_options *o, int c, const char *arg);
 		{"buffer-mb", required_argument, NULL, 'B'},                                 \
 		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
 		{"sample-in", required_argument, NULL, 'I'},                                 \
-		{"sample-slow", required_argument, NULL, 'S'}
+		{"sample-slow", required_argument, NULL, 'S'},                               \
+		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
+		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN}
 
 /* What a session command adds to the shared options. */
 struct session_command {

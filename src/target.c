@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "target.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +13,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "util.h"
 
 int target_spawn(char *const argv[], const char *output, struct target_cmd *t, char *err,
 		 size_t errlen)
@@ -170,4 +174,167 @@ bool target_pid_alive(pid_t pid)
 	/* The state follows the last ')' (comm may contain parentheses). */
 	char *rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+bool target_is_pid_list(const char *s)
+{
+	return isdigit((unsigned char)*s) != 0;
+}
+
+int target_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	bool ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int target_exe(pid_t pid, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	static const char deleted[] = " (deleted)";
+	size_t len = (size_t)n, dl = sizeof(deleted) - 1;
+	if (len > dl && strcmp(buf + len - dl, deleted) == 0)
+		buf[len - dl] = 0;
+	return 0;
+}
+
+/* The parent PID and state of a process, from /proc/PID/stat. */
+static int read_stat(pid_t pid, pid_t *ppid, char *state)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* The fields after comm follow its last ')' (comm may hold any byte). */
+	char *rp = strrchr(buf, ')');
+	int pp;
+	if (!rp || sscanf(rp + 1, " %c %d", state, &pp) != 2)
+		return -1;
+	*ppid = (pid_t)pp;
+	return 0;
+}
+
+struct proc_entry {
+	pid_t pid, ppid;
+	char state;
+};
+
+/* Every process in /proc with its parent, in PID order. */
+static size_t list_processes(struct proc_entry **out)
+{
+	DIR *d = opendir("/proc");
+	struct proc_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		struct proc_entry e = {.pid = (pid_t)pid};
+		if (read_stat(e.pid, &e.ppid, &e.state))
+			continue;
+		grow_array((void **)&v, &cap, n + 1, sizeof(*v));
+		v[n++] = e;
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 1; i < n; i++) /* readdir's order is not PID order */
+		for (size_t k = i; k > 0 && v[k - 1].pid > v[k].pid; k--) {
+			struct proc_entry t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	*out = v;
+	return n;
+}
+
+static bool alive_state(char state)
+{
+	return state != 'Z' && state != 'X' && state != 'x';
+}
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+int target_find_by_name(const char *name, pid_t **out)
+{
+	struct proc_entry *ps;
+	size_t n = list_processes(&ps);
+	pid_t *found = NULL;
+	size_t nfound = 0, cap = 0;
+	pid_t self = getpid();
+	for (size_t i = 0; i < n; i++) {
+		char comm[64], exe[PATH_MAX];
+		if (ps[i].pid == self || !alive_state(ps[i].state))
+			continue;
+		/* Kernel threads have no executable. */
+		if (target_exe(ps[i].pid, exe, sizeof(exe)))
+			continue;
+		bool match = strcmp(base_of(exe), name) == 0;
+		if (!match && target_comm(ps[i].pid, comm, sizeof(comm)) == 0)
+			match = strcmp(comm, name) == 0 ||
+				(strlen(comm) == TARGET_COMM_MAX && strlen(name) > TARGET_COMM_MAX &&
+				 strncmp(comm, name, TARGET_COMM_MAX) == 0);
+		if (!match)
+			continue;
+		grow_array((void **)&found, &cap, nfound + 1, sizeof(*found));
+		found[nfound++] = ps[i].pid;
+	}
+	free(ps);
+	*out = found;
+	return (int)nfound;
+}
+
+int target_descendants(const pid_t *roots, int nroots, pid_t **out)
+{
+	struct proc_entry *ps;
+	size_t n = list_processes(&ps);
+	/* Breadth-first from the roots: a process is taken when its parent is
+	 * one of the roots or of those taken before. */
+	pid_t *tree = xmalloc(((size_t)nroots + n + 1) * sizeof(*tree));
+	size_t ntree = 0;
+	for (int i = 0; i < nroots; i++)
+		tree[ntree++] = roots[i];
+	for (size_t at = 0; at < ntree; at++) {
+		for (size_t i = 0; i < n; i++) {
+			if (ps[i].ppid != tree[at] || !alive_state(ps[i].state))
+				continue;
+			bool seen = false;
+			for (size_t k = 0; k < ntree && !seen; k++)
+				seen = tree[k] == ps[i].pid;
+			if (!seen)
+				tree[ntree++] = ps[i].pid;
+		}
+	}
+	free(ps);
+	size_t nd = ntree - (size_t)nroots;
+	pid_t *d = NULL;
+	if (nd) {
+		d = xmalloc(nd * sizeof(*d));
+		memcpy(d, tree + nroots, nd * sizeof(*d));
+	}
+	free(tree);
+	*out = d;
+	return (int)nd;
 }

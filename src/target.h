@@ -5,7 +5,9 @@
  * attached (target_release), so it is profiled from its first instruction.
  * Exec failure (command not found, not executable) is reported back to the
  * parent through a close-on-exec pipe, so it is a clear error, not a silent
- * child exit. */
+ * child exit.
+ *
+ * Existing PIDs: a PID list, its descendants, or processes found by name. */
 #ifndef SONDE_TARGET_H
 #define SONDE_TARGET_H
 
@@ -44,5 +46,29 @@ int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t err
 
 /* True when the process exists and is not a zombie. */
 bool target_pid_alive(pid_t pid);
+
+/* True when s is meant as a PID list ("123", "1,2,3"; a bad one such as
+ * "12x" too: it starts with a digit), not a process name. */
+bool target_is_pid_list(const char *s);
+
+/* Processes whose command name (/proc/PID/comm, which the kernel cuts to
+ * TARGET_COMM_MAX characters: a longer name matches by its first 15) or
+ * executable's base name is `name`, in PID order; kernel threads, zombies
+ * and sonde itself excluded. Returns their number (0: none) with a malloc'd
+ * array in *out (NULL when none). */
+#define TARGET_COMM_MAX 15
+int target_find_by_name(const char *name, pid_t **out);
+
+/* Every living descendant of the given processes (children, their
+ * children, ...) from the parent PIDs in /proc/PID/stat, in tree order,
+ * none of the roots. Returns their number with a malloc'd array in *out
+ * (NULL when none). */
+int target_descendants(const pid_t *roots, int nroots, pid_t **out);
+
+/* A process's command name, and the path of its executable (readlink of
+ * /proc/PID/exe, " (deleted)" removed). Return 0, or -1 (gone, a kernel
+ * thread, not permitted). */
+int target_comm(pid_t pid, char *buf, size_t size);
+int target_exe(pid_t pid, char *buf, size_t size);
 
 #endif

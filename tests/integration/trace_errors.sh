@@ -13,5 +13,5 @@ expect_error "'request_is_slow' exists only inlined in .*requests \(1 place: han
 	"$SONDE" record --trace request_is_slow -o "$out" -- "$TARGETS/requests" 10
 cp "$TARGETS/requests" "$WORK/stripped"
 strip --strip-all "$WORK/stripped"
-expect_error "no function 'handle_request' in .*stripped|has no symbol table" "$out" -- \
+expect_error "^sonde: --trace handle_request: no symbol handle_request: .*/stripped has no debug info; install its -dbgsym package or build with -g$" "$out" -- \
 	"$SONDE" record --trace handle_request -o "$out" -- "$WORK/stripped" 10
