@@ -7,6 +7,7 @@ echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
 echo; echo "### format conversion and rendering"; ./bench/formats_throughput.sh "$build"
 echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
+echo; echo "### library probes: the trap for processes that are not targets"; ./bench/library_trap.sh "$build"
 echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"
 echo; echo "### live session: responsiveness with 33 probes"; ./bench/live_responsive.sh "$build"
 echo; echo "### live session: CPU and RSS over 10 minutes"; ./bench/live_session.sh "$build" 600
