@@ -81,7 +81,20 @@ struct {
 	__type(value, struct sonde_sampler_config);
 } sampler_cfg SEC(".maps");
 
+/* Per-probe totals: calls entered and completed, raw and own time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct sonde_probe_stats);
+} probe_stats SEC(".maps");
+
 __u64 next_span_id = 0;
+struct sonde_calibration calib = {};
+__u64 calib_samples = 0; /* samples of calib.calib_tid, for calibration */
+/* When each of the first SONDE_CALIB_TIMES calibration samples was taken:
+ * user space finds the gap in its own timeline that each one made. */
+__u64 calib_times[SONDE_CALIB_TIMES] = {};
 
 /* Waking the reader for every record costs the thread that made it: for a
  * span record microseconds per call, for a sample about 20 us more of the
@@ -149,8 +162,25 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 	return in_ok && slow_ok;
 }
 
+/* A sample interrupted the thread: charge its cost (measured run time of the
+ * sampler plus the calibrated interrupt entry/exit) to the thread, and mark
+ * the calls in flight as sampled, so their return sends a record. */
+static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0)
+{
+	if (!st)
+		return;
+	__u32 depth = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= depth)
+			break;
+		st->frames[i].flags |= SONDE_FRAME_SAMPLED;
+	}
+	st->own_ns += bpf_ktime_get_ns() - t0 + calib.sample_unseen_ns;
+}
+
 static __always_inline int emit_sample(void *ctx, __u32 event)
 {
+	__u64 t0 = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
@@ -159,12 +189,22 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	if (!is_target(tgid))
 		return 0;
 	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	if (!sampler_wants(st, bpf_ktime_get_ns()))
+	/* The calibrating thread's samples take the whole path (stacks, ring
+	 * buffer) so that their cost is a real sample's; user space discards
+	 * them. */
+	if (calib.calib_tid && tid == calib.calib_tid) {
+		__u64 i = __sync_fetch_and_add(&calib_samples, 1);
+		if (i < SONDE_CALIB_TIMES)
+			calib_times[i & (SONDE_CALIB_TIMES - 1)] = t0;
+	} else if (!sampler_wants(st, t0)) {
+		sample_charge(st, t0);
 		return 0;
+	}
 
 	struct sonde_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
 	if (!s) {
 		count(SONDE_CNT_LOST_SAMPLES);
+		sample_charge(st, t0);
 		return 0;
 	}
 	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid);
@@ -192,6 +232,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
 	bpf_ringbuf_submit(s, span_submit_flags());
+	sample_charge(st, t0);
 	return 0;
 }
 
@@ -315,6 +356,7 @@ static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
 SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
+	__u64 t0 = bpf_ktime_get_ns();
 	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
 	struct sonde_probe_config *cfg = probe_config(probe);
 	if (!cfg)
@@ -322,6 +364,9 @@ int span_enter(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!is_target(pid_tgid >> 32))
 		return 0;
+	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	if (ps)
+		ps->entered++;
 	struct sonde_thread_state *st = thread_state((__u32)pid_tgid);
 	if (!st)
 		return 0;
@@ -335,21 +380,40 @@ int span_enter(struct pt_regs *ctx)
 	f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
 	f->probe = probe;
 	f->gen = cfg->gen;
-	f->start_ns = bpf_ktime_get_ns();
+	f->flags = 0;
 	st->depth = d + 1;
+	/* The call's measured interval begins after this handler's work, which
+	 * is charged to the calls that enclose it. */
+	__u64 t1 = bpf_ktime_get_ns();
+	st->own_ns += t1 - t0;
+	if (ps)
+		ps->handler_ns += t1 - t0;
+	f->own_at_entry = st->own_ns;
+	f->start_ns = t1;
 	return 0;
 }
 
+/* Counts a completed call: corrects its duration by sonde's own cost inside
+ * it, counts it in the histogram and the probe's totals, and sends a record
+ * when the probe's policy wants one. */
 static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state *st, __u32 level,
-				      __u64 now, struct sonde_probe_config *cfg)
+				      __u64 now, struct sonde_probe_config *cfg,
+				      struct sonde_probe_stats *ps)
 {
 	struct sonde_span_frame *f = &st->frames[level & (SONDE_SPAN_DEPTH - 1)];
-	__u64 duration = now - f->start_ns;
+	__u64 raw = now - f->start_ns;
+	__u64 own = st->own_ns - f->own_at_entry + cfg->self_unseen_ns;
+	__u64 duration = raw > own ? raw - own : 0;
 	__u32 key = f->probe * SONDE_HIST_BUCKETS + log2_bucket(duration);
 	__u64 *slot = bpf_map_lookup_elem(&hists, &key);
 	if (slot)
 		*slot += 1;
-	if (duration < cfg->emit_min_ns)
+	if (ps) {
+		ps->completed++;
+		ps->raw_ns += raw;
+		ps->own_ns += raw - duration;
+	}
+	if (duration < cfg->emit_min_ns || (calib.calib_tid && (__u32)pid_tgid == calib.calib_tid))
 		return;
 	struct sonde_span *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
@@ -364,7 +428,10 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	r->parent_span_id = level > 0 ? st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)].span_id : 0;
 	r->start_ns = f->start_ns;
 	r->duration_ns = duration;
+	r->raw_duration_ns = raw;
 	bpf_ringbuf_submit(r, span_submit_flags());
+	if (ps)
+		ps->emitted++;
 }
 
 SEC("uretprobe")
@@ -408,7 +475,14 @@ int span_exit(struct pt_regs *ctx)
 		if (c)
 			*c += orphans;
 	}
-	emit_span(pid_tgid, st, (__u32)found, now, cfg);
+	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
 	st->depth = (__u32)found;
+	/* Everything this call cost sonde, seen from the calls around it: both
+	 * handlers' run times and the traps no handler can time. */
+	__u64 t1 = bpf_ktime_get_ns();
+	st->own_ns += t1 - now + cfg->call_unseen_ns;
+	if (ps)
+		ps->handler_ns += t1 - now;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #define SONDE_SPAN_DEPTH 32     /* spans in flight per thread that are tracked */
 #define SONDE_SAMPLE_SPANS 16   /* outermost spans a sample carries */
 #define SONDE_HIST_BUCKETS 64   /* log2 buckets: k holds [2^k, 2^(k+1)) ns; 0 holds 0..1 */
+#define SONDE_CALIB_TIMES 1024 /* calibration sample times kept (power of two) */
 #define SONDE_STACK_TOP_WORDS 16 /* user stack words copied from SP: finds the caller of a
 				  * leaf that has no frame pointer set up */
 
@@ -58,16 +59,47 @@ struct sonde_hdr {
 /* One traced call in flight on a thread. */
 struct sonde_span_frame {
 	__u64 span_id;  /* unique per session, never 0 */
-	__u64 start_ns;
+	__u64 start_ns; /* when the entry handler finished its own work */
+	__u64 own_at_entry; /* the thread's own_ns when the call began */
 	__u32 probe;
 	__u32 gen;      /* the probe's attach generation when the call began */
+	__u32 flags;    /* SONDE_FRAME_* */
+	__u32 _pad;
 };
+
+#define SONDE_FRAME_SAMPLED 1u /* a sample was taken during this call */
 
 /* Per-thread state shared by tracing (writes) and sampling (reads). */
 struct sonde_thread_state {
 	__u32 depth; /* calls in flight; levels >= SONDE_SPAN_DEPTH are counted, not stored */
 	__u32 _pad;
+	/* sonde's own time on this thread so far: every handler's and sample's
+	 * measured run time plus the calibrated part BPF cannot see (trap and
+	 * interrupt entry/exit). A call's own cost is the growth of this
+	 * between its entry and its return. */
+	__u64 own_ns;
 	struct sonde_span_frame frames[SONDE_SPAN_DEPTH]; /* outermost first */
+};
+
+/* The costs BPF cannot measure itself, calibrated by user space at start-up
+ * (global `calib` in .bss). Per-probe trap costs are in sonde_probe_config:
+ * they depend on the probed instruction. */
+struct sonde_calibration {
+	__u64 sample_unseen_ns; /* per sample, interrupt entry/exit around the
+				 * sampler program */
+	__u32 calib_tid;        /* the calibrating thread (0: none): its samples
+				 * and span records are accounted but not sent */
+	__u32 _pad;
+};
+
+/* Per-probe totals (per-CPU array `probe_stats`, key = probe id). */
+struct sonde_probe_stats {
+	__u64 entered;    /* calls that began (counted at entry) */
+	__u64 completed;  /* calls whose return was seen */
+	__u64 raw_ns;     /* sum of measured durations of completed calls */
+	__u64 own_ns;     /* sum of sonde's own cost inside them (raw - corrected) */
+	__u64 handler_ns; /* sum of this probe's own entry+return handler run times */
+	__u64 emitted;    /* span records sent */
 };
 
 /* Sampling decisions pushed by user space (array map `sampler_cfg`, key 0).
@@ -81,6 +113,10 @@ struct sonde_sampler_config {
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
 struct sonde_probe_config {
 	__u64 emit_min_ns; /* send span records only for calls at least this long */
+	/* Calibrated trap costs no handler can time, for this probe's kind of
+	 * first instruction (emulated by the kernel, or single-stepped): */
+	__u64 call_unseen_ns; /* per call, as seen by an enclosing call */
+	__u64 self_unseen_ns; /* per call, inside its own measured interval */
 	__u32 active;      /* 0: the probe's programs ignore hits (being detached) */
 	__u32 gen;         /* bumped at every attach: a return matches only a call
 			    * entered under the same attachment, so a call still in
@@ -111,7 +147,8 @@ struct sonde_span {
 	__u64 span_id;
 	__u64 parent_span_id;  /* the enclosing traced call, 0 if none */
 	__u64 start_ns;
-	__u64 duration_ns;
+	__u64 duration_ns;     /* corrected: raw minus sonde's own cost inside */
+	__u64 raw_duration_ns; /* as measured between the handlers */
 };
 
 struct sonde_task_event {

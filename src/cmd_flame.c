@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"  --lines      a frame per source line, function:line (a caller's line is that\n"
 		"               of its call), so each line of a function is its own box; with\n"
 		"               any graph but --chart\n"
+		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
+		"               (one frame \"[sonde]\"); left out by default\n"
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
 		"  --slow FUNC[:T], --fast FUNC[:T]  only samples inside calls of FUNC slower\n"
 		"               than T / not slower; T is p95 (default), pNN, a duration\n"
@@ -307,6 +309,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
 		{"span", required_argument, NULL, 'S'},   {"lines", no_argument, NULL, 'l'},
+		{"show-overhead", no_argument, NULL, 'O'},
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -374,6 +377,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		}
 		case 'c': a->chart = true; break;
 		case 'l': a->lines = true; break;
+		case 'O': a->filter.show_overhead = true; break;
 		case 'S': {
 			char *end;
 			a->span_id = strtoull(optarg, &end, 10);

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 		"               THRESHOLD: p95 (default), pNN or pNN.N, a duration (750us, 5ms,\n"
 		"               1.5s) or auto (the valley between the main and the slow mode)\n"
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
+		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
+		"               (one frame \"[sonde]\"); left out by default\n"
 		"  -o OUT       write to OUT instead of standard output\n");
 }
 
@@ -48,6 +50,7 @@ int cmd_report(int argc, char **argv)
 		{"tid", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
+		{"show-overhead", no_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -89,6 +92,9 @@ int cmd_report(int argc, char **argv)
 			}
 			span_arg = optarg;
 			span_cls = c == 'i' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
+			break;
+		case 'O':
+			ro.filter.show_overhead = true;
 			break;
 		case 'h':
 			usage(stdout);

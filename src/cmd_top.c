@@ -61,6 +61,8 @@ static void usage(FILE *f)
 		"  --keep-calls N     at most N raw calls held (default 200000); calls/s,\n"
 		"                     percentiles and histograms do not depend on it\n"
 		"  --no-ctl           do not listen for sonde ctl\n"
+		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
+		"               (one frame \"[sonde]\"); left out of every view by default\n"
 		"  --target-output F  where the started command's stdout and stderr go (its\n"
 		"                     stdin is then /dev/null); in the UI they default to\n"
 		"                     /dev/null, since they would garble the screen\n"
@@ -83,6 +85,7 @@ enum {
 	OPT_TOP,
 	OPT_NO_CTL,
 	OPT_TARGET_OUTPUT,
+	OPT_SHOW_OVERHEAD,
 };
 
 struct top_options {
@@ -171,6 +174,9 @@ static int top_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_NO_CTL:
 		t->no_ctl = true;
+		return 0;
+	case OPT_SHOW_OVERHEAD:
+		t->live.show_overhead = true;
 		return 0;
 	}
 	return -1;
@@ -295,9 +301,11 @@ int cmd_top(int argc, char **argv)
 		{"top", required_argument, NULL, OPT_TOP},
 		{"no-ctl", no_argument, NULL, OPT_NO_CTL},
 		{"target-output", required_argument, NULL, OPT_TARGET_OUTPUT},
+		{"show-overhead", no_argument, NULL, OPT_SHOW_OVERHEAD},
 		{0}};
 	struct session_options so;
 	session_options_init(&so);
+	so.live = true; /* probes come and go: calibrate sonde's own cost for them */
 	struct top_options to = {.interval = 1, .top_n = 15};
 	live_options_init(&to.live);
 	struct session_command cmd = {"bi:n:", own, top_option, usage, &to};

@@ -127,6 +127,49 @@ static size_t add_kernel_frames(struct collector *c, size_t n, const __u64 *ips,
 	return n;
 }
 
+/* Kernel functions that run only for sonde's own probes: the uprobe trap
+ * and single-step, the uretprobe trampoline, the BPF handlers. A sample
+ * whose kernel stack has one interrupted sonde, not the program. */
+static bool kernel_name_is_probe_machinery(const char *name)
+{
+	static const char *const prefixes[] = {
+		"uprobe_", "uretprobe_", "__uprobe_", "handler_chain", "handle_swbp",
+		"__do_sys_uretprobe", "__x64_sys_uretprobe", "arch_uprobe_", "bpf_prog_",
+		"asm_exc_int3", "exc_int3", "do_int3", "asm_exc_debug", "exc_debug_user",
+		"push_emulate_op", "handle_trampoline",
+	};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+/* True when the sample interrupted sonde's own machinery rather than the
+ * program: a kernel frame of the uprobe path, or a user leaf in the
+ * [uprobes] page (return trampoline, single-step slots). *skip_leaf is set
+ * when the user leaf is that page (it is not the program's code). */
+static bool sample_in_probe_machinery(struct collector *c, const struct sonde_sample *s,
+				      const __u64 *ips, int nu, int nk, bool *skip_leaf)
+{
+	*skip_leaf = false;
+	if (nu > 0) {
+		struct sym_frame sf[SYM_MAX_INLINE];
+		int k = symbols_user(c->syms, (pid_t)s->hdr.pid, ips[0], false, sf, SYM_MAX_INLINE);
+		if (k > 0 && (strncmp(sf[k - 1].name, "[uprobes", 8) == 0 ||
+			      strcmp(sf[k - 1].module, "[uprobes]") == 0))
+			*skip_leaf = true;
+	}
+	if (*skip_leaf)
+		return true;
+	for (int i = 0; i < nk; i++) {
+		struct sym_frame sf;
+		symbols_kernel(c->syms, s->kstack[i], &sf);
+		if (kernel_name_is_probe_machinery(sf.name))
+			return true;
+	}
+	return false;
+}
+
 static int stack_len(__s32 bytes, uint64_t *errors)
 {
 	if (bytes < 0) {
@@ -148,13 +191,28 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	if (nu == 0 && nk == 0)
 		c->stats.empty_stacks++;
 	size_t n = 0;
+	__u64 ips[SONDE_MAX_STACK];
+	bool skip_leaf = false;
+	bool overhead = s->hdr.pid != 0 &&
+			sample_in_probe_machinery(c, s, s->ustack, nu, nk, &skip_leaf);
 	if (s->hdr.pid != 0 && nu > 0) {
-		__u64 ips[SONDE_MAX_STACK];
 		memcpy(ips, s->ustack, (size_t)nu * sizeof(*ips));
-		nu = restore_leaf_caller(c, s, ips, nu);
+		if (skip_leaf) {
+			memmove(ips, ips + 1, (size_t)(nu - 1) * sizeof(*ips));
+			nu--;
+		} else {
+			nu = restore_leaf_caller(c, s, ips, nu);
+		}
 		n = add_user_frames(c, n, s->hdr.pid, ips, nu);
 	}
-	n = add_kernel_frames(c, n, s->kstack, nk);
+	if (overhead) {
+		/* One frame for all of sonde's machinery, on top of the code it
+		 * interrupted; views leave these samples out by default. */
+		c->frames[n++] = frames_intern(c->p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
+		c->stats.overhead_samples++;
+	} else {
+		n = add_kernel_frames(c, n, s->kstack, nk);
+	}
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -195,6 +253,7 @@ static void handle_span(struct collector *c, const struct sonde_span *r)
 		.parent = r->parent_span_id,
 		.start_ns = r->start_ns,
 		.duration_ns = r->duration_ns,
+		.raw_duration_ns = r->raw_duration_ns,
 		.probe = r->probe,
 		.thread = thread_of(c, &r->hdr),
 		.depth = r->depth,
@@ -206,7 +265,8 @@ static void handle_span(struct collector *c, const struct sonde_span *r)
 }
 
 void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
-			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns)
+			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns,
+			     uint64_t own_ns)
 {
 	if (probe >= c->p->nprobes || profile_span_find(c->p, span_id) >= 0)
 		return;
@@ -223,12 +283,13 @@ void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, 
 		.id = span_id,
 		.parent = parent_id,
 		.start_ns = start_ns,
-		.duration_ns = end_ns > start_ns ? end_ns - start_ns : 0,
+		.raw_duration_ns = end_ns > start_ns ? end_ns - start_ns : 0,
 		.probe = probe,
 		.thread = thread,
 		.depth = depth,
 		.open = true,
 	};
+	sp.duration_ns = sp.raw_duration_ns > own_ns ? sp.raw_duration_ns - own_ns : 0;
 	if (profile_span_add(c->p, &sp) >= 0)
 		c->stats.open_spans++;
 }

@@ -26,6 +26,7 @@ struct collector_stats {
 	uint64_t leaf_callers_restored;  /* frames the frame-pointer walk missed, from CFI */
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
+	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */
 };
 
 struct collector;
@@ -43,10 +44,12 @@ void collector_set_event(struct collector *c, uint32_t bpf_index, const char *na
 			 uint64_t weight);
 
 /* Records a traced call still in flight when profiling ended (read from the
- * kernel's thread state): it counts with its elapsed time until end_ns.
- * Probe ids are the profile's probe indexes. */
+ * kernel's thread state): it counts with its elapsed time until end_ns,
+ * less own_ns (sonde's own cost inside it so far). Probe ids are the
+ * profile's probe indexes. */
 void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
-			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns);
+			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns,
+			     uint64_t own_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *out);
 

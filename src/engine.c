@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,9 @@ struct engine {
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	uint32_t probe_gen[SONDE_MAX_PROBES]; /* attach generation per probe id */
+	struct engine_trap_costs trap_costs[INSN_CLASSES];
+	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
+	uint64_t probe_emit_min[SONDE_MAX_PROBES];
 };
 
 static bool libbpf_verbose;
@@ -282,9 +286,62 @@ static bool probe_attached(const struct engine *e, uint32_t probe)
 
 static int set_probe_config(struct engine *e, uint32_t probe, uint64_t emit_min_ns, bool active)
 {
+	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[probe]];
 	struct sonde_probe_config cfg = {
-		.emit_min_ns = emit_min_ns, .active = active, .gen = e->probe_gen[probe]};
+		.emit_min_ns = emit_min_ns,
+		.call_unseen_ns = tc->call_unseen_ns,
+		.self_unseen_ns = tc->self_unseen_ns,
+		.active = active,
+		.gen = e->probe_gen[probe],
+	};
+	e->probe_emit_min[probe] = emit_min_ns;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &probe, &cfg, BPF_ANY);
+}
+
+void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
+			   const struct engine_trap_costs *c)
+{
+	if ((unsigned)cls >= INSN_CLASSES)
+		return;
+	e->trap_costs[cls] = *c;
+	/* Probes already attached take the new figures at once. */
+	for (uint32_t p = 0; p < SONDE_MAX_PROBES; p++)
+		if (e->probe_class[p] == cls && probe_attached(e, p))
+			set_probe_config(e, p, e->probe_emit_min[p], true);
+}
+
+enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
+{
+	unsigned char b[4] = {0};
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return INSN_SSTEP;
+	ssize_t n = pread(fd, b, sizeof(b), (off_t)file_offset);
+	close(fd);
+	if (n < 2)
+		return INSN_SSTEP;
+#if defined(__x86_64__)
+	/* What the kernel emulates instead of single-stepping (x86 uprobes):
+	 * push of a register and relative branches and calls. */
+	if ((b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57))
+		return INSN_PUSH;
+	if (b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb || (b[0] >= 0x70 && b[0] <= 0x7f) ||
+	    (b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f))
+		return INSN_PUSH;
+	if (n >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		return INSN_ENDBR;
+	if (b[0] == 0x90 || (b[0] == 0x0f && b[1] == 0x1f) ||
+	    (b[0] == 0x66 && (b[1] == 0x90 || b[1] == 0x0f)))
+		return INSN_NOP;
+#endif
+	return INSN_SSTEP;
+}
+
+const char *engine_insn_class_name(enum engine_insn_class cls)
+{
+	static const char *const names[INSN_CLASSES] = {"push/branch", "endbr64", "nop",
+							"single-stepped"};
+	return (unsigned)cls < INSN_CLASSES ? names[cls] : "?";
 }
 
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
@@ -298,8 +355,10 @@ int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 	/* A fresh attachment (not one more PID of an attached probe) starts a
 	 * new generation: calls entered under an earlier one never match its
 	 * returns. */
-	if (!probe_attached(e, probe))
+	if (!probe_attached(e, probe)) {
 		e->probe_gen[probe]++;
+		e->probe_class[probe] = (uint8_t)engine_insn_class_at(binary, file_offset);
+	}
 	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = probe, .retprobe = false);
 	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = probe, .retprobe = true);
 	struct span_attachment a = {.probe = probe};
@@ -356,6 +415,9 @@ void engine_detach_span(struct engine *e, uint32_t probe)
 		bpf_map_update_elem(fd, &key, zeros, BPF_ANY);
 	}
 	free(zeros);
+	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &probe, zstats, BPF_ANY);
+	free(zstats);
 }
 
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
@@ -452,10 +514,116 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
 		uint32_t n = st.depth < SONDE_SPAN_DEPTH ? st.depth : SONDE_SPAN_DEPTH;
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t own = st.own_ns >= st.frames[i].own_at_entry
+					       ? st.own_ns - st.frames[i].own_at_entry
+					       : 0;
 			fn(arg, key, st.frames[i].probe, st.frames[i].span_id,
-			   i ? st.frames[i - 1].span_id : 0, st.frames[i].start_ns, i + 1);
+			   i ? st.frames[i - 1].span_id : 0, st.frames[i].start_ns, i + 1, own);
+		}
 	}
+}
+
+int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0 || probe >= SONDE_MAX_PROBES)
+		return -1;
+	struct sonde_probe_stats *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_stats), &probe, vals);
+	for (int c = 0; r == 0 && c < ncpu; c++) {
+		out->entered += vals[c].entered;
+		out->completed += vals[c].completed;
+		out->raw_ns += vals[c].raw_ns;
+		out->own_ns += vals[c].own_ns;
+		out->handler_ns += vals[c].handler_ns;
+		out->emitted += vals[c].emitted;
+	}
+	free(vals);
+	return r ? -1 : 0;
+}
+
+void engine_set_calibration(struct engine *e, const struct sonde_calibration *c)
+{
+	/* .bss is memory-mapped: the programs see the new values at once. */
+	e->skel->bss->calib = *c;
+}
+
+void engine_get_calibration(const struct engine *e, struct sonde_calibration *out)
+{
+	*out = e->skel->bss->calib;
+}
+
+uint64_t engine_calib_samples(const struct engine *e)
+{
+	return __atomic_load_n(&e->skel->bss->calib_samples, __ATOMIC_RELAXED);
+}
+
+size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max)
+{
+	uint64_t n = engine_calib_samples(e);
+	if (n > SONDE_CALIB_TIMES)
+		n = SONDE_CALIB_TIMES;
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = __atomic_load_n(&e->skel->bss->calib_times[i], __ATOMIC_RELAXED);
+	return (size_t)n;
+}
+
+uint64_t engine_thread_own_ns(struct engine *e, uint32_t tid)
+{
+	struct sonde_thread_state st;
+	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.threads), &tid, &st))
+		return 0;
+	return st.own_ns;
+}
+
+void engine_forget_thread(struct engine *e, uint32_t tid)
+{
+	bpf_map_delete_elem(bpf_map__fd(e->skel->maps.threads), &tid);
+}
+
+static int drop_record(void *arg, const void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	(*(int *)arg)++;
+	return 0;
+}
+
+int engine_discard_pending(struct engine *e)
+{
+	engine_record_fn fn = e->opt.on_record;
+	void *arg = e->opt.arg;
+	int n = 0;
+	e->opt.on_record = drop_record;
+	e->opt.arg = &n;
+	ring_buffer__consume(e->rb);
+	e->opt.on_record = fn;
+	e->opt.arg = arg;
+	return n;
+}
+
+void engine_remove_pid(struct engine *e, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key);
+}
+
+struct bpf_link *engine_attach_perf_fd(struct engine *e, int fd, char *err, size_t errlen)
+{
+	struct bpf_link *l = bpf_program__attach_perf_event(e->skel->progs.sample_perf, fd);
+	if (!l)
+		snprintf(err, errlen, "cannot attach the sampler to a perf event: %s",
+			 strerror(errno));
+	return l;
+}
+
+void engine_detach_fd(struct bpf_link *link)
+{
+	bpf_link__destroy(link);
 }
 
 void engine_close(struct engine *e)

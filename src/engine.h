@@ -111,10 +111,70 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 			      int32_t only_slow_probe, uint64_t only_slow_ns);
 
 /* Calls `fn` for every traced call still in flight on any thread (from the
- * kernel's per-thread span stacks), outermost first per thread. */
+ * kernel's per-thread span stacks), outermost first per thread. `own_ns` is
+ * sonde's own cost inside the call so far (to subtract from its elapsed
+ * time, as for completed calls). */
 typedef void (*engine_open_span_fn)(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
-				    uint64_t parent_id, uint64_t start_ns, uint32_t depth);
+				    uint64_t parent_id, uint64_t start_ns, uint32_t depth,
+				    uint64_t own_ns);
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg);
+
+/* A probe's totals summed over CPUs (calls entered and completed, raw and
+ * own time; see struct sonde_probe_stats). Returns 0 or -1. */
+int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe_stats *out);
+
+/* Sets the costs BPF cannot time itself (see struct sonde_calibration);
+ * takes effect at once. */
+void engine_set_calibration(struct engine *e, const struct sonde_calibration *c);
+void engine_get_calibration(const struct engine *e, struct sonde_calibration *out);
+
+/* How the kernel handles a uprobe's breakpoint depends on the instruction it
+ * replaces: some it emulates, the others it single-steps out of line (a
+ * second trap, inside the call's measured time). Each class has its own
+ * calibrated trap costs; probes get their class's costs when attached. */
+enum engine_insn_class {
+	INSN_PUSH,    /* push reg, branches, calls: emulated */
+	INSN_ENDBR,   /* endbr64 */
+	INSN_NOP,     /* multi-byte nop (0f 1f) */
+	INSN_SSTEP,   /* anything else: single-stepped */
+	INSN_CLASSES,
+};
+struct engine_trap_costs {
+	uint64_t call_unseen_ns; /* per call, as seen by an enclosing call */
+	uint64_t self_unseen_ns; /* per call, inside its own measured interval */
+};
+void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
+			   const struct engine_trap_costs *c);
+
+/* The class of the instruction at a file offset of a binary (read from
+ * the file; INSN_SSTEP when unreadable or unknown). */
+enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset);
+const char *engine_insn_class_name(enum engine_insn_class cls);
+
+/* Samples the calibrating thread took (calib.calib_tid), so far, and when
+ * the first SONDE_CALIB_TIMES of them were taken (CLOCK_MONOTONIC ns):
+ * copies min(n, max, SONDE_CALIB_TIMES) times and returns how many. */
+uint64_t engine_calib_samples(const struct engine *e);
+size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max);
+
+/* sonde's own time charged to a thread so far (0 when it has no state),
+ * and forgetting the thread's state (its calls in flight are dropped). */
+uint64_t engine_thread_own_ns(struct engine *e, uint32_t tid);
+void engine_forget_thread(struct engine *e, uint32_t tid);
+
+/* Consumes and drops every record waiting in the ring buffer (records of
+ * calibration, before the session's own). Returns how many. */
+int engine_discard_pending(struct engine *e);
+
+/* Removes a process from the target set (engine_add_pid's inverse). */
+void engine_remove_pid(struct engine *e, pid_t pid);
+
+/* Attaches the sampler program to a perf event fd the caller opened (for
+ * calibration on one thread). Returns an opaque link (engine_detach_fd
+ * frees it) or NULL with err. */
+struct bpf_link;
+struct bpf_link *engine_attach_perf_fd(struct engine *e, int fd, char *err, size_t errlen);
+void engine_detach_fd(struct bpf_link *link);
 
 /* Sums the kernel-side drop counters. */
 void engine_get_stats(struct engine *e, struct engine_stats *out);

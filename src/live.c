@@ -290,6 +290,8 @@ static enum decision decide(struct live *l, const struct sample *s, uint64_t now
 {
 	if (!thread_selected(l, s))
 		return SKIP;
+	if (!l->o.show_overhead && profile_sample_is_overhead(l->p, s))
+		return SKIP;
 	if (l->view.cls == SPAN_ANY)
 		return TAKE;
 	uint64_t span_id = sample_call(l->p, s, (uint32_t)l->view.probe);

@@ -53,6 +53,7 @@ struct live_options {
 	bool ewma;          /* read the window as an EWMA instead of sliding */
 	double keep_s;      /* raw data held and the ring's capacity; default 60 */
 	size_t max_spans;   /* raw calls held at most; default 200,000 */
+	bool show_overhead; /* keep samples of sonde's own machinery ("[sonde]") */
 };
 
 void live_options_init(struct live_options *o);

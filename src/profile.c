@@ -234,6 +234,10 @@ int64_t profile_span_add(struct profile *p, const struct span *sp)
 		return -1;
 	grow_array((void **)&p->spans, &p->spans_cap, p->nspans + 1, sizeof(*p->spans));
 	p->spans[p->nspans] = *sp;
+	/* Sources that know no raw duration (other formats, old recordings):
+	 * the measured duration is the only one there is. */
+	if (sp->raw_duration_ns < sp->duration_ns)
+		p->spans[p->nspans].raw_duration_ns = sp->duration_ns;
 	size_t mask = p->nspan_slots - 1;
 	size_t j = hash_bytes(&sp->id, 8, 5) & mask;
 	while (p->span_slots[j])
@@ -354,9 +358,19 @@ uint64_t span_end_ns(const struct span *sp)
 							   : sp->start_ns + sp->duration_ns;
 }
 
+bool profile_sample_is_overhead(const struct profile *p, const struct sample *s)
+{
+	if (s->stack == 0 || s->stack >= p->nnodes)
+		return false;
+	const struct frame *leaf = frames_get(p->frames, p->nodes[s->stack].frame);
+	return leaf && leaf->kind == FRAME_OVERHEAD;
+}
+
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f)
 {
+	if (!(f && f->show_overhead) && profile_sample_is_overhead(p, s))
+		return false;
 	if (!f)
 		return true;
 	if (f->has_range && (s->time_ns < f->start_ns || s->time_ns > f->end_ns))

@@ -49,7 +49,12 @@ struct probe_info {
 	char *name;     /* as shown to users: the function name */
 	char *binary;   /* path of the binary it lives in */
 	uint64_t offset; /* file offset of its entry */
-	uint64_t hist[64]; /* in-kernel log2 histogram of completed calls */
+	uint64_t hist[64]; /* in-kernel log2 histogram of completed calls
+			    * (corrected durations) */
+	/* In-kernel totals (0 in recordings made before they existed): */
+	uint64_t entered;  /* calls that began */
+	uint64_t raw_ns;   /* summed measured durations of completed calls */
+	uint64_t own_ns;   /* of which sonde's own cost (probes, samples) */
 };
 
 /* One traced call. */
@@ -57,7 +62,10 @@ struct span {
 	uint64_t id;          /* unique in the profile, never 0 */
 	uint64_t parent;      /* enclosing traced call's id, 0 if none */
 	uint64_t start_ns;    /* CLOCK_MONOTONIC */
-	uint64_t duration_ns; /* for open spans: elapsed until the profile ended */
+	uint64_t duration_ns; /* corrected: measured minus sonde's own cost inside
+			       * the call (for open spans: elapsed until the
+			       * profile ended, corrected likewise) */
+	uint64_t raw_duration_ns; /* as measured (>= duration_ns) */
 	uint32_t probe;       /* index into probes */
 	uint32_t thread;      /* index into threads */
 	uint32_t depth;       /* 1 = outermost traced call on its thread */
@@ -181,6 +189,10 @@ struct sample_filter {
 	enum span_class span_class;
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
+	/* Samples that interrupted sonde's own probe machinery (leaf frame
+	 * "[sonde]", FRAME_OVERHEAD) are left out unless this is set; a NULL
+	 * filter leaves them out too. */
+	bool show_overhead;
 	/* Optional: samples for which this returns true are left out (e.g.
 	 * idle samples, as FlameScope leaves them out of range views). */
 	bool (*exclude)(const struct profile *p, const struct sample *s);
@@ -196,6 +208,9 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f);
+
+/* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
+bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);
 
 /* How flame trees group their root. */
 enum flame_root {

@@ -26,12 +26,14 @@ static const char *const schema_sql =
 	" event INTEGER NOT NULL REFERENCES events(id), stack INTEGER REFERENCES stacks(id),"
 	" weight INTEGER NOT NULL);"
 	"CREATE TABLE probes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, binary TEXT NOT NULL,"
-	" offset INTEGER NOT NULL);"
+	" offset INTEGER NOT NULL, entered INTEGER NOT NULL DEFAULT 0,"
+	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
 	" thread INTEGER NOT NULL REFERENCES threads(id), parent INTEGER, depth INTEGER NOT NULL,"
-	" start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL, open INTEGER NOT NULL);"
+	" start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL, open INTEGER NOT NULL,"
+	" raw_duration_ns INTEGER);"
 	"CREATE TABLE sample_spans(sample INTEGER NOT NULL REFERENCES samples(id),"
 	" position INTEGER NOT NULL, span INTEGER NOT NULL, probe INTEGER NOT NULL,"
 	" PRIMARY KEY(sample, position));"
@@ -239,7 +241,10 @@ static int save_threads_and_samples(sqlite3 *db, const struct profile *p, char *
 static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
 {
 	sqlite3_stmt *pr, *hist, *sp;
-	if (prepare(db, "INSERT INTO probes(id, name, binary, offset) VALUES (?,?,?,?)", &pr, err,
+	if (prepare(db,
+		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns)"
+		    " VALUES (?,?,?,?,?,?,?)",
+		    &pr, err,
 		    errlen))
 		return -1;
 	if (prepare(db, "INSERT INTO probe_hist(probe, bucket, count) VALUES (?,?,?)", &hist, err,
@@ -254,6 +259,9 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_text(pr, 2, q->name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(pr, 3, q->binary, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(pr, 4, (sqlite3_int64)q->offset);
+		sqlite3_bind_int64(pr, 5, (sqlite3_int64)q->entered);
+		sqlite3_bind_int64(pr, 6, (sqlite3_int64)q->raw_ns);
+		sqlite3_bind_int64(pr, 7, (sqlite3_int64)q->own_ns);
 		rc = step_done(db, pr, err, errlen);
 		for (int b = 0; b < 64 && !rc; b++) {
 			if (!q->hist[b])
@@ -268,7 +276,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	sqlite3_finalize(hist);
 	if (rc || prepare(db,
 			  "INSERT INTO spans(id, probe, thread, parent, depth, start_ns, duration_ns,"
-			  " open) VALUES (?,?,?,?,?,?,?,?)",
+			  " open, raw_duration_ns) VALUES (?,?,?,?,?,?,?,?,?)",
 			  &sp, err, errlen))
 		return -1;
 	for (size_t i = 0; i < p->nspans && !rc; i++) {
@@ -284,6 +292,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(sp, 6, (sqlite3_int64)x->start_ns);
 		sqlite3_bind_int64(sp, 7, (sqlite3_int64)x->duration_ns);
 		sqlite3_bind_int64(sp, 8, x->open);
+		sqlite3_bind_int64(sp, 9, (sqlite3_int64)x->raw_duration_ns);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);
@@ -493,7 +502,13 @@ static int load_threads(struct loader *l)
 static int load_probes(struct loader *l)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
+	/* Recordings made before the own-cost totals have no such columns. */
+	bool totals = sqlite3_prepare_v2(l->db,
+					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
+					 " FROM probes ORDER BY id",
+					 -1, &st, NULL) == SQLITE_OK;
+	if (!totals &&
+	    sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
 			       &st, NULL) != SQLITE_OK)
 		return load_fail(l, sqlite3_errmsg(l->db));
 	int r;
@@ -504,8 +519,13 @@ static int load_probes(struct loader *l)
 			sqlite3_finalize(st);
 			return load_fail(l, "probe ids are not dense");
 		}
-		profile_probe_add(l->p, name ? name : "?", bin ? bin : "",
-				  (uint64_t)sqlite3_column_int64(st, 3));
+		uint32_t id = profile_probe_add(l->p, name ? name : "?", bin ? bin : "",
+						(uint64_t)sqlite3_column_int64(st, 3));
+		if (totals) {
+			l->p->probes[id].entered = (uint64_t)sqlite3_column_int64(st, 4);
+			l->p->probes[id].raw_ns = (uint64_t)sqlite3_column_int64(st, 5);
+			l->p->probes[id].own_ns = (uint64_t)sqlite3_column_int64(st, 6);
+		}
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
@@ -528,11 +548,17 @@ static int load_probes(struct loader *l)
 static int load_spans(struct loader *l)
 {
 	sqlite3_stmt *st;
+	/* raw_duration_ns is absent from older recordings: then raw = corrected. */
 	if (sqlite3_prepare_v2(l->db,
+			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open,"
+			       " raw_duration_ns FROM spans ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(l->db,
 			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open"
 			       " FROM spans ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail(l, sqlite3_errmsg(l->db));
+	bool has_raw = sqlite3_column_count(st) > 8;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2);
@@ -548,6 +574,7 @@ static int load_spans(struct loader *l)
 			.start_ns = (uint64_t)sqlite3_column_int64(st, 5),
 			.duration_ns = (uint64_t)sqlite3_column_int64(st, 6),
 			.open = sqlite3_column_int64(st, 7) != 0,
+			.raw_duration_ns = has_raw ? (uint64_t)sqlite3_column_int64(st, 8) : 0,
 			.probe = (uint32_t)probe,
 			.thread = (uint32_t)thread,
 		};

@@ -193,17 +193,101 @@ static void summarize_probe(const struct profile *p, uint32_t probe, struct prob
 		ps->open += p->spans[i].probe == probe && p->spans[i].open;
 }
 
+/* sonde's own cost over the whole recording: samples that interrupted its
+ * probe machinery, and the time it took inside traced calls. */
+struct overhead_summary {
+	uint64_t samples, all_samples; /* "[sonde]" samples, all samples */
+	uint64_t own_ns, raw_ns;        /* inside traced calls, summed over probes */
+};
+
+static void summarize_overhead(const struct profile *p, struct overhead_summary *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		o->all_samples += p->samples[i].weight;
+		if (profile_sample_is_overhead(p, &p->samples[i]))
+			o->samples += p->samples[i].weight;
+	}
+	for (size_t i = 0; i < p->nprobes; i++) {
+		/* Nested probes' own cost is inside their callers' too: count
+		 * each probe's own share once, at the outermost level, by
+		 * taking the largest raw total (the outermost probe's). */
+		if (p->probes[i].raw_ns > o->raw_ns) {
+			o->raw_ns = p->probes[i].raw_ns;
+			o->own_ns = p->probes[i].own_ns;
+		}
+	}
+}
+
+static void text_overhead(FILE *out, const struct profile *p)
+{
+	struct overhead_summary o;
+	summarize_overhead(p, &o);
+	if (!p->nprobes && !o.samples)
+		return;
+	char b[3][32];
+	fprintf(out, "\nsonde's own cost:\n");
+	fprintf(out,
+		"  %" PRIu64 " samples (%.2f%%) were taken inside sonde's probe machinery (frame "
+		"[sonde]); left out of the views above%s\n",
+		o.samples, pct(o.samples, o.all_samples),
+		o.samples ? " (--show-overhead keeps them)" : "");
+	if (o.raw_ns)
+		fprintf(out,
+			"  inside traced calls: %s of %s measured (%.2f%%), taken out of the call "
+			"durations below\n",
+			duration_format(o.own_ns, b[0], 32), duration_format(o.raw_ns, b[1], 32),
+			100.0 * (double)o.own_ns / (double)o.raw_ns);
+	if (profile_meta_get(p, "calib_call_full_ns")) {
+		char c[2][32];
+		fprintf(out,
+			"  calibrated on this machine: a traced call costs %s (%s of it inside "
+			"the call itself), %s where the kernel single-steps the probed "
+			"instruction (%s inside); a sample %s\n",
+			duration_format((uint64_t)profile_meta_double(p, "calib_call_full_ns"), b[0], 32),
+			duration_format(profile_meta_u64(p, "calib_self_unseen_ns"), b[1], 32),
+			duration_format((uint64_t)profile_meta_double(p, "calib_sstep_full_ns"), c[0], 32),
+			duration_format(profile_meta_u64(p, "calib_sstep_self_unseen_ns"), c[1], 32),
+			duration_format((uint64_t)profile_meta_double(p, "calib_sample_full_ns"), b[2],
+					32));
+	}
+}
+
+static void json_overhead(FILE *out, const struct profile *p)
+{
+	struct overhead_summary o;
+	summarize_overhead(p, &o);
+	fprintf(out,
+		"  \"overhead\": {\"samples\": %" PRIu64 ", \"share\": %.6f, \"calls_own_ns\": %" PRIu64
+		", \"calls_raw_ns\": %" PRIu64 ", \"calib_call_ns\": %.0f, \"calib_self_unseen_ns\": %" PRIu64
+		", \"calib_sample_ns\": %.0f},\n",
+		o.samples, o.all_samples ? (double)o.samples / (double)o.all_samples : 0, o.own_ns,
+		o.raw_ns, profile_meta_double(p, "calib_call_full_ns"),
+		profile_meta_u64(p, "calib_self_unseen_ns"),
+		profile_meta_double(p, "calib_sample_full_ns"));
+}
+
 static void text_probes(FILE *out, const struct profile *p)
 {
 	for (size_t i = 0; i < p->nprobes; i++) {
 		struct probe_summary ps;
 		summarize_probe(p, (uint32_t)i, &ps);
 		char b[7][32];
-		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", p->probes[i].name,
+		const struct probe_info *pi = &p->probes[i];
+		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls received", pi->name,
 			ps.st.count);
 		if (ps.open)
 			fprintf(out, " (%zu still running at the end, counted with their elapsed time)",
 				ps.open);
+		uint64_t received = ps.st.count - ps.open;
+		fprintf(out, "; the kernel counted %" PRIu64 " completed", ps.kernel_calls);
+		if (pi->entered)
+			fprintf(out, " of %" PRIu64 " entered", pi->entered);
+		if (ps.kernel_calls > received)
+			fprintf(out, ", %" PRIu64 " call records lost", ps.kernel_calls - received);
+		if (pi->raw_ns && ps.kernel_calls)
+			fprintf(out, "\n  durations without sonde's own cost (%s per call taken out)",
+				duration_format(pi->own_ns / ps.kernel_calls, b[0], 32));
 		fprintf(out, "\n  mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s\n",
 			duration_format((uint64_t)ps.st.mean_ns, b[0], 32),
 			duration_format(ps.st.p50_ns, b[1], 32), duration_format(ps.st.p90_ns, b[2], 32),
@@ -219,8 +303,9 @@ static void text_probes(FILE *out, const struct profile *p)
 			fprintf(out, "; auto threshold %s\n",
 				duration_format(ps.modes.threshold_ns, b[0], 32));
 		else
-			fprintf(out, "%sno auto threshold (%s)\n", ps.modes.nmodes ? "; " : " ",
-				ps.modes.reason);
+			fprintf(out, "%sno second mode (%s); auto uses p95 = %s\n",
+				ps.modes.nmodes ? "; " : " ", ps.modes.reason,
+				duration_format(ps.st.p95_ns, b[0], 32));
 	}
 }
 
@@ -235,11 +320,13 @@ static void json_probes(FILE *out, const struct profile *p)
 		fprintf(out, ", \"binary\": ");
 		json_write_string(out, p->probes[i].binary);
 		fprintf(out,
+			", \"entered\": %" PRIu64 ", \"own_ns\": %" PRIu64 ", \"raw_ns\": %" PRIu64
 			", \"calls\": %" PRIu64 ", \"open\": %zu, \"kernel_calls\": %" PRIu64
 			", \"mean_ns\": %.0f, \"min_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
 			", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
 			", \"p999_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ",\n     \"hist\": [",
-			ps.st.count, ps.open, ps.kernel_calls, ps.st.mean_ns, ps.st.min_ns, ps.st.p50_ns,
+			p->probes[i].entered, p->probes[i].own_ns, p->probes[i].raw_ns, ps.st.count,
+			ps.open, ps.kernel_calls, ps.st.mean_ns, ps.st.min_ns, ps.st.p50_ns,
 			ps.st.p90_ns, ps.st.p95_ns, ps.st.p99_ns, ps.st.p999_ns, ps.st.max_ns);
 		int first = 1;
 		for (unsigned b = 0; b < LATENCY_HIST_BUCKETS; b++) {
@@ -311,6 +398,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			pct(s.threads[i].samples, s.samples), t->pid, t->tid, t->comm);
 	}
 	text_probes(out, p);
+	text_overhead(out, p);
 	free_summary(&s);
 	return ferror(out) ? -1 : 0;
 }
@@ -336,6 +424,7 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		fprintf(out, ",\n");
 	}
 	json_probes(out, p);
+	json_overhead(out, p);
 	fprintf(out, "  \"%s\": [", o->lines ? "lines" : "functions");
 	size_t shown = 0;
 	for (size_t i = 0; i < s.nfuncs; i++) {

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "latency.h"
 #include "probes.h"
 #include "recording.h"
@@ -62,7 +63,11 @@ struct session {
 	uint64_t sample_slow_ns;
 	char *event_name; /* the sampled event after a live change */
 	bool ended;
+	struct calibration_result calib; /* sonde's unseen own costs */
+	double calib_ms;                 /* how long calibrating took */
 };
+
+static void probe_totals_read(struct session *s, uint32_t probe, struct probe_info *into);
 
 static volatile sig_atomic_t stop_requested;
 
@@ -535,6 +540,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		if (engine_read_hist(s->eng, (uint32_t)i, hist) == 0)
 			for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
 				s->prof->probes[i].hist[b] += hist[b];
+		probe_totals_read(s, (uint32_t)i, &s->prof->probes[i]);
 		engine_detach_span(s->eng, (uint32_t)i);
 		s->attached[i] = false;
 		n++;
@@ -556,6 +562,18 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {
 	return probe < SONDE_MAX_PROBES && s->attached[probe];
+}
+
+/* The kernel's totals of an attached probe (calls entered, raw and own
+ * time) added to what the profile kept from earlier attachments. */
+static void probe_totals_read(struct session *s, uint32_t probe, struct probe_info *into)
+{
+	struct sonde_probe_stats st;
+	if (!s->attached[probe] || engine_read_probe_stats(s->eng, probe, &st))
+		return;
+	into->entered += st.entered;
+	into->raw_ns += st.raw_ns;
+	into->own_ns += st.own_ns;
 }
 
 int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
@@ -698,6 +716,35 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 }
 
 /* --- start, run, finish ---------------------------------------------------- */
+
+/* Measures what sonde's probes and samples cost that BPF cannot time, so
+ * call durations are corrected for it (see calibrate.h). Only needed where
+ * calls are traced; a failure leaves the correction to what BPF timed. */
+static int calibrate_session(struct session *s)
+{
+	const struct session_options *o = s->o;
+	bool spans = o->ntraces > 0 || o->sample_in || o->sample_slow || o->live;
+	if (!spans)
+		return 0;
+	char err[256];
+	uint64_t t0 = monotonic_ns();
+	if (calibrate_run(s->eng, true, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
+		errorf("warning: cannot calibrate sonde's own cost (%s): call durations are "
+		       "corrected only by what its BPF programs timed",
+		       err);
+	s->calib_ms = (double)(monotonic_ns() - t0) / 1e6;
+	if (o->verbose) {
+		fprintf(stderr, "sonde: calibrated in %.0f ms: a sample costs %.0f ns (%.0f ns timed)",
+			s->calib_ms, s->calib.sample_full_ns, s->calib.sample_handler_ns);
+		for (int c = 0; c < INSN_CLASSES; c++)
+			fprintf(stderr, "; a call probed at a %s instruction %.0f ns (%.0f timed, %llu inside)",
+				engine_insn_class_name((enum engine_insn_class)c),
+				s->calib.class_full_ns[c], s->calib.class_handler_ns[c],
+				(unsigned long long)s->calib.classes[c].self_unseen_ns);
+		fputc('\n', stderr);
+	}
+	return 0;
+}
 
 /* -p NAME: every process of that name becomes a -p PID, listed on stderr. */
 static int find_named_processes(struct session_options *o)
@@ -843,6 +890,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		errorf("%s", err);
 		goto fail;
 	}
+	if (calibrate_session(s))
+		goto fail;
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
 		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, err, sizeof(err));
@@ -916,10 +965,11 @@ struct open_span_ctx {
 };
 
 static void add_open_span(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
-			  uint64_t parent_id, uint64_t start_ns, uint32_t depth)
+			  uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t own_ns)
 {
 	struct open_span_ctx *c = arg;
-	collector_add_open_span(c->col, tid, probe, span_id, parent_id, start_ns, depth, c->end_ns);
+	collector_add_open_span(c->col, tid, probe, span_id, parent_id, start_ns, depth, c->end_ns,
+				own_ns);
 }
 
 static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
@@ -974,6 +1024,17 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
+	/* sonde's own cost: what calibration found BPF cannot time, and the
+	 * samples that landed in sonde's own machinery. */
+	set_meta_u64(p, "calib_call_unseen_ns", s->calib.classes[INSN_PUSH].call_unseen_ns);
+	set_meta_u64(p, "calib_self_unseen_ns", s->calib.classes[INSN_PUSH].self_unseen_ns);
+	set_meta_u64(p, "calib_sstep_self_unseen_ns", s->calib.classes[INSN_SSTEP].self_unseen_ns);
+	set_meta_double(p, "calib_sstep_full_ns", s->calib.class_full_ns[INSN_SSTEP]);
+	set_meta_u64(p, "calib_sample_unseen_ns", s->calib.calib.sample_unseen_ns);
+	set_meta_double(p, "calib_call_full_ns", s->calib.call_full_ns);
+	set_meta_double(p, "calib_sample_full_ns", s->calib.sample_full_ns);
+	set_meta_double(p, "calib_ms", s->calib_ms);
+	set_meta_u64(p, "overhead_samples", cs.overhead_samples);
 	profile_meta_set(p, "target",
 			 o->system_wide ? "system-wide" : o->cmd ? "command" : "pids");
 	if (o->sample_in)
@@ -997,6 +1058,7 @@ void session_end(struct session *s)
 		uint64_t h[SONDE_HIST_BUCKETS];
 		if (session_probe_hist(s, (uint32_t)i, h) == 0)
 			memcpy(s->prof->probes[i].hist, h, sizeof(h));
+		probe_totals_read(s, (uint32_t)i, &s->prof->probes[i]);
 	}
 	add_metadata(s, s->end_mono);
 }
@@ -1010,16 +1072,25 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 	/* The recording holds every call counted so far: the kernel's live
 	 * histograms plus what untraced probes gathered before. */
 	uint64_t(*kept)[SONDE_HIST_BUCKETS] = xcalloc(p->nprobes + 1, sizeof(*kept));
+	struct probe_info *kept_totals = xcalloc(p->nprobes + 1, sizeof(*kept_totals));
 	for (size_t i = 0; i < p->nprobes; i++) {
 		memcpy(kept[i], p->probes[i].hist, sizeof(kept[i]));
-		if (!s->ended)
+		kept_totals[i] = p->probes[i];
+		if (!s->ended) {
 			session_probe_hist(s, (uint32_t)i, p->probes[i].hist);
+			probe_totals_read(s, (uint32_t)i, &p->probes[i]);
+		}
 	}
 	add_metadata(s, s->ended ? s->end_mono : now_s(CLOCK_MONOTONIC));
 	int r = recording_save(p, path, err, errlen);
-	for (size_t i = 0; i < p->nprobes; i++)
+	for (size_t i = 0; i < p->nprobes; i++) {
 		memcpy(p->probes[i].hist, kept[i], sizeof(kept[i]));
+		p->probes[i].entered = kept_totals[i].entered;
+		p->probes[i].raw_ns = kept_totals[i].raw_ns;
+		p->probes[i].own_ns = kept_totals[i].own_ns;
+	}
 	free(kept);
+	free(kept_totals);
 	return r;
 }
 

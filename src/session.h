@@ -49,6 +49,7 @@ struct session_options {
 	int ntraces;
 	const char *sample_in;   /* --sample-in FUNC */
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
+	bool live;           /* probes may be added later (calibrate for them) */
 };
 
 void session_options_init(struct session_options *o);

@@ -1,0 +1,383 @@
+#define _GNU_SOURCE
+#include "calibrate.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "util.h"
+
+#define CALIB_PROBE 0        /* borrowed before any real probe exists */
+#define CALIB_CALLS 200 /* single timed calls per class */
+#define SAMPLE_HZ 999                /* as `record -F 999` */
+#define SPIN_SAMPLED_NS 300000000ull /* ~300 samples */
+
+/* Shaped like an ordinary function (a frame-pointer prologue and a stack
+ * slot): its first instruction, a push, is one the kernel emulates. */
+__attribute__((noinline, used, optimize("no-omit-frame-pointer"))) void
+sonde_calibration_target(void)
+{
+	volatile int slot = 0;
+	for (int i = 0; i < 100; i++)
+		slot = slot + 1;
+}
+
+#if defined(__x86_64__)
+/* The other first instructions of real functions, each of which the kernel
+ * may handle its own way: endbr64 (CET builds), a multi-byte nop (patchable
+ * entries), and one it must single-step (a RIP-relative load). */
+void sonde_calibration_endbr(void);
+void sonde_calibration_nop(void);
+void sonde_calibration_sstep(void);
+/* Each does ~100 loop iterations after its first instruction, like a short
+ * function body: back-to-back traps (entry, then return) cost more than
+ * traps separated by real work, and real calls have work in them. */
+__asm__(".text\n"
+	".globl sonde_calibration_endbr\n.type sonde_calibration_endbr, @function\n"
+	"sonde_calibration_endbr:\n\tendbr64\n\tmovl $100, %ecx\n"
+	"1:\tdecl %ecx\n\tjnz 1b\n\tret\n"
+	".size sonde_calibration_endbr, .-sonde_calibration_endbr\n"
+	".globl sonde_calibration_nop\n.type sonde_calibration_nop, @function\n"
+	"sonde_calibration_nop:\n\tnopl 0(%rax)\n\tmovl $100, %ecx\n"
+	"2:\tdecl %ecx\n\tjnz 2b\n\tret\n"
+	".size sonde_calibration_nop, .-sonde_calibration_nop\n"
+	".globl sonde_calibration_sstep\n.type sonde_calibration_sstep, @function\n"
+	"sonde_calibration_sstep:\n\tmovq sonde_calibration_word(%rip), %rax\n"
+	"\tmovl $100, %ecx\n3:\tdecl %ecx\n\tjnz 3b\n\tret\n"
+	".size sonde_calibration_sstep, .-sonde_calibration_sstep\n");
+volatile unsigned long sonde_calibration_word;
+#endif
+
+/* One empty function per instruction class (engine_insn_class order). */
+static void (*const class_fns[INSN_CLASSES])(void) = {
+	sonde_calibration_target,
+#if defined(__x86_64__)
+	sonde_calibration_endbr,
+	sonde_calibration_nop,
+	sonde_calibration_sstep,
+#endif
+};
+
+/* The file and file offset of a function of this process, from its maps. */
+static int own_code_location(const void *fn, char *path, size_t pathlen, uint64_t *offset)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	int found = -1;
+	uintptr_t a = (uintptr_t)fn;
+	while (found < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &start, &end, perms, &off, &pos) < 4)
+			continue;
+		if (a < start || a >= end)
+			continue;
+		const char *p = line + pos;
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, "\n");
+		if (*p != '/' || n >= pathlen)
+			break;
+		memcpy(path, p, n);
+		path[n] = 0;
+		*offset = a - start + off;
+		found = 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static double loop_ns_per_call(void (*fn)(void), int calls)
+{
+	void (*volatile call)(void) = fn; /* keeps every call */
+	uint64_t t0 = monotonic_ns();
+	for (int i = 0; i < calls; i++)
+		call();
+	return (double)(monotonic_ns() - t0) / calls;
+}
+
+/* The least time of one call of fn, timed alone (clock reads included). */
+static uint64_t least_call_ns(void (*fn)(void), int tries)
+{
+	void (*volatile call)(void) = fn;
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < tries; i++) {
+		uint64_t t0 = monotonic_ns();
+		call();
+		uint64_t t = monotonic_ns() - t0;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/* The floors of one class: every figure is the least over many single calls.
+ * Trap costs have a stable floor and a tail of random extra delay that no
+ * constant can predict; subtracting the floor never makes a call shorter
+ * than it was. */
+struct class_floor {
+	uint64_t bare;    /* one call without a probe, clock reads included */
+	uint64_t full;    /* the probe's whole cost to the caller */
+	uint64_t handler; /* of which the handlers timed themselves */
+	uint64_t unseen;  /* least of (whole cost - handlers) */
+	uint64_t self;    /* least time the handlers measured, less the body */
+};
+
+static int calibrate_calls(struct engine *e, struct calibration_result *out, char *err,
+			   size_t errlen)
+{
+	struct class_floor r[INSN_CLASSES];
+	int nclasses = 0;
+	uint64_t clock_pair = UINT64_MAX; /* two clock reads back to back */
+	for (int i = 0; i < 200; i++) {
+		uint64_t a = monotonic_ns(), b = monotonic_ns();
+		clock_pair = b - a < clock_pair ? b - a : clock_pair;
+	}
+	for (int c = 0; c < INSN_CLASSES && class_fns[c]; c++) {
+		char path[4096];
+		uint64_t offset;
+		if (own_code_location((const void *)class_fns[c], path, sizeof(path), &offset)) {
+			errbuf_set(err, errlen, "cannot find sonde's own code in /proc/self/maps");
+			break;
+		}
+		if (engine_insn_class_at(path, offset) != (enum engine_insn_class)c) {
+			errbuf_set(err, errlen, "calibration function %d does not start as expected", c);
+			break;
+		}
+		r[c] = (struct class_floor){least_call_ns(class_fns[c], 200), UINT64_MAX, UINT64_MAX,
+					    UINT64_MAX, UINT64_MAX};
+		if (engine_attach_span(e, CALIB_PROBE + (uint32_t)c, path, offset, getpid(), 0, err,
+				       errlen))
+			break;
+		nclasses = c + 1;
+	}
+	if (nclasses == 0)
+		return -1;
+	for (int c = 0; c < nclasses; c++)
+		loop_ns_per_call(class_fns[c], 50); /* the first hits set things up */
+	/* Classes alternate, so a burst of interference does not fall on one
+	 * class only. */
+	for (int k = 0; k < CALIB_CALLS; k++) {
+		for (int c = 0; c < nclasses; c++) {
+			void (*volatile call)(void) = class_fns[c];
+			struct sonde_probe_stats a, b;
+			engine_read_probe_stats(e, CALIB_PROBE + (uint32_t)c, &a);
+			uint64_t t0 = monotonic_ns();
+			call();
+			uint64_t t = monotonic_ns() - t0;
+			engine_read_probe_stats(e, CALIB_PROBE + (uint32_t)c, &b);
+			if (b.completed - a.completed != 1)
+				continue;
+			uint64_t full = t > r[c].bare ? t - r[c].bare : 0;
+			uint64_t h = b.handler_ns - a.handler_ns, raw = b.raw_ns - a.raw_ns;
+			r[c].full = full < r[c].full ? full : r[c].full;
+			r[c].handler = h < r[c].handler ? h : r[c].handler;
+			if (full > h && full - h < r[c].unseen)
+				r[c].unseen = full - h;
+			r[c].self = raw < r[c].self ? raw : r[c].self;
+		}
+	}
+	for (int c = 0; c < nclasses; c++)
+		engine_detach_span(e, CALIB_PROBE + (uint32_t)c);
+	for (int c = 0; c < INSN_CLASSES; c++) {
+		/* A class that could not be measured takes the push class's
+		 * figures (the cheapest: it may under-correct, never over). */
+		const struct class_floor *m = c < nclasses && r[c].full != UINT64_MAX ? &r[c] : &r[0];
+		if (m->full == UINT64_MAX) {
+			errbuf_set(err, errlen, "the calibration probes saw no calls");
+			return -1;
+		}
+		/* The handlers measure from the entry handler's end to the
+		 * return handler's start: the body (the bare call less the
+		 * clock reads around it) is the only part that is not trap. */
+		uint64_t body = m->bare > clock_pair ? m->bare - clock_pair : 0;
+		struct engine_trap_costs tc = {
+			.call_unseen_ns = m->unseen != UINT64_MAX ? m->unseen : 0,
+			.self_unseen_ns = m->self > body ? m->self - body : 0,
+		};
+		engine_set_trap_costs(e, (enum engine_insn_class)c, &tc);
+		out->classes[c] = tc;
+		out->class_full_ns[c] = (double)m->full;
+		out->class_handler_ns[c] = (double)m->handler;
+	}
+	out->call_full_ns = out->class_full_ns[INSN_PUSH];
+	out->call_handler_ns = out->class_handler_ns[INSN_PUSH];
+	return 0;
+}
+
+/* A stretch of time the spinning thread lost: between two clock reads. */
+struct gap {
+	uint64_t start, end;
+};
+
+#define MAX_GAPS 16384
+
+/* Spins reading the clock for `ns` and keeps every gap between two reads
+ * longer than gap_min (an interrupt, a sample, a preemption). */
+static size_t spin_gaps(uint64_t ns, uint64_t gap_min, struct gap *gaps, size_t max)
+{
+	uint64_t start = monotonic_ns(), prev = start;
+	size_t n = 0;
+	for (;;) {
+		uint64_t t = monotonic_ns();
+		if (t - prev > gap_min && n < max)
+			gaps[n++] = (struct gap){prev, t};
+		prev = t;
+		if (t - start >= ns)
+			break;
+	}
+	return n;
+}
+
+static uint64_t typical_iteration(void)
+{
+	uint64_t best = UINT64_MAX;
+	for (int r = 0; r < 50; r++) {
+		uint64_t a = monotonic_ns(), b = monotonic_ns();
+		best = b - a < best ? b - a : best;
+	}
+	return best;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The gap that contains time t (gaps are in time order), or NULL. */
+static const struct gap *gap_at(const struct gap *g, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g[mid].end < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && g[lo].start <= t && t <= g[lo].end ? &g[lo] : NULL;
+}
+
+/* A sample's cost to the thread it interrupts, as that thread sees it: the
+ * thread spins reading the clock while the session's kind of sampler (per
+ * CPU, by frequency) runs on its CPU; the sampler notes when each sample
+ * was taken, and the gap in the thread's clock readings around that time is
+ * what the sample cost. The median over the samples is kept: a sample that
+ * also met a preemption or another interrupt is an outlier, not a cost. */
+static int calibrate_samples(struct engine *e, struct calibration_result *out, char *err,
+			     size_t errlen)
+{
+	uint32_t tid = (uint32_t)gettid();
+	uint64_t iter = typical_iteration();
+	uint64_t gap_min = 4 * iter > 200 ? 4 * iter : 200;
+
+	cpu_set_t old_set, one;
+	int cpu = sched_getcpu();
+	bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof(old_set), &old_set) == 0;
+	if (pinned) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+	}
+	struct event_spec clock;
+	events_parse("cpu-clock", &clock, err, errlen);
+	int fd = pinned ? events_open_cpu(&clock, cpu, SAMPLE_HZ, 0, err, errlen) : -1;
+	if (fd < 0) {
+		if (pinned)
+			sched_setaffinity(0, sizeof(old_set), &old_set);
+		else
+			errbuf_set(err, errlen, "cannot keep sonde's thread on one CPU to calibrate");
+		return -1;
+	}
+	struct bpf_link *link = engine_attach_perf_fd(e, fd, err, errlen);
+	if (!link) {
+		close(fd);
+		sched_setaffinity(0, sizeof(old_set), &old_set);
+		return -1;
+	}
+	struct gap *gaps = xcalloc(MAX_GAPS, sizeof(*gaps));
+	uint64_t own0 = engine_thread_own_ns(e, tid), n0 = engine_calib_samples(e);
+	size_t ngaps = spin_gaps(SPIN_SAMPLED_NS, gap_min, gaps, MAX_GAPS);
+	uint64_t own1 = engine_thread_own_ns(e, tid), n1 = engine_calib_samples(e);
+	engine_detach_fd(link);
+	close(fd);
+	sched_setaffinity(0, sizeof(old_set), &old_set);
+
+	uint64_t *times = xcalloc(SONDE_CALIB_TIMES, sizeof(*times));
+	size_t nt = engine_calib_times(e, times, SONDE_CALIB_TIMES);
+	uint64_t *costs = xcalloc(nt + 1, sizeof(*costs));
+	size_t nc = 0;
+	for (size_t i = (size_t)n0; i < nt; i++) {
+		const struct gap *g = gap_at(gaps, ngaps, times[i]);
+		if (g)
+			costs[nc++] = g->end - g->start - iter;
+	}
+	free(gaps);
+	free(times);
+	uint64_t n = n1 - n0;
+	if (nc < 20) {
+		free(costs);
+		errbuf_set(err, errlen,
+			   "only %zu of %llu calibration samples were seen by the spinning thread",
+			   nc, (unsigned long long)n);
+		return -1;
+	}
+	qsort(costs, nc, sizeof(*costs), cmp_u64);
+	double per_sample = (double)costs[nc / 2];
+	free(costs);
+	double handler = n ? (double)(own1 - own0) / (double)n : 0;
+	out->samples = (unsigned long)n;
+	out->sample_full_ns = per_sample;
+	out->sample_handler_ns = handler;
+	out->calib.sample_unseen_ns = per_sample > handler ? (uint64_t)(per_sample - handler) : 0;
+	return 0;
+}
+
+int calibrate_run(struct engine *e, bool spans, bool samples, struct calibration_result *out,
+		  char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (!spans && !samples)
+		return 0;
+	pid_t self = getpid();
+	uint32_t tid = (uint32_t)gettid();
+	if (engine_add_pid(e, self, err, errlen))
+		return -1;
+	struct sonde_calibration zero = {.calib_tid = tid};
+	engine_set_calibration(e, &zero);
+	int r = 0;
+	if (spans)
+		r = calibrate_calls(e, out, err, errlen);
+	if (r == 0 && samples) {
+		/* The sampler charges the thread's state: make sure it has one. */
+		if (!spans && engine_thread_own_ns(e, tid) == 0) {
+			char path[4096];
+			uint64_t offset;
+			if (own_code_location((const void *)sonde_calibration_target, path,
+					      sizeof(path), &offset) == 0 &&
+			    engine_attach_span(e, CALIB_PROBE, path, offset, getpid(), 0, err,
+					       errlen) == 0) {
+				loop_ns_per_call(sonde_calibration_target, 1);
+				engine_detach_span(e, CALIB_PROBE);
+			}
+		}
+		r = calibrate_samples(e, out, err, errlen);
+	}
+	engine_forget_thread(e, tid);
+	engine_remove_pid(e, self);
+	engine_discard_pending(e); /* the calibration's own samples */
+	out->calib.calib_tid = 0;
+	engine_set_calibration(e, r == 0 ? &out->calib : &(struct sonde_calibration){0});
+	return r;
+}

@@ -1,0 +1,64 @@
+/* calibrate — measures, on the machine sonde runs on, the part of sonde's
+ * own cost that its BPF programs cannot time themselves, so that durations
+ * of traced calls can be corrected for it.
+ *
+ * BPF times its own handlers (bpf_ktime_get_ns at their start and end) and
+ * charges that to the thread. What it cannot see is the kernel's work around
+ * a handler: the breakpoint trap and single-step of a uprobe, the return
+ * trampoline of a uretprobe, the timer interrupt of a sample. Three numbers
+ * stand for it (struct sonde_calibration):
+ *
+ * The first two depend on how the kernel handles the probed instruction
+ * (emulated or single-stepped: engine_insn_class), so they are measured
+ * per class, each on an empty function of sonde's own that starts with an
+ * instruction of that class:
+ *
+ *  - call_unseen_ns: a traced call, as an enclosing call sees it, costs its
+ *    full price (measured here by timing a loop of calls to an empty
+ *    function of sonde's own, with and without sonde's span probes on it)
+ *    minus what its two handlers timed themselves;
+ *  - self_unseen_ns: the part of that which falls inside the call's own
+ *    measured interval (the empty function's measured duration: it does
+ *    nothing, so all of it is trap exit and return trampoline entry);
+ *  - sample_unseen_ns: one sample's cost to the interrupted thread (a thread
+ *    of sonde's spins reading CLOCK_MONOTONIC and sums the gaps, first
+ *    without, then with a high-rate cpu-clock sampler on it) minus what the
+ *    sampler program timed itself.
+ *
+ * Each figure is the least of several rounds: interference from other
+ * processes only ever adds time, so the least round is the one it spared.
+ * Takes about half a second; the engine must be open and nothing attached
+ * to probe ids 0..INSN_CLASSES-1 yet (calibration borrows them). */
+#ifndef SONDE_CALIBRATE_H
+#define SONDE_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine.h"
+#include "sonde_abi.h"
+
+struct calibration_result {
+	struct sonde_calibration calib; /* what was set in the engine */
+	struct engine_trap_costs classes[INSN_CLASSES]; /* per first instruction */
+	double class_full_ns[INSN_CLASSES]; /* a traced call's whole cost to its caller */
+	double class_handler_ns[INSN_CLASSES]; /* of which the handlers timed themselves */
+	double call_full_ns;    /* the push class's (the usual prologue) */
+	double call_handler_ns;
+	double sample_full_ns;  /* a sample's whole cost to the interrupted thread */
+	double sample_handler_ns; /* of which the sampler timed itself */
+	unsigned long samples;  /* samples taken while calibrating */
+};
+
+/* Calibrates the span costs (spans) and the sample cost (samples), sets the
+ * result in the engine and returns 0; or returns -1 with one line in err
+ * (then the engine keeps zeros: durations are corrected by what BPF timed
+ * only). */
+int calibrate_run(struct engine *e, bool spans, bool samples, struct calibration_result *out,
+		  char *err, size_t errlen);
+
+/* The empty function the span calibration traces (exported so that tests
+ * can find it in the binary). */
+void sonde_calibration_target(void);
+
+#endif

@@ -1,0 +1,96 @@
+# sonde's own cost out of the measurements: on calls of ~5 us, a sample
+# (~10 us of interrupt) and a nested traced call (~1.5 us of traps) are as
+# long as the calls. Durations must be corrected for them, or the sampled
+# calls all look slow and "slow calls" means "calls sonde interrupted".
+# microcalls: handle() does ~5 us of work in fast_work(); every 100th call
+# (index 99, 199, ...) also runs slow_fn() (~60 us). One thread, in order.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+N=150000
+"$SONDE" record -F 999 --trace handle --trace fast_work -o "$WORK/r.sonde" -- \
+	"$TARGETS/microcalls" "$N" >"$WORK/out.txt"
+slow_truth=$(kv "$WORK/out.txt" slow)
+"$SONDE" report "$WORK/r.sonde" --json >"$WORK/all.json"
+
+# Exact counts, and every call's record received (the join below needs them).
+for f in handle fast_work; do
+	j=".probes[] | select(.name == \"$f\")"
+	[ "$(jq "$j | .calls" "$WORK/all.json")" = "$N" ] || fail "$f calls received: $(jq "$j | .calls" "$WORK/all.json")"
+	[ "$(jq "$j | .kernel_calls" "$WORK/all.json")" = "$N" ] || fail "$f kernel calls"
+	[ "$(jq "$j | .entered" "$WORK/all.json")" = "$N" ] || fail "$f entered"
+done
+pass "handle and fast_work: $N calls each, counted in the kernel and received"
+
+# The nested traced call (fast_work) costs handle ~1.5 us of traps; the
+# corrected durations take it out: handle's median is fast_work's, give or
+# take the few instructions handle adds (raw medians differ by the traps).
+p50_h=$(jq '.probes[] | select(.name == "handle") | .p50_ns' "$WORK/all.json")
+p50_f=$(jq '.probes[] | select(.name == "fast_work") | .p50_ns' "$WORK/all.json")
+raw_p50_h=$(sqlite3 "$WORK/r.sonde" "SELECT raw_duration_ns FROM spans WHERE probe = (SELECT id FROM probes WHERE name = 'handle') ORDER BY raw_duration_ns LIMIT 1 OFFSET $((N / 2))")
+assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 400
+assert_ge "handle raw p50 - corrected p50 (ns): the nested call's traps" "$((raw_p50_h - p50_h))" 500
+
+# The headline question on these calls: slow calls are slow_fn's. Before
+# durations were corrected, auto put 18% of slow_fn in the slow view here:
+# the threshold fell between fast calls and fast calls with a sample in them.
+# A sample's cost varies from call to call (on this kind of virtual machine
+# its interrupt takes 20-45 us, for 5 us calls), so the fast calls it lands
+# in are not all corrected exactly; the bounds below allow for that spread.
+for t in auto p99; do
+	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow_$t.json"
+	assert_ge "slow_fn share in slow calls ($t)" "$(function_share "$WORK/slow_$t.json" slow_fn)" 0.5
+done
+"$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
+assert_le "slow_fn share in fast calls (auto)" "$(function_share "$WORK/fast.json" slow_fn)" 0.03
+thr=$(jq '.probes[] | select(.name == "handle") | .auto.threshold_ns' "$WORK/all.json")
+jq -e '.probes[] | select(.name == "handle") | .auto.found' "$WORK/all.json" >/dev/null ||
+	fail "auto found no valley between ~5 us and ~65 us calls"
+assert_ge "auto threshold (ns), between the modes" "$thr" 8000
+assert_le "auto threshold (ns), between the modes" "$thr" 50000
+
+# A sample must not make a call slow. Each call's truth is its index (the
+# calls run in order on one thread). Among the calls that were fast by
+# construction and had a sample in them, the share above the threshold,
+# with corrected durations and with raw ones (raw: the threshold at the
+# same percentile of raw durations as auto's of corrected ones).
+h="(SELECT id FROM probes WHERE name = 'handle')"
+sqlite3 "$WORK/r.sonde" >"$WORK/misclass.txt" <<SQL
+WITH h AS (SELECT sp.id, sp.duration_ns AS d, sp.raw_duration_ns AS r,
+	(row_number() OVER (ORDER BY sp.start_ns) - 1) % 100 = 99 AS truly_slow,
+	EXISTS (SELECT 1 FROM sample_spans ss WHERE ss.span = sp.id) AS sampled
+	FROM spans sp WHERE sp.probe = $h),
+q AS (SELECT avg(d <= $thr) AS below FROM h),
+raw_thr AS (SELECT r AS t FROM h ORDER BY r LIMIT 1 OFFSET (SELECT CAST(below * count(*) AS INT) FROM q, h))
+SELECT sampled, count(*), avg(d > $thr), avg(r > (SELECT t FROM raw_thr)) FROM h
+WHERE NOT truly_slow GROUP BY sampled ORDER BY sampled;
+SQL
+cat "$WORK/misclass.txt"
+unsampled_share=$(sed -n 1p "$WORK/misclass.txt" | cut -d'|' -f3)
+sampled_n=$(sed -n 2p "$WORK/misclass.txt" | cut -d'|' -f2)
+sampled_share=$(sed -n 2p "$WORK/misclass.txt" | cut -d'|' -f3)
+sampled_raw_share=$(sed -n 2p "$WORK/misclass.txt" | cut -d'|' -f4)
+assert_ge "fast calls with a sample in them" "$sampled_n" 100
+assert_le "unsampled fast calls classified slow" "$unsampled_share" 0.01
+assert_le "sampled fast calls classified slow (raw durations: $sampled_raw_share)" "$sampled_share" 0.2
+assert_le "sampled fast calls classified slow, corrected / raw" \
+	"$(awk -v c="$sampled_share" -v r="$sampled_raw_share" 'BEGIN { print (r > 0 ? c / r : 1) }')" 0.34
+
+# Samples of sonde's own machinery: one frame "[sonde]", left out of views
+# unless asked for, and reported.
+osamples=$(jq '.overhead.samples' "$WORK/all.json")
+assert_ge "samples inside sonde's probe machinery" "$osamples" 1
+jq -e '[.functions[].name] | index("[sonde]") == null' "$WORK/all.json" >/dev/null ||
+	fail "[sonde] frames in the default view"
+"$SONDE" report "$WORK/r.sonde" --json --show-overhead >"$WORK/with.json"
+[ "$(jq '.samples' "$WORK/with.json")" = "$(($(jq '.samples' "$WORK/all.json") + osamples))" ] ||
+	fail "--show-overhead: $(jq '.samples' "$WORK/with.json") samples, expected all + $osamples"
+jq -e '[.functions[] | select(.name == "[sonde]")] | length == 1' "$WORK/with.json" >/dev/null ||
+	fail "--show-overhead has no [sonde] frame"
+pass "[sonde]: $osamples samples, left out by default, kept with --show-overhead"
+"$SONDE" report "$WORK/r.sonde" >"$WORK/report.txt"
+grep -q "samples (.*) were taken inside sonde's probe machinery" "$WORK/report.txt" ||
+	fail "the text report does not say how much sonde took"
+grep -Eq "inside traced calls: .* of .* measured" "$WORK/report.txt" ||
+	fail "the text report does not say how much time sonde took inside calls"
+pass "the text report states sonde's own cost"
