@@ -20,20 +20,23 @@
 #define SAMPLE_HZ 999                /* as `record -F 999` */
 #define SPIN_SAMPLED_NS 300000000ull /* ~300 samples */
 
-/* Shaped like an ordinary function (a frame-pointer prologue and a stack
- * slot): its first instruction, a push, is one the kernel emulates. */
-__attribute__((noinline, used, optimize("no-omit-frame-pointer"))) void
-sonde_calibration_target(void)
+#if !defined(__x86_64__)
+/* An ordinary function with a short body; elsewhere than x86-64 there is
+ * one class only. */
+__attribute__((noinline, used)) void sonde_calibration_target(void)
 {
 	volatile int slot = 0;
 	for (int i = 0; i < 100; i++)
 		slot = slot + 1;
 }
+#endif
 
 #if defined(__x86_64__)
-/* The other first instructions of real functions, each of which the kernel
- * may handle its own way: endbr64 (CET builds), a multi-byte nop (patchable
- * entries), and one it must single-step (a RIP-relative load). */
+/* One empty function per kind of first instruction the kernel may handle
+ * its own way: a frame-pointer push (the usual prologue, emulated), endbr64
+ * (CET builds), a multi-byte nop (patchable entries), and one it must
+ * single-step (a RIP-relative load). Written in assembly so that no
+ * compiler or sanitizer changes their first instruction. */
 void sonde_calibration_endbr(void);
 void sonde_calibration_nop(void);
 void sonde_calibration_sstep(void);
@@ -41,6 +44,10 @@ void sonde_calibration_sstep(void);
  * function body: back-to-back traps (entry, then return) cost more than
  * traps separated by real work, and real calls have work in them. */
 __asm__(".text\n"
+	".globl sonde_calibration_target\n.type sonde_calibration_target, @function\n"
+	"sonde_calibration_target:\n\tpush %rbp\n\tmov %rsp, %rbp\n\tmovl $100, %ecx\n"
+	"0:\tdecl %ecx\n\tjnz 0b\n\tpop %rbp\n\tret\n"
+	".size sonde_calibration_target, .-sonde_calibration_target\n"
 	".globl sonde_calibration_endbr\n.type sonde_calibration_endbr, @function\n"
 	"sonde_calibration_endbr:\n\tendbr64\n\tmovl $100, %ecx\n"
 	"1:\tdecl %ecx\n\tjnz 1b\n\tret\n"
