@@ -1,6 +1,7 @@
 # Names past a symbol's end. stripsym spends nearly all its time in
-# hidden_hot, a static function whose symbol the build strips; shown_before,
-# a 19-byte function, is the symbol right before it (tests/targets/stripsym.c).
+# hidden_hot, a function whose symbol the build strips; shown_before, a
+# function of a few bytes, is the symbol right before it
+# (tests/targets/stripsym.c).
 # addr2line names hidden_hot's code after shown_before, and so did sonde.
 # Now: without DWARF (stripsym-nodebug), its samples are one frame
 # "[stripsym-nodebug+0xSTART]", START the start of the FDE that holds it
