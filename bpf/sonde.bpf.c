@@ -178,6 +178,28 @@ static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t
 	st->own_ns += bpf_ktime_get_ns() - t0 + calib.sample_unseen_ns;
 }
 
+/* The return addresses uretprobes replaced with their trampoline on this
+ * thread's stack, innermost first, from the kernel's own list; bit i of
+ * *chained marks an instance that shares its stack slot with the next one.
+ * Costs nothing per traced call: it is read only when sampling. */
+static __always_inline __u32 hijacked_returns(__u64 *out, __u32 *chained)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u32 n = 0, mask = 0;
+	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
+		if (!ri)
+			break;
+		out[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		if (BPF_CORE_READ(ri, chained))
+			mask |= 1u << i;
+		n = i + 1;
+		ri = BPF_CORE_READ(ri, next);
+	}
+	*chained = mask;
+	return n;
+}
+
 static __always_inline int emit_sample(void *ctx, __u32 event)
 {
 	__u64 t0 = bpf_ktime_get_ns();
@@ -210,6 +232,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid);
 	s->event = event;
 	s->_pad2 = 0;
+	s->nreturns = hijacked_returns(s->returns, &s->returns_chained);
 	s->nspans = 0;
 	s->span_depth = st ? st->depth : 0;
 	if (st) {

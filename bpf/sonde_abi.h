@@ -131,9 +131,17 @@ struct sonde_sample {
 	__s32 kstack_bytes; /* bytes filled in kstack, or negative errno */
 	__u32 nspans;       /* spans in span_ids/span_probes (outermost first) */
 	__u32 span_depth;   /* calls in flight on the thread (may exceed nspans) */
+	__u32 nreturns;     /* entries in returns */
+	__u32 returns_chained; /* bit i: returns[i] is a chained instance, which
+				* shares its stack slot with the next one */
 	__u32 _pad2;
 	__u64 span_ids[SONDE_SAMPLE_SPANS];
 	__u32 span_probes[SONDE_SAMPLE_SPANS];
+	/* The real return addresses of the calls whose return a uretprobe has
+	 * hijacked (innermost first): on the stack those slots hold the
+	 * trampoline's address, and user space puts these back in their
+	 * place, in order. */
+	__u64 returns[SONDE_SAMPLE_SPANS];
 	__u64 user_sp;     /* user stack pointer at the sample (0 if unknown) */
 	__u64 user_stack_top[SONDE_STACK_TOP_WORDS]; /* words at user_sp (0 if unreadable) */
 	__u64 kstack[SONDE_MAX_STACK]; /* leaf first */

@@ -12,7 +12,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde convert IN -o OUT [--from FORMAT] [--to FORMAT]\n"
 		"                     [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs]\n"
-		"                     [--event NAME]\n"
+		"                     [--event NAME] [--show-overhead]\n"
 		"\n"
 		"Converts between profile formats. The input format is detected from the content\n"
 		"(--from forces it); the output format comes from --to or OUT's name.\n"
@@ -26,7 +26,9 @@ static void usage(FILE *f)
 		"  --pid     process name as comm-PID        --tid    comm-PID/TID\n"
 		"  --kernel  kernel frames end in _[k]       --jit    JIT frames end in _[j]\n"
 		"  --all     both annotations                --addrs  unknown symbols as addresses\n"
-		"  --event NAME  from perf script, only samples of this event (default: the first)\n");
+		"  --event NAME  from perf script, only samples of this event (default: the first)\n"
+		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
+		"                (frame [sonde]); left out of every format but a recording\n");
 }
 
 int cmd_convert(int argc, char **argv)
@@ -37,6 +39,7 @@ int cmd_convert(int argc, char **argv)
 		{"tid", no_argument, NULL, 'T'},          {"kernel", no_argument, NULL, 'k'},
 		{"jit", no_argument, NULL, 'j'},          {"all", no_argument, NULL, 'A'},
 		{"addrs", no_argument, NULL, 'a'},        {"event", required_argument, NULL, 'e'},
+		{"show-overhead", no_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	const char *out = NULL;
@@ -66,6 +69,7 @@ int cmd_convert(int argc, char **argv)
 		case 'A': m.kernel = m.jit = true; break;
 		case 'a': m.addrs = true; break;
 		case 'e': m.event = optarg; break;
+		case 'O': m.show_overhead = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

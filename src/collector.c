@@ -105,6 +105,32 @@ static int cut_broken_stack(struct collector *c, uint32_t pid, const __u64 *ips,
 	return nips;
 }
 
+/* A traced call's return address was replaced with the uretprobe
+ * trampoline's: put the real ones back, innermost first, from the kernel's
+ * list the sampler copied (the leaf is never one: a leaf in the trampoline
+ * is sonde's own machinery, handled apart). */
+static void restore_hijacked_returns(struct collector *c, const struct sonde_sample *s,
+				     __u64 *ips, int nips)
+{
+	uint32_t k = 0, n = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
+	const char *uprobes = NULL;
+	for (int i = 1; i < nips && k < n; i++) {
+		const char *where = symbols_user_not_code(c->syms, (pid_t)s->hdr.pid, ips[i]);
+		if (!where)
+			continue;
+		if (!uprobes && strcmp(where, "[broken stack: uprobes]") == 0)
+			uprobes = where;
+		if (where != uprobes)
+			break; /* truly broken here: leave it to cut_broken_stack */
+		while (k < n && (s->returns_chained >> k & 1))
+			k++; /* shares its slot with the next instance */
+		if (k >= n)
+			break;
+		ips[i] = s->returns[k++];
+		c->stats.returns_restored++;
+	}
+}
+
 static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const __u64 *ips,
 			      int nips)
 {
@@ -203,6 +229,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		} else {
 			nu = restore_leaf_caller(c, s, ips, nu);
 		}
+		restore_hijacked_returns(c, s, ips, nu);
 		n = add_user_frames(c, n, s->hdr.pid, ips, nu);
 	}
 	if (overhead) {

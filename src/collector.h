@@ -27,6 +27,7 @@ struct collector_stats {
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
 	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */
+	uint64_t returns_restored; /* return addresses a uretprobe had replaced, put back */
 };
 
 struct collector;

@@ -217,6 +217,10 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 		p = parse(in, &b, f, err, errlen);
 	if (!collapse && !p)
 		goto out;
+	/* Other formats cannot tell sonde's own samples apart: leave them out,
+	 * as every view does. A recording keeps everything. */
+	if (p && to != FORMAT_RECORDING && !modes->show_overhead)
+		profile_drop_overhead(p);
 	if (to == FORMAT_RECORDING) {
 		rc = recording_save(p, out, err, errlen);
 		goto out;

@@ -36,10 +36,13 @@ enum format format_parse(const char *name);
  * or FORMAT_UNKNOWN. */
 enum format format_from_output_name(const char *path);
 
-/* Folded output like stackcollapse-perf.pl's modes. */
+/* Folded output like stackcollapse-perf.pl's modes (and what a conversion
+ * keeps). */
 struct folded_modes {
 	bool pid, tid, kernel, jit, addrs;
 	const char *event; /* perf script: only this event (default: the first) */
+	bool show_overhead; /* keep samples of sonde's own machinery ("[sonde]"),
+			     * which other formats cannot mark */
 };
 
 /* Reads a profile in any input format; `forced` = FORMAT_UNKNOWN detects it

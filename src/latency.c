@@ -753,15 +753,25 @@ static size_t modes_main(const struct latency_modes *m)
  * calls". */
 #define SLOW_MIN_RATIO 1.5
 
-static size_t modes_slow(const struct latency_modes *m, size_t main)
+/* The main mode's cluster: the modes after it each within SLOW_MIN_RATIO of
+ * the one before (fast calls split by jitter, a cache state, or the cost of
+ * a sample, are still fast calls). Returns the cluster's last mode. */
+static size_t modes_main_cluster_end(const struct latency_modes *m, size_t main)
+{
+	size_t end = main;
+	while (end + 1 < m->nmodes &&
+	       (double)m->modes[end + 1].ns < SLOW_MIN_RATIO * (double)m->modes[end].ns)
+		end++;
+	return end;
+}
+
+/* The slow mode: the largest beyond the main cluster. */
+static size_t modes_slow(const struct latency_modes *m, size_t cluster_end)
 {
 	size_t best = SIZE_MAX;
-	for (size_t j = main + 1; j < m->nmodes; j++) {
-		if ((double)m->modes[j].ns < SLOW_MIN_RATIO * (double)m->modes[main].ns)
-			continue;
+	for (size_t j = cluster_end + 1; j < m->nmodes; j++)
 		if (best == SIZE_MAX || m->modes[j].share > m->modes[best].share)
 			best = j;
-	}
 	return best;
 }
 
@@ -789,19 +799,20 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 	if (out->nmodes == 1)
 		return no_threshold(out, "unimodal: one mode at %s",
 				    duration_format(mm->ns, a, sizeof(a)));
-	size_t slow = modes_slow(out, main);
+	size_t cluster_end = modes_main_cluster_end(out, main);
+	size_t slow = modes_slow(out, cluster_end);
 	if (slow == SIZE_MAX)
 		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
 
-	/* Of the valleys between neighbouring modes from the main one to the
-	 * slow one, take the deepest relative to its lower neighbouring peak
+	/* Of the valleys between neighbouring modes from the main cluster's
+	 * last one to the slow one, take the deepest relative to its lower neighbouring peak
 	 * (prominence): a narrow dip beside a small extra mode must not beat the
 	 * gap before the slow mode, even when that gap is partly filled (calls
 	 * preempted on a busy machine). Ties go to the one nearest the main mode. */
-	size_t best = main;
+	size_t best = cluster_end;
 	double best_ratio = INFINITY;
-	for (size_t j = main; j < slow; j++) {
+	for (size_t j = cluster_end; j < slow; j++) {
 		double lower = fmin(k->f[p->peak[j]], k->f[p->peak[j + 1]]);
 		double ratio = lower > 0 ? k->f[p->valley[j]] / lower : 1.0;
 		if (ratio < best_ratio - 1e-9) {

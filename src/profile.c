@@ -366,6 +366,17 @@ bool profile_sample_is_overhead(const struct profile *p, const struct sample *s)
 	return leaf && leaf->kind == FRAME_OVERHEAD;
 }
 
+size_t profile_drop_overhead(struct profile *p)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (!profile_sample_is_overhead(p, &p->samples[i]))
+			p->samples[kept++] = p->samples[i];
+	size_t dropped = p->nsamples - kept;
+	p->nsamples = kept; /* their span links stay, unreferenced */
+	return dropped;
+}
+
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f)
 {

@@ -212,6 +212,10 @@ bool profile_sample_matches(const struct profile *p, const struct sample *s,
 /* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);
 
+/* Removes those samples from the profile (for exports to formats that
+ * cannot mark them). Returns how many were removed. */
+size_t profile_drop_overhead(struct profile *p);
+
 /* How flame trees group their root. */
 enum flame_root {
 	FLAME_ROOT_COMM,     /* process name (FlameGraph's default) */

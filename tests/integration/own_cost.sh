@@ -6,9 +6,15 @@
 # (index 99, 199, ...) also runs slow_fn() (~60 us). One thread, in order.
 . "$(dirname "$0")/lib.sh"
 require_bpf
+RT=(chrt -f 10)
+"${RT[@]}" true 2>/dev/null || RT=()
 
 N=150000
-"$SONDE" record -F 999 --trace handle --trace fast_work -o "$WORK/r.sonde" -- \
+# Real-time priority (inherited by the target): on a busy machine other
+# processes would preempt the 5 us calls, and a preempted call is slow on
+# the wall clock for a reason that is not sonde's. What is tested here is
+# sonde's own cost.
+"${RT[@]}" "$SONDE" record -F 999 --trace handle --trace fast_work -o "$WORK/r.sonde" -- \
 	"$TARGETS/microcalls" "$N" >"$WORK/out.txt"
 slow_truth=$(kv "$WORK/out.txt" slow)
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/all.json"
@@ -22,14 +28,15 @@ for f in handle fast_work; do
 done
 pass "handle and fast_work: $N calls each, counted in the kernel and received"
 
-# The nested traced call (fast_work) costs handle ~1.5 us of traps; the
-# corrected durations take it out: handle's median is fast_work's, give or
-# take the few instructions handle adds (raw medians differ by the traps).
+# The nested traced call (fast_work) costs handle ~2-3 us of traps and
+# handlers; the corrected durations take it out: handle's median is
+# fast_work's, give or take the few instructions handle adds and what is
+# left of the traps' jitter (raw medians differ by the whole cost).
 p50_h=$(jq '.probes[] | select(.name == "handle") | .p50_ns' "$WORK/all.json")
 p50_f=$(jq '.probes[] | select(.name == "fast_work") | .p50_ns' "$WORK/all.json")
 raw_p50_h=$(sqlite3 "$WORK/r.sonde" "SELECT raw_duration_ns FROM spans WHERE probe = (SELECT id FROM probes WHERE name = 'handle') ORDER BY raw_duration_ns LIMIT 1 OFFSET $((N / 2))")
-assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 400
-assert_ge "handle raw p50 - corrected p50 (ns): the nested call's traps" "$((raw_p50_h - p50_h))" 500
+assert_ge "handle raw p50 - corrected p50 (ns): the nested call's traps" "$((raw_p50_h - p50_h))" 1500
+assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 700
 
 # The headline question on these calls: slow calls are slow_fn's. Before
 # durations were corrected, auto put 18% of slow_fn in the slow view here:
@@ -47,7 +54,7 @@ thr=$(jq '.probes[] | select(.name == "handle") | .auto.threshold_ns' "$WORK/all
 jq -e '.probes[] | select(.name == "handle") | .auto.found' "$WORK/all.json" >/dev/null ||
 	fail "auto found no valley between ~5 us and ~65 us calls"
 assert_ge "auto threshold (ns), between the modes" "$thr" 8000
-assert_le "auto threshold (ns), between the modes" "$thr" 50000
+assert_le "auto threshold (ns), between the modes" "$thr" 60000
 
 # A sample must not make a call slow. Each call's truth is its index (the
 # calls run in order on one thread). Among the calls that were fast by
@@ -94,3 +101,13 @@ grep -q "samples (.*) were taken inside sonde's probe machinery" "$WORK/report.t
 grep -Eq "inside traced calls: .* of .* measured" "$WORK/report.txt" ||
 	fail "the text report does not say how much time sonde took inside calls"
 pass "the text report states sonde's own cost"
+
+# The uretprobes replace the traced calls' return addresses on the stack with
+# their trampoline's; samples put the real ones back, so stacks through
+# traced calls reach main (before: [broken stack: uprobes] above fast_work).
+"$SONDE" report "$WORK/r.sonde" --folded >"$WORK/r.folded"
+in_fast=$(awk '/;fast_work;/ { s += $NF } END { print s + 0 }' "$WORK/r.folded")
+whole=$(awk '/^microcalls;__libc_start_call_main;main;handle;fast_work;/ { s += $NF } END { print s + 0 }' "$WORK/r.folded")
+assert_ge "samples in fast_work" "$in_fast" 200
+assert_ge "share of fast_work's samples whose stack reaches main through handle" \
+	"$(awk -v a="$whole" -v b="$in_fast" 'BEGIN { print a / b }')" 0.97
