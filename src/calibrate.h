@@ -21,14 +21,18 @@
  *    measured interval (the empty function's measured duration: it does
  *    nothing, so all of it is trap exit and return trampoline entry);
  *  - sample_unseen_ns: one sample's cost to the interrupted thread (a thread
- *    of sonde's spins reading CLOCK_MONOTONIC and sums the gaps, first
- *    without, then with a high-rate cpu-clock sampler on it) minus what the
- *    sampler program timed itself.
+ *    of sonde's spins reading CLOCK_MONOTONIC while the session's kind of
+ *    sampler runs on its CPU; the sampler notes when each sample was taken
+ *    and the gap in the thread's readings at that moment is its cost; the
+ *    90th percentile of ~300 is kept, since the cost has a long tail and a
+ *    sampled call left too long would look slow) minus what the sampler
+ *    program timed itself.
  *
- * Each figure is the least of several rounds: interference from other
- * processes only ever adds time, so the least round is the one it spared.
- * Takes about half a second; the engine must be open and nothing attached
- * to probe ids 0..INSN_CLASSES-1 yet (calibration borrows them). */
+ * Call figures are the least over 200 single calls: trap costs have a
+ * stable floor and a tail of random delay; subtracting the floor never
+ * makes a call look shorter than it was. Takes about a third of a second;
+ * the calibration probes have ids of their own and are removed in the
+ * background (engine_detach_calibration). */
 #ifndef SONDE_CALIBRATE_H
 #define SONDE_CALIBRATE_H
 

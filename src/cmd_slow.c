@@ -41,6 +41,9 @@ struct slow_state {
 	struct threshold threshold;
 	uint64_t threshold_ns; /* current; 0 = not known yet */
 	size_t slow_printed;
+	uint64_t *printed_ns;  /* durations of the calls printed */
+	size_t printed_cap;
+	uint64_t shown_ns;     /* the threshold last announced */
 	size_t calls;          /* calls of the probe seen so far */
 	size_t next_update;    /* calls at which to recompute a statistical threshold */
 };
@@ -54,9 +57,26 @@ static void update_threshold(struct slow_state *st, struct profile *p)
 	}
 	size_t n;
 	uint64_t *d = profile_probe_durations(p, (uint32_t)st->probe, &n);
-	st->threshold_ns = n >= MIN_CALLS_FOR_PERCENTILE ? threshold_resolve(&st->threshold, d, n, NULL)
+	struct latency_modes modes;
+	st->threshold_ns = n >= MIN_CALLS_FOR_PERCENTILE ? threshold_resolve(&st->threshold, d, n, &modes)
 							 : 0;
 	free(d);
+	/* A threshold that follows the calls moves: say so when it has moved
+	 * by more than 5%, so every printed call can be read against the
+	 * threshold it crossed. */
+	if (!st->threshold_ns ||
+	    (st->shown_ns && st->threshold_ns <= st->shown_ns + st->shown_ns / 20 &&
+	     st->threshold_ns + st->shown_ns / 20 >= st->shown_ns))
+		return;
+	char a[32], b[32];
+	threshold_format(&st->threshold, b, sizeof(b));
+	if (st->threshold.kind == THRESHOLD_AUTO && !modes.found)
+		printf("-- threshold now %s (auto: no second mode, using p95) over %zu calls\n",
+		       duration_format(st->threshold_ns, a, sizeof(a)), n);
+	else
+		printf("-- threshold now %s (%s over %zu calls)\n",
+		       duration_format(st->threshold_ns, a, sizeof(a)), b, n);
+	st->shown_ns = st->threshold_ns;
 }
 
 struct name_count {
@@ -143,6 +163,9 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 	if (st->slow_printed++ == 0)
 		printf("%-8s %10s  %s\n", "TID", "DURATION",
 		       "FUNCTION  [samples inside it: the callees they were in; hottest leaf]");
+	grow_array((void **)&st->printed_ns, &st->printed_cap, st->slow_printed,
+		   sizeof(*st->printed_ns));
+	st->printed_ns[st->slow_printed - 1] = sp->duration_ns;
 	print_slow_call(session_profile(s), sp, samples, nsamples);
 	fflush(stdout);
 }
@@ -287,6 +310,20 @@ int cmd_slow(int argc, char **argv)
 		func);
 	int rc = session_run(s, NULL, 0, NULL);
 	session_print_summary(s, "gathered");
+	/* Calls printed early against a threshold that later rose: say how
+	 * many the final threshold would not call slow. */
+	if (st.threshold.kind != THRESHOLD_ABSOLUTE && st.slow_printed) {
+		update_threshold(&st, session_profile(s));
+		size_t below = 0;
+		for (size_t i = 0; i < st.slow_printed; i++)
+			below += st.printed_ns[i] <= st.threshold_ns;
+		char a[32];
+		if (below)
+			printf("%zu of the %zu calls printed were slow against an earlier threshold "
+			       "but are not above the final one (%s)\n",
+			       below, st.slow_printed, duration_format(st.threshold_ns, a, sizeof(a)));
+	}
+	free(st.printed_ns);
 	/* The summary re-resolves FUNC:THRESHOLD over all calls, by probe name. */
 	const char *pname = session_profile(s)->probes[st.probe].name;
 	char *query = thr ? xasprintf("%s:%s", pname, thr) : xstrdup(pname);

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -38,6 +39,8 @@ struct engine {
 	size_t nspans, spans_cap;
 	uint32_t probe_gen[SONDE_MAX_PROBES]; /* attach generation per probe id */
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
+	pthread_t detacher; /* removes calibration probes in the background */
+	bool detacher_started;
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
 	uint64_t probe_emit_min[SONDE_MAX_PROBES];
 };
@@ -344,7 +347,68 @@ const char *engine_insn_class_name(enum engine_insn_class cls)
 	return (unsigned)cls < INSN_CLASSES ? names[cls] : "?";
 }
 
+static int attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
+		       size_t errlen);
+
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
+		       size_t errlen)
+{
+	if (probe >= ENGINE_USER_PROBES) {
+		snprintf(err, errlen, "too many probes (at most %d)", ENGINE_USER_PROBES);
+		return -1;
+	}
+	return attach_span(e, probe, binary, file_offset, pid, emit_min_ns, err, errlen);
+}
+
+uint32_t engine_calibration_probe(int cls)
+{
+	return ENGINE_USER_PROBES + (uint32_t)cls;
+}
+
+int engine_attach_calibration(struct engine *e, int cls, const char *binary,
+			      uint64_t file_offset, char *err, size_t errlen)
+{
+	if (cls < 0 || (uint32_t)cls >= SONDE_MAX_PROBES - ENGINE_USER_PROBES) {
+		snprintf(err, errlen, "no calibration probe for class %d", cls);
+		return -1;
+	}
+	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), 0, err,
+			   errlen);
+}
+
+static void *destroy_links(void *arg)
+{
+	struct bpf_link **links = arg;
+	for (size_t i = 0; links[i]; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
+	return NULL;
+}
+
+void engine_detach_calibration(struct engine *e)
+{
+	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	size_t n = 0, kept = 0;
+	for (size_t i = 0; i < e->nspans; i++) {
+		if (e->spans[i].probe >= ENGINE_USER_PROBES) {
+			set_probe_config(e, e->spans[i].probe, 0, false);
+			links[n++] = e->spans[i].enter;
+			links[n++] = e->spans[i].exit;
+		} else {
+			e->spans[kept++] = e->spans[i];
+		}
+	}
+	e->nspans = kept;
+	if (n == 0 || e->detacher_started || pthread_create(&e->detacher, NULL, destroy_links, links)) {
+		destroy_links(links); /* no thread: the slow way */
+		return;
+	}
+	e->detacher_started = true;
+}
+
+static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
 		       size_t errlen)
 {
@@ -630,6 +694,8 @@ void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
+	if (e->detacher_started)
+		pthread_join(e->detacher, NULL);
 	engine_stop(e);
 	for (size_t i = 0; i < e->nspans; i++) {
 		bpf_link__destroy(e->spans[i].enter);

@@ -97,6 +97,17 @@ int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 /* Detaches every attachment of a probe; its histogram is cleared. */
 void engine_detach_span(struct engine *e, uint32_t probe);
 
+/* Probe ids ENGINE_USER_PROBES.. are sonde's own, for calibration (one per
+ * instruction class); engine_attach_span refuses them. Calibration probes
+ * are attached to sonde's own functions for sonde's own process, and
+ * detached in the background: a uprobe's removal waits for the kernel
+ * (~0.2 s each here), and nothing calls those functions again. */
+#define ENGINE_USER_PROBES (SONDE_MAX_PROBES - 4)
+uint32_t engine_calibration_probe(int cls);
+int engine_attach_calibration(struct engine *e, int cls, const char *binary,
+			      uint64_t file_offset, char *err, size_t errlen);
+void engine_detach_calibration(struct engine *e);
+
 /* Reads a probe's in-kernel log2 histogram of completed calls (summed over
  * CPUs) into buckets[SONDE_HIST_BUCKETS]. Returns 0 or -1. */
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);

@@ -61,6 +61,7 @@ struct live {
 	struct view_spec view;
 	uint64_t view_threshold_ns; /* resolved; UINT64_MAX until known */
 	bool threshold_known;
+	bool view_auto_fallback; /* auto found no second mode: p95 is in force */
 	size_t cursor;       /* next raw sample to take in */
 	size_t span_cursor;  /* next raw call to take in */
 	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
@@ -481,7 +482,9 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			size_t n;
 			uint64_t *d = held_durations(l, (uint32_t)p, now, &n);
 			if (n > 0) {
-				l->view_threshold_ns = threshold_resolve(t, d, n, NULL);
+				struct latency_modes modes;
+				l->view_threshold_ns = threshold_resolve(t, d, n, &modes);
+				l->view_auto_fallback = !modes.found;
 				l->threshold_known = true;
 			}
 			free(d);
@@ -771,6 +774,9 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 	case SPAN_SLOW:
 	case SPAN_FAST:
 		threshold_format(&l->view.threshold, th, sizeof(th));
+		if (l->view.threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
+		    l->view_auto_fallback)
+			snprintf(th, sizeof(th), "auto (no second mode; using p95)");
 		if (l->threshold_known)
 			duration_format(l->view_threshold_ns, val, sizeof(val));
 		else
@@ -950,6 +956,12 @@ static int do_save(struct live *l, const char *path, FILE *out)
 		return fail(out, "%s", err);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
 		l->p->nsamples, l->p->nspans, held_seconds(l), path);
+	uint64_t missing = profile_meta_u64(l->p, "calls_not_kept");
+	if (missing)
+		fprintf(out,
+			"%llu calls the kernel counted are not in it (older than the %.0f s held, "
+			"or beyond --keep-calls); their counts are in its histograms\n",
+			(unsigned long long)missing, held_seconds(l));
 	return 0;
 }
 

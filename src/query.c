@@ -70,9 +70,12 @@ void query_apply(const struct span_query *q, struct sample_filter *f)
 void query_describe(const struct span_query *q, const struct profile *p, char *buf, size_t size)
 {
 	const char *name = p->probes[q->probe].name;
-	char thr[64], th[32];
+	char thr[64], th[64];
 	duration_format(q->threshold_ns, thr, sizeof(thr));
 	threshold_format(&q->threshold, th, sizeof(th));
+	/* auto without a valley uses p95: never let "auto" stand for that. */
+	if (q->threshold.kind == THRESHOLD_AUTO && !q->modes.found)
+		snprintf(th, sizeof(th), "auto: no second mode; using p95");
 	switch (q->cls) {
 	case SPAN_SLOW:
 		snprintf(buf, size, "samples in slow calls of %s (> %s, %s: %zu of %zu calls)", name,

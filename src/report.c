@@ -284,7 +284,10 @@ static void text_probes(FILE *out, const struct profile *p)
 		if (pi->entered)
 			fprintf(out, " of %" PRIu64 " entered", pi->entered);
 		if (ps.kernel_calls > received)
-			fprintf(out, ", %" PRIu64 " call records lost", ps.kernel_calls - received);
+			fprintf(out, ", %" PRIu64 " %s", ps.kernel_calls - received,
+				profile_meta_u64(p, "calls_not_kept")
+					? "calls not kept (a live session holds its last window only)"
+					: "call records lost");
 		if (pi->raw_ns && ps.kernel_calls)
 			fprintf(out, "\n  durations without sonde's own cost (%s per call taken out)",
 				duration_format(pi->own_ns / ps.kernel_calls, b[0], 32));

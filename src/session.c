@@ -1082,6 +1082,15 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 		}
 	}
 	add_metadata(s, s->ended ? s->end_mono : now_s(CLOCK_MONOTONIC));
+	/* A live session holds a bounded window of calls: say in the file how
+	 * many of those the kernel counted are not in it. */
+	uint64_t counted = 0, kept_calls = 0;
+	for (size_t i = 0; i < p->nprobes; i++)
+		for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+			counted += p->probes[i].hist[b];
+	for (size_t i = 0; i < p->nspans; i++)
+		kept_calls += !p->spans[i].open;
+	set_meta_u64(p, "calls_not_kept", counted > kept_calls ? counted - kept_calls : 0);
 	int r = recording_save(p, path, err, errlen);
 	for (size_t i = 0; i < p->nprobes; i++) {
 		memcpy(p->probes[i].hist, kept[i], sizeof(kept[i]));

@@ -8,9 +8,16 @@ require_bpf
 "$SONDE" report "$WORK/in.sonde" --json >"$WORK/in.json"
 samples=$(jq .samples "$WORK/in.json")
 assert_ge "samples inside slow_path" "$samples" 50
-# Outside slow_path's frames is only the return probe's own work, which runs
-# inside the call (its span ends when that work does).
-outside() { "$SONDE" report "$1" --folded | grep -v ';slow_path' | grep -cv 'uprobe_handle_trampoline' || true; }
+# Every sample must have been taken inside a call of slow_path: by the
+# span join (the calls in flight on the thread when it was taken), not by
+# its stack, which a frame-pointer walk through libc (no frame pointers)
+# can cut short above slow_path. All samples = samples inside slow_path.
+outside() {
+	local all in
+	all=$("$SONDE" report "$1" --json --show-overhead | jq .samples) || fail "report $1"
+	in=$("$SONDE" report "$1" --json --show-overhead --in slow_path | jq .samples) || fail "report --in $1"
+	echo $((all - in))
+}
 [ "$(outside "$WORK/in.sonde")" = 0 ] || fail "--sample-in slow_path: samples outside slow_path"
 pass "--sample-in: all $samples samples are inside slow_path (or its return probe)"
 
