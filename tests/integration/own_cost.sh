@@ -36,7 +36,7 @@ p50_h=$(jq '.probes[] | select(.name == "handle") | .p50_ns' "$WORK/all.json")
 p50_f=$(jq '.probes[] | select(.name == "fast_work") | .p50_ns' "$WORK/all.json")
 raw_p50_h=$(sqlite3 "$WORK/r.sonde" "SELECT raw_duration_ns FROM spans WHERE probe = (SELECT id FROM probes WHERE name = 'handle') ORDER BY raw_duration_ns LIMIT 1 OFFSET $((N / 2))")
 assert_ge "handle raw p50 - corrected p50 (ns): the nested call's traps" "$((raw_p50_h - p50_h))" 1500
-assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 700
+assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 1000
 
 # The headline question on these calls: slow calls are slow_fn's. Before
 # durations were corrected, auto put 18% of slow_fn in the slow view here:

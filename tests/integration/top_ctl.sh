@@ -55,7 +55,7 @@ grep -Eq '^ +[0-9.]+ +[0-9.]+  (parse_request|burn)' <<<"$snap" ||
 pass "snapshots before tracing: target $tpid, hottest functions, no probes"
 
 # Add probes mid-run (no session given: the only one running is used).
-out=$("$SONDE" ctl trace handle_request) || fail "ctl trace handle_request failed"
+out=$("$SONDE" ctl trace handle_request 2>&1) || fail "ctl trace handle_request failed: $out"
 [ "$out" = "tracing 1 function: handle_request" ] || fail "ctl trace answered '$out'"
 "$SONDE" ctl "$spid" trace slow_path >/dev/null || fail "ctl PID trace slow_path failed"
 expect_error "no function 'nosuchfn'" "" -- "$SONDE" ctl trace nosuchfn
