@@ -19,6 +19,8 @@
 #define SAMPLE_HZ 999                /* as `record -F 999` */
 #define SPIN_SAMPLED_NS 300000000ull /* ~300 samples */
 
+void sonde_calibration_target(void);
+
 #if !defined(__x86_64__)
 /* An ordinary function with a short body; elsewhere than x86-64 there is
  * one class only. */
@@ -338,11 +340,6 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 		return -1;
 	}
 	qsort(costs, nc, sizeof(*costs), cmp_u64);
-	if (getenv("SONDE_CALIB_DEBUG"))
-		fprintf(stderr, "sample gaps: p10 %llu p25 %llu p50 %llu p75 %llu p90 %llu (n %zu)\n",
-			(unsigned long long)costs[nc / 10], (unsigned long long)costs[nc / 4],
-			(unsigned long long)costs[nc / 2], (unsigned long long)costs[nc * 3 / 4],
-			(unsigned long long)costs[nc * 9 / 10], nc);
 	/* A sample's cost has a long tail (p50 ~16 us, p90 ~25 us here): taking
 	 * out the 90th percentile leaves at most one sampled call in ten
 	 * longer than sonde found it, at the price of the others looking a
@@ -359,35 +356,20 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	return 0;
 }
 
-int calibrate_run(struct engine *e, bool spans, bool samples, struct calibration_result *out,
-		  char *err, size_t errlen)
+int calibrate_run(struct engine *e, bool samples, struct calibration_result *out, char *err,
+		  size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	if (!spans && !samples)
-		return 0;
 	pid_t self = getpid();
 	uint32_t tid = (uint32_t)gettid();
 	if (engine_add_pid(e, self, err, errlen))
 		return -1;
 	struct sonde_calibration zero = {.calib_tid = tid};
 	engine_set_calibration(e, &zero);
-	int r = 0;
-	if (spans)
-		r = calibrate_calls(e, out, err, errlen);
-	if (r == 0 && samples) {
-		/* The sampler charges the thread's state: make sure it has one. */
-		if (!spans && engine_thread_own_ns(e, tid) == 0) {
-			char path[4096];
-			uint64_t offset;
-			if (own_code_location((const void *)sonde_calibration_target, path,
-					      sizeof(path), &offset) == 0 &&
-			    engine_attach_calibration(e, INSN_PUSH, path, offset, err, errlen) == 0) {
-				loop_ns_per_call(sonde_calibration_target, 1);
-				engine_detach_calibration(e);
-			}
-		}
+	/* The calls leave this thread a state, which the samples then charge. */
+	int r = calibrate_calls(e, out, err, errlen);
+	if (r == 0 && samples)
 		r = calibrate_samples(e, out, err, errlen);
-	}
 	engine_forget_thread(e, tid);
 	engine_remove_pid(e, self);
 	engine_discard_pending(e); /* the calibration's own samples */

@@ -54,15 +54,11 @@ struct calibration_result {
 	unsigned long samples;  /* samples taken while calibrating */
 };
 
-/* Calibrates the span costs (spans) and the sample cost (samples), sets the
- * result in the engine and returns 0; or returns -1 with one line in err
- * (then the engine keeps zeros: durations are corrected by what BPF timed
- * only). */
-int calibrate_run(struct engine *e, bool spans, bool samples, struct calibration_result *out,
-		  char *err, size_t errlen);
-
-/* The empty function the span calibration traces (exported so that tests
- * can find it in the binary). */
-void sonde_calibration_target(void);
+/* Calibrates the traced-call costs and, with `samples`, the sample cost,
+ * sets the result in the engine and returns 0; or returns -1 with one line
+ * in err (then the engine keeps zeros: durations are corrected by what BPF
+ * timed only). */
+int calibrate_run(struct engine *e, bool samples, struct calibration_result *out, char *err,
+		  size_t errlen);
 
 #endif

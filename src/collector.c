@@ -105,6 +105,32 @@ static int cut_broken_stack(struct collector *c, uint32_t pid, const __u64 *ips,
 	return nips;
 }
 
+/* Kernel functions that run only for sonde's own probes: the uprobe trap
+ * and single-step, the uretprobe trampoline, the BPF handlers. */
+static bool kernel_name_is_probe_machinery(const char *name)
+{
+	static const char *const prefixes[] = {
+		"uprobe_", "uretprobe_", "__uprobe_", "handler_chain", "handle_swbp",
+		"__do_sys_uretprobe", "__x64_sys_uretprobe", "arch_uprobe_", "bpf_prog_",
+		"asm_exc_int3", "exc_int3", "do_int3", "asm_exc_debug", "exc_debug_user",
+		"push_emulate_op", "handle_trampoline",
+	};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+#define UPROBES_PAGE "[broken stack: uprobes]" /* symbols_user_not_code's name */
+
+/* True when the user address is in the kernel's uprobe page (the return
+ * trampoline, the single-step slots): never the program's code. */
+static bool in_uprobes_page(struct collector *c, uint32_t pid, uint64_t addr)
+{
+	const char *where = symbols_user_not_code(c->syms, (pid_t)pid, addr);
+	return where && strcmp(where, UPROBES_PAGE) == 0;
+}
+
 /* A traced call's return address was replaced with the uretprobe
  * trampoline's: put the real ones back, innermost first, from the kernel's
  * list the sampler copied (the leaf is never one: a leaf in the trampoline
@@ -113,14 +139,11 @@ static void restore_hijacked_returns(struct collector *c, const struct sonde_sam
 				     __u64 *ips, int nips)
 {
 	uint32_t k = 0, n = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
-	const char *uprobes = NULL;
 	for (int i = 1; i < nips && k < n; i++) {
 		const char *where = symbols_user_not_code(c->syms, (pid_t)s->hdr.pid, ips[i]);
 		if (!where)
 			continue;
-		if (!uprobes && strcmp(where, "[broken stack: uprobes]") == 0)
-			uprobes = where;
-		if (where != uprobes)
+		if (strcmp(where, UPROBES_PAGE) != 0)
 			break; /* truly broken here: leave it to cut_broken_stack */
 		while (k < n && (s->returns_chained >> k & 1))
 			k++; /* shares its slot with the next instance */
@@ -143,57 +166,26 @@ static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const
 	return n;
 }
 
-static size_t add_kernel_frames(struct collector *c, size_t n, const __u64 *ips, int nips)
+/* Symbolizes a kernel stack (leaf first) into sf; says whether a frame is
+ * sonde's own probe machinery: a sample with one interrupted sonde, not the
+ * program. */
+static bool kernel_symbolize(struct collector *c, const __u64 *ips, int nips,
+			     struct sym_frame *sf)
 {
-	struct sym_frame sf;
-	for (int i = nips - 1; i >= 0 && n < MAX_FRAMES; i--) {
-		symbols_kernel(c->syms, ips[i], &sf);
-		n = intern_sym_frames(c, n, &sf, 1);
+	bool machinery = false;
+	for (int i = 0; i < nips; i++) {
+		symbols_kernel(c->syms, ips[i], &sf[i]);
+		machinery = machinery || kernel_name_is_probe_machinery(sf[i].name);
 	}
+	return machinery;
+}
+
+static size_t add_kernel_frames(struct collector *c, size_t n, const struct sym_frame *sf,
+				int nips)
+{
+	for (int i = nips - 1; i >= 0 && n < MAX_FRAMES; i--)
+		n = intern_sym_frames(c, n, &sf[i], 1);
 	return n;
-}
-
-/* Kernel functions that run only for sonde's own probes: the uprobe trap
- * and single-step, the uretprobe trampoline, the BPF handlers. A sample
- * whose kernel stack has one interrupted sonde, not the program. */
-static bool kernel_name_is_probe_machinery(const char *name)
-{
-	static const char *const prefixes[] = {
-		"uprobe_", "uretprobe_", "__uprobe_", "handler_chain", "handle_swbp",
-		"__do_sys_uretprobe", "__x64_sys_uretprobe", "arch_uprobe_", "bpf_prog_",
-		"asm_exc_int3", "exc_int3", "do_int3", "asm_exc_debug", "exc_debug_user",
-		"push_emulate_op", "handle_trampoline",
-	};
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
-}
-
-/* True when the sample interrupted sonde's own machinery rather than the
- * program: a kernel frame of the uprobe path, or a user leaf in the
- * [uprobes] page (return trampoline, single-step slots). *skip_leaf is set
- * when the user leaf is that page (it is not the program's code). */
-static bool sample_in_probe_machinery(struct collector *c, const struct sonde_sample *s,
-				      const __u64 *ips, int nu, int nk, bool *skip_leaf)
-{
-	*skip_leaf = false;
-	if (nu > 0) {
-		struct sym_frame sf[SYM_MAX_INLINE];
-		int k = symbols_user(c->syms, (pid_t)s->hdr.pid, ips[0], false, sf, SYM_MAX_INLINE);
-		if (k > 0 && (strncmp(sf[k - 1].name, "[uprobes", 8) == 0 ||
-			      strcmp(sf[k - 1].module, "[uprobes]") == 0))
-			*skip_leaf = true;
-	}
-	if (*skip_leaf)
-		return true;
-	for (int i = 0; i < nk; i++) {
-		struct sym_frame sf;
-		symbols_kernel(c->syms, s->kstack[i], &sf);
-		if (kernel_name_is_probe_machinery(sf.name))
-			return true;
-	}
-	return false;
 }
 
 static int stack_len(__s32 bytes, uint64_t *errors)
@@ -218,9 +210,12 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		c->stats.empty_stacks++;
 	size_t n = 0;
 	__u64 ips[SONDE_MAX_STACK];
-	bool skip_leaf = false;
-	bool overhead = s->hdr.pid != 0 &&
-			sample_in_probe_machinery(c, s, s->ustack, nu, nk, &skip_leaf);
+	struct sym_frame ksf[SONDE_MAX_STACK];
+	/* A sample in sonde's machinery: a kernel frame of the uprobe path, or
+	 * a user leaf in the uprobe page (dropped: it is not the program's). */
+	bool skip_leaf = s->hdr.pid != 0 && nu > 0 && in_uprobes_page(c, s->hdr.pid, s->ustack[0]);
+	bool overhead = kernel_symbolize(c, s->kstack, nk, ksf);
+	overhead = s->hdr.pid != 0 && (overhead || skip_leaf);
 	if (s->hdr.pid != 0 && nu > 0) {
 		memcpy(ips, s->ustack, (size_t)nu * sizeof(*ips));
 		if (skip_leaf) {
@@ -238,7 +233,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		c->frames[n++] = frames_intern(c->p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
 		c->stats.overhead_samples++;
 	} else {
-		n = add_kernel_frames(c, n, s->kstack, nk);
+		n = add_kernel_frames(c, n, ksf, nk);
 	}
 
 	struct span_link links[SONDE_SAMPLE_SPANS];

@@ -614,11 +614,6 @@ void engine_set_calibration(struct engine *e, const struct sonde_calibration *c)
 	e->skel->bss->calib = *c;
 }
 
-void engine_get_calibration(const struct engine *e, struct sonde_calibration *out)
-{
-	*out = e->skel->bss->calib;
-}
-
 uint64_t engine_calib_samples(const struct engine *e)
 {
 	return __atomic_load_n(&e->skel->bss->calib_samples, __ATOMIC_RELAXED);

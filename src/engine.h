@@ -137,7 +137,6 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe
 /* Sets the costs BPF cannot time itself (see struct sonde_calibration);
  * takes effect at once. */
 void engine_set_calibration(struct engine *e, const struct sonde_calibration *c);
-void engine_get_calibration(const struct engine *e, struct sonde_calibration *out);
 
 /* How the kernel handles a uprobe's breakpoint depends on the instruction it
  * replaces: some it emulates, the others it single-steps out of line (a

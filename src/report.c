@@ -235,7 +235,7 @@ static void text_overhead(FILE *out, const struct profile *p)
 	if (o.raw_ns)
 		fprintf(out,
 			"  inside traced calls: %s of %s measured (%.2f%%), taken out of the call "
-			"durations below\n",
+			"durations above\n",
 			duration_format(o.own_ns, b[0], 32), duration_format(o.raw_ns, b[1], 32),
 			100.0 * (double)o.own_ns / (double)o.raw_ns);
 	if (profile_meta_get(p, "calib_call_full_ns")) {

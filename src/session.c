@@ -720,15 +720,15 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 /* Measures what sonde's probes and samples cost that BPF cannot time, so
  * call durations are corrected for it (see calibrate.h). Only needed where
  * calls are traced; a failure leaves the correction to what BPF timed. */
-static int calibrate_session(struct session *s)
+static void calibrate_session(struct session *s)
 {
 	const struct session_options *o = s->o;
 	bool spans = o->ntraces > 0 || o->sample_in || o->sample_slow || o->live;
 	if (!spans)
-		return 0;
+		return;
 	char err[256];
 	uint64_t t0 = monotonic_ns();
-	if (calibrate_run(s->eng, true, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
+	if (calibrate_run(s->eng, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
 		errorf("warning: cannot calibrate sonde's own cost (%s): call durations are "
 		       "corrected only by what its BPF programs timed",
 		       err);
@@ -743,7 +743,6 @@ static int calibrate_session(struct session *s)
 				(unsigned long long)s->calib.classes[c].self_unseen_ns);
 		fputc('\n', stderr);
 	}
-	return 0;
 }
 
 /* -p NAME: every process of that name becomes a -p PID, listed on stderr. */
@@ -890,8 +889,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		errorf("%s", err);
 		goto fail;
 	}
-	if (calibrate_session(s))
-		goto fail;
+	calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
 		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, err, sizeof(err));
