@@ -42,7 +42,8 @@ struct engine {
 	pthread_t detacher; /* removes calibration probes in the background */
 	bool detacher_started;
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
-	uint64_t probe_emit_min[SONDE_MAX_PROBES];
+	struct engine_span_policy policy[SONDE_MAX_PROBES];
+	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 };
 
 static bool libbpf_verbose;
@@ -287,18 +288,27 @@ static bool probe_attached(const struct engine *e, uint32_t probe)
 	return false;
 }
 
-static int set_probe_config(struct engine *e, uint32_t probe, uint64_t emit_min_ns, bool active)
+static int set_probe_config(struct engine *e, uint32_t probe, bool active)
 {
 	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[probe]];
+	const struct engine_span_policy *pol = &e->policy[probe];
 	struct sonde_probe_config cfg = {
-		.emit_min_ns = emit_min_ns,
+		.emit_min_ns = pol->emit_min_ns,
+		.emit_all = pol->emit_all,
 		.call_unseen_ns = tc->call_unseen_ns,
 		.self_unseen_ns = tc->self_unseen_ns,
 		.active = active,
 		.gen = e->probe_gen[probe],
 	};
-	e->probe_emit_min[probe] = emit_min_ns;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &probe, &cfg, BPF_ANY);
+}
+
+int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p)
+{
+	if (probe >= SONDE_MAX_PROBES)
+		return -1;
+	e->policy[probe] = *p;
+	return probe_attached(e, probe) ? set_probe_config(e, probe, true) : 0;
 }
 
 void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
@@ -310,7 +320,7 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 	/* Probes already attached take the new figures at once. */
 	for (uint32_t p = 0; p < SONDE_MAX_PROBES; p++)
 		if (e->probe_class[p] == cls && probe_attached(e, p))
-			set_probe_config(e, p, e->probe_emit_min[p], true);
+			set_probe_config(e, p, true);
 }
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
@@ -348,18 +358,16 @@ const char *engine_insn_class_name(enum engine_insn_class cls)
 }
 
 static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen);
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
 
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen)
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
 {
 	if (probe >= ENGINE_USER_PROBES) {
 		snprintf(err, errlen, "too many probes (at most %d)", ENGINE_USER_PROBES);
 		return -1;
 	}
-	return attach_span(e, probe, binary, file_offset, pid, emit_min_ns, err, errlen);
+	return attach_span(e, probe, binary, file_offset, pid, err, errlen);
 }
 
 uint32_t engine_calibration_probe(int cls)
@@ -374,7 +382,7 @@ int engine_attach_calibration(struct engine *e, int cls, const char *binary,
 		snprintf(err, errlen, "no calibration probe for class %d", cls);
 		return -1;
 	}
-	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), 0, err,
+	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), err,
 			   errlen);
 }
 
@@ -393,7 +401,7 @@ void engine_detach_calibration(struct engine *e)
 	size_t n = 0, kept = 0;
 	for (size_t i = 0; i < e->nspans; i++) {
 		if (e->spans[i].probe >= ENGINE_USER_PROBES) {
-			set_probe_config(e, e->spans[i].probe, 0, false);
+			set_probe_config(e, e->spans[i].probe, false);
 			links[n++] = e->spans[i].enter;
 			links[n++] = e->spans[i].exit;
 		} else {
@@ -409,8 +417,7 @@ void engine_detach_calibration(struct engine *e)
 }
 
 static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen)
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
 {
 	if (probe >= SONDE_MAX_PROBES) {
 		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
@@ -444,7 +451,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		bpf_link__destroy(a.exit);
 		return -1;
 	}
-	if (set_probe_config(e, probe, emit_min_ns, true)) {
+	if (set_probe_config(e, probe, true)) {
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		bpf_link__destroy(a.enter);
 		bpf_link__destroy(a.exit);
@@ -457,7 +464,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 
 void engine_detach_span(struct engine *e, uint32_t probe)
 {
-	set_probe_config(e, probe, 0, false);
+	set_probe_config(e, probe, false);
 	size_t kept = 0;
 	for (size_t i = 0; i < e->nspans; i++) {
 		if (e->spans[i].probe == probe) {
@@ -472,86 +479,72 @@ void engine_detach_span(struct engine *e, uint32_t probe)
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
-	uint64_t *zeros = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	uint64_t *zeros = xcalloc((size_t)SONDE_HIST_BUCKETS * (size_t)ncpu, sizeof(uint64_t));
+	uint32_t keys[SONDE_HIST_BUCKETS];
+	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
+		keys[b] = probe * SONDE_HIST_BUCKETS + b;
 	int fd = bpf_map__fd(e->skel->maps.hists);
-	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
-		uint32_t key = probe * SONDE_HIST_BUCKETS + b;
-		bpf_map_update_elem(fd, &key, zeros, BPF_ANY);
-	}
+	uint32_t count = SONDE_HIST_BUCKETS;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	if (bpf_map_update_batch(fd, keys, zeros, &count, &opts))
+		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
+			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
 	free(zeros);
 	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &probe, zstats, BPF_ANY);
 	free(zstats);
 }
 
-int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
+/* Sums over CPUs the `n` histogram slots from `first` into out[n], in
+ * batches (one syscall, not one per bucket: a probe has 976). */
+static int read_hist_slots(struct engine *e, uint32_t first, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0 || probe >= SONDE_MAX_PROBES)
+	if (ncpu <= 0)
 		return -1;
-	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	uint32_t *keys = xcalloc(n, sizeof(*keys));
+	uint64_t *vals = xcalloc((size_t)n * (size_t)ncpu, sizeof(*vals));
 	int fd = bpf_map__fd(e->skel->maps.hists);
-	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
-		uint32_t key = probe * SONDE_HIST_BUCKETS + b;
-		buckets[b] = 0;
-		if (bpf_map_lookup_elem(fd, &key, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			buckets[b] += vals[c];
+	uint32_t done = 0, batch = 0;
+	int r = 0;
+	memset(out, 0, n * sizeof(*out));
+	while (done < n) {
+		uint32_t count = n - done;
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		/* An array's batch token is the last key read: start after first - 1. */
+		uint32_t in = done ? batch : first - 1;
+		r = bpf_map_lookup_batch(fd, done || first ? &in : NULL, &batch, keys + done,
+					 vals + (size_t)done * (size_t)ncpu, &count, &opts);
+		done += count;
+		if (r < 0 && errno != ENOENT)
+			break;
+		r = 0;
+		if (count == 0)
+			break;
 	}
+	for (uint32_t i = 0; r == 0 && i < done && i < n; i++)
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[(size_t)i * (size_t)ncpu + (size_t)c];
+	free(keys);
 	free(vals);
-	return 0;
+	return r;
+}
+
+int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
+{
+	if (probe >= SONDE_MAX_PROBES)
+		return -1;
+	return read_hist_slots(e, probe * SONDE_HIST_BUCKETS, SONDE_HIST_BUCKETS, buckets);
 }
 
 int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0 || nprobes > SONDE_MAX_PROBES)
+	if (nprobes > SONDE_MAX_PROBES)
 		return -1;
-	uint32_t nkeys = nprobes * SONDE_HIST_BUCKETS;
-	if (!nkeys)
+	if (!nprobes)
 		return 0;
-	uint32_t *keys = xcalloc(nkeys, sizeof(*keys));
-	uint64_t *vals = xcalloc((size_t)nkeys * (size_t)ncpu, sizeof(*vals));
-	int fd = bpf_map__fd(e->skel->maps.hists);
-	uint32_t done = 0, out_batch = 0;
-	int r = 0;
-	/* One syscall for every bucket of every probe (a lookup per bucket and
-	 * probe costs milliseconds with dozens of probes). */
-	while (done < nkeys) {
-		uint32_t count = nkeys - done;
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		r = bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch, keys + done,
-					 vals + (size_t)done * (size_t)ncpu, &count, &opts);
-		done += count;
-		if (r < 0 && errno == ENOENT) { /* the array's end */
-			r = 0;
-			break;
-		}
-		if (r < 0 || count == 0)
-			break;
-	}
-	if (r < 0 || done < nkeys) {
-		/* No batch support: one bucket at a time. */
-		free(keys);
-		free(vals);
-		for (uint32_t p = 0; p < nprobes; p++)
-			if (engine_read_hist(e, p, out[p]))
-				return -1;
-		return 0;
-	}
-	memset(out, 0, (size_t)nprobes * sizeof(*out));
-	for (uint32_t i = 0; i < nkeys; i++) {
-		uint32_t k = keys[i];
-		if (k >= nkeys)
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			out[k / SONDE_HIST_BUCKETS][k % SONDE_HIST_BUCKETS] +=
-				vals[(size_t)i * (size_t)ncpu + (size_t)c];
-	}
-	free(keys);
-	free(vals);
-	return 0;
+	/* Rows of out are SONDE_HIST_BUCKETS long, as the map's keys. */
+	return read_hist_slots(e, 0, nprobes * SONDE_HIST_BUCKETS, &out[0][0]);
 }
 
 int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
@@ -578,6 +571,11 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
 		uint32_t n = st.depth < SONDE_SPAN_DEPTH ? st.depth : SONDE_SPAN_DEPTH;
+		/* Calls no sample or record named have no id yet: give them ids
+		 * from a range the kernel's counter never reaches. */
+		for (uint32_t i = 0; i < n; i++)
+			if (!st.frames[i].span_id)
+				st.frames[i].span_id = (1ull << 62) + ++e->open_span_ids;
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t own = st.own_ns >= st.frames[i].own_at_entry
 					       ? st.own_ns - st.frames[i].own_at_entry

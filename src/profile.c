@@ -268,8 +268,37 @@ static int u64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static bool probe_hist_empty(const struct probe_info *pi)
+{
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		if (pi->hist[b])
+			return false;
+	return true;
+}
+
+/* The histogram stands for the calls unless the spans hold all of them (or
+ * there is no histogram: a profile built from spans alone). */
+static bool probe_uses_hist(const struct profile *p, uint32_t probe)
+{
+	const struct probe_info *pi = &p->probes[probe];
+	return !pi->all_calls && !probe_hist_empty(pi);
+}
+
+#define PROBE_DURATIONS_MAX (1u << 20)
+
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n)
 {
+	if (probe < p->nprobes && probe_uses_hist(p, probe)) {
+		/* Calls still running are not in the kernel's histogram. */
+		uint64_t *counts = xmalloc(sizeof(p->probes[probe].hist));
+		memcpy(counts, p->probes[probe].hist, sizeof(p->probes[probe].hist));
+		for (size_t i = 0; i < p->nspans; i++)
+			if (p->spans[i].probe == probe && p->spans[i].open)
+				counts[latency_loglin_bucket(p->spans[i].duration_ns)]++;
+		uint64_t *d = latency_loglin_durations(counts, PROBE_DURATIONS_MAX, n, NULL);
+		free(counts);
+		return d ? d : xmalloc(sizeof(*d));
+	}
 	uint64_t *d = xmalloc((p->nspans + 1) * sizeof(*d));
 	size_t k = 0;
 	for (size_t i = 0; i < p->nspans; i++)
@@ -278,6 +307,21 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 	qsort(d, k, sizeof(*d), u64_cmp);
 	*n = k;
 	return d;
+}
+
+uint64_t profile_probe_calls(const struct profile *p, uint32_t probe)
+{
+	uint64_t calls = 0, open = 0, spans = 0;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (p->spans[i].probe == probe) {
+			spans++;
+			open += p->spans[i].open;
+		}
+	if (probe >= p->nprobes || !probe_uses_hist(p, probe))
+		return spans;
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		calls += p->probes[probe].hist[b];
+	return calls + open;
 }
 
 void profile_meta_set(struct profile *p, const char *key, const char *value)

@@ -15,6 +15,7 @@
 
 #include "flame.h"
 #include "frames.h"
+#include "latency.h"
 
 struct stack_node {
 	uint32_t parent; /* node id; 0 = this frame is a stack's outermost */
@@ -49,8 +50,14 @@ struct probe_info {
 	char *name;     /* as shown to users: the function name */
 	char *binary;   /* path of the binary it lives in */
 	uint64_t offset; /* file offset of its entry */
-	uint64_t hist[64]; /* in-kernel log2 histogram of completed calls
-			    * (corrected durations) */
+	/* In-kernel log-linear histogram of every completed call (corrected
+	 * durations; latency.h). */
+	uint64_t hist[LATENCY_LOGLIN_BUCKETS];
+	/* The spans hold every call of the probe (record --all-calls, and
+	 * recordings made before sonde kept only the calls it needs): figures
+	 * come from them. Otherwise spans are the calls samples landed in and
+	 * the slowest ones, and figures come from `hist`. */
+	bool all_calls;
 	/* In-kernel totals (0 in recordings made before they existed): */
 	uint64_t entered;  /* calls that began */
 	uint64_t raw_ns;   /* summed measured durations of completed calls */
@@ -203,8 +210,17 @@ struct sample_filter {
 int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
 				     uint32_t probe);
 
-/* Durations of every call of a probe, ascending (caller frees). */
+/* Durations that stand for every call of a probe, ascending (caller frees):
+ * the spans' (and calls still running at the end, with their elapsed time)
+ * when the profile holds every call, else the histogram's
+ * (latency_loglin_durations, at most 2^20 values at evenly spaced ranks,
+ * plus the calls still running). *n receives the values returned;
+ * profile_probe_calls says how many calls they stand for. */
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n);
+
+/* Calls of a probe: completed (the kernel's count, or the spans' when the
+ * profile has no histogram) plus those still running at the end. */
+uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
 
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f);

@@ -27,7 +27,8 @@ static const char *const schema_sql =
 	" weight INTEGER NOT NULL);"
 	"CREATE TABLE probes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, binary TEXT NOT NULL,"
 	" offset INTEGER NOT NULL, entered INTEGER NOT NULL DEFAULT 0,"
-	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0);"
+	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0,"
+	" all_calls INTEGER NOT NULL DEFAULT 1);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
@@ -242,8 +243,8 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 {
 	sqlite3_stmt *pr, *hist, *sp;
 	if (prepare(db,
-		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns)"
-		    " VALUES (?,?,?,?,?,?,?)",
+		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns, all_calls)"
+		    " VALUES (?,?,?,?,?,?,?,?)",
 		    &pr, err,
 		    errlen))
 		return -1;
@@ -262,8 +263,9 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(pr, 5, (sqlite3_int64)q->entered);
 		sqlite3_bind_int64(pr, 6, (sqlite3_int64)q->raw_ns);
 		sqlite3_bind_int64(pr, 7, (sqlite3_int64)q->own_ns);
+		sqlite3_bind_int64(pr, 8, q->all_calls);
 		rc = step_done(db, pr, err, errlen);
-		for (int b = 0; b < 64 && !rc; b++) {
+		for (int b = 0; b < LATENCY_LOGLIN_BUCKETS && !rc; b++) {
 			if (!q->hist[b])
 				continue;
 			sqlite3_bind_int64(hist, 1, (sqlite3_int64)i);
@@ -502,11 +504,17 @@ static int load_threads(struct loader *l)
 static int load_probes(struct loader *l)
 {
 	sqlite3_stmt *st;
-	/* Recordings made before the own-cost totals have no such columns. */
-	bool totals = sqlite3_prepare_v2(l->db,
-					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
-					 " FROM probes ORDER BY id",
+	/* Recordings made before sonde kept only the calls it needs have no
+	 * all_calls column: they hold every call, and log2 histograms. Older
+	 * ones have no own-cost totals either. */
+	bool loglin = sqlite3_prepare_v2(l->db,
+					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns,"
+					 " all_calls FROM probes ORDER BY id",
 					 -1, &st, NULL) == SQLITE_OK;
+	bool totals = loglin || sqlite3_prepare_v2(l->db,
+						   "SELECT id, name, binary, offset, entered, raw_ns,"
+						   " own_ns FROM probes ORDER BY id",
+						   -1, &st, NULL) == SQLITE_OK;
 	if (!totals &&
 	    sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
 			       &st, NULL) != SQLITE_OK)
@@ -526,6 +534,7 @@ static int load_probes(struct loader *l)
 			l->p->probes[id].raw_ns = (uint64_t)sqlite3_column_int64(st, 5);
 			l->p->probes[id].own_ns = (uint64_t)sqlite3_column_int64(st, 6);
 		}
+		l->p->probes[id].all_calls = !loglin || sqlite3_column_int64(st, 7) != 0;
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
@@ -535,11 +544,15 @@ static int load_probes(struct loader *l)
 		return load_fail(l, sqlite3_errmsg(l->db));
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
-		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 || b >= 64) {
+		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 ||
+		    b >= (loglin ? LATENCY_LOGLIN_BUCKETS : 64)) {
 			sqlite3_finalize(st);
 			return load_fail(l, "a histogram row refers to a missing probe or bucket");
 		}
-		l->p->probes[probe].hist[b] = (uint64_t)sqlite3_column_int64(st, 2);
+		/* A log2 bucket [2^b, 2^(b+1)) counts in the log-linear bucket
+		 * starting at 2^b; those recordings take figures from spans. */
+		unsigned into = loglin ? (unsigned)b : latency_loglin_bucket(b ? 1ull << b : 0);
+		l->p->probes[probe].hist[into] += (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
