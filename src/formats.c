@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "formats.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,11 +229,15 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 	struct outfile o;
 	if (outfile_open(&o, out, err, errlen))
 		goto out;
+	errno = 0;
 	rc = collapse ? collapse_perf(in, &b, o.f, modes, err, errlen)
 		      : write_profile(o.f, p, to, in, modes);
 	if (rc) {
+		/* errno tells why only when the stream failed (a full disk). */
+		int e = ferror(o.f) ? errno : 0;
 		if (!*err)
-			snprintf(err, errlen, "writing %s failed", out);
+			snprintf(err, errlen, "writing %s failed%s%s", out, e ? ": " : "",
+				 e ? strerror(e) : "");
 		outfile_abort(&o);
 	} else {
 		rc = outfile_commit(&o, err, errlen);
