@@ -55,6 +55,9 @@ struct flame_node *flame_child(struct flame_node *n, uint32_t frame)
 
 int flame_add(struct flame_tree *t, const uint32_t *frames, size_t depth, uint64_t count)
 {
+	/* Every node's total is at most the root's: one check covers them all. */
+	if (count > UINT64_MAX - t->root->total)
+		return -1;
 	struct flame_node *n = t->root;
 	n->total += count;
 	for (size_t i = 0; i < depth; i++) {

@@ -32,8 +32,9 @@ struct flame_tree {
 struct flame_tree *flame_new(const struct frame_table *frames);
 void flame_free(struct flame_tree *t);
 
-/* Adds one stack (root first) with weight `count`. Returns 0, or -1 on
- * out-of-memory (the tree is unchanged in that case). */
+/* Adds one stack (root first) with weight `count`. Returns 0, or -1 when
+ * the root's total would overflow (the tree is unchanged then; trees of a
+ * profile cannot, see PROFILE_MAX_WEIGHT). */
 int flame_add(struct flame_tree *t, const uint32_t *frames_root_first, size_t depth,
 	      uint64_t count);
 

@@ -2,6 +2,7 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -609,7 +610,18 @@ static int load_samples(struct loader *l)
 			.stack = l->stack_map[stack],
 			.weight = (uint64_t)sqlite3_column_int64(st, 5),
 		};
-		profile_add_sample(l->p, &s, buf, nl);
+		char bad[128] = "";
+		if (sqlite3_column_int64(st, 5) < 0)
+			snprintf(bad, sizeof(bad), "sample %lld has a negative weight", (long long)id);
+		else if (profile_add_sample(l->p, &s, buf, nl))
+			snprintf(bad, sizeof(bad),
+				 "at sample %lld the weights add up to more than %" PRIu64, (long long)id,
+				 PROFILE_MAX_WEIGHT);
+		if (*bad) {
+			sqlite3_finalize(st);
+			sqlite3_finalize(links);
+			return load_fail(l, bad);
+		}
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);
