@@ -164,9 +164,12 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 	return (uint32_t)p->nevents++;
 }
 
-void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
-			size_t n)
+int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+		       size_t n)
 {
+	if (s->weight > PROFILE_MAX_WEIGHT - p->weight_added)
+		return -1;
+	p->weight_added += s->weight;
 	grow_array((void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples));
 	struct sample *d = &p->samples[p->nsamples++];
 	*d = *s;
@@ -178,6 +181,15 @@ void profile_add_sample(struct profile *p, const struct sample *s, const struct 
 		memcpy(p->span_links + p->nspan_links, links, n * sizeof(*links));
 		p->nspan_links += n;
 	}
+	return 0;
+}
+
+bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight)
+{
+	/* At least one weight's worth, so the interval itself fits; in doubles,
+	 * with a margin for their rounding near 2^63. */
+	double weight = p->weight_added ? (double)p->weight_added : 1;
+	return !(ns_per_weight > 0) || weight * ns_per_weight < 9.2e18;
 }
 
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,

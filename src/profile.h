@@ -79,6 +79,12 @@ struct span {
 	bool open;            /* still running when the profile ended */
 };
 
+/* The most the weights of a profile's samples may add up to. pprof and
+ * recordings store weights as signed 64-bit integers; and with the sum of
+ * every weight ever added bounded, no sum over some of them (a flame node's
+ * total, a thread's, a view's, a window's) can overflow. */
+#define PROFILE_MAX_WEIGHT ((uint64_t)INT64_MAX)
+
 struct meta_entry {
 	char *key, *value;
 };
@@ -111,6 +117,8 @@ struct profile {
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
 	size_t nline_of;
+	uint64_t weight_added; /* every sample weight ever added (trimmed ones too),
+				* at most PROFILE_MAX_WEIGHT */
 };
 
 struct profile *profile_new(void);
@@ -132,9 +140,19 @@ uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, co
 uint32_t profile_event_intern(struct profile *p, const char *name);
 
 /* Appends a sample. Its `links`/`nlinks` fields are set here: pass the spans
- * in flight (outermost first, n may be 0) and they are stored for it. */
-void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
-			size_t n);
+ * in flight (outermost first, n may be 0) and they are stored for it.
+ * Returns 0, or -1 (nothing added) when its weight would take the sum of
+ * the weights added so far past PROFILE_MAX_WEIGHT: readers refuse such
+ * input with one line naming where. */
+int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+		       size_t n);
+
+/* Whether the weights, each multiplied by `ns_per_weight` (a sampling
+ * interval), still add up to at most PROFILE_MAX_WEIGHT nanoseconds. Writers
+ * that turn weights into time (pprof's cpu value, speedscope's weights)
+ * check this and refuse otherwise (-1, errno EOVERFLOW) rather than write a
+ * saturated or wrapped number. */
+bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight);
 
 /* Adds a probe; returns its index. */
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,

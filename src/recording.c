@@ -2,14 +2,14 @@
 #include "recording.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "util.h"
 
 static const char *const schema_sql =
@@ -60,30 +60,12 @@ static enum frame_kind kind_from_name(const char *s)
 	return FRAME_UNKNOWN;
 }
 
-static char *temp_path_for(const char *path)
-{
-	return xasprintf("%s.tmp.%d", path, (int)getpid());
-}
+/* For the messages that refuse a destination. */
+#define WHAT "a recording (an SQLite database)"
 
 int recording_check_writable(const char *path, char *err, size_t errlen)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot write %s: it is a directory (give a file name)", path);
-		return -1;
-	}
-	char *tmp = temp_path_for(path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot write %s: %s (choose another -o path)", path,
-			 strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	close(fd);
-	unlink(tmp);
-	free(tmp);
-	return 0;
+	return outfile_check_named(path, WHAT, err, errlen);
 }
 
 static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -303,15 +285,17 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 
 int recording_save(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	char *tmp = temp_path_for(path);
-	unlink(tmp);
+	struct outfile o;
+	if (outfile_open_named(&o, path, WHAT, err, errlen))
+		return -1;
 	sqlite3 *db = NULL;
-	int rc = -1;
-	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	/* The temporary file exists (made empty, exclusively): open that one,
+	 * never a link put in its place. */
+	if (sqlite3_open_v2(o.tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot create %s: %s", path,
 			 db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
+		goto fail;
 	}
 	/* One transaction, no journal: the temp file is discarded on any failure. */
 	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
@@ -319,26 +303,19 @@ int recording_save(const struct profile *p, const char *path, char *err, size_t 
 	    save_frames_and_stacks(db, p, err, errlen) ||
 	    save_threads_and_samples(db, p, err, errlen) || save_probes_and_spans(db, p, err, errlen) ||
 	    exec_sql(db, "COMMIT;", err, errlen))
-		goto out;
-	if (sqlite3_close(db) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot finish writing %s", path);
-		db = NULL;
-		goto out;
-	}
+		goto fail;
+	int closed = sqlite3_close(db);
 	db = NULL;
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot move the recording into place at %s: %s", path,
-			 strerror(errno));
-		goto out;
+	if (closed != SQLITE_OK) {
+		snprintf(err, errlen, "cannot finish writing %s", path);
+		goto fail;
 	}
-	rc = 0;
-out:
+	return outfile_commit(&o, err, errlen);
+fail:
 	if (db)
 		sqlite3_close(db);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	outfile_abort(&o);
+	return -1;
 }
 
 /* --- loading ------------------------------------------------------------- */
@@ -646,7 +623,18 @@ static int load_samples(struct loader *l)
 			.stack = l->stack_map[stack],
 			.weight = (uint64_t)sqlite3_column_int64(st, 5),
 		};
-		profile_add_sample(l->p, &s, buf, nl);
+		char bad[128] = "";
+		if (sqlite3_column_int64(st, 5) < 0)
+			snprintf(bad, sizeof(bad), "sample %lld has a negative weight", (long long)id);
+		else if (profile_add_sample(l->p, &s, buf, nl))
+			snprintf(bad, sizeof(bad),
+				 "at sample %lld the weights add up to more than %" PRIu64, (long long)id,
+				 PROFILE_MAX_WEIGHT);
+		if (*bad) {
+			sqlite3_finalize(st);
+			sqlite3_finalize(links);
+			return load_fail(l, bad);
+		}
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);

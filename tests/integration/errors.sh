@@ -29,6 +29,14 @@ expect_error "cannot read $WORK/missing.sonde" "" -- "$SONDE" report "$WORK/miss
 expect_error "unrecognized format" "$WORK/f.svg" -- "$SONDE" flame "$WORK/random.bin" -o "$WORK/f.svg"
 expect_error "unknown command 'frobnicate'" "" -- "$SONDE" frobnicate
 
+# Counts that do not fit: named by line, never wrapped to "samples: 0".
+printf 'p;a 1\np;b 18446744073709551616\n' >"$WORK/huge.folded"
+expect_error "line 2: count 18446744073709551616 is too large \(at most 9223372036854775807\)" "" -- \
+	"$SONDE" report "$WORK/huge.folded"
+for x in a b c d; do echo "p;$x 4611686018427387904"; done >"$WORK/sum.folded"
+expect_error "line 2: the counts add up to more than 9223372036854775807" "$WORK/sum.svg" -- \
+	"$SONDE" flame "$WORK/sum.folded" -o "$WORK/sum.svg"
+
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	expect_error "command not found" "$out" -- "$SONDE" record -o "$out" -- /no/such/command
 	expect_error "unknown tracepoint nosuch:event" "$out" -- "$SONDE" record -e nosuch:event -a -d 1 -o "$out"

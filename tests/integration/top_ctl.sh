@@ -128,6 +128,18 @@ sp=$(jq '.probes[] | select(.name == "slow_path") | .calls' "$WORK/live.json")
 assert_near "slow_path calls per 10 handle_request calls" "$(awk -v a="$sp" -v b="$hr" 'BEGIN { print 10 * a / b }')" 1 0.1
 pass "saved recording: calls held = in-kernel counts"
 
+# The session saves through the same outputs as every command: a device (a
+# /dev/full of our own) or a link is refused, never replaced by the save.
+mknod "$WORK/full" c 1 7
+ln -s live.sonde "$WORK/link.sonde"
+expect_error "cannot write $WORK/full: it is a character device, and a recording \(an SQLite database\) needs a regular file" "" -- \
+	"$SONDE" ctl save "$WORK/full"
+expect_error "cannot write $WORK/link.sonde: it is a symbolic link to the file $WORK/live.sonde" "" -- \
+	"$SONDE" ctl save "$WORK/link.sonde"
+[ -c "$WORK/full" ] && [ -L "$WORK/link.sonde" ] || fail "ctl save replaced a device or a link"
+compgen -G "$WORK/*.tmp.*" >/dev/null && fail "ctl save left a temporary file: $(ls "$WORK"/*.tmp.*)"
+"$SONDE" report "$WORK/live.sonde" >/dev/null || fail "the saved recording changed"
+
 out=$("$SONDE" ctl untrace slow_path) || fail "ctl untrace failed"
 [ "$out" = "untraced 1 function (what they gathered stays)" ] || fail "ctl untrace answered '$out'"
 next_snapshots
