@@ -142,3 +142,16 @@ go_when_sampling() {
 	wait_sampling "$3"
 	kill -USR1 "$2"
 }
+
+# wait_exec PID PROGRAM: waits until the background job PID runs PROGRAM (a
+# job started with & is a copy of the shell until it has exec'd, and sonde
+# attached to it then would take the shell for the target's program).
+wait_exec() {
+	local i want
+	want=$(readlink -f "$2")
+	for ((i = 0; i < 6000; i++)); do
+		[ "$(readlink -f "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.01
+	done
+	fail "process $1 never ran $2"
+}

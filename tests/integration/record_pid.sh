@@ -7,6 +7,7 @@ require_bpf
 "$TARGETS/cpusplit" 3 wait >"$WORK/target.out" &
 BG_PIDS+=($!)
 pid=$!
+wait_exec "$pid" "$TARGETS/cpusplit"
 watch_cpu "$WORK/cpu" "$pid"
 "$SONDE" record -F 499 -p "$pid" -d 2 -o "$WORK/r.sonde" &
 sonde=$!

@@ -9,6 +9,7 @@ require_bpf
 "$TARGETS/threads" 3 4 wait >"$WORK/target.out" &
 BG_PIDS+=($!)
 pid=$!
+wait_exec "$pid" "$TARGETS/threads"
 "$SONDE" record -F 199 -p "$pid" -o "$WORK/r.sonde" &
 sonde=$!
 go_when_sampling "$WORK/target.out" "$pid" "$sonde"

@@ -10,6 +10,7 @@ export SONDE_RUNTIME_DIR="$WORK/run"
 "$TARGETS/requests" 200000 >"$WORK/target.out" &
 tpid=$!
 BG_PIDS+=("$tpid")
+wait_exec "$tpid" "$TARGETS/requests"
 "$SONDE" top -b -i 0.5 -F 199 --top 200 -p "$tpid" >"$WORK/top.out" 2>"$WORK/top.err" &
 spid=$!
 BG_PIDS+=("$spid")

@@ -12,11 +12,13 @@
  * rounded down to a multiple of NTHREADS*SLOW_EVERY).
  * Prints "pid=<pid> requests=<n> slow=<m>" at the end.
  * With REQUESTS_TIMES=FILE in the environment, also writes there one line per
- * request, "<thread> <index> <wall ns>": how long each handle_request() took
- * by the target's own CLOCK_MONOTONIC, measured inside it (so without the
- * probe traps at its entry and return, but with any time the thread was not
- * running). On a busy machine a fast request preempted for a while is slow
- * too; tests count such calls from this file, not from assumptions.
+ * request, "<thread> <index> <inner ns> <outer ns>": how long each
+ * handle_request() took by the target's own CLOCK_MONOTONIC, measured inside
+ * it (inner: without the probe traps at its entry and return) and around its
+ * call (outer: with them), both with any time the thread was not running. A
+ * tracer's duration lies between the two (less what it corrects for its own
+ * cost). On a busy machine a fast request preempted for a while is slow too;
+ * tests count such calls from this file, not from assumptions.
  * With REQUESTS_WAIT_TRACED=1, it starts only once handle_request() has a
  * uprobe (probes/traced.h), so a tool attached with -p sees every request
  * however long it takes to start. */
@@ -31,7 +33,10 @@
 
 static volatile unsigned long sink;
 static int per_thread, slow_every;
-static unsigned long long *times; /* [thread * per_thread + index], or NULL */
+struct call_time {
+	unsigned long long inner, outer;
+};
+static struct call_time *times; /* [thread * per_thread + index], or NULL */
 static __thread int thread_no;
 
 static unsigned long long mono_ns(void)
@@ -102,14 +107,19 @@ __attribute__((noinline)) void handle_request(int id)
 	recurse(4);
 	sink += (unsigned long)getppid();
 	if (times)
-		times[(size_t)thread_no * (size_t)per_thread + (size_t)id] = mono_ns() - t0;
+		times[(size_t)thread_no * (size_t)per_thread + (size_t)id].inner = mono_ns() - t0;
 }
 
 static void *worker(void *arg)
 {
 	thread_no = (int)(long)arg;
-	for (int i = 0; i < per_thread; i++)
+	for (int i = 0; i < per_thread; i++) {
+		unsigned long long t0 = times ? mono_ns() : 0;
 		handle_request(i);
+		if (times)
+			times[(size_t)thread_no * (size_t)per_thread + (size_t)i].outer =
+				mono_ns() - t0;
+	}
 	return NULL;
 }
 
@@ -147,8 +157,9 @@ int main(int argc, char **argv)
 		}
 		for (int th = 0; th < threads; th++)
 			for (int i = 0; i < per_thread; i++)
-				fprintf(f, "%d %d %llu\n", th, i,
-					times[(size_t)th * (size_t)per_thread + (size_t)i]);
+				fprintf(f, "%d %d %llu %llu\n", th, i,
+					times[(size_t)th * (size_t)per_thread + (size_t)i].inner,
+					times[(size_t)th * (size_t)per_thread + (size_t)i].outer);
 		fclose(f);
 	}
 	printf("pid=%d requests=%d slow=%d\n", (int)getpid(), per_thread * threads,
