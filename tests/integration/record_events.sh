@@ -23,14 +23,14 @@ pass "kernel stacks of sched_switch end in __schedule_[k]"
 # System-wide: two busy processes that sonde was not told about are both seen,
 # each as often as 99 Hz gives over the CPU time it got while recorded. They
 # start once sonde samples (on a busy machine starting can take a while).
-"$TARGETS/cpusplit" 3 wait >"$WORK/busy1.out" &
+"$TARGETS/cpusplit" 4 wait >"$WORK/busy1.out" &
 BG_PIDS+=($!)
 busy1=$!
-"$TARGETS/cpusplit" 3 wait >"$WORK/busy2.out" &
+"$TARGETS/cpusplit" 4 wait >"$WORK/busy2.out" &
 BG_PIDS+=($!)
 busy2=$!
 watch_cpu "$WORK/cpu" "$busy1" "$busy2"
-"$SONDE" record -a -F 99 -d 1 -o "$WORK/all.sonde" &
+"$SONDE" record -a -F 99 -d 2 -o "$WORK/all.sonde" &
 sonde=$!
 go_when_sampling "$WORK/busy1.out" "$busy1" "$sonde"
 go_when_sampling "$WORK/busy2.out" "$busy2" "$sonde"
