@@ -364,7 +364,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 	case SONDE_REC_EXEC:
 		/* The address space was replaced: re-read maps now, while the
 		 * new image surely runs. */
-		symbols_note_exec(c->syms, (pid_t)h->pid);
+		symbols_note_exec(c->syms, (pid_t)h->pid, h->time_ns);
 		symbols_note_process(c->syms, (pid_t)h->pid);
 		c->stats.execs++;
 		break;
