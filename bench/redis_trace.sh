@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# A real server under load, traced and sampled: redis-server (Debian's) on a
+# unix socket, driven by redis-benchmark (SET/GET, 50 clients, pipelining
+# off), in one run of each configuration:
+#   none          no profiler
+#   sonde 99      sonde record --trace processCommand -F 99
+#   sonde 999     sonde record --trace processCommand -F 999
+#   bpftrace      a latency histogram of processCommand (uprobe+uretprobe)
+#   perf 999      perf record -g -F 999 (sampling only, no tracing)
+# Prints requests/s of each, its ratio to none, and for sonde the calls the
+# kernel counted against redis' own total_commands_processed, the records
+# kept, and sonde's own cost per call and per sample from the recording.
+# The configurations alternate ROUNDS times; the median counts.
+# usage: bench/redis_trace.sh [BUILD_DIR] [REQUESTS] [ROUNDS]
+set -euo pipefail
+build=${1:-build}
+requests=${2:-200000}
+rounds=${3:-3}
+sonde="$(realpath "$build/sonde")"
+tmp=$(mktemp -d)
+server=
+prof=
+cleanup() {
+	[ -n "$prof" ] && kill -INT "$prof" 2>/dev/null && wait "$prof" 2>/dev/null || true
+	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+[ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes, perf)"; exit 1; }
+for c in redis-server redis-benchmark redis-cli; do
+	command -v "$c" >/dev/null || { echo "$c not found: apt-get install redis-server redis-tools"; exit 1; }
+done
+exe=$(realpath "$(command -v redis-server)")
+sock="$tmp/redis.sock"
+
+start_server() {
+	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no \
+		--dir "$tmp" >"$tmp/server.log" 2>&1 &
+	server=$!
+	for _ in $(seq 100); do redis-cli -s "$sock" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+	echo "redis-server did not start:" >&2
+	cat "$tmp/server.log" >&2
+	exit 1
+}
+commands() { redis-cli -s "$sock" info stats | awk -F: '/^total_commands_processed/ { print $2 + 0 }'; }
+load() { # requests/s of one redis-benchmark run
+	redis-benchmark -s "$sock" -n "$requests" -c 50 -t set,get -q 2>/dev/null |
+		tr '\r' '\n' | awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { s += $i; n++; break } }
+			END { if (n) printf "%.0f\n", s / n }'
+}
+# Waits until the profiler has its probes or sampler in place.
+wait_attached() { # pid what
+	for _ in $(seq 200); do
+		case $2 in
+		sonde) # its entry and return uprobes are in place
+			[ "$(bpftool perf list 2>/dev/null | grep "^pid $1 " | grep -c "uprobe.*redis")" -ge 2 ] &&
+				return 0 ;;
+		bpftrace) grep -q '^Attaching' "$tmp/prof.out" 2>/dev/null && { sleep 1; return 0; } ;;
+		perf) sleep 1; return 0 ;;
+		esac
+		kill -0 "$1" 2>/dev/null || { cat "$tmp/prof.err" >&2; return 1; }
+		sleep 0.1
+	done
+	return 1
+}
+stop_prof() {
+	kill -INT "$prof" 2>/dev/null || true
+	wait "$prof" 2>/dev/null || true
+	prof=
+}
+
+run() { # label: one measured load under that configuration
+	local label=$1 before after
+	before=$(commands)
+	case $label in
+	none) ;;
+	sonde99 | sonde999)
+		"$sonde" record -F "${label#sonde}" -p "$server" --trace "$exe:processCommand" \
+			-o "$tmp/$label.sonde" >/dev/null 2>"$tmp/prof.err" &
+		prof=$!
+		wait_attached "$prof" sonde ;;
+	bpftrace)
+		bpftrace -e "uprobe:$exe:processCommand { @s[tid] = nsecs; }
+			uretprobe:$exe:processCommand /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }" \
+			>"$tmp/prof.out" 2>"$tmp/prof.err" &
+		prof=$!
+		wait_attached "$prof" bpftrace ;;
+	perf999)
+		perf record -g -F 999 -p "$server" -o "$tmp/perf.data" >/dev/null 2>"$tmp/prof.err" &
+		prof=$!
+		wait_attached "$prof" perf ;;
+	esac
+	local rps
+	rps=$(load)
+	after=$(commands)
+	[ -n "$prof" ] && stop_prof
+	echo "$rps" >>"$tmp/$label.rps"
+	if [ "${label#sonde}" != "$label" ]; then
+		local calls
+		calls=$("$sonde" report "$tmp/$label.sonde" --json | jq '[.probes[].kernel_calls] | add')
+		echo "$((after - before)) $calls" >>"$tmp/$label.calls"
+	fi
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+start_server
+configs=(none sonde99 sonde999 bpftrace perf999)
+command -v bpftrace >/dev/null || configs=(none sonde99 sonde999 perf999)
+for _ in $(seq "$rounds"); do
+	for c in "${configs[@]}"; do run "$c"; done
+done
+
+base=$(median <"$tmp/none.rps")
+echo "redis-benchmark -n $requests -c 50 -t set,get over a unix socket; median of $rounds rounds"
+for c in "${configs[@]}"; do
+	r=$(median <"$tmp/$c.rps")
+	printf '%-10s %9s req/s  %5.3f of no profiler\n' "$c" "$r" "$(awk -v a="$r" -v b="$base" 'BEGIN { print a / b }')"
+done
+for c in sonde99 sonde999; do
+	echo "$c: commands redis counted / calls sonde's kernel counted, per round: $(paste -sd, "$tmp/$c.calls")"
+	"$sonde" report "$tmp/$c.sonde" --json | jq -r '.probes[0] | "  last round: \(.kernel_calls) calls, \(.records) kept with a record, p50 \(.p50_ns) ns, p99 \(.p99_ns) ns, sonde inside calls \(.own_ns / (.kernel_calls + 0.001) | floor) ns/call"'
+	"$sonde" report "$tmp/$c.sonde" --json | jq -r '.overhead | "  calibrated: a call \(.calib_call_ns) ns, a sample \(.calib_sample_ns) ns"'
+done
