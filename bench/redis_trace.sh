@@ -53,7 +53,7 @@ wait_attached() { # pid what
 	for _ in $(seq 200); do
 		case $2 in
 		sonde) # its entry and return uprobes are in place
-			[ "$(bpftool perf list 2>/dev/null | grep "^pid $1 " | grep -c "uprobe.*redis")" -ge 2 ] &&
+			[ "$(bpftool perf list 2>/dev/null | grep "^pid $1 " | grep -c "probe .*redis")" -ge 2 ] &&
 				return 0 ;;
 		bpftrace) grep -q '^Attaching' "$tmp/prof.out" 2>/dev/null && { sleep 1; return 0; } ;;
 		perf) sleep 1; return 0 ;;
