@@ -158,3 +158,12 @@ wait_exec() {
 	done
 	fail "process $1 never ran $2"
 }
+
+# assert_share NAME SHARE EXPECTED SAMPLES: a function's share of SAMPLES
+# samples is the EXPECTED share the target measured itself, within 0.02 + 3
+# standard deviations of a share counted from that many samples (few on a
+# busy machine, where the target gets little CPU).
+assert_share() {
+	assert_near "$1 (of $4 samples)" "$2" "$3" \
+		"$(awk -v e="$3" -v n="$4" 'BEGIN { if (n < 1) n = 1; print 0.02 + 3 * sqrt(e * (1 - e) / n) }')"
+}

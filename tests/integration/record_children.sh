@@ -17,5 +17,6 @@ for who in child parent; do
 		"$(jq --argjson p "$pid" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/r.json")" "$cpu" 499
 done
 child_cpu=$(awk -F'cpu_s=' '/^child / { c = $2 } /^parent / { p = $2 } END { print c / (c + p) }' "$WORK/target.out")
-assert_near "child_work share" "$(function_share "$WORK/r.json" child_work)" "$child_cpu" 0.05
-assert_near "parent_work share" "$(function_share "$WORK/r.json" parent_work)" "$(awk -v c="$child_cpu" 'BEGIN { print 1 - c }')" 0.05
+n=$(jq .samples "$WORK/r.json")
+assert_share "child_work share" "$(function_share "$WORK/r.json" child_work)" "$child_cpu" "$n"
+assert_share "parent_work share" "$(function_share "$WORK/r.json" parent_work)" "$(awk -v c="$child_cpu" 'BEGIN { print 1 - c }')" "$n"

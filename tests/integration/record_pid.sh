@@ -18,7 +18,7 @@ wait "$pid"
 
 assert_samples_match_cpu "samples" "$(jq .samples "$WORK/r.json")" "$(cpu_in_recording "$WORK/cpu" "$pid" "$WORK/r.sonde")" 499
 assert_near "duration" "$(jq .duration_s "$WORK/r.json")" 2 0.3
-assert_near "work_hot share" "$(function_share "$WORK/r.json" work_hot)" "$(kv "$WORK/target.out" hot_share)" 0.05
+assert_share "work_hot share" "$(function_share "$WORK/r.json" work_hot)" "$(kv "$WORK/target.out" hot_share)" "$(jq .samples "$WORK/r.json")"
 [ "$(jq --argjson p "$pid" '[.threads[] | select(.pid == $p)] | length' "$WORK/r.json")" -ge 1 ] ||
 	fail "no samples attributed to PID $pid"
 pass "samples attributed to PID $pid"
