@@ -70,7 +70,7 @@ struct live {
 	struct join *joins;  /* open addressing by span id */
 	size_t njoin_slots, njoins;
 	uint64_t joins_dropped;
-	struct probe_state probes[SONDE_MAX_PROBES];
+	struct probe_state probes[SESSION_MAX_PROBES];
 	struct rate_ring sample_rate, call_rate;
 	uint64_t *sec_id, *sec_weight; /* every sample's weight per second, ring of keep_s */
 	size_t nsec;
@@ -565,7 +565,7 @@ static void take_calls(struct live *l)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
-		if (sp->open || sp->probe >= SONDE_MAX_PROBES)
+		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
 			continue;
 		uint64_t end = span_end_ns(sp);
 		l->ncalls++;
@@ -677,7 +677,7 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
 	l->start_ns = (uint64_t)(session_start_time(s) * 1e9);
 	l->held_from_ns = l->start_ns;
-	for (size_t i = 0; i < SONDE_MAX_PROBES; i++)
+	for (size_t i = 0; i < SESSION_MAX_PROBES; i++)
 		l->probes[i].slow_threshold_ns = UINT64_MAX;
 	return l;
 }
