@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	build-essential cmake pkg-config clang llvm
-	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev
+	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev libcapstone-dev
 	libcriterion-dev
 	binutils elfutils libc6-dbg
 	libncurses-dev

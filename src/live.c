@@ -863,7 +863,7 @@ static void print_probe_list(const struct live *l, FILE *out, int first, int cou
 
 static int do_trace(struct live *l, const char *spec, FILE *out)
 {
-	char err[512];
+	char err[1024] = "";
 	size_t before = l->p->nprobes;
 	int n = 0;
 	int first = session_trace(l->s, spec, &n, err, sizeof(err));
@@ -874,6 +874,8 @@ static int do_trace(struct live *l, const char *spec, FILE *out)
 		print_probe_list(l, out, (int)before, (int)(l->p->nprobes - before));
 	else
 		fprintf(out, "%s", l->p->probes[first].name);
+	if (*err) /* functions the pattern named that a probe would break */
+		fprintf(out, "; %s", err);
 	fputc('\n', out);
 	return 0;
 }

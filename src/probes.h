@@ -51,9 +51,19 @@ struct probe_scope {
  * in *out (free with probes_free), or -1 with one line in err: binary not
  * found, a library no running target maps, no such function (with the
  * nearest names), no debug info for a function missing from .dynsym, no
- * match for a glob. */
+ * match for a glob, or a function a span probe would break:
+ *  - the entry point (e_entry, e.g. _start): jumped to, never returns; a
+ *    return probe there overwrites the process's arguments;
+ *  - a function that never returns (DW_AT_noreturn, where debug info is
+ *    installed): its calls have no end;
+ *  - a symbol that starts inside an instruction (decoding from the start of
+ *    the function holding it, by its FDE or an enclosing symbol, does not
+ *    reach it): the breakpoint would rewrite that instruction.
+ * A glob leaves such functions out and describes them in `note` (one line,
+ * "" when none; note may be NULL). */
 int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *err, size_t errlen);
+		   struct probe_target **out, char *note, size_t notelen, char *err,
+		   size_t errlen);
 
 void probes_free(struct probe_target *t, int n);
 

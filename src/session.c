@@ -442,7 +442,9 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 }
 
 /* Traces every function a spec names, all or none. Returns the probe id of
- * the first one (and their number in *count), or -1 with err. A function
+ * the first one (and their number in *count), with a note in err ("" if
+ * none: functions a glob named that a probe would break), or -1 with err.
+ * A function
  * already traced keeps its probe; one traced before and untraced gets its
  * probe id back; new ones get the next ids. */
 static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
@@ -462,7 +464,8 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .pids = running,
 				    .npids = nrunning,
 				    .env = &env};
-	int n = probes_resolve(spec, &scope, &t, why, sizeof(why));
+	char note[768];
+	int n = probes_resolve(spec, &scope, &t, note, sizeof(note), why, sizeof(why));
 	free(running);
 	if (n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
@@ -525,6 +528,7 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 	first = ids[0];
 	if (count)
 		*count = n;
+	snprintf(err, errlen, "%s", note); /* what the spec named but left out */
 out:
 	free(ids);
 	free(fresh);
@@ -929,6 +933,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 			goto fail;
 		}
 		s->trace_probe_count[i] = n;
+		if (*err)
+			errorf("--trace %s: %s", o->traces[i], err);
 	}
 	if (setup_sampling_decisions(s))
 		goto fail;
