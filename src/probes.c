@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ifunc.h"
 #include "insn.h"
 #include "symbols.h"
 #include "target.h"
@@ -24,6 +25,7 @@
 struct elf_function {
 	char *name;
 	uint64_t vaddr, size;
+	bool ifunc; /* STT_GNU_IFUNC: vaddr is the resolver */
 };
 
 struct function_list {
@@ -65,10 +67,11 @@ char *probes_which(const char *program)
 	return found;
 }
 
-static void list_add(struct function_list *l, const char *name, uint64_t vaddr, uint64_t size)
+static void list_add(struct function_list *l, const char *name, uint64_t vaddr, uint64_t size,
+		     bool ifunc)
 {
 	grow_array((void **)&l->f, &l->cap, l->n + 1, sizeof(*l->f));
-	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size};
+	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size, ifunc};
 }
 
 static void list_free(struct function_list *l)
@@ -105,7 +108,7 @@ static void read_symbols(Elf *elf, struct function_list *l, unsigned types)
 			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			list_add(l, name, sym.st_value, sym.st_size);
+			list_add(l, name, sym.st_value, sym.st_size, type == STT_GNU_IFUNC);
 		}
 	}
 }
@@ -684,6 +687,49 @@ static void explain_unsafe(enum unsafe u, const char *func, const char *binary, 
 	}
 }
 
+/* Adds "name (why)" to a glob's list of functions it leaves out. */
+static void note_skip(char *list, size_t size, size_t *len, const char *name, const char *why)
+{
+	if (*len >= size)
+		return;
+	int w = snprintf(list + *len, size - *len, "%s%s (%s)", *len ? ", " : "", name, why);
+	*len = w < 0 ? size : *len + (size_t)w;
+}
+
+/* --- IFUNC symbols: probe the implementation the target uses ---------------- */
+
+/* The function an IFUNC symbol resolved to, as a function of the list (the
+ * symbol at the implementation's address: __strlen_avx2), asking the
+ * target's processes that map the file, else sonde's own process (the
+ * same file, CPU and environment make the same choice as a command sonde
+ * starts will). Fills *impl (name: malloc'd) and *asked (the PID, or 0
+ * for sonde itself); -1 when no process knows. */
+static int resolve_ifunc(Elf *elf, const struct stat *st, const struct function_list *fl,
+			 const struct elf_function *f, const struct probe_scope *sc,
+			 struct elf_function *impl, pid_t *asked)
+{
+	uint64_t vaddr = 0;
+	int r = -1;
+	for (int i = 0; i < sc->npids && r < 0; i++)
+		if ((r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, sc->pids[i],
+				       &vaddr)) == 0)
+			*asked = sc->pids[i];
+	if (r < 0 && (r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, getpid(),
+					&vaddr)) == 0)
+		*asked = 0;
+	if (r < 0)
+		return -1;
+	*impl = (struct elf_function){NULL, vaddr, 0, false};
+	for (size_t i = 0; i < fl->n && !impl->name; i++)
+		if (fl->f[i].vaddr == vaddr && !fl->f[i].ifunc) {
+			impl->name = xstrdup(fl->f[i].name);
+			impl->size = fl->f[i].size;
+		}
+	if (!impl->name)
+		impl->name = xasprintf("0x%llx", (unsigned long long)vaddr);
+	return 0;
+}
+
 int probes_resolve(const char *spec, const struct probe_scope *scope,
 		   struct probe_target **out, char *note, size_t notelen, char *err, size_t errlen)
 {
@@ -732,7 +778,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	struct debug_file dbg = {.fd = -1};
 	if (!fl.had_symtab && find_debug_file(elf, binary, &dbg))
 		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
-	int n = 0, nunsafe = 0;
+	int n = 0, nunsafe = 0, nskipped = 0;
 	bool refused = false;
 	struct probe_target *t = NULL;
 	size_t cap = 0;
@@ -751,20 +797,43 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		const struct elf_function *f = &fl.f[i];
 		if (is_glob(func) ? fnmatch(func, f->name, 0) != 0 : strcmp(func, f->name) != 0)
 			continue;
-		uint64_t off;
-		if (vaddr_to_offset(elf, f->vaddr, &off))
+		struct elf_function impl = {0};
+		pid_t asked = 0;
+		if (f->ifunc && resolve_ifunc(elf, &st, &fl, f, scope, &impl, &asked)) {
+			if (!is_glob(func)) {
+				snprintf(err, errlen,
+					 "%s in %s is an IFUNC (its implementation is chosen when the "
+					 "library loads) and no process of the target, nor sonde, has it "
+					 "loaded: start the target first (-p), or trace an implementation",
+					 f->name, shown);
+				refused = true;
+				break;
+			}
+			note_skip(skipped, sizeof(skipped), &skipped_len, f->name,
+				  "an IFUNC no process has loaded");
+			nskipped++;
 			continue;
+		}
+		const struct elf_function *code = impl.name ? &impl : f; /* where calls go */
+		uint64_t off;
+		if (vaddr_to_offset(elf, code->vaddr, &off)) {
+			free(impl.name);
+			continue;
+		}
 		bool seen = false; /* aliases and .symtab/.dynsym duplicates */
 		for (int k = 0; k < n && !seen; k++)
 			seen = t[k].offset == off;
 		for (int k = 0; k < nunsafe && !seen; k++)
 			seen = unsafe_offs[k] == off;
-		if (seen)
+		if (seen) {
+			free(impl.name);
 			continue;
+		}
 		char why[160];
-		enum unsafe u = check_safe(&safety, f, why, sizeof(why));
+		enum unsafe u = check_safe(&safety, code, why, sizeof(why));
 		if (u != SAFE && !is_glob(func)) {
 			explain_unsafe(u, f->name, shown, why, err, errlen);
+			free(impl.name);
 			refused = true;
 			break;
 		}
@@ -772,29 +841,30 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 			grow_array((void **)&unsafe_offs, &unsafe_cap, (size_t)nunsafe + 1,
 				   sizeof(*unsafe_offs));
 			unsafe_offs[nunsafe++] = off;
-			if (skipped_len < sizeof(skipped)) {
-				int w = snprintf(skipped + skipped_len, sizeof(skipped) - skipped_len,
-						 "%s%s (%s)", skipped_len ? ", " : "", f->name, why);
-				skipped_len = w < 0 ? sizeof(skipped) : skipped_len + (size_t)w;
-			}
+			nskipped++;
+			note_skip(skipped, sizeof(skipped), &skipped_len, f->name, why);
+			free(impl.name);
 			continue;
 		}
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
-		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, f->size,
-					       (uint64_t)st.st_dev, (uint64_t)st.st_ino};
+		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, code->size,
+					       (uint64_t)st.st_dev, (uint64_t)st.st_ino, impl.name,
+					       asked};
 	}
 	free(unsafe_offs);
 	if (safety.dw)
 		dwarf_end(safety.dw);
 	symbols_fdes_free(safety.fdes);
-	if (nunsafe && note && notelen)
-		snprintf(note, notelen, "not traced: %d function%s '%s' names that a probe would break: %s",
-			 nunsafe, nunsafe == 1 ? "" : "s", func, skipped);
+	if (nskipped && note && notelen)
+		snprintf(note, notelen,
+			 "not traced: %d function%s '%s' names that a probe would break or cannot "
+			 "reach: %s",
+			 nskipped, nskipped == 1 ? "" : "s", func, skipped);
 	if (refused) {
 		probes_free(t, n);
 		t = NULL;
 		n = -1;
-	} else if (n == 0 && nunsafe) {
+	} else if (n == 0 && nskipped) {
 		snprintf(err, errlen, "no function in %s that '%s' names can be traced: %s", shown,
 			 func, skipped);
 		n = -1;
@@ -838,6 +908,7 @@ void probes_free(struct probe_target *t, int n)
 	for (int i = 0; i < n; i++) {
 		free(t[i].function);
 		free(t[i].binary);
+		free(t[i].ifunc_impl);
 	}
 	free(t);
 }

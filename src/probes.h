@@ -15,7 +15,13 @@
  * directories).
  *
  * Functions come from the ELF .symtab and .dynsym (STT_FUNC and IFUNC,
- * defined, non-zero), and, when the binary has no .symtab, from the .symtab
+ * defined, non-zero). An IFUNC symbol's address is its resolver, called
+ * once at load time: it is traced at the implementation the target uses,
+ * read from a running target process's GOT (see ifunc.h), else from sonde's
+ * own when it loads the same file (a command sonde starts gets the same
+ * CPU, file and environment); an IFUNC neither has loaded is refused by
+ * name and left out of globs. Functions also come, when the binary has no
+ * .symtab, from the .symtab
  * of its separate debug file (/usr/lib/debug/.build-id/xx/rest.debug or
  * .gnu_debuglink: what a -dbgsym package installs). The file offset of the
  * entry is derived from the PT_LOAD program headers, which is what the
@@ -35,6 +41,8 @@ struct probe_target {
 	uint64_t offset; /* file offset of the function's entry */
 	uint64_t size;   /* symbol size in bytes (0 if unknown) */
 	uint64_t dev, ino; /* the file's identity: one file reached by two paths is one */
+	char *ifunc_impl;  /* for an IFUNC symbol, the implementation probed instead */
+	pid_t ifunc_asked; /* the process that said so (0: sonde's own) */
 };
 
 /* Where a spec is resolved. */

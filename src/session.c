@@ -525,6 +525,15 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 		}
 		s->attached[ids[i]] = true;
 	}
+	for (int i = 0; i < n && s->o->verbose; i++) {
+		if (!t[i].ifunc_impl)
+			continue;
+		char who[64] = "sonde's own process (the same file, CPU and environment)";
+		if (t[i].ifunc_asked)
+			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
+		fprintf(stderr, "sonde: %s is an IFUNC in %s: tracing %s, the implementation %s uses\n",
+			t[i].function, t[i].binary, t[i].ifunc_impl, who);
+	}
 	first = ids[0];
 	if (count)
 		*count = n;
