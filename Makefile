@@ -3,13 +3,18 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all sonde deps test sanitize demo bench clean
+.PHONY: all sonde deps test-deps test sanitize demo bench clean
 
 all: sonde
 
-# Install missing Debian packages (no-op when everything is present).
+# Install missing Debian packages (no-op when everything is present): deps
+# for building and the demo, test-deps for `make test` (sanitizer runtimes,
+# the tools the tests compare against, the npm packages of tests/js).
 deps:
-	@./scripts/bootstrap.sh
+	@./scripts/bootstrap.sh build
+
+test-deps:
+	@./scripts/bootstrap.sh test
 
 $(BUILD)/CMakeCache.txt: CMakeLists.txt | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
@@ -21,11 +26,11 @@ sonde: deps $(BUILD)/CMakeCache.txt
 # short run of every fuzz target in a clang ASan/UBSan/libFuzzer build.
 SAN_BUILD ?= build-san
 
-test: sonde sanitize
+test: test-deps sonde sanitize
 	cd $(BUILD) && ctest --output-on-failure -j 1
 	cd $(SAN_BUILD) && ctest --output-on-failure -j 1 -L 'unit|fuzz'
 
-sanitize: deps
+sanitize: test-deps
 	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(SAN_BUILD) \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_SANITIZE=ON -DSONDE_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)

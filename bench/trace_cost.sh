@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 loop_ns() { # the loop time the target printed ("LOOP_NS CALLS CPU_NS") in the output on stdin
-	awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $1 } END { if (ns == "") exit 1; print ns }'
+	awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $3 } END { if (ns == "") exit 1; print ns }'
 }
 
 have_bpftrace=1
@@ -60,8 +60,15 @@ bt_start() {
 	grep -v RLIMIT_MEMLOCK "$tmp/bt.err" >&2 || true
 	return 1
 }
-bt_stop() {
-	kill -INT "$bt_pid"
+bt_stop() { # SIGINT prints the maps; bpftrace can miss one sent while it is still setting up
+	for _ in 1 2 3; do
+		kill -INT "$bt_pid" 2>/dev/null || break
+		for _ in $(seq 25); do
+			kill -0 "$bt_pid" 2>/dev/null || break 2
+			sleep 0.2
+		done
+	done
+	kill -0 "$bt_pid" 2>/dev/null && kill -TERM "$bt_pid"
 	wait "$bt_pid" || true
 	bt_pid=
 }

@@ -59,7 +59,8 @@ struct {
 	__type(value, struct sonde_thread_state);
 } zero_state SEC(".maps");
 
-/* Completed calls per probe in log2 buckets: key = probe * 64 + bucket. */
+/* Completed calls per probe in log-linear buckets (sonde_abi.h):
+ * key = probe * SONDE_HIST_BUCKETS + bucket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SONDE_MAX_PROBES * SONDE_HIST_BUCKETS);
@@ -127,11 +128,11 @@ static __always_inline int is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_tgid)
+static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_tgid, __u64 time_ns)
 {
 	h->kind = kind;
 	h->cpu = bpf_get_smp_processor_id();
-	h->time_ns = bpf_ktime_get_ns();
+	h->time_ns = time_ns;
 	h->pid = pid_tgid >> 32;
 	h->tid = (__u32)pid_tgid;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
@@ -162,10 +163,18 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 	return in_ok && slow_ok;
 }
 
-/* A sample interrupted the thread: charge its cost (measured run time of the
- * sampler plus the calibrated interrupt entry/exit) to the thread, and mark
- * the calls in flight as sampled, so their return sends a record. */
-static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0)
+/* A span id for a call in flight that needs one (a sample or a record
+ * refers to it): most calls never do, so ids are given lazily. */
+static __always_inline __u64 span_id_of(struct sonde_span_frame *f)
+{
+	if (!f->span_id)
+		f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
+	return f->span_id;
+}
+
+/* A sample interrupted the thread: mark the calls in flight as sampled, so
+ * their return sends a record, and give them ids for the sample to name. */
+static __always_inline void sample_mark(struct sonde_thread_state *st)
 {
 	if (!st)
 		return;
@@ -174,8 +183,16 @@ static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t
 		if (i >= depth)
 			break;
 		st->frames[i].flags |= SONDE_FRAME_SAMPLED;
+		span_id_of(&st->frames[i]);
 	}
-	st->own_ns += bpf_ktime_get_ns() - t0 + calib.sample_unseen_ns;
+}
+
+/* Charges a sample's cost (measured run time of the sampler plus the
+ * calibrated interrupt entry/exit) to the thread. */
+static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0)
+{
+	if (st)
+		st->own_ns += bpf_ktime_get_ns() - t0 + calib.sample_unseen_ns;
 }
 
 /* The return addresses uretprobes replaced with their trampoline on this
@@ -222,6 +239,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 		sample_charge(st, t0);
 		return 0;
 	}
+	sample_mark(st);
 
 	struct sonde_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
 	if (!s) {
@@ -229,7 +247,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 		sample_charge(st, t0);
 		return 0;
 	}
-	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid);
+	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid, t0);
 	s->event = event;
 	s->_pad2 = 0;
 	s->nreturns = hijacked_returns(s->returns, &s->returns_chained);
@@ -278,7 +296,7 @@ static __always_inline void emit_task(__u32 kind, __u64 pid_tgid, __u32 child_pi
 		count(SONDE_CNT_LOST_TASK);
 		return;
 	}
-	fill_hdr(&e->hdr, kind, pid_tgid);
+	fill_hdr(&e->hdr, kind, pid_tgid, bpf_ktime_get_ns());
 	e->child_pid = child_pid;
 	e->child_tgid = child_tgid;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
@@ -340,7 +358,7 @@ int on_exit(void *ctx)
 /* --- span probes: one program pair, attached once per traced function with
  * the probe id (its slot) and attach generation as the attach cookie ----- */
 
-static __always_inline __u32 log2_bucket(__u64 v)
+static __always_inline __u32 log2_floor(__u64 v)
 {
 	__u32 r = 0;
 	if (v >> 32) { v >>= 32; r += 32; }
@@ -350,6 +368,15 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	if (v >> 2) { v >>= 2; r += 2; }
 	if (v >> 1) { r += 1; }
 	return r;
+}
+
+static __always_inline __u32 hist_bucket(__u64 v)
+{
+	if (v < SONDE_HIST_SUB)
+		return (__u32)v;
+	__u32 k = log2_floor(v);
+	return (k - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB +
+	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
 }
 
 /* The config of an attachment still in force: low 32 bits of the cookie
@@ -384,19 +411,26 @@ static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
 SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
-	__u64 t0 = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 probe = (__u32)cookie;
 	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (!is_target(pid_tgid >> 32))
-		return 0;
+	__u32 tid = (__u32)pid_tgid;
+	/* A thread with a state is a target's (states are made only for
+	 * targets, and dropped when the thread exits): one hash lookup instead
+	 * of two on the path every call takes. */
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st) {
+		if (!is_target(pid_tgid >> 32))
+			return 0;
+		st = thread_state(tid);
+	}
+	__u64 t0 = bpf_ktime_get_ns();
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	if (ps)
 		ps->entered++;
-	struct sonde_thread_state *st = thread_state((__u32)pid_tgid);
 	if (!st)
 		return 0;
 	__u32 d = st->depth;
@@ -406,25 +440,23 @@ int span_enter(struct pt_regs *ctx)
 		return 0;
 	}
 	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
-	f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
+	f->span_id = 0;
 	f->probe = probe;
 	f->gen = cfg->gen;
 	f->flags = 0;
 	st->depth = d + 1;
-	/* The call's measured interval begins after this handler's work, which
-	 * is charged to the calls that enclose it. */
-	__u64 t1 = bpf_ktime_get_ns();
-	st->own_ns += t1 - t0;
-	if (ps)
-		ps->handler_ns += t1 - t0;
+	/* One clock read per handler: the rest of this handler's run time is
+	 * inside the calibrated trap cost (self_unseen_ns for this call,
+	 * call_unseen_ns for the calls around it). */
 	f->own_at_entry = st->own_ns;
-	f->start_ns = t1;
+	f->start_ns = t0;
 	return 0;
 }
 
 /* Counts a completed call: corrects its duration by sonde's own cost inside
  * it, counts it in the histogram and the probe's totals, and sends a record
- * when the probe's policy wants one. */
+ * when the probe's policy wants one (sonde_probe_config). Most calls end
+ * here without a record: nothing crosses to user space for them. */
 static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state *st, __u32 level,
 				      __u64 now, struct sonde_probe_config *cfg,
 				      struct sonde_probe_stats *ps)
@@ -433,7 +465,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	__u64 raw = now - f->start_ns;
 	__u64 own = st->own_ns - f->own_at_entry + cfg->self_unseen_ns;
 	__u64 duration = raw > own ? raw - own : 0;
-	__u32 key = f->probe * SONDE_HIST_BUCKETS + log2_bucket(duration);
+	__u32 key = f->probe * SONDE_HIST_BUCKETS + hist_bucket(duration);
 	__u64 *slot = bpf_map_lookup_elem(&hists, &key);
 	if (slot)
 		*slot += 1;
@@ -442,25 +474,34 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 		ps->raw_ns += raw;
 		ps->own_ns += raw - duration;
 	}
-	if (duration < cfg->emit_min_ns || (calib.calib_tid && (__u32)pid_tgid == calib.calib_tid))
+	if (!cfg->emit_all && !(f->flags & SONDE_FRAME_SAMPLED) && duration < cfg->emit_min_ns)
 		return;
+	if (calib.calib_tid && (__u32)pid_tgid == calib.calib_tid)
+		return;
+	/* Sending is the costly part and happens for few calls: it is timed and
+	 * charged to the calls around this one. */
+	__u64 t0 = bpf_ktime_get_ns();
 	struct sonde_span *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count(SONDE_CNT_LOST_SPANS);
 		return;
 	}
-	fill_hdr(&r->hdr, SONDE_REC_SPAN, pid_tgid);
-	r->hdr.time_ns = now;
+	fill_hdr(&r->hdr, SONDE_REC_SPAN, pid_tgid, now);
 	r->probe = f->probe;
 	r->depth = level + 1;
-	r->span_id = f->span_id;
-	r->parent_span_id = level > 0 ? st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)].span_id : 0;
+	r->span_id = span_id_of(f);
+	r->parent_span_id =
+		level > 0 ? span_id_of(&st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)]) : 0;
 	r->start_ns = f->start_ns;
 	r->duration_ns = duration;
 	r->raw_duration_ns = raw;
 	bpf_ringbuf_submit(r, span_submit_flags());
-	if (ps)
+	__u64 sent = bpf_ktime_get_ns() - t0;
+	st->own_ns += sent;
+	if (ps) {
 		ps->emitted++;
+		ps->handler_ns += sent;
+	}
 }
 
 SEC("uretprobe")
@@ -508,11 +549,9 @@ int span_exit(struct pt_regs *ctx)
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
 	st->depth = (__u32)found;
-	/* Everything this call cost sonde, seen from the calls around it: both
-	 * handlers' run times and the traps no handler can time. */
-	__u64 t1 = bpf_ktime_get_ns();
-	st->own_ns += t1 - now + cfg->call_unseen_ns;
-	if (ps)
-		ps->handler_ns += t1 - now;
+	/* What this call cost sonde, seen from the calls around it, beyond a
+	 * record it sent (charged above): the traps and the handlers' own run
+	 * time, calibrated. */
+	st->own_ns += cfg->call_unseen_ns;
 	return 0;
 }

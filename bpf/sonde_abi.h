@@ -16,7 +16,14 @@
 #define SONDE_MAX_PROBES 256    /* span probe ids are 0..SONDE_MAX_PROBES-1 */
 #define SONDE_SPAN_DEPTH 32     /* spans in flight per thread that are tracked */
 #define SONDE_SAMPLE_SPANS 16   /* outermost spans a sample carries */
-#define SONDE_HIST_BUCKETS 64   /* log2 buckets: k holds [2^k, 2^(k+1)) ns; 0 holds 0..1 */
+/* Log-linear histogram of call durations: values below 16 ns have a bucket
+ * each; above, every power of two [2^k, 2^(k+1)) is cut into 16 equal
+ * buckets, so a bucket is at most 1/16 of its lower bound wide (a percentile
+ * read at a bucket's middle is within 3.2%). Bucket of v >= 16:
+ * (k - 3) * 16 + ((v >> (k - 4)) & 15), k = floor(log2 v). */
+#define SONDE_HIST_SUB_BITS 4
+#define SONDE_HIST_SUB (1u << SONDE_HIST_SUB_BITS)
+#define SONDE_HIST_BUCKETS ((64 - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB) /* 976 */
 #define SONDE_CALIB_TIMES 1024 /* calibration sample times kept (power of two) */
 #define SONDE_STACK_TOP_WORDS 16 /* user stack words copied from SP: finds the caller of a
 				  * leaf that has no frame pointer set up */
@@ -58,7 +65,8 @@ struct sonde_hdr {
 
 /* One traced call in flight on a thread. */
 struct sonde_span_frame {
-	__u64 span_id;  /* unique per session, never 0 */
+	__u64 span_id;  /* unique per session; 0 until a sample or a record
+			 * needs it (most calls never get one) */
 	__u64 start_ns; /* when the entry handler finished its own work */
 	__u64 own_at_entry; /* the thread's own_ns when the call began */
 	__u32 probe;
@@ -98,7 +106,8 @@ struct sonde_probe_stats {
 	__u64 completed;  /* calls whose return was seen */
 	__u64 raw_ns;     /* sum of measured durations of completed calls */
 	__u64 own_ns;     /* sum of sonde's own cost inside them (raw - corrected) */
-	__u64 handler_ns; /* sum of this probe's own entry+return handler run times */
+	__u64 handler_ns; /* sum of the run times of sending span records (the
+			   * rest of the handlers is in the calibrated trap cost) */
 	__u64 emitted;    /* span records sent */
 };
 
@@ -112,7 +121,11 @@ struct sonde_sampler_config {
 
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
 struct sonde_probe_config {
-	__u64 emit_min_ns; /* send span records only for calls at least this long */
+	/* Which completed calls cross to user space as span records: every one
+	 * (emit_all), else those a sample landed in and those lasting at least
+	 * emit_min_ns (UINT64_MAX: none). All calls are counted in the
+	 * histogram and the probe's totals either way. */
+	__u64 emit_min_ns;
 	/* Calibrated trap costs no handler can time, for this probe's kind of
 	 * first instruction (emulated by the kernel, or single-stepped): */
 	__u64 call_unseen_ns; /* per call, as seen by an enclosing call */
@@ -124,6 +137,8 @@ struct sonde_probe_config {
 			    * under the same attachment, so a call still in flight
 			    * when its probe was removed and re-added is never
 			    * paired with a later return */
+	__u32 emit_all;
+	__u32 _pad;
 };
 
 struct sonde_sample {

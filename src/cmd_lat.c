@@ -27,26 +27,31 @@ static void usage(FILE *f)
 }
 
 struct lat_state {
-	size_t printed_spans; /* spans already shown in an interval */
+	uint64_t (*shown)[LATENCY_LOGLIN_BUCKETS]; /* per probe: counts already shown in an
+						    * interval */
+	size_t nshown;
 	bool interval;
 };
 
-static void print_probe(const struct profile *p, uint32_t probe, size_t from)
+/* Prints the calls a probe's histogram counts (the kernel's, of every call). */
+static void print_probe(const struct profile *p, uint32_t probe, const uint64_t *counts)
 {
-	uint64_t *d = xmalloc((p->nspans - from + 1) * sizeof(*d));
-	size_t n = 0;
-	for (size_t i = from; i < p->nspans; i++)
-		if (p->spans[i].probe == probe)
-			d[n++] = p->spans[i].duration_ns;
+	size_t n;
+	uint64_t total;
+	uint64_t *d = latency_loglin_durations(counts, 1u << 20, &n, &total);
 	struct latency_stats st;
 	latency_compute(d, n, &st);
-	struct latency_hist h = {0};
-	for (size_t i = 0; i < n; i++)
-		latency_hist_add(&h, d[i], 1);
 	free(d);
+	struct latency_hist h = {0};
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++) {
+		uint64_t lo, hi;
+		latency_loglin_bounds(b, &lo, &hi);
+		if (counts[b])
+			latency_hist_add(&h, lo, counts[b]);
+	}
 	char b[7][32];
-	printf("%s: %" PRIu64 " calls", p->probes[probe].name, st.count);
-	if (st.count)
+	printf("%s: %" PRIu64 " calls", p->probes[probe].name, total);
+	if (total)
 		printf(", mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s",
 		       duration_format((uint64_t)st.mean_ns, b[0], 32),
 		       duration_format(st.p50_ns, b[1], 32), duration_format(st.p90_ns, b[2], 32),
@@ -56,15 +61,28 @@ static void print_probe(const struct profile *p, uint32_t probe, size_t from)
 	latency_hist_print(stdout, &h, 40);
 }
 
-static void print_interval(struct profile *p, struct lat_state *ls)
+static void print_interval(struct session *s, struct lat_state *ls)
 {
+	struct profile *p = session_profile(s);
 	time_t now = time(NULL);
 	char when[32];
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	printf("\n[%s]\n", when);
-	for (size_t i = 0; i < p->nprobes; i++)
-		print_probe(p, (uint32_t)i, ls->printed_spans);
-	ls->printed_spans = p->nspans;
+	session_refresh_calls(s);
+	if (ls->nshown < p->nprobes) {
+		ls->shown = xrealloc(ls->shown, p->nprobes * sizeof(*ls->shown));
+		memset(ls->shown + ls->nshown, 0, (p->nprobes - ls->nshown) * sizeof(*ls->shown));
+		ls->nshown = p->nprobes;
+	}
+	uint64_t delta[LATENCY_LOGLIN_BUCKETS];
+	for (size_t i = 0; i < p->nprobes; i++) {
+		for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++) {
+			uint64_t now_b = p->probes[i].hist[b];
+			delta[b] = now_b > ls->shown[i][b] ? now_b - ls->shown[i][b] : 0;
+			ls->shown[i][b] = now_b;
+		}
+		print_probe(p, (uint32_t)i, delta);
+	}
 }
 
 static int on_tick(struct session *s, void *arg, bool final)
@@ -74,11 +92,11 @@ static int on_tick(struct session *s, void *arg, bool final)
 	/* With -i, the calls since the last interval form one more interval, so
 	 * the intervals always add up to the totals. */
 	if (ls->interval)
-		print_interval(p, ls);
+		print_interval(s, ls);
 	if (final) {
 		printf("\n%s:\n", ls->interval ? "All calls" : "Calls");
 		for (size_t i = 0; i < p->nprobes; i++)
-			print_probe(p, (uint32_t)i, 0);
+			print_probe(p, (uint32_t)i, p->probes[i].hist);
 	}
 	fflush(stdout);
 	return 0;
@@ -131,11 +149,16 @@ int cmd_lat(int argc, char **argv)
 	struct session *s = session_start(&so, argc, argv);
 	if (!s)
 		return 1;
+	/* Every figure comes from the kernel's histograms: no call needs a
+	 * record. */
+	for (size_t i = 0; i < session_profile(s)->nprobes; i++)
+		session_keep_calls_over(s, (uint32_t)i, UINT64_MAX);
 	fprintf(stderr, "sonde: tracing %zu function(s); Ctrl-C to end\n",
 		session_profile(s)->nprobes);
 	struct lat_state ls = {.interval = interval > 0};
 	int rc = session_run(s, on_tick, interval, &ls);
 	session_print_summary(s, "traced");
+	free(ls.shown);
 	session_free(s);
 	return rc;
 }

@@ -14,7 +14,7 @@ static void usage(FILE *f)
 		"usage: sonde record [-F HZ | -c PERIOD] [-e EVENT] [-a | -p PID[,PID...]|NAME | -- CMD "
 		"ARGS...]\n"
 		"                    [--no-children] [-d SECONDS] [--trace FUNC]... [--sample-in FUNC]\n"
-		"                    [--sample-slow FUNC:DURATION] -o FILE\n"
+		"                    [--sample-slow FUNC:DURATION] [--all-calls] -o FILE\n"
 		"\n"
 		"Samples user and kernel stacks of the targets, traces the calls of the functions\n"
 		"given with --trace, and writes a recording (SQLite).\n"
@@ -42,6 +42,10 @@ static void usage(FILE *f)
 		"                       the target uses (-v says which); the entry point,\n"
 		"                       noreturn functions and symbols inside an instruction\n"
 		"                       are refused (a glob leaves them out, with a note)\n"
+		"  --all-calls          keep a record of every traced call (for timelines: chrome,\n"
+		"                       flame charts); by default calls are counted in the kernel's\n"
+		"                       histograms and only those samples landed in and those\n"
+		"                       over the p99 so far cross to user space (cheaper per call)\n"
 		"  --sample-in FUNC     take samples only while FUNC runs on the thread (in-kernel)\n"
 		"  --sample-slow FUNC:DURATION  take samples only once the current call of FUNC\n"
 		"                       has run longer than DURATION (e.g. 5ms; in-kernel)\n"
@@ -50,26 +54,41 @@ static void usage(FILE *f)
 		"  -v, --verbose        show libbpf's messages\n");
 }
 
+struct record_args {
+	const char *output;
+	struct session_options *so;
+};
+
+enum { OPT_ALL_CALLS = 3000 };
+
 static int record_option(void *ctx, int c, const char *arg)
 {
+	struct record_args *a = ctx;
+	if (c == OPT_ALL_CALLS) {
+		a->so->all_calls = true;
+		return 0;
+	}
 	if (c != 'o')
 		return -1;
-	*(const char **)ctx = arg;
+	a->output = arg;
 	return 0;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option own[] = {{"output", required_argument, NULL, 'o'}, {0}};
+	static const struct option own[] = {{"output", required_argument, NULL, 'o'},
+					    {"all-calls", no_argument, NULL, OPT_ALL_CALLS},
+					    {0}};
 	struct session_options so;
 	session_options_init(&so);
-	const char *output = NULL;
-	struct session_command cmd = {"o:", own, record_option, usage, &output};
+	struct record_args args = {NULL, &so};
+	struct session_command cmd = {"o:", own, record_option, usage, &args};
 	int exit_code;
 	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
 	if (optind < argc)
 		so.cmd = &argv[optind];
+	const char *output = args.output;
 	if (!output) {
 		errorf("record needs an output file: -o FILE");
 		return 2;

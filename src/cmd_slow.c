@@ -44,8 +44,7 @@ struct slow_state {
 	uint64_t *printed_ns;  /* durations of the calls printed */
 	size_t printed_cap;
 	uint64_t shown_ns;     /* the threshold last announced */
-	size_t calls;          /* calls of the probe seen so far */
-	size_t next_update;    /* calls at which to recompute a statistical threshold */
+	struct session *s;
 };
 
 /* Percentile and auto thresholds follow the calls seen so far. */
@@ -71,12 +70,33 @@ static void update_threshold(struct slow_state *st, struct profile *p)
 	char a[32], b[32];
 	threshold_format(&st->threshold, b, sizeof(b));
 	if (st->threshold.kind == THRESHOLD_AUTO && !modes.found)
-		printf("-- threshold now %s (auto: no second mode, using p95) over %zu calls\n",
-		       duration_format(st->threshold_ns, a, sizeof(a)), n);
+		printf("-- threshold now %s (auto: no second mode, using p95) over %" PRIu64
+		       " calls\n",
+		       duration_format(st->threshold_ns, a, sizeof(a)),
+		       profile_probe_calls(p, (uint32_t)st->probe));
 	else
-		printf("-- threshold now %s (%s over %zu calls)\n",
-		       duration_format(st->threshold_ns, a, sizeof(a)), b, n);
+		printf("-- threshold now %s (%s over %" PRIu64 " calls)\n",
+		       duration_format(st->threshold_ns, a, sizeof(a)), b,
+		       profile_probe_calls(p, (uint32_t)st->probe));
 	st->shown_ns = st->threshold_ns;
+}
+
+/* Percentile and auto thresholds follow the kernel's histogram of every
+ * call, read this often; only the calls over the threshold in force (and
+ * those samples landed in) cross to user space. */
+#define SLOW_FOLLOW_S 0.25
+
+static int follow_threshold(struct session *s, void *arg, bool final)
+{
+	struct slow_state *st = arg;
+	if (final)
+		return 0;
+	if (st->threshold.kind != THRESHOLD_ABSOLUTE)
+		session_refresh_calls(s);
+	update_threshold(st, session_profile(s));
+	/* Until a statistical threshold is known, every call crosses. */
+	session_keep_calls_over(s, (uint32_t)st->probe, st->threshold_ns);
+	return 0;
 }
 
 struct name_count {
@@ -150,14 +170,6 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 	struct slow_state *st = arg;
 	if ((int)sp->probe != st->probe)
 		return;
-	/* A statistical threshold is recomputed each time the number of calls
-	 * has grown by a tenth: early in a run it moves fast, later it hardly
-	 * moves, and the sorts stay O(log n) in number. */
-	size_t calls = ++st->calls;
-	if (st->threshold.kind != THRESHOLD_ABSOLUTE && calls >= st->next_update) {
-		update_threshold(st, session_profile(s));
-		st->next_update = calls + calls / 10 + 1;
-	}
 	if (!st->threshold_ns || sp->duration_ns <= st->threshold_ns)
 		return;
 	if (st->slow_printed++ == 0)
@@ -258,7 +270,7 @@ int cmd_slow(int argc, char **argv)
 		errorf("name the function: sonde slow FUNC[:THRESHOLD] [-- CMD]");
 		return 2;
 	}
-	struct slow_state st = {.arg = argv[optind++], .next_update = MIN_CALLS_FOR_PERCENTILE};
+	struct slow_state st = {.arg = argv[optind++]};
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind < argc)
@@ -304,11 +316,12 @@ int cmd_slow(int argc, char **argv)
 		free(func);
 		return 2;
 	}
-	update_threshold(&st, session_profile(s));
+	st.s = s;
+	follow_threshold(s, &st, false);
 	session_on_span(s, on_span, &st);
 	fprintf(stderr, "sonde: tracing %s; slow calls are printed as they end; Ctrl-C to end\n",
 		func);
-	int rc = session_run(s, NULL, 0, NULL);
+	int rc = session_run(s, follow_threshold, SLOW_FOLLOW_S, &st);
 	session_print_summary(s, "gathered");
 	/* Calls printed early against a threshold that later rose: say how
 	 * many the final threshold would not call slow. */

@@ -345,7 +345,7 @@ int cmd_top(int argc, char **argv)
 	if (!to.no_ctl) {
 		t.ctl = ctl_server_open(err, sizeof(err));
 		if (!t.ctl)
-			errorf("warning: no control socket (%s); sonde ctl cannot reach this session",
+			errorf("warning: no control socket, so sonde ctl cannot reach this session: %s",
 			       err);
 	}
 	for (int i = 0; i < to.ncmds; i++) {

@@ -252,8 +252,11 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		.event = c->event_map[ev],
 		.stack = profile_stack_intern(c->p, c->frames, n),
 	};
-	profile_add_sample(c->p, &out, links, nlinks);
-	c->stats.samples++;
+	/* Live weights are 1 a sample (or an event period): the profile's
+	 * bound (2^63 - 1 in all) cannot be reached, but a refused sample is
+	 * not counted as added. */
+	if (profile_add_sample(c->p, &out, links, nlinks) == 0)
+		c->stats.samples++;
 }
 
 static uint32_t thread_of(struct collector *c, const struct sonde_hdr *h)
@@ -361,7 +364,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 	case SONDE_REC_EXEC:
 		/* The address space was replaced: re-read maps now, while the
 		 * new image surely runs. */
-		symbols_note_exec(c->syms, (pid_t)h->pid);
+		symbols_note_exec(c->syms, (pid_t)h->pid, h->time_ns);
 		symbols_note_process(c->syms, (pid_t)h->pid);
 		c->stats.execs++;
 		break;

@@ -66,9 +66,10 @@ static uint64_t now_ms(void)
 /* ---- the session directory ------------------------------------------------ */
 
 /* Where sessions live, before any check: see ctl.h. */
-static int dir_candidate(char *buf, size_t size, bool *from_env, char *err, size_t errlen)
+static int dir_candidate(char *buf, size_t size, bool use_env, bool *from_env, char *err,
+			 size_t errlen)
 {
-	const char *env = getenv("SONDE_RUNTIME_DIR");
+	const char *env = use_env ? getenv("SONDE_RUNTIME_DIR") : NULL;
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	int n;
 	*from_env = false;
@@ -97,7 +98,7 @@ static int dir_candidate(char *buf, size_t size, bool *from_env, char *err, size
 int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen)
 {
 	bool from_env;
-	if (dir_candidate(buf, size, &from_env, err, errlen))
+	if (dir_candidate(buf, size, true, &from_env, err, errlen))
 		return -1;
 	const char *fix = from_env ? "or set SONDE_RUNTIME_DIR to a directory of your own"
 				   : "or set SONDE_RUNTIME_DIR to a directory of your own (mode 0700)";
@@ -121,10 +122,30 @@ int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen)
 			S_ISLNK(st.st_mode) ? "a symbolic link" : "a file is in the way", fix);
 		return -1;
 	}
+	/* A directory every user may write to (/tmp, /var/tmp, /dev/shm: sticky
+	 * or world-writable) is shared by design: neither chmod nor removing it
+	 * is the fix, another directory is. */
+	if ((st.st_mode & (S_ISVTX | S_IWOTH)) != 0) {
+		char def[PATH_MAX] = "";
+		bool unused;
+		char ignored[8];
+		if (from_env && dir_candidate(def, sizeof(def), false, &unused, ignored,
+					      sizeof(ignored)) != 0)
+			def[0] = 0;
+		errbuf_set(err, errlen,
+			"session directory %s is shared with other users (mode %04o): set "
+			"SONDE_RUNTIME_DIR to a private directory of your own (mkdir -m 700 DIR)%s%s",
+			buf, (unsigned)(st.st_mode & 07777), def[0] ? ", or unset it to use " : "",
+			def);
+		return -1;
+	}
 	if (st.st_uid != geteuid()) {
 		errbuf_set(err, errlen,
-			"session directory %s belongs to uid %u, not to you (uid %u): remove it, %s",
-			buf, (unsigned)st.st_uid, (unsigned)geteuid(), fix);
+			"session directory %s belongs to uid %u, not to you (uid %u): %s", buf,
+			(unsigned)st.st_uid, (unsigned)geteuid(),
+			from_env ? "set SONDE_RUNTIME_DIR to a directory of your own"
+				 : "remove it, or set SONDE_RUNTIME_DIR to a directory of your own "
+				   "(mode 0700)");
 		return -1;
 	}
 	if (st.st_mode & 077) {

@@ -58,8 +58,9 @@ struct engine {
 	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
 	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
-	uint64_t probe_emit_min[SONDE_MAX_PROBES];
+	struct engine_span_policy policy[SONDE_MAX_PROBES];
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
+	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 	struct detacher det;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
@@ -358,18 +359,28 @@ static bool probe_attached(const struct engine *e, uint32_t probe)
 	return probe != NO_PROBE && slot_of(e, probe) >= 0;
 }
 
-static int set_probe_config(struct engine *e, uint32_t slot, uint64_t emit_min_ns, bool active)
+static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 {
 	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[slot]];
+	const struct engine_span_policy *pol = &e->policy[slot];
 	struct sonde_probe_config cfg = {
-		.emit_min_ns = emit_min_ns,
+		.emit_min_ns = pol->emit_min_ns,
+		.emit_all = pol->emit_all,
 		.call_unseen_ns = tc->call_unseen_ns,
 		.self_unseen_ns = tc->self_unseen_ns,
 		.active = active,
 		.gen = e->probe_gen[slot],
 	};
-	e->probe_emit_min[slot] = emit_min_ns;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
+}
+
+int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p)
+{
+	int slot = slot_of(e, probe);
+	if (slot < 0)
+		return -1;
+	e->policy[slot] = *p;
+	return set_probe_config(e, (uint32_t)slot, true);
 }
 
 void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
@@ -381,7 +392,7 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 	/* Probes already attached take the new figures at once. */
 	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
 		if (e->probe_class[s] == cls && e->slot_probe[s] != NO_PROBE)
-			set_probe_config(e, s, e->probe_emit_min[s], true);
+			set_probe_config(e, s, true);
 }
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
@@ -498,12 +509,16 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
-	uint64_t *zeros = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	uint64_t *zeros = xcalloc((size_t)SONDE_HIST_BUCKETS * (size_t)ncpu, sizeof(uint64_t));
+	uint32_t keys[SONDE_HIST_BUCKETS];
+	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
+		keys[b] = slot * SONDE_HIST_BUCKETS + b;
 	int fd = bpf_map__fd(e->skel->maps.hists);
-	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
-		uint32_t key = slot * SONDE_HIST_BUCKETS + b;
-		bpf_map_update_elem(fd, &key, zeros, BPF_ANY);
-	}
+	uint32_t count = SONDE_HIST_BUCKETS;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	if (bpf_map_update_batch(fd, keys, zeros, &count, &opts))
+		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
+			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
 	free(zeros);
 	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &slot, zstats, BPF_ANY);
@@ -520,7 +535,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	if (found < 0)
 		return;
 	uint32_t slot = (uint32_t)found;
-	set_probe_config(e, slot, 0, false); /* its programs ignore hits from now on */
+	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
 	if (deliver) /* while its records still name the probe */
 		ring_buffer__consume(e->rb);
 	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
@@ -556,12 +571,10 @@ uint32_t engine_calibration_probe(int cls)
 }
 
 static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen);
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
 
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen)
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
 {
 	if (is_calibration(probe)) {
 		snprintf(err, errlen, "probe id %u is sonde's own", probe);
@@ -572,7 +585,7 @@ int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 			 ENGINE_USER_PROBES);
 		return -1;
 	}
-	return attach_span(e, probe, binary, file_offset, pid, emit_min_ns, err, errlen);
+	return attach_span(e, probe, binary, file_offset, pid, err, errlen);
 }
 
 int engine_attach_calibration(struct engine *e, int cls, const char *binary,
@@ -582,7 +595,7 @@ int engine_attach_calibration(struct engine *e, int cls, const char *binary,
 		snprintf(err, errlen, "no calibration probe for class %d", cls);
 		return -1;
 	}
-	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), 0, err,
+	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), err,
 			   errlen);
 }
 
@@ -595,8 +608,7 @@ void engine_detach_calibration(struct engine *e)
 }
 
 static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen)
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
 {
 	int found = slot_of(e, probe);
 	bool fresh = found < 0;
@@ -611,6 +623,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 	if (fresh) {
 		e->probe_gen[slot]++;
 		e->probe_class[slot] = (uint8_t)engine_insn_class_at(binary, file_offset);
+		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 	}
 	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
 	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = cookie, .retprobe = false);
@@ -631,7 +644,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
 				 binary, (unsigned long long)file_offset, strerror(errno));
 	}
-	if (a.enter && set_probe_config(e, slot, emit_min_ns, true)) {
+	if (a.enter && set_probe_config(e, slot, true)) {
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		bpf_link__destroy(a.enter);
 		a.enter = NULL;
@@ -647,77 +660,49 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 	return 0;
 }
 
-/* Every slot's histogram, as the kernel has it (out[SONDE_MAX_PROBES]). */
-static int read_hist_slots(struct engine *e, uint32_t nslots, uint64_t (*out)[SONDE_HIST_BUCKETS])
+/* Sums over CPUs the `n` histogram keys from `first` into out[n], in
+ * batches (one syscall, not one per bucket: a probe has 976). */
+static int read_hist_keys(struct engine *e, uint32_t first, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -1;
-	uint32_t nkeys = nslots * SONDE_HIST_BUCKETS;
-	uint32_t *keys = xcalloc(nkeys, sizeof(*keys));
-	uint64_t *vals = xcalloc((size_t)nkeys * (size_t)ncpu, sizeof(*vals));
+	uint32_t *keys = xcalloc(n, sizeof(*keys));
+	uint64_t *vals = xcalloc((size_t)n * (size_t)ncpu, sizeof(*vals));
 	int fd = bpf_map__fd(e->skel->maps.hists);
-	uint32_t done = 0, out_batch = 0;
+	uint32_t done = 0, batch = 0;
 	int r = 0;
-	/* One syscall for every bucket of every probe (a lookup per bucket and
-	 * probe costs milliseconds with dozens of probes). */
-	while (done < nkeys) {
-		uint32_t count = nkeys - done;
+	memset(out, 0, n * sizeof(*out));
+	while (done < n) {
+		uint32_t count = n - done;
 		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		r = bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch, keys + done,
+		/* An array's batch token is the last key read: start after first - 1. */
+		uint32_t in = done ? batch : first - 1;
+		r = bpf_map_lookup_batch(fd, done || first ? &in : NULL, &batch, keys + done,
 					 vals + (size_t)done * (size_t)ncpu, &count, &opts);
 		done += count;
-		if (r < 0 && errno == ENOENT) { /* the array's end */
-			r = 0;
+		if (r < 0 && errno != ENOENT)
 			break;
-		}
-		if (r < 0 || count == 0)
+		r = 0;
+		if (count == 0)
 			break;
 	}
-	memset(out, 0, (size_t)nslots * sizeof(*out));
-	if (r < 0 || done < nkeys) {
-		/* No batch support: one bucket at a time. */
-		for (uint32_t k = 0; k < nkeys; k++) {
-			if (bpf_map_lookup_elem(fd, &k, vals))
-				continue;
-			for (int c = 0; c < ncpu; c++)
-				out[k / SONDE_HIST_BUCKETS][k % SONDE_HIST_BUCKETS] += vals[c];
-		}
-	} else {
-		for (uint32_t i = 0; i < nkeys; i++) {
-			uint32_t k = keys[i];
-			if (k >= nkeys)
-				continue;
-			for (int c = 0; c < ncpu; c++)
-				out[k / SONDE_HIST_BUCKETS][k % SONDE_HIST_BUCKETS] +=
-					vals[(size_t)i * (size_t)ncpu + (size_t)c];
-		}
-	}
+	for (uint32_t i = 0; r == 0 && i < done && i < n; i++)
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[(size_t)i * (size_t)ncpu + (size_t)c];
 	free(keys);
 	free(vals);
-	return 0;
+	return r;
 }
 
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		return -1;
-	memset(buckets, 0, SONDE_HIST_BUCKETS * sizeof(*buckets));
 	int slot = slot_of(e, probe);
-	if (slot < 0)
+	if (slot < 0) {
+		memset(buckets, 0, SONDE_HIST_BUCKETS * sizeof(*buckets));
 		return 0;
-	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
-	int fd = bpf_map__fd(e->skel->maps.hists);
-	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++) {
-		uint32_t key = (uint32_t)slot * SONDE_HIST_BUCKETS + b;
-		if (bpf_map_lookup_elem(fd, &key, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			buckets[b] += vals[c];
 	}
-	free(vals);
-	return 0;
+	return read_hist_keys(e, (uint32_t)slot * SONDE_HIST_BUCKETS, SONDE_HIST_BUCKETS, buckets);
 }
 
 int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
@@ -729,8 +714,9 @@ int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_
 			nslots = s + 1;
 	if (!nslots)
 		return 0;
+	/* Rows of slots are SONDE_HIST_BUCKETS long, as the map's keys. */
 	uint64_t(*slots)[SONDE_HIST_BUCKETS] = xcalloc(nslots, sizeof(*slots));
-	int r = read_hist_slots(e, nslots, slots);
+	int r = read_hist_keys(e, 0, nslots * SONDE_HIST_BUCKETS, &slots[0][0]);
 	for (uint32_t s = 0; r == 0 && s < nslots; s++)
 		if (e->slot_probe[s] < nprobes)
 			memcpy(out[e->slot_probe[s]], slots[s], sizeof(slots[s]));
@@ -764,6 +750,11 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
 		uint32_t n = st.depth < SONDE_SPAN_DEPTH ? st.depth : SONDE_SPAN_DEPTH;
+		/* Calls no sample or record named have no id yet: give them ids
+		 * from a range the kernel's counter never reaches. */
+		for (uint32_t i = 0; i < n; i++)
+			if (!st.frames[i].span_id)
+				st.frames[i].span_id = (1ull << 62) + ++e->open_span_ids;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t slot = st.frames[i].probe;
 			uint32_t probe = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;

@@ -92,12 +92,23 @@ bool engine_sampling(const struct engine *e);
  * reused once the kernel has removed its uprobes.
  * pid -1 = any process (the kernel-side target filter still applies); a PID
  * limits the uprobe to that process, which spares every other process the
- * trap (use it for shared libraries). Calls shorter than emit_min_ns are
- * counted in the histogram but send no span record. Returns 0 or -1 with
- * err. Attaching the same probe id again for another PID adds attachments. */
+ * trap (use it for shared libraries). Every completed call is counted in the
+ * probe's histogram and totals; which ones also send a span record is the
+ * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
+ * id again for another PID adds attachments. */
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, uint64_t emit_min_ns, char *err,
-		       size_t errlen);
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
+
+/* Which completed calls of an attached probe send a span record: every one
+ * (emit_all), else those a sample landed in and those lasting at least
+ * emit_min_ns (UINT64_MAX: no others). A fresh attachment starts zeroed
+ * (every call of 0 ns or more: all) until set; it takes effect at once.
+ * Returns 0, or -1 when the probe is not attached. */
+struct engine_span_policy {
+	uint64_t emit_min_ns;
+	bool emit_all;
+};
+int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
 /* How many more probes can be attached now. */
 int engine_probes_available(const struct engine *e);
@@ -124,9 +135,9 @@ int engine_attach_calibration(struct engine *e, int cls, const char *binary,
 			      uint64_t file_offset, char *err, size_t errlen);
 void engine_detach_calibration(struct engine *e);
 
-/* Reads a probe's in-kernel log2 histogram of completed calls (summed over
- * CPUs) into buckets[SONDE_HIST_BUCKETS] (zeros when it is not attached).
- * Returns 0 or -1. */
+/* Reads a probe's in-kernel log-linear histogram of completed calls
+ * (sonde_abi.h; summed over CPUs) into buckets[SONDE_HIST_BUCKETS] (zeros
+ * when it is not attached). Returns 0 or -1. */
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
 
 /* The histograms of probes 0..nprobes-1 at once (one batched read when the

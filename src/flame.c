@@ -1,6 +1,6 @@
 #include "flame.h"
-#include <stdio.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +14,12 @@ static struct flame_node *node_new(uint32_t frame, struct flame_node *parent)
 	return n;
 }
 
-static void node_free(struct flame_node *n)
+/* Children are left before their parent, so the walk never reads a freed
+ * node. */
+static void free_on_leave(struct flame_node *n, size_t depth, void *arg)
 {
-	for (size_t i = 0; i < n->nchildren; i++)
-		node_free(n->children[i]);
+	(void)depth;
+	(void)arg;
 	free(n->children);
 	free(n);
 }
@@ -34,13 +36,13 @@ void flame_free(struct flame_tree *t)
 {
 	if (!t)
 		return;
-	node_free(t->root);
+	flame_visit(t->root, &(struct flame_visitor){.leave = free_on_leave}, NULL);
 	free(t);
 }
 
 /* Children are searched linearly: fan-out is small in real profiles, and the
  * last-used child is checked first, which makes repeated stacks cheap. */
-static struct flame_node *child_get(struct flame_node *n, uint32_t frame)
+struct flame_node *flame_child(struct flame_node *n, uint32_t frame)
 {
 	for (size_t i = n->nchildren; i-- > 0;)
 		if (n->children[i]->frame == frame)
@@ -53,10 +55,13 @@ static struct flame_node *child_get(struct flame_node *n, uint32_t frame)
 
 int flame_add(struct flame_tree *t, const uint32_t *frames, size_t depth, uint64_t count)
 {
+	/* Every node's total is at most the root's: one check covers them all. */
+	if (count > UINT64_MAX - t->root->total)
+		return -1;
 	struct flame_node *n = t->root;
 	n->total += count;
 	for (size_t i = 0; i < depth; i++) {
-		n = child_get(n, frames[i]);
+		n = flame_child(n, frames[i]);
 		n->total += count;
 	}
 	n->self += count;
@@ -89,37 +94,82 @@ static int child_cmp(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-static void sort_node(struct flame_node *n)
+static enum flame_step sort_children(struct flame_node *n, size_t depth, void *arg)
 {
+	(void)depth;
+	(void)arg;
 	if (n->nchildren > 1)
 		qsort(n->children, n->nchildren, sizeof(*n->children), child_cmp);
-	for (size_t i = 0; i < n->nchildren; i++)
-		sort_node(n->children[i]);
+	return FLAME_STEP_INTO;
 }
 
 void flame_sort(struct flame_tree *t)
 {
 	sort_tree = t;
-	sort_node(t->root);
+	flame_visit(t->root, &(struct flame_visitor){.enter = sort_children}, NULL);
 	sort_tree = NULL;
 }
 
-static int walk_node(const struct flame_node *n, int depth,
-		     int (*fn)(const struct flame_node *, int, void *), void *arg)
+/* The path from the walk's start to the node being visited: each entry a
+ * node and the index of its next child to visit. */
+struct visit_level {
+	struct flame_node *n;
+	size_t next;
+};
+
+bool flame_visit(struct flame_node *from, const struct flame_visitor *v, void *arg)
 {
-	int r = fn(n, depth, arg);
-	if (r)
-		return r;
-	for (size_t i = 0; i < n->nchildren; i++) {
-		r = walk_node(n->children[i], depth + 1, fn, arg);
-		if (r)
-			return r;
+	struct visit_level *path = NULL;
+	size_t depth = 0, cap = 0;
+	bool stopped = false;
+	struct flame_node *n = from; /* the node to enter next */
+	for (;;) {
+		if (n) {
+			enum flame_step step = v->enter ? v->enter(n, depth, arg) : FLAME_STEP_INTO;
+			if (step == FLAME_STEP_STOP) {
+				stopped = true;
+				break;
+			}
+			if (step == FLAME_STEP_INTO) {
+				grow_array((void **)&path, &cap, depth + 1, sizeof(*path));
+				path[depth++] = (struct visit_level){n, 0};
+			} else if (v->leave) {
+				v->leave(n, depth, arg);
+			}
+			n = NULL;
+		}
+		if (!depth)
+			break;
+		struct visit_level *top = &path[depth - 1];
+		if (top->next < top->n->nchildren) {
+			n = top->n->children[top->next++];
+		} else {
+			depth--;
+			if (v->leave)
+				v->leave(top->n, depth, arg);
+		}
 	}
-	return 0;
+	free(path);
+	return stopped;
+}
+
+struct walk_call {
+	int (*fn)(const struct flame_node *, int, void *);
+	void *arg;
+	int result;
+};
+
+static enum flame_step walk_enter(struct flame_node *n, size_t depth, void *arg)
+{
+	struct walk_call *w = arg;
+	w->result = w->fn(n, (int)depth, w->arg);
+	return w->result ? FLAME_STEP_STOP : FLAME_STEP_INTO;
 }
 
 int flame_walk(const struct flame_tree *t,
 	       int (*fn)(const struct flame_node *n, int depth, void *arg), void *arg)
 {
-	return walk_node(t->root, 0, fn, arg);
+	struct walk_call w = {fn, arg, 0};
+	flame_visit(t->root, &(struct flame_visitor){.enter = walk_enter}, &w);
+	return w.result;
 }

@@ -32,10 +32,16 @@ struct flame_tree {
 struct flame_tree *flame_new(const struct frame_table *frames);
 void flame_free(struct flame_tree *t);
 
-/* Adds one stack (root first) with weight `count`. Returns 0, or -1 on
- * out-of-memory (the tree is unchanged in that case). */
+/* Adds one stack (root first) with weight `count`. Returns 0, or -1 when
+ * the root's total would overflow (the tree is unchanged then; trees of a
+ * profile cannot, see PROFILE_MAX_WEIGHT). */
 int flame_add(struct flame_tree *t, const uint32_t *frames_root_first, size_t depth,
 	      uint64_t count);
+
+/* The child of `parent` for `frame`, added with zero counts when missing:
+ * for building a tree node by node without walking from the root each time
+ * (which is quadratic in the depth). */
+struct flame_node *flame_child(struct flame_node *parent, uint32_t frame);
 
 /* Sorts every node's children by display name (then id), the order
  * flamegraph.pl draws them in. */
@@ -45,6 +51,30 @@ void flame_sort(struct flame_tree *t);
  * when `annotate` is true. Writes at most `size` bytes (NUL-terminated). */
 void flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate,
 		       char *buf, size_t size);
+
+/* Every walk over a tree goes through flame_visit or flame_walk: stacks may
+ * be millions of frames deep (folded or pprof input), far deeper than the C
+ * stack allows recursion, so nothing recurses over the depth. */
+
+/* What a visitor's `enter` returns. */
+enum flame_step {
+	FLAME_STEP_INTO = 0, /* visit the node's children */
+	FLAME_STEP_OVER,     /* skip them (leave is still called) */
+	FLAME_STEP_STOP,     /* end the walk now (no more calls) */
+};
+
+struct flame_visitor {
+	/* Before a node's children; depth 0 for the node the walk starts at.
+	 * NULL = FLAME_STEP_INTO everywhere. */
+	enum flame_step (*enter)(struct flame_node *n, size_t depth, void *arg);
+	/* After its children (NULL: none). A node is left after all of its
+	 * subtree, so leave may free it or finish counts from its children's. */
+	void (*leave)(struct flame_node *n, size_t depth, void *arg);
+};
+
+/* Depth-first walk from `from`, children in their current order, without
+ * recursion. Returns true when `enter` stopped it. */
+bool flame_visit(struct flame_node *from, const struct flame_visitor *v, void *arg);
 
 /* Calls `fn` for every node in depth-first pre-order (children in their
  * current order) with its depth (root = 0). Stops when fn returns non-zero

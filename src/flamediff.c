@@ -141,8 +141,8 @@ struct side_merge {
 	enum side side;
 	uint32_t *merged_id; /* by source frame id; 0 = not seen yet */
 	size_t nmerged_id;
-	uint32_t *path; /* merged frame ids, root first, of the node being merged */
-	size_t path_cap;
+	struct flame_node **at; /* the merged node of each source node on the walk's path */
+	size_t at_cap;
 };
 
 static char *source_label(const struct flame_tree *src, uint32_t frame)
@@ -185,43 +185,27 @@ static uint32_t merged_frame(struct side_merge *m, uint32_t frame)
 	return fid;
 }
 
-static struct flame_node *child_with_frame(struct flame_node *parent, uint32_t frame)
+/* Walks the source tree; the merged node of each source node is found or
+ * made (flame_child: zero counts, set later by reweighting) under the
+ * merged node of its parent, so the tree stays a plain flame tree. */
+static enum flame_step merge_node(struct flame_node *s, size_t depth, void *arg)
 {
-	for (size_t i = 0; i < parent->nchildren; i++)
-		if (parent->children[i]->frame == frame)
-			return parent->children[i];
-	return NULL;
-}
-
-/* The merged node at m->path[0..depth), a child of parent. New nodes are
- * made through flame_add with a zero count (the tree's counts are set later
- * by reweighting), so the tree stays a plain flame tree. */
-static struct flame_node *merged_child(struct side_merge *m, struct flame_node *parent,
-				       size_t depth)
-{
-	uint32_t frame = m->path[depth - 1];
-	struct flame_node *c = child_with_frame(parent, frame);
-	if (c)
-		return c;
-	flame_add(m->d->tree, m->path, depth, 0);
-	c = child_with_frame(parent, frame);
-	counts_add(m->d, c);
-	return c;
-}
-
-static void merge_children(struct side_merge *m, struct flame_node *merged,
-			   const struct flame_node *src, size_t depth)
-{
-	for (size_t i = 0; i < src->nchildren; i++) {
-		const struct flame_node *s = src->children[i];
-		grow_array((void **)&m->path, &m->path_cap, depth + 1, sizeof(*m->path));
-		m->path[depth] = merged_frame(m, s->frame);
-		struct flame_node *c = merged_child(m, merged, depth + 1);
-		struct node_counts *cc = counts_of(m->d, c);
-		cc->total[m->side] += s->total;
-		cc->self[m->side] += s->self;
-		merge_children(m, c, s, depth + 1);
+	struct side_merge *m = arg;
+	grow_array((void **)&m->at, &m->at_cap, depth + 1, sizeof(*m->at));
+	if (depth == 0) {
+		m->at[0] = m->d->tree->root;
+		return FLAME_STEP_INTO;
 	}
+	struct flame_node *parent = m->at[depth - 1];
+	size_t before = parent->nchildren;
+	struct flame_node *c = flame_child(parent, merged_frame(m, s->frame));
+	if (parent->nchildren != before)
+		counts_add(m->d, c);
+	struct node_counts *cc = counts_of(m->d, c);
+	cc->total[m->side] += s->total;
+	cc->self[m->side] += s->self;
+	m->at[depth] = c;
+	return FLAME_STEP_INTO;
 }
 
 static void merge_side(struct flamediff *d, const struct flame_tree *src, enum side side)
@@ -235,9 +219,9 @@ static void merge_side(struct flamediff *d, const struct flame_tree *src, enum s
 	root->total[side] = src->root->total;
 	root->self[side] = src->root->self;
 	d->side_total[side] = src->root->total;
-	merge_children(&m, d->tree->root, src->root, 0);
+	flame_visit(src->root, &(struct flame_visitor){.enter = merge_node}, &m);
 	free(m.merged_id);
-	free(m.path);
+	free(m.at);
 }
 
 /* ---- width basis ------------------------------------------------------- */
@@ -272,15 +256,21 @@ static uint64_t share_weight(double share)
 	return w ? w : 1;
 }
 
-static uint64_t reweight_subtree(struct flamediff *d, struct flame_node *n,
-				 enum flamediff_width width)
+struct reweight {
+	struct flamediff *d;
+	enum flamediff_width width;
+};
+
+/* On leaving a node its children's totals are final. */
+static void reweight_node(struct flame_node *n, size_t depth, void *arg)
 {
-	n->self = share_weight(basis_share(d, counts_of(d, n)->self, width));
+	(void)depth;
+	struct reweight *r = arg;
+	n->self = share_weight(basis_share(r->d, counts_of(r->d, n)->self, r->width));
 	uint64_t total = n->self;
 	for (size_t i = 0; i < n->nchildren; i++)
-		total += reweight_subtree(d, n->children[i], width);
+		total += n->children[i]->total;
 	n->total = total;
-	return total;
 }
 
 void flamediff_set_width(struct flamediff *d, enum flamediff_width width)
@@ -288,17 +278,30 @@ void flamediff_set_width(struct flamediff *d, enum flamediff_width width)
 	if (width != FLAMEDIFF_WIDTH_CMP && width != FLAMEDIFF_WIDTH_BASE)
 		width = FLAMEDIFF_WIDTH_UNION;
 	d->width = width;
-	reweight_subtree(d, d->tree->root, width);
+	struct reweight r = {d, width};
+	flame_visit(d->tree->root, &(struct flame_visitor){.leave = reweight_node}, &r);
 }
 
 /* ---- construction ------------------------------------------------------ */
 
-static double max_delta_below(const struct flamediff *d, const struct flame_node *n)
+struct max_delta {
+	const struct flamediff *d;
+	double max;
+};
+
+static enum flame_step note_delta(struct flame_node *n, size_t depth, void *arg)
 {
-	double max = fabs(node_delta(d, counts_find(d, n)));
-	for (size_t i = 0; i < n->nchildren; i++)
-		max = fmax(max, max_delta_below(d, n->children[i]));
-	return max;
+	(void)depth;
+	struct max_delta *m = arg;
+	m->max = fmax(m->max, fabs(node_delta(m->d, counts_find(m->d, n))));
+	return FLAME_STEP_INTO;
+}
+
+static double max_delta(const struct flamediff *d)
+{
+	struct max_delta m = {d, 0};
+	flame_visit(d->tree->root, &(struct flame_visitor){.enter = note_delta}, &m);
+	return m.max;
 }
 
 struct flamediff *flamediff_new(const struct flame_tree *base, const struct flame_tree *cmp)
@@ -312,7 +315,7 @@ struct flamediff *flamediff_new(const struct flame_tree *base, const struct flam
 	merge_side(d, base, SIDE_BASE);
 	merge_side(d, cmp, SIDE_CMP);
 	flame_sort(d->tree);
-	d->max_delta = max_delta_below(d, d->tree->root);
+	d->max_delta = max_delta(d);
 	flamediff_set_width(d, FLAMEDIFF_WIDTH_UNION);
 	return d;
 }
@@ -511,8 +514,10 @@ struct stack_presence {
 	uint64_t (*samples)[2]; /* by merged frame id, per side */
 };
 
-static void count_presence(struct stack_presence *s, const struct flame_node *n)
+static enum flame_step presence_enter(struct flame_node *n, size_t depth, void *arg)
 {
+	(void)depth;
+	struct stack_presence *s = arg;
 	uint32_t fid = n->frame;
 	if (fid && s->on_path[fid] == 0) {
 		const struct node_counts *c = counts_find(s->d, n);
@@ -520,9 +525,14 @@ static void count_presence(struct stack_presence *s, const struct flame_node *n)
 		s->samples[fid][SIDE_CMP] += c->total[SIDE_CMP];
 	}
 	s->on_path[fid]++;
-	for (size_t i = 0; i < n->nchildren; i++)
-		count_presence(s, n->children[i]);
-	s->on_path[fid]--;
+	return FLAME_STEP_INTO;
+}
+
+static void presence_leave(struct flame_node *n, size_t depth, void *arg)
+{
+	(void)depth;
+	struct stack_presence *s = arg;
+	s->on_path[n->frame]--;
 }
 
 static int top_cmp(const void *a, const void *b)
@@ -541,7 +551,8 @@ size_t flamediff_top_growth(const struct flamediff *d, struct flamediff_top *out
 		.on_path = xcalloc(nframes, sizeof(*s.on_path)),
 		.samples = xcalloc(nframes, sizeof(*s.samples)),
 	};
-	count_presence(&s, d->tree->root);
+	flame_visit(d->tree->root,
+		    &(struct flame_visitor){.enter = presence_enter, .leave = presence_leave}, &s);
 
 	struct flamediff_top *grown = xcalloc(nframes, sizeof(*grown));
 	size_t n = 0;

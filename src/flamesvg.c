@@ -96,18 +96,30 @@ static bool node_is_drawn(const struct svg_writer *w, const struct flame_node *n
 	return n->total > 0 && node_width(w, n) >= w->opt.minwidth;
 }
 
-static int deepest_drawn_depth(const struct svg_writer *w, const struct flame_node *n, int depth)
+/* Pixel rows are ints: the image's height must stay one, so frames deeper
+ * than this (a tree of well over 100 million levels) are not drawn. */
+#define MAX_DEPTH ((size_t)INT32_MAX / FRAME_HEIGHT - 64)
+
+struct deepest {
+	const struct svg_writer *w;
+	size_t depth;
+};
+
+static enum flame_step note_depth(struct flame_node *n, size_t depth, void *arg)
 {
-	int deepest = depth;
-	for (size_t i = 0; i < n->nchildren; i++) {
-		const struct flame_node *c = n->children[i];
-		if (!node_is_drawn(w, c))
-			continue;
-		int d = deepest_drawn_depth(w, c, depth + 1);
-		if (d > deepest)
-			deepest = d;
-	}
-	return deepest;
+	struct deepest *d = arg;
+	if (depth > MAX_DEPTH || !node_is_drawn(d->w, n))
+		return FLAME_STEP_OVER;
+	if (depth > d->depth)
+		d->depth = depth;
+	return FLAME_STEP_INTO;
+}
+
+static int deepest_drawn_depth(const struct svg_writer *w)
+{
+	struct deepest d = {w, 0};
+	flame_visit(w->tree->root, &(struct flame_visitor){.enter = note_depth}, &d);
+	return (int)d.depth;
 }
 
 static void layout_compute(struct svg_writer *w)
@@ -117,7 +129,7 @@ static void layout_compute(struct svg_writer *w)
 	l->span = w->opt.width - 2 * MARGIN_X;
 	l->px_per_sample = w->total ? l->span / (double)w->total : 0;
 	l->frames_top = TITLE_BAND + (w->opt.subtitle ? SUBTITLE_BAND : 0);
-	l->levels = deepest_drawn_depth(w, w->tree->root, 0) + 1;
+	l->levels = deepest_drawn_depth(w) + 1;
 	l->height = l->frames_top + l->levels * FRAME_HEIGHT + DETAIL_BAND;
 }
 
@@ -380,25 +392,37 @@ static void write_frame(const struct svg_writer *w, const struct flame_node *n, 
 }
 
 /* Pre-order, children left to right from the node's start; a node too narrow
- * to draw hides its whole subtree. Stops early once the stream has failed. */
-static void write_subtree(const struct svg_writer *w, const struct flame_node *n, int depth,
-			  uint64_t start)
+ * to draw hides its whole subtree. Stops early once the stream has failed.
+ * next_start[d] is where the next node at depth d starts: its parent's start,
+ * plus the totals of the siblings before it (drawn or not). */
+struct frames_writer {
+	const struct svg_writer *w;
+	uint64_t *next_start;
+	size_t cap;
+};
+
+static enum flame_step write_node(struct flame_node *n, size_t depth, void *arg)
 {
-	if (ferror(w->out))
-		return;
-	write_frame(w, n, depth, start);
-	for (size_t i = 0; i < n->nchildren; i++) {
-		const struct flame_node *c = n->children[i];
-		if (node_is_drawn(w, c))
-			write_subtree(w, c, depth + 1, start);
-		start += c->total;
-	}
+	struct frames_writer *fw = arg;
+	if (ferror(fw->w->out))
+		return FLAME_STEP_STOP;
+	grow_array((void **)&fw->next_start, &fw->cap, depth + 2, sizeof(*fw->next_start));
+	uint64_t start = depth ? fw->next_start[depth] : 0;
+	if (depth)
+		fw->next_start[depth] += n->total;
+	if (depth > MAX_DEPTH || !node_is_drawn(fw->w, n))
+		return FLAME_STEP_OVER;
+	write_frame(fw->w, n, (int)depth, start);
+	fw->next_start[depth + 1] = start;
+	return FLAME_STEP_INTO;
 }
 
 static void write_frames(const struct svg_writer *w)
 {
 	fputs("<g id=\"frames\">\n", w->out);
-	write_subtree(w, w->tree->root, 0, 0);
+	struct frames_writer fw = {.w = w};
+	flame_visit(w->tree->root, &(struct flame_visitor){.enter = write_node}, &fw);
+	free(fw.next_start);
 	fputs("</g>\n", w->out);
 }
 

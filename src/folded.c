@@ -2,6 +2,7 @@
 #include "folded.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,20 +106,26 @@ static enum frame_kind strip_kind_suffix(char *name)
 	return FRAME_USER;
 }
 
-/* Splits "STACK COUNT": returns the count and NUL-terminates the stack, or
- * -1 when the line has no trailing count. */
-static int64_t split_count(char *line)
+enum count_result { COUNT_OK, COUNT_MISSING, COUNT_TOO_LARGE };
+
+/* Splits "STACK COUNT": NUL-terminates the stack and stores the count. The
+ * count is at most PROFILE_MAX_WEIGHT (a profile's sum). */
+static enum count_result split_count(char *line, uint64_t *count, const char **digits)
 {
 	char *sp = strrchr(line, ' ');
-	if (!sp || sp == line || !sp[1])
-		return -1;
+	if (!sp || sp == line || !sp[1] || sp[1] < '0' || sp[1] > '9')
+		return COUNT_MISSING;
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(sp + 1, &end, 10);
-	if (*end || errno || sp[1] == '-' || v > (1ull << 62))
-		return -1;
+	if (*end)
+		return COUNT_MISSING;
 	*sp = 0;
-	return (int64_t)v;
+	*digits = sp + 1;
+	if (errno == ERANGE || v > PROFILE_MAX_WEIGHT)
+		return COUNT_TOO_LARGE;
+	*count = v;
+	return COUNT_OK;
 }
 
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen)
@@ -150,9 +157,16 @@ struct profile *folded_read(const char *text, size_t len, char *err, size_t errl
 			snprintf(err, errlen, "line %zu: a NUL byte: not folded stacks", lineno);
 			goto fail;
 		}
-		int64_t count = split_count(line);
-		if (count < 0) {
+		uint64_t count = 0;
+		const char *digits = NULL;
+		enum count_result cr = split_count(line, &count, &digits);
+		if (cr == COUNT_MISSING) {
 			snprintf(err, errlen, "line %zu: expected \"frame;frame;... COUNT\"", lineno);
+			goto fail;
+		}
+		if (cr == COUNT_TOO_LARGE) {
+			snprintf(err, errlen, "line %zu: count %.40s is too large (at most %" PRIu64 ")",
+				 lineno, digits, PROFILE_MAX_WEIGHT);
 			goto fail;
 		}
 		size_t depth = 0;
@@ -171,12 +185,17 @@ struct profile *folded_read(const char *text, size_t len, char *err, size_t errl
 			frames[depth++] = frames_intern(p->frames, f, "", "", 0, kind);
 		}
 		struct sample s = {
-			.weight = (uint64_t)count,
+			.weight = count,
 			.thread = profile_thread_intern(p, 0, 0, comm ? comm : ""),
 			.stack = profile_stack_intern(p, frames, depth),
 		};
-		if (count)
-			profile_add_sample(p, &s, NULL, 0);
+		if (count && profile_add_sample(p, &s, NULL, 0)) {
+			snprintf(err, errlen,
+				 "line %zu: the counts add up to more than %" PRIu64
+				 " (the most one profile holds)",
+				 lineno, PROFILE_MAX_WEIGHT);
+			goto fail;
+		}
 	}
 	free(frames);
 	free(line);

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "formats.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,11 +229,26 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 	struct outfile o;
 	if (outfile_open(&o, out, err, errlen))
 		goto out;
+	errno = 0;
 	rc = collapse ? collapse_perf(in, &b, o.f, modes, err, errlen)
 		      : write_profile(o.f, p, to, in, modes);
 	if (rc) {
-		if (!*err)
+		/* errno tells why when the stream failed (a full disk), or when the
+		 * counts do not fit the format. */
+		int e = errno;
+		if (*err) {
+			/* the writer said why */
+		} else if (ferror(o.f)) {
+			snprintf(err, errlen, "writing %s failed%s%s", out, e ? ": " : "",
+				 e ? strerror(e) : "");
+		} else if (e == EOVERFLOW) {
+			snprintf(err, errlen,
+				 "cannot write %s: the sample weights in nanoseconds (weight x "
+				 "sampling interval) are more than %s can hold",
+				 out, format_name(to));
+		} else {
 			snprintf(err, errlen, "writing %s failed", out);
+		}
 		outfile_abort(&o);
 	} else {
 		rc = outfile_commit(&o, err, errlen);

@@ -240,6 +240,79 @@ int duration_parse(const char *s, uint64_t *ns, char *err, size_t errlen)
 
 /* ==== log2 histogram ======================================================= */
 
+unsigned latency_loglin_bucket(uint64_t ns)
+{
+	enum { SUB = 1u << LATENCY_LOGLIN_SUB_BITS };
+	if (ns < SUB)
+		return (unsigned)ns;
+	unsigned k = 63 - (unsigned)__builtin_clzll(ns); /* >= SUB_BITS */
+	unsigned sub = (unsigned)(ns >> (k - LATENCY_LOGLIN_SUB_BITS)) & (SUB - 1);
+	return (k - LATENCY_LOGLIN_SUB_BITS + 1) * SUB + sub;
+}
+
+void latency_loglin_bounds(unsigned b, uint64_t *lo, uint64_t *hi)
+{
+	enum { SUB = 1u << LATENCY_LOGLIN_SUB_BITS };
+	if (b < SUB) {
+		*lo = b;
+		*hi = b + 1;
+		return;
+	}
+	if (b >= LATENCY_LOGLIN_BUCKETS)
+		b = LATENCY_LOGLIN_BUCKETS - 1;
+	unsigned k = b / SUB + LATENCY_LOGLIN_SUB_BITS - 1;
+	uint64_t sub = b % SUB;
+	unsigned shift = k - LATENCY_LOGLIN_SUB_BITS;
+	*lo = (SUB + sub) << shift;
+	*hi = (sub == SUB - 1 && k == 63) ? UINT64_MAX : (SUB + sub + 1) << shift;
+}
+
+uint64_t latency_loglin_mid(unsigned b)
+{
+	uint64_t lo, hi;
+	latency_loglin_bounds(b, &lo, &hi);
+	return lo + (hi - lo) / 2;
+}
+
+/* The value of the call at `pos` (0-based) of `count` in bucket b. */
+static uint64_t loglin_spread(unsigned b, uint64_t pos, uint64_t count)
+{
+	uint64_t lo, hi;
+	latency_loglin_bounds(b, &lo, &hi);
+	double at = ((double)pos + 0.5) / (double)count;
+	uint64_t v = lo + (uint64_t)((double)(hi - lo) * at);
+	return v < hi ? v : hi - 1;
+}
+
+uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
+				   uint64_t *total)
+{
+	uint64_t all = 0;
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		all = counts[b] > UINT64_MAX - all ? UINT64_MAX : all + counts[b];
+	if (total)
+		*total = all;
+	*n = 0;
+	if (!all || !max)
+		return NULL;
+	size_t m = all <= max ? (size_t)all : max;
+	uint64_t *d = xmalloc(m * sizeof(*d));
+	/* The i-th value is the call of rank (i + 0.5) * all / m (all of them
+	 * when m == all). */
+	unsigned b = 0;
+	uint64_t below = 0; /* calls in buckets before b */
+	for (size_t i = 0; i < m; i++) {
+		uint64_t rank = m == all ? i : (uint64_t)(((double)i + 0.5) * (double)all / (double)m);
+		if (rank >= all)
+			rank = all - 1;
+		while (b < LATENCY_LOGLIN_BUCKETS && below + counts[b] <= rank)
+			below += counts[b++];
+		d[i] = loglin_spread(b, rank - below, counts[b]);
+	}
+	*n = m;
+	return d;
+}
+
 unsigned latency_hist_bucket(uint64_t ns)
 {
 	return ns < 2 ? 0 : 63 - (unsigned)__builtin_clzll(ns);

@@ -56,6 +56,32 @@ unsigned latency_hist_bucket(uint64_t ns);
  * '*'). width <= 0 prints no bar. An empty histogram prints nothing. */
 void latency_hist_print(FILE *out, const struct latency_hist *h, int width);
 
+/* ---- log-linear histogram ------------------------------------------------ */
+
+/* The kernel's histogram of call durations (bpf/sonde_abi.h): values below
+ * 16 ns have a bucket each; every power of two above is cut into 16 equal
+ * buckets, so a bucket is at most 1/16 of its lower bound wide. It nests in
+ * the log2 histogram: each log2 bucket is 16 whole log-linear ones. */
+#define LATENCY_LOGLIN_SUB_BITS 4
+#define LATENCY_LOGLIN_BUCKETS ((64 - LATENCY_LOGLIN_SUB_BITS + 1) << LATENCY_LOGLIN_SUB_BITS)
+
+/* The bucket of a duration, 0..LATENCY_LOGLIN_BUCKETS-1. */
+unsigned latency_loglin_bucket(uint64_t ns);
+
+/* [lo, hi) of a bucket (hi saturates at UINT64_MAX); its middle. */
+void latency_loglin_bounds(unsigned b, uint64_t *lo, uint64_t *hi);
+uint64_t latency_loglin_mid(unsigned b);
+
+/* Durations that stand for the calls a histogram counts, ascending: every
+ * call when there are at most `max`, else `max` of them at evenly spaced
+ * ranks; within a bucket, values are spread evenly over [lo, hi). Rank-based
+ * figures (percentiles, the auto threshold, shares above a threshold) read
+ * on them are those of the histogram. *n receives the values returned,
+ * *total the calls counted (may be NULL). The array is malloc'ed (NULL when
+ * empty). */
+uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
+				   uint64_t *total);
+
 /* ---- durations ----------------------------------------------------------- */
 
 /* Parses a duration: a decimal number (digits, optionally a '.' and more

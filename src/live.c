@@ -16,7 +16,6 @@
 #include "window.h"
 
 /* Call durations go in log-linear buckets: 16 per power of two. */
-#define FINE_SUB 16
 #define FINE_BITS 10 /* buckets per probe: < 1024 */
 #define RATE_SECONDS 8
 #define RATE_SPAN 5 /* samples/s and calls/s: over the last 5 whole seconds */
@@ -81,7 +80,11 @@ struct live {
 	size_t nthread_root;
 	struct rooted { uint64_t key; uint32_t node; } *rooted; /* (root frame, stack) -> node */
 	size_t nrooted_slots, nrooted;
-	uint64_t nsamples, ncalls; /* received since the start (or reset) */
+	uint64_t nsamples, ncalls; /* received / counted since the start (or reset) */
+	/* The kernel's counts of every call, as last put in the calls window:
+	 * the window takes what they grew by. */
+	uint64_t (*calls_fed)[SONDE_HIST_BUCKETS]; /* [SESSION_MAX_PROBES] */
+	uint64_t calls_fed_ns;
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;
 	uint64_t held_from_ns;     /* raw data before this was dropped */
@@ -113,34 +116,16 @@ static uint64_t view_time(const struct live *l)
 
 /* --- duration buckets -------------------------------------------------------- */
 
-static uint32_t fine_bucket(uint64_t ns)
-{
-	if (ns < FINE_SUB)
-		return (uint32_t)ns;
-	unsigned k = 63 - (unsigned)__builtin_clzll(ns); /* >= 4 */
-	uint32_t sub = (uint32_t)(ns >> (k - 4)) & (FINE_SUB - 1);
-	return (k - 3) * FINE_SUB + sub;
-}
-
-/* [lo, hi) of a bucket (hi saturates at UINT64_MAX). */
+/* Calls are counted by probe and log-linear bucket (latency.h), the
+ * kernel's histogram layout. */
 static void fine_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 {
-	if (b < FINE_SUB) {
-		*lo = b;
-		*hi = b + 1;
-		return;
-	}
-	unsigned k = b / FINE_SUB + 3;
-	uint64_t sub = b % FINE_SUB;
-	*lo = (FINE_SUB + sub) << (k - 4);
-	*hi = (sub == FINE_SUB - 1 && k == 63) ? UINT64_MAX : (FINE_SUB + sub + 1) << (k - 4);
+	latency_loglin_bounds(b, lo, hi);
 }
 
 static uint64_t fine_mid(uint32_t b)
 {
-	uint64_t lo, hi;
-	fine_bounds(b, &lo, &hi);
-	return lo + (hi - lo) / 2;
+	return latency_loglin_mid(b);
 }
 
 /* --- rates ----------------------------------------------------------------------- */
@@ -433,23 +418,42 @@ static double read_calls(struct live *l, uint64_t now, struct stack_weights *out
 			 : window_sum_last(l->calls, now, l->o.window_s, out);
 }
 
-/* Durations of a probe's calls held that ended in the window, ascending. */
-static uint64_t *held_durations(struct live *l, uint32_t probe, uint64_t now, size_t *n)
+/* Durations that stand for a probe's calls in the window, ascending (from
+ * its log-linear counts there). */
+static uint64_t *window_durations(const struct stack_weights *cw, size_t from, size_t to, size_t *n)
 {
-	uint64_t from = l->o.ewma ? 0 : now - (uint64_t)(l->o.window_s * 1e9);
-	uint64_t *d = NULL;
-	size_t cap = 0;
-	*n = 0;
-	for (size_t i = 0; i < l->p->nspans; i++) {
-		const struct span *sp = &l->p->spans[i];
-		if (sp->probe != probe || sp->open || span_end_ns(sp) < from)
-			continue;
-		grow_array((void **)&d, &cap, *n + 1, sizeof(*d));
-		d[(*n)++] = sp->duration_ns;
-	}
-	struct latency_stats st;
-	latency_compute(d, *n, &st); /* sorts */
+	uint64_t *counts = xcalloc(LATENCY_LOGLIN_BUCKETS, sizeof(*counts));
+	for (size_t i = from; i < to; i++)
+		counts[cw->stack[i] & ((1u << FINE_BITS) - 1)] += (uint64_t)llround(cw->weight[i]);
+	uint64_t *d = latency_loglin_durations(counts, 1u << 16, n, NULL);
+	free(counts);
 	return d;
+}
+
+/* Puts the calls the kernel counted since the last time in the calls
+ * window (at most 4 times a second: one batched read of its histograms). */
+static void feed_calls(struct live *l, uint64_t now)
+{
+	size_t np = l->p->nprobes;
+	if (!np || (now - l->calls_fed_ns < 250000000ull && !l->frozen_ns))
+		return;
+	l->calls_fed_ns = now;
+	uint64_t(*h)[SONDE_HIST_BUCKETS] = xcalloc(np, sizeof(*h));
+	if (session_probe_hists(l->s, h) == 0) {
+		uint64_t added = 0;
+		for (size_t p = 0; p < np; p++)
+			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++) {
+				uint64_t d = h[p][b] > l->calls_fed[p][b] ? h[p][b] - l->calls_fed[p][b] : 0;
+				l->calls_fed[p][b] = h[p][b];
+				if (!d)
+					continue;
+				window_add(l->calls, now, (uint32_t)p << FINE_BITS | b, d);
+				added += d;
+			}
+		l->ncalls += added;
+		rate_add(&l->call_rate, now / 1000000000ull, added);
+	}
+	free(h);
 }
 
 /* Re-resolves every probe's slow threshold and the view's (once a second). */
@@ -480,7 +484,7 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			}
 		} else {
 			size_t n;
-			uint64_t *d = held_durations(l, (uint32_t)p, now, &n);
+			uint64_t *d = window_durations(&cw, a, b, &n);
 			if (n > 0) {
 				struct latency_modes modes;
 				l->view_threshold_ns = threshold_resolve(t, d, n, &modes);
@@ -492,6 +496,10 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 		if (l->threshold_known)
 			l->probes[p].slow_threshold_ns = l->view_threshold_ns;
 	}
+	/* Calls over the threshold cross to user space, for the list of the
+	 * latest slow calls (and those samples landed in, for the views). */
+	for (size_t p = 0; p < l->p->nprobes; p++)
+		session_keep_calls_over(l->s, (uint32_t)p, l->probes[p].slow_threshold_ns);
 	stack_weights_free(&cw);
 }
 
@@ -567,10 +575,6 @@ static void take_calls(struct live *l)
 		const struct span *sp = &l->p->spans[l->span_cursor];
 		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
 			continue;
-		uint64_t end = span_end_ns(sp);
-		l->ncalls++;
-		rate_add(&l->call_rate, end / 1000000000ull, 1);
-		window_add(l->calls, end, sp->probe << FINE_BITS | fine_bucket(sp->duration_ns), 1);
 		struct join *j = join_slot(l, sp->id);
 		if (!j->span_id)
 			j = NULL;
@@ -628,6 +632,7 @@ void live_update(struct live *l)
 	window_advance(l->calls, now);
 	take_samples(l, now);
 	take_calls(l);
+	feed_calls(l, now);
 	if (l->npending)
 		decide_pending(l, now);
 	uint64_t second = now / 1000000000ull;
@@ -668,6 +673,7 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view_threshold_ns = UINT64_MAX;
 	l->njoin_slots = 1024;
 	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
+	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
 	l->nrooted_slots = 1024;
@@ -690,6 +696,7 @@ void live_free(struct live *l)
 	window_free(l->calls);
 	free(l->pending);
 	free(l->joins);
+	free(l->calls_fed);
 	free(l->sec_id);
 	free(l->sec_weight);
 	free(l->thread_root);
@@ -935,7 +942,7 @@ static int do_reset(struct live *l, FILE *out)
 	for (size_t i = 0; i < l->p->nprobes; i++) {
 		uint64_t h[SONDE_HIST_BUCKETS], total = 0;
 		if (session_probe_hist(l->s, (uint32_t)i, h) == 0)
-			for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
 				total += h[b];
 		l->probes[i].calls_base = total;
 		l->probes[i].nslow = l->probes[i].slow_head = 0;
@@ -1221,7 +1228,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		pv->p99_ns = slice_percentile(&cw, a, b, total, 99);
 		pv->max_ns = b > a ? fine_mid(cw.stack[b - 1] & ((1u << FINE_BITS) - 1)) : 0;
 		uint64_t all = 0;
-		for (int k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
+		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;

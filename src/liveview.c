@@ -185,21 +185,37 @@ static int cmp_child(const void *a, const void *b, void *arg)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-static void collect_leaves(struct stack_ctx *c, const struct flame_node *n)
+/* Pre-order, children by name rank, without recursion (a stack may be far
+ * deeper than the C stack): a node's sorted children are pushed last child
+ * first, so the first is taken next. */
+static void collect_leaves(struct stack_ctx *c, const struct flame_node *root)
 {
-	if (n->self > 0) {
-		grow_array((void **)&c->leaves, &c->leaves_cap, c->nleaves + 1,
-			   sizeof(*c->leaves));
-		c->leaves[c->nleaves++] = n;
+	const struct flame_node **todo = NULL;
+	size_t n = 0, cap = 0;
+	grow_array((void **)&todo, &cap, 1, sizeof(*todo));
+	todo[n++] = root;
+	while (n) {
+		const struct flame_node *x = todo[--n];
+		if (x->self > 0) {
+			grow_array((void **)&c->leaves, &c->leaves_cap, c->nleaves + 1,
+				   sizeof(*c->leaves));
+			c->leaves[c->nleaves++] = x;
+		}
+		size_t k = x->nchildren;
+		if (!k)
+			continue;
+		grow_array((void **)&todo, &cap, n + k, sizeof(*todo));
+		const struct flame_node **kids = todo + n;
+		memcpy(kids, x->children, k * sizeof(*kids));
+		qsort_r(kids, k, sizeof(*kids), cmp_child, c);
+		for (size_t i = 0; i < k / 2; i++) { /* last child on top */
+			const struct flame_node *tmp = kids[i];
+			kids[i] = kids[k - 1 - i];
+			kids[k - 1 - i] = tmp;
+		}
+		n += k;
 	}
-	if (!n->nchildren)
-		return;
-	const struct flame_node **kids = xmalloc(n->nchildren * sizeof(*kids));
-	memcpy(kids, n->children, n->nchildren * sizeof(*kids));
-	qsort_r(kids, n->nchildren, sizeof(*kids), cmp_child, c);
-	for (size_t i = 0; i < n->nchildren; i++)
-		collect_leaves(c, kids[i]);
-	free(kids);
+	free(todo);
 }
 
 /* By self weight, descending; ties keep the name order of the walk (qsort

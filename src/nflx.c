@@ -1,5 +1,6 @@
 #include "nflx.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1144,9 +1145,15 @@ static int build(struct reader *r, struct profile *p)
 			.event = event,
 			.stack = nd->stack,
 		};
+		if (s.weight > PROFILE_MAX_WEIGHT)
+			return fail(r, "sample %zu: value %" PRIu64 " is too large (at most %" PRIu64 ")",
+				    i, s.weight, PROFILE_MAX_WEIGHT);
+		if (profile_add_sample(p, &s, NULL, 0))
+			return fail(r, "sample %zu: the values add up to more than %" PRIu64
+				       " (the most one profile holds)",
+				    i, PROFILE_MAX_WEIGHT);
 		if (s.time_ns > last_ns)
 			last_ns = s.time_ns;
-		profile_add_sample(p, &s, NULL, 0);
 	}
 
 	uint64_t end_ns = last_ns;

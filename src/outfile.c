@@ -3,72 +3,405 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 
+/* ---- temporary files removed by a signal that ends the process ---------- */
+
+/* A fixed table, so the handler never meets memory being reallocated; more
+ * outputs than this at once is a bug, refused at open. */
+#define MAX_TEMPS 32
+
+static _Atomic(const char *) temps[MAX_TEMPS];
+static int ntemps; /* changed with the signals below blocked */
+
+static const int cleanup_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGXFSZ};
+#define NSIGNALS (sizeof(cleanup_signals) / sizeof(cleanup_signals[0]))
+static bool installed[NSIGNALS];
+
+static void remove_temps_and_die(int sig)
+{
+	for (size_t i = 0; i < MAX_TEMPS; i++) {
+		const char *t = atomic_load(&temps[i]);
+		if (t)
+			unlink(t);
+	}
+	/* Die of the signal as if it had never been caught: the parent sees the
+	 * same status. It is blocked while this runs, so it lands on return. */
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
+}
+
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < NSIGNALS; i++)
+		sigaddset(&set, cleanup_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* A handler goes only where the default action (ending the process) is in
+ * place: a program that handles a signal itself (a live session stops and
+ * saves) goes on writing, and commits or aborts as usual. */
+static int temp_register(const char *tmp)
+{
+	sigset_t old;
+	block_signals(&old);
+	int rc = -1;
+	for (size_t i = 0; i < MAX_TEMPS && rc; i++) {
+		if (atomic_load(&temps[i]))
+			continue;
+		atomic_store(&temps[i], tmp);
+		rc = 0;
+	}
+	if (rc == 0 && ntemps++ == 0) {
+		for (size_t i = 0; i < NSIGNALS; i++) {
+			struct sigaction cur;
+			sigaction(cleanup_signals[i], NULL, &cur);
+			installed[i] = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+			if (installed[i]) {
+				struct sigaction sa = {.sa_handler = remove_temps_and_die};
+				sigaction(cleanup_signals[i], &sa, NULL);
+			}
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static void temp_unregister(const char *tmp)
+{
+	sigset_t old;
+	block_signals(&old);
+	for (size_t i = 0; i < MAX_TEMPS; i++) {
+		if (atomic_load(&temps[i]) != tmp)
+			continue;
+		atomic_store(&temps[i], NULL);
+		if (--ntemps == 0) {
+			struct sigaction dfl = {.sa_handler = SIG_DFL};
+			for (size_t k = 0; k < NSIGNALS; k++)
+				if (installed[k])
+					sigaction(cleanup_signals[k], &dfl, NULL);
+		}
+		break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- where a path leads --------------------------------------------------- */
+
+enum dest {
+	DEST_STDOUT,  /* "-" */
+	DEST_REPLACE, /* nothing or a regular file: temporary file, rename */
+	DEST_THROUGH, /* device, FIFO, socket (directly or through a link) */
+};
+
+static const char *node_kind(mode_t m)
+{
+	return S_ISCHR(m)    ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+static int refuse_link(const char *path, char *err, size_t errlen)
+{
+	char *target = realpath(path, NULL);
+	if (target) {
+		errbuf_set(err, errlen,
+			   "cannot write %s: it is a symbolic link to the file %s (outputs never "
+			   "go through a link to a file); write to that path or remove the link",
+			   path, target);
+		free(target);
+		return -1;
+	}
+	char to[PATH_MAX];
+	ssize_t n = readlink(path, to, sizeof(to) - 1);
+	to[n > 0 ? n : 0] = 0;
+	errbuf_set(err, errlen,
+		   "cannot write %s: it is a symbolic link to %s, which does not exist; write to "
+		   "that path or remove the link",
+		   path, to);
+	return -1;
+}
+
+static int resolve(const char *path, enum dest *dest, mode_t *mode, char *err, size_t errlen)
+{
+	*mode = 0;
+	if (strcmp(path, "-") == 0) {
+		*dest = DEST_STDOUT;
+		return 0;
+	}
+	struct stat st;
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT) { /* a missing directory shows when the temp file is made */
+			*dest = DEST_REPLACE;
+			return 0;
+		}
+		errbuf_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if (stat(path, &st) < 0) {
+			if (errno == ENOENT)
+				return refuse_link(path, err, errlen);
+			errbuf_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (S_ISREG(st.st_mode))
+			return refuse_link(path, err, errlen);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		errbuf_set(err, errlen, "cannot write %s: it is a directory (give a file name)", path);
+		return -1;
+	}
+	*dest = S_ISREG(st.st_mode) ? DEST_REPLACE : DEST_THROUGH;
+	*mode = st.st_mode;
+	return 0;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+/* Random letters for the temporary name: unpredictable, so nobody can plant
+ * anything there in advance (O_EXCL would refuse it anyway, but a planted
+ * name would make every attempt fail). */
+static void random_suffix(char *out, size_t n)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[32];
+	if (n > sizeof(rnd))
+		n = sizeof(rnd);
+	if (getrandom(rnd, n, GRND_NONBLOCK) != (ssize_t)n) {
+		/* No entropy source yet (early boot): still unique per attempt. */
+		static unsigned counter;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t seed[3] = {(uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30),
+				    (uint64_t)getpid(), counter++};
+		uint64_t h = hash_bytes(seed, sizeof(seed), 0);
+		for (size_t i = 0; i < n; i++, h = h >> 5 | h << 59)
+			rnd[i] = (unsigned char)h;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+	out[n] = 0;
+}
+
+#define TEMP_ATTEMPTS 100
+
+/* Creates PATH.tmp.<random> and registers it for removal on a signal.
+ * Returns its fd (o->tmp and its identity set), or -1 with err. */
+static int temp_create(struct outfile *o, char *err, size_t errlen)
+{
+	for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+		char suffix[13];
+		random_suffix(suffix, sizeof(suffix) - 1);
+		char *tmp = xasprintf("%s.tmp.%s", o->path, suffix);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			int e = errno;
+			free(tmp);
+			if (e == EEXIST)
+				continue;
+			errbuf_set(err, errlen, "cannot write %s: %s", o->path, strerror(e));
+			return -1;
+		}
+		struct stat st;
+		const char *why = fstat(fd, &st) < 0	  ? strerror(errno)
+				  : temp_register(tmp) < 0 ? "too many outputs open at once"
+							   : NULL;
+		if (why) {
+			errbuf_set(err, errlen, "cannot write %s: %s", o->path, why);
+			close(fd);
+			unlink(tmp);
+			free(tmp);
+			return -1;
+		}
+		o->tmp = tmp;
+		o->tmp_dev = st.st_dev;
+		o->tmp_ino = st.st_ino;
+		return fd;
+	}
+	errbuf_set(err, errlen, "cannot write %s: no free temporary name beside it", o->path);
+	return -1;
+}
+
+static void release(struct outfile *o)
+{
+	if (o->held_fd >= 0)
+		close(o->held_fd);
+	if (o->tmp)
+		temp_unregister(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Opens the existing node itself, for writing through: no O_CREAT, no
+ * O_TRUNC. It must still not be a regular file (it may have been replaced
+ * since it was looked at). */
+static int open_through(struct outfile *o, char *err, size_t errlen)
+{
+	int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		errbuf_set(err, errlen, "cannot write %s: it changed while being opened", o->path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
+	o->held_fd = -1;
+	enum dest dest;
+	mode_t mode;
+	if (resolve(path, &dest, &mode, err, errlen))
+		return -1;
 	o->path = xstrdup(path);
-	if (strcmp(path, "-") == 0) {
+	if (dest == DEST_STDOUT) {
 		o->f = stdout;
 		return 0;
 	}
-	o->tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(o->tmp);
-		free(o->path);
-		memset(o, 0, sizeof(*o));
+	int fd = dest == DEST_THROUGH ? open_through(o, err, errlen) : temp_create(o, err, errlen);
+	if (fd < 0) {
+		release(o);
+		return -1;
+	}
+	if (!(o->f = fdopen(fd, "w"))) {
+		errbuf_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		if (o->tmp)
+			unlink(o->tmp);
+		release(o);
 		return -1;
 	}
 	return 0;
 }
 
+static int refuse_unnamed(const char *path, const char *what, enum dest dest, mode_t mode,
+			  char *err, size_t errlen)
+{
+	if (dest == DEST_STDOUT)
+		errbuf_set(err, errlen, "cannot write %s to standard output: give a file name",
+			   what);
+	else
+		errbuf_set(err, errlen, "cannot write %s: it is %s, and %s needs a regular file",
+			   path, node_kind(mode), what);
+	return -1;
+}
+
+int outfile_open_named(struct outfile *o, const char *path, const char *what, char *err,
+		       size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->held_fd = -1;
+	enum dest dest;
+	mode_t mode;
+	if (resolve(path, &dest, &mode, err, errlen))
+		return -1;
+	if (dest != DEST_REPLACE)
+		return refuse_unnamed(path, what, dest, mode, err, errlen);
+	o->path = xstrdup(path);
+	o->held_fd = temp_create(o, err, errlen);
+	if (o->held_fd < 0) {
+		release(o);
+		return -1;
+	}
+	return 0;
+}
+
+int outfile_check_named(const char *path, const char *what, char *err, size_t errlen)
+{
+	struct outfile o;
+	if (outfile_open_named(&o, path, what, err, errlen))
+		return -1;
+	outfile_abort(&o);
+	return 0;
+}
+
+/* ---- finishing ---------------------------------------------------------------- */
+
+static bool temp_is_ours(const struct outfile *o)
+{
+	struct stat st;
+	return lstat(o->tmp, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == o->tmp_dev &&
+	       st.st_ino == o->tmp_ino;
+}
+
 int outfile_commit(struct outfile *o, char *err, size_t errlen)
 {
 	int rc = 0;
-	if (!o->tmp) {
+	if (o->f == stdout) {
 		if (fflush(o->f) != 0 || ferror(o->f)) {
-			snprintf(err, errlen, "writing to standard output failed: %s", strerror(errno));
+			errbuf_set(err, errlen, "writing to standard output failed: %s",
+				   strerror(errno));
 			rc = -1;
 		}
-	} else {
-		int bad = ferror(o->f);
-		int closed = fclose(o->f);
-		if (closed != 0 || bad) {
-			/* errno is only meaningful for a failed fclose; a stream error
-			 * set earlier says nothing more precise. */
-			snprintf(err, errlen, "writing %s failed%s%s", o->path, closed ? ": " : "",
-				 closed ? strerror(errno) : "");
-			unlink(o->tmp);
-			rc = -1;
-		} else if (rename(o->tmp, o->path) < 0) {
-			snprintf(err, errlen, "cannot move output into place at %s: %s", o->path,
-				 strerror(errno));
-			unlink(o->tmp);
+		release(o);
+		return rc;
+	}
+	if (o->f) {
+		errno = 0;
+		int bad = fflush(o->f) != 0 || ferror(o->f);
+		int e = errno;
+		if (fclose(o->f) != 0 && !bad) {
+			bad = 1;
+			e = errno;
+		}
+		o->f = NULL;
+		if (bad) {
+			/* errno says more only when the flush or close failed; a stream
+			 * error from an earlier write left nothing more precise. */
+			errbuf_set(err, errlen, "writing %s failed%s%s", o->path, e ? ": " : "",
+				   e ? strerror(e) : "");
 			rc = -1;
 		}
 	}
-	free(o->tmp);
-	free(o->path);
-	memset(o, 0, sizeof(*o));
+	if (o->tmp && rc == 0) {
+		if (!temp_is_ours(o)) {
+			errbuf_set(err, errlen,
+				   "cannot move output into place at %s: its temporary file %s was "
+				   "replaced while being written",
+				   o->path, o->tmp);
+			release(o); /* not ours any more: left alone */
+			return -1;
+		}
+		if (rename(o->tmp, o->path) < 0) {
+			errbuf_set(err, errlen, "cannot move output into place at %s: %s", o->path,
+				   strerror(errno));
+			rc = -1;
+		}
+	}
+	if (o->tmp && rc)
+		unlink(o->tmp);
+	release(o);
 	return rc;
 }
 
 void outfile_abort(struct outfile *o)
 {
-	if (o->tmp) {
+	if (o->f && o->f != stdout)
 		fclose(o->f);
+	if (o->tmp)
 		unlink(o->tmp);
-	}
-	free(o->tmp);
-	free(o->path);
-	memset(o, 0, sizeof(*o));
+	release(o);
 }

@@ -765,6 +765,8 @@ struct record {
 	uint32_t pid, tid, cpu, event, thread;
 	uint64_t time_ns, weight;
 	bool has_time;
+	bool weight_too_large; /* its period is more than a profile holds */
+	size_t line;           /* of its header */
 };
 
 struct reader {
@@ -821,10 +823,12 @@ static uint32_t intern_thread(struct reader *r, uint32_t pid, uint32_t tid, stru
 	return (uint32_t)x->val.u;
 }
 
-static void finish_record(struct reader *r)
+/* Adds the open record as a sample. Returns 0, or -1 when its weight would
+ * take the profile past PROFILE_MAX_WEIGHT. */
+static int finish_record(struct reader *r)
 {
 	if (!r->rec.open)
-		return;
+		return 0;
 	grow_array((void **)&r->root_first, &r->root_cap, r->nframes + 1, sizeof(*r->root_first));
 	size_t k = 0;
 	for (size_t g = r->ngroups; g-- > 0;)
@@ -838,7 +842,8 @@ static void finish_record(struct reader *r)
 		.event = r->rec.event,
 		.stack = profile_stack_intern(r->p, r->root_first, k),
 	};
-	profile_add_sample(r->p, &s, NULL, 0);
+	if (profile_add_sample(r->p, &s, NULL, 0))
+		return -1;
 	if (r->rec.has_time) {
 		if (!r->any_time || r->rec.time_ns < r->start_ns)
 			r->start_ns = r->rec.time_ns;
@@ -848,13 +853,16 @@ static void finish_record(struct reader *r)
 	}
 	r->rec.open = false;
 	r->nframes = r->ngroups = 0;
+	return 0;
 }
 
-static void start_record(struct reader *r, const char *s, size_t n, const struct header *h)
+static void start_record(struct reader *r, const char *s, size_t n, const struct header *h,
+			 size_t line)
 {
 	struct record *rec = &r->rec;
 	memset(rec, 0, sizeof(*rec));
 	rec->open = true;
+	rec->line = line;
 	rec->pid = h->pid.p ? u32_of(h->pid) : 0;
 	rec->tid = u32_of(h->tid);
 	rec->weight = 1;
@@ -891,6 +899,7 @@ static void start_record(struct reader *r, const char *s, size_t n, const struct
 	if (period.n) {
 		uint64_t w = u64_sat(period);
 		rec->weight = w ? w : 1;
+		rec->weight_too_large = w > PROFILE_MAX_WEIGHT;
 	}
 	rec->event = intern_event(r, event);
 	rec->thread = intern_thread(r, rec->pid, rec->tid, h->comm);
@@ -974,17 +983,27 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 		if (n && s[0] == '#')
 			continue;
 		if (n == 0) {
-			finish_record(&r);
+			if (finish_record(&r))
+				goto sum_too_large;
 			continue;
 		}
 		struct header h;
 		struct stackline sl;
 		if (parse_header(s, n, &h)) {
-			finish_record(&r);
-			start_record(&r, s, n, &h);
+			if (finish_record(&r))
+				goto sum_too_large;
+			start_record(&r, s, n, &h, ls.lineno);
 			if (r.too_many_events) {
 				snprintf(err, errlen, "line %zu: more than %d distinct event names",
 					 ls.lineno, MAX_EVENTS);
+				reader_free(&r);
+				profile_free(r.p);
+				return NULL;
+			}
+			if (r.rec.weight_too_large) {
+				snprintf(err, errlen, "line %zu: the period is too large (at most %" PRIu64
+						      ")",
+					 ls.lineno, PROFILE_MAX_WEIGHT);
 				reader_free(&r);
 				profile_free(r.p);
 				return NULL;
@@ -1002,7 +1021,8 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 			skipped++;
 		}
 	}
-	finish_record(&r);
+	if (finish_record(&r))
+		goto sum_too_large;
 	char num[64];
 	if (r.p->nevents)
 		profile_meta_set(r.p, "event", r.p->events[0]);
@@ -1020,6 +1040,13 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 	}
 	reader_free(&r);
 	return r.p;
+sum_too_large:
+	snprintf(err, errlen,
+		 "line %zu: the periods add up to more than %" PRIu64 " (the most one profile holds)",
+		 r.rec.line, PROFILE_MAX_WEIGHT);
+	reader_free(&r);
+	profile_free(r.p);
+	return NULL;
 }
 
 /* --- detection ------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "pprof.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -379,6 +380,12 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 	static const struct pprof_options defaults = {0};
 	if (!o)
 		o = &defaults;
+	double hz = profile_meta_double(p, "frequency_hz");
+	double period_ns = hz > 0 ? 1e9 / hz : 0;
+	if (!profile_weight_ns_fits(p, period_ns)) {
+		errno = EOVERFLOW; /* the cpu values would not fit pprof's int64 */
+		return -1;
+	}
 	struct writer w = {.p = p};
 	sid(&w, ""); /* index 0 */
 	w.nfunc_of = frames_count(p->frames) + 1;
@@ -389,8 +396,6 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 	for (size_t i = 0; i < p->nthreads; i++)
 		w.comm_of[i] = sid(&w, p->threads[i].comm ? p->threads[i].comm : "");
 
-	double hz = profile_meta_double(p, "frequency_hz");
-	double period_ns = hz > 0 ? 1e9 / hz : 0;
 	size_t nvals = period_ns > 0 ? 2 : 1;
 	struct pb_buf head = {0};
 	put_value_type(&head, P_SAMPLE_TYPE, sid(&w, "samples"), sid(&w, "count"));
@@ -1209,7 +1214,10 @@ static int read_sample(struct reader *r, struct pb_reader *m, size_t sample)
 	s.thread = thread_index(r, (uint32_t)lab.pid, (uint32_t)lab.tid,
 				lab.has_comm ? cstr(r, lab.comm) : NO_THREAD_COMM);
 	s.event = lab.has_event ? event_index(r, cstr(r, lab.event)) : r->default_event;
-	profile_add_sample(r->p, &s, NULL, 0);
+	if (profile_add_sample(r->p, &s, NULL, 0))
+		return fail(r, "sample %zu: the values add up to more than %" PRIu64
+			       " (the most one profile holds)",
+			    sample, PROFILE_MAX_WEIGHT);
 	return 0;
 }
 

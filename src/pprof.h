@@ -35,7 +35,8 @@ struct pprof_options {
 };
 
 /* Writes the profile as gzipped profile.proto. `o` may be NULL (defaults).
- * Returns 0, or -1 when writing failed. */
+ * Returns 0, or -1 when writing failed, or (errno EOVERFLOW, nothing
+ * written) when the cpu values would not fit (profile_weight_ns_fits). */
 int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o);
 
 /* Reads a profile.proto message (already gunzipped, see filebuf). Returns a

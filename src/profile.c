@@ -164,9 +164,12 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 	return (uint32_t)p->nevents++;
 }
 
-void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
-			size_t n)
+int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+		       size_t n)
 {
+	if (s->weight > PROFILE_MAX_WEIGHT - p->weight_added)
+		return -1;
+	p->weight_added += s->weight;
 	grow_array((void **)&p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*p->samples));
 	struct sample *d = &p->samples[p->nsamples++];
 	*d = *s;
@@ -178,6 +181,15 @@ void profile_add_sample(struct profile *p, const struct sample *s, const struct 
 		memcpy(p->span_links + p->nspan_links, links, n * sizeof(*links));
 		p->nspan_links += n;
 	}
+	return 0;
+}
+
+bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight)
+{
+	/* At least one weight's worth, so the interval itself fits; in doubles,
+	 * with a margin for their rounding near 2^63. */
+	double weight = p->weight_added ? (double)p->weight_added : 1;
+	return !(ns_per_weight > 0) || weight * ns_per_weight < 9.2e18;
 }
 
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
@@ -268,8 +280,37 @@ static int u64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static bool probe_hist_empty(const struct probe_info *pi)
+{
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		if (pi->hist[b])
+			return false;
+	return true;
+}
+
+/* The histogram stands for the calls unless the spans hold all of them (or
+ * there is no histogram: a profile built from spans alone). */
+static bool probe_uses_hist(const struct profile *p, uint32_t probe)
+{
+	const struct probe_info *pi = &p->probes[probe];
+	return !pi->all_calls && !probe_hist_empty(pi);
+}
+
+#define PROBE_DURATIONS_MAX (1u << 20)
+
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n)
 {
+	if (probe < p->nprobes && probe_uses_hist(p, probe)) {
+		/* Calls still running are not in the kernel's histogram. */
+		uint64_t *counts = xmalloc(sizeof(p->probes[probe].hist));
+		memcpy(counts, p->probes[probe].hist, sizeof(p->probes[probe].hist));
+		for (size_t i = 0; i < p->nspans; i++)
+			if (p->spans[i].probe == probe && p->spans[i].open)
+				counts[latency_loglin_bucket(p->spans[i].duration_ns)]++;
+		uint64_t *d = latency_loglin_durations(counts, PROBE_DURATIONS_MAX, n, NULL);
+		free(counts);
+		return d ? d : xmalloc(sizeof(*d));
+	}
 	uint64_t *d = xmalloc((p->nspans + 1) * sizeof(*d));
 	size_t k = 0;
 	for (size_t i = 0; i < p->nspans; i++)
@@ -278,6 +319,21 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 	qsort(d, k, sizeof(*d), u64_cmp);
 	*n = k;
 	return d;
+}
+
+uint64_t profile_probe_calls(const struct profile *p, uint32_t probe)
+{
+	uint64_t calls = 0, open = 0, spans = 0;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (p->spans[i].probe == probe) {
+			spans++;
+			open += p->spans[i].open;
+		}
+	if (probe >= p->nprobes || !probe_uses_hist(p, probe))
+		return spans;
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		calls += p->probes[probe].hist[b];
+	return calls + open;
 }
 
 void profile_meta_set(struct profile *p, const char *key, const char *value)

@@ -15,6 +15,7 @@
 
 #include "flame.h"
 #include "frames.h"
+#include "latency.h"
 
 struct stack_node {
 	uint32_t parent; /* node id; 0 = this frame is a stack's outermost */
@@ -49,8 +50,14 @@ struct probe_info {
 	char *name;     /* as shown to users: the function name */
 	char *binary;   /* path of the binary it lives in */
 	uint64_t offset; /* file offset of its entry */
-	uint64_t hist[64]; /* in-kernel log2 histogram of completed calls
-			    * (corrected durations) */
+	/* In-kernel log-linear histogram of every completed call (corrected
+	 * durations; latency.h). */
+	uint64_t hist[LATENCY_LOGLIN_BUCKETS];
+	/* The spans hold every call of the probe (record --all-calls, and
+	 * recordings made before sonde kept only the calls it needs): figures
+	 * come from them. Otherwise spans are the calls samples landed in and
+	 * the slowest ones, and figures come from `hist`. */
+	bool all_calls;
 	/* In-kernel totals (0 in recordings made before they existed): */
 	uint64_t entered;  /* calls that began */
 	uint64_t raw_ns;   /* summed measured durations of completed calls */
@@ -71,6 +78,12 @@ struct span {
 	uint32_t depth;       /* 1 = outermost traced call on its thread */
 	bool open;            /* still running when the profile ended */
 };
+
+/* The most the weights of a profile's samples may add up to. pprof and
+ * recordings store weights as signed 64-bit integers; and with the sum of
+ * every weight ever added bounded, no sum over some of them (a flame node's
+ * total, a thread's, a view's, a window's) can overflow. */
+#define PROFILE_MAX_WEIGHT ((uint64_t)INT64_MAX)
 
 struct meta_entry {
 	char *key, *value;
@@ -104,6 +117,8 @@ struct profile {
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
 	size_t nline_of;
+	uint64_t weight_added; /* every sample weight ever added (trimmed ones too),
+				* at most PROFILE_MAX_WEIGHT */
 };
 
 struct profile *profile_new(void);
@@ -125,9 +140,19 @@ uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, co
 uint32_t profile_event_intern(struct profile *p, const char *name);
 
 /* Appends a sample. Its `links`/`nlinks` fields are set here: pass the spans
- * in flight (outermost first, n may be 0) and they are stored for it. */
-void profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
-			size_t n);
+ * in flight (outermost first, n may be 0) and they are stored for it.
+ * Returns 0, or -1 (nothing added) when its weight would take the sum of
+ * the weights added so far past PROFILE_MAX_WEIGHT: readers refuse such
+ * input with one line naming where. */
+int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
+		       size_t n);
+
+/* Whether the weights, each multiplied by `ns_per_weight` (a sampling
+ * interval), still add up to at most PROFILE_MAX_WEIGHT nanoseconds. Writers
+ * that turn weights into time (pprof's cpu value, speedscope's weights)
+ * check this and refuse otherwise (-1, errno EOVERFLOW) rather than write a
+ * saturated or wrapped number. */
+bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight);
 
 /* Adds a probe; returns its index. */
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
@@ -203,8 +228,17 @@ struct sample_filter {
 int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
 				     uint32_t probe);
 
-/* Durations of every call of a probe, ascending (caller frees). */
+/* Durations that stand for every call of a probe, ascending (caller frees):
+ * the spans' (and calls still running at the end, with their elapsed time)
+ * when the profile holds every call, else the histogram's
+ * (latency_loglin_durations, at most 2^20 values at evenly spaced ranks,
+ * plus the calls still running). *n receives the values returned;
+ * profile_probe_calls says how many calls they stand for. */
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n);
+
+/* Calls of a probe: completed (the kernel's count, or the spans' when the
+ * profile has no histogram) plus those still running at the end. */
+uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
 
 bool profile_sample_matches(const struct profile *p, const struct sample *s,
 			    const struct sample_filter *f);

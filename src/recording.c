@@ -2,14 +2,14 @@
 #include "recording.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "util.h"
 
 static const char *const schema_sql =
@@ -27,7 +27,8 @@ static const char *const schema_sql =
 	" weight INTEGER NOT NULL);"
 	"CREATE TABLE probes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, binary TEXT NOT NULL,"
 	" offset INTEGER NOT NULL, entered INTEGER NOT NULL DEFAULT 0,"
-	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0);"
+	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0,"
+	" all_calls INTEGER NOT NULL DEFAULT 1);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
@@ -59,30 +60,12 @@ static enum frame_kind kind_from_name(const char *s)
 	return FRAME_UNKNOWN;
 }
 
-static char *temp_path_for(const char *path)
-{
-	return xasprintf("%s.tmp.%d", path, (int)getpid());
-}
+/* For the messages that refuse a destination. */
+#define WHAT "a recording (an SQLite database)"
 
 int recording_check_writable(const char *path, char *err, size_t errlen)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot write %s: it is a directory (give a file name)", path);
-		return -1;
-	}
-	char *tmp = temp_path_for(path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot write %s: %s (choose another -o path)", path,
-			 strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	close(fd);
-	unlink(tmp);
-	free(tmp);
-	return 0;
+	return outfile_check_named(path, WHAT, err, errlen);
 }
 
 static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -242,8 +225,8 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 {
 	sqlite3_stmt *pr, *hist, *sp;
 	if (prepare(db,
-		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns)"
-		    " VALUES (?,?,?,?,?,?,?)",
+		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns, all_calls)"
+		    " VALUES (?,?,?,?,?,?,?,?)",
 		    &pr, err,
 		    errlen))
 		return -1;
@@ -262,8 +245,9 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(pr, 5, (sqlite3_int64)q->entered);
 		sqlite3_bind_int64(pr, 6, (sqlite3_int64)q->raw_ns);
 		sqlite3_bind_int64(pr, 7, (sqlite3_int64)q->own_ns);
+		sqlite3_bind_int64(pr, 8, q->all_calls);
 		rc = step_done(db, pr, err, errlen);
-		for (int b = 0; b < 64 && !rc; b++) {
+		for (int b = 0; b < LATENCY_LOGLIN_BUCKETS && !rc; b++) {
 			if (!q->hist[b])
 				continue;
 			sqlite3_bind_int64(hist, 1, (sqlite3_int64)i);
@@ -301,15 +285,17 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 
 int recording_save(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	char *tmp = temp_path_for(path);
-	unlink(tmp);
+	struct outfile o;
+	if (outfile_open_named(&o, path, WHAT, err, errlen))
+		return -1;
 	sqlite3 *db = NULL;
-	int rc = -1;
-	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	/* The temporary file exists (made empty, exclusively): open that one,
+	 * never a link put in its place. */
+	if (sqlite3_open_v2(o.tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot create %s: %s", path,
 			 db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
+		goto fail;
 	}
 	/* One transaction, no journal: the temp file is discarded on any failure. */
 	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
@@ -317,26 +303,19 @@ int recording_save(const struct profile *p, const char *path, char *err, size_t 
 	    save_frames_and_stacks(db, p, err, errlen) ||
 	    save_threads_and_samples(db, p, err, errlen) || save_probes_and_spans(db, p, err, errlen) ||
 	    exec_sql(db, "COMMIT;", err, errlen))
-		goto out;
-	if (sqlite3_close(db) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot finish writing %s", path);
-		db = NULL;
-		goto out;
-	}
+		goto fail;
+	int closed = sqlite3_close(db);
 	db = NULL;
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot move the recording into place at %s: %s", path,
-			 strerror(errno));
-		goto out;
+	if (closed != SQLITE_OK) {
+		snprintf(err, errlen, "cannot finish writing %s", path);
+		goto fail;
 	}
-	rc = 0;
-out:
+	return outfile_commit(&o, err, errlen);
+fail:
 	if (db)
 		sqlite3_close(db);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	outfile_abort(&o);
+	return -1;
 }
 
 /* --- loading ------------------------------------------------------------- */
@@ -502,11 +481,17 @@ static int load_threads(struct loader *l)
 static int load_probes(struct loader *l)
 {
 	sqlite3_stmt *st;
-	/* Recordings made before the own-cost totals have no such columns. */
-	bool totals = sqlite3_prepare_v2(l->db,
-					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
-					 " FROM probes ORDER BY id",
+	/* Recordings made before sonde kept only the calls it needs have no
+	 * all_calls column: they hold every call, and log2 histograms. Older
+	 * ones have no own-cost totals either. */
+	bool loglin = sqlite3_prepare_v2(l->db,
+					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns,"
+					 " all_calls FROM probes ORDER BY id",
 					 -1, &st, NULL) == SQLITE_OK;
+	bool totals = loglin || sqlite3_prepare_v2(l->db,
+						   "SELECT id, name, binary, offset, entered, raw_ns,"
+						   " own_ns FROM probes ORDER BY id",
+						   -1, &st, NULL) == SQLITE_OK;
 	if (!totals &&
 	    sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
 			       &st, NULL) != SQLITE_OK)
@@ -526,6 +511,7 @@ static int load_probes(struct loader *l)
 			l->p->probes[id].raw_ns = (uint64_t)sqlite3_column_int64(st, 5);
 			l->p->probes[id].own_ns = (uint64_t)sqlite3_column_int64(st, 6);
 		}
+		l->p->probes[id].all_calls = !loglin || sqlite3_column_int64(st, 7) != 0;
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
@@ -535,11 +521,15 @@ static int load_probes(struct loader *l)
 		return load_fail(l, sqlite3_errmsg(l->db));
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
-		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 || b >= 64) {
+		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 ||
+		    b >= (loglin ? LATENCY_LOGLIN_BUCKETS : 64)) {
 			sqlite3_finalize(st);
 			return load_fail(l, "a histogram row refers to a missing probe or bucket");
 		}
-		l->p->probes[probe].hist[b] = (uint64_t)sqlite3_column_int64(st, 2);
+		/* A log2 bucket [2^b, 2^(b+1)) counts in the log-linear bucket
+		 * starting at 2^b; those recordings take figures from spans. */
+		unsigned into = loglin ? (unsigned)b : latency_loglin_bucket(b ? 1ull << b : 0);
+		l->p->probes[probe].hist[into] += (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
@@ -633,7 +623,18 @@ static int load_samples(struct loader *l)
 			.stack = l->stack_map[stack],
 			.weight = (uint64_t)sqlite3_column_int64(st, 5),
 		};
-		profile_add_sample(l->p, &s, buf, nl);
+		char bad[128] = "";
+		if (sqlite3_column_int64(st, 5) < 0)
+			snprintf(bad, sizeof(bad), "sample %lld has a negative weight", (long long)id);
+		else if (profile_add_sample(l->p, &s, buf, nl))
+			snprintf(bad, sizeof(bad),
+				 "at sample %lld the weights add up to more than %" PRIu64, (long long)id,
+				 PROFILE_MAX_WEIGHT);
+		if (*bad) {
+			sqlite3_finalize(st);
+			sqlite3_finalize(links);
+			return load_fail(l, bad);
+		}
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);

@@ -3,7 +3,9 @@
  *
  * Saving is atomic: the database is written to a temporary file next to the
  * destination and renamed over it only when complete, so an interrupted or
- * failed save never leaves a partial file at the destination.
+ * failed save never leaves a partial file at the destination (outfile's
+ * rules: a recording needs a regular file, so standard output, devices,
+ * FIFOs and symbolic links are refused).
  * Loading checks that the file is a sonde recording of a version this build
  * reads, and refuses anything else with one clear line. */
 #ifndef SONDE_RECORDING_H
@@ -16,9 +18,9 @@
 #define RECORDING_FORMAT "sonde-recording"
 #define RECORDING_VERSION 1
 
-/* Checks that `path` can be created (directory exists and is writable), by
- * creating and removing the temporary file a save would use. Returns 0, or
- * -1 with one line in err. Call before starting work that would be lost. */
+/* Checks that `path` can be written (outfile_check_named: an allowed
+ * destination whose directory takes a new file). Returns 0, or -1 with one
+ * line in err. Call before starting work that would be lost. */
 int recording_check_writable(const char *path, char *err, size_t errlen);
 
 /* Writes the whole profile to `path`. Returns 0, or -1 with err (and no file

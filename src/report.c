@@ -170,27 +170,46 @@ static void text_function_table(FILE *out, const char *title, const char *column
 }
 
 struct probe_summary {
-	struct latency_stats st;
+	struct latency_stats st; /* st.count: every call, completed or running */
 	struct latency_modes modes;
 	struct latency_hist hist;
 	uint64_t kernel_calls; /* completed calls counted in the kernel */
 	size_t open;           /* calls still running at the end */
+	size_t records;        /* completed calls kept with a record (span) */
 };
 
 static void summarize_probe(const struct profile *p, uint32_t probe, struct probe_summary *ps)
 {
 	memset(ps, 0, sizeof(*ps));
+	const struct probe_info *pi = &p->probes[probe];
 	size_t n;
 	uint64_t *d = profile_probe_durations(p, probe, &n);
 	latency_compute(d, n, &ps->st);
 	latency_auto_threshold(d, n, &ps->modes);
-	for (size_t i = 0; i < n; i++)
-		latency_hist_add(&ps->hist, d[i], 1);
+	ps->st.count = profile_probe_calls(p, probe);
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
+		ps->kernel_calls += pi->hist[b];
+	for (size_t i = 0; i < p->nspans; i++) {
+		if (p->spans[i].probe != probe)
+			continue;
+		ps->open += p->spans[i].open;
+		ps->records += !p->spans[i].open;
+		if (!pi->all_calls && ps->kernel_calls && p->spans[i].open)
+			latency_hist_add(&ps->hist, p->spans[i].duration_ns, 1);
+	}
+	if (pi->all_calls || !ps->kernel_calls) {
+		for (size_t i = 0; i < n; i++)
+			latency_hist_add(&ps->hist, d[i], 1);
+	} else {
+		/* Every log-linear bucket lies in one log2 bucket. */
+		for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++) {
+			uint64_t lo, hi;
+			latency_loglin_bounds(b, &lo, &hi);
+			if (pi->hist[b])
+				latency_hist_add(&ps->hist, lo, pi->hist[b]);
+		}
+	}
 	free(d);
-	for (int b = 0; b < 64; b++)
-		ps->kernel_calls += p->probes[probe].hist[b];
-	for (size_t i = 0; i < p->nspans; i++)
-		ps->open += p->spans[i].probe == probe && p->spans[i].open;
 }
 
 /* sonde's own cost over the whole recording: samples that interrupted its
@@ -274,20 +293,21 @@ static void text_probes(FILE *out, const struct profile *p)
 		summarize_probe(p, (uint32_t)i, &ps);
 		char b[7][32];
 		const struct probe_info *pi = &p->probes[i];
-		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls received", pi->name,
-			ps.st.count);
+		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", pi->name, ps.st.count);
 		if (ps.open)
 			fprintf(out, " (%zu still running at the end, counted with their elapsed time)",
 				ps.open);
-		uint64_t received = ps.st.count - ps.open;
 		fprintf(out, "; the kernel counted %" PRIu64 " completed", ps.kernel_calls);
 		if (pi->entered)
 			fprintf(out, " of %" PRIu64 " entered", pi->entered);
-		if (ps.kernel_calls > received)
-			fprintf(out, ", %" PRIu64 " %s", ps.kernel_calls - received,
-				profile_meta_u64(p, "calls_not_kept")
-					? "calls not kept (a live session holds its last window only)"
-					: "call records lost");
+		fprintf(out, "; %zu kept with a record", ps.records);
+		if (pi->all_calls && ps.kernel_calls > ps.records)
+			fprintf(out, " (%" PRIu64 " records lost: ring buffer full, or not in a live "
+				     "session's window)",
+				ps.kernel_calls - ps.records);
+		else if (!pi->all_calls)
+			fprintf(out, " (those samples landed in, and the slowest; figures from the "
+				     "kernel's histogram, within 3.2%%)");
 		if (pi->raw_ns && ps.kernel_calls)
 			fprintf(out, "\n  durations without sonde's own cost (%s per call taken out)",
 				duration_format(pi->own_ns / ps.kernel_calls, b[0], 32));
@@ -325,11 +345,12 @@ static void json_probes(FILE *out, const struct profile *p)
 		fprintf(out,
 			", \"entered\": %" PRIu64 ", \"own_ns\": %" PRIu64 ", \"raw_ns\": %" PRIu64
 			", \"calls\": %" PRIu64 ", \"open\": %zu, \"kernel_calls\": %" PRIu64
-			", \"mean_ns\": %.0f, \"min_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
+			", \"records\": %zu, \"all_calls\": %s, \"mean_ns\": %.0f, \"min_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
 			", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
 			", \"p999_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ",\n     \"hist\": [",
 			p->probes[i].entered, p->probes[i].own_ns, p->probes[i].raw_ns, ps.st.count,
-			ps.open, ps.kernel_calls, ps.st.mean_ns, ps.st.min_ns, ps.st.p50_ns,
+			ps.open, ps.kernel_calls, ps.records, p->probes[i].all_calls ? "true" : "false",
+			ps.st.mean_ns, ps.st.min_ns, ps.st.p50_ns,
 			ps.st.p90_ns, ps.st.p95_ns, ps.st.p99_ns, ps.st.p999_ns, ps.st.max_ns);
 		int first = 1;
 		for (unsigned b = 0; b < LATENCY_HIST_BUCKETS; b++) {

@@ -63,11 +63,31 @@ struct session {
 	uint64_t sample_slow_ns;
 	char *event_name; /* the sampled event after a live change */
 	bool ended;
+	/* What earlier attachments of each probe counted: detaching clears the
+	 * kernel's copy. The profile's figures are these plus the kernel's. */
+	struct probe_counts *counted_before; /* [SESSION_MAX_PROBES] */
+	/* Which calls cross to user space (engine_span_policy): calls over
+	 * keep_over_ns[p] when keep_over_set[p], else over the probe's p99 so
+	 * far. */
+	uint64_t keep_over_ns[SESSION_MAX_PROBES];
+	bool keep_over_set[SESSION_MAX_PROBES];
+	uint64_t emit_min_in_force[SESSION_MAX_PROBES];
+	bool policy_sent[SESSION_MAX_PROBES]; /* for the current attachment */
+	double next_refresh_s;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
 };
 
-static void probe_totals_read(struct session *s, uint32_t probe, struct probe_info *into);
+struct probe_counts {
+	uint64_t hist[SONDE_HIST_BUCKETS];
+	uint64_t entered, raw_ns, own_ns;
+};
+
+_Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
+	       "the kernel's histogram is latency.h's log-linear one");
+
+static void refresh_probe(struct session *s, uint32_t probe);
+static void update_span_policy(struct session *s, uint32_t probe);
 
 static volatile sig_atomic_t stop_requested;
 
@@ -432,7 +452,7 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 	if (npids == 0)
 		pids[npids++] = -1;
 	for (int i = 0; i < npids; i++) {
-		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], 0, err,
+		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], err,
 				       errlen)) {
 			engine_discard_span(s->eng, probe);
 			return -1;
@@ -524,6 +544,11 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 			s->probe_ino[ids[i]] = t[i].ino;
 		}
 		s->attached[ids[i]] = true;
+		if (fresh[i]) { /* its kernel slot starts with no policy */
+			s->policy_sent[ids[i]] = false;
+			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
+			update_span_policy(s, (uint32_t)ids[i]);
+		}
 	}
 	for (int i = 0; i < n && s->o->verbose; i++) {
 		if (!t[i].ifunc_impl)
@@ -578,13 +603,13 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
 		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
-		/* Keep the in-kernel histogram of what it gathered: detaching
-		 * clears the kernel's copy. */
-		uint64_t hist[SONDE_HIST_BUCKETS];
-		if (engine_read_hist(s->eng, (uint32_t)i, hist) == 0)
-			for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
-				s->prof->probes[i].hist[b] += hist[b];
-		probe_totals_read(s, (uint32_t)i, &s->prof->probes[i]);
+		/* Keep what it counted: detaching clears the kernel's copy. */
+		refresh_probe(s, (uint32_t)i);
+		struct probe_counts *c = &s->counted_before[i];
+		memcpy(c->hist, s->prof->probes[i].hist, sizeof(c->hist));
+		c->entered = s->prof->probes[i].entered;
+		c->raw_ns = s->prof->probes[i].raw_ns;
+		c->own_ns = s->prof->probes[i].own_ns;
 		engine_detach_span(s->eng, (uint32_t)i);
 		s->attached[i] = false;
 		n++;
@@ -608,27 +633,79 @@ bool session_probe_attached(const struct session *s, uint32_t probe)
 	return probe < SESSION_MAX_PROBES && s->attached[probe];
 }
 
-/* The kernel's totals of an attached probe (calls entered, raw and own
- * time) added to what the profile kept from earlier attachments. */
-static void probe_totals_read(struct session *s, uint32_t probe, struct probe_info *into)
+/* The profile's figures of a probe: what earlier attachments counted plus
+ * the kernel's counts of the current one. */
+static void refresh_probe(struct session *s, uint32_t probe)
 {
-	struct sonde_probe_stats st;
-	if (!s->attached[probe] || engine_read_probe_stats(s->eng, probe, &st))
+	if (probe >= s->prof->nprobes)
 		return;
-	into->entered += st.entered;
-	into->raw_ns += st.raw_ns;
-	into->own_ns += st.own_ns;
+	struct probe_info *pi = &s->prof->probes[probe];
+	const struct probe_counts *c = &s->counted_before[probe];
+	uint64_t live[SONDE_HIST_BUCKETS] = {0};
+	struct sonde_probe_stats st = {0};
+	if (s->attached[probe] &&
+	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
+		return; /* keep the last figures read */
+	for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+		pi->hist[b] = c->hist[b] + live[b];
+	pi->entered = c->entered + st.entered;
+	pi->raw_ns = c->raw_ns + st.raw_ns;
+	pi->own_ns = c->own_ns + st.own_ns;
+}
+
+/* Calls that need no record stay in the kernel (counted in its histogram):
+ * only those a sample landed in and those over the keep threshold cross.
+ * The automatic threshold is the p99 so far, once 1000 calls gave one. */
+#define KEEP_AUTO_MIN_CALLS 1000
+#define KEEP_AUTO_PERCENTILE 99.0
+
+static void update_span_policy(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes || !s->attached[probe])
+		return;
+	struct engine_span_policy pol = {.emit_all = s->o->all_calls};
+	if (s->keep_over_set[probe]) {
+		pol.emit_min_ns = s->keep_over_ns[probe];
+	} else {
+		size_t n;
+		uint64_t *d = latency_loglin_durations(s->prof->probes[probe].hist, 1u << 16, &n, NULL);
+		pol.emit_min_ns = n >= KEEP_AUTO_MIN_CALLS
+					  ? latency_percentile(d, n, KEEP_AUTO_PERCENTILE)
+					  : UINT64_MAX;
+		free(d);
+	}
+	if (s->policy_sent[probe] && pol.emit_min_ns == s->emit_min_in_force[probe])
+		return;
+	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
+		s->emit_min_in_force[probe] = pol.emit_min_ns;
+		s->policy_sent[probe] = true;
+	}
+}
+
+int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
+{
+	if (probe >= SESSION_MAX_PROBES)
+		return -1;
+	s->keep_over_ns[probe] = ns;
+	s->keep_over_set[probe] = true;
+	update_span_policy(s, probe);
+	return 0;
+}
+
+void session_refresh_calls(struct session *s)
+{
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		refresh_probe(s, (uint32_t)i);
+		update_span_policy(s, (uint32_t)i);
+	}
 }
 
 int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 {
 	if (probe >= s->prof->nprobes)
 		return -1;
-	uint64_t live[SONDE_HIST_BUCKETS] = {0};
-	if (s->attached[probe] && engine_read_hist(s->eng, probe, live))
-		return -1;
-	for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
-		buckets[b] = live[b] + s->prof->probes[probe].hist[b];
+	refresh_probe(s, probe);
+	memcpy(buckets, s->prof->probes[probe].hist, sizeof(s->prof->probes[probe].hist));
 	return 0;
 }
 
@@ -637,11 +714,11 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 	size_t n = s->prof->nprobes;
 	if (engine_read_hists(s->eng, (uint32_t)n, out))
 		return -1;
-	/* Detaching cleared the kernel's copy: what a probe counted before an
-	 * untrace is kept in the profile. */
+	/* Detached probes: the kernel's slots are cleared; what they counted
+	 * before is kept. */
 	for (size_t i = 0; i < n; i++)
-		for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
-			out[i][b] += s->prof->probes[i].hist[b];
+		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+			out[i][b] = (s->attached[i] ? out[i][b] : 0) + s->counted_before[i].hist[b];
 	return 0;
 }
 
@@ -885,6 +962,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		}
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
+	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
 	s->sample_in_probe = s->sample_slow_probe = -1;
 	s->argc = argc;
@@ -1098,12 +1176,8 @@ void session_end(struct session *s)
 		;
 	struct open_span_ctx ctx = {s->col, monotonic_ns()};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
-	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		uint64_t h[SONDE_HIST_BUCKETS];
-		if (session_probe_hist(s, (uint32_t)i, h) == 0)
-			memcpy(s->prof->probes[i].hist, h, sizeof(h));
-		probe_totals_read(s, (uint32_t)i, &s->prof->probes[i]);
-	}
+	for (size_t i = 0; i < s->prof->nprobes; i++)
+		refresh_probe(s, (uint32_t)i);
 	add_metadata(s, s->end_mono);
 }
 
@@ -1115,36 +1189,21 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 			;
 	/* The recording holds every call counted so far: the kernel's live
 	 * histograms plus what untraced probes gathered before. */
-	uint64_t(*kept)[SONDE_HIST_BUCKETS] = xcalloc(p->nprobes + 1, sizeof(*kept));
-	struct probe_info *kept_totals = xcalloc(p->nprobes + 1, sizeof(*kept_totals));
-	for (size_t i = 0; i < p->nprobes; i++) {
-		memcpy(kept[i], p->probes[i].hist, sizeof(kept[i]));
-		kept_totals[i] = p->probes[i];
-		if (!s->ended) {
-			session_probe_hist(s, (uint32_t)i, p->probes[i].hist);
-			probe_totals_read(s, (uint32_t)i, &p->probes[i]);
-		}
-	}
+	if (!s->ended)
+		for (size_t i = 0; i < p->nprobes; i++)
+			refresh_probe(s, (uint32_t)i);
 	add_metadata(s, s->ended ? s->end_mono : now_s(CLOCK_MONOTONIC));
-	/* A live session holds a bounded window of calls: say in the file how
-	 * many of those the kernel counted are not in it. */
+	/* Say in the file how many of the calls the kernel counted have no
+	 * record in it: those that did not need one (no sample, not slow),
+	 * and those a live session no longer holds. */
 	uint64_t counted = 0, kept_calls = 0;
 	for (size_t i = 0; i < p->nprobes; i++)
-		for (int b = 0; b < SONDE_HIST_BUCKETS; b++)
+		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
 			counted += p->probes[i].hist[b];
 	for (size_t i = 0; i < p->nspans; i++)
 		kept_calls += !p->spans[i].open;
 	set_meta_u64(p, "calls_not_kept", counted > kept_calls ? counted - kept_calls : 0);
-	int r = recording_save(p, path, err, errlen);
-	for (size_t i = 0; i < p->nprobes; i++) {
-		memcpy(p->probes[i].hist, kept[i], sizeof(kept[i]));
-		p->probes[i].entered = kept_totals[i].entered;
-		p->probes[i].raw_ns = kept_totals[i].raw_ns;
-		p->probes[i].own_ns = kept_totals[i].own_ns;
-	}
-	free(kept);
-	free(kept_totals);
-	return r;
+	return recording_save(p, path, err, errlen);
 }
 
 int session_poll(struct session *s, int timeout_ms)
@@ -1183,6 +1242,21 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
 	collector_get_stats(s->col, cs);
 }
 
+void session_tick(struct session *s)
+{
+	double now = now_s(CLOCK_MONOTONIC);
+	if (now < s->next_refresh_s)
+		return;
+	session_refresh_calls(s);
+	/* Until every probe has its p99, every call crosses: look again soon. */
+	bool settled = true;
+	for (size_t i = 0; i < s->prof->nprobes; i++)
+		if (s->attached[i] && !s->keep_over_set[i] && !s->o->all_calls &&
+		    s->emit_min_in_force[i] == UINT64_MAX)
+			settled = false;
+	s->next_refresh_s = now + (settled ? 1.0 : 0.05);
+}
+
 int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg)
 {
 	int rc = 0;
@@ -1193,6 +1267,7 @@ int session_run(struct session *s, session_tick_fn tick, double interval_s, void
 			rc = 1;
 			break;
 		}
+		session_tick(s);
 		if (tick && interval_s > 0 && now_s(CLOCK_MONOTONIC) >= next_tick) {
 			next_tick += interval_s;
 			if (tick(s, arg, false))
@@ -1230,10 +1305,14 @@ void session_print_summary(struct session *s, const char *what)
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
 	fprintf(stderr, "sonde: %s %llu samples", what, (unsigned long long)cs.samples);
-	if (s->prof->nprobes)
-		fprintf(stderr, ", %llu traced calls (%llu still running at the end)",
-			(unsigned long long)(cs.spans + cs.open_spans),
-			(unsigned long long)cs.open_spans);
+	if (s->prof->nprobes) {
+		uint64_t calls = 0;
+		for (size_t i = 0; i < s->prof->nprobes; i++)
+			calls += profile_probe_calls(s->prof, (uint32_t)i);
+		fprintf(stderr, ", %llu traced calls (%llu still running at the end; %llu kept with a record)",
+			(unsigned long long)calls, (unsigned long long)cs.open_spans,
+			(unsigned long long)cs.spans);
+	}
 	fprintf(stderr, " in %.2f s", s->end_mono - s->start_mono);
 	uint64_t lost = es.lost_samples + es.lost_task + es.lost_spans;
 	if (lost)
@@ -1272,6 +1351,7 @@ void session_free(struct session *s)
 	pending_free_all(s);
 	free(s->executable);
 	free(s->exe_alias);
+	free(s->counted_before);
 	free(s->event_name);
 	free(s);
 }

@@ -53,6 +53,9 @@ struct session_options {
 	const char *sample_in;   /* --sample-in FUNC */
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
 	bool live;           /* probes may be added later (calibrate for them) */
+	bool all_calls;      /* every traced call crosses to user space (a span
+			      * each), not only those samples landed in and
+			      * the slow ones (record --all-calls) */
 };
 
 void session_options_init(struct session_options *o);
@@ -119,6 +122,23 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg);
  * reading the ring buffer failed. */
 int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg);
 
+/* --- what crosses to user space ------------------------------------------
+ * Every call is counted in the kernel (histogram, totals); a call sends a
+ * record (a span in the profile) only when a sample landed in it, when it
+ * is over the probe's keep threshold, or with --all-calls. The keep
+ * threshold is the probe's p99 so far (from the time 1000 calls gave one;
+ * before that only calls samples landed in cross), unless set below. The profile's probe figures (hist, entered, raw/own
+ * time) are the kernel's as of the last refresh. */
+
+/* Keeps every call of the probe longer than ns from now on (e.g. the
+ * threshold a view or `slow` uses). Returns 0 or -1. */
+int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns);
+
+/* Reads the kernel's counts into the profile and follows the p99 keep
+ * thresholds. session_tick does it once a second; session_run ticks. */
+void session_refresh_calls(struct session *s);
+void session_tick(struct session *s);
+
 /* --- stepping a run yourself (live sessions), instead of session_run ----- */
 
 /* Waits up to timeout_ms for records and handles them. Returns the number
@@ -176,8 +196,9 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 
 bool session_probe_attached(const struct session *s, uint32_t probe);
 
-/* A probe's log2 histogram of every call counted since it was first traced
- * (in-kernel counts, kept across untrace). Returns 0 or -1. */
+/* A probe's log-linear histogram (latency.h) of every call counted since it
+ * was first traced (in-kernel counts, kept across untrace); the profile's
+ * copy is brought up to date too. Returns 0 or -1. */
 int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets);
 
 /* The same for every probe at once: out[i] for probe i < the profile's

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "speedscope.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -253,8 +254,10 @@ static double median_gap(const struct profile *p, const uint32_t *idx, const siz
 	return m;
 }
 
-static void write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t n,
-			  double est_gap)
+/* Returns 0, or -1 (errno EOVERFLOW, nothing written) when the thread's
+ * end time would not fit 64 bits (sample times near 2^64 ns). */
+static int write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t n,
+			 double est_gap)
 {
 	struct profile *p = s->p;
 	uint64_t *w = xmalloc(n * sizeof(*w));
@@ -273,11 +276,26 @@ static void write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 				if (gap < g)
 					g = gap;
 			}
+			if (!(g < 9.2e18)) { /* gaps of centuries: not a sampled thread */
+				free(w);
+				errno = EOVERFLOW;
+				return -1;
+			}
 			w[k] = (uint64_t)llround(g);
+		}
+		if (w[k] > UINT64_MAX - sum) { /* only weights x interval: checked */
+			free(w);
+			errno = EOVERFLOW;
+			return -1;
 		}
 		sum += w[k];
 	}
 	uint64_t start = s->has_times ? rel(s, p->samples[idx[0]].time_ns) : 0;
+	if (start > UINT64_MAX - sum) {
+		free(w);
+		errno = EOVERFLOW;
+		return -1;
+	}
 	begin_profile(s, "sampled", &p->threads[t], "", s->has_times ? "nanoseconds" : "none", start,
 		      start + sum);
 	fputs(",\"samples\":[", s->out);
@@ -291,6 +309,7 @@ static void write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 		fprintf(s->out, k ? ",%" PRIu64 : "%" PRIu64, w[k]);
 	fputs("]}", s->out);
 	free(w);
+	return 0;
 }
 
 struct open_call {
@@ -363,6 +382,10 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	s.base = profile_time_base(p, s.has_times);
 	uint64_t hz = profile_meta_u64(p, "frequency_hz");
 	s.interval_ns = hz ? 1e9 / (double)hz : 0;
+	if (s.has_times && !profile_weight_ns_fits(p, s.interval_ns)) {
+		errno = EOVERFLOW; /* weights in nanoseconds would not fit */
+		return -1;
+	}
 
 	fputs("{\"$schema\":\"" SCHEMA_URL "\",\n", out);
 	write_frames(&s);
@@ -386,10 +409,11 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	qsort(rank, nt, sizeof(*rank), cmp_rank);
 
 	fputs(",\n\"profiles\":[", out);
-	for (size_t r = 0; r < nt; r++) {
+	int rc = 0;
+	for (size_t r = 0; r < nt && !rc; r++) {
 		uint32_t t = rank[r].thread;
 		if (soff[t + 1] > soff[t])
-			write_sampled(&s, t, sidx + soff[t], soff[t + 1] - soff[t], est_gap);
+			rc = write_sampled(&s, t, sidx + soff[t], soff[t + 1] - soff[t], est_gap);
 	}
 	for (size_t r = 0; r < nt; r++) {
 		uint32_t t = rank[r].thread;
@@ -417,7 +441,7 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	free(s.frame_index);
 	free(s.probe_index);
 	free(s.stack_buf);
-	if (fflush(out) != 0 || ferror(out))
+	if (rc || fflush(out) != 0 || ferror(out))
 		return -1;
 	return 0;
 }

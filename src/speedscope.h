@@ -38,7 +38,9 @@
 #include "profile.h"
 
 /* Writes the profile as speedscope JSON; `name` is the file's "name" (NULL:
- * "sonde"). Returns 0, or -1 when writing failed. */
+ * "sonde"). Returns 0, or -1 when writing failed, or (errno EOVERFLOW) when
+ * the weights in nanoseconds would not fit 64 bits (profile_weight_ns_fits,
+ * or times centuries apart). */
 int speedscope_write(FILE *out, struct profile *p, const char *name);
 
 /* Frames as the viewers' formats show them (speedscope here, the Chrome

@@ -1108,6 +1108,7 @@ struct mapping {
 struct process {
 	pid_t pid;
 	bool loaded; /* maps read since the last exec */
+	uint64_t read_ns; /* CLOCK_MONOTONIC when the maps were last read */
 	bool gone;   /* reading maps failed: it exited; keep what we have */
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
@@ -1588,6 +1589,7 @@ static int process_read_maps(struct symbolizer *s, struct process *p)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	uint64_t t0 = monotonic_ns();
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		p->gone = true;
@@ -1616,6 +1618,7 @@ static int process_read_maps(struct symbolizer *s, struct process *p)
 	p->nmaps = n;
 	p->maps_cap = cap;
 	p->loaded = true;
+	p->read_ns = t0;
 	p->gone = false;
 	pair_map_free(&p->misses);
 	return 0;
@@ -1869,11 +1872,15 @@ int symbols_note_process(struct symbolizer *s, pid_t pid)
 	return process_read_maps(s, process_get(s, pid));
 }
 
-void symbols_note_exec(struct symbolizer *s, pid_t pid)
+void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns)
 {
 	uint64_t *slot = pair_map_find(&s->processes, (uint64_t)pid, 0);
-	if (slot)
-		process_forget_maps((struct process *)(uintptr_t)*slot);
+	if (!slot)
+		return;
+	struct process *p = (struct process *)(uintptr_t)*slot;
+	if (p->loaded && p->read_ns > exec_ns)
+		return; /* read after the exec: already the new image */
+	process_forget_maps(p);
 }
 
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,

@@ -13,7 +13,8 @@
  * /proc/PID/map_files or /proc/PID/root so deleted files and containers work.
  * A process's maps are read on first use and kept after it exits, so samples
  * of processes that went away are still symbolized; symbols_note_exec()
- * drops them (the address space was replaced) and a lookup that misses every
+ * drops them (the address space was replaced, unless they were read after
+ * that) and a lookup that misses every
  * mapping re-reads /proc/PID/maps once (new mmap, dlopen).
  *
  * Which function holds an address: the DWARF subprogram (or inlined
@@ -98,8 +99,11 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
  * when the process is gone or unreadable. */
 int symbols_note_process(struct symbolizer *s, pid_t pid);
 
-/* The process replaced its address space: forget its maps (re-read lazily). */
-void symbols_note_exec(struct symbolizer *s, pid_t pid);
+/* The process replaced its address space at exec_ns (CLOCK_MONOTONIC): forget
+ * its maps (re-read lazily), unless they were read after exec_ns and so are
+ * already the new image's (an exec reported late, after the process exited,
+ * must not take away the only maps there will be). */
+void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns);
 
 /* Resolves an ELF virtual address in a binary given by path (the addr2line
  * use case, used by tests, benchmarks and `sonde symbolize`). Same output

@@ -317,36 +317,41 @@ static const struct flame_tree *cur_flame(const struct tui *t)
 	return t->view ? t->view->flame : NULL;
 }
 
-/* Adds, for the node at path[0..depth) and below, every stack that ends in
- * a node with self weight, reversed (leaf first), to the inverted tree. */
-static void invert_node(struct flame_tree *inv, const struct flame_node *n, uint32_t **path,
-			uint32_t **rev, size_t *cap, size_t depth)
+/* Adds every stack that ends in a node with self weight, reversed (leaf
+ * first), to the inverted tree. path holds the frames from the root's child
+ * down to the node being visited. */
+struct inverter {
+	struct flame_tree *inv;
+	uint32_t *path, *rev;
+	size_t cap;
+};
+
+static enum flame_step invert_node(struct flame_node *n, size_t depth, void *arg)
 {
-	if (depth >= *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*path = xrealloc(*path, *cap * sizeof(**path));
-		*rev = xrealloc(*rev, *cap * sizeof(**rev));
+	struct inverter *iv = arg;
+	if (depth == 0)
+		return FLAME_STEP_INTO;
+	if (depth > iv->cap) {
+		iv->cap = depth * 2;
+		iv->path = xrealloc(iv->path, iv->cap * sizeof(*iv->path));
+		iv->rev = xrealloc(iv->rev, iv->cap * sizeof(*iv->rev));
 	}
-	if (depth > 0)
-		(*path)[depth - 1] = n->frame;
-	if (depth > 0 && n->self > 0) {
+	iv->path[depth - 1] = n->frame;
+	if (n->self > 0) {
 		for (size_t k = 0; k < depth; k++)
-			(*rev)[k] = (*path)[depth - 1 - k];
-		flame_add(inv, *rev, depth, n->self);
+			iv->rev[k] = iv->path[depth - 1 - k];
+		flame_add(iv->inv, iv->rev, depth, n->self);
 	}
-	for (size_t i = 0; i < n->nchildren; i++)
-		invert_node(inv, n->children[i], path, rev, cap, depth + 1);
+	return FLAME_STEP_INTO;
 }
 
 static struct flame_tree *invert_tree(const struct flame_tree *ft)
 {
-	struct flame_tree *inv = flame_new(ft->frames);
-	uint32_t *path = NULL, *rev = NULL;
-	size_t cap = 0;
-	invert_node(inv, ft->root, &path, &rev, &cap, 0);
-	free(path);
-	free(rev);
-	return inv;
+	struct inverter iv = {.inv = flame_new(ft->frames)};
+	flame_visit(ft->root, &(struct flame_visitor){.enter = invert_node}, &iv);
+	free(iv.path);
+	free(iv.rev);
+	return iv.inv;
 }
 
 /* Gives the trees of the current view to the tree states. The inverted tree

@@ -66,12 +66,25 @@ struct tuitree {
 
 /* ---- paths and the expansion trie ---------------------------------------- */
 
+/* Without recursion: a path can be as deep as the deepest stack. Entries
+ * waiting to be freed are kept on a list of their own. */
 static void state_free_kids(struct tt_state *s)
 {
+	struct tt_state **todo = NULL;
+	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < s->nkids; i++) {
-		state_free_kids(s->kids[i]);
-		free(s->kids[i]);
+		grow_array((void **)&todo, &cap, n + 1, sizeof(*todo));
+		todo[n++] = s->kids[i];
 	}
+	while (n) {
+		struct tt_state *k = todo[--n];
+		grow_array((void **)&todo, &cap, n + k->nkids, sizeof(*todo));
+		memcpy(todo + n, k->kids, k->nkids * sizeof(*todo));
+		n += k->nkids;
+		free(k->kids);
+		free(k);
+	}
+	free(todo);
 	free(s->kids);
 	s->kids = NULL;
 	s->nkids = s->cap = 0;
@@ -113,16 +126,26 @@ static struct tt_state *state_get(struct tt_state *s, uint32_t frame)
 	return k;
 }
 
-/* The trie entry of a node, created (with its ancestors') when missing. */
+/* The trie entry of a node, created (with its ancestors') when missing:
+ * the nodes up to the nearest ancestor that has one are noted, then given
+ * entries top down (no recursion: a path is as deep as its stack). */
 static struct tt_state *node_state(struct tuitree *t, uint32_t i)
 {
-	struct tt_node *n = &t->nodes[i];
-	if (n->st)
-		return n->st;
-	if (n->parent == NONE)
-		return n->st = &t->root_state;
-	struct tt_state *ps = node_state(t, n->parent);
-	return t->nodes[i].st = state_get(ps, n->fn->frame);
+	uint32_t *chain = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t k = i;
+	for (; !t->nodes[k].st && t->nodes[k].parent != NONE; k = t->nodes[k].parent) {
+		grow_array((void **)&chain, &cap, n + 1, sizeof(*chain));
+		chain[n++] = k;
+	}
+	if (!t->nodes[k].st) /* the root */
+		t->nodes[k].st = &t->root_state;
+	while (n--) {
+		struct tt_node *c = &t->nodes[chain[n]];
+		c->st = state_get(t->nodes[c->parent].st, c->fn->frame);
+	}
+	free(chain);
+	return t->nodes[i].st;
 }
 
 static void node_set_expanded(struct tuitree *t, uint32_t i, bool on)
@@ -176,8 +199,10 @@ static int child_cmp(const void *a, const void *b, void *arg)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-static uint32_t flatten(struct tuitree *t, const struct flame_node *fn, uint32_t parent,
-			uint32_t depth, struct tt_state *st)
+/* Appends a node and puts its children, sorted, on the scratch stack.
+ * Returns its index. */
+static uint32_t flat_add(struct tuitree *t, const struct flame_node *fn, uint32_t parent,
+			 uint32_t depth, struct tt_state *st)
 {
 	grow_array((void **)&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(*t->nodes));
 	uint32_t idx = (uint32_t)t->nnodes++;
@@ -191,14 +216,46 @@ static uint32_t flatten(struct tuitree *t, const struct flame_node *fn, uint32_t
 		memcpy(t->scratch + base, fn->children, n * sizeof(*fn->children));
 	t->nscratch = base + n;
 	qsort_r(t->scratch + base, n, sizeof(*t->scratch), child_cmp, (void *)t->ft);
-	/* t->scratch may move while children are flattened: index, never hold. */
-	for (size_t j = 0; j < n; j++) {
-		const struct flame_node *c = t->scratch[base + j];
-		flatten(t, c, idx, depth + 1, state_find(st, c->frame));
-	}
-	t->nscratch = base;
-	t->nodes[idx].size = (uint32_t)(t->nnodes - idx);
 	return idx;
+}
+
+/* Pre-order without recursion (stacks may be far deeper than the C stack):
+ * each level of `open` is a node whose sorted children wait on the scratch
+ * stack from `base`. t->scratch may move: index, never hold. */
+struct flat_level {
+	uint32_t idx;
+	size_t base, next, n;
+};
+
+static void flatten(struct tuitree *t, const struct flame_node *root)
+{
+	struct flat_level *open = NULL;
+	size_t depth = 0, cap = 0;
+	const struct flame_node *fn = root;
+	uint32_t parent = NONE;
+	struct tt_state *st = &t->root_state;
+	for (;;) {
+		if (fn) {
+			size_t base = t->nscratch;
+			uint32_t idx = flat_add(t, fn, parent, (uint32_t)depth, st);
+			grow_array((void **)&open, &cap, depth + 1, sizeof(*open));
+			open[depth++] = (struct flat_level){idx, base, 0, fn->nchildren};
+			fn = NULL;
+		}
+		if (!depth)
+			break;
+		struct flat_level *top = &open[depth - 1];
+		if (top->next < top->n) {
+			fn = t->scratch[top->base + top->next++];
+			parent = top->idx;
+			st = state_find(t->nodes[top->idx].st, fn->frame);
+		} else {
+			t->nodes[top->idx].size = (uint32_t)(t->nnodes - top->idx);
+			t->nscratch = top->base;
+			depth--;
+		}
+	}
+	free(open);
 }
 
 static uint32_t child_find(const struct tuitree *t, uint32_t i, uint32_t frame)
@@ -410,7 +467,7 @@ void tuitree_set_tree(struct tuitree *t, const struct flame_tree *ft)
 	t->nnodes = 0;
 	t->nscratch = 0;
 	if (ft && ft->root)
-		flatten(t, ft->root, NONE, 0, &t->root_state);
+		flatten(t, ft->root);
 	matches_compute(t);
 	droot_resolve(t);
 	rows_build(t);

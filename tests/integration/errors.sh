@@ -29,6 +29,25 @@ expect_error "cannot read $WORK/missing.sonde" "" -- "$SONDE" report "$WORK/miss
 expect_error "unrecognized format" "$WORK/f.svg" -- "$SONDE" flame "$WORK/random.bin" -o "$WORK/f.svg"
 expect_error "unknown command 'frobnicate'" "" -- "$SONDE" frobnicate
 
+# Counts that do not fit: named by line, never wrapped to "samples: 0".
+printf 'p;a 1\np;b 18446744073709551616\n' >"$WORK/huge.folded"
+expect_error "line 2: count 18446744073709551616 is too large \(at most 9223372036854775807\)" "" -- \
+	"$SONDE" report "$WORK/huge.folded"
+for x in a b c d; do echo "p;$x 4611686018427387904"; done >"$WORK/sum.folded"
+expect_error "line 2: the counts add up to more than 9223372036854775807" "$WORK/sum.svg" -- \
+	"$SONDE" flame "$WORK/sum.folded" -o "$WORK/sum.svg"
+
+# A session directory every user may write to (/tmp): refused, with the advice
+# to choose a private directory, never to chmod or remove the shared one.
+shared_dir_advice() {
+	grep -q "session directory $1 is shared with other users" "$2" &&
+		grep -q 'set SONDE_RUNTIME_DIR to a private directory' "$2" &&
+		! grep -Eq 'chmod|remove it' "$2"
+}
+SONDE_RUNTIME_DIR=/tmp expect_error "session directory /tmp is shared" "" -- "$SONDE" ctl --list
+shared_dir_advice /tmp "$WORK/stderr" || fail "ctl: advice for a shared directory: $(cat "$WORK/stderr")"
+pass "ctl with SONDE_RUNTIME_DIR=/tmp advises a private directory"
+
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	expect_error "command not found" "$out" -- "$SONDE" record -o "$out" -- /no/such/command
 	expect_error "unknown tracepoint nosuch:event" "$out" -- "$SONDE" record -e nosuch:event -a -d 1 -o "$out"
@@ -38,6 +57,18 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	size=$(stat -c %s "$WORK/good.sonde")
 	head -c $((size / 2)) "$WORK/good.sonde" >"$WORK/trunc.sonde"
 	expect_error "not a readable sonde recording|cannot open" "" -- "$SONDE" report "$WORK/trunc.sonde"
+
+	# A live session with SONDE_RUNTIME_DIR=/tmp runs without its socket (none
+	# is left in /tmp) and says which directory to choose instead.
+	before=$(find /tmp -maxdepth 1 -type s -name '*.sock' | wc -l)
+	SONDE_RUNTIME_DIR=/tmp "$SONDE" top -b -i 0.2 -n 1 -- "$TARGETS/cpusplit" 0.3 \
+		>"$WORK/top.out" 2>"$WORK/top.err" || { cat "$WORK/top.err" >&2; fail "top with SONDE_RUNTIME_DIR=/tmp failed"; }
+	grep -q '^--- sonde top at' "$WORK/top.out" || fail "top with SONDE_RUNTIME_DIR=/tmp printed no snapshot"
+	grep -q 'warning: no control socket' "$WORK/top.err" || fail "top: no warning about the socket: $(cat "$WORK/top.err")"
+	shared_dir_advice /tmp "$WORK/top.err" || fail "top: advice for a shared directory: $(cat "$WORK/top.err")"
+	! grep -q 'control socket /' "$WORK/top.err" || fail "top listened in /tmp: $(cat "$WORK/top.err")"
+	[ "$(find /tmp -maxdepth 1 -type s -name '*.sock' | wc -l)" = "$before" ] || fail "top left a socket in /tmp"
+	pass "top with SONDE_RUNTIME_DIR=/tmp runs without a socket and advises a private directory"
 
 	# Without privileges: an unprivileged user cannot load BPF.
 	if command -v setpriv >/dev/null; then

@@ -52,7 +52,7 @@ cmp -s <(sort "$WORK/in.folded") <(sort "$WORK/back.folded") || { diff "$WORK/in
 pass "folded -> pprof -> folded is the identity"
 
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
-	"$SONDE" record -F 999 --trace handle_request -o "$WORK/r.sonde" -- "$TARGETS/requests" 300 >/dev/null
+	"$SONDE" record -F 999 --all-calls --trace handle_request -o "$WORK/r.sonde" -- "$TARGETS/requests" 300 >/dev/null
 	"$SONDE" convert --all "$WORK/r.sonde" -o "$WORK/r.folded"
 	for fmt in pb.gz nflx; do
 		"$SONDE" convert "$WORK/r.sonde" -o "$WORK/r.$fmt"

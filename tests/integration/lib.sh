@@ -7,7 +7,7 @@ set -euo pipefail
 WORK=$(mktemp -d /tmp/sonde-test.XXXXXX)
 BG_PIDS=()
 cleanup() {
-	for p in "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	for p in "${BG_PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -65,4 +65,96 @@ expect_error() {
 		fail "'$*' left an output file: $(ls "$output"*)"
 	fi
 	pass "error (exit $rc): $(cat "$WORK/stderr")"
+}
+
+# ---- what a target actually got, for tests that must pass on a busy machine --
+# Sample counts follow the CPU time a target got, not the wall time: on a
+# machine whose other processes keep a core busy a target spinning for 2 s
+# may get 1 s of CPU. These helpers read the target's own numbers.
+
+# meta VALUE of a recording: meta FILE KEY
+meta() { sqlite3 "$1" "SELECT value FROM meta WHERE key = '$2'"; }
+
+# watch_cpu FILE PID...: starts tests/targets/cpuwatch, which writes every
+# millisecond the CPU time each process has had (the kernel's count for all
+# its threads), with CLOCK_MONOTONIC, the clock of a recording's start_ns and
+# end_ns. Stopped at exit.
+watch_cpu() {
+	local file=$1
+	shift
+	"$TARGETS/cpuwatch" "$file" "$@" &
+	BG_PIDS+=($!)
+}
+
+# cpu_in_recording FILE PID RECORDING: the seconds of CPU process PID got
+# between the recording's start_ns and end_ns (linear between cpuwatch's
+# readings, which are 1 ms apart; a process gone before end_ns keeps its last
+# reading).
+cpu_in_recording() {
+	local start end
+	start=$(meta "$3" start_ns)
+	end=$(meta "$3" end_ns)
+	awk -v p="$2" -v s="$start" -v e="$end" '
+		$2 == p { n++; t[n] = $1; c[n] = $3 }
+		function at(x,   i) {
+			if (x >= t[n]) return c[n]
+			for (i = 2; i <= n; i++)
+				if (t[i] >= x) return c[i - 1] + (c[i] - c[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
+		}
+		END {
+			if (n < 2 || t[1] > s) { print "cpuwatch has no reading of PID " p " before the recording started" > "/dev/stderr"; exit 1 }
+			printf "%.4f\n", (at(e) - at(s)) / 1e9
+		}' "$1"
+}
+
+# wait_sampling PID: waits until the sonde process PID samples (a perf event
+# open on every online CPU: what sonde record opens just before its start_ns).
+wait_sampling() {
+	local cpus i
+	cpus=$(getconf _NPROCESSORS_ONLN)
+	for ((i = 0; i < 6000; i++)); do
+		[ "$(find "/proc/$1/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)" -ge "$cpus" ] && return 0
+		kill -0 "$1" 2>/dev/null || fail "sonde (PID $1) ended before it sampled"
+		sleep 0.01
+	done
+	fail "sonde (PID $1) was not sampling after 60 s"
+}
+
+# assert_samples_match_cpu NAME SAMPLES CPU_S HZ: SAMPLES is CPU_S seconds at
+# HZ, within 5% + 3 sqrt(expected) + 3. A CPU's timer samples whoever runs
+# when it fires: a target alone on a CPU gets every tick, one sharing it gets
+# each with the chance of running then, a binomial count (3 standard
+# deviations at most sqrt(expected)). CPU_S must be substantial (>= 0.2 s)
+# so a target that got nothing does not pass.
+assert_samples_match_cpu() {
+	assert_ge "$1: CPU time the target got (s)" "$3" 0.2
+	assert_near "$1 (${3}s of CPU at $4 Hz)" "$2" "$(awk -v c="$3" -v f="$4" 'BEGIN { print c * f }')" \
+		"$(awk -v c="$3" -v f="$4" 'BEGIN { e = c * f; print e * 0.05 + 3 * sqrt(e) + 3 }')"
+}
+
+# go_when_sampling OUT TARGET_PID SONDE_PID: lets a target started with its
+# "wait" argument (cpusplit, threads) begin once it is ready (says so in OUT)
+# and sonde samples, so no sleep decides what the recording holds.
+go_when_sampling() {
+	local i
+	for ((i = 0; i < 6000; i++)); do
+		grep -q ' ready' "$1" 2>/dev/null && break
+		sleep 0.01
+	done
+	grep -q ' ready' "$1" || fail "target $2 never said it was ready"
+	wait_sampling "$3"
+	kill -USR1 "$2"
+}
+
+# wait_exec PID PROGRAM: waits until the background job PID runs PROGRAM (a
+# job started with & is a copy of the shell until it has exec'd, and sonde
+# attached to it then would take the shell for the target's program).
+wait_exec() {
+	local i want
+	want=$(readlink -f "$2")
+	for ((i = 0; i < 6000; i++)); do
+		[ "$(readlink -f "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.01
+	done
+	fail "process $1 never ran $2"
 }

@@ -14,7 +14,7 @@ N=150000
 # processes would preempt the 5 us calls, and a preempted call is slow on
 # the wall clock for a reason that is not sonde's. What is tested here is
 # sonde's own cost.
-"${RT[@]}" "$SONDE" record -F 999 --trace handle --trace fast_work -o "$WORK/r.sonde" -- \
+"${RT[@]}" "$SONDE" record -F 999 --all-calls --trace handle --trace fast_work -o "$WORK/r.sonde" -- \
 	"$TARGETS/microcalls" "$N" >"$WORK/out.txt"
 slow_truth=$(kv "$WORK/out.txt" slow)
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/all.json"

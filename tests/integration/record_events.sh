@@ -20,18 +20,24 @@ assert_ge "sched_switch samples" "$(jq .samples "$WORK/sw.json")" 10
 grep -q '__schedule_\[k\]' "$WORK/sw.folded" || fail "no kernel frame __schedule_[k] in sched_switch stacks"
 pass "kernel stacks of sched_switch end in __schedule_[k]"
 
-# System-wide: two busy processes that sonde was not told about are both seen
-# (each gets over a third of a CPU's 99 samples: they share 2 CPUs with sonde).
-"$TARGETS/cpusplit" 3 >/dev/null &
+# System-wide: two busy processes that sonde was not told about are both seen,
+# each as often as 99 Hz gives over the CPU time it got while recorded. They
+# start once sonde samples (on a busy machine starting can take a while).
+"$TARGETS/cpusplit" 4 wait >"$WORK/busy1.out" &
 BG_PIDS+=($!)
 busy1=$!
-"$TARGETS/cpusplit" 3 >/dev/null &
+"$TARGETS/cpusplit" 4 wait >"$WORK/busy2.out" &
 BG_PIDS+=($!)
 busy2=$!
-sleep 0.2
-"$SONDE" record -a -F 99 -d 1 -o "$WORK/all.sonde"
+watch_cpu "$WORK/cpu" "$busy1" "$busy2"
+"$SONDE" record -a -F 99 -d 2 -o "$WORK/all.sonde" &
+sonde=$!
+go_when_sampling "$WORK/busy1.out" "$busy1" "$sonde"
+go_when_sampling "$WORK/busy2.out" "$busy2" "$sonde"
+wait "$sonde" || fail "sonde record -a failed"
 "$SONDE" report "$WORK/all.sonde" --json >"$WORK/all.json"
 for p in "$busy1" "$busy2"; do
-	assert_ge "system-wide samples of busy PID $p" \
-		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" 35
+	assert_samples_match_cpu "system-wide samples of busy PID $p" \
+		"$(jq --argjson p "$p" '[.threads[] | select(.pid == $p) | .samples] | add // 0' "$WORK/all.json")" \
+		"$(cpu_in_recording "$WORK/cpu" "$p" "$WORK/all.sonde")" 99
 done

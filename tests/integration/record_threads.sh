@@ -1,21 +1,42 @@
-# A multi-threaded target: every worker thread is sampled (threads created
-# after attach included), and the two worker functions split evenly.
+# A multi-threaded target: every worker thread is sampled, threads created
+# after attach included, each as often as its own CPU time gives at 199 Hz;
+# the two worker functions split as the threads' CPU times do.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 
-"$TARGETS/threads" 3 4 >"$WORK/target.out" &
+# The threads are created only once sonde samples (however long it takes to
+# start on a busy machine), and run 3 s each.
+"$TARGETS/threads" 3 4 wait >"$WORK/target.out" &
 BG_PIDS+=($!)
 pid=$!
-sleep 0.05 # attach before the threads are created (they start after 100 ms)
-"$SONDE" record -F 199 -p "$pid" -o "$WORK/r.sonde"
+wait_exec "$pid" "$TARGETS/threads"
+"$SONDE" record -F 199 -p "$pid" -o "$WORK/r.sonde" &
+sonde=$!
+go_when_sampling "$WORK/target.out" "$pid" "$sonde"
+wait "$sonde" || fail "sonde record failed"
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/r.json"
 
-tids=$(jq --argjson p "$pid" '[.threads[] | select(.pid == $p and .tid != $p and .samples > 50)] | length' "$WORK/r.json")
-[ "$tids" -eq 4 ] || fail "expected 4 sampled worker threads, got $tids"
-pass "4 worker threads sampled"
-even=$(function_share "$WORK/r.json" worker_even)
-odd=$(function_share "$WORK/r.json" worker_odd)
-assert_near "worker_even share" "$even" 0.5 0.07
-assert_near "worker_odd share" "$odd" 0.5 0.07
-# The recording ended by itself when the process exited (-p without -d).
-assert_le "duration" "$(jq .duration_s "$WORK/r.json")" 4.5
+created=$(kv "$WORK/target.out" created_ns)
+start=$(meta "$WORK/r.sonde" start_ns)
+awk -v c="$created" -v s="$start" 'BEGIN { exit !(c > s) }' ||
+	fail "threads created at $created, before the recording started ($start)"
+pass "the threads were created after sampling began"
+
+# Each worker: its samples against the CPU time it measured itself.
+[ "$(grep -c '^thread=' "$WORK/target.out")" -eq 4 ] || fail "the target reported $(grep -c '^thread=' "$WORK/target.out") threads, expected 4"
+while read -r line; do
+	tid=$(sed -n 's/.* tid=\([0-9]*\).*/\1/p' <<<"$line")
+	cpu=$(sed -n 's/.* cpu_s=\([0-9.]*\).*/\1/p' <<<"$line")
+	got=$(jq --argjson p "$pid" --argjson t "$tid" '[.threads[] | select(.pid == $p and .tid == $t) | .samples] | add // 0' "$WORK/r.json")
+	assert_samples_match_cpu "samples of worker thread $tid" "$got" "$cpu" 199
+done < <(grep '^thread=' "$WORK/target.out")
+
+# Even threads run worker_even, odd ones worker_odd: the shares follow the
+# CPU time each pair got (an even split on an idle machine).
+even_cpu=$(awk -F'[ =]' '/^thread=/ { s[$2 % 2] += $6 } END { print s[0] / (s[0] + s[1]) }' "$WORK/target.out")
+assert_near "worker_even share" "$(function_share "$WORK/r.json" worker_even)" "$even_cpu" 0.05
+assert_near "worker_odd share" "$(function_share "$WORK/r.json" worker_odd)" "$(awk -v e="$even_cpu" 'BEGIN { print 1 - e }')" 0.05
+# The recording ended by itself when the process exited (-p without -d),
+# within a second of the target's own end.
+assert_le "recording end after the target's end (s)" \
+	"$(awk -v e="$(meta "$WORK/r.sonde" end_ns)" -v x="$(kv "$WORK/target.out" end_ns)" 'BEGIN { print (e - x) / 1e9 }')" 1

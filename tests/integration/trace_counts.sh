@@ -16,13 +16,15 @@ check_counts() { # json requests
 	pass "exact call counts for $n requests (spans and in-kernel histograms)"
 }
 
-"$SONDE" record -F 99 --trace handle_request --trace parse_request --trace slow_path \
+"$SONDE" record -F 99 --all-calls --trace handle_request --trace parse_request --trace slow_path \
 	--trace nested --trace inner --trace recurse --trace libc:getppid \
 	-o "$WORK/one.sonde" -- "$TARGETS/requests" 300 1 >"$WORK/one.out"
 "$SONDE" report "$WORK/one.sonde" --json >"$WORK/one.json"
 check_counts "$WORK/one.json" 300
 
-# Four threads; the glob picks up handle_request only (no other handle_*).
+# Four threads, and by default: only the calls samples landed in and the
+# slowest cross to user space; the counts are the kernel's. The glob picks up
+# handle_request only (no other handle_*).
 "$SONDE" record -F 99 --trace 'handle_*' --trace parse_request --trace slow_path \
 	--trace nested --trace inner --trace recurse --trace libc:getppid \
 	-o "$WORK/four.sonde" -- "$TARGETS/requests" 400 4 >"$WORK/four.out"
@@ -30,6 +32,30 @@ check_counts "$WORK/one.json" 300
 check_counts "$WORK/four.json" 400
 [ "$(jq '[.probes[] | select(.name | startswith("handle_"))] | length' "$WORK/four.json")" = 1 ] ||
 	fail "glob handle_* matched more than handle_request"
+
+# The default keeps fewer records than calls, and every call a sample names.
+records=$(jq '[.probes[].records] | add' "$WORK/four.json")
+calls=$(jq '[.probes[].calls] | add' "$WORK/four.json")
+[ "$records" -lt "$calls" ] || fail "default record kept $records records of $calls calls: expected fewer"
+unjoined=$(sqlite3 "$WORK/four.sonde" "SELECT count(*) FROM sample_spans ss LEFT JOIN spans s ON s.id = ss.span WHERE s.id IS NULL")
+[ "$unjoined" = 0 ] || fail "$unjoined sample links name a call with no record"
+pass "default: $records of $calls calls kept with a record; every sampled call among them"
+
+# The kernel's log-linear histogram is the calls' corrected durations,
+# bucket for bucket (with --all-calls every call has a record to compare).
+mismatch=$(sqlite3 -separator ' ' "$WORK/one.sonde" "SELECT probe, duration_ns FROM spans WHERE open = 0" | awk '
+	function bucket(v,   k, p) {
+		if (v < 16) return v
+		k = 0; p = 1
+		while (p * 2 <= v) { p *= 2; k++ }
+		return (k - 3) * 16 + int(v / (p / 16)) % 16
+	}
+	{ n[$1 " " bucket($2)]++ }
+	END { for (key in n) print key, n[key] }' | sort >"$WORK/from_spans.txt"
+sqlite3 -separator ' ' "$WORK/one.sonde" "SELECT probe, bucket, count FROM probe_hist" | sort >"$WORK/from_kernel.txt"
+diff "$WORK/from_spans.txt" "$WORK/from_kernel.txt" | wc -l)
+[ "$mismatch" = 0 ] || { diff "$WORK/from_spans.txt" "$WORK/from_kernel.txt" | head; fail "kernel histogram and spans differ"; }
+pass "the kernel's histogram counts each call's duration in its log-linear bucket ($(wc -l <"$WORK/from_kernel.txt") buckets)"
 
 # Recursion: every recurse span of one request nests in the previous one.
 depth=$(sqlite3 "$WORK/one.sonde" "SELECT max(depth) FROM spans s JOIN probes p ON p.id = s.probe WHERE p.name = 'recurse'")

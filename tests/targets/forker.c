@@ -1,7 +1,9 @@
 /* forker — a parent that forks a child which execs nothing and burns CPU in
  * child_work() while the parent burns in parent_work(), both for SECONDS.
  * Used to check that a profiled command's children are followed.
- * usage: forker SECONDS */
+ * usage: forker SECONDS
+ * Each prints "<child|parent> pid=<pid> cpu_s=<its own CPU time>" as it ends
+ * (the child first): on a busy machine the two need not get equal shares. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -36,6 +38,15 @@ __attribute__((noinline)) void parent_work(double end)
 	burn_until(end);
 }
 
+static void report(const char *who)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	printf("%s pid=%d cpu_s=%.4f\n", who, (int)getpid(),
+	       (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
@@ -43,9 +54,11 @@ int main(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid == 0) {
 		child_work(end);
+		report("child");
 		_exit(0);
 	}
 	parent_work(end);
 	waitpid(pid, NULL, 0);
+	report("parent");
 	return 0;
 }

@@ -10,15 +10,48 @@
  * So, exactly: handle_request = parse_request = nested = getppid = NREQ,
  * inner = 3*NREQ, recurse = 5*NREQ, slow_path = NREQ/SLOW_EVERY (NREQ is
  * rounded down to a multiple of NTHREADS*SLOW_EVERY).
- * Prints "pid=<pid> requests=<n> slow=<m>" at the end. */
+ * Prints "pid=<pid> requests=<n> slow=<m>" at the end.
+ * With REQUESTS_TIMES=FILE in the environment, also writes there one line per
+ * request as it ends, "<thread> <index> <inner ns> <outer ns> <cpu ns>": how
+ * long each handle_request() took by the target's own CLOCK_MONOTONIC,
+ * measured inside it (inner: without the probe traps at its entry and
+ * return) and around its call (outer: with them), both with any time the
+ * thread was not running, and the thread CPU time around the call. A
+ * tracer's duration lies between inner and outer (less what it corrects for
+ * its own cost). On a busy machine a fast request preempted for a while is
+ * slow too; tests count such calls from this file, not from assumptions.
+ * With REQUESTS_WAIT_TRACED=1, it starts only once handle_request() has a
+ * uprobe (probes/traced.h), so a tool attached with -p sees every request
+ * however long it takes to start. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "probes/traced.h"
+
 static volatile unsigned long sink;
 static int per_thread, slow_every;
+static FILE *times; /* REQUESTS_TIMES, line-buffered, or NULL */
+static pthread_mutex_t times_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int thread_no;
+static __thread unsigned long long last_inner;
+
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
 
 static double thread_cpu_now(void)
 {
@@ -73,19 +106,32 @@ static inline __attribute__((always_inline)) int request_is_slow(int id)
 
 __attribute__((noinline)) void handle_request(int id)
 {
+	unsigned long long t0 = times ? mono_ns() : 0;
 	parse_request();
 	if (request_is_slow(id))
 		slow_path();
 	nested();
 	recurse(4);
 	sink += (unsigned long)getppid();
+	if (times)
+		last_inner = mono_ns() - t0;
 }
 
 static void *worker(void *arg)
 {
-	(void)arg;
-	for (int i = 0; i < per_thread; i++)
+	thread_no = (int)(long)arg;
+	for (int i = 0; i < per_thread; i++) {
+		unsigned long long c0 = times ? thread_cpu_ns() : 0;
+		unsigned long long t0 = times ? mono_ns() : 0;
 		handle_request(i);
+		if (times) {
+			unsigned long long outer = mono_ns() - t0, cpu = thread_cpu_ns() - c0;
+			pthread_mutex_lock(&times_lock);
+			fprintf(times, "%d %d %llu %llu %llu\n", thread_no, i, last_inner, outer,
+				cpu);
+			pthread_mutex_unlock(&times_lock);
+		}
+	}
 	return NULL;
 }
 
@@ -99,11 +145,25 @@ int main(int argc, char **argv)
 	if (slow_every < 1)
 		slow_every = 10;
 	per_thread = n / threads / slow_every * slow_every;
+	const char *times_file = getenv("REQUESTS_TIMES");
+	if (times_file && *times_file) {
+		times = fopen(times_file, "w");
+		if (!times) {
+			fprintf(stderr, "requests: cannot write %s\n", times_file);
+			return 1;
+		}
+		setvbuf(times, NULL, _IOLBF, 0); /* readable while it runs */
+	}
+	const char *wait = getenv("REQUESTS_WAIT_TRACED");
+	if (wait && strcmp(wait, "1") == 0)
+		wait_traced((const void *)handle_request, NULL);
 	pthread_t t[64];
 	for (int i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, worker, NULL);
+		pthread_create(&t[i], NULL, worker, (void *)(long)i);
 	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
+	if (times)
+		fclose(times);
 	printf("pid=%d requests=%d slow=%d\n", (int)getpid(), per_thread * threads,
 	       per_thread * threads / slow_every);
 	return 0;

@@ -262,6 +262,46 @@ Test(ctl, refuses_dir_open_to_others)
 	cr_assert(strstr(err, "chmod 700"), "%s", err);
 }
 
+/* A directory every user may write to cannot be made private: the advice is
+ * another directory, never chmod (which would break /tmp for everyone). */
+static void check_shared_dir(mode_t mode, const char *shown)
+{
+	char sub[128], err[512] = "";
+	snprintf(sub, sizeof(sub), "%s/pub", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	cr_assert_eq(chmod(sub, mode), 0);
+	setenv("SONDE_RUNTIME_DIR", sub, 1);
+	unsetenv("XDG_RUNTIME_DIR");
+	cr_assert_null(ctl_server_open(err, sizeof(err)));
+	cr_assert(strstr(err, sub), "error names the directory: %s", err);
+	cr_assert(strstr(err, shown), "error shows the mode: %s", err);
+	cr_assert(strstr(err, "shared with other users"), "%s", err);
+	cr_assert(strstr(err, "private directory"), "error says what to do: %s", err);
+	cr_assert_null(strstr(err, "chmod"), "no chmod advice for a shared directory: %s", err);
+	cr_assert_null(strstr(err, "remove it"), "no removal advice: %s", err);
+	cr_assert(strstr(err, geteuid() == 0 ? "unset it to use /run/sonde" : "unset it to use /tmp/sonde-"),
+		  "error names the default: %s", err);
+	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+	struct stat st;
+	cr_assert_eq(lstat(sub, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, mode, "the directory was left as it was");
+	char sock[192];
+	snprintf(sock, sizeof(sock), "%s/%d.sock", sub, (int)getpid());
+	cr_assert_neq(access(sock, F_OK), 0, "no socket in a shared directory");
+	/* The client refuses it too, with the same advice. */
+	err[0] = 0;
+	cr_assert_eq(ctl_send(0, "status", NULL, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "private directory"), "%s", err);
+	cr_assert_eq(rmdir(sub), 0);
+}
+
+Test(ctl, refuses_shared_dir_without_chmod_advice)
+{
+	check_shared_dir(01777, "1777"); /* as /tmp */
+	check_shared_dir(0777, "0777");
+	check_shared_dir(01770, "1770");
+}
+
 Test(ctl, refuses_file_and_symlink)
 {
 	char file[128], link[128], err[512] = "";

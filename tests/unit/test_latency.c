@@ -689,3 +689,74 @@ Test(latency, resolve_percentile_and_absolute)
 	cr_assert_eq(threshold_resolve(&abs, d, 100, NULL), 42);
 	cr_assert_eq(threshold_resolve(&abs, NULL, 0, NULL), 42);
 }
+
+/* ---- log-linear histogram ------------------------------------------------- */
+
+Test(latency, loglin_buckets_cover_every_value_once)
+{
+	/* Every bucket's [lo, hi) holds exactly the values mapped to it, and
+	 * buckets are contiguous and at most 1/16 of their start wide. */
+	uint64_t prev_hi = 0;
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++) {
+		uint64_t lo, hi;
+		latency_loglin_bounds(b, &lo, &hi);
+		cr_assert_eq(lo, prev_hi, "bucket %u starts at %lu, previous ended at %lu", b,
+			     (unsigned long)lo, (unsigned long)prev_hi);
+		cr_assert_eq(latency_loglin_bucket(lo), b, "lo of bucket %u", b);
+		cr_assert_eq(latency_loglin_bucket(hi - 1), b, "hi-1 of bucket %u", b);
+		if (lo >= 16)
+			cr_assert(hi - lo <= lo / 16 + 1, "bucket %u is %lu wide at %lu", b,
+				  (unsigned long)(hi - lo), (unsigned long)lo);
+		prev_hi = hi;
+	}
+	cr_assert_eq(prev_hi, UINT64_MAX);
+	cr_assert_eq(latency_loglin_bucket(UINT64_MAX), LATENCY_LOGLIN_BUCKETS - 1);
+	/* The kernel's formula (bpf/sonde_abi.h) on a few values. */
+	cr_assert_eq(latency_loglin_bucket(15), 15);
+	cr_assert_eq(latency_loglin_bucket(16), 16);
+	cr_assert_eq(latency_loglin_bucket(17), 17);
+	cr_assert_eq(latency_loglin_bucket(32), 32);
+	cr_assert_eq(latency_loglin_bucket(1000), (9 - 3) * 16 + ((1000 >> 5) & 15));
+}
+
+Test(latency, loglin_durations_give_percentiles_within_the_bucket_width)
+{
+	/* Two modes and a tail, 200k calls: the percentiles read on the
+	 * histogram's stand-in durations are those of the calls within 3.2%,
+	 * whether all values or 2^14 evenly ranked ones are returned. */
+	rng_state = 42;
+	size_t n = 0, cap = 200000;
+	uint64_t *d = malloc(cap * sizeof(*d));
+	add_lognormal(d, &n, 150000, 5 * US, 0.2);
+	add_lognormal(d, &n, 45000, 60 * US, 0.1);
+	add_exponential(d, &n, 5000, 2 * MS);
+	sort_u64(d, n);
+	uint64_t *counts = calloc(LATENCY_LOGLIN_BUCKETS, sizeof(*counts));
+	for (size_t i = 0; i < n; i++)
+		counts[latency_loglin_bucket(d[i])]++;
+	size_t maxes[] = {cap, 1u << 14};
+	for (int m = 0; m < 2; m++) {
+		size_t k;
+		uint64_t total;
+		uint64_t *h = latency_loglin_durations(counts, maxes[m], &k, &total);
+		cr_assert_eq(total, n);
+		cr_assert_eq(k, m == 0 ? n : (size_t)1 << 14);
+		for (size_t i = 1; i < k; i++)
+			cr_assert(h[i - 1] <= h[i], "values ascend");
+		double pcts[] = {1, 50, 75, 90, 95, 99, 99.9};
+		for (int p = 0; p < 7; p++) {
+			char what[64];
+			snprintf(what, sizeof(what), "p%g of %zu values", pcts[p], k);
+			assert_within_pct(latency_percentile(h, k, pcts[p]),
+					  (double)latency_percentile(d, n, pcts[p]), 3.2, what);
+		}
+		struct latency_modes exact, approx;
+		latency_auto_threshold(d, n, &exact);
+		latency_auto_threshold(h, k, &approx);
+		cr_assert(exact.found && approx.found, "auto finds the slow mode");
+		assert_within_pct(approx.threshold_ns, (double)exact.threshold_ns, 10, "auto threshold");
+		free(h);
+	}
+	free(counts);
+	free(d);
+}
