@@ -356,7 +356,7 @@ int on_exit(void *ctx)
 }
 
 /* --- span probes: one program pair, attached once per traced function with
- * the probe id as the attach cookie ------------------------------------- */
+ * the probe id (its slot) and attach generation as the attach cookie ----- */
 
 static __always_inline __u32 log2_floor(__u64 v)
 {
@@ -379,12 +379,17 @@ static __always_inline __u32 hist_bucket(__u64 v)
 	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
 }
 
-static __always_inline struct sonde_probe_config *probe_config(__u32 probe)
+/* The config of an attachment still in force: low 32 bits of the cookie
+ * are the probe id, high 32 its generation. Uprobes of a detached probe
+ * that the kernel has not removed yet carry an older generation, so the
+ * id can be reused at once. */
+static __always_inline struct sonde_probe_config *probe_config(__u64 cookie)
 {
+	__u32 probe = (__u32)cookie;
 	if (probe >= SONDE_MAX_PROBES)
 		return NULL;
 	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
-	return cfg && cfg->active ? cfg : NULL;
+	return cfg && cfg->active && cfg->gen == (__u32)(cookie >> 32) ? cfg : NULL;
 }
 
 static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
@@ -406,8 +411,9 @@ static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
 SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
-	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
-	struct sonde_probe_config *cfg = probe_config(probe);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
+	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -502,8 +508,9 @@ SEC("uretprobe")
 int span_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 probe = (__u32)bpf_get_attach_cookie(ctx);
-	struct sonde_probe_config *cfg = probe_config(probe);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
+	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();

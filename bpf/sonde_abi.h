@@ -131,9 +131,11 @@ struct sonde_probe_config {
 	__u64 call_unseen_ns; /* per call, as seen by an enclosing call */
 	__u64 self_unseen_ns; /* per call, inside its own measured interval */
 	__u32 active;      /* 0: the probe's programs ignore hits (being detached) */
-	__u32 gen;         /* bumped at every attach: a return matches only a call
-			    * entered under the same attachment, so a call still in
-			    * flight when its probe was removed and re-added is never
+	__u32 gen;         /* bumped at every attach, and in the attach cookie's
+			    * high 32 bits: uprobes of an earlier attachment are
+			    * ignored, and a return matches only a call entered
+			    * under the same attachment, so a call still in flight
+			    * when its probe was removed and re-added is never
 			    * paired with a later return */
 	__u32 emit_all;
 	__u32 _pad;

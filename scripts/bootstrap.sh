@@ -28,6 +28,7 @@ packages=(
 	build-essential cmake pkg-config
 	clang llvm # clang compiles the BPF programs (and the sanitizer build)
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev libncurses-dev
+	libcapstone-dev # decodes instructions: a probe address must start one
 	libcriterion-dev # tests/unit, built by the default build
 )
 if [ "$mode" = test ]; then

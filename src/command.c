@@ -685,14 +685,19 @@ static const struct command_info commands[] = {
 	 "Traces every call of FUNC (a uprobe and a uretprobe) while the session runs:\n"
 	 "calls, durations, and which samples were taken inside each call.\n"
 	 "FUNC is a function of the target's executable, BINARY:FUNC, LIB:FUNC\n"
-	 "(libc:malloc), or a glob (handle_*: one probe per match).\n"
+	 "(libc:malloc), or a glob (handle_*: one probe per match). All of them or\n"
+	 "none: at most 252 are traced at once, and a glob naming more is refused.\n"
+	 "An IFUNC (libc:strlen) is traced at the implementation the target uses.\n"
+	 "The entry point (_start), functions that never return and symbols inside\n"
+	 "an instruction are refused; a glob leaves them out and says so.\n"
 	 "Quote a name that has spaces: trace \"operator new(unsigned long)\".\n"
 	 "e.g.  trace handle_request\n"
 	 "      trace libc:malloc"},
 	{"untrace", CMD_UNTRACE, parse_one_arg, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
 	 "untrace handle_request",
 	 "Detaches the probes of FUNC (as it was given to trace). The calls seen so far\n"
-	 "stay in the data.\n"
+	 "stay in the data. It answers at once: the kernel removes the uprobes in the\n"
+	 "background, and their places are free for new probes.\n"
 	 "e.g.  untrace handle_request"},
 	{"sample", CMD_SAMPLE_HZ, parse_sample, NULL, "sample HZ | off | event EVENT",
 	 "rate per CPU, stop, or the event to sample",

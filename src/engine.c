@@ -22,8 +22,25 @@
 #define MAX_CPUS 1024
 
 struct span_attachment {
-	uint32_t probe;
+	uint32_t probe; /* the caller's id */
+	uint32_t slot;  /* the kernel's: attach cookie and map key */
 	struct bpf_link *enter, *exit;
+};
+
+#define NO_PROBE UINT32_MAX
+
+/* Removes uprobes off the caller's thread: the kernel takes ~0.2 s per
+ * uprobe removal, which would stall the event loop (no records drained, no
+ * command answered). A slot is reused at once: its old uprobes, until the
+ * kernel has removed them, carry an older generation in their cookie,
+ * which the BPF programs ignore. */
+struct detacher {
+	pthread_mutex_t mu;
+	pthread_cond_t wake; /* work queued, or quit */
+	struct bpf_link **queue;
+	size_t head, n, cap;
+	bool started, quit;
+	pthread_t thread;
 };
 
 struct engine {
@@ -37,13 +54,16 @@ struct engine {
 	struct bpf_link *task_links[3];
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
-	uint32_t probe_gen[SONDE_MAX_PROBES]; /* attach generation per probe id */
-	struct engine_trap_costs trap_costs[INSN_CLASSES];
-	pthread_t detacher; /* removes calibration probes in the background */
-	bool detacher_started;
+	/* Per slot (the kernel's probe id): */
+	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
+	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
 	struct engine_span_policy policy[SONDE_MAX_PROBES];
+	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
+	struct detacher det;
+	unsigned char *recbuf; /* a record with its slots turned into ids */
+	size_t recbuf_cap;
 };
 
 static bool libbpf_verbose;
@@ -55,10 +75,51 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return libbpf_verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
+/* Records name probes by slot; callers know them by their own ids. Returns
+ * the record to deliver (itself when every slot is its own id, the usual
+ * case) or NULL for a span of a probe no longer attached (its calls were
+ * delivered when it was detached; see detach_probe). */
+static const void *record_with_ids(struct engine *e, const void *data, size_t size)
+{
+	const struct sonde_hdr *h = data;
+	if (h->kind == SONDE_REC_SPAN && size >= sizeof(struct sonde_span)) {
+		uint32_t slot = ((const struct sonde_span *)data)->probe;
+		uint32_t id = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
+		if (id == slot)
+			return data;
+		if (id == NO_PROBE)
+			return NULL;
+	} else if (h->kind == SONDE_REC_SAMPLE && size >= sizeof(struct sonde_sample)) {
+		const struct sonde_sample *s = data;
+		bool same = true;
+		for (uint32_t i = 0; i < s->nspans && i < SONDE_SAMPLE_SPANS; i++)
+			same &= s->span_probes[i] < SONDE_MAX_PROBES &&
+				e->slot_probe[s->span_probes[i]] == s->span_probes[i];
+		if (same)
+			return data;
+	} else {
+		return data;
+	}
+	grow_array((void **)&e->recbuf, &e->recbuf_cap, size, 1);
+	memcpy(e->recbuf, data, size);
+	if (h->kind == SONDE_REC_SPAN) {
+		struct sonde_span *r = (struct sonde_span *)e->recbuf;
+		r->probe = e->slot_probe[r->probe];
+	} else {
+		struct sonde_sample *r = (struct sonde_sample *)e->recbuf;
+		for (uint32_t i = 0; i < r->nspans && i < SONDE_SAMPLE_SPANS; i++)
+			r->span_probes[i] = r->span_probes[i] < SONDE_MAX_PROBES
+						    ? e->slot_probe[r->span_probes[i]]
+						    : NO_PROBE;
+	}
+	return e->recbuf;
+}
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
-	return e->opt.on_record(e->opt.arg, data, size);
+	const void *rec = record_with_ids(e, data, size);
+	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
 }
 
 static void explain_load_error(int err, char *buf, size_t len)
@@ -84,6 +145,10 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->opt = *o;
 	for (int i = 0; i < MAX_CPUS; i++)
 		e->perf_fds[i] = -1;
+	for (int i = 0; i < SONDE_MAX_PROBES; i++)
+		e->slot_probe[i] = NO_PROBE;
+	pthread_mutex_init(&e->det.mu, NULL);
+	pthread_cond_init(&e->det.wake, NULL);
 
 	e->skel = sonde_bpf__open();
 	if (!e->skel) {
@@ -280,35 +345,42 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 	out->threads_full = totals[SONDE_CNT_THREADS_FULL];
 }
 
-static bool probe_attached(const struct engine *e, uint32_t probe)
+/* The slot a probe id is attached in, or -1. */
+static int slot_of(const struct engine *e, uint32_t probe)
 {
-	for (size_t i = 0; i < e->nspans; i++)
-		if (e->spans[i].probe == probe)
-			return true;
-	return false;
+	for (int s = 0; s < SONDE_MAX_PROBES; s++)
+		if (e->slot_probe[s] == probe)
+			return s;
+	return -1;
 }
 
-static int set_probe_config(struct engine *e, uint32_t probe, bool active)
+static bool probe_attached(const struct engine *e, uint32_t probe)
 {
-	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[probe]];
-	const struct engine_span_policy *pol = &e->policy[probe];
+	return probe != NO_PROBE && slot_of(e, probe) >= 0;
+}
+
+static int set_probe_config(struct engine *e, uint32_t slot, bool active)
+{
+	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[slot]];
+	const struct engine_span_policy *pol = &e->policy[slot];
 	struct sonde_probe_config cfg = {
 		.emit_min_ns = pol->emit_min_ns,
 		.emit_all = pol->emit_all,
 		.call_unseen_ns = tc->call_unseen_ns,
 		.self_unseen_ns = tc->self_unseen_ns,
 		.active = active,
-		.gen = e->probe_gen[probe],
+		.gen = e->probe_gen[slot],
 	};
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &probe, &cfg, BPF_ANY);
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
 
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p)
 {
-	if (probe >= SONDE_MAX_PROBES)
+	int slot = slot_of(e, probe);
+	if (slot < 0)
 		return -1;
-	e->policy[probe] = *p;
-	return probe_attached(e, probe) ? set_probe_config(e, probe, true) : 0;
+	e->policy[slot] = *p;
+	return set_probe_config(e, (uint32_t)slot, true);
 }
 
 void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
@@ -318,9 +390,9 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 		return;
 	e->trap_costs[cls] = *c;
 	/* Probes already attached take the new figures at once. */
-	for (uint32_t p = 0; p < SONDE_MAX_PROBES; p++)
-		if (e->probe_class[p] == cls && probe_attached(e, p))
-			set_probe_config(e, p, true);
+	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
+		if (e->probe_class[s] == cls && e->slot_probe[s] != NO_PROBE)
+			set_probe_config(e, s, true);
 }
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
@@ -357,132 +429,90 @@ const char *engine_insn_class_name(enum engine_insn_class cls)
 	return (unsigned)cls < INSN_CLASSES ? names[cls] : "?";
 }
 
-static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
 
-int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+/* --- slots and the background detacher ---------------------------------- */
+
+static bool is_calibration(uint32_t probe)
 {
-	if (probe >= ENGINE_USER_PROBES) {
-		snprintf(err, errlen, "too many probes (at most %d)", ENGINE_USER_PROBES);
-		return -1;
+	return probe >= ENGINE_CALIBRATION_BASE;
+}
+
+static int user_probes_attached(const struct engine *e)
+{
+	int n = 0;
+	for (int s = 0; s < SONDE_MAX_PROBES; s++)
+		n += e->slot_probe[s] != NO_PROBE && !is_calibration(e->slot_probe[s]);
+	return n;
+}
+
+int engine_probes_available(const struct engine *e)
+{
+	return ENGINE_USER_PROBES - user_probes_attached(e);
+}
+
+static void *detacher_main(void *arg)
+{
+	struct detacher *d = arg;
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		while (d->n == 0 && !d->quit)
+			pthread_cond_wait(&d->wake, &d->mu);
+		if (d->n == 0)
+			break;
+		struct bpf_link *link = d->queue[d->head++];
+		d->n--;
+		pthread_mutex_unlock(&d->mu);
+		bpf_link__destroy(link);
+		pthread_mutex_lock(&d->mu);
 	}
-	return attach_span(e, probe, binary, file_offset, pid, err, errlen);
-}
-
-uint32_t engine_calibration_probe(int cls)
-{
-	return ENGINE_USER_PROBES + (uint32_t)cls;
-}
-
-int engine_attach_calibration(struct engine *e, int cls, const char *binary,
-			      uint64_t file_offset, char *err, size_t errlen)
-{
-	if (cls < 0 || (uint32_t)cls >= SONDE_MAX_PROBES - ENGINE_USER_PROBES) {
-		snprintf(err, errlen, "no calibration probe for class %d", cls);
-		return -1;
-	}
-	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), err,
-			   errlen);
-}
-
-static void *destroy_links(void *arg)
-{
-	struct bpf_link **links = arg;
-	for (size_t i = 0; links[i]; i++)
-		bpf_link__destroy(links[i]);
-	free(links);
+	pthread_mutex_unlock(&d->mu);
 	return NULL;
 }
 
-void engine_detach_calibration(struct engine *e)
+/* Hands links to the detacher thread (destroys them here when no thread
+ * can be started). */
+static void detach_links(struct engine *e, struct bpf_link **links, size_t n)
 {
-	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
-	size_t n = 0, kept = 0;
-	for (size_t i = 0; i < e->nspans; i++) {
-		if (e->spans[i].probe >= ENGINE_USER_PROBES) {
-			set_probe_config(e, e->spans[i].probe, false);
-			links[n++] = e->spans[i].enter;
-			links[n++] = e->spans[i].exit;
-		} else {
-			e->spans[kept++] = e->spans[i];
-		}
-	}
-	e->nspans = kept;
-	if (n == 0 || e->detacher_started || pthread_create(&e->detacher, NULL, destroy_links, links)) {
-		destroy_links(links); /* no thread: the slow way */
+	struct detacher *d = &e->det;
+	pthread_mutex_lock(&d->mu);
+	if (!d->started && pthread_create(&d->thread, NULL, detacher_main, d) == 0)
+		d->started = true;
+	if (!d->started) {
+		pthread_mutex_unlock(&d->mu);
+		for (size_t i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);
 		return;
 	}
-	e->detacher_started = true;
+	if (d->head > 0) { /* what was taken off the front makes room */
+		memmove(d->queue, d->queue + d->head, d->n * sizeof(*d->queue));
+		d->head = 0;
+	}
+	grow_array((void **)&d->queue, &d->cap, d->n + n, sizeof(*d->queue));
+	memcpy(d->queue + d->n, links, n * sizeof(*links));
+	d->n += n;
+	pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->mu);
 }
 
-static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+/* The lowest free slot, or -1. */
+static int take_slot(const struct engine *e)
 {
-	if (probe >= SONDE_MAX_PROBES) {
-		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
-		return -1;
-	}
-	/* A fresh attachment (not one more PID of an attached probe) starts a
-	 * new generation: calls entered under an earlier one never match its
-	 * returns. */
-	if (!probe_attached(e, probe)) {
-		e->probe_gen[probe]++;
-		e->probe_class[probe] = (uint8_t)engine_insn_class_at(binary, file_offset);
-	}
-	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = probe, .retprobe = false);
-	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = probe, .retprobe = true);
-	struct span_attachment a = {.probe = probe};
-	/* The return probe first: a call that enters between the two attaches
-	 * then has no return to miss (a return without an entry is ignored),
-	 * instead of staying "in flight" forever. */
-	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
-						 (size_t)file_offset, &exit_opts);
-	if (!a.exit) {
-		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
-			 binary, (unsigned long long)file_offset, strerror(errno));
-		return -1;
-	}
-	a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
-						  (size_t)file_offset, &enter_opts);
-	if (!a.enter) {
-		snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s", binary,
-			 (unsigned long long)file_offset, strerror(errno));
-		bpf_link__destroy(a.exit);
-		return -1;
-	}
-	if (set_probe_config(e, probe, true)) {
-		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
-		bpf_link__destroy(a.enter);
-		bpf_link__destroy(a.exit);
-		return -1;
-	}
-	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
-	e->spans[e->nspans++] = a;
-	return 0;
+	for (int s = 0; s < SONDE_MAX_PROBES; s++)
+		if (e->slot_probe[s] == NO_PROBE)
+			return s;
+	return -1;
 }
 
-void engine_detach_span(struct engine *e, uint32_t probe)
+/* Clears what the kernel counted in a slot, for the next probe in it. */
+static void clear_slot_counts(struct engine *e, uint32_t slot)
 {
-	set_probe_config(e, probe, false);
-	size_t kept = 0;
-	for (size_t i = 0; i < e->nspans; i++) {
-		if (e->spans[i].probe == probe) {
-			bpf_link__destroy(e->spans[i].enter);
-			bpf_link__destroy(e->spans[i].exit);
-		} else {
-			e->spans[kept++] = e->spans[i];
-		}
-	}
-	e->nspans = kept;
-	/* A later probe with the same id starts from an empty histogram. */
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
 	uint64_t *zeros = xcalloc((size_t)SONDE_HIST_BUCKETS * (size_t)ncpu, sizeof(uint64_t));
 	uint32_t keys[SONDE_HIST_BUCKETS];
 	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
-		keys[b] = probe * SONDE_HIST_BUCKETS + b;
+		keys[b] = slot * SONDE_HIST_BUCKETS + b;
 	int fd = bpf_map__fd(e->skel->maps.hists);
 	uint32_t count = SONDE_HIST_BUCKETS;
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
@@ -491,13 +521,148 @@ void engine_detach_span(struct engine *e, uint32_t probe)
 			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
 	free(zeros);
 	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &probe, zstats, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &slot, zstats, BPF_ANY);
 	free(zstats);
 }
 
-/* Sums over CPUs the `n` histogram slots from `first` into out[n], in
+/* Detaches every attachment of a probe without waiting for the kernel.
+ * deliver: first hand the caller the records of its calls already in the
+ * ring buffer (after this, records of the slot no longer name the probe and
+ * are dropped). */
+static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
+{
+	int found = slot_of(e, probe);
+	if (found < 0)
+		return;
+	uint32_t slot = (uint32_t)found;
+	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
+	if (deliver) /* while its records still name the probe */
+		ring_buffer__consume(e->rb);
+	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	size_t n = 0, kept = 0;
+	for (size_t i = 0; i < e->nspans; i++) {
+		if (e->spans[i].slot == slot) {
+			links[n++] = e->spans[i].enter;
+			links[n++] = e->spans[i].exit;
+		} else {
+			e->spans[kept++] = e->spans[i];
+		}
+	}
+	e->nspans = kept;
+	clear_slot_counts(e, slot);
+	e->slot_probe[slot] = NO_PROBE;
+	detach_links(e, links, n);
+	free(links);
+}
+
+void engine_detach_span(struct engine *e, uint32_t probe)
+{
+	detach_probe(e, probe, true);
+}
+
+void engine_discard_span(struct engine *e, uint32_t probe)
+{
+	detach_probe(e, probe, false);
+}
+
+uint32_t engine_calibration_probe(int cls)
+{
+	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
+}
+
+static int attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
+
+int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+{
+	if (is_calibration(probe)) {
+		snprintf(err, errlen, "probe id %u is sonde's own", probe);
+		return -1;
+	}
+	if (!probe_attached(e, probe) && engine_probes_available(e) <= 0) {
+		snprintf(err, errlen, "too many traced functions at once (at most %d): untrace some",
+			 ENGINE_USER_PROBES);
+		return -1;
+	}
+	return attach_span(e, probe, binary, file_offset, pid, err, errlen);
+}
+
+int engine_attach_calibration(struct engine *e, int cls, const char *binary,
+			      uint64_t file_offset, char *err, size_t errlen)
+{
+	if (cls < 0 || cls >= INSN_CLASSES) {
+		snprintf(err, errlen, "no calibration probe for class %d", cls);
+		return -1;
+	}
+	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), err,
+			   errlen);
+}
+
+void engine_detach_calibration(struct engine *e)
+{
+	/* Nothing calls sonde's calibration functions again: no records to
+	 * deliver, and the slots come back once the kernel let them go. */
+	for (int cls = 0; cls < INSN_CLASSES; cls++)
+		detach_probe(e, engine_calibration_probe(cls), false);
+}
+
+static int attach_span(struct engine *e, uint32_t probe, const char *binary,
+		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+{
+	int found = slot_of(e, probe);
+	bool fresh = found < 0;
+	if (fresh && (found = take_slot(e)) < 0) {
+		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
+		return -1;
+	}
+	uint32_t slot = (uint32_t)found;
+	/* A fresh attachment (not one more PID of an attached probe) starts a
+	 * new generation: calls entered under an earlier one never match its
+	 * returns. */
+	if (fresh) {
+		e->probe_gen[slot]++;
+		e->probe_class[slot] = (uint8_t)engine_insn_class_at(binary, file_offset);
+		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
+	}
+	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
+	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = cookie, .retprobe = false);
+	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie, .retprobe = true);
+	struct span_attachment a = {.probe = probe, .slot = slot};
+	/* The return probe first: a call that enters between the two attaches
+	 * then has no return to miss (a return without an entry is ignored),
+	 * instead of staying "in flight" forever. */
+	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
+						 (size_t)file_offset, &exit_opts);
+	if (!a.exit)
+		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
+			 binary, (unsigned long long)file_offset, strerror(errno));
+	if (a.exit) {
+		a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
+							  (size_t)file_offset, &enter_opts);
+		if (!a.enter)
+			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
+				 binary, (unsigned long long)file_offset, strerror(errno));
+	}
+	if (a.enter && set_probe_config(e, slot, true)) {
+		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		bpf_link__destroy(a.enter);
+		a.enter = NULL;
+	}
+	if (!a.enter) {
+		struct bpf_link *links[1] = {a.exit};
+		detach_links(e, links, a.exit ? 1 : 0);
+		return -1;
+	}
+	e->slot_probe[slot] = probe;
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
+	e->spans[e->nspans++] = a;
+	return 0;
+}
+
+/* Sums over CPUs the `n` histogram keys from `first` into out[n], in
  * batches (one syscall, not one per bucket: a probe has 976). */
-static int read_hist_slots(struct engine *e, uint32_t first, uint32_t n, uint64_t *out)
+static int read_hist_keys(struct engine *e, uint32_t first, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -532,27 +697,41 @@ static int read_hist_slots(struct engine *e, uint32_t first, uint32_t n, uint64_
 
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
 {
-	if (probe >= SONDE_MAX_PROBES)
-		return -1;
-	return read_hist_slots(e, probe * SONDE_HIST_BUCKETS, SONDE_HIST_BUCKETS, buckets);
+	int slot = slot_of(e, probe);
+	if (slot < 0) {
+		memset(buckets, 0, SONDE_HIST_BUCKETS * sizeof(*buckets));
+		return 0;
+	}
+	return read_hist_keys(e, (uint32_t)slot * SONDE_HIST_BUCKETS, SONDE_HIST_BUCKETS, buckets);
 }
 
 int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
-	if (nprobes > SONDE_MAX_PROBES)
-		return -1;
-	if (!nprobes)
+	memset(out, 0, (size_t)nprobes * sizeof(*out));
+	uint32_t nslots = 0; /* the slots in use are the lowest, mostly */
+	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
+		if (e->slot_probe[s] < nprobes)
+			nslots = s + 1;
+	if (!nslots)
 		return 0;
-	/* Rows of out are SONDE_HIST_BUCKETS long, as the map's keys. */
-	return read_hist_slots(e, 0, nprobes * SONDE_HIST_BUCKETS, &out[0][0]);
+	/* Rows of slots are SONDE_HIST_BUCKETS long, as the map's keys. */
+	uint64_t(*slots)[SONDE_HIST_BUCKETS] = xcalloc(nslots, sizeof(*slots));
+	int r = read_hist_keys(e, 0, nslots * SONDE_HIST_BUCKETS, &slots[0][0]);
+	for (uint32_t s = 0; r == 0 && s < nslots; s++)
+		if (e->slot_probe[s] < nprobes)
+			memcpy(out[e->slot_probe[s]], slots[s], sizeof(slots[s]));
+	free(slots);
+	return r;
 }
 
 int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
 			      uint64_t only_slow_ns)
 {
+	int in_slot = only_in_probe >= 0 ? slot_of(e, (uint32_t)only_in_probe) : -1;
+	int slow_slot = only_slow_probe >= 0 ? slot_of(e, (uint32_t)only_slow_probe) : -1;
 	struct sonde_sampler_config cfg = {
-		.only_in_probe = only_in_probe >= 0 ? (uint32_t)only_in_probe + 1 : 0,
-		.only_slow_probe = only_slow_probe >= 0 ? (uint32_t)only_slow_probe + 1 : 0,
+		.only_in_probe = in_slot >= 0 ? (uint32_t)in_slot + 1 : 0,
+		.only_slow_probe = slow_slot >= 0 ? (uint32_t)slow_slot + 1 : 0,
 		.only_slow_ns = only_slow_ns,
 	};
 	uint32_t zero = 0;
@@ -577,10 +756,14 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 			if (!st.frames[i].span_id)
 				st.frames[i].span_id = (1ull << 62) + ++e->open_span_ids;
 		for (uint32_t i = 0; i < n; i++) {
+			uint32_t slot = st.frames[i].probe;
+			uint32_t probe = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
+			if (probe == NO_PROBE || st.frames[i].gen != e->probe_gen[slot])
+				continue; /* a call of a probe since detached */
 			uint64_t own = st.own_ns >= st.frames[i].own_at_entry
 					       ? st.own_ns - st.frames[i].own_at_entry
 					       : 0;
-			fn(arg, key, st.frames[i].probe, st.frames[i].span_id,
+			fn(arg, key, probe, st.frames[i].span_id,
 			   i ? st.frames[i - 1].span_id : 0, st.frames[i].start_ns, i + 1, own);
 		}
 	}
@@ -590,10 +773,12 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe
 {
 	memset(out, 0, sizeof(*out));
 	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0 || probe >= SONDE_MAX_PROBES)
+	int slot = slot_of(e, probe);
+	if (ncpu <= 0 || slot < 0)
 		return -1;
+	uint32_t key = (uint32_t)slot;
 	struct sonde_probe_stats *vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_stats), &probe, vals);
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_stats), &key, vals);
 	for (int c = 0; r == 0 && c < ncpu; c++) {
 		out->entered += vals[c].entered;
 		out->completed += vals[c].completed;
@@ -605,6 +790,7 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe
 	free(vals);
 	return r ? -1 : 0;
 }
+
 
 void engine_set_calibration(struct engine *e, const struct sonde_calibration *c)
 {
@@ -687,8 +873,17 @@ void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
-	if (e->detacher_started)
-		pthread_join(e->detacher, NULL);
+	/* The detacher finishes what was queued (the kernel's time, off no one's
+	 * loop by now), then the probes still attached go. */
+	pthread_mutex_lock(&e->det.mu);
+	e->det.quit = true;
+	pthread_cond_signal(&e->det.wake);
+	bool joined = e->det.started;
+	pthread_mutex_unlock(&e->det.mu);
+	if (joined)
+		pthread_join(e->det.thread, NULL);
+	free(e->det.queue);
+	free(e->recbuf);
 	engine_stop(e);
 	for (size_t i = 0; i < e->nspans; i++) {
 		bpf_link__destroy(e->spans[i].enter);

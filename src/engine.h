@@ -82,46 +82,62 @@ int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64
 /* True while a sampling event is open. */
 bool engine_sampling(const struct engine *e);
 
-/* Span probes. A probe id (0..SONDE_MAX_PROBES-1) names one traced function;
- * its entry and return programs are attached at `file_offset` of `binary`
- * with the id as attach cookie. pid -1 = any process (the kernel-side target
- * filter still applies); a PID limits the uprobe to that process, which
- * spares every other process the trap (use it for shared libraries).
- * Every completed call is counted in the probe's histogram and totals; which
- * ones also send a span record is the probe's policy (below). Returns 0 or
- * -1 with err. Attaching the same probe id again for another PID adds
- * attachments. */
+/* Span probes. A probe id is the caller's name for one traced function
+ * (any number below ENGINE_CALIBRATION_BASE: a session numbers its probes
+ * as it likes); its entry and return programs are attached at `file_offset`
+ * of `binary`. In the kernel a probe occupies one of SONDE_MAX_PROBES slots
+ * (the attach cookie and map key) while attached; records, histograms and
+ * open spans are handed back under the caller's ids. At most
+ * ENGINE_USER_PROBES are attached at once; a slot freed by a detach is
+ * reused once the kernel has removed its uprobes.
+ * pid -1 = any process (the kernel-side target filter still applies); a PID
+ * limits the uprobe to that process, which spares every other process the
+ * trap (use it for shared libraries). Every completed call is counted in the
+ * probe's histogram and totals; which ones also send a span record is the
+ * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
+ * id again for another PID adds attachments. */
 int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
 		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
 
-/* Which completed calls of a probe send a span record: every one
+/* Which completed calls of an attached probe send a span record: every one
  * (emit_all), else those a sample landed in and those lasting at least
- * emit_min_ns (UINT64_MAX: no others). A probe's policy starts zeroed (every
- * call of 0 ns or more: all) until set; it takes effect at once, attached
- * or not. Returns 0 or -1. */
+ * emit_min_ns (UINT64_MAX: no others). A fresh attachment starts zeroed
+ * (every call of 0 ns or more: all) until set; it takes effect at once.
+ * Returns 0, or -1 when the probe is not attached. */
 struct engine_span_policy {
 	uint64_t emit_min_ns;
 	bool emit_all;
 };
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
-/* Detaches every attachment of a probe; its histogram is cleared. */
-void engine_detach_span(struct engine *e, uint32_t probe);
+/* How many more probes can be attached now. */
+int engine_probes_available(const struct engine *e);
 
-/* Probe ids ENGINE_USER_PROBES.. are sonde's own, for calibration (one per
- * instruction class); engine_attach_span refuses them. Calibration probes
- * are attached to sonde's own functions for sonde's own process, and
- * detached in the background: a uprobe's removal waits for the kernel
- * (~0.2 s each here), and nothing calls those functions again. */
+/* Detaches every attachment of a probe; its histogram and totals are
+ * cleared (read them first). Returns at once: the records of its calls
+ * already in the ring buffer are delivered first, and the kernel's removal
+ * of the uprobes (~0.2 s each) happens on a background thread, which
+ * engine_close waits for. engine_discard_span does the same but drops the
+ * records not yet delivered (a probe being taken back before its caller
+ * knew it). */
+void engine_detach_span(struct engine *e, uint32_t probe);
+void engine_discard_span(struct engine *e, uint32_t probe);
+
+/* sonde's own probes, for calibration (one per instruction class),
+ * attached to sonde's own functions for sonde's own process; their ids
+ * (engine_calibration_probe) are ENGINE_CALIBRATION_BASE and up, which
+ * engine_attach_span refuses. engine_detach_calibration removes them as
+ * engine_discard_span does. */
 #define ENGINE_USER_PROBES (SONDE_MAX_PROBES - 4)
+#define ENGINE_CALIBRATION_BASE 0xffffff00u
 uint32_t engine_calibration_probe(int cls);
 int engine_attach_calibration(struct engine *e, int cls, const char *binary,
 			      uint64_t file_offset, char *err, size_t errlen);
 void engine_detach_calibration(struct engine *e);
 
 /* Reads a probe's in-kernel log-linear histogram of completed calls
- * (sonde_abi.h; summed over CPUs) into buckets[SONDE_HIST_BUCKETS]. Returns 0
- * or -1. */
+ * (sonde_abi.h; summed over CPUs) into buckets[SONDE_HIST_BUCKETS] (zeros
+ * when it is not attached). Returns 0 or -1. */
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
 
 /* The histograms of probes 0..nprobes-1 at once (one batched read when the

@@ -69,7 +69,7 @@ struct live {
 	struct join *joins;  /* open addressing by span id */
 	size_t njoin_slots, njoins;
 	uint64_t joins_dropped;
-	struct probe_state probes[SONDE_MAX_PROBES];
+	struct probe_state probes[SESSION_MAX_PROBES];
 	struct rate_ring sample_rate, call_rate;
 	uint64_t *sec_id, *sec_weight; /* every sample's weight per second, ring of keep_s */
 	size_t nsec;
@@ -83,7 +83,7 @@ struct live {
 	uint64_t nsamples, ncalls; /* received / counted since the start (or reset) */
 	/* The kernel's counts of every call, as last put in the calls window:
 	 * the window takes what they grew by. */
-	uint64_t (*calls_fed)[SONDE_HIST_BUCKETS]; /* [SONDE_MAX_PROBES] */
+	uint64_t (*calls_fed)[SONDE_HIST_BUCKETS]; /* [SESSION_MAX_PROBES] */
 	uint64_t calls_fed_ns;
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;
@@ -573,7 +573,7 @@ static void take_calls(struct live *l)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
-		if (sp->open || sp->probe >= SONDE_MAX_PROBES)
+		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
 			continue;
 		struct join *j = join_slot(l, sp->id);
 		if (!j->span_id)
@@ -673,7 +673,7 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view_threshold_ns = UINT64_MAX;
 	l->njoin_slots = 1024;
 	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
-	l->calls_fed = xcalloc(SONDE_MAX_PROBES, sizeof(*l->calls_fed));
+	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
 	l->nrooted_slots = 1024;
@@ -683,7 +683,7 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
 	l->start_ns = (uint64_t)(session_start_time(s) * 1e9);
 	l->held_from_ns = l->start_ns;
-	for (size_t i = 0; i < SONDE_MAX_PROBES; i++)
+	for (size_t i = 0; i < SESSION_MAX_PROBES; i++)
 		l->probes[i].slow_threshold_ns = UINT64_MAX;
 	return l;
 }
@@ -870,7 +870,7 @@ static void print_probe_list(const struct live *l, FILE *out, int first, int cou
 
 static int do_trace(struct live *l, const char *spec, FILE *out)
 {
-	char err[512];
+	char err[1024] = "";
 	size_t before = l->p->nprobes;
 	int n = 0;
 	int first = session_trace(l->s, spec, &n, err, sizeof(err));
@@ -881,6 +881,8 @@ static int do_trace(struct live *l, const char *spec, FILE *out)
 		print_probe_list(l, out, (int)before, (int)(l->p->nprobes - before));
 	else
 		fprintf(out, "%s", l->p->probes[first].name);
+	if (*err) /* functions the pattern named that a probe would break */
+		fprintf(out, "; %s", err);
 	fputc('\n', out);
 	return 0;
 }

@@ -16,12 +16,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ifunc.h"
+#include "insn.h"
+#include "symbols.h"
 #include "target.h"
 #include "util.h"
 
 struct elf_function {
 	char *name;
 	uint64_t vaddr, size;
+	bool ifunc; /* STT_GNU_IFUNC: vaddr is the resolver */
 };
 
 struct function_list {
@@ -63,10 +67,11 @@ char *probes_which(const char *program)
 	return found;
 }
 
-static void list_add(struct function_list *l, const char *name, uint64_t vaddr, uint64_t size)
+static void list_add(struct function_list *l, const char *name, uint64_t vaddr, uint64_t size,
+		     bool ifunc)
 {
 	grow_array((void **)&l->f, &l->cap, l->n + 1, sizeof(*l->f));
-	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size};
+	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size, ifunc};
 }
 
 static void list_free(struct function_list *l)
@@ -103,7 +108,7 @@ static void read_symbols(Elf *elf, struct function_list *l, unsigned types)
 			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			list_add(l, name, sym.st_value, sym.st_size);
+			list_add(l, name, sym.st_value, sym.st_size, type == STT_GNU_IFUNC);
 		}
 	}
 }
@@ -530,10 +535,207 @@ static bool find_debug_file(Elf *elf, const char *binary, struct debug_file *d)
 	return found;
 }
 
+/* --- functions a span probe would break ------------------------------------ */
+
+/* What is read once per binary to tell, lazily. */
+struct safety {
+	Elf *elf;
+	int fd;             /* the binary, whose bytes are the code */
+	int dwarf_fd;       /* the binary or its debug file */
+	Elf *debug_elf;
+	Dwarf *dw;
+	bool dw_tried;
+	struct symbols_fdes *fdes;
+	const struct function_list *fl;
+	uint64_t entry;     /* e_entry, 0 if none */
+};
+
+enum unsafe {
+	SAFE,
+	UNSAFE_ENTRY,    /* the process's entry point: never called, never returns */
+	UNSAFE_NORETURN, /* DW_AT_noreturn */
+	UNSAFE_INSIDE,   /* the address is inside an instruction */
+};
+
+/* Is the subprogram at vaddr, among the children of `parent`, noreturn? */
+static bool subprogram_noreturn(Dwarf_Die *parent, uint64_t vaddr, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 8 || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr lo;
+		if (tag == DW_TAG_subprogram &&
+		    (dwarf_lowpc(&child, &lo) == 0 || dwarf_entrypc(&child, &lo) == 0) && lo == vaddr) {
+			Dwarf_Attribute a;
+			bool flag = false;
+			/* _integrate: the flag may sit on the declaration */
+			return dwarf_attr_integrate(&child, DW_AT_noreturn, &a) &&
+			       dwarf_formflag(&a, &flag) == 0 && flag;
+		}
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		     tag == DW_TAG_structure_type) &&
+		    subprogram_noreturn(&child, vaddr, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+static bool noreturn_in_dwarf(struct safety *c, uint64_t vaddr)
+{
+	if (!c->dw_tried) {
+		c->dw_tried = true;
+		c->dw = dwarf_begin(c->dwarf_fd, DWARF_C_READ);
+	}
+	Dwarf_Die cu;
+	return c->dw && dwarf_addrdie(c->dw, vaddr, &cu) && subprogram_noreturn(&cu, vaddr, 0);
+}
+
+/* Decodes from `start` (a known instruction start) to vaddr. */
+static enum insn_reach reach_from(struct safety *c, uint64_t start, uint64_t vaddr,
+				  uint64_t *inside_of)
+{
+	uint64_t off;
+	if (vaddr - start > (1u << 20) || vaddr_to_offset(c->elf, start, &off))
+		return INSN_UNDECODED;
+	size_t len = (size_t)(vaddr - start) + 16;
+	uint8_t *buf = xmalloc(len);
+	ssize_t got = pread(c->fd, buf, len, (off_t)off);
+	enum insn_reach r = got > (ssize_t)(vaddr - start)
+				    ? insn_reaches(buf, (size_t)got, start, vaddr, inside_of)
+				    : INSN_UNDECODED;
+	free(buf);
+	return r;
+}
+
+/* Is vaddr inside an instruction? Decoded from the start of the function
+ * holding it by the unwind tables, and from that of any symbol around it:
+ * a symbol can start anywhere (a wrong size, a label in hand-written code). */
+static bool inside_instruction(struct safety *c, uint64_t vaddr, uint64_t *insn_at,
+			       const char **container)
+{
+	if (!c->fdes)
+		c->fdes = symbols_fdes_read(c->elf, c->debug_elf);
+	uint64_t start;
+	*container = NULL;
+	if (symbols_fdes_find(c->fdes, vaddr, &start) && start < vaddr &&
+	    reach_from(c, start, vaddr, insn_at) == INSN_INSIDE) {
+		for (size_t i = 0; i < c->fl->n; i++)
+			if (c->fl->f[i].vaddr == start)
+				*container = c->fl->f[i].name;
+		return true;
+	}
+	for (size_t i = 0; i < c->fl->n; i++) {
+		const struct elf_function *g = &c->fl->f[i];
+		if (g->vaddr < vaddr && vaddr < g->vaddr + g->size &&
+		    reach_from(c, g->vaddr, vaddr, insn_at) == INSN_INSIDE) {
+			*container = g->name;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Why a span probe on f would break the target, with the details in why
+ * (for a glob's note, short) or err (for a refused name). */
+static enum unsafe check_safe(struct safety *c, const struct elf_function *f, char *why,
+			      size_t size)
+{
+	uint64_t insn_at = 0;
+	const char *container = NULL;
+	if (c->entry && f->vaddr == c->entry) {
+		snprintf(why, size, "the entry point, never returns");
+		return UNSAFE_ENTRY;
+	}
+	if (noreturn_in_dwarf(c, f->vaddr)) {
+		snprintf(why, size, "never returns");
+		return UNSAFE_NORETURN;
+	}
+	if (inside_instruction(c, f->vaddr, &insn_at, &container)) {
+		snprintf(why, size, "inside the instruction at 0x%llx%s%s",
+			 (unsigned long long)insn_at, container ? " of " : "",
+			 container ? container : "");
+		return UNSAFE_INSIDE;
+	}
+	return SAFE;
+}
+
+static void explain_unsafe(enum unsafe u, const char *func, const char *binary, const char *why,
+			   char *err, size_t errlen)
+{
+	switch (u) {
+	case UNSAFE_ENTRY:
+		snprintf(err, errlen,
+			 "cannot trace %s: it is the entry point of %s, which is jumped to, not "
+			 "called, and never returns (a return probe there overwrites the process's "
+			 "arguments); trace main instead",
+			 func, binary);
+		break;
+	case UNSAFE_NORETURN:
+		snprintf(err, errlen,
+			 "cannot trace %s: it never returns (noreturn in the debug info of %s), so "
+			 "its calls have no end to time; trace its callers instead",
+			 func, binary);
+		break;
+	default:
+		snprintf(err, errlen,
+			 "cannot trace %s: its address in %s is %s, and a breakpoint there would "
+			 "change that instruction; its symbol does not start a function",
+			 func, binary, why);
+		break;
+	}
+}
+
+/* Adds "name (why)" to a glob's list of functions it leaves out. */
+static void note_skip(char *list, size_t size, size_t *len, const char *name, const char *why)
+{
+	if (*len >= size)
+		return;
+	int w = snprintf(list + *len, size - *len, "%s%s (%s)", *len ? ", " : "", name, why);
+	*len = w < 0 ? size : *len + (size_t)w;
+}
+
+/* --- IFUNC symbols: probe the implementation the target uses ---------------- */
+
+/* The function an IFUNC symbol resolved to, as a function of the list (the
+ * symbol at the implementation's address: __strlen_avx2), asking the
+ * target's processes that map the file, else sonde's own process (the
+ * same file, CPU and environment make the same choice as a command sonde
+ * starts will). Fills *impl (name: malloc'd) and *asked (the PID, or 0
+ * for sonde itself); -1 when no process knows. */
+static int resolve_ifunc(Elf *elf, const struct stat *st, const struct function_list *fl,
+			 const struct elf_function *f, const struct probe_scope *sc,
+			 struct elf_function *impl, pid_t *asked)
+{
+	uint64_t vaddr = 0;
+	int r = -1;
+	for (int i = 0; i < sc->npids && r < 0; i++)
+		if ((r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, sc->pids[i],
+				       &vaddr)) == 0)
+			*asked = sc->pids[i];
+	if (r < 0 && (r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, getpid(),
+					&vaddr)) == 0)
+		*asked = 0;
+	if (r < 0)
+		return -1;
+	*impl = (struct elf_function){NULL, vaddr, 0, false};
+	for (size_t i = 0; i < fl->n && !impl->name; i++)
+		if (fl->f[i].vaddr == vaddr && !fl->f[i].ifunc) {
+			impl->name = xstrdup(fl->f[i].name);
+			impl->size = fl->f[i].size;
+		}
+	if (!impl->name)
+		impl->name = xasprintf("0x%llx", (unsigned long long)vaddr);
+	return 0;
+}
+
 int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *err, size_t errlen)
+		   struct probe_target **out, char *note, size_t notelen, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (note && notelen)
+		note[0] = 0;
 	int colon = probes_split(spec);
 	char *bin_part = colon > 0 ? strndup(spec, (size_t)colon) : NULL;
 	const char *func = colon > 0 ? spec + colon + 1 : spec;
@@ -576,26 +778,97 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	struct debug_file dbg = {.fd = -1};
 	if (!fl.had_symtab && find_debug_file(elf, binary, &dbg))
 		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
-	int n = 0;
+	int n = 0, nunsafe = 0, nskipped = 0;
+	bool refused = false;
 	struct probe_target *t = NULL;
 	size_t cap = 0;
+	GElf_Ehdr eh;
+	struct safety safety = {.elf = elf,
+				.fd = fd,
+				.dwarf_fd = dbg.fd >= 0 ? dbg.fd : fd,
+				.debug_elf = dbg.elf,
+				.fl = &fl,
+				.entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0};
+	char skipped[512] = "";
+	size_t skipped_len = 0;
+	uint64_t *unsafe_offs = NULL; /* aliases of a refused function are refused too */
+	size_t unsafe_cap = 0;
 	for (size_t i = 0; i < fl.n; i++) {
 		const struct elf_function *f = &fl.f[i];
 		if (is_glob(func) ? fnmatch(func, f->name, 0) != 0 : strcmp(func, f->name) != 0)
 			continue;
-		uint64_t off;
-		if (vaddr_to_offset(elf, f->vaddr, &off))
+		struct elf_function impl = {0};
+		pid_t asked = 0;
+		if (f->ifunc && resolve_ifunc(elf, &st, &fl, f, scope, &impl, &asked)) {
+			if (!is_glob(func)) {
+				snprintf(err, errlen,
+					 "%s in %s is an IFUNC (its implementation is chosen when the "
+					 "library loads) and no process of the target, nor sonde, has it "
+					 "loaded: start the target first (-p), or trace an implementation",
+					 f->name, shown);
+				refused = true;
+				break;
+			}
+			note_skip(skipped, sizeof(skipped), &skipped_len, f->name,
+				  "an IFUNC no process has loaded");
+			nskipped++;
 			continue;
+		}
+		const struct elf_function *code = impl.name ? &impl : f; /* where calls go */
+		uint64_t off;
+		if (vaddr_to_offset(elf, code->vaddr, &off)) {
+			free(impl.name);
+			continue;
+		}
 		bool seen = false; /* aliases and .symtab/.dynsym duplicates */
 		for (int k = 0; k < n && !seen; k++)
 			seen = t[k].offset == off;
-		if (seen)
+		for (int k = 0; k < nunsafe && !seen; k++)
+			seen = unsafe_offs[k] == off;
+		if (seen) {
+			free(impl.name);
 			continue;
+		}
+		char why[160];
+		enum unsafe u = check_safe(&safety, code, why, sizeof(why));
+		if (u != SAFE && !is_glob(func)) {
+			explain_unsafe(u, f->name, shown, why, err, errlen);
+			free(impl.name);
+			refused = true;
+			break;
+		}
+		if (u != SAFE) { /* a glob leaves it out, and says so */
+			grow_array((void **)&unsafe_offs, &unsafe_cap, (size_t)nunsafe + 1,
+				   sizeof(*unsafe_offs));
+			unsafe_offs[nunsafe++] = off;
+			nskipped++;
+			note_skip(skipped, sizeof(skipped), &skipped_len, f->name, why);
+			free(impl.name);
+			continue;
+		}
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
-		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, f->size,
-					       (uint64_t)st.st_dev, (uint64_t)st.st_ino};
+		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, code->size,
+					       (uint64_t)st.st_dev, (uint64_t)st.st_ino, impl.name,
+					       asked};
 	}
-	if (n == 0) {
+	free(unsafe_offs);
+	if (safety.dw)
+		dwarf_end(safety.dw);
+	symbols_fdes_free(safety.fdes);
+	if (nskipped && note && notelen)
+		snprintf(note, notelen,
+			 "not traced: %d function%s '%s' names that a probe would break or cannot "
+			 "reach: %s",
+			 nskipped, nskipped == 1 ? "" : "s", func, skipped);
+	if (refused) {
+		probes_free(t, n);
+		t = NULL;
+		n = -1;
+	} else if (n == 0 && nskipped) {
+		snprintf(err, errlen, "no function in %s that '%s' names can be traced: %s", shown,
+			 func, skipped);
+		n = -1;
+	} else if (n == 0) {
 		char near[256];
 		nearest_names(&fl, func, near, sizeof(near));
 		if (is_glob(func))
@@ -635,6 +908,7 @@ void probes_free(struct probe_target *t, int n)
 	for (int i = 0; i < n; i++) {
 		free(t[i].function);
 		free(t[i].binary);
+		free(t[i].ifunc_impl);
 	}
 	free(t);
 }

@@ -15,7 +15,13 @@
  * directories).
  *
  * Functions come from the ELF .symtab and .dynsym (STT_FUNC and IFUNC,
- * defined, non-zero), and, when the binary has no .symtab, from the .symtab
+ * defined, non-zero). An IFUNC symbol's address is its resolver, called
+ * once at load time: it is traced at the implementation the target uses,
+ * read from a running target process's GOT (see ifunc.h), else from sonde's
+ * own when it loads the same file (a command sonde starts gets the same
+ * CPU, file and environment); an IFUNC neither has loaded is refused by
+ * name and left out of globs. Functions also come, when the binary has no
+ * .symtab, from the .symtab
  * of its separate debug file (/usr/lib/debug/.build-id/xx/rest.debug or
  * .gnu_debuglink: what a -dbgsym package installs). The file offset of the
  * entry is derived from the PT_LOAD program headers, which is what the
@@ -35,6 +41,8 @@ struct probe_target {
 	uint64_t offset; /* file offset of the function's entry */
 	uint64_t size;   /* symbol size in bytes (0 if unknown) */
 	uint64_t dev, ino; /* the file's identity: one file reached by two paths is one */
+	char *ifunc_impl;  /* for an IFUNC symbol, the implementation probed instead */
+	pid_t ifunc_asked; /* the process that said so (0: sonde's own) */
 };
 
 /* Where a spec is resolved. */
@@ -51,9 +59,19 @@ struct probe_scope {
  * in *out (free with probes_free), or -1 with one line in err: binary not
  * found, a library no running target maps, no such function (with the
  * nearest names), no debug info for a function missing from .dynsym, no
- * match for a glob. */
+ * match for a glob, or a function a span probe would break:
+ *  - the entry point (e_entry, e.g. _start): jumped to, never returns; a
+ *    return probe there overwrites the process's arguments;
+ *  - a function that never returns (DW_AT_noreturn, where debug info is
+ *    installed): its calls have no end;
+ *  - a symbol that starts inside an instruction (decoding from the start of
+ *    the function holding it, by its FDE or an enclosing symbol, does not
+ *    reach it): the breakpoint would rewrite that instruction.
+ * A glob leaves such functions out and describes them in `note` (one line,
+ * "" when none; note may be NULL). */
 int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *err, size_t errlen);
+		   struct probe_target **out, char *note, size_t notelen, char *err,
+		   size_t errlen);
 
 void probes_free(struct probe_target *t, int n);
 

@@ -54,8 +54,8 @@ struct session {
 	uint64_t pending_dropped;
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
-	bool attached[SONDE_MAX_PROBES]; /* probe id -> its uprobes are in place */
-	uint64_t probe_dev[SONDE_MAX_PROBES], probe_ino[SONDE_MAX_PROBES]; /* its file */
+	bool attached[SESSION_MAX_PROBES]; /* probe id -> its uprobes are in place */
+	uint64_t probe_dev[SESSION_MAX_PROBES], probe_ino[SESSION_MAX_PROBES]; /* its file */
 	char *exe_alias;  /* another name of the executable: the command as given (a
 			   * symlink's name), the process's command name */
 	bool cmd_running; /* the command was let go: it runs (or ran) */
@@ -65,14 +65,14 @@ struct session {
 	bool ended;
 	/* What earlier attachments of each probe counted: detaching clears the
 	 * kernel's copy. The profile's figures are these plus the kernel's. */
-	struct probe_counts *counted_before; /* [SONDE_MAX_PROBES] */
+	struct probe_counts *counted_before; /* [SESSION_MAX_PROBES] */
 	/* Which calls cross to user space (engine_span_policy): calls over
 	 * keep_over_ns[p] when keep_over_set[p], else over the probe's p99 so
 	 * far. */
-	uint64_t keep_over_ns[SONDE_MAX_PROBES];
-	bool keep_over_set[SONDE_MAX_PROBES];
-	uint64_t emit_min_in_force[SONDE_MAX_PROBES];
-	bool policy_sent[SONDE_MAX_PROBES]; /* for the current attachment */
+	uint64_t keep_over_ns[SESSION_MAX_PROBES];
+	bool keep_over_set[SESSION_MAX_PROBES];
+	uint64_t emit_min_in_force[SESSION_MAX_PROBES];
+	bool policy_sent[SESSION_MAX_PROBES]; /* for the current attachment */
 	double next_refresh_s;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
@@ -414,36 +414,18 @@ static char *probe_display_name(const struct profile *p, const struct probe_targ
 static int probe_at(const struct session *s, const struct probe_target *t)
 {
 	const struct profile *p = s->prof;
-	for (size_t i = 0; i < p->nprobes && i < SONDE_MAX_PROBES; i++)
+	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++)
 		if (p->probes[i].offset == t->offset && s->probe_dev[i] == t->dev &&
 		    s->probe_ino[i] == t->ino)
 			return (int)i;
 	return -1;
 }
 
-/* Attaches a probe on t (or finds the one there, re-attaching it after an
- * untrace); returns its id, or -1 with err. */
-static int attach_target(struct session *s, const struct probe_target *t, char *err,
-			 size_t errlen)
+/* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
+ * of the probe left attached. */
+static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
+			  char *err, size_t errlen)
 {
-	int existing = probe_at(s, t);
-	if (existing >= 0 && s->attached[existing])
-		return existing;
-	uint32_t probe;
-	if (existing >= 0) {
-		probe = (uint32_t)existing;
-	} else {
-		if (s->prof->nprobes >= SONDE_MAX_PROBES) {
-			snprintf(err, errlen, "too many traced functions (at most %d per session)",
-				 SONDE_MAX_PROBES);
-			return -1;
-		}
-		char *name = probe_display_name(s->prof, t);
-		probe = profile_probe_add(s->prof, name, t->binary, t->offset);
-		free(name);
-		s->probe_dev[probe] = t->dev;
-		s->probe_ino[probe] = t->ino;
-	}
 	/* Where the uprobes go. The kernel-side target filter decides what is
 	 * counted; the attachment decides which processes take the trap.
 	 * Processes a target forks and execs later map the binary after sonde
@@ -472,19 +454,19 @@ static int attach_target(struct session *s, const struct probe_target *t, char *
 	for (int i = 0; i < npids; i++) {
 		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], err,
 				       errlen)) {
-			engine_detach_span(s->eng, probe);
+			engine_discard_span(s->eng, probe);
 			return -1;
 		}
 	}
-	s->attached[probe] = true;
-	s->policy_sent[probe] = false;
-	s->prof->probes[probe].all_calls = s->o->all_calls;
-	update_span_policy(s, probe);
-	return (int)probe;
+	return 0;
 }
 
-/* Traces every function a spec names. Returns the probe id of the first one
- * (and their number in *count), or -1 with err. */
+/* Traces every function a spec names, all or none. Returns the probe id of
+ * the first one (and their number in *count), with a note in err ("" if
+ * none: functions a glob named that a probe would break), or -1 with err.
+ * A function
+ * already traced keeps its probe; one traced before and untraced gets its
+ * probe id back; new ones get the next ids. */
 static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
 			     size_t errlen)
 {
@@ -502,24 +484,88 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .pids = running,
 				    .npids = nrunning,
 				    .env = &env};
-	int n = probes_resolve(spec, &scope, &t, why, sizeof(why));
+	char note[768];
+	int n = probes_resolve(spec, &scope, &t, note, sizeof(note), why, sizeof(why));
 	free(running);
 	if (n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
 		return -1;
 	}
-	int first = -1;
+	/* Each function's probe id, and which of them need attaching: counted
+	 * before anything is attached, so a pattern naming more functions than
+	 * the kernel has room for is refused at once. */
+	int *ids = xmalloc((size_t)n * sizeof(*ids));
+	bool *fresh = xcalloc((size_t)n, sizeof(*fresh));
+	int need = 0, nnew = 0;
 	for (int i = 0; i < n; i++) {
-		int id = attach_target(s, &t[i], err, errlen);
-		if (id < 0) {
-			first = -1;
+		ids[i] = probe_at(s, &t[i]);
+		if (ids[i] < 0)
+			ids[i] = (int)s->prof->nprobes + nnew++;
+		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->attached[ids[i]];
+		need += fresh[i];
+	}
+	int avail = engine_probes_available(s->eng);
+	int first = -1, attached = 0;
+	if (need > avail) {
+		snprintf(err, errlen,
+			 "trace %s: names %d function%s to add, more than sonde can trace at once "
+			 "(%d at most, %d traced now): narrow the pattern or untrace some",
+			 spec, need, need == 1 ? "" : "s", ENGINE_USER_PROBES,
+			 ENGINE_USER_PROBES - avail);
+		goto out;
+	}
+	if (s->prof->nprobes + (size_t)nnew > SESSION_MAX_PROBES) {
+		snprintf(err, errlen,
+			 "trace %s: names %d new function%s, but a session traces at most %d "
+			 "different functions (%zu so far)",
+			 spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
+		goto out;
+	}
+	for (; attached < n; attached++) {
+		if (!fresh[attached])
+			continue;
+		if (attach_uprobes(s, (uint32_t)ids[attached], &t[attached], why, sizeof(why))) {
+			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
-		if (i == 0)
-			first = id;
 	}
+	if (attached < n) { /* take back what this spec attached */
+		for (int i = 0; i < attached; i++)
+			if (fresh[i])
+				engine_discard_span(s->eng, (uint32_t)ids[i]);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if (ids[i] >= (int)s->prof->nprobes) { /* new: in id order */
+			char *name = probe_display_name(s->prof, &t[i]);
+			profile_probe_add(s->prof, name, t[i].binary, t[i].offset);
+			free(name);
+			s->probe_dev[ids[i]] = t[i].dev;
+			s->probe_ino[ids[i]] = t[i].ino;
+		}
+		s->attached[ids[i]] = true;
+		if (fresh[i]) { /* its kernel slot starts with no policy */
+			s->policy_sent[ids[i]] = false;
+			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
+			update_span_policy(s, (uint32_t)ids[i]);
+		}
+	}
+	for (int i = 0; i < n && s->o->verbose; i++) {
+		if (!t[i].ifunc_impl)
+			continue;
+		char who[64] = "sonde's own process (the same file, CPU and environment)";
+		if (t[i].ifunc_asked)
+			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
+		fprintf(stderr, "sonde: %s is an IFUNC in %s: tracing %s, the implementation %s uses\n",
+			t[i].function, t[i].binary, t[i].ifunc_impl, who);
+	}
+	first = ids[0];
 	if (count)
 		*count = n;
+	snprintf(err, errlen, "%s", note); /* what the spec named but left out */
+out:
+	free(ids);
+	free(fresh);
 	probes_free(t, n);
 	return first;
 }
@@ -584,7 +630,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {
-	return probe < SONDE_MAX_PROBES && s->attached[probe];
+	return probe < SESSION_MAX_PROBES && s->attached[probe];
 }
 
 /* The profile's figures of a probe: what earlier attachments counted plus
@@ -638,7 +684,7 @@ static void update_span_policy(struct session *s, uint32_t probe)
 
 int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 {
-	if (probe >= SONDE_MAX_PROBES)
+	if (probe >= SESSION_MAX_PROBES)
 		return -1;
 	s->keep_over_ns[probe] = ns;
 	s->keep_over_set[probe] = true;
@@ -916,7 +962,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 		}
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
-	s->counted_before = xcalloc(SONDE_MAX_PROBES, sizeof(*s->counted_before));
+	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
 	s->sample_in_probe = s->sample_slow_probe = -1;
 	s->argc = argc;
@@ -974,6 +1020,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 			goto fail;
 		}
 		s->trace_probe_count[i] = n;
+		if (*err)
+			errorf("--trace %s: %s", o->traces[i], err);
 	}
 	if (setup_sampling_decisions(s))
 		goto fail;

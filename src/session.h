@@ -24,6 +24,9 @@ struct option;
 
 #define SESSION_MAX_PIDS 256
 #define SESSION_MAX_TRACES 64
+/* Different functions one session traces over its life (probe ids
+ * 0..SESSION_MAX_PROBES-1); at most ENGINE_USER_PROBES at once. */
+#define SESSION_MAX_PROBES 1024
 
 struct session_options {
 	const char *event;   /* default "cpu-clock" */
@@ -177,14 +180,18 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
 
 /* --- changing a running session (errors: one line in err, nothing changed) */
 
-/* Traces every function `spec` names (as --trace). Returns the first probe
- * id (their number in *count), or -1. A function traced before and
- * untraced gets its probe id (and its data) back. */
+/* Traces every function `spec` names (as --trace), all or none: a spec
+ * naming more functions than can be attached now is refused before any is
+ * attached, and one that fails part-way takes back what it attached.
+ * Returns the first probe id (their number in *count), or -1. A function
+ * traced before and untraced gets its probe id (and its data) back; new
+ * functions get consecutive new ids. */
 int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen);
 
 /* Removes the probes whose name or function matches `pattern` (a name or a
- * glob); what they gathered stays. Returns how many, or -1 (none matched,
- * or one drives the in-kernel sampling filter). */
+ * glob); what they gathered stays. Returns at once (the kernel removes the
+ * uprobes in the background; their places are reused after). Returns how
+ * many, or -1 (none matched, or one drives the in-kernel sampling filter). */
 int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen);
 
 bool session_probe_attached(const struct session *s, uint32_t probe);

@@ -822,6 +822,33 @@ static const struct fde_range *fde_table_find(const struct fde_table *t, uint64_
 	return lo > 0 && pc < t->r[lo - 1].end ? &t->r[lo - 1] : NULL;
 }
 
+struct symbols_fdes {
+	struct fde_table t;
+};
+
+struct symbols_fdes *symbols_fdes_read(Elf *elf, Elf *debug_elf)
+{
+	struct symbols_fdes *f = xcalloc(1, sizeof(*f));
+	fde_table_build(&f->t, elf, debug_elf);
+	return f;
+}
+
+bool symbols_fdes_find(const struct symbols_fdes *f, uint64_t vaddr, uint64_t *start)
+{
+	const struct fde_range *r = f ? fde_table_find(&f->t, vaddr) : NULL;
+	if (r)
+		*start = r->start;
+	return r != NULL;
+}
+
+void symbols_fdes_free(struct symbols_fdes *f)
+{
+	if (!f)
+		return;
+	free(f->t.r);
+	free(f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Binaries: one per (device, inode), parsed once.                           */
 

@@ -121,6 +121,16 @@ int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is
  * no CFI. Cached per binary and address. */
 int symbols_user_sp_cfa(struct symbolizer *s, pid_t pid, uint64_t addr, int64_t *offset);
 
+/* Where functions begin by the unwind tables of an ELF file (.eh_frame,
+ * else .debug_frame of it or of its debug file, which may be NULL): the
+ * first instruction of the function holding an address, named or not. */
+typedef struct Elf Elf;
+struct symbols_fdes;
+struct symbols_fdes *symbols_fdes_read(Elf *elf, Elf *debug_elf);
+/* True, with *start, when an FDE holds vaddr. */
+bool symbols_fdes_find(const struct symbols_fdes *f, uint64_t vaddr, uint64_t *start);
+void symbols_fdes_free(struct symbols_fdes *f);
+
 /* Counters, for reports and benchmarks. */
 struct symbols_stats {
 	uint64_t binaries_opened; /* distinct binaries parsed */
