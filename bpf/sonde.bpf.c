@@ -106,11 +106,11 @@ __u64 calib_times[SONDE_CALIB_TIMES] = {};
  * wake-up: user space must read a new process's maps while it still lives.
  * (The default flag would not do: it wakes the reader only when it has
  * consumed everything before, which unread records prevent.) */
-#define WAKEUP_BYTES (1u << 20)
+const volatile __u64 wakeup_bytes = 1u << 20;
 
 static __always_inline __u64 span_submit_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
 									     : BPF_RB_NO_WAKEUP;
 }
 

@@ -162,6 +162,10 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->skel->rodata->sample_event_index = 0;
 	e->skel->rodata->tp_event_index = 0;
 	e->skel->rodata->follow_children = o->no_children ? 0 : 1;
+	/* Records wake the reader once a sixteenth of the buffer waits: rarely
+	 * enough to spare the traced threads the wake-ups, soon enough that
+	 * the buffer never fills between two of them. */
+	e->skel->rodata->wakeup_bytes = rb / 16;
 
 	int r = sonde_bpf__load(e->skel);
 	if (r) {
@@ -254,7 +258,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 
 int engine_poll(struct engine *e, int timeout_ms)
 {
-	/* The BPF side wakes us only when a lot is waiting (see WAKEUP_BYTES),
+	/* The BPF side wakes us only when a lot is waiting (see wakeup_bytes),
 	 * so a poll that times out still drains what arrived meanwhile. */
 	int n = ring_buffer__poll(e->rb, timeout_ms);
 	if (n == -EINTR)
