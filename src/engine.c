@@ -61,6 +61,7 @@ struct engine {
 	struct engine_span_policy policy[SONDE_MAX_PROBES];
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
+	bool spans_paused;      /* engine_pause_spans: no probe counts any more */
 	struct detacher det;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
@@ -372,10 +373,18 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.emit_all = pol->emit_all,
 		.call_unseen_ns = tc->call_unseen_ns,
 		.self_unseen_ns = tc->self_unseen_ns,
-		.active = active,
+		.active = active && !e->spans_paused,
 		.gen = e->probe_gen[slot],
 	};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
+}
+
+void engine_pause_spans(struct engine *e)
+{
+	e->spans_paused = true;
+	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
+		if (e->slot_probe[s] != NO_PROBE)
+			set_probe_config(e, s, false);
 }
 
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p)

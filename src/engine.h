@@ -79,6 +79,11 @@ int engine_ring_fd(struct engine *e);
 int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64_t freq,
 			uint64_t period, char *err, size_t errlen);
 
+/* Every span probe stops counting (its programs ignore hits; the uprobes
+ * stay): what the kernel counted and the records in the ring buffer then
+ * stop changing, so a final drain and read agree. For the end of a run. */
+void engine_pause_spans(struct engine *e);
+
 /* True while a sampling event is open. */
 bool engine_sampling(const struct engine *e);
 

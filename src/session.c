@@ -1172,8 +1172,17 @@ void session_end(struct session *s)
 	s->ended = true;
 	s->end_mono = now_s(CLOCK_MONOTONIC);
 	engine_stop(s->eng);
-	while (engine_poll(s->eng, 0) > 0) /* drain what was sampled before the stop */
-		;
+	engine_pause_spans(s->eng);
+	/* Drain until the buffer stays empty: handlers that began before the
+	 * pause may still be submitting. Only then are the counts final. */
+	for (int quiet = 0; quiet < 2;) {
+		if (engine_poll(s->eng, 0) > 0) {
+			quiet = 0;
+			continue;
+		}
+		quiet++;
+		usleep(2000);
+	}
 	struct open_span_ctx ctx = {s->col, monotonic_ns()};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
 	for (size_t i = 0; i < s->prof->nprobes; i++)
@@ -1320,6 +1329,21 @@ void session_print_summary(struct session *s, const char *what)
 				"full: try --buffer-mb or a lower -F)",
 			(unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
 			(unsigned long long)es.lost_task);
+	if (s->o->all_calls && s->prof->nprobes) {
+		/* Every completed call sends a record: records received plus
+		 * records lost must be the kernel's count. Say so if not. */
+		uint64_t completed = 0, received = 0;
+		for (size_t i = 0; i < s->prof->nprobes; i++)
+			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+				completed += s->prof->probes[i].hist[b];
+		for (size_t i = 0; i < s->prof->nspans; i++)
+			received += !s->prof->spans[i].open;
+		if (completed != received + es.lost_spans)
+			fprintf(stderr, "; the kernel counted %llu completed calls but %llu records "
+					"arrived and %llu were lost",
+				(unsigned long long)completed, (unsigned long long)received,
+				(unsigned long long)es.lost_spans);
+	}
 	if (es.targets_full)
 		fprintf(stderr, "; %llu child processes not followed (target map full)",
 			(unsigned long long)es.targets_full);
