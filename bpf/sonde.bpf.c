@@ -408,6 +408,67 @@ static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/* Where the stack pointer is when a return probe runs, relative to the
+ * call's stack pointer at entry: x86's ret pops the return address. */
+#if defined(__TARGET_ARCH_x86)
+#define RET_SP_OFFSET 8
+#else
+#define RET_SP_OFFSET 0
+#endif
+
+static __always_inline void count_orphans(__u32 n)
+{
+	__u32 k = SONDE_CNT_SPAN_ORPHAN;
+	__u64 *c = bpf_map_lookup_elem(&counters, &k);
+	if (c)
+		*c += n;
+}
+
+/* True when the return address at sp is the uretprobe trampoline: the call
+ * entering now was jumped to from a traced call (a tail call), whose frame
+ * shares its stack slot and is still alive. */
+static __always_inline int returns_to_trampoline(__u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	__u64 ret = 0;
+	if (!tramp || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		return 0;
+	return ret == tramp;
+}
+
+/* Drops the calls in flight whose stack slot the thread has left without
+ * their return (longjmp, exceptions, or returns the kernel did not report
+ * past its uretprobe nesting limit): a call entering with its return
+ * address at sp lies below every live call's slot. Frames are outermost
+ * first, so their slots descend. Without this, such frames would fill the
+ * stack and every later call on the thread would go untimed. */
+static __always_inline void drop_abandoned(struct sonde_thread_state *st, __u64 sp)
+{
+	__u32 d = st->depth;
+	__u32 stored = d < SONDE_SPAN_DEPTH ? d : SONDE_SPAN_DEPTH;
+	if (!stored)
+		return;
+	__u64 top_sp = st->frames[(stored - 1) & (SONDE_SPAN_DEPTH - 1)].entry_sp;
+	if (top_sp > sp)
+		return; /* the usual case: a call nested in the innermost one */
+	int tail = top_sp == sp && returns_to_trampoline(sp);
+	__u32 alive = 0;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= stored)
+			break;
+		__u64 fsp = st->frames[i].entry_sp;
+		if (fsp > sp || (fsp == sp && tail))
+			alive = i + 1;
+		else
+			break;
+	}
+	if (alive == d)
+		return;
+	count_orphans(d - alive);
+	st->depth = alive;
+}
+
 SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
@@ -433,6 +494,8 @@ int span_enter(struct pt_regs *ctx)
 		ps->entered++;
 	if (!st)
 		return 0;
+	__u64 sp = PT_REGS_SP(ctx);
+	drop_abandoned(st, sp);
 	__u32 d = st->depth;
 	if (d >= SONDE_SPAN_DEPTH) {
 		st->depth = d + 1;
@@ -444,6 +507,7 @@ int span_enter(struct pt_regs *ctx)
 	f->probe = probe;
 	f->gen = cfg->gen;
 	f->flags = 0;
+	f->entry_sp = sp;
 	st->depth = d + 1;
 	/* One clock read per handler: the rest of this handler's run time is
 	 * inside the calibrated trap cost (self_unseen_ns for this call,
@@ -519,33 +583,32 @@ int span_exit(struct pt_regs *ctx)
 	if (!st || st->depth == 0)
 		return 0; /* entered before tracing started */
 	__u32 d = st->depth;
-	if (d > SONDE_SPAN_DEPTH) {
-		st->depth = d - 1; /* an untimed overflow level returns */
-		return 0;
-	}
-	/* Normally the innermost span is this probe's. If a deeper one is, the
-	 * spans above it never saw their return (longjmp, exceptions): they are
-	 * dropped as orphans. No span of this probe at all means the call began
-	 * before tracing did: ignore its return. */
+	__u32 stored = d < SONDE_SPAN_DEPTH ? d : SONDE_SPAN_DEPTH;
+	/* The returning call's frame is the innermost one of this probe whose
+	 * stack slot the stack pointer has just left (a tail call's frame and
+	 * its caller's share it: the innermost returns first). Frames above it never saw their return (longjmp, exceptions, the
+	 * kernel's nesting limit): they are dropped as orphans. */
+	__u64 sp = PT_REGS_SP(ctx);
 	int found = -1;
 	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
-		if (i >= d)
+		if (i >= stored)
 			break;
-		struct sonde_span_frame *f = &st->frames[(d - 1 - i) & (SONDE_SPAN_DEPTH - 1)];
-		if (f->probe == probe && f->gen == cfg->gen) {
-			found = (int)(d - 1 - i);
+		struct sonde_span_frame *f = &st->frames[(stored - 1 - i) & (SONDE_SPAN_DEPTH - 1)];
+		if (f->probe == probe && f->gen == cfg->gen && f->entry_sp + RET_SP_OFFSET == sp) {
+			found = (int)(stored - 1 - i);
 			break;
 		}
 	}
-	if (found < 0)
+	if (found < 0) {
+		/* Not a timed call: an untimed level past the stored ones returns,
+		 * or a call that began before tracing did (ignored). */
+		if (d > SONDE_SPAN_DEPTH)
+			st->depth = d - 1;
 		return 0;
-	__u32 orphans = d - 1 - (__u32)found;
-	if (orphans) {
-		__u32 k = SONDE_CNT_SPAN_ORPHAN;
-		__u64 *c = bpf_map_lookup_elem(&counters, &k);
-		if (c)
-			*c += orphans;
 	}
+	__u32 orphans = d - 1 - (__u32)found;
+	if (orphans)
+		count_orphans(orphans);
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
 	st->depth = (__u32)found;

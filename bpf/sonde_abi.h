@@ -73,6 +73,10 @@ struct sonde_span_frame {
 	__u32 gen;      /* the probe's attach generation when the call began */
 	__u32 flags;    /* SONDE_FRAME_* */
 	__u32 _pad;
+	__u64 entry_sp; /* the stack pointer at entry (the return address's
+			 * slot): a frame whose slot is no longer on the stack
+			 * was left without a return (longjmp, exceptions,
+			 * returns past the kernel's uretprobe nesting limit) */
 };
 
 #define SONDE_FRAME_SAMPLED 1u /* a sample was taken during this call */
