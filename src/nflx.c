@@ -1052,6 +1052,22 @@ static uint32_t thread_of(struct reader *r, struct profile *p, uint32_t pid, uin
 	return idx;
 }
 
+/* start_ns moved by `seconds` (either sign), clamped at 0. The offset is
+ * taken relative to the start for nanosecond precision where it matters, and
+ * kept unsigned: times up to NFLX_MAX_SECONDS apart (1e19 ns) do not fit an
+ * int64_t. */
+static uint64_t ns_after(uint64_t start_ns, double seconds)
+{
+	double ns = seconds * 1e9;
+	if (ns >= 0) {
+		if (ns >= (double)(UINT64_MAX - start_ns))
+			return UINT64_MAX;
+		return start_ns + (uint64_t)(ns + 0.5);
+	}
+	uint64_t back = -ns >= (double)start_ns ? start_ns : (uint64_t)(-ns + 0.5);
+	return back >= start_ns ? 0 : start_ns - back;
+}
+
 static void set_meta_fmt(struct profile *p, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -1130,14 +1146,10 @@ static int build(struct reader *r, struct profile *p)
 		cur += r->deltas[i];
 		if (!isfinite(cur) || cur < 0 || cur > NFLX_MAX_SECONDS)
 			return fail(r, "sample %zu: time %g s out of range", i, cur);
-		/* relative to the start: nanosecond precision where it matters */
-		int64_t rel_ns = llround((cur - r->start_time) * 1e9);
-		if (rel_ns < 0 && (uint64_t)-rel_ns > start_ns)
-			rel_ns = -(int64_t)start_ns;
 		uint32_t pid = r->npids ? r->pids[i] : nd->has_pid ? nd->pid : 0;
 		uint32_t tid = r->ntids ? r->tids[i] : nd->has_tid ? nd->tid : pid;
 		struct sample s = {
-			.time_ns = start_ns + (uint64_t)rel_ns,
+			.time_ns = ns_after(start_ns, cur - r->start_time),
 			.weight = r->nvalues ? r->values[i] : 1,
 			.cpu = r->ncpus ? r->cpus[i] : 0,
 			.thread = thread_of(r, p, pid, tid, nd->comm),
@@ -1151,7 +1163,7 @@ static int build(struct reader *r, struct profile *p)
 
 	uint64_t end_ns = last_ns;
 	if (r->has_end && r->end_time > r->start_time && r->end_time <= NFLX_MAX_SECONDS) {
-		uint64_t e = start_ns + (uint64_t)llround((r->end_time - r->start_time) * 1e9);
+		uint64_t e = ns_after(start_ns, r->end_time - r->start_time);
 		if (e > end_ns)
 			end_ns = e;
 	}
