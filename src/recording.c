@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,8 +343,27 @@ out:
 
 /* --- loading ------------------------------------------------------------- */
 
+/* What a hostile file may cost the loader: every table is read once and
+ * sorted at most once, so a recording's load takes a number of SQLite steps
+ * proportional to its size (measured: 0.1-0.5 per byte of file, about 25
+ * million steps a second). Far more means the file makes SQLite loop. */
+#define LOAD_STEPS_PER_BYTE 16
+#define LOAD_STEPS_MIN 20000000ll
+#define LOAD_PROGRESS_EVERY 10000 /* steps between two checks of the budget */
+/* meta and events are small lists (dozens of keys, a few events) kept in
+ * arrays searched by name: a file with millions of rows there is not a
+ * recording. */
+#define LOAD_MAX_META 10000
+#define LOAD_MAX_EVENTS 10000
+/* No value a recording holds comes near this: frame names are the longest. */
+#define LOAD_MAX_VALUE_BYTES (16 << 20)
+
 struct loader {
 	sqlite3 *db;
+	long long steps_left; /* SQLite steps still allowed (LOAD_STEPS_PER_BYTE) */
+	size_t max_id;        /* frame and stack ids are dense: at most one per byte */
+	bool probe_totals;    /* probes has entered, raw_ns, own_ns */
+	bool span_raw;        /* spans has raw_duration_ns */
 	struct profile *p;
 	uint32_t *frame_map; /* file frame id -> profile frame id */
 	size_t nframe_map;
@@ -359,13 +380,137 @@ static int load_fail(struct loader *l, const char *what)
 	return -1;
 }
 
+/* A failed step: SQLite's reason, or ours when the step budget ran out. */
+static int load_fail_sqlite(struct loader *l)
+{
+	if (l->steps_left <= 0)
+		return load_fail(l, "reading it makes SQLite work far longer than a recording of its "
+				    "size needs: a hostile or corrupt file");
+	return load_fail_sqlite(l);
+}
+
+static int count_steps(void *arg)
+{
+	struct loader *l = arg;
+	l->steps_left -= LOAD_PROGRESS_EVERY;
+	return l->steps_left <= 0; /* non-zero interrupts the statement */
+}
+
+/* The tables the loader reads and the columns it reads from each; a column
+ * starting with '?' may be missing (recordings made before it existed). */
+static const struct table_spec {
+	const char *name;
+	const char *columns[10];
+} tables_read[] = {
+	{"meta", {"key", "value"}},
+	{"events", {"id", "name"}},
+	{"frames", {"id", "name", "module", "file", "line", "kind"}},
+	{"stacks", {"id", "parent", "frame", "depth"}},
+	{"threads", {"id", "pid", "tid", "comm"}},
+	{"probes", {"id", "name", "binary", "offset", "?entered", "?raw_ns", "?own_ns"}},
+	{"probe_hist", {"probe", "bucket", "count"}},
+	{"spans",
+	 {"id", "probe", "thread", "parent", "depth", "start_ns", "duration_ns", "open",
+	  "?raw_duration_ns"}},
+	{"samples", {"id", "time_ns", "cpu", "thread", "event", "stack", "weight"}},
+	{"sample_spans", {"sample", "position", "span", "probe"}},
+};
+
+/* 1 when `table` has `column` as a plain stored column, 0 when it has no
+ * such column, -1 (with err) when the column is computed (a generated
+ * column runs an expression on every read). */
+static int column_state(struct loader *l, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT hidden FROM pragma_table_xinfo(?) WHERE name = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	int hidden = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	if (r == SQLITE_ROW && hidden) {
+		char what[160];
+		snprintf(what, sizeof(what), "%s.%s is a generated column, not stored data", table,
+			 column);
+		return load_fail(l, what);
+	}
+	return r == SQLITE_ROW;
+}
+
+/* A table the loader reads must be a plain table with the columns it reads:
+ * a view or a virtual table of that name would run whatever query the file
+ * brings (an endless recursive one, billions of rows) inside `report`. */
+static int check_table(struct loader *l, const struct table_spec *spec)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE"
+			       " AND type IN ('table', 'view')",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	sqlite3_bind_text(st, 1, spec->name, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	const char *type = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	const char *sql = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+	char what[160] = "";
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		snprintf(what, sizeof(what), "%s", sqlite3_errmsg(l->db));
+	else if (!type)
+		snprintf(what, sizeof(what), "no %s table%s", spec->name,
+			 spec == &tables_read[0] ? ": not a sonde recording, or corrupt" : "");
+	else if (strcmp(type, "table") != 0)
+		snprintf(what, sizeof(what), "%s is a %s, not a table", spec->name, type);
+	else if (sql && strncasecmp(sql, "CREATE VIRTUAL", 14) == 0)
+		snprintf(what, sizeof(what), "%s is a virtual table, not a table", spec->name);
+	sqlite3_finalize(st);
+	if (what[0])
+		return l->steps_left <= 0 ? load_fail_sqlite(l) : load_fail(l, what);
+	for (size_t c = 0; c < sizeof(spec->columns) / sizeof(spec->columns[0]); c++) {
+		const char *col = spec->columns[c];
+		if (!col)
+			break;
+		bool optional = col[0] == '?';
+		int has = column_state(l, spec->name, col + optional);
+		if (has < 0)
+			return -1;
+		if (!has && !optional) {
+			snprintf(what, sizeof(what), "table %s has no column %s", spec->name, col);
+			return load_fail(l, what);
+		}
+		if (!strcmp(col, "?entered"))
+			l->probe_totals = has;
+		else if (!strcmp(col, "?raw_duration_ns"))
+			l->span_raw = has;
+	}
+	return 0;
+}
+
+/* All tables but meta, which is checked (and read) first: a file that is
+ * not a recording is told so by its meta table. */
+static int check_data_tables(struct loader *l)
+{
+	for (size_t t = 1; t < sizeof(tables_read) / sizeof(tables_read[0]); t++)
+		if (check_table(l, &tables_read[t]))
+			return -1;
+	return 0;
+}
+
 static int load_meta(struct loader *l)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, "no meta table: not a sonde recording, or corrupt");
+		return load_fail_sqlite(l);
 	int r;
+	size_t rows = 0;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (++rows > LOAD_MAX_META) {
+			sqlite3_finalize(st);
+			return load_fail(l, "more than 10000 meta rows");
+		}
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 		if (k && v)
@@ -373,7 +518,7 @@ static int load_meta(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	const char *fmt = profile_meta_get(l->p, "format");
 	const char *ver = profile_meta_get(l->p, "version");
 	if (!fmt || strcmp(fmt, RECORDING_FORMAT) != 0)
@@ -392,14 +537,18 @@ static int load_events(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT name FROM events ORDER BY id", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (l->p->nevents >= LOAD_MAX_EVENTS) {
+			sqlite3_finalize(st);
+			return load_fail(l, "more than 10000 events");
+		}
 		const char *n = (const char *)sqlite3_column_text(st, 0);
 		profile_event_intern(l->p, n ? n : "?");
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_frames(struct loader *l)
@@ -407,12 +556,12 @@ static int load_frames(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, name, module, file, line, kind FROM frames", -1,
 			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
-		if (id <= 0 || id > 100000000) {
+		if (id <= 0 || (size_t)id > l->max_id) {
 			sqlite3_finalize(st);
 			return load_fail(l, "frame id out of range");
 		}
@@ -431,7 +580,7 @@ static int load_frames(struct loader *l)
 		l->frame_map[id] = fid;
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 /* Parents are stored before children (ids grow with depth of creation), but
@@ -441,7 +590,7 @@ static int load_stacks(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, parent, frame FROM stacks ORDER BY depth, id", -1,
 			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -450,7 +599,11 @@ static int load_stacks(struct loader *l)
 					       ? 0
 					       : sqlite3_column_int64(st, 1);
 		sqlite3_int64 frame = sqlite3_column_int64(st, 2);
-		if (id <= 0 || id > 100000000 || parent < 0 ||
+		if (id <= 0 || (size_t)id > l->max_id) {
+			sqlite3_finalize(st);
+			return load_fail(l, "stack id out of range");
+		}
+		if (parent < 0 ||
 		    (parent && ((size_t)parent >= l->nstack_map || !l->stack_map[parent])) || frame <= 0 ||
 		    (size_t)frame >= l->nframe_map || !l->frame_map[frame]) {
 			sqlite3_finalize(st);
@@ -471,7 +624,7 @@ static int load_stacks(struct loader *l)
 		l->stack_map = xcalloc(1, sizeof(*l->stack_map));
 		l->nstack_map = 1;
 	}
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_threads(struct loader *l)
@@ -479,7 +632,7 @@ static int load_threads(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, pid, tid, comm FROM threads ORDER BY id", -1, &st,
 			       NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nthreads) {
@@ -496,21 +649,20 @@ static int load_threads(struct loader *l)
 		}
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_probes(struct loader *l)
 {
 	sqlite3_stmt *st;
 	/* Recordings made before the own-cost totals have no such columns. */
-	bool totals = sqlite3_prepare_v2(l->db,
-					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
-					 " FROM probes ORDER BY id",
-					 -1, &st, NULL) == SQLITE_OK;
-	if (!totals &&
-	    sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
-			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+	bool totals = l->probe_totals;
+	if (sqlite3_prepare_v2(l->db,
+			       totals ? "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
+					" FROM probes ORDER BY id"
+				      : "SELECT id, name, binary, offset FROM probes ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 1);
@@ -529,10 +681,10 @@ static int load_probes(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db, "SELECT probe, bucket, count FROM probe_hist", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
 		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 || b >= 64) {
@@ -542,23 +694,21 @@ static int load_probes(struct loader *l)
 		l->p->probes[probe].hist[b] = (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_spans(struct loader *l)
 {
 	sqlite3_stmt *st;
 	/* raw_duration_ns is absent from older recordings: then raw = corrected. */
+	bool has_raw = l->span_raw;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open,"
-			       " raw_duration_ns FROM spans ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(l->db,
-			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open"
-			       " FROM spans ORDER BY id",
+			       has_raw ? "SELECT id, probe, thread, parent, depth, start_ns, duration_ns,"
+					 " open, raw_duration_ns FROM spans ORDER BY id"
+				       : "SELECT id, probe, thread, parent, depth, start_ns, duration_ns,"
+					 " open FROM spans ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
-	bool has_raw = sqlite3_column_count(st) > 8;
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2);
@@ -581,7 +731,7 @@ static int load_spans(struct loader *l)
 		profile_span_add(l->p, &sp);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_samples(struct loader *l)
@@ -591,12 +741,12 @@ static int load_samples(struct loader *l)
 			       "SELECT time_ns, cpu, thread, event, stack, weight, id FROM samples"
 			       " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT sample, span, probe FROM sample_spans ORDER BY sample, position",
 			       -1, &links, NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	}
 	int lr = sqlite3_step(links);
 	struct span_link buf[64];
@@ -637,7 +787,7 @@ static int load_samples(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 struct profile *recording_load(const char *path, char *err, size_t errlen)
@@ -647,14 +797,33 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
 	if (sqlite3_open_v2(path, &l.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", path,
 			 l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		sqlite3_close(l.db);
 		return NULL;
 	}
+	/* The file is untrusted: its schema may not call functions with side
+	 * effects, nor have them called from views or triggers. */
+	sqlite3_db_config(l.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(l.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_limit(l.db, SQLITE_LIMIT_LENGTH, LOAD_MAX_VALUE_BYTES);
+	size_t size = st.st_size > 0 ? (size_t)st.st_size : 0;
+	l.steps_left = LOAD_STEPS_MIN + (long long)(size < (size_t)1 << 40 ? size : (size_t)1 << 40) *
+					       LOAD_STEPS_PER_BYTE;
+	l.max_id = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
+	sqlite3_progress_handler(l.db, LOAD_PROGRESS_EVERY, count_steps, &l);
 	l.p = profile_new();
-	int rc = load_meta(&l);
+	int rc = check_table(&l, &tables_read[0]);
+	if (!rc)
+		rc = load_meta(&l);
+	if (!rc)
+		rc = check_data_tables(&l);
 	if (!rc)
 		rc = load_events(&l);
 	if (!rc)
