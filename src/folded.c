@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
+#include "u64map.h"
 #include "util.h"
 
 struct folded_lines {
@@ -123,25 +125,34 @@ static int64_t split_count(char *line)
 
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen)
 {
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	struct profile *p = folded_read_lines(&in, err, errlen);
+	infile_close(&in);
+	return p;
+}
+
+struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
+{
 	struct profile *p = profile_new();
 	profile_event_intern(p, "samples");
 	profile_meta_set(p, "source_format", "folded");
-	size_t cap = 256, lineno = 0;
+	size_t cap = 256;
 	uint32_t *frames = xmalloc(cap * sizeof(*frames));
 	char *line = NULL;
 	size_t line_cap = 0;
-	const char *pos = text, *end = text + len;
-	while (pos < end) {
-		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
-		size_t n = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
-		lineno++;
+	struct u64map seen = {0}; /* (thread, stack) -> its sample */
+	const char *text;
+	size_t n;
+	int got;
+	while ((got = infile_line(in, &text, &n, err, errlen)) > 0) {
+		size_t lineno = in->lineno;
 		if (n + 1 > line_cap) {
 			line_cap = n + 1;
 			line = xrealloc(line, line_cap);
 		}
-		memcpy(line, pos, n);
+		memcpy(line, text, n);
 		line[n] = 0;
-		pos += n + (nl ? 1 : 0);
 		if (n && line[n - 1] == '\r')
 			line[--n] = 0;
 		if (n == 0)
@@ -175,15 +186,31 @@ struct profile *folded_read(const char *text, size_t len, char *err, size_t errl
 			.thread = profile_thread_intern(p, 0, 0, comm ? comm : ""),
 			.stack = profile_stack_intern(p, frames, depth),
 		};
-		if (count)
+		/* Samples of folded stacks have no time: lines of the same stack
+		 * are one sample, so memory follows the distinct stacks however
+		 * long the input. */
+		uint64_t key = (uint64_t)s.thread << 32 | s.stack;
+		uint32_t at;
+		if (!count)
+			continue;
+		if (u64map_get(&seen, key, &at)) {
+			uint64_t *w = &p->samples[at].weight;
+			*w = *w > UINT64_MAX - s.weight ? UINT64_MAX : *w + s.weight;
+		} else {
+			u64map_put(&seen, key, (uint32_t)p->nsamples);
 			profile_add_sample(p, &s, NULL, 0);
+		}
 	}
+	if (got < 0)
+		goto fail;
 	free(frames);
 	free(line);
+	u64map_free(&seen);
 	return p;
 fail:
 	free(frames);
 	free(line);
+	u64map_free(&seen);
 	profile_free(p);
 	return NULL;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "u64map.h"
 #include "util.h"
 
 /* Profile fields. */
@@ -46,66 +47,6 @@ enum {
 #define NFLX_MAX_SECONDS 1e10 /* absolute times up to the year 2286 */
 
 #define PARAM_PREFIX "sonde."
-
-/* --- a hash map from 64-bit keys to 32-bit values ------------------------ */
-
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals; /* value + 1; 0 = empty slot */
-	size_t cap, n;
-};
-
-static size_t u64map_slot(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t j = hash_bytes(&key, sizeof(key), 11) & mask;
-	while (m->vals[j] && m->keys[j] != key)
-		j = (j + 1) & mask;
-	return j;
-}
-
-static bool u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
-{
-	if (!m->cap)
-		return false;
-	size_t j = u64map_slot(m, key);
-	if (!m->vals[j])
-		return false;
-	*val = m->vals[j] - 1;
-	return true;
-}
-
-static void u64map_put(struct u64map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct u64map g = {.cap = m->cap ? m->cap * 2 : 256};
-		g.keys = xcalloc(g.cap, sizeof(*g.keys));
-		g.vals = xcalloc(g.cap, sizeof(*g.vals));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->vals[i]) {
-				size_t j = u64map_slot(&g, m->keys[i]);
-				g.keys[j] = m->keys[i];
-				g.vals[j] = m->vals[i];
-				g.n++;
-			}
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = g;
-	}
-	size_t j = u64map_slot(m, key);
-	if (!m->vals[j])
-		m->n++;
-	m->keys[j] = key;
-	m->vals[j] = val + 1;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 static uint64_t pair_key(uint32_t a, uint32_t b)
 {
@@ -1279,7 +1220,9 @@ static bool node_entry_plausible(struct pb_reader *e)
 	return value;
 }
 
-bool nflx_detect(const uint8_t *data, size_t len)
+/* With `head`, data is the start of a longer input: a field running past
+ * its end ends the check, and no required field is required yet. */
+static bool detect(const uint8_t *data, size_t len, bool head)
 {
 	if (!data || !len)
 		return false;
@@ -1290,7 +1233,7 @@ bool nflx_detect(const uint8_t *data, size_t len)
 	bool start = false, node = false;
 	while (!pb_reader_done(&r)) {
 		if (pb_read_tag(&r, &field, &wire))
-			return false;
+			return head && r.cut;
 		bool ok;
 		switch (field) {
 		case P_START_TIME:
@@ -1313,7 +1256,9 @@ bool nflx_detect(const uint8_t *data, size_t len)
 				return false;
 			if (!node) { /* the first entry must be a Node */
 				struct pb_reader e;
-				if (pb_read_len(&r, &e) || !node_entry_plausible(&e))
+				if (pb_read_len(&r, &e))
+					return head && r.cut;
+				if (!node_entry_plausible(&e))
 					return false;
 				node = true;
 				continue;
@@ -1332,8 +1277,20 @@ bool nflx_detect(const uint8_t *data, size_t len)
 			ok = false;
 			break;
 		}
-		if (!ok || pb_skip(&r, wire))
+		if (!ok)
 			return false;
+		if (pb_skip(&r, wire))
+			return head && r.cut;
 	}
-	return start && node;
+	return head || (start && node);
+}
+
+bool nflx_detect(const uint8_t *data, size_t len)
+{
+	return detect(data, len, false);
+}
+
+bool nflx_detect_head(const uint8_t *data, size_t len)
+{
+	return detect(data, len, true);
 }
