@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "latency.h"
+#include "printable.h"
 #include "session.h"
 #include "util.h"
 
@@ -44,8 +45,9 @@ static void print_probe(const struct profile *p, uint32_t probe, size_t from)
 	for (size_t i = 0; i < n; i++)
 		latency_hist_add(&h, d[i], 1);
 	free(d);
-	char b[7][32];
-	printf("%s: %" PRIu64 " calls", p->probes[probe].name, st.count);
+	char b[7][32], name[512];
+	printf("%s: %" PRIu64 " calls", printable_copy(name, sizeof(name), p->probes[probe].name),
+	       st.count);
 	if (st.count)
 		printf(", mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s",
 		       duration_format((uint64_t)st.mean_ns, b[0], 32),

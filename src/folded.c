@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "infile.h"
+#include "printable.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -22,14 +23,16 @@ struct folded_lines {
 
 static void append_label(struct folded_lines *fl, size_t *len, uint32_t frame)
 {
-	char label[1024];
+	char raw[1024], label[1024];
 	const struct frame *f = frames_get(fl->t->frames, frame);
 	unsigned bit = !f ? 0
 		       : f->kind == FRAME_KERNEL ? FOLDED_ANNOTATE_KERNEL
 		       : f->kind == FRAME_INLINED ? FOLDED_ANNOTATE_INLINED
 		       : f->kind == FRAME_JIT	   ? FOLDED_ANNOTATE_JIT
 						   : 0;
-	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, label, sizeof(label));
+	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, raw, sizeof(raw));
+	/* one line per stack, whatever the names hold (printable.h) */
+	printable_copy(label, sizeof(label), raw);
 	for (char *c = label; *c; c++)
 		if (*c == ';')
 			*c = ':';

@@ -13,7 +13,8 @@
 
 /* Writes every stack of the tree that has self samples. With `annotate`,
  * frames carry their kind suffix (_[k] kernel, _[i] inlined, _[j] JIT).
- * ';' inside a frame name becomes ':' so lines stay parseable.
+ * ';' inside a frame name becomes ':' and control characters are escaped
+ * (printable.h), so lines stay parseable.
  * Returns 0, or -1 when writing failed. */
 int folded_write(FILE *out, const struct flame_tree *t, bool annotate);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "printable.h"
 #include "probes.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -1106,9 +1107,21 @@ int live_exec(struct live *l, const char *line, FILE *out)
 {
 	struct command c;
 	char err[512];
-	if (command_parse(line, &c, err, sizeof(err)))
-		return fail(out, "%s", err);
-	return live_exec_command(l, &c, out);
+	/* Answers quote the command (names, paths, globs) and what they found
+	 * (function and process names): every frontend shows them as text. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *answer = open_memstream(&text, &len);
+	if (!answer)
+		return fail(out, "out of memory");
+	int rc = command_parse(line, &c, err, sizeof(err)) ? fail(answer, "%s", err)
+							     : live_exec_command(l, &c, answer);
+	fclose(answer);
+	struct printable keep = {0};
+	fputs(printable_text(&keep, text), out);
+	printable_free(&keep);
+	free(text);
+	return rc;
 }
 
 /* --- views ------------------------------------------------------------------------------ */

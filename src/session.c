@@ -16,6 +16,7 @@
 
 #include "calibrate.h"
 #include "latency.h"
+#include "printable.h"
 #include "probes.h"
 #include "recording.h"
 #include "sonde_abi.h"
@@ -774,8 +775,9 @@ static int find_named_processes(struct session_options *o)
 		int w = snprintf(list + off, sizeof(list) - off, " %d", (int)found[i]);
 		off = w < 0 ? sizeof(list) : off + (size_t)w;
 	}
+	char name[256];
 	fprintf(stderr, "sonde: attaching to %d process%s named %s:%s\n", n, n == 1 ? "" : "es",
-		o->pid_of, list);
+		printable_copy(name, sizeof(name), o->pid_of), list);
 	free(found);
 	return 0;
 }
@@ -1183,7 +1185,9 @@ void session_print_summary(struct session *s, const char *what)
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
-	fprintf(stderr, "sonde: %s %llu samples", what, (unsigned long long)cs.samples);
+	char shown[1024]; /* `what` names the output file */
+	fprintf(stderr, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
+		(unsigned long long)cs.samples);
 	if (s->prof->nprobes)
 		fprintf(stderr, ", %llu traced calls (%llu still running at the end)",
 			(unsigned long long)(cs.spans + cs.open_spans),
