@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -10,8 +11,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "util.h"
 
 static const char *const schema_sql =
@@ -301,43 +304,100 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	return rc;
 }
 
+struct recording_image {
+	sqlite3 *db; /* an in-memory database, which owns the bytes */
+	const unsigned char *bytes;
+	sqlite3_int64 size;
+};
+
+struct recording_image *recording_build(const struct profile *p, char *err, size_t errlen)
+{
+	struct recording_image *img = xcalloc(1, sizeof(*img));
+	/* memdb: the database is one contiguous buffer, handed out without a
+	 * copy; it may grow past memdb's default 1 GiB limit. */
+	if (sqlite3_open_v2("file:recording?vfs=memdb", &img->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot build the recording in memory: %s",
+			 img->db ? sqlite3_errmsg(img->db) : "out of memory");
+		recording_image_free(img);
+		return NULL;
+	}
+	sqlite3_int64 limit = INT64_MAX;
+	sqlite3_file_control(img->db, "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
+	char inner[256];
+	if (exec_sql(img->db, "PRAGMA journal_mode=OFF; BEGIN;", inner, sizeof(inner)) ||
+	    exec_sql(img->db, schema_sql, inner, sizeof(inner)) ||
+	    save_meta_and_events(img->db, p, inner, sizeof(inner)) ||
+	    save_frames_and_stacks(img->db, p, inner, sizeof(inner)) ||
+	    save_threads_and_samples(img->db, p, inner, sizeof(inner)) ||
+	    save_probes_and_spans(img->db, p, inner, sizeof(inner)) ||
+	    exec_sql(img->db, "COMMIT;", inner, sizeof(inner))) {
+		snprintf(err, errlen, "cannot build the recording in memory: %s", inner);
+		recording_image_free(img);
+		return NULL;
+	}
+	img->bytes = sqlite3_serialize(img->db, "main", &img->size, SQLITE_SERIALIZE_NOCOPY);
+	if (!img->bytes) {
+		snprintf(err, errlen, "cannot build the recording in memory: SQLite gave no image");
+		recording_image_free(img);
+		return NULL;
+	}
+	return img;
+}
+
+size_t recording_image_size(const struct recording_image *img)
+{
+	return (size_t)img->size;
+}
+
+int recording_image_write(const struct recording_image *img, const char *path, char *err,
+			  size_t errlen)
+{
+	return outfile_write_all(path, img->bytes, (size_t)img->size, err, errlen);
+}
+
+int recording_image_rescue(const struct recording_image *img, const char *path, char *saved,
+			   size_t savedlen)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *home = getenv("HOME");
+	const char *dirs[] = {tmpdir && *tmpdir ? tmpdir : "/tmp", "/var/tmp", home};
+	char *copy = xstrdup(path);
+	const char *base = basename(copy);
+	int rc = -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc; i++) {
+		struct statvfs vfs;
+		if (!dirs[i] || statvfs(dirs[i], &vfs) < 0 ||
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)img->size)
+			continue; /* no room: do not fill it to find out */
+		char *at = xasprintf("%s/rescued-%d-%s", dirs[i], (int)getpid(), base);
+		char err[512];
+		if (recording_image_write(img, at, err, sizeof(err)) == 0) {
+			snprintf(saved, savedlen, "%s", at);
+			rc = 0;
+		}
+		free(at);
+	}
+	free(copy);
+	return rc;
+}
+
+void recording_image_free(struct recording_image *img)
+{
+	if (!img)
+		return;
+	sqlite3_close(img->db);
+	free(img);
+}
+
 int recording_save(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	char *tmp = temp_path_for(path);
-	unlink(tmp);
-	sqlite3 *db = NULL;
-	int rc = -1;
-	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "cannot create %s: %s", path,
-			 db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
-	}
-	/* One transaction, no journal: the temp file is discarded on any failure. */
-	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
-	    exec_sql(db, schema_sql, err, errlen) || save_meta_and_events(db, p, err, errlen) ||
-	    save_frames_and_stacks(db, p, err, errlen) ||
-	    save_threads_and_samples(db, p, err, errlen) || save_probes_and_spans(db, p, err, errlen) ||
-	    exec_sql(db, "COMMIT;", err, errlen))
-		goto out;
-	if (sqlite3_close(db) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot finish writing %s", path);
-		db = NULL;
-		goto out;
-	}
-	db = NULL;
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errlen, "cannot move the recording into place at %s: %s", path,
-			 strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (db)
-		sqlite3_close(db);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
+	struct recording_image *img = recording_build(p, err, errlen);
+	if (!img)
+		return -1;
+	int rc = recording_image_write(img, path, err, errlen);
+	recording_image_free(img);
 	return rc;
 }
 

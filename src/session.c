@@ -1063,7 +1063,7 @@ void session_end(struct session *s)
 	add_metadata(s, s->end_mono);
 }
 
-int session_save(struct session *s, const char *path, char *err, size_t errlen)
+struct recording_image *session_recording(struct session *s, char *err, size_t errlen)
 {
 	struct profile *p = s->prof;
 	if (!s->ended) /* what already reached the ring buffer belongs in it */
@@ -1091,7 +1091,7 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 	for (size_t i = 0; i < p->nspans; i++)
 		kept_calls += !p->spans[i].open;
 	set_meta_u64(p, "calls_not_kept", counted > kept_calls ? counted - kept_calls : 0);
-	int r = recording_save(p, path, err, errlen);
+	struct recording_image *img = recording_build(p, err, errlen);
 	for (size_t i = 0; i < p->nprobes; i++) {
 		memcpy(p->probes[i].hist, kept[i], sizeof(kept[i]));
 		p->probes[i].entered = kept_totals[i].entered;
@@ -1100,7 +1100,7 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 	}
 	free(kept);
 	free(kept_totals);
-	return r;
+	return img;
 }
 
 int session_poll(struct session *s, int timeout_ms)
