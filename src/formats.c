@@ -177,8 +177,10 @@ static struct profile *parse(struct input *x, char *err, size_t errlen)
 	char inner[512] = "";
 	struct profile *p = NULL;
 	switch (x->f) {
-	case FORMAT_RECORDING:
-		if (x->in.gzip) {
+	case FORMAT_RECORDING: {
+		const uint8_t *head; /* read when the format was forced, for in.gzip */
+		size_t len;
+		if (infile_head(&x->in, &head, &len, NULL, inner, sizeof(inner)) == 0 && x->in.gzip) {
 			snprintf(err, errlen, "%s: a gzipped recording: gunzip it first", x->path);
 			return NULL;
 		}
@@ -188,6 +190,7 @@ static struct profile *parse(struct input *x, char *err, size_t errlen)
 			return NULL;
 		}
 		return recording_load(x->path, err, errlen);
+	}
 	case FORMAT_PERF_SCRIPT:
 		p = perfscript_read_lines(&x->in, inner, sizeof(inner));
 		break;
