@@ -52,8 +52,10 @@ assert_ge "samples in the rescued recording" "$samples" 20
 "$SONDE" top -b -i 0.5 -F 999 -- "$TARGETS/cpusplit" 6 >"$WORK/top.out" 2>"$WORK/top.err" &
 spid=$!
 BG_PIDS+=("$spid")
-for _ in $(seq 100); do
-	[ -n "$(ls -A "$WORK/run" 2>/dev/null)" ] && grep -q '^--- sonde top at 1\.' "$WORK/top.out" && break
+# Up to 30 s (a busy machine) for the control socket and a second of samples.
+for _ in $(seq 300); do
+	[ -n "$(ls -A "$WORK/run" 2>/dev/null)" ] && grep -q '^--- sonde top at [1-9]' "$WORK/top.out" && break
+	kill -0 "$spid" 2>/dev/null || { cat "$WORK/top.err" >&2; fail "sonde top ended early"; }
 	sleep 0.1
 done
 rc=0
