@@ -49,7 +49,7 @@ assert_ge "samples in the rescued recording" "$samples" 20
 [ "$(ls -A "$TINY")" = ballast ] || fail "record left a partial file: $(ls -A "$TINY")"
 
 # A live session: a save that does not fit stays in memory for another path.
-"$SONDE" top -b -i 0.5 -F 999 -- "$TARGETS/cpusplit" 6 >"$WORK/top.out" 2>"$WORK/top.err" &
+"$SONDE" top -b -i 0.5 -F 999 -- "$TARGETS/cpusplit" 60 >"$WORK/top.out" 2>"$WORK/top.err" &
 spid=$!
 BG_PIDS+=("$spid")
 # Up to 30 s (a busy machine) for the control socket and a second of samples.
@@ -71,8 +71,9 @@ kept=$(sed -n 's/^saved \([0-9]*\) samples.*/\1/p' "$WORK/ctl.out")
 [ "$("$SONDE" report "$WORK/b.sonde" --json | jq .samples)" = "$kept" ] ||
 	fail "the saved recording does not hold the $kept samples kept"
 pass "the kept recording saved to another path: $kept samples"
-# Once more, and let the session end with it unsaved: it is rescued.
+# Once more, and end the session (Ctrl-C) with it unsaved: it is rescued.
 "$SONDE" ctl save "$TINY/c.sonde" >/dev/null 2>&1 && fail "ctl save to a full disk succeeded"
+kill -INT "$spid"
 wait "$spid" || true
 grep -Eq "the recording that could not be saved to $TINY/c.sonde \([0-9]+ samples, [0-9]+ calls\) was saved to $WORK/rescue/rescued-$spid-c.sonde" \
 	"$WORK/top.err" || { cat "$WORK/top.err" >&2; fail "the unsaved recording was not rescued at the end"; }
