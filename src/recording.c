@@ -446,7 +446,7 @@ static int load_fail_sqlite(struct loader *l)
 	if (l->steps_left <= 0)
 		return load_fail(l, "reading it makes SQLite work far longer than a recording of its "
 				    "size needs: a hostile or corrupt file");
-	return load_fail_sqlite(l);
+	return load_fail(l, sqlite3_errmsg(l->db));
 }
 
 static int count_steps(void *arg)
