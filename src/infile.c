@@ -109,9 +109,11 @@ static int start(struct infile *in, char *err, size_t errlen)
 	}
 	in->gzip = n >= 2 && in->zin[0] == 0x1f && in->zin[1] == 0x8b;
 	if (!in->gzip) {
-		reserve(in, n, false);
-		memcpy(in->buf + in->end, in->zin, n);
-		in->end += n;
+		if (n) {
+			reserve(in, n, false);
+			memcpy(in->buf + in->end, in->zin, n);
+			in->end += n;
+		}
 		in->eof = n == 0;
 		return 0;
 	}
