@@ -94,9 +94,9 @@ static void reserve(struct infile *in, size_t more, bool exact)
 /* The first bytes decide gzip or not: 1f 8b. */
 static int start(struct infile *in, char *err, size_t errlen)
 {
-	if (in->z_started)
+	if (in->started)
 		return 0;
-	in->z_started = true;
+	in->started = true;
 	in->zin = xmalloc(RAW_CHUNK);
 	size_t n = 0;
 	while (n < 2) {
@@ -212,7 +212,7 @@ int infile_line(struct infile *in, const char **line, size_t *len, char *err, si
 			in->start += n + (nl ? 1 : 0);
 			return 1;
 		}
-		if (in->eof && in->z_started)
+		if (in->eof && in->started)
 			return 0;
 		scanned = avail;
 		if (fill(in, err, errlen) < 0)

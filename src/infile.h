@@ -33,7 +33,7 @@ struct infile {
 	const uint8_t *mem;  /* memory source (not copied) */
 	size_t mem_len, mem_pos;
 	bool gzip;
-	bool z_started, z_done;
+	bool started; /* the first bytes were read: gzip or not is known */
 	z_stream z;
 	uint8_t *zin; /* compressed bytes read, not yet inflated */
 	uint8_t *buf; /* decompressed bytes: [start, end) not yet consumed */
