@@ -149,7 +149,7 @@ Test(recording, refuses_foreign_and_corrupt_files)
 	cr_assert_eq(write(fd, "hello, not sqlite\n", 18), 18);
 	close(fd);
 	cr_assert_null(recording_load(path, err, sizeof(err)));
-	cr_assert(strstr(err, "not a readable sonde recording"), "%s", err);
+	cr_assert(strstr(err, "not a readable sonde recording (file is not a database)"), "%s", err);
 	unlink(path);
 	cr_assert_null(recording_load("/nonexistent/x.sonde", err, sizeof(err)));
 	cr_assert(strstr(err, "cannot read"), "%s", err);
