@@ -201,6 +201,24 @@ Test(report, recursion_counts_total_once)
 	profile_free(p);
 }
 
+/* No samples: no arrays to sort (qsort(NULL, 0) is undefined; the
+ * sanitizer build runs this). Found by fuzz_writers. */
+Test(report, empty_profile)
+{
+	struct profile *p = profile_new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct report_options o = {.source = "empty"};
+	cr_assert_eq(report_write_text(f, p, &o), 0);
+	cr_assert_eq(report_write_json(f, p, &o), 0);
+	fclose(f);
+	cr_assert(strstr(buf, "  samples:   0\n"), "%s", buf);
+	cr_assert(strstr(buf, "\"samples\": 0"), "%s", buf);
+	free(buf);
+	profile_free(p);
+}
+
 Test(folded, read_round_trip)
 {
 	struct profile *p = sample_profile();
