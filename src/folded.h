@@ -27,8 +27,10 @@ int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
 /* Reads folded stacks ("a;b;c COUNT" per line) into a profile: the first
  * frame is the process name (as FlameGraph writes it), the rest the stack;
  * one sample per line with weight COUNT; "_[k]", "_[i]", "_[j]" suffixes
- * become frame kinds. Blank lines are skipped; any other line that is not
- * "STACK COUNT" is an error naming the line. Returns NULL with err. */
+ * become frame kinds. STACK may be empty (" 5": a sample without frames or
+ * process name, as the writer writes it). Blank lines are skipped; any
+ * other line that is not "STACK COUNT" is an error naming the line.
+ * Returns NULL with err. */
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen);
 
 /* Does the text look like folded stacks? (most of its first lines are
