@@ -772,7 +772,8 @@ static const struct command_info commands[] = {
 	{"save", CMD_SAVE, parse_one_arg, "FILE", "save FILE", "write the data so far as a recording",
 	 "a FILE", "save run.sonde",
 	 "Writes the data collected so far to FILE, a .sonde recording (sonde report\n"
-	 "and sonde flame read it).\n"
+	 "and sonde flame read it). FILE is a regular file, replaced when complete;\n"
+	 "devices, FIFOs and symbolic links are refused.\n"
 	 "e.g.  save run.sonde"},
 	{"status", CMD_STATUS, parse_no_arg, NULL, "status",
 	 "probes, sampling, view, window and filters", NULL, "status",
