@@ -49,9 +49,11 @@ static void usage(FILE *f)
 		"  --sample-in FUNC     take samples only while FUNC runs on the thread (in-kernel)\n"
 		"  --sample-slow FUNC:DURATION  take samples only once the current call of FUNC\n"
 		"                       has run longer than DURATION (e.g. 5ms; in-kernel)\n"
-		"  -o, --output FILE    the recording to write (required); when it cannot be\n"
-		"                       written (a full disk), it is saved to $TMPDIR (or\n"
-		"                       /tmp, /var/tmp, $HOME) instead and the error says where\n"
+		"  -o, --output FILE    the recording to write (required; a regular file, written\n"
+		"                       beside FILE and renamed into place when complete); when\n"
+		"                       it cannot be written (a full disk), it is saved to\n"
+		"                       $TMPDIR (or /tmp, /var/tmp, $HOME) instead and the error\n"
+		"                       says where\n"
 		"      --buffer-mb MB   BPF ring buffer size (power of two, default 16)\n"
 		"  -v, --verbose        show libbpf's messages\n");
 }

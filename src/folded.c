@@ -117,8 +117,10 @@ enum count_result { COUNT_OK, COUNT_MISSING, COUNT_TOO_LARGE };
  * count is at most PROFILE_MAX_WEIGHT (a profile's sum). */
 static enum count_result split_count(char *line, uint64_t *count, const char **digits)
 {
+	/* An empty stack (" 5") is what the writer makes of a sample with no
+	 * frames and no process name; flamegraph.pl reads it too. */
 	char *sp = strrchr(line, ' ');
-	if (!sp || sp == line || !sp[1] || sp[1] < '0' || sp[1] > '9')
+	if (!sp || !sp[1] || sp[1] < '0' || sp[1] > '9')
 		return COUNT_MISSING;
 	char *end;
 	errno = 0;

@@ -30,8 +30,10 @@ int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
  * frame is the process name (as FlameGraph writes it), the rest the stack;
  * one sample per distinct stack weighing the COUNTs of its lines (inputs
  * are usually summed already; repeated lines are added); "_[k]", "_[i]",
- * "_[j]" suffixes become frame kinds. Blank lines are skipped; any other line that is not
- * "STACK COUNT" is an error naming the line. Returns NULL with err. */
+ * "_[j]" suffixes become frame kinds. STACK may be empty (" 5": a sample
+ * without frames or process name, as the writer writes it). Blank lines are
+ * skipped; any other line that is not "STACK COUNT" is an error naming the
+ * line. Returns NULL with err. */
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen);
 
 /* The same, line by line from an input (memory holds the profile, not the

@@ -156,7 +156,8 @@ static void text_function_table(FILE *out, const char *title, const char *column
 				struct summary *s, int top, int (*cmp)(const void *, const void *),
 				struct printable *keep)
 {
-	qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
+	if (s->nfuncs) /* an empty profile has no array at all */
+		qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
 	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", title, "SELF%", "SELF", "TOTAL%", "TOTAL",
 		column);
 	int shown = 0;
@@ -420,7 +421,8 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 		text_function_table(out, "Top functions by total samples (self + callees):",
 				    "FUNCTION", &s, top, by_total, &keep);
 	}
-	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	if (s.nthreads) /* an empty profile has no array at all */
+		qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	fprintf(out, "\nThreads:\n  %8s %7s %8s %8s  %s\n", "SAMPLES", "%", "PID", "TID", "COMM");
 	for (size_t i = 0; i < s.nthreads && (int)i < top; i++) {
 		const struct thread_info *t = &p->threads[s.threads[i].thread];
@@ -448,7 +450,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		",\n  \"broken_stacks\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
 		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
 		profile_meta_u64(p, "lost_samples"), s.broken, profile_meta_double(p, "duration_s"));
-	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
+	if (s.nfuncs) /* an empty profile has no array at all */
+		qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
 	if (o->view) {
 		fprintf(out, "  \"view\": ");
 		json_write_string(out, o->view);
@@ -467,7 +470,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 			s.funcs[i].total);
 	}
 	fprintf(out, "\n  ],\n  \"threads\": [");
-	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	if (s.nthreads) /* an empty profile has no array at all */
+		qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	for (size_t i = 0; i < s.nthreads; i++) {
 		const struct thread_info *t = &p->threads[s.threads[i].thread];
 		fprintf(out, "%s\n    {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid,
