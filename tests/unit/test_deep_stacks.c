@@ -87,11 +87,18 @@ static void mem_close(struct mem *m)
 	cr_assert_eq(fclose(m->f), 0);
 }
 
+/* Occurrences of needle in hay, by hand: ASan's strstr measures the whole
+ * haystack on every call, which made a strstr loop over a million matches
+ * in tens of megabytes take hours under the sanitizers. */
 static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
+	for (size_t i = 0; hay[i]; i++) {
+		size_t j = 0;
+		while (needle[j] && hay[i + j] == needle[j])
+			j++;
+		n += !needle[j];
+	}
 	return n;
 }
 
