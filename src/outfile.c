@@ -142,10 +142,16 @@ static void temp_unregister(const char *tmp)
 			continue;
 		atomic_store(&temps[i], NULL);
 		if (--ntemps == 0) {
-			struct sigaction dfl = {.sa_handler = SIG_DFL};
-			for (size_t k = 0; k < NSIGNALS; k++)
-				if (installed[k])
+			/* Back to the default, unless the program set its own since. */
+			struct sigaction dfl = {.sa_handler = SIG_DFL}, cur;
+			for (size_t k = 0; k < NSIGNALS; k++) {
+				if (!installed[k])
+					continue;
+				sigaction(cleanup_signals[k], NULL, &cur);
+				if (!(cur.sa_flags & SA_SIGINFO) &&
+				    cur.sa_handler == remove_temps_and_die)
 					sigaction(cleanup_signals[k], &dfl, NULL);
+			}
 		}
 		break;
 	}
@@ -268,7 +274,8 @@ static int temp_create(struct outfile *o, char *err, size_t errlen)
 			free(tmp);
 			if (e == EEXIST)
 				continue;
-			errbuf_set(err, errlen, "cannot write %s: %s", o->path, strerror(e));
+			errbuf_set(err, errlen, "cannot write %s: %s (choose another path)", o->path,
+				   strerror(e));
 			return -1;
 		}
 		struct stat st;
