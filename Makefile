@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all sonde deps test-deps test sanitize demo bench clean
+.PHONY: all sonde deps test-deps test sanitize fuzz demo bench clean
 
 all: sonde
 
@@ -34,6 +34,15 @@ sanitize: test-deps
 	@[ -f $(SAN_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(SAN_BUILD) \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSONDE_SANITIZE=ON -DSONDE_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+# Every fuzz target the sanitizer build has, FUZZ_SECONDS each (FUZZ_TARGETS
+# to pick some: make fuzz FUZZ_TARGETS="nflx pprof"); inputs that reach new
+# code are kept in tests/fuzz/corpus/<target>/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+fuzz: sanitize
+	./scripts/fuzz.sh $(SAN_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 demo: sonde
 	./scripts/demo.sh $(BUILD)

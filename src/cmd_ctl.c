@@ -18,6 +18,7 @@
 #include "command.h"
 #include "commands.h"
 #include "ctl.h"
+#include "printable.h"
 #include "util.h"
 
 static void print_usage(FILE *f)
@@ -184,7 +185,10 @@ int cmd_ctl(int argc, char **argv)
 		return 1;
 	}
 	if (rc == 0) {
-		fwrite(text, 1, tlen, stdout);
+		/* the answer is another process's text: shown, never obeyed */
+		struct printable keep = {0};
+		fputs(printable_text(&keep, text), stdout);
+		printable_free(&keep);
 		fflush(stdout);
 	} else {
 		/* Each line of an error answer (one, normally) as an error line. */
@@ -192,7 +196,7 @@ int cmd_ctl(int argc, char **argv)
 		while (p && *p) {
 			char *nl = strchr(p, '\n');
 			size_t n = nl ? (size_t)(nl - p) : strlen(p);
-			fprintf(stderr, "%s: %.*s\n", progname, (int)n, p);
+			errorf("%.*s", (int)n, p);
 			p = nl ? nl + 1 : NULL;
 		}
 		if (!tlen)

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "latency.h"
+#include "printable.h"
 #include "session.h"
 #include "util.h"
 
@@ -49,8 +50,9 @@ static void print_probe(const struct profile *p, uint32_t probe, const uint64_t 
 		if (counts[b])
 			latency_hist_add(&h, lo, counts[b]);
 	}
-	char b[7][32];
-	printf("%s: %" PRIu64 " calls", p->probes[probe].name, total);
+	char b[7][32], name[512];
+	printf("%s: %" PRIu64 " calls", printable_copy(name, sizeof(name), p->probes[probe].name),
+	       total);
 	if (total)
 		printf(", mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s",
 		       duration_format((uint64_t)st.mean_ns, b[0], 32),

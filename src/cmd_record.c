@@ -49,7 +49,11 @@ static void usage(FILE *f)
 		"  --sample-in FUNC     take samples only while FUNC runs on the thread (in-kernel)\n"
 		"  --sample-slow FUNC:DURATION  take samples only once the current call of FUNC\n"
 		"                       has run longer than DURATION (e.g. 5ms; in-kernel)\n"
-		"  -o, --output FILE    the recording to write (required)\n"
+		"  -o, --output FILE    the recording to write (required; a regular file, written\n"
+		"                       beside FILE and renamed into place when complete); when\n"
+		"                       it cannot be written (a full disk), it is saved to\n"
+		"                       $TMPDIR (or /tmp, /var/tmp, $HOME) instead and the error\n"
+		"                       says where\n"
 		"      --buffer-mb MB   BPF ring buffer size (power of two, default 16)\n"
 		"  -v, --verbose        show libbpf's messages\n");
 }
@@ -104,14 +108,28 @@ int cmd_record(int argc, char **argv)
 	if (!s)
 		return 1;
 	int rc = session_run(s, NULL, 0, NULL);
-	if (recording_save(session_profile(s), output, err, sizeof(err))) {
+	struct recording_image *img = recording_build(session_profile(s), err, sizeof(err));
+	if (!img) {
 		errorf("%s", err);
+		rc = 1;
+	} else if (recording_image_write(img, output, err, sizeof(err))) {
+		/* What was recorded is not lost: it goes where there is room. */
+		char saved[4096];
+		if (recording_image_rescue(img, output, saved, sizeof(saved)) == 0)
+			errorf("%s; the recording was saved to %s instead: move it where there is "
+			       "room",
+			       err, saved);
+		else
+			errorf("%s; no other place had room for it either ($TMPDIR or /tmp, "
+			       "/var/tmp, $HOME): the recording is lost",
+			       err);
 		rc = 1;
 	} else {
 		char what[512];
 		snprintf(what, sizeof(what), "recorded to %s:", output);
 		session_print_summary(s, what);
 	}
+	recording_image_free(img);
 	session_free(s);
 	return rc;
 }

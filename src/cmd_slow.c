@@ -12,6 +12,7 @@
 #include "flamesvg.h"
 #include "latency.h"
 #include "outfile.h"
+#include "printable.h"
 #include "probes.h"
 #include "query.h"
 #include "session.h"
@@ -123,7 +124,9 @@ static void print_top(struct name_count *c, size_t nc, size_t total, int show)
 		for (size_t k = 1; k < nc; k++)
 			if (c[k].n > c[best].n)
 				best = k;
-		printf("%s%s %.0f%%", shown ? ", " : "", c[best].name,
+		char name[512];
+		printf("%s%s %.0f%%", shown ? ", " : "",
+		       printable_copy(name, sizeof(name), c[best].name),
 		       100.0 * (double)c[best].n / (double)total);
 		c[best] = c[--nc];
 	}
@@ -134,10 +137,11 @@ static void print_top(struct name_count *c, size_t nc, size_t total, int show)
 static void print_slow_call(struct profile *p, const struct span *sp, const uint32_t *samples,
 			    size_t nsamples)
 {
-	char dur[32];
+	char dur[32], shown[512];
 	const char *fname = p->probes[sp->probe].name;
 	printf("%-8u %10s  %s  [%zu samples", p->threads[sp->thread].tid,
-	       duration_format(sp->duration_ns, dur, sizeof(dur)), fname, nsamples);
+	       duration_format(sp->duration_ns, dur, sizeof(dur)),
+	       printable_copy(shown, sizeof(shown), fname), nsamples);
 	struct name_count callees[64], leaves[64];
 	size_t ncallees = 0, nleaves = 0;
 	uint32_t stack[512];
@@ -222,8 +226,9 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 	query_apply(&fast, &ff);
 	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_NONE);
 	struct flame_tree *tf = profile_flame(p, &ff, FLAME_ROOT_NONE);
-	printf("\nSummary: %s; %" PRIu64 " samples in slow calls, %" PRIu64 " in fast calls\n", view,
-	       ts->root->total, tf->root->total);
+	struct printable keep = {0};
+	printf("\nSummary: %s; %" PRIu64 " samples in slow calls, %" PRIu64 " in fast calls\n",
+	       printable(&keep, view), ts->root->total, tf->root->total);
 	struct flamediff *d = flamediff_new(tf, ts);
 	struct flamediff_top top[10];
 	size_t n = flamediff_top_growth(d, top, 10);
@@ -232,8 +237,10 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 		       "FAST", "DELTA", "FUNCTION");
 		for (size_t i = 0; i < n; i++)
 			printf("  %7.1f%% %7.1f%% %+8.1fpp  %s\n", 100 * top[i].cmp_share,
-			       100 * top[i].base_share, 100 * top[i].delta, top[i].label);
+			       100 * top[i].base_share, 100 * top[i].delta,
+			       printable(&keep, top[i].label));
 	}
+	printable_free(&keep);
 	int rc = 0;
 	if (svg_path) {
 		char title[256], thr[32];
@@ -319,8 +326,9 @@ int cmd_slow(int argc, char **argv)
 	st.s = s;
 	follow_threshold(s, &st, false);
 	session_on_span(s, on_span, &st);
+	char shown[512];
 	fprintf(stderr, "sonde: tracing %s; slow calls are printed as they end; Ctrl-C to end\n",
-		func);
+		printable_copy(shown, sizeof(shown), func));
 	int rc = session_run(s, follow_threshold, SLOW_FOLLOW_S, &st);
 	session_print_summary(s, "gathered");
 	/* Calls printed early against a threshold that later rose: say how

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "printable.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -113,15 +114,16 @@ static uint64_t parse_address(const char *s)
  * symbol, the function holding it is unnamed: "[binary+0xSTART]". */
 static void print_addr2line_frames(const struct sym_frame *f, int n)
 {
+	struct printable keep = {0}; /* names and paths come from the binary */
 	for (int i = 0; i < n; i++) {
 		bool unknown = f[i].kind == FRAME_UNKNOWN;
-		fputs(unknown && !f[i].unnamed_function ? "??" : f[i].name, stdout);
+		fputs(unknown && !f[i].unnamed_function ? "??" : printable(&keep, f[i].name), stdout);
 		putchar('\n');
 		if (unknown && f[i].file[0] == '\0') {
 			fputs("??:0\n", stdout);
 			continue;
 		}
-		fputs(f[i].file[0] ? f[i].file : "??", stdout);
+		fputs(f[i].file[0] ? printable(&keep, f[i].file) : "??", stdout);
 		if (f[i].line == 0)
 			fputs(":?\n", stdout);
 		else if (f[0].discriminator)
@@ -130,12 +132,16 @@ static void print_addr2line_frames(const struct sym_frame *f, int n)
 		else
 			printf(":%" PRIu32 "\n", f[i].line);
 	}
+	printable_free(&keep);
 }
 
 static void print_process_frames(const struct sym_frame *f, int n)
 {
+	struct printable keep = {0};
 	for (int i = 0; i < n; i++)
-		printf("%s %s:%" PRIu32 "\n", f[i].name, f[i].file[0] ? f[i].file : "??", f[i].line);
+		printf("%s %s:%" PRIu32 "\n", printable(&keep, f[i].name),
+		       f[i].file[0] ? printable(&keep, f[i].file) : "??", f[i].line);
+	printable_free(&keep);
 }
 
 /* The binary was checked to be ELF up front, so every lookup answers. */

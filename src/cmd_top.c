@@ -380,6 +380,12 @@ int cmd_top(int argc, char **argv)
 	if (t.ctl)
 		ctl_server_close(t.ctl);
 	session_print_summary(s, "gathered");
+	char msg[8192];
+	int rescued = live_rescue_unsaved(t.live, msg, sizeof(msg));
+	if (rescued)
+		errorf("%s", msg);
+	if (rescued < 0)
+		rc = 1;
 	live_free(t.live);
 	session_free(s);
 	return rc;

@@ -777,7 +777,11 @@ static const struct command_info commands[] = {
 	{"save", CMD_SAVE, parse_one_arg, "FILE", "save FILE", "write the data so far as a recording",
 	 "a FILE", "save run.sonde",
 	 "Writes the data collected so far to FILE, a .sonde recording (sonde report\n"
-	 "and sonde flame read it).\n"
+	 "and sonde flame read it). FILE is a regular file, replaced when complete;\n"
+	 "devices, FIFOs and symbolic links are refused. When FILE cannot be written\n"
+	 "(a full disk), the recording stays in memory and the next save writes it to\n"
+	 "the FILE it names; one still unsaved when the session ends goes to $TMPDIR\n"
+	 "(or /tmp).\n"
 	 "e.g.  save run.sonde"},
 	{"status", CMD_STATUS, parse_no_arg, NULL, "status",
 	 "probes, sampling, view, window and filters", NULL, "status",

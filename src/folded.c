@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
+#include "printable.h"
+#include "u64map.h"
 #include "util.h"
 
 struct folded_lines {
@@ -21,14 +24,16 @@ struct folded_lines {
 
 static void append_label(struct folded_lines *fl, size_t *len, uint32_t frame)
 {
-	char label[1024];
+	char raw[1024], label[1024];
 	const struct frame *f = frames_get(fl->t->frames, frame);
 	unsigned bit = !f ? 0
 		       : f->kind == FRAME_KERNEL ? FOLDED_ANNOTATE_KERNEL
 		       : f->kind == FRAME_INLINED ? FOLDED_ANNOTATE_INLINED
 		       : f->kind == FRAME_JIT	   ? FOLDED_ANNOTATE_JIT
 						   : 0;
-	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, label, sizeof(label));
+	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, raw, sizeof(raw));
+	/* one line per stack, whatever the names hold (printable.h) */
+	printable_copy(label, sizeof(label), raw);
 	for (char *c = label; *c; c++)
 		if (*c == ';')
 			*c = ':';
@@ -112,8 +117,10 @@ enum count_result { COUNT_OK, COUNT_MISSING, COUNT_TOO_LARGE };
  * count is at most PROFILE_MAX_WEIGHT (a profile's sum). */
 static enum count_result split_count(char *line, uint64_t *count, const char **digits)
 {
+	/* An empty stack (" 5") is what the writer makes of a sample with no
+	 * frames and no process name; flamegraph.pl reads it too. */
 	char *sp = strrchr(line, ' ');
-	if (!sp || sp == line || !sp[1] || sp[1] < '0' || sp[1] > '9')
+	if (!sp || !sp[1] || sp[1] < '0' || sp[1] > '9')
 		return COUNT_MISSING;
 	char *end;
 	errno = 0;
@@ -130,25 +137,34 @@ static enum count_result split_count(char *line, uint64_t *count, const char **d
 
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen)
 {
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	struct profile *p = folded_read_lines(&in, err, errlen);
+	infile_close(&in);
+	return p;
+}
+
+struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
+{
 	struct profile *p = profile_new();
 	profile_event_intern(p, "samples");
 	profile_meta_set(p, "source_format", "folded");
-	size_t cap = 256, lineno = 0;
+	size_t cap = 256;
 	uint32_t *frames = xmalloc(cap * sizeof(*frames));
 	char *line = NULL;
 	size_t line_cap = 0;
-	const char *pos = text, *end = text + len;
-	while (pos < end) {
-		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
-		size_t n = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
-		lineno++;
+	struct u64map seen = {0}; /* (thread, stack) -> its sample */
+	const char *text;
+	size_t n;
+	int got;
+	while ((got = infile_line(in, &text, &n, err, errlen)) > 0) {
+		size_t lineno = in->lineno;
 		if (n + 1 > line_cap) {
 			line_cap = n + 1;
 			line = xrealloc(line, line_cap);
 		}
-		memcpy(line, pos, n);
+		memcpy(line, text, n);
 		line[n] = 0;
-		pos += n + (nl ? 1 : 0);
 		if (n && line[n - 1] == '\r')
 			line[--n] = 0;
 		if (n == 0)
@@ -189,7 +205,21 @@ struct profile *folded_read(const char *text, size_t len, char *err, size_t errl
 			.thread = profile_thread_intern(p, 0, 0, comm ? comm : ""),
 			.stack = profile_stack_intern(p, frames, depth),
 		};
-		if (count && profile_add_sample(p, &s, NULL, 0)) {
+		/* Samples of folded stacks have no time: lines of the same stack
+		 * are one sample, so memory follows the distinct stacks however
+		 * long the input. */
+		uint64_t key = (uint64_t)s.thread << 32 | s.stack;
+		uint32_t at;
+		if (!count)
+			continue;
+		int over;
+		if (u64map_get(&seen, key, &at)) {
+			over = profile_sample_add_weight(p, at, count);
+		} else {
+			u64map_put(&seen, key, (uint32_t)p->nsamples);
+			over = profile_add_sample(p, &s, NULL, 0);
+		}
+		if (over) {
 			snprintf(err, errlen,
 				 "line %zu: the counts add up to more than %" PRIu64
 				 " (the most one profile holds)",
@@ -197,12 +227,16 @@ struct profile *folded_read(const char *text, size_t len, char *err, size_t errl
 			goto fail;
 		}
 	}
+	if (got < 0)
+		goto fail;
 	free(frames);
 	free(line);
+	u64map_free(&seen);
 	return p;
 fail:
 	free(frames);
 	free(line);
+	u64map_free(&seen);
 	profile_free(p);
 	return NULL;
 }

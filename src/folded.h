@@ -8,11 +8,13 @@
 #include <stdio.h>
 
 #include "flame.h"
+#include "infile.h"
 #include "profile.h"
 
 /* Writes every stack of the tree that has self samples. With `annotate`,
  * frames carry their kind suffix (_[k] kernel, _[i] inlined, _[j] JIT).
- * ';' inside a frame name becomes ':' so lines stay parseable.
+ * ';' inside a frame name becomes ':' and control characters are escaped
+ * (printable.h), so lines stay parseable.
  * Returns 0, or -1 when writing failed. */
 int folded_write(FILE *out, const struct flame_tree *t, bool annotate);
 
@@ -26,10 +28,17 @@ int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
 
 /* Reads folded stacks ("a;b;c COUNT" per line) into a profile: the first
  * frame is the process name (as FlameGraph writes it), the rest the stack;
- * one sample per line with weight COUNT; "_[k]", "_[i]", "_[j]" suffixes
- * become frame kinds. Blank lines are skipped; any other line that is not
- * "STACK COUNT" is an error naming the line. Returns NULL with err. */
+ * one sample per distinct stack weighing the COUNTs of its lines (inputs
+ * are usually summed already; repeated lines are added); "_[k]", "_[i]",
+ * "_[j]" suffixes become frame kinds. STACK may be empty (" 5": a sample
+ * without frames or process name, as the writer writes it). Blank lines are
+ * skipped; any other line that is not "STACK COUNT" is an error naming the
+ * line. Returns NULL with err. */
 struct profile *folded_read(const char *text, size_t len, char *err, size_t errlen);
+
+/* The same, line by line from an input (memory holds the profile, not the
+ * text); also NULL with err when the input fails (infile_line). */
+struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen);
 
 /* Does the text look like folded stacks? (most of its first lines are
  * "frames COUNT" with at least one ';' somewhere) */

@@ -69,81 +69,164 @@ enum format format_from_output_name(const char *path)
 	return FORMAT_UNKNOWN;
 }
 
-static bool is_sqlite(const struct filebuf *b)
+/* An input opened for reading: its format, detected from the head (or
+ * forced), and for the formats read whole, the whole of it. */
+struct input {
+	const char *path;
+	struct infile in;
+	enum format f;
+	struct filebuf whole; /* pprof and nflx only */
+};
+
+/* Text detection looks at whole lines: a head cut mid-line loses its last. */
+static size_t whole_lines(const uint8_t *head, size_t len, bool complete)
 {
-	return b->len >= 16 && memcmp(b->data, "SQLite format 3", 16) == 0;
+	if (complete)
+		return len;
+	const uint8_t *nl = memrchr(head, '\n', len);
+	return nl ? (size_t)(nl - head) + 1 : 0;
 }
 
-static enum format detect(const struct filebuf *b)
+static enum format detect_binary(const uint8_t *data, size_t len)
 {
-	if (is_sqlite(b))
-		return FORMAT_RECORDING;
-	const char *text = (const char *)b->data;
-	if (perfscript_detect(text, b->len))
-		return FORMAT_PERF_SCRIPT;
-	if (folded_detect(text, b->len))
-		return FORMAT_FOLDED;
-	if (nflx_detect(b->data, b->len))
+	if (nflx_detect(data, len))
 		return FORMAT_NFLX;
-	if (pprof_detect(b->data, b->len))
+	if (pprof_detect(data, len))
 		return FORMAT_PPROF;
 	return FORMAT_UNKNOWN;
 }
 
-static struct profile *parse(const char *path, const struct filebuf *b, enum format f,
-			     char *err, size_t errlen)
+/* From the head only, except a protobuf format in an input longer than its
+ * head: the head says whether it may be one, and only then is the input
+ * read whole (capped) to be sure. */
+static int detect(struct input *x, char *err, size_t errlen)
 {
-	char inner[512];
+	const uint8_t *head;
+	size_t len;
+	bool complete;
+	char inner[256];
+	if (infile_head(&x->in, &head, &len, &complete, inner, sizeof(inner))) {
+		snprintf(err, errlen, "%s: %s", x->path, inner);
+		return -1;
+	}
+	size_t text = whole_lines(head, len, complete);
+	if (len >= 16 && memcmp(head, "SQLite format 3", 16) == 0)
+		x->f = FORMAT_RECORDING;
+	else if (perfscript_detect((const char *)head, text))
+		x->f = FORMAT_PERF_SCRIPT;
+	else if (folded_detect((const char *)head, text))
+		x->f = FORMAT_FOLDED;
+	else if (complete)
+		x->f = detect_binary(head, len);
+	else if (nflx_detect_head(head, len) || pprof_detect_head(head, len)) {
+		if (filebuf_from_infile(&x->in, "pprof and nflxprofile", &x->whole, inner,
+					sizeof(inner))) {
+			snprintf(err, errlen, "%s: %s", x->path, inner);
+			return -1;
+		}
+		x->f = detect_binary(x->whole.data, x->whole.len);
+	}
+	return 0;
+}
+
+static void input_close(struct input *x)
+{
+	infile_close(&x->in);
+	filebuf_free(&x->whole);
+}
+
+/* Opens `path` and finds its format (`forced`, or detected). Returns 0, or
+ * -1 with err (unreadable, unrecognized). */
+static int input_open(struct input *x, const char *path, enum format forced, char *err,
+		      size_t errlen)
+{
+	memset(x, 0, sizeof(*x));
+	x->path = path;
+	if (infile_open(&x->in, path, err, errlen))
+		return -1;
+	x->f = forced;
+	if (forced)
+		return 0;
+	int rc = detect(x, err, errlen);
+	if (!rc && x->f == FORMAT_UNKNOWN) {
+		snprintf(err, errlen,
+			 "%s: unrecognized format (sonde reads sonde recordings, perf script, folded "
+			 "stacks, pprof and nflxprofile; force one with --from)",
+			 path);
+		rc = -1;
+	}
+	if (rc)
+		input_close(x);
+	return rc;
+}
+
+/* The input whole (pprof, nflx), if detection did not read it already. */
+static int input_whole(struct input *x, char *err, size_t errlen)
+{
+	if (x->whole.data)
+		return 0;
+	char inner[256];
+	if (filebuf_from_infile(&x->in, format_name(x->f), &x->whole, inner, sizeof(inner))) {
+		snprintf(err, errlen, "%s: %s", x->path, inner);
+		return -1;
+	}
+	return 0;
+}
+
+static struct profile *parse(struct input *x, char *err, size_t errlen)
+{
+	char inner[512] = "";
 	struct profile *p = NULL;
-	switch (f) {
-	case FORMAT_RECORDING:
-		if (strcmp(path, "-") == 0) {
+	switch (x->f) {
+	case FORMAT_RECORDING: {
+		const uint8_t *head; /* read when the format was forced, for in.gzip */
+		size_t len;
+		if (infile_head(&x->in, &head, &len, NULL, inner, sizeof(inner)) == 0 && x->in.gzip) {
+			snprintf(err, errlen, "%s: a gzipped recording: gunzip it first", x->path);
+			return NULL;
+		}
+		if (strcmp(x->path, "-") == 0) {
 			snprintf(err, errlen, "a recording cannot be read from standard input: give "
 					      "its file name");
 			return NULL;
 		}
-		return recording_load(path, err, errlen);
+		return recording_load(x->path, err, errlen);
+	}
 	case FORMAT_PERF_SCRIPT:
-		p = perfscript_read((const char *)b->data, b->len, inner, sizeof(inner));
+		p = perfscript_read_lines(&x->in, inner, sizeof(inner));
 		break;
 	case FORMAT_FOLDED:
-		p = folded_read((const char *)b->data, b->len, inner, sizeof(inner));
+		p = folded_read_lines(&x->in, inner, sizeof(inner));
 		break;
 	case FORMAT_PPROF:
-		p = pprof_read(b->data, b->len, inner, sizeof(inner));
+		if (input_whole(x, err, errlen))
+			return NULL;
+		p = pprof_read(x->whole.data, x->whole.len, inner, sizeof(inner));
 		break;
 	case FORMAT_NFLX:
-		p = nflx_read(b->data, b->len, inner, sizeof(inner));
+		if (input_whole(x, err, errlen))
+			return NULL;
+		p = nflx_read(x->whole.data, x->whole.len, inner, sizeof(inner));
 		break;
 	default:
-		snprintf(err, errlen, "sonde cannot read %s files (%s)", format_name(f), path);
+		snprintf(err, errlen, "sonde cannot read %s files (%s)", format_name(x->f), x->path);
 		return NULL;
 	}
 	if (!p)
-		snprintf(err, errlen, "%s: not a valid %s file: %s", path, format_name(f), inner);
+		snprintf(err, errlen, "%s: not a valid %s file: %s", x->path, format_name(x->f), inner);
 	return p;
 }
 
 struct profile *formats_load(const char *path, enum format forced, enum format *detected,
 			     char *err, size_t errlen)
 {
-	struct filebuf b;
-	if (filebuf_read(path, &b, err, errlen))
+	struct input x;
+	if (input_open(&x, path, forced, err, errlen))
 		return NULL;
-	enum format f = forced ? forced : detect(&b);
 	if (detected)
-		*detected = f;
-	struct profile *p = NULL;
-	if (f == FORMAT_UNKNOWN)
-		snprintf(err, errlen,
-			 "%s: unrecognized format (sonde reads sonde recordings, perf script, folded "
-			 "stacks, pprof and nflxprofile; force one with --from)",
-			 path);
-	else if (f == FORMAT_RECORDING && b.was_gzip)
-		snprintf(err, errlen, "%s: a gzipped recording: gunzip it first", path);
-	else
-		p = parse(path, &b, f, err, errlen);
-	filebuf_free(&b);
+		*detected = x.f;
+	struct profile *p = parse(&x, err, errlen);
+	input_close(&x);
 	return p;
 }
 
@@ -181,17 +264,17 @@ static int write_profile(FILE *f, struct profile *p, enum format to, const char 
 }
 
 /* perf script -> folded keeps stackcollapse-perf.pl's exact rules. */
-static int collapse_perf(const char *in, const struct filebuf *b, FILE *out,
-			 const struct folded_modes *m, char *err, size_t errlen)
+static int collapse_perf(struct input *x, FILE *out, const struct folded_modes *m, char *err,
+			 size_t errlen)
 {
 	struct collapse_options o = {
 		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
 		.event = m->event,
 	};
 	char inner[512];
-	int rc = perfscript_collapse((const char *)b->data, b->len, &o, out, inner, sizeof(inner));
+	int rc = perfscript_collapse_lines(&x->in, &o, out, inner, sizeof(inner));
 	if (rc)
-		snprintf(err, errlen, "%s: %s", in, inner);
+		snprintf(err, errlen, "%s: %s", x->path, inner);
 	return rc;
 }
 
@@ -202,21 +285,13 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 	static const struct folded_modes none = {0};
 	if (!modes)
 		modes = &none;
-	struct filebuf b;
-	if (filebuf_read(in, &b, err, errlen))
+	struct input x;
+	if (input_open(&x, in, from, err, errlen))
 		return -1;
-	enum format f = from ? from : detect(&b);
-	bool collapse = f == FORMAT_PERF_SCRIPT && to == FORMAT_FOLDED;
+	bool collapse = x.f == FORMAT_PERF_SCRIPT && to == FORMAT_FOLDED;
 	struct profile *p = NULL;
 	int rc = -1;
-	if (f == FORMAT_UNKNOWN)
-		snprintf(err, errlen,
-			 "%s: unrecognized format (sonde reads sonde recordings, perf script, folded "
-			 "stacks, pprof and nflxprofile; force one with --from)",
-			 in);
-	else if (!collapse)
-		p = parse(in, &b, f, err, errlen);
-	if (!collapse && !p)
+	if (!collapse && !(p = parse(&x, err, errlen)))
 		goto out;
 	/* Other formats cannot tell sonde's own samples apart: leave them out,
 	 * as every view does. A recording keeps everything. */
@@ -230,7 +305,7 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 	if (outfile_open(&o, out, err, errlen))
 		goto out;
 	errno = 0;
-	rc = collapse ? collapse_perf(in, &b, o.f, modes, err, errlen)
+	rc = collapse ? collapse_perf(&x, o.f, modes, err, errlen)
 		      : write_profile(o.f, p, to, in, modes);
 	if (rc) {
 		/* errno tells why when the stream failed (a full disk), or when the
@@ -255,6 +330,6 @@ int formats_convert(const char *in, enum format from, const char *out, enum form
 	}
 out:
 	profile_free(p);
-	filebuf_free(&b);
+	input_close(&x);
 	return rc;
 }

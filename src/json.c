@@ -41,6 +41,10 @@ void json_write_string(FILE *f, const char *str)
 			if (n == 0) {
 				fputs("\\ufffd", f);
 				s++;
+			} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
+				/* C1 controls (U+009B is a CSI to some terminals) */
+				fprintf(f, "\\u%04x", s[1]);
+				s += 2;
 			} else {
 				fwrite(s, 1, (size_t)n, f);
 				s += n;

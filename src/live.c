@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "events.h"
+#include "outfile.h"
+#include "printable.h"
 #include "probes.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -96,6 +98,16 @@ struct live {
 	uint32_t *fn_seen, *fn_mark; /* generation marks, see next_gen */
 	size_t fn_cap;
 	uint32_t view_gen, stack_gen;
+	/* A save that could not be written (a full disk): its recording stays
+	 * here until a `save` to another path writes it, or the end rescues
+	 * it. */
+	struct unsaved {
+		struct recording_image *img;
+		char *path;          /* where it could not be written */
+		double at_s;         /* when it was taken, seconds into the session */
+		size_t samples, calls;
+		double held_s;
+	} unsaved;
 };
 
 
@@ -706,6 +718,8 @@ void live_free(struct live *l)
 	free(l->fn_total);
 	free(l->fn_seen);
 	free(l->fn_mark);
+	recording_image_free(l->unsaved.img);
+	free(l->unsaved.path);
 	free(l);
 }
 
@@ -958,11 +972,56 @@ static int do_reset(struct live *l, FILE *out)
 	return 0;
 }
 
+static void forget_unsaved(struct live *l)
+{
+	recording_image_free(l->unsaved.img);
+	free(l->unsaved.path);
+	memset(&l->unsaved, 0, sizeof(l->unsaved));
+}
+
+/* The recording kept from a failed save, written to `path` at last. */
+static int save_unsaved(struct live *l, const char *path, FILE *out)
+{
+	char err[512], size[32];
+	struct unsaved *u = &l->unsaved;
+	if (recording_image_write(u->img, path, err, sizeof(err)))
+		return fail(out, "%s; the recording (%s) is still kept in memory: save it to another "
+				 "file",
+			    err, outfile_size_text(recording_image_size(u->img), size, sizeof(size)));
+	fprintf(out,
+		"saved %zu samples and %zu calls (the last %.0f s held at %.0f s, kept since the "
+		"save to %s failed) to %s; save again for the data since\n",
+		u->samples, u->calls, u->held_s, u->at_s, u->path, path);
+	forget_unsaved(l);
+	return 0;
+}
+
 static int do_save(struct live *l, const char *path, FILE *out)
 {
 	char err[512];
-	if (session_save(l->s, path, err, sizeof(err)))
+	if (l->unsaved.img)
+		return save_unsaved(l, path, out);
+	struct recording_image *img = session_recording(l->s, err, sizeof(err));
+	if (!img)
 		return fail(out, "%s", err);
+	if (recording_image_write(img, path, err, sizeof(err))) {
+		/* Nothing is lost: the recording waits in memory for a path
+		 * that has room. */
+		char size[32];
+		l->unsaved = (struct unsaved){
+			.img = img,
+			.path = xstrdup(path),
+			.at_s = (double)(view_time(l) - l->start_ns) / 1e9,
+			.samples = l->p->nsamples,
+			.calls = l->p->nspans,
+			.held_s = held_seconds(l),
+		};
+		return fail(out,
+			    "%s; the recording (%s) is kept in memory: `save OTHER_FILE` writes it "
+			    "(else it is saved in $TMPDIR or /tmp when the session ends)",
+			    err, outfile_size_text(recording_image_size(img), size, sizeof(size)));
+	}
+	recording_image_free(img);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
 		l->p->nsamples, l->p->nspans, held_seconds(l), path);
 	uint64_t missing = profile_meta_u64(l->p, "calls_not_kept");
@@ -972,6 +1031,27 @@ static int do_save(struct live *l, const char *path, FILE *out)
 			"or beyond --keep-calls); their counts are in its histograms\n",
 			(unsigned long long)missing, held_seconds(l));
 	return 0;
+}
+
+int live_rescue_unsaved(struct live *l, char *msg, size_t msglen)
+{
+	struct unsaved *u = &l->unsaved;
+	if (!u->img)
+		return 0;
+	char saved[4096];
+	int rc = recording_image_rescue(u->img, u->path, saved, sizeof(saved));
+	if (rc == 0)
+		snprintf(msg, msglen,
+			 "the recording that could not be saved to %s (%zu samples, %zu calls) was "
+			 "saved to %s",
+			 u->path, u->samples, u->calls, saved);
+	else
+		snprintf(msg, msglen,
+			 "the recording that could not be saved to %s is lost: no place had room for "
+			 "it ($TMPDIR or /tmp, /var/tmp, $HOME)",
+			 u->path);
+	forget_unsaved(l);
+	return rc == 0 ? 1 : -1;
 }
 
 static void print_status(struct live *l, FILE *out)
@@ -1115,9 +1195,21 @@ int live_exec(struct live *l, const char *line, FILE *out)
 {
 	struct command c;
 	char err[512];
-	if (command_parse(line, &c, err, sizeof(err)))
-		return fail(out, "%s", err);
-	return live_exec_command(l, &c, out);
+	/* Answers quote the command (names, paths, globs) and what they found
+	 * (function and process names): every frontend shows them as text. */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *answer = open_memstream(&text, &len);
+	if (!answer)
+		return fail(out, "out of memory");
+	int rc = command_parse(line, &c, err, sizeof(err)) ? fail(answer, "%s", err)
+							     : live_exec_command(l, &c, answer);
+	fclose(answer);
+	struct printable keep = {0};
+	fputs(printable_text(&keep, text), out);
+	printable_free(&keep);
+	free(text);
+	return rc;
 }
 
 /* --- views ------------------------------------------------------------------------------ */

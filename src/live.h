@@ -75,6 +75,12 @@ void live_update(struct live *l);
  * answer to out: one or more lines for success, exactly one line for an
  * error. Returns 0, or -1 on error; the session keeps running either way. */
 int live_exec(struct live *l, const char *line, FILE *out);
+
+/* A `save` that could not be written keeps its recording in memory (the
+ * next `save` writes it); at the end of the session this writes it where
+ * there is room (recording_image_rescue). Returns 0 when there was none, 1
+ * when it was rescued, -1 when it could not be: *msg says which. */
+int live_rescue_unsaved(struct live *l, char *msg, size_t msglen);
 int live_exec_command(struct live *l, const struct command *c, FILE *out);
 
 /* A snapshot of the current view (hot functions: at most hot_max). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "printable.h"
 #include "util.h"
 
 #define STACK_SHOW 8     /* leaf-most functions shown per hot stack */
@@ -34,12 +35,16 @@ static double share(double w, double total)
 	return total > 0 ? 100.0 * w / total : 0;
 }
 
+/* A frame as shown: names come from the target's binaries, shown as text
+ * (printable.h), never obeyed by the terminal. */
 static void label(const struct live_view *v, uint32_t frame, char *buf, size_t size)
 {
+	char raw[LABEL_MAX];
 	if (v->flame)
-		flame_frame_label(v->flame, frame, true, buf, size);
+		flame_frame_label(v->flame, frame, true, raw, sizeof(raw));
 	else
-		snprintf(buf, size, "frame %u", (unsigned)frame);
+		snprintf(raw, sizeof(raw), "frame %u", (unsigned)frame);
+	printable_copy(buf, size, raw);
 }
 
 static const char *bytes_text(size_t n, char *buf, size_t size)
@@ -61,9 +66,11 @@ static void print_header(FILE *out, const struct live_view *v)
 {
 	const struct live_status *st = &v->status;
 	char mem[32];
+	/* process names, commands, functions and filters as typed */
+	struct printable keep = {0};
 	fprintf(out, "--- sonde top at %.1fs ---\n", st->elapsed_s);
-	fprintf(out, "target:   %s\n", st->target);
-	fprintf(out, "sampling: %s\n", st->sampling);
+	fprintf(out, "target:   %s\n", printable(&keep, st->target));
+	fprintf(out, "sampling: %s\n", printable(&keep, st->sampling));
 	if (v->fractional)
 		fprintf(out, "window:   %s (decayed weights: shares and rates only)\n", st->window);
 	else if (st->window_weight > 0)
@@ -71,8 +78,9 @@ static void print_header(FILE *out, const struct live_view *v)
 			v->total, st->window_weight, 100.0 * v->total / st->window_weight);
 	else
 		fprintf(out, "window:   %s, %.0f samples in view\n", st->window, v->total);
-	fprintf(out, "view:     %s\n", st->view);
-	fprintf(out, "filter:   %s\n", st->filter);
+	fprintf(out, "view:     %s\n", printable(&keep, st->view));
+	fprintf(out, "filter:   %s\n", printable(&keep, st->filter));
+	printable_free(&keep);
 	fprintf(out, "elapsed:  %.1f s\n", st->elapsed_s);
 	fprintf(out, "rates:    %.1f samples/s, %.1f calls/s (last 5 s)\n", st->samples_per_s,
 		st->calls_per_s);
@@ -307,8 +315,9 @@ static void print_stacks(FILE *out, const struct live_view *v, size_t top_n)
 
 static void print_probe(FILE *out, const struct live_view *v, const struct live_probe_view *p)
 {
-	char a[16], b[16], c[16], d[16], e[16];
-	fprintf(out, "\nPROBE %s%s\n", p->name ? p->name : "?", p->attached ? "" : " (untraced)");
+	char a[16], b[16], c[16], d[16], e[16], name[LABEL_MAX];
+	fprintf(out, "\nPROBE %s%s\n", printable_copy(name, sizeof(name), p->name ? p->name : "?"),
+		p->attached ? "" : " (untraced)");
 	if (v->fractional)
 		fprintf(out, "  calls:    %.1f/s in window, %llu since tracing began\n",
 			p->calls_per_s, (unsigned long long)p->total_calls);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "u64map.h"
 #include "util.h"
 
 /* Profile fields. */
@@ -47,66 +48,6 @@ enum {
 #define NFLX_MAX_SECONDS 1e10 /* absolute times up to the year 2286 */
 
 #define PARAM_PREFIX "sonde."
-
-/* --- a hash map from 64-bit keys to 32-bit values ------------------------ */
-
-struct u64map {
-	uint64_t *keys;
-	uint32_t *vals; /* value + 1; 0 = empty slot */
-	size_t cap, n;
-};
-
-static size_t u64map_slot(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t j = hash_bytes(&key, sizeof(key), 11) & mask;
-	while (m->vals[j] && m->keys[j] != key)
-		j = (j + 1) & mask;
-	return j;
-}
-
-static bool u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
-{
-	if (!m->cap)
-		return false;
-	size_t j = u64map_slot(m, key);
-	if (!m->vals[j])
-		return false;
-	*val = m->vals[j] - 1;
-	return true;
-}
-
-static void u64map_put(struct u64map *m, uint64_t key, uint32_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct u64map g = {.cap = m->cap ? m->cap * 2 : 256};
-		g.keys = xcalloc(g.cap, sizeof(*g.keys));
-		g.vals = xcalloc(g.cap, sizeof(*g.vals));
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->vals[i]) {
-				size_t j = u64map_slot(&g, m->keys[i]);
-				g.keys[j] = m->keys[i];
-				g.vals[j] = m->vals[i];
-				g.n++;
-			}
-		}
-		free(m->keys);
-		free(m->vals);
-		*m = g;
-	}
-	size_t j = u64map_slot(m, key);
-	if (!m->vals[j])
-		m->n++;
-	m->keys[j] = key;
-	m->vals[j] = val + 1;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 static uint64_t pair_key(uint32_t a, uint32_t b)
 {
@@ -1053,6 +994,22 @@ static uint32_t thread_of(struct reader *r, struct profile *p, uint32_t pid, uin
 	return idx;
 }
 
+/* start_ns moved by `seconds` (either sign), clamped at 0. The offset is
+ * taken relative to the start for nanosecond precision where it matters, and
+ * kept unsigned: times up to NFLX_MAX_SECONDS apart (1e19 ns) do not fit an
+ * int64_t. */
+static uint64_t ns_after(uint64_t start_ns, double seconds)
+{
+	double ns = seconds * 1e9;
+	if (ns >= 0) {
+		if (ns >= (double)(UINT64_MAX - start_ns))
+			return UINT64_MAX;
+		return start_ns + (uint64_t)(ns + 0.5);
+	}
+	uint64_t back = -ns >= (double)start_ns ? start_ns : (uint64_t)(-ns + 0.5);
+	return back >= start_ns ? 0 : start_ns - back;
+}
+
 static void set_meta_fmt(struct profile *p, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -1131,14 +1088,10 @@ static int build(struct reader *r, struct profile *p)
 		cur += r->deltas[i];
 		if (!isfinite(cur) || cur < 0 || cur > NFLX_MAX_SECONDS)
 			return fail(r, "sample %zu: time %g s out of range", i, cur);
-		/* relative to the start: nanosecond precision where it matters */
-		int64_t rel_ns = llround((cur - r->start_time) * 1e9);
-		if (rel_ns < 0 && (uint64_t)-rel_ns > start_ns)
-			rel_ns = -(int64_t)start_ns;
 		uint32_t pid = r->npids ? r->pids[i] : nd->has_pid ? nd->pid : 0;
 		uint32_t tid = r->ntids ? r->tids[i] : nd->has_tid ? nd->tid : pid;
 		struct sample s = {
-			.time_ns = start_ns + (uint64_t)rel_ns,
+			.time_ns = ns_after(start_ns, cur - r->start_time),
 			.weight = r->nvalues ? r->values[i] : 1,
 			.cpu = r->ncpus ? r->cpus[i] : 0,
 			.thread = thread_of(r, p, pid, tid, nd->comm),
@@ -1158,7 +1111,7 @@ static int build(struct reader *r, struct profile *p)
 
 	uint64_t end_ns = last_ns;
 	if (r->has_end && r->end_time > r->start_time && r->end_time <= NFLX_MAX_SECONDS) {
-		uint64_t e = start_ns + (uint64_t)llround((r->end_time - r->start_time) * 1e9);
+		uint64_t e = ns_after(start_ns, r->end_time - r->start_time);
 		if (e > end_ns)
 			end_ns = e;
 	}
@@ -1274,7 +1227,9 @@ static bool node_entry_plausible(struct pb_reader *e)
 	return value;
 }
 
-bool nflx_detect(const uint8_t *data, size_t len)
+/* With `head`, data is the start of a longer input: a field running past
+ * its end ends the check, and no required field is required yet. */
+static bool detect(const uint8_t *data, size_t len, bool head)
 {
 	if (!data || !len)
 		return false;
@@ -1285,7 +1240,7 @@ bool nflx_detect(const uint8_t *data, size_t len)
 	bool start = false, node = false;
 	while (!pb_reader_done(&r)) {
 		if (pb_read_tag(&r, &field, &wire))
-			return false;
+			return head && r.cut;
 		bool ok;
 		switch (field) {
 		case P_START_TIME:
@@ -1308,7 +1263,9 @@ bool nflx_detect(const uint8_t *data, size_t len)
 				return false;
 			if (!node) { /* the first entry must be a Node */
 				struct pb_reader e;
-				if (pb_read_len(&r, &e) || !node_entry_plausible(&e))
+				if (pb_read_len(&r, &e))
+					return head && r.cut;
+				if (!node_entry_plausible(&e))
 					return false;
 				node = true;
 				continue;
@@ -1327,8 +1284,20 @@ bool nflx_detect(const uint8_t *data, size_t len)
 			ok = false;
 			break;
 		}
-		if (!ok || pb_skip(&r, wire))
+		if (!ok)
 			return false;
+		if (pb_skip(&r, wire))
+			return head && r.cut;
 	}
-	return start && node;
+	return head || (start && node);
+}
+
+bool nflx_detect(const uint8_t *data, size_t len)
+{
+	return detect(data, len, false);
+}
+
+bool nflx_detect_head(const uint8_t *data, size_t len)
+{
+	return detect(data, len, true);
 }

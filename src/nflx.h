@@ -41,4 +41,9 @@ struct profile *nflx_read(const uint8_t *data, size_t len, char *err, size_t err
  * wire types, a start_time, and a nodes entry whose value parses as a Node) */
 bool nflx_detect(const uint8_t *data, size_t len);
 
+/* Could data be the first len bytes of an nflxprofile? (nothing in them
+ * contradicts it; a field may run past their end): whether a file too big
+ * to detect from its head is worth reading whole. */
+bool nflx_detect_head(const uint8_t *data, size_t len);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -10,10 +11,62 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
+
+/* ---- the stream: counts on after a failed write -------------------------- */
+
+/* What the writer's FILE writes into. A failed write (a full disk) is kept,
+ * not returned: the writer goes on, so the size the whole output needed is
+ * known when the failure is reported at commit. */
+struct outfile_sink {
+	int fd;
+	uint64_t offered; /* bytes the writer gave, written or not */
+	int error;        /* the first write's errno, 0 while all went well */
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+	struct outfile_sink *s = cookie;
+	s->offered += n;
+	for (size_t done = 0; !s->error && done < n;) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			s->error = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
+	return (ssize_t)n; /* accepted either way */
+}
+
+static int sink_close(void *cookie)
+{
+	struct outfile_sink *s = cookie;
+	if (close(s->fd) < 0 && !s->error)
+		s->error = errno;
+	return 0;
+}
+
+/* Wraps fd (taken over, closed on failure) into o->f. */
+static int stream_open(struct outfile *o, int fd, char *err, size_t errlen)
+{
+	o->sink = xcalloc(1, sizeof(*o->sink));
+	o->sink->fd = fd;
+	o->f = fopencookie(o->sink, "w",
+			   (cookie_io_functions_t){.write = sink_write, .close = sink_close});
+	if (!o->f) {
+		errbuf_set(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	setvbuf(o->f, NULL, _IOFBF, 1 << 16);
+	return 0;
+}
 
 /* ---- temporary files removed by a signal that ends the process ---------- */
 
@@ -89,10 +142,16 @@ static void temp_unregister(const char *tmp)
 			continue;
 		atomic_store(&temps[i], NULL);
 		if (--ntemps == 0) {
-			struct sigaction dfl = {.sa_handler = SIG_DFL};
-			for (size_t k = 0; k < NSIGNALS; k++)
-				if (installed[k])
+			/* Back to the default, unless the program set its own since. */
+			struct sigaction dfl = {.sa_handler = SIG_DFL}, cur;
+			for (size_t k = 0; k < NSIGNALS; k++) {
+				if (!installed[k])
+					continue;
+				sigaction(cleanup_signals[k], NULL, &cur);
+				if (!(cur.sa_flags & SA_SIGINFO) &&
+				    cur.sa_handler == remove_temps_and_die)
 					sigaction(cleanup_signals[k], &dfl, NULL);
+			}
 		}
 		break;
 	}
@@ -215,7 +274,8 @@ static int temp_create(struct outfile *o, char *err, size_t errlen)
 			free(tmp);
 			if (e == EEXIST)
 				continue;
-			errbuf_set(err, errlen, "cannot write %s: %s", o->path, strerror(e));
+			errbuf_set(err, errlen, "cannot write %s: %s (choose another path)", o->path,
+				   strerror(e));
 			return -1;
 		}
 		struct stat st;
@@ -240,8 +300,7 @@ static int temp_create(struct outfile *o, char *err, size_t errlen)
 
 static void release(struct outfile *o)
 {
-	if (o->held_fd >= 0)
-		close(o->held_fd);
+	free(o->sink);
 	if (o->tmp)
 		temp_unregister(o->tmp);
 	free(o->tmp);
@@ -268,37 +327,8 @@ static int open_through(struct outfile *o, char *err, size_t errlen)
 	return fd;
 }
 
-int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
-{
-	memset(o, 0, sizeof(*o));
-	o->held_fd = -1;
-	enum dest dest;
-	mode_t mode;
-	if (resolve(path, &dest, &mode, err, errlen))
-		return -1;
-	o->path = xstrdup(path);
-	if (dest == DEST_STDOUT) {
-		o->f = stdout;
-		return 0;
-	}
-	int fd = dest == DEST_THROUGH ? open_through(o, err, errlen) : temp_create(o, err, errlen);
-	if (fd < 0) {
-		release(o);
-		return -1;
-	}
-	if (!(o->f = fdopen(fd, "w"))) {
-		errbuf_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		if (o->tmp)
-			unlink(o->tmp);
-		release(o);
-		return -1;
-	}
-	return 0;
-}
-
-static int refuse_unnamed(const char *path, const char *what, enum dest dest, mode_t mode,
-			  char *err, size_t errlen)
+static int refuse_not_regular(const char *path, const char *what, enum dest dest, mode_t mode,
+			      char *err, size_t errlen)
 {
 	if (dest == DEST_STDOUT)
 		errbuf_set(err, errlen, "cannot write %s to standard output: give a file name",
@@ -309,33 +339,73 @@ static int refuse_unnamed(const char *path, const char *what, enum dest dest, mo
 	return -1;
 }
 
-int outfile_open_named(struct outfile *o, const char *path, const char *what, char *err,
+/* what: NULL for any destination, else only one that is replaced. */
+static int open_output(struct outfile *o, const char *path, const char *what, char *err,
 		       size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
-	o->held_fd = -1;
 	enum dest dest;
 	mode_t mode;
 	if (resolve(path, &dest, &mode, err, errlen))
 		return -1;
-	if (dest != DEST_REPLACE)
-		return refuse_unnamed(path, what, dest, mode, err, errlen);
+	if (what && dest != DEST_REPLACE)
+		return refuse_not_regular(path, what, dest, mode, err, errlen);
 	o->path = xstrdup(path);
-	o->held_fd = temp_create(o, err, errlen);
-	if (o->held_fd < 0) {
+	if (dest == DEST_STDOUT) {
+		o->f = stdout;
+		return 0;
+	}
+	int fd = dest == DEST_THROUGH ? open_through(o, err, errlen) : temp_create(o, err, errlen);
+	if (fd < 0 || stream_open(o, fd, err, errlen)) {
+		if (fd >= 0 && o->tmp)
+			unlink(o->tmp);
 		release(o);
 		return -1;
 	}
 	return 0;
 }
 
-int outfile_check_named(const char *path, const char *what, char *err, size_t errlen)
+int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
+{
+	return open_output(o, path, NULL, err, errlen);
+}
+
+int outfile_open_regular(struct outfile *o, const char *path, const char *what, char *err,
+			 size_t errlen)
+{
+	return open_output(o, path, what, err, errlen);
+}
+
+int outfile_check_regular(const char *path, const char *what, char *err, size_t errlen)
 {
 	struct outfile o;
-	if (outfile_open_named(&o, path, what, err, errlen))
+	if (outfile_open_regular(&o, path, what, err, errlen))
 		return -1;
 	outfile_abort(&o);
 	return 0;
+}
+
+int outfile_write_regular(const char *path, const char *what, const void *data, size_t len,
+			  char *err, size_t errlen)
+{
+	struct outfile o;
+	if (outfile_open_regular(&o, path, what, err, errlen))
+		return -1;
+	fwrite(data, 1, len, o.f);
+	return outfile_commit(&o, err, errlen);
+}
+
+const char *outfile_size_text(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= (uint64_t)1 << 30)
+		snprintf(buf, size, "%.1f GB", (double)bytes / (double)(1u << 30));
+	else if (bytes >= (uint64_t)1 << 20)
+		snprintf(buf, size, "%.1f MB", (double)bytes / (double)(1u << 20));
+	else if (bytes >= 1024)
+		snprintf(buf, size, "%.1f kB", (double)bytes / 1024.0);
+	else
+		snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
+	return buf;
 }
 
 /* ---- finishing ---------------------------------------------------------------- */
@@ -347,10 +417,33 @@ static bool temp_is_ours(const struct outfile *o)
 	       st.st_ino == o->tmp_ino;
 }
 
+/* Why a write failed. For a file being replaced that ran out of room (a full
+ * disk, a quota, a file size limit), with what it needed: the size of the
+ * whole output and the room on the destination's filesystem. A device
+ * written through (/dev/full) has no size to speak of. */
+static void write_failed(const struct outfile *o, int error, char *err, size_t errlen)
+{
+	if (!o->tmp || (error != ENOSPC && error != EDQUOT && error != EFBIG)) {
+		errbuf_set(err, errlen, "writing %s failed: %s", o->path, strerror(error));
+		return;
+	}
+	char need[32], room[32];
+	char *dir = xstrdup(o->path);
+	struct statvfs vfs; /* a file size limit (EFBIG) is not about room */
+	bool known = error != EFBIG && statvfs(dirname(dir), &vfs) == 0;
+	uint64_t free_bytes = known ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
+	errbuf_set(err, errlen, "cannot write %s: %s: it needs %s%s%s%s", o->path,
+		   strerror(error), outfile_size_text(o->sink->offered, need, sizeof(need)),
+		   known ? " and its filesystem has " : "",
+		   known ? outfile_size_text(free_bytes, room, sizeof(room)) : "",
+		   known ? " free" : "");
+	free(dir);
+}
+
 int outfile_commit(struct outfile *o, char *err, size_t errlen)
 {
-	int rc = 0;
 	if (o->f == stdout) {
+		int rc = 0;
 		if (fflush(o->f) != 0 || ferror(o->f)) {
 			errbuf_set(err, errlen, "writing to standard output failed: %s",
 				   strerror(errno));
@@ -359,40 +452,39 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 		release(o);
 		return rc;
 	}
-	if (o->f) {
-		errno = 0;
-		int bad = fflush(o->f) != 0 || ferror(o->f);
-		int e = errno;
-		if (fclose(o->f) != 0 && !bad) {
-			bad = 1;
-			e = errno;
-		}
-		o->f = NULL;
-		if (bad) {
-			/* errno says more only when the flush or close failed; a stream
-			 * error from an earlier write left nothing more precise. */
-			errbuf_set(err, errlen, "writing %s failed%s%s", o->path, e ? ": " : "",
-				   e ? strerror(e) : "");
-			rc = -1;
-		}
+	/* Everything into the sink, which keeps the first error; the file is
+	 * still open, so the temporary name is checked while its inode cannot
+	 * be reused. */
+	errno = 0;
+	bool stream_bad = fflush(o->f) != 0 || ferror(o->f);
+	int stream_errno = errno;
+	bool swapped = o->tmp && !o->sink->error && !stream_bad && !temp_is_ours(o);
+	fclose(o->f); /* closes the sink's fd; a failed close is kept as its error */
+	o->f = NULL;
+	if (swapped) {
+		errbuf_set(err, errlen,
+			   "cannot move output into place at %s: its temporary file %s was "
+			   "replaced while being written",
+			   o->path, o->tmp);
+		release(o); /* not ours any more: left alone */
+		return -1;
 	}
-	if (o->tmp && rc == 0) {
-		if (!temp_is_ours(o)) {
-			errbuf_set(err, errlen,
-				   "cannot move output into place at %s: its temporary file %s was "
-				   "replaced while being written",
-				   o->path, o->tmp);
-			release(o); /* not ours any more: left alone */
-			return -1;
-		}
-		if (rename(o->tmp, o->path) < 0) {
-			errbuf_set(err, errlen, "cannot move output into place at %s: %s", o->path,
-				   strerror(errno));
-			rc = -1;
-		}
-	}
-	if (o->tmp && rc)
+	int rc = 0;
+	if (o->sink->error || stream_bad) {
+		if (o->tmp)
+			unlink(o->tmp); /* first: the room it took is free again */
+		if (o->sink->error)
+			write_failed(o, o->sink->error, err, errlen);
+		else
+			errbuf_set(err, errlen, "writing %s failed%s%s", o->path,
+				   stream_errno ? ": " : "", stream_errno ? strerror(stream_errno) : "");
+		rc = -1;
+	} else if (o->tmp && rename(o->tmp, o->path) < 0) {
+		errbuf_set(err, errlen, "cannot move output into place at %s: %s", o->path,
+			   strerror(errno));
 		unlink(o->tmp);
+		rc = -1;
+	}
 	release(o);
 	return rc;
 }

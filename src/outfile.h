@@ -17,46 +17,62 @@
  *    target. Writing through it would let a planted link aim the output at
  *    another file; replacing it would destroy the link.
  *  - a directory: refused.
- * Errors are one line in err ("cannot write PATH: why"). */
+ *
+ * A write that fails (a full disk, a quota) does not stop the writer: the
+ * stream goes on counting what it is given, so the failure is reported at
+ * commit with the destination, the reason, the size the whole output
+ * needed and the room its filesystem had ("cannot write PATH: No space left
+ * on device: it needs 52.4 MB and its filesystem has 32.0 kB free"). A
+ * device written through says only why ("writing PATH failed: ...").
+ * Errors are one line in err. */
 #ifndef SONDE_OUTFILE_H
 #define SONDE_OUTFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+struct outfile_sink; /* the file behind the stream: counts, keeps the first error */
+
 struct outfile {
-	FILE *f;    /* write here (NULL for outfile_open_named) */
+	FILE *f;    /* write here */
 	char *path; /* destination, as given */
 	char *tmp;  /* the temporary file; NULL when written through */
 	dev_t tmp_dev; /* the temporary file's identity: commit renames it only */
 	ino_t tmp_ino; /* while the name still leads to the file created here */
-	int held_fd;   /* named outputs: keeps that inode from being reused */
+	struct outfile_sink *sink; /* NULL for standard output */
 };
 
 int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen);
 
-/* For writers that open the file by name themselves (SQLite): only a
- * temporary file is made (o->tmp, empty, o->f NULL), so "-" and destinations
- * that would be written through are refused, naming `what` is written ("a
- * recording (an SQLite database)"). The writer must not follow a symbolic
- * link at o->tmp (SQLITE_OPEN_NOFOLLOW); commit checks the name still leads
- * to the file created here. */
-int outfile_open_named(struct outfile *o, const char *path, const char *what, char *err,
-		       size_t errlen);
+/* For outputs that only make sense as a regular file (a recording, an
+ * SQLite database): "-" and destinations that would be written through are
+ * refused, naming `what` is written ("a recording (an SQLite database)"). */
+int outfile_open_regular(struct outfile *o, const char *path, const char *what, char *err,
+			 size_t errlen);
 
-/* Checks, without leaving anything behind, that outfile_open_named(path)
+/* Checks, without leaving anything behind, that outfile_open_regular(path)
  * would succeed now: the destination is allowed and its directory takes a
  * new file. For commands that would otherwise lose work done before saving. */
-int outfile_check_named(const char *path, const char *what, char *err, size_t errlen);
+int outfile_check_regular(const char *path, const char *what, char *err, size_t errlen);
 
-/* Checks every write succeeded, then renames the temporary file into place
- * (or flushes and closes what was written through). Returns 0, or -1 with
- * err, the temporary file removed. Either way o is released. */
+/* Checks every write succeeded and that the temporary file's name still
+ * leads to the file created here, then renames it into place (or flushes
+ * and closes what was written through). Returns 0, or -1 with err, the
+ * temporary file removed. Either way o is released. */
 int outfile_commit(struct outfile *o, char *err, size_t errlen);
 
 /* Closes and removes the temporary file; o is released. */
 void outfile_abort(struct outfile *o);
+
+/* Writes `len` bytes to `path` as one complete regular file
+ * (outfile_open_regular, write, outfile_commit). Returns 0, or -1 with err. */
+int outfile_write_regular(const char *path, const char *what, const void *data, size_t len,
+			  char *err, size_t errlen);
+
+/* "52.4 MB": a size for messages. */
+const char *outfile_size_text(uint64_t bytes, char *buf, size_t size);
 
 #endif

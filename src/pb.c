@@ -103,6 +103,7 @@ void pb_reader_init(struct pb_reader *r, const void *data, size_t len)
 	static const uint8_t empty[1];
 	r->p = data ? data : empty; /* NULL + 0 is undefined behaviour */
 	r->end = r->p + (data ? len : 0);
+	r->cut = false;
 }
 
 bool pb_reader_done(const struct pb_reader *r)
@@ -114,8 +115,10 @@ int pb_read_varint(struct pb_reader *r, uint64_t *v)
 {
 	uint64_t x = 0;
 	for (int shift = 0; shift < 70; shift += 7) {
-		if (r->p >= r->end)
+		if (r->p >= r->end) {
+			r->cut = true;
 			return -1;
+		}
 		uint8_t byte = *r->p++;
 		if (shift == 63 && byte > 1)
 			return -1; /* more than 64 bits */
@@ -143,8 +146,10 @@ int pb_read_tag(struct pb_reader *r, uint32_t *field, enum pb_wire *wire)
 
 int pb_read_double(struct pb_reader *r, double *v)
 {
-	if (r->end - r->p < 8)
+	if (r->end - r->p < 8) {
+		r->cut = true;
 		return -1;
+	}
 	uint64_t bits = 0;
 	for (int i = 0; i < 8; i++)
 		bits |= (uint64_t)r->p[i] << (8 * i);
@@ -156,10 +161,15 @@ int pb_read_double(struct pb_reader *r, double *v)
 int pb_read_len(struct pb_reader *r, struct pb_reader *sub)
 {
 	uint64_t n;
-	if (pb_read_varint(r, &n) || n > (uint64_t)(r->end - r->p))
+	if (pb_read_varint(r, &n))
 		return -1;
+	if (n > (uint64_t)(r->end - r->p)) {
+		r->cut = true;
+		return -1;
+	}
 	sub->p = r->p;
 	sub->end = r->p + n;
+	sub->cut = false;
 	r->p += n;
 	return 0;
 }
@@ -172,13 +182,12 @@ int pb_skip(struct pb_reader *r, enum pb_wire wire)
 	case PB_VARINT:
 		return pb_read_varint(r, &v);
 	case PB_I64:
-		if (r->end - r->p < 8)
-			return -1;
-		r->p += 8;
-		return 0;
+		return pb_read_double(r, &(double){0});
 	case PB_I32:
-		if (r->end - r->p < 4)
+		if (r->end - r->p < 4) {
+			r->cut = true;
 			return -1;
+		}
 		r->p += 4;
 		return 0;
 	case PB_LEN:

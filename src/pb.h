@@ -5,7 +5,9 @@
  * own buffer and appended as length-delimited fields.
  * Reading: a cursor over a byte range that never reads past its end; every
  * read returns -1 on truncated or malformed input (and the cursor is then
- * unusable), so hostile files cannot crash a parser built on it. */
+ * unusable), so hostile files cannot crash a parser built on it. The
+ * cursor's `cut` tells truncated from malformed: detection on the first
+ * bytes of a file accepts a field that runs past them. */
 #ifndef SONDE_PB_H
 #define SONDE_PB_H
 
@@ -35,6 +37,7 @@ void pb_put_packed_double(struct pb_buf *b, uint32_t field, const double *v, siz
 
 struct pb_reader {
 	const uint8_t *p, *end;
+	bool cut; /* a read failed because the bytes ended (not malformed ones) */
 };
 
 void pb_reader_init(struct pb_reader *r, const void *data, size_t len);

@@ -15,9 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "util.h"
 
 /* --- character classes and small helpers --------------------------------- */
+
+/* perf records at most 65535 frames a stack (kernel.perf_event_max_stack):
+ * a record with far more is text that never ends a record, and its frames
+ * would take memory in proportion to the input. */
+#define MAX_RECORD_FRAMES ((size_t)1 << 20)
+static const char too_deep[] = "a record with more than 1048576 frames: not perf script text";
 
 static inline bool is_space(unsigned char c)
 {
@@ -458,24 +465,6 @@ static void split_arrows(struct sv f, struct fields *out)
 		out->n--;
 }
 
-/* Iterates lines the way Perl's <> and chomp see them. */
-struct lines {
-	const char *pos, *end;
-	size_t lineno;
-};
-
-static bool next_line(struct lines *ls, struct sv *line)
-{
-	if (ls->pos >= ls->end)
-		return false;
-	const char *nl = memchr(ls->pos, '\n', (size_t)(ls->end - ls->pos));
-	size_t n = nl ? (size_t)(nl - ls->pos) : (size_t)(ls->end - ls->pos);
-	*line = (struct sv){ls->pos, n};
-	ls->pos += n + (nl ? 1 : 0);
-	ls->lineno++;
-	return true;
-}
-
 /* The suffix the collapse gives one function name; idx is its place in an
  * "a->b" chain (later parts are inlined), mod the stack line's module. */
 enum annotate { ANN_NONE, ANN_INLINED, ANN_KERNEL, ANN_JIT };
@@ -545,6 +534,16 @@ static int entry_cmp(const void *a, const void *b, void *arg)
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
 			char *err, size_t errlen)
 {
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	int rc = perfscript_collapse_lines(&in, o, out, err, errlen);
+	infile_close(&in);
+	return rc;
+}
+
+int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
+			      char *err, size_t errlen)
+{
 	struct collapse_options none = {0};
 	if (!o)
 		o = &none;
@@ -565,11 +564,10 @@ int perfscript_collapse(const char *text, size_t len, const struct collapse_opti
 		have_filter = true;
 	}
 
-	struct lines ls = {text, text + len, 0};
-	struct sv line;
-	while (next_line(&ls, &line)) {
-		const char *s = line.p;
-		size_t n = line.n;
+	const char *s;
+	size_t n;
+	int got;
+	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
 		if (n && s[0] == '#')
 			continue;
 		if (n == 0) {
@@ -629,6 +627,11 @@ int perfscript_collapse(const char *text, size_t len, const struct collapse_opti
 				continue;
 			bool java = pname.n == 4 && memcmp(pname.p, "java", 4) == 0;
 			split_arrows(func, &fields);
+			if (nfrags + fields.n > MAX_RECORD_FRAMES) {
+				snprintf(err, errlen, "line %zu: %s", in->lineno, too_deep);
+				got = -1;
+				break;
+			}
 			grow_array((void **)&groups, &groups_cap, ngroups + 1, sizeof(*groups));
 			groups[ngroups++] = (struct group){nfrags, 0};
 			for (size_t i = 0; i < fields.n; i++) {
@@ -654,6 +657,17 @@ int perfscript_collapse(const char *text, size_t len, const struct collapse_opti
 			}
 		}
 		/* else: Perl warns "Unrecognized line" and skips it. */
+	}
+	if (got < 0) {
+		table_free(&t);
+		free(pname.p);
+		free(frames.p);
+		free(key.p);
+		free(tmp.p);
+		free(frags);
+		free(groups);
+		free(fields.v);
+		return -1;
 	}
 
 	errno = 0;
@@ -958,14 +972,15 @@ static void reader_free(struct reader *r)
 
 struct profile *perfscript_read(const char *text, size_t len, char *err, size_t errlen)
 {
-	const char *nul = memchr(text, 0, len);
-	if (nul) {
-		size_t lineno = 1;
-		for (const char *c = text; c < nul; c++)
-			lineno += *c == '\n';
-		snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", lineno);
-		return NULL;
-	}
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	struct profile *p = perfscript_read_lines(&in, err, errlen);
+	infile_close(&in);
+	return p;
+}
+
+struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errlen)
+{
 	struct reader r = {0};
 	r.p = profile_new();
 	table_init(&r.threads);
@@ -973,11 +988,15 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 	profile_meta_set(r.p, "source_format", "perf-script");
 	bool java = false, seen_header = false;
 	uint64_t skipped = 0;
-	struct lines ls = {text, text + len, 0};
-	struct sv line;
-	while (next_line(&ls, &line)) {
-		const char *s = line.p;
-		size_t n = line.n;
+	const char *s;
+	size_t n;
+	int got;
+	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
+		if (memchr(s, 0, n)) {
+			snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", in->lineno);
+			got = -1;
+			break;
+		}
 		if (n && s[n - 1] == '\r')
 			n--;
 		if (n && s[0] == '#')
@@ -992,10 +1011,10 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 		if (parse_header(s, n, &h)) {
 			if (finish_record(&r))
 				goto sum_too_large;
-			start_record(&r, s, n, &h, ls.lineno);
+			start_record(&r, s, n, &h, in->lineno);
 			if (r.too_many_events) {
 				snprintf(err, errlen, "line %zu: more than %d distinct event names",
-					 ls.lineno, MAX_EVENTS);
+					 in->lineno, MAX_EVENTS);
 				reader_free(&r);
 				profile_free(r.p);
 				return NULL;
@@ -1003,7 +1022,7 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 			if (r.rec.weight_too_large) {
 				snprintf(err, errlen, "line %zu: the period is too large (at most %" PRIu64
 						      ")",
-					 ls.lineno, PROFILE_MAX_WEIGHT);
+					 in->lineno, PROFILE_MAX_WEIGHT);
 				reader_free(&r);
 				profile_free(r.p);
 				return NULL;
@@ -1011,15 +1030,26 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 			java = sv_eq(h.comm, "java");
 			seen_header = true;
 		} else if (!seen_header) {
-			snprintf(err, errlen, "line %zu: expected a perf script record header", ls.lineno);
+			snprintf(err, errlen, "line %zu: expected a perf script record header",
+				 in->lineno);
 			reader_free(&r);
 			profile_free(r.p);
 			return NULL;
 		} else if (r.rec.open && parse_stackline(s, n, &sl)) {
 			add_stackline(&r, &sl, java);
+			if (r.nframes > MAX_RECORD_FRAMES) {
+				snprintf(err, errlen, "line %zu: %s", in->lineno, too_deep);
+				got = -1;
+				break;
+			}
 		} else {
 			skipped++;
 		}
+	}
+	if (got < 0) {
+		reader_free(&r);
+		profile_free(r.p);
+		return NULL;
 	}
 	if (finish_record(&r))
 		goto sum_too_large;
@@ -1072,13 +1102,12 @@ bool perfscript_detect(const char *text, size_t len)
 {
 	if (len > ((size_t)1 << 20))
 		len = (size_t)1 << 20;
-	struct lines ls = {text, text + len, 0};
-	struct sv line;
-	size_t total = 0, good = 0, pairs = 0;
-	bool after_header = false;
-	while (total < 200 && next_line(&ls, &line)) {
-		const char *s = line.p;
-		size_t n = line.n;
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	const char *s;
+	size_t n, total = 0, good = 0, pairs = 0;
+	bool after_header = false, plausible = true;
+	while (total < 200 && infile_line(&in, &s, &n, NULL, 0) > 0) {
 		if (n && s[n - 1] == '\r')
 			n--;
 		if (n && s[0] == '#')
@@ -1087,8 +1116,10 @@ bool perfscript_detect(const char *text, size_t len)
 			after_header = false;
 			continue;
 		}
-		if (memchr(s, 0, n))
-			return false;
+		if (memchr(s, 0, n)) {
+			plausible = false;
+			break;
+		}
 		total++;
 		struct header h;
 		if (parse_header(s, n, &h) && memchr(s + h.rest, ':', n - h.rest)) {
@@ -1096,13 +1127,16 @@ bool perfscript_detect(const char *text, size_t len)
 			after_header = true;
 			continue;
 		}
-		if (total == 1)
-			return false; /* perf script starts with a record header */
+		if (total == 1) {
+			plausible = false; /* perf script starts with a record header */
+			break;
+		}
 		if (looks_like_frame(s, n)) {
 			good++;
 			pairs += after_header;
 		}
 		after_header = false;
 	}
-	return pairs > 0 && good * 10 >= total * 9;
+	infile_close(&in);
+	return plausible && pairs > 0 && good * 10 >= total * 9;
 }

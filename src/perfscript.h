@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "infile.h"
 #include "profile.h"
 
 struct collapse_options {
@@ -47,6 +48,11 @@ struct collapse_options {
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
 			char *err, size_t errlen);
 
+/* The same, line by line from an input (memory holds the distinct stacks,
+ * not the text); also -1 with err when the input fails (infile_line). */
+int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
+			      char *err, size_t errlen);
+
 /* Reads the records into a profile: one sample per record (time_ns from the
  * timestamp in seconds, 0 when absent; cpu from "[NNN]"; thread (pid, tid,
  * comm) with pid 0 when perf printed only one number; the event interned by
@@ -66,6 +72,10 @@ int perfscript_collapse(const char *text, size_t len, const struct collapse_opti
  * Meta: source_format "perf-script", event (the first), start_ns, end_ns,
  * duration_s (when the records have timestamps). */
 struct profile *perfscript_read(const char *text, size_t len, char *err, size_t errlen);
+
+/* The same, line by line from an input; also NULL with err when the input
+ * fails (infile_line). */
+struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errlen);
 
 /* Does the text look like `perf script` output? (its first non-comment line
  * is a record header and some header is followed by a stack line of a hex

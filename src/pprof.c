@@ -1397,8 +1397,12 @@ fail:
 /* Detection                                                                 */
 /* ========================================================================= */
 
-bool pprof_detect(const uint8_t *data, size_t len)
+/* With `head`, data is the start of a longer input: a field running past
+ * its end ends the check, and no required field is required yet. */
+static bool detect(const uint8_t *data, size_t len, bool head)
 {
+	if (head && !len)
+		return false;
 	struct pb_reader r;
 	pb_reader_init(&r, data, len);
 	size_t nstrs = 0;
@@ -1406,7 +1410,9 @@ bool pprof_detect(const uint8_t *data, size_t len)
 	while (!pb_reader_done(&r)) {
 		uint32_t f;
 		enum pb_wire wire;
-		if (pb_read_tag(&r, &f, &wire) || f > P_DOC_URL)
+		if (pb_read_tag(&r, &f, &wire))
+			return head && r.cut;
+		if (f > P_DOC_URL)
 			return false;
 		bool ok;
 		switch (f) {
@@ -1431,14 +1437,26 @@ bool pprof_detect(const uint8_t *data, size_t len)
 		if (f == P_STRING_TABLE) {
 			struct pb_reader s;
 			if (pb_read_len(&r, &s))
-				return false;
+				return head && r.cut;
 			if (nstrs++ == 0)
 				first_empty = pb_reader_done(&s);
+			if (!first_empty)
+				return false; /* string 0 is always "" */
 			continue;
 		}
 		types |= f == P_SAMPLE_TYPE;
 		if (pb_skip(&r, wire))
-			return false;
+			return head && r.cut;
 	}
-	return nstrs > 0 && first_empty && types;
+	return head || (nstrs > 0 && first_empty && types);
+}
+
+bool pprof_detect(const uint8_t *data, size_t len)
+{
+	return detect(data, len, false);
+}
+
+bool pprof_detect_head(const uint8_t *data, size_t len)
+{
+	return detect(data, len, true);
 }

@@ -47,6 +47,11 @@ struct profile *pprof_read(const uint8_t *data, size_t len, char *err, size_t er
  * with their wire types, and a string table whose first entry is ""? */
 bool pprof_detect(const uint8_t *data, size_t len);
 
+/* Could data be the first len bytes of a pprof profile? (nothing in them
+ * contradicts it; a field may run past their end): whether a file too big
+ * to detect from its head is worth reading whole. */
+bool pprof_detect_head(const uint8_t *data, size_t len);
+
 /* Refusal limits of the reader. */
 #define PPROF_MAX_SAMPLES 50000000u   /* pprof Samples */
 #define PPROF_MAX_DEPTH 16384u	      /* frames in one stack, inlined included */

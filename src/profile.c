@@ -184,6 +184,15 @@ int profile_add_sample(struct profile *p, const struct sample *s, const struct s
 	return 0;
 }
 
+int profile_sample_add_weight(struct profile *p, size_t index, uint64_t weight)
+{
+	if (weight > PROFILE_MAX_WEIGHT - p->weight_added)
+		return -1;
+	p->weight_added += weight;
+	p->samples[index].weight += weight;
+	return 0;
+}
+
 bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight)
 {
 	/* At least one weight's worth, so the interval itself fits; in doubles,

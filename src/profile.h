@@ -147,6 +147,10 @@ uint32_t profile_event_intern(struct profile *p, const char *name);
 int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
 		       size_t n);
 
+/* Adds `weight` to sample `index` (readers that merge repeated stacks).
+ * Returns 0, or -1 (nothing added) past PROFILE_MAX_WEIGHT, as above. */
+int profile_sample_add_weight(struct profile *p, size_t index, uint64_t weight);
+
 /* Whether the weights, each multiplied by `ns_per_weight` (a sampling
  * interval), still add up to at most PROFILE_MAX_WEIGHT nanoseconds. Writers
  * that turn weights into time (pprof's cpu value, speedscope's weights)

@@ -3,10 +3,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -65,7 +70,7 @@ static enum frame_kind kind_from_name(const char *s)
 
 int recording_check_writable(const char *path, char *err, size_t errlen)
 {
-	return outfile_check_named(path, WHAT, err, errlen);
+	return outfile_check_regular(path, WHAT, err, errlen);
 }
 
 static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -283,45 +288,127 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	return rc;
 }
 
+struct recording_image {
+	sqlite3 *db; /* an in-memory database, which owns the bytes */
+	const unsigned char *bytes;
+	sqlite3_int64 size;
+};
+
+struct recording_image *recording_build(const struct profile *p, char *err, size_t errlen)
+{
+	struct recording_image *img = xcalloc(1, sizeof(*img));
+	/* memdb: the database is one contiguous buffer, handed out without a
+	 * copy; it may grow past memdb's default 1 GiB limit. */
+	if (sqlite3_open_v2("file:recording?vfs=memdb", &img->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot build the recording in memory: %s",
+			 img->db ? sqlite3_errmsg(img->db) : "out of memory");
+		recording_image_free(img);
+		return NULL;
+	}
+	sqlite3_int64 limit = INT64_MAX;
+	sqlite3_file_control(img->db, "main", SQLITE_FCNTL_SIZE_LIMIT, &limit);
+	char inner[256];
+	if (exec_sql(img->db, "PRAGMA journal_mode=OFF; BEGIN;", inner, sizeof(inner)) ||
+	    exec_sql(img->db, schema_sql, inner, sizeof(inner)) ||
+	    save_meta_and_events(img->db, p, inner, sizeof(inner)) ||
+	    save_frames_and_stacks(img->db, p, inner, sizeof(inner)) ||
+	    save_threads_and_samples(img->db, p, inner, sizeof(inner)) ||
+	    save_probes_and_spans(img->db, p, inner, sizeof(inner)) ||
+	    exec_sql(img->db, "COMMIT;", inner, sizeof(inner))) {
+		snprintf(err, errlen, "cannot build the recording in memory: %s", inner);
+		recording_image_free(img);
+		return NULL;
+	}
+	img->bytes = sqlite3_serialize(img->db, "main", &img->size, SQLITE_SERIALIZE_NOCOPY);
+	if (!img->bytes) {
+		snprintf(err, errlen, "cannot build the recording in memory: SQLite gave no image");
+		recording_image_free(img);
+		return NULL;
+	}
+	return img;
+}
+
+size_t recording_image_size(const struct recording_image *img)
+{
+	return (size_t)img->size;
+}
+
+int recording_image_write(const struct recording_image *img, const char *path, char *err,
+			  size_t errlen)
+{
+	return outfile_write_regular(path, WHAT, img->bytes, (size_t)img->size, err, errlen);
+}
+
+int recording_image_rescue(const struct recording_image *img, const char *path, char *saved,
+			   size_t savedlen)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *home = getenv("HOME");
+	const char *dirs[] = {tmpdir && *tmpdir ? tmpdir : "/tmp", "/var/tmp", home};
+	char *copy = xstrdup(path);
+	const char *base = basename(copy);
+	int rc = -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && rc; i++) {
+		struct statvfs vfs;
+		if (!dirs[i] || statvfs(dirs[i], &vfs) < 0 ||
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)img->size)
+			continue; /* no room: do not fill it to find out */
+		char *at = xasprintf("%s/rescued-%d-%s", dirs[i], (int)getpid(), base);
+		char err[512];
+		if (recording_image_write(img, at, err, sizeof(err)) == 0) {
+			snprintf(saved, savedlen, "%s", at);
+			rc = 0;
+		}
+		free(at);
+	}
+	free(copy);
+	return rc;
+}
+
+void recording_image_free(struct recording_image *img)
+{
+	if (!img)
+		return;
+	sqlite3_close(img->db);
+	free(img);
+}
+
 int recording_save(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	struct outfile o;
-	if (outfile_open_named(&o, path, WHAT, err, errlen))
+	struct recording_image *img = recording_build(p, err, errlen);
+	if (!img)
 		return -1;
-	sqlite3 *db = NULL;
-	/* The temporary file exists (made empty, exclusively): open that one,
-	 * never a link put in its place. */
-	if (sqlite3_open_v2(o.tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "cannot create %s: %s", path,
-			 db ? sqlite3_errmsg(db) : "out of memory");
-		goto fail;
-	}
-	/* One transaction, no journal: the temp file is discarded on any failure. */
-	if (exec_sql(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", err, errlen) ||
-	    exec_sql(db, schema_sql, err, errlen) || save_meta_and_events(db, p, err, errlen) ||
-	    save_frames_and_stacks(db, p, err, errlen) ||
-	    save_threads_and_samples(db, p, err, errlen) || save_probes_and_spans(db, p, err, errlen) ||
-	    exec_sql(db, "COMMIT;", err, errlen))
-		goto fail;
-	int closed = sqlite3_close(db);
-	db = NULL;
-	if (closed != SQLITE_OK) {
-		snprintf(err, errlen, "cannot finish writing %s", path);
-		goto fail;
-	}
-	return outfile_commit(&o, err, errlen);
-fail:
-	if (db)
-		sqlite3_close(db);
-	outfile_abort(&o);
-	return -1;
+	int rc = recording_image_write(img, path, err, errlen);
+	recording_image_free(img);
+	return rc;
 }
 
 /* --- loading ------------------------------------------------------------- */
 
+/* What a hostile file may cost the loader: every table is read once and
+ * sorted at most once, so a recording's load takes a number of SQLite steps
+ * proportional to its size (measured: 0.1-0.5 per byte of file, about 25
+ * million steps a second). Far more means the file makes SQLite loop. */
+#define LOAD_STEPS_PER_BYTE 16
+#define LOAD_STEPS_MIN 20000000ll
+#define LOAD_PROGRESS_EVERY 10000 /* steps between two checks of the budget */
+/* meta and events are small lists (dozens of keys, a few events) kept in
+ * arrays searched by name: a file with millions of rows there is not a
+ * recording. */
+#define LOAD_MAX_META 10000
+#define LOAD_MAX_EVENTS 10000
+/* No value a recording holds comes near this: frame names are the longest. */
+#define LOAD_MAX_VALUE_BYTES (16 << 20)
+
 struct loader {
 	sqlite3 *db;
+	long long steps_left; /* SQLite steps still allowed (LOAD_STEPS_PER_BYTE) */
+	size_t max_id;        /* frame and stack ids are dense: at most one per byte */
+	bool probe_totals;    /* probes has entered, raw_ns, own_ns */
+	bool probe_all_calls; /* probes has all_calls (log-linear histograms) */
+	bool span_raw;        /* spans has raw_duration_ns */
 	struct profile *p;
 	uint32_t *frame_map; /* file frame id -> profile frame id */
 	size_t nframe_map;
@@ -338,13 +425,140 @@ static int load_fail(struct loader *l, const char *what)
 	return -1;
 }
 
+/* A failed step: SQLite's reason, or ours when the step budget ran out. */
+static int load_fail_sqlite(struct loader *l)
+{
+	if (l->steps_left <= 0)
+		return load_fail(l, "reading it makes SQLite work far longer than a recording of its "
+				    "size needs: a hostile or corrupt file");
+	return load_fail(l, sqlite3_errmsg(l->db));
+}
+
+static int count_steps(void *arg)
+{
+	struct loader *l = arg;
+	l->steps_left -= LOAD_PROGRESS_EVERY;
+	return l->steps_left <= 0; /* non-zero interrupts the statement */
+}
+
+/* The tables the loader reads and the columns it reads from each; a column
+ * starting with '?' may be missing (recordings made before it existed). */
+static const struct table_spec {
+	const char *name;
+	const char *columns[10];
+} tables_read[] = {
+	{"meta", {"key", "value"}},
+	{"events", {"id", "name"}},
+	{"frames", {"id", "name", "module", "file", "line", "kind"}},
+	{"stacks", {"id", "parent", "frame", "depth"}},
+	{"threads", {"id", "pid", "tid", "comm"}},
+	{"probes",
+	 {"id", "name", "binary", "offset", "?entered", "?raw_ns", "?own_ns", "?all_calls"}},
+	{"probe_hist", {"probe", "bucket", "count"}},
+	{"spans",
+	 {"id", "probe", "thread", "parent", "depth", "start_ns", "duration_ns", "open",
+	  "?raw_duration_ns"}},
+	{"samples", {"id", "time_ns", "cpu", "thread", "event", "stack", "weight"}},
+	{"sample_spans", {"sample", "position", "span", "probe"}},
+};
+
+/* 1 when `table` has `column` as a plain stored column, 0 when it has no
+ * such column, -1 (with err) when the column is computed (a generated
+ * column runs an expression on every read). */
+static int column_state(struct loader *l, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT hidden FROM pragma_table_xinfo(?) WHERE name = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	int hidden = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	if (r == SQLITE_ROW && hidden) {
+		char what[160];
+		snprintf(what, sizeof(what), "%s.%s is a generated column, not stored data", table,
+			 column);
+		return load_fail(l, what);
+	}
+	return r == SQLITE_ROW;
+}
+
+/* A table the loader reads must be a plain table with the columns it reads:
+ * a view or a virtual table of that name would run whatever query the file
+ * brings (an endless recursive one, billions of rows) inside `report`. */
+static int check_table(struct loader *l, const struct table_spec *spec)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE"
+			       " AND type IN ('table', 'view')",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	sqlite3_bind_text(st, 1, spec->name, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	const char *type = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	const char *sql = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+	char what[160] = "";
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		snprintf(what, sizeof(what), "%s", sqlite3_errmsg(l->db));
+	else if (!type)
+		snprintf(what, sizeof(what), "no %s table%s", spec->name,
+			 spec == &tables_read[0] ? ": not a sonde recording, or corrupt" : "");
+	else if (strcmp(type, "table") != 0)
+		snprintf(what, sizeof(what), "%s is a %s, not a table", spec->name, type);
+	else if (sql && strncasecmp(sql, "CREATE VIRTUAL", 14) == 0)
+		snprintf(what, sizeof(what), "%s is a virtual table, not a table", spec->name);
+	sqlite3_finalize(st);
+	if (what[0])
+		return l->steps_left <= 0 ? load_fail_sqlite(l) : load_fail(l, what);
+	for (size_t c = 0; c < sizeof(spec->columns) / sizeof(spec->columns[0]); c++) {
+		const char *col = spec->columns[c];
+		if (!col)
+			break;
+		bool optional = col[0] == '?';
+		int has = column_state(l, spec->name, col + optional);
+		if (has < 0)
+			return -1;
+		if (!has && !optional) {
+			snprintf(what, sizeof(what), "table %s has no column %s", spec->name, col);
+			return load_fail(l, what);
+		}
+		if (!strcmp(col, "?entered"))
+			l->probe_totals = has;
+		else if (!strcmp(col, "?all_calls"))
+			l->probe_all_calls = has;
+		else if (!strcmp(col, "?raw_duration_ns"))
+			l->span_raw = has;
+	}
+	return 0;
+}
+
+/* All tables but meta, which is checked (and read) first: a file that is
+ * not a recording is told so by its meta table. */
+static int check_data_tables(struct loader *l)
+{
+	for (size_t t = 1; t < sizeof(tables_read) / sizeof(tables_read[0]); t++)
+		if (check_table(l, &tables_read[t]))
+			return -1;
+	return 0;
+}
+
 static int load_meta(struct loader *l)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, "no meta table: not a sonde recording, or corrupt");
+		return load_fail_sqlite(l);
 	int r;
+	size_t rows = 0;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (++rows > LOAD_MAX_META) {
+			sqlite3_finalize(st);
+			return load_fail(l, "more than 10000 meta rows");
+		}
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 		if (k && v)
@@ -352,7 +566,7 @@ static int load_meta(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	const char *fmt = profile_meta_get(l->p, "format");
 	const char *ver = profile_meta_get(l->p, "version");
 	if (!fmt || strcmp(fmt, RECORDING_FORMAT) != 0)
@@ -371,14 +585,18 @@ static int load_events(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT name FROM events ORDER BY id", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (l->p->nevents >= LOAD_MAX_EVENTS) {
+			sqlite3_finalize(st);
+			return load_fail(l, "more than 10000 events");
+		}
 		const char *n = (const char *)sqlite3_column_text(st, 0);
 		profile_event_intern(l->p, n ? n : "?");
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_frames(struct loader *l)
@@ -386,12 +604,12 @@ static int load_frames(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, name, module, file, line, kind FROM frames", -1,
 			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
-		if (id <= 0 || id > 100000000) {
+		if (id <= 0 || (size_t)id > l->max_id) {
 			sqlite3_finalize(st);
 			return load_fail(l, "frame id out of range");
 		}
@@ -410,7 +628,7 @@ static int load_frames(struct loader *l)
 		l->frame_map[id] = fid;
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 /* Parents are stored before children (ids grow with depth of creation), but
@@ -420,7 +638,7 @@ static int load_stacks(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, parent, frame FROM stacks ORDER BY depth, id", -1,
 			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -429,7 +647,11 @@ static int load_stacks(struct loader *l)
 					       ? 0
 					       : sqlite3_column_int64(st, 1);
 		sqlite3_int64 frame = sqlite3_column_int64(st, 2);
-		if (id <= 0 || id > 100000000 || parent < 0 ||
+		if (id <= 0 || (size_t)id > l->max_id) {
+			sqlite3_finalize(st);
+			return load_fail(l, "stack id out of range");
+		}
+		if (parent < 0 ||
 		    (parent && ((size_t)parent >= l->nstack_map || !l->stack_map[parent])) || frame <= 0 ||
 		    (size_t)frame >= l->nframe_map || !l->frame_map[frame]) {
 			sqlite3_finalize(st);
@@ -450,7 +672,7 @@ static int load_stacks(struct loader *l)
 		l->stack_map = xcalloc(1, sizeof(*l->stack_map));
 		l->nstack_map = 1;
 	}
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_threads(struct loader *l)
@@ -458,7 +680,7 @@ static int load_threads(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, pid, tid, comm FROM threads ORDER BY id", -1, &st,
 			       NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nthreads) {
@@ -475,7 +697,7 @@ static int load_threads(struct loader *l)
 		}
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_probes(struct loader *l)
@@ -484,18 +706,16 @@ static int load_probes(struct loader *l)
 	/* Recordings made before sonde kept only the calls it needs have no
 	 * all_calls column: they hold every call, and log2 histograms. Older
 	 * ones have no own-cost totals either. */
-	bool loglin = sqlite3_prepare_v2(l->db,
-					 "SELECT id, name, binary, offset, entered, raw_ns, own_ns,"
-					 " all_calls FROM probes ORDER BY id",
-					 -1, &st, NULL) == SQLITE_OK;
-	bool totals = loglin || sqlite3_prepare_v2(l->db,
-						   "SELECT id, name, binary, offset, entered, raw_ns,"
-						   " own_ns FROM probes ORDER BY id",
-						   -1, &st, NULL) == SQLITE_OK;
-	if (!totals &&
-	    sqlite3_prepare_v2(l->db, "SELECT id, name, binary, offset FROM probes ORDER BY id", -1,
-			       &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+	bool totals = l->probe_totals;
+	bool loglin = totals && l->probe_all_calls;
+	if (sqlite3_prepare_v2(l->db,
+			       loglin	? "SELECT id, name, binary, offset, entered, raw_ns, own_ns,"
+					  " all_calls FROM probes ORDER BY id"
+			       : totals ? "SELECT id, name, binary, offset, entered, raw_ns, own_ns"
+					  " FROM probes ORDER BY id"
+					: "SELECT id, name, binary, offset FROM probes ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 1);
@@ -515,10 +735,10 @@ static int load_probes(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db, "SELECT probe, bucket, count FROM probe_hist", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
 		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 ||
@@ -532,23 +752,21 @@ static int load_probes(struct loader *l)
 		l->p->probes[probe].hist[into] += (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_spans(struct loader *l)
 {
 	sqlite3_stmt *st;
 	/* raw_duration_ns is absent from older recordings: then raw = corrected. */
+	bool has_raw = l->span_raw;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open,"
-			       " raw_duration_ns FROM spans ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(l->db,
-			       "SELECT id, probe, thread, parent, depth, start_ns, duration_ns, open"
-			       " FROM spans ORDER BY id",
+			       has_raw ? "SELECT id, probe, thread, parent, depth, start_ns, duration_ns,"
+					 " open, raw_duration_ns FROM spans ORDER BY id"
+				       : "SELECT id, probe, thread, parent, depth, start_ns, duration_ns,"
+					 " open FROM spans ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
-	bool has_raw = sqlite3_column_count(st) > 8;
+		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2);
@@ -571,7 +789,7 @@ static int load_spans(struct loader *l)
 		profile_span_add(l->p, &sp);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_samples(struct loader *l)
@@ -581,12 +799,12 @@ static int load_samples(struct loader *l)
 			       "SELECT time_ns, cpu, thread, event, stack, weight, id FROM samples"
 			       " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT sample, span, probe FROM sample_spans ORDER BY sample, position",
 			       -1, &links, NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
-		return load_fail(l, sqlite3_errmsg(l->db));
+		return load_fail_sqlite(l);
 	}
 	int lr = sqlite3_step(links);
 	struct span_link buf[64];
@@ -638,7 +856,7 @@ static int load_samples(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);
-	return r == SQLITE_DONE ? 0 : load_fail(l, sqlite3_errmsg(l->db));
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 struct profile *recording_load(const char *path, char *err, size_t errlen)
@@ -648,14 +866,33 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
 	if (sqlite3_open_v2(path, &l.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", path,
 			 l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		sqlite3_close(l.db);
 		return NULL;
 	}
+	/* The file is untrusted: its schema may not call functions with side
+	 * effects, nor have them called from views or triggers. */
+	sqlite3_db_config(l.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(l.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_limit(l.db, SQLITE_LIMIT_LENGTH, LOAD_MAX_VALUE_BYTES);
+	size_t size = st.st_size > 0 ? (size_t)st.st_size : 0;
+	l.steps_left = LOAD_STEPS_MIN + (long long)(size < (size_t)1 << 40 ? size : (size_t)1 << 40) *
+					       LOAD_STEPS_PER_BYTE;
+	l.max_id = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
+	sqlite3_progress_handler(l.db, LOAD_PROGRESS_EVERY, count_steps, &l);
 	l.p = profile_new();
-	int rc = load_meta(&l);
+	int rc = check_table(&l, &tables_read[0]);
+	if (!rc)
+		rc = load_meta(&l);
+	if (!rc)
+		rc = check_data_tables(&l);
 	if (!rc)
 		rc = load_events(&l);
 	if (!rc)

@@ -6,6 +6,7 @@
 
 #include "json.h"
 #include "latency.h"
+#include "printable.h"
 #include "util.h"
 
 struct function_stat {
@@ -152,9 +153,11 @@ static void free_summary(struct summary *s)
 }
 
 static void text_function_table(FILE *out, const char *title, const char *column,
-				struct summary *s, int top, int (*cmp)(const void *, const void *))
+				struct summary *s, int top, int (*cmp)(const void *, const void *),
+				struct printable *keep)
 {
-	qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
+	if (s->nfuncs) /* an empty profile has no array at all */
+		qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
 	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", title, "SELF%", "SELF", "TOTAL%", "TOTAL",
 		column);
 	int shown = 0;
@@ -164,7 +167,7 @@ static void text_function_table(FILE *out, const char *title, const char *column
 			break;
 		fprintf(out, "  %6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64 "  %s\n",
 			pct(f->self, s->samples), f->self, pct(f->total, s->samples), f->total,
-			f->name);
+			printable(keep, f->name));
 		shown++;
 	}
 }
@@ -286,14 +289,15 @@ static void json_overhead(FILE *out, const struct profile *p)
 		profile_meta_double(p, "calib_sample_full_ns"));
 }
 
-static void text_probes(FILE *out, const struct profile *p)
+static void text_probes(FILE *out, const struct profile *p, struct printable *keep)
 {
 	for (size_t i = 0; i < p->nprobes; i++) {
 		struct probe_summary ps;
 		summarize_probe(p, (uint32_t)i, &ps);
 		char b[7][32];
 		const struct probe_info *pi = &p->probes[i];
-		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", pi->name, ps.st.count);
+		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", printable(keep, pi->name),
+			ps.st.count);
 		if (ps.open)
 			fprintf(out, " (%zu still running at the end, counted with their elapsed time)",
 				ps.open);
@@ -380,11 +384,14 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	struct summary s;
 	summarize(p, &o->filter, o->lines, &s);
 	int top = o->top > 0 ? o->top : 20;
-	const char *event = profile_meta_get(p, "event");
+	/* Names, paths and metadata come from the file: shown, never obeyed. */
+	struct printable keep = {0};
+	const char *event = printable(&keep, profile_meta_get(p, "event"));
 	uint64_t hz = profile_meta_u64(p, "frequency_hz"), period = profile_meta_u64(p, "period");
-	fprintf(out, "Recording: %s\n", o->source ? o->source : "-");
+	fprintf(out, "Recording: %s\n", o->source ? printable(&keep, o->source) : "-");
 	if (profile_meta_get(p, "command_line"))
-		fprintf(out, "  command:   %s\n", profile_meta_get(p, "command_line"));
+		fprintf(out, "  command:   %s\n",
+			printable(&keep, profile_meta_get(p, "command_line")));
 	if (event) {
 		if (hz)
 			fprintf(out, "  event:     %s at %" PRIu64 " Hz\n", event, hz);
@@ -393,7 +400,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	}
 	fprintf(out, "  duration:  %.2f s\n", profile_meta_double(p, "duration_s"));
 	if (o->view)
-		fprintf(out, "  view:      %s\n", o->view);
+		fprintf(out, "  view:      %s\n", printable(&keep, o->view));
 	fprintf(out, "  samples:   %" PRIu64 "\n", s.samples);
 	fprintf(out, "  lost:      %" PRIu64 "%s\n", profile_meta_u64(p, "lost_samples"),
 		profile_meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
@@ -405,25 +412,27 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			s.broken, pct(s.broken, s.samples));
 	if (o->lines) {
 		text_function_table(out, "Top source lines by self samples:", "FUNCTION:LINE", &s,
-				    top, by_self);
+				    top, by_self, &keep);
 		text_function_table(out, "Top source lines by total samples (self + callees):",
-				    "FUNCTION:LINE", &s, top, by_total);
+				    "FUNCTION:LINE", &s, top, by_total, &keep);
 	} else {
 		text_function_table(out, "Top functions by self samples:", "FUNCTION", &s, top,
-				    by_self);
+				    by_self, &keep);
 		text_function_table(out, "Top functions by total samples (self + callees):",
-				    "FUNCTION", &s, top, by_total);
+				    "FUNCTION", &s, top, by_total, &keep);
 	}
-	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	if (s.nthreads) /* an empty profile has no array at all */
+		qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	fprintf(out, "\nThreads:\n  %8s %7s %8s %8s  %s\n", "SAMPLES", "%", "PID", "TID", "COMM");
 	for (size_t i = 0; i < s.nthreads && (int)i < top; i++) {
 		const struct thread_info *t = &p->threads[s.threads[i].thread];
 		fprintf(out, "  %8" PRIu64 " %6.2f%% %8u %8u  %s\n", s.threads[i].samples,
-			pct(s.threads[i].samples, s.samples), t->pid, t->tid, t->comm);
+			pct(s.threads[i].samples, s.samples), t->pid, t->tid, printable(&keep, t->comm));
 	}
-	text_probes(out, p);
+	text_probes(out, p, &keep);
 	text_overhead(out, p);
 	free_summary(&s);
+	printable_free(&keep);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -441,7 +450,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		",\n  \"broken_stacks\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
 		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
 		profile_meta_u64(p, "lost_samples"), s.broken, profile_meta_double(p, "duration_s"));
-	qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
+	if (s.nfuncs) /* an empty profile has no array at all */
+		qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
 	if (o->view) {
 		fprintf(out, "  \"view\": ");
 		json_write_string(out, o->view);
@@ -460,7 +470,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 			s.funcs[i].total);
 	}
 	fprintf(out, "\n  ],\n  \"threads\": [");
-	qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
+	if (s.nthreads) /* an empty profile has no array at all */
+		qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	for (size_t i = 0; i < s.nthreads; i++) {
 		const struct thread_info *t = &p->threads[s.threads[i].thread];
 		fprintf(out, "%s\n    {\"pid\": %u, \"tid\": %u, \"comm\": ", i ? "," : "", t->pid,

@@ -16,6 +16,7 @@
 
 #include "calibrate.h"
 #include "latency.h"
+#include "printable.h"
 #include "probes.h"
 #include "recording.h"
 #include "sonde_abi.h"
@@ -556,8 +557,11 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 		char who[64] = "sonde's own process (the same file, CPU and environment)";
 		if (t[i].ifunc_asked)
 			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
+		struct printable keep = {0}; /* names from the binary, paths from the target */
 		fprintf(stderr, "sonde: %s is an IFUNC in %s: tracing %s, the implementation %s uses\n",
-			t[i].function, t[i].binary, t[i].ifunc_impl, who);
+			printable(&keep, t[i].function), printable(&keep, t[i].binary),
+			printable(&keep, t[i].ifunc_impl), who);
+		printable_free(&keep);
 	}
 	first = ids[0];
 	if (count)
@@ -895,8 +899,9 @@ static int find_named_processes(struct session_options *o)
 		int w = snprintf(list + off, sizeof(list) - off, " %d", (int)found[i]);
 		off = w < 0 ? sizeof(list) : off + (size_t)w;
 	}
+	char name[256];
 	fprintf(stderr, "sonde: attaching to %d process%s named %s:%s\n", n, n == 1 ? "" : "es",
-		o->pid_of, list);
+		printable_copy(name, sizeof(name), o->pid_of), list);
 	free(found);
 	return 0;
 }
@@ -1190,7 +1195,7 @@ void session_end(struct session *s)
 	add_metadata(s, s->end_mono);
 }
 
-int session_save(struct session *s, const char *path, char *err, size_t errlen)
+struct recording_image *session_recording(struct session *s, char *err, size_t errlen)
 {
 	struct profile *p = s->prof;
 	if (!s->ended) /* what already reached the ring buffer belongs in it */
@@ -1212,7 +1217,7 @@ int session_save(struct session *s, const char *path, char *err, size_t errlen)
 	for (size_t i = 0; i < p->nspans; i++)
 		kept_calls += !p->spans[i].open;
 	set_meta_u64(p, "calls_not_kept", counted > kept_calls ? counted - kept_calls : 0);
-	return recording_save(p, path, err, errlen);
+	return recording_build(p, err, errlen);
 }
 
 int session_poll(struct session *s, int timeout_ms)
@@ -1313,7 +1318,9 @@ void session_print_summary(struct session *s, const char *what)
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
-	fprintf(stderr, "sonde: %s %llu samples", what, (unsigned long long)cs.samples);
+	char shown[1024]; /* `what` names the output file */
+	fprintf(stderr, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
+		(unsigned long long)cs.samples);
 	if (s->prof->nprobes) {
 		uint64_t calls = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)

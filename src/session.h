@@ -21,6 +21,7 @@ struct option;
 #include "collector.h"
 #include "engine.h"
 #include "profile.h"
+#include "recording.h"
 
 #define SESSION_MAX_PIDS 256
 #define SESSION_MAX_TRACES 64
@@ -168,10 +169,11 @@ int session_ring_fd(struct session *s);
  * session_run does it itself. */
 void session_end(struct session *s);
 
-/* Writes the profile as it stands as a recording (metadata as of now, every
- * probe's calls counted so far; calls still in flight are not included
- * before session_end). Returns 0, or -1 with err. */
-int session_save(struct session *s, const char *path, char *err, size_t errlen);
+/* The profile as it stands as a recording, built in memory (metadata as of
+ * now, every probe's calls counted so far; calls still in flight are not
+ * included before session_end), to be written with recording_image_write.
+ * Returns NULL with err. */
+struct recording_image *session_recording(struct session *s, char *err, size_t errlen);
 
 double session_start_time(const struct session *s); /* CLOCK_MONOTONIC seconds */
 const struct session_options *session_options(const struct session *s);

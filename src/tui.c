@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "printable.h"
 #include "tuitree.h"
 #include "util.h"
 
@@ -220,16 +221,6 @@ static void fill(int y, int x, int xmax, attr_t a)
 	attrset(A_NORMAL);
 }
 
-/* Copies s into buf with control characters made visible as '?', so one
- * byte is one column. */
-static void sanitize(char *buf, size_t size, const char *s)
-{
-	size_t i = 0;
-	for (; s[i] && i + 1 < size; i++)
-		buf[i] = (unsigned char)s[i] < 32 || s[i] == 127 ? '?' : s[i];
-	buf[i] = 0;
-}
-
 /* Cuts a text to `width` columns, marking the cut with "..". */
 static void clip(char *s, int width)
 {
@@ -251,7 +242,7 @@ static void frame_label(const struct live_view *v, uint32_t frame, char *buf, si
 		flame_frame_label(v->flame, frame, true, raw, sizeof(raw));
 	else
 		snprintf(raw, sizeof(raw), "#%u", frame);
-	sanitize(buf, size, raw);
+	printable_copy(buf, size, raw);
 }
 
 static double pct(double part, double whole)
@@ -504,7 +495,7 @@ static void draw_status_main(struct tui *t, const struct live_status *s)
 	int room = xmax - x - numbers;
 	if (room > r.w / 3)
 		room = r.w / 3;
-	sanitize(target, sizeof(target), s->target);
+	printable_copy(target, sizeof(target), s->target);
 	clip(target, room - gap);
 	if (room - gap >= 8)
 		x = put_pair(t, r.y, x, xmax, bar, "", target);
@@ -581,7 +572,7 @@ static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, cons
 		     bool match)
 {
 	char vis[LABEL_MAX];
-	sanitize(vis, sizeof(vis), label);
+	printable_copy(vis, sizeof(vis), label);
 	clip(vis, xmax - x);
 	attr_t hl = style(t, ST_MATCH);
 	if (!match || !t->search)
@@ -826,7 +817,7 @@ static void draw_probe_row(const struct tui *t, struct rect r, int y, size_t i, 
 	/* An untraced probe keeps its marker visible: the name is cut first. */
 	const char *mark = pv->attached ? "" : name_w >= 24 ? " (untraced)" : " (off)";
 	char name[LABEL_MAX];
-	sanitize(name, sizeof(name), pv->name);
+	printable_copy(name, sizeof(name), pv->name);
 	clip(name, name_w - (int)strlen(mark));
 	snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s", mark);
 	clip(name, name_w);
@@ -963,7 +954,7 @@ static void draw_probes(struct tui *t)
 		if (pv->slow_threshold_ns)
 			duration_format(pv->slow_threshold_ns, a, sizeof(a));
 		char name[LABEL_MAX];
-		sanitize(name, sizeof(name), pv->name);
+		printable_copy(name, sizeof(name), pv->name);
 		putf(y++, r.x, xmax, style(t, ST_HEADER), "%s: latency in the window%s%s", name,
 		     a[0] ? ", slow > " : "", a);
 	}
@@ -993,10 +984,12 @@ static void draw_prompt(const struct tui *t, int y, int xmax, int *cx)
 	int x = put(y, 0, xmax, A_BOLD, lead);
 	int room = xmax - x - 1;
 	size_t start = t->edit.cur > (size_t)room ? t->edit.cur - (size_t)room : 0;
-	char vis[EDIT_MAX];
-	sanitize(vis, sizeof(vis), t->edit.buf + start);
+	char vis[4 * EDIT_MAX], before[EDIT_MAX];
+	printable_copy(vis, sizeof(vis), t->edit.buf + start);
 	put(y, x, xmax, A_NORMAL, vis);
-	*cx = x + (int)(t->edit.cur - start);
+	/* the cursor after what precedes it, as drawn (escapes are wider) */
+	snprintf(before, sizeof(before), "%.*s", (int)(t->edit.cur - start), t->edit.buf + start);
+	*cx = x + (int)strlen(printable_copy(vis, sizeof(vis), before));
 }
 
 /* With no other message, the line tells where the search stands. */
@@ -1050,7 +1043,7 @@ static bool selected_detail(const struct tui *t, char *buf, size_t size)
 	snprintf(raw, sizeof(raw), "%s  hottest line %s:%u (%.1f%% of its samples)", lab,
 		 slash ? slash + 1 : f->file[0] ? f->file : "??", f->line,
 		 pct(ln->weight, ln->total));
-	sanitize(buf, size, raw);
+	printable_copy(buf, size, raw);
 	return true;
 }
 
@@ -1514,9 +1507,9 @@ static int command_run(struct tui *t, const char *line)
 	while (len && (out[len - 1] == '\n' || out[len - 1] == '\r'))
 		out[--len] = 0;
 	char *nl = strchr(out, '\n');
-	char first[MSG_MAX];
-	snprintf(first, sizeof(first), "%.*s", nl ? (int)(nl - out) : (int)len, out);
-	sanitize(first, sizeof(first), first);
+	char raw[MSG_MAX], first[MSG_MAX];
+	snprintf(raw, sizeof(raw), "%.*s", nl ? (int)(nl - out) : (int)len, out);
+	printable_copy(first, sizeof(first), raw);
 	if (rc < 0)
 		set_msg(t, MSG_ERROR, "%s", first[0] ? first : "command failed");
 	else

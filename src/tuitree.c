@@ -78,9 +78,11 @@ static void state_free_kids(struct tt_state *s)
 	}
 	while (n) {
 		struct tt_state *k = todo[--n];
-		grow_array((void **)&todo, &cap, n + k->nkids, sizeof(*todo));
-		memcpy(todo + n, k->kids, k->nkids * sizeof(*todo));
-		n += k->nkids;
+		if (k->nkids) {
+			grow_array((void **)&todo, &cap, n + k->nkids, sizeof(*todo));
+			memcpy(todo + n, k->kids, k->nkids * sizeof(*todo));
+			n += k->nkids;
+		}
 		free(k->kids);
 		free(k);
 	}

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "printable.h"
+
 const char *progname = "sonde";
 
 static void out_of_memory(size_t n)
@@ -94,10 +96,17 @@ void errorf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char *msg = NULL;
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		out_of_memory(strlen(fmt));
+	/* Messages quote input (names, paths, lines of files): one line, and
+	 * nothing in it a terminal would obey. */
+	struct printable keep = {0};
+	fprintf(stderr, "%s: %s\n", progname, printable(&keep, msg));
+	printable_free(&keep);
+	free(msg);
 }
 
 void errbuf_set(char *err, size_t errlen, const char *fmt, ...)

@@ -24,7 +24,8 @@ uint64_t hash_str(const char *s, uint64_t seed);
 /* The program name used in error lines ("sonde"). */
 extern const char *progname;
 
-/* Prints "sonde: <message>" on stderr (one line, newline added). */
+/* Prints "sonde: <message>" on stderr (one line, newline added; control
+ * characters in the message escaped, see printable.h). */
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes an error message into a caller's buffer (nothing when err is NULL

@@ -159,6 +159,11 @@ expect_error "cannot write $WORK/link.sonde: it is a symbolic link to the file $
 	"$SONDE" ctl save "$WORK/link.sonde"
 [ -c "$WORK/full" ] && [ -L "$WORK/link.sonde" ] || fail "ctl save replaced a device or a link"
 compgen -G "$WORK/*.tmp.*" >/dev/null && fail "ctl save left a temporary file: $(ls "$WORK"/*.tmp.*)"
+# A save that failed keeps its recording in memory: the next save writes it.
+out=$("$SONDE" ctl save "$WORK/kept.sonde") || fail "ctl save of the kept recording failed"
+grep -q "kept since the save to $WORK/full failed) to $WORK/kept.sonde; save again" <<<"$out" ||
+	fail "ctl save answered '$out'"
+"$SONDE" report "$WORK/kept.sonde" >/dev/null || fail "the kept recording does not read back"
 "$SONDE" report "$WORK/live.sonde" >/dev/null || fail "the saved recording changed"
 
 out=$("$SONDE" ctl untrace slow_path) || fail "ctl untrace failed"

@@ -790,6 +790,41 @@ Test(nflx, errors)
 	cr_assert(err[0]);
 }
 
+/* Times as far apart as the reader allows (0 and NFLX_MAX_SECONDS, 1e10 s):
+ * 1e19 ns does not fit an int64_t, so the offset from the start must not be
+ * taken through one (llround overflowed and the result was negated). */
+Test(nflx, times_at_the_limits)
+{
+	struct pb_buf b = {0};
+	pb_put_double(&b, 1, 0.0);
+	pb_put_double(&b, 2, 1e10);
+	pb_put_packed_uint(&b, 3, (uint64_t[]){3, 3}, 2);
+	pb_put_packed_double(&b, 4, (double[]){1e10, -1e10}, 2);
+	put_tree(&b, true, true, false);
+	char err[256] = "";
+	struct profile *p = read_buf(&b, err);
+	cr_assert(p, "%s", err);
+	cr_assert_eq(p->nsamples, 2);
+	cr_assert_eq(p->samples[0].time_ns, 10000000000000000000ull);
+	cr_assert_eq(p->samples[1].time_ns, 0);
+	cr_assert_eq(meta_u64(p, "end_ns"), 10000000000000000000ull);
+	profile_free(p);
+	pb_buf_free(&b);
+
+	/* and backwards from the latest start: before the epoch clamps to it */
+	pb_put_double(&b, 1, 1e10);
+	pb_put_packed_uint(&b, 3, (uint64_t[]){3, 3}, 2);
+	pb_put_packed_double(&b, 4, (double[]){-1e10, 0.5}, 2);
+	put_tree(&b, true, true, false);
+	p = read_buf(&b, err);
+	cr_assert(p, "%s", err);
+	cr_assert_eq(p->samples[0].time_ns, 0);
+	/* 1e19 ns from the start, a double resolves 2048 ns */
+	cr_assert_lt(llabs((long long)p->samples[1].time_ns - 500000000), 4096);
+	profile_free(p);
+	pb_buf_free(&b);
+}
+
 Test(nflx, detect)
 {
 	struct profile *p = sample_profile(true, 1);

@@ -4,9 +4,12 @@
  * that ends the process); devices, FIFOs and links to them are written
  * through and stay what they were (a /dev/full node reports its ENOSPC);
  * links to files, dangling links and directories are refused with one line;
- * the named variant (recordings) refuses anything but a regular file and
- * will not rename a temporary file that was swapped. Every test works in a
- * fresh directory. */
+ * the regular-only variant (recordings) refuses anything but a regular file;
+ * a temporary file that was swapped is not renamed into place. A write that
+ * fails half-way (here a file size limit, as a full disk does) leaves no
+ * file and says which file, why, and how much the whole output needed; the
+ * same for a recording built in memory, which can then be written
+ * elsewhere. Every test works in a fresh directory. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -24,6 +28,7 @@
 
 #include "folded.h"
 #include "outfile.h"
+#include "profile.h"
 #include "recording.h"
 
 static char dir[64];
@@ -363,34 +368,34 @@ Test(outfile, handlers_are_restored_after_the_last_output)
 	cr_assert_eq(now.sa_handler, SIG_DFL);
 }
 
-Test(outfile, named_outputs_need_a_regular_file)
+Test(outfile, regular_only_outputs_need_a_regular_file)
 {
 	cr_assert_eq(mkfifo(in_dir("fifo"), 0600), 0);
 	struct outfile o;
 	char err[512] = "", want[600];
-	cr_assert_eq(outfile_open_named(&o, "-", "a test database", err, sizeof(err)), -1);
+	cr_assert_eq(outfile_open_regular(&o, "-", "a test database", err, sizeof(err)), -1);
 	cr_assert_str_eq(err, "cannot write a test database to standard output: give a file name");
-	cr_assert_eq(outfile_open_named(&o, in_dir("fifo"), "a test database", err, sizeof(err)),
+	cr_assert_eq(outfile_open_regular(&o, in_dir("fifo"), "a test database", err, sizeof(err)),
 		     -1);
 	snprintf(want, sizeof(want),
 		 "cannot write %s: it is a FIFO, and a test database needs a regular file",
 		 in_dir("fifo"));
 	cr_assert_str_eq(err, want);
-	cr_assert_eq(outfile_check_named(in_dir("db"), "a test database", err, sizeof(err)), 0,
+	cr_assert_eq(outfile_check_regular(in_dir("db"), "a test database", err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_str_eq(listing(), "fifo ");
 }
 
-/* The writer opens the temporary file by name; if that name was made to
- * lead elsewhere meanwhile, nothing is renamed into place. */
+/* If the temporary file's name was made to lead elsewhere while the output
+ * was written, nothing is renamed into place. */
 Test(outfile, a_swapped_temporary_file_is_not_moved_into_place)
 {
 	struct outfile o;
 	char err[512] = "";
-	cr_assert_eq(outfile_open_named(&o, in_dir("db"), "a test database", err, sizeof(err)), 0,
-		     "%s", err);
-	cr_assert_null(o.f);
+	cr_assert_eq(outfile_open_regular(&o, in_dir("db"), "a test database", err, sizeof(err)),
+		     0, "%s", err);
 	cr_assert_eq(type_of(o.tmp), S_IFREG);
+	fputs("ours\n", o.f);
 	char tmp[300];
 	snprintf(tmp, sizeof(tmp), "%s", o.tmp);
 	cr_assert_eq(unlink(tmp), 0);
@@ -398,6 +403,7 @@ Test(outfile, a_swapped_temporary_file_is_not_moved_into_place)
 	cr_assert_eq(outfile_commit(&o, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "was replaced while being written"), "%s", err);
 	cr_assert_eq(access(in_dir("db"), F_OK), -1);
+	cr_assert_str_eq(read_text(tmp), "someone else's\n", "left alone");
 }
 
 static struct profile *small_profile(void)
@@ -431,4 +437,79 @@ Test(outfile, recordings_refuse_links_and_devices_and_leave_no_temporary_file)
 	cr_assert_eq(profile_total_weight(q, NULL), 5);
 	profile_free(q);
 	profile_free(p);
+}
+
+static void limit_file_size(rlim_t bytes)
+{
+	signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead */
+	struct rlimit rl;
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	rl.rlim_cur = bytes < rl.rlim_max ? bytes : rl.rlim_max; /* the soft limit only */
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+Test(outfile, a_failed_write_says_what_it_needed)
+{
+	limit_file_size(64 << 10);
+	char *path = in_dir("out.txt"), err[512] = "";
+	struct outfile o;
+	cr_assert_eq(outfile_open(&o, path, err, sizeof(err)), 0, "%s", err);
+	for (int i = 0; i < 200000; i++) /* 200,000 bytes: past the limit */
+		fputc('x', o.f);
+	cr_assert_not(ferror(o.f), "the writer is not stopped: the size is counted");
+	cr_assert_eq(outfile_commit(&o, err, sizeof(err)), -1);
+	char want[600];
+	snprintf(want, sizeof(want), "cannot write %s: File too large: it needs 195.3 kB", path);
+	cr_assert_str_eq(err, want);
+	cr_assert_str_eq(listing(), "", "no file, the temporary one gone too");
+}
+
+Test(outfile, a_recording_that_did_not_fit_is_written_elsewhere)
+{
+	struct profile *p = profile_new();
+	profile_event_intern(p, "cpu-clock");
+	uint32_t t = profile_thread_intern(p, 1, 1, "prog");
+	for (int i = 0; i < 20000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "function_%d", i);
+		uint32_t f = frames_intern(p->frames, name, "/bin/x", "x.c", (uint32_t)i, FRAME_USER);
+		struct sample s = {.time_ns = (uint64_t)i, .weight = 1, .thread = t,
+				   .stack = profile_stack_intern(p, &f, 1)};
+		profile_add_sample(p, &s, NULL, 0);
+	}
+	char err[512] = "";
+	struct recording_image *img = recording_build(p, err, sizeof(err));
+	cr_assert_not_null(img, "%s", err);
+	size_t size = recording_image_size(img);
+	cr_assert_gt(size, 256 << 10);
+
+	limit_file_size(256 << 10);
+	char *path = in_dir("run.sonde"), want[600], need[32];
+	cr_assert_eq(recording_image_write(img, path, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "cannot write %s: File too large: it needs %s", path,
+		 outfile_size_text(size, need, sizeof(need)));
+	cr_assert_str_eq(err, want);
+	cr_assert_str_eq(listing(), "");
+	cr_assert_eq(recording_save(p, path, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, want, "recording_save says the same");
+
+	/* the image survives: written once there is room, it is the recording */
+	limit_file_size(RLIM_INFINITY);
+	cr_assert_eq(recording_image_write(img, path, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(listing(), "run.sonde ");
+	struct profile *q = recording_load(path, err, sizeof(err));
+	cr_assert_not_null(q, "%s", err);
+	cr_assert_eq(q->nsamples, 20000);
+	profile_free(q);
+	recording_image_free(img);
+	profile_free(p);
+}
+
+Test(outfile, sizes_for_messages)
+{
+	char b[32];
+	cr_assert_str_eq(outfile_size_text(512, b, sizeof(b)), "512 bytes");
+	cr_assert_str_eq(outfile_size_text(200000, b, sizeof(b)), "195.3 kB");
+	cr_assert_str_eq(outfile_size_text(52428800, b, sizeof(b)), "50.0 MB");
+	cr_assert_str_eq(outfile_size_text(3ull << 30, b, sizeof(b)), "3.0 GB");
 }
