@@ -26,7 +26,7 @@ pass "--sample-in: all $samples samples are inside slow_path (or its return prob
 # idle machine, more on a busy one, where a call takes longer than its CPU
 # time. Expected: each call's share of its wall time past 1 ms (its CPU
 # spread evenly over it), from the call durations of the same recording.
-"$SONDE" record -F 999 --sample-slow slow_path:1ms -o "$WORK/slow.sonde" -- \
+"$SONDE" record -F 999 --all-calls --sample-slow slow_path:1ms -o "$WORK/slow.sonde" -- \
 	"$TARGETS/requests" 600 >/dev/null
 "$SONDE" report "$WORK/slow.sonde" --json >"$WORK/slow.json"
 s2=$(jq .samples "$WORK/slow.json")

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 require_bpf
 
-REQUESTS_TIMES="$WORK/times" "$SONDE" record -F 999 --trace handle_request -o "$WORK/r.sonde" -- "$TARGETS/requests" 1500 >/dev/null
+REQUESTS_TIMES="$WORK/times" "$SONDE" record -F 999 --all-calls --trace handle_request -o "$WORK/r.sonde" -- "$TARGETS/requests" 1500 >/dev/null
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/all.json"
 
 calls=$(jq '.probes[0].calls' "$WORK/all.json")
