@@ -96,9 +96,13 @@ wait_screen "q quits cleanly" '^EXITED 0$'
 
 # A command that ends: the UI stays on the final data until q, and the
 # command's output went to --target-output instead of over the screen.
-tmux -L "$sock" kill-session -t top
-tmux -L "$sock" new-session -d -s top -x 160 -y 45 \
+# The new session starts before the old one is killed: killing the server's
+# last session makes it exit, and a new-session racing that exit could
+# connect to the dying server ("server exited unexpectedly").
+tmux -L "$sock" new-session -d -s top2 -x 160 -y 45 \
 	"SONDE_RUNTIME_DIR='$SONDE_RUNTIME_DIR' '$SONDE' top -F 499 --target-output '$WORK/target.out' -- '$TARGETS/requests' 3000; echo \"EXITED \$?\"; sleep 60"
+tmux -L "$sock" kill-session -t top
+tmux -L "$sock" rename-session -t top2 top
 wait_screen "the end of the command is shown" 'sampling stopped: the targets exited'
 wait_screen "the final tree stays" '^ *[0-9.]+% +[0-9.]+% +\[-\] handle_request'
 grep -Eq '^sonde top ' <<<"$(screen)" || { screen >&2; fail "the status line scrolled away"; }
