@@ -658,16 +658,10 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 		}
 		/* else: Perl warns "Unrecognized line" and skips it. */
 	}
+	int rc = 0;
 	if (got < 0) {
-		table_free(&t);
-		free(pname.p);
-		free(frames.p);
-		free(key.p);
-		free(tmp.p);
-		free(frags);
-		free(groups);
-		free(fields.v);
-		return -1;
+		rc = -1;
+		goto done;
 	}
 
 	errno = 0;
@@ -689,11 +683,11 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 		fwrite(num, 1, (size_t)nn, out);
 	}
 	free(sorted);
-	int rc = 0;
 	if (fflush(out) != 0 || ferror(out)) {
 		snprintf(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
 		rc = -1;
 	}
+done:
 	table_free(&t);
 	free(pname.p);
 	free(frames.p);
