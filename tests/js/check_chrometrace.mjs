@@ -1,6 +1,6 @@
 // Checks a Chrome Trace Event JSON file for what Perfetto's and Firefox
 // Profiler's importers need (their rules, re-stated; see docs in
-// src/chrometrace.h):
+// src/formats/chrometrace.h):
 //  - the file is JSON with a traceEvents array of objects with name and ph;
 //  - every "X" event has finite ts >= 0, dur >= 0, integer pid/tid, a name;
 //    per pid/tid the X slices nest (sorted by ts, longer first);

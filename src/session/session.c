@@ -18,6 +18,7 @@
 #include "latency.h"
 #include "printable.h"
 #include "probes.h"
+#include "procmaps.h"
 #include "recording.h"
 #include "sonde_abi.h"
 #include "symbols.h"
@@ -367,7 +368,7 @@ static char *target_exe_alias(const struct session_options *o)
 	if (o->cmd)
 		return xstrdup(o->cmd[0]);
 	char comm[64];
-	if (o->npids > 0 && target_comm(o->pids[0], comm, sizeof(comm)) == 0)
+	if (o->npids > 0 && procmaps_comm(o->pids[0], comm, sizeof(comm)) == 0)
 		return xstrdup(comm);
 	return NULL;
 }

@@ -40,6 +40,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "util.h"
 
 #define KERNEL_MODULE "[kernel.kallsyms]"
@@ -1542,30 +1543,24 @@ static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct map
 /* ------------------------------------------------------------------------ */
 /* /proc/PID/maps                                                            */
 
-static bool parse_maps_line(struct symbolizer *s, char *line, struct mapping *m)
+struct maps_reading {
+	struct symbolizer *s;
+	struct mapping *maps;
+	size_t n, cap;
+};
+
+static int add_mapping(const struct procmaps_entry *e, void *arg)
 {
-	unsigned long long start, end, offset, inode;
-	unsigned int major, minor;
-	char perms[8] = "";
-	int pathpos = 0;
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
-		   &minor, &inode, &pathpos) < 7)
-		return false;
-	char *path = pathpos > 0 ? line + pathpos : line + strlen(line);
-	path[strcspn(path, "\n")] = '\0';
-	static const char deleted_suffix[] = " (deleted)";
-	size_t len = strlen(path), slen = sizeof(deleted_suffix) - 1;
-	bool deleted = len > slen && strcmp(path + len - slen, deleted_suffix) == 0;
-	if (deleted)
-		path[len - slen] = '\0';
-	*m = (struct mapping){
-		.start = start, .end = end, .offset = offset,
-		.dev = makedev(major, minor), .inode = inode,
-		.path = strpool_intern(&s->strings, path),
-		.exec = perms[2] == 'x',
-		.deleted = deleted,
+	struct maps_reading *r = arg;
+	grow_array((void **)&r->maps, &r->cap, r->n + 1, sizeof(*r->maps));
+	r->maps[r->n++] = (struct mapping){
+		.start = e->start, .end = e->end, .offset = e->offset,
+		.dev = e->dev, .inode = e->inode,
+		.path = strpool_intern(&r->s->strings, e->path),
+		.exec = e->exec,
+		.deleted = e->deleted,
 	};
-	return true;
+	return 0;
 }
 
 /* Keeps the binaries of mappings that did not change across a re-read. */
@@ -1587,26 +1582,15 @@ static void carry_over_binaries(struct mapping *fresh, size_t nfresh, const stru
 
 static int process_read_maps(struct symbolizer *s, struct process *p)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
 	uint64_t t0 = monotonic_ns();
-	FILE *f = fopen(path, "re");
-	if (!f) {
+	struct maps_reading r = {.s = s};
+	if (procmaps_each(p->pid, add_mapping, &r) < 0) {
 		p->gone = true;
 		return -1;
 	}
 	s->stats.maps_reads++;
-	struct mapping *maps = NULL;
-	size_t n = 0, cap = 0;
-	char *line = NULL;
-	size_t linecap = 0;
-	while (getline(&line, &linecap, f) > 0) {
-		grow_array((void **)&maps, &cap, n + 1, sizeof(*maps));
-		if (parse_maps_line(s, line, &maps[n]))
-			n++;
-	}
-	free(line);
-	fclose(f);
+	struct mapping *maps = r.maps;
+	size_t n = r.n, cap = r.cap;
 	if (n == 0 && p->nmaps > 0) { /* a zombie has no maps: keep the old ones */
 		free(maps);
 		p->gone = true;

@@ -21,7 +21,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <zlib.h>
 
 #define INFILE_HEAD ((size_t)1 << 20)      /* what detection sees */
 #define INFILE_MAX_LINE ((size_t)16 << 20) /* a longer line is not a text profile */
@@ -34,7 +33,7 @@ struct infile {
 	size_t mem_len, mem_pos;
 	bool gzip;
 	bool started; /* the first bytes were read: gzip or not is known */
-	z_stream z;
+	struct z_stream_s *z; /* zlib's stream, while inflating */
 	uint8_t *zin; /* compressed bytes read, not yet inflated */
 	uint8_t *buf; /* decompressed bytes: [start, end) not yet consumed */
 	size_t start, end, cap;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "util.h"
 
 int target_spawn(char *const argv[], const char *output, struct target_cmd *t, char *err,
@@ -181,36 +182,6 @@ bool target_is_pid_list(const char *s)
 	return isdigit((unsigned char)*s) != 0;
 }
 
-int target_comm(pid_t pid, char *buf, size_t size)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	bool ok = fgets(buf, (int)size, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-int target_exe(pid_t pid, char *buf, size_t size)
-{
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, buf, size - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	static const char deleted[] = " (deleted)";
-	size_t len = (size_t)n, dl = sizeof(deleted) - 1;
-	if (len > dl && strcmp(buf + len - dl, deleted) == 0)
-		buf[len - dl] = 0;
-	return 0;
-}
-
 /* The parent PID and state of a process, from /proc/PID/stat. */
 static int read_stat(pid_t pid, pid_t *ppid, char *state)
 {
@@ -289,13 +260,11 @@ int target_find_by_name(const char *name, pid_t **out)
 		if (ps[i].pid == self || !alive_state(ps[i].state))
 			continue;
 		/* Kernel threads have no executable. */
-		if (target_exe(ps[i].pid, exe, sizeof(exe)))
+		if (procmaps_exe(ps[i].pid, exe, sizeof(exe)))
 			continue;
 		bool match = strcmp(base_of(exe), name) == 0;
-		if (!match && target_comm(ps[i].pid, comm, sizeof(comm)) == 0)
-			match = strcmp(comm, name) == 0 ||
-				(strlen(comm) == TARGET_COMM_MAX && strlen(name) > TARGET_COMM_MAX &&
-				 strncmp(comm, name, TARGET_COMM_MAX) == 0);
+		if (!match && procmaps_comm(ps[i].pid, comm, sizeof(comm)) == 0)
+			match = procmaps_comm_names(comm, name);
 		if (!match)
 			continue;
 		grow_array((void **)&found, &cap, nfound + 1, sizeof(*found));

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -117,12 +118,13 @@ static int start(struct infile *in, char *err, size_t errlen)
 		in->eof = n == 0;
 		return 0;
 	}
-	if (inflateInit2(&in->z, 15 + 32) != Z_OK) { /* 32: gzip and zlib headers */
+	in->z = xcalloc(1, sizeof(*in->z));
+	if (inflateInit2(in->z, 15 + 32) != Z_OK) { /* 32: gzip and zlib headers */
 		snprintf(err, errlen, "cannot start decompression");
 		return -1;
 	}
-	in->z.next_in = in->zin;
-	in->z.avail_in = (uInt)n;
+	in->z->next_in = in->zin;
+	in->z->avail_in = (uInt)n;
 	return 0;
 }
 
@@ -146,7 +148,7 @@ static int fill(struct infile *in, char *err, size_t errlen)
 	}
 	size_t before = in->end;
 	while (in->end == before && !in->eof) {
-		if (in->z.avail_in == 0) {
+		if (in->z->avail_in == 0) {
 			ssize_t got = read_source(in, in->zin, RAW_CHUNK, err, errlen);
 			if (got < 0)
 				return -1;
@@ -154,17 +156,17 @@ static int fill(struct infile *in, char *err, size_t errlen)
 				snprintf(err, errlen, "corrupt or truncated gzip data");
 				return -1;
 			}
-			in->z.next_in = in->zin;
-			in->z.avail_in = (uInt)got;
+			in->z->next_in = in->zin;
+			in->z->avail_in = (uInt)got;
 		}
 		size_t room = in->cap - in->end;
-		in->z.next_out = in->buf + in->end;
-		in->z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
-		int r = inflate(&in->z, Z_NO_FLUSH);
-		in->end = (size_t)(in->z.next_out - in->buf);
+		in->z->next_out = in->buf + in->end;
+		in->z->avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+		int r = inflate(in->z, Z_NO_FLUSH);
+		in->end = (size_t)(in->z->next_out - in->buf);
 		if (r == Z_STREAM_END) {
 			in->eof = true; /* what follows the first member is ignored */
-		} else if (r != Z_OK && !(r == Z_BUF_ERROR && in->z.avail_in == 0)) {
+		} else if (r != Z_OK && !(r == Z_BUF_ERROR && in->z->avail_in == 0)) {
 			snprintf(err, errlen, "corrupt or truncated gzip data");
 			return -1;
 		}
@@ -270,8 +272,10 @@ void infile_close(struct infile *in)
 {
 	if (in->close_fd && in->fd >= 0)
 		close(in->fd);
-	if (in->gzip)
-		inflateEnd(&in->z);
+	if (in->z) {
+		inflateEnd(in->z);
+		free(in->z);
+	}
 	free(in->zin);
 	free(in->buf);
 	memset(in, 0, sizeof(*in));

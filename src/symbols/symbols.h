@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "frames.h"
+#include "frame_kind.h"
 
 /* One resolved frame. For an address inside inlined code, a lookup returns
  * several: the innermost inlined function first (kind FRAME_INLINED), its

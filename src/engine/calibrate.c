@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "procmaps.h"
 #include "util.h"
 
 #define CALIB_CALLS 200 /* single timed calls per class */
@@ -74,36 +75,35 @@ static void (*const class_fns[INSN_CLASSES])(void) = {
 #endif
 };
 
+struct code_search {
+	uintptr_t addr;
+	char *path;
+	size_t pathlen;
+	uint64_t offset;
+};
+
+/* 1: the mapping holds the address in a file; -1: it holds it but not in a
+ * file whose path fits; 0: not this mapping. */
+static int code_mapping(const struct procmaps_entry *e, void *arg)
+{
+	struct code_search *cs = arg;
+	if (cs->addr < e->start || cs->addr >= e->end)
+		return 0;
+	if (e->path[0] != '/' || strlen(e->path) >= cs->pathlen)
+		return -1;
+	strcpy(cs->path, e->path);
+	cs->offset = cs->addr - e->start + e->offset;
+	return 1;
+}
+
 /* The file and file offset of a function of this process, from its maps. */
 static int own_code_location(const void *fn, char *path, size_t pathlen, uint64_t *offset)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	if (!f)
+	struct code_search cs = {.addr = (uintptr_t)fn, .path = path, .pathlen = pathlen};
+	if (procmaps_each(0, code_mapping, &cs) != 1)
 		return -1;
-	char line[4096];
-	int found = -1;
-	uintptr_t a = (uintptr_t)fn;
-	while (found < 0 && fgets(line, sizeof(line), f)) {
-		unsigned long start, end, off;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &start, &end, perms, &off, &pos) < 4)
-			continue;
-		if (a < start || a >= end)
-			continue;
-		const char *p = line + pos;
-		while (*p == ' ')
-			p++;
-		size_t n = strcspn(p, "\n");
-		if (*p != '/' || n >= pathlen)
-			break;
-		memcpy(path, p, n);
-		path[n] = 0;
-		*offset = a - start + off;
-		found = 0;
-	}
-	fclose(f);
-	return found;
+	*offset = cs.offset;
+	return 0;
 }
 
 static double loop_ns_per_call(void (*fn)(void), int calls)

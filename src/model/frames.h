@@ -11,17 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum frame_kind {
-	FRAME_USER = 0,    /* user-space function (symbolized or not) */
-	FRAME_KERNEL = 1,  /* kernel function: folded suffix "_[k]" */
-	FRAME_INLINED = 2, /* function inlined into its caller: suffix "_[i]" */
-	FRAME_JIT = 3,     /* JIT code from perf-PID.map: suffix "_[j]" */
-	FRAME_PROCESS = 4, /* the process-name root of a folded stack */
-	FRAME_UNKNOWN = 5, /* not resolvable: name is "[module+0xoff]" */
-	FRAME_OVERHEAD = 6, /* "[sonde]": the sample interrupted sonde's own probe
-			     * machinery (uprobe trap, BPF handler, uretprobe
-			     * trampoline); left out of views by default */
-};
+#include "frame_kind.h"
+
 
 struct frame {
 	const char *name;   /* function name, never NULL */

@@ -19,7 +19,7 @@
 #include "ifunc.h"
 #include "insn.h"
 #include "symbols.h"
-#include "target.h"
+#include "procmaps.h"
 #include "util.h"
 
 struct elf_function {
@@ -147,39 +147,30 @@ static const char *display_path(const char *path)
 	return path;
 }
 
+struct library_search {
+	const char *want;
+	pid_t pid;
+	char *found;
+};
+
+static int library_mapping(const struct procmaps_entry *e, void *arg)
+{
+	struct library_search *ls = arg;
+	if (e->path[0] != '/' || !ldso_name_matches(base_name(e->path), ls->want))
+		return 0;
+	ls->found = xasprintf("/proc/%d/root%s", (int)ls->pid, e->path);
+	return 1;
+}
+
 /* The first file a running target maps whose base name names the library. */
 static char *library_in_maps(const struct probe_scope *sc, const char *want)
 {
 	for (int i = 0; i < sc->npids; i++) {
-		char path[64], line[PATH_MAX + 256];
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)sc->pids[i]);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		char *found = NULL;
-		while (!found && fgets(line, sizeof(line), f)) {
-			char *file = strchr(line, '/');
-			if (!file)
-				continue;
-			file[strcspn(file, "\n")] = 0;
-			if (ldso_name_matches(base_name(file), want))
-				found = xasprintf("/proc/%d/root%s", (int)sc->pids[i], file);
-		}
-		fclose(f);
-		if (found)
-			return found;
+		struct library_search ls = {.want = want, .pid = sc->pids[i]};
+		if (procmaps_each(sc->pids[i], library_mapping, &ls) > 0)
+			return ls.found;
 	}
 	return NULL;
-}
-
-/* Does `part` name the program `name`: equal, or for a command name (which
- * the kernel cuts to 15 characters) its first 15 characters? */
-static bool program_name_matches(const char *part, const char *name, bool is_comm)
-{
-	if (strcmp(part, name) == 0)
-		return true;
-	return is_comm && strlen(name) == TARGET_COMM_MAX && strlen(part) > TARGET_COMM_MAX &&
-	       strncmp(part, name, TARGET_COMM_MAX) == 0;
 }
 
 /* A running target whose executable or command name is `part`: the path of
@@ -187,12 +178,12 @@ static bool program_name_matches(const char *part, const char *name, bool is_com
 static char *program_in_targets(const struct probe_scope *sc, const char *part)
 {
 	for (int i = 0; i < sc->npids; i++) {
-		char exe[PATH_MAX], comm[TARGET_COMM_MAX + 1];
-		if (target_exe(sc->pids[i], exe, sizeof(exe)))
+		char exe[PATH_MAX], comm[PROC_COMM_MAX + 1];
+		if (procmaps_exe(sc->pids[i], exe, sizeof(exe)))
 			continue;
-		bool named = program_name_matches(part, base_name(exe), false) ||
-			     (target_comm(sc->pids[i], comm, sizeof(comm)) == 0 &&
-			      program_name_matches(part, comm, true));
+		bool named = strcmp(part, base_name(exe)) == 0 ||
+			     (procmaps_comm(sc->pids[i], comm, sizeof(comm)) == 0 &&
+			      procmaps_comm_names(comm, part));
 		if (named)
 			return xasprintf("/proc/%d/root%s", (int)sc->pids[i], exe);
 	}
@@ -214,7 +205,7 @@ static bool is_executable_name(const struct probe_scope *sc, const char *part)
 	bool same = real && strcmp(base_name(real), part) == 0;
 	free(real);
 	for (int i = 0; i < sc->nexe_names && !same; i++)
-		same = sc->exe_names[i] && program_name_matches(part, base_name(sc->exe_names[i]), true);
+		same = sc->exe_names[i] && procmaps_comm_names(base_name(sc->exe_names[i]), part);
 	return same;
 }
 

@@ -52,11 +52,10 @@ bool target_pid_alive(pid_t pid);
 bool target_is_pid_list(const char *s);
 
 /* Processes whose command name (/proc/PID/comm, which the kernel cuts to
- * TARGET_COMM_MAX characters: a longer name matches by its first 15) or
+ * PROC_COMM_MAX characters: a longer name matches by its first 15) or
  * executable's base name is `name`, in PID order; kernel threads, zombies
  * and sonde itself excluded. Returns their number (0: none) with a malloc'd
  * array in *out (NULL when none). */
-#define TARGET_COMM_MAX 15
 int target_find_by_name(const char *name, pid_t **out);
 
 /* Every living descendant of the given processes (children, their
@@ -65,10 +64,5 @@ int target_find_by_name(const char *name, pid_t **out);
  * (NULL when none). */
 int target_descendants(const pid_t *roots, int nroots, pid_t **out);
 
-/* A process's command name, and the path of its executable (readlink of
- * /proc/PID/exe, " (deleted)" removed). Return 0, or -1 (gone, a kernel
- * thread, not permitted). */
-int target_comm(pid_t pid, char *buf, size_t size);
-int target_exe(pid_t pid, char *buf, size_t size);
 
 #endif

@@ -1,0 +1,99 @@
+/* procmaps — see procmaps.h. */
+#include "procmaps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static const char deleted_suffix[] = " (deleted)";
+
+/* Cuts a " (deleted)" suffix off; true when there was one. */
+static bool cut_deleted(char *path)
+{
+	size_t len = strlen(path), slen = sizeof(deleted_suffix) - 1;
+	if (len <= slen || strcmp(path + len - slen, deleted_suffix) != 0)
+		return false;
+	path[len - slen] = '\0';
+	return true;
+}
+
+bool procmaps_parse_line(char *line, struct procmaps_entry *e)
+{
+	unsigned long long start, end, offset, inode;
+	unsigned int major, minor;
+	char perms[8] = "";
+	int pathpos = 0;
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
+		   &minor, &inode, &pathpos) < 7)
+		return false;
+	char *path = pathpos > 0 ? line + pathpos : line + strlen(line);
+	path[strcspn(path, "\n")] = '\0';
+	*e = (struct procmaps_entry){
+		.start = start, .end = end, .offset = offset,
+		.dev = makedev(major, minor), .inode = inode,
+		.exec = perms[2] == 'x',
+		.deleted = cut_deleted(path),
+		.path = path,
+	};
+	return true;
+}
+
+int procmaps_each(pid_t pid, int (*fn)(const struct procmaps_entry *e, void *arg), void *arg)
+{
+	char path[64];
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	while (ret == 0 && getline(&line, &cap, f) > 0) {
+		struct procmaps_entry e;
+		if (procmaps_parse_line(line, &e))
+			ret = fn(&e, arg);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+int procmaps_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	bool ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int procmaps_exe(pid_t pid, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	cut_deleted(buf);
+	return 0;
+}
+
+bool procmaps_comm_names(const char *comm, const char *name)
+{
+	if (strcmp(comm, name) == 0)
+		return true;
+	return strlen(comm) == PROC_COMM_MAX && strlen(name) > PROC_COMM_MAX &&
+	       strncmp(comm, name, PROC_COMM_MAX) == 0;
+}

@@ -1,0 +1,49 @@
+/* procmaps — what /proc says about a process: its memory mappings
+ * (/proc/PID/maps), its command name and its executable.
+ *
+ * The one reader of these files: the symbolizer (which binary is mapped
+ * where), probe resolution (which library a running target really loaded)
+ * and the calibration (where sonde's own code lives) all parse the same
+ * lines here. */
+#ifndef SONDE_PROCMAPS_H
+#define SONDE_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The kernel cuts command names (/proc/PID/comm) to this many characters. */
+#define PROC_COMM_MAX 15
+
+/* One line of /proc/PID/maps. `path` points into the parsed line (with the
+ * newline and a " (deleted)" suffix cut off); "" for anonymous memory, or a
+ * pseudo-file such as "[vdso]". */
+struct procmaps_entry {
+	uint64_t start, end, offset;
+	uint64_t dev, inode;
+	bool exec;    /* mapped executable */
+	bool deleted; /* the file was deleted since it was mapped */
+	const char *path;
+};
+
+/* Parses one line in place. Returns false when it is not a maps line. */
+bool procmaps_parse_line(char *line, struct procmaps_entry *e);
+
+/* Calls fn for each mapping of pid (0: this process) in address order until
+ * fn returns non-zero. Returns fn's non-zero value, 0 after the last
+ * mapping, -1 when the maps cannot be read (the process is gone, or not
+ * ours to read). */
+int procmaps_each(pid_t pid, int (*fn)(const struct procmaps_entry *e, void *arg), void *arg);
+
+/* A process's command name, and the path of its executable (readlink of
+ * /proc/PID/exe, " (deleted)" removed). Return 0, or -1 (gone, a kernel
+ * thread, not permitted). */
+int procmaps_comm(pid_t pid, char *buf, size_t size);
+int procmaps_exe(pid_t pid, char *buf, size_t size);
+
+/* Does the command name `comm` name the program `name`: equal, or, where
+ * the kernel cut the name to PROC_COMM_MAX characters, its first ones? */
+bool procmaps_comm_names(const char *comm, const char *name);
+
+#endif

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The layers of ../shared/DESIGN.md are the folders of src/: a file includes
+# headers of its own folder and of layers below it, never above or beside.
+# The build enforces this for what it compiles (each layer's library sees
+# only its own folder and what it links); this check states the rule on the
+# sources themselves, headers included, and fails naming every break.
+set -u
+SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$SRC" || exit 1
+
+# Rank of each layer, bottom up. Equal ranks are siblings, which may not
+# include each other (formats and render; the live frontends).
+declare -A rank=([base]=0 [symbols]=1 [engine]=2 [model]=3 [formats]=4 [render]=4
+		 [session]=5 [tui]=6 [web]=6 [cli]=7)
+fail=0
+complain() { echo "layers: $*"; fail=1; }
+
+# Only the folders DESIGN.md names; and no loose files beside them.
+for d in src/*; do
+	name=${d#src/}
+	if [ -d "$d" ]; then
+		[ -n "${rank[$name]+x}" ] || complain "src/$name is not a layer of DESIGN.md"
+	else
+		complain "$d sits outside the layer folders"
+	fi
+done
+
+# Header names are unique across layers (includes name the file alone).
+dups=$(ls src/*/*.h | xargs -n1 basename | sort | uniq -d)
+[ -z "$dups" ] || complain "header names used in two layers: $dups"
+
+# Where each header lives.
+declare -A home
+for h in src/*/*.h; do
+	f=${h#src/}
+	home[${f#*/}]=${f%%/*}
+done
+
+for file in src/*/*.[ch]; do
+	layer=${file#src/}
+	layer=${layer%%/*}
+	while IFS= read -r inc; do
+		case "$inc" in
+		sonde_abi.h) continue ;;               # bpf/: below every layer
+		sonde.skel.h | vmlinux.h)               # generated from bpf/: the engine's
+			[ "$layer" = engine ] || complain "$file includes $inc: only the engine loads the BPF object"
+			continue ;;
+		esac
+		to=${home[$inc]:-}
+		if [ -z "$to" ]; then
+			complain "$file includes \"$inc\", which is in no layer"
+		elif [ "$to" != "$layer" ] && [ "${rank[$to]}" -ge "${rank[$layer]}" ]; then
+			complain "$file ($layer) includes $inc from $to, a layer above or beside it"
+		fi
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+done
+
+[ "$fail" = 0 ] && echo "layers: every include goes down or stays in its layer"
+exit "$fail"
