@@ -185,10 +185,12 @@ kill -0 "$tpid" || fail "the target did not survive the end of the session"
 expect_error "no sonde session is running" "" -- "$SONDE" ctl status
 
 # Several processes: the tree and the stacks are rooted at process names.
-"$TARGETS/cpusplit" 4 >/dev/null &
+# Both run until the test ends: on a busy machine sonde's start alone can
+# outlast a few seconds of target.
+"$TARGETS/cpusplit" 300 >/dev/null &
 c=$!
 BG_PIDS+=("$c")
-"$TARGETS/requests" 20000 >/dev/null &
+"$TARGETS/requests" 100000000 >/dev/null &
 r=$!
 BG_PIDS+=("$r")
 "$SONDE" top -b -i 1 -n 2 --top 50 --no-ctl -p "$c,$r" >"$WORK/two.out" 2>/dev/null
