@@ -1308,11 +1308,6 @@ struct profile *session_profile(struct session *s)
 	return s->prof;
 }
 
-struct engine *session_engine(struct session *s)
-{
-	return s->eng;
-}
-
 void session_print_summary(struct session *s, const char *what)
 {
 	struct engine_stats es;
