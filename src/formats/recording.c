@@ -421,8 +421,8 @@ struct loader {
 
 static int load_fail(struct loader *l, const char *what)
 {
-	snprintf(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path, what);
-	return -1;
+	return errbuf_set(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path,
+			  what);
 }
 
 /* A failed step: SQLite's reason, or ours when the step budget ran out. */
