@@ -49,15 +49,20 @@ char *xstrdup(const char *s)
 	return d;
 }
 
+static char *vxasprintf(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		out_of_memory(strlen(fmt));
+	return s;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
+	char *s = vxasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		out_of_memory(strlen(fmt));
 	return s;
 }
 
@@ -96,11 +101,8 @@ void errorf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	int n = vasprintf(&msg, fmt, ap);
+	char *msg = vxasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		out_of_memory(strlen(fmt));
 	/* Messages quote input (names, paths, lines of files): one line, and
 	 * nothing in it a terminal would obey. */
 	struct printable keep = {0};

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -608,98 +609,99 @@ static int read_u64(struct pb_reader *m, enum pb_wire wire, uint64_t *v)
 	return wire == PB_VARINT ? pb_read_varint(m, v) : -1;
 }
 
-static int read_value_type(struct pb_reader *m, struct rvtype *vt)
+/* The varint fields of a message that land in uint64_t (or int64_t)
+ * members: field number -> member offset, FIELD_DROP for a varint read and
+ * dropped. Other fields are skipped whatever their wire type. */
+struct u64_field {
+	uint32_t field;
+	size_t offset;
+};
+#define FIELD_DROP SIZE_MAX
+
+static int read_u64_field(struct pb_reader *m, uint32_t f, enum pb_wire wire, void *obj,
+			  const struct u64_field *fields, size_t n)
 {
-	*vt = (struct rvtype){0};
+	for (size_t i = 0; i < n; i++) {
+		if (fields[i].field != f)
+			continue;
+		uint64_t drop;
+		if (fields[i].offset == FIELD_DROP)
+			return read_u64(m, wire, &drop);
+		return read_u64(m, wire, (uint64_t *)((char *)obj + fields[i].offset));
+	}
+	return pb_skip(m, wire);
+}
+
+static int read_u64_message(struct pb_reader *m, void *obj, const struct u64_field *fields,
+			    size_t n)
+{
 	while (!pb_reader_done(m)) {
 		uint32_t f;
 		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		int rc = f == 1	  ? read_u64(m, wire, &vt->type)
-			 : f == 2 ? read_u64(m, wire, &vt->unit)
-				  : pb_skip(m, wire);
-		if (rc)
+		if (pb_read_tag(m, &f, &wire) || read_u64_field(m, f, wire, obj, fields, n))
 			return -1;
 	}
 	return 0;
+}
+
+#define NFIELDS(a) (sizeof(a) / sizeof(*(a)))
+
+static int read_value_type(struct pb_reader *m, struct rvtype *vt)
+{
+	static const struct u64_field fields[] = {{1, offsetof(struct rvtype, type)},
+						  {2, offsetof(struct rvtype, unit)}};
+	*vt = (struct rvtype){0};
+	return read_u64_message(m, vt, fields, NFIELDS(fields));
 }
 
 static int read_mapping(struct pb_reader *m, struct rmapping *mp)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rmapping, id)},	  {2, offsetof(struct rmapping, start)},
+		{3, FIELD_DROP},				  {4, offsetof(struct rmapping, offset)},
+		{5, offsetof(struct rmapping, filename)}, {6, offsetof(struct rmapping, build_id)},
+		{7, FIELD_DROP},				  {8, FIELD_DROP},
+		{9, FIELD_DROP},				  {10, FIELD_DROP},
+	};
 	*mp = (struct rmapping){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t skip;
-		uint64_t *dst = f == 1				? &mp->id
-				: f == 2			? &mp->start
-				: f == 4			? &mp->offset
-				: f == 5			? &mp->filename
-				: f == 6			? &mp->build_id
-				: f == 3 || (f >= 7 && f <= 10) ? &skip
-								: NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
-			return -1;
-	}
-	return 0;
+	return read_u64_message(m, mp, fields, NFIELDS(fields));
 }
 
 static int read_function(struct pb_reader *m, struct rfunction *fn)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rfunction, id)},	      {2, offsetof(struct rfunction, name)},
+		{3, offsetof(struct rfunction, system_name)}, {4, offsetof(struct rfunction, filename)},
+		{5, FIELD_DROP},
+	};
 	*fn = (struct rfunction){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t skip;
-		uint64_t *dst = f == 1	 ? &fn->id
-				: f == 2 ? &fn->name
-				: f == 3 ? &fn->system_name
-				: f == 4 ? &fn->filename
-				: f == 5 ? &skip
-					 : NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
-			return -1;
-	}
-	return 0;
+	return read_u64_message(m, fn, fields, NFIELDS(fields));
 }
 
+/* line is int64 in profile.proto: its varint is the same two's complement
+ * bits, stored through its unsigned type. */
 static int read_line(struct pb_reader *m, struct rline *ln)
 {
+	static const struct u64_field fields[] = {{1, offsetof(struct rline, function_id)},
+						  {2, offsetof(struct rline, line)}};
 	*ln = (struct rline){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t v;
-		if (f == 1) {
-			if (read_u64(m, wire, &ln->function_id))
-				return -1;
-		} else if (f == 2) {
-			if (read_u64(m, wire, &v))
-				return -1;
-			ln->line = (int64_t)v;
-		} else if (pb_skip(m, wire)) {
-			return -1;
-		}
-	}
-	return 0;
+	return read_u64_message(m, ln, fields, NFIELDS(fields));
 }
 
 static int read_location(struct reader *r, struct pb_reader *m, struct rlocation *loc)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rlocation, id)},
+		{2, offsetof(struct rlocation, mapping_id)},
+		{3, offsetof(struct rlocation, address)},
+		{5, FIELD_DROP},
+	};
 	*loc = (struct rlocation){.first = r->nlines};
 	while (!pb_reader_done(m)) {
 		uint32_t f;
 		enum pb_wire wire;
 		if (pb_read_tag(m, &f, &wire))
 			return -1;
-		uint64_t skip;
 		if (f == 4) {
 			struct pb_reader sub;
 			if (wire != PB_LEN || pb_read_len(m, &sub))
@@ -712,12 +714,7 @@ static int read_location(struct reader *r, struct pb_reader *m, struct rlocation
 			loc->n++;
 			continue;
 		}
-		uint64_t *dst = f == 1	 ? &loc->id
-				: f == 2 ? &loc->mapping_id
-				: f == 3 ? &loc->address
-				: f == 5 ? &skip
-					 : NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+		if (read_u64_field(m, f, wire, loc, fields, NFIELDS(fields)))
 			return -1;
 	}
 	return 0;
