@@ -36,17 +36,39 @@ enum sonde_record_kind {
 	SONDE_REC_SPAN = 5,   /* a traced call ended */
 };
 
+/* The kernel's drop counters, one line each; adding one is a line here and
+ * its count() in the BPF programs. X(NAME, field, key, group, drop, phrase):
+ *   NAME    SONDE_CNT_NAME, its index in the per-CPU `counters` array map
+ *   field   its member of struct engine_stats
+ *   key     its key in a recording's meta table
+ *   group   the sentence of the summary that shows it (engine/drops.h):
+ *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed)
+ *   drop    1: among the live status's drops
+ *   phrase  what follows its number in that sentence */
+#define SONDE_COUNTERS(X) \
+	/* ring buffer full: a sample, a span record, a fork/exec/exit record dropped */ \
+	X(LOST_SAMPLES, lost_samples, "lost_samples", LOST, 1, "samples") \
+	X(LOST_SPANS, lost_spans, "lost_spans", LOST, 1, "calls") \
+	X(LOST_TASK, lost_task, "lost_task_events", LOST, 1, "process events") \
+	/* calls nested deeper than SONDE_SPAN_DEPTH (counted, not timed) */ \
+	X(SPAN_OVERFLOW, span_overflow, "span_depth_overflow", UNTIMED, 1, "calls nested too deep") \
+	/* spans whose return was never seen (longjmp, exceptions) */ \
+	X(SPAN_ORPHAN, span_orphans, "span_orphans", UNTIMED, 0, "without return") \
+	/* thread-state map full: a call was not traced */ \
+	X(THREADS_FULL, threads_full, "threads_full", UNTIMED, 1, "with no thread slot") \
+	/* target map full: a forked child could not be followed */ \
+	X(TARGETS_FULL, targets_full, "children_not_followed", CHILDREN, 1, \
+	  "child processes not followed (target map full)")
+
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
-	SONDE_CNT_LOST_SAMPLES = 0, /* ring buffer full: sample dropped */
-	SONDE_CNT_LOST_TASK = 1,    /* ring buffer full: lifecycle record dropped */
-	SONDE_CNT_TARGETS_FULL = 2, /* a forked child could not be followed */
-	SONDE_CNT_LOST_SPANS = 3,   /* ring buffer full: span record dropped */
-	SONDE_CNT_SPAN_OVERFLOW = 4, /* calls nested deeper than SONDE_SPAN_DEPTH (not timed) */
-	SONDE_CNT_SPAN_ORPHAN = 5,  /* spans whose return was never seen (longjmp, ...) */
-	SONDE_CNT_THREADS_FULL = 6, /* thread-state map full: a call was not traced */
-	SONDE_CNT_MAX = 8,
+#define SONDE_CNT_ENUM(name, ...) SONDE_CNT_##name,
+	SONDE_COUNTERS(SONDE_CNT_ENUM)
+#undef SONDE_CNT_ENUM
+	SONDE_CNT_NUM, /* how many there are */
+	SONDE_CNT_MAX = 8, /* the map's size */
 };
+_Static_assert(SONDE_CNT_NUM <= SONDE_CNT_MAX, "raise SONDE_CNT_MAX");
 
 /* Target filter modes (rodata `filter_mode`). */
 enum sonde_filter {

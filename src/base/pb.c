@@ -41,11 +41,6 @@ void pb_put_uint(struct pb_buf *b, uint32_t field, uint64_t v)
 	pb_put_varint(b, v);
 }
 
-void pb_put_sint(struct pb_buf *b, uint32_t field, int64_t v)
-{
-	pb_put_uint(b, field, (uint64_t)v);
-}
-
 void pb_put_double(struct pb_buf *b, uint32_t field, double v)
 {
 	uint64_t bits;

@@ -26,7 +26,6 @@ void pb_buf_free(struct pb_buf *b);
 void pb_put_varint(struct pb_buf *b, uint64_t v);
 void pb_put_tag(struct pb_buf *b, uint32_t field, enum pb_wire wire);
 void pb_put_uint(struct pb_buf *b, uint32_t field, uint64_t v); /* varint field */
-void pb_put_sint(struct pb_buf *b, uint32_t field, int64_t v);  /* int64 as varint (two's complement) */
 void pb_put_double(struct pb_buf *b, uint32_t field, double v);
 void pb_put_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n);
 void pb_put_string(struct pb_buf *b, uint32_t field, const char *s);

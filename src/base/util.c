@@ -49,15 +49,20 @@ char *xstrdup(const char *s)
 	return d;
 }
 
+static char *vxasprintf(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		out_of_memory(strlen(fmt));
+	return s;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = NULL;
-	int n = vasprintf(&s, fmt, ap);
+	char *s = vxasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		out_of_memory(strlen(fmt));
 	return s;
 }
 
@@ -96,11 +101,8 @@ void errorf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = NULL;
-	int n = vasprintf(&msg, fmt, ap);
+	char *msg = vxasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		out_of_memory(strlen(fmt));
 	/* Messages quote input (names, paths, lines of files): one line, and
 	 * nothing in it a terminal would obey. */
 	struct printable keep = {0};
@@ -109,14 +111,46 @@ void errorf(const char *fmt, ...)
 	free(msg);
 }
 
-void errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
-		return;
+		return -1;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	for (char *p = err; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return -1;
+}
+
+void errbuf_prefix(char *err, size_t errlen, const char *prefix)
+{
+	if (!err || !errlen)
+		return;
+	size_t n = strlen(prefix), len = strnlen(err, errlen - 1);
+	if (n > errlen - 1)
+		n = errlen - 1;
+	if (len > errlen - 1 - n)
+		len = errlen - 1 - n;
+	memmove(err + n, err, len);
+	memcpy(err, prefix, n);
+	err[n + len] = '\0';
+}
+
+const char *format_count(uint64_t v, char buf[32])
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	char *o = buf;
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			*o++ = ',';
+		*o++ = digits[i];
+	}
+	*o = '\0';
+	return buf;
 }
 
 uint64_t monotonic_ns(void)

@@ -29,9 +29,19 @@ extern const char *progname;
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes an error message into a caller's buffer (nothing when err is NULL
- * or errlen 0): for functions that report "-1 with one line in err". */
-void errbuf_set(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+ * or errlen 0) and returns -1: the one error style of functions that report
+ * "-1 with one line in err" (`return errbuf_set(err, errlen, ...);`). Line
+ * breaks, which a quoted message of another module may carry, become spaces. */
+int errbuf_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Puts `prefix` (e.g. "pprof: ") in front of the message in err, cutting
+ * the end when there is no room: a module names itself once, where its
+ * errors leave it, rather than in every message. */
+void errbuf_prefix(char *err, size_t errlen, const char *prefix);
+
+/* "1234567" -> "1,234,567" (as flamegraph.pl prints counts), into buf,
+ * which it returns. */
+const char *format_count(uint64_t v, char buf[32]);
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every sample, call and
  * timeout (bpf_ktime_get_ns reads the same one). */

@@ -341,13 +341,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 			totals[k] += vals[c];
 	}
 	free(vals);
-	out->lost_samples = totals[SONDE_CNT_LOST_SAMPLES];
-	out->lost_task = totals[SONDE_CNT_LOST_TASK];
-	out->targets_full = totals[SONDE_CNT_TARGETS_FULL];
-	out->lost_spans = totals[SONDE_CNT_LOST_SPANS];
-	out->span_overflow = totals[SONDE_CNT_SPAN_OVERFLOW];
-	out->span_orphans = totals[SONDE_CNT_SPAN_ORPHAN];
-	out->threads_full = totals[SONDE_CNT_THREADS_FULL];
+	memcpy(out->count, totals, sizeof(out->count));
 }
 
 /* The slot a probe id is attached in, or -1. */

@@ -37,14 +37,17 @@ struct engine_options {
 	void *arg;
 };
 
+/* The kernel's drop counters: a member each (SONDE_COUNTERS in sonde_abi.h
+ * says what they count; drops.h, how they are shown), or all by index. */
 struct engine_stats {
-	uint64_t lost_samples; /* ring buffer full when a sample was taken */
-	uint64_t lost_task;    /* ring buffer full for a fork/exec/exit record */
-	uint64_t targets_full; /* children that could not be followed */
-	uint64_t lost_spans;   /* ring buffer full when a traced call ended */
-	uint64_t span_overflow; /* calls nested deeper than the tracked depth */
-	uint64_t span_orphans; /* spans whose return was never seen */
-	uint64_t threads_full; /* calls not traced: thread-state map full */
+	union {
+		struct {
+#define ENGINE_STATS_FIELD(name, field, ...) uint64_t field;
+			SONDE_COUNTERS(ENGINE_STATS_FIELD)
+#undef ENGINE_STATS_FIELD
+		};
+		uint64_t count[SONDE_CNT_NUM]; /* by enum sonde_counter */
+	};
 };
 
 struct engine;

@@ -404,19 +404,6 @@ struct reader {
 	uint32_t *path;
 };
 
-__attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
-{
-	if (r->err && r->errlen) {
-		int n = snprintf(r->err, r->errlen, "nflxprofile: ");
-		va_list ap;
-		va_start(ap, fmt);
-		if (n >= 0 && (size_t)n < r->errlen)
-			vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static size_t at(const struct reader *r, const struct pb_reader *pr)
 {
 	return (size_t)(pr->p - r->data);
@@ -424,7 +411,8 @@ static size_t at(const struct reader *r, const struct pb_reader *pr)
 
 static int malformed(struct reader *r, const struct pb_reader *pr, const char *what)
 {
-	return fail(r, "truncated or malformed %s near byte %zu", what, at(r, pr));
+	return errbuf_set(r->err, r->errlen,
+			  "truncated or malformed %s near byte %zu", what, at(r, pr));
 }
 
 /* A NUL-terminated copy of a string field (a NUL inside ends it). */
@@ -497,7 +485,8 @@ static int read_u32s(struct reader *r, struct pb_reader *pr, enum pb_wire wire, 
 	struct u32vec a = {r, v, n, cap, ids};
 	if (pb_read_uints(pr, wire, push_u32, &a)) {
 		if (*n >= NFLX_MAX_SAMPLES)
-			return fail(r, "too many %s (more than %zu)", what, NFLX_MAX_SAMPLES);
+			return errbuf_set(r->err, r->errlen,
+					  "too many %s (more than %zu)", what, NFLX_MAX_SAMPLES);
 		return malformed(r, pr, what);
 	}
 	return 0;
@@ -506,7 +495,8 @@ static int read_u32s(struct reader *r, struct pb_reader *pr, enum pb_wire wire, 
 static int push_delta(struct reader *r, double d)
 {
 	if (r->ndeltas >= NFLX_MAX_SAMPLES)
-		return fail(r, "too many time_deltas (more than %zu)", NFLX_MAX_SAMPLES);
+		return errbuf_set(r->err, r->errlen,
+				  "too many time_deltas (more than %zu)", NFLX_MAX_SAMPLES);
 	grow_array((void **)&r->deltas, &r->deltas_cap, r->ndeltas + 1, sizeof(*r->deltas));
 	r->deltas[r->ndeltas++] = d;
 	return 0;
@@ -638,9 +628,11 @@ static int read_node_entry(struct reader *r, struct pb_reader *pr, enum pb_wire 
 		}
 	}
 	if (key > UINT32_MAX)
-		return fail(r, "node id %llu out of range", (unsigned long long)key);
+		return errbuf_set(r->err, r->errlen,
+				  "node id %llu out of range", (unsigned long long)key);
 	if (r->nnodes >= NFLX_MAX_NODES)
-		return fail(r, "too many nodes (more than %zu)", NFLX_MAX_NODES);
+		return errbuf_set(r->err, r->errlen,
+				  "too many nodes (more than %zu)", NFLX_MAX_NODES);
 	grow_array((void **)&r->nodes, &r->nodes_cap, r->nnodes + 1, sizeof(*r->nodes));
 	struct rnode *n = &r->nodes[r->nnodes++];
 	memset(n, 0, sizeof(*n));
@@ -649,8 +641,9 @@ static int read_node_entry(struct reader *r, struct pb_reader *pr, enum pb_wire 
 	if (has_value) {
 		struct pb_reader m = v;
 		if (parse_node(&m, n))
-			return fail(r, "node %u: truncated or malformed near byte %zu", n->id,
-				    at(r, &m));
+			return errbuf_set(r->err, r->errlen,
+					  "node %u: truncated or malformed near byte %zu", n->id,
+					  at(r, &m));
 	}
 	return 0;
 }
@@ -742,8 +735,9 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 		case P_SAMPLES_VALUE:
 			if (pb_read_uints(&pr, wire, push_u64, r)) {
 				if (r->nvalues >= NFLX_MAX_SAMPLES)
-					return fail(r, "too many samples_value (more than %zu)",
-						    NFLX_MAX_SAMPLES);
+					return errbuf_set(r->err, r->errlen,
+							  "too many samples_value (more than %zu)",
+							  NFLX_MAX_SAMPLES);
 				return malformed(r, &pr, "samples_value");
 			}
 			break;
@@ -838,10 +832,11 @@ static int link_nodes(struct reader *r, bool has_parent)
 		enum pb_wire wire;
 		while (!pb_reader_done(&m)) {
 			if (pb_read_tag(&m, &field, &wire))
-				return fail(r, "node %u: malformed", n->id);
+				return errbuf_set(r->err, r->errlen, "node %u: malformed", n->id);
 			if (field != N_CHILDREN) {
 				if (pb_skip(&m, wire))
-					return fail(r, "node %u: malformed", n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u: malformed", n->id);
 				continue;
 			}
 			/* packed or not; values were checked by parse_node */
@@ -849,25 +844,31 @@ static int link_nodes(struct reader *r, bool has_parent)
 			uint64_t v;
 			if (wire == PB_LEN) {
 				if (pb_read_len(&m, &sub))
-					return fail(r, "node %u: malformed", n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u: malformed", n->id);
 			} else {
 				if (pb_read_varint(&m, &v))
-					return fail(r, "node %u: malformed", n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u: malformed", n->id);
 				sub.end = m.p;
 			}
 			while (!pb_reader_done(&sub)) {
 				if (pb_read_varint(&sub, &v) || v > UINT32_MAX)
-					return fail(r, "node %u: malformed children", n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u: malformed children", n->id);
 				uint32_t c = find_node(r, (uint32_t)v);
 				if (c == NONE)
-					return fail(r, "node %u: child %u does not exist", n->id,
-						    (uint32_t)v);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u: child %u does not exist", n->id,
+							  (uint32_t)v);
 				if (c == i)
-					return fail(r, "node %u is its own child", n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u is its own child", n->id);
 				if (r->nodes[c].from_kids != NONE && r->nodes[c].from_kids != i)
-					return fail(r, "node %u is a child of both %u and %u",
-						    (uint32_t)v, r->nodes[r->nodes[c].from_kids].id,
-						    n->id);
+					return errbuf_set(r->err, r->errlen,
+							  "node %u is a child of both %u and %u",
+							  (uint32_t)v, r->nodes[r->nodes[c].from_kids].id,
+							  n->id);
 				r->nodes[c].from_kids = (uint32_t)i;
 			}
 		}
@@ -878,7 +879,8 @@ static int link_nodes(struct reader *r, bool has_parent)
 		if (n->has_parent) {
 			from_field = find_node(r, n->parent);
 			if (from_field == NONE && n->id != 0)
-				return fail(r, "node %u: parent %u does not exist", n->id, n->parent);
+				return errbuf_set(r->err, r->errlen,
+						  "node %u: parent %u does not exist", n->id, n->parent);
 		}
 		if (has_parent)
 			n->up = from_field != NONE ? from_field : n->from_kids;
@@ -895,13 +897,15 @@ static int resolve_parent(struct reader *r, struct profile *p, uint32_t idx)
 	uint32_t cur = idx;
 	while (r->nodes[cur].state != DONE) {
 		if (r->nodes[cur].state == BUSY)
-			return fail(r, "parent cycle through node %u", r->nodes[cur].id);
+			return errbuf_set(r->err, r->errlen,
+					  "parent cycle through node %u", r->nodes[cur].id);
 		r->nodes[cur].state = BUSY;
 		r->path[depth++] = cur;
 		uint32_t up = r->nodes[cur].up;
 		if (up == NONE)
-			return fail(r, "node %u is not connected to the root (node 0)",
-				    r->nodes[cur].id);
+			return errbuf_set(r->err, r->errlen,
+					  "node %u is not connected to the root (node 0)",
+					  r->nodes[cur].id);
 		cur = up;
 	}
 	while (depth > 0) {
@@ -941,22 +945,23 @@ static int resolve_node_stack(struct reader *r, struct profile *p, uint32_t idx)
 	enum pb_wire wire;
 	while (!pb_reader_done(&m)) {
 		if (pb_read_tag(&m, &field, &wire))
-			return fail(r, "node %u: malformed", n->id);
+			return errbuf_set(r->err, r->errlen, "node %u: malformed", n->id);
 		if (field != N_STACK) {
 			if (pb_skip(&m, wire))
-				return fail(r, "node %u: malformed", n->id);
+				return errbuf_set(r->err, r->errlen, "node %u: malformed", n->id);
 			continue;
 		}
 		struct pb_reader sf;
 		if (pb_read_len(&m, &sf))
-			return fail(r, "node %u: malformed stack", n->id);
+			return errbuf_set(r->err, r->errlen, "node %u: malformed stack", n->id);
 		struct str name = {0}, libtype = {0}, file = {0};
 		uint32_t line = 0;
 		while (!pb_reader_done(&sf)) {
 			int rc;
 			struct pb_reader fm;
 			if (pb_read_tag(&sf, &field, &wire))
-				return fail(r, "node %u: malformed stack frame", n->id);
+				return errbuf_set(r->err, r->errlen,
+						  "node %u: malformed stack frame", n->id);
 			if (field == 1)
 				rc = read_str(&sf, wire, &name);
 			else if (field == 2)
@@ -967,7 +972,8 @@ static int resolve_node_stack(struct reader *r, struct profile *p, uint32_t idx)
 			else
 				rc = pb_skip(&sf, wire);
 			if (rc)
-				return fail(r, "node %u: malformed stack frame", n->id);
+				return errbuf_set(r->err, r->errlen,
+						  "node %u: malformed stack frame", n->id);
 		}
 		stack = profile_stack_child(p, stack, intern_frame(p, r, name, libtype, file, line));
 	}
@@ -1027,27 +1033,33 @@ static int build(struct reader *r, struct profile *p)
 {
 	size_t n = r->nsamples;
 	if (!r->has_start)
-		return fail(r, "no start_time (a required field)");
+		return errbuf_set(r->err, r->errlen, "no start_time (a required field)");
 	if (!isfinite(r->start_time) || r->start_time < 0 || r->start_time > NFLX_MAX_SECONDS)
-		return fail(r, "start_time %g out of range", r->start_time);
+		return errbuf_set(r->err, r->errlen, "start_time %g out of range", r->start_time);
 	if (r->has_end && !isfinite(r->end_time))
-		return fail(r, "end_time is not a number");
+		return errbuf_set(r->err, r->errlen, "end_time is not a number");
 	if (r->ndeltas != n)
-		return fail(r, "%zu samples but %zu time_deltas", n, r->ndeltas);
+		return errbuf_set(r->err, r->errlen,
+				  "%zu samples but %zu time_deltas", n, r->ndeltas);
 	if (r->npids && r->npids != n)
-		return fail(r, "%zu samples but %zu samples_pid", n, r->npids);
+		return errbuf_set(r->err, r->errlen,
+				  "%zu samples but %zu samples_pid", n, r->npids);
 	if (r->ntids && r->ntids != n)
-		return fail(r, "%zu samples but %zu samples_tid", n, r->ntids);
+		return errbuf_set(r->err, r->errlen,
+				  "%zu samples but %zu samples_tid", n, r->ntids);
 	if (r->ncpus && r->ncpus != n)
-		return fail(r, "%zu samples but %zu samples_cpu", n, r->ncpus);
+		return errbuf_set(r->err, r->errlen,
+				  "%zu samples but %zu samples_cpu", n, r->ncpus);
 	if (r->nvalues && r->nvalues != n)
-		return fail(r, "%zu samples but %zu samples_value", n, r->nvalues);
+		return errbuf_set(r->err, r->errlen,
+				  "%zu samples but %zu samples_value", n, r->nvalues);
 
 	if (r->nnodes)
 		qsort(r->nodes, r->nnodes, sizeof(*r->nodes), rnode_cmp);
 	for (size_t i = 1; i < r->nnodes; i++)
 		if (r->nodes[i].id == r->nodes[i - 1].id)
-			return fail(r, "node %u appears twice", r->nodes[i].id);
+			return errbuf_set(r->err, r->errlen,
+					  "node %u appears twice", r->nodes[i].id);
 	bool node_stack = flag(r, "has_node_stack");
 	if (link_nodes(r, flag(r, "has_parent")))
 		return -1;
@@ -1080,14 +1092,16 @@ static int build(struct reader *r, struct profile *p)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t idx = find_node(r, r->samples[i]);
 		if (idx == NONE)
-			return fail(r, "sample %zu: node %u does not exist", i, r->samples[i]);
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu: node %u does not exist", i, r->samples[i]);
 		if (node_stack && idx != root ? resolve_node_stack(r, p, idx)
 					      : resolve_parent(r, p, idx))
 			return -1;
 		const struct rnode *nd = &r->nodes[idx];
 		cur += r->deltas[i];
 		if (!isfinite(cur) || cur < 0 || cur > NFLX_MAX_SECONDS)
-			return fail(r, "sample %zu: time %g s out of range", i, cur);
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu: time %g s out of range", i, cur);
 		uint32_t pid = r->npids ? r->pids[i] : nd->has_pid ? nd->pid : 0;
 		uint32_t tid = r->ntids ? r->tids[i] : nd->has_tid ? nd->tid : pid;
 		struct sample s = {
@@ -1099,12 +1113,14 @@ static int build(struct reader *r, struct profile *p)
 			.stack = nd->stack,
 		};
 		if (s.weight > PROFILE_MAX_WEIGHT)
-			return fail(r, "sample %zu: value %" PRIu64 " is too large (at most %" PRIu64 ")",
-				    i, s.weight, PROFILE_MAX_WEIGHT);
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu: value %" PRIu64 " is too large (at most %" PRIu64 ")",
+					  i, s.weight, PROFILE_MAX_WEIGHT);
 		if (profile_add_sample(p, &s, NULL, 0))
-			return fail(r, "sample %zu: the values add up to more than %" PRIu64
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu: the values add up to more than %" PRIu64
 				       " (the most one profile holds)",
-				    i, PROFILE_MAX_WEIGHT);
+					  i, PROFILE_MAX_WEIGHT);
 		if (s.time_ns > last_ns)
 			last_ns = s.time_ns;
 	}
@@ -1145,7 +1161,7 @@ struct profile *nflx_read(const uint8_t *data, size_t len, char *err, size_t err
 	struct reader r = {.err = err, .errlen = errlen, .data = data};
 	struct profile *p = NULL;
 	if (!data || len == 0) {
-		fail(&r, "empty file");
+		errbuf_set(r.err, r.errlen, "empty file");
 		goto out;
 	}
 	if (parse_profile(&r, data, len))
@@ -1156,6 +1172,8 @@ struct profile *nflx_read(const uint8_t *data, size_t len, char *err, size_t err
 		p = NULL;
 	}
 out:
+	if (!p)
+		errbuf_prefix(err, errlen, "nflxprofile: ");
 	reader_free(&r);
 	return p;
 }

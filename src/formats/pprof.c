@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -584,20 +584,6 @@ struct reader {
 	uint32_t default_event;
 };
 
-static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct reader *r, const char *fmt, ...)
-{
-	if (r->errlen) {
-		int n = snprintf(r->err, r->errlen, "pprof: ");
-		va_list ap;
-		va_start(ap, fmt);
-		if (n >= 0 && (size_t)n < r->errlen)
-			vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static const char *cstr(struct reader *r, uint64_t i)
 {
 	if (i >= r->nstrs)
@@ -623,98 +609,99 @@ static int read_u64(struct pb_reader *m, enum pb_wire wire, uint64_t *v)
 	return wire == PB_VARINT ? pb_read_varint(m, v) : -1;
 }
 
-static int read_value_type(struct pb_reader *m, struct rvtype *vt)
+/* The varint fields of a message that land in uint64_t (or int64_t)
+ * members: field number -> member offset, FIELD_DROP for a varint read and
+ * dropped. Other fields are skipped whatever their wire type. */
+struct u64_field {
+	uint32_t field;
+	size_t offset;
+};
+#define FIELD_DROP SIZE_MAX
+
+static int read_u64_field(struct pb_reader *m, uint32_t f, enum pb_wire wire, void *obj,
+			  const struct u64_field *fields, size_t n)
 {
-	*vt = (struct rvtype){0};
+	for (size_t i = 0; i < n; i++) {
+		if (fields[i].field != f)
+			continue;
+		uint64_t drop;
+		if (fields[i].offset == FIELD_DROP)
+			return read_u64(m, wire, &drop);
+		return read_u64(m, wire, (uint64_t *)((char *)obj + fields[i].offset));
+	}
+	return pb_skip(m, wire);
+}
+
+static int read_u64_message(struct pb_reader *m, void *obj, const struct u64_field *fields,
+			    size_t n)
+{
 	while (!pb_reader_done(m)) {
 		uint32_t f;
 		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		int rc = f == 1	  ? read_u64(m, wire, &vt->type)
-			 : f == 2 ? read_u64(m, wire, &vt->unit)
-				  : pb_skip(m, wire);
-		if (rc)
+		if (pb_read_tag(m, &f, &wire) || read_u64_field(m, f, wire, obj, fields, n))
 			return -1;
 	}
 	return 0;
+}
+
+#define NFIELDS(a) (sizeof(a) / sizeof(*(a)))
+
+static int read_value_type(struct pb_reader *m, struct rvtype *vt)
+{
+	static const struct u64_field fields[] = {{1, offsetof(struct rvtype, type)},
+						  {2, offsetof(struct rvtype, unit)}};
+	*vt = (struct rvtype){0};
+	return read_u64_message(m, vt, fields, NFIELDS(fields));
 }
 
 static int read_mapping(struct pb_reader *m, struct rmapping *mp)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rmapping, id)},	  {2, offsetof(struct rmapping, start)},
+		{3, FIELD_DROP},				  {4, offsetof(struct rmapping, offset)},
+		{5, offsetof(struct rmapping, filename)}, {6, offsetof(struct rmapping, build_id)},
+		{7, FIELD_DROP},				  {8, FIELD_DROP},
+		{9, FIELD_DROP},				  {10, FIELD_DROP},
+	};
 	*mp = (struct rmapping){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t skip;
-		uint64_t *dst = f == 1				? &mp->id
-				: f == 2			? &mp->start
-				: f == 4			? &mp->offset
-				: f == 5			? &mp->filename
-				: f == 6			? &mp->build_id
-				: f == 3 || (f >= 7 && f <= 10) ? &skip
-								: NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
-			return -1;
-	}
-	return 0;
+	return read_u64_message(m, mp, fields, NFIELDS(fields));
 }
 
 static int read_function(struct pb_reader *m, struct rfunction *fn)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rfunction, id)},	      {2, offsetof(struct rfunction, name)},
+		{3, offsetof(struct rfunction, system_name)}, {4, offsetof(struct rfunction, filename)},
+		{5, FIELD_DROP},
+	};
 	*fn = (struct rfunction){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t skip;
-		uint64_t *dst = f == 1	 ? &fn->id
-				: f == 2 ? &fn->name
-				: f == 3 ? &fn->system_name
-				: f == 4 ? &fn->filename
-				: f == 5 ? &skip
-					 : NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
-			return -1;
-	}
-	return 0;
+	return read_u64_message(m, fn, fields, NFIELDS(fields));
 }
 
+/* line is int64 in profile.proto: its varint is the same two's complement
+ * bits, stored through its unsigned type. */
 static int read_line(struct pb_reader *m, struct rline *ln)
 {
+	static const struct u64_field fields[] = {{1, offsetof(struct rline, function_id)},
+						  {2, offsetof(struct rline, line)}};
 	*ln = (struct rline){0};
-	while (!pb_reader_done(m)) {
-		uint32_t f;
-		enum pb_wire wire;
-		if (pb_read_tag(m, &f, &wire))
-			return -1;
-		uint64_t v;
-		if (f == 1) {
-			if (read_u64(m, wire, &ln->function_id))
-				return -1;
-		} else if (f == 2) {
-			if (read_u64(m, wire, &v))
-				return -1;
-			ln->line = (int64_t)v;
-		} else if (pb_skip(m, wire)) {
-			return -1;
-		}
-	}
-	return 0;
+	return read_u64_message(m, ln, fields, NFIELDS(fields));
 }
 
 static int read_location(struct reader *r, struct pb_reader *m, struct rlocation *loc)
 {
+	static const struct u64_field fields[] = {
+		{1, offsetof(struct rlocation, id)},
+		{2, offsetof(struct rlocation, mapping_id)},
+		{3, offsetof(struct rlocation, address)},
+		{5, FIELD_DROP},
+	};
 	*loc = (struct rlocation){.first = r->nlines};
 	while (!pb_reader_done(m)) {
 		uint32_t f;
 		enum pb_wire wire;
 		if (pb_read_tag(m, &f, &wire))
 			return -1;
-		uint64_t skip;
 		if (f == 4) {
 			struct pb_reader sub;
 			if (wire != PB_LEN || pb_read_len(m, &sub))
@@ -727,12 +714,7 @@ static int read_location(struct reader *r, struct pb_reader *m, struct rlocation
 			loc->n++;
 			continue;
 		}
-		uint64_t *dst = f == 1	 ? &loc->id
-				: f == 2 ? &loc->mapping_id
-				: f == 3 ? &loc->address
-				: f == 5 ? &skip
-					 : NULL;
-		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
+		if (read_u64_field(m, f, wire, loc, fields, NFIELDS(fields)))
 			return -1;
 	}
 	return 0;
@@ -780,8 +762,9 @@ static int read_top(struct reader *r, const uint8_t *data, size_t len)
 		uint32_t f;
 		enum pb_wire wire;
 		if (pb_read_tag(&top, &f, &wire))
-			return fail(r, "not a profile.proto message: bad field tag at byte %zu",
-				    at);
+			return errbuf_set(r->err, r->errlen,
+					  "not a profile.proto message: bad field tag at byte %zu",
+					  at);
 		struct pb_reader sub;
 		int rc = 0;
 		bool len_field = f == P_SAMPLE_TYPE || f == P_SAMPLE || f == P_MAPPING ||
@@ -799,8 +782,9 @@ static int read_top(struct reader *r, const uint8_t *data, size_t len)
 			break;
 		case P_SAMPLE:
 			if (++r->nsamples > PPROF_MAX_SAMPLES)
-				return fail(r, "more than %u samples: refusing to load",
-					    PPROF_MAX_SAMPLES);
+				return errbuf_set(r->err, r->errlen,
+						  "more than %u samples: refusing to load",
+						  PPROF_MAX_SAMPLES);
 			break;
 		case P_MAPPING:
 			grow_array((void **)&r->maps, &r->maps_cap, r->nmaps + 1,
@@ -850,8 +834,9 @@ static int read_top(struct reader *r, const uint8_t *data, size_t len)
 			goto bad;
 		continue;
 	bad:
-		return fail(r, "malformed or truncated %s (field %u at byte %zu)", field_name(f),
-			    f, at);
+		return errbuf_set(r->err, r->errlen,
+				  "malformed or truncated %s (field %u at byte %zu)", field_name(f),
+				  f, at);
 	}
 	return 0;
 }
@@ -860,16 +845,17 @@ static int check_str(struct reader *r, uint64_t i, const char *what, uint64_t id
 {
 	if (i < r->nstrs)
 		return 0;
-	return fail(r, "%s %" PRIu64 " refers to string %" PRIu64 " of a table of %zu", what, id,
-		    i, r->nstrs);
+	return errbuf_set(r->err, r->errlen,
+			  "%s %" PRIu64 " refers to string %" PRIu64 " of a table of %zu", what, id,
+			  i, r->nstrs);
 }
 
 static int check_strings(struct reader *r)
 {
 	if (r->nstrs == 0)
-		return fail(r, "no string table");
+		return errbuf_set(r->err, r->errlen, "no string table");
 	if (r->strs[0].len != 0)
-		return fail(r, "string_table[0] is not the empty string");
+		return errbuf_set(r->err, r->errlen, "string_table[0] is not the empty string");
 	for (size_t i = 0; i < r->ntypes; i++)
 		if (check_str(r, r->types[i].type, "sample_type", i) ||
 		    check_str(r, r->types[i].unit, "sample_type", i))
@@ -902,11 +888,11 @@ static int index_ids(struct reader *r, struct itab *t, const void *items, size_t
 		memcpy(&id, (const uint8_t *)items + i * size,
 		       sizeof(id)); /* id is each struct's first member */
 		if (id == 0)
-			return fail(r, "a %s has id 0", what);
+			return errbuf_set(r->err, r->errlen, "a %s has id 0", what);
 		bool added;
 		itab_add(t, &id, sizeof(id), &added);
 		if (!added)
-			return fail(r, "two %ss have id %" PRIu64, what, id);
+			return errbuf_set(r->err, r->errlen, "two %ss have id %" PRIu64, what, id);
 	}
 	return 0;
 }
@@ -973,10 +959,10 @@ static int build_locations(struct reader *r)
 			int64_t m =
 				itab_find(&r->map_ids, &loc->mapping_id, sizeof(loc->mapping_id));
 			if (m < 0)
-				return fail(r,
-					    "location %" PRIu64
-					    " refers to unknown mapping %" PRIu64,
-					    loc->id, loc->mapping_id);
+				return errbuf_set(r->err, r->errlen,
+						  "location %" PRIu64
+						  " refers to unknown mapping %" PRIu64,
+						  loc->id, loc->mapping_id);
 			module = cstr(r, r->maps[m].filename);
 			if (loc->address >= r->maps[m].start)
 				rel = loc->address - r->maps[m].start + r->maps[m].offset;
@@ -1007,10 +993,10 @@ static int build_locations(struct reader *r)
 			int64_t fi =
 				itab_find(&r->func_ids, &ln->function_id, sizeof(ln->function_id));
 			if (fi < 0)
-				return fail(r,
-					    "location %" PRIu64
-					    " refers to unknown function %" PRIu64,
-					    loc->id, ln->function_id);
+				return errbuf_set(r->err, r->errlen,
+						  "location %" PRIu64
+						  " refers to unknown function %" PRIu64,
+						  loc->id, ln->function_id);
 			const struct rfunction *fn = &r->funcs[fi];
 			const char *name = cstr(r, fn->name);
 			if (!*name)
@@ -1104,14 +1090,14 @@ static int read_label(struct reader *r, struct pb_reader *m, struct rlabels *out
 		uint32_t f;
 		enum pb_wire wire;
 		if (pb_read_tag(m, &f, &wire))
-			return fail(r, "sample %zu: malformed label", sample);
+			return errbuf_set(r->err, r->errlen, "sample %zu: malformed label", sample);
 		uint64_t *dst = f == 1	 ? &key
 				: f == 2 ? &str
 				: f == 3 ? &num
 				: f == 4 ? &unit
 					 : NULL;
 		if (dst ? read_u64(m, wire, dst) : pb_skip(m, wire))
-			return fail(r, "sample %zu: malformed label", sample);
+			return errbuf_set(r->err, r->errlen, "sample %zu: malformed label", sample);
 	}
 	if (check_str(r, key, "label of sample", sample) ||
 	    check_str(r, str, "label of sample", sample) ||
@@ -1148,17 +1134,20 @@ static int sample_stack(struct reader *r, size_t sample, uint32_t *node_out)
 	for (size_t i = r->nids; i-- > 0;) {
 		int64_t li = itab_find(&r->loc_ids, &r->ids[i], sizeof(r->ids[i]));
 		if (li < 0)
-			return fail(r, "sample %zu refers to unknown location %" PRIu64, sample,
-				    r->ids[i]);
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu refers to unknown location %" PRIu64, sample,
+					  r->ids[i]);
 		size_t first = r->loc_first[li], n = r->loc_first[li + 1] - first;
 		depth += n;
 		r->expanded += n;
 		if (depth > PPROF_MAX_DEPTH)
-			return fail(r, "sample %zu: stack deeper than %u frames", sample,
-				    PPROF_MAX_DEPTH);
+			return errbuf_set(r->err, r->errlen,
+					  "sample %zu: stack deeper than %u frames", sample,
+					  PPROF_MAX_DEPTH);
 		if (r->expanded > PPROF_MAX_EXPANDED)
-			return fail(r, "stacks expand to more than %u frames: refusing to load",
-				    PPROF_MAX_EXPANDED);
+			return errbuf_set(r->err, r->errlen,
+					  "stacks expand to more than %u frames: refusing to load",
+					  PPROF_MAX_EXPANDED);
 		for (size_t k = 0; k < n; k++)
 			node = profile_stack_child(p, node, r->loc_frames[first + k]);
 	}
@@ -1178,34 +1167,40 @@ static int read_sample(struct reader *r, struct pb_reader *m, size_t sample)
 		uint32_t f;
 		enum pb_wire wire;
 		if (pb_read_tag(m, &f, &wire))
-			return fail(r, "sample %zu is malformed", sample);
+			return errbuf_set(r->err, r->errlen, "sample %zu is malformed", sample);
 		if (f == 1) {
 			if (pb_read_uints(m, wire, push_id, r)) {
 				if (r->nids >= PPROF_MAX_DEPTH)
-					return fail(r, "sample %zu: more than %u locations",
-						    sample, PPROF_MAX_DEPTH);
-				return fail(r, "sample %zu has malformed location ids", sample);
+					return errbuf_set(r->err, r->errlen,
+							  "sample %zu: more than %u locations",
+							  sample, PPROF_MAX_DEPTH);
+				return errbuf_set(r->err, r->errlen,
+						  "sample %zu has malformed location ids", sample);
 			}
 		} else if (f == 2) {
 			if (pb_read_uints(m, wire, push_val, r))
-				return fail(r, "sample %zu has malformed values", sample);
+				return errbuf_set(r->err, r->errlen,
+						  "sample %zu has malformed values", sample);
 		} else if (f == 3) {
 			struct pb_reader sub;
 			if (wire != PB_LEN || pb_read_len(m, &sub))
-				return fail(r, "sample %zu: malformed label", sample);
+				return errbuf_set(r->err, r->errlen,
+						  "sample %zu: malformed label", sample);
 			if (read_label(r, &sub, &lab, sample))
 				return -1;
 		} else if (pb_skip(m, wire)) {
-			return fail(r, "sample %zu is malformed", sample);
+			return errbuf_set(r->err, r->errlen, "sample %zu is malformed", sample);
 		}
 	}
 	if (r->nvals != r->ntypes)
-		return fail(r, "sample %zu has %zu values for %zu sample types", sample, r->nvals,
-			    r->ntypes);
+		return errbuf_set(r->err, r->errlen,
+				  "sample %zu has %zu values for %zu sample types", sample, r->nvals,
+				  r->ntypes);
 	int64_t value = (int64_t)r->vals[r->value_index];
 	if (value < 0)
-		return fail(r, "sample %zu has a negative value (diff profiles are not supported)",
-			    sample);
+		return errbuf_set(r->err, r->errlen,
+				  "sample %zu has a negative value (diff profiles are not supported)",
+				  sample);
 	struct sample s = {.weight = (uint64_t)value, .time_ns = lab.time};
 	if (sample_stack(r, sample, &s.stack))
 		return -1;
@@ -1215,9 +1210,10 @@ static int read_sample(struct reader *r, struct pb_reader *m, size_t sample)
 				lab.has_comm ? cstr(r, lab.comm) : NO_THREAD_COMM);
 	s.event = lab.has_event ? event_index(r, cstr(r, lab.event)) : r->default_event;
 	if (profile_add_sample(r->p, &s, NULL, 0))
-		return fail(r, "sample %zu: the values add up to more than %" PRIu64
+		return errbuf_set(r->err, r->errlen,
+				  "sample %zu: the values add up to more than %" PRIu64
 			       " (the most one profile holds)",
-			    sample, PROFILE_MAX_WEIGHT);
+				  sample, PROFILE_MAX_WEIGHT);
 	return 0;
 }
 
@@ -1231,14 +1227,15 @@ static int read_samples(struct reader *r, const uint8_t *data, size_t len)
 		enum pb_wire wire;
 		struct pb_reader sub;
 		if (pb_read_tag(&top, &f, &wire))
-			return fail(r, "malformed protobuf"); /* pass 1 read it: cannot happen */
+			return errbuf_set(r->err, r->errlen,
+					  "malformed protobuf"); /* pass 1 read it: cannot happen */
 		if (f != P_SAMPLE) {
 			if (pb_skip(&top, wire))
-				return fail(r, "malformed protobuf");
+				return errbuf_set(r->err, r->errlen, "malformed protobuf");
 			continue;
 		}
 		if (pb_read_len(&top, &sub))
-			return fail(r, "malformed protobuf");
+			return errbuf_set(r->err, r->errlen, "malformed protobuf");
 		if (read_sample(r, &sub, n++))
 			return -1;
 	}
@@ -1367,7 +1364,7 @@ struct profile *pprof_read(const uint8_t *data, size_t len, char *err, size_t er
 		goto fail;
 	r.cstrs = xcalloc(r.nstrs, sizeof(*r.cstrs));
 	if (r.nsamples && !r.ntypes) {
-		fail(&r, "samples but no sample_type");
+		errbuf_set(r.err, r.errlen, "samples but no sample_type");
 		goto fail;
 	}
 	r.value_index = weight_type(&r);
@@ -1387,7 +1384,8 @@ struct profile *pprof_read(const uint8_t *data, size_t len, char *err, size_t er
 	return r.p;
 fail:
 	if (errlen && !err[0])
-		snprintf(err, errlen, "pprof: malformed profile");
+		errbuf_set(err, errlen, "malformed profile");
+	errbuf_prefix(err, errlen, "pprof: ");
 	profile_free(r.p);
 	reader_free(&r);
 	return NULL;

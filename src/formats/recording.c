@@ -421,8 +421,8 @@ struct loader {
 
 static int load_fail(struct loader *l, const char *what)
 {
-	snprintf(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path, what);
-	return -1;
+	return errbuf_set(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path,
+			  what);
 }
 
 /* A failed step: SQLite's reason, or ours when the step budget ran out. */
@@ -599,6 +599,18 @@ static int load_events(struct loader *l)
 	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
+/* map[id] = v in a file id -> profile id map, grown as needed (slots
+ * between stay 0: no such id). */
+static void id_map_set(uint32_t **map, size_t *n, size_t *cap, size_t id, uint32_t v)
+{
+	grow_array((void **)map, cap, id + 1, sizeof(**map));
+	if (id + 1 > *n) {
+		memset(*map + *n, 0, (id + 1 - *n) * sizeof(**map));
+		*n = id + 1;
+	}
+	(*map)[id] = v;
+}
+
 static int load_frames(struct loader *l)
 {
 	sqlite3_stmt *st;
@@ -619,13 +631,7 @@ static int load_frames(struct loader *l)
 					     (const char *)sqlite3_column_text(st, 3),
 					     (uint32_t)sqlite3_column_int64(st, 4),
 					     kind_from_name(kind ? kind : ""));
-		grow_array((void **)&l->frame_map, &cap, (size_t)id + 1, sizeof(*l->frame_map));
-		if ((size_t)id + 1 > l->nframe_map) {
-			memset(l->frame_map + l->nframe_map, 0,
-			       ((size_t)id + 1 - l->nframe_map) * sizeof(*l->frame_map));
-			l->nframe_map = (size_t)id + 1;
-		}
-		l->frame_map[id] = fid;
+		id_map_set(&l->frame_map, &l->nframe_map, &cap, (size_t)id, fid);
 	}
 	sqlite3_finalize(st);
 	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
@@ -659,13 +665,7 @@ static int load_stacks(struct loader *l)
 		}
 		uint32_t node = profile_stack_child(l->p, parent ? l->stack_map[parent] : 0,
 						    l->frame_map[frame]);
-		grow_array((void **)&l->stack_map, &cap, (size_t)id + 1, sizeof(*l->stack_map));
-		if ((size_t)id + 1 > l->nstack_map) {
-			memset(l->stack_map + l->nstack_map, 0,
-			       ((size_t)id + 1 - l->nstack_map) * sizeof(*l->stack_map));
-			l->nstack_map = (size_t)id + 1;
-		}
-		l->stack_map[id] = node;
+		id_map_set(&l->stack_map, &l->nstack_map, &cap, (size_t)id, node);
 	}
 	sqlite3_finalize(st);
 	if (l->nstack_map == 0) {
@@ -888,25 +888,10 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 	l.max_id = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
 	sqlite3_progress_handler(l.db, LOAD_PROGRESS_EVERY, count_steps, &l);
 	l.p = profile_new();
-	int rc = check_table(&l, &tables_read[0]);
-	if (!rc)
-		rc = load_meta(&l);
-	if (!rc)
-		rc = check_data_tables(&l);
-	if (!rc)
-		rc = load_events(&l);
-	if (!rc)
-		rc = load_frames(&l);
-	if (!rc)
-		rc = load_stacks(&l);
-	if (!rc)
-		rc = load_threads(&l);
-	if (!rc)
-		rc = load_probes(&l);
-	if (!rc)
-		rc = load_spans(&l);
-	if (!rc)
-		rc = load_samples(&l);
+	/* in this order, up to the first that fails */
+	int rc = check_table(&l, &tables_read[0]) || load_meta(&l) || check_data_tables(&l) ||
+		 load_events(&l) || load_frames(&l) || load_stacks(&l) || load_threads(&l) ||
+		 load_probes(&l) || load_spans(&l) || load_samples(&l);
 	sqlite3_close(l.db);
 	free(l.frame_map);
 	free(l.stack_map);

@@ -8,18 +8,6 @@
 
 #include "util.h"
 
-/* Writes one error line into err (when there is room) and returns -1. */
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* ==== summary statistics ================================================== */
 
 static int compare_u64(const void *a, const void *b)
@@ -227,14 +215,17 @@ int duration_parse(const char *s, uint64_t *ns, char *err, size_t errlen)
 	const struct duration_unit *unit;
 
 	if (text[0] == '-')
-		return fail(err, errlen, "bad duration '%s': a duration cannot be negative; use e.g. 750us",
-			    text);
+		return errbuf_set(err, errlen,
+				  "bad duration '%s': a duration cannot be negative; use e.g. 750us",
+				  text);
 	if (!decimal_scan(text, &d) || !(unit = duration_unit_of(d.end)))
-		return fail(err, errlen, "bad duration '%s': use a number with ns, us, ms or s, e.g. 750us",
-			    text);
+		return errbuf_set(err, errlen,
+				  "bad duration '%s': use a number with ns, us, ms or s, e.g. 750us",
+				  text);
 	if (!decimal_scale(&d, unit->ns, ns))
-		return fail(err, errlen, "bad duration '%s': too large; durations go up to 18446744073s",
-			    text);
+		return errbuf_set(err, errlen,
+				  "bad duration '%s': too large; durations go up to 18446744073s",
+				  text);
 	return 0;
 }
 
@@ -417,13 +408,13 @@ static int percentile_parse(const char *s, struct threshold *out, char *err, siz
 {
 	struct decimal d;
 	if (!decimal_scan(s + 1, &d) || *d.end)
-		return fail(err, errlen, "bad threshold '%s': " THRESHOLD_FORMS, s);
+		return errbuf_set(err, errlen, "bad threshold '%s': " THRESHOLD_FORMS, s);
 	double pct = decimal_value(&d);
 	if (!(pct > 0 && pct < 100))
-		return fail(err, errlen,
-			    "bad threshold '%s': a percentile must be above p0 and below p100, e.g. "
-			    "p95 or p99.9 (or use a duration such as 750us, or auto)",
-			    s);
+		return errbuf_set(err, errlen,
+				  "bad threshold '%s': a percentile must be above p0 and below p100, e.g. "
+				  "p95 or p99.9 (or use a duration such as 750us, or auto)",
+				  s);
 	*out = (struct threshold){.kind = THRESHOLD_PERCENTILE, .percentile = pct};
 	return 0;
 }
@@ -445,7 +436,7 @@ int threshold_parse(const char *s, struct threshold *out, char *err, size_t errl
 		*out = (struct threshold){.kind = THRESHOLD_ABSOLUTE, .ns = ns};
 		return 0;
 	}
-	return fail(err, errlen, "bad threshold '%s': " THRESHOLD_FORMS, s);
+	return errbuf_set(err, errlen, "bad threshold '%s': " THRESHOLD_FORMS, s);
 }
 
 /* The shortest "%g" text that reads back as the same double. */

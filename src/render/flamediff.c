@@ -412,21 +412,6 @@ static bool diff_color(const struct flame_node *n, void *arg, unsigned char rgb[
 	return true;
 }
 
-/* "1234567" -> "1,234,567", as flamesvg prints the drawn counts. */
-static const char *format_count(uint64_t v, char buf[32])
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	char *o = buf;
-	for (int i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			*o++ = ',';
-		*o++ = digits[i];
-	}
-	*o = '\0';
-	return buf;
-}
-
 /* "fast 30.00% (3 samples), slow 45.00% (45 samples), delta +15.00 pp" */
 static const char *diff_extra_info(const struct flame_node *n, void *arg, char *buf,
 				   size_t size)

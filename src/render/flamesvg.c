@@ -152,21 +152,6 @@ static void put_label(FILE *out, const char *name, double box_width)
 		xml_put_fitted(out, name, (size_t)room, MIN_LABEL_CHARS);
 }
 
-/* "1234567" -> "1,234,567", as flamegraph.pl prints counts. */
-static const char *format_count(uint64_t v, char buf[32])
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	char *o = buf;
-	for (int i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			*o++ = ',';
-		*o++ = digits[i];
-	}
-	*o = '\0';
-	return buf;
-}
-
 /* ---- colours ---------------------------------------------------------- */
 
 /* A hue family per kind of code, so mixed-mode stacks read at a glance. */

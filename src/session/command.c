@@ -3,10 +3,10 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "probes.h"
+#include "util.h"
 
 #define MAX_WORDS 8                /* stored; no command takes more than 4 */
 #define SHOW_MAX 40                /* bytes of a word quoted in an error */
@@ -14,22 +14,6 @@
 #define SUGGEST_LEN_MAX 32         /* longer words are not typos of a name */
 
 /* ==== errors ================================================================ */
-
-/* Writes one error line into err (when there is room) and returns -1. Line
- * breaks that might come from a message of another module become spaces. */
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-		for (char *p = err; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
-	return -1;
-}
 
 /* A word as shown inside an error: at most SHOW_MAX bytes (cut at a UTF-8
  * character boundary), then "...". */
@@ -91,9 +75,9 @@ static int words_split(const char *line, size_t len, struct words *w, char *err,
 			i++;
 			for (;;) {
 				if (i == len)
-					return fail(err, errlen,
-						    "unterminated quote: end the quoted word with \", "
-						    "e.g. trace \"operator new(unsigned long)\"");
+					return errbuf_set(err, errlen,
+							  "unterminated quote: end the quoted word with \", "
+							  "e.g. trace \"operator new(unsigned long)\"");
 				char c = line[i];
 				if (c == '"') {
 					i++;
@@ -101,20 +85,20 @@ static int words_split(const char *line, size_t len, struct words *w, char *err,
 				}
 				if (c == '\\') {
 					if (i + 1 == len)
-						return fail(err, errlen,
-							    "unterminated quote: the line ends in a backslash "
-							    "inside a quoted word; end it with \"");
+						return errbuf_set(err, errlen,
+								  "unterminated quote: the line ends in a backslash "
+								  "inside a quoted word; end it with \"");
 					unsigned char e = (unsigned char)line[i + 1];
 					if (e != '"' && e != '\\') {
 						if (e > 0x20 && e < 0x7f)
-							return fail(err, errlen,
-								    "unknown escape \\%c in a quoted word: only \\\" "
-								    "and \\\\ are escapes (\\\\ for a backslash)",
-								    e);
-						return fail(err, errlen,
-							    "unknown escape \\ followed by byte 0x%02x in a "
-							    "quoted word: only \\\" and \\\\ are escapes",
-							    e);
+							return errbuf_set(err, errlen,
+									  "unknown escape \\%c in a quoted word: only \\\" "
+									  "and \\\\ are escapes (\\\\ for a backslash)",
+									  e);
+						return errbuf_set(err, errlen,
+								  "unknown escape \\ followed by byte 0x%02x in a "
+								  "quoted word: only \\\" and \\\\ are escapes",
+								  e);
 					}
 					c = (char)e;
 					i++;
@@ -166,10 +150,10 @@ static int threshold_word(const char *s, struct threshold *t, char *err, size_t 
 		const char *dot = strchr(s, '.');
 		if (dot && strspn(dot + 1, DIGITS) > PERCENTILE_DECIMALS_MAX) {
 			char sb[SHOW_MAX + 4];
-			return fail(err, errlen,
-				    "bad threshold '%s': a percentile takes at most %d decimals, e.g. "
-				    "p99.999",
-				    show(s, sb), PERCENTILE_DECIMALS_MAX);
+			return errbuf_set(err, errlen,
+					  "bad threshold '%s': a percentile takes at most %d decimals, e.g. "
+					  "p99.999",
+					  show(s, sb), PERCENTILE_DECIMALS_MAX);
 		}
 	}
 	return threshold_parse(s, t, err, errlen);
@@ -357,15 +341,16 @@ struct command_info {
 
 static int need(const struct command_info *ci, char *err, size_t errlen)
 {
-	return fail(err, errlen, "%s needs %s: %s", ci->name, ci->takes, ci->example);
+	return errbuf_set(err, errlen, "%s needs %s: %s", ci->name, ci->takes, ci->example);
 }
 
 static int too_many(const struct command_info *ci, char *err, size_t errlen)
 {
 	if (!ci->takes)
-		return fail(err, errlen, "%s takes no arguments: %s", ci->name, ci->example);
-	return fail(err, errlen, "too many words for %s (it takes %s; quote a name that has spaces): %s",
-		    ci->name, ci->takes, ci->example);
+		return errbuf_set(err, errlen, "%s takes no arguments: %s", ci->name, ci->example);
+	return errbuf_set(err, errlen,
+			  "too many words for %s (it takes %s; quote a name that has spaces): %s",
+			  ci->name, ci->takes, ci->example);
 }
 
 /* A FUNC/EVENT/NAME/FILE word into c->arg. */
@@ -374,11 +359,13 @@ static int take_arg(const struct command_info *ci, const char *what, const char 
 {
 	size_t n = strlen(word);
 	if (n == 0)
-		return fail(err, errlen, "%s needs a non-empty %s: %s", ci->name, what, ci->example);
+		return errbuf_set(err, errlen,
+				  "%s needs a non-empty %s: %s", ci->name, what, ci->example);
 	if (n >= sizeof(c->arg)) {
 		char sb[SHOW_MAX + 4];
-		return fail(err, errlen, "%s '%s' is too long for %s (%zu bytes; at most %zu)", what,
-			    show(word, sb), ci->name, n, sizeof(c->arg) - 1);
+		return errbuf_set(err, errlen,
+				  "%s '%s' is too long for %s (%zu bytes; at most %zu)", what,
+				  show(word, sb), ci->name, n, sizeof(c->arg) - 1);
 	}
 	memcpy(c->arg, word, n + 1);
 	return 0;
@@ -421,19 +408,20 @@ static int parse_sample(const struct command_info *ci, const struct words *w, st
 	const char *a = w->w[1];
 	if (strcmp(a, "off") == 0) {
 		if (w->n > 2)
-			return fail(err, errlen, "too many words for sample off: it takes nothing more: sample off");
+			return errbuf_set(err, errlen,
+					  "too many words for sample off: it takes nothing more: sample off");
 		c->kind = CMD_SAMPLE_OFF;
 		return 0;
 	}
 	if (strcmp(a, "event") == 0) {
 		if (w->n < 3)
-			return fail(err, errlen,
-				    "sample event needs EVENT: sample event page-faults (or a tracepoint: "
-				    "sample event sched:sched_switch)");
+			return errbuf_set(err, errlen,
+					  "sample event needs EVENT: sample event page-faults (or a tracepoint: "
+					  "sample event sched:sched_switch)");
 		if (w->n > 3)
-			return fail(err, errlen,
-				    "too many words for sample event (it takes one EVENT): sample event "
-				    "page-faults");
+			return errbuf_set(err, errlen,
+					  "too many words for sample event (it takes one EVENT): sample event "
+					  "page-faults");
 		c->kind = CMD_SAMPLE_EVENT;
 		return take_arg(ci, "EVENT", w->w[2], c, err, errlen);
 	}
@@ -441,30 +429,32 @@ static int parse_sample(const struct command_info *ci, const struct words *w, st
 	switch (number_parse(a, COMMAND_HZ_MAX, &hz)) {
 	case NUMBER_OK:
 		if (hz == 0)
-			return fail(err, errlen,
-				    "sampling rate 0 is out of range: HZ is 1 to %d (sample off stops "
-				    "sampling): sample 999",
-				    COMMAND_HZ_MAX);
+			return errbuf_set(err, errlen,
+					  "sampling rate 0 is out of range: HZ is 1 to %d (sample off stops "
+					  "sampling): sample 999",
+					  COMMAND_HZ_MAX);
 		if (w->n > 2)
-			return fail(err, errlen, "too many words for sample %s: it takes one HZ: sample 999",
-				    a);
+			return errbuf_set(err, errlen,
+					  "too many words for sample %s: it takes one HZ: sample 999",
+					  a);
 		c->kind = CMD_SAMPLE_HZ;
 		c->hz = hz;
 		return 0;
 	case NUMBER_TOO_LARGE:
-		return fail(err, errlen,
-			    "sampling rate %s is out of range: HZ is 1 to %d samples per second: sample 999",
-			    show(a, sb), COMMAND_HZ_MAX);
+		return errbuf_set(err, errlen,
+				  "sampling rate %s is out of range: HZ is 1 to %d samples per second: sample 999",
+				  show(a, sb), COMMAND_HZ_MAX);
 	case NUMBER_BAD:
 		break;
 	}
 	const char *near = suggest(a, keywords, 2);
 	if (near && !isdigit((unsigned char)a[0]))
-		return fail(err, errlen, "unknown sample setting '%s' (did you mean %s?): %s", show(a, sb),
-			    near, ci->example);
-	return fail(err, errlen,
-		    "bad sampling rate '%s': give HZ (a whole number, 1 to %d), off, or event EVENT: %s",
-		    show(a, sb), COMMAND_HZ_MAX, ci->example);
+		return errbuf_set(err, errlen,
+				  "unknown sample setting '%s' (did you mean %s?): %s", show(a, sb),
+				  near, ci->example);
+	return errbuf_set(err, errlen,
+			  "bad sampling rate '%s': give HZ (a whole number, 1 to %d), off, or event EVENT: %s",
+			  show(a, sb), COMMAND_HZ_MAX, ci->example);
 }
 
 static int parse_sample_in(const struct command_info *ci, const struct words *w, struct command *c,
@@ -497,7 +487,8 @@ static int parse_sample_slow(const struct command_info *ci, const struct words *
 		}
 		int colon = w->quoted[1] ? -1 : colon_split(w->w[1], is_duration);
 		if (colon < 0)
-			return fail(err, errlen, "sample-slow needs FUNC and a duration: %s", ci->example);
+			return errbuf_set(err, errlen,
+					  "sample-slow needs FUNC and a duration: %s", ci->example);
 		char func[COMMAND_LINE_MAX + 1];
 		memcpy(func, w->w[1], (size_t)colon);
 		func[colon] = 0;
@@ -511,13 +502,14 @@ static int parse_sample_slow(const struct command_info *ci, const struct words *
 	if (take_arg(ci, "FUNC", w->w[1], c, err, errlen))
 		return -1;
 	if (is_bare_number(w->w[2]))
-		return fail(err, errlen,
-			    "sample-slow: duration '%s' needs a unit (ns, us, ms or s): sample-slow "
-			    "handle_request %sms",
-			    show(w->w[2], sb), show(w->w[2], sb2));
+		return errbuf_set(err, errlen,
+				  "sample-slow: duration '%s' needs a unit (ns, us, ms or s): sample-slow "
+				  "handle_request %sms",
+				  show(w->w[2], sb), show(w->w[2], sb2));
 	if (duration_parse(w->w[2], &c->ns, derr, sizeof(derr)))
-		return fail(err, errlen, "sample-slow %s: %s (sample-slow handle_request 5ms)",
-			    show(w->w[1], sb), derr);
+		return errbuf_set(err, errlen,
+				  "sample-slow %s: %s (sample-slow handle_request 5ms)",
+				  show(w->w[1], sb), derr);
 	return 0;
 }
 
@@ -548,13 +540,13 @@ static int parse_view(const struct command_info *ci, const struct words *w, stru
 		return -1;
 	if (is_bare_number(w->w[2])) {
 		char sb[SHOW_MAX + 4], sb2[SHOW_MAX + 4], sb3[SHOW_MAX + 4];
-		return fail(err, errlen,
-			    "%s: bad threshold '%s': a bare number is ambiguous; write p%s for a "
-			    "percentile or %sms for a duration (or auto)",
-			    ci->name, show(w->w[2], sb), show(w->w[2], sb2), show(w->w[2], sb3));
+		return errbuf_set(err, errlen,
+				  "%s: bad threshold '%s': a bare number is ambiguous; write p%s for a "
+				  "percentile or %sms for a duration (or auto)",
+				  ci->name, show(w->w[2], sb), show(w->w[2], sb2), show(w->w[2], sb3));
 	}
 	if (threshold_word(w->w[2], &c->threshold, terr, sizeof(terr)))
-		return fail(err, errlen, "%s: %s", ci->name, terr);
+		return errbuf_set(err, errlen, "%s: %s", ci->name, terr);
 	c->has_threshold = true;
 	return 0;
 }
@@ -574,17 +566,18 @@ static int parse_span(const struct command_info *ci, const struct words *w, stru
 	case SPAN_OK:
 		break;
 	case SPAN_TOO_LARGE:
-		return fail(err, errlen, "%s '%s' is too large: %s", what, show(w->w[1], sb), ci->example);
+		return errbuf_set(err, errlen,
+				  "%s '%s' is too large: %s", what, show(w->w[1], sb), ci->example);
 	case SPAN_BAD:
-		return fail(err, errlen,
-			    "bad %s '%s': use seconds (10), or a number with s, m or h (30s, 5m, 1h), or "
-			    "ms/us/ns: %s",
-			    what, show(w->w[1], sb), ci->example);
+		return errbuf_set(err, errlen,
+				  "bad %s '%s': use seconds (10), or a number with s, m or h (30s, 5m, 1h), or "
+				  "ms/us/ns: %s",
+				  what, show(w->w[1], sb), ci->example);
 	}
 	if (ns < 1000000000ULL)
-		return fail(err, errlen,
-			    "%s '%s' is too short: at least 1s (samples are kept in 1-second buckets): %s",
-			    what, show(w->w[1], sb), ci->example);
+		return errbuf_set(err, errlen,
+				  "%s '%s' is too short: at least 1s (samples are kept in 1-second buckets): %s",
+				  what, show(w->w[1], sb), ci->example);
 	c->kind = ci->kind;
 	c->ns = ns;
 	return 0;
@@ -600,59 +593,67 @@ static int parse_filter(const struct command_info *ci, const struct words *w, st
 	const char *a = w->w[1];
 	if (strcmp(a, "clear") == 0) {
 		if (w->n > 2)
-			return fail(err, errlen, "too many words for filter clear: it takes nothing more: filter clear");
+			return errbuf_set(err, errlen,
+					  "too many words for filter clear: it takes nothing more: filter clear");
 		c->kind = CMD_FILTER_CLEAR;
 		return 0;
 	}
 	if (strcmp(a, "tid") == 0) {
 		if (w->n < 3)
-			return fail(err, errlen, "filter tid needs a thread id: filter tid 4243");
+			return errbuf_set(err, errlen,
+					  "filter tid needs a thread id: filter tid 4243");
 		if (w->n > 3)
-			return fail(err, errlen, "too many words for filter tid (it takes one thread id): filter tid 4243");
+			return errbuf_set(err, errlen,
+					  "too many words for filter tid (it takes one thread id): filter tid 4243");
 		uint64_t tid;
 		switch (number_parse(w->w[2], INT32_MAX, &tid)) {
 		case NUMBER_OK:
 			if (tid == 0)
-				return fail(err, errlen, "bad thread id '0': thread ids start at 1: filter tid 4243");
+				return errbuf_set(err, errlen,
+						  "bad thread id '0': thread ids start at 1: filter tid 4243");
 			c->kind = CMD_FILTER_TID;
 			c->tid = (int64_t)tid;
 			return 0;
 		case NUMBER_TOO_LARGE:
-			return fail(err, errlen, "bad thread id '%s': too large (at most %d): filter tid 4243",
-				    show(w->w[2], sb), INT32_MAX);
+			return errbuf_set(err, errlen,
+					  "bad thread id '%s': too large (at most %d): filter tid 4243",
+					  show(w->w[2], sb), INT32_MAX);
 		case NUMBER_BAD:
 			break;
 		}
-		return fail(err, errlen,
-			    "bad thread id '%s': give a positive whole number: filter tid 4243",
-			    show(w->w[2], sb));
+		return errbuf_set(err, errlen,
+				  "bad thread id '%s': give a positive whole number: filter tid 4243",
+				  show(w->w[2], sb));
 	}
 	if (strcmp(a, "comm") == 0) {
 		if (w->n < 3)
-			return fail(err, errlen, "filter comm needs a thread NAME: filter comm nginx");
+			return errbuf_set(err, errlen,
+					  "filter comm needs a thread NAME: filter comm nginx");
 		if (w->n > 3)
-			return fail(err, errlen,
-				    "too many words for filter comm (it takes one NAME; quote a name that "
-				    "has spaces): filter comm \"Web Content\"");
+			return errbuf_set(err, errlen,
+					  "too many words for filter comm (it takes one NAME; quote a name that "
+					  "has spaces): filter comm \"Web Content\"");
 		size_t n = strlen(w->w[2]);
 		if (n > COMMAND_COMM_MAX) {
 			char cut[COMMAND_COMM_MAX + 1];
 			memcpy(cut, w->w[2], COMMAND_COMM_MAX);
 			cut[COMMAND_COMM_MAX] = 0;
-			return fail(err, errlen,
-				    "thread name '%s' is longer than %d bytes, and the kernel keeps only "
-				    "the first %d (filter comm \"%s\" would match)",
-				    show(w->w[2], sb), COMMAND_COMM_MAX, COMMAND_COMM_MAX, cut);
+			return errbuf_set(err, errlen,
+					  "thread name '%s' is longer than %d bytes, and the kernel keeps only "
+					  "the first %d (filter comm \"%s\" would match)",
+					  show(w->w[2], sb), COMMAND_COMM_MAX, COMMAND_COMM_MAX, cut);
 		}
 		c->kind = CMD_FILTER_COMM;
 		return take_arg(ci, "NAME", w->w[2], c, err, errlen);
 	}
 	const char *near = suggest(a, keywords, 3);
 	if (near)
-		return fail(err, errlen, "unknown filter '%s' (did you mean %s?): %s", show(a, sb), near,
-			    ci->example);
-	return fail(err, errlen, "unknown filter '%s': use tid N, comm NAME or clear: %s", show(a, sb),
-		    ci->example);
+		return errbuf_set(err, errlen,
+				  "unknown filter '%s' (did you mean %s?): %s", show(a, sb), near,
+				  ci->example);
+	return errbuf_set(err, errlen,
+			  "unknown filter '%s': use tid N, comm NAME or clear: %s", show(a, sb),
+			  ci->example);
 }
 
 static const struct command_info *info_find(const char *name);
@@ -670,10 +671,12 @@ static int parse_help(const struct command_info *ci, const struct words *w, stru
 	if (!info_find(w->w[1])) {
 		const char *near = suggest_command(w->w[1]);
 		if (near)
-			return fail(err, errlen, "no command '%s' to help with: did you mean %s? (help lists "
-				    "the commands)", show(w->w[1], sb), near);
-		return fail(err, errlen, "no command '%s' to help with: help lists the commands",
-			    show(w->w[1], sb));
+			return errbuf_set(err, errlen,
+					  "no command '%s' to help with: did you mean %s? (help lists "
+					  "the commands)", show(w->w[1], sb), near);
+		return errbuf_set(err, errlen,
+				  "no command '%s' to help with: help lists the commands",
+				  show(w->w[1], sb));
 	}
 	return take_arg(ci, "COMMAND", w->w[1], c, err, errlen);
 }
@@ -838,16 +841,18 @@ int command_parse(const char *line, struct command *cmd, char *err, size_t errle
 		len--;
 	if (len > COMMAND_LINE_MAX) {
 		size_t total = len + strlen(line + len);
-		return fail(err, errlen, "line too long (%zu bytes; at most %d)", total, COMMAND_LINE_MAX);
+		return errbuf_set(err, errlen,
+				  "line too long (%zu bytes; at most %d)", total, COMMAND_LINE_MAX);
 	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)line[i];
 		if (ch == '\n' || ch == '\r')
-			return fail(err, errlen, "more than one line: give one command per line");
+			return errbuf_set(err, errlen,
+					  "more than one line: give one command per line");
 		if (is_control(ch))
-			return fail(err, errlen,
-				    "control character 0x%02x at byte %zu: a command is printable text", ch,
-				    i + 1);
+			return errbuf_set(err, errlen,
+					  "control character 0x%02x at byte %zu: a command is printable text", ch,
+					  i + 1);
 	}
 
 	struct words w;
@@ -861,10 +866,12 @@ int command_parse(const char *line, struct command *cmd, char *err, size_t errle
 		char sb[SHOW_MAX + 4], list[256];
 		const char *near = suggest_command(w.w[0]);
 		if (near)
-			return fail(err, errlen, "unknown command '%s': did you mean %s? (help lists the commands)",
-				    show(w.w[0], sb), near);
+			return errbuf_set(err, errlen,
+					  "unknown command '%s': did you mean %s? (help lists the commands)",
+					  show(w.w[0], sb), near);
 		command_list(list, sizeof(list));
-		return fail(err, errlen, "unknown command '%s' (commands: %s)", show(w.w[0], sb), list);
+		return errbuf_set(err, errlen,
+				  "unknown command '%s' (commands: %s)", show(w.w[0], sb), list);
 	}
 	if (ci->parse(ci, &w, cmd, err, errlen)) {
 		memset(cmd, 0, sizeof(*cmd));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drops.h"
 #include "events.h"
 #include "outfile.h"
 #include "printable.h"
@@ -1260,16 +1261,14 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 	session_get_stats(l->s, &es, &cs);
 	struct window_stats ws;
 	window_stats(l->samples, &ws);
-	uint64_t lost = es.lost_samples + es.lost_spans + es.lost_task;
-	uint64_t untimed = es.span_overflow + es.threads_full;
-	st->drops = lost + untimed + es.targets_full + l->joins_dropped + ws.dropped;
+	st->drops = drops_sum(&es, DROPS_ANY, true) + l->joins_dropped + ws.dropped;
 	st->drops_detail[0] = 0;
+	char lost[128];
 	if (st->drops)
 		snprintf(st->drops_detail, sizeof(st->drops_detail),
-			 "(ring buffer full: %llu samples, %llu calls, %llu process events; "
-			 "untimed calls %llu; late samples %llu)",
-			 (unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
-			 (unsigned long long)es.lost_task, (unsigned long long)untimed,
+			 "(ring buffer full: %s; untimed calls %llu; late samples %llu)",
+			 drops_list(&es, DROPS_LOST, lost, sizeof(lost)),
+			 (unsigned long long)drops_sum(&es, DROPS_UNTIMED, true),
 			 (unsigned long long)ws.dropped);
 	st->held_s = held_seconds(l);
 	st->window_weight = 0;

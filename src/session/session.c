@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "drops.h"
 #include "latency.h"
 #include "printable.h"
 #include "probes.h"
@@ -1141,13 +1142,8 @@ static void add_metadata(struct session *s, double end_mono)
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
-	set_meta_u64(p, "lost_samples", es.lost_samples);
-	set_meta_u64(p, "lost_task_events", es.lost_task);
-	set_meta_u64(p, "lost_spans", es.lost_spans);
-	set_meta_u64(p, "span_depth_overflow", es.span_overflow);
-	set_meta_u64(p, "span_orphans", es.span_orphans);
-	set_meta_u64(p, "threads_full", es.threads_full);
-	set_meta_u64(p, "children_not_followed", es.targets_full);
+	for (int k = 0; k < SONDE_CNT_NUM; k++)
+		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
@@ -1308,11 +1304,6 @@ struct profile *session_profile(struct session *s)
 	return s->prof;
 }
 
-struct engine *session_engine(struct session *s)
-{
-	return s->eng;
-}
-
 void session_print_summary(struct session *s, const char *what)
 {
 	struct engine_stats es;
@@ -1331,12 +1322,10 @@ void session_print_summary(struct session *s, const char *what)
 			(unsigned long long)cs.spans);
 	}
 	fprintf(stderr, " in %.2f s", s->end_mono - s->start_mono);
-	uint64_t lost = es.lost_samples + es.lost_task + es.lost_spans;
-	if (lost)
-		fprintf(stderr, "; lost %llu samples, %llu calls, %llu process events (ring buffer "
-				"full: try --buffer-mb or a lower -F)",
-			(unsigned long long)es.lost_samples, (unsigned long long)es.lost_spans,
-			(unsigned long long)es.lost_task);
+	char list[512];
+	if (drops_sum(&es, DROPS_LOST, false))
+		fprintf(stderr, "; lost %s (ring buffer full: try --buffer-mb or a lower -F)",
+			drops_list(&es, DROPS_LOST, list, sizeof(list)));
 	if (s->o->all_calls && s->prof->nprobes) {
 		/* Every completed call sends a record: records received plus
 		 * records lost must be the kernel's count. Say so if not. */
@@ -1352,14 +1341,11 @@ void session_print_summary(struct session *s, const char *what)
 				(unsigned long long)completed, (unsigned long long)received,
 				(unsigned long long)es.lost_spans);
 	}
-	if (es.targets_full)
-		fprintf(stderr, "; %llu child processes not followed (target map full)",
-			(unsigned long long)es.targets_full);
-	if (es.span_overflow || es.span_orphans || es.threads_full || s->pending_dropped)
-		fprintf(stderr, "; untimed: %llu calls nested too deep, %llu without return, "
-				"%llu with no thread slot; %llu samples not joined live",
-			(unsigned long long)es.span_overflow, (unsigned long long)es.span_orphans,
-			(unsigned long long)es.threads_full,
+	if (drops_sum(&es, DROPS_CHILDREN, false))
+		fprintf(stderr, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
+	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
+		fprintf(stderr, "; untimed: %s; %llu samples not joined live",
+			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
 	fputc('\n', stderr);
 	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&

@@ -224,7 +224,6 @@ int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, ch
 int session_trace_probes(const struct session *s, int i, int *count);
 
 struct profile *session_profile(struct session *s);
-struct engine *session_engine(struct session *s);
 
 /* Prints the one-line summary of what was gathered and dropped. */
 void session_print_summary(struct session *s, const char *what);

@@ -12,13 +12,18 @@ assert_ge "samples inside slow_path" "$samples" 50
 # span join (the calls in flight on the thread when it was taken), not by
 # its stack, which a frame-pointer walk through libc (no frame pointers)
 # can cut short above slow_path. All samples = samples inside slow_path.
+# Run as n=$(outside FILE): a report that fails ends the test there (set -e),
+# it never reads as "0 outside".
 outside() {
 	local all in
-	all=$("$SONDE" report "$1" --json --show-overhead | jq .samples) || fail "report $1"
-	in=$("$SONDE" report "$1" --json --show-overhead --in slow_path | jq .samples) || fail "report --in $1"
+	all=$("$SONDE" report "$1" --json --show-overhead | jq -e .samples) || fail "report $1"
+	in=$("$SONDE" report "$1" --json --show-overhead --in slow_path | jq -e .samples) ||
+		fail "report --in slow_path $1"
+	[[ $all =~ ^[0-9]+$ && $in =~ ^[0-9]+$ ]] || fail "report $1: '$all' samples, '$in' inside slow_path"
 	echo $((all - in))
 }
-[ "$(outside "$WORK/in.sonde")" = 0 ] || fail "--sample-in slow_path: samples outside slow_path"
+n=$(outside "$WORK/in.sonde")
+[ "$n" = 0 ] || fail "--sample-in slow_path: $n samples outside slow_path"
 pass "--sample-in: all $samples samples are inside slow_path (or its return probe)"
 
 # slow_path runs ~2 ms of CPU; sampling only once a call has run 1 ms keeps
@@ -30,7 +35,8 @@ pass "--sample-in: all $samples samples are inside slow_path (or its return prob
 	"$TARGETS/requests" 600 >/dev/null
 "$SONDE" report "$WORK/slow.sonde" --json >"$WORK/slow.json"
 s2=$(jq .samples "$WORK/slow.json")
-[ "$(outside "$WORK/slow.sonde")" = 0 ] || fail "--sample-slow: samples outside slow_path"
+n=$(outside "$WORK/slow.sonde")
+[ "$n" = 0 ] || fail "--sample-slow: $n samples outside slow_path"
 early=$(sqlite3 "$WORK/slow.sonde" "SELECT count(*) FROM samples s JOIN sample_spans ss ON ss.sample = s.id
 	JOIN spans sp ON sp.id = ss.span WHERE s.time_ns - sp.start_ns < 950000")
 [ "$early" = 0 ] || fail "--sample-slow slow_path:1ms: $early samples taken in the first 1 ms of a call"

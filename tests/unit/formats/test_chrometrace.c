@@ -16,6 +16,7 @@
 
 #include "chrometrace.h"
 #include "profile.h"
+#include "unitkit.h"
 
 #define MS 1000000ULL
 #define T0 1000000000ULL
@@ -97,45 +98,15 @@ static char *render(struct profile *p)
 
 /* ---- node checker ------------------------------------------------------ */
 
-static bool have_node(void)
-{
-	return system("command -v node >/dev/null 2>&1") == 0;
-}
-
 #define REQUIRE_NODE()                                                                         \
 	do {                                                                                   \
-		if (!have_node())                                                              \
+		if (!have_tool("node"))                                                              \
 			cr_skip_test("node not installed: run scripts/bootstrap.sh");          \
 	} while (0)
 
 static char *check(const char *json)
 {
-	char path[] = "/tmp/sonde-chrometrace-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(json, f);
-	fclose(f);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "node %s/tests/js/check_chrometrace.mjs %s", SRC_DIR, path);
-	FILE *pipe = popen(cmd, "r");
-	cr_assert_not_null(pipe);
-	char *out = NULL;
-	size_t cap = 0;
-	ssize_t n = getdelim(&out, &cap, '\0', pipe);
-	pclose(pipe);
-	unlink(path);
-	cr_assert_gt(n, 0, "checker printed nothing");
-	return out;
-}
-
-static double num(const char *report, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	const char *s = strstr(report, pat);
-	cr_assert_not_null(s, "no %s in %s", key, report);
-	return strtod(s + strlen(pat), NULL);
+	return node_check_text("check_chrometrace.mjs", json);
 }
 
 static void assert_ok(const char *report)
@@ -152,16 +123,16 @@ Test(chrometrace, viewers_requirements)
 	char *json = render(p);
 	char *report = check(json);
 	assert_ok(report);
-	cr_assert_eq(num(report, "x_events"), 6, "%s", report);
-	cr_assert_eq(num(report, "m_events"), 3, "%s", report); /* 1 process + 2 threads */
-	cr_assert_eq(num(report, "samples"), 6, "%s", report);
-	cr_assert_eq(num(report, "profiles"), 2, "%s", report);
-	cr_assert_eq(num(report, "chunks"), 2, "%s", report);
-	cr_assert_eq(num(report, "nodes"), 9, "%s", report);
+	cr_assert_eq(json_num(report, "x_events"), 6, "%s", report);
+	cr_assert_eq(json_num(report, "m_events"), 3, "%s", report); /* 1 process + 2 threads */
+	cr_assert_eq(json_num(report, "samples"), 6, "%s", report);
+	cr_assert_eq(json_num(report, "profiles"), 2, "%s", report);
+	cr_assert_eq(json_num(report, "chunks"), 2, "%s", report);
+	cr_assert_eq(json_num(report, "nodes"), 9, "%s", report);
 	cr_assert(strstr(report, "\"samples_by_thread\":{\"100/100\":4,\"100/101\":2}"), "%s",
 		  report);
 	cr_assert(strstr(report, "\"x_by_thread\":{\"100/100\":5,\"100/101\":1}"), "%s", report);
-	cr_assert_eq(num(report, "last_sample_us"), 10000, "%s", report);
+	cr_assert_eq(json_num(report, "last_sample_us"), 10000, "%s", report);
 	free(report);
 	free(json);
 	profile_free(p);
@@ -249,15 +220,15 @@ Test(chrometrace, chunks)
 	const char *third = strstr(json, "\"nodes\":[{\"id\":4,\"parent\":3,");
 	cr_assert_not_null(third, "%s", json);
 	cr_assert(strstr(json, "\"cpuProfile\":{\"nodes\":[],\"samples\":[3,3"));
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
-		cr_assert_eq(num(report, "samples"), (double)n);
-		cr_assert_eq(num(report, "chunks"), 3);
-		cr_assert_eq(num(report, "max_chunk_samples"), CHROMETRACE_CHUNK_SAMPLES);
-		cr_assert_eq(num(report, "nodes"), 4);
+		cr_assert_eq(json_num(report, "samples"), (double)n);
+		cr_assert_eq(json_num(report, "chunks"), 3);
+		cr_assert_eq(json_num(report, "max_chunk_samples"), CHROMETRACE_CHUNK_SAMPLES);
+		cr_assert_eq(json_num(report, "nodes"), 4);
 		uint64_t last_ns = 999 + (n - 1) * step;
-		cr_assert_eq(num(report, "last_sample_us"), (double)((last_ns + 500) / 1000), "%s",
+		cr_assert_eq(json_num(report, "last_sample_us"), (double)((last_ns + 500) / 1000), "%s",
 			     report);
 		free(report);
 	}
@@ -290,11 +261,11 @@ Test(chrometrace, same_tid_one_track)
 	cr_assert(strstr(json, "\"ts\":0.000,\"dur\":100.000,\"pid\":5,\"tid\":6"), "%s", json);
 	cr_assert(strstr(json, "\"ts\":150.000,\"dur\":100.000,\"pid\":5,\"tid\":6"), "%s", json);
 	cr_assert(strstr(json, "\"samples\":[3,4]},\"timeDeltas\":[0,200]}"), "%s", json);
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
 		cr_assert(strstr(report, "\"samples_by_thread\":{\"5/6\":2}"), "%s", report);
-		cr_assert_eq(num(report, "profiles"), 1);
+		cr_assert_eq(json_num(report, "profiles"), 1);
 		free(report);
 	}
 	free(json);
@@ -308,10 +279,10 @@ Test(chrometrace, no_times)
 	char *json = render(p);
 	cr_assert(strstr(json, "\"samples\":[3,3,4,5]},\"timeDeltas\":[0,1000,1000,1000]}"),
 		  "%s", json);
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
-		cr_assert_eq(num(report, "samples"), 6);
+		cr_assert_eq(json_num(report, "samples"), 6);
 		free(report);
 	}
 	free(json);
@@ -323,10 +294,10 @@ Test(chrometrace, empty_profile)
 	struct profile *p = profile_new();
 	char *json = render(p);
 	cr_assert_str_eq(json, "{\"traceEvents\":[\n]}\n");
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
-		cr_assert_eq(num(report, "events"), 0);
+		cr_assert_eq(json_num(report, "events"), 0);
 		free(report);
 	}
 	free(json);
@@ -340,10 +311,10 @@ Test(chrometrace, threads_only)
 	profile_thread_intern(p, 9, 9, "idle");
 	char *json = render(p);
 	cr_assert(strstr(json, "\"thread_name\",\"pid\":9,\"tid\":9"), "%s", json);
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
-		cr_assert_eq(num(report, "m_events"), 2);
+		cr_assert_eq(json_num(report, "m_events"), 2);
 		free(report);
 	}
 	free(json);
@@ -412,10 +383,10 @@ Test(chrometrace, nodes_grouped_by_function)
 			       "\"url\":\"w.c\",\"lineNumber\":6,"),
 		  "%s", json);
 	cr_assert(strstr(json, "}],\"samples\":[3,3,2]}"), "%s", json);
-	if (have_node()) {
+	if (have_tool("node")) {
 		char *report = check(json);
 		assert_ok(report);
-		cr_assert_eq(num(report, "nodes"), 3);
+		cr_assert_eq(json_num(report, "nodes"), 3);
 		free(report);
 	}
 	free(json);

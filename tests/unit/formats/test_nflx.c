@@ -13,6 +13,7 @@
 #include "nflx.h"
 #include "pb.h"
 #include "profile.h"
+#include "unitkit.h"
 
 static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
 {
@@ -59,18 +60,6 @@ static struct profile *sample_profile(bool wall, uint64_t weight)
 	add(p, 200, 201, "my prog", NULL, 0, T0 + 500000001, 1, 1);
 	add(p, 100, 102, "prog", (uint32_t[]){m, a, b}, 3, T0 + 600000000, 1, 2);
 	return p;
-}
-
-static char *folded_of(struct profile *p)
-{
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cr_assert_eq(folded_write(f, t, true), 0);
-	fclose(f);
-	flame_free(t);
-	return buf;
 }
 
 static uint8_t *encode(struct profile *p, size_t *len)

@@ -18,6 +18,7 @@
 #include "pb.h"
 #include "pprof.h"
 #include "profile.h"
+#include "unitkit.h"
 
 #define APP "/usr/bin/app"
 
@@ -104,18 +105,6 @@ static struct profile *sample_profile(void)
 	add(p, app, (uint32_t[]){main_, semi}, 2, 1, 1, 1, NULL, 0);
 	add(p, worker, NULL, 0, 1, 1, 0, NULL, 0); /* an empty stack */
 	return p;
-}
-
-static char *folded_of(struct profile *p)
-{
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cr_assert_eq(folded_write(f, t, true), 0);
-	fclose(f);
-	flame_free(t);
-	return buf;
 }
 
 /* The gzipped pprof of a profile. */
@@ -605,39 +594,16 @@ Test(pprof, truncated_and_corrupted_inputs)
 
 static bool have_node(void)
 {
-	return system("command -v node >/dev/null 2>&1") == 0 &&
+	return have_tool("node") &&
 	       access(SRC_DIR "/tests/js/node_modules/pprof-format/package.json", R_OK) == 0;
 }
 
 static char *run_checker(const char *path)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "node '%s/tests/js/check_pprof.mjs' '%s' 2>&1", SRC_DIR, path);
-	FILE *f = popen(cmd, "r");
-	cr_assert(f);
-	char *out = NULL;
-	size_t cap = 0, len = 0;
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		out = realloc(out, cap = len + n + 1);
-		memcpy(out + len, chunk, n);
-		len += n;
-		out[len] = 0;
-	}
-	int rc = pclose(f);
-	cr_assert_eq(rc, 0, "check_pprof.mjs failed: %s", out ? out : "");
-	cr_assert(out);
+	int rc;
+	char *out = node_check_file("check_pprof.mjs", path, &rc);
+	cr_assert_eq(rc, 0, "check_pprof.mjs failed: %s", out);
 	return out;
-}
-
-static uint64_t json_u64(const char *json, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	const char *at = strstr(json, pat);
-	cr_assert(at, "no %s in %s", key, json);
-	return strtoull(at + strlen(pat), NULL, 10);
 }
 
 static void check_with_node(const struct pprof_options *o, const char *const *labels,

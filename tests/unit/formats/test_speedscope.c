@@ -15,6 +15,7 @@
 
 #include "profile.h"
 #include "speedscope.h"
+#include "unitkit.h"
 
 #define MS 1000000ULL
 #define T0 1000000000ULL /* the profile's start_ns */
@@ -102,7 +103,7 @@ static char *render(struct profile *p, const char *name)
 
 static bool have_checker(void)
 {
-	if (system("command -v node >/dev/null 2>&1") != 0)
+	if (!have_tool("node"))
 		return false;
 	return access(SRC_DIR "/tests/js/node_modules/ajv/package.json", R_OK) == 0 &&
 	       access(SRC_DIR "/tests/js/node_modules/speedscope/dist/release/file-format-schema.json",
@@ -119,33 +120,7 @@ static bool have_checker(void)
 /* Runs check_speedscope.mjs on the JSON text; returns its one-line report. */
 static char *check(const char *json)
 {
-	char path[] = "/tmp/sonde-speedscope-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(json, f);
-	fclose(f);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "node %s/tests/js/check_speedscope.mjs %s", SRC_DIR, path);
-	FILE *pipe = popen(cmd, "r");
-	cr_assert_not_null(pipe);
-	char *out = NULL;
-	size_t cap = 0;
-	ssize_t n = getdelim(&out, &cap, '\0', pipe);
-	pclose(pipe);
-	unlink(path);
-	cr_assert_gt(n, 0, "checker printed nothing");
-	return out;
-}
-
-/* The number after "key": in a flat JSON report. */
-static double num(const char *report, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	const char *s = strstr(report, pat);
-	cr_assert_not_null(s, "no %s in %s", key, report);
-	return strtod(s + strlen(pat), NULL);
+	return node_check_text("check_speedscope.mjs", json);
 }
 
 static void assert_valid(const char *report)
@@ -247,13 +222,13 @@ Test(speedscope, validates_against_published_schema)
 	char *json = render(f.p, "my \"profile\"");
 	char *report = check(json);
 	assert_valid(report);
-	cr_assert_eq(num(report, "profiles"), 4, "%s", report); /* 2 sampled + 2 evented */
-	cr_assert_eq(num(report, "sampled"), 2);
-	cr_assert_eq(num(report, "evented"), 2);
-	cr_assert_eq(num(report, "samples"), 6);
-	cr_assert_eq(num(report, "weights_sum"), 6.0 * MS, "%s", report); /* 6 x 1 ms */
-	cr_assert_eq(num(report, "events"), 12);                           /* 6 spans */
-	cr_assert_eq(num(report, "frames"), 6, "%s", report);              /* 4 + 2 probes */
+	cr_assert_eq(json_num(report, "profiles"), 4, "%s", report); /* 2 sampled + 2 evented */
+	cr_assert_eq(json_num(report, "sampled"), 2);
+	cr_assert_eq(json_num(report, "evented"), 2);
+	cr_assert_eq(json_num(report, "samples"), 6);
+	cr_assert_eq(json_num(report, "weights_sum"), 6.0 * MS, "%s", report); /* 6 x 1 ms */
+	cr_assert_eq(json_num(report, "events"), 12);                           /* 6 spans */
+	cr_assert_eq(json_num(report, "frames"), 6, "%s", report);              /* 4 + 2 probes */
 	free(report);
 	free(json);
 	profile_free(f.p);
@@ -329,7 +304,7 @@ Test(speedscope, weights_from_gaps_without_interval)
 	if (have_checker()) {
 		char *report = check(json);
 		assert_valid(report);
-		cr_assert_eq(num(report, "weights_sum"), 6.0 * MS, "%s", report);
+		cr_assert_eq(json_num(report, "weights_sum"), 6.0 * MS, "%s", report);
 		free(report);
 	}
 	free(json);
@@ -349,8 +324,8 @@ Test(speedscope, no_times)
 	if (have_checker()) {
 		char *report = check(json);
 		assert_valid(report);
-		cr_assert_eq(num(report, "samples"), 6);
-		cr_assert_eq(num(report, "weights_sum"), 10);
+		cr_assert_eq(json_num(report, "samples"), 6);
+		cr_assert_eq(json_num(report, "weights_sum"), 10);
 		free(report);
 	}
 	free(json);
@@ -373,8 +348,8 @@ Test(speedscope, spans_without_samples)
 	if (have_checker()) {
 		char *report = check(json);
 		assert_valid(report);
-		cr_assert_eq(num(report, "profiles"), 1);
-		cr_assert_eq(num(report, "events"), 4);
+		cr_assert_eq(json_num(report, "profiles"), 1);
+		cr_assert_eq(json_num(report, "events"), 4);
 		free(report);
 	}
 	free(json);
@@ -392,8 +367,8 @@ Test(speedscope, empty_profile)
 	if (have_checker()) {
 		char *report = check(json);
 		assert_valid(report);
-		cr_assert_eq(num(report, "profiles"), 1);
-		cr_assert_eq(num(report, "samples"), 0);
+		cr_assert_eq(json_num(report, "profiles"), 1);
+		cr_assert_eq(json_num(report, "samples"), 0);
 		free(report);
 	}
 	free(json);

@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "recording.h"
 #include "report.h"
+#include "unitkit.h"
 
 static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
 {
@@ -44,18 +45,6 @@ static struct profile *sample_profile(void)
 	add(p, "prog", 101, (uint32_t[]){m, i}, 2, 1);
 	add(p, "prog", 101, (uint32_t[]){m, semi}, 2, 1);
 	return p;
-}
-
-static char *folded_of(struct profile *p)
-{
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cr_assert_eq(folded_write(f, t, true), 0);
-	fclose(f);
-	flame_free(t);
-	return buf;
 }
 
 Test(profile, stack_trie_shares_prefixes)

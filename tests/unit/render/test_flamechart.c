@@ -14,6 +14,7 @@
 #include "flamechart.h"
 #include "flamesvg.h"
 #include "profile.h"
+#include "unitkit.h"
 
 #define MS 1000000ULL
 
@@ -48,21 +49,6 @@ struct box {
 	unsigned rgb[3];
 };
 
-static bool attr(const char *from, const char *to, const char *key, char *buf, size_t size)
-{
-	char pattern[64];
-	snprintf(pattern, sizeof(pattern), " %s=\"", key);
-	const char *p = strstr(from, pattern);
-	if (!p || p >= to)
-		return false;
-	p += strlen(pattern);
-	const char *end = strchr(p, '"');
-	size_t n = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
 static size_t read_boxes(const char *svg, struct box *out, size_t max)
 {
 	size_t n = 0;
@@ -71,14 +57,14 @@ static size_t read_boxes(const char *svg, struct box *out, size_t max)
 		const char *end = strstr(g, "</g>");
 		struct box *b = &out[n++];
 		char v[64];
-		cr_assert(attr(g, end, "data-name", b->name, sizeof(b->name)));
-		cr_assert(attr(g, end, "data-start", v, sizeof(v)));
+		cr_assert(svg_attr(g, end, "data-name", b->name, sizeof(b->name)));
+		cr_assert(svg_attr(g, end, "data-start", v, sizeof(v)));
 		b->start = strtoull(v, NULL, 10);
-		cr_assert(attr(g, end, "data-dur", v, sizeof(v)));
+		cr_assert(svg_attr(g, end, "data-dur", v, sizeof(v)));
 		b->dur = strtoull(v, NULL, 10);
-		cr_assert(attr(g, end, "data-samples", v, sizeof(v)));
+		cr_assert(svg_attr(g, end, "data-samples", v, sizeof(v)));
 		b->samples = strtoull(v, NULL, 10);
-		cr_assert(attr(g, end, "data-depth", v, sizeof(v)));
+		cr_assert(svg_attr(g, end, "data-depth", v, sizeof(v)));
 		b->depth = atoi(v);
 		const char *fill = strstr(g, " fill=\"rgb(");
 		cr_assert(fill && fill < end);
@@ -118,29 +104,6 @@ static char *render(const struct profile *p, const struct flamechart_options *o,
 	return buf;
 }
 
-static bool have_tool(const char *name)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
-static void assert_well_formed(const char *svg)
-{
-	if (!have_tool("xmllint"))
-		cr_skip_test("xmllint not installed (Debian: libxml2-utils)");
-	char path[] = "/tmp/flamechart-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, svg, strlen(svg)), (ssize_t)strlen(svg));
-	close(fd);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int rc = system(cmd);
-	unlink(path);
-	cr_assert_eq(rc, 0, "xmllint rejected the document");
-}
-
 /* 3 samples a;b then 2 samples a;c, 10 ms apart at 100 Hz. */
 static struct profile *abc_profile(void)
 {
@@ -176,7 +139,7 @@ Test(flamechart, consecutive_samples_merge)
 	cr_assert_eq(c->dur, 20 * MS);
 	cr_assert_eq(c->samples, 2);
 	cr_assert_not_null(strstr(svg, ">0 ms</text>"), "time axis from the thread's start");
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 	profile_free(p);
 }
@@ -284,7 +247,7 @@ Test(flamechart, span_filtering)
 	cr_assert_eq(parse->dur, 2 * MS, "1 ms cap, then the next sample");
 	cr_assert_eq(parse->samples, 2);
 	cr_assert_eq(reply->dur, 1 * MS);
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 
 	/* the span's thread named explicitly is fine, another is not */
@@ -377,7 +340,7 @@ Test(flamechart, escaping_and_width)
 	cr_assert_not_null(strstr(svg, "T &amp; &lt;t&gt;"));
 	cr_assert_not_null(strstr(svg, "data-name=\"x&lt;y&gt;&amp;z\""));
 	cr_assert_not_null(strstr(svg, "data-name=\"\xef\xbf\xbd?\""));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 	profile_free(p);
 }

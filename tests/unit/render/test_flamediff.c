@@ -18,6 +18,7 @@
 #include "flamediff.h"
 #include "flamesvg.h"
 #include "frames.h"
+#include "unitkit.h"
 
 /* ---- two recordings: A (base) and B (cmp) on separate frame tables ----- */
 
@@ -131,121 +132,26 @@ static char *render_width(enum flamediff_width width)
 	return render(&o, NULL);
 }
 
-static bool have_tool(const char *name)
+static const struct svg_frame *find(const struct svg_frame *f, size_t n, const char *name)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
-static void assert_well_formed(const char *svg)
-{
-	if (!have_tool("xmllint"))
-		cr_skip_test("xmllint not installed (Debian: libxml2-utils)");
-	char path[] = "/tmp/flamediff-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	fputs(svg, f);
-	fclose(f);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int rc = system(cmd);
-	unlink(path);
-	cr_assert_eq(rc, 0, "xmllint rejected the document");
-}
-
-struct drawn {
-	char name[128];
-	double width;
-	unsigned rgb[3];
-	unsigned long long total;
-	char title[512];
-};
-
-/* Copies the value of attribute `key` found in [from, to) into buf. */
-static bool attr(const char *from, const char *to, const char *key, char *buf, size_t size)
-{
-	char pattern[64];
-	snprintf(pattern, sizeof(pattern), " %s=\"", key);
-	const char *p = strstr(from, pattern);
-	if (!p || p >= to)
-		return false;
-	p += strlen(pattern);
-	const char *end = strchr(p, '"');
-	size_t n = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
-static double attr_num(const char *from, const char *to, const char *key)
-{
-	char buf[64];
-	cr_assert(attr(from, to, key, buf, sizeof(buf)), "missing %s", key);
-	return strtod(buf, NULL);
-}
-
-static void text_between(const char *from, const char *open, const char *close, char *buf,
-			 size_t size)
-{
-	const char *p = strstr(from, open);
-	cr_assert_not_null(p);
-	p += strlen(open);
-	const char *end = strstr(p, close);
-	size_t n = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-}
-
-/* Every frame group in document order. */
-static size_t parse_frames(const char *svg, struct drawn *out, size_t max)
-{
-	size_t n = 0;
-	for (const char *g = strstr(svg, "<g class=\"f\""); g && n < max;
-	     g = strstr(g + 1, "<g class=\"f\"")) {
-		const char *end = strstr(g, "</g>");
-		struct drawn *d = &out[n++];
-		cr_assert(attr(g, end, "data-name", d->name, sizeof(d->name)));
-		d->total = (unsigned long long)attr_num(g, end, "data-total");
-		text_between(g, "<title>", "</title>", d->title, sizeof(d->title));
-		const char *rect = strstr(g, "<rect");
-		d->width = attr_num(rect, end, "width");
-		char fill[64];
-		cr_assert(attr(rect, end, "fill", fill, sizeof(fill)));
-		cr_assert_eq(sscanf(fill, "rgb(%u,%u,%u)", &d->rgb[0], &d->rgb[1], &d->rgb[2]), 3);
-	}
-	return n;
-}
-
-static const struct drawn *maybe_find(const struct drawn *f, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(f[i].name, name) == 0)
-			return &f[i];
-	return NULL;
-}
-
-static const struct drawn *find(const struct drawn *f, size_t n, const char *name)
-{
-	const struct drawn *d = maybe_find(f, n, name);
+	const struct svg_frame *d = svg_find_frame(f, n, name);
 	cr_assert_not_null(d, "%s is not drawn", name);
 	return d;
 }
 
 #define SPAN (1200.0 - 2 * 10) /* the root box at the default image width */
 
-static bool reddish(const struct drawn *d)
+static bool reddish(const struct svg_frame *d)
 {
 	return d->rgb[0] > d->rgb[2] + 30;
 }
 
-static bool bluish(const struct drawn *d)
+static bool bluish(const struct svg_frame *d)
 {
 	return d->rgb[2] > d->rgb[0] + 30;
 }
 
-static bool neutral(const struct drawn *d)
+static bool neutral(const struct svg_frame *d)
 {
 	return d->rgb[0] == d->rgb[2] && d->rgb[0] == d->rgb[1] && d->rgb[0] >= 235;
 }
@@ -357,8 +263,8 @@ Test(flamediff, same_shape_with_ten_times_the_samples_has_no_delta)
 	assert_counts(NODE("main", "run", "work"), 6, 6, 60, 60);
 
 	char *svg = render(NULL, NULL);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
 	cr_assert_eq(n, 5);
 	for (size_t i = 0; i < n; i++)
 		cr_assert(neutral(&f[i]), "%s is rgb(%u,%u,%u)", f[i].name, f[i].rgb[0],
@@ -416,10 +322,10 @@ Test(flamediff, frame_only_in_base_is_drawn_in_union_and_base_modes)
 	cr_assert_eq(g.cmp_share, 0);
 	cr_assert_float_eq(g.delta, -0.2, 1e-12);
 
-	struct drawn f[16];
+	struct svg_frame f[16];
 	char *svg = render_width(FLAMEDIFF_WIDTH_UNION);
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *gone = maybe_find(f, n, "gone");
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *gone = svg_find_frame(f, n, "gone");
 	cr_assert_not_null(gone, "a vanished tower stays visible");
 	cr_assert_float_eq(gone->width, 0.1 * SPAN, 0.01, "mean of 20%% and 0%%");
 	cr_assert(bluish(gone));
@@ -429,16 +335,16 @@ Test(flamediff, frame_only_in_base_is_drawn_in_union_and_base_modes)
 	free(svg);
 
 	svg = render_width(FLAMEDIFF_WIDTH_BASE);
-	n = parse_frames(svg, f, 16);
+	n = svg_read_frames(svg, f, 16);
 	gone = find(f, n, "gone");
 	cr_assert_float_eq(gone->width, 0.2 * SPAN, 0.01);
 	cr_assert(strstr(svg, "width: fast"));
 	free(svg);
 
 	svg = render_width(FLAMEDIFF_WIDTH_CMP);
-	n = parse_frames(svg, f, 16);
-	cr_assert_null(maybe_find(f, n, "gone"), "the classic view loses it");
-	cr_assert_null(maybe_find(f, n, "deeper"));
+	n = svg_read_frames(svg, f, 16);
+	cr_assert_null(svg_find_frame(f, n, "gone"), "the classic view loses it");
+	cr_assert_null(svg_find_frame(f, n, "deeper"));
 	cr_assert_float_eq(find(f, n, "work")->width, SPAN, 0.01);
 	free(svg);
 }
@@ -450,17 +356,17 @@ Test(flamediff, frame_only_in_cmp_is_red_and_absent_from_base_mode)
 	STACK_B(1, "main", "new");
 	make_diff();
 
-	struct drawn f[16];
+	struct svg_frame f[16];
 	char *svg = render_width(FLAMEDIFF_WIDTH_UNION);
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *fresh = find(f, n, "new");
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *fresh = find(f, n, "new");
 	cr_assert(reddish(fresh));
 	cr_assert_eq(fresh->rgb[2], 60, "one-sided and >= 1%%: full intensity");
 	free(svg);
 
 	svg = render_width(FLAMEDIFF_WIDTH_BASE);
-	n = parse_frames(svg, f, 16);
-	cr_assert_null(maybe_find(f, n, "new"));
+	n = svg_read_frames(svg, f, 16);
+	cr_assert_null(svg_find_frame(f, n, "new"));
 	free(svg);
 }
 
@@ -472,9 +378,9 @@ Test(flamediff, small_one_sided_frame_is_still_clearly_tinted)
 	STACK_B(1, "main", "blip"); /* 0.07%: tiny next to the 33-point max delta */
 	make_diff();
 	char *svg = render(NULL, NULL);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *blip = find(f, n, "blip");
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *blip = find(f, n, "blip");
 	cr_assert(reddish(blip));
 	cr_assert_leq(blip->rgb[1], 155, "at least half way from white to red: g %u",
 		      blip->rgb[1]);
@@ -497,9 +403,9 @@ Test(flamediff, colours_follow_sign_and_size_of_delta)
 	cr_assert_float_eq(flamediff_max_delta(diff), 0.4, 1e-12);
 
 	char *svg = render(NULL, NULL);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *grow = find(f, n, "grow"), *little = find(f, n, "little"),
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *grow = find(f, n, "grow"), *little = find(f, n, "little"),
 			   *shrink = find(f, n, "shrink"), *same = find(f, n, "same");
 	cr_assert(reddish(grow), "grow rgb(%u,%u,%u)", grow->rgb[0], grow->rgb[1], grow->rgb[2]);
 	cr_assert_gt(little->rgb[0], little->rgb[2], "a small growth is still reddish");
@@ -508,7 +414,7 @@ Test(flamediff, colours_follow_sign_and_size_of_delta)
 	cr_assert_eq(shrink->rgb[0], 80, "the largest |delta| is full intensity");
 	cr_assert(neutral(same), "same rgb(%u,%u,%u)", same->rgb[0], same->rgb[1], same->rgb[2]);
 	cr_assert(neutral(find(f, n, "main")));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -520,9 +426,9 @@ Test(flamediff, inner_frames_are_coloured_by_their_own_delta)
 	STACK_B(1, "main", "other");
 	make_diff();
 	char *svg = render_width(FLAMEDIFF_WIDTH_UNION);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *mid = find(f, n, "mid");
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *mid = find(f, n, "mid");
 	cr_assert(reddish(mid), "a frame with no self samples still shows its change");
 	cr_assert(bluish(find(f, n, "other")));
 	cr_assert(strstr(mid->title, "fast 50.00% (5 samples), slow 90.00% (9 samples), "
@@ -575,7 +481,7 @@ Test(flamediff, svg_is_well_formed_with_hostile_names)
 	struct flamediff_options o = {.base_name = "<fast & \"ok\">", .cmp_name = "slow's"};
 	char *svg = render(&o, NULL);
 	cr_assert(strstr(svg, "more in slow&apos;s"));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -640,9 +546,9 @@ static void assert_renders_in_every_mode(void)
 					FLAMEDIFF_WIDTH_BASE};
 	for (size_t i = 0; i < 3; i++) {
 		char *svg = render_width(modes[i]);
-		struct drawn f[16];
-		cr_assert_geq(parse_frames(svg, f, 16), 1, "the root at least");
-		assert_well_formed(svg);
+		struct svg_frame f[16];
+		cr_assert_geq(svg_read_frames(svg, f, 16), 1, "the root at least");
+		svg_assert_well_formed(svg, "");
 		free(svg);
 	}
 }
@@ -663,8 +569,8 @@ Test(flamediff, empty_base)
 	cr_assert_str_eq(top[1].label, "new");
 
 	char *svg = render(NULL, NULL);
-	struct drawn f[8];
-	size_t n = parse_frames(svg, f, 8);
+	struct svg_frame f[8];
+	size_t n = svg_read_frames(svg, f, 8);
 	cr_assert(reddish(find(f, n, "new")));
 	free(svg);
 	assert_renders_in_every_mode();
@@ -678,8 +584,8 @@ Test(flamediff, empty_cmp)
 	struct flamediff_top top[4];
 	cr_assert_eq(flamediff_top_growth(diff, top, 4), 0);
 	char *svg = render(NULL, NULL);
-	struct drawn f[8];
-	size_t n = parse_frames(svg, f, 8);
+	struct svg_frame f[8];
+	size_t n = svg_read_frames(svg, f, 8);
 	cr_assert(bluish(find(f, n, "old")));
 	free(svg);
 	assert_renders_in_every_mode();

@@ -14,6 +14,7 @@
 #include "flame.h"
 #include "flamesvg.h"
 #include "frames.h"
+#include "unitkit.h"
 
 /* ---- building trees --------------------------------------------------- */
 
@@ -65,115 +66,11 @@ static char *render(const struct flame_tree *t, const struct flamesvg_options *o
 	return buf;
 }
 
-static bool have_tool(const char *name)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void assert_well_formed(const char *svg)
-{
-	if (!have_tool("xmllint"))
-		cr_skip_test("xmllint not installed (Debian: libxml2-utils)");
-	char path[] = "/tmp/flamesvg-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	close(fd);
-	write_file(path, svg);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	int rc = system(cmd);
-	unlink(path);
-	cr_assert_eq(rc, 0, "xmllint rejected the document");
-}
-
-struct drawn {
-	char name[128]; /* as escaped in the document */
-	double x, y, width;
-	unsigned rgb[3];
-	unsigned long long total, self;
-	char label[128];
-};
-
-/* Copies the value of attribute `key` found in [from, to) into buf. */
-static bool attr(const char *from, const char *to, const char *key, char *buf, size_t size)
-{
-	char pattern[64];
-	snprintf(pattern, sizeof(pattern), " %s=\"", key);
-	const char *p = strstr(from, pattern);
-	if (!p || p >= to)
-		return false;
-	p += strlen(pattern);
-	const char *end = strchr(p, '"');
-	size_t n = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return true;
-}
-
-static double attr_num(const char *from, const char *to, const char *key)
-{
-	char buf[64];
-	cr_assert(attr(from, to, key, buf, sizeof(buf)), "missing %s", key);
-	return strtod(buf, NULL);
-}
-
-static void text_between(const char *from, const char *open, const char *close, char *buf,
-			 size_t size)
-{
-	const char *p = strstr(from, open);
-	cr_assert_not_null(p);
-	p += strlen(open);
-	const char *end = strstr(p, close);
-	size_t n = (size_t)(end - p) < size - 1 ? (size_t)(end - p) : size - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-}
-
-/* Every frame group in document order. */
-static size_t parse_frames(const char *svg, struct drawn *out, size_t max)
-{
-	size_t n = 0;
-	for (const char *g = strstr(svg, "<g class=\"f\""); g && n < max;
-	     g = strstr(g + 1, "<g class=\"f\"")) {
-		const char *end = strstr(g, "</g>");
-		struct drawn *d = &out[n++];
-		cr_assert(attr(g, end, "data-name", d->name, sizeof(d->name)));
-		d->total = (unsigned long long)attr_num(g, end, "data-total");
-		d->self = (unsigned long long)attr_num(g, end, "data-self");
-		const char *rect = strstr(g, "<rect");
-		d->x = attr_num(rect, end, "x");
-		d->y = attr_num(rect, end, "y");
-		d->width = attr_num(rect, end, "width");
-		char fill[64];
-		cr_assert(attr(rect, end, "fill", fill, sizeof(fill)));
-		cr_assert_eq(sscanf(fill, "rgb(%u,%u,%u)", &d->rgb[0], &d->rgb[1], &d->rgb[2]), 3);
-		text_between(rect, "\">", "</text>", d->label, sizeof(d->label));
-	}
-	return n;
-}
-
-static const struct drawn *find(const struct drawn *f, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(f[i].name, name) == 0)
-			return &f[i];
-	return NULL;
-}
 
 static int image_height(const char *svg)
 {
 	const char *s = strstr(svg, "<svg");
-	return (int)attr_num(s, strchr(s, '>'), "height");
+	return (int)svg_attr_num(s, strchr(s, '>'), "height");
 }
 
 static double hue_of(const unsigned rgb[3])
@@ -198,7 +95,7 @@ Test(flamesvg, output_is_well_formed_xml)
 	cr_assert(strstr(svg, "<svg"));
 	cr_assert(strstr(svg, "<script"));
 	cr_assert(strstr(svg, "<title>all (7 samples, 100.00%)</title>"));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -208,10 +105,10 @@ Test(flamesvg, widths_are_proportional_to_counts)
 	STACK(tree, 1, "main", "b");
 	flame_sort(tree);
 	char *svg = render(tree, NULL);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
 	cr_assert_eq(n, 4);
-	const struct drawn *root = find(f, n, "all"), *a = find(f, n, "a"), *b = find(f, n, "b");
+	const struct svg_frame *root = svg_find_frame(f, n, "all"), *a = svg_find_frame(f, n, "a"), *b = svg_find_frame(f, n, "b");
 	cr_assert(root && a && b);
 	cr_assert_float_eq(root->width, 1200 - 2 * 10, 0.01);
 	cr_assert_float_eq(a->width, 3 * b->width, 0.5);
@@ -219,7 +116,7 @@ Test(flamesvg, widths_are_proportional_to_counts)
 	cr_assert_float_eq(b->x, a->x + a->width, 0.5, "children sit side by side in order");
 	cr_assert_eq(a->total, 3);
 	cr_assert_eq(a->self, 3);
-	cr_assert_eq(find(f, n, "main")->self, 0);
+	cr_assert_eq(svg_find_frame(f, n, "main")->self, 0);
 	free(svg);
 }
 
@@ -228,12 +125,12 @@ Test(flamesvg, minwidth_omits_tiny_frames_and_their_depth)
 	STACK(tree, 100000, "main", "big");
 	STACK(tree, 1, "main", "tiny", "deeper", "deepest");
 	flame_sort(tree);
-	struct drawn f[16];
+	struct svg_frame f[16];
 
 	char *svg = render(tree, NULL);
-	size_t n = parse_frames(svg, f, 16);
-	cr_assert_null(find(f, n, "tiny"), "0.012 px wide: below the default 0.1 px");
-	cr_assert_null(find(f, n, "deepest"));
+	size_t n = svg_read_frames(svg, f, 16);
+	cr_assert_null(svg_find_frame(f, n, "tiny"), "0.012 px wide: below the default 0.1 px");
+	cr_assert_null(svg_find_frame(f, n, "deepest"));
 	int short_height = image_height(svg);
 	free(svg);
 
@@ -241,9 +138,9 @@ Test(flamesvg, minwidth_omits_tiny_frames_and_their_depth)
 	flamesvg_default_options(&o);
 	o.minwidth = 0;
 	svg = render(tree, &o);
-	n = parse_frames(svg, f, 16);
-	cr_assert_not_null(find(f, n, "tiny"));
-	cr_assert_not_null(find(f, n, "deepest"));
+	n = svg_read_frames(svg, f, 16);
+	cr_assert_not_null(svg_find_frame(f, n, "tiny"));
+	cr_assert_not_null(svg_find_frame(f, n, "deepest"));
 	cr_assert_eq(image_height(svg) - short_height, 2 * 16, "image sized to drawn depth");
 	free(svg);
 }
@@ -252,23 +149,23 @@ Test(flamesvg, icicle_puts_the_root_on_top)
 {
 	STACK(tree, 4, "main", "child");
 	flame_sort(tree);
-	struct drawn f[8];
+	struct svg_frame f[8];
 	struct flamesvg_options o;
 	flamesvg_default_options(&o);
 
 	char *svg = render(tree, &o);
-	parse_frames(svg, f, 8);
+	svg_read_frames(svg, f, 8);
 	cr_assert_gt(f[0].y, f[2].y, "flame: root below its descendants");
 	cr_assert(strstr(svg, ">Flame Graph</text>"));
 	free(svg);
 
 	o.icicle = true;
 	svg = render(tree, &o);
-	parse_frames(svg, f, 8);
+	svg_read_frames(svg, f, 8);
 	cr_assert_lt(f[0].y, f[1].y, "icicle: root above its descendants");
 	cr_assert_lt(f[1].y, f[2].y);
 	cr_assert(strstr(svg, ">Icicle Graph</text>"));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -280,7 +177,7 @@ Test(flamesvg, names_are_escaped)
 	cr_assert(strstr(svg, "data-name=\"a&lt;b&gt;&amp;&quot;c&apos;\""));
 	cr_assert(strstr(svg, "<title>a&lt;b&gt;&amp;&quot;c&apos; (10 samples, 100.00%)"));
 	cr_assert_null(strstr(svg, "a<b>"));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -292,7 +189,7 @@ Test(flamesvg, invalid_utf8_and_control_chars_stay_well_formed)
 	char *svg = render(tree, NULL);
 	cr_assert(strstr(svg, "ctl????tab"), "control characters drawn as '?'");
 	cr_assert(strstr(svg, "ok \xc3\xa9\xe2\x82\xac"), "valid UTF-8 kept");
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -311,11 +208,11 @@ Test(flamesvg, title_subtitle_width_and_unit_options)
 	cr_assert(strstr(svg, ">pid 42 &amp; friends</text>"));
 	cr_assert(strstr(svg, "width=\"800\""));
 	cr_assert(strstr(svg, "<title>x (8 ns, 100.00%)</title>"));
-	struct drawn f[8];
-	parse_frames(svg, f, 8);
+	struct svg_frame f[8];
+	svg_read_frames(svg, f, 8);
 	cr_assert_float_eq(f[0].width, 800 - 20, 0.01);
 	cr_assert_float_eq(f[0].x, 10, 0.01);
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -326,38 +223,38 @@ Test(flamesvg, labels_are_truncated_to_fit)
 	STACK(tree, 1, "main", "wide", "z"); /* narrower than 3 characters */
 	flame_sort(tree);
 	char *svg = render(tree, NULL);
-	struct drawn f[16];
-	size_t n = parse_frames(svg, f, 16);
-	const struct drawn *longer = find(f, n, "a_function_with_a_rather_long_name_that_cannot_fit");
+	struct svg_frame f[16];
+	size_t n = svg_read_frames(svg, f, 16);
+	const struct svg_frame *longer = svg_find_frame(f, n, "a_function_with_a_rather_long_name_that_cannot_fit");
 	cr_assert_not_null(longer);
 	size_t len = strlen(longer->label);
 	cr_assert_gt(len, 2);
 	cr_assert_str_eq(longer->label + len - 2, "..");
 	cr_assert_leq(len * 0.6 * 12, longer->width, "label fits its box");
-	cr_assert_str_eq(find(f, n, "wide")->label, "wide");
-	cr_assert_str_eq(find(f, n, "z")->label, "");
+	cr_assert_str_eq(svg_find_frame(f, n, "wide")->label, "wide");
+	cr_assert_str_eq(svg_find_frame(f, n, "z")->label, "");
 	free(svg);
 }
 
-static const struct drawn *add_kind_and_find(const char *name, enum frame_kind kind,
-					     struct drawn *f, size_t max, char **svg)
+static const struct svg_frame *add_kind_and_find(const char *name, enum frame_kind kind,
+					     struct svg_frame *f, size_t max, char **svg)
 {
 	uint32_t ids[] = {frame_of("main", FRAME_USER), frame_of(name, kind)};
 	flame_add(tree, ids, 2, 1);
 	free(*svg);
 	*svg = render(tree, NULL);
-	size_t n = parse_frames(*svg, f, max);
+	size_t n = svg_read_frames(*svg, f, max);
 	char label[160];
 	snprintf(label, sizeof(label), "%s%s", name, frames_kind_suffix(kind));
-	return find(f, n, label);
+	return svg_find_frame(f, n, label);
 }
 
 /* Hue ranges of the conventional families (degrees). */
 static void assert_family(const char *name, enum frame_kind kind, double lo, double hi)
 {
-	struct drawn f[64];
+	struct svg_frame f[64];
 	char *svg = NULL;
-	const struct drawn *d = add_kind_and_find(name, kind, f, 64, &svg);
+	const struct svg_frame *d = add_kind_and_find(name, kind, f, 64, &svg);
 	cr_assert_not_null(d, "%s not drawn", name);
 	double h = hue_of(d->rgb);
 	cr_assert(h >= lo && h <= hi, "%s: hue %.1f not in [%.0f, %.0f]", name, h, lo, hi);
@@ -389,12 +286,12 @@ Test(flamesvg, same_name_same_colour_in_separate_documents)
 	flame_sort(t2);
 	char *svg2 = render(t2, NULL);
 
-	struct drawn f1[16], f2[16];
-	size_t n1 = parse_frames(svg1, f1, 16), n2 = parse_frames(svg2, f2, 16);
-	const struct drawn *a = find(f1, n1, "shared_fn"), *b = find(f2, n2, "shared_fn");
+	struct svg_frame f1[16], f2[16];
+	size_t n1 = svg_read_frames(svg1, f1, 16), n2 = svg_read_frames(svg2, f2, 16);
+	const struct svg_frame *a = svg_find_frame(f1, n1, "shared_fn"), *b = svg_find_frame(f2, n2, "shared_fn");
 	cr_assert(a && b);
 	cr_assert(memcmp(a->rgb, b->rgb, sizeof(a->rgb)) == 0);
-	const struct drawn *other = find(f1, n1, "other");
+	const struct svg_frame *other = svg_find_frame(f1, n1, "other");
 	cr_assert(memcmp(a->rgb, other->rgb, sizeof(a->rgb)) != 0, "shades differ by name");
 	flame_free(t2);
 	free(svg1);
@@ -430,14 +327,14 @@ Test(flamesvg, colour_override_and_extra_info)
 	o.extra_info = describe;
 	o.color_arg = &hot;
 	char *svg = render(tree, &o);
-	struct drawn f[8];
-	size_t n = parse_frames(svg, f, 8);
-	const struct drawn *h = find(f, n, "hot"), *c = find(f, n, "cold");
+	struct svg_frame f[8];
+	size_t n = svg_read_frames(svg, f, 8);
+	const struct svg_frame *h = svg_find_frame(f, n, "hot"), *c = svg_find_frame(f, n, "cold");
 	cr_assert(h->rgb[0] == 1 && h->rgb[1] == 2 && h->rgb[2] == 3);
 	cr_assert(!(c->rgb[0] == 1 && c->rgb[1] == 2 && c->rgb[2] == 3), "others use the palette");
 	cr_assert(strstr(svg, "<title>hot (5 samples, 50.00%; +5 &lt;delta&gt;)</title>"));
 	cr_assert(strstr(svg, "<title>all (10 samples, 100.00%)</title>"));
-	assert_well_formed(svg);
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 
@@ -453,9 +350,9 @@ Test(flamesvg, kernel_suffix_in_names)
 Test(flamesvg, empty_tree_is_a_valid_document)
 {
 	char *svg = render(tree, NULL);
-	struct drawn f[4];
-	cr_assert_eq(parse_frames(svg, f, 4), 1, "just the root");
-	assert_well_formed(svg);
+	struct svg_frame f[4];
+	cr_assert_eq(svg_read_frames(svg, f, 4), 1, "just the root");
+	svg_assert_well_formed(svg, "");
 	free(svg);
 }
 

@@ -12,6 +12,7 @@
 
 #include "heatmap.h"
 #include "profile.h"
+#include "unitkit.h"
 
 #define S(sec) ((uint64_t)((sec) * 1000000ULL + 0.5) * 1000ULL) /* seconds, µs precision */
 
@@ -44,13 +45,6 @@ static void add_idle(struct profile *p, uint64_t t)
 	add_at(p, t, "swapper", 0, f, 3);
 }
 
-static bool have_tool(const char *name)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
-
 static char *to_string(int (*fn)(FILE *, void *), void *arg)
 {
 	char *buf = NULL;
@@ -60,28 +54,6 @@ static char *to_string(int (*fn)(FILE *, void *), void *arg)
 	cr_assert_eq(fn(f, arg), 0);
 	fclose(f);
 	return buf;
-}
-
-static void lint(const char *doc, const char *flags)
-{
-	if (!have_tool("xmllint"))
-		cr_skip_test("xmllint not installed (Debian: libxml2-utils)");
-	char path[] = "/tmp/heatmap-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, doc, strlen(doc)), (ssize_t)strlen(doc));
-	close(fd);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "xmllint %s --noout %s 2>&1", flags, path);
-	FILE *pipe = popen(cmd, "r");
-	cr_assert_not_null(pipe);
-	char complaint[512] = "";
-	size_t got = fread(complaint, 1, sizeof(complaint) - 1, pipe);
-	complaint[got] = '\0';
-	int rc = pclose(pipe);
-	unlink(path);
-	/* xmllint --html exits 0 even on errors: its silence is the test */
-	cr_assert(rc == 0 && got == 0, "xmllint %s rejected the document: %s", flags, complaint);
 }
 
 /* ---- cells -------------------------------------------------------------- */
@@ -406,7 +378,7 @@ Test(heatmap, svg_document)
 	cr_assert_not_null(strstr(svg, "test01 &lt;&amp;&gt; \xef\xbf\xbd"), "title escaped");
 	cr_assert_not_null(strstr(svg, "data-col=\"40\" data-row=\"24\" data-n=\"1\""));
 	cr_assert_not_null(strstr(svg, "fill=\"rgb(229,9,20)\""), "max cells are red");
-	lint(svg, "");
+	svg_assert_well_formed(svg, "");
 	free(svg);
 	heatmap_free(&h);
 
@@ -416,7 +388,7 @@ Test(heatmap, svg_document)
 	a = (struct doc_args){e, &h, NULL, 0};
 	svg = to_string(svg_fn, &a);
 	cr_assert_not_null(strstr(svg, "no samples"));
-	lint(svg, "");
+	svg_assert_well_formed(svg, "");
 	free(svg);
 	heatmap_free(&h);
 	profile_free(e);
@@ -447,7 +419,7 @@ Test(heatmap, html_document)
 	cr_assert_null(strstr(html, "<link"));
 	/* sample times: delta-coded ns from second 5076, in time order */
 	cr_assert_not_null(strstr(html, "\"t\":[100000000,10100000000,10100000000,"));
-	lint(html, "--html");
+	svg_assert_well_formed(html, "--html");
 	free(html);
 
 	/* capped */
@@ -457,7 +429,7 @@ Test(heatmap, html_document)
 	cr_assert_not_null(strstr(html, "id=\"capnote\""));
 	cr_assert_not_null(strstr(html, "only the first 2 of 6 samples"));
 	cr_assert_null(strstr(html, "STACK-3"), "samples past the cap are left out");
-	lint(html, "--html");
+	svg_assert_well_formed(html, "--html");
 	free(html);
 	heatmap_free(&h);
 	profile_free(p);

@@ -1,0 +1,34 @@
+/* drops — the kernel's drop counters as a person reads them. The table
+ * SONDE_COUNTERS (sonde_abi.h) gives each counter's meta key, the summary
+ * sentence that shows it and its phrase there, and whether the live status
+ * counts it among its drops; everything here is built from that table, so a
+ * new counter is shown without edits elsewhere. */
+#ifndef SONDE_DROPS_H
+#define SONDE_DROPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* The sentences (the `group` column). */
+enum drops_group {
+	DROPS_ANY = -1,   /* every counter */
+	DROPS_LOST,       /* "lost 3 samples, 0 calls, ... (ring buffer full ...)" */
+	DROPS_UNTIMED,    /* "untimed: 2 calls nested too deep, ..." */
+	DROPS_CHILDREN,   /* "1 child processes not followed (target map full)" */
+};
+
+/* Counter k's key in a recording's meta table ("lost_samples"). */
+const char *drops_key(enum sonde_counter k);
+
+/* The sum of a group's counters (DROPS_ANY: all); with live_only, of those
+ * the live status counts among its drops. */
+uint64_t drops_sum(const struct engine_stats *es, enum drops_group g, bool live_only);
+
+/* A group's counters with their phrases, in table order, into buf (which it
+ * returns): "3 samples, 0 calls, 1 process events". */
+const char *drops_list(const struct engine_stats *es, enum drops_group g, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,72 @@
+/* Unit tests for drops: the kernel's counters as the summary and the live
+ * status show them, built from the one table in sonde_abi.h; every existing
+ * counter keeps its meta key and its words. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "drops.h"
+
+static struct engine_stats sample_stats(void)
+{
+	struct engine_stats es = {0};
+	es.lost_samples = 3;
+	es.lost_spans = 5;
+	es.lost_task = 7;
+	es.span_overflow = 11;
+	es.span_orphans = 13;
+	es.threads_full = 17;
+	es.targets_full = 19;
+	return es;
+}
+
+Test(drops, members_and_indices_are_the_same_counters)
+{
+	struct engine_stats es = sample_stats();
+	cr_assert_eq(es.count[SONDE_CNT_LOST_SAMPLES], 3);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_SPANS], 5);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_TASK], 7);
+	cr_assert_eq(es.count[SONDE_CNT_SPAN_OVERFLOW], 11);
+	cr_assert_eq(es.count[SONDE_CNT_SPAN_ORPHAN], 13);
+	cr_assert_eq(es.count[SONDE_CNT_THREADS_FULL], 17);
+	cr_assert_eq(es.count[SONDE_CNT_TARGETS_FULL], 19);
+	cr_assert_eq(SONDE_CNT_NUM, 7);
+}
+
+Test(drops, meta_keys_stay)
+{
+	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_SAMPLES), "lost_samples");
+	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_TASK), "lost_task_events");
+	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_SPANS), "lost_spans");
+	cr_assert_str_eq(drops_key(SONDE_CNT_SPAN_OVERFLOW), "span_depth_overflow");
+	cr_assert_str_eq(drops_key(SONDE_CNT_SPAN_ORPHAN), "span_orphans");
+	cr_assert_str_eq(drops_key(SONDE_CNT_THREADS_FULL), "threads_full");
+	cr_assert_str_eq(drops_key(SONDE_CNT_TARGETS_FULL), "children_not_followed");
+	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
+}
+
+Test(drops, the_sentences_list_their_counters)
+{
+	struct engine_stats es = sample_stats();
+	char buf[256];
+	cr_assert_str_eq(drops_list(&es, DROPS_LOST, buf, sizeof(buf)),
+			 "3 samples, 5 calls, 7 process events");
+	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
+			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
+	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
+			 "19 child processes not followed (target map full)");
+	/* a short buffer cuts the list, never overruns */
+	char small[12];
+	cr_assert_str_eq(drops_list(&es, DROPS_LOST, small, sizeof(small)), "3 samples, ");
+}
+
+Test(drops, sums_by_sentence_and_for_the_live_status)
+{
+	struct engine_stats es = sample_stats();
+	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7);
+	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
+	/* calls without a return are untimed but not a drop of the live status */
+	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
+	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, false), 3 + 5 + 7 + 11 + 13 + 17 + 19);
+}
