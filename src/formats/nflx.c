@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "registry.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -1301,3 +1302,30 @@ bool nflx_detect_head(const uint8_t *data, size_t len)
 {
 	return detect(data, len, true);
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static enum format_guess detect_nflx(const struct format_head *h)
+{
+	if (h->complete)
+		return nflx_detect(h->data, h->len) ? FORMAT_YES : FORMAT_NO;
+	return nflx_detect_head(h->data, h->len) ? FORMAT_MAYBE : FORMAT_NO;
+}
+
+static int write_nflx(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	(void)o;
+	return nflx_write(f, p);
+}
+
+const struct format_entry format_nflx = {
+	.name = "nflx",
+	.aliases = (const char *const[]){"nflxprofile", NULL},
+	.suffixes = (const char *const[]){".nflx", ".nflxprofile", NULL},
+	.what = "nflxprofile",
+	.detect = detect_nflx,
+	.read_whole = nflx_read,
+	.write = write_nflx,
+};

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "pb.h"
+#include "registry.h"
 #include "util.h"
 
 /* profile.proto field numbers. */
@@ -1460,3 +1461,30 @@ bool pprof_detect_head(const uint8_t *data, size_t len)
 {
 	return detect(data, len, true);
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static enum format_guess detect_pprof(const struct format_head *h)
+{
+	if (h->complete)
+		return pprof_detect(h->data, h->len) ? FORMAT_YES : FORMAT_NO;
+	return pprof_detect_head(h->data, h->len) ? FORMAT_MAYBE : FORMAT_NO;
+}
+
+static int write_pprof(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	(void)o;
+	return pprof_write(f, p, NULL);
+}
+
+const struct format_entry format_pprof = {
+	.name = "pprof",
+	.suffixes = (const char *const[]){".pb.gz", ".pprof", ".pb", NULL},
+	.what = "pprof",
+	.about = "gzipped or raw protobuf",
+	.detect = detect_pprof,
+	.read_whole = pprof_read,
+	.write = write_pprof,
+};
