@@ -267,9 +267,9 @@ bool folded_detect(const char *text, size_t len)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
-static enum format_guess detect_folded(const struct format_head *h)
+static bool detect_folded(const struct format_head *h)
 {
-	return folded_detect((const char *)h->data, h->text) ? FORMAT_YES : FORMAT_NO;
+	return folded_detect((const char *)h->data, h->text);
 }
 
 /* Roots and annotations as stackcollapse-perf.pl's modes say. */

@@ -1307,13 +1307,6 @@ bool nflx_detect_head(const uint8_t *data, size_t len)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
-static enum format_guess detect_nflx(const struct format_head *h)
-{
-	if (h->complete)
-		return nflx_detect(h->data, h->len) ? FORMAT_YES : FORMAT_NO;
-	return nflx_detect_head(h->data, h->len) ? FORMAT_MAYBE : FORMAT_NO;
-}
-
 static int write_nflx(FILE *f, struct profile *p, const struct format_write_options *o)
 {
 	(void)o;
@@ -1325,7 +1318,8 @@ const struct format_entry format_nflx = {
 	.aliases = (const char *const[]){"nflxprofile", NULL},
 	.suffixes = (const char *const[]){".nflx", ".nflxprofile", NULL},
 	.what = "nflxprofile",
-	.detect = detect_nflx,
+	.detect_whole = nflx_detect,
+	.detect_head = nflx_detect_head,
 	.read_whole = nflx_read,
 	.write = write_nflx,
 };

@@ -1141,9 +1141,9 @@ bool perfscript_detect(const char *text, size_t len)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
-static enum format_guess detect_perfscript(const struct format_head *h)
+static bool detect_perfscript(const struct format_head *h)
 {
-	return perfscript_detect((const char *)h->data, h->text) ? FORMAT_YES : FORMAT_NO;
+	return perfscript_detect((const char *)h->data, h->text);
 }
 
 static int collapse_to_folded(struct infile *in, FILE *out, const struct folded_modes *m,

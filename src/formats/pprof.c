@@ -1466,13 +1466,6 @@ bool pprof_detect_head(const uint8_t *data, size_t len)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
-static enum format_guess detect_pprof(const struct format_head *h)
-{
-	if (h->complete)
-		return pprof_detect(h->data, h->len) ? FORMAT_YES : FORMAT_NO;
-	return pprof_detect_head(h->data, h->len) ? FORMAT_MAYBE : FORMAT_NO;
-}
-
 static int write_pprof(FILE *f, struct profile *p, const struct format_write_options *o)
 {
 	(void)o;
@@ -1484,7 +1477,8 @@ const struct format_entry format_pprof = {
 	.suffixes = (const char *const[]){".pb.gz", ".pprof", ".pb", NULL},
 	.what = "pprof",
 	.about = "gzipped or raw protobuf",
-	.detect = detect_pprof,
+	.detect_whole = pprof_detect,
+	.detect_head = pprof_detect_head,
 	.read_whole = pprof_read,
 	.write = write_pprof,
 };

@@ -922,9 +922,9 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
-static enum format_guess detect_recording(const struct format_head *h)
+static bool detect_recording(const struct format_head *h)
 {
-	return h->len >= 16 && memcmp(h->data, "SQLite format 3", 16) == 0 ? FORMAT_YES : FORMAT_NO;
+	return h->len >= 16 && memcmp(h->data, "SQLite format 3", 16) == 0;
 }
 
 /* SQLite reads the file in place: by name, and not gzipped. */

@@ -100,9 +100,9 @@ static void join(char *buf, size_t len, const char *const *items, size_t n, cons
 		put(buf, len, &pos, "%s%s", i == 0 ? "" : i + 1 == n ? last : ", ", items[i]);
 }
 
-/* From the head only; a format that says MAYBE (a protobuf one, in an input
- * longer than its head) is decided on the input read whole (capped), which
- * happens only then. */
+/* From the head only, unless a format needs the whole input (a protobuf
+ * one, in an input longer than its head) and the head may start one: only
+ * then is the input read whole (capped). */
 int registry_detect(struct format_input *x, const struct format_entry **found, char *err,
 		    size_t errlen)
 {
@@ -121,12 +121,12 @@ int registry_detect(struct format_input *x, const struct format_entry **found, c
 	size_t nmaybe = 0;
 	for (size_t i = 0; i < NFORMATS; i++) {
 		const struct format_entry *e = registry_formats[i];
-		enum format_guess g = e->detect ? e->detect(&h) : FORMAT_NO;
-		if (g == FORMAT_YES) {
+		if (e->detect ? e->detect(&h)
+			      : e->detect_whole && complete && e->detect_whole(data, len)) {
 			*found = e;
 			return 0;
 		}
-		if (g == FORMAT_MAYBE) {
+		if (e->detect_whole && !complete && e->detect_head(data, len)) {
 			whats[nmaybe] = e->what;
 			maybe[nmaybe++] = e;
 		}
@@ -139,9 +139,8 @@ int registry_detect(struct format_input *x, const struct format_entry **found, c
 		errbuf_set(err, errlen, "%s: %s", x->path, inner);
 		return -1;
 	}
-	struct format_head w = {x->whole.data, x->whole.len, x->whole.len, true};
 	for (size_t i = 0; i < nmaybe; i++) {
-		if (maybe[i]->detect(&w) == FORMAT_YES) {
+		if (maybe[i]->detect_whole(x->whole.data, x->whole.len)) {
 			*found = maybe[i];
 			break;
 		}

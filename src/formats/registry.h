@@ -27,12 +27,6 @@ struct format_head {
 	bool complete;
 };
 
-enum format_guess {
-	FORMAT_NO,
-	FORMAT_YES,
-	FORMAT_MAYBE, /* the head may start one: decide on the whole input */
-};
-
 /* An input being read: opened (and its format found) by formats.c. */
 struct format_input {
 	const char *path;
@@ -62,9 +56,13 @@ struct format_entry {
 	const char *what;	     /* in lists: "sonde reads perf script, folded stacks, ..." */
 	const char *about;	     /* more words for --help, or NULL */
 
-	/* From the head (registry_detect): YES, NO, or MAYBE when only the whole
-	 * input can tell. NULL: never detected (force it with --from). */
-	enum format_guess (*detect)(const struct format_head *h);
+	/* Detection (registry_detect; none of them: only with --from). detect
+	 * decides from the head. A format only the whole input can confirm (a
+	 * protobuf one) gives detect_whole instead, and detect_head: may an
+	 * input that starts so be one? Only then is the input read whole. */
+	bool (*detect)(const struct format_head *h);
+	bool (*detect_whole)(const uint8_t *data, size_t len);
+	bool (*detect_head)(const uint8_t *data, size_t len);
 
 	/* Reading: at most one. read_lines and read_whole say what is wrong in
 	 * err (formats.c names the file and the format); read_input writes the
@@ -104,8 +102,8 @@ const struct format_entry *registry_find(const char *name);
  * matching suffix), or NULL. */
 const struct format_entry *registry_for_output(const char *path);
 
-/* Detects the format of an input opened in x (its head, then, when a format
- * said MAYBE, the input whole, kept in x->whole). *found is NULL when no
+/* Detects the format of an input opened in x (its head, then, when the head
+ * may start a format that needs it, the input whole, kept in x->whole). *found is NULL when no
  * format recognizes it. Returns 0, or -1 with err (the input unreadable). */
 int registry_detect(struct format_input *x, const struct format_entry **found, char *err,
 		    size_t errlen);

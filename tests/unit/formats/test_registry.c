@@ -98,6 +98,8 @@ Test(registry, names_and_aliases_are_unique_and_found)
 				  !(e->read_input && e->read_whole),
 			  "%s: more than one reader", e->name);
 		cr_assert(!(e->write && e->save), "%s: more than one writer", e->name);
+		cr_assert(!(e->detect && e->detect_whole) && !e->detect_whole == !e->detect_head,
+			  "%s: detect, or detect_whole with detect_head", e->name);
 		cr_assert(!e->direct || (e->direct_to && e->direct_to->write),
 			  "%s: a direct conversion needs a streamed output", e->name);
 		cr_assert_eq(registry_find(e->name), e, "%s", e->name);
