@@ -4,26 +4,24 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "chrometrace.h"
-#include "folded.h"
-#include "nflx.h"
-#include "perfscript.h"
-#include "pprof.h"
-#include "recording.h"
-#include "speedscope.h"
 #include "util.h"
 
-/* One line per format, in the order detection tries them. */
-const struct format_entry *const registry_formats[] = {
-	&format_recording,
-	&format_perfscript,
-	&format_folded,
-	&format_pprof,
-	&format_nflx,
-	&format_speedscope,
-	&format_chrometrace,
-	NULL,
-};
+/* The formats, one line each, in the order detection tries them (a
+ * stricter format before a looser one) and --help lists them. Each is
+ * defined in its own file. */
+#define REGISTRY_FORMATS(X)  \
+	X(format_recording)  \
+	X(format_perfscript) \
+	X(format_folded)     \
+	X(format_pprof)      \
+	X(format_nflx)       \
+	X(format_speedscope) \
+	X(format_chrometrace)
+
+#define DECLARE(entry) extern const struct format_entry entry;
+REGISTRY_FORMATS(DECLARE)
+#define ADDRESS(entry) &entry,
+const struct format_entry *const registry_formats[] = {REGISTRY_FORMATS(ADDRESS) NULL};
 #define NFORMATS (sizeof(registry_formats) / sizeof(registry_formats[0]) - 1)
 
 bool registry_can_read(const struct format_entry *e)
