@@ -2,11 +2,11 @@
  *
  * Each format's own module defines its entry (pprof.c ends with
  * `const struct format_entry format_pprof = {...}`, declared in pprof.h);
- * registry.c lists the entries, one line each. Everything that names, detects, reads or writes a
- * format asks the table: --from/--to, the format an output name chooses,
- * detection from the content, formats_load/formats_convert, `convert
- * --help`'s list and the "sonde reads ..." messages. Adding a format is its
- * file and its line in registry.c. */
+ * registry.c lists the entries, one line each. Everything that names,
+ * detects, reads or writes a format asks the table: --from/--to, the format
+ * an output name chooses, detection from the content, formats_load and
+ * formats_convert, `convert --help`'s list and the "sonde reads ..."
+ * messages. Adding a format is its module and its line in registry.c. */
 #ifndef SONDE_REGISTRY_H
 #define SONDE_REGISTRY_H
 
