@@ -5,10 +5,13 @@
 
 #include "commands.h"
 #include "formats.h"
+#include "registry.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
+	char formats[4096];
+	registry_describe(formats, sizeof(formats));
 	fprintf(f,
 		"usage: sonde convert IN -o OUT [--from FORMAT] [--to FORMAT]\n"
 		"                     [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs]\n"
@@ -16,19 +19,15 @@ static void usage(FILE *f)
 		"\n"
 		"Converts between profile formats. The input format is detected from the content\n"
 		"(--from forces it); the output format comes from --to or OUT's name.\n"
-		"  in:  sonde (recording), perf-script (perf script text), folded, pprof (gzipped\n"
-		"       or raw protobuf), nflx (nflxprofile)\n"
-		"  out: the same, plus speedscope (JSON) and chrome (Chrome Trace Event JSON for\n"
-		"       Perfetto and chrome://tracing)\n"
-		"  output names: .sonde .folded .pb.gz/.pprof .nflx .speedscope.json\n"
-		"                .trace.json/.chrome.json/.perfetto.json\n"
+		"%s"
 		"Folded output follows stackcollapse-perf.pl's modes:\n"
 		"  --pid     process name as comm-PID        --tid    comm-PID/TID\n"
 		"  --kernel  kernel frames end in _[k]       --jit    JIT frames end in _[j]\n"
 		"  --all     both annotations                --addrs  unknown symbols as addresses\n"
 		"  --event NAME  from perf script, only samples of this event (default: the first)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
-		"                (frame [sonde]); left out of every format but a recording\n");
+		"                (frame [sonde]); left out of every format but a recording\n",
+		formats);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -43,7 +42,7 @@ int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	const char *out = NULL;
-	enum format from = FORMAT_UNKNOWN, to = FORMAT_UNKNOWN;
+	const struct format_entry *from = NULL, *to = NULL;
 	struct folded_modes m = {0};
 	int c;
 	optind = 1;
@@ -52,11 +51,11 @@ int cmd_convert(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'f':
 		case 't': {
-			enum format f = format_parse(optarg);
-			if (f == FORMAT_UNKNOWN) {
-				errorf("unknown format '%s': use sonde, perf-script, folded, pprof, nflx, "
-				       "speedscope or chrome",
-				       optarg);
+			const struct format_entry *f = registry_find(optarg);
+			if (!f) {
+				char names[512];
+				registry_list_names(names, sizeof(names));
+				errorf("unknown format '%s': use %s", optarg, names);
 				return 2;
 			}
 			*(c == 'f' ? &from : &to) = f;
@@ -78,14 +77,18 @@ int cmd_convert(int argc, char **argv)
 		errorf("convert needs one input and an output: sonde convert IN -o OUT");
 		return 2;
 	}
-	if (to == FORMAT_UNKNOWN)
-		to = format_from_output_name(out);
-	if (to == FORMAT_UNKNOWN) {
+	if (!to)
+		to = registry_for_output(out);
+	if (!to) {
 		errorf("cannot tell the output format from '%s': give --to FORMAT", out);
 		return 2;
 	}
-	if (from == FORMAT_SPEEDSCOPE || from == FORMAT_CHROME) {
-		errorf("sonde writes %s but does not read it", format_name(from));
+	if (from && !registry_can_read(from)) {
+		errorf("sonde writes %s but does not read it", from->name);
+		return 2;
+	}
+	if (!registry_can_write(to)) {
+		errorf("sonde reads %s but does not write it", to->name);
 		return 2;
 	}
 	char err[512] = "";

@@ -12,6 +12,7 @@
 #include "flamediff.h"
 #include "flamesvg.h"
 #include "formats.h"
+#include "registry.h"
 #include "heatmap.h"
 #include "outfile.h"
 #include "query.h"
@@ -19,6 +20,8 @@
 
 static void usage(FILE *f)
 {
+	char readable[512];
+	registry_list_readable(readable, sizeof(readable));
 	fprintf(f,
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID]\n"
@@ -55,10 +58,11 @@ static void usage(FILE *f)
 		"               idle samples left out as FlameScope does)\n"
 		"  --chart      a flame chart: samples in time order (x = time) for one thread\n"
 		"               (--tid, default the busiest) or one traced call (--span ID)\n"
-		"FILE may be a recording or any format sonde reads (perf script, folded, pprof,\n"
-		"nflxprofile).\n"
 		"  --diff-width union|base|cmp  what widths show in a differential graph\n"
-		"               (default union: the mean of both normalized shares)\n");
+		"               (default union: the mean of both normalized shares)\n"
+		"FILE may be any profile sonde reads:\n"
+		"  %s.\n",
+		readable);
 }
 
 static int parse_positive(const char *opt, const char *s, double *out)
@@ -145,7 +149,7 @@ static int draw_diff(FILE *f, void *arg)
 static struct profile *load(const char *path)
 {
 	char err[512];
-	struct profile *p = formats_load(path, FORMAT_UNKNOWN, NULL, err, sizeof(err));
+	struct profile *p = formats_load(path, NULL, NULL, err, sizeof(err));
 	if (!p)
 		errorf("%s", err);
 	return p;

@@ -84,7 +84,7 @@ int cmd_heatmap(int argc, char **argv)
 		return 2;
 	}
 	char err[512];
-	d.p = formats_load(argv[optind], FORMAT_UNKNOWN, NULL, err, sizeof(err));
+	d.p = formats_load(argv[optind], NULL, NULL, err, sizeof(err));
 	if (!d.p) {
 		errorf("%s", err);
 		return 1;

@@ -9,19 +9,22 @@
 #include "outfile.h"
 #include "query.h"
 #include "formats.h"
+#include "registry.h"
 #include "report.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
+	char readable[512];
+	registry_list_readable(readable, sizeof(readable));
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [-o OUT]\n"
 		"\n"
-		"Summarizes a recording (or any profile sonde reads: perf script, folded, pprof,\n"
-		"nflxprofile): samples, lost samples, broken stacks (cut where a return address\n"
-		"was not code), duration, the top functions by self and by total samples,\n"
-		"samples per thread, and latency per traced function.\n"
+		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
+		"lost samples, broken stacks (cut where a return address was not code),\n"
+		"duration, the top functions by self and by total samples, samples per thread,\n"
+		"and latency per traced function.\n"
 		"  --json       the same as JSON (keys: samples, lost, broken_stacks, duration_s,\n"
 		"               functions [{name, self, total}], threads [{pid, tid, comm,\n"
 		"               samples}])\n"
@@ -39,7 +42,10 @@ static void usage(FILE *f)
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
 		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
-		"  -o OUT       write to OUT instead of standard output\n");
+		"  -o OUT       write to OUT instead of standard output\n"
+		"FILE may be any profile sonde reads:\n"
+		"  %s.\n",
+		readable);
 }
 
 int cmd_report(int argc, char **argv)
@@ -110,7 +116,7 @@ int cmd_report(int argc, char **argv)
 	}
 	const char *path = argv[optind];
 	char err[512];
-	struct profile *p = formats_load(path, FORMAT_UNKNOWN, NULL, err, sizeof(err));
+	struct profile *p = formats_load(path, NULL, NULL, err, sizeof(err));
 	if (!p) {
 		errorf("%s", err);
 		return 1;

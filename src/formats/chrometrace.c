@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "registry.h"
 #include "speedscope.h"
 #include "util.h"
 
@@ -436,3 +437,22 @@ int chrometrace_write(FILE *out, struct profile *p)
 		return -1;
 	return 0;
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static int write_chrometrace(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	(void)o;
+	return chrometrace_write(f, p);
+}
+
+const struct format_entry format_chrometrace = {
+	.name = "chrome",
+	.aliases = (const char *const[]){"perfetto", NULL},
+	.suffixes = (const char *const[]){".trace.json", ".chrome.json", ".perfetto.json", NULL},
+	.what = "Chrome Trace Event JSON",
+	.about = "for Perfetto and chrome://tracing",
+	.write = write_chrometrace,
+};

@@ -45,4 +45,8 @@
  * writing failed. */
 int chrometrace_write(FILE *out, struct profile *p);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_chrometrace;
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "infile.h"
 #include "printable.h"
+#include "registry.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -261,3 +262,38 @@ bool folded_detect(const char *text, size_t len)
 	}
 	return lines > 0 && good * 10 >= lines * 9 && semis > 0;
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static bool detect_folded(const struct format_head *h)
+{
+	return folded_detect((const char *)h->data, h->text);
+}
+
+/* Roots and annotations as stackcollapse-perf.pl's modes say. */
+static int write_folded(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	const struct folded_modes *m = o->modes;
+	enum flame_root root = m->tid ? FLAME_ROOT_TID : m->pid ? FLAME_ROOT_PID : FLAME_ROOT_COMM;
+	struct flame_tree *t = profile_flame(p, NULL, root);
+	unsigned kinds = FOLDED_ANNOTATE_INLINED;
+	if (m->kernel)
+		kinds |= FOLDED_ANNOTATE_KERNEL;
+	if (m->jit)
+		kinds |= FOLDED_ANNOTATE_JIT;
+	int rc = folded_write_kinds(f, t, kinds);
+	flame_free(t);
+	return rc;
+}
+
+const struct format_entry format_folded = {
+	.name = "folded",
+	.aliases = (const char *const[]){"collapsed", NULL},
+	.suffixes = (const char *const[]){".folded", ".collapsed", NULL},
+	.what = "folded stacks",
+	.detect = detect_folded,
+	.read_lines = folded_read_lines,
+	.write = write_folded,
+};

@@ -44,4 +44,8 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen);
  * "frames COUNT" with at least one ';' somewhere) */
 bool folded_detect(const char *text, size_t len);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_folded;
+
 #endif

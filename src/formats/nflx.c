@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "registry.h"
 #include "u64map.h"
 #include "util.h"
 
@@ -1319,3 +1320,24 @@ bool nflx_detect_head(const uint8_t *data, size_t len)
 {
 	return detect(data, len, true);
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static int write_nflx(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	(void)o;
+	return nflx_write(f, p);
+}
+
+const struct format_entry format_nflx = {
+	.name = "nflx",
+	.aliases = (const char *const[]){"nflxprofile", NULL},
+	.suffixes = (const char *const[]){".nflx", ".nflxprofile", NULL},
+	.what = "nflxprofile",
+	.detect_whole = nflx_detect,
+	.detect_head = nflx_detect_head,
+	.read_whole = nflx_read,
+	.write = write_nflx,
+};

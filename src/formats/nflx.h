@@ -46,4 +46,8 @@ bool nflx_detect(const uint8_t *data, size_t len);
  * to detect from its head is worth reading whole. */
 bool nflx_detect_head(const uint8_t *data, size_t len);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_nflx;
+
 #endif

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded.h"
 #include "infile.h"
+#include "registry.h"
 #include "util.h"
 
 /* --- character classes and small helpers --------------------------------- */
@@ -1134,3 +1136,32 @@ bool perfscript_detect(const char *text, size_t len)
 	infile_close(&in);
 	return plausible && pairs > 0 && good * 10 >= total * 9;
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static bool detect_perfscript(const struct format_head *h)
+{
+	return perfscript_detect((const char *)h->data, h->text);
+}
+
+static int collapse_to_folded(struct infile *in, FILE *out, const struct folded_modes *m,
+			      char *err, size_t errlen)
+{
+	struct collapse_options o = {
+		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
+		.event = m->event,
+	};
+	return perfscript_collapse_lines(in, &o, out, err, errlen);
+}
+
+const struct format_entry format_perfscript = {
+	.name = "perf-script",
+	.aliases = (const char *const[]){"perf", NULL},
+	.what = "perf script",
+	.detect = detect_perfscript,
+	.read_lines = perfscript_read_lines,
+	.direct_to = &format_folded,
+	.direct = collapse_to_folded,
+};

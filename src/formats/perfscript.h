@@ -82,4 +82,8 @@ struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errle
  * address, a symbol and "(module)") */
 bool perfscript_detect(const char *text, size_t len);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_perfscript;
+
 #endif

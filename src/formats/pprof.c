@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "pb.h"
+#include "registry.h"
 #include "util.h"
 
 /* profile.proto field numbers. */
@@ -1458,3 +1459,24 @@ bool pprof_detect_head(const uint8_t *data, size_t len)
 {
 	return detect(data, len, true);
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static int write_pprof(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	(void)o;
+	return pprof_write(f, p, NULL);
+}
+
+const struct format_entry format_pprof = {
+	.name = "pprof",
+	.suffixes = (const char *const[]){".pb.gz", ".pprof", ".pb", NULL},
+	.what = "pprof",
+	.about = "gzipped or raw protobuf",
+	.detect_whole = pprof_detect,
+	.detect_head = pprof_detect_head,
+	.read_whole = pprof_read,
+	.write = write_pprof,
+};

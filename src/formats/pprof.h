@@ -57,4 +57,8 @@ bool pprof_detect_head(const uint8_t *data, size_t len);
 #define PPROF_MAX_DEPTH 16384u	      /* frames in one stack, inlined included */
 #define PPROF_MAX_EXPANDED 200000000u /* frames expanded over all distinct stacks */
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_pprof;
+
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "registry.h"
 #include "util.h"
 
 static const char *const schema_sql =
@@ -901,3 +902,42 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 	}
 	return l.p;
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static bool detect_recording(const struct format_head *h)
+{
+	return h->len >= 16 && memcmp(h->data, "SQLite format 3", 16) == 0;
+}
+
+/* SQLite reads the file in place: by name, and not gzipped. */
+static struct profile *read_recording(struct format_input *x, char *err, size_t errlen)
+{
+	const uint8_t *head; /* read when the format was forced, for in.gzip */
+	size_t len;
+	char inner[512];
+	if (infile_head(&x->in, &head, &len, NULL, inner, sizeof(inner)) == 0 && x->in.gzip) {
+		errbuf_set(err, errlen, "%s: a gzipped recording: gunzip it first", x->path);
+		return NULL;
+	}
+	if (strcmp(x->path, "-") == 0) {
+		errbuf_set(err, errlen, "a recording cannot be read from standard input: give its "
+					"file name");
+		return NULL;
+	}
+	return recording_load(x->path, err, errlen);
+}
+
+const struct format_entry format_recording = {
+	.name = "sonde",
+	.aliases = (const char *const[]){"recording", NULL},
+	.suffixes = (const char *const[]){".sonde", NULL},
+	.what = "sonde recordings",
+	.about = "SQLite",
+	.detect = detect_recording,
+	.read_input = read_recording,
+	.save = recording_save,
+	.marks_overhead = true,
+};

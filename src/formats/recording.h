@@ -48,4 +48,8 @@ void recording_image_free(struct recording_image *img);
 /* Reads a recording. Returns a new profile, or NULL with err. */
 struct profile *recording_load(const char *path, char *err, size_t errlen);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_recording;
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "registry.h"
 #include "util.h"
 
 #define SCHEMA_URL "https://www.speedscope.app/file-format-schema.json"
@@ -445,3 +446,19 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 		return -1;
 	return 0;
 }
+
+/* ========================================================================= */
+/* The registry's entry                                                      */
+/* ========================================================================= */
+
+static int write_speedscope(FILE *f, struct profile *p, const struct format_write_options *o)
+{
+	return speedscope_write(f, p, o->input);
+}
+
+const struct format_entry format_speedscope = {
+	.name = "speedscope",
+	.suffixes = (const char *const[]){".speedscope.json", NULL},
+	.what = "speedscope JSON",
+	.write = write_speedscope,
+};

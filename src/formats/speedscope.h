@@ -55,4 +55,8 @@ uint32_t *speedscope_frame_groups(const struct frame_table *t, uint32_t **line_o
 /* A frame's place as above: its source file, else its module ("" if none). */
 const char *speedscope_frame_place(const struct frame *f);
 
+/* The entry of the formats registry (registry.h). */
+struct format_entry;
+extern const struct format_entry format_speedscope;
+
 #endif

@@ -1,0 +1,108 @@
+/* common.bpf.h — what sonde's BPF programs share: the headers, the maps and
+ * globals more than one program file uses, and the helpers on them.
+ *
+ * The program files (sampler.bpf.c, spans.bpf.c, tasks.bpf.c) are compiled
+ * apart and linked into one object, sonde.bpf.o (`bpftool gen object`),
+ * from which one skeleton, sonde.skel.h, is generated. Each shared map and
+ * global is defined once, in common.bpf.c, and declared extern here: libbpf's
+ * static linker resolves an extern to the one definition of that name (two
+ * non-weak definitions are an error), and an extern map must repeat its
+ * definition exactly, so each shared map's shape is a typedef both use. A
+ * map or global that one file alone uses is defined in that file. */
+#ifndef SONDE_COMMON_BPF_H
+#define SONDE_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "sonde_abi.h"
+
+/* --- maps --------------------------------------------------------------- */
+
+/* Every record to user space (sonde_abi.h). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space before load */
+} sonde_events_map;
+extern sonde_events_map events SEC(".maps");
+
+/* tgid (or, for followed children before they are known as processes, tid)
+ * -> 1: the processes being profiled when filter_mode == TGIDS. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} sonde_targets_map;
+extern sonde_targets_map targets SEC(".maps");
+
+/* What was lost or refused, by SONDE_CNT_*. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sonde_counters_map;
+extern sonde_counters_map counters SEC(".maps");
+
+/* tid -> the thread's spans in flight: tracing writes it, sampling reads it. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct sonde_thread_state);
+} sonde_threads_map;
+extern sonde_threads_map threads SEC(".maps");
+
+/* --- globals (set by user space before load, or read by it) ------------- */
+
+extern const volatile __u32 filter_mode; /* SONDE_FILTER_* */
+/* Samples and span records wake the reader only once this much is waiting
+ * (common.bpf.c says why). */
+extern const volatile __u64 wakeup_bytes;
+extern __u64 next_span_id;
+extern struct sonde_calibration calib;
+
+/* --- helpers ------------------------------------------------------------ */
+
+static __always_inline __u64 span_submit_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+	if (c)
+		*c += 1;
+}
+
+static __always_inline int is_target(__u32 tgid)
+{
+	if (filter_mode == SONDE_FILTER_ALL)
+		return 1;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_tgid, __u64 time_ns)
+{
+	h->kind = kind;
+	h->cpu = bpf_get_smp_processor_id();
+	h->time_ns = time_ns;
+	h->pid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+/* A span id for a call in flight that needs one (a sample or a record
+ * refers to it): most calls never do, so ids are given lazily. */
+static __always_inline __u64 span_id_of(struct sonde_span_frame *f)
+{
+	if (!f->span_id)
+		f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
+	return f->span_id;
+}
+
+#endif

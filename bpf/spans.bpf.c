@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/* spans.bpf.c — span probes: one program pair (`span_enter` on a uprobe,
+ * `span_exit` on its uretprobe), attached once per traced function with the
+ * probe id (its slot) and attach generation as the attach cookie. Entry
+ * pushes the call on the thread's stack of spans in flight (the sampler
+ * reads it), exit pops it, counts its duration into the probe's histogram
+ * and sends a record when the probe's policy wants one. */
+#include "common.bpf.h"
+
+/* A zeroed thread state to create entries from (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_thread_state);
+} zero_state SEC(".maps");
+
+/* Completed calls per probe in log-linear buckets (sonde_abi.h):
+ * key = probe * SONDE_HIST_BUCKETS + bucket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES * SONDE_HIST_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct sonde_probe_config);
+} probe_cfg SEC(".maps");
+
+/* Per-probe totals: calls entered and completed, raw and own time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct sonde_probe_stats);
+} probe_stats SEC(".maps");
+
+static __always_inline __u32 log2_floor(__u64 v)
+{
+	__u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+static __always_inline __u32 hist_bucket(__u64 v)
+{
+	if (v < SONDE_HIST_SUB)
+		return (__u32)v;
+	__u32 k = log2_floor(v);
+	return (k - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB +
+	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
+}
+
+/* The config of an attachment still in force: low 32 bits of the cookie
+ * are the probe id, high 32 its generation. Uprobes of a detached probe
+ * that the kernel has not removed yet carry an older generation, so the
+ * id can be reused at once. */
+static __always_inline struct sonde_probe_config *probe_config(__u64 cookie)
+{
+	__u32 probe = (__u32)cookie;
+	if (probe >= SONDE_MAX_PROBES)
+		return NULL;
+	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
+	return cfg && cfg->active && cfg->gen == (__u32)(cookie >> 32) ? cfg : NULL;
+}
+
+static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
+{
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (st)
+		return st;
+	__u32 zero = 0;
+	struct sonde_thread_state *z = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!z)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) && bpf_map_lookup_elem(&threads, &tid) == NULL) {
+		count(SONDE_CNT_THREADS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* Where the stack pointer is when a return probe runs, relative to the
+ * call's stack pointer at entry: x86's ret pops the return address. */
+#if defined(__TARGET_ARCH_x86)
+#define RET_SP_OFFSET 8
+#else
+#define RET_SP_OFFSET 0
+#endif
+
+static __always_inline void count_orphans(__u32 n)
+{
+	__u32 k = SONDE_CNT_SPAN_ORPHAN;
+	__u64 *c = bpf_map_lookup_elem(&counters, &k);
+	if (c)
+		*c += n;
+}
+
+/* True when the return address at sp is the uretprobe trampoline: the call
+ * entering now was jumped to from a traced call (a tail call), whose frame
+ * shares its stack slot and is still alive. */
+static __always_inline int returns_to_trampoline(__u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	__u64 ret = 0;
+	if (!tramp || bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		return 0;
+	return ret == tramp;
+}
+
+/* Drops the calls in flight whose stack slot the thread has left without
+ * their return (longjmp, exceptions, or returns the kernel did not report
+ * past its uretprobe nesting limit): a call entering with its return
+ * address at sp lies below every live call's slot. Frames are outermost
+ * first, so their slots descend. Without this, such frames would fill the
+ * stack and every later call on the thread would go untimed. */
+static __always_inline void drop_abandoned(struct sonde_thread_state *st, __u64 sp)
+{
+	__u32 d = st->depth;
+	__u32 stored = d < SONDE_SPAN_DEPTH ? d : SONDE_SPAN_DEPTH;
+	if (!stored)
+		return;
+	__u64 top_sp = st->frames[(stored - 1) & (SONDE_SPAN_DEPTH - 1)].entry_sp;
+	if (top_sp > sp)
+		return; /* the usual case: a call nested in the innermost one */
+	int tail = top_sp == sp && returns_to_trampoline(sp);
+	__u32 alive = 0;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= stored)
+			break;
+		__u64 fsp = st->frames[i].entry_sp;
+		if (fsp > sp || (fsp == sp && tail))
+			alive = i + 1;
+		else
+			break;
+	}
+	if (alive == d)
+		return;
+	count_orphans(d - alive);
+	st->depth = alive;
+}
+
+SEC("uprobe")
+int span_enter(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
+	struct sonde_probe_config *cfg = probe_config(cookie);
+	if (!cfg)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	/* A thread with a state is a target's (states are made only for
+	 * targets, and dropped when the thread exits): one hash lookup instead
+	 * of two on the path every call takes. */
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st) {
+		if (!is_target(pid_tgid >> 32))
+			return 0;
+		st = thread_state(tid);
+	}
+	__u64 t0 = bpf_ktime_get_ns();
+	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	if (ps)
+		ps->entered++;
+	if (!st)
+		return 0;
+	__u64 sp = PT_REGS_SP(ctx);
+	drop_abandoned(st, sp);
+	__u32 d = st->depth;
+	if (d >= SONDE_SPAN_DEPTH) {
+		st->depth = d + 1;
+		count(SONDE_CNT_SPAN_OVERFLOW);
+		return 0;
+	}
+	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
+	f->span_id = 0;
+	f->probe = probe;
+	f->gen = cfg->gen;
+	f->flags = 0;
+	f->entry_sp = sp;
+	st->depth = d + 1;
+	/* One clock read per handler: the rest of this handler's run time is
+	 * inside the calibrated trap cost (self_unseen_ns for this call,
+	 * call_unseen_ns for the calls around it). */
+	f->own_at_entry = st->own_ns;
+	f->start_ns = t0;
+	return 0;
+}
+
+/* Counts a completed call: corrects its duration by sonde's own cost inside
+ * it, counts it in the histogram and the probe's totals, and sends a record
+ * when the probe's policy wants one (sonde_probe_config). Most calls end
+ * here without a record: nothing crosses to user space for them. */
+static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state *st, __u32 level,
+				      __u64 now, struct sonde_probe_config *cfg,
+				      struct sonde_probe_stats *ps)
+{
+	struct sonde_span_frame *f = &st->frames[level & (SONDE_SPAN_DEPTH - 1)];
+	__u64 raw = now - f->start_ns;
+	__u64 own = st->own_ns - f->own_at_entry + cfg->self_unseen_ns;
+	__u64 duration = raw > own ? raw - own : 0;
+	__u32 key = f->probe * SONDE_HIST_BUCKETS + hist_bucket(duration);
+	__u64 *slot = bpf_map_lookup_elem(&hists, &key);
+	if (slot)
+		*slot += 1;
+	if (ps) {
+		ps->completed++;
+		ps->raw_ns += raw;
+		ps->own_ns += raw - duration;
+	}
+	if (!cfg->emit_all && !(f->flags & SONDE_FRAME_SAMPLED) && duration < cfg->emit_min_ns)
+		return;
+	if (calib.calib_tid && (__u32)pid_tgid == calib.calib_tid)
+		return;
+	/* Sending is the costly part and happens for few calls: it is timed and
+	 * charged to the calls around this one. */
+	__u64 t0 = bpf_ktime_get_ns();
+	struct sonde_span *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(SONDE_CNT_LOST_SPANS);
+		return;
+	}
+	fill_hdr(&r->hdr, SONDE_REC_SPAN, pid_tgid, now);
+	r->probe = f->probe;
+	r->depth = level + 1;
+	r->span_id = span_id_of(f);
+	r->parent_span_id =
+		level > 0 ? span_id_of(&st->frames[(level - 1) & (SONDE_SPAN_DEPTH - 1)]) : 0;
+	r->start_ns = f->start_ns;
+	r->duration_ns = duration;
+	r->raw_duration_ns = raw;
+	bpf_ringbuf_submit(r, span_submit_flags());
+	__u64 sent = bpf_ktime_get_ns() - t0;
+	st->own_ns += sent;
+	if (ps) {
+		ps->emitted++;
+		ps->handler_ns += sent;
+	}
+}
+
+SEC("uretprobe")
+int span_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
+	struct sonde_probe_config *cfg = probe_config(cookie);
+	if (!cfg)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st || st->depth == 0)
+		return 0; /* entered before tracing started */
+	__u32 d = st->depth;
+	__u32 stored = d < SONDE_SPAN_DEPTH ? d : SONDE_SPAN_DEPTH;
+	/* The returning call's frame is the innermost one of this probe whose
+	 * stack slot the stack pointer has just left (a tail call's frame and
+	 * its caller's share it: the innermost returns first). Frames above it never saw their return (longjmp, exceptions, the
+	 * kernel's nesting limit): they are dropped as orphans. */
+	__u64 sp = PT_REGS_SP(ctx);
+	int found = -1;
+	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+		if (i >= stored)
+			break;
+		struct sonde_span_frame *f = &st->frames[(stored - 1 - i) & (SONDE_SPAN_DEPTH - 1)];
+		if (f->probe == probe && f->gen == cfg->gen && f->entry_sp + RET_SP_OFFSET == sp) {
+			found = (int)(stored - 1 - i);
+			break;
+		}
+	}
+	if (found < 0) {
+		/* Not a timed call: an untimed level past the stored ones returns,
+		 * or a call that began before tracing did (ignored). */
+		if (d > SONDE_SPAN_DEPTH)
+			st->depth = d - 1;
+		return 0;
+	}
+	__u32 orphans = d - 1 - (__u32)found;
+	if (orphans)
+		count_orphans(orphans);
+	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
+	st->depth = (__u32)found;
+	/* What this call cost sonde, seen from the calls around it, beyond a
+	 * record it sent (charged above): the traps and the handlers' own run
+	 * time, calibrated. */
+	st->own_ns += cfg->call_unseen_ns;
+	return 0;
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tasks.bpf.c — process lifecycle: `on_fork`/`on_exec`/`on_exit` follow the
+ * target processes, so that children are profiled too and user space
+ * re-reads maps after exec, and drop the state of threads that exit. */
+#include "common.bpf.h"
+
+const volatile __u32 follow_children = 1;
+
+static __always_inline void emit_task(__u32 kind, __u64 pid_tgid, __u32 child_pid, __u32 child_tgid)
+{
+	struct sonde_task_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(SONDE_CNT_LOST_TASK);
+		return;
+	}
+	fill_hdr(&e->hdr, kind, pid_tgid, bpf_ktime_get_ns());
+	e->child_pid = child_pid;
+	e->child_tgid = child_tgid;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int on_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	if (filter_mode == SONDE_FILTER_ALL || !is_target(tgid))
+		return 0;
+	__u32 child = ctx->child_pid;
+	/* The tracepoint does not say whether the child is a thread (same tgid,
+	 * already covered) or a process. Adding its tid covers the process case
+	 * and is harmless for a thread: no process has that tgid while the thread
+	 * lives, and on_exit removes the entry. */
+	if (follow_children) {
+		__u8 one = 1;
+		if (bpf_map_update_elem(&targets, &child, &one, BPF_NOEXIST) < 0 &&
+		    bpf_map_lookup_elem(&targets, &child) == NULL)
+			count(SONDE_CNT_TARGETS_FULL);
+	}
+	emit_task(SONDE_REC_FORK, pid_tgid, child, 0);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int on_exec(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (filter_mode != SONDE_FILTER_ALL && !is_target(pid_tgid >> 32))
+		return 0;
+	emit_task(SONDE_REC_EXEC, pid_tgid, 0, 0);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int on_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	if (filter_mode != SONDE_FILTER_ALL && !is_target(tgid))
+		return 0;
+	if (filter_mode != SONDE_FILTER_ALL) {
+		if (tid != tgid)
+			bpf_map_delete_elem(&targets, &tid); /* added by on_fork if it was a thread */
+		/* The last thread of the process: drop it, or exited children fill
+		 * the map and a reused PID would be profiled. */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		if (BPF_CORE_READ(task, signal, live.counter) == 0)
+			bpf_map_delete_elem(&targets, &tgid);
+	}
+	bpf_map_delete_elem(&threads, &tid);
+	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
+	return 0;
+}
