@@ -115,6 +115,7 @@ void live_options_init(struct live_options *o)
 	o->ewma = false;
 	o->keep_s = LIVE_DEFAULT_KEEP_S;
 	o->max_spans = LIVE_DEFAULT_MAX_SPANS;
+	o->show_overhead = false;
 }
 
 /* Views are read at this time: now, or the end of a session that ended. */
