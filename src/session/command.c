@@ -1065,21 +1065,6 @@ static bool uses_arg(enum command_kind k)
 	}
 }
 
-static bool threshold_equal(const struct threshold *a, const struct threshold *b)
-{
-	if (a->kind != b->kind)
-		return false;
-	switch (a->kind) {
-	case THRESHOLD_PERCENTILE:
-		return a->percentile == b->percentile;
-	case THRESHOLD_ABSOLUTE:
-		return a->ns == b->ns;
-	case THRESHOLD_AUTO:
-		return true;
-	}
-	return false;
-}
-
 bool command_equal(const struct command *a, const struct command *b)
 {
 	if (a->kind != b->kind)

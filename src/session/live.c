@@ -795,8 +795,9 @@ static int set_view(struct live *l, const struct command *c, FILE *out)
 		cls = c->kind == CMD_VIEW_IN ? SPAN_IN : c->kind == CMD_VIEW_SLOW ? SPAN_SLOW : SPAN_FAST;
 		threshold = c->threshold;
 	}
-	bool same = cls == l->view.span_class && probe == l->view.probe &&
-		    memcmp(&threshold, &l->view_threshold, sizeof(threshold)) == 0;
+	bool same = cls == l->view.span_class &&
+		    (cls == SPAN_ANY ||
+		     (probe == l->view.probe && threshold_equal(&threshold, &l->view_threshold)));
 	if (!same || traced_now) {
 		l->view.span_class = cls;
 		l->view.probe = probe;

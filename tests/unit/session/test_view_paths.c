@@ -349,84 +349,85 @@ struct case_ {
 	struct view filter;                  /* the same, offline */
 	enum span_class cls;
 	const char *query;
+	uint64_t want; /* the offline tree's total (NONZERO: some) */
 };
 
-static void same_trees(struct paths *x, const struct case_ *c, uint64_t want_total)
+/* Each case: the same tree both ways, with the total it should have. */
+static void same_trees(struct paths *x, const struct case_ *cases, size_t n)
 {
-	uint64_t total;
-	char *off = offline_tree(x, &c->filter, c->cls, c->query, &total);
-	char *live = live_tree(x, c->live_filter, c->live_view);
-	cr_assert_str_eq(live, off, "filter %s, view %s:\nlive:\n%s\noffline:\n%s",
-			 c->live_filter ? c->live_filter : "-", c->live_view ? c->live_view : "all",
-			 live, off);
-	if (want_total == NONZERO)
-		cr_assert_gt(total, 0, "filter %s, view %s", c->live_filter ? c->live_filter : "-",
-			     c->live_view ? c->live_view : "all");
-	else
-		cr_assert_eq(total, want_total, "filter %s, view %s",
-			     c->live_filter ? c->live_filter : "-", c->live_view ? c->live_view : "all");
-	free(off);
-	free(live);
+	for (const struct case_ *c = cases; c < cases + n; c++) {
+		uint64_t total;
+		char *off = offline_tree(x, &c->filter, c->cls, c->query, &total);
+		char *live = live_tree(x, c->live_filter, c->live_view);
+		const char *f = c->live_filter ? c->live_filter : "-";
+		const char *v = c->live_view ? c->live_view : "all";
+		cr_assert_str_eq(live, off, "filter %s, view %s:\nlive:\n%s\noffline:\n%s", f, v, live,
+				 off);
+		if (c->want == NONZERO)
+			cr_assert_gt(total, 0, "filter %s, view %s", f, v);
+		else
+			cr_assert_eq(total, c->want, "filter %s, view %s", f, v);
+		free(off);
+		free(live);
+	}
 }
 
+#define NCASES(a) (sizeof(a) / sizeof((a)[0]))
 
 Test(view_paths, running_session)
 {
 	struct paths x;
 	paths_open(&x, PLAIN, false);
 	/* Every view takes some samples, so equal trees are not two empty
-	 * ones; a percentile's threshold lies in a bucket of fast calls (p95 of
-	 * 200 calls, 10 slow), so its totals are not given here. */
+	 * ones; a percentile's threshold falls among the fast calls (p95 of
+	 * 200 calls, 10 slow), so those totals are not given here. */
 	struct case_ cases[] = {
-		{NULL, NULL, {0}, SPAN_ANY, NULL},
-		{NULL, "in work", {0}, SPAN_IN, "work"},
-		{NULL, "slow work p95", {0}, SPAN_SLOW, "work:p95"},
-		{NULL, "fast work p95", {0}, SPAN_FAST, "work:p95"},
-		{NULL, "slow work p90", {0}, SPAN_SLOW, "work:p90"},
-		{NULL, "slow work auto", {0}, SPAN_SLOW, "work:auto"},
-		{NULL, "fast work 1.2ms", {0}, SPAN_FAST, "work:1.2ms"},
-		{NULL, "fast work p70", {0}, SPAN_FAST, "work:p70"},
-		{"pid 100", "slow work p95", {.pid = 100}, SPAN_SLOW, "work:p95"},
-		{"pid 200", "in work", {.pid = 200}, SPAN_IN, "work"},
-		{"tid 101", "fast work p95", {.tid = 101}, SPAN_FAST, "work:p95"},
-		{"comm srv", NULL, {.comm = "srv"}, SPAN_ANY, NULL},
-		{"comm worker", "slow work auto", {.comm = "worker"}, SPAN_SLOW, "work:auto"},
+		{NULL, NULL, {0}, SPAN_ANY, NULL, IN_CALLS + IDLE},
+		{NULL, "in work", {0}, SPAN_IN, "work", IN_CALLS},
+		{NULL, "slow work p95", {0}, SPAN_SLOW, "work:p95", NONZERO},
+		{NULL, "fast work p95", {0}, SPAN_FAST, "work:p95", NONZERO},
+		{NULL, "slow work p90", {0}, SPAN_SLOW, "work:p90", NONZERO},
+		{NULL, "slow work auto", {0}, SPAN_SLOW, "work:auto", IN_SLOW_CALLS},
+		{NULL, "fast work 1.2ms", {0}, SPAN_FAST, "work:1.2ms", NONZERO},
+		{NULL, "fast work p70", {0}, SPAN_FAST, "work:p70", NONZERO},
+		{"pid 100", "slow work p95", {.pid = 100}, SPAN_SLOW, "work:p95", NONZERO},
+		{"pid 200", "in work", {.pid = 200}, SPAN_IN, "work", 30},
+		{"tid 101", "fast work p95", {.tid = 101}, SPAN_FAST, "work:p95", NONZERO},
+		{"comm srv", NULL, {.comm = "srv"}, SPAN_ANY, NULL, NONZERO},
+		{"comm worker", "slow work auto", {.comm = "worker"}, SPAN_SLOW, "work:auto", NONZERO},
 	};
-	uint64_t want[] = {IN_CALLS + IDLE, IN_CALLS, NONZERO, NONZERO, NONZERO, IN_SLOW_CALLS,
-			   NONZERO, NONZERO, NONZERO, 30, NONZERO, NONZERO, NONZERO};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		same_trees(&x, &cases[i], want[i]);
+	same_trees(&x, cases, NCASES(cases));
 	paths_close(&x);
 }
 
-Test(view_paths, ended_session_with_lost_and_open_calls)
+Test(view_paths, ended_session_with_a_lost_record)
 {
-	struct paths x;
 	/* The last call's record was lost: its 3 samples are in `in`, in
 	 * neither slow nor fast, both ways. */
+	struct paths x;
 	paths_open(&x, WITH_LOST, true);
-	struct case_ lost[] = {
-		{NULL, "in work", {0}, SPAN_IN, "work"},
-		{NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms"},
-		{NULL, "fast work 5ms", {0}, SPAN_FAST, "work:5ms"},
-		{"pid 200", "slow work p95", {.pid = 200}, SPAN_SLOW, "work:p95"},
+	struct case_ cases[] = {
+		{NULL, "in work", {0}, SPAN_IN, "work", IN_CALLS + 3},
+		{NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms", IN_SLOW_CALLS},
+		{NULL, "fast work 5ms", {0}, SPAN_FAST, "work:5ms", IN_CALLS - IN_SLOW_CALLS},
+		{"pid 200", "slow work p95", {.pid = 200}, SPAN_SLOW, "work:p95", NONZERO},
 	};
-	uint64_t want_lost[] = {IN_CALLS + 3, IN_SLOW_CALLS, IN_CALLS - IN_SLOW_CALLS, NONZERO};
-	for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
-		same_trees(&x, &lost[i], want_lost[i]);
+	same_trees(&x, cases, NCASES(cases));
 	paths_close(&x);
+}
 
+Test(view_paths, ended_session_with_a_call_still_running)
+{
 	/* The last call was still running at the end (20 ms so far): slow. */
+	struct paths x;
 	paths_open(&x, WITH_OPEN, true);
-	struct case_ open[] = {
-		{NULL, "in work", {0}, SPAN_IN, "work"},
-		{NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms"},
-		{NULL, "fast work 5ms", {0}, SPAN_FAST, "work:5ms"},
-		{"comm other", "slow work 5ms", {.comm = "other"}, SPAN_SLOW, "work:5ms"},
+	struct case_ cases[] = {
+		{NULL, "in work", {0}, SPAN_IN, "work", IN_CALLS + 3},
+		{NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms", IN_SLOW_CALLS + 3},
+		{NULL, "fast work 5ms", {0}, SPAN_FAST, "work:5ms", IN_CALLS - IN_SLOW_CALLS},
+		{"comm other", "slow work 5ms", {.comm = "other"}, SPAN_SLOW, "work:5ms", 3 + 3},
 	};
-	uint64_t want_open[] = {IN_CALLS + 3, IN_SLOW_CALLS + 3, IN_CALLS - IN_SLOW_CALLS, 3 + 3};
-	for (size_t i = 0; i < sizeof(open) / sizeof(open[0]); i++)
-		same_trees(&x, &open[i], want_open[i]);
+	same_trees(&x, cases, NCASES(cases));
 	paths_close(&x);
 }
 
@@ -441,7 +442,7 @@ Test(view_paths, a_running_session_waits_for_a_missing_record)
 	struct paths x;
 	paths_open(&x, WITH_LOST, false);
 	uint64_t total;
-	struct case_ c = {NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms"};
+	struct case_ c = {NULL, "slow work 5ms", {0}, SPAN_SLOW, "work:5ms", 0};
 	char *off = offline_tree(&x, &c.filter, c.cls, c.query, &total);
 	char *live = live_tree(&x, NULL, "slow work 5ms");
 	cr_assert_str_neq(live, off);
