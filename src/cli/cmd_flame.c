@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	registry_list_readable(readable, sizeof(readable));
 	fprintf(f,
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
-		"                        [--minwidth PX] [--pid PID] [--tid TID]\n"
+		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
@@ -37,7 +37,8 @@ static void usage(FILE *f)
 		"  --title T    title (default \"Flame Graph\", or \"Icicle Graph\")\n"
 		"  --width PX   image width (default 1200)\n"
 		"  --minwidth PX  omit frames narrower than this (default 0.1)\n"
-		"  --pid PID, --tid TID  only samples of this process / thread\n"
+		"  --pid PID, --tid TID, --comm NAME  only samples of this process / thread /\n"
+		"               thread name (all that are given hold)\n"
 		"  --lines      a frame per source line, function:line (a caller's line is that\n"
 		"               of its call), so each line of a function is its own box; with\n"
 		"               any graph but --chart\n"
@@ -46,7 +47,8 @@ static void usage(FILE *f)
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
 		"  --slow FUNC[:T], --fast FUNC[:T]  only samples inside calls of FUNC slower\n"
 		"               than T / not slower; T is p95 (default), pNN, a duration\n"
-		"               (750us, 5ms, 1.5s) or auto\n"
+		"               (750us, 5ms, 1.5s) or auto; a sample whose call has no record\n"
+		"               (lost, or left by longjmp) is in --in, in neither --slow nor --fast\n"
 		"  --diff-slow FUNC[:T]  differential flame graph of the samples in slow calls\n"
 		"               vs in fast calls of FUNC: red = more share in slow calls, blue =\n"
 		"               less; widths show both sets, so frames only in fast calls stay\n"
@@ -80,7 +82,7 @@ static int parse_positive(const char *opt, const char *s, double *out)
 
 struct flame_args {
 	struct flamesvg_options svg;
-	struct sample_filter filter;
+	struct view filter;
 	const char *output;
 	const char *span_arg;
 	enum span_class span_cls;
@@ -96,7 +98,7 @@ struct flame_args {
 	bool lines; /* a frame per source line (profile_line_frame) */
 };
 
-static struct flame_tree *tree_of(struct profile *p, const struct sample_filter *f,
+static struct flame_tree *tree_of(struct profile *p, const struct view *f,
 				  const struct flame_args *a)
 {
 	return a->lines ? profile_flame_lines(p, f, FLAME_ROOT_COMM)
@@ -229,7 +231,7 @@ static int flame_single(struct flame_args *a)
 			return 1;
 		}
 		query_apply(&q, &a->filter);
-		query_describe(&q, p, view, sizeof(view));
+		query_describe(&q, p, &a->filter, view, sizeof(view));
 		if (!a->svg.subtitle)
 			a->svg.subtitle = view;
 	}
@@ -259,7 +261,7 @@ static int flame_diff_slow(struct flame_args *a)
 		profile_free(p);
 		return 1;
 	}
-	struct sample_filter fs = a->filter, ff = a->filter;
+	struct view fs = a->filter, ff = a->filter;
 	query_apply(&slow, &fs);
 	query_apply(&fast, &ff);
 	struct flame_tree *ts = tree_of(p, &fs, a);
@@ -307,7 +309,8 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"output", required_argument, NULL, 'o'}, {"icicle", no_argument, NULL, 'i'},
 		{"title", required_argument, NULL, 't'},  {"width", required_argument, NULL, 'w'},
 		{"minwidth", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'},    {"in", required_argument, NULL, 'n'},
+		{"tid", required_argument, NULL, 'T'},    {"comm", required_argument, NULL, 'C'},
+		{"in", required_argument, NULL, 'n'},
 		{"slow", required_argument, NULL, 's'},   {"fast", required_argument, NULL, 'f'},
 		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
@@ -342,6 +345,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 			break;
 		case 'P': a->filter.pid = atoll(optarg); break;
 		case 'T': a->filter.tid = atoll(optarg); break;
+		case 'C': a->filter.comm = optarg; break;
 		case 'n':
 		case 's':
 		case 'f':

@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sonde heatmap FILE -o OUT.svg|OUT.html [--rows N] [--title TEXT]\n"
-		"                          [--pid PID] [--tid TID]\n"
+		"                          [--pid PID] [--tid TID] [--comm NAME]\n"
 		"\n"
 		"Draws FlameScope's subsecond-offset heatmap: one column per second, rows are the\n"
 		"offset within the second (--rows, default 50: 20 ms each), colour = samples in\n"
@@ -22,6 +22,7 @@ static void usage(FILE *f)
 		"(click a start cell and an end cell, or drag) and it shows the flame graph of\n"
 		"exactly that range; #range=START-END in its URL preselects one. The same range\n"
 		"from the command line: sonde flame FILE --range START-END -o range.svg.\n"
+		"--pid, --tid and --comm keep the samples of one process, thread or thread name.\n"
 		"FILE may be a recording or perf script (with timestamps), pprof or nflxprofile.\n");
 }
 
@@ -49,12 +50,13 @@ int cmd_heatmap(int argc, char **argv)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"rows", required_argument, NULL, 'r'},
 		{"title", required_argument, NULL, 't'},  {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'},    {"help", no_argument, NULL, 'h'},
+		{"tid", required_argument, NULL, 'T'},    {"comm", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *output = NULL;
 	struct heatmap_draw d = {.title = "Subsecond Offset Heatmap"};
-	struct sample_filter filter = {0};
+	struct view filter = {0};
 	int rows = 50, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -70,6 +72,7 @@ int cmd_heatmap(int argc, char **argv)
 		case 't': d.title = optarg; break;
 		case 'P': filter.pid = atoll(optarg); break;
 		case 'T': filter.tid = atoll(optarg); break;
+		case 'C': filter.comm = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -19,7 +19,8 @@ static void usage(FILE *f)
 	registry_list_readable(readable, sizeof(readable));
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
-		"                         [--tid TID] [-o OUT]\n"
+		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
+		"                         [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
 		"lost samples, broken stacks (cut where a return address was not code),\n"
@@ -34,12 +35,15 @@ static void usage(FILE *f)
 		"               (a caller's line is that of its call), not per function; JSON\n"
 		"               puts them under \"lines\" instead of \"functions\"\n"
 		"  --top N      rows per table in the text report (default 20)\n"
-		"  --pid PID    only samples of this process; --tid TID: of this thread\n"
+		"  --pid PID    only samples of this process; --tid TID: of this thread;\n"
+		"               --comm NAME: of threads named NAME (all that are given hold)\n"
 		"  --in FUNC    only samples taken inside calls of traced FUNC\n"
 		"  --slow FUNC[:THRESHOLD]  only samples inside calls of FUNC slower than\n"
 		"               THRESHOLD: p95 (default), pNN or pNN.N, a duration (750us, 5ms,\n"
 		"               1.5s) or auto (the valley between the main and the slow mode)\n"
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
+		"               (a sample whose call has no record, lost or left by longjmp,\n"
+		"               is in --in but in neither --slow nor --fast)\n"
 		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  -o OUT       write to OUT instead of standard output\n"
@@ -53,7 +57,8 @@ int cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'}, {"folded", no_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 't'}, {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'}, {"output", required_argument, NULL, 'o'},
+		{"tid", required_argument, NULL, 'T'}, {"comm", required_argument, NULL, 'C'},
+		{"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
 		{"show-overhead", no_argument, NULL, 'O'},
@@ -85,6 +90,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'T':
 			ro.filter.tid = atoll(optarg);
+			break;
+		case 'C':
+			ro.filter.comm = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -131,7 +139,7 @@ int cmd_report(int argc, char **argv)
 			return 1;
 		}
 		query_apply(&q, &ro.filter);
-		query_describe(&q, p, view, sizeof(view));
+		query_describe(&q, p, &ro.filter, view, sizeof(view));
 		ro.view = view;
 	}
 	struct outfile out;

@@ -220,8 +220,8 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 		errorf("%s", err);
 		return 1;
 	}
-	query_describe(&slow, p, view, sizeof(view));
-	struct sample_filter fs = {0}, ff = {0};
+	query_describe(&slow, p, NULL, view, sizeof(view));
+	struct view fs = {0}, ff = {0};
 	query_apply(&slow, &fs);
 	query_apply(&fast, &ff);
 	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_NONE);

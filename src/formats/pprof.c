@@ -409,7 +409,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 	if (!o->aggregate) {
 		for (size_t i = 0; i < p->nsamples; i++) {
 			const struct sample *s = &p->samples[i];
-			if (!profile_sample_matches(p, s, o->filter))
+			if (!view_takes(o->filter, p, s))
 				continue;
 			vals[0] = s->weight;
 			vals[1] = to_u64((double)s->weight * period_ns);
@@ -424,7 +424,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 		size_t sums_cap = 0;
 		for (size_t i = 0; i < p->nsamples; i++) {
 			const struct sample *s = &p->samples[i];
-			if (!profile_sample_matches(p, s, o->filter))
+			if (!view_takes(o->filter, p, s))
 				continue;
 			uint32_t key[3] = {s->stack, s->thread, s->event};
 			bool added;

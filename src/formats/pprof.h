@@ -28,10 +28,11 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "view.h"
 
 struct pprof_options {
 	bool aggregate;			    /* merge samples of one stack and thread */
-	const struct sample_filter *filter; /* which samples (NULL = all) */
+	const struct view *filter; /* which samples (NULL = all) */
 };
 
 /* Writes the profile as gzipped profile.proto. `o` may be NULL (defaults).

@@ -918,6 +918,21 @@ int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_mode
 	return rc;
 }
 
+bool threshold_equal(const struct threshold *a, const struct threshold *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case THRESHOLD_PERCENTILE:
+		return a->percentile == b->percentile;
+	case THRESHOLD_ABSOLUTE:
+		return a->ns == b->ns;
+	case THRESHOLD_AUTO:
+		return true;
+	}
+	return false;
+}
+
 uint64_t threshold_resolve(const struct threshold *t, const uint64_t *sorted, size_t n,
 			   struct latency_modes *modes_out)
 {

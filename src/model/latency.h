@@ -118,6 +118,9 @@ int threshold_parse(const char *s, struct threshold *out, char *err, size_t errl
  * "p95", "p99.9", "750us", "1.5s", "1.234567ms", "auto". Returns buf. */
 const char *threshold_format(const struct threshold *t, char *buf, size_t size);
 
+/* True when a and b are the same threshold (the fields their kind uses). */
+bool threshold_equal(const struct threshold *a, const struct threshold *b);
+
 /* ---- the auto threshold ------------------------------------------------------ */
 
 /* Fewer calls than this are not enough to tell modes from noise. */

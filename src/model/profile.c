@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "view.h"
 
 struct profile *profile_new(void)
 {
@@ -270,19 +271,6 @@ int64_t profile_span_add(struct profile *p, const struct span *sp)
 	return (int64_t)p->nspans - 1;
 }
 
-int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
-				     uint32_t probe)
-{
-	for (uint32_t i = 0; i < s->nlinks; i++) {
-		const struct span_link *l = &p->span_links[s->links + i];
-		if (l->probe != probe)
-			continue;
-		int64_t idx = profile_span_find(p, l->span_id);
-		return idx < 0 ? -1 : (int64_t)p->spans[idx].duration_ns;
-	}
-	return -1;
-}
-
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -305,8 +293,6 @@ static bool probe_uses_hist(const struct profile *p, uint32_t probe)
 	return !pi->all_calls && !probe_hist_empty(pi);
 }
 
-#define PROBE_DURATIONS_MAX (1u << 20)
-
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n)
 {
 	if (probe < p->nprobes && probe_uses_hist(p, probe)) {
@@ -316,7 +302,7 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 		for (size_t i = 0; i < p->nspans; i++)
 			if (p->spans[i].probe == probe && p->spans[i].open)
 				counts[latency_loglin_bucket(p->spans[i].duration_ns)]++;
-		uint64_t *d = latency_loglin_durations(counts, PROBE_DURATIONS_MAX, n, NULL);
+		uint64_t *d = view_durations(counts, n);
 		free(counts);
 		return d ? d : xmalloc(sizeof(*d));
 	}
@@ -442,39 +428,11 @@ size_t profile_drop_overhead(struct profile *p)
 	return dropped;
 }
 
-bool profile_sample_matches(const struct profile *p, const struct sample *s,
-			    const struct sample_filter *f)
-{
-	if (!(f && f->show_overhead) && profile_sample_is_overhead(p, s))
-		return false;
-	if (!f)
-		return true;
-	if (f->has_range && (s->time_ns < f->start_ns || s->time_ns > f->end_ns))
-		return false;
-	const struct thread_info *t = &p->threads[s->thread];
-	if (f->tid > 0 && t->tid != (uint32_t)f->tid)
-		return false;
-	if (f->pid > 0 && t->pid != (uint32_t)f->pid)
-		return false;
-	if (f->exclude && f->exclude(p, s))
-		return false;
-	if (f->span_class == SPAN_ANY)
-		return true;
-	int64_t d = profile_sample_span_duration(p, s, f->probe);
-	if (d < 0)
-		return false;
-	if (f->span_class == SPAN_SLOW)
-		return (uint64_t)d > f->threshold_ns;
-	if (f->span_class == SPAN_FAST)
-		return (uint64_t)d <= f->threshold_ns;
-	return true;
-}
-
-uint64_t profile_total_weight(const struct profile *p, const struct sample_filter *f)
+uint64_t profile_total_weight(const struct profile *p, const struct view *v)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < p->nsamples; i++)
-		if (profile_sample_matches(p, &p->samples[i], f))
+		if (view_takes(v, p, &p->samples[i]))
 			total += p->samples[i].weight;
 	return total;
 }
@@ -547,7 +505,7 @@ uint32_t profile_line_frame(struct profile *p, uint32_t frame)
 	return p->line_of[frame];
 }
 
-static struct flame_tree *flame_grouped(struct profile *p, const struct sample_filter *f,
+static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
 					enum flame_root root,
 					uint32_t (*group)(struct profile *, uint32_t))
 {
@@ -556,7 +514,7 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct sample_f
 	uint32_t *buf = xmalloc(cap * sizeof(*buf));
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *s = &p->samples[i];
-		if (!profile_sample_matches(p, s, f))
+		if (!view_takes(v, p, s))
 			continue;
 		size_t depth = p->nodes[s->stack].depth + 1;
 		if (depth > cap) {
@@ -575,16 +533,15 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct sample_f
 	return t;
 }
 
-struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
-				 enum flame_root root)
+struct flame_tree *profile_flame(struct profile *p, const struct view *v, enum flame_root root)
 {
-	return flame_grouped(p, f, root, profile_function_frame);
+	return flame_grouped(p, v, root, profile_function_frame);
 }
 
-struct flame_tree *profile_flame_lines(struct profile *p, const struct sample_filter *f,
+struct flame_tree *profile_flame_lines(struct profile *p, const struct view *v,
 				       enum flame_root root)
 {
-	return flame_grouped(p, f, root, profile_line_frame);
+	return flame_grouped(p, v, root, profile_line_frame);
 }
 
 size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,

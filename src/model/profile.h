@@ -201,51 +201,17 @@ size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutof
 /* When a span ends (start + duration, saturating). */
 uint64_t span_end_ns(const struct span *sp);
 
-/* Which calls of a probe a view takes. */
-enum span_class {
-	SPAN_ANY = 0,  /* no span condition */
-	SPAN_IN,       /* inside any call of the probe */
-	SPAN_SLOW,     /* inside a call longer than threshold_ns */
-	SPAN_FAST,     /* inside a call not longer than threshold_ns */
-};
-
-/* Which samples a view takes. Zero-initialised = all samples. */
-struct sample_filter {
-	bool has_range;
-	uint64_t start_ns, end_ns; /* inclusive, CLOCK_MONOTONIC */
-	int64_t tid;               /* -1 or 0 = any */
-	int64_t pid;               /* -1 or 0 = any */
-	enum span_class span_class;
-	uint32_t probe;            /* for span_class != SPAN_ANY */
-	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
-	/* Samples that interrupted sonde's own probe machinery (leaf frame
-	 * "[sonde]", FRAME_OVERHEAD) are left out unless this is set; a NULL
-	 * filter leaves them out too. */
-	bool show_overhead;
-	/* Optional: samples for which this returns true are left out (e.g.
-	 * idle samples, as FlameScope leaves them out of range views). */
-	bool (*exclude)(const struct profile *p, const struct sample *s);
-};
-
-/* The duration of the outermost call of `probe` a sample was taken in, or
- * -1 when it was in none (or the call's span is unknown: lost). */
-int64_t profile_sample_span_duration(const struct profile *p, const struct sample *s,
-				     uint32_t probe);
-
 /* Durations that stand for every call of a probe, ascending (caller frees):
  * the spans' (and calls still running at the end, with their elapsed time)
  * when the profile holds every call, else the histogram's
- * (latency_loglin_durations, at most 2^20 values at evenly spaced ranks,
- * plus the calls still running). *n receives the values returned;
+ * (view_durations: at most VIEW_DURATIONS_MAX values at evenly spaced
+ * ranks, plus the calls still running). *n receives the values returned;
  * profile_probe_calls says how many calls they stand for. */
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n);
 
 /* Calls of a probe: completed (the kernel's count, or the spans' when the
  * profile has no histogram) plus those still running at the end. */
 uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
-
-bool profile_sample_matches(const struct profile *p, const struct sample *s,
-			    const struct sample_filter *f);
 
 /* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);
@@ -274,18 +240,22 @@ uint32_t profile_function_frame(struct profile *p, uint32_t frame);
  * both functions. */
 uint32_t profile_line_frame(struct profile *p, uint32_t frame);
 
-/* Builds the call tree of the samples a filter takes (weights summed), one
+/* Views (view.h) say which samples trees and totals take; NULL = every
+ * sample but sonde's own cost. */
+struct view;
+
+/* Builds the call tree of the samples a view takes (weights summed), one
  * node per function (profile_function_frame) on each path. The
  * tree's root frames are interned into the profile's frame table as
  * FRAME_PROCESS frames. The caller frees it with flame_free(). */
-struct flame_tree *profile_flame(struct profile *p, const struct sample_filter *f,
+struct flame_tree *profile_flame(struct profile *p, const struct view *v,
 				 enum flame_root root);
 
 /* The same tree with a node per source line (profile_line_frame). */
-struct flame_tree *profile_flame_lines(struct profile *p, const struct sample_filter *f,
+struct flame_tree *profile_flame_lines(struct profile *p, const struct view *v,
 				       enum flame_root root);
 
-/* Sum of the weights of all samples a filter takes. */
-uint64_t profile_total_weight(const struct profile *p, const struct sample_filter *f);
+/* Sum of the weights of all samples a view takes. */
+uint64_t profile_total_weight(const struct profile *p, const struct view *v);
 
 #endif

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "query.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,15 @@ int query_parse(struct profile *p, enum span_class cls, const char *arg, struct 
 	return 0;
 }
 
-void query_apply(const struct span_query *q, struct sample_filter *f)
+void query_apply(const struct span_query *q, struct view *v)
 {
-	f->span_class = q->cls;
-	f->probe = (uint32_t)q->probe;
-	f->threshold_ns = q->threshold_ns;
+	v->span_class = q->cls;
+	v->probe = (uint32_t)q->probe;
+	v->threshold_ns = q->threshold_ns;
 }
 
-void query_describe(const struct span_query *q, const struct profile *p, char *buf, size_t size)
+void query_describe(const struct span_query *q, const struct profile *p, const struct view *v,
+		    char *buf, size_t size)
 {
 	const char *name = p->probes[q->probe].name;
 	char thr[64], th[64];
@@ -92,6 +94,14 @@ void query_describe(const struct span_query *q, const struct profile *p, char *b
 		break;
 	default:
 		snprintf(buf, size, "samples in calls of %s (%zu calls)", name, q->calls);
-		break;
+		return;
 	}
+	struct view with = v ? *v : (struct view){0};
+	query_apply(q, &with);
+	uint64_t unknown = view_count_unknown(&with, p);
+	size_t len = strlen(buf);
+	if (unknown && len < size)
+		snprintf(buf + len, size - len,
+			 "; %" PRIu64 " sample%s in calls with no record %s in neither slow nor fast",
+			 unknown, unknown == 1 ? "" : "s", unknown == 1 ? "is" : "are");
 }

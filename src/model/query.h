@@ -13,6 +13,7 @@
 
 #include "latency.h"
 #include "profile.h"
+#include "view.h"
 
 struct span_query {
 	enum span_class cls;
@@ -30,11 +31,16 @@ struct span_query {
 int query_parse(struct profile *p, enum span_class cls, const char *arg, struct span_query *q,
 		char *err, size_t errlen);
 
-/* Applies the query to a filter. */
-void query_apply(const struct span_query *q, struct sample_filter *f);
+/* Applies the query to a view (its span condition; the rest stays). */
+void query_apply(const struct span_query *q, struct view *v);
 
-/* One line describing the query, e.g. "slow calls of handle_request
- * (> 2.05ms, p95: 20 of 400 calls)". */
-void query_describe(const struct span_query *q, const struct profile *p, char *buf, size_t size);
+/* One line describing the query, e.g. "samples in slow calls of
+ * handle_request (> 2.05ms, p95: 20 of 400 calls)". For slow and fast,
+ * samples in calls that have no record (view.h: in neither) are counted
+ * when there are any: "...; 3 samples in calls with no record are in
+ * neither slow nor fast". `v` is the view the query was applied to (NULL:
+ * no other condition). */
+void query_describe(const struct span_query *q, const struct profile *p, const struct view *v,
+		    char *buf, size_t size);
 
 #endif

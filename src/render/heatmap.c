@@ -97,7 +97,7 @@ static int sample_row(double ts, int rows)
 	return rows - (int)floor((double)rows * fmod(ts, 1.0)) - 1;
 }
 
-int heatmap_build(const struct profile *p, const struct sample_filter *f, int rows,
+int heatmap_build(const struct profile *p, const struct view *f, int rows,
 		  struct heatmap *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -115,7 +115,7 @@ int heatmap_build(const struct profile *p, const struct sample_filter *f, int ro
 	uint64_t lo = 0, hi = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *s = &p->samples[i];
-		if (!profile_sample_matches(p, s, f))
+		if (!view_takes(f, p, s))
 			continue;
 		if (!any || s->time_ns < lo)
 			lo = s->time_ns;
@@ -146,7 +146,7 @@ int heatmap_build(const struct profile *p, const struct sample_filter *f, int ro
 	idle_init(&ic, p);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *s = &p->samples[i];
-		if (!profile_sample_matches(p, s, f))
+		if (!view_takes(f, p, s))
 			continue;
 		if (sample_is_idle(&ic, s)) {
 			out->idle_dropped++;
@@ -210,7 +210,7 @@ static uint64_t k_end_ns(const struct heatmap *h, uint64_t k)
 }
 
 int heatmap_range_filter(const struct heatmap *h, int col0, int row0, int col1, int row1,
-			 struct sample_filter *f)
+			 struct view *f)
 {
 	if (col0 < 0 || col1 < 0 || col0 >= h->cols || col1 >= h->cols || row0 < 0 || row1 < 0 ||
 	    row0 >= h->rows || row1 >= h->rows) {
@@ -446,7 +446,7 @@ static void write_page_data(FILE *f, const struct profile *p, const struct heatm
 	size_t n = 0;
 	for (size_t i = 0; i < p->nsamples && h->cols > 0; i++) {
 		const struct sample *s = &p->samples[i];
-		if (profile_sample_matches(p, s, &h->filter) && !sample_is_idle(&ic, s))
+		if (view_takes(&h->filter, p, s) && !sample_is_idle(&ic, s))
 			idx[n++] = (uint32_t)i;
 	}
 	free(ic.frame);
@@ -1076,7 +1076,7 @@ int heatmap_write_html_capped(FILE *out, const struct profile *p, const struct h
 		struct idle_check ic;
 		idle_init(&ic, p);
 		for (size_t i = 0; i < p->nsamples && h->cols > 0; i++)
-			if (profile_sample_matches(p, &p->samples[i], &h->filter) &&
+			if (view_takes(&h->filter, p, &p->samples[i]) &&
 			    !sample_is_idle(&ic, &p->samples[i]))
 				total++;
 		free(ic.frame);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "view.h"
 
 #define HEATMAP_DEFAULT_ROWS 50
 #define HEATMAP_MAX_ROWS 10000
@@ -45,14 +46,14 @@ struct heatmap {
 	/* Also filled by heatmap_build: */
 	uint64_t total;      /* samples counted in cells */
 	uint64_t first_ns, last_ns; /* first and last sample time (0, 0 when none) */
-	struct sample_filter filter; /* the filter the map was built with (copy) */
+	struct view filter; /* the filter the map was built with (copy) */
 };
 
 /* Builds the map of the samples filter f takes (NULL = all) with `rows` rows
  * (<= 0 = 50). A profile without samples gives cols = 0. Returns 0, or -1
  * with errno EINVAL (rows > HEATMAP_MAX_ROWS) or E2BIG (more than
  * HEATMAP_MAX_CELLS cells: a time span of years). Free with heatmap_free. */
-int heatmap_build(const struct profile *p, const struct sample_filter *f, int rows,
+int heatmap_build(const struct profile *p, const struct view *f, int rows,
 		  struct heatmap *out);
 void heatmap_free(struct heatmap *h);
 
@@ -74,7 +75,7 @@ void heatmap_cell_range(const struct heatmap *h, int col, int row, double *t0, d
  * range above, in whole ns: start rounded up, end down). f's other fields are
  * left alone. Returns 0, or -1 (errno EINVAL) for a cell outside the map. */
 int heatmap_range_filter(const struct heatmap *h, int col0, int row0, int col1, int row1,
-			 struct sample_filter *f);
+			 struct view *f);
 
 /* Writes the map as a standalone SVG: a grid with x = seconds, y = offset
  * within the second (row 0, the end of the second, at the top), white to red

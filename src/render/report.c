@@ -71,7 +71,7 @@ static bool frame_is_broken_stack(const struct profile *p, uint32_t frame)
 	       strncmp(fr->name, BROKEN_STACK_PREFIX, strlen(BROKEN_STACK_PREFIX)) == 0;
 }
 
-static void summarize(struct profile *p, const struct sample_filter *f, bool lines,
+static void summarize(struct profile *p, const struct view *f, bool lines,
 		      struct summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -82,7 +82,7 @@ static void summarize(struct profile *p, const struct sample_filter *f, bool lin
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct sample *smp = &p->samples[i];
-		if (!profile_sample_matches(p, smp, f))
+		if (!view_takes(f, p, smp))
 			continue;
 		s->samples += smp->weight;
 		per_thread[smp->thread] += smp->weight;

@@ -18,11 +18,12 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "view.h"
 
 struct report_options {
 	const char *source;      /* file name shown in the header */
 	int top;                 /* rows per table in text output (<= 0: 20) */
-	struct sample_filter filter;
+	struct view filter;
 	const char *view;        /* what the filter selects, in words (NULL: all) */
 	bool lines;              /* rows per source line, "function:line"
 				  * (profile_line_frame), not per function */

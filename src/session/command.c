@@ -586,7 +586,7 @@ static int parse_span(const struct command_info *ci, const struct words *w, stru
 static int parse_filter(const struct command_info *ci, const struct words *w, struct command *c,
 			char *err, size_t errlen)
 {
-	static const char *const keywords[] = {"tid", "comm", "clear"};
+	static const char *const keywords[] = {"pid", "tid", "comm", "clear"};
 	char sb[SHOW_MAX + 4];
 	if (w->n < 2)
 		return need(ci, err, errlen);
@@ -598,32 +598,33 @@ static int parse_filter(const struct command_info *ci, const struct words *w, st
 		c->kind = CMD_FILTER_CLEAR;
 		return 0;
 	}
-	if (strcmp(a, "tid") == 0) {
+	if (strcmp(a, "pid") == 0 || strcmp(a, "tid") == 0) {
+		/* The same rules for both: a positive pid_t. */
+		bool pid = a[0] == 'p';
+		const char *what = pid ? "process" : "thread";
+		const char *eg = pid ? "filter pid 4242" : "filter tid 4243";
 		if (w->n < 3)
-			return errbuf_set(err, errlen,
-					  "filter tid needs a thread id: filter tid 4243");
+			return errbuf_set(err, errlen, "filter %s needs a %s id: %s", a, what, eg);
 		if (w->n > 3)
-			return errbuf_set(err, errlen,
-					  "too many words for filter tid (it takes one thread id): filter tid 4243");
-		uint64_t tid;
-		switch (number_parse(w->w[2], INT32_MAX, &tid)) {
+			return errbuf_set(err, errlen, "too many words for filter %s (it takes one %s id): %s",
+				    a, what, eg);
+		uint64_t id;
+		switch (number_parse(w->w[2], INT32_MAX, &id)) {
 		case NUMBER_OK:
-			if (tid == 0)
-				return errbuf_set(err, errlen,
-						  "bad thread id '0': thread ids start at 1: filter tid 4243");
-			c->kind = CMD_FILTER_TID;
-			c->tid = (int64_t)tid;
+			if (id == 0)
+				return errbuf_set(err, errlen, "bad %s id '0': %s ids start at 1: %s", what,
+					    what, eg);
+			c->kind = pid ? CMD_FILTER_PID : CMD_FILTER_TID;
+			*(pid ? &c->pid : &c->tid) = (int64_t)id;
 			return 0;
 		case NUMBER_TOO_LARGE:
-			return errbuf_set(err, errlen,
-					  "bad thread id '%s': too large (at most %d): filter tid 4243",
-					  show(w->w[2], sb), INT32_MAX);
+			return errbuf_set(err, errlen, "bad %s id '%s': too large (at most %d): %s", what,
+				    show(w->w[2], sb), INT32_MAX, eg);
 		case NUMBER_BAD:
 			break;
 		}
-		return errbuf_set(err, errlen,
-				  "bad thread id '%s': give a positive whole number: filter tid 4243",
-				  show(w->w[2], sb));
+		return errbuf_set(err, errlen, "bad %s id '%s': give a positive whole number: %s", what,
+			    show(w->w[2], sb), eg);
 	}
 	if (strcmp(a, "comm") == 0) {
 		if (w->n < 3)
@@ -646,14 +647,13 @@ static int parse_filter(const struct command_info *ci, const struct words *w, st
 		c->kind = CMD_FILTER_COMM;
 		return take_arg(ci, "NAME", w->w[2], c, err, errlen);
 	}
-	const char *near = suggest(a, keywords, 3);
+	const char *near = suggest(a, keywords, 4);
 	if (near)
-		return errbuf_set(err, errlen,
-				  "unknown filter '%s' (did you mean %s?): %s", show(a, sb), near,
-				  ci->example);
-	return errbuf_set(err, errlen,
-			  "unknown filter '%s': use tid N, comm NAME or clear: %s", show(a, sb),
-			  ci->example);
+		return errbuf_set(err, errlen, "unknown filter '%s' (did you mean %s?): %s", show(a, sb), near,
+			    ci->example);
+	return errbuf_set(err, errlen, "unknown filter '%s': use pid N, tid N, comm NAME or clear: %s",
+		    show(a, sb),
+		    ci->example);
 }
 
 static const struct command_info *info_find(const char *name);
@@ -766,13 +766,14 @@ static const struct command_info commands[] = {
 	 "data HALFLIFE old counts half. HALFLIFE as for window (at least 1s).\n"
 	 "window goes back to a sliding window.\n"
 	 "e.g.  ewma 30s"},
-	{"filter", CMD_FILTER_TID, parse_filter, NULL, "filter tid N | comm NAME | clear",
-	 "only samples of thread N or threads named NAME",
-	 "tid N, comm NAME or clear", "filter tid 4243, filter comm nginx or filter clear",
-	 "filter tid N: views show only the samples of thread N.\n"
+	{"filter", CMD_FILTER_TID, parse_filter, NULL, "filter pid|tid N|comm NAME|clear",
+	 "one process, thread or thread name",
+	 "pid N, tid N, comm NAME or clear", "filter tid 4243, filter comm nginx or filter clear",
+	 "filter pid N: views show only the samples of process N.\n"
+	 "filter tid N: only the samples of thread N.\n"
 	 "filter comm NAME: only threads named NAME (at most 15 bytes: the kernel\n"
 	 "  keeps no more of a name; quote a name with spaces).\n"
-	 "filter clear: no filters.\n"
+	 "filter clear: no filters. A filter replaces the one before.\n"
 	 "e.g.  filter tid 4243\n"
 	 "      filter comm \"Web Content\""},
 	{"reset", CMD_RESET, parse_no_arg, NULL, "reset", "drop the data collected so far", NULL,
@@ -1020,6 +1021,10 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_EWMA:
 		text_duration(&t, c->ns);
 		break;
+	case CMD_FILTER_PID:
+		snprintf(num, sizeof(num), " pid %" PRId64, c->pid);
+		text_puts(&t, num);
+		break;
 	case CMD_FILTER_TID:
 		snprintf(num, sizeof(num), " tid %" PRId64, c->tid);
 		text_puts(&t, num);
@@ -1061,21 +1066,6 @@ static bool uses_arg(enum command_kind k)
 	}
 }
 
-static bool threshold_equal(const struct threshold *a, const struct threshold *b)
-{
-	if (a->kind != b->kind)
-		return false;
-	switch (a->kind) {
-	case THRESHOLD_PERCENTILE:
-		return a->percentile == b->percentile;
-	case THRESHOLD_ABSOLUTE:
-		return a->ns == b->ns;
-	case THRESHOLD_AUTO:
-		return true;
-	}
-	return false;
-}
-
 bool command_equal(const struct command *a, const struct command *b)
 {
 	if (a->kind != b->kind)
@@ -1089,6 +1079,8 @@ bool command_equal(const struct command *a, const struct command *b)
 	case CMD_WINDOW:
 	case CMD_EWMA:
 		return a->ns == b->ns;
+	case CMD_FILTER_PID:
+		return a->pid == b->pid;
 	case CMD_FILTER_TID:
 		return a->tid == b->tid;
 	case CMD_VIEW_SLOW:
@@ -1132,6 +1124,7 @@ const char *command_name(enum command_kind kind)
 		return "window";
 	case CMD_EWMA:
 		return "ewma";
+	case CMD_FILTER_PID:
 	case CMD_FILTER_TID:
 	case CMD_FILTER_COMM:
 	case CMD_FILTER_CLEAR:

@@ -23,7 +23,8 @@
  *   in FUNC                  all
  *   slow FUNC [THRESHOLD]    fast FUNC [THRESHOLD]    THRESHOLD: threshold_parse
  *   window DURATION          ewma HALFLIFE
- *   filter tid N             filter comm NAME         filter clear
+ *   filter pid N             filter tid N             filter comm NAME
+ *   filter clear
  *   reset    save FILE    status    help [COMMAND]
  *
  * Details:
@@ -39,7 +40,8 @@
  *   - window and ewma take a DURATION as duration_parse reads it (750ms,
  *     10s), plain seconds (10, 2.5), or minutes and hours (5m, 1.5h); at
  *     least 1s, since samples are kept in 1-second buckets.
- *   - filter tid: a thread id 1..INT32_MAX (a positive pid_t).
+ *   - filter pid, filter tid: a process / thread id 1..INT32_MAX (a
+ *     positive pid_t).
  *   - filter comm: a thread name of at most COMMAND_COMM_MAX bytes (the
  *     kernel keeps no more; a longer name could never match).
  *   - help takes a command name (help sample-slow); `help` alone lists all.
@@ -77,6 +79,7 @@ enum command_kind {
 	CMD_VIEW_ALL,
 	CMD_WINDOW,
 	CMD_EWMA,
+	CMD_FILTER_PID,
 	CMD_FILTER_TID,
 	CMD_FILTER_COMM,
 	CMD_FILTER_CLEAR,
@@ -92,6 +95,7 @@ struct command {
 	char arg[COMMAND_ARG_MAX]; /* FUNC, EVENT, NAME, FILE, help topic ("" for all) */
 	uint64_t hz;               /* CMD_SAMPLE_HZ */
 	uint64_t ns;               /* sample-slow DUR, window, ewma half-life */
+	int64_t pid;               /* CMD_FILTER_PID */
 	int64_t tid;               /* CMD_FILTER_TID */
 	struct threshold threshold; /* slow/fast: as given, or p95 when !has_threshold */
 	bool has_threshold;         /* slow/fast: a THRESHOLD was given */

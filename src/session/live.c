@@ -16,6 +16,7 @@
 #include "probes.h"
 #include "sonde_abi.h"
 #include "util.h"
+#include "view.h"
 #include "window.h"
 
 /* Call durations go in log-linear buckets: 16 per power of two. */
@@ -46,22 +47,18 @@ struct rate_ring {
 	uint64_t count[RATE_SECONDS];
 };
 
-struct view_spec {
-	enum span_class cls;
-	int probe;                 /* for cls != SPAN_ANY */
-	struct threshold threshold;
-	int64_t tid;               /* 0 = any */
-	char comm[COMMAND_COMM_MAX + 1]; /* "" = any */
-};
-
 struct live {
 	struct session *s;
 	struct profile *p;
 	struct live_options o;
 	struct window *samples; /* the view's samples: stack -> weight */
 	struct window *calls;   /* (probe << FINE_BITS | bucket) -> calls */
-	struct view_spec view;
-	uint64_t view_threshold_ns; /* resolved; UINT64_MAX until known */
+	/* Which samples the view takes (view.h); its threshold_ns is resolved
+	 * from view_threshold over the window (UINT64_MAX until known), and its
+	 * comm points at filter_comm. */
+	struct view view;
+	struct threshold view_threshold;
+	char filter_comm[COMMAND_COMM_MAX + 1];
 	bool threshold_known;
 	bool view_auto_fallback; /* auto found no second mode: p95 is in force */
 	size_t cursor;       /* next raw sample to take in */
@@ -119,6 +116,7 @@ void live_options_init(struct live_options *o)
 	o->ewma = false;
 	o->keep_s = LIVE_DEFAULT_KEEP_S;
 	o->max_spans = LIVE_DEFAULT_MAX_SPANS;
+	o->show_overhead = false;
 }
 
 /* Views are read at this time: now, or the end of a session that ended. */
@@ -253,65 +251,14 @@ static void join_sweep(struct live *l, uint64_t cutoff_ns)
 
 /* --- the view ---------------------------------------------------------------------- */
 
-/* The outermost call of `probe` a sample is in: its span id, or 0. */
-static uint64_t sample_call(const struct profile *p, const struct sample *s, uint32_t probe)
+/* A sample is decided by the view (view.h) as soon as it can be: while the
+ * session runs, a call's record may still be on its way; once it has ended
+ * every record is in (its calls still running have their elapsed time). */
+static enum view_decision decide(struct live *l, const struct sample *s, uint64_t now)
 {
-	for (uint32_t i = 0; i < s->nlinks; i++)
-		if (p->span_links[s->links + i].probe == probe)
-			return p->span_links[s->links + i].span_id;
-	return 0;
-}
-
-static bool thread_selected(const struct live *l, const struct sample *s)
-{
-	if (!l->view.tid && !l->view.comm[0])
-		return true;
-	const struct thread_info *t = &l->p->threads[s->thread];
-	if (l->view.tid && t->tid != (uint32_t)l->view.tid)
-		return false;
-	return !l->view.comm[0] || strcmp(t->comm, l->view.comm) == 0;
-}
-
-enum decision { TAKE, SKIP, WAIT };
-
-/* How late a call's record may reach sonde after the call ended: the BPF
- * side batches call records (it wakes the reader for them only when 1 MB
- * waits) and the loop drains at least every 100 ms. A call with no record
- * this long after a sample in it was surely still running then. */
-#define SPAN_DELIVERY_SLACK_NS 500000000ull
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static enum decision decide(struct live *l, const struct sample *s, uint64_t now)
-{
-	if (!thread_selected(l, s))
-		return SKIP;
-	if (!l->o.show_overhead && profile_sample_is_overhead(l->p, s))
-		return SKIP;
-	if (l->view.cls == SPAN_ANY)
-		return TAKE;
-	uint64_t span_id = sample_call(l->p, s, (uint32_t)l->view.probe);
-	if (!span_id)
-		return SKIP;
-	if (l->view.cls == SPAN_IN)
-		return TAKE;
-	if (!l->threshold_known)
-		return WAIT;
-	bool slow;
-	int64_t idx = profile_span_find(l->p, span_id);
-	if (idx >= 0)
-		slow = l->p->spans[idx].duration_ns > l->view_threshold_ns;
-	else if (now > s->time_ns &&
-		 now - s->time_ns > sat_add(l->view_threshold_ns, SPAN_DELIVERY_SLACK_NS))
-		/* No record of its end: the call was still running a delivery
-		 * slack ago, so it has run longer than the threshold by now. */
-		slow = true;
-	else
-		return WAIT;
-	return slow == (l->view.cls == SPAN_SLOW) ? TAKE : SKIP;
+	struct view_live known = {.now_ns = now, .threshold_unknown = !l->threshold_known};
+	bool complete = l->frozen_ns && !known.threshold_unknown;
+	return view_decide(&l->view, l->p, s, complete ? NULL : &known);
 }
 
 static struct rooted *rooted_slot(struct live *l, uint64_t key)
@@ -378,10 +325,10 @@ static void decide_pending(struct live *l, uint64_t now)
 	size_t kept = 0;
 	for (size_t i = 0; i < l->npending; i++) {
 		const struct sample *s = &l->p->samples[l->pending[i]];
-		enum decision d = decide(l, s, now);
-		if (d == TAKE)
+		enum view_decision d = decide(l, s, now);
+		if (d == VIEW_TAKE)
 			take_sample(l, s);
-		else if (d == WAIT)
+		else if (d == VIEW_WAIT)
 			l->pending[kept++] = l->pending[i];
 	}
 	l->npending = kept;
@@ -438,7 +385,7 @@ static uint64_t *window_durations(const struct stack_weights *cw, size_t from, s
 	uint64_t *counts = xcalloc(LATENCY_LOGLIN_BUCKETS, sizeof(*counts));
 	for (size_t i = from; i < to; i++)
 		counts[cw->stack[i] & ((1u << FINE_BITS) - 1)] += (uint64_t)llround(cw->weight[i]);
-	uint64_t *d = latency_loglin_durations(counts, 1u << 16, n, NULL);
+	uint64_t *d = view_durations(counts, n);
 	free(counts);
 	return d;
 }
@@ -482,32 +429,30 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			total += cw.weight[i];
 		l->probes[p].slow_threshold_ns =
 			total > 0 ? slice_percentile(&cw, a, b, total, 95) : UINT64_MAX;
-		if (l->view.cls != SPAN_SLOW && l->view.cls != SPAN_FAST)
+		if (l->view.span_class != SPAN_SLOW && l->view.span_class != SPAN_FAST)
 			continue;
-		if ((int)p != l->view.probe)
+		if (p != l->view.probe)
 			continue;
-		const struct threshold *t = &l->view.threshold;
+		/* As a recording's: over the durations that stand for the
+		 * window's calls (view_durations), so the same calls give the
+		 * same threshold as `report --slow`. */
+		const struct threshold *t = &l->view_threshold;
 		if (t->kind == THRESHOLD_ABSOLUTE) {
-			l->view_threshold_ns = t->ns;
+			l->view.threshold_ns = t->ns;
 			l->threshold_known = true;
-		} else if (t->kind == THRESHOLD_PERCENTILE) {
-			if (total > 0) {
-				l->view_threshold_ns = slice_percentile(&cw, a, b, total, t->percentile);
-				l->threshold_known = true;
-			}
 		} else {
 			size_t n;
 			uint64_t *d = window_durations(&cw, a, b, &n);
 			if (n > 0) {
 				struct latency_modes modes;
-				l->view_threshold_ns = threshold_resolve(t, d, n, &modes);
+				l->view.threshold_ns = threshold_resolve(t, d, n, &modes);
 				l->view_auto_fallback = !modes.found;
 				l->threshold_known = true;
 			}
 			free(d);
 		}
 		if (l->threshold_known)
-			l->probes[p].slow_threshold_ns = l->view_threshold_ns;
+			l->probes[p].slow_threshold_ns = l->view.threshold_ns;
 	}
 	/* Calls over the threshold cross to user space, for the list of the
 	 * latest slow calls (and those samples landed in, for the views). */
@@ -553,10 +498,10 @@ static void take_samples(struct live *l, uint64_t now)
 				leaf = leaf_function(l, s->stack);
 			join_add(l, l->p->span_links[s->links + i].span_id, s->time_ns, leaf);
 		}
-		enum decision d = decide(l, s, now);
-		if (d == TAKE)
+		enum view_decision d = decide(l, s, now);
+		if (d == VIEW_TAKE)
 			take_sample(l, s);
-		else if (d == WAIT)
+		else if (d == VIEW_WAIT)
 			pending_push(l, (uint32_t)l->cursor);
 	}
 }
@@ -682,8 +627,9 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->o.window_s = ceil(o->window_s);
 	l->samples = new_window(l);
 	l->calls = new_window(l);
-	l->view.probe = -1;
-	l->view_threshold_ns = UINT64_MAX;
+	l->view.threshold_ns = UINT64_MAX;
+	l->view.comm = l->filter_comm;
+	l->view.show_overhead = o->show_overhead;
 	l->njoin_slots = 1024;
 	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
 	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
@@ -734,10 +680,10 @@ static void rebuild(struct live *l)
 	uint64_t now = view_time(l);
 	resolve_thresholds(l, now);
 	for (size_t i = 0; i < l->cursor; i++) {
-		enum decision d = decide(l, &l->p->samples[i], now);
-		if (d == TAKE)
+		enum view_decision d = decide(l, &l->p->samples[i], now);
+		if (d == VIEW_TAKE)
 			take_sample(l, &l->p->samples[i]);
-		else if (d == WAIT)
+		else if (d == VIEW_WAIT)
 			pending_push(l, (uint32_t)i);
 	}
 	window_advance(l->samples, now);
@@ -785,8 +731,8 @@ static int view_probe(struct live *l, const char *func, FILE *out, bool *traced_
 static void describe_view(const struct live *l, char *buf, size_t size)
 {
 	char th[64], val[32];
-	const char *name = l->view.probe >= 0 ? l->p->probes[l->view.probe].name : "";
-	switch (l->view.cls) {
+	const char *name = l->view.span_class != SPAN_ANY ? l->p->probes[l->view.probe].name : "";
+	switch (l->view.span_class) {
 	case SPAN_ANY:
 		snprintf(buf, size, "all");
 		break;
@@ -795,26 +741,29 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 		break;
 	case SPAN_SLOW:
 	case SPAN_FAST:
-		threshold_format(&l->view.threshold, th, sizeof(th));
-		if (l->view.threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
+		threshold_format(&l->view_threshold, th, sizeof(th));
+		if (l->view_threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
 		    l->view_auto_fallback)
 			snprintf(th, sizeof(th), "auto (no second mode; using p95)");
 		if (l->threshold_known)
-			duration_format(l->view_threshold_ns, val, sizeof(val));
+			duration_format(l->view.threshold_ns, val, sizeof(val));
 		else
 			snprintf(val, sizeof(val), "not known yet");
-		snprintf(buf, size, "%s %s %s %s (%s)", l->view.cls == SPAN_SLOW ? "slow" : "fast",
-			 name, l->view.cls == SPAN_SLOW ? ">" : "<=", th, val);
+		snprintf(buf, size, "%s %s %s %s (%s)",
+			 l->view.span_class == SPAN_SLOW ? "slow" : "fast", name,
+			 l->view.span_class == SPAN_SLOW ? ">" : "<=", th, val);
 		break;
 	}
 }
 
 static void describe_filter(const struct live *l, char *buf, size_t size)
 {
-	if (l->view.tid)
+	if (l->view.pid)
+		snprintf(buf, size, "pid %lld", (long long)l->view.pid);
+	else if (l->view.tid)
 		snprintf(buf, size, "tid %lld", (long long)l->view.tid);
-	else if (l->view.comm[0])
-		snprintf(buf, size, "comm %s", l->view.comm);
+	else if (l->filter_comm[0])
+		snprintf(buf, size, "comm %s", l->filter_comm);
 	else
 		snprintf(buf, size, "none");
 }
@@ -835,23 +784,27 @@ static double held_seconds(const struct live *l)
 
 static int set_view(struct live *l, const struct command *c, FILE *out)
 {
-	struct view_spec old = l->view;
+	enum span_class cls = SPAN_ANY;
+	uint32_t probe = 0;
+	struct threshold threshold = {0};
 	bool traced_now = false;
-	if (c->kind == CMD_VIEW_ALL) {
-		l->view.cls = SPAN_ANY;
-		l->view.probe = -1;
-	} else {
+	if (c->kind != CMD_VIEW_ALL) {
 		int id = view_probe(l, c->arg, out, &traced_now);
 		if (id < 0)
 			return -1;
-		l->view.probe = id;
-		l->view.cls = c->kind == CMD_VIEW_IN ? SPAN_IN
-			      : c->kind == CMD_VIEW_SLOW ? SPAN_SLOW : SPAN_FAST;
-		l->view.threshold = c->threshold;
+		probe = (uint32_t)id;
+		cls = c->kind == CMD_VIEW_IN ? SPAN_IN : c->kind == CMD_VIEW_SLOW ? SPAN_SLOW : SPAN_FAST;
+		threshold = c->threshold;
 	}
-	if (memcmp(&old, &l->view, sizeof(old)) != 0 || traced_now) {
+	bool same = cls == l->view.span_class &&
+		    (cls == SPAN_ANY ||
+		     (probe == l->view.probe && threshold_equal(&threshold, &l->view_threshold)));
+	if (!same || traced_now) {
+		l->view.span_class = cls;
+		l->view.probe = probe;
+		l->view_threshold = threshold;
 		l->threshold_known = false;
-		l->view_threshold_ns = UINT64_MAX;
+		l->view.threshold_ns = UINT64_MAX;
 		rebuild(l);
 	}
 	char desc[192];
@@ -864,12 +817,14 @@ static int set_view(struct live *l, const struct command *c, FILE *out)
 
 static int set_filter(struct live *l, const struct command *c, FILE *out)
 {
-	l->view.tid = 0;
-	memset(l->view.comm, 0, sizeof(l->view.comm));
-	if (c->kind == CMD_FILTER_TID)
+	l->view.pid = l->view.tid = 0;
+	memset(l->filter_comm, 0, sizeof(l->filter_comm));
+	if (c->kind == CMD_FILTER_PID)
+		l->view.pid = c->pid;
+	else if (c->kind == CMD_FILTER_TID)
 		l->view.tid = c->tid;
 	else if (c->kind == CMD_FILTER_COMM)
-		memcpy(l->view.comm, c->arg, strnlen(c->arg, sizeof(l->view.comm) - 1));
+		memcpy(l->filter_comm, c->arg, strnlen(c->arg, sizeof(l->filter_comm) - 1));
 	rebuild(l);
 	char desc[64];
 	describe_filter(l, desc, sizeof(desc));
@@ -1174,6 +1129,7 @@ int live_exec_command(struct live *l, const struct command *c, FILE *out)
 		fprintf(out, "window: EWMA half-life %gs\n", h);
 		return 0;
 	}
+	case CMD_FILTER_PID:
 	case CMD_FILTER_TID:
 	case CMD_FILTER_COMM:
 	case CMD_FILTER_CLEAR:

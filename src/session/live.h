@@ -17,16 +17,19 @@
  *     is rebuilt. Older raw data is dropped (profile_trim), so memory is
  *     bounded whatever the run length.
  *
- * The view selects samples: all, those inside calls of a probe (`in`), or
- * inside its calls slower / not slower than a threshold (`slow`, `fast`);
- * plus a thread filter (tid or comm). A sample in a call still running is
- * decided as soon as it can be: when the call's record arrives, or once no
- * record has come for the threshold plus the records' delivery slack (0.5 s:
- * the call then surely ran longer than the threshold, whatever happens). A
- * percentile threshold is re-resolved every second over the window; `auto`
- * over the calls held. A probe's "slow" calls (its latest-slow list) are
- * those above the view's threshold when the view is on that probe, else
- * above its p95 over the window.
+ * The view selects samples as every other view does (view.h, the one
+ * definition): all, those inside calls of a probe (`in`), or inside its
+ * calls slower / not slower than a threshold (`slow`, `fast`); plus one
+ * filter (pid, tid or comm). A sample in a call still running is decided as
+ * soon as it can be (view_decide with what is known now): when the call's
+ * record arrives, or once no record has come for the threshold plus the
+ * records' delivery slack (the call then surely ran longer than the
+ * threshold); once the session has ended, as a recording's samples are. A
+ * percentile or `auto` threshold is re-resolved every second over the
+ * calls in the window, as `report` resolves one over a recording's
+ * (view_durations, threshold_resolve). A probe's "slow" calls (its
+ * latest-slow list) are those above the view's threshold when the view is
+ * on that probe, else above its p95 over the window.
  *
  * Changing the view or the filter rebuilds the window from the raw samples
  * held (the EWMA's older history cannot be re-filtered: it restarts from

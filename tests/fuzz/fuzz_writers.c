@@ -34,6 +34,7 @@
 #include "speedscope.h"
 #include "tuitree.h"
 #include "util.h"
+#include "view.h"
 
 #define SEC 1000000000ULL
 #define DEEP_FRAMES 4096 /* added to the first stack when the "deepen" byte is 0xff */
@@ -150,8 +151,8 @@ static void check_diff(struct profile *p)
 	uint64_t first = p->nsamples ? p->samples[0].time_ns : 0;
 	uint64_t last = p->nsamples ? p->samples[p->nsamples - 1].time_ns : 0;
 	uint64_t mid = first + (last - first) / 2;
-	struct sample_filter a = {.has_range = true, .start_ns = 0, .end_ns = mid};
-	struct sample_filter b = {.has_range = true, .start_ns = mid + 1, .end_ns = UINT64_MAX};
+	struct view a = {.has_range = true, .start_ns = 0, .end_ns = mid};
+	struct view b = {.has_range = true, .start_ns = mid + 1, .end_ns = UINT64_MAX};
 	struct flame_tree *ta = profile_flame(p, &a, FLAME_ROOT_COMM);
 	struct flame_tree *tb = profile_flame(p, &b, FLAME_ROOT_COMM);
 	struct flamediff *d = flamediff_new(ta, tb);

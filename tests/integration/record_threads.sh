@@ -41,3 +41,16 @@ assert_share "worker_odd share" "$(function_share "$WORK/r.json" worker_odd)" "$
 # within a second of the target's own end.
 assert_le "recording end after the target's end (s)" \
 	"$(awk -v e="$(meta "$WORK/r.sonde" end_ns)" -v x="$(kv "$WORK/target.out" end_ns)" 'BEGIN { print (e - x) / 1e9 }')" 1
+
+# --pid, --tid and --comm select the same samples the per-thread table
+# counts (one view definition for every command), and combine.
+comm=$(jq -r '.threads[0].comm' "$WORK/r.json")
+tid0=$(jq '.threads[0].tid' "$WORK/r.json")
+by_comm=$(jq --arg c "$comm" '[.threads[] | select(.comm == $c) | .samples] | add' "$WORK/r.json")
+[ "$("$SONDE" report "$WORK/r.sonde" --json --comm "$comm" | jq .samples)" -eq "$by_comm" ] ||
+	fail "report --comm $comm: not the $by_comm samples of the threads named so"
+[ "$("$SONDE" report "$WORK/r.sonde" --json --pid "$pid" --tid "$tid0" --comm "$comm" | jq .samples)" -eq \
+	"$(jq '.threads[0].samples' "$WORK/r.json")" ] || fail "report --pid --tid --comm: not thread $tid0's samples"
+[ "$("$SONDE" report "$WORK/r.sonde" --json --comm "no such name" | jq .samples)" -eq 0 ] ||
+	fail "report --comm with a name no thread has took samples"
+pass "report --pid/--tid/--comm take the samples of the threads they name"

@@ -200,3 +200,11 @@ grep -Eq '^ +[0-9.]+  cpusplit;__libc_start_call_main;main;run;work_hot;spin$' <
 grep -Eq '^ +[0-9.]+  requests;start_thread;worker;handle_request;' <<<"$stacks" ||
 	{ echo "$stacks"; fail "no requests-rooted stack"; }
 pass "two processes: stacks rooted at cpusplit and requests"
+# filter pid: only the samples of one of them (the same view `report --pid`
+# takes).
+"$SONDE" top -b -i 1 -n 2 --top 50 --no-ctl --cmd "filter pid $c" -p "$c,$r" >"$WORK/one.out" 2>/dev/null
+grep -q "^filter: pid $c\$" "$WORK/one.out" || fail "filter pid $c was not answered: $(head -3 "$WORK/one.out")"
+stacks=$(awk '/^--- sonde top at/ { n++ } n == 2 && /^HOTTEST STACKS/ { s = 1; next } s && /^$/ { s = 0 } s' "$WORK/one.out")
+grep -Eq '^ +[0-9.]+  cpusplit;' <<<"$stacks" || { echo "$stacks"; fail "filter pid $c: no cpusplit stack"; }
+grep -Eq '^ +[0-9.]+  requests;' <<<"$stacks" && { echo "$stacks"; fail "filter pid $c: a requests stack"; }
+pass "filter pid: the stacks of that process only"

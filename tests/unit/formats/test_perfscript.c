@@ -12,6 +12,7 @@
 #include "folded.h"
 #include "perfscript.h"
 #include "profile.h"
+#include "view.h"
 
 #define CORPUS SRC_DIR "/../shared/corpus/flamegraph"
 
@@ -379,7 +380,7 @@ Test(perfscript_read, folds_like_the_collapse)
 		size_t len = in.len + 2;
 		struct profile *p = perfscript_read(text, len, err, sizeof(err));
 		cr_assert_not_null(p, "%s: %s", inputs[k], err);
-		struct sample_filter f = {0};
+		struct view f = {0};
 		/* keep only the first event, as the collapse does */
 		size_t w = 0;
 		for (size_t i = 0; i < p->nsamples; i++)

@@ -229,7 +229,7 @@ Test(pprof, aggregate_merges_samples)
 Test(pprof, filter_selects_samples)
 {
 	struct profile *p = sample_profile();
-	struct sample_filter f = {.tid = 101};
+	struct view f = {.tid = 101};
 	struct profile *q = roundtrip(p, &(struct pprof_options){.filter = &f});
 	cr_assert_eq(profile_total_weight(q, NULL), profile_total_weight(p, &f));
 	for (size_t i = 0; i < q->nsamples; i++)

@@ -204,7 +204,7 @@ Test(heatmap, filter_limits_samples)
 	add_at(p, S(10.1), "a", 1, &m, 1);
 	add_at(p, S(12.1), "b", 2, &m, 1);
 	add_at(p, S(14.1), "b", 2, &m, 1);
-	struct sample_filter f = {.tid = 2};
+	struct view f = {.tid = 2};
 	struct heatmap h;
 	cr_assert_eq(heatmap_build(p, &f, 0, &h), 0);
 	cr_assert_eq(h.start_s, 12.0);
@@ -248,7 +248,7 @@ Test(heatmap, cell_range)
 	cr_assert(t0 <= 100.5 && 100.5 < t1);
 	cr_assert_eq(heatmap_cell(&h, 0, 24), 1);
 
-	struct sample_filter f = {.tid = 5};
+	struct view f = {.tid = 5};
 	cr_assert_eq(heatmap_range_filter(&h, 0, 24, 0, 24, &f), 0);
 	cr_assert(f.has_range);
 	cr_assert_eq(f.start_ns, 100500000000ULL);
@@ -314,7 +314,7 @@ Test(heatmap, range_filter_round_trip)
 		uint64_t want = 0;
 		for (int k = k0; k <= k1; k++)
 			want += heatmap_cell(&h, k / 50, 49 - k % 50);
-		struct sample_filter f = {0};
+		struct view f = {0};
 		cr_assert_eq(heatmap_range_filter(&h, c0, r0, c1, r1, &f), 0);
 		uint64_t got = profile_total_weight(p, &f);
 		cr_assert_eq(got, want, "pick %zu: %llu samples in range, %llu in cells", i,
@@ -333,7 +333,7 @@ Test(heatmap, range_ends_inclusive)
 	add_user(p, S(5.04), "a"); /* exactly the end of cell (0, 48) */
 	struct heatmap h;
 	cr_assert_eq(heatmap_build(p, NULL, 50, &h), 0);
-	struct sample_filter f = {0};
+	struct view f = {0};
 	cr_assert_eq(heatmap_range_filter(&h, 0, 49, 0, 48, &f), 0);
 	cr_assert_eq(f.start_ns, S(5.0));
 	cr_assert_eq(f.end_ns, S(5.04));

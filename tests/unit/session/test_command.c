@@ -236,6 +236,10 @@ Test(command, filter)
 	cr_assert_eq(c.kind, CMD_FILTER_TID);
 	cr_assert_eq(c.tid, 4243);
 	cr_assert_eq(parse_ok("filter tid 2147483647").tid, 2147483647);
+	c = parse_ok("filter pid 4242");
+	cr_assert_eq(c.kind, CMD_FILTER_PID);
+	cr_assert_eq(c.pid, 4242);
+	cr_assert_eq(c.tid, 0);
 	c = parse_ok("filter comm nginx");
 	cr_assert_eq(c.kind, CMD_FILTER_COMM);
 	cr_assert_str_eq(c.arg, "nginx");
@@ -315,7 +319,7 @@ Test(command, errors_missing_and_extra_words)
 	FAILS("window", "window needs a DURATION", "window 10s");
 	FAILS("window 10s 20s", "too many words for window");
 	FAILS("ewma", "ewma needs a HALFLIFE", "ewma 30s");
-	FAILS("filter", "filter needs tid N, comm NAME or clear");
+	FAILS("filter", "filter needs pid N, tid N, comm NAME or clear");
 	FAILS("filter tid", "filter tid needs a thread id", "filter tid 4243");
 	FAILS("filter tid 1 2", "too many words for filter tid");
 	FAILS("filter comm", "filter comm needs a thread NAME");
@@ -361,8 +365,13 @@ Test(command, errors_bad_values)
 	FAILS("filter tid 12ab", "bad thread id '12ab'");
 	FAILS("filter tid 2147483648", "too large", "2147483647");
 	FAILS("filter comm averyverylongname", "longer than 15 bytes", "averyverylongna");
-	FAILS("filter pid 5", "unknown filter 'pid'", "did you mean tid?");
-	FAILS("filter banana", "unknown filter 'banana'", "tid N, comm NAME or clear");
+	FAILS("filter pids 5", "unknown filter 'pids'", "did you mean pid?");
+	FAILS("filter banana", "unknown filter 'banana'", "pid N, tid N, comm NAME or clear");
+	FAILS("filter pid", "filter pid needs a process id", "filter pid 4242");
+	FAILS("filter pid 1 2", "too many words for filter pid");
+	FAILS("filter pid 0", "bad process id '0'", "start at 1");
+	FAILS("filter pid x", "bad process id 'x'", "positive");
+	FAILS("filter pid 2147483648", "too large", "2147483647");
 	FAILS("trace \"\"", "non-empty FUNC");
 	FAILS("save \"\"", "non-empty FILE");
 	FAILS("sample event \"\"", "non-empty EVENT");
@@ -485,6 +494,7 @@ Test(command, format_canonical)
 	cr_assert_str_eq(fmt("window 1.5m"), "window 90s");
 	cr_assert_str_eq(fmt("ewma 2500ms"), "ewma 2.5s");
 	cr_assert_str_eq(fmt("filter tid 007"), "filter tid 7");
+	cr_assert_str_eq(fmt("filter pid 042"), "filter pid 42");
 	cr_assert_str_eq(fmt("filter comm \"Web Content\""), "filter comm \"Web Content\"");
 	cr_assert_str_eq(fmt("filter clear"), "filter clear");
 	cr_assert_str_eq(fmt("reset"), "reset");
@@ -509,7 +519,7 @@ Test(command, round_trip_every_command)
 		"slow \"a:p95\" p99", "fast f", "fast f 7.5us", "fast \"#f\" auto", "all",
 		"window 1", "window 1.000000001", "window 9999999999", "window 0.001h",
 		"window 307445734m", "window 1.0000000000000000001h", "ewma 1s", "ewma 2h", "filter tid 1",
-		"filter tid 2147483647", "filter comm \"a b\"", "filter comm \"\\\"\"", "filter clear",
+		"filter tid 2147483647", "filter pid 1", "filter pid 2147483647", "filter comm \"a b\"", "filter comm \"\\\"\"", "filter clear",
 		"reset", "save run.sonde", "save \"\"x", "status", "help", "help sample-in",
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
@@ -567,6 +577,8 @@ Test(command, round_trip_built_commands)
 	round_trip(&k);
 	k = (struct command){.kind = CMD_FILTER_TID, .tid = 77};
 	round_trip(&k);
+	k = (struct command){.kind = CMD_FILTER_PID, .pid = 78};
+	round_trip(&k);
 }
 
 Test(command, equal_and_names)
@@ -617,7 +629,7 @@ Test(command, help_lists_every_command)
 	}
 	cr_assert(strstr(text, "sample-slow FUNC DUR"));
 	cr_assert(strstr(text, "slow FUNC [THRESHOLD]"));
-	cr_assert(strstr(text, "filter tid N | comm NAME | clear"));
+	cr_assert(strstr(text, "filter pid|tid N|comm NAME|clear"));
 	for (char *line = text; *line;) {
 		char *end = strchr(line, '\n');
 		cr_assert(end - line <= 80, "help line too long: %.*s", (int)(end - line), line);

@@ -1,0 +1,116 @@
+/* view — which samples a view takes: the one definition that report,
+ * flame, heatmap, convert (pprof), slow and the live session (top, ctl)
+ * all use. How the samples taken are grouped (stacks, threads, seconds) is
+ * the caller's business.
+ *
+ * A view takes a sample when every condition it sets holds:
+ *   - time: start_ns <= time <= end_ns (has_range; CLOCK_MONOTONIC);
+ *   - thread: its process id is `pid`, its thread id `tid`, its thread name
+ *     exactly `comm` (each only when set; set several and all must hold);
+ *   - sonde's own cost: a sample whose leaf is the "[sonde]" frame
+ *     (FRAME_OVERHEAD) is left out unless show_overhead;
+ *   - `exclude` (optional) does not return true for it;
+ *   - the span condition on traced function `probe` (span_class):
+ *       SPAN_ANY   none;
+ *       SPAN_IN    taken inside a call of the probe;
+ *       SPAN_SLOW  inside a call that lasted longer than threshold_ns;
+ *       SPAN_FAST  inside a call that lasted threshold_ns or less.
+ *
+ * Which call: a sample carries the calls in flight on its thread when it
+ * was taken (outermost first); the outermost call of the probe decides
+ * (recursion). Its duration comes from the call's record (span): the
+ * corrected duration, and for a call still running when the profile ended
+ * (an open span) the time it had run by then.
+ *
+ * The rule for samples whose call has no record (the record was lost in a
+ * full ring buffer, or the call was left by longjmp or an exception and
+ * never returned): the sample was inside the call all the same, so SPAN_IN
+ * takes it; its duration is unknown, so it is in neither SPAN_SLOW nor
+ * SPAN_FAST. The report counts such samples (view_count_unknown).
+ *
+ * Offline, a profile holds every record there will ever be (view_takes).
+ * A live session decides samples while records are still on their way
+ * (view_decide with a struct view_live): a sample whose call has no record
+ * yet waits (VIEW_WAIT) until the record comes, or until the call surely
+ * ran longer than the threshold: no record VIEW_RECORD_SLACK_NS after the
+ * threshold has passed since the sample means the call was still running
+ * then, so it is slow. (A live session cannot tell a lost record from a
+ * call still running; once the session has ended it has every record and
+ * decides as offline.) */
+#ifndef SONDE_VIEW_H
+#define SONDE_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "latency.h"
+#include "profile.h"
+
+/* Which calls of a probe a view takes. */
+enum span_class {
+	SPAN_ANY = 0, /* no span condition */
+	SPAN_IN,      /* inside any call of the probe */
+	SPAN_SLOW,    /* inside a call longer than threshold_ns */
+	SPAN_FAST,    /* inside a call not longer than threshold_ns */
+};
+
+/* Which samples a view takes. Zero-initialised = every sample but sonde's
+ * own cost. */
+struct view {
+	bool has_range;
+	uint64_t start_ns, end_ns; /* inclusive, CLOCK_MONOTONIC */
+	int64_t pid;               /* <= 0 = any */
+	int64_t tid;               /* <= 0 = any */
+	const char *comm;          /* NULL or "" = any; not owned */
+	enum span_class span_class;
+	uint32_t probe;            /* for span_class != SPAN_ANY */
+	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
+	bool show_overhead;        /* keep samples of "[sonde]" */
+	/* Samples for which this returns true are left out (e.g. idle samples,
+	 * as FlameScope leaves them out of range views). */
+	bool (*exclude)(const struct profile *p, const struct sample *s);
+};
+
+enum view_decision {
+	VIEW_SKIP = 0, /* not in the view */
+	VIEW_TAKE,     /* in the view */
+	VIEW_WAIT,     /* live: not known yet; ask again later */
+};
+
+/* How late a call's record may reach sonde after the call ended: the BPF
+ * side batches call records (it wakes the reader for them only when 1 MB
+ * waits) and a live loop drains at least every 100 ms. */
+#define VIEW_RECORD_SLACK_NS 500000000ull
+
+/* What a live session knows when it decides. */
+struct view_live {
+	uint64_t now_ns;        /* CLOCK_MONOTONIC */
+	bool threshold_unknown; /* SPAN_SLOW/FAST: no threshold yet: wait */
+};
+
+/* Decides a sample. `live` NULL: the profile holds every record (a
+ * recording, or a session that ended): never VIEW_WAIT. A NULL view takes
+ * every sample but sonde's own cost. */
+enum view_decision view_decide(const struct view *v, const struct profile *p,
+			       const struct sample *s, const struct view_live *live);
+
+/* view_decide(v, p, s, NULL) == VIEW_TAKE. */
+bool view_takes(const struct view *v, const struct profile *p, const struct sample *s);
+
+/* Samples the view would take but for their span condition, in calls of
+ * its probe that have no record (see above: in neither slow nor fast).
+ * 0 for SPAN_ANY. */
+uint64_t view_count_unknown(const struct view *v, const struct profile *p);
+
+/* The durations that stand for the calls a log-linear histogram counts
+ * (counts[LATENCY_LOGLIN_BUCKETS], latency.h), ascending: every call, or at
+ * most VIEW_DURATIONS_MAX at evenly spaced ranks (latency_loglin_durations).
+ * A recording's figures (profile_probe_durations) and a live window's
+ * thresholds both take them so, and threshold_resolve over them gives the
+ * threshold: the same calls give the same threshold offline and live.
+ * *n receives the number of values; NULL when there are none. */
+#define VIEW_DURATIONS_MAX (1u << 20)
+uint64_t *view_durations(const uint64_t *counts, size_t *n);
+
+#endif
