@@ -189,7 +189,7 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 static struct profile *load(const char *path)
 {
 	char err[512];
-	struct profile *p = formats_load(path, FORMAT_UNKNOWN, NULL, err, sizeof(err));
+	struct profile *p = formats_load(path, NULL, NULL, err, sizeof(err));
 	cr_assert_not_null(p, "%s", err);
 	return p;
 }
