@@ -32,8 +32,8 @@
  * held (the EWMA's older history cannot be re-filtered: it restarts from
  * what is held). Changing window/ewma only changes how the window is read.
  *
- * Not thread-safe: one loop calls live_update, live_exec and
- * live_view_build. */
+ * Not thread-safe: one loop (the session's, driven by liverun.h) calls
+ * live_update, live_exec and live_view_build. */
 #ifndef SONDE_LIVE_H
 #define SONDE_LIVE_H
 
@@ -67,8 +67,9 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 void live_free(struct live *l);
 
 /* Takes in what arrived in the session's profile since the last call (call
- * it after every session_poll): feeds the windows, decides waiting samples,
- * and about once a second re-resolves thresholds and drops old raw data. */
+ * it after every wake of the session's loop, as liverun does): feeds the
+ * windows, decides waiting samples, and about once a second re-resolves
+ * thresholds and drops old raw data. */
 void live_update(struct live *l);
 
 /* Runs one command line of the command language (command.h). Writes the
