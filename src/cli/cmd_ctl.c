@@ -1,11 +1,13 @@
 /* sonde ctl — send one command to a running live session.
  *
  *   sonde ctl [--json] [SESSION] COMMAND [ARGS...]   SESSION: the session's PID
+ *   sonde ctl [--json] [SESSION] 'COMMAND ARGS...'   the line as one argument
  *   sonde ctl --list                                 the running sessions
  *
  * The words are joined into one line of the command language (command.h),
  * quoting a word when the language needs it, and sent over the session's
- * control socket (ctl.h). The answer's text goes to
+ * control socket (ctl.h); a single argument holding spaces is that line
+ * already (as `bpftrace -e` takes its program). The answer's text goes to
  * stdout (an error answer to stderr); with --json the answer as the session
  * sent it (one JSON object). Exit: 0 ok, 1 error answer or no session
  * reached, 2 usage. */
@@ -32,8 +34,9 @@ static void print_usage(FILE *f)
 	      "Sends one command to a running live session (sonde top) and prints its\n"
 	      "answer. SESSION is the session's PID; it may be left out when exactly one\n"
 	      "session is running. COMMAND and ARGS are the words of the session's command\n"
-	      "language, e.g.\n"
+	      "language, or the whole command line as one quoted argument, e.g.\n"
 	      "  sonde ctl trace handle_request\n"
+	      "  sonde ctl 'trace handle_request'\n"
 	      "  sonde ctl 4242 slow handle_request p99\n"
 	      "  sonde ctl status\n"
 	      "  sonde ctl help        (every command)\n"
@@ -197,9 +200,20 @@ int cmd_ctl(int argc, char **argv)
 	char line[COMMAND_LINE_MAX + 1];
 	size_t len = 0;
 	line[0] = 0;
+	/* One argument with spaces: the command line itself, split by the
+	 * session as the command language does. */
+	bool whole = argc - i == 1 && strpbrk(argv[i], " \t") != NULL;
 	for (int k = i; k < argc; k++) {
 		if (!one_line(argv[k], k - i + 1))
 			return 2;
+		if (whole) {
+			len = (size_t)snprintf(line, sizeof(line), "%s", argv[k]);
+			if (len >= sizeof(line)) {
+				errorf("ctl: command too long: at most %d bytes", COMMAND_LINE_MAX);
+				return 2;
+			}
+			break;
+		}
 		if (k > i) {
 			if (len + 1 >= sizeof(line))
 				len = sizeof(line);

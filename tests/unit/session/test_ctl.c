@@ -6,7 +6,7 @@
  * others are served), one that does not read its answer (dropped after the
  * bounded write wait), over-long lines, listing with stale-socket removal,
  * pid 0 with none / one / two sessions, and `sonde ctl`'s argument joining,
- * --json and exit codes. Every test runs in
+ * its one-argument command line, --json and exit codes. Every test runs in
  * a fresh SONDE_RUNTIME_DIR. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -839,6 +839,40 @@ Test(ctl, cmd_ctl_quotes_words_and_exits)
 	cr_assert_eq(cmd_ctl(3, n1), 1);
 	char *l1[] = {"ctl", "--list"};
 	cr_assert_eq(cmd_ctl(2, l1), 0);
+	ctl_server_close(s);
+}
+
+/* One argument holding spaces is the command line as typed (bpftrace -e
+ * style): sent as it is, not quoted into one word. */
+Test(ctl, cmd_ctl_one_argument_is_the_line)
+{
+	struct ctl_server *s = open_server();
+	struct hstate h = {0};
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+
+	char *a1[] = {"ctl", "trace handle_request"};
+	cr_assert_eq(run_cmd(s, &h, 2, a1), 0);
+	cr_assert_str_eq(h.last, "trace handle_request");
+	char *a2[] = {"ctl", pid, "slow  \"a b\"\tp99"};
+	cr_assert_eq(run_cmd(s, &h, 3, a2), 0);
+	cr_assert_str_eq(h.last, "slow  \"a b\"\tp99");
+	char *a3[] = {"ctl", "--", "fail "};
+	cr_assert_eq(run_cmd(s, &h, 3, a3), 0); /* "fail " is not "fail" */
+	cr_assert_str_eq(h.last, "fail ");
+	/* Two words, one with a space: quoted as before. */
+	char *a4[] = {"ctl", "trace", "a b"};
+	cr_assert_eq(run_cmd(s, &h, 3, a4), 0);
+	cr_assert_str_eq(h.last, "trace \"a b\"");
+	/* One word without spaces: as before too. */
+	char *a5[] = {"ctl", "fail"};
+	cr_assert_eq(run_cmd(s, &h, 2, a5), 1);
+	cr_assert_str_eq(h.last, "fail");
+	/* Still one line. */
+	int calls = h.calls;
+	char *u1[] = {"ctl", "trace a\nb"};
+	cr_assert_eq(cmd_ctl(2, u1), 2);
+	cr_assert_eq(h.calls, calls);
 	ctl_server_close(s);
 }
 
