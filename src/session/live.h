@@ -77,6 +77,12 @@ void live_update(struct live *l);
  * error. Returns 0, or -1 on error; the session keeps running either way. */
 int live_exec(struct live *l, const char *line, FILE *out);
 
+/* The same, and for a command with structured results (`status`: the
+ * status and probes, live_view_write_json) their JSON to data (NULL: not
+ * wanted), from the same snapshot as the text. The control socket's answers
+ * (ctl.h) carry it as "data". */
+int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data);
+
 /* A `save` that could not be written keeps its recording in memory (the
  * next `save` writes it); at the end of the session this writes it where
  * there is room (recording_image_rescue). Returns 0 when there was none, 1

@@ -3,9 +3,7 @@
 
 #include <stdlib.h>
 
-#include "command.h"
 #include "ctl.h"
-#include "liveview.h"
 #include "util.h"
 
 struct liverun {
@@ -42,14 +40,7 @@ int liverun_exec(struct liverun *r, const char *line, FILE *out)
 static int ctl_exec(void *arg, const char *line, FILE *out, FILE *data)
 {
 	struct liverun *r = arg;
-	int rc = live_exec(r->live, line, out);
-	struct command c;
-	if (rc == 0 && command_parse(line, &c, NULL, 0) == 0 && c.kind == CMD_STATUS) {
-		struct live_view *v = live_view_build(r->live, 0);
-		live_view_write_json(data, v);
-		live_view_free(v);
-	}
-	return rc;
+	return live_exec_data(r->live, line, out, data);
 }
 
 /* After the session took in the ring buffer: the live state takes in what

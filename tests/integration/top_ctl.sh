@@ -205,10 +205,12 @@ kill -0 "$tpid" || fail "the target did not survive the end of the session"
 expect_error "no sonde session is running" "" -- "$SONDE" ctl status
 
 # Several processes: the tree and the stacks are rooted at process names.
-"$TARGETS/cpusplit" 4 >/dev/null &
+# Both run longer than a session takes to start on a busy machine (its
+# calibration alone may take seconds there); the cleanup stops them.
+"$TARGETS/cpusplit" 60 >/dev/null &
 c=$!
 BG_PIDS+=("$c")
-"$TARGETS/requests" 20000 >/dev/null &
+"$TARGETS/requests" 200000 >/dev/null &
 r=$!
 BG_PIDS+=("$r")
 "$SONDE" top -b -i 1 -n 2 --top 50 --no-ctl -p "$c,$r" >"$WORK/two.out" 2>/dev/null
