@@ -85,7 +85,6 @@ struct session {
 	void *on_end_arg;
 	enum session_end_reason notified; /* the last reason on_end was told */
 	bool ring_failed;
-	int ring_errno;
 };
 
 struct probe_counts {
@@ -904,8 +903,10 @@ static int setup_loop(struct session *s, char *err, size_t errlen)
 	s->end_timer = -1;
 	if (s->o->duration > 0) {
 		s->end_timer = loop_timer_new(s->loop, on_end_timer, s);
+		/* A microsecond late, so that session_end_reason (in seconds, a
+		 * double) agrees the time is up. */
 		loop_timer_at(s->loop, s->end_timer,
-			      (uint64_t)((s->start_mono + s->o->duration) * 1e9) + 1);
+			      (uint64_t)((s->start_mono + s->o->duration) * 1e9) + 1000);
 	}
 	return 0;
 }

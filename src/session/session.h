@@ -4,8 +4,8 @@
  * in-kernel histograms, metadata).
  *
  * `record`, `lat` and `slow` are all sessions; they differ in what they do
- * with the profile (save it, print histograms, print slow calls); `top` is
- * one steered live (live.h, liverun.h). A run ends at Ctrl-C
+ * with the profile (save it, print histograms, print slow calls); `top`
+ * steers one while it runs (live.h, liverun.h). A run ends at Ctrl-C
  * (SIGINT/SIGTERM/SIGHUP), when its duration expires, when the command it
  * started exits, or when all of its PIDs have exited.
  *
