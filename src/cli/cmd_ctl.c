@@ -1,12 +1,16 @@
 /* sonde ctl — send one command to a running live session.
  *
- *   sonde ctl [SESSION] COMMAND [ARGS...]   SESSION: the session's PID
- *   sonde ctl --list                        the running sessions
+ *   sonde ctl [--json] [SESSION] COMMAND [ARGS...]   SESSION: the session's PID
+ *   sonde ctl [--json] [SESSION] 'COMMAND ARGS...'   the line as one argument
+ *   sonde ctl --list                                 the running sessions
  *
  * The words are joined into one line of the command language (command.h),
  * quoting a word when the language needs it, and sent over the session's
- * control socket (ctl.h). The answer goes to stdout (an error answer to
- * stderr). Exit: 0 ok, 1 error answer or no session reached, 2 usage. */
+ * control socket (ctl.h); a single argument holding spaces is that line
+ * already (as `bpftrace -e` takes its program). The answer's text goes to
+ * stdout (an error answer to stderr); with --json the answer as the session
+ * sent it (one JSON object). Exit: 0 ok, 1 error answer or no session
+ * reached, 2 usage. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdbool.h>
@@ -18,23 +22,28 @@
 #include "command.h"
 #include "commands.h"
 #include "ctl.h"
+#include "json.h"
 #include "printable.h"
 #include "util.h"
 
 static void print_usage(FILE *f)
 {
-	fputs("usage: sonde ctl [SESSION] COMMAND [ARGS...]\n"
+	fputs("usage: sonde ctl [--json] [SESSION] COMMAND [ARGS...]\n"
 	      "       sonde ctl --list\n"
 	      "\n"
 	      "Sends one command to a running live session (sonde top) and prints its\n"
 	      "answer. SESSION is the session's PID; it may be left out when exactly one\n"
 	      "session is running. COMMAND and ARGS are the words of the session's command\n"
-	      "language, e.g.\n"
+	      "language, or the whole command line as one quoted argument, e.g.\n"
 	      "  sonde ctl trace handle_request\n"
+	      "  sonde ctl 'trace handle_request'\n"
 	      "  sonde ctl 4242 slow handle_request p99\n"
 	      "  sonde ctl status\n"
 	      "  sonde ctl help        (every command)\n"
 	      "\n"
+	      "  --json     print the answer as the session sent it: one JSON object,\n"
+	      "             {\"ok\":true,\"text\":...} (with \"data\" for status) or\n"
+	      "             {\"ok\":false,\"error\":...}\n"
 	      "  --list     list the running sessions (PID and command line)\n"
 	      "  -h, --help show this help\n"
 	      "\n"
@@ -96,10 +105,48 @@ static int list_sessions(void)
 	return 0;
 }
 
+/* Checks one argument: a command is one line. */
+static bool one_line(const char *arg, int k)
+{
+	for (const char *p = arg; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\t') {
+			errorf("ctl: argument %d holds a line break or control character; a "
+			       "command is one line",
+			       k);
+			return false;
+		}
+	return true;
+}
+
+/* --json: the answer as it came, shown as text (never obeyed); exit 0 when
+ * it says ok. */
+static int print_json_answer(pid_t pid, const char *line)
+{
+	char err[512], *ans;
+	size_t len;
+	if (ctl_request(pid, line, &ans, &len, err, sizeof(err))) {
+		errorf("%s", err);
+		return 1;
+	}
+	struct json_value *v = json_parse(ans, len, err, sizeof(err));
+	const struct json_value *ok = json_get(v, "ok");
+	struct printable keep = {0};
+	fputs(printable_text(&keep, ans), stdout);
+	printable_free(&keep);
+	fflush(stdout);
+	int rc = ok && ok->type == JSON_BOOL && ok->boolean ? 0 : 1;
+	if (!ok || ok->type != JSON_BOOL)
+		errorf("the session sent a malformed answer (%s)", v ? "no \"ok\"" : err);
+	json_free(v);
+	free(ans);
+	return rc;
+}
+
 int cmd_ctl(int argc, char **argv)
 {
 	int i = 1;
-	if (i < argc) {
+	bool json = false;
+	while (i < argc) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			print_usage(stdout);
@@ -112,12 +159,18 @@ int cmd_ctl(int argc, char **argv)
 			}
 			return list_sessions();
 		}
+		if (!strcmp(a, "--json")) {
+			json = true;
+			i++;
+			continue;
+		}
 		if (!strcmp(a, "--")) {
 			i++;
 		} else if (a[0] == '-' && a[1]) {
 			errorf("ctl: unknown option '%s' (see sonde ctl --help)", a);
 			return 2;
 		}
+		break;
 	}
 	pid_t pid = 0;
 	if (i < argc && all_digits(argv[i])) {
@@ -147,14 +200,20 @@ int cmd_ctl(int argc, char **argv)
 	char line[COMMAND_LINE_MAX + 1];
 	size_t len = 0;
 	line[0] = 0;
+	/* One argument with spaces: the command line itself, split by the
+	 * session as the command language does. */
+	bool whole = argc - i == 1 && strpbrk(argv[i], " \t") != NULL;
 	for (int k = i; k < argc; k++) {
-		for (const char *p = argv[k]; *p; p++)
-			if ((unsigned char)*p < 0x20 && *p != '\t') {
-				errorf("ctl: argument %d holds a line break or control character; a "
-				       "command is one line",
-				       k - i + 1);
+		if (!one_line(argv[k], k - i + 1))
+			return 2;
+		if (whole) {
+			len = (size_t)snprintf(line, sizeof(line), "%s", argv[k]);
+			if (len >= sizeof(line)) {
+				errorf("ctl: command too long: at most %d bytes", COMMAND_LINE_MAX);
 				return 2;
 			}
+			break;
+		}
 		if (k > i) {
 			if (len + 1 >= sizeof(line))
 				len = sizeof(line);
@@ -169,6 +228,8 @@ int cmd_ctl(int argc, char **argv)
 		}
 	}
 
+	if (json)
+		return print_json_answer(pid, line);
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *out = open_memstream(&text, &tlen);

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "latency.h"
 #include "printable.h"
-#include "session.h"
+#include "session_args.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -31,7 +31,10 @@ struct lat_state {
 	uint64_t (*shown)[LATENCY_LOGLIN_BUCKETS]; /* per probe: counts already shown in an
 						    * interval */
 	size_t nshown;
-	bool interval;
+	double interval;      /* -i seconds; 0 = none */
+	struct session *s;
+	int timer;
+	uint64_t next_ns;     /* when the next interval ends */
 };
 
 /* Prints the calls a probe's histogram counts (the kernel's, of every call). */
@@ -87,21 +90,32 @@ static void print_interval(struct session *s, struct lat_state *ls)
 	}
 }
 
-static int on_tick(struct session *s, void *arg, bool final)
+/* Intervals end every -i seconds from the start, on the session's loop. */
+static void arm_interval(struct lat_state *ls)
+{
+	ls->next_ns += (uint64_t)(ls->interval * 1e9);
+	loop_timer_at(session_loop(ls->s), ls->timer, ls->next_ns);
+}
+
+static void on_interval(void *arg)
 {
 	struct lat_state *ls = arg;
-	struct profile *p = session_profile(s);
+	print_interval(ls->s, ls);
+	fflush(stdout);
+	arm_interval(ls);
+}
+
+static void print_final(struct lat_state *ls)
+{
+	struct profile *p = session_profile(ls->s);
 	/* With -i, the calls since the last interval form one more interval, so
 	 * the intervals always add up to the totals. */
-	if (ls->interval)
-		print_interval(s, ls);
-	if (final) {
-		printf("\n%s:\n", ls->interval ? "All calls" : "Calls");
-		for (size_t i = 0; i < p->nprobes; i++)
-			print_probe(p, (uint32_t)i, p->probes[i].hist);
-	}
+	if (ls->interval > 0)
+		print_interval(ls->s, ls);
+	printf("\n%s:\n", ls->interval > 0 ? "All calls" : "Calls");
+	for (size_t i = 0; i < p->nprobes; i++)
+		print_probe(p, (uint32_t)i, p->probes[i].hist);
 	fflush(stdout);
-	return 0;
 }
 
 static int lat_option(void *ctx, int c, const char *arg)
@@ -126,7 +140,7 @@ int cmd_lat(int argc, char **argv)
 	double interval = 0;
 	struct session_command cmd = {"i:", own, lat_option, usage, &interval};
 	int exit_code;
-	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
 	/* FUNC... then, after "--", the command. */
 	bool dashdash_eaten = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
@@ -139,27 +153,40 @@ int cmd_lat(int argc, char **argv)
 			so.cmd = &argv[i];
 			break;
 		}
-		if (session_parse_option(&so, 'T', argv[i]) < 0)
+		if (session_args_parse_option(&so, 'T', argv[i]) < 0)
 			return 2;
 	}
 	if (so.ntraces == 0) {
 		errorf("name at least one function to trace: sonde lat FUNC... [-- CMD]");
 		return 2;
 	}
-	if (session_check_options(&so))
+	if (session_args_check(&so))
 		return 2;
-	struct session *s = session_start(&so, argc, argv);
-	if (!s)
+	char err[1024];
+	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	if (!s) {
+		errorf("%s", err);
 		return 1;
+	}
 	/* Every figure comes from the kernel's histograms: no call needs a
 	 * record. */
 	for (size_t i = 0; i < session_profile(s)->nprobes; i++)
 		session_keep_calls_over(s, (uint32_t)i, UINT64_MAX);
 	fprintf(stderr, "sonde: tracing %zu function(s); Ctrl-C to end\n",
 		session_profile(s)->nprobes);
-	struct lat_state ls = {.interval = interval > 0};
-	int rc = session_run(s, on_tick, interval, &ls);
-	session_print_summary(s, "traced");
+	struct lat_state ls = {.interval = interval, .s = s};
+	if (interval > 0) {
+		ls.timer = loop_timer_new(session_loop(s), on_interval, &ls);
+		ls.next_ns = (uint64_t)(session_start_time(s) * 1e9);
+		arm_interval(&ls);
+	}
+	int rc = 0;
+	if (session_run(s, err, sizeof(err))) {
+		errorf("%s", err);
+		rc = 1;
+	}
+	print_final(&ls);
+	session_print_summary(s, "traced", stderr);
 	free(ls.shown);
 	session_free(s);
 	return rc;

@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "recording.h"
-#include "session.h"
+#include "session_args.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -88,7 +88,7 @@ int cmd_record(int argc, char **argv)
 	struct record_args args = {NULL, &so};
 	struct session_command cmd = {"o:", own, record_option, usage, &args};
 	int exit_code;
-	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
 	if (optind < argc)
 		so.cmd = &argv[optind];
@@ -97,17 +97,23 @@ int cmd_record(int argc, char **argv)
 		errorf("record needs an output file: -o FILE");
 		return 2;
 	}
-	if (session_check_options(&so))
+	if (session_args_check(&so))
 		return 2;
-	char err[512];
+	char err[1024];
 	if (recording_check_writable(output, err, sizeof(err))) {
 		errorf("%s", err);
 		return 1;
 	}
-	struct session *s = session_start(&so, argc, argv);
-	if (!s)
+	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	if (!s) {
+		errorf("%s", err);
 		return 1;
-	int rc = session_run(s, NULL, 0, NULL);
+	}
+	int rc = 0;
+	if (session_run(s, err, sizeof(err))) {
+		errorf("%s", err);
+		rc = 1;
+	}
 	struct recording_image *img = recording_build(session_profile(s), err, sizeof(err));
 	if (!img) {
 		errorf("%s", err);
@@ -127,7 +133,7 @@ int cmd_record(int argc, char **argv)
 	} else {
 		char what[512];
 		snprintf(what, sizeof(what), "recorded to %s:", output);
-		session_print_summary(s, what);
+		session_print_summary(s, what, stderr);
 	}
 	recording_image_free(img);
 	session_free(s);

@@ -15,7 +15,7 @@
 #include "printable.h"
 #include "probes.h"
 #include "query.h"
-#include "session.h"
+#include "session_args.h"
 #include "util.h"
 
 #define MIN_CALLS_FOR_PERCENTILE 20
@@ -46,6 +46,7 @@ struct slow_state {
 	size_t printed_cap;
 	uint64_t shown_ns;     /* the threshold last announced */
 	struct session *s;
+	int timer;
 };
 
 /* Percentile and auto thresholds follow the calls seen so far. */
@@ -87,17 +88,16 @@ static void update_threshold(struct slow_state *st, struct profile *p)
  * those samples landed in) cross to user space. */
 #define SLOW_FOLLOW_S 0.25
 
-static int follow_threshold(struct session *s, void *arg, bool final)
+static void follow_threshold(void *arg)
 {
 	struct slow_state *st = arg;
-	if (final)
-		return 0;
+	struct session *s = st->s;
 	if (st->threshold.kind != THRESHOLD_ABSOLUTE)
 		session_refresh_calls(s);
 	update_threshold(st, session_profile(s));
 	/* Until a statistical threshold is known, every call crosses. */
 	session_keep_calls_over(s, (uint32_t)st->probe, st->threshold_ns);
-	return 0;
+	loop_timer_in(session_loop(s), st->timer, SLOW_FOLLOW_S);
 }
 
 struct name_count {
@@ -271,7 +271,7 @@ int cmd_slow(int argc, char **argv)
 	const char *svg = NULL;
 	struct session_command cmd = {"o:", own, slow_option, usage, &svg};
 	int exit_code;
-	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
 	if (optind >= argc || strcmp(argv[optind], "--") == 0) {
 		errorf("name the function: sonde slow FUNC[:THRESHOLD] [-- CMD]");
@@ -283,7 +283,7 @@ int cmd_slow(int argc, char **argv)
 	if (optind < argc)
 		so.cmd = &argv[optind];
 	/* FUNC[:THRESHOLD]: the function is traced, the threshold checked now. */
-	char err[256];
+	char err[1024];
 	char *func = xstrdup(st.arg);
 	int colon = probes_split(st.arg);
 	const char *thr = NULL;
@@ -306,12 +306,13 @@ int cmd_slow(int argc, char **argv)
 	}
 	int func_trace = so.ntraces;
 	so.traces[so.ntraces++] = func;
-	if (session_check_options(&so)) {
+	if (session_args_check(&so)) {
 		free(func);
 		return 2;
 	}
-	struct session *s = session_start(&so, argc, argv);
+	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
 	if (!s) {
+		errorf("%s", err);
 		free(func);
 		return 1;
 	}
@@ -324,13 +325,18 @@ int cmd_slow(int argc, char **argv)
 		return 2;
 	}
 	st.s = s;
-	follow_threshold(s, &st, false);
+	st.timer = loop_timer_new(session_loop(s), follow_threshold, &st);
+	follow_threshold(&st);
 	session_on_span(s, on_span, &st);
 	char shown[512];
 	fprintf(stderr, "sonde: tracing %s; slow calls are printed as they end; Ctrl-C to end\n",
 		printable_copy(shown, sizeof(shown), func));
-	int rc = session_run(s, follow_threshold, SLOW_FOLLOW_S, &st);
-	session_print_summary(s, "gathered");
+	int rc = 0;
+	if (session_run(s, err, sizeof(err))) {
+		errorf("%s", err);
+		rc = 1;
+	}
+	session_print_summary(s, "gathered", stderr);
 	/* Calls printed early against a threshold that later rose: say how
 	 * many the final threshold would not call slow. */
 	if (st.threshold.kind != THRESHOLD_ABSOLUTE && st.slow_printed) {

@@ -1,21 +1,17 @@
 /* sonde top — a live session: the ncurses UI, or text snapshots with -b.
- * Either way the session listens on a control socket (sonde ctl). */
+ * Either way the session listens on a control socket (sonde ctl). The run
+ * itself (event loop, control socket, end) is liverun's; this file parses
+ * the options and prints. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "command.h"
 #include "commands.h"
-#include "ctl.h"
-#include "live.h"
-#include "session.h"
+#include "liverun.h"
+#include "session_args.h"
 #include "tui.h"
 #include "util.h"
 
@@ -182,109 +178,27 @@ static int top_option(void *ctx, int c, const char *arg)
 	return -1;
 }
 
-static double mono_s(void)
-{
-	return (double)monotonic_ns() / 1e9;
-}
-
-static int exec_line(void *arg, const char *line, FILE *out)
-{
-	return live_exec(arg, line, out);
-}
-
-/* The loop both modes share: wait for records, control requests and keys;
- * refresh every interval. */
-struct top_loop {
-	struct session *s;
-	struct live *live;
-	struct ctl_server *ctl;
-	struct tui *tui;
-	struct live_view *shown; /* the TUI's current view */
+/* -b: a text snapshot every interval, -n of them at most. */
+struct batch {
+	struct liverun *run;
 	const struct top_options *o;
 	long snapshots;
 };
 
-static void refresh(struct top_loop *t)
+static void batch_show(void *arg)
 {
-	if (t->tui) {
-		if (tui_paused(t->tui))
-			return;
-		struct live_view *v = live_view_build(t->live, 200);
-		tui_draw(t->tui, v);
-		live_view_free(t->shown);
-		t->shown = v;
-		return;
-	}
-	struct live_view *v = live_view_build(t->live, t->o->top_n);
-	live_view_print(stdout, v, t->o->top_n);
+	struct batch *b = arg;
+	struct live_view *v = live_view_build(liverun_live(b->run), b->o->top_n);
+	live_view_print(stdout, v, b->o->top_n);
 	fflush(stdout);
 	live_view_free(v);
-	t->snapshots++;
+	if (b->o->iterations && ++b->snapshots >= b->o->iterations)
+		liverun_stop(b->run);
 }
 
-static double interval_now(const struct top_loop *t)
+static double batch_interval(void *arg)
 {
-	return t->tui ? tui_refresh_interval(t->tui) : t->o->interval;
-}
-
-static int run_loop(struct top_loop *t)
-{
-	double next = mono_s() + interval_now(t);
-	if (t->tui)
-		refresh(t); /* something on screen at once */
-	for (;;) {
-		if (!session_ended(t->s) && session_should_end(t->s)) {
-			/* The UI stays on the final data when the targets exit, until
-			 * q or Ctrl-C; everything else ends the session here. */
-			if (!t->tui || session_end_reason(t->s) != SESSION_TARGETS_EXITED)
-				break;
-			session_end(t->s);
-			live_update(t->live);
-			next = 0;
-		}
-		if (session_ended(t->s) && session_end_reason(t->s) == SESSION_SIGNALLED)
-			break;
-		struct pollfd fds[2 + CTL_MAX_CLIENTS + 1];
-		nfds_t n = 0;
-		if (!session_ended(t->s))
-			fds[n++] = (struct pollfd){.fd = session_ring_fd(t->s), .events = POLLIN};
-		if (t->tui)
-			fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-		if (t->ctl) {
-			int cfds[CTL_MAX_CLIENTS + 1];
-			size_t k = ctl_server_fds(t->ctl, cfds, CTL_MAX_CLIENTS + 1);
-			for (size_t i = 0; i < k; i++)
-				fds[n++] = (struct pollfd){.fd = cfds[i], .events = POLLIN};
-		}
-		/* The BPF side wakes the reader only for samples and bursts of
-		 * calls: wake at least 10 times a second to take calls in. */
-		double wait = next - mono_s();
-		int timeout = wait <= 0 ? 0 : wait > 0.1 ? 100 : (int)ceil(wait * 1000);
-		if (poll(fds, n, timeout) < 0 && errno != EINTR) {
-			errorf("poll: %s", strerror(errno));
-			return 1;
-		}
-		if (!session_ended(t->s)) {
-			if (session_poll(t->s, 0) < 0) {
-				errorf("reading the BPF ring buffer failed: %s", strerror(errno));
-				return 1;
-			}
-			live_update(t->live);
-		}
-		if (t->ctl)
-			ctl_server_service(t->ctl, exec_line, t->live);
-		if (t->tui && tui_handle_input(t->tui))
-			break;
-		if (t->tui && tui_refresh_wanted(t->tui))
-			next = 0; /* show a command's effect at once */
-		if (mono_s() >= next) {
-			refresh(t);
-			next = mono_s() + interval_now(t);
-			if (!t->tui && t->o->iterations && t->snapshots >= t->o->iterations)
-				break;
-		}
-	}
-	return 0;
+	return ((struct batch *)arg)->o->interval;
 }
 
 int cmd_top(int argc, char **argv)
@@ -310,7 +224,7 @@ int cmd_top(int argc, char **argv)
 	live_options_init(&to.live);
 	struct session_command cmd = {"bi:n:", own, top_option, usage, &to};
 	int exit_code;
-	if (session_getopt(&so, argc, argv, &cmd, &exit_code))
+	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0) {
@@ -319,7 +233,7 @@ int cmd_top(int argc, char **argv)
 		}
 		so.cmd = &argv[optind];
 	}
-	if (session_check_options(&so))
+	if (session_args_check(&so))
 		return 2;
 	so.cmd_output = to.target_output ? to.target_output : to.batch ? NULL : "/dev/null";
 	if (to.live.window_s > to.live.keep_s) {
@@ -331,62 +245,60 @@ int cmd_top(int argc, char **argv)
 		errorf("the UI needs a terminal: use -b for text snapshots (sonde top -b -i 2)");
 		return 2;
 	}
-	struct session *s = session_start(&so, argc, argv);
-	if (!s)
+	char err[1024];
+	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	if (!s) {
+		errorf("%s", err);
 		return 1;
-	char err[512];
-	struct top_loop t = {.s = s, .o = &to};
-	t.live = live_new(s, &to.live, err, sizeof(err));
-	if (!t.live) {
+	}
+	struct liverun_options ro = {.live = to.live, .no_ctl = to.no_ctl,
+				     .stay_after_exit = !to.batch};
+	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
+	if (!r) {
 		errorf("%s", err);
 		session_free(s);
 		return 2;
-	}
-	if (!to.no_ctl) {
-		t.ctl = ctl_server_open(err, sizeof(err));
-		if (!t.ctl)
-			errorf("warning: no control socket, so sonde ctl cannot reach this session: %s",
-			       err);
 	}
 	for (int i = 0; i < to.ncmds; i++) {
 		/* A failing start command is reported and the session goes on,
 		 * as it would at the prompt. */
 		FILE *out = to.batch ? stdout : stderr;
 		fprintf(out, "> %s\n", to.cmds[i]);
-		live_exec(t.live, to.cmds[i], out);
+		liverun_exec(r, to.cmds[i], out);
 	}
+	struct batch batch = {.run = r, .o = &to};
+	struct tui *tui = NULL;
 	if (to.batch) {
+		const char *path = liverun_ctl_path(r);
 		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
-			t.ctl ? ", control socket " : "", t.ctl ? ctl_server_path(t.ctl) : "");
+			path ? ", control socket " : "", path ? path : "");
 		fflush(stdout);
+		liverun_set_display(r, &(struct liverun_display){batch_show, batch_interval, &batch});
 	} else {
-		struct tui_options tuio = {.refresh_s = to.interval, .exec = exec_line,
-					   .exec_arg = t.live};
-		t.tui = tui_open(&tuio, err, sizeof(err));
-		if (!t.tui) {
+		struct tui_options tuio = {.refresh_s = to.interval};
+		tui = tui_open(&tuio, err, sizeof(err));
+		if (!tui || tui_attach(tui, r, err, sizeof(err))) {
+			tui_close(tui);
 			errorf("%s", err);
-			if (t.ctl)
-				ctl_server_close(t.ctl);
-			live_free(t.live);
+			liverun_free(r);
 			session_free(s);
 			return 1;
 		}
 	}
-	int rc = run_loop(&t);
-	if (t.tui)
-		tui_close(t.tui);
-	live_view_free(t.shown);
-	session_end(s);
-	if (t.ctl)
-		ctl_server_close(t.ctl);
-	session_print_summary(s, "gathered");
+	int rc = liverun_run(r, err, sizeof(err));
+	tui_close(tui);
+	if (rc) {
+		errorf("%s", err);
+		rc = 1;
+	}
+	session_print_summary(s, "gathered", stderr);
 	char msg[8192];
-	int rescued = live_rescue_unsaved(t.live, msg, sizeof(msg));
+	int rescued = live_rescue_unsaved(liverun_live(r), msg, sizeof(msg));
 	if (rescued)
 		errorf("%s", msg);
 	if (rescued < 0)
 		rc = 1;
-	live_free(t.live);
+	liverun_free(r);
 	session_free(s);
 	return rc;
 }

@@ -3,14 +3,16 @@
  * Server: a non-blocking listening socket and at most CTL_MAX_CLIENTS
  * connections, each with a buffer for its one request line. Everything is
  * driven by ctl_server_service(), which the session's event loop calls when
- * poll() says one of ctl_server_fds() is readable (and now and then, so that
- * silent clients time out). Answers are produced by the handler into a
- * memory stream and written with a bounded wait: a client that reads nothing
- * for CTL_WRITE_STALL_MS is dropped, and no answer takes more than
+ * one of ctl_server_fds() is readable (and now and then, so that silent
+ * clients time out): ctl_server_attach registers them there. Answers are
+ * produced by the handler into memory streams, put in one JSON object, and
+ * written with a bounded wait: a client that reads nothing for
+ * CTL_WRITE_STALL_MS is dropped, and no answer takes more than
  * CTL_WRITE_TOTAL_MS; a client that does not read is never waited for.
  *
  * Client: finds the session's socket (by PID, or the only one running),
- * writes the line, reads the whole answer until the server closes. */
+ * writes the line, reads the whole answer until the server closes, and
+ * decodes it. */
 #define _GNU_SOURCE
 #include "ctl.h"
 
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "json.h"
 #include "util.h"
 
 #define CTL_WRITE_STALL_MS 200     /* a client that takes nothing this long is dropped */
@@ -40,6 +43,7 @@
 #define CTL_ANSWER_TIMEOUT_MS 30000 /* client: a command like `save` may take a while */
 #define CTL_ANSWER_MAX (64u << 20)  /* client: refuse answers larger than this */
 #define CTL_BUF_SIZE (COMMAND_LINE_MAX + 2) /* a line and its "\r\n" */
+#define CTL_SERVICE_MS 100        /* attached: how often silent clients are checked */
 
 struct ctl_client {
 	int fd;
@@ -55,6 +59,13 @@ struct ctl_server {
 	ino_t ino;
 	size_t nclients;
 	struct ctl_client *clients[CTL_MAX_CLIENTS];
+	/* Attached to a loop (ctl_server_attach): the fds watched there. */
+	struct loop *loop;
+	ctl_handler_fn fn;
+	void *fn_arg;
+	int timer;
+	int watched[CTL_MAX_CLIENTS + 1];
+	size_t nwatched;
 };
 
 static uint64_t now_ms(void)
@@ -306,19 +317,35 @@ static bool send_all(int fd, const char *buf, size_t len, uint64_t stall_ms, uin
 	return true;
 }
 
-/* Sends "ok"/"error", the text (ending in a newline) and closes. */
-static void answer(struct ctl_client *c, bool ok, const char *text, size_t len)
+/* Sends the answer (see ctl.h) and closes. text is NUL-terminated; a
+ * success's text gets a final newline, an error's loses it. data is one
+ * JSON value (dlen 0: none). */
+static void answer(struct ctl_client *c, bool ok, char *text, size_t len, const char *data,
+		   size_t dlen)
 {
-	const char *head = ok ? "ok\n" : "error\n";
-	size_t hlen = strlen(head);
-	bool nl = len > 0 && text[len - 1] != '\n';
-	char *msg = xmalloc(hlen + len + 1);
-	memcpy(msg, head, hlen);
-	if (len)
-		memcpy(msg + hlen, text, len);
-	if (nl)
-		msg[hlen + len] = '\n';
-	send_all(c->fd, msg, hlen + len + (nl ? 1 : 0), CTL_WRITE_STALL_MS, CTL_WRITE_TOTAL_MS);
+	char *msg = NULL;
+	size_t mlen = 0;
+	FILE *f = open_memstream(&msg, &mlen);
+	if (!f)
+		return; /* no memory for it: the client sees the connection close */
+	if (ok) {
+		fputs("{\"ok\":true,\"text\":", f);
+		char *t = len > 0 && text[len - 1] != '\n' ? xasprintf("%s\n", text) : NULL;
+		json_write_string(f, t ? t : text);
+		free(t);
+	} else {
+		while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+			text[--len] = 0;
+		fputs("{\"ok\":false,\"error\":", f);
+		json_write_string(f, text);
+	}
+	if (dlen) {
+		fputs(",\"data\":", f);
+		fwrite(data, 1, dlen, f);
+	}
+	fputs("}\n", f);
+	if (fclose(f) == 0)
+		send_all(c->fd, msg, mlen, CTL_WRITE_STALL_MS, CTL_WRITE_TOTAL_MS);
 	free(msg);
 }
 
@@ -335,7 +362,7 @@ static void answer_error(struct ctl_client *c, const char *fmt, ...)
 		n = 0;
 	if ((size_t)n >= sizeof(text))
 		n = sizeof(text) - 1;
-	answer(c, false, text, (size_t)n);
+	answer(c, false, text, (size_t)n, NULL, 0);
 }
 
 static void run_request(struct ctl_client *c, size_t linelen, ctl_handler_fn fn, void *arg)
@@ -352,21 +379,29 @@ static void run_request(struct ctl_client *c, size_t linelen, ctl_handler_fn fn,
 		answer_error(c, "command line holds a NUL byte");
 		return;
 	}
-	char *text = NULL;
-	size_t len = 0;
+	char *text = NULL, *data = NULL;
+	size_t len = 0, dlen = 0;
 	FILE *out = open_memstream(&text, &len);
-	if (!out) {
+	FILE *dout = out ? open_memstream(&data, &dlen) : NULL;
+	if (!dout) {
+		if (out)
+			fclose(out);
+		free(text);
 		answer_error(c, "cannot run the command: %s", strerror(errno));
 		return;
 	}
-	int rc = fn(arg, line, out);
-	if (fclose(out) != 0) {
+	int rc = fn(arg, line, out, dout);
+	bool closed = fclose(out) == 0;
+	closed = fclose(dout) == 0 && closed;
+	if (!closed) {
 		free(text);
+		free(data);
 		answer_error(c, "cannot run the command: out of memory for its answer");
 		return;
 	}
-	answer(c, rc == 0, text ? text : "", text ? len : 0);
+	answer(c, rc == 0, text, len, data, dlen);
 	free(text);
+	free(data);
 }
 
 static bool peer_allowed(int fd)
@@ -470,10 +505,64 @@ void ctl_server_service(struct ctl_server *s, ctl_handler_fn fn, void *arg)
 		accept_clients(s);
 }
 
+/* Attached: the loop watches exactly the fds the server waits on now. Fds
+ * of clients just closed may have been reused by clients just accepted, so
+ * every one is registered anew. */
+static void on_ready(void *arg);
+
+static void sync_watches(struct ctl_server *s)
+{
+	for (size_t i = 0; i < s->nwatched; i++)
+		loop_remove_fd(s->loop, s->watched[i]);
+	s->nwatched = ctl_server_fds(s, s->watched, CTL_MAX_CLIENTS + 1);
+	char err[256];
+	for (size_t i = 0; i < s->nwatched; i++)
+		if (loop_add_fd(s->loop, s->watched[i], on_ready, s, err, sizeof(err)))
+			loop_fail(s->loop, "control socket: %s", err);
+}
+
+static void on_ready(void *arg)
+{
+	struct ctl_server *s = arg;
+	ctl_server_service(s, s->fn, s->fn_arg);
+	sync_watches(s);
+}
+
+static void on_timer(void *arg)
+{
+	struct ctl_server *s = arg;
+	if (s->nclients)
+		on_ready(s);
+	loop_timer_in(s->loop, s->timer, CTL_SERVICE_MS / 1000.0);
+}
+
+int ctl_server_attach(struct ctl_server *s, struct loop *lp, ctl_handler_fn fn, void *arg,
+		      char *err, size_t errlen)
+{
+	s->loop = lp;
+	s->fn = fn;
+	s->fn_arg = arg;
+	s->nwatched = ctl_server_fds(s, s->watched, CTL_MAX_CLIENTS + 1);
+	for (size_t i = 0; i < s->nwatched; i++) {
+		if (loop_add_fd(lp, s->watched[i], on_ready, s, err, errlen)) {
+			s->nwatched = i;
+			return -1;
+		}
+	}
+	s->timer = loop_timer_new(lp, on_timer, s);
+	loop_timer_in(lp, s->timer, CTL_SERVICE_MS / 1000.0);
+	return 0;
+}
+
 void ctl_server_close(struct ctl_server *s)
 {
 	if (!s)
 		return;
+	if (s->loop) {
+		for (size_t i = 0; i < s->nwatched; i++)
+			loop_remove_fd(s->loop, s->watched[i]);
+		loop_timer_cancel(s->loop, s->timer);
+	}
 	for (size_t i = 0; i < s->nclients; i++) {
 		close(s->clients[i]->fd);
 		free(s->clients[i]);
@@ -664,8 +753,11 @@ static int read_answer(int fd, pid_t pid, char **buf, size_t *len, char *err, si
 	return 0;
 }
 
-int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
+/* ctl_request, with the session's PID (when found for pid 0) in *pidp. */
+static int request(pid_t *pidp, const char *line, char **answer, size_t *answer_len, char *err,
+		   size_t errlen)
 {
+	pid_t pid = *pidp;
 	size_t linelen = strlen(line);
 	if (linelen > 0 && line[linelen - 1] == '\n')
 		linelen--;
@@ -748,29 +840,44 @@ int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
 		return -1;
 	}
 	shutdown(fd, SHUT_WR);
-	char *ans;
-	size_t alen;
-	int rc = read_answer(fd, pid, &ans, &alen, err, errlen);
+	*pidp = pid;
+	int rc = read_answer(fd, pid, answer, answer_len, err, errlen);
 	close(fd);
-	if (rc)
-		return -1;
-	char *nl = memchr(ans, '\n', alen);
-	size_t first = nl ? (size_t)(nl - ans) : alen;
-	if (first > 0 && ans[first - 1] == '\r')
-		first--;
-	int result;
-	if (first == 2 && !memcmp(ans, "ok", 2)) {
-		result = 0;
-	} else if (first == 5 && !memcmp(ans, "error", 5)) {
-		result = 1;
-	} else {
-		errbuf_set(err, errlen, "session %d sent %s", (int)pid,
-			alen ? "a malformed answer (not ok/error)" : "no answer (it closed the connection)");
-		free(ans);
+	if (rc == 0 && *answer_len == 0) {
+		free(*answer);
+		errbuf_set(err, errlen, "session %d sent no answer (it closed the connection)", (int)pid);
 		return -1;
 	}
-	if (nl && out)
-		fwrite(nl + 1, 1, alen - (size_t)(nl + 1 - ans), out);
+	return rc;
+}
+
+int ctl_request(pid_t pid, const char *line, char **answer, size_t *len, char *err,
+		size_t errlen)
+{
+	return request(&pid, line, answer, len, err, errlen);
+}
+
+int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen)
+{
+	char *ans, why[256];
+	size_t alen;
+	if (request(&pid, line, &ans, &alen, err, errlen))
+		return -1;
+	struct json_value *v = json_parse(ans, alen, why, sizeof(why));
 	free(ans);
-	return result;
+	const struct json_value *ok = json_get(v, "ok");
+	const struct json_value *text = json_get(v, ok && ok->boolean ? "text" : "error");
+	if (!v || !ok || ok->type != JSON_BOOL || (text && text->type != JSON_STRING)) {
+		errbuf_set(err, errlen, "session %d sent a malformed answer (%s)", (int)pid,
+			   !v ? why : "not an object with \"ok\"");
+		json_free(v);
+		return -1;
+	}
+	if (out && text)
+		fwrite(text->string, 1, text->len, out);
+	int rc = ok->boolean ? 0 : 1;
+	if (out && rc)
+		fputc('\n', out);
+	json_free(v);
+	return rc;
 }

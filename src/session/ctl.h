@@ -8,12 +8,21 @@
  * is mode 0600. So only the session's owner (and root) can steer it.
  *
  * Protocol (one request per connection): the client writes one command line
- * ending in "\n" (at most COMMAND_LINE_MAX bytes); the server answers with a
- * first line "ok" or "error", then the answer text, then closes. The server
- * never blocks: connections are non-blocking, a client that sends nothing
- * for CTL_CLIENT_TIMEOUT_MS or too long a line is answered with an error and
- * dropped; at most CTL_MAX_CLIENTS are served at once (more wait in the
- * listen backlog). */
+ * ending in "\n" (at most COMMAND_LINE_MAX bytes); the server answers with
+ * one JSON object on one line ("\n" after it), then closes:
+ *
+ *   {"ok":true,"text":"tracing 1 function: handle_request\n"}
+ *   {"ok":true,"text":"target:   PID 4242 ...\n","data":{...}}
+ *   {"ok":false,"error":"no traced function matches 'x' (traced: none)"}
+ *
+ * "text" is the answer as the text client prints it (each line ending in a
+ * newline; "" for none); "error" is what failed (one line, no newline);
+ * "data" is there when the command has structured results (`status`: the
+ * session's state, liverun.h). Members may be added; clients ignore those
+ * they do not know. The server never blocks: connections are non-blocking, a
+ * client that sends nothing for CTL_CLIENT_TIMEOUT_MS or too long a line is
+ * answered with an error and dropped; at most CTL_MAX_CLIENTS are served at
+ * once (more wait in the listen backlog). */
 #ifndef SONDE_CTL_H
 #define SONDE_CTL_H
 
@@ -22,12 +31,16 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "loop.h"
+
 #define CTL_MAX_CLIENTS 16
 #define CTL_CLIENT_TIMEOUT_MS 2000
 
-/* Runs one command line, writing its answer to out. Returns 0, or -1 when
- * the command failed (answered with "error"). */
-typedef int (*ctl_handler_fn)(void *arg, const char *line, FILE *out);
+/* Runs one command line, writing its answer text to out (for an error: the
+ * one line that says what failed) and, for a command with structured
+ * results, one JSON value to data (the answer's "data"; nothing written:
+ * none). Returns 0, or -1 when the command failed ("ok":false). */
+typedef int (*ctl_handler_fn)(void *arg, const char *line, FILE *out, FILE *data);
 
 /* The session directory (created if missing, checked as above). Returns 0
  * with the path in buf, or -1 with one line in err. */
@@ -57,14 +70,29 @@ size_t ctl_server_fds(const struct ctl_server *s, int *fds, size_t max);
  * timeouts are only noticed here. The line given to fn has no line ending. */
 void ctl_server_service(struct ctl_server *s, ctl_handler_fn fn, void *arg);
 
-/* Closes every connection and removes the socket file. */
+/* Lets the event loop drive the server instead of the caller: its sockets
+ * are watched there (and kept in step as clients come and go), requests run
+ * through fn, and a timer makes silent clients time out. Returns 0, or -1
+ * with err. */
+int ctl_server_attach(struct ctl_server *s, struct loop *lp, ctl_handler_fn fn, void *arg,
+		      char *err, size_t errlen);
+
+/* Closes every connection and removes the socket file (and its fds from the
+ * loop it is attached to). NULL is allowed. */
 void ctl_server_close(struct ctl_server *s);
 
 /* Client: sends one command line to session `pid` (0 = the only running
- * session) and copies the answer text (after the ok/error line) to out (NULL
- * drops it). One final "\n" in line is allowed. Returns 0 when the session
- * answered ok, 1 when it answered error, -1 with one line in err when no
- * answer could be had (no such session, several sessions and pid 0, ...). */
+ * session) and returns its answer as it came (the JSON object and its
+ * newline; malloc'd, NUL-terminated) in *answer and *len. One final "\n" in
+ * line is allowed. Returns 0, or -1 with one line in err when no answer could
+ * be had (no such session, several sessions and pid 0, ...). */
+int ctl_request(pid_t pid, const char *line, char **answer, size_t *len, char *err,
+		size_t errlen);
+
+/* The same, decoded: copies the answer's text to out (for an error answer,
+ * its error and a newline; out NULL drops it). Returns 0 when the session
+ * answered ok, 1 when it answered with an error, -1 with one line in err when
+ * no answer could be had or it was not one (not JSON, no "ok"). */
 int ctl_send(pid_t pid, const char *line, FILE *out, char *err, size_t errlen);
 
 /* Lists running sessions, one per line: "PID  COMMAND-LINE-OF-SONDE".

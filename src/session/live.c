@@ -1010,9 +1010,13 @@ int live_rescue_unsaved(struct live *l, char *msg, size_t msglen)
 	return rc == 0 ? 1 : -1;
 }
 
-static void print_status(struct live *l, FILE *out)
+/* The status as text, and as JSON to data (when not NULL): one view, so
+ * both say the same. */
+static void print_status(struct live *l, FILE *out, FILE *data)
 {
 	struct live_view *v = live_view_build(l, 0);
+	if (data)
+		live_view_write_json(data, v);
 	const struct live_status *st = &v->status;
 	fprintf(out, "target:   %s\n", st->target);
 	fprintf(out, "sampling: %s\n", st->sampling);
@@ -1057,7 +1061,7 @@ static bool changes_gathering(enum command_kind k)
 	}
 }
 
-int live_exec_command(struct live *l, const struct command *c, FILE *out)
+static int exec_command(struct live *l, const struct command *c, FILE *out, FILE *data)
 {
 	char err[512];
 	if (l->frozen_ns && changes_gathering(c->kind))
@@ -1139,7 +1143,7 @@ int live_exec_command(struct live *l, const struct command *c, FILE *out)
 	case CMD_SAVE:
 		return do_save(l, c->arg, out);
 	case CMD_STATUS:
-		print_status(l, out);
+		print_status(l, out, data);
 		return 0;
 	case CMD_HELP:
 		command_help(out, c->arg);
@@ -1148,7 +1152,17 @@ int live_exec_command(struct live *l, const struct command *c, FILE *out)
 	return fail(out, "command not handled");
 }
 
+int live_exec_command(struct live *l, const struct command *c, FILE *out)
+{
+	return exec_command(l, c, out, NULL);
+}
+
 int live_exec(struct live *l, const char *line, FILE *out)
+{
+	return live_exec_data(l, line, out, NULL);
+}
+
+int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data)
 {
 	struct command c;
 	char err[512];
@@ -1160,7 +1174,7 @@ int live_exec(struct live *l, const char *line, FILE *out)
 	if (!answer)
 		return fail(out, "out of memory");
 	int rc = command_parse(line, &c, err, sizeof(err)) ? fail(answer, "%s", err)
-							     : live_exec_command(l, &c, answer);
+							     : exec_command(l, &c, answer, data);
 	fclose(answer);
 	struct printable keep = {0};
 	fputs(printable_text(&keep, text), out);

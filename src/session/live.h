@@ -35,8 +35,8 @@
  * held (the EWMA's older history cannot be re-filtered: it restarts from
  * what is held). Changing window/ewma only changes how the window is read.
  *
- * Not thread-safe: one loop calls live_update, live_exec and
- * live_view_build. */
+ * Not thread-safe: one loop (the session's, driven by liverun.h) calls
+ * live_update, live_exec and live_view_build. */
 #ifndef SONDE_LIVE_H
 #define SONDE_LIVE_H
 
@@ -70,14 +70,21 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 void live_free(struct live *l);
 
 /* Takes in what arrived in the session's profile since the last call (call
- * it after every session_poll): feeds the windows, decides waiting samples,
- * and about once a second re-resolves thresholds and drops old raw data. */
+ * it after every wake of the session's loop, as liverun does): feeds the
+ * windows, decides waiting samples, and about once a second re-resolves
+ * thresholds and drops old raw data. */
 void live_update(struct live *l);
 
 /* Runs one command line of the command language (command.h). Writes the
  * answer to out: one or more lines for success, exactly one line for an
  * error. Returns 0, or -1 on error; the session keeps running either way. */
 int live_exec(struct live *l, const char *line, FILE *out);
+
+/* The same, and for a command with structured results (`status`: the
+ * status and probes, live_view_write_json) their JSON to data (NULL: not
+ * wanted), from the same snapshot as the text. The control socket's answers
+ * (ctl.h) carry it as "data". */
+int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data);
 
 /* A `save` that could not be written keeps its recording in memory (the
  * next `save` writes it); at the end of the session this writes it where

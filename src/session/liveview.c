@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "printable.h"
 #include "util.h"
 
@@ -372,4 +373,78 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n)
 	}
 	for (size_t i = 0; i < v->nprobes; i++)
 		print_probe(out, v, &v->probes[i]);
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void json_member(FILE *out, const char *name, bool first)
+{
+	if (!first)
+		fputc(',', out);
+	json_write_string(out, name);
+	fputc(':', out);
+}
+
+static void json_string_member(FILE *out, const char *name, const char *value)
+{
+	json_member(out, name, false);
+	json_write_string(out, value);
+}
+
+static void json_number_member(FILE *out, const char *name, double value)
+{
+	json_member(out, name, false);
+	json_write_number(out, value);
+}
+
+static void write_probe_json(FILE *out, const struct live_probe_view *p)
+{
+	fputc('{', out);
+	json_member(out, "name", true);
+	json_write_string(out, p->name ? p->name : "?");
+	json_member(out, "attached", false);
+	fputs(p->attached ? "true" : "false", out);
+	json_number_member(out, "calls_in_window", p->calls);
+	json_number_member(out, "calls_per_s", p->calls_per_s);
+	json_number_member(out, "p50_ns", (double)p->p50_ns);
+	json_number_member(out, "p90_ns", (double)p->p90_ns);
+	json_number_member(out, "p95_ns", (double)p->p95_ns);
+	json_number_member(out, "p99_ns", (double)p->p99_ns);
+	json_number_member(out, "max_ns", (double)p->max_ns);
+	json_number_member(out, "total_calls", (double)p->total_calls);
+	json_member(out, "slow_threshold_ns", false);
+	if (p->slow_threshold_ns == UINT64_MAX || p->slow_threshold_ns == 0)
+		fputs("null", out);
+	else
+		json_write_number(out, (double)p->slow_threshold_ns);
+	fputc('}', out);
+}
+
+void live_view_write_json(FILE *out, const struct live_view *v)
+{
+	const struct live_status *st = &v->status;
+	fputc('{', out);
+	json_member(out, "target", true);
+	json_write_string(out, st->target);
+	json_string_member(out, "sampling", st->sampling);
+	json_string_member(out, "window", st->window);
+	json_string_member(out, "view", st->view);
+	json_string_member(out, "filter", st->filter);
+	json_number_member(out, "elapsed_s", st->elapsed_s);
+	json_number_member(out, "samples", (double)st->samples);
+	json_number_member(out, "samples_per_s", st->samples_per_s);
+	json_number_member(out, "calls", (double)st->calls);
+	json_number_member(out, "calls_per_s", st->calls_per_s);
+	json_number_member(out, "drops", (double)st->drops);
+	json_string_member(out, "drops_detail", st->drops_detail);
+	json_number_member(out, "held_s", st->held_s);
+	json_number_member(out, "memory_bytes", (double)st->memory_bytes);
+	json_member(out, "probes", false);
+	fputc('[', out);
+	for (size_t i = 0; i < v->nprobes; i++) {
+		if (i)
+			fputc(',', out);
+		write_probe_json(out, &v->probes[i]);
+	}
+	fputs("]}", out);
 }

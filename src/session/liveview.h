@@ -112,4 +112,17 @@ void live_view_free(struct live_view *v);
  * label, then frame id, so equal views print equal text. */
 void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
 
+/* Writes the view's status and probes as one JSON object (the "data" of the
+ * control socket's `status` answer, ctl.h):
+ *   {"target":S,"sampling":S,"window":S,"view":S,"filter":S,"elapsed_s":N,
+ *    "samples":N,"samples_per_s":N,"calls":N,"calls_per_s":N,"drops":N,
+ *    "drops_detail":S,"held_s":N,"memory_bytes":N,
+ *    "probes":[{"name":S,"attached":B,"calls_in_window":N,"calls_per_s":N,
+ *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
+ *               "total_calls":N,"slow_threshold_ns":N|null}, ...]}
+ * Strings are as the status shows them; N are plain numbers (durations in
+ * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
+ * while no threshold is known. */
+void live_view_write_json(FILE *out, const struct live_view *v);
+
 #endif

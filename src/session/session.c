@@ -3,9 +3,8 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <limits.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +78,14 @@ struct session {
 	double next_refresh_s;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
+	/* The event loop and how a run ends in it. */
+	struct loop *loop;
+	int wake_timer, end_timer;
+	bool signalled;
+	session_end_fn on_end;
+	void *on_end_arg;
+	enum session_end_reason notified; /* the last reason on_end was told */
+	bool ring_failed;
 };
 
 struct probe_counts {
@@ -91,14 +98,6 @@ _Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
 
 static void refresh_probe(struct session *s, uint32_t probe);
 static void update_span_policy(struct session *s, uint32_t probe);
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static double now_s(clockid_t clk)
 {
@@ -115,149 +114,41 @@ void session_options_init(struct session_options *o)
 	o->ringbuf_mb = 16;
 }
 
-static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+/* A note on the way (see session_options.note). */
+static void notef(const struct session_options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void notef(const struct session_options *o, const char *fmt, ...)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || v < min || v > max) {
-		errorf("bad value '%s' for %s: expected a number from %g to %g", s, opt, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	if (!o->note)
+		return;
+	char *msg = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	o->note(o->note_arg, msg);
+	free(msg);
 }
 
-int session_parse_option(struct session_options *o, int c, const char *arg)
-{
-	char err[256];
-	double v;
-	switch (c) {
-	case 'F':
-		if (parse_number("-F", arg, 1, 100000, &v))
-			return -1;
-		o->freq = (uint64_t)v;
-		o->freq_given = true;
-		return 1;
-	case 'c':
-		if (parse_number("-c", arg, 1, 1e12, &v))
-			return -1;
-		o->period = (uint64_t)v;
-		return 1;
-	case 'e':
-		o->event = arg;
-		return 1;
-	case 'a':
-		o->system_wide = true;
-		return 1;
-	case 'p':
-		if (*arg && !target_is_pid_list(arg)) {
-			o->pid_of = arg; /* a process name (--pid-of for one that starts with a digit) */
-			o->npids = 0;
-			return 1;
-		}
-		o->pid_of = NULL;
-		o->npids = target_parse_pids(arg, o->pids, SESSION_MAX_PIDS, err, sizeof(err));
-		if (o->npids < 0) {
-			errorf("%s", err);
-			return -1;
-		}
-		return 1;
-	case SESSION_OPT_PID_OF:
-		if (!*arg || strchr(arg, '/')) {
-			errorf("bad process name '%s' for --pid-of: expected a command name such as "
-			       "nginx",
-			       arg);
-			return -1;
-		}
-		o->pid_of = arg;
-		o->npids = 0;
-		return 1;
-	case SESSION_OPT_NO_CHILDREN:
-		o->no_children = true;
-		return 1;
-	case 'd':
-		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
-	case 'B':
-		if (parse_number("--buffer-mb", arg, 1, 4096, &v))
-			return -1;
-		o->ringbuf_mb = (size_t)v;
-		if (o->ringbuf_mb & (o->ringbuf_mb - 1)) {
-			errorf("--buffer-mb must be a power of two (got %s)", arg);
-			return -1;
-		}
-		return 1;
-	case 'v':
-		o->verbose = true;
-		return 1;
-	case 'T':
-		if (o->ntraces == SESSION_MAX_TRACES) {
-			errorf("too many --trace options (at most %d)", SESSION_MAX_TRACES);
-			return -1;
-		}
-		o->traces[o->ntraces++] = arg;
-		return 1;
-	case 'I':
-		o->sample_in = arg;
-		return 1;
-	case 'S':
-		o->sample_slow = arg;
-		return 1;
-	}
-	return 0;
-}
-
-int session_getopt(struct session_options *o, int argc, char **argv,
-		   const struct session_command *cmd, int *exit_code)
-{
-	static const struct option shared[] = {SESSION_LONG_OPTS};
-	struct option all[64];
-	size_t n = 0;
-	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
-		all[n++] = shared[i];
-	for (const struct option *x = cmd->own_long; x && x->name && n < 62; x++)
-		all[n++] = *x;
-	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	all[n] = (struct option){0};
-	char shortopts[128];
-	snprintf(shortopts, sizeof(shortopts), "+%s%sh", SESSION_SHORT_OPTS,
-		 cmd->own_short ? cmd->own_short : "");
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
-		int r = session_parse_option(o, c, optarg);
-		if (r > 0)
-			continue;
-		if (r == 0 && c == 'h') {
-			cmd->usage(stdout);
-			*exit_code = 0;
-			return 1;
-		}
-		if (r == 0 && c != '?' && cmd->own && cmd->own(cmd->ctx, c, optarg) == 0)
-			continue;
-		if (r == 0 && c == '?')
-			cmd->usage(stderr);
-		*exit_code = 2;
-		return 1;
-	}
-	return 0;
-}
-
-int session_check_options(struct session_options *o)
+int session_check_options(const struct session_options *o, char *err, size_t errlen)
 {
 	int modes = (o->system_wide ? 1 : 0) + (o->npids > 0 || o->pid_of ? 1 : 0) +
 		    (o->cmd ? 1 : 0);
 	if (modes != 1) {
-		errorf("say what to profile: exactly one of -a, -p PID, -p NAME, or -- CMD ARGS...");
+		errbuf_set(err, errlen,
+			   "say what to profile: exactly one of -a, -p PID, -p NAME, or -- CMD ARGS...");
 		return -1;
 	}
 	if (o->no_children && o->system_wide) {
-		errorf("--no-children goes with -p or a command, not -a (which profiles every "
-		       "process)");
+		errbuf_set(err, errlen,
+			   "--no-children goes with -p or a command, not -a (which profiles every "
+			   "process)");
 		return -1;
 	}
 	if (o->period && o->freq_given) {
-		errorf("-F and -c exclude each other: sample by frequency or by period");
+		errbuf_set(err, errlen, "-F and -c exclude each other: sample by frequency or by period");
 		return -1;
 	}
 	return 0;
@@ -559,11 +450,8 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 		char who[64] = "sonde's own process (the same file, CPU and environment)";
 		if (t[i].ifunc_asked)
 			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
-		struct printable keep = {0}; /* names from the binary, paths from the target */
-		fprintf(stderr, "sonde: %s is an IFUNC in %s: tracing %s, the implementation %s uses\n",
-			printable(&keep, t[i].function), printable(&keep, t[i].binary),
-			printable(&keep, t[i].ifunc_impl), who);
-		printable_free(&keep);
+		notef(s->o, "%s is an IFUNC in %s: tracing %s, the implementation %s uses",
+		      t[i].function, t[i].binary, t[i].ifunc_impl, who);
 	}
 	first = ids[0];
 	if (count)
@@ -784,30 +672,30 @@ int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, ch
 	return 0;
 }
 
-static int setup_sampling_decisions(struct session *s)
+static int setup_sampling_decisions(struct session *s, char *err, size_t errlen)
 {
-	char err[512];
-	if (s->o->sample_in && session_set_sample_in(s, s->o->sample_in, err, sizeof(err))) {
-		errorf("--sample-in: %s", err);
+	char why[512];
+	if (s->o->sample_in && session_set_sample_in(s, s->o->sample_in, why, sizeof(why))) {
+		errbuf_set(err, errlen, "--sample-in: %s", why);
 		return -1;
 	}
 	if (s->o->sample_slow) {
 		int colon = probes_split(s->o->sample_slow);
 		if (colon <= 0) {
-			errorf("--sample-slow needs FUNC:DURATION (e.g. handle_request:5ms)");
+			errbuf_set(err, errlen, "--sample-slow needs FUNC:DURATION (e.g. handle_request:5ms)");
 			return -1;
 		}
 		uint64_t ns;
 		char *func = strndup(s->o->sample_slow, (size_t)colon);
-		if (duration_parse(s->o->sample_slow + colon + 1, &ns, err, sizeof(err))) {
-			errorf("--sample-slow %s: %s", s->o->sample_slow, err);
+		if (duration_parse(s->o->sample_slow + colon + 1, &ns, why, sizeof(why))) {
+			errbuf_set(err, errlen, "--sample-slow %s: %s", s->o->sample_slow, why);
 			free(func);
 			return -1;
 		}
-		int r = session_set_sample_slow(s, func, ns, err, sizeof(err));
+		int r = session_set_sample_slow(s, func, ns, why, sizeof(why));
 		free(func);
 		if (r) {
-			errorf("--sample-slow: %s", err);
+			errbuf_set(err, errlen, "--sample-slow: %s", why);
 			return -1;
 		}
 	}
@@ -856,39 +744,45 @@ static void calibrate_session(struct session *s)
 	char err[256];
 	uint64_t t0 = monotonic_ns();
 	if (calibrate_run(s->eng, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
-		errorf("warning: cannot calibrate sonde's own cost (%s): call durations are "
-		       "corrected only by what its BPF programs timed",
-		       err);
+		notef(o, "warning: cannot calibrate sonde's own cost (%s): call durations are "
+			 "corrected only by what its BPF programs timed",
+		      err);
 	s->calib_ms = (double)(monotonic_ns() - t0) / 1e6;
 	if (o->verbose) {
-		fprintf(stderr, "sonde: calibrated in %.0f ms: a sample costs %.0f ns (%.0f ns timed)",
-			s->calib_ms, s->calib.sample_full_ns, s->calib.sample_handler_ns);
-		for (int c = 0; c < INSN_CLASSES; c++)
-			fprintf(stderr, "; a call probed at a %s instruction %.0f ns (%.0f timed, %llu inside)",
-				engine_insn_class_name((enum engine_insn_class)c),
-				s->calib.class_full_ns[c], s->calib.class_handler_ns[c],
-				(unsigned long long)s->calib.classes[c].self_unseen_ns);
-		fputc('\n', stderr);
+		char line[1024];
+		size_t off = (size_t)snprintf(line, sizeof(line),
+					      "calibrated in %.0f ms: a sample costs %.0f ns (%.0f ns timed)",
+					      s->calib_ms, s->calib.sample_full_ns,
+					      s->calib.sample_handler_ns);
+		for (int c = 0; c < INSN_CLASSES && off < sizeof(line); c++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off,
+						"; a call probed at a %s instruction %.0f ns (%.0f timed, %llu inside)",
+						engine_insn_class_name((enum engine_insn_class)c),
+						s->calib.class_full_ns[c], s->calib.class_handler_ns[c],
+						(unsigned long long)s->calib.classes[c].self_unseen_ns);
+		notef(o, "%s", line);
 	}
 }
 
-/* -p NAME: every process of that name becomes a -p PID, listed on stderr. */
-static int find_named_processes(struct session_options *o)
+/* -p NAME: every process of that name becomes a -p PID, listed in a note. */
+static int find_named_processes(struct session_options *o, char *err, size_t errlen)
 {
 	if (!o->pid_of)
 		return 0;
 	pid_t *found;
 	int n = target_find_by_name(o->pid_of, &found);
 	if (n == 0) {
-		errorf("no process named %s (no running process has that command name or "
-		       "executable)",
-		       o->pid_of);
+		errbuf_set(err, errlen,
+			   "no process named %s (no running process has that command name or "
+			   "executable)",
+			   o->pid_of);
 		return -1;
 	}
 	if (n > SESSION_MAX_PIDS) {
-		errorf("%d processes are named %s, more than sonde attaches to at once (%d): give "
-		       "their PIDs or a parent's with -p",
-		       n, o->pid_of, SESSION_MAX_PIDS);
+		errbuf_set(err, errlen,
+			   "%d processes are named %s, more than sonde attaches to at once (%d): give "
+			   "their PIDs or a parent's with -p",
+			   n, o->pid_of, SESSION_MAX_PIDS);
 		free(found);
 		return -1;
 	}
@@ -901,9 +795,7 @@ static int find_named_processes(struct session_options *o)
 		int w = snprintf(list + off, sizeof(list) - off, " %d", (int)found[i]);
 		off = w < 0 ? sizeof(list) : off + (size_t)w;
 	}
-	char name[256];
-	fprintf(stderr, "sonde: attaching to %d process%s named %s:%s\n", n, n == 1 ? "" : "es",
-		printable_copy(name, sizeof(name), o->pid_of), list);
+	notef(o, "attaching to %d process%s named %s:%s", n, n == 1 ? "" : "es", o->pid_of, list);
 	free(found);
 	return 0;
 }
@@ -949,22 +841,105 @@ static int add_descendants(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-struct session *session_start(struct session_options *o, int argc, char **argv)
+/* --- the event loop ---------------------------------------------------------- */
+
+/* Tells on_end (or stops the loop) when there is a new reason to end. */
+static void check_end(struct session *s)
 {
-	char err[512];
-	struct engine_options eo = {0};
-	if (events_parse(o->event, &eo.event, err, sizeof(err))) {
-		errorf("%s", err);
-		return NULL;
+	enum session_end_reason why = session_end_reason(s);
+	if (why == SESSION_RUNNING || why == s->notified || (s->ended && why != SESSION_SIGNALLED))
+		return;
+	s->notified = why;
+	if (s->on_end)
+		s->on_end(s, s->on_end_arg, why);
+	else
+		loop_stop(s->loop);
+}
+
+/* Every wake: take in what waits in the ring buffer, then see whether the
+ * run should end. */
+static void on_wake(void *arg)
+{
+	struct session *s = arg;
+	if (!s->ended && !s->ring_failed && engine_poll(s->eng, 0) < 0) {
+		s->ring_failed = true;
+		loop_fail(s->loop, "reading the BPF ring buffer failed: %s", strerror(errno));
+		return;
 	}
+	check_end(s);
+}
+
+/* The BPF side wakes the reader only for samples and bursts of calls: wake
+ * at least 10 times a second to take calls in. */
+static void on_wake_timer(void *arg)
+{
+	struct session *s = arg;
+	if (!s->ended)
+		loop_timer_in(s->loop, s->wake_timer, 0.1);
+}
+
+static void on_end_timer(void *arg)
+{
+	check_end(arg);
+}
+
+static void on_signal(void *arg)
+{
+	struct session *s = arg;
+	s->signalled = true;
+	check_end(s);
+}
+
+static int setup_loop(struct session *s, char *err, size_t errlen)
+{
+	s->loop = loop_new(err, errlen);
+	if (!s->loop)
+		return -1;
+	if (loop_catch_signals(s->loop, on_signal, s, err, errlen) ||
+	    loop_add_fd(s->loop, engine_ring_fd(s->eng), NULL, NULL, err, errlen))
+		return -1;
+	loop_on_wake(s->loop, on_wake, s);
+	s->wake_timer = loop_timer_new(s->loop, on_wake_timer, s);
+	loop_timer_in(s->loop, s->wake_timer, 0.1);
+	s->end_timer = -1;
+	if (s->o->duration > 0) {
+		s->end_timer = loop_timer_new(s->loop, on_end_timer, s);
+		/* A microsecond late, so that session_end_reason (in seconds, a
+		 * double) agrees the time is up. */
+		loop_timer_at(s->loop, s->end_timer,
+			      (uint64_t)((s->start_mono + s->o->duration) * 1e9) + 1000);
+	}
+	return 0;
+}
+
+struct loop *session_loop(struct session *s)
+{
+	return s->loop;
+}
+
+void session_on_end(struct session *s, session_end_fn fn, void *arg)
+{
+	s->on_end = fn;
+	s->on_end_arg = arg;
+}
+
+/* --- start ----------------------------------------------------------------------- */
+
+struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
+			      size_t errlen)
+{
+	char why[1024];
+	struct engine_options eo = {0};
+	if (events_parse(o->event, &eo.event, err, errlen))
+		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
 		o->period = 1; /* count events, not time: every occurrence by default */
-	if (find_named_processes(o))
+	if (find_named_processes(o, err, errlen))
 		return NULL;
 	for (int i = 0; i < o->npids; i++) {
 		if (!target_pid_alive(o->pids[i])) {
-			errorf("no process with PID %d (it does not exist or has exited)",
-			       (int)o->pids[i]);
+			errbuf_set(err, errlen, "no process with PID %d (it does not exist or has exited)",
+				   (int)o->pids[i]);
 			return NULL;
 		}
 	}
@@ -991,61 +966,47 @@ struct session *session_start(struct session_options *o, int argc, char **argv)
 	eo.arg = s;
 
 	if (o->cmd && !s->executable) {
-		errorf("%s: command not found (check the name and PATH)", o->cmd[0]);
+		errbuf_set(err, errlen, "%s: command not found (check the name and PATH)", o->cmd[0]);
 		goto fail;
 	}
-	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, sizeof(err))) {
-		errorf("%s", err);
+	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
 		goto fail;
-	}
-	s->eng = engine_open(&eo, err, sizeof(err));
-	if (!s->eng) {
-		errorf("%s", err);
+	s->eng = engine_open(&eo, err, errlen);
+	if (!s->eng)
 		goto fail;
-	}
-	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, sizeof(err))) {
-		errorf("%s", err);
+	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, errlen))
 		goto fail;
-	}
 	for (int i = 0; i < o->npids; i++) {
-		if (engine_add_pid(s->eng, o->pids[i], err, sizeof(err))) {
-			errorf("%s", err);
+		if (engine_add_pid(s->eng, o->pids[i], err, errlen))
 			goto fail;
-		}
 		symbols_note_process(s->syms, o->pids[i]);
 	}
-	if (add_descendants(s, err, sizeof(err))) {
-		errorf("%s", err);
+	if (add_descendants(s, err, errlen))
 		goto fail;
-	}
 	calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
-		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, err, sizeof(err));
+		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, why, sizeof(why));
 		if (s->trace_first_probe[i] < 0) {
-			errorf("--%s", err); /* "--trace FUNC: why", as the option was given */
+			/* "--trace FUNC: why", as the option was given */
+			errbuf_set(err, errlen, "--%s", why);
 			goto fail;
 		}
 		s->trace_probe_count[i] = n;
-		if (*err)
-			errorf("--trace %s: %s", o->traces[i], err);
+		if (*why)
+			notef(o, "--trace %s: %s", o->traces[i], why);
 	}
-	if (setup_sampling_decisions(s))
+	if (setup_sampling_decisions(s, err, errlen))
 		goto fail;
-	if (engine_start(s->eng, err, sizeof(err))) {
-		errorf("%s", err);
+	if (engine_start(s->eng, err, errlen))
 		goto fail;
-	}
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
 	s->start_mono = now_s(CLOCK_MONOTONIC);
 	s->start_wall = now_s(CLOCK_REALTIME);
+	if (setup_loop(s, err, errlen))
+		goto fail;
 	if (o->cmd) {
-		if (target_release(&s->cmd, err, sizeof(err))) {
-			errorf("%s: %s", o->cmd[0], err);
+		if (target_release(&s->cmd, why, sizeof(why))) {
+			errbuf_set(err, errlen, "%s: %s", o->cmd[0], why);
 			goto fail;
 		}
 		s->cmd_running = true;
@@ -1067,7 +1028,7 @@ static bool any_pid_alive(const pid_t *pids, int n)
 
 enum session_end_reason session_end_reason(struct session *s)
 {
-	if (stop_requested)
+	if (s->signalled)
 		return SESSION_SIGNALLED;
 	if (s->o->duration > 0 && now_s(CLOCK_MONOTONIC) - s->start_mono >= s->o->duration)
 		return SESSION_DURATION;
@@ -1076,11 +1037,6 @@ enum session_end_reason session_end_reason(struct session *s)
 	if (s->o->npids && !any_pid_alive(s->o->pids, s->o->npids))
 		return SESSION_TARGETS_EXITED;
 	return SESSION_RUNNING;
-}
-
-static bool run_should_end(struct session *s)
-{
-	return session_end_reason(s) != SESSION_RUNNING;
 }
 
 bool session_ended(const struct session *s)
@@ -1173,6 +1129,12 @@ void session_end(struct session *s)
 		return;
 	s->ended = true;
 	s->end_mono = now_s(CLOCK_MONOTONIC);
+	/* What still arrives is drained below, not by the loop. */
+	if (s->loop) {
+		loop_remove_fd(s->loop, engine_ring_fd(s->eng));
+		loop_timer_cancel(s->loop, s->wake_timer);
+		loop_timer_cancel(s->loop, s->end_timer);
+	}
 	engine_stop(s->eng);
 	engine_pause_spans(s->eng);
 	/* Drain until the buffer stays empty: handlers that began before the
@@ -1217,21 +1179,6 @@ struct recording_image *session_recording(struct session *s, char *err, size_t e
 	return recording_build(p, err, errlen);
 }
 
-int session_poll(struct session *s, int timeout_ms)
-{
-	return engine_poll(s->eng, timeout_ms);
-}
-
-bool session_should_end(struct session *s)
-{
-	return run_should_end(s);
-}
-
-int session_ring_fd(struct session *s)
-{
-	return engine_ring_fd(s->eng);
-}
-
 double session_start_time(const struct session *s)
 {
 	return s->start_mono;
@@ -1253,8 +1200,11 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
 	collector_get_stats(s->col, cs);
 }
 
-void session_tick(struct session *s)
+/* Once a second (more often until every probe has its p99): the kernel's
+ * counts into the profile, and the keep thresholds they give. */
+static void session_tick(void *arg)
 {
+	struct session *s = arg;
 	double now = now_s(CLOCK_MONOTONIC);
 	if (now < s->next_refresh_s)
 		return;
@@ -1268,26 +1218,11 @@ void session_tick(struct session *s)
 	s->next_refresh_s = now + (settled ? 1.0 : 0.05);
 }
 
-int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg)
+int session_run(struct session *s, char *err, size_t errlen)
 {
-	int rc = 0;
-	double next_tick = s->start_mono + interval_s;
-	while (!run_should_end(s)) {
-		if (engine_poll(s->eng, 100) < 0) {
-			errorf("reading the BPF ring buffer failed: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		session_tick(s);
-		if (tick && interval_s > 0 && now_s(CLOCK_MONOTONIC) >= next_tick) {
-			next_tick += interval_s;
-			if (tick(s, arg, false))
-				break;
-		}
-	}
+	loop_on_wake(s->loop, session_tick, s);
+	int rc = loop_run(s->loop, err, errlen);
 	session_end(s);
-	if (tick)
-		tick(s, arg, true);
 	return rc;
 }
 
@@ -1304,27 +1239,27 @@ struct profile *session_profile(struct session *s)
 	return s->prof;
 }
 
-void session_print_summary(struct session *s, const char *what)
+void session_print_summary(struct session *s, const char *what, FILE *out)
 {
 	struct engine_stats es;
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
 	char shown[1024]; /* `what` names the output file */
-	fprintf(stderr, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
+	fprintf(out, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
 		(unsigned long long)cs.samples);
 	if (s->prof->nprobes) {
 		uint64_t calls = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)
 			calls += profile_probe_calls(s->prof, (uint32_t)i);
-		fprintf(stderr, ", %llu traced calls (%llu still running at the end; %llu kept with a record)",
+		fprintf(out, ", %llu traced calls (%llu still running at the end; %llu kept with a record)",
 			(unsigned long long)calls, (unsigned long long)cs.open_spans,
 			(unsigned long long)cs.spans);
 	}
-	fprintf(stderr, " in %.2f s", s->end_mono - s->start_mono);
+	fprintf(out, " in %.2f s", s->end_mono - s->start_mono);
 	char list[512];
 	if (drops_sum(&es, DROPS_LOST, false))
-		fprintf(stderr, "; lost %s (ring buffer full: try --buffer-mb or a lower -F)",
+		fprintf(out, "; lost %s (ring buffer full: try --buffer-mb or a lower -F)",
 			drops_list(&es, DROPS_LOST, list, sizeof(list)));
 	if (s->o->all_calls && s->prof->nprobes) {
 		/* Every completed call sends a record: records received plus
@@ -1336,21 +1271,21 @@ void session_print_summary(struct session *s, const char *what)
 		for (size_t i = 0; i < s->prof->nspans; i++)
 			received += !s->prof->spans[i].open;
 		if (completed != received + es.lost_spans)
-			fprintf(stderr, "; the kernel counted %llu completed calls but %llu records "
+			fprintf(out, "; the kernel counted %llu completed calls but %llu records "
 					"arrived and %llu were lost",
 				(unsigned long long)completed, (unsigned long long)received,
 				(unsigned long long)es.lost_spans);
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
-		fprintf(stderr, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
+		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
-		fprintf(stderr, "; untimed: %s; %llu samples not joined live",
+		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
-	fputc('\n', stderr);
+	fputc('\n', out);
 	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&
 	    WEXITSTATUS(s->cmd.wait_status) != 0)
-		fprintf(stderr, "sonde: note: the command exited with status %d\n",
+		fprintf(out, "sonde: note: the command exited with status %d\n",
 			WEXITSTATUS(s->cmd.wait_status));
 }
 
@@ -1362,6 +1297,7 @@ void session_free(struct session *s)
 	 * stop it rather than leave it running unobserved. */
 	if (s->o->cmd && s->cmd.pid > 0 && !s->cmd.exited)
 		target_cmd_kill(&s->cmd);
+	loop_free(s->loop);
 	engine_close(s->eng);
 	collector_free(s->col);
 	symbols_free(s->syms);

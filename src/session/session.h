@@ -4,9 +4,19 @@
  * in-kernel histograms, metadata).
  *
  * `record`, `lat` and `slow` are all sessions; they differ in what they do
- * with the profile (save it, print histograms, print slow calls). A run ends
- * at Ctrl-C (SIGINT/SIGTERM/SIGHUP), when its duration expires, when the
- * command it started exits, or when all of its PIDs have exited. */
+ * with the profile (save it, print histograms, print slow calls); `top`
+ * steers one while it runs (live.h, liverun.h). A run ends at Ctrl-C
+ * (SIGINT/SIGTERM/SIGHUP), when its duration expires, when the command it
+ * started exits, or when all of its PIDs have exited.
+ *
+ * Every session waits in one event loop (loop.h), which it owns: the ring
+ * buffer, a wake 10 times a second (the BPF side does not wake the reader
+ * for every call), the end of -d and the signals are registered there;
+ * frontends add their own fds and timers to session_loop().
+ *
+ * Nothing here prints: failures are -1 (or NULL) with one line in err, and
+ * what a run has to say on the way (warnings, the processes -p NAME found,
+ * -v details) goes to the options' note callback. */
 #ifndef SONDE_SESSION_H
 #define SONDE_SESSION_H
 
@@ -16,10 +26,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-struct option;
-
 #include "collector.h"
 #include "engine.h"
+#include "loop.h"
 #include "profile.h"
 #include "recording.h"
 
@@ -57,60 +66,30 @@ struct session_options {
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
 			      * the slow ones (record --all-calls) */
+	/* Notes on the way (one line each, no newline; NULL drops them):
+	 * warnings, what -p NAME found, what a --trace pattern left out. */
+	void (*note)(void *arg, const char *line);
+	void *note_arg;
 };
 
 void session_options_init(struct session_options *o);
 
-/* Parses the target and sampling options shared by record, lat and slow.
- * Handles one option `c` (getopt character) with its `arg`; returns 1 when it
- * was one of them, 0 when not, -1 on a bad value (error printed). */
-int session_parse_option(struct session_options *o, int c, const char *arg);
-
-/* The getopt_long table entries and short-option letters for the options
- * above, for commands to include. */
-#define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
-enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN };
-#define SESSION_LONG_OPTS                                                                   \
-	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
-		{"event", required_argument, NULL, 'e'},                                     \
-		{"all-cpus", no_argument, NULL, 'a'}, {"pid", required_argument, NULL, 'p'}, \
-		{"duration", required_argument, NULL, 'd'},                                  \
-		{"buffer-mb", required_argument, NULL, 'B'},                                 \
-		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
-		{"sample-in", required_argument, NULL, 'I'},                                 \
-		{"sample-slow", required_argument, NULL, 'S'},                               \
-		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
-		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN}
-
-/* What a session command adds to the shared options. */
-struct session_command {
-	const char *own_short;         /* getopt letters of its own options, e.g. "o:" */
-	const struct option *own_long; /* its own long options, {0}-terminated (may be NULL) */
-	/* Handles one of its own options; returns 0, or -1 after printing an error. */
-	int (*own)(void *ctx, int c, const char *arg);
-	void (*usage)(FILE *f);
-	void *ctx;
-};
-
-/* Parses argv: the shared session options, the command's own, and
- * -h/--help. Stops at the first non-option (optind then points at it).
- * Returns 0 to go on, or 1 when the command should exit with *exit_code
- * (help printed: 0; a bad option: 2). */
-int session_getopt(struct session_options *o, int argc, char **argv,
-		   const struct session_command *cmd, int *exit_code);
-
-/* Checks the options as a whole (exactly one target, -F/-c, ...). */
-int session_check_options(struct session_options *o);
+/* Checks the options as a whole (exactly one target, -F/-c, ...). Returns
+ * 0, or -1 with err. (The command-line options that fill them are parsed in
+ * cli/, session_args.h.) */
+int session_check_options(const struct session_options *o, char *err, size_t errlen);
 
 struct session;
 
-/* Sets everything up and starts the targets. Returns NULL after printing
- * one error line. argc/argv are stored as the command line. */
-struct session *session_start(struct session_options *o, int argc, char **argv);
+/* Sets everything up and starts the targets. Returns NULL with one line in
+ * err. argc/argv are stored as the command line. From here on SIGINT,
+ * SIGTERM and SIGHUP end the run (they are caught by the session's loop). */
+struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
+			      size_t errlen);
 
-/* Called about every `interval_s` seconds while the session runs (and once
- * at the end with final = true). Returning non-zero ends the run. */
-typedef int (*session_tick_fn)(struct session *s, void *arg, bool final);
+/* The session's event loop, for frontends' fds and timers (loop.h). After
+ * every wake the session first takes in what waits in the ring buffer. */
+struct loop *session_loop(struct session *s);
 
 /* Called for every completed traced call as it arrives (after it is in the
  * profile), with the indexes of the samples taken inside it. */
@@ -119,9 +98,25 @@ typedef void (*session_span_fn)(struct session *s, void *arg, const struct span 
 
 void session_on_span(struct session *s, session_span_fn fn, void *arg);
 
-/* Runs until the session ends; then finishes it. Returns 0, or 1 when
- * reading the ring buffer failed. */
-int session_run(struct session *s, session_tick_fn tick, double interval_s, void *arg);
+/* Why a run ends. */
+enum session_end_reason {
+	SESSION_RUNNING,
+	SESSION_SIGNALLED,      /* Ctrl-C, SIGTERM, SIGHUP */
+	SESSION_DURATION,       /* -d elapsed */
+	SESSION_TARGETS_EXITED, /* the command, or every PID, is gone */
+};
+
+/* What happens when the run should end: fn is called (in the loop) once
+ * for each new reason; once the session has ended (session_end) only a
+ * signal counts. Without fn (the default) the loop stops. */
+typedef void (*session_end_fn)(struct session *s, void *arg, enum session_end_reason why);
+void session_on_end(struct session *s, session_end_fn fn, void *arg);
+
+/* Runs the loop until it stops (by default: when the session should end;
+ * a frontend may stop it earlier), reading the kernel's call counts once a
+ * second (session_refresh_calls); then finishes the run (session_end).
+ * Returns 0, or -1 with err when reading the ring buffer failed. */
+int session_run(struct session *s, char *err, size_t errlen);
 
 /* --- what crosses to user space ------------------------------------------
  * Every call is counted in the kernel (histogram, totals); a call sends a
@@ -136,33 +131,14 @@ int session_run(struct session *s, session_tick_fn tick, double interval_s, void
 int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns);
 
 /* Reads the kernel's counts into the profile and follows the p99 keep
- * thresholds. session_tick does it once a second; session_run ticks. */
+ * thresholds (session_run does it once a second). */
 void session_refresh_calls(struct session *s);
-void session_tick(struct session *s);
 
-/* --- stepping a run yourself (live sessions), instead of session_run ----- */
-
-/* Waits up to timeout_ms for records and handles them. Returns the number
- * handled, or -1 when reading the ring buffer failed. */
-int session_poll(struct session *s, int timeout_ms);
-
-/* True when the run should end (signal, -d elapsed, targets gone). */
-bool session_should_end(struct session *s);
-
-/* Why it should end (SESSION_RUNNING while it should not). */
-enum session_end_reason {
-	SESSION_RUNNING,
-	SESSION_SIGNALLED,      /* Ctrl-C, SIGTERM, SIGHUP */
-	SESSION_DURATION,       /* -d elapsed */
-	SESSION_TARGETS_EXITED, /* the command, or every PID, is gone */
-};
+/* Why the run should end now (SESSION_RUNNING while it should not). */
 enum session_end_reason session_end_reason(struct session *s);
 
 /* True once session_end ran. */
 bool session_ended(const struct session *s);
-
-/* An fd readable when records wait (for poll() next to other fds). */
-int session_ring_fd(struct session *s);
 
 /* Finishes the run: stops sampling, drains, records the calls still in
  * flight, reads the in-kernel histograms, sets the metadata. Idempotent;
@@ -225,8 +201,10 @@ int session_trace_probes(const struct session *s, int i, int *count);
 
 struct profile *session_profile(struct session *s);
 
-/* Prints the one-line summary of what was gathered and dropped. */
-void session_print_summary(struct session *s, const char *what);
+/* Writes the one-line summary of what was gathered and dropped ("sonde:
+ * WHAT N samples ...", and a second line when the command exited with an
+ * error status) to out. */
+void session_print_summary(struct session *s, const char *what, FILE *out);
 
 /* Ends everything: a command sonde started and that still runs is killed. */
 void session_free(struct session *s);

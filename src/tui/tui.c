@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "liverun.h"
 #include "printable.h"
 #include "tuitree.h"
 #include "util.h"
@@ -88,6 +89,8 @@ struct tui {
 	bool paused;
 	bool refresh_wanted;
 	const struct live_view *view;  /* kept until the next tui_draw */
+	struct liverun *run;           /* attached to (tui_attach), or NULL */
+	struct live_view *owned;       /* attached: the view drawn, built by us */
 
 	/* call tree: [0] callees (normal), [1] inverted (callers) */
 	struct tuitree *tree[2];
@@ -1741,6 +1744,7 @@ void tui_close(struct tui *t)
 {
 	if (!t)
 		return;
+	live_view_free(t->owned);
 	endwin();
 	delscreen(t->screen);
 	tuitree_free(t->tree[0]);
@@ -1774,6 +1778,53 @@ int tui_handle_input(struct tui *t)
 	if (any && !quit)
 		redraw(t);
 	return quit;
+}
+
+/* ---- on a live run ------------------------------------------------------------- */
+
+static int run_exec(void *arg, const char *line, FILE *out)
+{
+	return liverun_exec(arg, line, out);
+}
+
+/* Every wake: the keys waiting (a resize arrives as one, also when no key
+ * made stdin readable). */
+static void on_wake(void *arg)
+{
+	struct tui *t = arg;
+	if (tui_handle_input(t))
+		liverun_stop(t->run);
+	else if (tui_refresh_wanted(t))
+		liverun_refresh_now(t->run);
+}
+
+static void show(void *arg)
+{
+	struct tui *t = arg;
+	if (tui_paused(t))
+		return;
+	struct live_view *v = live_view_build(liverun_live(t->run), 200);
+	tui_draw(t, v);
+	live_view_free(t->owned);
+	t->owned = v;
+}
+
+static double interval(void *arg)
+{
+	return tui_refresh_interval(arg);
+}
+
+int tui_attach(struct tui *t, struct liverun *r, char *err, size_t errlen)
+{
+	if (loop_add_fd(liverun_loop(r), STDIN_FILENO, NULL, NULL, err, errlen))
+		return -1;
+	t->run = r;
+	t->o.exec = run_exec;
+	t->o.exec_arg = r;
+	loop_on_wake(liverun_loop(r), on_wake, t);
+	liverun_set_display(r, &(struct liverun_display){show, interval, t});
+	liverun_refresh_now(r); /* something on the screen at once */
+	return 0;
 }
 
 double tui_refresh_interval(const struct tui *t)

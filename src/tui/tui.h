@@ -1,10 +1,11 @@
 /* tui — the ncurses interface of `sonde top`.
  *
- * The TUI only displays and reads keys; `top` owns the event loop. Each
- * refresh, top builds a struct live_view and hands it to tui_draw(); when
- * stdin is readable it calls tui_handle_input(). Commands typed at the `:`
- * prompt go to the exec callback (the live session), whose one-line answer
- * (or first line of it) is shown on the message line.
+ * The TUI only displays and reads keys; the live run's event loop
+ * (liverun.h) drives it. tui_attach registers it there: each refresh the
+ * TUI builds a struct live_view and draws it (tui_draw), after every wake it
+ * reads the keys waiting (tui_handle_input), and `q` stops the run. Commands
+ * typed at the `:` prompt go to the exec callback (the live run), whose
+ * one-line answer (or first line of it) is shown on the message line.
  *
  * Screen (top to bottom): two status lines (the first starts with
  * "sonde top"); the call tree (the largest panel: the left 60% from 140
@@ -32,6 +33,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "liverun.h"
 #include "liveview.h"
 
 /* Runs one command line; writes its answer to out. Returns 0, or -1 when the
@@ -51,7 +53,15 @@ struct tui;
  * terminal or the terminal cannot be set up. */
 struct tui *tui_open(const struct tui_options *o, char *err, size_t errlen);
 
-/* Gives the terminal back. */
+/* Puts the UI on a live run (for the whole run; close it only after
+ * liverun_run returned): stdin is watched on the run's loop, keys are read
+ * after every wake (a terminal resize arrives as a key), the view is drawn
+ * at once and then every refresh interval (not while paused), commands at
+ * the prompt run through liverun_exec (replacing o->exec), and quitting
+ * stops the run. Returns 0, or -1 with err. */
+int tui_attach(struct tui *t, struct liverun *r, char *err, size_t errlen);
+
+/* Gives the terminal back (and frees the last view tui_attach built). */
 void tui_close(struct tui *t);
 
 /* Draws a view. The TUI keeps the pointer to redraw after keys until the

@@ -1,7 +1,9 @@
 # A live session steered from outside: sonde top -b prints snapshots while
 # sonde ctl adds and removes probes, changes the view and saves; neither the
 # target nor sonde restarts (same PIDs throughout), and the probes'
-# statistics appear in the snapshots that follow.
+# statistics appear in the snapshots that follow. The command may be given
+# as one quoted argument ('trace slow_path'), and --json shows the socket's
+# answers as they are (ok/text/data, ok/error).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 export SONDE_RUNTIME_DIR="$WORK/run"
@@ -60,10 +62,28 @@ pass "snapshots before tracing: target $tpid, hottest functions, no probes"
 # Add probes mid-run (no session given: the only one running is used).
 out=$("$SONDE" ctl trace handle_request 2>&1) || fail "ctl trace handle_request failed: $out"
 [ "$out" = "tracing 1 function: handle_request" ] || fail "ctl trace answered '$out'"
-"$SONDE" ctl "$spid" trace slow_path >/dev/null || fail "ctl PID trace slow_path failed"
+# The command line as one argument, as `bpftrace -e` takes its program.
+out=$("$SONDE" ctl "$spid" 'trace slow_path' 2>&1) || fail "ctl PID 'trace slow_path' failed: $out"
+[ "$out" = "tracing 1 function: slow_path" ] || fail "ctl 'trace slow_path' answered '$out'"
+[ "$("$SONDE" ctl 'help  sample-slow')" = "$("$SONDE" ctl help sample-slow)" ] ||
+	fail "ctl 'help  sample-slow' differs from ctl help sample-slow"
+pass "ctl 'COMMAND ARGS' works as ctl COMMAND ARGS"
 expect_error "no function 'nosuchfn'" "" -- "$SONDE" ctl trace nosuchfn
 expect_error "unknown command 'tarce'.*did you mean trace" "" -- "$SONDE" ctl tarce handle_request
 kill -0 "$spid" || fail "a bad command ended the session"
+# The answers as the socket sends them: one JSON object, status with data.
+"$SONDE" ctl --json status >"$WORK/status.json" || fail "ctl --json status failed"
+[ "$(wc -l <"$WORK/status.json")" = 1 ] || fail "ctl --json status: not one line"
+jq -e --arg t "PID $tpid" '.ok == true and .data.target == $t and (.text | startswith("target:   " + $t + "\n"))
+	and ([.data.probes[].name] == ["handle_request", "slow_path"])
+	and ([.data.probes[].attached] == [true, true]) and (.data.samples | type) == "number"' \
+	"$WORK/status.json" >/dev/null || { cat "$WORK/status.json"; fail "ctl --json status: unexpected answer"; }
+rc=0
+"$SONDE" ctl --json trace nosuchfn >"$WORK/error.json" || rc=$?
+[ "$rc" = 1 ] || fail "ctl --json with an error answer exited $rc"
+jq -e '.ok == false and (.error | startswith("trace nosuchfn: no function '"'"'nosuchfn'"'"'")) and (has("text") | not)' \
+	"$WORK/error.json" >/dev/null || { cat "$WORK/error.json"; fail "ctl --json error: unexpected answer"; }
+pass "ctl --json: status with its data, errors as ok:false"
 next_snapshots
 snap=$(last_snapshot)
 grep -q '^PROBE handle_request$' <<<"$snap" || { echo "$snap"; fail "no handle_request block after ctl trace"; }

@@ -1,13 +1,16 @@
 /* ctl: the session directory's checks, the socket's mode, round trips
  * between ctl_send (in a thread, or a forked process) and a server serviced
- * in a poll loop (ok and error answers, exact text), a client that sends
- * nothing (dropped after the timeout while others are served), one that does
- * not read its answer (dropped after the bounded write wait), over-long
- * lines, listing with stale-socket removal, pid 0 with none / one / two
- * sessions, and `sonde ctl`'s argument joining and exit codes. Every test runs
- * in a fresh SONDE_RUNTIME_DIR. */
+ * in a poll loop or attached to an event loop (ok and error answers, exact
+ * text), the JSON answers as they go over the socket (exact bytes, with and
+ * without data), a client that sends nothing (dropped after the timeout while
+ * others are served), one that does not read its answer (dropped after the
+ * bounded write wait), over-long lines, listing with stale-socket removal,
+ * pid 0 with none / one / two sessions, and `sonde ctl`'s argument joining,
+ * its one-argument command line, --json and exit codes. Every test runs in
+ * a fresh SONDE_RUNTIME_DIR. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,8 @@
 #include "command.h"
 #include "commands.h"
 #include "ctl.h"
+#include "json.h"
+#include "loop.h"
 
 #define STALE_PID 4194999 /* above PID_MAX_LIMIT (2^22): never a live process */
 
@@ -66,7 +71,7 @@ struct hstate {
 	char last[COMMAND_LINE_MAX + 8];
 };
 
-static int handler(void *arg, const char *line, FILE *out)
+static int handler(void *arg, const char *line, FILE *out, FILE *data)
 {
 	struct hstate *h = arg;
 	h->calls++;
@@ -85,6 +90,11 @@ static int handler(void *arg, const char *line, FILE *out)
 	}
 	if (!strcmp(line, "quiet"))
 		return 0;
+	if (!strcmp(line, "withdata")) {
+		fprintf(out, "two \"quoted\" words\n");
+		fprintf(data, "{\"n\":1,\"s\":\"x\"}");
+		return 0;
+	}
 	if (!strcmp(line, "big")) { /* more than a socket buffer holds */
 		for (int i = 0; i < 100000; i++)
 			fprintf(out, "%063d\n", i);
@@ -113,6 +123,14 @@ static void *client_main(void *arg)
 	FILE *out = open_memstream(&c->text, &c->len);
 	c->rc = ctl_send(c->pid, c->line, out, c->err, sizeof(c->err));
 	fclose(out);
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+static void *raw_client_main(void *arg)
+{
+	struct client *c = arg;
+	c->rc = ctl_request(c->pid, c->line, &c->text, &c->len, c->err, sizeof(c->err));
 	atomic_store(&c->done, true);
 	return NULL;
 }
@@ -190,6 +208,21 @@ static size_t raw_read(int fd, char *buf, size_t size, size_t have, bool *eof)
 		break;
 	}
 	buf[have] = 0;
+	return have;
+}
+
+/* Serves until a raw client's whole answer came (the server closed) or 3 s
+ * passed; the answer in buf. */
+static size_t raw_answer(struct ctl_server *s, struct hstate *h, int fd, char *buf, size_t size)
+{
+	size_t have = 0;
+	bool eof = false;
+	uint64_t end = ms_now() + 3000;
+	while (!eof && ms_now() < end) {
+		serve_until(s, h, NULL, 20);
+		have = raw_read(fd, buf, size, have, &eof);
+	}
+	cr_assert(eof, "no whole answer: %s", buf);
 	return have;
 }
 
@@ -383,15 +416,8 @@ Test(ctl, raw_protocol_crlf_and_eof)
 	const char *req = "status\r\nignored\n";
 	cr_assert_eq(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
 	char buf[256];
-	size_t have = 0;
-	bool eof = false;
-	uint64_t end = ms_now() + 3000;
-	while (!eof && ms_now() < end) {
-		serve_until(s, &h, NULL, 20);
-		have = raw_read(fd, buf, sizeof(buf), have, &eof);
-	}
-	cr_assert(eof);
-	cr_assert_str_eq(buf, "ok\nline one\nline two\n");
+	raw_answer(s, &h, fd, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "{\"ok\":true,\"text\":\"line one\\nline two\\n\"}\n");
 	cr_assert_str_eq(h.last, "status");
 	close(fd);
 
@@ -399,14 +425,8 @@ Test(ctl, raw_protocol_crlf_and_eof)
 	fd = raw_connect();
 	cr_assert_eq(send(fd, "fail", 4, 0), 4);
 	shutdown(fd, SHUT_WR);
-	have = 0;
-	eof = false;
-	end = ms_now() + 3000;
-	while (!eof && ms_now() < end) {
-		serve_until(s, &h, NULL, 20);
-		have = raw_read(fd, buf, sizeof(buf), have, &eof);
-	}
-	cr_assert_str_eq(buf, "error\nno such thing: fail\n");
+	raw_answer(s, &h, fd, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "{\"ok\":false,\"error\":\"no such thing: fail\"}\n");
 	close(fd);
 
 	/* Connect and close at once: no request, nothing run. */
@@ -418,6 +438,92 @@ Test(ctl, raw_protocol_crlf_and_eof)
 	int fds[4];
 	cr_assert_eq(ctl_server_fds(s, fds, 4), 1);
 	ctl_server_close(s);
+}
+
+/* The answer of a command with data, as it goes over the socket, and as
+ * ctl_send decodes it (the text only). */
+Test(ctl, json_answer_with_data)
+{
+	struct ctl_server *s = open_server();
+	struct hstate h = {0};
+	int fd = raw_connect();
+	cr_assert_eq(send(fd, "withdata\n", 9, 0), 9);
+	char buf[256];
+	size_t have = raw_answer(s, &h, fd, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "{\"ok\":true,\"text\":\"two \\\"quoted\\\" words\\n\","
+			      "\"data\":{\"n\":1,\"s\":\"x\"}}\n");
+	close(fd);
+	char err[256];
+	struct json_value *v = json_parse(buf, have, err, sizeof(err));
+	cr_assert_not_null(v, "%s", err);
+	cr_assert_eq(json_get(json_get(v, "data"), "n")->number, 1);
+	json_free(v);
+
+	struct client *c = round_trip(s, &h, getpid(), "withdata");
+	cr_assert_eq(c->rc, 0, "%s", c->err);
+	cr_assert_str_eq(c->text, "two \"quoted\" words\n");
+	free(c->text);
+	/* ctl_request: the answer as it came (an error answer is no error of
+	 * ctl_request's). */
+	static struct client r;
+	memset(&r, 0, sizeof(r));
+	r.pid = getpid();
+	r.line = "fail";
+	atomic_init(&r.done, false);
+	cr_assert_eq(pthread_create(&r.th, NULL, raw_client_main, &r), 0);
+	serve_until(s, &h, &r.done, 5000);
+	client_join(&r);
+	cr_assert_eq(r.rc, 0, "%s", r.err);
+	cr_assert_str_eq(r.text, "{\"ok\":false,\"error\":\"no such thing: fail\"}\n");
+	cr_assert_eq(r.len, strlen(r.text));
+	free(r.text);
+	ctl_server_close(s);
+}
+
+/* The server on an event loop: requests answered as the loop runs, fds
+ * kept in step as clients come and go, a silent client timed out by the
+ * loop's timer while others are served. */
+Test(ctl, attached_to_an_event_loop)
+{
+	struct ctl_server *s = open_server();
+	struct hstate h = {0};
+	char err[256] = "";
+	struct loop *lp = loop_new(err, sizeof(err));
+	cr_assert_not_null(lp, "%s", err);
+	cr_assert_eq(ctl_server_attach(s, lp, handler, &h, err, sizeof(err)), 0, "%s", err);
+	int silent = raw_connect();
+	uint64_t t0 = ms_now();
+	const char *lines[] = {"status", "fail", "hello", "withdata"};
+	const char *want[] = {"line one\nline two\n", "no such thing: fail\n", "got [hello] 5\n",
+			      "two \"quoted\" words\n"};
+	for (int i = 0; i < 4; i++) {
+		static struct client c;
+		client_start(&c, getpid(), lines[i]);
+		uint64_t end = ms_now() + 5000;
+		while (!atomic_load(&c.done) && ms_now() < end)
+			cr_assert_eq(loop_step(lp, 50, err, sizeof(err)), 0, "%s", err);
+		client_join(&c);
+		cr_assert_eq(c.rc, i == 1 ? 1 : 0, "%s: rc %d %s", lines[i], c.rc, c.err);
+		cr_assert_str_eq(c.text, want[i]);
+		free(c.text);
+	}
+	cr_assert_lt(ms_now() - t0, 1500, "served while a silent client waits");
+	/* The silent client: answered with the timeout by the loop's timer. */
+	char buf[512];
+	size_t have = 0;
+	bool eof = false;
+	while (!eof && ms_now() - t0 < 4000) {
+		cr_assert_eq(loop_step(lp, 50, err, sizeof(err)), 0, "%s", err);
+		have = raw_read(silent, buf, sizeof(buf), have, &eof);
+	}
+	cr_assert(eof, "the silent client was not dropped");
+	cr_assert(!strncmp(buf, "{\"ok\":false,\"error\":\"timed out", 29), "answer: %s", buf);
+	close(silent);
+	int fds[4];
+	cr_assert_eq(ctl_server_fds(s, fds, 4), 1);
+	cr_assert_eq(h.calls, 4);
+	ctl_server_close(s);
+	loop_free(lp);
 }
 
 Test(ctl, silent_client_is_dropped_without_blocking_others)
@@ -449,7 +555,7 @@ Test(ctl, silent_client_is_dropped_without_blocking_others)
 		      (unsigned long long)took);
 	cr_assert_lt(took, CTL_CLIENT_TIMEOUT_MS + 1000, "dropped after %llu ms",
 		     (unsigned long long)took);
-	cr_assert(!strncmp(buf, "error\ntimed out", 15), "answer: %s", buf);
+	cr_assert(!strncmp(buf, "{\"ok\":false,\"error\":\"timed out", 29), "answer: %s", buf);
 	cr_assert_eq(ctl_server_fds(s, fds, 4), 1);
 	close(silent);
 	ctl_server_close(s);
@@ -507,16 +613,10 @@ Test(ctl, over_long_line_is_an_error)
 	cr_assert_eq(send(fd, req, n + 1, 0), (ssize_t)(n + 1));
 	free(req);
 	char buf[512];
-	size_t have = 0;
-	bool eof = false;
-	uint64_t end = ms_now() + 3000;
-	while (!eof && ms_now() < end) {
-		serve_until(s, &h, NULL, 20);
-		have = raw_read(fd, buf, sizeof(buf), have, &eof);
-	}
-	cr_assert(eof);
+	raw_answer(s, &h, fd, buf, sizeof(buf));
 	char want[128];
-	snprintf(want, sizeof(want), "error\ncommand line too long: at most %d bytes\n",
+	snprintf(want, sizeof(want),
+		 "{\"ok\":false,\"error\":\"command line too long: at most %d bytes\"}\n",
 		 COMMAND_LINE_MAX);
 	cr_assert_str_eq(buf, want);
 	cr_assert_eq(h.calls, 0, "the handler saw the long line");
@@ -528,13 +628,7 @@ Test(ctl, over_long_line_is_an_error)
 	memset(req, 'b', COMMAND_LINE_MAX + 1);
 	req[COMMAND_LINE_MAX + 1] = '\n';
 	cr_assert_eq(send(fd, req, COMMAND_LINE_MAX + 2, 0), COMMAND_LINE_MAX + 2);
-	have = 0;
-	eof = false;
-	end = ms_now() + 3000;
-	while (!eof && ms_now() < end) {
-		serve_until(s, &h, NULL, 20);
-		have = raw_read(fd, buf, sizeof(buf), have, &eof);
-	}
+	raw_answer(s, &h, fd, buf, sizeof(buf));
 	cr_assert_str_eq(buf, want);
 	close(fd);
 
@@ -745,5 +839,64 @@ Test(ctl, cmd_ctl_quotes_words_and_exits)
 	cr_assert_eq(cmd_ctl(3, n1), 1);
 	char *l1[] = {"ctl", "--list"};
 	cr_assert_eq(cmd_ctl(2, l1), 0);
+	ctl_server_close(s);
+}
+
+/* One argument holding spaces is the command line as typed (bpftrace -e
+ * style): sent as it is, not quoted into one word. */
+Test(ctl, cmd_ctl_one_argument_is_the_line)
+{
+	struct ctl_server *s = open_server();
+	struct hstate h = {0};
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+
+	char *a1[] = {"ctl", "trace handle_request"};
+	cr_assert_eq(run_cmd(s, &h, 2, a1), 0);
+	cr_assert_str_eq(h.last, "trace handle_request");
+	char *a2[] = {"ctl", pid, "slow  \"a b\"\tp99"};
+	cr_assert_eq(run_cmd(s, &h, 3, a2), 0);
+	cr_assert_str_eq(h.last, "slow  \"a b\"\tp99");
+	char *a3[] = {"ctl", "--", "fail "};
+	cr_assert_eq(run_cmd(s, &h, 3, a3), 0); /* "fail " is not "fail" */
+	cr_assert_str_eq(h.last, "fail ");
+	/* Two words, one with a space: quoted as before. */
+	char *a4[] = {"ctl", "trace", "a b"};
+	cr_assert_eq(run_cmd(s, &h, 3, a4), 0);
+	cr_assert_str_eq(h.last, "trace \"a b\"");
+	/* One word without spaces: as before too. */
+	char *a5[] = {"ctl", "fail"};
+	cr_assert_eq(run_cmd(s, &h, 2, a5), 1);
+	cr_assert_str_eq(h.last, "fail");
+	/* Still one line. */
+	int calls = h.calls;
+	char *u1[] = {"ctl", "trace a\nb"};
+	cr_assert_eq(cmd_ctl(2, u1), 2);
+	cr_assert_eq(h.calls, calls);
+	ctl_server_close(s);
+}
+
+static void setup_stdout(void)
+{
+	setup();
+	cr_redirect_stdout();
+}
+
+/* --json prints the answer as the session sent it; without it, the text. */
+Test(ctl, cmd_ctl_json_prints_the_answer, .init = setup_stdout)
+{
+	struct ctl_server *s = open_server();
+	struct hstate h = {0};
+	char *a1[] = {"ctl", "--json", "withdata"};
+	cr_assert_eq(run_cmd(s, &h, 3, a1), 0);
+	char *a2[] = {"ctl", "--json", "fail"};
+	cr_assert_eq(run_cmd(s, &h, 3, a2), 1);
+	char *a3[] = {"ctl", "withdata"};
+	cr_assert_eq(run_cmd(s, &h, 2, a3), 0);
+	fflush(stdout);
+	cr_assert_stdout_eq_str("{\"ok\":true,\"text\":\"two \\\"quoted\\\" words\\n\","
+				"\"data\":{\"n\":1,\"s\":\"x\"}}\n"
+				"{\"ok\":false,\"error\":\"no such thing: fail\"}\n"
+				"two \"quoted\" words\n");
 	ctl_server_close(s);
 }

@@ -3,7 +3,8 @@
  * self weight, root first, cut to the leaf-most 8 with "...;", ties in name
  * order whatever order the stacks were added in), probe blocks with
  * percentiles and slow calls; the EWMA form (shares and rates, no counts);
- * the empty window; drops; and live_view_free owning everything (the
+ * the empty window; drops; the JSON of the status (the control socket's
+ * `status` data), exact; and live_view_free owning everything (the
  * sanitizer build checks for leaks). */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -336,6 +337,38 @@ Test(liveview, view_share_of_the_window)
 	char *text = print(v, 5);
 	cr_assert(strstr(text, "window:   last 10s, 100 of 400 samples in view (25.0%)\n"), "%s",
 		  text);
+	free(text);
+	live_view_free(v);
+	frames_free(f.ft);
+}
+
+Test(liveview, status_json_exact)
+{
+	struct fixture f;
+	fixture_init(&f);
+	struct live_view *v = make_view(&f, false, false);
+	v->status.drops = 7;
+	snprintf(v->status.drops_detail, sizeof(v->status.drops_detail), "(ring \"full\")");
+	v->probes[1].slow_threshold_ns = 0; /* not known yet: null */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	live_view_write_json(out, v);
+	fclose(out);
+	cr_assert_str_eq(
+		text,
+		"{\"target\":\"PID 1234 (server)\",\"sampling\":\"cpu-clock @ 999 Hz\","
+		"\"window\":\"last 10s\",\"view\":\"all\",\"filter\":\"none\",\"elapsed_s\":12.34,"
+		"\"samples\":12345,\"samples_per_s\":998.1,\"calls\":1234,\"calls_per_s\":120,"
+		"\"drops\":7,\"drops_detail\":\"(ring \\\"full\\\")\",\"held_s\":12,"
+		"\"memory_bytes\":3565158,\"probes\":["
+		"{\"name\":\"handle_request\",\"attached\":true,\"calls_in_window\":1234,"
+		"\"calls_per_s\":123.4,\"p50_ns\":1200000,\"p90_ns\":2000000,\"p95_ns\":3100000,"
+		"\"p99_ns\":10200000,\"max_ns\":15000000,\"total_calls\":56789,"
+		"\"slow_threshold_ns\":3100000},"
+		"{\"name\":\"libc:malloc\",\"attached\":false,\"calls_in_window\":0,"
+		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
+		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null}]}");
 	free(text);
 	live_view_free(v);
 	frames_free(f.ft);

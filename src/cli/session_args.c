@@ -1,0 +1,156 @@
+/* session_args — the options every session command shares. The contract is
+ * in session_args.h. */
+#include "session_args.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target.h"
+#include "util.h"
+
+static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || v < min || v > max) {
+		errorf("bad value '%s' for %s: expected a number from %g to %g", s, opt, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int session_args_parse_option(struct session_options *o, int c, const char *arg)
+{
+	char err[256];
+	double v;
+	switch (c) {
+	case 'F':
+		if (parse_number("-F", arg, 1, 100000, &v))
+			return -1;
+		o->freq = (uint64_t)v;
+		o->freq_given = true;
+		return 1;
+	case 'c':
+		if (parse_number("-c", arg, 1, 1e12, &v))
+			return -1;
+		o->period = (uint64_t)v;
+		return 1;
+	case 'e':
+		o->event = arg;
+		return 1;
+	case 'a':
+		o->system_wide = true;
+		return 1;
+	case 'p':
+		if (*arg && !target_is_pid_list(arg)) {
+			o->pid_of = arg; /* a process name (--pid-of for one that starts with a digit) */
+			o->npids = 0;
+			return 1;
+		}
+		o->pid_of = NULL;
+		o->npids = target_parse_pids(arg, o->pids, SESSION_MAX_PIDS, err, sizeof(err));
+		if (o->npids < 0) {
+			errorf("%s", err);
+			return -1;
+		}
+		return 1;
+	case SESSION_OPT_PID_OF:
+		if (!*arg || strchr(arg, '/')) {
+			errorf("bad process name '%s' for --pid-of: expected a command name such as "
+			       "nginx",
+			       arg);
+			return -1;
+		}
+		o->pid_of = arg;
+		o->npids = 0;
+		return 1;
+	case SESSION_OPT_NO_CHILDREN:
+		o->no_children = true;
+		return 1;
+	case 'd':
+		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
+	case 'B':
+		if (parse_number("--buffer-mb", arg, 1, 4096, &v))
+			return -1;
+		o->ringbuf_mb = (size_t)v;
+		if (o->ringbuf_mb & (o->ringbuf_mb - 1)) {
+			errorf("--buffer-mb must be a power of two (got %s)", arg);
+			return -1;
+		}
+		return 1;
+	case 'v':
+		o->verbose = true;
+		return 1;
+	case 'T':
+		if (o->ntraces == SESSION_MAX_TRACES) {
+			errorf("too many --trace options (at most %d)", SESSION_MAX_TRACES);
+			return -1;
+		}
+		o->traces[o->ntraces++] = arg;
+		return 1;
+	case 'I':
+		o->sample_in = arg;
+		return 1;
+	case 'S':
+		o->sample_slow = arg;
+		return 1;
+	}
+	return 0;
+}
+
+/* Notes of a session: one error line each, as every message of sonde. */
+static void print_note(void *arg, const char *line)
+{
+	(void)arg;
+	errorf("%s", line);
+}
+
+int session_args_getopt(struct session_options *o, int argc, char **argv,
+			const struct session_command *cmd, int *exit_code)
+{
+	static const struct option shared[] = {SESSION_LONG_OPTS};
+	struct option all[64];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		all[n++] = shared[i];
+	for (const struct option *x = cmd->own_long; x && x->name && n < 62; x++)
+		all[n++] = *x;
+	all[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	all[n] = (struct option){0};
+	char shortopts[128];
+	snprintf(shortopts, sizeof(shortopts), "+%s%sh", SESSION_SHORT_OPTS,
+		 cmd->own_short ? cmd->own_short : "");
+	o->note = print_note;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+		int r = session_args_parse_option(o, c, optarg);
+		if (r > 0)
+			continue;
+		if (r == 0 && c == 'h') {
+			cmd->usage(stdout);
+			*exit_code = 0;
+			return 1;
+		}
+		if (r == 0 && c != '?' && cmd->own && cmd->own(cmd->ctx, c, optarg) == 0)
+			continue;
+		if (r == 0 && c == '?')
+			cmd->usage(stderr);
+		*exit_code = 2;
+		return 1;
+	}
+	return 0;
+}
+
+
+int session_args_check(const struct session_options *o)
+{
+	char err[512];
+	if (session_check_options(o, err, sizeof(err)) == 0)
+		return 0;
+	errorf("%s", err);
+	return -1;
+}

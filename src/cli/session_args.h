@@ -1,0 +1,54 @@
+/* session_args — the command-line options every session command shares
+ * (record, lat, slow, top): targets, sampling, probes, duration. They fill a
+ * struct session_options (session.h); each command adds its own options.
+ * Errors are printed here (cli/ prints; the session layer does not). */
+#ifndef SONDE_SESSION_ARGS_H
+#define SONDE_SESSION_ARGS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "session.h"
+
+/* The getopt_long table entries and short-option letters of the shared
+ * options, for commands to include. */
+#define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
+enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN };
+#define SESSION_LONG_OPTS                                                                   \
+	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
+		{"event", required_argument, NULL, 'e'},                                     \
+		{"all-cpus", no_argument, NULL, 'a'}, {"pid", required_argument, NULL, 'p'}, \
+		{"duration", required_argument, NULL, 'd'},                                  \
+		{"buffer-mb", required_argument, NULL, 'B'},                                 \
+		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
+		{"sample-in", required_argument, NULL, 'I'},                                 \
+		{"sample-slow", required_argument, NULL, 'S'},                               \
+		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
+		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN}
+
+/* Handles one shared option `c` (getopt character) with its `arg`; returns
+ * 1 when it was one of them, 0 when not, -1 on a bad value (error printed). */
+int session_args_parse_option(struct session_options *o, int c, const char *arg);
+
+/* What a session command adds to the shared options. */
+struct session_command {
+	const char *own_short;         /* getopt letters of its own options, e.g. "o:" */
+	const struct option *own_long; /* its own long options, {0}-terminated (may be NULL) */
+	/* Handles one of its own options; returns 0, or -1 after printing an error. */
+	int (*own)(void *ctx, int c, const char *arg);
+	void (*usage)(FILE *f);
+	void *ctx;
+};
+
+/* Parses argv: the shared session options, the command's own, and
+ * -h/--help. Stops at the first non-option (optind then points at it).
+ * Returns 0 to go on, or 1 when the command should exit with *exit_code
+ * (help printed: 0; a bad option: 2). Sets the options' note callback to
+ * print notes as error lines ("sonde: ..." on stderr). */
+int session_args_getopt(struct session_options *o, int argc, char **argv,
+			const struct session_command *cmd, int *exit_code);
+
+/* session_check_options, printing its error. Returns 0 or -1. */
+int session_args_check(const struct session_options *o);
+
+#endif

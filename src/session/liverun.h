@@ -1,0 +1,76 @@
+/* liverun — a live session on its event loop: what `sonde top` runs, with
+ * the UI or with -b, and what a web frontend would run.
+ *
+ * It puts the live state (live.h) on a started session (session.h), opens
+ * the control socket (ctl.h) and has the session's loop (loop.h) drive all
+ * of it: after every wake the session takes in the ring buffer and the live
+ * state takes in what arrived; the control socket answers requests in
+ * JSON (`status` with its data, liveview.h); the frontend's display is
+ * called every interval. A frontend only draws or prints: it registers its
+ * own fds (the terminal's stdin, its sockets) on liverun_loop(), runs the
+ * commands it reads with liverun_exec, and quits with liverun_stop.
+ *
+ * The run stops at a signal, at the end of -d, or when the targets exit,
+ * except with stay_after_exit: then the targets exiting ends the session
+ * (its last records taken in) and the display stays on the final data,
+ * refreshed at once, until a signal or liverun_stop. */
+#ifndef SONDE_LIVERUN_H
+#define SONDE_LIVERUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "live.h"
+#include "loop.h"
+#include "session.h"
+
+struct liverun_options {
+	struct live_options live;
+	bool no_ctl;          /* no control socket */
+	bool stay_after_exit; /* the targets exiting does not stop the run (the UI) */
+};
+
+struct liverun;
+
+/* Wraps a started session (not owned: free it after liverun_free). Returns
+ * NULL with err when the live options are inconsistent. A control socket
+ * that cannot be opened is no error: the run goes on without it, and the
+ * session's note callback says why. */
+struct liverun *liverun_new(struct session *s, const struct liverun_options *o, char *err,
+			    size_t errlen);
+void liverun_free(struct liverun *r);
+
+struct live *liverun_live(struct liverun *r);
+struct loop *liverun_loop(struct liverun *r);
+
+/* The control socket's path, or NULL when there is none. */
+const char *liverun_ctl_path(const struct liverun *r);
+
+/* Runs one command line (live_exec): the answer text to out. For commands
+ * given at the start and typed at a frontend's prompt. Returns 0 or -1. */
+int liverun_exec(struct liverun *r, const char *line, FILE *out);
+
+/* The frontend's display: show(arg) draws or prints the current data
+ * (liverun_live), every interval(arg) seconds (asked again after each
+ * show). The first show comes after one interval, or at once after
+ * liverun_refresh_now. */
+struct liverun_display {
+	void (*show)(void *arg);
+	double (*interval)(void *arg);
+	void *arg;
+};
+void liverun_set_display(struct liverun *r, const struct liverun_display *d);
+
+/* Shows the display at the next step instead of at the end of the interval. */
+void liverun_refresh_now(struct liverun *r);
+
+/* Makes liverun_run return after the current step. */
+void liverun_stop(struct liverun *r);
+
+/* Runs until the run stops (see above); then ends the session and closes
+ * the control socket. Returns 0, or -1 with err when reading the ring buffer
+ * or waiting failed. */
+int liverun_run(struct liverun *r, char *err, size_t errlen);
+
+#endif
