@@ -1,13 +1,22 @@
 /* cfitables — builds the unwind table (src/symbols/cfi.h) of each file given
- * and prints what it holds and how long the build took; with --dump, every
- * row. Used by bench/cfi.sh.
- * usage: cfitables [--dump] [--runs N] FILE... */
+ * and prints what it holds and how long the build took (the best of N
+ * runs); with --dump, every row. With --libdw, times the alternative
+ * instead: libdw's per-address query (dwarf_cfi_addrframe) once per row,
+ * each query's answer saying where the next row starts. Used by
+ * bench/cfi.sh.
+ * usage: cfitables [--dump | --libdw] [--runs N] FILE... */
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "cfi.h"
+#include "ehframe.h"
 
 static double now_ms(void)
 {
@@ -25,25 +34,96 @@ static void dump(const struct cfi_table *t)
 	}
 }
 
+struct libdw_run {
+	Dwarf_CFI *cfi;
+	uint64_t rows, failed;
+};
+
+/* Walks one FDE's range row by row with libdw. */
+static bool libdw_fde(const struct ehframe_fde *fde, void *arg)
+{
+	struct libdw_run *r = arg;
+	for (uint64_t pc = fde->start; pc < fde->end;) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr start, end;
+		if (dwarf_cfi_addrframe(r->cfi, pc, &frame) != 0) {
+			r->failed++;
+			break;
+		}
+		dwarf_frame_info(frame, &start, &end, NULL);
+		Dwarf_Op *ops;
+		size_t nops;
+		dwarf_frame_cfa(frame, &ops, &nops);
+		free(frame);
+		r->rows++;
+		if (end <= pc)
+			break;
+		pc = end;
+	}
+	return true;
+}
+
+/* The libdw alternative on path: rows and milliseconds. */
+static bool libdw_time(const char *path, uint64_t *rows, double *ms)
+{
+	int fd = open(path, O_RDONLY);
+	elf_version(EV_CURRENT);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	struct ehframe_section sec;
+	if (!elf || !ehframe_section_find(elf, true, &sec)) {
+		if (elf)
+			elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	double s = now_ms();
+	struct libdw_run r = { .cfi = dwarf_getcfi_elf(elf) };
+	if (r.cfi)
+		ehframe_each_fde(&sec, libdw_fde, &r, NULL);
+	*ms = now_ms() - s;
+	*rows = r.rows;
+	elf_end(elf);
+	close(fd);
+	return r.cfi != NULL;
+}
+
 int main(int argc, char **argv)
 {
-	bool want_dump = false;
+	bool want_dump = false, want_libdw = false;
 	int runs = 1, i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--dump") == 0)
 			want_dump = true;
+		else if (strcmp(argv[i], "--libdw") == 0)
+			want_libdw = true;
 		else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else
 			break;
 	}
 	if (i == argc || runs < 1) {
-		fprintf(stderr, "usage: cfitables [--dump] [--runs N] FILE...\n");
+		fprintf(stderr, "usage: cfitables [--dump | --libdw] [--runs N] FILE...\n");
 		return 2;
 	}
 	static const char *const kinds[16] = { "none", "rsp", "rbp", "plt", "deref_rsp",
 					       "deref_rbp", "reg", "signal", "end" };
 	int status = 0;
+	for (; i < argc && want_libdw; i++) {
+		uint64_t rows = 0;
+		double best = 0, ms;
+		for (int r = 0; r < runs; r++) {
+			if (!libdw_time(argv[i], &rows, &ms)) {
+				fprintf(stderr, "cfitables: %s: libdw has no CFI for it\n", argv[i]);
+				status = 1;
+				break;
+			}
+			if (r == 0 || ms < best)
+				best = ms;
+		}
+		printf("%s: libdw, one query per row: %llu rows, %.2f ms\n", argv[i],
+		       (unsigned long long)rows, best);
+	}
 	for (; i < argc; i++) {
 		char err[512];
 		double best = 0;

@@ -8,6 +8,9 @@
  *                     ptrace), a leaf without a frame
  *        nofp stop    leaf_spin raises SIGSTOP itself after 1000 rounds, so
  *                     the stack is libc's raise above the chain
+ *        nofp signal  leaf_spin loops until a timer's SIGALRM interrupts it:
+ *                     the handler, on_signal, raises SIGSTOP, so the stack
+ *                     goes through the kernel's signal frame (__restore_rt)
  *        nofp qsort   main -> sort_keys -> libc's qsort -> cmp_keys, which
  *                     raises SIGSTOP on its 1000th call
  * Functions are global and noinline, and every call is followed by work of
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "nofp.h"
 
@@ -60,6 +64,13 @@ __attribute__((noinline)) long run(long n)
 	return r - keep[0];
 }
 
+__attribute__((noinline)) void on_signal(int sig)
+{
+	(void)sig;
+	raise(SIGSTOP);
+	sink++;
+}
+
 static unsigned long compares;
 
 __attribute__((noinline)) int cmp_keys(const void *a, const void *b)
@@ -94,6 +105,11 @@ int main(int argc, char **argv)
 		r = sort_keys(4096);
 	} else {
 		stop_mode = strcmp(argv[1], "stop") == 0;
+		if (strcmp(argv[1], "signal") == 0) {
+			signal(SIGALRM, on_signal);
+			struct itimerval it = { .it_value = { 0, 20000 } };
+			setitimer(ITIMER_REAL, &it, NULL);
+		}
 		r = run(argc);
 	}
 	printf("%ld\n", r);

@@ -688,11 +688,6 @@ static void walk_stack(struct tracee *t, const struct user_regs_struct *regs, st
 	*w = (struct walk){ .last = CFI_STEP_CFI };
 	while (w->n < MAX_WALK) {
 		bool is_return = !r.exact_pc;
-		w->pc[w->n] = r.rip;
-		struct sym_frame fr[SYM_MAX_INLINE];
-		int nf = symbols_user(s, t->pid, r.rip, is_return, fr, SYM_MAX_INLINE);
-		snprintf(w->name[w->n], sizeof(w->name[0]), "%s", nf > 0 ? fr[nf - 1].name : "?");
-		w->n++;
 		struct map_lookup m = { .pc = is_return ? r.rip - 1 : r.rip };
 		procmaps_each(t->pid, find_mapping, &m);
 		const struct cfi_table *tab = NULL;
@@ -704,6 +699,16 @@ static void walk_stack(struct tracee *t, const struct user_regs_struct *regs, st
 			if (tab && cfi_table_vaddr(tab, m.pc - m.start + m.offset, &vaddr))
 				bias = m.pc - vaddr;
 		}
+		/* A signal handler "returns" to the first instruction of the
+		 * trampoline (no call precedes it): named at its pc. */
+		const struct cfi_row *row = tab ? cfi_table_find(tab, m.pc - bias) : NULL;
+		if (row && cfi_rule_cfa(row->rule) == CFI_CFA_SIGNAL)
+			is_return = false;
+		w->pc[w->n] = r.rip;
+		struct sym_frame fr[SYM_MAX_INLINE];
+		int nf = symbols_user(s, t->pid, r.rip, is_return, fr, SYM_MAX_INLINE);
+		snprintf(w->name[w->n], sizeof(w->name[0]), "%s", nf > 0 ? fr[nf - 1].name : "?");
+		w->n++;
 		enum cfi_step st = cfi_unwind_step(tab, bias, &r, tracee_read, t);
 		if (tab)
 			cfi_cache_put(c, tab);
@@ -805,6 +810,30 @@ static void unwind_stop(const char *exe)
 
 Test(cfi_unwind, raise_gcc) { unwind_stop(NOFP_GCC); }
 Test(cfi_unwind, raise_clang) { unwind_stop(NOFP_CLANG); }
+
+/* Interrupted in leaf_spin by a signal whose handler stops: through the
+ * signal frame the kernel pushed (libc's __restore_rt, a CFI_CFA_SIGNAL
+ * row), back to the interrupted leaf at its exact pc. */
+static void unwind_signal(const char *exe)
+{
+	struct tracee t = tracee_start(exe, "signal");
+	struct cfi_cache *c = cfi_cache_new(64 << 20);
+	struct symbolizer *s = symbols_new();
+	ptrace(PTRACE_CONT, t.pid, NULL, NULL);
+	struct user_regs_struct regs;
+	tracee_wait_stop(&t, &regs);
+	struct walk w;
+	walk_stack(&t, &regs, c, s, &w);
+	static const char *const chain[] = { "on_signal", "__restore_rt", "leaf_spin", "stage_b",
+					     "nofp_lib_stage", "stage_a", "run", "main" };
+	check_chain(&w, walk_find(&w, "on_signal", 0), chain, 8);
+	symbols_free(s);
+	cfi_cache_free(c);
+	tracee_end(&t);
+}
+
+Test(cfi_unwind, signal_gcc) { unwind_signal(NOFP_GCC); }
+Test(cfi_unwind, signal_clang) { unwind_signal(NOFP_CLANG); }
 
 /* A comparator called by libc's qsort: cmp_keys, then libc's merge sort
  * (msort_with_tmp, recursive), qsort, and the program again. */
@@ -1156,6 +1185,38 @@ Test(cfi_step, plt_and_leaf_registers)
 	cr_assert(r.rip == 0x111 && r.rsp == 0x7008 && !r.gprs);
 	r = (struct cfi_regs){ .rip = FN_START + 40, .rsp = 0x6f00, .exact_pc = true };
 	cr_assert_eq(cfi_unwind_step(t, 0, &r, fake_read, &f), CFI_STEP_UNSUPPORTED);
+	cfi_table_free(t);
+}
+
+/* A signal trampoline's FDE ('S' CIE, as glibc's __restore_rt): the
+ * interrupted frame's registers come from the ucontext at rsp, and its pc
+ * is exact. A variant with another offset is not followed. */
+Test(cfi_step, signal_frame)
+{
+	const uint8_t sig[] = { 0x0f, 4, 0x77, 0xa0, 0x01, 0x06,      /* CFA = *(rsp + 160) */
+				0x10, 16, 3, 0x77, 0xa8, 0x01,        /* rip at rsp + 168 */
+				0x10, 7, 3, 0x77, 0xa0, 0x01,         /* rsp at rsp + 160 */
+				0x10, 6, 3, 0x77, 0xf8, 0x00 };       /* rbp at rsp + 120 */
+	struct sec s = { .n = 0 };
+	put_cie(&s, "zRS", NULL, 0);
+	put_fde(&s, 0, FN_START, 16, sig, sizeof(sig));
+	uint8_t other[sizeof(sig)];
+	memcpy(other, sig, sizeof(sig));
+	other[22] = 0xf0; /* rbp at rsp + 112 */
+	put_fde(&s, 0, FN_START + 16, 16, other, sizeof(other));
+	struct cfi_table *t = table_from(&s);
+	char got[256];
+	rows_text(t, got, sizeof(got));
+	cr_assert_str_eq(got, "0 signal; 16 unsupported; 32 none");
+	struct fake_stack f = { .base = 0x7000 };
+	f.w[21] = 0xabc;
+	f.w[20] = 0x9000;
+	f.w[15] = 0x55;
+	/* The handler returned to the trampoline's first instruction: its
+	 * FDE starts one byte before, as glibc's does. */
+	struct cfi_regs r = { .rip = FN_START + 1, .rsp = 0x7000 };
+	cr_assert_eq(cfi_unwind_step(t, 0, &r, fake_read, &f), CFI_STEP_CFI);
+	cr_assert(r.rip == 0xabc && r.rsp == 0x9000 && r.rbp == 0x55 && r.rbp_known && r.exact_pc);
 	cfi_table_free(t);
 }
 
