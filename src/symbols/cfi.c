@@ -449,39 +449,33 @@ static bool run_program(struct run *r, const uint8_t *p, const uint8_t *end)
 			r->st = r->stack[--r->depth];
 			break;
 		case DW_CFA_def_cfa:
-			if (!ehframe_read_uleb(&p, end, &reg) || !ehframe_read_uleb(&p, end, &u) ||
-			    u > INT64_MAX)
-				return false;
-			r->st.cfa_how = CFA_REG_OFF;
-			r->st.cfa_reg = reg;
-			r->st.cfa_off = (int64_t)u;
-			break;
 		case DW_CFA_def_cfa_sf:
-			if (!ehframe_read_uleb(&p, end, &reg) || !ehframe_read_sleb(&p, end, &s) ||
-			    !factored(r, s, &f))
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf: {
+			/* The register (def_cfa*), then the offset: unsigned and
+			 * not factored, or signed (_sf) and factored. */
+			bool with_reg = op == DW_CFA_def_cfa || op == DW_CFA_def_cfa_sf;
+			bool sf = op == DW_CFA_def_cfa_sf || op == DW_CFA_def_cfa_offset_sf;
+			if (with_reg && !ehframe_read_uleb(&p, end, &reg))
 				return false;
-			r->st.cfa_how = CFA_REG_OFF;
-			r->st.cfa_reg = reg;
-			r->st.cfa_off = f;
+			if (sf ? !ehframe_read_sleb(&p, end, &s) || !factored(r, s, &f)
+			       : !ehframe_read_uleb(&p, end, &u) || u > INT64_MAX)
+				return false;
+			if (with_reg) {
+				r->st.cfa_how = CFA_REG_OFF;
+				r->st.cfa_reg = reg;
+			} else {
+				/* Only defined on a register+offset rule. */
+				r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
+			}
+			r->st.cfa_off = sf ? f : (int64_t)u;
 			break;
+		}
 		case DW_CFA_def_cfa_register:
 			if (!ehframe_read_uleb(&p, end, &reg))
 				return false;
-			/* Only defined on a register+offset rule. */
 			r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
 			r->st.cfa_reg = reg;
-			break;
-		case DW_CFA_def_cfa_offset:
-			if (!ehframe_read_uleb(&p, end, &u) || u > INT64_MAX)
-				return false;
-			r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
-			r->st.cfa_off = (int64_t)u;
-			break;
-		case DW_CFA_def_cfa_offset_sf:
-			if (!ehframe_read_sleb(&p, end, &s) || !factored(r, s, &f))
-				return false;
-			r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
-			r->st.cfa_off = f;
 			break;
 		case DW_CFA_def_cfa_expression:
 			if (!read_block(&p, end, &bs, &be))

@@ -789,23 +789,29 @@ static void unwind_spin(const char *exe)
 Test(cfi_unwind, spin_gcc) { unwind_spin(NOFP_GCC); }
 Test(cfi_unwind, spin_clang) { unwind_spin(NOFP_CLANG); }
 
-/* Stopped inside libc's raise, called by leaf_spin. */
-static void unwind_stop(const char *exe)
+/* Runs exe in mode until it stops itself (SIGSTOP), and unwinds it. */
+static void walk_stopped(const char *exe, const char *mode, struct walk *w)
 {
-	struct tracee t = tracee_start(exe, "stop");
+	struct tracee t = tracee_start(exe, mode);
 	struct cfi_cache *c = cfi_cache_new(64 << 20);
 	struct symbolizer *s = symbols_new();
 	ptrace(PTRACE_CONT, t.pid, NULL, NULL);
 	struct user_regs_struct regs;
 	tracee_wait_stop(&t, &regs);
-	struct walk w;
-	walk_stack(&t, &regs, c, s, &w);
-	int at = walk_find(&w, "leaf_spin", 0);
-	cr_assert_gt(at, 0, "libc's frames come first");
-	check_chain(&w, at, nofp_chain, 6);
+	walk_stack(&t, &regs, c, s, w);
 	symbols_free(s);
 	cfi_cache_free(c);
 	tracee_end(&t);
+}
+
+/* Stopped inside libc's raise, called by leaf_spin. */
+static void unwind_stop(const char *exe)
+{
+	struct walk w;
+	walk_stopped(exe, "stop", &w);
+	int at = walk_find(&w, "leaf_spin", 0);
+	cr_assert_gt(at, 0, "libc's frames come first");
+	check_chain(&w, at, nofp_chain, 6);
 }
 
 Test(cfi_unwind, raise_gcc) { unwind_stop(NOFP_GCC); }
@@ -816,20 +822,11 @@ Test(cfi_unwind, raise_clang) { unwind_stop(NOFP_CLANG); }
  * row), back to the interrupted leaf at its exact pc. */
 static void unwind_signal(const char *exe)
 {
-	struct tracee t = tracee_start(exe, "signal");
-	struct cfi_cache *c = cfi_cache_new(64 << 20);
-	struct symbolizer *s = symbols_new();
-	ptrace(PTRACE_CONT, t.pid, NULL, NULL);
-	struct user_regs_struct regs;
-	tracee_wait_stop(&t, &regs);
 	struct walk w;
-	walk_stack(&t, &regs, c, s, &w);
+	walk_stopped(exe, "signal", &w);
 	static const char *const chain[] = { "on_signal", "__restore_rt", "leaf_spin", "stage_b",
 					     "nofp_lib_stage", "stage_a", "run", "main" };
 	check_chain(&w, walk_find(&w, "on_signal", 0), chain, 8);
-	symbols_free(s);
-	cfi_cache_free(c);
-	tracee_end(&t);
 }
 
 Test(cfi_unwind, signal_gcc) { unwind_signal(NOFP_GCC); }
@@ -839,14 +836,8 @@ Test(cfi_unwind, signal_clang) { unwind_signal(NOFP_CLANG); }
  * (msort_with_tmp, recursive), qsort, and the program again. */
 static void unwind_qsort(const char *exe)
 {
-	struct tracee t = tracee_start(exe, "qsort");
-	struct cfi_cache *c = cfi_cache_new(64 << 20);
-	struct symbolizer *s = symbols_new();
-	ptrace(PTRACE_CONT, t.pid, NULL, NULL);
-	struct user_regs_struct regs;
-	tracee_wait_stop(&t, &regs);
 	struct walk w;
-	walk_stack(&t, &regs, c, s, &w);
+	walk_stopped(exe, "qsort", &w);
 	int cmp = walk_find(&w, "cmp_keys", 0);
 	int i = cmp + 1;
 	while (i > 0 && i < w.n && strcmp(w.name[i], "msort_with_tmp") == 0)
@@ -859,9 +850,6 @@ static void unwind_qsort(const char *exe)
 		i++;
 	static const char *const chain[] = { "sort_keys", "main" };
 	check_chain(&w, i, chain, 2);
-	symbols_free(s);
-	cfi_cache_free(c);
-	tracee_end(&t);
 }
 
 Test(cfi_unwind, qsort_gcc) { unwind_qsort(NOFP_GCC); }
@@ -946,17 +934,27 @@ static void rows_text(const struct cfi_table *t, char *out, size_t size)
 	}
 }
 
+/* The section's table has these rows, and counts these FDEs. */
+static void expect_table(struct sec *s, const char *want, uint64_t fdes, uint64_t bad,
+			 uint64_t overlap)
+{
+	struct cfi_table *t = table_from(s);
+	char got[1024];
+	rows_text(t, got, sizeof(got));
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(t->fdes, fdes, "%" PRIu64 " FDEs", t->fdes);
+	cr_assert_eq(t->fdes_bad, bad, "%" PRIu64 " bad FDEs", t->fdes_bad);
+	cr_assert_eq(t->fdes_overlap, overlap, "%" PRIu64 " overlapping FDEs", t->fdes_overlap);
+	cfi_table_free(t);
+}
+
+/* One FDE of 64 bytes with these instructions. */
 static void expect_rows(const uint8_t *insns, size_t n, const char *want, uint64_t bad)
 {
 	struct sec s = { .n = 0 };
 	put_cie(&s, "zR", NULL, 0);
 	put_fde(&s, 0, FN_START, 64, insns, n);
-	struct cfi_table *t = table_from(&s);
-	char got[1024];
-	rows_text(t, got, sizeof(got));
-	cr_assert_str_eq(got, want);
-	cr_assert_eq(t->fdes_bad, bad, "%" PRIu64 " bad FDEs", t->fdes_bad);
-	cfi_table_free(t);
+	expect_table(&s, want, bad ? 0 : 1, bad, 0);
 }
 
 Test(cfi_section, prologue_rows)
@@ -1044,19 +1042,13 @@ Test(cfi_section, bad_entries)
 	put_fde(&s, 3, FN_START, 16, NULL, 0);
 	put_fde(&s, (uint32_t)cie2, FN_START + 16, 16, NULL, 0);
 	put_fde(&s, 0, FN_START + 32, 16, NULL, 0);
-	struct cfi_table *t = table_from(&s);
-	char got[256];
-	rows_text(t, got, sizeof(got));
-	cr_assert_str_eq(got, "32 rsp+8; 48 none");
-	cr_assert_eq(t->fdes_bad, 2);
-	cr_assert_eq(t->fdes, 1);
-	cfi_table_free(t);
+	expect_table(&s, "32 rsp+8; 48 none", 1, 2, 0);
 	/* A length past the section's end stops the walk. */
 	struct sec cut = { .n = 0 };
 	put_cie(&cut, "zR", NULL, 0);
 	put32(&cut, 4000);
 	put32(&cut, 0);
-	t = cfi_table_from_section(cut.b, cut.n, SEC_ADDR, true);
+	struct cfi_table *t = cfi_table_from_section(cut.b, cut.n, SEC_ADDR, true);
 	cr_assert_eq(t->nrows, 0);
 	cr_assert_eq(t->fdes_bad, 1);
 	cfi_table_free(t);
@@ -1072,13 +1064,7 @@ Test(cfi_section, overlaps_and_gaps)
 	put_fde(&s, 0, FN_START + 8, 16, NULL, 0);        /* overlaps the one before */
 	put_fde(&s, 0, FN_START + 16, 16, NULL, 0);       /* adjacent: rsp+8 continues */
 	put_fde(&s, 0, 0, 16, NULL, 0);                   /* a dropped function */
-	struct cfi_table *t = table_from(&s);
-	char got[256];
-	rows_text(t, got, sizeof(got));
-	cr_assert_str_eq(got, "0 rsp+8; 1 rsp+16; 16 rsp+8; 33 rsp+16; 48 none");
-	cr_assert_eq(t->fdes_overlap, 1);
-	cr_assert_eq(t->fdes, 3);
-	cfi_table_free(t);
+	expect_table(&s, "0 rsp+8; 1 rsp+16; 16 rsp+8; 33 rsp+16; 48 none", 3, 0, 1);
 }
 
 /* ---- the unwinder on a fake stack -------------------------------------- */
