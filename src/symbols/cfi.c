@@ -506,8 +506,9 @@ static bool run_program(struct run *r, const uint8_t *p, const uint8_t *end)
 	return true;
 }
 
-/* Rows of one FDE, as a new chunk. A malformed program leaves the range
- * without rows (CFI_CFA_NONE): better no answer than a wrong one. */
+/* Rows of one FDE, as a new chunk. A malformed program makes its range
+ * one CFI_CFA_UNSUPPORTED row: the function is there, its CFI unusable
+ * (a frame-pointer guess there could be wrong). */
 static bool builder_add_fde(const struct ehframe_fde *fde, void *arg)
 {
 	struct builder *b = arg;
@@ -532,8 +533,10 @@ static bool builder_add_fde(const struct ehframe_fde *fde, void *arg)
 	if (ok && !r->done)
 		chunk_emit(b, r->loc, classify(r->cie, &r->st));
 	if (!ok) {
-		b->nrows = b->chunks[b->nchunks - 1].first;
-		b->nchunks--;
+		struct chunk *c = &b->chunks[b->nchunks - 1];
+		b->nrows = c->first;
+		c->n = 0;
+		chunk_emit(b, fde->start, CFI_CFA_UNSUPPORTED);
 		b->bad++;
 	}
 	return true;

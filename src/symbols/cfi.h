@@ -14,10 +14,14 @@
  * Rows come from every FDE of .eh_frame, plus the FDEs of .debug_frame that
  * no .eh_frame FDE overlaps; when those describe less than half of the
  * binary's code, the .debug_frame of its separate debug file is read too
- * (found by build-id or .gnu_debuglink, as the symbolizer finds it). Consecutive identical rows are merged. A rule the
- * kernel cannot follow is not dropped nor guessed: its rows say
- * CFI_CFA_UNSUPPORTED (or CFI_RBP_UNSUPPORTED for the saved rbp), so the
- * unwinder stops there and says why.
+ * (found by build-id or .gnu_debuglink, as the symbolizer finds it).
+ * Consecutive identical rows are merged. A rule the kernel cannot follow is
+ * not dropped nor guessed: its rows say CFI_CFA_UNSUPPORTED (or
+ * CFI_RBP_UNSUPPORTED for the saved rbp), so the unwinder stops there and
+ * says why. An FDE whose program is malformed (truncated or unknown
+ * instructions, remember_state deeper than 64, a location going back) is
+ * one CFI_CFA_UNSUPPORTED row over its range; one whose range cannot be
+ * read (a bad CIE or pointer) gives none. Both are counted.
  *
  * Only what an x86_64 unwinder that tracks rip, rsp and rbp needs is kept:
  * the CFA rule, the rbp rule, and a check that the return address is at
