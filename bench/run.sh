@@ -5,6 +5,7 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
+echo; echo "### unwind tables"; ./bench/cfi.sh "$build"
 echo; echo "### format conversion and rendering"; ./bench/formats_throughput.sh "$build"
 echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
 echo; echo "### a real server: redis under redis-benchmark"; ./bench/redis_trace.sh "$build"

@@ -40,6 +40,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "ehframe.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -585,189 +586,20 @@ struct fde_table {
 	size_t n, cap;
 };
 
-/* Reads an unsigned value of `size` bytes in the file's byte order. */
-static uint64_t read_unsigned(const uint8_t *p, size_t size, bool big_endian)
+static bool fde_table_add(const struct ehframe_fde *fde, void *arg)
 {
-	uint64_t v = 0;
-	for (size_t i = 0; i < size; i++)
-		v |= (uint64_t)p[big_endian ? size - 1 - i : i] << (8 * i);
-	return v;
-}
-
-static bool read_leb128(const uint8_t **pp, const uint8_t *end, bool is_signed, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	const uint8_t *p = *pp;
-	uint8_t byte;
-	do {
-		if (p >= end || shift >= 64)
-			return false;
-		byte = *p++;
-		v |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-	} while (byte & 0x80);
-	if (is_signed && shift < 64 && (byte & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	*pp = p;
-	*out = v;
+	struct fde_table *t = arg;
+	grow_array((void **)&t->r, &t->cap, t->n + 1, sizeof(*t->r));
+	t->r[t->n++] = (struct fde_range){ fde->start, fde->end };
 	return true;
 }
 
-/* Where CFI is read from: a section's bytes and its address. */
-struct cfi_section {
-	const uint8_t *data;
-	size_t size;
-	uint64_t addr;
-	bool big_endian;
-	size_t addr_size;
-};
-
-/* Reads a pointer encoded as DW_EH_PE `enc` at *pp and advances past it.
- * Only what FDE addresses use: absolute and pc-relative values. */
-static bool cfi_read_pointer(const struct cfi_section *sec, const uint8_t **pp, uint8_t enc,
-			     uint64_t *out)
+/* Adds every FDE of one CFI section of elf. */
+static void fde_table_add_section(struct fde_table *t, Elf *elf, bool eh_frame)
 {
-	const uint8_t *p = *pp, *end = sec->data + sec->size;
-	uint64_t field = sec->addr + (uint64_t)(p - sec->data);
-	size_t size = 0;
-	bool is_signed = false;
-	uint64_t v = 0;
-	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
-		return false;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: size = sec->addr_size; break;
-	case DW_EH_PE_udata2: size = 2; break;
-	case DW_EH_PE_udata4: size = 4; break;
-	case DW_EH_PE_udata8: size = 8; break;
-	case DW_EH_PE_sdata2: size = 2; is_signed = true; break;
-	case DW_EH_PE_sdata4: size = 4; is_signed = true; break;
-	case DW_EH_PE_sdata8: size = 8; is_signed = true; break;
-	case DW_EH_PE_uleb128:
-	case DW_EH_PE_sleb128:
-		if (!read_leb128(&p, end, (enc & 0x0f) == DW_EH_PE_sleb128, &v))
-			return false;
-		break;
-	default:
-		return false;
-	}
-	if (size) {
-		if ((size_t)(end - p) < size)
-			return false;
-		v = read_unsigned(p, size, sec->big_endian);
-		if (is_signed && size < 8 && (v >> (8 * size - 1)) & 1)
-			v |= ~(uint64_t)0 << (8 * size);
-		p += size;
-	}
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr: break;
-	case DW_EH_PE_pcrel: v += field; break;
-	default: return false; /* text-, data- and function-relative: not for FDEs here */
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
-
-/* How a CIE's FDEs encode their addresses (its 'R' augmentation), or -1
- * when the CIE cannot be understood. .debug_frame: absolute addresses. */
-static int cie_fde_encoding(const struct cfi_section *sec, const Dwarf_CIE *cie, bool eh_frame)
-{
-	const char *aug = cie->augmentation;
-	if (!eh_frame || !aug || aug[0] == '\0')
-		return DW_EH_PE_absptr;
-	if (aug[0] != 'z' || !cie->augmentation_data)
-		return -1;
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p + cie->augmentation_data_size;
-	int enc = DW_EH_PE_absptr;
-	bool seen_r = false;
-	for (const char *c = aug + 1; *c; c++) {
-		switch (*c) {
-		case 'R':
-		case 'L':
-			if (p >= end)
-				return -1;
-			if (*c == 'R') {
-				enc = *p;
-				seen_r = true;
-			}
-			p++;
-			break;
-		case 'P': {
-			if (p >= end)
-				return -1;
-			uint8_t penc = *p++;
-			uint64_t ignored;
-			/* The personality routine is often an indirect pointer:
-			 * read it as a direct one, only to step over it. */
-			if (!cfi_read_pointer(sec, &p, penc & 0x7f, &ignored))
-				return -1;
-			break;
-		}
-		case 'S':
-		case 'B':
-		case 'G':
-			break;
-		default:
-			/* Data of an unknown letter cannot be stepped over. */
-			return seen_r ? enc : -1;
-		}
-	}
-	return enc;
-}
-
-/* Adds every FDE of one CFI section. CIEs are looked up by offset and
- * their encoding remembered (value: encoding + 1, or 0x200 when unusable). */
-static void fde_table_add_section(struct fde_table *t, Elf *elf, Elf_Scn *scn, bool eh_frame)
-{
-	GElf_Shdr shdr;
-	Elf_Data *data = scn && gelf_getshdr(scn, &shdr) ? elf_rawdata(scn, NULL) : NULL;
-	if (!data || !data->d_buf || shdr.sh_type == SHT_NOBITS)
-		return;
-	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	if (!ident)
-		return;
-	struct cfi_section sec = {
-		.data = data->d_buf, .size = data->d_size, .addr = shdr.sh_addr,
-		.big_endian = ident[EI_DATA] == ELFDATA2MSB,
-		.addr_size = ident[EI_CLASS] == ELFCLASS64 ? 8 : 4,
-	};
-	struct pair_map cies = { 0 };
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	for (; off != (Dwarf_Off)-1; off = next) {
-		next = (Dwarf_Off)-1;
-		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &e);
-		if (rc > 0 || (rc < 0 && (next == (Dwarf_Off)-1 || next <= off)))
-			break;
-		if (rc < 0 || dwarf_cfi_cie_p(&e))
-			continue;
-		uint64_t *enc = pair_map_insert(&cies, e.fde.CIE_pointer, 0);
-		if (!*enc) {
-			Dwarf_Off cie_next;
-			Dwarf_CFI_Entry cie;
-			int ce = -1;
-			if (dwarf_next_cfi(ident, data, eh_frame, e.fde.CIE_pointer, &cie_next, &cie) == 0 &&
-			    dwarf_cfi_cie_p(&cie))
-				ce = cie_fde_encoding(&sec, &cie.cie, eh_frame);
-			*enc = ce < 0 ? 0x200 : (uint64_t)ce + 1;
-		}
-		if (*enc == 0x200)
-			continue;
-		uint8_t fenc = (uint8_t)(*enc - 1);
-		const uint8_t *p = e.fde.start;
-		uint64_t start, len;
-		if (!cfi_read_pointer(&sec, &p, fenc, &start) ||
-		    !cfi_read_pointer(&sec, &p, fenc & 0x0f, &len))
-			continue;
-		/* A zero start is a function the linker dropped. */
-		if (start == 0 || len == 0 || start + len < start)
-			continue;
-		grow_array((void **)&t->r, &t->cap, t->n + 1, sizeof(*t->r));
-		t->r[t->n++] = (struct fde_range){ start, start + len };
-	}
-	pair_map_free(&cies);
+	struct ehframe_section sec;
+	if (elf && ehframe_section_find(elf, eh_frame, &sec))
+		ehframe_each_fde(&sec, fde_table_add, t, NULL);
 }
 
 static int fde_range_cmp(const void *pa, const void *pb)
@@ -785,27 +617,15 @@ static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char 
 	return n && name && strcmp(n, name) == 0;
 }
 
-static Elf_Scn *elf_section_named(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
-		if (section_name_is(elf, shstrndx, scn, name))
-			return scn;
-	return NULL;
-}
-
 /* .eh_frame of the binary, else .debug_frame of the binary or of its
  * separate debug file (code built without unwind tables for exceptions). */
 static void fde_table_build(struct fde_table *t, Elf *elf, Elf *debug_elf)
 {
-	fde_table_add_section(t, elf, elf_section_named(elf, ".eh_frame"), true);
+	fde_table_add_section(t, elf, true);
 	if (t->n == 0)
-		fde_table_add_section(t, elf, elf_section_named(elf, ".debug_frame"), false);
+		fde_table_add_section(t, elf, false);
 	if (t->n == 0 && debug_elf && debug_elf != elf)
-		fde_table_add_section(t, debug_elf, elf_section_named(debug_elf, ".debug_frame"),
-				      false);
+		fde_table_add_section(t, debug_elf, false);
 	if (t->n)
 		qsort(t->r, t->n, sizeof(*t->r), fde_range_cmp);
 }

@@ -1,0 +1,117 @@
+/* nofp — a known call chain in code without frame pointers: built
+ * -O2 -fomit-frame-pointer by gcc and by clang (nofp-gcc, nofp-clang), with
+ * a library built the same way in the middle (libnofp-*.so):
+ *
+ *   main -> run -> stage_a -> nofp_lib_stage (libnofp) -> stage_b -> leaf_spin
+ *
+ * usage: nofp spin    leaf_spin loops for ever (stop it anywhere: SIGSTOP,
+ *                     ptrace), a leaf without a frame
+ *        nofp stop    leaf_spin raises SIGSTOP itself after 1000 rounds, so
+ *                     the stack is libc's raise above the chain
+ *        nofp signal  leaf_spin loops until a timer's SIGALRM interrupts it:
+ *                     the handler, on_signal, raises SIGSTOP, so the stack
+ *                     goes through the kernel's signal frame (__restore_rt)
+ *        nofp qsort   main -> sort_keys -> libc's qsort -> cmp_keys, which
+ *                     raises SIGSTOP on its 1000th call
+ * Functions are global and noinline, and every call is followed by work of
+ * the caller's, so the compilers keep each frame (no inlining, no tail
+ * calls) whatever they do inside them. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "nofp.h"
+
+static volatile unsigned long sink;
+static int stop_mode;
+
+__attribute__((noinline)) long leaf_spin(long n)
+{
+	unsigned long x = (unsigned long)n;
+	for (unsigned long i = 0;; i++) {
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		if (stop_mode && i == 1000) {
+			raise(SIGSTOP);
+			break;
+		}
+		sink = x;
+	}
+	return (long)x;
+}
+
+__attribute__((noinline)) long stage_b(long n)
+{
+	volatile long keep[4] = { n, n + 1, n + 2, n + 3 };
+	long r = leaf_spin(n + keep[2]);
+	return r ^ keep[1];
+}
+
+__attribute__((noinline)) long stage_a(long n)
+{
+	volatile long keep[10];
+	for (int i = 0; i < 10; i++)
+		keep[i] = n * i;
+	long r = nofp_lib_stage(stage_b, n + keep[7]);
+	return r + keep[3];
+}
+
+__attribute__((noinline)) long run(long n)
+{
+	volatile long keep[2] = { n, 2 * n };
+	long r = stage_a(n + keep[1]);
+	return r - keep[0];
+}
+
+__attribute__((noinline)) void on_signal(int sig)
+{
+	(void)sig;
+	raise(SIGSTOP);
+	sink++;
+}
+
+static unsigned long compares;
+
+__attribute__((noinline)) int cmp_keys(const void *a, const void *b)
+{
+	if (++compares == 1000)
+		raise(SIGSTOP);
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+__attribute__((noinline)) long sort_keys(long n)
+{
+	long *keys = malloc((size_t)n * sizeof(*keys));
+	if (!keys)
+		return -1;
+	for (long i = 0; i < n; i++)
+		keys[i] = (i * 7919) % n;
+	qsort(keys, (size_t)n, sizeof(*keys), cmp_keys);
+	long r = keys[n / 2];
+	free(keys);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: nofp spin|stop|qsort\n");
+		return 2;
+	}
+	long r;
+	if (strcmp(argv[1], "qsort") == 0) {
+		r = sort_keys(4096);
+	} else {
+		stop_mode = strcmp(argv[1], "stop") == 0;
+		if (strcmp(argv[1], "signal") == 0) {
+			signal(SIGALRM, on_signal);
+			struct itimerval it = { .it_value = { 0, 20000 } };
+			setitimer(ITIMER_REAL, &it, NULL);
+		}
+		r = run(argc);
+	}
+	printf("%ld\n", r);
+	return 0;
+}
