@@ -1,0 +1,57 @@
+/* assets — the JavaScript, CSS and HTML of render's outputs.
+ *
+ * They are files in src/render/assets/, edited as such and checked by
+ * tests/assets.sh (node parses every script as a browser would; the
+ * stylesheets and the page are checked for balance and for text that would
+ * end their element early). The build embeds each one into this library
+ * (scripts/embed_assets.cmake writes them as NUL-terminated strings), named
+ * asset_ and the file name with '.' and '-' as '_': flame.js -> asset_flame_js.
+ * A new asset is a file there and a line here.
+ *
+ * A stylesheet or the page can hold placeholders, @NAME@ (capitals, digits
+ * and '_'), that the writer fills when it copies the asset out: values that
+ * also drive the C side's geometry, such as @FONT_SIZE@, and the page's data.
+ * Scripts hold none: their variables come in the CFG object the writer puts
+ * before them. */
+#ifndef SONDE_ASSETS_H
+#define SONDE_ASSETS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+extern const char asset_flame_css[];      /* flamesvg: @FONT_SIZE@, @TITLE_FONT_SIZE@ */
+extern const char asset_flame_js[];       /* flamesvg: zoom, search; CFG before it */
+extern const char asset_flamechart_css[]; /* flamechart: as flame.css, plus the axis */
+extern const char asset_flamechart_js[];  /* flamechart: zoom in time, axis, search */
+extern const char asset_heatmap_svg_css[]; /* heatmap's SVG */
+extern const char asset_heatmap_html[];   /* heatmap's page: the placeholders of heatmap.c */
+extern const char asset_heatmap_css[];    /* heatmap's page: its stylesheet */
+extern const char asset_heatmap_js[];     /* heatmap's page: the map and flame graph */
+
+/* Writes what placeholder `name` (NUL-terminated, without the '@'s) stands
+ * for; false when the name is not one it knows, which is then copied as it
+ * stands. */
+typedef bool (*assets_fill_fn)(FILE *out, const char *name, void *arg);
+
+/* A fill for placeholders that stand for integers: arg is an array of
+ * these, ended by one whose name is NULL. */
+struct assets_int {
+	const char *name;
+	long long value;
+};
+bool assets_fill_ints(FILE *out, const char *name, void *arg);
+
+/* Copies asset text to out, each placeholder replaced by what fill writes;
+ * fill may be NULL for an asset without placeholders. */
+void assets_write(FILE *out, const char *text, assets_fill_fn fill, void *arg);
+
+/* An SVG's <style> element: the stylesheet, filled, in a CDATA section. */
+void assets_svg_style(FILE *out, const char *css, assets_fill_fn fill, void *arg);
+
+/* An SVG's <script> element, in a CDATA section: what the printf-style cfg
+ * formats (the values the script reads: "var CFG = {...};\n"), then the
+ * script. */
+void assets_svg_script(FILE *out, const char *script, const char *cfg, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
