@@ -52,20 +52,22 @@ void assets_write(FILE *out, const char *text, assets_fill_fn fill, void *arg)
 	}
 }
 
-void assets_svg_style(FILE *out, const char *css, assets_fill_fn fill, void *arg)
+void assets_svg_style(FILE *out, const char *const css[], assets_fill_fn fill, void *arg)
 {
 	fputs("<style type=\"text/css\"><![CDATA[\n", out);
-	assets_write(out, css, fill, arg);
+	for (size_t i = 0; css[i]; i++)
+		assets_write(out, css[i], fill, arg);
 	fputs("]]></style>\n", out);
 }
 
-void assets_svg_script(FILE *out, const char *script, const char *cfg, ...)
+void assets_svg_script(FILE *out, const char *const scripts[], const char *cfg, ...)
 {
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	va_list ap;
 	va_start(ap, cfg);
 	vfprintf(out, cfg, ap);
 	va_end(ap);
-	fputs(script, out);
+	for (size_t i = 0; scripts[i]; i++)
+		fputs(scripts[i], out);
 	fputs("]]></script>\n", out);
 }

@@ -11,22 +11,25 @@
  * A stylesheet or the page can hold placeholders, @NAME@ (capitals, digits
  * and '_'), that the writer fills when it copies the asset out: values that
  * also drive the C side's geometry, such as @FONT_SIZE@, and the page's data.
- * Scripts hold none: their variables come in the CFG object the writer puts
- * before them. */
+ * Scripts hold none: an SVG's scripts read the CFG object the writer puts
+ * before them, the page's script reads the page's JSON data. */
 #ifndef SONDE_ASSETS_H
 #define SONDE_ASSETS_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-extern const char asset_flame_css[];      /* flamesvg: @FONT_SIZE@, @TITLE_FONT_SIZE@ */
-extern const char asset_flame_js[];       /* flamesvg: zoom, search; CFG before it */
-extern const char asset_flamechart_css[]; /* flamechart: as flame.css, plus the axis */
-extern const char asset_flamechart_js[];  /* flamechart: zoom in time, axis, search */
-extern const char asset_heatmap_svg_css[]; /* heatmap's SVG */
-extern const char asset_heatmap_html[];   /* heatmap's page: the placeholders of heatmap.c */
-extern const char asset_heatmap_css[];    /* heatmap's page: its stylesheet */
-extern const char asset_heatmap_js[];     /* heatmap's page: the map and flame graph */
+/* flame graphs (flamesvg) and flame charts (flamechart) */
+extern const char asset_flame_css[];        /* @FONT_SIZE@, @TITLE_FONT_SIZE@ */
+extern const char asset_flamecontrols_js[]; /* labels, hover, search, buttons, keys */
+extern const char asset_flame_js[];         /* flamesvg's zoom */
+extern const char asset_flamechart_css[];   /* flamechart's axis, after flame.css */
+extern const char asset_flamechart_js[];    /* flamechart's zoom in time and axis */
+/* heatmaps */
+extern const char asset_heatmap_svg_css[];  /* the SVG */
+extern const char asset_heatmap_html[];     /* the page: the placeholders of heatmap.c */
+extern const char asset_heatmap_css[];      /* the page's stylesheet */
+extern const char asset_heatmap_js[];       /* the page's map and flame graph */
 
 /* Writes what placeholder `name` (NUL-terminated, without the '@'s) stands
  * for; false when the name is not one it knows, which is then copied as it
@@ -45,13 +48,14 @@ bool assets_fill_ints(FILE *out, const char *name, void *arg);
  * fill may be NULL for an asset without placeholders. */
 void assets_write(FILE *out, const char *text, assets_fill_fn fill, void *arg);
 
-/* An SVG's <style> element: the stylesheet, filled, in a CDATA section. */
-void assets_svg_style(FILE *out, const char *css, assets_fill_fn fill, void *arg);
+/* An SVG's <style> element: the stylesheets of the NULL-ended list, filled,
+ * in a CDATA section. */
+void assets_svg_style(FILE *out, const char *const css[], assets_fill_fn fill, void *arg);
 
 /* An SVG's <script> element, in a CDATA section: what the printf-style cfg
- * formats (the values the script reads: "var CFG = {...};\n"), then the
- * script. */
-void assets_svg_script(FILE *out, const char *script, const char *cfg, ...)
+ * formats (the values the scripts read: "var CFG = {...};\n"), then the
+ * scripts of the NULL-ended list, which share one global scope. */
+void assets_svg_script(FILE *out, const char *const scripts[], const char *cfg, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif

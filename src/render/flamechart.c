@@ -515,7 +515,8 @@ static void write_chart(const struct chart *c, FILE *out)
 		w, h, w, h);
 	struct assets_int sizes[] = {
 		{"FONT_SIZE", FONT_SIZE}, {"TITLE_FONT_SIZE", TITLE_FONT_SIZE}, {NULL, 0}};
-	assets_svg_style(out, asset_flamechart_css, assets_fill_ints, sizes);
+	static const char *const css[] = {asset_flame_css, asset_flamechart_css, NULL};
+	assets_svg_style(out, css, assets_fill_ints, sizes);
 	fprintf(out,
 		"<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
 		"<stop offset=\"5%%\" stop-color=\"#f4f4f4\"/>"
@@ -548,8 +549,8 @@ static void write_chart(const struct chart *c, FILE *out)
 	for (size_t i = 0; i < c->nboxes && !ferror(out); i++)
 		write_box(c, out, &c->boxes[i]);
 	fputs("</g>\n", out);
-	/* flamechart.js: zoom in time, the axis redrawn, search */
-	assets_svg_script(out, asset_flamechart_js,
+	static const char *const scripts[] = {asset_flamecontrols_js, asset_flamechart_js, NULL};
+	assets_svg_script(out, scripts,
 			  "var CFG = {x0: %.2f, span: %.2f, dur: %" PRIu64 ", sampled: %" PRIu64
 			  ", axisY: %d, minTickPx: %d, charWidth: %.2f, labelPad: %.1f, "
 			  "minLabelChars: %d};\n",

@@ -272,7 +272,8 @@ static void write_style(const struct svg_writer *w)
 {
 	struct assets_int sizes[] = {
 		{"FONT_SIZE", FONT_SIZE}, {"TITLE_FONT_SIZE", TITLE_FONT_SIZE}, {NULL, 0}};
-	assets_svg_style(w->out, asset_flame_css, assets_fill_ints, sizes);
+	static const char *const css[] = {asset_flame_css, NULL};
+	assets_svg_style(w->out, css, assets_fill_ints, sizes);
 }
 
 static void write_background(const struct svg_writer *w)
@@ -413,13 +414,12 @@ static void write_frames(const struct svg_writer *w)
 	fputs("</g>\n", w->out);
 }
 
-/* The interactive part, flame.js. Frames carry exact sample positions
- * (data-start, data-total, data-depth), so zoom and search are interval
- * arithmetic on counts rather than guesses from rounded pixel geometry.
+/* The interactive part: flamecontrols.js and flame.js, with the geometry.
  * Placed last so every element it looks up already exists when it runs. */
 static void write_script(const struct svg_writer *w)
 {
-	assets_svg_script(w->out, asset_flame_js,
+	static const char *const scripts[] = {asset_flamecontrols_js, asset_flame_js, NULL};
+	assets_svg_script(w->out, scripts,
 			  "var CFG = {x0: %.2f, span: %.2f, total: %llu, charWidth: %.2f, "
 			  "labelPad: %.1f, minLabelChars: %d};\n",
 			  w->layout.x0, w->layout.span, (unsigned long long)w->total, CHAR_WIDTH,

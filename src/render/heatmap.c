@@ -323,7 +323,8 @@ static void write_svg_doc(FILE *out, const struct heatmap *h, const char *title)
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n",
 		width, height, width, height);
-	assets_svg_style(out, asset_heatmap_svg_css, NULL, NULL);
+	static const char *const css[] = {asset_heatmap_svg_css, NULL};
+	assets_svg_style(out, css, NULL, NULL);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", width,
 		height);
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"22\">", width / 2.0);

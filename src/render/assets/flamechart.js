@@ -1,3 +1,6 @@
+/* A flame chart's zoom in time and its axis (flamechart); Flame
+ * (flamecontrols.js) does the rest. Boxes carry their time in ns from the
+ * chart's left edge (data-start, data-dur). */
 (function () {
 "use strict";
 var layer = document.getElementById("frames");
@@ -7,42 +10,21 @@ var boxes = Array.prototype.map.call(layer.getElementsByTagName("g"), function (
 		s: Number(g.getAttribute("data-start")), d: Number(g.getAttribute("data-dur")),
 		depth: Number(g.getAttribute("data-depth"))};
 });
-var details = document.getElementById("details");
-var matched = document.getElementById("matched");
 var unzoomButton = document.getElementById("unzoom");
-var resetSearchButton = document.getElementById("resetsearch");
 var axis = document.getElementById("axis");
 var NS = "http://www.w3.org/2000/svg";
-var zs = 0, ze = CFG.dur, lastSearch = "";
-function setClass(el, name, on) {
-	if (on) el.classList.add(name); else el.classList.remove(name);
-}
-function boxOf(el) {
-	while (el && el !== layer) {
-		if (el.classList && el.classList.contains("f")) return el;
-		el = el.parentNode;
-	}
-	return null;
-}
-function fitLabel(name, width) {
-	var room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);
-	if (room < CFG.minLabelChars) return "";
-	if (name.length <= room) return name;
-	var cut = room - 2, last = name.charCodeAt(cut - 1);
-	if (last >= 0xd800 && last <= 0xdbff) cut--;
-	return name.substring(0, cut) + "..";
-}
+var zs = 0, ze = CFG.dur;
 function place(b) {
 	var s = Math.max(b.s, zs), e = Math.min(b.s + b.d, ze);
 	var hidden = e < s || (e === s && b.d > 0);
-	setClass(b.g, "hide", hidden);
+	Flame.setClass(b.g, "hide", hidden);
 	if (hidden) return;
 	var scale = CFG.span / (ze - zs);
 	var x = CFG.x0 + (s - zs) * scale, w = (e - s) * scale;
 	b.rect.setAttribute("x", x.toFixed(2));
 	b.rect.setAttribute("width", w.toFixed(2));
 	b.text.setAttribute("x", (x + CFG.labelPad).toFixed(2));
-	b.text.textContent = fitLabel(b.name, w);
+	b.text.textContent = Flame.fitLabel(b.name, w);
 }
 function tickStep(dur) {
 	var want = dur * CFG.minTickPx / CFG.span;
@@ -81,66 +63,20 @@ function zoom(s, d) {
 	zs = s; ze = s + d;
 	boxes.forEach(place);
 	drawAxis();
-	setClass(unzoomButton, "hide", zs <= 0 && ze >= CFG.dur);
+	Flame.setClass(unzoomButton, "hide", zs <= 0 && ze >= CFG.dur);
 }
 function resetZoom() { zoom(0, CFG.dur); }
-function covered(spans) {
-	spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });
-	var sum = 0, reach = -Infinity;
-	spans.forEach(function (sp) {
-		if (sp[1] <= reach) return;
-		sum += sp[1] - Math.max(sp[0], reach);
-		reach = sp[1];
-	});
-	return sum;
-}
-function search(term) {
-	var re;
-	try { re = new RegExp(term); } catch (err) {
-		details.textContent = "Invalid regular expression: " + term;
-		return;
-	}
-	var spans = [];
-	boxes.forEach(function (b) {
-		var hit = b.depth > 0 && re.test(b.name);
-		setClass(b.g, "match", hit);
-		if (hit) spans.push([b.s, b.s + b.d]);
-	});
-	var pct = CFG.sampled > 0 ? 100 * covered(spans) / CFG.sampled : 0;
-	matched.textContent = "Matched: " + pct.toFixed(2) + "%";
-	setClass(resetSearchButton, "hide", false);
-}
-function askSearch() {
-	var term = window.prompt("Search (regular expression):", lastSearch);
-	if (term === null || term === "") return;
-	lastSearch = term;
-	search(term);
-}
-function resetSearch() {
-	boxes.forEach(function (b) { setClass(b.g, "match", false); });
-	matched.textContent = " ";
-	setClass(resetSearchButton, "hide", true);
-}
-layer.addEventListener("click", function (e) {
-	var g = boxOf(e.target);
-	if (!g) return;
-	var b = g._box;
-	if (b.depth === 0) resetZoom(); else zoom(b.s, b.d);
-});
-layer.addEventListener("mouseover", function (e) {
-	var g = boxOf(e.target);
-	if (g) details.textContent = g.getElementsByTagName("title")[0].textContent;
-});
-layer.addEventListener("mouseout", function () { details.textContent = " "; });
-unzoomButton.addEventListener("click", resetZoom);
-document.getElementById("search").addEventListener("click", askSearch);
-resetSearchButton.addEventListener("click", resetSearch);
-window.addEventListener("keydown", function (e) {
-	if ((e.ctrlKey || e.metaKey) && (e.key === "f" || e.keyCode === 70)) {
-		e.preventDefault();
-		askSearch();
-	} else if (e.key === "Escape" || e.keyCode === 27) {
-		resetSearch();
-	}
+
+Flame.controls({
+	boxes: boxes.map(function (b) {
+		return {g: b.g, name: b.name, start: b.s, end: b.s + b.d, searchable: b.depth > 0};
+	}),
+	total: CFG.sampled,
+	zoom: function (g) {
+		var b = g._box;
+		if (b.depth === 0) resetZoom(); else zoom(b.s, b.d);
+	},
+	unzoom: resetZoom,
+	detail: function (g) { return g.getElementsByTagName("title")[0].textContent; }
 });
 })();

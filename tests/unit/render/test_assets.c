@@ -25,6 +25,7 @@ static void embedded_is_file(const char *embedded, const char *name)
 Test(assets, embedded_byte_for_byte)
 {
 	embedded_is_file(asset_flame_css, "flame.css");
+	embedded_is_file(asset_flamecontrols_js, "flamecontrols.js");
 	embedded_is_file(asset_flame_js, "flame.js");
 	embedded_is_file(asset_flamechart_css, "flamechart.css");
 	embedded_is_file(asset_flamechart_js, "flamechart.js");
@@ -107,11 +108,13 @@ Test(assets, svg_elements)
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
 	struct assets_int v[] = {{"N", 7}, {NULL, 0}};
-	assets_svg_style(f, "a { b: @N@px; }\n", assets_fill_ints, v);
-	assets_svg_script(f, "go(CFG);\n", "var CFG = {x: %.2f, n: %d};\n", 1.5, 3);
+	assets_svg_style(f, (const char *const[]){"a { b: @N@px; }\n", "c {}\n", NULL},
+			 assets_fill_ints, v);
+	assets_svg_script(f, (const char *const[]){"var A = 1;\n", "go(CFG, A);\n", NULL},
+			  "var CFG = {x: %.2f, n: %d};\n", 1.5, 3);
 	fclose(f);
-	cr_assert_str_eq(buf, "<style type=\"text/css\"><![CDATA[\na { b: 7px; }\n]]></style>\n"
+	cr_assert_str_eq(buf, "<style type=\"text/css\"><![CDATA[\na { b: 7px; }\nc {}\n]]></style>\n"
 			      "<script type=\"text/ecmascript\"><![CDATA[\n"
-			      "var CFG = {x: 1.50, n: 3};\ngo(CFG);\n]]></script>\n");
+			      "var CFG = {x: 1.50, n: 3};\nvar A = 1;\ngo(CFG, A);\n]]></script>\n");
 	free(buf);
 }
