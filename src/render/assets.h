@@ -19,9 +19,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* what every flame graph script uses: labels, matched share, and the SVGs'
+ * hover, search, buttons and keys */
+extern const char asset_flamecontrols_js[];
 /* flame graphs (flamesvg) and flame charts (flamechart) */
 extern const char asset_flame_css[];        /* @FONT_SIZE@, @TITLE_FONT_SIZE@ */
-extern const char asset_flamecontrols_js[]; /* labels, hover, search, buttons, keys */
 extern const char asset_flame_js[];         /* flamesvg's zoom */
 extern const char asset_flamechart_css[];   /* flamechart's axis, after flame.css */
 extern const char asset_flamechart_js[];    /* flamechart's zoom in time and axis */
@@ -29,7 +31,8 @@ extern const char asset_flamechart_js[];    /* flamechart's zoom in time and axi
 extern const char asset_heatmap_svg_css[];  /* the SVG */
 extern const char asset_heatmap_html[];     /* the page: the placeholders of heatmap.c */
 extern const char asset_heatmap_css[];      /* the page's stylesheet */
-extern const char asset_heatmap_js[];       /* the page's map and flame graph */
+extern const char asset_heatmap_js[];       /* the page's map and flame graph, after
+					     * flamecontrols.js */
 
 /* Writes what placeholder `name` (NUL-terminated, without the '@'s) stands
  * for; false when the name is not one it knows, which is then copied as it

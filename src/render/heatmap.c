@@ -614,9 +614,11 @@ static bool fill_page(FILE *out, const char *name, void *arg)
 			fputs("<p class=\"warn\">The profile has no samples.</p>\n", out);
 	} else if (strcmp(name, "DATA") == 0)
 		put_script_json(out, pg->json, pg->json_len);
-	else if (strcmp(name, "SCRIPT") == 0)
-		fputs(asset_heatmap_js, out); /* makes the canvas and the flame graph's <svg> */
-	else
+	else if (strcmp(name, "SCRIPT") == 0) {
+		/* makes the canvas and the flame graph's <svg> */
+		fputs(asset_flamecontrols_js, out);
+		fputs(asset_heatmap_js, out);
+	} else
 		return false;
 	return true;
 }

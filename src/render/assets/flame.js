@@ -15,7 +15,7 @@ function place(g, x, width) {
 	rect.setAttribute("x", x.toFixed(2));
 	rect.setAttribute("width", width.toFixed(2));
 	text.setAttribute("x", (x + CFG.labelPad).toFixed(2));
-	text.textContent = Flame.fitLabel(g.getAttribute("data-name"), width);
+	text.textContent = Flame.fitLabel(g.getAttribute("data-name"), width, CFG);
 }
 
 /* Zoom to the frame covering samples [start, start+total) at depth: its

@@ -24,7 +24,7 @@ function place(b) {
 	b.rect.setAttribute("x", x.toFixed(2));
 	b.rect.setAttribute("width", w.toFixed(2));
 	b.text.setAttribute("x", (x + CFG.labelPad).toFixed(2));
-	b.text.textContent = Flame.fitLabel(b.name, w);
+	b.text.textContent = Flame.fitLabel(b.name, w, CFG);
 }
 function tickStep(dur) {
 	var want = dur * CFG.minTickPx / CFG.span;

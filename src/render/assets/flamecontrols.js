@@ -1,7 +1,7 @@
-/* What flame graphs (flame.js) and flame charts (flamechart.js) share, as
- * one object, Flame: box labels fitted to their width, hover details, regex
- * search with the share of samples it matched, and the buttons and keys.
- * CFG, written before the scripts, holds the geometry. */
+/* What flame graphs (flame.js), flame charts (flamechart.js) and the
+ * heatmap page's flame graph (heatmap.js) share, as one object, Flame: box
+ * labels fitted to their width, the share of samples matches cover, and,
+ * for the SVGs, hover details, regex search, and the buttons and keys. */
 var Flame = (function () {
 "use strict";
 
@@ -9,10 +9,11 @@ function setClass(el, name, on) {
 	if (on) el.classList.add(name); else el.classList.remove(name);
 }
 
-/* Same rule as the writers: whole name, or its start and "..", or nothing. */
-function fitLabel(name, width) {
-	var room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);
-	if (room < CFG.minLabelChars) return "";
+/* Same rule as the writers: whole name, or its start and "..", or nothing;
+ * geometry is {labelPad, charWidth, minLabelChars} (an SVG's CFG). */
+function fitLabel(name, width, geometry) {
+	var room = Math.floor((width - 2 * geometry.labelPad) / geometry.charWidth);
+	if (room < geometry.minLabelChars) return "";
 	if (name.length <= room) return name;
 	var cut = room - 2;
 	var last = name.charCodeAt(cut - 1);
@@ -33,7 +34,16 @@ function covered(spans) {
 	return sum;
 }
 
-/* Wires the controls to the graph in #frames, whose boxes are the g of class f:
+/* The box (an element of class f) el is in, below layer; null if none. */
+function boxOf(el, layer) {
+	while (el && el !== layer) {
+		if (el.classList && el.classList.contains("f")) return el;
+		el = el.parentNode;
+	}
+	return null;
+}
+
+/* Wires an SVG's controls to the graph in #frames, whose boxes are the g of class f:
  *   boxes      every box: {g, name, start, end, searchable}; a search
  *              matches searchable boxes by name and counts [start, end)
  *   total      what "Matched: N%" is a share of
@@ -46,13 +56,6 @@ function controls(graph) {
 	var resetSearchButton = document.getElementById("resetsearch");
 	var lastSearch = "";
 
-	function boxOf(el) {
-		while (el && el !== layer) {
-			if (el.classList && el.classList.contains("f")) return el;
-			el = el.parentNode;
-		}
-		return null;
-	}
 	function search(term) {
 		var re;
 		try { re = new RegExp(term); } catch (err) {
@@ -82,11 +85,11 @@ function controls(graph) {
 	}
 
 	layer.addEventListener("click", function (e) {
-		var g = boxOf(e.target);
+		var g = boxOf(e.target, layer);
 		if (g) graph.zoom(g);
 	});
 	layer.addEventListener("mouseover", function (e) {
-		var g = boxOf(e.target);
+		var g = boxOf(e.target, layer);
 		if (g) details.textContent = graph.detail(g);
 	});
 	layer.addEventListener("mouseout", function () { details.textContent = " "; });
@@ -103,5 +106,5 @@ function controls(graph) {
 	});
 }
 
-return {setClass: setClass, fitLabel: fitLabel, controls: controls};
+return {setClass: setClass, fitLabel: fitLabel, covered: covered, boxOf: boxOf, controls: controls};
 })();

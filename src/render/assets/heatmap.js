@@ -1,3 +1,7 @@
+/* The heatmap page: the map on a canvas, selection, and a flame graph of
+ * the selected samples drawn like flamesvg's (same geometry, colours from
+ * the data, click to zoom, hover for details, regex search); labels and the
+ * matched share come from Flame (flamecontrols.js, before this script). */
 (function () {
 "use strict";
 var D = JSON.parse(document.getElementById("data").textContent);
@@ -233,19 +237,12 @@ fg.setAttribute("width", "0");
 fg.setAttribute("height", "0");
 document.getElementById("fgwrap").appendChild(fg);
 var FH = 16, FONT = 12, CHARW = 0.6 * FONT, PAD = 3, MINW = 0.1, X0 = 10;
+var LABELS = {labelPad: PAD, charWidth: CHARW, minLabelChars: 3}; /* as flamesvg's */
 var tree = null, zoomed = null, lastSearch = "", searchRe = null;
 
 function esc(s) {
 	return s.replace(/&/g, "&amp;").replace(/[<]/g, "&lt;").replace(/>/g, "&gt;")
 		.replace(/"/g, "&quot;");
-}
-function fitLabel(name, width) {
-	var room = Math.floor((width - 2 * PAD) / CHARW);
-	if (room < 3) return "";
-	if (name.length <= room) return name;
-	var cut = room - 2, last = name.charCodeAt(cut - 1);
-	if (last >= 0xd800 && last <= 0xdbff) cut--;
-	return name.substring(0, cut) + "..";
 }
 
 function buildTree(i0, i1) {
@@ -326,7 +323,7 @@ function renderFlame() {
 			nodes.length + "\"><rect x=\"" + x.toFixed(2) + "\" y=\"" + y(n.depth) +
 			"\" width=\"" + w.toFixed(2) + "\" height=\"" + (FH - 1) + "\" fill=\"" + color +
 			"\" rx=\"2\" ry=\"2\"/><text x=\"" + (x + PAD).toFixed(2) + "\" y=\"" +
-			(y(n.depth) + FH - 4.5) + "\">" + esc(fitLabel(label, w)) + "<\/text><\/g>");
+			(y(n.depth) + FH - 4.5) + "\">" + esc(Flame.fitLabel(label, w, LABELS)) + "<\/text><\/g>");
 		nodes.push(n);
 	}
 	var nodes = [];
@@ -343,12 +340,7 @@ function renderFlame() {
 	var sub = "range " + fmtS(sel.t0) + "\u2013" + fmtS(sel.t1) + " s: " + tree.total + " sample" + (tree.total === 1 ? "" : "s");
 	var matchedText = "\u00a0";
 	if (searchRe) {
-		matchedSpans.sort(function (p, q) { return p[0] - q[0] || q[1] - p[1]; });
-		var cov = 0, reach = -Infinity;
-		matchedSpans.forEach(function (sp) {
-			if (sp[1] <= reach) return;
-			cov += sp[1] - Math.max(sp[0], reach); reach = sp[1];
-		});
+		var cov = Flame.covered(matchedSpans);
 		matchedText = "Matched: " + (tree.total ? 100 * cov / tree.total : 0).toFixed(2) + "%";
 	}
 	fg.setAttribute("width", width);
@@ -372,13 +364,6 @@ function renderFlame() {
 	fg.nodesDrawn = nodes;
 }
 
-function frameOf(el) {
-	while (el && el !== fg) {
-		if (el.classList && el.classList.contains("f")) return el;
-		el = el.parentNode;
-	}
-	return null;
-}
 function describe(n) {
 	var label = n.fn < 0 ? "all" : n.name;
 	var pct = tree.total ? 100 * n.total / tree.total : 0;
@@ -397,14 +382,14 @@ fg.addEventListener("click", function (ev) {
 	if (t.id === "unzoom") { zoomed = tree; renderFlame(); return; }
 	if (t.id === "search") { askSearch(); return; }
 	if (t.id === "resetsearch") { searchRe = null; renderFlame(); return; }
-	var g = frameOf(t);
+	var g = Flame.boxOf(t, fg);
 	if (!g) return;
 	var n = fg.nodesDrawn[Number(g.getAttribute("data-id"))];
 	zoomed = n.total > 0 ? n : tree;
 	renderFlame();
 });
 fg.addEventListener("mouseover", function (ev) {
-	var g = frameOf(ev.target);
+	var g = Flame.boxOf(ev.target, fg);
 	var d = document.getElementById("details");
 	if (g && d) d.textContent = describe(fg.nodesDrawn[Number(g.getAttribute("data-id"))]);
 });
