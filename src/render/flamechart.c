@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assets.h"
 #include "flame.h"
 #include "flamesvg.h"
 #include "util.h"
@@ -504,154 +505,6 @@ static void write_box(const struct chart *c, FILE *out, const struct box *b)
 	free(name);
 }
 
-static const char CHART_SCRIPT[] =
-	"(function () {\n"
-	"\"use strict\";\n"
-	"var layer = document.getElementById(\"frames\");\n"
-	"var boxes = Array.prototype.map.call(layer.getElementsByTagName(\"g\"), function (g) {\n"
-	"\treturn g._box = {g: g, rect: g.getElementsByTagName(\"rect\")[0],\n"
-	"\t\ttext: g.getElementsByTagName(\"text\")[0], name: g.getAttribute(\"data-name\"),\n"
-	"\t\ts: Number(g.getAttribute(\"data-start\")), d: Number(g.getAttribute(\"data-dur\")),\n"
-	"\t\tdepth: Number(g.getAttribute(\"data-depth\"))};\n"
-	"});\n"
-	"var details = document.getElementById(\"details\");\n"
-	"var matched = document.getElementById(\"matched\");\n"
-	"var unzoomButton = document.getElementById(\"unzoom\");\n"
-	"var resetSearchButton = document.getElementById(\"resetsearch\");\n"
-	"var axis = document.getElementById(\"axis\");\n"
-	"var NS = \"http://www.w3.org/2000/svg\";\n"
-	"var zs = 0, ze = CFG.dur, lastSearch = \"\";\n"
-	"function setClass(el, name, on) {\n"
-	"\tif (on) el.classList.add(name); else el.classList.remove(name);\n"
-	"}\n"
-	"function boxOf(el) {\n"
-	"\twhile (el && el !== layer) {\n"
-	"\t\tif (el.classList && el.classList.contains(\"f\")) return el;\n"
-	"\t\tel = el.parentNode;\n"
-	"\t}\n"
-	"\treturn null;\n"
-	"}\n"
-	"function fitLabel(name, width) {\n"
-	"\tvar room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);\n"
-	"\tif (room < CFG.minLabelChars) return \"\";\n"
-	"\tif (name.length <= room) return name;\n"
-	"\tvar cut = room - 2, last = name.charCodeAt(cut - 1);\n"
-	"\tif (last >= 0xd800 && last <= 0xdbff) cut--;\n"
-	"\treturn name.substring(0, cut) + \"..\";\n"
-	"}\n"
-	"function place(b) {\n"
-	"\tvar s = Math.max(b.s, zs), e = Math.min(b.s + b.d, ze);\n"
-	"\tvar hidden = e < s || (e === s && b.d > 0);\n"
-	"\tsetClass(b.g, \"hide\", hidden);\n"
-	"\tif (hidden) return;\n"
-	"\tvar scale = CFG.span / (ze - zs);\n"
-	"\tvar x = CFG.x0 + (s - zs) * scale, w = (e - s) * scale;\n"
-	"\tb.rect.setAttribute(\"x\", x.toFixed(2));\n"
-	"\tb.rect.setAttribute(\"width\", w.toFixed(2));\n"
-	"\tb.text.setAttribute(\"x\", (x + CFG.labelPad).toFixed(2));\n"
-	"\tb.text.textContent = fitLabel(b.name, w);\n"
-	"}\n"
-	"function tickStep(dur) {\n"
-	"\tvar want = dur * CFG.minTickPx / CFG.span;\n"
-	"\tvar mag = Math.pow(10, Math.floor(Math.log10(want > 1 ? want : 1)));\n"
-	"\tvar steps = [1, 2, 5, 10];\n"
-	"\tfor (var i = 0; i < steps.length; i++) if (steps[i] * mag >= want) return steps[i] * mag;\n"
-	"\treturn 10 * mag;\n"
-	"}\n"
-	"function drawAxis() {\n"
-	"\twhile (axis.firstChild) axis.removeChild(axis.firstChild);\n"
-	"\tvar dur = ze - zs, step = tickStep(dur), stepMs = step / 1e6;\n"
-	"\tvar decimals = stepMs >= 1 ? 0 : Math.ceil(-Math.log10(stepMs) - 1e-9);\n"
-	"\tvar y = CFG.axisY, scale = CFG.span / dur;\n"
-	"\tfunction line(x1, y1, x2, y2) {\n"
-	"\t\tvar l = document.createElementNS(NS, \"line\");\n"
-	"\t\tl.setAttribute(\"x1\", x1); l.setAttribute(\"y1\", y1);\n"
-	"\t\tl.setAttribute(\"x2\", x2); l.setAttribute(\"y2\", y2);\n"
-	"\t\tl.setAttribute(\"class\", \"axl\");\n"
-	"\t\taxis.appendChild(l);\n"
-	"\t}\n"
-	"\tline(CFG.x0, y, CFG.x0 + CFG.span, y);\n"
-	"\tfor (var t = Math.ceil(zs / step) * step; t <= ze + step * 1e-9; t += step) {\n"
-	"\t\tvar x = CFG.x0 + (t - zs) * scale;\n"
-	"\t\tline(x, y - 4, x, y);\n"
-	"\t\tvar txt = document.createElementNS(NS, \"text\");\n"
-	"\t\ttxt.setAttribute(\"x\", x.toFixed(2));\n"
-	"\t\ttxt.setAttribute(\"y\", y - 6);\n"
-	"\t\tvar edge = x - CFG.x0 < 30 ? \" axs\" : CFG.x0 + CFG.span - x < 30 ? \" axe\" : \"\";\n"
-	"\t\ttxt.setAttribute(\"class\", \"axt\" + edge);\n"
-	"\t\ttxt.textContent = (t / 1e6).toFixed(decimals) + \" ms\";\n"
-	"\t\taxis.appendChild(txt);\n"
-	"\t}\n"
-	"}\n"
-	"function zoom(s, d) {\n"
-	"\tif (!(d > 0)) return;\n"
-	"\tzs = s; ze = s + d;\n"
-	"\tboxes.forEach(place);\n"
-	"\tdrawAxis();\n"
-	"\tsetClass(unzoomButton, \"hide\", zs <= 0 && ze >= CFG.dur);\n"
-	"}\n"
-	"function resetZoom() { zoom(0, CFG.dur); }\n"
-	"function covered(spans) {\n"
-	"\tspans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
-	"\tvar sum = 0, reach = -Infinity;\n"
-	"\tspans.forEach(function (sp) {\n"
-	"\t\tif (sp[1] <= reach) return;\n"
-	"\t\tsum += sp[1] - Math.max(sp[0], reach);\n"
-	"\t\treach = sp[1];\n"
-	"\t});\n"
-	"\treturn sum;\n"
-	"}\n"
-	"function search(term) {\n"
-	"\tvar re;\n"
-	"\ttry { re = new RegExp(term); } catch (err) {\n"
-	"\t\tdetails.textContent = \"Invalid regular expression: \" + term;\n"
-	"\t\treturn;\n"
-	"\t}\n"
-	"\tvar spans = [];\n"
-	"\tboxes.forEach(function (b) {\n"
-	"\t\tvar hit = b.depth > 0 && re.test(b.name);\n"
-	"\t\tsetClass(b.g, \"match\", hit);\n"
-	"\t\tif (hit) spans.push([b.s, b.s + b.d]);\n"
-	"\t});\n"
-	"\tvar pct = CFG.sampled > 0 ? 100 * covered(spans) / CFG.sampled : 0;\n"
-	"\tmatched.textContent = \"Matched: \" + pct.toFixed(2) + \"%\";\n"
-	"\tsetClass(resetSearchButton, \"hide\", false);\n"
-	"}\n"
-	"function askSearch() {\n"
-	"\tvar term = window.prompt(\"Search (regular expression):\", lastSearch);\n"
-	"\tif (term === null || term === \"\") return;\n"
-	"\tlastSearch = term;\n"
-	"\tsearch(term);\n"
-	"}\n"
-	"function resetSearch() {\n"
-	"\tboxes.forEach(function (b) { setClass(b.g, \"match\", false); });\n"
-	"\tmatched.textContent = \" \";\n"
-	"\tsetClass(resetSearchButton, \"hide\", true);\n"
-	"}\n"
-	"layer.addEventListener(\"click\", function (e) {\n"
-	"\tvar g = boxOf(e.target);\n"
-	"\tif (!g) return;\n"
-	"\tvar b = g._box;\n"
-	"\tif (b.depth === 0) resetZoom(); else zoom(b.s, b.d);\n"
-	"});\n"
-	"layer.addEventListener(\"mouseover\", function (e) {\n"
-	"\tvar g = boxOf(e.target);\n"
-	"\tif (g) details.textContent = g.getElementsByTagName(\"title\")[0].textContent;\n"
-	"});\n"
-	"layer.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
-	"unzoomButton.addEventListener(\"click\", resetZoom);\n"
-	"document.getElementById(\"search\").addEventListener(\"click\", askSearch);\n"
-	"resetSearchButton.addEventListener(\"click\", resetSearch);\n"
-	"window.addEventListener(\"keydown\", function (e) {\n"
-	"\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.keyCode === 70)) {\n"
-	"\t\te.preventDefault();\n"
-	"\t\taskSearch();\n"
-	"\t} else if (e.key === \"Escape\" || e.keyCode === 27) {\n"
-	"\t\tresetSearch();\n"
-	"\t}\n"
-	"});\n"
-	"})();\n";
-
 static void write_chart(const struct chart *c, FILE *out)
 {
 	int w = c->width, h = c->height;
@@ -660,26 +513,10 @@ static void write_chart(const struct chart *c, FILE *out)
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\">\n",
 		w, h, w, h);
-	fprintf(out,
-		"<style type=\"text/css\"><![CDATA[\n"
-		"text { font-family: \"DejaVu Sans Mono\", Menlo, Consolas, \"Liberation Mono\", "
-		"monospace; font-size: %dpx; fill: #000; }\n"
-		"#title { font-size: %dpx; text-anchor: middle; }\n"
-		"#subtitle { text-anchor: middle; fill: #555; }\n"
-		"#matched, #search, #resetsearch { text-anchor: end; }\n"
-		".axt { text-anchor: middle; fill: #444; font-size: 11px; }\n"
-		".axt.axs { text-anchor: start; }\n"
-		".axt.axe { text-anchor: end; }\n"
-		".axl { stroke: #888; stroke-width: 1; }\n"
-		".ctl { cursor: pointer; fill: #333; }\n"
-		".ctl:hover { fill: #c00; }\n"
-		".f { cursor: pointer; }\n"
-		".f text { pointer-events: none; }\n"
-		".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-		".f.match rect { fill: rgb(230,0,230); }\n"
-		".hide { display: none; }\n"
-		"]]></style>\n",
-		FONT_SIZE, TITLE_FONT_SIZE);
+	struct assets_int sizes[] = {
+		{"FONT_SIZE", FONT_SIZE}, {"TITLE_FONT_SIZE", TITLE_FONT_SIZE}, {NULL, 0}};
+	static const char *const css[] = {asset_flame_css, asset_flamechart_css, NULL};
+	assets_svg_style(out, css, assets_fill_ints, sizes);
 	fprintf(out,
 		"<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
 		"<stop offset=\"5%%\" stop-color=\"#f4f4f4\"/>"
@@ -711,14 +548,16 @@ static void write_chart(const struct chart *c, FILE *out)
 	fputs("<g id=\"frames\" clip-path=\"url(#chartclip)\">\n", out);
 	for (size_t i = 0; i < c->nboxes && !ferror(out); i++)
 		write_box(c, out, &c->boxes[i]);
-	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
-	fprintf(out,
-		"var CFG = {x0: %.2f, span: %.2f, dur: %" PRIu64 ", sampled: %" PRIu64
-		", axisY: %d, minTickPx: %d, charWidth: %.2f, labelPad: %.1f, minLabelChars: %d};\n",
-		c->x0, c->span_px, c->dur, c->sampled, TITLE_BAND + SUBTITLE_BAND + AXIS_BAND - 6,
-		MIN_TICK_PX, CHAR_WIDTH, LABEL_PAD, MIN_LABEL_CHARS);
-	fputs(CHART_SCRIPT, out);
-	fputs("]]></script>\n</svg>\n", out);
+	fputs("</g>\n", out);
+	static const char *const scripts[] = {asset_flamecontrols_js, asset_flamechart_js, NULL};
+	assets_svg_script(out, scripts,
+			  "var CFG = {x0: %.2f, span: %.2f, dur: %" PRIu64 ", sampled: %" PRIu64
+			  ", axisY: %d, minTickPx: %d, charWidth: %.2f, labelPad: %.1f, "
+			  "minLabelChars: %d};\n",
+			  c->x0, c->span_px, c->dur, c->sampled,
+			  TITLE_BAND + SUBTITLE_BAND + AXIS_BAND - 6, MIN_TICK_PX, CHAR_WIDTH, LABEL_PAD,
+			  MIN_LABEL_CHARS);
+	fputs("</svg>\n", out);
 }
 
 int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamechart_options *o,

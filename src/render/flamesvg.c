@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assets.h"
 #include "util.h"
 #include "xml.h"
 
@@ -254,23 +255,10 @@ static void write_prologue(const struct svg_writer *w)
  * beats the rect's fill attribute, which keeps the palette colour for reset. */
 static void write_style(const struct svg_writer *w)
 {
-	fprintf(w->out,
-		"<style type=\"text/css\"><![CDATA[\n"
-		"text { font-family: \"DejaVu Sans Mono\", Menlo, Consolas, \"Liberation Mono\", "
-		"monospace; font-size: %dpx; fill: #000; }\n"
-		"#title { font-size: %dpx; text-anchor: middle; }\n"
-		"#subtitle { text-anchor: middle; fill: #555; }\n"
-		"#matched, #search, #resetsearch { text-anchor: end; }\n"
-		".ctl { cursor: pointer; fill: #333; }\n"
-		".ctl:hover { fill: #c00; }\n"
-		".f { cursor: pointer; }\n"
-		".f text { pointer-events: none; }\n"
-		".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-		".f.match rect { fill: rgb(230,0,230); }\n"
-		".f.anc { opacity: 0.5; }\n"
-		".hide { display: none; }\n"
-		"]]></style>\n",
-		FONT_SIZE, TITLE_FONT_SIZE);
+	struct assets_int sizes[] = {
+		{"FONT_SIZE", FONT_SIZE}, {"TITLE_FONT_SIZE", TITLE_FONT_SIZE}, {NULL, 0}};
+	static const char *const css[] = {asset_flame_css, NULL};
+	assets_svg_style(w->out, css, assets_fill_ints, sizes);
 }
 
 static void write_background(const struct svg_writer *w)
@@ -411,145 +399,16 @@ static void write_frames(const struct svg_writer *w)
 	fputs("</g>\n", w->out);
 }
 
-/* The interactive part. Frames carry exact sample positions (data-start,
- * data-total, data-depth), so zoom and search are interval arithmetic on
- * counts rather than guesses from rounded pixel geometry. */
-static const char SCRIPT_BODY[] =
-	"(function () {\n"
-	"\"use strict\";\n"
-	"var frames = Array.prototype.slice.call(\n"
-	"\tdocument.getElementById(\"frames\").getElementsByTagName(\"g\"));\n"
-	"var details = document.getElementById(\"details\");\n"
-	"var matched = document.getElementById(\"matched\");\n"
-	"var unzoomButton = document.getElementById(\"unzoom\");\n"
-	"var resetSearchButton = document.getElementById(\"resetsearch\");\n"
-	"var lastSearch = \"\";\n"
-	"\n"
-	"function num(g, key) { return Number(g.getAttribute(\"data-\" + key)); }\n"
-	"function setClass(el, name, on) {\n"
-	"\tif (on) el.classList.add(name); else el.classList.remove(name);\n"
-	"}\n"
-	"function frameOf(el) {\n"
-	"\twhile (el && el.getAttribute) {\n"
-	"\t\tif (el.classList && el.classList.contains(\"f\")) return el;\n"
-	"\t\tel = el.parentNode;\n"
-	"\t}\n"
-	"\treturn null;\n"
-	"}\n"
-	"function titleOf(g) { return g.getElementsByTagName(\"title\")[0].textContent; }\n"
-	"\n"
-	"/* Same rule as the writer: whole name, or its start and \"..\", or nothing. */\n"
-	"function fitLabel(name, width) {\n"
-	"\tvar room = Math.floor((width - 2 * CFG.labelPad) / CFG.charWidth);\n"
-	"\tif (room < CFG.minLabelChars) return \"\";\n"
-	"\tif (name.length <= room) return name;\n"
-	"\tvar cut = room - 2;\n"
-	"\tvar last = name.charCodeAt(cut - 1);\n"
-	"\tif (last >= 0xd800 && last <= 0xdbff) cut--; /* keep surrogate pairs whole */\n"
-	"\treturn name.substring(0, cut) + \"..\";\n"
-	"}\n"
-	"function place(g, x, width) {\n"
-	"\tvar rect = g.getElementsByTagName(\"rect\")[0];\n"
-	"\tvar text = g.getElementsByTagName(\"text\")[0];\n"
-	"\trect.setAttribute(\"x\", x.toFixed(2));\n"
-	"\trect.setAttribute(\"width\", width.toFixed(2));\n"
-	"\ttext.setAttribute(\"x\", (x + CFG.labelPad).toFixed(2));\n"
-	"\ttext.textContent = fitLabel(g.getAttribute(\"data-name\"), width);\n"
-	"}\n"
-	"\n"
-	"/* Zoom to the frame covering samples [start, start+total) at depth: its\n"
-	" * ancestors span the width, dimmed; its subtree is rescaled; the rest hides. */\n"
-	"function zoom(start, total, depth) {\n"
-	"\tif (!(total > 0)) return;\n"
-	"\tvar scale = CFG.span / total, end = start + total;\n"
-	"\tframes.forEach(function (g) {\n"
-	"\t\tvar s = num(g, \"start\"), t = num(g, \"total\"), d = num(g, \"depth\");\n"
-	"\t\tvar ancestor = d < depth && s <= start && s + t >= end;\n"
-	"\t\tvar inside = d >= depth && s >= start && s + t <= end;\n"
-	"\t\tsetClass(g, \"hide\", !ancestor && !inside);\n"
-	"\t\tsetClass(g, \"anc\", ancestor);\n"
-	"\t\tif (ancestor) place(g, CFG.x0, CFG.span);\n"
-	"\t\telse if (inside) place(g, CFG.x0 + (s - start) * scale, t * scale);\n"
-	"\t});\n"
-	"\tsetClass(unzoomButton, \"hide\", depth === 0);\n"
-	"}\n"
-	"function resetZoom() { zoom(0, CFG.total, 0); }\n"
-	"\n"
-	"/* Samples covered by a set of [start, end) spans: nested and repeated\n"
-	" * matches count once, as a match inside a matched caller adds nothing. */\n"
-	"function coveredSamples(spans) {\n"
-	"\tspans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
-	"\tvar covered = 0, reach = -Infinity;\n"
-	"\tspans.forEach(function (sp) {\n"
-	"\t\tif (sp[1] <= reach) return;\n"
-	"\t\tcovered += sp[1] - Math.max(sp[0], reach);\n"
-	"\t\treach = sp[1];\n"
-	"\t});\n"
-	"\treturn covered;\n"
-	"}\n"
-	"function search(term) {\n"
-	"\tvar re;\n"
-	"\ttry { re = new RegExp(term); } catch (err) {\n"
-	"\t\tdetails.textContent = \"Invalid regular expression: \" + term;\n"
-	"\t\treturn;\n"
-	"\t}\n"
-	"\tvar spans = [];\n"
-	"\tframes.forEach(function (g) {\n"
-	"\t\tvar hit = re.test(g.getAttribute(\"data-name\"));\n"
-	"\t\tsetClass(g, \"match\", hit);\n"
-	"\t\tif (hit) spans.push([num(g, \"start\"), num(g, \"start\") + num(g, \"total\")]);\n"
-	"\t});\n"
-	"\tvar percent = CFG.total > 0 ? 100 * coveredSamples(spans) / CFG.total : 0;\n"
-	"\tmatched.textContent = \"Matched: \" + percent.toFixed(2) + \"%\";\n"
-	"\tsetClass(resetSearchButton, \"hide\", false);\n"
-	"}\n"
-	"function askSearch() {\n"
-	"\tvar term = window.prompt(\"Search (regular expression):\", lastSearch);\n"
-	"\tif (term === null || term === \"\") return;\n"
-	"\tlastSearch = term;\n"
-	"\tsearch(term);\n"
-	"}\n"
-	"function resetSearch() {\n"
-	"\tframes.forEach(function (g) { setClass(g, \"match\", false); });\n"
-	"\tmatched.textContent = \" \";\n"
-	"\tsetClass(resetSearchButton, \"hide\", true);\n"
-	"}\n"
-	"\n"
-	"var frameLayer = document.getElementById(\"frames\");\n"
-	"frameLayer.addEventListener(\"click\", function (e) {\n"
-	"\tvar g = frameOf(e.target);\n"
-	"\tif (g) zoom(num(g, \"start\"), num(g, \"total\"), num(g, \"depth\"));\n"
-	"});\n"
-	"frameLayer.addEventListener(\"mouseover\", function (e) {\n"
-	"\tvar g = frameOf(e.target);\n"
-	"\tif (g) details.textContent = \"Function: \" + titleOf(g);\n"
-	"});\n"
-	"frameLayer.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
-	"unzoomButton.addEventListener(\"click\", resetZoom);\n"
-	"document.getElementById(\"search\").addEventListener(\"click\", askSearch);\n"
-	"resetSearchButton.addEventListener(\"click\", resetSearch);\n"
-	"window.addEventListener(\"keydown\", function (e) {\n"
-	"\tif ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.keyCode === 70)) {\n"
-	"\t\te.preventDefault();\n"
-	"\t\taskSearch();\n"
-	"\t} else if (e.key === \"Escape\" || e.keyCode === 27) {\n"
-	"\t\tresetSearch();\n"
-	"\t}\n"
-	"});\n"
-	"})();\n";
-
-/* Placed last so every element it looks up already exists when it runs. */
+/* The interactive part: flamecontrols.js and flame.js, with the geometry.
+ * Placed last so every element it looks up already exists when it runs. */
 static void write_script(const struct svg_writer *w)
 {
-	FILE *out = w->out;
-	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
-	fprintf(out,
-		"var CFG = {x0: %.2f, span: %.2f, total: %llu, charWidth: %.2f, labelPad: %.1f, "
-		"minLabelChars: %d};\n",
-		w->layout.x0, w->layout.span, (unsigned long long)w->total, CHAR_WIDTH, LABEL_PAD,
-		MIN_LABEL_CHARS);
-	fputs(SCRIPT_BODY, out);
-	fputs("]]></script>\n", out);
+	static const char *const scripts[] = {asset_flamecontrols_js, asset_flame_js, NULL};
+	assets_svg_script(w->out, scripts,
+			  "var CFG = {x0: %.2f, span: %.2f, total: %llu, charWidth: %.2f, "
+			  "labelPad: %.1f, minLabelChars: %d};\n",
+			  w->layout.x0, w->layout.span, (unsigned long long)w->total, CHAR_WIDTH,
+			  LABEL_PAD, MIN_LABEL_CHARS);
 }
 
 static void write_document(const struct svg_writer *w)
