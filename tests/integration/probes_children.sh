@@ -125,8 +125,8 @@ c=$!
 BG_PIDS+=("$c")
 wait_comm "$c" "${long:0:15}"
 "$SONDE" lat --pid-of "$long" libcounted:counted_work libcounted:counted_ready \
-	>"$WORK/long.out" 2>"$WORK/long.err"
-wait "$c"
+	>"$WORK/long.out" 2>"$WORK/long.err" || { cat "$WORK/long.err"; fail "lat --pid-of $long failed"; }
+wait "$c" || fail "counted ($long) exited $?"
 grep -qxF "sonde: attaching to 1 process named $long: $c" "$WORK/long.err" || { cat "$WORK/long.err"; fail "--pid-of: no listing"; }
 [ "$(lat_calls "$WORK/long.out" counted_work)" = 300 ] || fail "--pid-of $long: $(lat_calls "$WORK/long.out" counted_work) calls, expected 300"
 pass "--pid-of $long (command name cut to 15 characters): 300 calls"
