@@ -94,6 +94,28 @@ last_total=$(jq .total "$WORK/applied.json")
 assert_ge "tree total grows over the stream ($first_total -> $last_total)" "$last_total" "$((first_total + 1))"
 pass "event stream: $(cat "$WORK/applied.json" | jq -c '{messages,fulls,deltas,nodes,total}')"
 
+# The histogram and a band brushed on it: the slow calls (every 10th spends
+# ~2ms in slow_path) against the others (~100us in parse_request).
+code "$(q /api/status)" >/dev/null
+jq -e '.data.probes[] | select(.name == "handle_request") | (.buckets | length > 1) and
+	((.buckets | map(.[2]) | add) - .calls_in_window | fabs < 1) and
+	(.buckets | all(.[0] < .[1]))' "$WORK/body" >/dev/null ||
+	fail "probe buckets: $(jq -c '.data.probes' "$WORK/body")"
+pass "status has the probe's histogram buckets, summing to its calls in the window"
+[ "$(code "$(q '/api/band?probe=handle_request&min_ns=1000000&max_ns=1000000000')")" = 200 ] ||
+	fail "band: $(cat "$WORK/body")"
+band_share() { jq --arg side "$1" '.data[$side] as $t | ([$t.added[] | select(.[2] == "slow_path") | .[4]] | add // 0) / ($t.total + 0.000001)' "$WORK/body"; }
+in_total=$(jq '.data.in.total' "$WORK/body")
+assert_ge "samples inside the band's calls" "$in_total" 20
+assert_ge "share of slow_path inside calls of 1ms..1s" "$(band_share in)" 0.85
+assert_le "share of slow_path inside the other calls" "$(band_share out)" 0.03
+jq -e '.data.calls_in > 0 and .data.calls_out > .data.calls_in' "$WORK/body" >/dev/null ||
+	fail "band calls: $(jq -c '.data | {calls_in, calls_out}' "$WORK/body")"
+[ "$(code "$(q '/api/band?probe=nope&min_ns=1&max_ns=2')")" = 400 ] || fail "band of an untraced function"
+jq -e '.error | test("not traced")' "$WORK/body" >/dev/null || fail "band error: $(cat "$WORK/body")"
+[ "$(code "$(q '/api/band?probe=handle_request&min_ns=5&max_ns=x')")" = 400 ] || fail "band with a bad bound"
+pass "band: the slow calls' flame graph is slow_path, the others' is not"
+
 # sonde ctl reaches the same session.
 "$SONDE" ctl "$spid" 'untrace handle_request' >"$WORK/ctl.out" || fail "ctl: $(cat "$WORK/ctl.out")"
 code "$(q /api/status)" >/dev/null
