@@ -12,4 +12,5 @@ echo; echo "### a real server: redis under redis-benchmark"; ./bench/redis_trace
 echo; echo "### library probes: the trap for processes that are not targets"; ./bench/library_trap.sh "$build"
 echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"
 echo; echo "### live session: responsiveness with 33 probes"; ./bench/live_responsive.sh "$build"
+echo; echo "### sonde serve: the server and its event clients"; ./bench/serve.sh "$build" 20
 echo; echo "### live session: CPU and RSS over 10 minutes"; ./bench/live_session.sh "$build" 600
