@@ -168,20 +168,7 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
 		path ? ", control socket " : "", path ? path : "");
 	int rc = liverun_run(r, err, sizeof(err));
-	if (rc) {
-		errorf("%s", err);
-		rc = 1;
-	}
 	http_server_close(http);
 	webapi_free(api);
-	session_print_summary(s, "gathered", stderr);
-	char msg[8192];
-	int rescued = live_rescue_unsaved(liverun_live(r), msg, sizeof(msg));
-	if (rescued)
-		errorf("%s", msg);
-	if (rescued < 0)
-		rc = 1;
-	liverun_free(r);
-	session_free(s);
-	return rc;
+	return live_args_finish(r, s, rc, err);
 }

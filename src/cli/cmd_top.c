@@ -200,18 +200,5 @@ int cmd_top(int argc, char **argv)
 	}
 	int rc = liverun_run(r, err, sizeof(err));
 	tui_close(tui);
-	if (rc) {
-		errorf("%s", err);
-		rc = 1;
-	}
-	session_print_summary(s, "gathered", stderr);
-	char msg[8192];
-	int rescued = live_rescue_unsaved(liverun_live(r), msg, sizeof(msg));
-	if (rescued)
-		errorf("%s", msg);
-	if (rescued < 0)
-		rc = 1;
-	liverun_free(r);
-	session_free(s);
-	return rc;
+	return live_args_finish(r, s, rc, err);
 }

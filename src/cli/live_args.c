@@ -96,3 +96,21 @@ void live_args_run_cmds(const struct live_args *a, struct liverun *r, FILE *out)
 	}
 	fflush(out);
 }
+
+int live_args_finish(struct liverun *r, struct session *s, int rc, const char *err)
+{
+	if (rc) {
+		errorf("%s", err);
+		rc = 1;
+	}
+	session_print_summary(s, "gathered", stderr);
+	char msg[8192];
+	int rescued = live_rescue_unsaved(liverun_live(r), msg, sizeof(msg));
+	if (rescued)
+		errorf("%s", msg);
+	if (rescued < 0)
+		rc = 1;
+	liverun_free(r);
+	session_free(s);
+	return rc;
+}

@@ -62,4 +62,10 @@ int live_args_check(const struct live_args *a);
  * prompt. */
 void live_args_run_cmds(const struct live_args *a, struct liverun *r, FILE *out);
 
+/* The end of a live frontend's run, after liverun_run returned rc (0, or
+ * -1 with err): prints its error, the session's summary and what became of
+ * an unsaved `save` (live_rescue_unsaved), frees the run and the session.
+ * Returns the exit code (0, or 1 for a failed run or a lost recording). */
+int live_args_finish(struct liverun *r, struct session *s, int rc, const char *err);
+
 #endif

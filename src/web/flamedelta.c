@@ -55,27 +55,6 @@ void flamedelta_reset(struct flamedelta *d)
 	d->full = true;
 }
 
-const char *flamedelta_kind_name(enum frame_kind k)
-{
-	switch (k) {
-	case FRAME_USER:
-		return "user";
-	case FRAME_KERNEL:
-		return "kernel";
-	case FRAME_INLINED:
-		return "inlined";
-	case FRAME_JIT:
-		return "jit";
-	case FRAME_PROCESS:
-		return "process";
-	case FRAME_UNKNOWN:
-		return "unknown";
-	case FRAME_OVERHEAD:
-		return "sonde";
-	}
-	return "user";
-}
-
 struct walk {
 	struct flamedelta *d;
 	const struct flame_tree *t;
@@ -127,7 +106,7 @@ static int visit(const struct flame_node *n, int depth, void *arg)
 		fprintf(w->added, "%s[%u,%ld,", w->nadded++ ? "," : "", id,
 			depth ? (long)parent : -1L);
 		json_write_string(w->added, label);
-		fprintf(w->added, ",\"%s\",%llu,%llu]", flamedelta_kind_name(kind),
+		fprintf(w->added, ",\"%s\",%llu,%llu]", frames_kind_name(kind),
 			(unsigned long long)n->total, (unsigned long long)n->self);
 		ns->alive = true;
 		d->live++;

@@ -14,8 +14,8 @@
  * true means: forget every node you have, these are all of them (the first
  * message, after reset, and whenever the id table had grown to more than
  * FLAMEDELTA_SLACK times the live nodes, which bounds the memory per client
- * by the tree's size). kind is one of user, kernel, inlined, jit, process,
- * unknown, sonde. TOTAL and SELF are the tree's weights (EWMA trees: scaled
+ * by the tree's size). kind is frames_kind_name's: user, kernel, inlined,
+ * jit, process, unknown, sonde. TOTAL and SELF are the tree's weights (EWMA trees: scaled
  * by 1000, fractional true); total is the root's total. */
 #ifndef SONDE_FLAMEDELTA_H
 #define SONDE_FLAMEDELTA_H
@@ -41,8 +41,5 @@ void flamedelta_reset(struct flamedelta *d);
  * "full" false: nothing changed; the caller may skip sending it). */
 size_t flamedelta_write(struct flamedelta *d, const struct flame_tree *t, bool fractional,
 			FILE *out);
-
-/* The name of a frame kind in messages ("user", "kernel", ...). */
-const char *flamedelta_kind_name(enum frame_kind k);
 
 #endif

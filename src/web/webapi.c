@@ -199,7 +199,7 @@ static void write_hot(FILE *f, const struct live_view *v)
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		json_write_string(f, label);
 		fprintf(f, ",\"kind\":\"%s\",\"self\":",
-			flamedelta_kind_name(fr ? fr->kind : FRAME_USER));
+			frames_kind_name(fr ? fr->kind : FRAME_USER));
 		json_write_number(f, h->self);
 		fputs(",\"total\":", f);
 		json_write_number(f, h->total);

@@ -136,7 +136,7 @@ static int dump_node(const struct flame_node *n, int depth, void *arg)
 	const struct frame *f = depth ? frames_get(d->t->frames, n->frame) : NULL;
 	d->lines[d->n++] = xasprintf("%s %g %g %s", d->path[depth], (double)n->total,
 				     (double)n->self,
-				     flamedelta_kind_name(f ? f->kind : FRAME_USER));
+				     frames_kind_name(f ? f->kind : FRAME_USER));
 	return 0;
 }
 
