@@ -1103,6 +1103,12 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	set_meta_u64(p, "jit_frames", ss.jit_frames);
+	set_meta_u64(p, "jit_map_lines", ss.jit_map_lines);
+	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
+	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
 	/* sonde's own cost: what calibration found BPF cannot time, and the
 	 * samples that landed in sonde's own machinery. */

@@ -938,7 +938,8 @@ struct process {
 	 * for them again (a bad address must not cost a file read each time). */
 	struct pair_map misses;
 	struct perfmap *jit;    /* its /tmp/perf-PID.map, once JIT code is seen */
-	uint64_t jit_read_ns;   /* CLOCK_MONOTONIC of the last read of it */
+	uint64_t jit_since_ns;  /* CLOCK_MONOTONIC when it was looked for */
+	uint64_t jit_read_ns;   /* ... and last read */
 	const char *jit_module; /* "/tmp/perf-PID.map", the JIT frames' module */
 };
 
@@ -1627,11 +1628,15 @@ void symbols_free(struct symbolizer *s)
 /* JIT code: /tmp/perf-PID.map                                               */
 
 /* Where a JIT puts code: anonymous executable memory (maybe named with
- * PR_SET_VMA_ANON_NAME), or memory mapped after the maps were last read
- * (no mapping holds it: the process exited, or mapped it since). */
-static bool may_be_jit(const struct mapping *m)
+ * PR_SET_VMA_ANON_NAME), or, in a process whose perf map was found, memory
+ * mapped after the maps were last read (no mapping holds it: the process
+ * exited, or mapped it since). Any other address that no mapping holds
+ * does not look for a map (a wild one would only cost a failed open). */
+static bool may_be_jit(const struct process *p, const struct mapping *m)
 {
-	return !m || (m->exec && (m->path[0] == '\0' || strncmp(m->path, "[anon:", 6) == 0));
+	if (!m)
+		return p->jit && perfmap_is_open(p->jit);
+	return m->exec && (m->path[0] == '\0' || strncmp(m->path, "[anon:", 6) == 0);
 }
 
 /* The perf map's function holding addr (addr - 1 for a return address).
@@ -1640,8 +1645,10 @@ static bool may_be_jit(const struct mapping *m)
 #define JIT_REREAD_NS 50000000ull
 static const struct perfmap_sym *jit_symbol(struct process *p, uint64_t addr, bool is_return)
 {
-	if (!p->jit)
+	if (!p->jit) {
 		p->jit = perfmap_new(p->pid);
+		p->jit_since_ns = monotonic_ns();
+	}
 	uint64_t pc = is_return && addr > 0 ? addr - 1 : addr;
 	uint64_t now = monotonic_ns();
 	bool reread = now - p->jit_read_ns >= JIT_REREAD_NS;
@@ -1681,7 +1688,7 @@ int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 	s->stats.lookups++;
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
-	const struct perfmap_sym *jit = may_be_jit(m) ? jit_symbol(p, addr, is_return) : NULL;
+	const struct perfmap_sym *jit = may_be_jit(p, m) ? jit_symbol(p, addr, is_return) : NULL;
 	if (jit)
 		return jit_frame(s, p, jit, out);
 	if (!m || m->path[0] == '\0')
@@ -1701,9 +1708,10 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
 	const char *where;
-	if (!m)
-		/* no maps: nothing is known; JIT code mapped since: code */
-		where = !p->nmaps || jit_symbol(p, addr, true) ? NULL : "unmapped";
+	if (!m && (!p->nmaps || (may_be_jit(p, m) && jit_symbol(p, addr, true))))
+		where = NULL; /* no maps: nothing is known; or JIT code mapped since */
+	else if (!m)
+		where = "unmapped";
 	else if (strcmp(m->path, "[uprobes]") == 0)
 		where = "uprobes";
 	else if (m->exec)
@@ -1747,15 +1755,15 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns)
 	if (!slot)
 		return;
 	struct process *p = (struct process *)(uintptr_t)*slot;
-	if (p->loaded && p->read_ns > exec_ns)
-		return; /* read after the exec: already the new image */
-	process_forget_maps(p);
-	if (p->jit) { /* the new image's JIT writes its own map */
+	if (p->jit && p->jit_since_ns <= exec_ns) { /* the new image's JIT writes its own */
 		grow_array((void **)&s->old_jit, &s->old_jit_cap, s->nold_jit + 1,
 			   sizeof(*s->old_jit));
 		s->old_jit[s->nold_jit++] = p->jit;
 		p->jit = NULL;
 	}
+	if (p->loaded && p->read_ns > exec_ns)
+		return; /* read after the exec: already the new image */
+	process_forget_maps(p);
 }
 
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,

@@ -29,8 +29,9 @@
  * next symbol, as in addr2line, unless an FDE holding the address begins
  * after it. Inside symbols the answers are addr2line's.
  *
- * JIT code: an address in anonymous executable memory (or in none of the
- * mappings last read, the process having exited or mapped it since) is
+ * JIT code: an address in anonymous executable memory (or, once the
+ * process's perf map was found, in none of the mappings last read: the
+ * process exited, or mapped it since) is
  * looked up in the process's perf map, /tmp/perf-PID.map (see perfmap.h),
  * read incrementally while the process runs and kept after it exits: a
  * frame of kind FRAME_JIT, module "/tmp/perf-PID.map", named as the map
@@ -98,7 +99,8 @@ void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out);
  *   "[broken stack: data]"     a file's data (.data, .rodata, .bss) or any
  *                              other mapping that is not executable
  *   "[broken stack: uprobes]"  the kernel's uprobe trampoline page
- *   "[broken stack: unmapped]" no mapping at all
+ *   "[broken stack: unmapped]" no mapping at all (nor JIT code its perf
+ *                              map names)
  * A miss re-reads the maps as symbols_user() does. */
 const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr);
 
