@@ -50,8 +50,13 @@ fi
 # A Python whose -X perf works: 3.12 or later, built with trampolines.
 py=
 for cand in python3 python3.13 python3.12 "$(pyenv root 2>/dev/null)"/versions/3.1[2-9]*/bin/python3; do
-	if "$cand" -X perf -c 'import sys; sys.exit(not sys.is_stack_trampoline_active())' 2>/dev/null; then
-		py=$("$cand" -c 'import os, sys; print(os.path.realpath(sys.executable))')
+	# (-X perf writes a map even here: removed)
+	rc=0
+	out=$("$cand" -X perf -c 'import os, sys; print(os.getpid(), os.path.realpath(sys.executable))
+sys.exit(not sys.is_stack_trampoline_active())' 2>/dev/null) || rc=$?
+	[ -n "$out" ] && rm -f "/tmp/perf-${out%% *}.map"
+	if [ "$rc" = 0 ] && [ -n "$out" ]; then
+		py=${out#* }
 		break
 	fi
 done
