@@ -17,10 +17,6 @@ require_bpf
 
 HZ=499
 ran=0
-share() { awk -v g="$1" -v a="$2" 'BEGIN { print a ? g / a : 0 }'; }
-# Samples of folded lines of FILE whose root is COMM matching extended regex RE.
-count() { COMM="$2" RE="$3" awk 'index($0, ENVIRON["COMM"] ";") == 1 && $0 ~ ENVIRON["RE"] { s += $NF }
-	END { print s + 0 }' "$1"; }
 
 if command -v node >/dev/null; then
 	ran=1
@@ -35,13 +31,13 @@ if command -v node >/dev/null; then
 	pass "Node's optimized hotLoop is a JIT frame: $(grep -E '^(JS|LazyCompile):\*hotLoop' <<<"$names" | head -n1)"
 	# V8 may inline hotLoop into runHot once it optimizes runHot too (on
 	# stack replacement): the script's time is in either, both named.
-	hot=$(count "$WORK/node.folded" node ';(JS|LazyCompile):[*~^]?(hotLoop|runHot) [^;]*jit\.js[^;]*_\[j\](;| )')
+	hot=$(folded_count "$WORK/node.folded" node ';(JS|LazyCompile):[*~^]?(hotLoop|runHot) [^;]*jit\.js[^;]*_\[j\](;| )')
 	cpu=$(kv "$WORK/node.out" cpu_s)
 	assert_ge "Node: CPU time of runHot (s)" "$cpu" 0.2
 	expected=$(awk -v c="$cpu" -v f=$HZ 'BEGIN { print c * f }')
 	assert_ge "Node: samples in JIT frames named hotLoop or runHot ($hot) per sample runHot's CPU time accounts for ($expected)" \
-		"$(share "$hot" "$expected")" 0.85
-	unnamed=$(count "$WORK/node.folded" node 'JSEntryTrampoline;.*\[unknown\]')
+		"$(ratio "$hot" "$expected")" 0.85
+	unnamed=$(folded_count "$WORK/node.folded" node 'JSEntryTrampoline;.*\[unknown\]')
 	assert_le "Node: samples under JavaScript in unnamed code" "$unnamed" "$((hot / 50))"
 else
 	echo "SKIP (part): node is not installed"
@@ -68,12 +64,12 @@ if [ -n "$py" ]; then
 	"$SONDE" report "$WORK/py.sonde" --folded >"$WORK/py.folded"
 	comm=$(basename "$py")
 	comm=${comm:0:15}
-	hot=$(count "$WORK/py.folded" "$comm" ';_PyEval_EvalFrameDefault')
-	whole=$(count "$WORK/py.folded" "$comm" ';Py_RunMain;.*;_PyEval_EvalFrameDefault')
+	hot=$(folded_count "$WORK/py.folded" "$comm" ';_PyEval_EvalFrameDefault')
+	whole=$(folded_count "$WORK/py.folded" "$comm" ';Py_RunMain;.*;_PyEval_EvalFrameDefault')
 	if awk -v w="$whole" -v h="$hot" 'BEGIN { exit !(h > 0 && w / h >= 0.5) }'; then
-		named=$(count "$WORK/py.folded" "$comm" ';Py_RunMain;.*;py::run_hot:[^;]*jit\.py_\[j\];.*;py::hot_loop:[^;]*jit\.py_\[j\];')
+		named=$(folded_count "$WORK/py.folded" "$comm" ';Py_RunMain;.*;py::run_hot:[^;]*jit\.py_\[j\];.*;py::hot_loop:[^;]*jit\.py_\[j\];')
 		assert_ge "Python: share of stacks through the eval loop with run_hot and hot_loop named ($named of $whole)" \
-			"$(share "$named" "$whole")" 0.9
+			"$(ratio "$named" "$whole")" 0.9
 	else
 		echo "SKIP (part): $py -X perf: $whole of $hot samples in CPython's eval loop have a whole stack" \
 			"(it has no frame pointers; frame-pointer walks stop in it, short of the py:: trampolines)"
