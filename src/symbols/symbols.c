@@ -1591,40 +1591,6 @@ static const struct ksym *kernel_symbol_at(const struct symbolizer *s, uint64_t 
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API                                                                */
-
-struct symbolizer *symbols_new(void)
-{
-	elf_version(EV_CURRENT);
-	return xcalloc(1, sizeof(struct symbolizer));
-}
-
-void symbols_free(struct symbolizer *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->binaries.nslots; i++)
-		if (s->binaries.slots[i].used)
-			binary_free((struct binary *)(uintptr_t)s->binaries.slots[i].value);
-	for (size_t i = 0; i < s->processes.nslots; i++)
-		if (s->processes.slots[i].used)
-			process_free((struct process *)(uintptr_t)s->processes.slots[i].value);
-	for (size_t i = 0; i < s->nold_jit; i++)
-		perfmap_free(s->old_jit[i]);
-	free(s->old_jit);
-	for (size_t i = 0; i < s->nkernel_names; i++)
-		free(s->kernel_names[i]);
-	free(s->kernel_names);
-	free(s->ksyms);
-	free(s->frames);
-	pair_map_free(&s->binaries);
-	pair_map_free(&s->paths);
-	pair_map_free(&s->processes);
-	strpool_free(&s->strings);
-	free(s);
-}
-
-/* ------------------------------------------------------------------------ */
 /* JIT code: /tmp/perf-PID.map                                               */
 
 /* Where a JIT puts code: anonymous executable memory (maybe named with
@@ -1678,7 +1644,38 @@ static int jit_frame(struct symbolizer *s, struct process *p, const struct perfm
 }
 
 /* ------------------------------------------------------------------------ */
-/* Public API, continued                                                     */
+/* Public API                                                                */
+
+struct symbolizer *symbols_new(void)
+{
+	elf_version(EV_CURRENT);
+	return xcalloc(1, sizeof(struct symbolizer));
+}
+
+void symbols_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->binaries.nslots; i++)
+		if (s->binaries.slots[i].used)
+			binary_free((struct binary *)(uintptr_t)s->binaries.slots[i].value);
+	for (size_t i = 0; i < s->processes.nslots; i++)
+		if (s->processes.slots[i].used)
+			process_free((struct process *)(uintptr_t)s->processes.slots[i].value);
+	for (size_t i = 0; i < s->nold_jit; i++)
+		perfmap_free(s->old_jit[i]);
+	free(s->old_jit);
+	for (size_t i = 0; i < s->nkernel_names; i++)
+		free(s->kernel_names[i]);
+	free(s->kernel_names);
+	free(s->ksyms);
+	free(s->frames);
+	pair_map_free(&s->binaries);
+	pair_map_free(&s->paths);
+	pair_map_free(&s->processes);
+	strpool_free(&s->strings);
+	free(s);
+}
 
 int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 		 struct sym_frame *out, int max)
