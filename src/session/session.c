@@ -16,6 +16,7 @@
 #include "calibrate.h"
 #include "drops.h"
 #include "latency.h"
+#include "perfmap.h"
 #include "printable.h"
 #include "probes.h"
 #include "procmaps.h"
@@ -1288,6 +1289,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	if (ss.jit_map_bad_lines)
+		fprintf(out, "; perf maps: %llu bad lines skipped (not START SIZE NAME)",
+			(unsigned long long)ss.jit_map_bad_lines);
+	if (ss.jit_map_skipped_bytes)
+		fprintf(out, "; perf maps: %llu bytes past the first %llu MiB not read",
+			(unsigned long long)ss.jit_map_skipped_bytes,
+			(unsigned long long)(PERFMAP_MAX_BYTES >> 20));
 	fputc('\n', out);
 	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&
 	    WEXITSTATUS(s->cmd.wait_status) != 0)
