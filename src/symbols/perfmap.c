@@ -451,7 +451,7 @@ int perfmap_refresh(struct perfmap *m, bool final)
 			used = (size_t)got;
 		}
 		m->offset += used;
-		if (used < (size_t)got)
+		if (used == 0 || (used < (size_t)got && last))
 			break; /* an unfinished line: read it when it is whole */
 	}
 	if (m->offset >= PERFMAP_MAX_BYTES && size > m->offset) {

@@ -198,6 +198,52 @@ Test(perfmap, the_file_is_read_incrementally_and_outlives_its_removal)
 	perfmap_free(m);
 }
 
+Test(perfmap, a_map_of_many_reads_is_read_at_once)
+{
+	char path[64];
+	map_path(getpid(), path, sizeof(path));
+	FILE *w = fopen(path, "w");
+	cr_assert_not_null(w);
+	enum { LINES = 200000 }; /* about 7 MiB: several reads of the file */
+	for (int i = 0; i < LINES; i++)
+		fprintf(w, "%x 10 LazyCompile:*function_number_%d /app/file.js:%d\n", 0x1000 + i * 0x10,
+			i, i);
+	fclose(w);
+	struct perfmap *m = perfmap_new(getpid());
+	cr_assert_eq(perfmap_refresh(m, false), LINES);
+	unlink(path);
+	size_t n;
+	perfmap_syms(m, &n);
+	cr_expect_eq(n, LINES);
+	cr_expect_str_eq(name_at(m, 0x1000 + 123456 * 0x10 + 5),
+			 "LazyCompile:*function_number_123456 /app/file.js:123456");
+	perfmap_free(m);
+}
+
+Test(perfmap, a_line_longer_than_a_read_is_skipped_whole)
+{
+	char path[64];
+	map_path(getpid(), path, sizeof(path));
+	FILE *w = fopen(path, "w");
+	cr_assert_not_null(w);
+	fputs("1000 10 before\n2000 10 ", w);
+	for (int i = 0; i < 3 << 20; i++) /* 3 MiB of name: no JIT's */
+		fputc('x', w);
+	fputs("\n3000 10 after\n", w);
+	fclose(w);
+	struct perfmap *m = perfmap_new(getpid());
+	cr_assert_eq(perfmap_refresh(m, false), 3);
+	unlink(path);
+	cr_expect_str_eq(name_at(m, 0x1000), "before");
+	cr_expect_str_eq(name_at(m, 0x2000), "(none)");
+	cr_expect_str_eq(name_at(m, 0x3000), "after");
+	struct perfmap_stats st;
+	perfmap_get_stats(m, &st);
+	cr_expect_eq(st.lines, 2);
+	cr_expect_eq(st.bad_lines, 1);
+	perfmap_free(m);
+}
+
 Test(perfmap, no_file_no_map)
 {
 	pid_t child = fork();
