@@ -744,7 +744,7 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 		threshold_format(&l->view_threshold, th, sizeof(th));
 		if (l->view_threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
 		    l->view_auto_fallback)
-			snprintf(th, sizeof(th), "auto (no second mode; using p95)");
+			snprintf(th, sizeof(th), "auto (no second mode; using p95)"); /* LIVE_AUTO_FALLBACK, in a view line */
 		if (l->threshold_known)
 			duration_format(l->view.threshold_ns, val, sizeof(val));
 		else
@@ -1293,6 +1293,10 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
+		pv->slow_auto_fallback = (l->view.span_class == SPAN_SLOW ||
+					  l->view.span_class == SPAN_FAST) &&
+					 i == l->view.probe && l->threshold_known &&
+					 l->view_threshold.kind == THRESHOLD_AUTO && l->view_auto_fallback;
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
