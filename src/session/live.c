@@ -66,6 +66,7 @@ struct live {
 	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
 	size_t npending, pending_cap;
 	uint64_t undecided;  /* samples whose call never ended while held */
+	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
 	struct join *joins;  /* open addressing by span id */
 	size_t njoin_slots, njoins;
 	uint64_t joins_dropped;
@@ -570,6 +571,7 @@ static void trim(struct live *l, uint64_t now)
 	size_t spans_before = l->p->nspans;
 	profile_trim(l->p, drop, cutoff, l->o.max_spans);
 	size_t spans_removed = spans_before - l->p->nspans;
+	l->calls_trimmed += spans_removed;
 	l->cursor -= drop;
 	for (size_t i = 0; i < l->npending; i++)
 		l->pending[i] -= (uint32_t)drop;
@@ -980,12 +982,18 @@ static int do_save(struct live *l, const char *path, FILE *out)
 	recording_image_free(img);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
 		l->p->nsamples, l->p->nspans, held_seconds(l), path);
+	/* Calls the kernel counted without a record in the file: most never
+	 * needed one (no sample landed in them, not slow); the others were
+	 * held and let go (older than --keep, beyond --keep-calls). */
 	uint64_t missing = profile_meta_u64(l->p, "calls_not_kept");
+	uint64_t trimmed = l->calls_trimmed < missing ? l->calls_trimmed : missing;
 	if (missing)
 		fprintf(out,
-			"%llu calls the kernel counted are not in it (older than the %.0f s held, "
-			"or beyond --keep-calls); their counts are in its histograms\n",
-			(unsigned long long)missing, held_seconds(l));
+			"%llu calls the kernel counted are not in it: %llu needed no record (no "
+			"sample in them, not slow), %llu were older than the %.0f s held or beyond "
+			"--keep-calls; their counts are in its histograms\n",
+			(unsigned long long)missing, (unsigned long long)(missing - trimmed),
+			(unsigned long long)trimmed, held_seconds(l));
 	return 0;
 }
 
