@@ -827,6 +827,10 @@ static size_t modes_main_cluster_end(const struct latency_modes *m, size_t main)
 	return end;
 }
 
+/* A mode holding this many times the share of every mode above it is the
+ * slow mode whatever lies beyond it. */
+#define SLOW_SHARE_DOMINANCE 3.0
+
 /* The largest-share mode above valley `v` (between modes v and v + 1). */
 static size_t modes_largest_above(const struct latency_modes *m, size_t v)
 {
@@ -866,21 +870,30 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
 
-	/* Of the valleys between neighbouring modes above the main cluster,
-	 * take the deepest relative to its lower neighbouring peak: the slow
-	 * calls are the ones most clearly apart from the typical ones. A
-	 * narrow dip beside a small extra mode must not beat the gap before
-	 * the slow mode, even when that gap is partly filled (calls preempted
-	 * on a busy machine); and humps of fast calls lengthened by interrupts
-	 * or trap jitter (2-4x the main mode, each 1-2% of the calls, with
-	 * shallow valleys between them) must not stand for the slow mode even
-	 * when they hold more calls than it does. Valleys within
-	 * VALLEY_TIE_SHARE of each other (e.g. two empty gaps) tie, and the
-	 * one nearest the main mode wins: everything above the typical calls
-	 * counts as slow. */
+	/* The valleys that may hold the threshold: from the main cluster up
+	 * to the slow mode. The slow mode is the largest-share mode above the
+	 * cluster when it holds over SLOW_SHARE_DOMINANCE times the share of
+	 * every mode above it (a small far hump, e.g. slow calls that were
+	 * also preempted, is on the slow side). When modes above it hold
+	 * comparable shares, shares cannot tell which is the slow one: humps
+	 * of fast calls lengthened by interrupts or trap jitter (2-4x the
+	 * main mode, 1-2% of the calls each) can hold more calls than the
+	 * real slow mode (1%); then the farthest comparable mode bounds the
+	 * search and the clearest valley decides. */
+	size_t largest = modes_largest_above(out, cluster_end);
+	size_t last = largest;
+	for (size_t j = largest + 1; j < out->nmodes; j++)
+		if (SLOW_SHARE_DOMINANCE * out->modes[j].share >= out->modes[largest].share)
+			last = j;
+	/* Of those valleys, the deepest relative to its lower neighbouring
+	 * peak: a narrow dip beside a small extra mode must not beat the gap
+	 * before the slow mode, even when that gap is partly filled (calls
+	 * preempted on a busy machine). Valleys within VALLEY_TIE_SHARE of
+	 * each other (e.g. two empty gaps) tie, and the one nearest the main
+	 * mode wins: everything above the typical calls counts as slow. */
 	size_t best = cluster_end;
 	double best_ratio = INFINITY;
-	for (size_t j = cluster_end; j + 1 < out->nmodes; j++) {
+	for (size_t j = cluster_end; j < last; j++) {
 		double lower = fmin(k->f[p->peak[j]], k->f[p->peak[j + 1]]);
 		double ratio = lower > 0 ? k->f[p->valley[j]] / lower : 1.0;
 		if (ratio < best_ratio - VALLEY_TIE_SHARE) {

@@ -550,6 +550,26 @@ Test(latency, auto_humps_of_lengthened_fast_calls_are_not_the_slow_mode, .init =
 	cr_assert(strstr(m.reason, "slow one at 6"), "%s", m.reason);
 }
 
+/* A slow mode that holds far more calls than anything above it is the slow
+ * mode, even when a small far hump (slow calls that were also preempted)
+ * lies beyond an emptier gap: the threshold goes before the slow mode, not
+ * in that gap (which would count the slow calls as fast). */
+Test(latency, auto_small_far_hump_stays_on_the_slow_side, .init = data_setup,
+     .fini = data_teardown)
+{
+	rng_state = 77;
+	add_lognormal(data, &ndata, 8800, 100 * US, 0.2);
+	add_lognormal(data, &ndata, 200, 400 * US, 0.6); /* preempted fast calls in the gap */
+	add_lognormal(data, &ndata, 1000, 2 * MS, 0.15);
+	add_lognormal(data, &ndata, 150, 50 * MS, 0.1);
+	sort_u64(data, ndata);
+	struct latency_modes m;
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert(m.threshold_ns > 500 * US && m.threshold_ns < 1.5 * MS, "threshold %llu: %s",
+		  (unsigned long long)m.threshold_ns, m.reason);
+	cr_assert(strstr(m.reason, "the slow one at 1.9"), "%s", m.reason);
+}
+
 Test(latency, auto_unimodal_falls_back_to_p95, .init = data_setup, .fini = data_teardown)
 {
 	for (uint64_t seed = 1; seed <= 5; seed++) {
