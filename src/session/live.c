@@ -66,6 +66,7 @@ struct live {
 	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
 	size_t npending, pending_cap;
 	uint64_t undecided;  /* samples whose call never ended while held */
+	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
 	struct join *joins;  /* open addressing by span id */
 	size_t njoin_slots, njoins;
 	uint64_t joins_dropped;
@@ -570,6 +571,7 @@ static void trim(struct live *l, uint64_t now)
 	size_t spans_before = l->p->nspans;
 	profile_trim(l->p, drop, cutoff, l->o.max_spans);
 	size_t spans_removed = spans_before - l->p->nspans;
+	l->calls_trimmed += spans_removed;
 	l->cursor -= drop;
 	for (size_t i = 0; i < l->npending; i++)
 		l->pending[i] -= (uint32_t)drop;
@@ -744,7 +746,7 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 		threshold_format(&l->view_threshold, th, sizeof(th));
 		if (l->view_threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
 		    l->view_auto_fallback)
-			snprintf(th, sizeof(th), "auto (no second mode; using p95)");
+			snprintf(th, sizeof(th), "auto (no second mode; using p95)"); /* LIVE_AUTO_FALLBACK, in a view line */
 		if (l->threshold_known)
 			duration_format(l->view.threshold_ns, val, sizeof(val));
 		else
@@ -987,12 +989,18 @@ static int do_save(struct live *l, const char *path, FILE *out)
 	recording_image_free(img);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
 		l->p->nsamples, l->p->nspans, held_seconds(l), path);
+	/* Calls the kernel counted without a record in the file: most never
+	 * needed one (no sample landed in them, not slow); the others were
+	 * held and let go (older than --keep, beyond --keep-calls). */
 	uint64_t missing = profile_meta_u64(l->p, "calls_not_kept");
+	uint64_t trimmed = l->calls_trimmed < missing ? l->calls_trimmed : missing;
 	if (missing)
 		fprintf(out,
-			"%llu calls the kernel counted are not in it (older than the %.0f s held, "
-			"or beyond --keep-calls); their counts are in its histograms\n",
-			(unsigned long long)missing, held_seconds(l));
+			"%llu calls the kernel counted are not in it: %llu needed no record (no "
+			"sample in them, not slow), %llu were older than the %.0f s held or beyond "
+			"--keep-calls; their counts are in its histograms\n",
+			(unsigned long long)missing, (unsigned long long)(missing - trimmed),
+			(unsigned long long)trimmed, held_seconds(l));
 	return 0;
 }
 
@@ -1304,6 +1312,10 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
+		pv->slow_auto_fallback = (l->view.span_class == SPAN_SLOW ||
+					  l->view.span_class == SPAN_FAST) &&
+					 i == l->view.probe && l->threshold_known &&
+					 l->view_threshold.kind == THRESHOLD_AUTO && l->view_auto_fallback;
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;

@@ -337,8 +337,9 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 	else
 		fprintf(out, "  latency:  no calls in this window\n");
 	if (p->slow_threshold_ns)
-		fprintf(out, "  slow:     slower than %s\n",
-			duration_format(p->slow_threshold_ns, a, sizeof(a)));
+		fprintf(out, "  slow:     slower than %s%s\n",
+			duration_format(p->slow_threshold_ns, a, sizeof(a)),
+			p->slow_auto_fallback ? " (" LIVE_AUTO_FALLBACK ")" : "");
 	else
 		fprintf(out, "  slow:     no threshold yet (no calls in the window)\n");
 	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
@@ -419,6 +420,11 @@ static void write_probe_json(FILE *out, const struct live_probe_view *p)
 		fputs("null", out);
 	else
 		json_write_number(out, (double)p->slow_threshold_ns);
+	json_member(out, "slow_threshold_note", false);
+	if (p->slow_auto_fallback)
+		json_write_string(out, LIVE_AUTO_FALLBACK);
+	else
+		fputs("null", out);
 	json_member(out, "buckets", false);
 	fputc('[', out);
 	for (size_t i = 0; i < p->nbuckets; i++) {
