@@ -4,7 +4,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "sonde.skel.h"
+#include "detacher.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
 #include "util.h"
@@ -28,20 +28,6 @@ struct span_attachment {
 };
 
 #define NO_PROBE UINT32_MAX
-
-/* Removes uprobes off the caller's thread: the kernel takes ~0.2 s per
- * uprobe removal, which would stall the event loop (no records drained, no
- * command answered). A slot is reused at once: its old uprobes, until the
- * kernel has removed them, carry an older generation in their cookie,
- * which the BPF programs ignore. */
-struct detacher {
-	pthread_mutex_t mu;
-	pthread_cond_t wake; /* work queued, or quit */
-	struct bpf_link **queue;
-	size_t head, n, cap;
-	bool started, quit;
-	pthread_t thread;
-};
 
 struct engine {
 	struct engine_options opt;
@@ -62,7 +48,12 @@ struct engine {
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 	bool spans_paused;      /* engine_pause_spans: no probe counts any more */
-	struct detacher det;
+	/* Removes uprobes where no signal to sonde can interrupt a removal
+	 * (detacher.h), off sonde's thread: the kernel takes ~0.2 s per uprobe,
+	 * which would stall the event loop. A slot is reused at once: its old
+	 * uprobes, until the kernel has removed them, carry an older generation
+	 * in their cookie, which the BPF programs ignore. */
+	struct detacher *det;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
 };
@@ -148,12 +139,18 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		e->perf_fds[i] = -1;
 	for (int i = 0; i < SONDE_MAX_PROBES; i++)
 		e->slot_probe[i] = NO_PROBE;
-	pthread_mutex_init(&e->det.mu, NULL);
-	pthread_cond_init(&e->det.wake, NULL);
+	/* Before anything the helper should not inherit (it closes all it
+	 * inherited at once anyway) and while sonde has one thread. Without
+	 * it, uprobes are removed on sonde's own thread, as unsafely as ever. */
+	char why[256];
+	e->det = detacher_start(why, sizeof(why));
+	if (!e->det && o->verbose)
+		fprintf(stderr, "sonde: %s; removing probes in sonde itself\n", why);
 
 	e->skel = sonde_bpf__open();
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
+		detacher_finish(e->det);
 		free(e);
 		return NULL;
 	}
@@ -172,6 +169,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	if (r) {
 		explain_load_error(r, err, errlen);
 		sonde_bpf__destroy(e->skel);
+		detacher_finish(e->det);
 		free(e);
 		return NULL;
 	}
@@ -457,48 +455,20 @@ int engine_probes_available(const struct engine *e)
 	return ENGINE_USER_PROBES - user_probes_attached(e);
 }
 
-static void *detacher_main(void *arg)
-{
-	struct detacher *d = arg;
-	pthread_mutex_lock(&d->mu);
-	for (;;) {
-		while (d->n == 0 && !d->quit)
-			pthread_cond_wait(&d->wake, &d->mu);
-		if (d->n == 0)
-			break;
-		struct bpf_link *link = d->queue[d->head++];
-		d->n--;
-		pthread_mutex_unlock(&d->mu);
-		bpf_link__destroy(link);
-		pthread_mutex_lock(&d->mu);
-	}
-	pthread_mutex_unlock(&d->mu);
-	return NULL;
-}
-
-/* Hands links to the detacher thread (destroys them here when no thread
- * can be started). */
+/* Hands links to the detacher, which removes their uprobes in the
+ * background; sonde's own copies are closed here (not the last references,
+ * unless the detacher is gone: then the removal happens here). */
 static void detach_links(struct engine *e, struct bpf_link **links, size_t n)
 {
-	struct detacher *d = &e->det;
-	pthread_mutex_lock(&d->mu);
-	if (!d->started && pthread_create(&d->thread, NULL, detacher_main, d) == 0)
-		d->started = true;
-	if (!d->started) {
-		pthread_mutex_unlock(&d->mu);
-		for (size_t i = 0; i < n; i++)
-			bpf_link__destroy(links[i]);
-		return;
-	}
-	if (d->head > 0) { /* what was taken off the front makes room */
-		memmove(d->queue, d->queue + d->head, d->n * sizeof(*d->queue));
-		d->head = 0;
-	}
-	grow_array((void **)&d->queue, &d->cap, d->n + n, sizeof(*d->queue));
-	memcpy(d->queue + d->n, links, n * sizeof(*links));
-	d->n += n;
-	pthread_cond_signal(&d->wake);
-	pthread_mutex_unlock(&d->mu);
+	int *fds = xcalloc(n + 1, sizeof(*fds));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (links[i])
+			fds[k++] = bpf_link__fd(links[i]);
+	detacher_give(e->det, fds, k);
+	free(fds);
+	for (size_t i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
 }
 
 /* The lowest free slot, or -1. */
@@ -880,22 +850,19 @@ void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
-	/* The detacher finishes what was queued (the kernel's time, off no one's
-	 * loop by now), then the probes still attached go. */
-	pthread_mutex_lock(&e->det.mu);
-	e->det.quit = true;
-	pthread_cond_signal(&e->det.wake);
-	bool joined = e->det.started;
-	pthread_mutex_unlock(&e->det.mu);
-	if (joined)
-		pthread_join(e->det.thread, NULL);
-	free(e->det.queue);
 	free(e->recbuf);
 	engine_stop(e);
+	/* The probes still attached go the way of every detach, and sonde
+	 * waits until the kernel has removed them all (the programs they run
+	 * must outlive them). */
+	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	for (size_t i = 0; i < e->nspans; i++) {
-		bpf_link__destroy(e->spans[i].enter);
-		bpf_link__destroy(e->spans[i].exit);
+		links[2 * i] = e->spans[i].enter;
+		links[2 * i + 1] = e->spans[i].exit;
 	}
+	detach_links(e, links, 2 * e->nspans);
+	free(links);
+	detacher_finish(e->det);
 	free(e->spans);
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
