@@ -6,8 +6,34 @@ set -euo pipefail
 
 WORK=$(mktemp -d /tmp/sonde-test.XXXXXX)
 BG_PIDS=()
+
+# running PID: the process exists and has not ended (a child of this shell
+# that ended stays a zombie until waited for).
+running() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
+}
+
+# stop_gently PID: SIGTERM, then up to 30 s for it to end (a sonde removes
+# its probes first, ~0.2 s each); SIGKILL only after that, and said on
+# stderr. Never SIGKILL first: a sonde killed while the kernel attaches or
+# removes one of its uprobes can leave that uprobe in the kernel ("failed to
+# unregister, leaking uprobe"; README, Safety).
+stop_gently() {
+	local p=$1 i
+	running "$p" || { wait "$p" 2>/dev/null || true; return 0; }
+	kill -TERM "$p" 2>/dev/null || true
+	for ((i = 0; i < 300; i++)); do
+		running "$p" || { wait "$p" 2>/dev/null || true; return 0; }
+		sleep 0.1
+	done
+	echo "cleanup: PID $p ($(cat "/proc/$p/comm" 2>/dev/null)) still running 30 s after SIGTERM: sending SIGKILL" >&2
+	kill -KILL "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+}
+
 cleanup() {
-	for p in "${BG_PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
+	for p in "${BG_PIDS[@]}"; do stop_gently "$p"; done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
