@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "sonde.skel.h"
-#include "detacher.h"
+#include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
 #include "util.h"
@@ -24,7 +24,7 @@
 struct span_attachment {
 	uint32_t probe; /* the caller's id */
 	uint32_t slot;  /* the kernel's: attach cookie and map key */
-	struct bpf_link *enter, *exit;
+	int enter, exit; /* link fds (uprobes.h) */
 };
 
 #define NO_PROBE UINT32_MAX
@@ -48,12 +48,13 @@ struct engine {
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 	bool spans_paused;      /* engine_pause_spans: no probe counts any more */
-	/* Removes uprobes where no signal to sonde can interrupt a removal
-	 * (detacher.h), off sonde's thread: the kernel takes ~0.2 s per uprobe,
-	 * which would stall the event loop. A slot is reused at once: its old
-	 * uprobes, until the kernel has removed them, carry an older generation
-	 * in their cookie, which the BPF programs ignore. */
-	struct detacher *det;
+	/* Attaches and removes uprobes where no signal to sonde can interrupt
+	 * the kernel half-way (uprobes.h); removals in the background: the
+	 * kernel takes ~0.2 s per uprobe, which would stall the event loop. A
+	 * slot is reused at once: its old uprobes, until the kernel has removed
+	 * them, carry an older generation in their cookie, which the BPF
+	 * programs ignore. */
+	struct uprobes *up;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
 };
@@ -143,14 +144,14 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	 * inherited at once anyway) and while sonde has one thread. Without
 	 * it, uprobes are removed on sonde's own thread, as unsafely as ever. */
 	char why[256];
-	e->det = detacher_start(why, sizeof(why));
-	if (!e->det && o->verbose)
-		fprintf(stderr, "sonde: %s; removing probes in sonde itself\n", why);
+	e->up = uprobes_start(why, sizeof(why));
+	if (!e->up && o->verbose)
+		fprintf(stderr, "sonde: %s; attaching and removing probes in sonde itself\n", why);
 
 	e->skel = sonde_bpf__open();
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
-		detacher_finish(e->det);
+		uprobes_finish(e->up);
 		free(e);
 		return NULL;
 	}
@@ -169,7 +170,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	if (r) {
 		explain_load_error(r, err, errlen);
 		sonde_bpf__destroy(e->skel);
-		detacher_finish(e->det);
+		uprobes_finish(e->up);
 		free(e);
 		return NULL;
 	}
@@ -435,7 +436,7 @@ const char *engine_insn_class_name(enum engine_insn_class cls)
 }
 
 
-/* --- slots and the background detacher ---------------------------------- */
+/* --- slots and the removal of uprobes ----------------------------------- */
 
 static bool is_calibration(uint32_t probe)
 {
@@ -455,20 +456,16 @@ int engine_probes_available(const struct engine *e)
 	return ENGINE_USER_PROBES - user_probes_attached(e);
 }
 
-/* Hands links to the detacher, which removes their uprobes in the
- * background; sonde's own copies are closed here (not the last references,
- * unless the detacher is gone: then the removal happens here). */
-static void detach_links(struct engine *e, struct bpf_link **links, size_t n)
+/* Removes the uprobes of these link fds (-1: none) in the background. */
+static void remove_uprobes(struct engine *e, const int *fds, size_t n)
 {
-	int *fds = xcalloc(n + 1, sizeof(*fds));
+	int *given = xcalloc(n + 1, sizeof(*given));
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (links[i])
-			fds[k++] = bpf_link__fd(links[i]);
-	detacher_give(e->det, fds, k);
-	free(fds);
-	for (size_t i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);
+		if (fds[i] >= 0)
+			given[k++] = fds[i];
+	uprobes_remove(e->up, given, k);
+	free(given);
 }
 
 /* The lowest free slot, or -1. */
@@ -515,7 +512,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
 	if (deliver) /* while its records still name the probe */
 		ring_buffer__consume(e->rb);
-	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	size_t n = 0, kept = 0;
 	for (size_t i = 0; i < e->nspans; i++) {
 		if (e->spans[i].slot == slot) {
@@ -528,7 +525,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	e->nspans = kept;
 	clear_slot_counts(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
-	detach_links(e, links, n);
+	remove_uprobes(e, links, n);
 	free(links);
 }
 
@@ -603,32 +600,31 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 	}
 	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
-	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = cookie, .retprobe = false);
-	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie, .retprobe = true);
-	struct span_attachment a = {.probe = probe, .slot = slot};
+	struct span_attachment a = {.probe = probe, .slot = slot, .enter = -1, .exit = -1};
+	char why[256];
 	/* The return probe first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
 	 * instead of staying "in flight" forever. */
-	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
-						 (size_t)file_offset, &exit_opts);
-	if (!a.exit)
+	a.exit = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_exit), binary,
+				file_offset, pid, true, cookie, why, sizeof(why));
+	if (a.exit < 0)
 		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
-			 binary, (unsigned long long)file_offset, strerror(errno));
-	if (a.exit) {
-		a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
-							  (size_t)file_offset, &enter_opts);
-		if (!a.enter)
+			 binary, (unsigned long long)file_offset, why);
+	if (a.exit >= 0) {
+		a.enter = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_enter), binary,
+					 file_offset, pid, false, cookie, why, sizeof(why));
+		if (a.enter < 0)
 			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
-				 binary, (unsigned long long)file_offset, strerror(errno));
+				 binary, (unsigned long long)file_offset, why);
 	}
-	if (a.enter && set_probe_config(e, slot, true)) {
+	bool ok = a.enter >= 0;
+	if (ok && set_probe_config(e, slot, true)) {
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
-		bpf_link__destroy(a.enter);
-		a.enter = NULL;
+		ok = false;
 	}
-	if (!a.enter) {
-		struct bpf_link *links[1] = {a.exit};
-		detach_links(e, links, a.exit ? 1 : 0);
+	if (!ok) {
+		int links[2] = {a.enter, a.exit};
+		remove_uprobes(e, links, 2);
 		return -1;
 	}
 	e->slot_probe[slot] = probe;
@@ -855,14 +851,14 @@ void engine_close(struct engine *e)
 	/* The probes still attached go the way of every detach, and sonde
 	 * waits until the kernel has removed them all (the programs they run
 	 * must outlive them). */
-	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	for (size_t i = 0; i < e->nspans; i++) {
 		links[2 * i] = e->spans[i].enter;
 		links[2 * i + 1] = e->spans[i].exit;
 	}
-	detach_links(e, links, 2 * e->nspans);
+	remove_uprobes(e, links, 2 * e->nspans);
 	free(links);
-	detacher_finish(e->det);
+	uprobes_finish(e->up);
 	free(e->spans);
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
