@@ -1,9 +1,9 @@
-# Removing probes is safe whatever happens meanwhile: sonde killed with
-# SIGKILL while the kernel removes its uprobes, a second SIGTERM then, a
-# SIGTERM while it attaches them, the target exiting during the removal,
+# Probes go away whatever happens meanwhile: sonde killed with SIGKILL while
+# the kernel removes its uprobes, a second SIGTERM then, a SIGTERM or a
+# SIGKILL while it attaches them, the target exiting during the removal,
 # several sondes on the same functions stopped at once. After each: the
 # kernel logged no "failed to unregister, leaking uprobe" for any of sonde's
-# tasks (its threads and its detacher process), no breakpoint is left in an
+# tasks (its threads and its helper processes), no breakpoint is left in an
 # unrelated process that maps the probed program, and processes running the
 # probed code meanwhile all ended normally (no SIGTRAP, no crash).
 . "$(dirname "$0")/lib.sh"
@@ -25,11 +25,12 @@ note_tasks() {
 	done
 }
 
-# helpers_of PID: sonde's detacher processes.
+# helpers_of PID: sonde's helper processes (they attach and remove its
+# uprobes, and finish that work when sonde dies).
 helpers_of() {
 	local c
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sonde-detach ] && echo "$c"
+		case "$(cat "/proc/$c/comm" 2>/dev/null)" in sonde-attach | sonde-detach) echo "$c" ;; esac
 	done
 	return 0
 }
@@ -196,7 +197,23 @@ grep -q "interrupted by a signal while attaching probes" "$WORK/attach.err" ||
 pass "SIGTERM during the attach: $(cat "$WORK/attach.err")"
 after attach "SIGTERM during the attach"
 
-# 4. The target exits during the removal.
+# 4. SIGKILL while the probes are being attached.
+fresh akill
+start_sonde akill 'manyfuncs:f0*'
+for _ in $(seq 2400); do
+	text_intact attaching "$upid" >/dev/null || break
+	kill -0 "$spid" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q "tracing" "$WORK/akill.err" && fail "set-up: sonde had attached all 100 probes before the SIGKILL"
+note_tasks "$spid"
+helpers=$(helpers_of "$spid")
+kill -KILL "$spid"
+wait "$spid" 2>/dev/null || true
+gone $helpers
+after akill "SIGKILL during the attach"
+
+# 5. The target exits during the removal.
 fresh texit
 start_sonde texit
 wait_for "$WORK/texit.err" "tracing 10 function" 120
@@ -209,7 +226,7 @@ wait "$spid" || rc=$?
 [ "$rc" = 0 ] || fail "target exiting during the removal: sonde exited with $rc"
 after texit "the target exiting during the removal"
 
-# 5. Three sondes on the same functions, stopped at once; one of them
+# 6. Three sondes on the same functions, stopped at once; one of them
 # killed while they all remove their probes.
 fresh many
 pids=()
