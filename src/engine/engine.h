@@ -125,7 +125,7 @@ int engine_probes_available(const struct engine *e);
  * cleared (read them first). Returns at once: the records of its calls
  * already in the ring buffer are delivered first, and the kernel's removal
  * of the uprobes (~0.2 s each) happens in the background, in a helper
- * process no signal to sonde can interrupt (detacher.h); engine_close
+ * process no signal to sonde can interrupt (uprobes.h); engine_close
  * waits for it. engine_discard_span does the same but drops the
  * records not yet delivered (a probe being taken back before its caller
  * knew it). */
@@ -227,7 +227,7 @@ void engine_detach_fd(struct bpf_link *link);
 void engine_get_stats(struct engine *e, struct engine_stats *out);
 
 /* Stops everything and removes every probe, waiting until the kernel has
- * (detacher.h: a signal to sonde meanwhile, even SIGKILL, cannot leave a
+ * (uprobes.h: a signal to sonde meanwhile, even SIGKILL, cannot leave a
  * uprobe half-removed). */
 void engine_close(struct engine *e);
 

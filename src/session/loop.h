@@ -8,7 +8,7 @@
  * calls the BPF side does not wake the reader for) set how long a wait may
  * last. SIGINT, SIGTERM, SIGHUP and SIGPIPE arrive through a self-pipe, so
  * they are handled in the loop, never in a signal handler (and never end
- * the process while it attaches or removes probes: see engine/detacher.h).
+ * the process while it attaches or removes probes: see engine/uprobes.h).
  *
  * One step: wait (until an fd is ready, a timer is due or a signal came),
  * then run the wake hooks (every wake, in the order they were added: the

@@ -984,7 +984,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
-	 * leaves it half-done (engine/detacher.h). One that comes while probes
+	 * leaves it half-done (engine/uprobes.h). One that comes while probes
 	 * are attached stops the attaching. */
 	s->loop = loop_new(err, errlen);
 	if (!s->loop || loop_catch_signals(s->loop, on_signal, s, err, errlen))
