@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -193,16 +195,73 @@ static void attacher_loop(int sock)
 	}
 }
 
+/* The detacher's queue: a thread takes in what sonde sends at once (the
+ * socket holds only a few messages, net.unix.max_dgram_qlen, and sonde
+ * must never wait for room), the main thread closes. */
+struct close_queue {
+	pthread_mutex_t mu;
+	pthread_cond_t more;
+	int sock;
+	int *fds;
+	size_t head, n, cap;
+	bool end; /* sonde closed its end, or died: all given */
+};
+
+static void *take_in(void *arg)
+{
+	struct close_queue *q = arg;
+	for (;;) {
+		char byte;
+		int fds[FDS_PER_MESSAGE];
+		size_t nfds;
+		ssize_t r = recv_with_fds(q->sock, &byte, 1, fds, &nfds);
+		pthread_mutex_lock(&q->mu);
+		if (r > 0) {
+			grow_array((void **)&q->fds, &q->cap, q->n + nfds, sizeof(*q->fds));
+			memcpy(q->fds + q->n, fds, nfds * sizeof(*fds));
+			q->n += nfds;
+		} else {
+			q->end = true;
+		}
+		pthread_cond_signal(&q->more);
+		pthread_mutex_unlock(&q->mu);
+		if (r <= 0)
+			return NULL;
+	}
+}
+
 /* Closes what it is given: the last references, so the kernel removes the
- * uprobes here. */
+ * uprobes here, ~0.2 s each, in order. */
 static void detacher_loop(int sock)
 {
-	char byte;
-	int fds[FDS_PER_MESSAGE];
-	size_t nfds;
-	while (recv_with_fds(sock, &byte, 1, fds, &nfds) > 0)
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) { /* room for every fd given */
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	struct close_queue q = {.mu = PTHREAD_MUTEX_INITIALIZER,
+				.more = PTHREAD_COND_INITIALIZER,
+				.sock = sock};
+	pthread_t t;
+	if (pthread_create(&t, NULL, take_in, &q) != 0) { /* then one at a time */
+		take_in(&q);
+		for (size_t i = 0; i < q.n; i++)
+			close(q.fds[i]);
+		return;
+	}
+	pthread_mutex_lock(&q.mu);
+	for (;;) {
+		while (q.head == q.n && !q.end)
+			pthread_cond_wait(&q.more, &q.mu);
+		if (q.head == q.n)
+			break;
+		int fd = q.fds[q.head++];
+		pthread_mutex_unlock(&q.mu);
+		close(fd);
+		pthread_mutex_lock(&q.mu);
+	}
+	pthread_mutex_unlock(&q.mu);
+	pthread_join(t, NULL);
 }
 
 static void __attribute__((noreturn)) helper_main(int sock, const char *name,

@@ -28,11 +28,8 @@ note_tasks() {
 # helpers_of PID: sonde's helper processes (they attach and remove its
 # uprobes, and finish that work when sonde dies).
 helpers_of() {
-	local c
-	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		case "$(cat "/proc/$c/comm" 2>/dev/null)" in sonde-attach | sonde-detach) echo "$c" ;; esac
-	done
-	return 0
+	child_named "$1" sonde-attach
+	child_named "$1" sonde-detach
 }
 
 # gone PID...: waits (up to 120 s) until these processes (not children of
@@ -58,26 +55,10 @@ no_leak() {
 	pass "$1: no uprobe leaked (kernel log)"
 }
 
-# text_intact WHAT PID: the code of $M as process PID sees it is what the
-# file holds: no breakpoint left in it.
+# text_intact WHAT PID: no breakpoint left in the program's code in PID.
 text_intact() {
-	local ino size range perms off dev inode path start end n
-	ino=$(stat -Lc %i "$M")
-	size=$(stat -Lc %s "$M")
-	while read -r range perms off dev inode path; do
-		[ "$perms" = r-xp ] && [ "$inode" = "$ino" ] || continue
-		start=$((16#${range%-*}))
-		end=$((16#${range#*-}))
-		off=$((16#$off))
-		n=$((end - start))
-		[ $((off + n)) -le "$size" ] || n=$((size - off))
-		cmp -s -n "$n" <(dd if="/proc/$2/mem" bs=4096 skip=$((start / 4096)) count=$(((n + 4095) / 4096)) 2>/dev/null) \
-			<(dd if="$M" bs=4096 skip=$((off / 4096)) count=$(((n + 4095) / 4096)) 2>/dev/null) ||
-			{ echo "$1: PID $2 has code of $M that differs from the file (a breakpoint left)"; return 1; }
-		return 0
-	done <"/proc/$2/maps"
-	echo "$1: PID $2 does not map $M"
-	return 1
+	local why
+	why=$(code_is_file "$2" "$M") || { echo "$1: $why"; return 1; }
 }
 
 # wait_for FILE PATTERN SECONDS
@@ -176,19 +157,30 @@ wait "$spid" || rc=$?
 pass "a second SIGTERM during the removal: sonde removed its probes and exited 0"
 after term2 "a second SIGTERM during the removal"
 
-# 3. SIGTERM while the probes are being attached (100 functions, one after
+# attaching NAME: waits until the sonde $spid has attached some of its 200
+# probes (20 BPF links: more than its calibration and sampling hold), then
+# stops it there (SIGSTOP), so what follows lands mid-attach however fast
+# the machine attaches.
+attaching() {
+	local i
+	for ((i = 0; i < 24000; i++)); do
+		[ "$(find "/proc/$spid/fd" -lname 'anon_inode:bpf_link' 2>/dev/null | wc -l)" -ge 20 ] && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.005
+	done
+	kill -STOP "$spid" 2>/dev/null || fail "set-up: sonde ended before it attached its probes: $(cat "$WORK/$1.err")"
+	grep -q "tracing" "$WORK/$1.err" && fail "set-up: sonde had attached all 200 probes before it was stopped"
+	text_intact attaching "$upid" >/dev/null && fail "set-up: none of the probes is in the unrelated process"
+	note_tasks "$spid"
+}
+
+# 3. SIGTERM while the probes are being attached (200 functions, one after
 # the other): sonde stops attaching, removes what it attached, one line.
 fresh attach
-start_sonde attach 'manyfuncs:f0*'
-for _ in $(seq 2400); do
-	text_intact attaching "$upid" >/dev/null || break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.05
-done
-text_intact attaching "$upid" >/dev/null && fail "set-up: sonde never began to attach the 100 probes"
-grep -q "tracing" "$WORK/attach.err" && fail "set-up: sonde had attached all 100 probes before the SIGTERM"
-note_tasks "$spid"
+start_sonde attach 'manyfuncs:f[01]*'
+attaching attach
 kill -TERM "$spid"
+kill -CONT "$spid"
 rc=0
 wait "$spid" || rc=$?
 [ "$rc" = 1 ] || { cat "$WORK/attach.err"; fail "SIGTERM during the attach: sonde exited with $rc (143: killed by it mid-attach), expected 1"; }
@@ -199,14 +191,8 @@ after attach "SIGTERM during the attach"
 
 # 4. SIGKILL while the probes are being attached.
 fresh akill
-start_sonde akill 'manyfuncs:f0*'
-for _ in $(seq 2400); do
-	text_intact attaching "$upid" >/dev/null || break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.05
-done
-grep -q "tracing" "$WORK/akill.err" && fail "set-up: sonde had attached all 100 probes before the SIGKILL"
-note_tasks "$spid"
+start_sonde akill 'manyfuncs:f[01]*'
+attaching akill
 helpers=$(helpers_of "$spid")
 kill -KILL "$spid"
 wait "$spid" 2>/dev/null || true
