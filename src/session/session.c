@@ -316,6 +316,16 @@ static int probe_at(const struct session *s, const struct probe_target *t)
 	return -1;
 }
 
+/* True (with err) when a signal came while probes were being attached: the
+ * session then ends without attaching more. */
+static bool interrupted(const struct session *s, char *err, size_t errlen)
+{
+	if (!loop_signal_pending(s->loop))
+		return false;
+	errbuf_set(err, errlen, "interrupted by a signal while attaching probes");
+	return true;
+}
+
 /* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
  * of the probe left attached. */
 static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
@@ -419,6 +429,10 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 	for (; attached < n; attached++) {
 		if (!fresh[attached])
 			continue;
+		if (interrupted(s, why, sizeof(why))) {
+			snprintf(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
 		if (attach_uprobes(s, (uint32_t)ids[attached], &t[attached], why, sizeof(why))) {
 			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
@@ -893,11 +907,7 @@ static void on_signal(void *arg)
 
 static int setup_loop(struct session *s, char *err, size_t errlen)
 {
-	s->loop = loop_new(err, errlen);
-	if (!s->loop)
-		return -1;
-	if (loop_catch_signals(s->loop, on_signal, s, err, errlen) ||
-	    loop_add_fd(s->loop, engine_ring_fd(s->eng), NULL, NULL, err, errlen))
+	if (loop_add_fd(s->loop, engine_ring_fd(s->eng), NULL, NULL, err, errlen))
 		return -1;
 	loop_on_wake(s->loop, on_wake, s);
 	s->wake_timer = loop_timer_new(s->loop, on_wake_timer, s);
@@ -972,6 +982,14 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
 		goto fail;
+	/* Signals are caught from before the first probe is attached until the
+	 * last is removed (session_free): one whose default action ends the
+	 * process, arriving while the kernel attaches or removes a uprobe,
+	 * leaves it half-done (engine/uprobes.h). One that comes while probes
+	 * are attached stops the attaching. */
+	s->loop = loop_new(err, errlen);
+	if (!s->loop || loop_catch_signals(s->loop, on_signal, s, err, errlen))
+		goto fail;
 	s->eng = engine_open(&eo, err, errlen);
 	if (!s->eng)
 		goto fail;
@@ -984,7 +1002,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (add_descendants(s, err, errlen))
 		goto fail;
-	calibrate_session(s);
+	if (!interrupted(s, err, errlen))
+		calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
 		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, why, sizeof(why));
@@ -997,7 +1016,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		if (*why)
 			notef(o, "--trace %s: %s", o->traces[i], why);
 	}
-	if (setup_sampling_decisions(s, err, errlen))
+	if (interrupted(s, err, errlen) || setup_sampling_decisions(s, err, errlen))
 		goto fail;
 	if (engine_start(s->eng, err, errlen))
 		goto fail;
@@ -1313,8 +1332,9 @@ void session_free(struct session *s)
 	 * stop it rather than leave it running unobserved. */
 	if (s->o->cmd && s->cmd.pid > 0 && !s->cmd.exited)
 		target_cmd_kill(&s->cmd);
-	loop_free(s->loop);
+	/* The probes go while signals are still caught (see session_start). */
 	engine_close(s->eng);
+	loop_free(s->loop);
 	collector_free(s->col);
 	symbols_free(s->syms);
 	profile_free(s->prof);
