@@ -1,0 +1,388 @@
+/* sonde serve's page. It holds the flame tree the server streams as deltas
+ * (src/web/flamedelta.h) in `nodes`, by id, and draws it with d3-flame-graph
+ * from the same node objects every time, so zoom (flags on the nodes) and
+ * search (a flag this page sets) survive updates. Everything else comes
+ * from the `status` and `hot` events (src/web/webapi.h), and every control
+ * is a command line POSTed to /api/command, as typed in sonde top. */
+(function () {
+"use strict";
+
+var token = new URLSearchParams(window.location.search).get("token") || "";
+var $ = function (id) { return document.getElementById(id); };
+
+/* ---- colours: the hue families of the SVGs (render/flamesvg.c) ---------- */
+var FAMILY = {user: [0, 22], cxx: [50, 60], kernel: [28, 40], jit: [95, 130], inlined: [175, 190]};
+function family(name, kind) {
+	if (kind === "kernel" || kind === "jit" || kind === "inlined") return FAMILY[kind];
+	return kind === "user" && name.indexOf("::") >= 0 ? FAMILY.cxx : FAMILY.user;
+}
+function hash(s, seed) { /* FNV-1a: a stable shade per name */
+	var h = 0x811c9dc5 ^ seed;
+	for (var i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+	return (h >>> 0) / 4294967295;
+}
+function colorOf(name, kind) {
+	var f = family(name, kind);
+	var hue = f[0] + (f[1] - f[0]) * hash(name, 1);
+	return "hsl(" + hue.toFixed(1) + "," + (70 + 20 * hash(name, 2)).toFixed(0) + "%," +
+		(55 + 10 * hash(name, 3)).toFixed(0) + "%)";
+}
+var MATCH_COLOR = "rgb(230,0,230)"; /* the SVGs' search match */
+
+/* ---- the flame tree, by the server's node ids --------------------------- */
+var nodes = new Map(); /* id -> {id, name, kind, value (total), self, parent, children} */
+var root = null;
+var fractional = false;
+
+function applyFlame(m) {
+	if (m.full) { nodes.clear(); root = null; }
+	fractional = m.fractional;
+	m.removed.forEach(function (id) {
+		var n = nodes.get(id);
+		if (!n) return;
+		if (n.parent) {
+			var sib = n.parent.children;
+			var i = sib.indexOf(n);
+			if (i >= 0) sib.splice(i, 1);
+		}
+		(function forget(x) { nodes.delete(x.id); x.children.forEach(forget); })(n);
+	});
+	m.added.forEach(function (a) {
+		var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
+			color: colorOf(a[2], a[3])};
+		var p = nodes.get(a[1]);
+		if (p) { n.parent = p; p.children.push(n); }
+		else root = n;
+		nodes.set(n.id, n);
+	});
+	m.changed.forEach(function (c) {
+		var n = nodes.get(c[0]);
+		if (n) { n.value = c[1]; n.self = c[2]; }
+	});
+	if (root) root.value = m.total;
+}
+
+function samples(v) { return fractional ? v / 1000 : v; }
+function fmtCount(v) {
+	v = samples(v);
+	return v >= 100 || !fractional ? Math.round(v).toString() : v.toFixed(1);
+}
+function pct(part, whole) { return whole > 0 ? (100 * part / whole) : 0; }
+
+/* ---- search: regex on names, share covered by matched frames ---------- */
+var searchRe = null, searchTerm = "";
+var matches = []; /* matched nodes, outermost first, heaviest first */
+var matchCursor = -1;
+
+function runSearch() {
+	matches = [];
+	var covered = 0;
+	nodes.forEach(function (n) { n.match = false; });
+	if (searchRe && root) {
+		/* a match inside a matched caller adds nothing to the share */
+		var walk = function (n, inside) {
+			var hit = n !== root && searchRe.test(n.name);
+			n.match = hit;
+			if (hit) matches.push(n);
+			if (hit && !inside) covered += n.value;
+			n.children.forEach(function (c) { walk(c, inside || hit); });
+		};
+		walk(root, false);
+		matches.sort(function (a, b) { return b.value - a.value; });
+	}
+	var el = $("matched");
+	if (!searchRe) { el.textContent = ""; $("flame").dataset.matched = ""; return; }
+	var share = root ? pct(covered, root.value) : 0;
+	el.textContent = "Matched: " + share.toFixed(2) + "% (" + matches.length + " frames)";
+	$("flame").dataset.matched = share.toFixed(4);
+}
+
+function setSearch(term) {
+	searchTerm = term;
+	$("search").value = term;
+	$("search").classList.remove("bad");
+	searchRe = null;
+	if (term) {
+		try { searchRe = new RegExp(term); } catch (e) {
+			$("matched").textContent = "bad regex: " + e.message;
+			$("search").classList.add("bad");
+		}
+	}
+	matchCursor = -1;
+	runSearch();
+	document.querySelectorAll("#hot tbody tr").forEach(function (tr) {
+		tr.classList.toggle("sel", !!searchRe && tr.dataset.re === term);
+	});
+	draw();
+}
+
+/* ---- the chart ----------------------------------------------------------- */
+var chart = null;
+var zoomed = null; /* the node zoomed to, or null */
+var inverted = false;
+var paused = false;
+
+function makeChart() {
+	var el = $("flame");
+	el.innerHTML = "";
+	chart = flamegraph.default() /* the UMD build exports the factory as default */
+		.width(Math.max(300, el.clientWidth - 18))
+		.cellHeight(18)
+		.transitionDuration(200)
+		.minFrameSize(1)
+		.sort(true)
+		.inverted(inverted)
+		.minHeight(inverted ? 0 : el.clientHeight - 20) /* a flame graph's root at the bottom */
+		.selfValue(false)
+		.getName(function (d) { return d.data.name; })
+		.getChildren(function (d) { return d.children; })
+		.setColorMapper(function (d) { return d.data.match ? MATCH_COLOR : d.data.color; })
+		.setSearchHandler(function () {})
+		.setDetailsHandler(function (text) { $("details").textContent = text || ""; })
+		.setLabelHandler(function (d) {
+			var n = d.data;
+			return n.name + " (" + n.kind + ") " + fmtCount(n.value) + " samples, " +
+				pct(n.value, root.value).toFixed(2) + "%, self " + fmtCount(n.self);
+		})
+		.onClick(function (d) { zoomed = d.data === root ? null : d.data; });
+	chart.setDetailsElement($("details"));
+}
+
+/* The zoom flags d3-flame-graph reads: ancestors of the zoomed node faded,
+ * their other children hidden. Set again after each update, as nodes come
+ * and go. */
+function zoomFlags() {
+	nodes.forEach(function (n) { n.fade = false; n.hide = false; });
+	if (!zoomed) return;
+	for (var c = zoomed, p = c.parent; p; c = p, p = p.parent) {
+		p.fade = true;
+		p.children.forEach(function (s) { if (s !== c) s.hide = true; });
+	}
+}
+
+function draw() {
+	var el = $("flame");
+	el.dataset.nodes = nodes.size;
+	el.dataset.total = root ? samples(root.value) : 0;
+	if (paused) return;
+	if (!root || root.value <= 0) {
+		chart = null;
+		el.innerHTML = "<div class=\"empty\">No samples in view yet.</div>";
+		return;
+	}
+	if (zoomed && !nodes.has(zoomed.id)) zoomed = null;
+	zoomFlags();
+	if (!chart) {
+		makeChart();
+		d3.select(el).datum(root).call(chart.height(null));
+	} else {
+		chart.height(null).update(root);
+	}
+	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
+		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
+}
+
+function resetZoom() { zoomed = null; draw(); }
+
+function nextMatch(step) {
+	if (!matches.length) return;
+	matchCursor = (matchCursor + step + matches.length) % matches.length;
+	zoomed = matches[matchCursor];
+	draw();
+	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + zoomed.name;
+}
+
+/* ---- status, hot functions, probes ------------------------------------ */
+function fmtNs(ns) {
+	if (ns === null || ns === undefined) return "-";
+	if (ns < 1e3) return ns.toFixed(0) + "ns";
+	if (ns < 1e6) return (ns / 1e3).toFixed(ns < 1e4 ? 1 : 0) + "us";
+	if (ns < 1e9) return (ns / 1e6).toFixed(ns < 1e7 ? 1 : 0) + "ms";
+	return (ns / 1e9).toFixed(2) + "s";
+}
+function fmtRate(r) { return r >= 100 ? r.toFixed(0) : r.toFixed(1); }
+function esc(s) {
+	return String(s).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+}
+function reQuote(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+function showStatus(st) {
+	var parts = [
+		"<b>target</b> " + esc(st.target), "<b>sampling</b> " + esc(st.sampling),
+		"<b>window</b> " + esc(st.window), "<b>view</b> " + esc(st.view),
+	];
+	if (st.filter && st.filter !== "none") parts.push("<b>filter</b> " + esc(st.filter));
+	parts.push("<b>samples/s</b> " + fmtRate(st.samples_per_s));
+	parts.push("<span class=\"" + (st.drops ? "drops" : "") + "\" title=\"" + esc(st.drops_detail || "") +
+		"\"><b>drops</b> " + st.drops + "</span>");
+	$("status").innerHTML = parts.join("  ");
+	var rows = st.probes.map(function (p) {
+		return "<tr data-name=\"" + esc(p.name) + "\"><td class=\"name\" title=\"" + esc(p.name) +
+			(p.attached ? "" : " (not attached)") + "\">" + esc(p.name) + (p.attached ? "" : " ?") +
+			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" + fmtNs(p.p50_ns) + "</td><td>" +
+			fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" + fmtNs(p.slow_threshold_ns) +
+			"</td><td><button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) +
+			"\">&#215;</button></td></tr>";
+	});
+	var body = document.querySelector("#probes tbody");
+	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
+	if (body.innerHTML !== html) body.innerHTML = html;
+}
+
+function showHot(h) {
+	var total = h.total;
+	var body = document.querySelector("#hot tbody");
+	body.innerHTML = h.functions.map(function (f) {
+		var re = "^" + reQuote(f.name) + "$";
+		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
+			"><td class=\"name\" title=\"" + esc(f.name) + " (" + f.kind + ")\"><span class=\"swatch\" style=\"background:" +
+			colorOf(f.name, f.kind) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
+	}).join("");
+}
+
+/* ---- commands ------------------------------------------------------------ */
+function say(text, isError) {
+	var a = $("answer");
+	a.textContent = text;
+	a.classList.toggle("error", !!isError);
+}
+
+function command(line) {
+	return fetch("/api/command", {
+		method: "POST", body: line,
+		headers: {"X-Sonde-Token": token, "Content-Type": "text/plain"},
+	}).then(function (r) { return r.json(); }).then(function (ans) {
+		/* errors name the command already */
+		if (ans.ok) say(line + ": " + (ans.text || "ok").trim(), false);
+		else say(ans.error, true);
+		return ans;
+	}, function (e) {
+		say(line + ": " + e.message, true);
+		return {ok: false, error: e.message};
+	});
+}
+
+/* ---- connection state ------------------------------------------------------ */
+var conn = "connecting", ended = false;
+function showConn() {
+	var el = $("conn");
+	var s = paused ? "paused" : ended && conn === "live" ? "ended" : conn;
+	var label = {live: "live", paused: "paused", ended: "target exited", disconnected: "disconnected",
+		connecting: "connecting"}[s];
+	el.className = "conn " + s;
+	el.textContent = label;
+	document.body.dataset.conn = s;
+}
+function setPaused(on) {
+	paused = on;
+	$("pause").classList.toggle("on", on);
+	$("pause").textContent = on ? "Resume" : "Pause";
+	showConn();
+	if (!on) draw();
+}
+
+function connect() {
+	var es = new EventSource("/api/events?token=" + encodeURIComponent(token));
+	es.onopen = function () { conn = "live"; showConn(); };
+	es.onerror = function () {
+		conn = es.readyState === EventSource.CLOSED ? "disconnected" : "disconnected";
+		showConn();
+	};
+	es.addEventListener("state", function (e) {
+		ended = JSON.parse(e.data).state === "ended";
+		conn = "live";
+		showConn();
+	});
+	es.addEventListener("status", function (e) { if (!paused) showStatus(JSON.parse(e.data)); });
+	es.addEventListener("hot", function (e) { if (!paused) showHot(JSON.parse(e.data)); });
+	es.addEventListener("flame", function (e) {
+		/* applied while paused too, so the next delta has its base */
+		applyFlame(JSON.parse(e.data));
+		runSearch();
+		draw();
+	});
+}
+
+/* ---- wiring ------------------------------------------------------------------- */
+function onEnter(input, fn) {
+	input.addEventListener("keydown", function (e) {
+		if (e.key === "Enter") { e.preventDefault(); fn(input.value.trim()); }
+	});
+}
+function duration(inputId, cmd) {
+	var v = $(inputId).value.trim();
+	if (!v) { say(cmd + ": give a duration, such as 10s", true); return; }
+	command(cmd + " " + v);
+}
+
+$("pause").onclick = function () { setPaused(!paused); };
+$("invert").onclick = function () {
+	inverted = !inverted;
+	$("invert").classList.toggle("on", inverted);
+	chart = null;
+	draw();
+};
+$("resetzoom").onclick = resetZoom;
+$("search").addEventListener("input", function () { setSearch($("search").value); });
+$("setwindow").onclick = function () { duration("window", "window"); };
+onEnter($("window"), function () { duration("window", "window"); });
+$("setewma").onclick = function () { duration("ewma", "ewma"); };
+onEnter($("ewma"), function () { duration("ewma", "ewma"); });
+function setView() {
+	var kind = $("viewkind").value, fn = $("viewfunc").value.trim(), thr = $("viewthr").value.trim();
+	command(kind === "all" ? "all" : kind + " " + fn + (kind !== "in" && thr ? " " + thr : ""));
+}
+$("setview").onclick = setView;
+onEnter($("viewfunc"), setView);
+onEnter($("viewthr"), setView);
+function trace(fn) {
+	if (!fn) { say("trace: name a function", true); return; }
+	command("trace " + fn).then(function (a) { if (a.ok) $("probefunc").value = ""; });
+}
+$("trace").onclick = function () { trace($("probefunc").value.trim()); };
+onEnter($("probefunc"), trace);
+onEnter($("cmd"), function (line) {
+	if (!line) return;
+	command(line).then(function (a) { if (a.ok) $("cmd").value = ""; });
+});
+document.querySelector("#probes tbody").addEventListener("click", function (e) {
+	var b = e.target.closest("button.untrace");
+	if (b) command("untrace " + b.closest("tr").dataset.name);
+});
+document.querySelector("#hot tbody").addEventListener("click", function (e) {
+	var tr = e.target.closest("tr");
+	if (tr) setSearch(tr.dataset.re === searchTerm ? "" : tr.dataset.re);
+});
+
+document.addEventListener("keydown", function (e) {
+	var t = e.target;
+	var typing = t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA");
+	if (e.key === "Escape") {
+		if (typing) t.blur();
+		else resetZoom();
+		return;
+	}
+	if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+	var keys = {
+		"/": function () { $("search").focus(); $("search").select(); },
+		":": function () { $("cmd").focus(); },
+		n: function () { nextMatch(1); },
+		N: function () { nextMatch(-1); },
+		z: resetZoom,
+		i: function () { $("invert").click(); },
+		p: function () { setPaused(!paused); },
+	};
+	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+});
+
+var resizeTimer = 0;
+window.addEventListener("resize", function () {
+	clearTimeout(resizeTimer);
+	resizeTimer = setTimeout(function () { chart = null; draw(); }, 150);
+});
+
+if (!token) say("no token in this page's URL: open the URL sonde serve printed", true);
+showConn();
+connect();
+})();
