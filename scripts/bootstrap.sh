@@ -11,8 +11,8 @@
 #                                clang sanitizer/libFuzzer runtimes, the tools
 #                                the tests compare against, chromium for the
 #                                page's tests, and the npm packages of tests/js
-#                                (npm ci and npm install: the only steps that
-#                                need the npm registry)
+# The two npm steps (npm ci in src/web/page, npm install in tests/js) are the
+# only ones that need the npm registry.
 #
 # Packages are installed without their Recommends, so everything used is
 # named here.
