@@ -252,6 +252,37 @@ try {
 	ok("a failing command shows its error: " + err);
 	await shot(page, "05-probe");
 
+	// ---- window, EWMA, view and the ':' line steer the session ----
+	const statusHas = (re) =>
+		page.waitForFunction((src) => new RegExp(src).test(document.getElementById("status").textContent), re.source, { timeout: 10000 });
+	await page.keyboard.press(":");
+	await page.keyboard.type("window 5s");
+	await page.keyboard.press("Enter");
+	await statusHas(/window last 5s/);
+	ok("':' then 'window 5s': the status says window last 5s");
+	await page.fill("#ewma", "20s");
+	await page.click("#setewma");
+	await statusHas(/window .*20s/);
+	ok("EWMA 20s: " + (await page.textContent("#status")).match(/window .*? view/)[0]);
+	await page.selectOption("#viewkind", "slow");
+	await page.fill("#viewfunc", "handle_request");
+	await page.fill("#viewthr", "p90");
+	await page.click("#setview");
+	await statusHas(/view slow handle_request/);
+	ok("View slow handle_request p90: " + (await page.textContent("#status")).match(/view .*? samples/)[0]);
+	await page.selectOption("#viewkind", "all");
+	await page.click("#setview");
+	await statusHas(/view all/);
+	await page.fill("#window", "10s");
+	await page.click("#setwindow");
+	await statusHas(/window last 10s/);
+	ok("back to view all, window last 10s");
+	await page.keyboard.press("n");
+	const nth = await page.textContent("#details");
+	if (!/^match 1\/\d+: slow_path/.test(nth)) fail("n did not go to the first match: " + nth);
+	ok("n: " + nth);
+	await page.keyboard.press("z");
+
 	// ---- a cross-origin POST with the token is refused ----
 	// From a browser: a page on another origin (another port) posts a
 	// "simple" request the browser sends without a preflight.
