@@ -7,7 +7,8 @@
 //   ARTIFACTS_DIR  where the screenshots of each state go
 //   SONDE_PID      the server, stopped (SIGINT) at the end to see the page
 //                  notice
-// The served target must be tests/targets/requests. Prints "ok: ..." per
+// The served target must be tests/targets/requests, served with --window
+// 60s (so the view's total only grows while the test runs). Prints "ok: ..." per
 // check; exits 1 at the first failure, 77 when chromium cannot start.
 import fs from "node:fs";
 import os from "node:os";
@@ -64,6 +65,20 @@ async function apiShare(re) {
 	};
 	walk(0, false);
 	return m.total > 0 ? (100 * covered) / m.total : 0;
+}
+
+// ---- the document itself, before any browser: one page, all inline ----
+{
+	const r = await fetch(url);
+	const html = await r.text();
+	if (r.status !== 200 || !/^text\/html/.test(r.headers.get("content-type")))
+		fail(`GET / answered ${r.status} ${r.headers.get("content-type")}`);
+	const left = /@(STYLE|SCRIPT)@/.exec(html);
+	if (left) fail("the page still holds the placeholder " + left[0]);
+	const scripts = html.match(/<script>/g) || [];
+	if (scripts.length !== 3 || !/d3js\.org/.test(html) || !/flamegraph/.test(html) || /<script[^>]* src=/.test(html))
+		fail(`the page should inline d3, d3-flame-graph and its own script (${scripts.length} scripts)`);
+	ok(`GET / with the token: ${html.length} bytes of HTML, d3, d3-flame-graph and the page's script inline`);
 }
 
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sonde-chromium-"));
@@ -273,10 +288,10 @@ try {
 	await page.selectOption("#viewkind", "all");
 	await page.click("#setview");
 	await statusHas(/view all/);
-	await page.fill("#window", "10s");
+	await page.fill("#window", "60s");
 	await page.click("#setwindow");
-	await statusHas(/window last 10s/);
-	ok("back to view all, window last 10s");
+	await statusHas(/window last 60s/);
+	ok("back to view all, window last 60s");
 	await page.keyboard.press("n");
 	const nth = await page.textContent("#details");
 	if (!/^match 1\/\d+: slow_path/.test(nth)) fail("n did not go to the first match: " + nth);

@@ -10,7 +10,9 @@
 var token = new URLSearchParams(window.location.search).get("token") || "";
 var $ = function (id) { return document.getElementById(id); };
 
-/* ---- colours: the hue families of the SVGs (render/flamesvg.c) ---------- */
+/* ---- colours: the hue families of the SVGs (render/flamesvg.c), a shade
+ * per name; a colour the server sends with a node or function ("#rrggbb",
+ * the SVGs' own) is used instead --------------------------------------- */
 var FAMILY = {user: [0, 22], cxx: [50, 60], kernel: [28, 40], jit: [95, 130], inlined: [175, 190]};
 function family(name, kind) {
 	if (kind === "kernel" || kind === "jit" || kind === "inlined") return FAMILY[kind];
@@ -49,7 +51,7 @@ function applyFlame(m) {
 	});
 	m.added.forEach(function (a) {
 		var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
-			color: colorOf(a[2], a[3])};
+			color: a[6] || colorOf(a[2], a[3])};
 		var p = nodes.get(a[1]);
 		if (p) { n.parent = p; p.children.push(n); }
 		else root = n;
@@ -236,7 +238,7 @@ function showHot(h) {
 		var re = "^" + reQuote(f.name) + "$";
 		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
 			"><td class=\"name\" title=\"" + esc(f.name) + " (" + f.kind + ")\"><span class=\"swatch\" style=\"background:" +
-			colorOf(f.name, f.kind) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
 	}).join("");
 }
