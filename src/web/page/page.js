@@ -36,8 +36,25 @@ var nodes = new Map(); /* id -> {id, name, kind, value (total), self, parent, ch
 var root = null;
 var fractional = false;
 
+/* A node's place as the names from the root down: what finds it again
+ * after a full message, whose ids are new. */
+function pathOf(n) {
+	var p = [];
+	for (; n && n.parent; n = n.parent) p.unshift(n.name);
+	return p;
+}
+function findPath(p) {
+	var n = root;
+	for (var i = 0; n && i < p.length; i++)
+		n = n.children.find(function (c) { return c.name === p[i]; });
+	return n || null;
+}
+
 function applyFlame(m) {
-	if (m.full) { nodes.clear(); root = null; }
+	/* full messages come at the start, after a missed event and whenever
+	 * the server renumbers its ids: the zoom stays on the same frames */
+	var zoomPath = m.full && zoomed ? pathOf(zoomed) : null;
+	if (m.full) { nodes.clear(); root = null; zoomed = null; }
 	fractional = m.fractional;
 	m.removed.forEach(function (id) {
 		var n = nodes.get(id);
@@ -62,6 +79,7 @@ function applyFlame(m) {
 		if (n) { n.value = c[1]; n.self = c[2]; }
 	});
 	if (root) root.value = m.total;
+	if (zoomPath) zoomed = findPath(zoomPath);
 }
 
 function samples(v) { return fractional ? v / 1000 : v; }
@@ -172,7 +190,7 @@ function draw() {
 		el.innerHTML = "<div class=\"empty\">No samples in view yet.</div>";
 		return;
 	}
-	if (zoomed && !nodes.has(zoomed.id)) zoomed = null;
+	if (zoomed && nodes.get(zoomed.id) !== zoomed) zoomed = null;
 	zoomFlags();
 	if (!chart) {
 		makeChart();
@@ -281,7 +299,7 @@ function setPaused(on) {
 	$("pause").classList.toggle("on", on);
 	$("pause").textContent = on ? "Resume" : "Pause";
 	showConn();
-	if (!on) draw();
+	if (!on) { runSearch(); draw(); }
 }
 
 function connect() {
@@ -301,6 +319,7 @@ function connect() {
 	es.addEventListener("flame", function (e) {
 		/* applied while paused too, so the next delta has its base */
 		applyFlame(JSON.parse(e.data));
+		if (paused) { draw(); return; } /* counts only; the matched share stays as drawn */
 		runSearch();
 		draw();
 	});
