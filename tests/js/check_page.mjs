@@ -323,6 +323,16 @@ try {
 		fail("a refused cross-origin POST still untraced parse_request");
 	ok(`cross-origin POST with the token: ${crossStatus} from a page on ${evilOrigin}, ${direct.status} with Origin http://evil.example; the probe stays`);
 
+	// ---- the probe's x button removes it ----
+	await page.click('#probes tbody tr[data-name="parse_request"] button.untrace');
+	// (an untraced probe stays listed, with what it gathered)
+	await page.waitForSelector('#probes tbody tr.detached[data-name="parse_request"]', { timeout: 10000 });
+	const untraced = await api("/api/status");
+	if (untraced.body.data.probes.some((p) => p.name === "parse_request" && p.attached))
+		fail("x left parse_request attached");
+	if (await page.$('#probes tbody tr[data-name="parse_request"] button.untrace')) fail("an untraced probe still has its x");
+	ok("x on parse_request: untraced, listed as such (" + (await page.textContent("#answer")).trim() + ")");
+
 	// ---- the target exits: the page says so and keeps the data ----
 	const pid = /PID (\d+)/.exec(st.body.data.target);
 	if (!pid) fail("no target PID in the status: " + st.body.data.target);

@@ -196,7 +196,8 @@ function draw() {
 		makeChart();
 		d3.select(el).datum(root).call(chart.height(null));
 	} else {
-		chart.height(null).update(root);
+		/* the pane's height changes as the status line wraps */
+		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
 	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
 		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
@@ -235,14 +236,17 @@ function showStatus(st) {
 	parts.push("<b>samples/s</b> " + fmtRate(st.samples_per_s));
 	parts.push("<span class=\"" + (st.drops ? "drops" : "") + "\" title=\"" + esc(st.drops_detail || "") +
 		"\"><b>drops</b> " + st.drops + "</span>");
-	$("status").innerHTML = parts.join("  ");
+	$("status").innerHTML = parts.map(function (x) { return "<span>" + x + "</span>"; }).join(" ");
 	var rows = st.probes.map(function (p) {
-		return "<tr data-name=\"" + esc(p.name) + "\"><td class=\"name\" title=\"" + esc(p.name) +
-			(p.attached ? "" : " (not attached)") + "\">" + esc(p.name) + (p.attached ? "" : " ?") +
-			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" + fmtNs(p.p50_ns) + "</td><td>" +
-			fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" + fmtNs(p.slow_threshold_ns) +
-			"</td><td><button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) +
-			"\">&#215;</button></td></tr>";
+		/* an untraced probe stays listed with what it gathered */
+		return "<tr data-name=\"" + esc(p.name) + "\"" + (p.attached ? "" : " class=\"detached\"") +
+			"><td class=\"name\" title=\"" + esc(p.name) +
+			(p.attached ? "" : ": untraced, what it gathered stays") + "\">" + esc(p.name) +
+			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" +
+			fmtNs(p.p50_ns) + "</td><td>" + fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" +
+			fmtNs(p.slow_threshold_ns) + "</td><td>" + (p.attached ?
+			"<button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) + "\">&#215;</button>" : "") +
+			"</td></tr>";
 	});
 	var body = document.querySelector("#probes tbody");
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
