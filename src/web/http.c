@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "util.h"
@@ -56,6 +59,7 @@ struct http_server {
 	struct loop *lp;
 	struct MHD_Daemon *d;
 	int epoll_fd;
+	int listen_fd;
 	int timer;
 	uint16_t port;
 	bool loopback;			 /* listening on a loopback address: Host must name it */
@@ -435,6 +439,62 @@ static void on_timer(void *arg)
 	run_mhd(arg);
 }
 
+/* Takes every waiting connection: libmicrohttpd gets those it has room
+ * for; past HTTP_MAX_CLIENTS a client is told at once that the server is
+ * busy (rather than left waiting in the backlog). */
+static void on_accept(void *arg)
+{
+	struct http_server *s = arg;
+	static const char busy[] =
+		"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+		"Connection: close\r\nContent-Length: 75\r\n\r\n"
+		"{\"ok\":false,\"error\":\"too many connections to this session: try again\"}\n";
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* EAGAIN, or out of descriptors: retried at the next wake */
+		}
+		if (http_server_connections(s) >= HTTP_MAX_CLIENTS) {
+			s->counts.busy++;
+			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* nothing more to tell a client that cannot take it */
+			}
+			close(fd);
+			continue;
+		}
+		if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, sl) != MHD_YES)
+			s->counts.busy++; /* MHD closed it */
+	}
+	run_mhd(s);
+}
+
+/* A non-blocking listening socket on sa, or -1 with err. */
+static int listen_on(const struct sockaddr *sa, socklen_t len, const char *name, uint16_t port,
+		     char *err, size_t errlen)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0)
+		return errbuf_set(err, errlen, "cannot open a socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, sa, len) || listen(fd, 64)) {
+		int e = errno;
+		close(fd);
+		return errbuf_set(err, errlen, "cannot listen on %s port %u: %s", name,
+				  (unsigned)port,
+				  e == EADDRINUSE ? "the address is in use (choose another --port, or 0)"
+						  : strerror(e));
+	}
+	return fd;
+}
+
 struct http_server *http_server_open(struct loop *lp, const struct http_options *o, char *err,
 				     size_t errlen)
 {
@@ -460,44 +520,48 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 		errbuf_set(err, errlen, "the server needs a %d-character token", HTTP_TOKEN_HEX);
 		return NULL;
 	}
+	int lfd = listen_on(sa, sa->sa_family == AF_INET6 ? sizeof(sin6) : sizeof(sin), listen,
+			    o->port, err, errlen);
+	if (lfd < 0)
+		return NULL;
 	struct http_server *s = xcalloc(1, sizeof(*s));
 	s->lp = lp;
+	s->listen_fd = lfd;
 	s->loopback = loopback;
 	snprintf(s->token, sizeof(s->token), "%s", o->token);
 	if (sa->sa_family == AF_INET6)
 		snprintf(s->addr, sizeof(s->addr), "[%s]", listen);
 	else
 		snprintf(s->addr, sizeof(s->addr), "%s", listen);
-	errno = 0;
-	s->d = MHD_start_daemon(flags, o->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CLIENTS,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_HEADER_BYTES,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
-	if (!s->d) {
-		int e = errno;
-		errbuf_set(err, errlen, "cannot listen on %s port %u: %s", listen,
-			   (unsigned)o->port,
-			   e == EADDRINUSE ? "the address is in use (choose another --port, or 0)"
-			   : e		   ? strerror(e)
-					   : "libmicrohttpd refused to start");
-		free(s);
-		return NULL;
-	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : o->port;
-	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	getsockname(lfd, (struct sockaddr *)&bound, &blen);
+	s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+						    : ((struct sockaddr_in *)&bound)->sin_port);
+	s->d = MHD_start_daemon(
+		flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, s,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CLIENTS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_HEADER_BYTES,
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		o->idle_timeout_s ? o->idle_timeout_s : (unsigned)HTTP_IDLE_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+	const union MHD_DaemonInfo *info =
+		s->d ? MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	s->epoll_fd = info ? info->epoll_fd : -1;
 	s->timer = loop_timer_new(lp, on_timer, s);
-	if (s->epoll_fd < 0 || loop_add_fd(lp, s->epoll_fd, on_ready, s, err, errlen)) {
-		if (s->epoll_fd < 0)
-			errbuf_set(err, errlen, "libmicrohttpd gave no epoll descriptor");
-		MHD_stop_daemon(s->d);
-		loop_timer_cancel(lp, s->timer);
-		free(s);
-		return NULL;
+	if (s->epoll_fd < 0) {
+		errbuf_set(err, errlen, "libmicrohttpd did not start in its epoll mode");
+	} else if (!loop_add_fd(lp, s->epoll_fd, on_ready, s, err, errlen)) {
+		if (!loop_add_fd(lp, lfd, on_accept, s, err, errlen))
+			return s;
+		loop_remove_fd(lp, s->epoll_fd);
 	}
-	return s;
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	loop_timer_cancel(lp, s->timer);
+	close(lfd);
+	free(s);
+	return NULL;
 }
 
 void http_server_route(struct http_server *s, const char *method, const char *path,
@@ -519,6 +583,13 @@ uint16_t http_server_port(const struct http_server *s)
 	return s->port;
 }
 
+size_t http_server_connections(const struct http_server *s)
+{
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info ? info->num_connections : 0;
+}
+
 void http_server_counts(const struct http_server *s, struct http_counts *c)
 {
 	*c = s->counts;
@@ -538,6 +609,8 @@ void http_server_close(struct http_server *s)
 		}
 	}
 	MHD_run(s->d);
+	loop_remove_fd(s->lp, s->listen_fd);
+	close(s->listen_fd);
 	loop_remove_fd(s->lp, s->epoll_fd);
 	loop_timer_cancel(s->lp, s->timer);
 	MHD_stop_daemon(s->d);

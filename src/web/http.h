@@ -13,8 +13,8 @@
  * headers, so other origins cannot read answers either.
  *
  * Errors are a status code and one line of JSON: {"ok":false,"error":"..."}.
- * Limits: HTTP_MAX_CLIENTS connections at once (more are refused by the
- * server), HTTP_MAX_HEADER_BYTES of request head and body buffer per
+ * Limits: HTTP_MAX_CLIENTS connections at once (more are answered 503 and
+ * closed at once), HTTP_MAX_HEADER_BYTES of request head and body buffer per
  * connection (libmicrohttpd answers 431 or 413 past them), request bodies of
  * at most HTTP_MAX_BODY bytes (413), HTTP_IDLE_TIMEOUT_S of silence before a
  * connection is closed (a client trickling a request in ties up one of the
@@ -43,6 +43,7 @@ struct http_options {
 	const char *listen; /* an IPv4 or IPv6 address; NULL: 127.0.0.1 */
 	uint16_t port;	    /* 0: any free port */
 	const char *token;  /* what every request must carry (copied) */
+	unsigned idle_timeout_s; /* 0: HTTP_IDLE_TIMEOUT_S */
 };
 
 struct http_server;
@@ -79,8 +80,13 @@ struct http_counts {
 	uint64_t requests;	   /* answered, any status */
 	uint64_t refused;	   /* 401/403 */
 	uint64_t stream_overflows; /* events not queued: the client was too slow */
+	uint64_t busy;             /* connections refused at HTTP_MAX_CLIENTS (503) */
 };
 void http_server_counts(const struct http_server *s, struct http_counts *c);
+
+/* Connections open now (requests being read, answers and streams being
+ * sent). */
+size_t http_server_connections(const struct http_server *s);
 
 /* The request's query argument `name`, or NULL. */
 const char *http_request_arg(struct http_request *rq, const char *name);

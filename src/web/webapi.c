@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "webapi.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,64 @@ static void route_flame(void *arg, struct http_request *rq)
 	free(buf);
 	flamedelta_free(d);
 	live_view_free(v);
+}
+
+/* A query argument that is a count of nanoseconds. */
+static bool arg_ns(struct http_request *rq, const char *name, uint64_t *out)
+{
+	const char *v = http_request_arg(rq, name);
+	char *end;
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (*end || errno || v[0] == '-')
+		return false;
+	*out = n;
+	return true;
+}
+
+static void route_band(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	const char *probe = http_request_arg(rq, "probe");
+	uint64_t lo, hi;
+	if (!probe || !*probe) {
+		http_reply_error(rq, 400, "no probe: /api/band?probe=FUNC&min_ns=N&max_ns=N");
+		return;
+	}
+	if (!arg_ns(rq, "min_ns", &lo) || !arg_ns(rq, "max_ns", &hi)) {
+		http_reply_error(rq, 400, "min_ns and max_ns must be whole nanoseconds");
+		return;
+	}
+	char err[512];
+	struct live_band *b = live_band_build(liverun_live(a->r), probe, lo, hi, err, sizeof(err));
+	if (!b) {
+		http_reply_error(rq, 400, "%s", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":{\"probe\":", f);
+	json_write_string(f, probe);
+	fprintf(f, ",\"min_ns\":%llu,\"max_ns\":%llu,\"calls_in\":", (unsigned long long)lo,
+		(unsigned long long)hi);
+	json_write_number(f, b->calls_in);
+	fputs(",\"calls_out\":", f);
+	json_write_number(f, b->calls_out);
+	fprintf(f, ",\"samples_waiting\":%llu,\"in\":", (unsigned long long)b->samples_waiting);
+	struct flamedelta *d = flamedelta_new();
+	flamedelta_write(d, b->in, false, f);
+	fputs(",\"out\":", f);
+	flamedelta_reset(d);
+	flamedelta_write(d, b->out, false, f);
+	fputs("}}\n", f);
+	fclose(f);
+	flamedelta_free(d);
+	live_band_free(b);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
 }
 
 /* ---- event streams ---- */
@@ -246,6 +305,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "POST", "/api/command", route_command, a);
 	http_server_route(s, "GET", "/api/flame", route_flame, a);
 	http_server_route(s, "GET", "/api/events", route_events, a);
+	http_server_route(s, "GET", "/api/band", route_band, a);
 	return a;
 }
 

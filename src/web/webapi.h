@@ -9,6 +9,11 @@
  *                      for a body that is no command line)
  *   GET  /api/flame    the current view's flame tree, every node (a full
  *                      flamedelta.h message as "data")
+ *   GET  /api/band?probe=F&min_ns=A&max_ns=B
+ *                      the samples inside F's calls that lasted A..B ns and
+ *                      those inside its other calls: two flame trees (full
+ *                      flamedelta.h messages "in" and "out") for a diff, and
+ *                      the window's calls in and outside the band
  *   GET  /api/events   Server-Sent Events, every interval: `status` (as
  *                      /api/status's data), `flame` (changes since the last
  *                      one this client got, flamedelta.h), `hot` (hottest
