@@ -298,6 +298,37 @@ try {
 	ok("n: " + nth);
 	await page.keyboard.press("z");
 
+	// ---- the latency histogram: brush the slow band -> its flame graph ----
+	// handle_request's calls are ~100us, or ~2ms more when they take
+	// slow_path: the band from 1 ms up holds the slow calls, whose samples
+	// are in slow_path (>= 85%, as the CLI's test asks).
+	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
+	await page.waitForSelector('#hist rect.bar[data-lo]', { timeout: 10000 });
+	const span = await page.evaluate(() => {
+		const bars = [...document.querySelectorAll("#hist rect.bar")];
+		const slow = bars.filter((b) => +b.dataset.lo >= 1e6);
+		if (!slow.length) return null;
+		const a = slow[0].getBoundingClientRect(), z = bars[bars.length - 1].getBoundingClientRect();
+		return { x0: a.left - 0.5, x1: z.right + 2, y: a.bottom - 3, n: slow.length };
+	});
+	if (!span) fail("no calls of 1 ms or more in handle_request's histogram");
+	await page.mouse.move(span.x0, span.y);
+	await page.mouse.down();
+	await page.mouse.move(span.x1, span.y, { steps: 5 });
+	await page.mouse.up();
+	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector("#bandflame svg"),
+		null, { timeout: 15000 });
+	await sleep(800); /* the boxes get their widths in a transition */
+	const bandShare = await page.evaluate(() => {
+		const r = document.querySelector('#bandflame g.frame[name="slow_path"] rect');
+		return r ? +r.getAttribute("width") / +document.querySelector("#bandflame svg").getAttribute("width") : 0;
+	});
+	const lohi = await page.evaluate(() => [document.getElementById("bandflame").dataset.lo, document.getElementById("bandflame").dataset.hi]);
+	if (!(bandShare >= 0.85)) fail(`the band ${lohi} of handle_request: slow_path is ${(100 * bandShare).toFixed(1)}% of its flame graph, not >= 85%`);
+	ok(`brushed ${span.n} buckets, band ${lohi[0]}..${lohi[1]} ns: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	await shot(page, "05b-band");
+	await page.click("#bandclose");
+
 	// ---- a cross-origin POST with the token is refused ----
 	// From a browser: a page on another origin (another port) posts a
 	// "simple" request the browser sends without a preflight.

@@ -36,6 +36,17 @@ var nodes = new Map(); /* id -> {id, name, kind, value (total), self, parent, ch
 var root = null;
 var fractional = false;
 
+/* Adds the node of an "added" row [ID, PARENT, name, kind, TOTAL, SELF]
+ * to byId, under its parent (added before it); returns it. */
+function addNode(byId, a) {
+	var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
+		color: a[6] || colorOf(a[2], a[3])};
+	var p = byId.get(a[1]);
+	if (p) { n.parent = p; p.children.push(n); }
+	byId.set(n.id, n);
+	return n;
+}
+
 /* A node's place as the names from the root down: what finds it again
  * after a full message, whose ids are new. */
 function pathOf(n) {
@@ -67,12 +78,8 @@ function applyFlame(m) {
 		(function forget(x) { nodes.delete(x.id); x.children.forEach(forget); })(n);
 	});
 	m.added.forEach(function (a) {
-		var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
-			color: a[6] || colorOf(a[2], a[3])};
-		var p = nodes.get(a[1]);
-		if (p) { n.parent = p; p.children.push(n); }
-		else root = n;
-		nodes.set(n.id, n);
+		var n = addNode(nodes, a);
+		if (!n.parent) root = n;
 	});
 	m.changed.forEach(function (c) {
 		var n = nodes.get(c[0]);
@@ -250,7 +257,8 @@ function showStatus(st) {
 	});
 	var body = document.querySelector("#probes tbody");
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
-	if (body.innerHTML !== html) body.innerHTML = html;
+	if (body.innerHTML.replace(/ class="sel"| sel/g, "") !== html) body.innerHTML = html;
+	showHist(st.probes);
 }
 
 function showHot(h) {
@@ -263,6 +271,144 @@ function showHot(h) {
 			(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
 	}).join("");
+}
+
+/* ---- one probe's latency histogram; a band brushed on it -> the flame
+ * graph of the samples inside exactly those calls, against the others ---- */
+var histProbe = null; /* the probe shown, by name */
+var band = null;      /* {lo, hi} ns: the band brushed, or null */
+var lastProbes = [];
+var HW = 378, HH = 130, HM = {l: 36, r: 8, t: 8, b: 18};
+var brush = null, histX = null;
+
+function showHist(probes) {
+	lastProbes = probes;
+	var p = probes.find(function (q) { return q.name === histProbe; });
+	if (!p) {
+		p = probes.find(function (q) { return q.attached; }) || null;
+		histProbe = p ? p.name : null;
+		band = null;
+	}
+	document.querySelectorAll("#probes tbody tr").forEach(function (tr) {
+		tr.classList.toggle("sel", tr.dataset.name === histProbe);
+	});
+	$("histprobe").textContent = p ? p.name + ": " + Math.round(p.calls_in_window) + " calls in the window" : "(trace a function)";
+	var el = $("hist");
+	var b = p && p.buckets ? p.buckets : [];
+	if (!b.length) { el.innerHTML = ""; brush = null; return; }
+	var x = histX = d3.scaleLog().domain([b[0][0], b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
+	/* counts on a log-like scale: a few slow calls next to many fast ones stay visible */
+	var y = d3.scaleSymlog().domain([0, d3.max(b, function (d) { return d[2]; })]).range([HH - HM.b, HM.t]);
+	var svg = d3.select(el).selectAll("svg").data([0]).join("svg").attr("width", HW).attr("height", HH);
+	var inBand = function (d) { return band && (d[0] + d[1]) / 2 >= band.lo && (d[0] + d[1]) / 2 <= band.hi; };
+	svg.selectAll("rect.bar").data(b).join("rect")
+		.attr("class", function (d) { return inBand(d) ? "bar inband" : "bar"; })
+		.attr("x", function (d) { return x(d[0]); })
+		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(d[0]) - 0.5); })
+		.attr("y", function (d) { return y(d[2]); })
+		.attr("height", function (d) { return y(0) - y(d[2]); })
+		.attr("data-lo", function (d) { return d[0]; })
+		.attr("data-hi", function (d) { return d[1]; });
+	var ticks = x.ticks().filter(function (t) { return Math.log10(t) % 1 === 0; });
+	svg.selectAll("g.xaxis").data([0]).join("g").attr("class", "xaxis")
+		.attr("transform", "translate(0," + (HH - HM.b) + ")")
+		.call(d3.axisBottom(x).tickValues(ticks).tickFormat(fmtNs));
+	svg.selectAll("g.yaxis").data([0]).join("g").attr("class", "yaxis")
+		.attr("transform", "translate(" + HM.l + ",0)")
+		.call(d3.axisLeft(y).tickValues(y.domain()[1] >= 10 ? [1, 10, 100, 1000, 10000, 100000, 1000000]
+			.filter(function (t) { return t <= y.domain()[1]; }) : [1]).tickFormat(d3.format("~s")));
+	var marks = [["p50", p.p50_ns], ["p95", p.p95_ns], ["p99", p.p99_ns]].filter(function (m) { return m[1] > 0; });
+	svg.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
+		.attr("x1", function (m) { return x(m[1]); }).attr("x2", function (m) { return x(m[1]); })
+		.attr("y1", HM.t).attr("y2", HH - HM.b);
+	svg.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
+		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
+	var thr = p.slow_threshold_ns ? [p.slow_threshold_ns] : [];
+	svg.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
+		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
+		.append("title").text(function (t) { return "slow threshold " + fmtNs(t); });
+	if (!brush) {
+		brush = d3.brushX().on("end", function (ev) {
+			if (!ev.sourceEvent) return; /* moved by this code, not by a person */
+			if (!ev.selection) { band = null; showHist(lastProbes); return; }
+			band = {lo: Math.floor(histX.invert(ev.selection[0])), hi: Math.ceil(histX.invert(ev.selection[1]))};
+			showHist(lastProbes);
+			fetchBand();
+		});
+	}
+	brush.extent([[HM.l, HM.t], [HW - HM.r, HH - HM.b]]);
+	var g = svg.selectAll("g.brush").data([0]).join("g").attr("class", "brush").call(brush);
+	/* the scale changes with the window's calls: the band stays in ns */
+	brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+}
+
+function selectProbe(name) {
+	if (name === histProbe) return;
+	histProbe = name;
+	band = null;
+	showHist(lastProbes);
+}
+
+function fetchBand() {
+	var b = band, probe = histProbe;
+	fetch("/api/band?probe=" + encodeURIComponent(probe) + "&min_ns=" + b.lo + "&max_ns=" + b.hi,
+		{headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			drawBand(ans.data);
+		}, function (e) { say("band: " + e.message, true); });
+}
+
+function treeOf(m) {
+	var byId = new Map(), r = null;
+	m.added.forEach(function (a) { var n = addNode(byId, a); if (!n.parent) r = n; });
+	return r;
+}
+function pathKey(n) { return pathOf(n).join("\n"); }
+
+var bandChart = null;
+function drawBand(d) {
+	var inRoot = treeOf(d.in), outRoot = treeOf(d.out);
+	var pane = $("bandpane"), el = $("bandflame");
+	pane.hidden = false;
+	el.dataset.total = d.in.total;
+	el.dataset.lo = d.min_ns;
+	el.dataset.hi = d.max_ns;
+	$("bandtitle").textContent = d.probe + " calls from " + fmtNs(d.min_ns) + " to " + fmtNs(d.max_ns) + ": " +
+		Math.round(d.calls_in) + " calls, " + fmtCount(d.in.total) + " samples; other calls: " +
+		Math.round(d.calls_out) + ", " + fmtCount(d.out.total) + " samples" +
+		(d.samples_waiting ? "; " + d.samples_waiting + " waiting for their call's end" : "");
+	el.innerHTML = "";
+	if (!inRoot || d.in.total <= 0) {
+		el.innerHTML = "<div class=\"empty\">No samples inside those calls.</div>";
+		return;
+	}
+	/* red: a larger share of the band's samples than of the other calls' */
+	var outShare = new Map();
+	if (outRoot && d.out.total > 0) {
+		(function walk(n) { outShare.set(pathKey(n), n.value / d.out.total); n.children.forEach(walk); })(outRoot);
+	}
+	(function walk(n) {
+		n.share = n.value / d.in.total;
+		n.other = outShare.get(pathKey(n)) || 0;
+		/* the middle of RdBu's range, where black labels stay readable */
+		n.color = d3.interpolateRdBu(0.5 - 0.7 * Math.max(-0.5, Math.min(0.5, n.share - n.other)));
+		n.children.forEach(walk);
+	})(inRoot);
+	bandChart = flamegraph.default()
+		.width(Math.max(300, el.clientWidth - 18))
+		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(inverted).selfValue(false)
+		.getName(function (x) { return x.data.name; })
+		.getChildren(function (x) { return x.children; })
+		.setColorMapper(function (x) { return x.data.color; })
+		.setSearchHandler(function () {})
+		.setDetailsHandler(function (text) { $("banddetails").textContent = text || ""; })
+		.setLabelHandler(function (x) {
+			return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
+				(100 * x.data.other).toFixed(1) + "% of the other calls'";
+		});
+	d3.select(el).datum(inRoot).call(bandChart);
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -373,8 +519,11 @@ onEnter($("cmd"), function (line) {
 });
 document.querySelector("#probes tbody").addEventListener("click", function (e) {
 	var b = e.target.closest("button.untrace");
-	if (b) command("untrace " + b.closest("tr").dataset.name);
+	var tr = e.target.closest("tr");
+	if (b) command("untrace " + tr.dataset.name);
+	else if (tr && tr.dataset.name) selectProbe(tr.dataset.name);
 });
+$("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
 document.querySelector("#hot tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
 	if (tr) setSearch(tr.dataset.re === searchTerm ? "" : tr.dataset.re);
