@@ -304,6 +304,13 @@ try {
 	// are in slow_path (>= 85%, as the CLI's test asks).
 	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
 	await page.waitForSelector('#hist rect.bar[data-lo]', { timeout: 10000 });
+	// its KDE curve has the target's two modes: ~100us (parse_request alone)
+	// and ~2ms more (slow_path); preempted calls only spread the tail
+	const modes = (await page.$eval("#hist", (h) => h.dataset.modes)).split(",").map(Number);
+	const fastMode = modes.find((m) => m >= 60e3 && m <= 200e3);
+	const slowMode = modes.find((m) => m >= 1.2e6 && m <= 8e6);
+	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
+	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
 	const span = await page.evaluate(() => {
 		const bars = [...document.querySelectorAll("#hist rect.bar")];
 		const slow = bars.filter((b) => +b.dataset.lo >= 1e6);

@@ -323,6 +323,15 @@ function showHist(probes) {
 		.attr("y1", HM.t).attr("y2", HH - HM.b);
 	svg.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
 		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
+	var kde = smooth(b);
+	var line = d3.line().x(function (q) { return x(q[0]); }).y(function (q) { return y(q[1]); });
+	svg.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
+	svg.selectAll("path.mode").data(kde.modes).join("path").attr("class", "mode")
+		.attr("d", function (m) { return "M" + x(m[0]) + "," + (y(m[1]) - 2) + "l-4,-7h8z"; })
+		.attr("data-ns", function (m) { return Math.round(m[0]); })
+		.selectAll("title").data(function (m) { return [m]; }).join("title")
+		.text(function (m) { return "mode " + fmtNs(m[0]); });
+	$("hist").dataset.modes = kde.modes.map(function (m) { return Math.round(m[0]); }).join(",");
 	var thr = p.slow_threshold_ns ? [p.slow_threshold_ns] : [];
 	svg.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
 		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
@@ -340,6 +349,43 @@ function showHist(probes) {
 	var g = svg.selectAll("g.brush").data([0]).join("g").attr("class", "brush").call(brush);
 	/* the scale changes with the window's calls: the band stays in ns */
 	brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+}
+
+/* A Gaussian kernel density of the calls over log duration (bandwidth by
+ * Silverman's rule), scaled to calls per histogram bucket (buckets are
+ * equally wide in log duration), on 160 points; and its modes: peaks of at
+ * least 3% of the highest, each parted from the one before by a dip below
+ * 70% of the lower of the two. b: [[LO_NS, HI_NS, CALLS], ...] ascending. */
+function smooth(b) {
+	var n = 0, mean = 0;
+	b.forEach(function (d) { n += d[2]; mean += d[2] * Math.log((d[0] + d[1]) / 2); });
+	mean /= n;
+	var v = 0;
+	b.forEach(function (d) { var t = Math.log((d[0] + d[1]) / 2) - mean; v += d[2] * t * t; });
+	var width = Math.log(b[0][1] / b[0][0]); /* one bucket, in log duration */
+	var h = Math.max(width, 1.06 * Math.sqrt(v / n) * Math.pow(n, -0.2));
+	var lo = Math.log(b[0][0]), hi = Math.log(b[b.length - 1][1]);
+	var curve = [];
+	for (var i = 0; i < 160; i++) {
+		var at = lo + (hi - lo) * i / 159, dens = 0;
+		b.forEach(function (d) {
+			var z = (at - Math.log((d[0] + d[1]) / 2)) / h;
+			if (z > -5 && z < 5) dens += d[2] * Math.exp(-z * z / 2);
+		});
+		curve.push([Math.exp(at), dens * width / (h * Math.sqrt(2 * Math.PI))]);
+	}
+	var top = d3.max(curve, function (q) { return q[1]; }) || 0;
+	var modes = [], dip = Infinity;
+	for (var k = 0; k < curve.length; k++) {
+		var c = curve[k][1];
+		dip = Math.min(dip, c);
+		var peak = (k === 0 || c > curve[k - 1][1]) && (k === curve.length - 1 || c >= curve[k + 1][1]);
+		if (!peak || c < 0.03 * top) continue;
+		var last = modes[modes.length - 1];
+		if (!last || dip < 0.7 * Math.min(last[1], c)) { modes.push(curve[k]); dip = c; }
+		else if (c > last[1]) { modes[modes.length - 1] = curve[k]; dip = c; }
+	}
+	return {curve: curve, modes: modes};
 }
 
 function selectProbe(name) {
