@@ -267,8 +267,8 @@ function showHot(h) {
 	body.innerHTML = h.functions.map(function (f) {
 		var re = "^" + reQuote(f.name) + "$";
 		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
-			"><td class=\"name\" title=\"" + esc(f.name) + " (" + f.kind + ")\"><span class=\"swatch\" style=\"background:" +
-			(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			"><td class=\"name\" title=\"" + esc(f.name) + " (" + esc(f.kind) + ")\"><span class=\"swatch\" style=\"background:" +
+			esc(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
 	}).join("");
 }
