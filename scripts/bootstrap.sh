@@ -4,12 +4,15 @@
 #
 #   scripts/bootstrap.sh build   what `make`, `make demo` need: the compilers,
 #                                the libraries sonde links, Criterion (the
-#                                default build compiles the unit tests too)
+#                                default build compiles the unit tests too),
+#                                Node.js and the npm packages sonde serve's
+#                                page is built from (src/web/page, npm ci)
 #   scripts/bootstrap.sh test    that, plus everything `make test` uses: the
 #                                clang sanitizer/libFuzzer runtimes, the tools
-#                                the tests compare against, and the npm
-#                                packages of tests/js (the only step that
-#                                needs the npm registry)
+#                                the tests compare against, chromium for the
+#                                page's tests, and the npm packages of tests/js
+# The two npm steps (npm ci in src/web/page, npm install in tests/js) are the
+# only ones that need the npm registry.
 #
 # Packages are installed without their Recommends, so everything used is
 # named here.
@@ -46,13 +49,15 @@ if [ "$mode" = test ]; then
 		# own server on a unix socket; Debian also enables the redis-server
 		# service)
 		redis-server redis-tools
+		chromium # a real browser for tests/integration/serve_page.sh
 	)
-	# Node.js runs the independent format checkers; some images ship their
-	# own build (which conflicts with Debian's npm package), so only add
-	# Debian's when the commands are missing.
-	command -v node >/dev/null || packages+=(nodejs)
-	command -v npm >/dev/null || packages+=(npm)
 fi
+# Node.js: npm installs the packages the page is built from, and node runs
+# the independent format checkers and the browser tests. Some images ship
+# their own build (which conflicts with Debian's npm package), so only add
+# Debian's when the commands are missing.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -74,10 +79,22 @@ if [ ${#missing[@]} -gt 0 ]; then
 	"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# The npm packages sonde serve's page is built from, exactly as
+# src/web/page/package-lock.json pins them.
+page="$(dirname "$0")/../src/web/page"
+if [ ! -d "$page/node_modules/d3-flame-graph" ] || [ "$page/package-lock.json" -nt "$page/node_modules" ]; then
+	echo "bootstrap: installing the npm packages of src/web/page (npm ci)"
+	(cd "$page" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
+		echo "bootstrap: npm ci in src/web/page failed (the page's packages come from the npm registry)" >&2
+		exit 1
+	}
+	touch "$page/node_modules"
+fi
+
 if [ "$mode" = test ]; then
 	# Independent decoders/schemas the format tests use (tests/js/package.json).
 	js="$(dirname "$0")/../tests/js"
-	if [ ! -d "$js/node_modules/pprof-format" ] || [ "$js/package.json" -nt "$js/node_modules" ]; then
+	if [ ! -d "$js/node_modules/playwright-core" ] || [ "$js/package.json" -nt "$js/node_modules" ]; then
 		echo "bootstrap: installing the npm packages of tests/js"
 		(cd "$js" && npm install --no-audit --no-fund --loglevel=error >/dev/null) || {
 			echo "bootstrap: npm install in tests/js failed (the format tests need the npm registry)" >&2

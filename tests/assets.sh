@@ -12,10 +12,12 @@
 #           asset is copied into ("]]>" ends an SVG's CDATA section, "</script"
 #           and "</style" an HTML element); declared in src/render/assets.h,
 #           which is how the C side reaches it
-# ASSETS (a directory) checks other files the same way.
+# ASSETS (a directory) checks other files the same way, declared in HEADER
+# (sonde serve's page: src/web/page/ and src/web/page.h).
 set -u
 SRC=${SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 ASSETS=${ASSETS:-$SRC/src/render/assets}
+HEADER=${HEADER:-$SRC/src/render/assets.h}
 command -v node >/dev/null || {
 	echo "assets: node is not installed (scripts/bootstrap.sh test installs it)"
 	exit 1
@@ -27,7 +29,7 @@ files=("$ASSETS"/*.js "$ASSETS"/*.css "$ASSETS"/*.html)
 	exit 1
 }
 
-node - "$SRC/src/render/assets.h" "${files[@]}" <<'JS'
+node - "$HEADER" "${files[@]}" <<'JS'
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -147,7 +149,7 @@ for (const file of files) {
 	}
 	const symbol = "asset_" + name.replace(/[^A-Za-z0-9_]/g, "_");
 	if (!new RegExp("\\b" + symbol + "\\[\\]").test(declared))
-		problems.push(`${symbol} is not declared in src/render/assets.h`);
+		problems.push(`${symbol} is not declared in ${header}`);
 	for (const p of problems)
 		console.log(`assets: ${name}: ${p}`);
 	if (problems.length)

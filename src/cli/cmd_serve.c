@@ -11,6 +11,7 @@
 #include "http.h"
 #include "live_args.h"
 #include "liverun.h"
+#include "page.h"
 #include "session_args.h"
 #include "util.h"
 #include "webapi.h"
@@ -154,6 +155,7 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	struct webapi *api = webapi_new(r, http, o.la.interval);
+	page_routes(http);
 	const char *host = o.listen ? o.listen : "127.0.0.1";
 	bool v6 = strchr(host, ':') != NULL;
 	printf("http://%s%s%s:%u/?token=%s\n", v6 ? "[" : "", host, v6 ? "]" : "",

@@ -1,0 +1,608 @@
+/* sonde serve's page. It holds the flame tree the server streams as deltas
+ * (src/web/flamedelta.h) in `nodes`, by id, and draws it with d3-flame-graph
+ * from the same node objects every time, so zoom (flags on the nodes) and
+ * search (a flag this page sets) survive updates. Everything else comes
+ * from the `status` and `hot` events (src/web/webapi.h), and every control
+ * is a command line POSTed to /api/command, as typed in sonde top. */
+(function () {
+"use strict";
+
+var token = new URLSearchParams(window.location.search).get("token") || "";
+var $ = function (id) { return document.getElementById(id); };
+
+/* ---- colours: the hue families of the SVGs (render/flamesvg.c), a shade
+ * per name; a colour the server sends with a node or function ("#rrggbb",
+ * the SVGs' own) is used instead --------------------------------------- */
+var FAMILY = {user: [0, 22], cxx: [50, 60], kernel: [28, 40], jit: [95, 130], inlined: [175, 190]};
+function family(name, kind) {
+	if (kind === "kernel" || kind === "jit" || kind === "inlined") return FAMILY[kind];
+	return kind === "user" && name.indexOf("::") >= 0 ? FAMILY.cxx : FAMILY.user;
+}
+function hash(s, seed) { /* FNV-1a: a stable shade per name */
+	var h = 0x811c9dc5 ^ seed;
+	for (var i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+	return (h >>> 0) / 4294967295;
+}
+function colorOf(name, kind) {
+	var f = family(name, kind);
+	var hue = f[0] + (f[1] - f[0]) * hash(name, 1);
+	return "hsl(" + hue.toFixed(1) + "," + (70 + 20 * hash(name, 2)).toFixed(0) + "%," +
+		(55 + 10 * hash(name, 3)).toFixed(0) + "%)";
+}
+var MATCH_COLOR = "rgb(230,0,230)"; /* the SVGs' search match */
+
+/* ---- the flame tree, by the server's node ids --------------------------- */
+var nodes = new Map(); /* id -> {id, name, kind, value (total), self, parent, children} */
+var root = null;
+var fractional = false;
+
+/* Adds the node of an "added" row [ID, PARENT, name, kind, TOTAL, SELF]
+ * to byId, under its parent (added before it); returns it. */
+function addNode(byId, a) {
+	var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
+		color: a[6] || colorOf(a[2], a[3])};
+	var p = byId.get(a[1]);
+	if (p) { n.parent = p; p.children.push(n); }
+	byId.set(n.id, n);
+	return n;
+}
+
+/* A node's place as the names from the root down: what finds it again
+ * after a full message, whose ids are new. */
+function pathOf(n) {
+	var p = [];
+	for (; n && n.parent; n = n.parent) p.unshift(n.name);
+	return p;
+}
+function findPath(p) {
+	var n = root;
+	for (var i = 0; n && i < p.length; i++)
+		n = n.children.find(function (c) { return c.name === p[i]; });
+	return n || null;
+}
+
+function applyFlame(m) {
+	/* full messages come at the start, after a missed event and whenever
+	 * the server renumbers its ids: the zoom stays on the same frames */
+	var zoomPath = m.full && zoomed ? pathOf(zoomed) : null;
+	if (m.full) { nodes.clear(); root = null; zoomed = null; }
+	fractional = m.fractional;
+	m.removed.forEach(function (id) {
+		var n = nodes.get(id);
+		if (!n) return;
+		if (n.parent) {
+			var sib = n.parent.children;
+			var i = sib.indexOf(n);
+			if (i >= 0) sib.splice(i, 1);
+		}
+		(function forget(x) { nodes.delete(x.id); x.children.forEach(forget); })(n);
+	});
+	m.added.forEach(function (a) {
+		var n = addNode(nodes, a);
+		if (!n.parent) root = n;
+	});
+	m.changed.forEach(function (c) {
+		var n = nodes.get(c[0]);
+		if (n) { n.value = c[1]; n.self = c[2]; }
+	});
+	if (root) root.value = m.total;
+	if (zoomPath) zoomed = findPath(zoomPath);
+}
+
+function samples(v) { return fractional ? v / 1000 : v; }
+function fmtCount(v) {
+	v = samples(v);
+	return v >= 100 || !fractional ? Math.round(v).toString() : v.toFixed(1);
+}
+function pct(part, whole) { return whole > 0 ? (100 * part / whole) : 0; }
+
+/* ---- search: regex on names, share covered by matched frames ---------- */
+var searchRe = null, searchTerm = "";
+var matches = []; /* matched nodes, outermost first, heaviest first */
+var matchCursor = -1;
+
+function runSearch() {
+	matches = [];
+	var covered = 0;
+	nodes.forEach(function (n) { n.match = false; });
+	if (searchRe && root) {
+		/* a match inside a matched caller adds nothing to the share */
+		var walk = function (n, inside) {
+			var hit = n !== root && searchRe.test(n.name);
+			n.match = hit;
+			if (hit) matches.push(n);
+			if (hit && !inside) covered += n.value;
+			n.children.forEach(function (c) { walk(c, inside || hit); });
+		};
+		walk(root, false);
+		matches.sort(function (a, b) { return b.value - a.value; });
+	}
+	var el = $("matched");
+	if (!searchRe) { el.textContent = ""; $("flame").dataset.matched = ""; return; }
+	var share = root ? pct(covered, root.value) : 0;
+	el.textContent = "Matched: " + share.toFixed(2) + "% (" + matches.length + " frames)";
+	$("flame").dataset.matched = share.toFixed(4);
+}
+
+function setSearch(term) {
+	searchTerm = term;
+	$("search").value = term;
+	$("search").classList.remove("bad");
+	searchRe = null;
+	if (term) {
+		try { searchRe = new RegExp(term); } catch (e) {
+			$("matched").textContent = "bad regex: " + e.message;
+			$("search").classList.add("bad");
+		}
+	}
+	matchCursor = -1;
+	runSearch();
+	document.querySelectorAll("#hot tbody tr").forEach(function (tr) {
+		tr.classList.toggle("sel", !!searchRe && tr.dataset.re === term);
+	});
+	draw();
+}
+
+/* ---- the chart ----------------------------------------------------------- */
+var chart = null;
+var zoomed = null; /* the node zoomed to, or null */
+var inverted = false;
+var paused = false;
+
+function makeChart() {
+	var el = $("flame");
+	el.innerHTML = "";
+	chart = flamegraph.default() /* the UMD build exports the factory as default */
+		.width(Math.max(300, el.clientWidth - 18))
+		.cellHeight(18)
+		.transitionDuration(200)
+		.minFrameSize(1)
+		.sort(true)
+		.inverted(inverted)
+		.minHeight(inverted ? 0 : el.clientHeight - 20) /* a flame graph's root at the bottom */
+		.selfValue(false)
+		.getName(function (d) { return d.data.name; })
+		.getChildren(function (d) { return d.children; })
+		.setColorMapper(function (d) { return d.data.match ? MATCH_COLOR : d.data.color; })
+		.setSearchHandler(function () {})
+		.setDetailsHandler(function (text) { $("details").textContent = text || ""; })
+		.setLabelHandler(function (d) {
+			var n = d.data;
+			return n.name + " (" + n.kind + ") " + fmtCount(n.value) + " samples, " +
+				pct(n.value, root.value).toFixed(2) + "%, self " + fmtCount(n.self);
+		})
+		.onClick(function (d) { zoomed = d.data === root ? null : d.data; });
+	chart.setDetailsElement($("details"));
+}
+
+/* The zoom flags d3-flame-graph reads: ancestors of the zoomed node faded,
+ * their other children hidden. Set again after each update, as nodes come
+ * and go. */
+function zoomFlags() {
+	nodes.forEach(function (n) { n.fade = false; n.hide = false; });
+	if (!zoomed) return;
+	for (var c = zoomed, p = c.parent; p; c = p, p = p.parent) {
+		p.fade = true;
+		p.children.forEach(function (s) { if (s !== c) s.hide = true; });
+	}
+}
+
+function draw() {
+	var el = $("flame");
+	el.dataset.nodes = nodes.size;
+	el.dataset.total = root ? samples(root.value) : 0;
+	if (paused) return;
+	if (!root || root.value <= 0) {
+		chart = null;
+		el.innerHTML = "<div class=\"empty\">No samples in view yet.</div>";
+		return;
+	}
+	if (zoomed && nodes.get(zoomed.id) !== zoomed) zoomed = null;
+	zoomFlags();
+	if (!chart) {
+		makeChart();
+		d3.select(el).datum(root).call(chart.height(null));
+	} else {
+		/* the pane's height changes as the status line wraps */
+		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
+	}
+	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
+		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
+}
+
+function resetZoom() { zoomed = null; draw(); }
+
+function nextMatch(step) {
+	if (!matches.length) return;
+	matchCursor = (matchCursor + step + matches.length) % matches.length;
+	zoomed = matches[matchCursor];
+	draw();
+	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + zoomed.name;
+}
+
+/* ---- status, hot functions, probes ------------------------------------ */
+function fmtNs(ns) {
+	if (ns === null || ns === undefined) return "-";
+	if (ns < 1e3) return ns.toFixed(0) + "ns";
+	if (ns < 1e6) return (ns / 1e3).toFixed(ns < 1e4 ? 1 : 0) + "us";
+	if (ns < 1e9) return (ns / 1e6).toFixed(ns < 1e7 ? 1 : 0) + "ms";
+	return (ns / 1e9).toFixed(2) + "s";
+}
+function fmtRate(r) { return r >= 100 ? r.toFixed(0) : r.toFixed(1); }
+function esc(s) {
+	return String(s).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+}
+function reQuote(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+function showStatus(st) {
+	var parts = [
+		"<b>target</b> " + esc(st.target), "<b>sampling</b> " + esc(st.sampling),
+		"<b>window</b> " + esc(st.window), "<b>view</b> " + esc(st.view),
+	];
+	if (st.filter && st.filter !== "none") parts.push("<b>filter</b> " + esc(st.filter));
+	parts.push("<b>samples/s</b> " + fmtRate(st.samples_per_s));
+	parts.push("<span class=\"" + (st.drops ? "drops" : "") + "\" title=\"" + esc(st.drops_detail || "") +
+		"\"><b>drops</b> " + st.drops + "</span>");
+	$("status").innerHTML = parts.map(function (x) { return "<span>" + x + "</span>"; }).join(" ");
+	var rows = st.probes.map(function (p) {
+		/* an untraced probe stays listed with what it gathered */
+		return "<tr data-name=\"" + esc(p.name) + "\"" + (p.attached ? "" : " class=\"detached\"") +
+			"><td class=\"name\" title=\"" + esc(p.name) +
+			(p.attached ? "" : ": untraced, what it gathered stays") + "\">" + esc(p.name) +
+			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" +
+			fmtNs(p.p50_ns) + "</td><td>" + fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" +
+			fmtNs(p.slow_threshold_ns) + "</td><td>" + (p.attached ?
+			"<button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) + "\">&#215;</button>" : "") +
+			"</td></tr>";
+	});
+	var body = document.querySelector("#probes tbody");
+	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
+	if (body.innerHTML.replace(/ class="sel"| sel/g, "") !== html) body.innerHTML = html;
+	showHist(st.probes);
+}
+
+function showHot(h) {
+	var total = h.total;
+	var body = document.querySelector("#hot tbody");
+	body.innerHTML = h.functions.map(function (f) {
+		var re = "^" + reQuote(f.name) + "$";
+		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
+			"><td class=\"name\" title=\"" + esc(f.name) + " (" + esc(f.kind) + ")\"><span class=\"swatch\" style=\"background:" +
+			esc(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
+	}).join("");
+}
+
+/* ---- one probe's latency histogram; a band brushed on it -> the flame
+ * graph of the samples inside exactly those calls, against the others ---- */
+var histProbe = null; /* the probe shown, by name */
+var band = null;      /* {lo, hi} ns: the band brushed, or null */
+var lastProbes = [];
+var HW = 378, HH = 130, HM = {l: 36, r: 8, t: 8, b: 18};
+var brush = null, histX = null;
+
+function showHist(probes) {
+	lastProbes = probes;
+	var p = probes.find(function (q) { return q.name === histProbe; });
+	if (!p) {
+		p = probes.find(function (q) { return q.attached; }) || null;
+		histProbe = p ? p.name : null;
+		band = null;
+	}
+	document.querySelectorAll("#probes tbody tr").forEach(function (tr) {
+		tr.classList.toggle("sel", tr.dataset.name === histProbe);
+	});
+	$("histprobe").textContent = p ? p.name + ": " + Math.round(p.calls_in_window) + " calls in the window" : "(trace a function)";
+	var el = $("hist");
+	var b = p && p.buckets ? p.buckets : [];
+	if (!b.length) { el.innerHTML = ""; brush = null; return; }
+	var x = histX = d3.scaleLog().domain([b[0][0], b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
+	/* counts on a log-like scale: a few slow calls next to many fast ones stay visible */
+	var y = d3.scaleSymlog().domain([0, d3.max(b, function (d) { return d[2]; })]).range([HH - HM.b, HM.t]);
+	var svg = d3.select(el).selectAll("svg").data([0]).join("svg").attr("width", HW).attr("height", HH);
+	var inBand = function (d) { return band && (d[0] + d[1]) / 2 >= band.lo && (d[0] + d[1]) / 2 <= band.hi; };
+	svg.selectAll("rect.bar").data(b).join("rect")
+		.attr("class", function (d) { return inBand(d) ? "bar inband" : "bar"; })
+		.attr("x", function (d) { return x(d[0]); })
+		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(d[0]) - 0.5); })
+		.attr("y", function (d) { return y(d[2]); })
+		.attr("height", function (d) { return y(0) - y(d[2]); })
+		.attr("data-lo", function (d) { return d[0]; })
+		.attr("data-hi", function (d) { return d[1]; });
+	var ticks = x.ticks().filter(function (t) { return Math.log10(t) % 1 === 0; });
+	svg.selectAll("g.xaxis").data([0]).join("g").attr("class", "xaxis")
+		.attr("transform", "translate(0," + (HH - HM.b) + ")")
+		.call(d3.axisBottom(x).tickValues(ticks).tickFormat(fmtNs));
+	svg.selectAll("g.yaxis").data([0]).join("g").attr("class", "yaxis")
+		.attr("transform", "translate(" + HM.l + ",0)")
+		.call(d3.axisLeft(y).tickValues(y.domain()[1] >= 10 ? [1, 10, 100, 1000, 10000, 100000, 1000000]
+			.filter(function (t) { return t <= y.domain()[1]; }) : [1]).tickFormat(d3.format("~s")));
+	var marks = [["p50", p.p50_ns], ["p95", p.p95_ns], ["p99", p.p99_ns]].filter(function (m) { return m[1] > 0; });
+	svg.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
+		.attr("x1", function (m) { return x(m[1]); }).attr("x2", function (m) { return x(m[1]); })
+		.attr("y1", HM.t).attr("y2", HH - HM.b);
+	svg.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
+		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
+	var kde = smooth(b);
+	var line = d3.line().x(function (q) { return x(q[0]); }).y(function (q) { return y(q[1]); });
+	svg.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
+	svg.selectAll("path.mode").data(kde.modes).join("path").attr("class", "mode")
+		.attr("d", function (m) { return "M" + x(m[0]) + "," + (y(m[1]) - 2) + "l-4,-7h8z"; })
+		.attr("data-ns", function (m) { return Math.round(m[0]); })
+		.selectAll("title").data(function (m) { return [m]; }).join("title")
+		.text(function (m) { return "mode " + fmtNs(m[0]); });
+	$("hist").dataset.modes = kde.modes.map(function (m) { return Math.round(m[0]); }).join(",");
+	var thr = p.slow_threshold_ns ? [p.slow_threshold_ns] : [];
+	svg.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
+		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
+		.append("title").text(function (t) { return "slow threshold " + fmtNs(t); });
+	if (!brush) {
+		brush = d3.brushX().on("end", function (ev) {
+			if (!ev.sourceEvent) return; /* moved by this code, not by a person */
+			if (!ev.selection) { band = null; showHist(lastProbes); return; }
+			band = {lo: Math.floor(histX.invert(ev.selection[0])), hi: Math.ceil(histX.invert(ev.selection[1]))};
+			showHist(lastProbes);
+			fetchBand();
+		});
+	}
+	brush.extent([[HM.l, HM.t], [HW - HM.r, HH - HM.b]]);
+	var g = svg.selectAll("g.brush").data([0]).join("g").attr("class", "brush").call(brush);
+	/* the scale changes with the window's calls: the band stays in ns */
+	brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+}
+
+/* A Gaussian kernel density of the calls over log duration (bandwidth by
+ * Silverman's rule), scaled to calls per histogram bucket (buckets are
+ * equally wide in log duration), on 160 points; and its modes: peaks of at
+ * least 3% of the highest, each parted from the one before by a dip below
+ * 70% of the lower of the two. b: [[LO_NS, HI_NS, CALLS], ...] ascending. */
+function smooth(b) {
+	var n = 0, mean = 0;
+	b.forEach(function (d) { n += d[2]; mean += d[2] * Math.log((d[0] + d[1]) / 2); });
+	mean /= n;
+	var v = 0;
+	b.forEach(function (d) { var t = Math.log((d[0] + d[1]) / 2) - mean; v += d[2] * t * t; });
+	var width = Math.log(b[0][1] / b[0][0]); /* one bucket, in log duration */
+	var h = Math.max(width, 1.06 * Math.sqrt(v / n) * Math.pow(n, -0.2));
+	var lo = Math.log(b[0][0]), hi = Math.log(b[b.length - 1][1]);
+	var curve = [];
+	for (var i = 0; i < 160; i++) {
+		var at = lo + (hi - lo) * i / 159, dens = 0;
+		b.forEach(function (d) {
+			var z = (at - Math.log((d[0] + d[1]) / 2)) / h;
+			if (z > -5 && z < 5) dens += d[2] * Math.exp(-z * z / 2);
+		});
+		curve.push([Math.exp(at), dens * width / (h * Math.sqrt(2 * Math.PI))]);
+	}
+	var top = d3.max(curve, function (q) { return q[1]; }) || 0;
+	var modes = [], dip = Infinity;
+	for (var k = 0; k < curve.length; k++) {
+		var c = curve[k][1];
+		dip = Math.min(dip, c);
+		var peak = (k === 0 || c > curve[k - 1][1]) && (k === curve.length - 1 || c >= curve[k + 1][1]);
+		if (!peak || c < 0.03 * top) continue;
+		var last = modes[modes.length - 1];
+		if (!last || dip < 0.7 * Math.min(last[1], c)) { modes.push(curve[k]); dip = c; }
+		else if (c > last[1]) { modes[modes.length - 1] = curve[k]; dip = c; }
+	}
+	return {curve: curve, modes: modes};
+}
+
+function selectProbe(name) {
+	if (name === histProbe) return;
+	histProbe = name;
+	band = null;
+	showHist(lastProbes);
+}
+
+function fetchBand() {
+	var b = band, probe = histProbe;
+	fetch("/api/band?probe=" + encodeURIComponent(probe) + "&min_ns=" + b.lo + "&max_ns=" + b.hi,
+		{headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			drawBand(ans.data);
+		}, function (e) { say("band: " + e.message, true); });
+}
+
+function treeOf(m) {
+	var byId = new Map(), r = null;
+	m.added.forEach(function (a) { var n = addNode(byId, a); if (!n.parent) r = n; });
+	return r;
+}
+function pathKey(n) { return pathOf(n).join("\n"); }
+
+var bandChart = null;
+function drawBand(d) {
+	var inRoot = treeOf(d.in), outRoot = treeOf(d.out);
+	var pane = $("bandpane"), el = $("bandflame");
+	pane.hidden = false;
+	el.dataset.total = d.in.total;
+	el.dataset.lo = d.min_ns;
+	el.dataset.hi = d.max_ns;
+	$("bandtitle").textContent = d.probe + " calls from " + fmtNs(d.min_ns) + " to " + fmtNs(d.max_ns) + ": " +
+		Math.round(d.calls_in) + " calls, " + fmtCount(d.in.total) + " samples; other calls: " +
+		Math.round(d.calls_out) + ", " + fmtCount(d.out.total) + " samples" +
+		(d.samples_waiting ? "; " + d.samples_waiting + " waiting for their call's end" : "");
+	el.innerHTML = "";
+	if (!inRoot || d.in.total <= 0) {
+		el.innerHTML = "<div class=\"empty\">No samples inside those calls.</div>";
+		return;
+	}
+	/* red: a larger share of the band's samples than of the other calls' */
+	var outShare = new Map();
+	if (outRoot && d.out.total > 0) {
+		(function walk(n) { outShare.set(pathKey(n), n.value / d.out.total); n.children.forEach(walk); })(outRoot);
+	}
+	(function walk(n) {
+		n.share = n.value / d.in.total;
+		n.other = outShare.get(pathKey(n)) || 0;
+		/* the middle of RdBu's range, where black labels stay readable */
+		n.color = d3.interpolateRdBu(0.5 - 0.7 * Math.max(-0.5, Math.min(0.5, n.share - n.other)));
+		n.children.forEach(walk);
+	})(inRoot);
+	bandChart = flamegraph.default()
+		.width(Math.max(300, el.clientWidth - 18))
+		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(inverted).selfValue(false)
+		.getName(function (x) { return x.data.name; })
+		.getChildren(function (x) { return x.children; })
+		.setColorMapper(function (x) { return x.data.color; })
+		.setSearchHandler(function () {})
+		.setDetailsHandler(function (text) { $("banddetails").textContent = text || ""; })
+		.setLabelHandler(function (x) {
+			return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
+				(100 * x.data.other).toFixed(1) + "% of the other calls'";
+		});
+	d3.select(el).datum(inRoot).call(bandChart);
+}
+
+/* ---- commands ------------------------------------------------------------ */
+function say(text, isError) {
+	var a = $("answer");
+	a.textContent = text;
+	a.classList.toggle("error", !!isError);
+}
+
+function command(line) {
+	return fetch("/api/command", {
+		method: "POST", body: line,
+		headers: {"X-Sonde-Token": token, "Content-Type": "text/plain"},
+	}).then(function (r) { return r.json(); }).then(function (ans) {
+		/* errors name the command already */
+		if (ans.ok) say(line + ": " + (ans.text || "ok").trim(), false);
+		else say(ans.error, true);
+		return ans;
+	}, function (e) {
+		say(line + ": " + e.message, true);
+		return {ok: false, error: e.message};
+	});
+}
+
+/* ---- connection state ------------------------------------------------------ */
+var conn = "connecting", ended = false;
+function showConn() {
+	var el = $("conn");
+	var s = paused ? "paused" : ended && conn === "live" ? "ended" : conn;
+	var label = {live: "live", paused: "paused", ended: "target exited", disconnected: "disconnected",
+		connecting: "connecting"}[s];
+	el.className = "conn " + s;
+	el.textContent = label;
+	document.body.dataset.conn = s;
+}
+function setPaused(on) {
+	paused = on;
+	$("pause").classList.toggle("on", on);
+	$("pause").textContent = on ? "Resume" : "Pause";
+	showConn();
+	if (!on) { runSearch(); draw(); }
+}
+
+function connect() {
+	var es = new EventSource("/api/events?token=" + encodeURIComponent(token));
+	es.onopen = function () { conn = "live"; showConn(); };
+	es.onerror = function () {
+		conn = es.readyState === EventSource.CLOSED ? "disconnected" : "disconnected";
+		showConn();
+	};
+	es.addEventListener("state", function (e) {
+		ended = JSON.parse(e.data).state === "ended";
+		conn = "live";
+		showConn();
+	});
+	es.addEventListener("status", function (e) { if (!paused) showStatus(JSON.parse(e.data)); });
+	es.addEventListener("hot", function (e) { if (!paused) showHot(JSON.parse(e.data)); });
+	es.addEventListener("flame", function (e) {
+		/* applied while paused too, so the next delta has its base */
+		applyFlame(JSON.parse(e.data));
+		if (paused) { draw(); return; } /* counts only; the matched share stays as drawn */
+		runSearch();
+		draw();
+	});
+}
+
+/* ---- wiring ------------------------------------------------------------------- */
+function onEnter(input, fn) {
+	input.addEventListener("keydown", function (e) {
+		if (e.key === "Enter") { e.preventDefault(); fn(input.value.trim()); }
+	});
+}
+function duration(inputId, cmd) {
+	var v = $(inputId).value.trim();
+	if (!v) { say(cmd + ": give a duration, such as 10s", true); return; }
+	command(cmd + " " + v);
+}
+
+$("pause").onclick = function () { setPaused(!paused); };
+$("invert").onclick = function () {
+	inverted = !inverted;
+	$("invert").classList.toggle("on", inverted);
+	chart = null;
+	draw();
+};
+$("resetzoom").onclick = resetZoom;
+$("search").addEventListener("input", function () { setSearch($("search").value); });
+$("setwindow").onclick = function () { duration("window", "window"); };
+onEnter($("window"), function () { duration("window", "window"); });
+$("setewma").onclick = function () { duration("ewma", "ewma"); };
+onEnter($("ewma"), function () { duration("ewma", "ewma"); });
+function setView() {
+	var kind = $("viewkind").value, fn = $("viewfunc").value.trim(), thr = $("viewthr").value.trim();
+	command(kind === "all" ? "all" : kind + " " + fn + (kind !== "in" && thr ? " " + thr : ""));
+}
+$("setview").onclick = setView;
+onEnter($("viewfunc"), setView);
+onEnter($("viewthr"), setView);
+function trace(fn) {
+	if (!fn) { say("trace: name a function", true); return; }
+	command("trace " + fn).then(function (a) { if (a.ok) $("probefunc").value = ""; });
+}
+$("trace").onclick = function () { trace($("probefunc").value.trim()); };
+onEnter($("probefunc"), trace);
+onEnter($("cmd"), function (line) {
+	if (!line) return;
+	command(line).then(function (a) { if (a.ok) $("cmd").value = ""; });
+});
+document.querySelector("#probes tbody").addEventListener("click", function (e) {
+	var b = e.target.closest("button.untrace");
+	var tr = e.target.closest("tr");
+	if (b) command("untrace " + tr.dataset.name);
+	else if (tr && tr.dataset.name) selectProbe(tr.dataset.name);
+});
+$("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
+document.querySelector("#hot tbody").addEventListener("click", function (e) {
+	var tr = e.target.closest("tr");
+	if (tr) setSearch(tr.dataset.re === searchTerm ? "" : tr.dataset.re);
+});
+
+document.addEventListener("keydown", function (e) {
+	var t = e.target;
+	var typing = t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA");
+	if (e.key === "Escape") {
+		if (typing) t.blur();
+		else resetZoom();
+		return;
+	}
+	if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+	var keys = {
+		"/": function () { $("search").focus(); $("search").select(); },
+		":": function () { $("cmd").focus(); },
+		n: function () { nextMatch(1); },
+		N: function () { nextMatch(-1); },
+		z: resetZoom,
+		i: function () { $("invert").click(); },
+		p: function () { setPaused(!paused); },
+	};
+	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+});
+
+var resizeTimer = 0;
+window.addEventListener("resize", function () {
+	clearTimeout(resizeTimer);
+	resizeTimer = setTimeout(function () { chart = null; draw(); }, 150);
+});
+
+if (!token) say("no token in this page's URL: open the URL sonde serve printed", true);
+showConn();
+connect();
+})();

@@ -1,0 +1,65 @@
+# sonde serve's page in a real browser: Debian's chromium, headless, driven
+# by playwright-core (tests/js/check_page.mjs) against `sonde serve` on the
+# requests target (real BPF). Checks: 401 without the token, 403 with a
+# wrong one; the live flame graph shows handle_request and grows; search
+# highlights and its matched share is within 1 point of the share computed
+# from /api/flame; zoom survives updates; icicle, pause and the keys; a
+# probe added from the page shows in the probes table with calls, a failing
+# command shows its error; a cross-origin POST with the token is refused
+# (403) and changes nothing; the page says when the target exits and when
+# the server is gone. Screenshots of each state go to
+# $BUILD/test-artifacts/serve_page/. Skipped only when chromium cannot start.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+export SONDE_RUNTIME_DIR="$WORK/run"
+JS="$SRC/tests/js"
+command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"
+[ -d "$JS/node_modules/playwright-core" ] ||
+	fail "playwright-core is not installed in tests/js: run scripts/bootstrap.sh test"
+[ -x /usr/bin/chromium ] || skip "chromium cannot start: /usr/bin/chromium is not installed (scripts/bootstrap.sh test installs it)"
+ART="${BUILD:-$WORK}/test-artifacts/serve_page"
+rm -rf "$ART"
+mkdir -p "$ART"
+
+# ~100us a request, every 10th ~2ms more in slow_path: runs far longer than
+# the test, which ends it (SIGTERM) to see the page notice. A window longer
+# than the test: the view only gains samples, however little CPU the target
+# gets on a busy machine (a 10 s window may hold fewer samples at 6 s than
+# at 3 s).
+"$SONDE" serve -F 499 --window 60s --trace handle_request -- "$TARGETS/requests" 10000000 \
+	>"$WORK/serve.out" 2>"$WORK/serve.err" &
+spid=$!
+# Stopped with SIGINT, never SIGKILL: it has probes attached.
+stop_serve() {
+	kill -INT "$spid" 2>/dev/null || return 0
+	for _ in $(seq 100); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$spid" 2>/dev/null || true
+}
+trap 'stop_serve; cleanup' EXIT
+
+for _ in $(seq 300); do
+	[ -s "$WORK/serve.out" ] && break
+	kill -0 "$spid" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "sonde serve exited before printing its URL"; }
+	sleep 0.1
+done
+url=$(head -n1 "$WORK/serve.out")
+[[ "$url" =~ ^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}$ ]] || fail "first line is not the URL: '$url'"
+pass "sonde serve: $url"
+
+rc=0
+node "$JS/check_page.mjs" "$url" "$ART" "$spid" || rc=$?
+[ "$rc" -eq 77 ] && skip "chromium cannot start (see above)"
+[ "$rc" -eq 0 ] || { cat "$WORK/serve.err" >&2; fail "the page checks failed (screenshots so far in $ART)"; }
+
+# The page stopped the server with SIGINT: it ends cleanly.
+src=0
+for _ in $(seq 100); do
+	kill -0 "$spid" 2>/dev/null || break
+	sleep 0.1
+done
+wait "$spid" || src=$?
+[ "$src" -eq 0 ] || { cat "$WORK/serve.err" >&2; fail "sonde serve exited $src after SIGINT"; }
+pass "sonde serve ended cleanly; screenshots in $ART: $(cd "$ART" && echo *.png)"
