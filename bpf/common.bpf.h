@@ -55,6 +55,16 @@ typedef struct {
 } sonde_threads_map;
 extern sonde_threads_map threads SEC(".maps");
 
+/* tgid -> its executable mappings and their unwind tables (sampler.bpf.c
+ * walks stacks with them; user space loads them; exec drops them). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_proc);
+} sonde_unwind_procs_map;
+extern sonde_unwind_procs_map unwind_procs SEC(".maps");
+
 /* --- globals (set by user space before load, or read by it) ------------- */
 
 extern const volatile __u32 filter_mode; /* SONDE_FILTER_* */

@@ -3,12 +3,47 @@
  * (cpu-clock, page-faults, ...) opened per CPU by user space, `sample_tp` on
  * any tracepoint user space attaches it to. Both read the thread's spans in
  * flight (written by spans.bpf.c), apply the in-kernel filters, and emit a
- * `struct sonde_sample` with user and kernel stacks straight into the ring
- * buffer (no stack-id map, so no collisions). */
+ * `struct sonde_sample` with user and kernel stacks into the ring buffer
+ * (no stack-id map, so no collisions), only as long as the frames walked.
+ *
+ * User stacks are walked with the unwind tables user space loaded into
+ * `unwind_procs` and `unwind_rows` (src/engine/unwind.h; the row format and
+ * the reference unwinder are src/symbols/cfi.h), frame pointers where a
+ * binary has no table (--unwind auto), or by the kernel's frame-pointer
+ * walk alone (--unwind fp). The kernel stack is the kernel's walk. */
 #include "common.bpf.h"
 
 const volatile __u32 sample_event_index = 0; /* event index for sample_perf */
 const volatile __u32 tp_event_index = 0;     /* event index for sample_tp */
+const volatile __u32 unwind_mode = SONDE_UNWIND_AUTO; /* enum sonde_unwind_mode */
+
+/* Every loaded binary's rows, back to back (user space places each table
+ * and sizes the array before load: its memory budget). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* written by user space in place */
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_row);
+} unwind_rows SEC(".maps");
+
+/* Every process's mappings (struct sonde_unwind_proc says which are whose). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SONDE_UNWIND_MAP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+/* The sample being built: too large for the BPF stack, and sent with only
+ * the frames walked, so not reserved in the ring buffer at full size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_sample);
+} sample_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -92,6 +127,311 @@ static __always_inline __u32 hijacked_returns(__u64 *out, __u32 *chained)
 	return n;
 }
 
+/* ---- the table walk (mirrors cfi_unwind_step in src/symbols/cfi.c) ---- */
+
+/* The state of one walk, shared with the bpf_loop callback. */
+struct walk {
+	struct sonde_sample *s;
+	const struct sonde_unwind_proc *proc; /* NULL: the process has no tables loaded */
+	__u64 regs;   /* the user pt_regs (kernel address): the interrupted frame's registers */
+	__u64 tramp;  /* the uretprobe trampoline's address (0: none) */
+	__u64 rip, rsp, rbp;
+	__u32 n;      /* user frames stored */
+	__u32 ret_k;  /* next entry of s->returns for a hijacked return address */
+	__u8 rbp_known;
+	__u8 exact_pc;  /* rip is where execution stopped, not a return address */
+	__u8 first;     /* the interrupted frame: every register is known */
+	__u8 end;       /* enum sonde_unwind_end once the walk stopped */
+	__u8 done;
+	__u8 fp_fallback;   /* --unwind auto: frame pointers where there is no table */
+};
+
+static __always_inline int read_user(__u64 *v, __u64 addr)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+}
+
+/* Both searches run over absolute indexes [first, first + n), all read
+ * from maps: the verifier knows none of them, so no branch on them is
+ * decided for it, nothing is marked precise, and the states of a halving
+ * merge instead of doubling. Entries are read through map lookups (not
+ * indexed) so no index needs bounds either. */
+
+/* The mapping holding pc, or NULL. */
+static __always_inline const struct sonde_unwind_mapping *find_mapping(const struct sonde_unwind_proc *p,
+								       __u64 pc)
+{
+	__u32 lo = p->first, hi = p->first + p->n;
+	/* The first mapping with start > pc is at lo after the search. */
+	for (int k = 0; k < SONDE_UNWIND_MAP_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &mid);
+		if (!m)
+			return NULL;
+		if (m->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->first)
+		return NULL;
+	__u32 idx = lo - 1;
+	const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	return m && pc >= m->start && pc < m->end ? m : NULL;
+}
+
+/* The rule of the last row at or below key among rows [first, first+count),
+ * or CFI_CFA_NONE (0) below the first row. */
+static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u64 key)
+{
+	if (key > 0xffffffffull)
+		return 0;
+	__u32 lo = m->first, hi = m->first + m->count;
+	for (int k = 0; k < SONDE_UNWIND_ROW_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return 15; /* outside the array: unsupported, never a guess */
+		if (r->pc <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == m->first)
+		return 0;
+	__u32 idx = lo - 1;
+	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return r ? r->rule : 15;
+}
+
+/* Row fields (src/symbols/cfi.h "The table format"). */
+static __always_inline __s64 sext(__u32 v, int bits)
+{
+	__u32 m = 1u << (bits - 1);
+	return (__s64)(__s32)((v ^ m) - m);
+}
+#define RULE_CFA(r) ((r) & 0xf)
+#define RULE_RBP(r) (((r) >> 4) & 0x3)
+#define RULE_RBP_OFF(r) (sext(((r) >> 6) & 0x3f, 6) * 8)
+#define RULE_CFA_OFF(r) (sext((r) >> 12, 20) * 8)
+#define RULE_A(r) (sext(((r) >> 12) & 0xfff, 12) * 8)
+#define RULE_B(r) ((r) >> 24)
+
+/* DWARF register number (< 16) -> offset in x86_64 struct pt_regs. */
+static __always_inline __u32 dwarf_pt_regs(__u32 reg)
+{
+	switch (reg) {
+	case 0: return 80;  /* rax */
+	case 1: return 96;  /* rdx */
+	case 2: return 88;  /* rcx */
+	case 3: return 40;  /* rbx */
+	case 4: return 104; /* rsi */
+	case 5: return 112; /* rdi */
+	case 6: return 32;  /* rbp */
+	case 7: return 152; /* rsp */
+	case 8: return 72;
+	case 9: return 64;
+	case 10: return 56;
+	case 11: return 48;
+	case 12: return 24;
+	case 13: return 16;
+	case 14: return 8;
+	default: return 0;  /* r15 */
+	}
+}
+
+static __always_inline long walk_stop(struct walk *w, __u8 why)
+{
+	w->end = why;
+	w->done = 1;
+	return 1;
+}
+
+/* Frame pointers: the caller's rip at rbp+8, its rbp at rbp. */
+static __always_inline long step_fp(struct walk *w, __u8 why)
+{
+	if (!w->rbp_known)
+		return walk_stop(w, why);
+	if (w->rbp == 0)
+		return walk_stop(w, SONDE_END_COMPLETE); /* the ABI's outermost frame */
+	if (w->rbp < w->rsp)
+		return walk_stop(w, why);
+	__u64 ra, rbp;
+	if (!read_user(&ra, w->rbp + 8) || !read_user(&rbp, w->rbp))
+		return walk_stop(w, SONDE_END_READ_FAULT);
+	if (ra == 0)
+		return walk_stop(w, why);
+	w->rip = ra;
+	w->rsp = w->rbp + 16;
+	w->rbp = rbp;
+	w->exact_pc = 0;
+	return 0;
+}
+
+/* One frame: store its pc, find its caller. Returns 1 to stop. */
+static long walk_step(__u64 i, struct walk *w)
+{
+	/* Frame i goes to ips[nkernel + i]. Indexing by the loop's own index
+	 * (not a count kept in w) leaves the verifier one state for every
+	 * round instead of one per frame number. */
+	__u64 at = (__u64)w->s->nkernel + i;
+	if (i >= SONDE_MAX_STACK || at >= 2 * SONDE_MAX_STACK)
+		return walk_stop(w, SONDE_END_DEPTH);
+	/* A uretprobe's trampoline in place of a return address: the real one
+	 * is the next of the kernel's list (chained instances share a slot). */
+	if (w->tramp && w->rip == w->tramp && !w->first) {
+		__u32 k = w->ret_k;
+		for (int j = 0; j < SONDE_SAMPLE_SPANS; j++) {
+			if (k >= SONDE_SAMPLE_SPANS || !(w->s->returns_chained >> k & 1))
+				break;
+			k++;
+		}
+		if (k < w->s->nreturns && k < SONDE_SAMPLE_SPANS) {
+			w->rip = w->s->returns[k & (SONDE_SAMPLE_SPANS - 1)];
+			k++;
+		}
+		w->ret_k = k;
+	}
+	w->s->ips[at] = w->rip;
+	w->n = i + 1;
+
+	__u64 pc = w->exact_pc ? w->rip : w->rip - 1;
+	const struct sonde_unwind_mapping *m = w->proc ? find_mapping(w->proc, pc) : NULL;
+	if (!m) {
+		w->s->table_miss = 1;
+		count(SONDE_CNT_TABLE_MISS);
+		return w->fp_fallback ? step_fp(w, SONDE_END_TABLE_MISS)
+				  : walk_stop(w, SONDE_END_TABLE_MISS);
+	}
+	if (!m->count)
+		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
+	__u32 rule = pc >= m->adj ? find_rule(m, pc - m->adj) : 0;
+
+	__u64 cfa, tmp;
+	switch (RULE_CFA(rule)) {
+	case 0: /* NONE: code the table does not cover */
+		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
+	case 8: /* END */
+		return walk_stop(w, SONDE_END_COMPLETE);
+	case 7: { /* SIGNAL: the interrupted registers are in the ucontext at rsp */
+		__u64 rip, rsp, rbp;
+		if (!read_user(&rip, w->rsp + 168) || !read_user(&rsp, w->rsp + 160) ||
+		    !read_user(&rbp, w->rsp + 120))
+			return walk_stop(w, SONDE_END_READ_FAULT);
+		if (rip == 0)
+			return walk_stop(w, SONDE_END_UNSUPPORTED);
+		w->rip = rip;
+		w->rsp = rsp;
+		w->rbp = rbp;
+		w->rbp_known = 1;
+		w->exact_pc = 1;
+		w->first = 0;
+		return 0;
+	}
+	case 1: /* RSP */
+		cfa = w->rsp + RULE_CFA_OFF(rule);
+		break;
+	case 2: /* RBP */
+		if (!w->rbp_known)
+			return walk_stop(w, SONDE_END_UNSUPPORTED);
+		cfa = w->rbp + RULE_CFA_OFF(rule);
+		break;
+	case 3: /* PLT */
+		cfa = w->rsp + RULE_A(rule) + ((w->rip & 15) >= RULE_B(rule) ? 8 : 0);
+		break;
+	case 4: /* DEREF_RSP */
+	case 5: /* DEREF_RBP */
+		if (RULE_CFA(rule) == 5 && !w->rbp_known)
+			return walk_stop(w, SONDE_END_UNSUPPORTED);
+		if (!read_user(&tmp, (RULE_CFA(rule) == 4 ? w->rsp : w->rbp) + RULE_A(rule)))
+			return walk_stop(w, SONDE_END_READ_FAULT);
+		cfa = tmp + 8 * (__u64)RULE_B(rule);
+		break;
+	case 6: { /* REG: the interrupted frame's registers only */
+		__u32 reg = RULE_B(rule);
+		if (!w->first || reg >= 16 || !w->regs)
+			return walk_stop(w, SONDE_END_UNSUPPORTED);
+		if (bpf_probe_read_kernel(&tmp, sizeof(tmp), (void *)(w->regs + dwarf_pt_regs(reg))))
+			return walk_stop(w, SONDE_END_UNSUPPORTED);
+		cfa = tmp + RULE_A(rule);
+		break;
+	}
+	default:
+		return walk_stop(w, SONDE_END_UNSUPPORTED);
+	}
+	if (cfa <= w->rsp || cfa < 8)
+		return walk_stop(w, SONDE_END_UNSUPPORTED);
+	__u64 ra, rbp = w->rbp;
+	if (!read_user(&ra, cfa - 8))
+		return walk_stop(w, SONDE_END_READ_FAULT);
+	if (ra == 0)
+		return walk_stop(w, SONDE_END_UNSUPPORTED);
+	switch (RULE_RBP(rule)) {
+	case 0: /* SAME */
+		break;
+	case 1: /* AT_CFA */
+		if (!read_user(&rbp, cfa + RULE_RBP_OFF(rule)))
+			return walk_stop(w, SONDE_END_READ_FAULT);
+		w->rbp_known = 1;
+		break;
+	default:
+		w->rbp_known = 0;
+		break;
+	}
+	w->rip = ra;
+	w->rsp = cfa;
+	w->rbp = rbp;
+	w->exact_pc = 0;
+	w->first = 0;
+	return 0;
+}
+
+/* The uretprobe trampoline's address in this process (0: none yet). */
+static __always_inline __u64 uretprobe_trampoline(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+/* Walks the user stack with the tables into s->ips after the kernel
+ * frames; counts how it ended. */
+static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct walk w = {
+		.s = s,
+		.proc = bpf_map_lookup_elem(&unwind_procs, &tgid),
+		.regs = (__u64)uregs,
+		.tramp = uretprobe_trampoline(task),
+		.rbp_known = 1,
+		.exact_pc = 1,
+		.first = 1,
+		.fp_fallback = unwind_mode == SONDE_UNWIND_AUTO,
+	};
+	if (!uregs || tgid == 0) {
+		s->unwind_end = SONDE_END_COMPLETE;
+		return;
+	}
+	w.rip = BPF_CORE_READ(uregs, ip);
+	w.rsp = BPF_CORE_READ(uregs, sp);
+	w.rbp = BPF_CORE_READ(uregs, bp);
+	/* A kernel thread, or a sample before the task ever ran in user mode. */
+	if (!w.rip || (BPF_CORE_READ(uregs, cs) & 3) != 3) {
+		s->unwind_end = SONDE_END_COMPLETE;
+		return;
+	}
+	bpf_loop(SONDE_MAX_STACK + 1, walk_step, &w, 0);
+	if (!w.done)
+		w.end = SONDE_END_DEPTH;
+	s->nuser = w.n;
+	s->unwind_end = w.end;
+	count(SONDE_CNT_END_COMPLETE + (w.end <= SONDE_END_UNSUPPORTED ? w.end : SONDE_END_UNSUPPORTED));
+}
+
 static __always_inline int emit_sample(void *ctx, __u32 event)
 {
 	__u64 t0 = bpf_ktime_get_ns();
@@ -116,15 +456,12 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	}
 	sample_mark(st);
 
-	struct sonde_sample *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-	if (!s) {
-		count(SONDE_CNT_LOST_SAMPLES);
-		sample_charge(st, t0);
+	__u32 zero = 0;
+	struct sonde_sample *s = bpf_map_lookup_elem(&sample_scratch, &zero);
+	if (!s)
 		return 0;
-	}
 	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid, t0);
 	s->event = event;
-	s->_pad2 = 0;
 	s->nreturns = hijacked_returns(s->returns, &s->returns_chained);
 	s->nspans = 0;
 	s->span_depth = st ? st->depth : 0;
@@ -137,17 +474,31 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 			s->nspans = i + 1;
 		}
 	}
-	/* The frame-pointer walk skips the caller of a leaf that has not set up
-	 * its frame (stackless leaves, prologues); user space finds that caller's
-	 * return address among these words with the leaf's CFI. */
-	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	s->user_sp = uregs ? BPF_CORE_READ(uregs, sp) : 0;
-	if (!s->user_sp || bpf_probe_read_user(s->user_stack_top, sizeof(s->user_stack_top),
-					       (void *)s->user_sp))
-		__builtin_memset(s->user_stack_top, 0, sizeof(s->user_stack_top));
-	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
-	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
-	bpf_ringbuf_submit(s, span_submit_flags());
+	s->unwind = unwind_mode;
+	s->table_miss = 0;
+	s->nuser = 0;
+	s->ustack_err = 0;
+	long kb = bpf_get_stack(ctx, s->ips, SONDE_MAX_STACK * sizeof(__u64), 0);
+	__u32 nk = kb > 0 ? (__u32)kb / sizeof(__u64) : 0;
+	if (nk > SONDE_MAX_STACK)
+		nk = SONDE_MAX_STACK;
+	s->kstack_err = kb < 0 ? kb : 0;
+	s->nkernel = nk;
+	if (unwind_mode == SONDE_UNWIND_FP) {
+		long ub = bpf_get_stack(ctx, &s->ips[nk & SONDE_MAX_STACK],
+					SONDE_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+		__u32 nu = ub > 0 ? (__u32)ub / sizeof(__u64) : 0;
+		s->nuser = nu < SONDE_MAX_STACK ? nu : SONDE_MAX_STACK;
+		s->ustack_err = ub < 0 ? ub : 0;
+		s->unwind_end = s->nuser == SONDE_MAX_STACK ? SONDE_END_DEPTH : SONDE_END_FP;
+	} else {
+		walk_user(s, tgid);
+	}
+	__u64 size = SONDE_SAMPLE_BYTES((__u64)s->nkernel + s->nuser);
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	if (bpf_ringbuf_output(&events, s, size, span_submit_flags()))
+		count(SONDE_CNT_LOST_SAMPLES);
 	sample_charge(st, t0);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "sonde.skel.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
+#include "unwind.h"
 #include "util.h"
 
 #define MAX_CPUS 1024
@@ -65,6 +66,7 @@ struct engine {
 	struct detacher det;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
+	struct unwind *unwind; /* NULL with --unwind fp */
 };
 
 static bool libbpf_verbose;
@@ -90,7 +92,7 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 			return data;
 		if (id == NO_PROBE)
 			return NULL;
-	} else if (h->kind == SONDE_REC_SAMPLE && size >= sizeof(struct sonde_sample)) {
+	} else if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
 		const struct sonde_sample *s = data;
 		bool same = true;
 		for (uint32_t i = 0; i < s->nspans && i < SONDE_SAMPLE_SPANS; i++)
@@ -116,9 +118,28 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 	return e->recbuf;
 }
 
+/* What the unwind tables learn from records: a pc outside them, an exec,
+ * an exit. */
+static void unwind_follow(struct engine *e, const void *data, size_t size)
+{
+	const struct sonde_hdr *h = data;
+	if (!e->unwind || size < sizeof(*h))
+		return;
+	if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
+		if (((const struct sonde_sample *)data)->table_miss)
+			unwind_on_miss(e->unwind, (pid_t)h->pid);
+	} else if (h->kind == SONDE_REC_EXEC) {
+		char err[256];
+		unwind_load_pid(e->unwind, (pid_t)h->pid, err, sizeof(err));
+	} else if (h->kind == SONDE_REC_EXIT) {
+		unwind_on_exit(e->unwind, (pid_t)h->pid);
+	}
+}
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
+	unwind_follow(e, data, size);
 	const void *rec = record_with_ids(e, data, size);
 	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
 }
@@ -163,6 +184,12 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->skel->rodata->sample_event_index = 0;
 	e->skel->rodata->tp_event_index = 0;
 	e->skel->rodata->follow_children = o->no_children ? 0 : 1;
+	e->skel->rodata->unwind_mode = o->unwind;
+	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
+	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
+				       ? 1
+				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
+	bpf_map__set_max_entries(e->skel->maps.unwind_rows, unwind_rows);
 	/* Records wake the reader once a sixteenth of the buffer waits: rarely
 	 * enough to spare the traced threads the wake-ups, soon enough that
 	 * the buffer never fills between two of them. */
@@ -174,6 +201,15 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		sonde_bpf__destroy(e->skel);
 		free(e);
 		return NULL;
+	}
+	if (o->unwind != SONDE_UNWIND_FP) {
+		e->unwind = unwind_new(bpf_map__fd(e->skel->maps.unwind_procs),
+				       bpf_map__fd(e->skel->maps.unwind_mappings),
+				       bpf_map__fd(e->skel->maps.unwind_rows), unwind_rows, err, errlen);
+		if (!e->unwind) {
+			engine_close(e);
+			return NULL;
+		}
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_ringbuf, e, NULL);
 	if (!e->rb) {
@@ -193,7 +229,19 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
+	/* A process that cannot be read now is loaded at its first miss. */
+	char ignored[256];
+	if (e->unwind)
+		unwind_load_pid(e->unwind, pid, ignored, sizeof(ignored));
 	return 0;
+}
+
+void engine_unwind_stats(const struct engine *e, struct unwind_stats *out)
+{
+	if (e->unwind)
+		unwind_get_stats(e->unwind, out);
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 static int attach_sampler_software(struct engine *e, char *err, size_t errlen)
@@ -900,6 +948,7 @@ void engine_close(struct engine *e)
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
 	ring_buffer__free(e->rb);
+	unwind_free(e->unwind); /* unmaps the rows before the map goes */
 	sonde_bpf__destroy(e->skel);
 	free(e);
 }

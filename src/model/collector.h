@@ -23,7 +23,6 @@ struct collector_stats {
 	uint64_t spans;       /* completed traced calls received */
 	uint64_t open_spans;  /* traced calls still running at the end */
 	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
-	uint64_t leaf_callers_restored;  /* frames the frame-pointer walk missed, from CFI */
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
 	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */

@@ -112,6 +112,25 @@ void session_options_init(struct session_options *o)
 	o->event = "cpu-clock";
 	o->freq = 99;
 	o->ringbuf_mb = 16;
+	o->unwind = SONDE_UNWIND_AUTO;
+}
+
+static const char *const unwind_names[] = {
+	[SONDE_UNWIND_FP] = "fp", [SONDE_UNWIND_CFI] = "cfi", [SONDE_UNWIND_AUTO] = "auto"};
+
+const char *session_unwind_name(enum sonde_unwind_mode m)
+{
+	return (unsigned)m < 3 ? unwind_names[m] : "?";
+}
+
+int session_unwind_parse(const char *name, enum sonde_unwind_mode *out)
+{
+	for (int m = 0; m < 3; m++)
+		if (strcmp(name, unwind_names[m]) == 0) {
+			*out = (enum sonde_unwind_mode)m;
+			return 0;
+		}
+	return -1;
 }
 
 /* A note on the way (see session_options.note). */
@@ -962,6 +981,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
+	eo.unwind = o->unwind;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
