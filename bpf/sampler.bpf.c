@@ -427,6 +427,10 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 	bpf_loop(SONDE_MAX_STACK + 1, walk_step, &w, 0);
 	if (!w.done)
 		w.end = SONDE_END_DEPTH;
+	/* A walk that met code outside its tables and then failed (frame
+	 * pointers through code without them) ended for want of the table. */
+	if (s->table_miss && w.end != SONDE_END_COMPLETE && w.end != SONDE_END_DEPTH)
+		w.end = SONDE_END_TABLE_MISS;
 	s->nuser = w.n;
 	s->unwind_end = w.end;
 	count(SONDE_CNT_END_COMPLETE + (w.end <= SONDE_END_UNSUPPORTED ? w.end : SONDE_END_UNSUPPORTED));

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "drops.h"
+#include "unwind.h"
 #include "latency.h"
 #include "printable.h"
 #include "probes.h"
@@ -1120,6 +1121,12 @@ static void add_metadata(struct session *s, double end_mono)
 	collector_get_stats(s->col, &cs);
 	for (int k = 0; k < SONDE_CNT_NUM; k++)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
+	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
+	struct unwind_stats us;
+	engine_unwind_stats(s->eng, &us);
+	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
+	set_meta_u64(p, "unwind_over_budget", us.over_budget);
+	set_meta_u64(p, "unwind_miss_reloads", us.miss_reloads);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
