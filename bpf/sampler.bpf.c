@@ -53,6 +53,10 @@ struct {
 } sampler_cfg SEC(".maps");
 
 __u64 calib_samples = 0; /* samples of calib.calib_tid, for calibration */
+/* When a sample with a table miss last asked user space to load tables,
+ * and woke it: at most once a millisecond (user space backs off per
+ * process when reloads do not help). */
+__u64 miss_wakeup_ns = 0;
 /* When each of the first SONDE_CALIB_TIMES calibration samples was taken:
  * user space finds the gap in its own timeline that each one made. */
 __u64 calib_times[SONDE_CALIB_TIMES] = {};
@@ -501,7 +505,13 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	__u64 size = SONDE_SAMPLE_BYTES((__u64)s->nkernel + s->nuser);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	if (bpf_ringbuf_output(&events, s, size, span_submit_flags()))
+	__u64 flags = span_submit_flags();
+	if (s->table_miss && t0 - miss_wakeup_ns > 1000000) {
+		miss_wakeup_ns = t0;
+		unwind_request(tgid, SONDE_UNWIND_REQ_MISS);
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	if (bpf_ringbuf_output(&events, s, size, flags))
 		count(SONDE_CNT_LOST_SAMPLES);
 	sample_charge(st, t0);
 	return 0;

@@ -134,6 +134,18 @@ struct sonde_unwind_proc {
 	__u32 n;
 };
 
+/* A request to user space's unwind tables (ring buffer `unwind_requests`,
+ * read before the main one, so a load never waits behind a batch of
+ * samples being symbolized). */
+enum sonde_unwind_request_kind {
+	SONDE_UNWIND_REQ_MISS = 1, /* a sample met a pc outside the process's tables */
+	SONDE_UNWIND_REQ_EXEC = 2, /* the process called exec: its tables were dropped */
+};
+struct sonde_unwind_request {
+	__u32 pid;
+	__u32 kind;
+};
+
 /* A row of unwind_rows: struct cfi_row (src/symbols/cfi.h). */
 struct sonde_unwind_row {
 	__u32 pc;

@@ -67,6 +67,7 @@ struct engine {
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
 	struct unwind *unwind; /* NULL with --unwind fp */
+	struct ring_buffer *unwind_rb; /* its requests */
 };
 
 static bool libbpf_verbose;
@@ -118,22 +119,31 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 	return e->recbuf;
 }
 
-/* What the unwind tables learn from records: a pc outside them, an exec,
- * an exit. */
+/* The unwind tables' requests (a miss, an exec), and the exits that may
+ * free tables. Requests are read before every record of the main ring
+ * buffer, so a load does not wait behind samples being symbolized. */
+static int on_unwind_request(void *ctx, void *data, size_t size)
+{
+	struct engine *e = ctx;
+	const struct sonde_unwind_request *r = data;
+	char err[256];
+	if (size < sizeof(*r))
+		return 0;
+	if (r->kind == SONDE_UNWIND_REQ_EXEC)
+		unwind_load_pid(e->unwind, (pid_t)r->pid, err, sizeof(err));
+	else
+		unwind_on_miss(e->unwind, (pid_t)r->pid);
+	return 0;
+}
+
 static void unwind_follow(struct engine *e, const void *data, size_t size)
 {
 	const struct sonde_hdr *h = data;
-	if (!e->unwind || size < sizeof(*h))
+	if (!e->unwind)
 		return;
-	if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
-		if (((const struct sonde_sample *)data)->table_miss)
-			unwind_on_miss(e->unwind, (pid_t)h->pid);
-	} else if (h->kind == SONDE_REC_EXEC) {
-		char err[256];
-		unwind_load_pid(e->unwind, (pid_t)h->pid, err, sizeof(err));
-	} else if (h->kind == SONDE_REC_EXIT) {
+	ring_buffer__consume(e->unwind_rb);
+	if (size >= sizeof(*h) && h->kind == SONDE_REC_EXIT)
 		unwind_on_exit(e->unwind, (pid_t)h->pid);
-	}
 }
 
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -206,7 +216,13 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		e->unwind = unwind_new(bpf_map__fd(e->skel->maps.unwind_procs),
 				       bpf_map__fd(e->skel->maps.unwind_mappings),
 				       bpf_map__fd(e->skel->maps.unwind_rows), unwind_rows, err, errlen);
-		if (!e->unwind) {
+		e->unwind_rb = e->unwind ? ring_buffer__new(bpf_map__fd(e->skel->maps.unwind_requests),
+							    on_unwind_request, e, NULL)
+					 : NULL;
+		if (!e->unwind_rb) {
+			if (e->unwind)
+				snprintf(err, errlen, "cannot set up the unwind requests' ring buffer: %s",
+					 strerror(errno));
 			engine_close(e);
 			return NULL;
 		}
@@ -309,6 +325,8 @@ int engine_poll(struct engine *e, int timeout_ms)
 {
 	/* The BPF side wakes us only when a lot is waiting (see wakeup_bytes),
 	 * so a poll that times out still drains what arrived meanwhile. */
+	if (e->unwind_rb)
+		ring_buffer__consume(e->unwind_rb);
 	int n = ring_buffer__poll(e->rb, timeout_ms);
 	if (n == -EINTR)
 		n = 0;
@@ -948,6 +966,7 @@ void engine_close(struct engine *e)
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
 	ring_buffer__free(e->rb);
+	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */
 	sonde_bpf__destroy(e->skel);
 	free(e);

@@ -41,6 +41,8 @@ struct proc {
 	size_t ntables, cap;
 	uint64_t loaded_ns; /* when its maps were last read (0: never) */
 	uint32_t first, n;  /* its mappings in the kernel's array */
+	uint64_t shape;     /* a hash of those mappings' addresses */
+	uint32_t reload_ms; /* the least time between two reloads a miss asks for */
 	bool in_kernel;
 };
 
@@ -222,7 +224,7 @@ static struct proc *proc_of(struct unwind *u, pid_t pid)
 	if (u64map_get(&u->by_pid, (uint64_t)pid, &idx))
 		return &u->procs[idx];
 	grow_array((void **)&u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
-	u->procs[u->nprocs] = (struct proc){ .pid = pid };
+	u->procs[u->nprocs] = (struct proc){ .pid = pid, .reload_ms = UNWIND_RELOAD_MIN_MS };
 	u64map_put(&u->by_pid, (uint64_t)pid, (uint32_t)u->nprocs);
 	return &u->procs[u->nprocs++];
 }
@@ -348,6 +350,16 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 		return errbuf_set(err, errlen, "cannot load the unwind tables of PID %d: %s",
 				  (int)pid, strerror(e));
 	}
+	/* A reload that found the same mappings as before did not help the
+	 * miss (a pc no mapping holds: a frame-pointer walk through code
+	 * without them): the next one waits twice as long. */
+	uint64_t shape = hash_bytes(l.m, (size_t)l.n * sizeof(*l.m), 0);
+	if (p->in_kernel && shape == p->shape)
+		p->reload_ms = p->reload_ms * 2 > UNWIND_RELOAD_MAX_MS ? UNWIND_RELOAD_MAX_MS
+								 : p->reload_ms * 2;
+	else
+		p->reload_ms = UNWIND_RELOAD_MIN_MS;
+	p->shape = shape;
 	/* The kernel uses the new mappings now: the old ones can go. */
 	proc_release(u, p);
 	p->tables = l.tables;
@@ -364,7 +376,7 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 void unwind_on_miss(struct unwind *u, pid_t pid)
 {
 	struct proc *p = proc_of(u, pid);
-	if (p->loaded_ns && monotonic_ns() - p->loaded_ns < UNWIND_RELOAD_MS * 1000000ull)
+	if (p->loaded_ns && monotonic_ns() - p->loaded_ns < p->reload_ms * 1000000ull)
 		return;
 	char err[256];
 	if (unwind_load_pid(u, pid, err, sizeof(err)) == 0)

@@ -14,7 +14,11 @@
  * /proc/PID/maps when it becomes a target, after it execs, and when the
  * sampler met a pc outside them (a sample's table_miss: dlopen, a JIT
  * region, a child process): such a reload happens at most every
- * UNWIND_RELOAD_MS per process. Each binary's table is built once (symbols/
+ * UNWIND_RELOAD_MIN_MS per process, and when reloads find nothing new (the
+ * pc is in no mapping at all: a frame-pointer guess through code without
+ * frame pointers), at most every twice as long as the last time, up to
+ * UNWIND_RELOAD_MAX_MS. (Right after an exec only the program and ld.so are
+ * mapped; its libraries come a few milliseconds later.) Each binary's table is built once (symbols/
  * cficache, by build-id; the file is opened through /proc/PID/map_files, so
  * a binary replaced or deleted on disk after it was mapped is still the one
  * mapped) and placed in the rows once, however many processes map it; it
@@ -30,7 +34,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define UNWIND_RELOAD_MS 100
+#define UNWIND_RELOAD_MIN_MS 5
+#define UNWIND_RELOAD_MAX_MS 1000
 
 struct unwind;
 
@@ -62,8 +67,8 @@ void unwind_free(struct unwind *u);
  * read, the kernel refused the update). */
 int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen);
 
-/* A sample of pid met a pc outside its tables: reload unless loaded less
- * than UNWIND_RELOAD_MS ago. */
+/* A sample of pid met a pc outside its tables: reload, unless the last
+ * load was too recent (see above). */
 void unwind_on_miss(struct unwind *u, pid_t pid);
 
 /* A thread of pid exited: when the kernel dropped the process's tables

@@ -13,6 +13,9 @@
  *                     goes through the kernel's signal frame (__restore_rt)
  *        nofp qsort   main -> sort_keys -> libc's qsort -> cmp_keys, which
  *                     raises SIGSTOP on its 1000th call
+ *   The -for modes start 0.3 s after exec: samples taken before a profiler
+ *   has read the new program's maps (sonde: counted as table misses) are
+ *   not what they measure.
  *        nofp spin-for S    the chain's leaf spins for S seconds (SIGALRM
  *                     ends it), then prints "rate R": rounds of leaf_spin
  *                     per CPU second of the process, its own work rate
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long r;
+	if (strstr(argv[1], "-for"))
+		usleep(300000);
 	if (strcmp(argv[1], "spin-for") == 0 && argc > 2) {
 		alarm_in(argv[2]);
 		double c0 = cpu_seconds();
