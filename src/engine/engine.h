@@ -52,7 +52,7 @@ struct engine_stats {
 	};
 };
 
-#define ENGINE_UNWIND_BYTES (64u << 20)
+#define ENGINE_UNWIND_BYTES (16u << 20)
 
 struct engine;
 

@@ -323,6 +323,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 			c->stats.bad_records++;
 			return 0;
 		}
+		c->stats.sample_bytes += (size + 8 + 7) / 8 * 8; /* as the ring buffer holds it */
 		handle_sample(c, smp);
 		break;
 	}

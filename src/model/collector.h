@@ -16,6 +16,8 @@
 
 struct collector_stats {
 	uint64_t samples;       /* samples added to the profile */
+	uint64_t sample_bytes;  /* ring-buffer bytes of the sample records (their 8-byte
+				 * ring headers included) */
 	uint64_t empty_stacks;  /* samples with neither a user nor a kernel stack */
 	uint64_t stack_errors;  /* stack captures the kernel reported as failed */
 	uint64_t bad_records;   /* records of unexpected size or kind (never expected) */

@@ -1127,6 +1127,7 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
 	set_meta_u64(p, "unwind_over_budget", us.over_budget);
 	set_meta_u64(p, "unwind_miss_reloads", us.miss_reloads);
+	set_meta_u64(p, "sample_bytes", cs.sample_bytes);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
