@@ -191,7 +191,7 @@ static __always_inline const struct sonde_unwind_mapping *find_mapping(const str
 static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u64 key)
 {
 	if (key > 0xffffffffull)
-		return 0;
+		return CFI_CFA_NONE;
 	__u32 lo = m->first, hi = m->first + m->count;
 	for (int k = 0; k < SONDE_UNWIND_ROW_STEPS; k++) {
 		if (lo >= hi)
@@ -199,7 +199,7 @@ static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u
 		__u32 mid = lo + (hi - lo) / 2;
 		struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
-			return 15; /* outside the array: unsupported, never a guess */
+			return CFI_CFA_UNSUPPORTED; /* outside the array: never a guess */
 		if (r->pc <= key)
 			lo = mid + 1;
 		else
@@ -209,42 +209,30 @@ static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u
 		return 0;
 	__u32 idx = lo - 1;
 	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return r ? r->rule : 15;
+	return r ? r->rule : CFI_CFA_UNSUPPORTED;
 }
 
-/* Row fields (src/symbols/cfi.h "The table format"). */
-static __always_inline __s64 sext(__u32 v, int bits)
-{
-	__u32 m = 1u << (bits - 1);
-	return (__s64)(__s32)((v ^ m) - m);
-}
-#define RULE_CFA(r) ((r) & 0xf)
-#define RULE_RBP(r) (((r) >> 4) & 0x3)
-#define RULE_RBP_OFF(r) (sext(((r) >> 6) & 0x3f, 6) * 8)
-#define RULE_CFA_OFF(r) (sext((r) >> 12, 20) * 8)
-#define RULE_A(r) (sext(((r) >> 12) & 0xfff, 12) * 8)
-#define RULE_B(r) ((r) >> 24)
-
-/* DWARF register number (< 16) -> offset in x86_64 struct pt_regs. */
+/* DWARF register number (< 16) -> its offset in struct pt_regs. */
+#define PT_REG(f) __builtin_offsetof(struct pt_regs, f)
 static __always_inline __u32 dwarf_pt_regs(__u32 reg)
 {
 	switch (reg) {
-	case 0: return 80;  /* rax */
-	case 1: return 96;  /* rdx */
-	case 2: return 88;  /* rcx */
-	case 3: return 40;  /* rbx */
-	case 4: return 104; /* rsi */
-	case 5: return 112; /* rdi */
-	case 6: return 32;  /* rbp */
-	case 7: return 152; /* rsp */
-	case 8: return 72;
-	case 9: return 64;
-	case 10: return 56;
-	case 11: return 48;
-	case 12: return 24;
-	case 13: return 16;
-	case 14: return 8;
-	default: return 0;  /* r15 */
+	case 0: return PT_REG(ax);
+	case 1: return PT_REG(dx);
+	case 2: return PT_REG(cx);
+	case 3: return PT_REG(bx);
+	case 4: return PT_REG(si);
+	case 5: return PT_REG(di);
+	case 6: return PT_REG(bp);
+	case 7: return PT_REG(sp);
+	case 8: return PT_REG(r8);
+	case 9: return PT_REG(r9);
+	case 10: return PT_REG(r10);
+	case 11: return PT_REG(r11);
+	case 12: return PT_REG(r12);
+	case 13: return PT_REG(r13);
+	case 14: return PT_REG(r14);
+	default: return PT_REG(r15);
 	}
 }
 
@@ -316,15 +304,16 @@ static long walk_step(__u64 i, struct walk *w)
 	__u32 rule = pc >= m->adj ? find_rule(m, pc - m->adj) : 0;
 
 	__u64 cfa, tmp;
-	switch (RULE_CFA(rule)) {
-	case 0: /* NONE: code the table does not cover */
+	switch (cfi_rule_cfa(rule)) {
+	case CFI_CFA_NONE: /* code the table does not cover */
 		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
-	case 8: /* END */
+	case CFI_CFA_END:
 		return walk_stop(w, SONDE_END_COMPLETE);
-	case 7: { /* SIGNAL: the interrupted registers are in the ucontext at rsp */
+	case CFI_CFA_SIGNAL: { /* the interrupted registers are in the ucontext at rsp */
 		__u64 rip, rsp, rbp;
-		if (!read_user(&rip, w->rsp + 168) || !read_user(&rsp, w->rsp + 160) ||
-		    !read_user(&rbp, w->rsp + 120))
+		if (!read_user(&rip, w->rsp + CFI_SIGNAL_RIP) ||
+		    !read_user(&rsp, w->rsp + CFI_SIGNAL_RSP) ||
+		    !read_user(&rbp, w->rsp + CFI_SIGNAL_RBP))
 			return walk_stop(w, SONDE_END_READ_FAULT);
 		if (rip == 0)
 			return walk_stop(w, SONDE_END_UNSUPPORTED);
@@ -336,32 +325,33 @@ static long walk_step(__u64 i, struct walk *w)
 		w->first = 0;
 		return 0;
 	}
-	case 1: /* RSP */
-		cfa = w->rsp + RULE_CFA_OFF(rule);
+	case CFI_CFA_RSP:
+		cfa = w->rsp + (__s64)cfi_rule_cfa_off(rule);
 		break;
-	case 2: /* RBP */
+	case CFI_CFA_RBP:
 		if (!w->rbp_known)
 			return walk_stop(w, SONDE_END_UNSUPPORTED);
-		cfa = w->rbp + RULE_CFA_OFF(rule);
+		cfa = w->rbp + (__s64)cfi_rule_cfa_off(rule);
 		break;
-	case 3: /* PLT */
-		cfa = w->rsp + RULE_A(rule) + ((w->rip & 15) >= RULE_B(rule) ? 8 : 0);
+	case CFI_CFA_PLT:
+		cfa = w->rsp + (__s64)cfi_rule_a(rule) + ((w->rip & 15) >= cfi_rule_b(rule) ? 8 : 0);
 		break;
-	case 4: /* DEREF_RSP */
-	case 5: /* DEREF_RBP */
-		if (RULE_CFA(rule) == 5 && !w->rbp_known)
+	case CFI_CFA_DEREF_RSP:
+	case CFI_CFA_DEREF_RBP:
+		if (cfi_rule_cfa(rule) == CFI_CFA_DEREF_RBP && !w->rbp_known)
 			return walk_stop(w, SONDE_END_UNSUPPORTED);
-		if (!read_user(&tmp, (RULE_CFA(rule) == 4 ? w->rsp : w->rbp) + RULE_A(rule)))
+		if (!read_user(&tmp, (cfi_rule_cfa(rule) == CFI_CFA_DEREF_RSP ? w->rsp : w->rbp) +
+					     (__s64)cfi_rule_a(rule)))
 			return walk_stop(w, SONDE_END_READ_FAULT);
-		cfa = tmp + 8 * (__u64)RULE_B(rule);
+		cfa = tmp + 8 * (__u64)cfi_rule_b(rule);
 		break;
-	case 6: { /* REG: the interrupted frame's registers only */
-		__u32 reg = RULE_B(rule);
+	case CFI_CFA_REG: { /* the interrupted frame's registers only */
+		__u32 reg = cfi_rule_b(rule);
 		if (!w->first || reg >= 16 || !w->regs)
 			return walk_stop(w, SONDE_END_UNSUPPORTED);
 		if (bpf_probe_read_kernel(&tmp, sizeof(tmp), (void *)(w->regs + dwarf_pt_regs(reg))))
 			return walk_stop(w, SONDE_END_UNSUPPORTED);
-		cfa = tmp + RULE_A(rule);
+		cfa = tmp + (__s64)cfi_rule_a(rule);
 		break;
 	}
 	default:
@@ -374,11 +364,11 @@ static long walk_step(__u64 i, struct walk *w)
 		return walk_stop(w, SONDE_END_READ_FAULT);
 	if (ra == 0)
 		return walk_stop(w, SONDE_END_UNSUPPORTED);
-	switch (RULE_RBP(rule)) {
-	case 0: /* SAME */
+	switch (cfi_rule_rbp(rule)) {
+	case CFI_RBP_SAME:
 		break;
-	case 1: /* AT_CFA */
-		if (!read_user(&rbp, cfa + RULE_RBP_OFF(rule)))
+	case CFI_RBP_AT_CFA:
+		if (!read_user(&rbp, cfa + (__s64)cfi_rule_rbp_off(rule)))
 			return walk_stop(w, SONDE_END_READ_FAULT);
 		w->rbp_known = 1;
 		break;

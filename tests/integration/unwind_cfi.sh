@@ -6,6 +6,7 @@
 #    _start; with --unwind fp, almost none do (the comparison is real);
 #  - a comparator called by libc's qsort: main;sort_keys;__GI___qsort_r;
 #    msort_with_tmp... ;msort_with_tmp;cmp_keys, names exactly;
+#  - with uretprobes in flight (--trace), the same whole chains;
 #  - a library dlopened after sonde attached: full stacks through it, the
 #    table miss counted and the tables reloaded;
 #  - stack memory that cannot be read: the stack is cut there, counted as
@@ -61,6 +62,14 @@ record spin-cfi cfi "$TARGETS/nofp-clang" spin-for 2
 assert_ge "--unwind cfi: share of leaf_spin's samples with the whole chain" \
 	"$(share "$(samples spin-cfi "^nofp-clang;$chain [0-9]+\$")" \
 		"$(samples spin-cfi ';leaf_spin [0-9]+$')")" 0.95
+
+# Traced calls in flight: their return addresses on the stack are the
+# uretprobe trampoline's; the walk puts the real ones back and goes on.
+"$SONDE" record -F 999 --trace stage_a --trace libnofp-gcc.so:nofp_lib_stage \
+	-o "$WORK/traced.sonde" -- "$TARGETS/nofp-gcc" spin-for 2 >"$WORK/traced.out"
+"$SONDE" report "$WORK/traced.sonde" --folded >"$WORK/traced.folded"
+assert_ge "traced stage_a and nofp_lib_stage: share of leaf_spin's samples with the whole chain" \
+	"$(share "$(samples traced "^nofp-gcc;$chain [0-9]+\$")" "$(samples traced ';leaf_spin [0-9]+$')")" 0.95
 
 # dlopen after attach: nofp-gcc sleeps 1 s, then loads libnofp-clang.so.
 record dlopen auto "$TARGETS/nofp-gcc" dlopen "$TARGETS/libnofp-clang.so" 4

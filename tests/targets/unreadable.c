@@ -12,7 +12,8 @@
  *
  * usage: unreadable SECONDS    spins that long (a thread ends it: no
  *                              signal frame on the small stack), then
- *                              prints "rounds=N" */
+ *                              prints "rounds=N"; it starts 0.3 s after
+ *                              exec, when a profiler has read its maps */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
 		perror("unreadable: mmap");
 		return 1;
 	}
+	usleep(300000);
 	pthread_t t;
 	pthread_create(&t, NULL, timer, &seconds);
 	on_stack(spin_unreadable, region + size);
