@@ -206,7 +206,7 @@ static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u
 			hi = mid;
 	}
 	if (lo == m->first)
-		return 0;
+		return CFI_CFA_NONE;
 	__u32 idx = lo - 1;
 	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
 	return r ? r->rule : CFI_CFA_UNSUPPORTED;
@@ -261,6 +261,7 @@ static __always_inline long step_fp(struct walk *w, __u8 why)
 	w->rsp = w->rbp + 16;
 	w->rbp = rbp;
 	w->exact_pc = 0;
+	w->first = 0;
 	return 0;
 }
 
@@ -301,7 +302,7 @@ static long walk_step(__u64 i, struct walk *w)
 	}
 	if (!m->count)
 		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
-	__u32 rule = pc >= m->adj ? find_rule(m, pc - m->adj) : 0;
+	__u32 rule = pc >= m->adj ? find_rule(m, pc - m->adj) : CFI_CFA_NONE;
 
 	__u64 cfa, tmp;
 	switch (cfi_rule_cfa(rule)) {
