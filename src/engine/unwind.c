@@ -26,14 +26,21 @@ struct loaded {
 	uint32_t refs; /* processes whose mappings use it */
 };
 
-/* Free entries [first, first + count) of an array, sorted by first, merged. */
+/* Free entries [first, first + count) of an array, sorted by first, merged.
+ * Entries given back wait EXTENT_COOL_NS before they are reused: a sampler
+ * that read a process's old entry just before it was replaced may still be
+ * walking its rows (microseconds), which must not change under it. */
 struct extent {
 	uint32_t first, count;
+	uint64_t freed_ns; /* in cooling: when it was given back */
 };
 struct extents {
-	struct extent *v;
+	struct extent *v; /* free */
 	size_t n, cap;
+	struct extent *cooling; /* given back, not yet free, oldest first */
+	size_t ncooling, cooling_cap;
 };
+#define EXTENT_COOL_NS 10000000ull
 
 struct proc {
 	pid_t pid;
@@ -65,13 +72,23 @@ struct unwind {
 static void extents_init(struct extents *x, uint32_t count)
 {
 	grow_array((void **)&x->v, &x->cap, 1, sizeof(*x->v));
-	x->v[0] = (struct extent){ 0, count };
+	x->v[0] = (struct extent){ 0, count, 0 };
 	x->n = 1;
 }
 
-/* First fit. */
+static void extents_free(struct extents *x, uint32_t first, uint32_t count);
+
+/* First fit, among the free entries and those that cooled long enough. */
 static bool extents_alloc(struct extents *x, uint32_t count, uint32_t *first)
 {
+	uint64_t now = monotonic_ns();
+	size_t cooled = 0;
+	while (cooled < x->ncooling && now - x->cooling[cooled].freed_ns >= EXTENT_COOL_NS) {
+		extents_free(x, x->cooling[cooled].first, x->cooling[cooled].count);
+		cooled++;
+	}
+	memmove(x->cooling, x->cooling + cooled, (x->ncooling - cooled) * sizeof(*x->cooling));
+	x->ncooling -= cooled;
 	for (size_t i = 0; i < x->n; i++) {
 		if (x->v[i].count < count)
 			continue;
@@ -91,12 +108,20 @@ static void extents_release(struct extents *x, uint32_t first, uint32_t count)
 {
 	if (count == 0)
 		return;
+	grow_array((void **)&x->cooling, &x->cooling_cap, x->ncooling + 1, sizeof(*x->cooling));
+	x->cooling[x->ncooling++] = (struct extent){ first, count, monotonic_ns() };
+}
+
+static void extents_free(struct extents *x, uint32_t first, uint32_t count)
+{
+	if (count == 0)
+		return;
 	size_t i = 0;
 	while (i < x->n && x->v[i].first < first)
 		i++;
 	grow_array((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v));
 	memmove(&x->v[i + 1], &x->v[i], (x->n - i) * sizeof(*x->v));
-	x->v[i] = (struct extent){ first, count };
+	x->v[i] = (struct extent){ first, count, 0 };
 	x->n++;
 	/* Merge with the next, then with the previous. */
 	if (i + 1 < x->n && first + count == x->v[i + 1].first) {
@@ -157,7 +182,9 @@ void unwind_free(struct unwind *u)
 	if (u->mappings)
 		munmap(u->mappings, u->mappings_bytes);
 	free(u->free_rows.v);
+	free(u->free_rows.cooling);
 	free(u->free_mappings.v);
+	free(u->free_mappings.cooling);
 	free(u->loaded);
 	free(u->procs);
 	u64map_free(&u->by_table);
@@ -335,7 +362,7 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 		memcpy(&u->mappings[kp.first], l.m, (size_t)l.n * sizeof(*l.m));
 		if (bpf_map_update_elem(u->procs_fd, &key, &kp, BPF_ANY) != 0) {
 			e = errno;
-			extents_release(&u->free_mappings, kp.first, l.n);
+			extents_free(&u->free_mappings, kp.first, l.n); /* never seen by the kernel */
 		}
 	}
 	free(l.m);

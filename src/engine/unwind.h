@@ -9,7 +9,8 @@
  *   unwind_rows      every loaded binary's rows back to back (struct
  *                    cfi_row, src/symbols/cfi.h), sized by the budget
  * The two arrays are mmapped and written in place; each holds extents
- * (first fit, merged when freed).
+ * (first fit, merged when freed; reused only 10 ms after being given back,
+ * so a walk that began on the old entries never sees them change).
  * This module fills them. A process's mappings are read from
  * /proc/PID/maps when it becomes a target, after it execs, and when the
  * sampler met a pc outside them (a sample's table_miss: dlopen, a JIT
