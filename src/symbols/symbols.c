@@ -1634,6 +1634,17 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 {
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
+	/* A return address in memory that was not executable when the maps
+	 * were read: dlopen maps a library's file read-only first and its code
+	 * a moment later. Read the maps again, once for that address, and not
+	 * twice within 10 ms (junk addresses of a frame-pointer walk through
+	 * code without frame pointers point into data all the time). */
+	if (m && !m->exec && !p->gone && !pair_map_find(&p->misses, addr, 1) &&
+	    monotonic_ns() - p->read_ns >= 10000000) {
+		if (process_read_maps(s, p) == 0)
+			m = process_mapping_at(p, addr);
+		pair_map_insert(&p->misses, addr, 1);
+	}
 	const char *where;
 	if (!m)
 		where = p->nmaps ? "unmapped" : NULL; /* no maps: nothing is known */
