@@ -4,6 +4,9 @@
 #    the same way in the middle): >= 95% of leaf_spin's samples carry the
 #    whole chain main;run;stage_a;nofp_lib_stage;stage_b;leaf_spin, under
 #    _start; with --unwind fp, almost none do (the comparison is real);
+#  - a signal handler that interrupted leaf_spin: the chain goes on
+#    through the kernel's signal frame (__restore_rt, unnamed in Debian's
+#    libc: [libc.so.6+0x...]);
 #  - a comparator called by libc's qsort: main;sort_keys;__GI___qsort_r;
 #    msort_with_tmp... ;msort_with_tmp;cmp_keys, names exactly;
 #  - with uretprobes in flight (--trace), the same whole chains;
@@ -40,6 +43,14 @@ for cc in gcc clang; do
 	[ "$(meta "$WORK/spin-$cc.sonde" unwind)" = auto ] || fail "the recording does not say --unwind auto"
 	assert_ge "nofp-$cc: stacks_complete counted by the kernel" \
 		"$(meta "$WORK/spin-$cc.sonde" stacks_complete)" "$whole"
+
+	# Through the kernel's signal frame: a handler that interrupted leaf_spin.
+	record "signal-$cc" auto "$TARGETS/nofp-$cc" signal-for 2
+	inh=$(samples "signal-$cc" ';spin_in_handler [0-9]+$')
+	whole=$(samples "signal-$cc" "^nofp-$cc;$chain;(__restore_rt|\\[libc[^];]*\\]);spin_in_handler [0-9]+\$")
+	assert_ge "nofp-$cc: samples in the signal handler" "$inh" 100
+	assert_ge "nofp-$cc: share of the handler's samples with the whole chain through the signal frame" \
+		"$(share "$whole" "$inh")" 0.95
 
 	record "qsort-$cc" auto "$TARGETS/nofp-$cc" qsort-for 3
 	cb=$(samples "qsort-$cc" ';cmp_keys [0-9]+$')

@@ -23,6 +23,10 @@
  *        nofp qsort-for S   main -> sort_keys -> qsort -> cmp_keys, sorting
  *                     again and again for S seconds; prints "rate R" (compares
  *                     per CPU second)
+ *        nofp signal-for S  the chain's leaf is interrupted by SIGALRM, whose
+ *                     handler, spin_in_handler, spins until S seconds have
+ *                     passed: ...;stage_b;leaf_spin;__restore_rt;
+ *                     spin_in_handler, through the kernel's signal frame
  *        nofp dlopen LIB S  sleeps 1 s (a profiler attaches), then dlopens
  *                     LIB (a libnofp) and runs the chain through its
  *                     nofp_lib_stage until S seconds have passed: main ->
@@ -31,6 +35,7 @@
  * the caller's, so the compilers keep each frame (no inlining, no tail
  * calls) whatever they do inside them. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +122,25 @@ __attribute__((noinline)) long sort_keys(long n)
 	return r;
 }
 
+static volatile sig_atomic_t handler_done;
+
+__attribute__((noinline)) void spin_in_handler(int sig)
+{
+	unsigned long x = (unsigned long)sig;
+	while (!handler_done) {
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		sink = x;
+	}
+}
+
+static void *end_after(void *arg)
+{
+	usleep((useconds_t)(atof(arg) * 1e6));
+	handler_done = 1;
+	time_up = 1;
+	return NULL;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -155,7 +179,7 @@ __attribute__((noinline)) long run_dl(const char *lib, long n)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: nofp spin|stop|signal|qsort | spin-for S|qsort-for S | dlopen LIB S\n");
+		fprintf(stderr, "usage: nofp spin|stop|signal|qsort | spin-for S|qsort-for S|signal-for S | dlopen LIB S\n");
 		return 2;
 	}
 	long r;
@@ -166,6 +190,14 @@ int main(int argc, char **argv)
 		double c0 = cpu_seconds();
 		r = run(argc);
 		printf("rate %.0f\ncpu %.3f\n", (double)rounds / (cpu_seconds() - c0), cpu_seconds());
+	} else if (strcmp(argv[1], "signal-for") == 0 && argc > 2) {
+		pthread_t t;
+		pthread_create(&t, NULL, end_after, argv[2]);
+		signal(SIGALRM, spin_in_handler);
+		struct itimerval it = { .it_value = { 0, 10000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		r = run(argc);
+		pthread_join(t, NULL);
 	} else if (strcmp(argv[1], "qsort-for") == 0 && argc > 2) {
 		alarm_in(argv[2]);
 		double c0 = cpu_seconds();
