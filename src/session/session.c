@@ -17,6 +17,7 @@
 #include "drops.h"
 #include "unwind.h"
 #include "latency.h"
+#include "perfmap.h"
 #include "printable.h"
 #include "probes.h"
 #include "procmaps.h"
@@ -1131,6 +1132,12 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	set_meta_u64(p, "jit_frames", ss.jit_frames);
+	set_meta_u64(p, "jit_map_lines", ss.jit_map_lines);
+	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
+	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
 	/* sonde's own cost: what calibration found BPF cannot time, and the
 	 * samples that landed in sonde's own machinery. */
@@ -1310,6 +1317,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	if (ss.jit_map_bad_lines)
+		fprintf(out, "; perf maps: %llu bad lines skipped (not START SIZE NAME)",
+			(unsigned long long)ss.jit_map_bad_lines);
+	if (ss.jit_map_skipped_bytes)
+		fprintf(out, "; perf maps: %llu bytes past the first %llu MiB not read",
+			(unsigned long long)ss.jit_map_skipped_bytes,
+			(unsigned long long)(PERFMAP_MAX_BYTES >> 20));
 	fputc('\n', out);
 	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&
 	    WEXITSTATUS(s->cmd.wait_status) != 0)

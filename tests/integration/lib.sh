@@ -167,3 +167,14 @@ assert_share() {
 	assert_near "$1 (of $4 samples)" "$2" "$3" \
 		"$(awk -v e="$3" -v n="$4" 'BEGIN { if (n < 1) n = 1; print 0.02 + 3 * sqrt(e * (1 - e) / n) }')"
 }
+
+# folded_count FILE COMM RE: the samples of the folded stacks in FILE whose
+# root (the process name) is COMM and that match extended regex RE (given
+# through the environment, so its backslashes reach awk as written).
+folded_count() {
+	COMM="$2" RE="$3" awk 'index($0, ENVIRON["COMM"] ";") == 1 && $0 ~ ENVIRON["RE"] { s += $NF }
+		END { print s + 0 }' "$1"
+}
+
+# ratio A B: A / B, 0 when B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print b ? a / b : 0 }'; }
