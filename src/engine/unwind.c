@@ -87,8 +87,10 @@ static bool extents_alloc(struct extents *x, uint32_t count, uint32_t *first)
 		extents_free(x, x->cooling[cooled].first, x->cooling[cooled].count);
 		cooled++;
 	}
-	memmove(x->cooling, x->cooling + cooled, (x->ncooling - cooled) * sizeof(*x->cooling));
-	x->ncooling -= cooled;
+	if (cooled) {
+		memmove(x->cooling, x->cooling + cooled, (x->ncooling - cooled) * sizeof(*x->cooling));
+		x->ncooling -= cooled;
+	}
 	for (size_t i = 0; i < x->n; i++) {
 		if (x->v[i].count < count)
 			continue;
@@ -365,6 +367,7 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 			extents_free(&u->free_mappings, kp.first, l.n); /* never seen by the kernel */
 		}
 	}
+	uint64_t shape = hash_bytes(l.m, (size_t)l.n * sizeof(*l.m), 0);
 	free(l.m);
 	if (r < 0 || e) {
 		for (size_t i = 0; i < l.ntables; i++)
@@ -380,7 +383,6 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 	/* A reload that found the same mappings as before did not help the
 	 * miss (a pc no mapping holds: a frame-pointer walk through code
 	 * without them): the next one waits twice as long. */
-	uint64_t shape = hash_bytes(l.m, (size_t)l.n * sizeof(*l.m), 0);
 	if (p->in_kernel && shape == p->shape)
 		p->reload_ms = p->reload_ms * 2 > UNWIND_RELOAD_MAX_MS ? UNWIND_RELOAD_MAX_MS
 								 : p->reload_ms * 2;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,7 @@ static pid_t start(char *const argv[], const char *ready)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves none behind */
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
 		execv(argv[0], argv);
