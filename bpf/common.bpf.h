@@ -55,6 +55,29 @@ typedef struct {
 } sonde_threads_map;
 extern sonde_threads_map threads SEC(".maps");
 
+/* tgid -> its executable mappings and their unwind tables (sampler.bpf.c
+ * walks stacks with them; user space loads them; exec drops them). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_proc);
+} sonde_unwind_procs_map;
+extern sonde_unwind_procs_map unwind_procs SEC(".maps");
+
+/* Requests to user space's unwind tables (struct sonde_unwind_request). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} sonde_unwind_requests_map;
+extern sonde_unwind_requests_map unwind_requests SEC(".maps");
+
+static __always_inline void unwind_request(__u32 pid, __u32 kind)
+{
+	struct sonde_unwind_request r = { pid, kind };
+	bpf_ringbuf_output(&unwind_requests, &r, sizeof(r), BPF_RB_NO_WAKEUP);
+}
+
 /* --- globals (set by user space before load, or read by it) ------------- */
 
 extern const volatile __u32 filter_mode; /* SONDE_FILTER_* */

@@ -25,8 +25,16 @@
 #define SONDE_HIST_SUB (1u << SONDE_HIST_SUB_BITS)
 #define SONDE_HIST_BUCKETS ((64 - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB) /* 976 */
 #define SONDE_CALIB_TIMES 1024 /* calibration sample times kept (power of two) */
-#define SONDE_STACK_TOP_WORDS 16 /* user stack words copied from SP: finds the caller of a
-				  * leaf that has no frame pointer set up */
+/* The in-kernel unwinder's tables (see src/engine/unwind.h and the row
+ * format in src/symbols/cfi.h): per process, its executable mappings sorted
+ * by address (at most SONDE_UNWIND_MAPPINGS: the rest fall back to frame
+ * pointers, counted), in one array of mappings; each names its binary's
+ * rows in one array of rows. */
+#define SONDE_UNWIND_MAPPINGS 1024
+#define SONDE_UNWIND_MAP_STEPS 11 /* halvings that search SONDE_UNWIND_MAPPINGS */
+#define SONDE_UNWIND_MAP_SLOTS 65536 /* mappings of all processes at once */
+#define SONDE_UNWIND_ROW_STEPS 24 /* halvings of a row search: a table has < 2^24 rows */
+#define SONDE_UNWIND_PROCS 8192   /* processes with tables at once */
 
 enum sonde_record_kind {
 	SONDE_REC_SAMPLE = 1, /* a stack sample */
@@ -58,7 +66,19 @@ enum sonde_record_kind {
 	X(THREADS_FULL, threads_full, "threads_full", UNTIMED, 1, "with no thread slot") \
 	/* target map full: a forked child could not be followed */ \
 	X(TARGETS_FULL, targets_full, "children_not_followed", CHILDREN, 1, \
-	  "child processes not followed (target map full)")
+	  "child processes not followed (target map full)") \
+	/* user stacks walked with unwind tables (--unwind cfi|auto), by how they \
+	 * ended (enum sonde_unwind_end): complete, or early and why */ \
+	X(END_COMPLETE, stacks_complete, "stacks_complete", UNWIND, 0, "complete") \
+	X(END_NO_TABLE, ends_no_table, "stacks_end_no_table", UNWIND, 0, "no table") \
+	X(END_TABLE_MISS, ends_table_miss, "stacks_end_table_miss", UNWIND, 0, "table miss") \
+	X(END_READ_FAULT, ends_read_fault, "stacks_end_read_fault", UNWIND, 0, "read fault") \
+	X(END_DEPTH, ends_depth, "stacks_end_depth", UNWIND, 0, "depth limit") \
+	X(END_UNSUPPORTED, ends_unsupported, "stacks_end_unsupported", UNWIND, 0, \
+	  "unsupported rule or bad frame") \
+	/* frames whose pc was in no mapping the tables know (the binary was \
+	 * mapped after its process's tables were loaded): user space loads them */ \
+	X(TABLE_MISS, table_misses, "unwind_table_misses", MISSES, 0, "table misses")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
@@ -66,7 +86,7 @@ enum sonde_counter {
 	SONDE_COUNTERS(SONDE_CNT_ENUM)
 #undef SONDE_CNT_ENUM
 	SONDE_CNT_NUM, /* how many there are */
-	SONDE_CNT_MAX = 8, /* the map's size */
+	SONDE_CNT_MAX = 16, /* the map's size */
 };
 _Static_assert(SONDE_CNT_NUM <= SONDE_CNT_MAX, "raise SONDE_CNT_MAX");
 
@@ -75,6 +95,137 @@ enum sonde_filter {
 	SONDE_FILTER_ALL = 0,   /* system-wide */
 	SONDE_FILTER_TGIDS = 1, /* processes in the `targets` map, and children */
 };
+
+/* How the sampler walks user stacks (rodata `unwind_mode`). */
+enum sonde_unwind_mode {
+	SONDE_UNWIND_FP = 0,   /* the kernel's frame-pointer walk (bpf_get_stack) */
+	SONDE_UNWIND_CFI = 1,  /* unwind tables only: a binary without one ends the stack */
+	SONDE_UNWIND_AUTO = 2, /* unwind tables, frame pointers where a binary has none */
+};
+
+/* Why a user stack walked with tables ended (a sample's unwind_end, and
+ * the END_* counters, in this order). */
+enum sonde_unwind_end {
+	SONDE_END_COMPLETE = 0,    /* the outermost frame: an "end" row (_start, a thread's
+				    * start), or rbp 0 in frame-pointer code */
+	SONDE_END_NO_TABLE = 1,    /* a binary without table, where frame pointers did not go on */
+	SONDE_END_TABLE_MISS = 2,  /* a pc in no mapping of the tables, nor frame pointers */
+	SONDE_END_READ_FAULT = 3,  /* stack memory could not be read */
+	SONDE_END_DEPTH = 4,       /* SONDE_MAX_STACK frames */
+	SONDE_END_UNSUPPORTED = 5, /* a rule the kernel cannot follow, a lost rbp, or a
+				    * frame that cannot be a caller */
+	SONDE_END_FP = 6,          /* --unwind fp: the kernel does not say */
+};
+_Static_assert(SONDE_CNT_END_UNSUPPORTED - SONDE_CNT_END_COMPLETE == SONDE_END_UNSUPPORTED,
+	       "the END_* counters follow enum sonde_unwind_end");
+
+/* One executable mapping of a process in the unwinder's tables. */
+struct sonde_unwind_mapping {
+	__u64 start, end; /* [start, end) */
+	__u64 adj;        /* a pc's key in the rows: pc - adj (load bias + table base) */
+	__u32 first;      /* its binary's rows: unwind_rows[first .. first + count) */
+	__u32 count;      /* 0: no table (frame pointers) */
+};
+
+/* A process's mappings (hash map `unwind_procs`, key = tgid):
+ * unwind_mappings[first .. first + n), sorted by start, disjoint. */
+struct sonde_unwind_proc {
+	__u32 first;
+	__u32 n;
+};
+
+/* A request to user space's unwind tables (ring buffer `unwind_requests`,
+ * read before the main one, so a load never waits behind a batch of
+ * samples being symbolized). */
+enum sonde_unwind_request_kind {
+	SONDE_UNWIND_REQ_MISS = 1, /* a sample met a pc outside the process's tables */
+	SONDE_UNWIND_REQ_EXEC = 2, /* the process called exec: its tables were dropped */
+};
+struct sonde_unwind_request {
+	__u32 pid;
+	__u32 kind;
+};
+
+/* A row of unwind_rows (struct cfi_row in src/symbols/cfi.h, which
+ * builds them). */
+struct sonde_unwind_row {
+	__u32 pc;
+	__u32 rule;
+};
+
+/* ==== The table format: the contract with the in-kernel unwinder =========
+ *
+ * A table is an array of 8-byte rows, sorted by strictly increasing pc:
+ *
+ *   offset 0  u32 pc    ELF virtual address - table base. The row holds for
+ *                       [pc, next row's pc); the last row is a CFI_CFA_NONE
+ *                       row at the end of the last FDE.
+ *   offset 4  u32 rule  packed, native byte order:
+ *     bits  0..3   CFA kind (enum cfi_cfa_kind)
+ *     bits  4..5   rbp kind (enum cfi_rbp_kind)
+ *     bits  6..11  rbp offset / 8, signed (-32..31): CFI_RBP_AT_CFA only
+ *     bits 12..31  CFA parameter, 20 bits:
+ *                  RSP, RBP: offset / 8, signed (+-4 MiB)
+ *                  PLT, DEREF_*, REG: bits 12..23 = A / 8 (signed, +-16 KiB)
+ *                                     bits 24..31 = B (unsigned)
+ *
+ * Lookup of a pc (an address in the process): vaddr = pc - load bias of its
+ * mapping (runtime address - ELF vaddr); key = vaddr - base; the row is
+ * the last one whose pc <= key (none: CFI_CFA_NONE). A return address is
+ * looked up at pc - 1 (a call may be a function's last instruction); the
+ * interrupted frame and the frame a signal interrupted at their pc.
+ * log2(rows) + 1 halvings find it: at most 33 for any table.
+ *
+ * Canonical rows: every field a kind does not use is 0 (CFI_CFA_NONE, END,
+ * SIGNAL and UNSUPPORTED rows carry no rbp rule either), so equal rules are
+ * equal words and consecutive equal rows are merged. */
+enum cfi_cfa_kind {
+	CFI_CFA_NONE = 0,      /* no CFI covers the address: unknown (frame pointers may) */
+	CFI_CFA_RSP = 1,       /* CFA = rsp + off (off >= 8) */
+	CFI_CFA_RBP = 2,       /* CFA = rbp + off */
+	CFI_CFA_PLT = 3,       /* CFA = rsp + A + ((rip & 15) >= B ? 8 : 0): PLT stubs */
+	CFI_CFA_DEREF_RSP = 4, /* CFA = *(rsp + A) + 8 * B: a stack pointer saved in the frame */
+	CFI_CFA_DEREF_RBP = 5, /* CFA = *(rbp + A) + 8 * B */
+	CFI_CFA_REG = 6,       /* CFA = register B (DWARF number) + A: interrupted frame only */
+	CFI_CFA_SIGNAL = 7,    /* signal trampoline: the caller's rip, rsp, rbp are in the
+			        * ucontext at rsp, at CFI_SIGNAL_RIP/RSP/RBP */
+	CFI_CFA_END = 8,       /* the outermost frame (return address undefined: _start,
+				* a thread's start): the stack is complete */
+	CFI_CFA_UNSUPPORTED = 15, /* a rule the kernel cannot follow: stop here */
+};
+
+enum cfi_rbp_kind {
+	CFI_RBP_SAME = 0,        /* the caller's rbp is this frame's (not saved yet, or not used) */
+	CFI_RBP_AT_CFA = 1,      /* the caller's rbp is saved at CFA + off */
+	CFI_RBP_UNDEFINED = 2,   /* the caller's rbp is lost */
+	CFI_RBP_UNSUPPORTED = 3, /* saved in a way the kernel cannot follow: lost too */
+};
+
+/* Offsets of rip, rsp and rbp from rsp in a signal frame: the kernel's
+ * struct rt_sigframe as __restore_rt sees it (ucontext_t at rsp,
+ * uc_mcontext at 40, gregs REG_RBP 10, REG_RSP 15, REG_RIP 16). */
+#define CFI_SIGNAL_RBP 120
+#define CFI_SIGNAL_RSP 160
+#define CFI_SIGNAL_RIP 168
+
+static __inline__ __s32 cfi_sign_extend(__u32 v, unsigned bits)
+{
+	__u32 m = 1u << (bits - 1);
+	return (__s32)((v ^ m) - m);
+}
+static __inline__ unsigned cfi_rule_cfa(__u32 rule) { return rule & 0xf; }
+static __inline__ unsigned cfi_rule_rbp(__u32 rule) { return (rule >> 4) & 0x3; }
+static __inline__ __s32 cfi_rule_rbp_off(__u32 rule)
+{
+	return cfi_sign_extend((rule >> 6) & 0x3f, 6) * 8;
+}
+static __inline__ __s32 cfi_rule_cfa_off(__u32 rule) { return cfi_sign_extend(rule >> 12, 20) * 8; }
+static __inline__ __s32 cfi_rule_a(__u32 rule)
+{
+	return cfi_sign_extend((rule >> 12) & 0xfff, 12) * 8;
+}
+static __inline__ unsigned cfi_rule_b(__u32 rule) { return rule >> 24; }
+/* ==== end of the contract =============================================== */
 
 struct sonde_hdr {
 	__u32 kind;
@@ -167,29 +318,37 @@ struct sonde_probe_config {
 	__u32 _pad;
 };
 
+/* A sample. Only the frames walked are sent: the record ends after
+ * ips[nkernel + nuser - 1] (SONDE_SAMPLE_BYTES). */
 struct sonde_sample {
 	struct sonde_hdr hdr;
 	__u32 event;   /* index of the sampled event in the session's event list */
-	__s32 ustack_bytes; /* bytes filled in ustack, or negative errno */
-	__s32 kstack_bytes; /* bytes filled in kstack, or negative errno */
+	__s32 kstack_err;   /* 0, or the negative errno of the kernel stack */
+	__s32 ustack_err;   /* 0, or the negative errno of the frame-pointer walk */
+	__u16 nkernel;      /* kernel frames: ips[0 .. nkernel), leaf first */
+	__u16 nuser;        /* user frames: ips[nkernel .. nkernel + nuser), leaf first */
 	__u32 nspans;       /* spans in span_ids/span_probes (outermost first) */
 	__u32 span_depth;   /* calls in flight on the thread (may exceed nspans) */
 	__u32 nreturns;     /* entries in returns */
 	__u32 returns_chained; /* bit i: returns[i] is a chained instance, which
 				* shares its stack slot with the next one */
-	__u32 _pad2;
+	__u8 unwind;        /* enum sonde_unwind_mode the user stack was walked with */
+	__u8 unwind_end;    /* enum sonde_unwind_end */
+	__u8 table_miss;    /* a pc was in no mapping of the process's tables:
+			     * user space (re)loads them */
+	__u8 _pad[5];
 	__u64 span_ids[SONDE_SAMPLE_SPANS];
 	__u32 span_probes[SONDE_SAMPLE_SPANS];
 	/* The real return addresses of the calls whose return a uretprobe has
 	 * hijacked (innermost first): on the stack those slots hold the
-	 * trampoline's address, and user space puts these back in their
-	 * place, in order. */
+	 * trampoline's address. The table walk puts them back itself; after a
+	 * frame-pointer walk user space does, in order. */
 	__u64 returns[SONDE_SAMPLE_SPANS];
-	__u64 user_sp;     /* user stack pointer at the sample (0 if unknown) */
-	__u64 user_stack_top[SONDE_STACK_TOP_WORDS]; /* words at user_sp (0 if unreadable) */
-	__u64 kstack[SONDE_MAX_STACK]; /* leaf first */
-	__u64 ustack[SONDE_MAX_STACK]; /* leaf first */
+	__u64 ips[2 * SONDE_MAX_STACK];
 };
+
+#define SONDE_SAMPLE_HEAD __builtin_offsetof(struct sonde_sample, ips)
+#define SONDE_SAMPLE_BYTES(nframes) (SONDE_SAMPLE_HEAD + (nframes) * sizeof(__u64))
 
 struct sonde_span {
 	struct sonde_hdr hdr;  /* time_ns = end of the call */

@@ -47,6 +47,11 @@ int on_exec(void *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (filter_mode != SONDE_FILTER_ALL && !is_target(pid_tgid >> 32))
 		return 0;
+	/* The old program's mappings are gone: its tables must not unwind the
+	 * new one (a miss makes user space load the new program's). */
+	__u32 tgid = pid_tgid >> 32;
+	if (bpf_map_delete_elem(&unwind_procs, &tgid) == 0)
+		unwind_request(tgid, SONDE_UNWIND_REQ_EXEC);
 	emit_task(SONDE_REC_EXEC, pid_tgid, 0, 0);
 	return 0;
 }
@@ -58,15 +63,18 @@ int on_exit(void *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	if (filter_mode != SONDE_FILTER_ALL && !is_target(tgid))
 		return 0;
+	/* The last thread of the process: drop it, or exited children fill
+	 * the map and a reused PID would be profiled; its tables too. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	int last = BPF_CORE_READ(task, signal, live.counter) == 0;
 	if (filter_mode != SONDE_FILTER_ALL) {
 		if (tid != tgid)
 			bpf_map_delete_elem(&targets, &tid); /* added by on_fork if it was a thread */
-		/* The last thread of the process: drop it, or exited children fill
-		 * the map and a reused PID would be profiled. */
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		if (last)
 			bpf_map_delete_elem(&targets, &tgid);
 	}
+	if (last)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
 	bpf_map_delete_elem(&threads, &tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
 	return 0;

@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"  --sample-in FUNC, --sample-slow FUNC:DUR   in-kernel sampling decisions\n"
 		"  -d SECONDS         end after SECONDS\n"
 		"  --buffer-mb MB     BPF ring buffer size (power of two, default 16)\n"
+		"  --unwind MODE      user stacks: auto (default), cfi or fp (see record --help)\n"
 		"  -v                 libbpf's messages (verifier log on load errors)\n"
 		"\n"
 		"Display:\n"

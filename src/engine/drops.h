@@ -18,6 +18,8 @@ enum drops_group {
 	DROPS_LOST,       /* "lost 3 samples, 0 calls, ... (ring buffer full ...)" */
 	DROPS_UNTIMED,    /* "untimed: 2 calls nested too deep, ..." */
 	DROPS_CHILDREN,   /* "1 child processes not followed (target map full)" */
+	DROPS_UNWIND,     /* user stacks by how they ended: "90 complete, 3 no table, ..." */
+	DROPS_MISSES,     /* "2 table misses" */
 };
 
 /* Counter k's key in a recording's meta table ("lost_samples"). */

@@ -17,6 +17,7 @@
 #include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
+#include "unwind.h"
 #include "util.h"
 
 #define MAX_CPUS 1024
@@ -57,6 +58,8 @@ struct engine {
 	struct uprobes *up;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
+	struct unwind *unwind; /* NULL with --unwind fp */
+	struct ring_buffer *unwind_rb; /* its requests */
 };
 
 static bool libbpf_verbose;
@@ -82,7 +85,7 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 			return data;
 		if (id == NO_PROBE)
 			return NULL;
-	} else if (h->kind == SONDE_REC_SAMPLE && size >= sizeof(struct sonde_sample)) {
+	} else if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
 		const struct sonde_sample *s = data;
 		bool same = true;
 		for (uint32_t i = 0; i < s->nspans && i < SONDE_SAMPLE_SPANS; i++)
@@ -108,9 +111,37 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 	return e->recbuf;
 }
 
+/* The unwind tables' requests (a miss, an exec), and the exits that may
+ * free tables. Requests are read before every record of the main ring
+ * buffer, so a load does not wait behind samples being symbolized. */
+static int on_unwind_request(void *ctx, void *data, size_t size)
+{
+	struct engine *e = ctx;
+	const struct sonde_unwind_request *r = data;
+	char err[256];
+	if (size < sizeof(*r))
+		return 0;
+	if (r->kind == SONDE_UNWIND_REQ_EXEC)
+		unwind_load_pid(e->unwind, (pid_t)r->pid, err, sizeof(err));
+	else
+		unwind_on_miss(e->unwind, (pid_t)r->pid);
+	return 0;
+}
+
+static void unwind_follow(struct engine *e, const void *data, size_t size)
+{
+	const struct sonde_hdr *h = data;
+	if (!e->unwind)
+		return;
+	ring_buffer__consume(e->unwind_rb);
+	if (size >= sizeof(*h) && h->kind == SONDE_REC_EXIT)
+		unwind_on_exit(e->unwind, (pid_t)h->pid);
+}
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
+	unwind_follow(e, data, size);
 	const void *rec = record_with_ids(e, data, size);
 	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
 }
@@ -161,6 +192,12 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->skel->rodata->sample_event_index = 0;
 	e->skel->rodata->tp_event_index = 0;
 	e->skel->rodata->follow_children = o->no_children ? 0 : 1;
+	e->skel->rodata->unwind_mode = o->unwind;
+	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
+	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
+				       ? 1
+				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
+	bpf_map__set_max_entries(e->skel->maps.unwind_rows, unwind_rows);
 	/* Records wake the reader once a sixteenth of the buffer waits: rarely
 	 * enough to spare the traced threads the wake-ups, soon enough that
 	 * the buffer never fills between two of them. */
@@ -173,6 +210,21 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		uprobes_finish(e->up);
 		free(e);
 		return NULL;
+	}
+	if (o->unwind != SONDE_UNWIND_FP) {
+		e->unwind = unwind_new(bpf_map__fd(e->skel->maps.unwind_procs),
+				       bpf_map__fd(e->skel->maps.unwind_mappings),
+				       bpf_map__fd(e->skel->maps.unwind_rows), unwind_rows, err, errlen);
+		e->unwind_rb = e->unwind ? ring_buffer__new(bpf_map__fd(e->skel->maps.unwind_requests),
+							    on_unwind_request, e, NULL)
+					 : NULL;
+		if (!e->unwind_rb) {
+			if (e->unwind)
+				snprintf(err, errlen, "cannot set up the unwind requests' ring buffer: %s",
+					 strerror(errno));
+			engine_close(e);
+			return NULL;
+		}
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_ringbuf, e, NULL);
 	if (!e->rb) {
@@ -192,7 +244,19 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
+	/* A process that cannot be read now is loaded at its first miss. */
+	char ignored[256];
+	if (e->unwind)
+		unwind_load_pid(e->unwind, pid, ignored, sizeof(ignored));
 	return 0;
+}
+
+void engine_unwind_stats(const struct engine *e, struct unwind_stats *out)
+{
+	if (e->unwind)
+		unwind_get_stats(e->unwind, out);
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 static int attach_sampler_software(struct engine *e, char *err, size_t errlen)
@@ -260,6 +324,8 @@ int engine_poll(struct engine *e, int timeout_ms)
 {
 	/* The BPF side wakes us only when a lot is waiting (see wakeup_bytes),
 	 * so a poll that times out still drains what arrived meanwhile. */
+	if (e->unwind_rb)
+		ring_buffer__consume(e->unwind_rb);
 	int n = ring_buffer__poll(e->rb, timeout_ms);
 	if (n == -EINTR)
 		n = 0;
@@ -863,6 +929,8 @@ void engine_close(struct engine *e)
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
 	ring_buffer__free(e->rb);
+	ring_buffer__free(e->unwind_rb);
+	unwind_free(e->unwind); /* unmaps the rows before the map goes */
 	sonde_bpf__destroy(e->skel);
 	free(e);
 }

@@ -32,6 +32,8 @@ struct engine_options {
 	bool no_sampler;       /* trace only: open no sampling event */
 	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
+	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */
+	size_t unwind_bytes;   /* the kernel's unwind rows (cfi, auto); 0 = ENGINE_UNWIND_BYTES */
 	bool verbose;          /* let libbpf's messages through */
 	engine_record_fn on_record;
 	void *arg;
@@ -49,6 +51,8 @@ struct engine_stats {
 		uint64_t count[SONDE_CNT_NUM]; /* by enum sonde_counter */
 	};
 };
+
+#define ENGINE_UNWIND_BYTES (16u << 20)
 
 struct engine;
 
@@ -222,6 +226,10 @@ void engine_remove_pid(struct engine *e, pid_t pid);
 struct bpf_link;
 struct bpf_link *engine_attach_perf_fd(struct engine *e, int fd, char *err, size_t errlen);
 void engine_detach_fd(struct bpf_link *link);
+
+/* The unwind tables' state (unwind.h); zeros with --unwind fp. */
+struct unwind_stats;
+void engine_unwind_stats(const struct engine *e, struct unwind_stats *out);
 
 /* Sums the kernel-side drop counters. */
 void engine_get_stats(struct engine *e, struct engine_stats *out);

@@ -60,28 +60,6 @@ static size_t intern_sym_frames(struct collector *c, size_t n, const struct sym_
 	return n;
 }
 
-/* The kernel walks user stacks by frame pointer, which skips the caller of a
- * leaf that has not set up its frame (a stackless leaf, or a sample in a
- * prologue). When the leaf's CFI says its CFA is SP-based, the caller's
- * return address is in the stack words the sampler copied: put it back. */
-static int restore_leaf_caller(struct collector *c, const struct sonde_sample *s, __u64 *ips,
-			       int nips)
-{
-	int64_t off;
-	if (nips < 1 || nips >= SONDE_MAX_STACK || !s->user_sp ||
-	    !symbols_user_sp_cfa(c->syms, (pid_t)s->hdr.pid, ips[0], &off))
-		return nips;
-	if (off < 8 || (off - 8) % 8 != 0 || (off - 8) / 8 >= SONDE_STACK_TOP_WORDS)
-		return nips;
-	__u64 ret = s->user_stack_top[(off - 8) / 8];
-	if (ret == 0 || (nips > 1 && ips[1] == ret))
-		return nips;
-	memmove(&ips[2], &ips[1], (size_t)(nips - 1) * sizeof(*ips));
-	ips[1] = ret;
-	c->stats.leaf_callers_restored++;
-	return nips + 1;
-}
-
 /* A frame-pointer walk through code built without frame pointers reads
  * "return addresses" from wherever the frame register points. The first
  * one that cannot be code (heap, stack, data, the uprobe trampoline, no
@@ -188,24 +166,15 @@ static size_t add_kernel_frames(struct collector *c, size_t n, const struct sym_
 	return n;
 }
 
-static int stack_len(__s32 bytes, uint64_t *errors)
-{
-	if (bytes < 0) {
-		(*errors)++;
-		return 0;
-	}
-	int n = bytes / (int)sizeof(__u64);
-	return n > SONDE_MAX_STACK ? SONDE_MAX_STACK : n;
-}
-
 static void handle_sample(struct collector *c, const struct sonde_sample *s)
 {
 	char comm[SONDE_COMM_LEN + 1];
 	memcpy(comm, s->hdr.comm, SONDE_COMM_LEN);
 	comm[SONDE_COMM_LEN] = 0;
 
-	int nu = stack_len(s->ustack_bytes, &c->stats.stack_errors);
-	int nk = stack_len(s->kstack_bytes, &c->stats.stack_errors);
+	int nk = s->nkernel, nu = s->nuser;
+	c->stats.stack_errors += (s->kstack_err != 0) + (s->ustack_err != 0);
+	const __u64 *kstack = s->ips, *ustack = s->ips + nk;
 	if (nu == 0 && nk == 0)
 		c->stats.empty_stacks++;
 	size_t n = 0;
@@ -213,18 +182,17 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	struct sym_frame ksf[SONDE_MAX_STACK];
 	/* A sample in sonde's machinery: a kernel frame of the uprobe path, or
 	 * a user leaf in the uprobe page (dropped: it is not the program's). */
-	bool skip_leaf = s->hdr.pid != 0 && nu > 0 && in_uprobes_page(c, s->hdr.pid, s->ustack[0]);
-	bool overhead = kernel_symbolize(c, s->kstack, nk, ksf);
+	bool skip_leaf = s->hdr.pid != 0 && nu > 0 && in_uprobes_page(c, s->hdr.pid, ustack[0]);
+	bool overhead = kernel_symbolize(c, kstack, nk, ksf);
 	overhead = s->hdr.pid != 0 && (overhead || skip_leaf);
 	if (s->hdr.pid != 0 && nu > 0) {
-		memcpy(ips, s->ustack, (size_t)nu * sizeof(*ips));
+		memcpy(ips, ustack, (size_t)nu * sizeof(*ips));
 		if (skip_leaf) {
 			memmove(ips, ips + 1, (size_t)(nu - 1) * sizeof(*ips));
 			nu--;
-		} else {
-			nu = restore_leaf_caller(c, s, ips, nu);
 		}
-		restore_hijacked_returns(c, s, ips, nu);
+		if (s->unwind == SONDE_UNWIND_FP)
+			restore_hijacked_returns(c, s, ips, nu); /* the table walk did */
 		n = add_user_frames(c, n, s->hdr.pid, ips, nu);
 	}
 	if (overhead) {
@@ -347,13 +315,18 @@ int collector_handle(void *arg, const void *data, size_t size)
 		return 0;
 	}
 	switch (h->kind) {
-	case SONDE_REC_SAMPLE:
-		if (size < sizeof(struct sonde_sample)) {
+	case SONDE_REC_SAMPLE: {
+		const struct sonde_sample *smp = data;
+		if (size < SONDE_SAMPLE_HEAD || smp->nkernel > SONDE_MAX_STACK ||
+		    smp->nuser > SONDE_MAX_STACK ||
+		    size < SONDE_SAMPLE_BYTES((size_t)smp->nkernel + smp->nuser)) {
 			c->stats.bad_records++;
 			return 0;
 		}
-		handle_sample(c, data);
+		c->stats.sample_bytes += (size + 8 + 7) / 8 * 8; /* as the ring buffer holds it */
+		handle_sample(c, smp);
 		break;
+	}
 	case SONDE_REC_SPAN:
 		if (size < sizeof(struct sonde_span)) {
 			c->stats.bad_records++;

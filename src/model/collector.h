@@ -16,6 +16,8 @@
 
 struct collector_stats {
 	uint64_t samples;       /* samples added to the profile */
+	uint64_t sample_bytes;  /* ring-buffer bytes of the sample records (their 8-byte
+				 * ring headers included) */
 	uint64_t empty_stacks;  /* samples with neither a user nor a kernel stack */
 	uint64_t stack_errors;  /* stack captures the kernel reported as failed */
 	uint64_t bad_records;   /* records of unexpected size or kind (never expected) */
@@ -23,7 +25,6 @@ struct collector_stats {
 	uint64_t spans;       /* completed traced calls received */
 	uint64_t open_spans;  /* traced calls still running at the end */
 	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
-	uint64_t leaf_callers_restored;  /* frames the frame-pointer walk missed, from CFI */
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
 	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */

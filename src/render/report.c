@@ -379,6 +379,44 @@ static void json_probes(FILE *out, const struct profile *p)
 	fprintf(out, "\n  ],\n");
 }
 
+/* How user stacks were walked and, with tables, how many ended early and
+ * why (the kernel's counts: every sample the sampler walked, those of
+ * sonde's own machinery included). */
+static void text_unwind(FILE *out, struct profile *p)
+{
+	const char *mode = profile_meta_get(p, "unwind");
+	if (!mode)
+		return; /* a recording from before --unwind */
+	if (strcmp(mode, "fp") == 0) {
+		fprintf(out, "  unwind:    fp (frame pointers)\n");
+		return;
+	}
+	static const char *const ends[][2] = {
+		{"stacks_end_no_table", "no table"},
+		{"stacks_end_table_miss", "table miss"},
+		{"stacks_end_read_fault", "read fault"},
+		{"stacks_end_depth", "depth limit"},
+		{"stacks_end_unsupported", "unsupported rule or bad frame"},
+	};
+	uint64_t complete = profile_meta_u64(p, "stacks_complete"), early = 0;
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		early += profile_meta_u64(p, ends[i][0]);
+	fprintf(out, "  unwind:    %s (%s): %" PRIu64 " user stacks complete, %" PRIu64
+		" ended early",
+		strcmp(mode, "cfi") == 0 ? "cfi" : "auto",
+		strcmp(mode, "cfi") == 0 ? "unwind tables" : "unwind tables, else frame pointers",
+		complete, early);
+	const char *sep = ": ";
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		uint64_t n = profile_meta_u64(p, ends[i][0]);
+		if (!n)
+			continue;
+		fprintf(out, "%s%" PRIu64 " %s", sep, n, ends[i][1]);
+		sep = ", ";
+	}
+	fprintf(out, "\n");
+}
+
 int report_write_text(FILE *out, struct profile *p, const struct report_options *o)
 {
 	struct summary s;
@@ -410,6 +448,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			"  broken:    %" PRIu64 " (%.2f%%) with a user stack cut where a return address "
 			"was not code (frame \"[broken stack: ...]\")\n",
 			s.broken, pct(s.broken, s.samples));
+	text_unwind(out, p);
 	if (o->lines) {
 		text_function_table(out, "Top source lines by self samples:", "FUNCTION:LINE", &s,
 				    top, by_self, &keep);
@@ -450,6 +489,18 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		",\n  \"broken_stacks\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
 		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
 		profile_meta_u64(p, "lost_samples"), s.broken, profile_meta_double(p, "duration_s"));
+	if (profile_meta_get(p, "unwind")) {
+		fprintf(out, "  \"unwind\": ");
+		json_write_string(out, profile_meta_get(p, "unwind"));
+		fprintf(out,
+			",\n  \"stacks_complete\": %" PRIu64 ",\n  \"stacks_ended_early\": {\"no_table\": %" PRIu64
+			", \"table_miss\": %" PRIu64 ", \"read_fault\": %" PRIu64 ", \"depth_limit\": %" PRIu64
+			", \"unsupported\": %" PRIu64 "},\n",
+			profile_meta_u64(p, "stacks_complete"), profile_meta_u64(p, "stacks_end_no_table"),
+			profile_meta_u64(p, "stacks_end_table_miss"),
+			profile_meta_u64(p, "stacks_end_read_fault"), profile_meta_u64(p, "stacks_end_depth"),
+			profile_meta_u64(p, "stacks_end_unsupported"));
+	}
 	if (s.nfuncs) /* an empty profile has no array at all */
 		qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
 	if (o->view) {

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "drops.h"
+#include "unwind.h"
 #include "latency.h"
 #include "perfmap.h"
 #include "printable.h"
@@ -113,6 +114,25 @@ void session_options_init(struct session_options *o)
 	o->event = "cpu-clock";
 	o->freq = 99;
 	o->ringbuf_mb = 16;
+	o->unwind = SONDE_UNWIND_AUTO;
+}
+
+static const char *const unwind_names[] = {
+	[SONDE_UNWIND_FP] = "fp", [SONDE_UNWIND_CFI] = "cfi", [SONDE_UNWIND_AUTO] = "auto"};
+
+const char *session_unwind_name(enum sonde_unwind_mode m)
+{
+	return (unsigned)m < 3 ? unwind_names[m] : "?";
+}
+
+int session_unwind_parse(const char *name, enum sonde_unwind_mode *out)
+{
+	for (int m = 0; m < 3; m++)
+		if (strcmp(name, unwind_names[m]) == 0) {
+			*out = (enum sonde_unwind_mode)m;
+			return 0;
+		}
+	return -1;
 }
 
 /* A note on the way (see session_options.note). */
@@ -973,6 +993,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
+	eo.unwind = o->unwind;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
@@ -1120,6 +1141,13 @@ static void add_metadata(struct session *s, double end_mono)
 	collector_get_stats(s->col, &cs);
 	for (int k = 0; k < SONDE_CNT_NUM; k++)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
+	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
+	struct unwind_stats us;
+	engine_unwind_stats(s->eng, &us);
+	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
+	set_meta_u64(p, "unwind_over_budget", us.over_budget);
+	set_meta_u64(p, "unwind_miss_reloads", us.miss_reloads);
+	set_meta_u64(p, "sample_bytes", cs.sample_bytes);
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);

@@ -57,6 +57,7 @@ struct session_options {
 				 * /dev/null); NULL = sonde's own */
 	double duration;     /* seconds; 0 = until the targets end or a signal */
 	size_t ringbuf_mb;   /* default 16 */
+	enum sonde_unwind_mode unwind; /* --unwind: how user stacks are walked (default auto) */
 	bool verbose;
 	const char *traces[SESSION_MAX_TRACES]; /* probe specs (--trace) */
 	int ntraces;
@@ -73,6 +74,10 @@ struct session_options {
 };
 
 void session_options_init(struct session_options *o);
+
+/* --unwind's names: "fp", "cfi", "auto" (what a recording's meta says). */
+const char *session_unwind_name(enum sonde_unwind_mode m);
+int session_unwind_parse(const char *name, enum sonde_unwind_mode *out);
 
 /* Checks the options as a whole (exactly one target, -F/-c, ...). Returns
  * 0, or -1 with err. (The command-line options that fill them are parsed in

@@ -36,85 +36,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ==== The table format: the contract with the in-kernel unwinder =========
- *
- * A table is an array of 8-byte rows, sorted by strictly increasing pc:
- *
- *   offset 0  u32 pc    ELF virtual address - table base. The row holds for
- *                       [pc, next row's pc); the last row is a CFI_CFA_NONE
- *                       row at the end of the last FDE.
- *   offset 4  u32 rule  packed, native byte order:
- *     bits  0..3   CFA kind (enum cfi_cfa_kind)
- *     bits  4..5   rbp kind (enum cfi_rbp_kind)
- *     bits  6..11  rbp offset / 8, signed (-32..31): CFI_RBP_AT_CFA only
- *     bits 12..31  CFA parameter, 20 bits:
- *                  RSP, RBP: offset / 8, signed (+-4 MiB)
- *                  PLT, DEREF_*, REG: bits 12..23 = A / 8 (signed, +-16 KiB)
- *                                     bits 24..31 = B (unsigned)
- *
- * Lookup of a pc (an address in the process): vaddr = pc - load bias of its
- * mapping (runtime address - ELF vaddr); key = vaddr - base; the row is
- * the last one whose pc <= key (none: CFI_CFA_NONE). A return address is
- * looked up at pc - 1 (a call may be a function's last instruction); the
- * interrupted frame and the frame a signal interrupted at their pc.
- * log2(rows) + 1 halvings find it: at most 33 for any table.
- *
- * Canonical rows: every field a kind does not use is 0 (CFI_CFA_NONE, END,
- * SIGNAL and UNSUPPORTED rows carry no rbp rule either), so equal rules are
- * equal words and consecutive equal rows are merged. */
-enum cfi_cfa_kind {
-	CFI_CFA_NONE = 0,      /* no CFI covers the address: unknown (frame pointers may) */
-	CFI_CFA_RSP = 1,       /* CFA = rsp + off (off >= 8) */
-	CFI_CFA_RBP = 2,       /* CFA = rbp + off */
-	CFI_CFA_PLT = 3,       /* CFA = rsp + A + ((rip & 15) >= B ? 8 : 0): PLT stubs */
-	CFI_CFA_DEREF_RSP = 4, /* CFA = *(rsp + A) + 8 * B: a stack pointer saved in the frame */
-	CFI_CFA_DEREF_RBP = 5, /* CFA = *(rbp + A) + 8 * B */
-	CFI_CFA_REG = 6,       /* CFA = register B (DWARF number) + A: interrupted frame only */
-	CFI_CFA_SIGNAL = 7,    /* signal trampoline: the caller's rip, rsp, rbp are in the
-			        * ucontext at rsp, at CFI_SIGNAL_RIP/RSP/RBP */
-	CFI_CFA_END = 8,       /* the outermost frame (return address undefined: _start,
-				* a thread's start): the stack is complete */
-	CFI_CFA_UNSUPPORTED = 15, /* a rule the kernel cannot follow: stop here */
-};
+#include "sonde_abi.h"
 
-enum cfi_rbp_kind {
-	CFI_RBP_SAME = 0,        /* the caller's rbp is this frame's (not saved yet, or not used) */
-	CFI_RBP_AT_CFA = 1,      /* the caller's rbp is saved at CFA + off */
-	CFI_RBP_UNDEFINED = 2,   /* the caller's rbp is lost */
-	CFI_RBP_UNSUPPORTED = 3, /* saved in a way the kernel cannot follow: lost too */
-};
-
-/* Offsets of rip, rsp and rbp from rsp in a signal frame: the kernel's
- * struct rt_sigframe as __restore_rt sees it (ucontext_t at rsp,
- * uc_mcontext at 40, gregs REG_RBP 10, REG_RSP 15, REG_RIP 16). */
-#define CFI_SIGNAL_RBP 120
-#define CFI_SIGNAL_RSP 160
-#define CFI_SIGNAL_RIP 168
-
-struct cfi_row {
+/* The table format (rows, rules, their decoding) is the contract with the
+ * in-kernel unwinder: it is in bpf/sonde_abi.h, which both sides include. */
+struct cfi_row { /* struct sonde_unwind_row */
 	uint32_t pc;
 	uint32_t rule;
 };
 _Static_assert(sizeof(struct cfi_row) == 8, "the row is 8 bytes: the BPF contract");
-
-static inline int32_t cfi_sign_extend(uint32_t v, unsigned bits)
-{
-	uint32_t m = 1u << (bits - 1);
-	return (int32_t)((v ^ m) - m);
-}
-static inline unsigned cfi_rule_cfa(uint32_t rule) { return rule & 0xf; }
-static inline unsigned cfi_rule_rbp(uint32_t rule) { return (rule >> 4) & 0x3; }
-static inline int32_t cfi_rule_rbp_off(uint32_t rule)
-{
-	return cfi_sign_extend((rule >> 6) & 0x3f, 6) * 8;
-}
-static inline int32_t cfi_rule_cfa_off(uint32_t rule) { return cfi_sign_extend(rule >> 12, 20) * 8; }
-static inline int32_t cfi_rule_a(uint32_t rule)
-{
-	return cfi_sign_extend((rule >> 12) & 0xfff, 12) * 8;
-}
-static inline unsigned cfi_rule_b(uint32_t rule) { return rule >> 24; }
-/* ==== end of the contract =============================================== */
+_Static_assert(sizeof(struct cfi_row) == sizeof(struct sonde_unwind_row), "the kernel's row");
 
 /* A binary's table. */
 struct cfi_table {

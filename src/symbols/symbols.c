@@ -758,7 +758,6 @@ struct binary {
 	struct elf_symtab symtab;
 	struct pair_map cus;     /* CU DIE offset -> struct cu_index * */
 	struct pair_map results; /* (vaddr, is_return) -> frame pool index << 8 | count */
-	struct pair_map cfa;     /* (vaddr, 0) -> SP-based CFA offset + 1, or 0 */
 	struct fde_table fdes;   /* built on the first lookup past a symbol */
 	bool fdes_built;
 };
@@ -874,7 +873,6 @@ static void binary_free(struct binary *b)
 			cu_index_free((struct cu_index *)(uintptr_t)b->cus.slots[i].value);
 	pair_map_free(&b->cus);
 	pair_map_free(&b->results);
-	pair_map_free(&b->cfa);
 	if (b->dwfl)
 		dwfl_end(b->dwfl);
 	free(b->cu_ranges);
@@ -1704,6 +1702,17 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 {
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
+	/* A return address in memory that was not executable when the maps
+	 * were read: dlopen maps a library's file read-only first and its code
+	 * a moment later. Read the maps again, once for that address, and not
+	 * twice within 10 ms (junk addresses of a frame-pointer walk through
+	 * code without frame pointers point into data all the time). */
+	if (m && !m->exec && !p->gone && !pair_map_find(&p->misses, addr, 1) &&
+	    monotonic_ns() - p->read_ns >= 10000000) {
+		if (process_read_maps(s, p) == 0)
+			m = process_mapping_at(p, addr);
+		pair_map_insert(&p->misses, addr, 1);
+	}
 	const char *where;
 	if (!m && (!p->nmaps || (may_be_jit(p, m) && jit_symbol(p, addr, true))))
 		where = NULL; /* no maps: nothing is known; or JIT code mapped since */
@@ -1773,65 +1782,6 @@ int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is
 		return 0;
 	s->stats.lookups++;
 	return binary_lookup(s, b, vaddr, is_return, out, max);
-}
-
-#if defined(__x86_64__)
-#define DWARF_REG_SP 7
-#elif defined(__aarch64__)
-#define DWARF_REG_SP 31
-#else
-#define DWARF_REG_SP -1
-#endif
-
-/* The SP-relative CFA offset at vaddr from one CFI table, or -1. */
-static int64_t cfi_sp_offset(Dwarf_CFI *cfi, Dwarf_Addr bias, uint64_t vaddr)
-{
-	Dwarf_Frame *frame = NULL;
-	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0)
-		return -1;
-	Dwarf_Op *ops = NULL;
-	size_t nops = 0;
-	int64_t off = -1;
-	/* A register+offset CFA rule comes back as one DW_OP_bregx (register,
-	 * offset); accept the DW_OP_bregN form too. */
-	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
-		if (ops[0].atom == DW_OP_bregx && ops[0].number == DWARF_REG_SP)
-			off = (int64_t)ops[0].number2;
-		else if (ops[0].atom == DW_OP_breg0 + DWARF_REG_SP)
-			off = (int64_t)ops[0].number;
-	}
-	free(frame);
-	return off;
-}
-
-int symbols_user_sp_cfa(struct symbolizer *s, pid_t pid, uint64_t addr, int64_t *offset)
-{
-	if (DWARF_REG_SP < 0)
-		return 0;
-	struct process *p = process_get(s, pid);
-	struct mapping *m = process_find_mapping(s, p, addr);
-	if (!m || m->path[0] == '\0')
-		return 0;
-	struct binary *b = mapping_binary(s, pid, m);
-	uint64_t vaddr;
-	if (!b || !b->valid || !b->mod ||
-	    !binary_offset_to_vaddr(b, addr - m->start + m->offset, &vaddr))
-		return 0;
-	uint64_t *cached = pair_map_find(&b->cfa, vaddr, 0);
-	if (!cached) {
-		Dwarf_Addr bias = 0;
-		int64_t off = cfi_sp_offset(dwfl_module_eh_cfi(b->mod, &bias), bias, vaddr);
-		if (off < 0) {
-			Dwarf_Addr dbias = 0;
-			off = cfi_sp_offset(dwfl_module_dwarf_cfi(b->mod, &dbias), dbias, vaddr);
-		}
-		cached = pair_map_insert(&b->cfa, vaddr, 0);
-		*cached = off < 0 ? 0 : (uint64_t)off + 1;
-	}
-	if (*cached == 0)
-		return 0;
-	*offset = (int64_t)(*cached - 1);
-	return 1;
 }
 
 static void add_jit_stats(struct symbols_stats *out, const struct perfmap *m)

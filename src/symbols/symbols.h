@@ -122,15 +122,6 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns);
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
 		 struct sym_frame *out, int max);
 
-/* How the frame at a user address finds its return address, from the
- * binary's CFI (.eh_frame or .debug_frame): returns 1 and sets *offset when
- * the canonical frame address is the stack pointer plus *offset (the frame
- * pointer is not set up there: a stackless leaf, a prologue or epilogue), so
- * the return address is at SP + *offset - 8. Returns 0 when the CFA is
- * based on another register (frame pointer walks see the caller) or there is
- * no CFI. Cached per binary and address. */
-int symbols_user_sp_cfa(struct symbolizer *s, pid_t pid, uint64_t addr, int64_t *offset);
-
 /* Where functions begin by the unwind tables of an ELF file (.eh_frame,
  * else .debug_frame of it or of its debug file, which may be NULL): the
  * first instruction of the function holding an address, named or not. */

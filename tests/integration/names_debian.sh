@@ -10,8 +10,12 @@
 #    20% of 2000 samples, which two runs on a busy machine differed by);
 #  - every unnamed libsqlite3 frame "[libsqlite3.so...+0xOFF]" is one
 #    function: OFF is the file offset of an FDE's start;
-#  - stacks the frame-pointer walk lost end at a "[broken stack: ...]" root,
-#    and no heap, stack or unmapped address is shown as a function.
+#  - unwound with the tables (--unwind auto, the default), >= 95% of the
+#    stacks reach main's caller (sqlite3 and libsqlite3 have no frame
+#    pointers: the frame-pointer walk reached it in none);
+#  - with --unwind fp, stacks the frame-pointer walk lost end at a
+#    "[broken stack: ...]" root, and no heap, stack or unmapped address is
+#    shown as a function.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (scripts/bootstrap.sh installs it)"
@@ -25,6 +29,9 @@ query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<3000
 "$SONDE" record -F 999 -o "$WORK/r.sonde" -- sqlite3 :memory: "$query" >/dev/null
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/r.json"
 "$SONDE" report "$WORK/r.sonde" --folded >"$WORK/r.folded"
+"$SONDE" record --unwind fp -F 999 -o "$WORK/fp.sonde" -- sqlite3 :memory: "$query" >/dev/null
+"$SONDE" report "$WORK/fp.sonde" --json >"$WORK/fp.json"
+"$SONDE" report "$WORK/fp.sonde" --folded >"$WORK/fp.folded"
 perf record -q -F 999 -o "$WORK/perf.data" -- sqlite3 :memory: "$query" >/dev/null 2>&1 ||
 	skip "perf record does not work here"
 perf report -i "$WORK/perf.data" --stdio --no-children --sort dso,sym 2>/dev/null |
@@ -60,10 +67,14 @@ for name in $(jq -r --arg l "[$label+0x" '.functions[].name | select(startswith(
 done
 assert_ge "unnamed libsqlite3 functions, each at an FDE's start" "$unnamed" 1
 
+assert_ge "share of stacks reaching main's caller (unwind tables)" \
+	"$(awk '{ t += $NF; if ($0 ~ /;__libc_start_call_main;/) m += $NF } END { print t ? m / t : 0 }' \
+		"$WORK/r.folded")" 0.95
+
 # Only sqlite3's own stacks: a sample of the started child during its exec
 # still has sonde's name and an address space that is being replaced (more
 # such samples on a busy machine, where the exec takes longer).
-bad=$(grep '^sqlite3;' "$WORK/r.folded" | grep -F "[broken stack" |
+bad=$(grep '^sqlite3;' "$WORK/fp.folded" | grep -F "[broken stack" |
 	grep -Ev '^sqlite3;\[broken stack: (heap|stack|data|uprobes|unmapped)\];' || true)
 [ -z "$bad" ] || fail "a broken-stack marker not at the root: $(head -n1 <<<"$bad")"
 pass "broken-stack markers are at the root only"
@@ -73,7 +84,7 @@ junk=$(awk '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";")
 	for (i = 2; i <= n; i++)
 		if (f[i] ~ /^\[(heap|stack)\+/ ||
 		    (f[i] == "[unknown]" && i < n && f[i + 1] !~ /_\[k\]$/)) { print; break } }' \
-	"$WORK/r.folded")
+	"$WORK/r.folded" "$WORK/fp.folded")
 [ -z "$junk" ] || fail "an address that is not code shown as a frame: $(head -n1 <<<"$junk")"
 pass "no heap, stack or unmapped address is shown as a function"
-assert_ge "broken stacks found in sqlite3 (no frame pointers)" "$(jq .broken_stacks "$WORK/r.json")" 1
+assert_ge "broken stacks found in sqlite3 by the frame-pointer walk" "$(jq .broken_stacks "$WORK/fp.json")" 1

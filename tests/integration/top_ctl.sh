@@ -215,9 +215,9 @@ r=$!
 BG_PIDS+=("$r")
 "$SONDE" top -b -i 1 -n 2 --top 50 --no-ctl -p "$c,$r" >"$WORK/two.out" 2>/dev/null
 stacks=$(awk '/^--- sonde top at/ { n++ } n == 2 && /^HOTTEST STACKS/ { s = 1; next } s && /^$/ { s = 0 } s' "$WORK/two.out")
-grep -Eq '^ +[0-9.]+  cpusplit;__libc_start_call_main;main;run;work_hot;spin$' <<<"$stacks" ||
+grep -Eq '^ +[0-9.]+  cpusplit;(_start;__libc_start_main_impl;)?__libc_start_call_main;main;run;work_hot;spin$' <<<"$stacks" ||
 	{ echo "$stacks"; fail "no cpusplit-rooted stack"; }
-grep -Eq '^ +[0-9.]+  requests;start_thread;worker;handle_request;' <<<"$stacks" ||
+grep -Eq '^ +[0-9.]+  requests;(clone3;)?start_thread;worker;handle_request;' <<<"$stacks" ||
 	{ echo "$stacks"; fail "no requests-rooted stack"; }
 pass "two processes: stacks rooted at cpusplit and requests"
 # filter pid: only the samples of one of them (the same view `report --pid`

@@ -60,7 +60,7 @@ wait_screen "detail line: burn's hottest line is in its loop" \
 
 # Zoom into the selected burn and back out.
 keys z
-wait_screen "zoom into burn" '^zoom: all > start_thread > worker > handle_request > .*burn'
+wait_screen "zoom into burn" '^zoom: (all > |\.\.\.> )(clone3 > )?start_thread > worker > handle_request > .*burn'
 keys Z
 wait_screen "zoom out" 'not zoomed|^ CALL TREE'
 wait_gone "zoomed out: no breadcrumb" '^zoom: all >'

@@ -16,6 +16,13 @@ static struct engine_stats sample_stats(void)
 	es.span_orphans = 13;
 	es.threads_full = 17;
 	es.targets_full = 19;
+	es.stacks_complete = 23;
+	es.ends_no_table = 29;
+	es.ends_table_miss = 31;
+	es.ends_read_fault = 37;
+	es.ends_depth = 41;
+	es.ends_unsupported = 43;
+	es.table_misses = 47;
 	return es;
 }
 
@@ -29,7 +36,14 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_SPAN_ORPHAN], 13);
 	cr_assert_eq(es.count[SONDE_CNT_THREADS_FULL], 17);
 	cr_assert_eq(es.count[SONDE_CNT_TARGETS_FULL], 19);
-	cr_assert_eq(SONDE_CNT_NUM, 7);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE], 23);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_NO_TABLE], 29);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_TABLE_MISS], 31);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_READ_FAULT], 37);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_DEPTH], 41);
+	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_UNSUPPORTED], 43);
+	cr_assert_eq(es.count[SONDE_CNT_TABLE_MISS], 47);
+	cr_assert_eq(SONDE_CNT_NUM, 14);
 }
 
 Test(drops, meta_keys_stay)
@@ -41,6 +55,9 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_SPAN_ORPHAN), "span_orphans");
 	cr_assert_str_eq(drops_key(SONDE_CNT_THREADS_FULL), "threads_full");
 	cr_assert_str_eq(drops_key(SONDE_CNT_TARGETS_FULL), "children_not_followed");
+	cr_assert_str_eq(drops_key(SONDE_CNT_END_COMPLETE), "stacks_complete");
+	cr_assert_str_eq(drops_key(SONDE_CNT_END_READ_FAULT), "stacks_end_read_fault");
+	cr_assert_str_eq(drops_key(SONDE_CNT_TABLE_MISS), "unwind_table_misses");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -54,6 +71,9 @@ Test(drops, the_sentences_list_their_counters)
 			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
 			 "19 child processes not followed (target map full)");
+	cr_assert_str_eq(drops_list(&es, DROPS_UNWIND, buf, sizeof(buf)),
+			 "23 complete, 29 no table, 31 table miss, 37 read fault, 41 depth limit, "
+			 "43 unsupported rule or bad frame");
 	/* a short buffer cuts the list, never overruns */
 	char small[12];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, small, sizeof(small)), "3 samples, ");
@@ -68,5 +88,6 @@ Test(drops, sums_by_sentence_and_for_the_live_status)
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19);
-	cr_assert_eq(drops_sum(&es, DROPS_ANY, false), 3 + 5 + 7 + 11 + 13 + 17 + 19);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47);
 }

@@ -1,0 +1,431 @@
+/* unwind — the in-kernel unwinder's tables. See unwind.h. */
+#define _GNU_SOURCE
+#include "unwind.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cficache.h"
+#include "procmaps.h"
+#include "sonde_abi.h"
+#include "u64map.h"
+#include "util.h"
+
+/* A table in the rows. */
+struct loaded {
+	const struct cfi_table *t; /* a cficache reference; NULL: slot free */
+	uint32_t first, count;
+	uint32_t refs; /* processes whose mappings use it */
+};
+
+/* Free entries [first, first + count) of an array, sorted by first, merged.
+ * Entries given back wait EXTENT_COOL_NS before they are reused: a sampler
+ * that read a process's old entry just before it was replaced may still be
+ * walking its rows (microseconds), which must not change under it. */
+struct extent {
+	uint32_t first, count;
+	uint64_t freed_ns; /* in cooling: when it was given back */
+};
+struct extents {
+	struct extent *v; /* free */
+	size_t n, cap;
+	struct extent *cooling; /* given back, not yet free, oldest first */
+	size_t ncooling, cooling_cap;
+};
+#define EXTENT_COOL_NS 10000000ull
+
+struct proc {
+	pid_t pid;
+	uint32_t *tables; /* indexes into u->loaded this process holds (one each) */
+	size_t ntables, cap;
+	uint64_t loaded_ns; /* when its maps were last read (0: never) */
+	uint32_t first, n;  /* its mappings in the kernel's array */
+	uint64_t shape;     /* a hash of those mappings' addresses */
+	uint32_t reload_ms; /* the least time between two reloads a miss asks for */
+	bool in_kernel;
+};
+
+struct unwind {
+	int procs_fd;
+	struct sonde_unwind_row *rows; /* the mmapped arrays */
+	struct sonde_unwind_mapping *mappings;
+	size_t rows_bytes, mappings_bytes;
+	struct extents free_rows, free_mappings;
+	struct cfi_cache *cache;
+	struct loaded *loaded;
+	size_t nloaded, loaded_cap;
+	struct u64map by_table; /* table pointer -> index in loaded */
+	struct proc *procs;
+	size_t nprocs, procs_cap;
+	struct u64map by_pid; /* pid -> index in procs */
+	struct unwind_stats stats;
+};
+
+static void extents_init(struct extents *x, uint32_t count)
+{
+	grow_array((void **)&x->v, &x->cap, 1, sizeof(*x->v));
+	x->v[0] = (struct extent){ 0, count, 0 };
+	x->n = 1;
+}
+
+static void extents_free(struct extents *x, uint32_t first, uint32_t count);
+
+/* First fit, among the free entries and those that cooled long enough. */
+static bool extents_alloc(struct extents *x, uint32_t count, uint32_t *first)
+{
+	uint64_t now = monotonic_ns();
+	size_t cooled = 0;
+	while (cooled < x->ncooling && now - x->cooling[cooled].freed_ns >= EXTENT_COOL_NS) {
+		extents_free(x, x->cooling[cooled].first, x->cooling[cooled].count);
+		cooled++;
+	}
+	if (cooled) {
+		memmove(x->cooling, x->cooling + cooled, (x->ncooling - cooled) * sizeof(*x->cooling));
+		x->ncooling -= cooled;
+	}
+	for (size_t i = 0; i < x->n; i++) {
+		if (x->v[i].count < count)
+			continue;
+		*first = x->v[i].first;
+		x->v[i].first += count;
+		x->v[i].count -= count;
+		if (x->v[i].count == 0) {
+			memmove(&x->v[i], &x->v[i + 1], (x->n - i - 1) * sizeof(*x->v));
+			x->n--;
+		}
+		return true;
+	}
+	return count == 0 ? (*first = 0, true) : false;
+}
+
+static void extents_release(struct extents *x, uint32_t first, uint32_t count)
+{
+	if (count == 0)
+		return;
+	grow_array((void **)&x->cooling, &x->cooling_cap, x->ncooling + 1, sizeof(*x->cooling));
+	x->cooling[x->ncooling++] = (struct extent){ first, count, monotonic_ns() };
+}
+
+static void extents_free(struct extents *x, uint32_t first, uint32_t count)
+{
+	if (count == 0)
+		return;
+	size_t i = 0;
+	while (i < x->n && x->v[i].first < first)
+		i++;
+	grow_array((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v));
+	memmove(&x->v[i + 1], &x->v[i], (x->n - i) * sizeof(*x->v));
+	x->v[i] = (struct extent){ first, count, 0 };
+	x->n++;
+	/* Merge with the next, then with the previous. */
+	if (i + 1 < x->n && first + count == x->v[i + 1].first) {
+		x->v[i].count += x->v[i + 1].count;
+		memmove(&x->v[i + 1], &x->v[i + 2], (x->n - i - 2) * sizeof(*x->v));
+		x->n--;
+	}
+	if (i > 0 && x->v[i - 1].first + x->v[i - 1].count == first) {
+		x->v[i - 1].count += x->v[i].count;
+		memmove(&x->v[i], &x->v[i + 1], (x->n - i - 1) * sizeof(*x->v));
+		x->n--;
+	}
+}
+
+static void *map_array(int fd, size_t entries, size_t size, size_t *bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*bytes = (entries * size + page - 1) / page * page;
+	void *p = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct unwind *unwind_new(int procs_fd, int mappings_fd, int rows_fd, uint32_t row_capacity,
+			  char *err, size_t errlen)
+{
+	struct unwind *u = xcalloc(1, sizeof(*u));
+	u->procs_fd = procs_fd;
+	u->rows = map_array(rows_fd, row_capacity, sizeof(*u->rows), &u->rows_bytes);
+	u->mappings = map_array(mappings_fd, SONDE_UNWIND_MAP_SLOTS, sizeof(*u->mappings),
+				&u->mappings_bytes);
+	if (!u->rows || !u->mappings) {
+		errbuf_set(err, errlen, "cannot map the unwind tables into memory: %s",
+			   strerror(errno));
+		unwind_free(u);
+		return NULL;
+	}
+	extents_init(&u->free_rows, row_capacity);
+	extents_init(&u->free_mappings, SONDE_UNWIND_MAP_SLOTS);
+	/* Tables no process uses stay built while they fit: a program run
+	 * again, or a library loaded again, costs no rebuild. */
+	u->cache = cfi_cache_new((size_t)row_capacity * sizeof(struct cfi_row) * 4);
+	u->stats.row_capacity = row_capacity;
+	return u;
+}
+
+void unwind_free(struct unwind *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nloaded; i++)
+		if (u->loaded[i].t)
+			cfi_cache_put(u->cache, u->loaded[i].t);
+	for (size_t i = 0; i < u->nprocs; i++)
+		free(u->procs[i].tables);
+	cfi_cache_free(u->cache);
+	if (u->rows)
+		munmap(u->rows, u->rows_bytes);
+	if (u->mappings)
+		munmap(u->mappings, u->mappings_bytes);
+	free(u->free_rows.v);
+	free(u->free_rows.cooling);
+	free(u->free_mappings.v);
+	free(u->free_mappings.cooling);
+	free(u->loaded);
+	free(u->procs);
+	u64map_free(&u->by_table);
+	u64map_free(&u->by_pid);
+	free(u);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* The index in u->loaded of table t, placed in the rows if it is not yet;
+ * takes over the cache reference (given back when it was there already).
+ * False when it does not fit. */
+static bool table_hold(struct unwind *u, const struct cfi_table *t, uint32_t *index)
+{
+	uint32_t idx;
+	if (u64map_get(&u->by_table, (uint64_t)(uintptr_t)t, &idx) && u->loaded[idx].t == t) {
+		cfi_cache_put(u->cache, t); /* one reference per loaded table */
+		u->loaded[idx].refs++;
+		*index = idx;
+		return true;
+	}
+	uint32_t first;
+	if (t->nrows >= (1u << SONDE_UNWIND_ROW_STEPS) || !extents_alloc(&u->free_rows, t->nrows, &first)) {
+		u->stats.over_budget++;
+		cfi_cache_put(u->cache, t);
+		return false;
+	}
+	memcpy(&u->rows[first], t->rows, (size_t)t->nrows * sizeof(*t->rows));
+	for (idx = 0; idx < u->nloaded && u->loaded[idx].t; idx++)
+		;
+	if (idx == u->nloaded) {
+		grow_array((void **)&u->loaded, &u->loaded_cap, u->nloaded + 1, sizeof(*u->loaded));
+		u->nloaded++;
+	}
+	u->loaded[idx] = (struct loaded){ t, first, t->nrows, 1 };
+	u64map_put(&u->by_table, (uint64_t)(uintptr_t)t, idx);
+	u->stats.tables_loaded++;
+	u->stats.tables++;
+	u->stats.rows += t->nrows;
+	*index = idx;
+	return true;
+}
+
+static void table_release(struct unwind *u, uint32_t idx)
+{
+	struct loaded *l = &u->loaded[idx];
+	if (--l->refs > 0)
+		return;
+	extents_release(&u->free_rows, l->first, l->count);
+	/* u64map has no removal: the key keeps naming the slot, which no
+	 * longer holds this table (table_hold checks). */
+	cfi_cache_put(u->cache, l->t);
+	u->stats.tables_unloaded++;
+	u->stats.tables--;
+	u->stats.rows -= l->count;
+	*l = (struct loaded){ 0 };
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static struct proc *proc_of(struct unwind *u, pid_t pid)
+{
+	uint32_t idx;
+	if (u64map_get(&u->by_pid, (uint64_t)pid, &idx))
+		return &u->procs[idx];
+	grow_array((void **)&u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
+	u->procs[u->nprocs] = (struct proc){ .pid = pid, .reload_ms = UNWIND_RELOAD_MIN_MS };
+	u64map_put(&u->by_pid, (uint64_t)pid, (uint32_t)u->nprocs);
+	return &u->procs[u->nprocs++];
+}
+
+/* Drops what a process holds: its tables, its mappings. */
+static void proc_release(struct unwind *u, struct proc *p)
+{
+	for (size_t i = 0; i < p->ntables; i++)
+		table_release(u, p->tables[i]);
+	free(p->tables);
+	p->tables = NULL;
+	p->ntables = p->cap = 0;
+	if (p->in_kernel) {
+		extents_release(&u->free_mappings, p->first, p->n);
+		u->stats.processes--;
+	}
+	p->in_kernel = false;
+	p->first = p->n = 0;
+}
+
+/* One read of a process's maps. */
+struct load {
+	struct unwind *u;
+	pid_t pid;
+	struct sonde_unwind_mapping *m; /* SONDE_UNWIND_MAPPINGS */
+	uint32_t n;
+	uint32_t *tables; /* held for this load */
+	size_t ntables, cap;
+};
+
+/* The table of one file mapping, or NULL. The file is opened as mapped
+ * (map_files), else by its path in the process's root. */
+static const struct cfi_table *mapping_table(struct unwind *u, pid_t pid,
+					     const struct procmaps_entry *e)
+{
+	if (e->path[0] != '/')
+		return NULL;
+	char path[PATH_MAX + 64], err[256];
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+	const struct cfi_table *t = cfi_cache_get_fd(u->cache, fd, e->path, err, sizeof(err));
+	close(fd);
+	if (t && t->nrows == 0) {
+		cfi_cache_put(u->cache, t);
+		return NULL;
+	}
+	return t;
+}
+
+static int add_mapping(const struct procmaps_entry *e, void *arg)
+{
+	struct load *l = arg;
+	struct unwind *u = l->u;
+	if (!e->exec)
+		return 0;
+	if (l->n >= SONDE_UNWIND_MAPPINGS) {
+		u->stats.mappings_dropped++;
+		u->stats.no_table++;
+		return 0;
+	}
+	struct sonde_unwind_mapping *m = &l->m[l->n++];
+	*m = (struct sonde_unwind_mapping){ .start = e->start, .end = e->end };
+	const struct cfi_table *t = mapping_table(u, l->pid, e);
+	uint64_t vaddr;
+	uint32_t idx;
+	if (!t) {
+		u->stats.no_table++;
+		return 0;
+	}
+	if (!cfi_table_vaddr(t, e->offset, &vaddr)) {
+		cfi_cache_put(u->cache, t);
+		u->stats.no_table++;
+		return 0;
+	}
+	if (!table_hold(u, t, &idx)) {
+		u->stats.no_table++;
+		return 0;
+	}
+	grow_array((void **)&l->tables, &l->cap, l->ntables + 1, sizeof(*l->tables));
+	l->tables[l->ntables++] = idx;
+	/* pc - bias = vaddr; vaddr - base = the row key. */
+	m->adj = e->start - vaddr + t->base;
+	m->first = u->loaded[idx].first;
+	m->count = u->loaded[idx].count;
+	return 0;
+}
+
+int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
+{
+	struct proc *p = proc_of(u, pid);
+	p->loaded_ns = monotonic_ns();
+	struct load l = { .u = u, .pid = pid };
+	l.m = xcalloc(SONDE_UNWIND_MAPPINGS, sizeof(*l.m));
+	int r = procmaps_each(pid, add_mapping, &l);
+	struct sonde_unwind_proc kp = { 0, l.n };
+	uint32_t key = (uint32_t)pid;
+	int e = 0;
+	if (r == 0 && !extents_alloc(&u->free_mappings, l.n, &kp.first))
+		e = ENOSPC;
+	if (r == 0 && e == 0) {
+		memcpy(&u->mappings[kp.first], l.m, (size_t)l.n * sizeof(*l.m));
+		if (bpf_map_update_elem(u->procs_fd, &key, &kp, BPF_ANY) != 0) {
+			e = errno;
+			extents_free(&u->free_mappings, kp.first, l.n); /* never seen by the kernel */
+		}
+	}
+	uint64_t shape = hash_bytes(l.m, (size_t)l.n * sizeof(*l.m), 0);
+	free(l.m);
+	if (r < 0 || e) {
+		for (size_t i = 0; i < l.ntables; i++)
+			table_release(u, l.tables[i]);
+		free(l.tables);
+		u->stats.load_failures++;
+		if (r < 0)
+			return errbuf_set(err, errlen, "cannot read the mappings of PID %d (gone?)",
+					  (int)pid);
+		return errbuf_set(err, errlen, "cannot load the unwind tables of PID %d: %s",
+				  (int)pid, strerror(e));
+	}
+	/* A reload that found the same mappings as before did not help the
+	 * miss (a pc no mapping holds: a frame-pointer walk through code
+	 * without them): the next one waits twice as long. */
+	if (p->in_kernel && shape == p->shape)
+		p->reload_ms = p->reload_ms * 2 > UNWIND_RELOAD_MAX_MS ? UNWIND_RELOAD_MAX_MS
+								 : p->reload_ms * 2;
+	else
+		p->reload_ms = UNWIND_RELOAD_MIN_MS;
+	p->shape = shape;
+	/* The kernel uses the new mappings now: the old ones can go. */
+	proc_release(u, p);
+	p->tables = l.tables;
+	p->ntables = l.ntables;
+	p->cap = l.cap;
+	p->first = kp.first;
+	p->n = kp.n;
+	p->in_kernel = true;
+	u->stats.processes++;
+	u->stats.loads++;
+	return 0;
+}
+
+void unwind_on_miss(struct unwind *u, pid_t pid)
+{
+	struct proc *p = proc_of(u, pid);
+	if (p->loaded_ns && monotonic_ns() - p->loaded_ns < p->reload_ms * 1000000ull)
+		return;
+	char err[256];
+	if (unwind_load_pid(u, pid, err, sizeof(err)) == 0)
+		u->stats.miss_reloads++;
+}
+
+void unwind_on_exit(struct unwind *u, pid_t pid)
+{
+	uint32_t idx;
+	if (!u64map_get(&u->by_pid, (uint64_t)pid, &idx) || !u->procs[idx].in_kernel)
+		return;
+	struct sonde_unwind_proc kp;
+	uint32_t key = (uint32_t)pid;
+	if (bpf_map_lookup_elem(u->procs_fd, &key, &kp) == 0)
+		return; /* another thread of it still runs */
+	proc_release(u, &u->procs[idx]);
+	u->procs[idx].loaded_ns = 0;
+}
+
+void unwind_get_stats(const struct unwind *u, struct unwind_stats *out)
+{
+	*out = u->stats;
+}
