@@ -1,0 +1,250 @@
+#include "hashmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MIN_CAP 16
+
+static inline size_t home(const struct hashmap *m, uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift);
+}
+
+static void alloc_slots(struct hashmap *m, size_t cap)
+{
+	m->slots = xcalloc(cap, sizeof(*m->slots));
+	m->cap = cap;
+	int bits = 0;
+	while (((size_t)1 << bits) < cap)
+		bits++;
+	m->shift = 64 - bits;
+}
+
+/* Moves every slot into a table of cap slots (key 0 stays where it is). */
+static void resize(struct hashmap *m, size_t cap)
+{
+	struct hashmap_slot *old = m->slots;
+	size_t nold = m->cap;
+	alloc_slots(m, cap);
+	size_t mask = cap - 1;
+	for (size_t i = 0; i < nold; i++) {
+		if (!old[i].key)
+			continue;
+		size_t j = home(m, old[i].key);
+		while (m->slots[j].key)
+			j = (j + 1) & mask;
+		m->slots[j] = old[i];
+	}
+	free(old);
+}
+
+static size_t cap_for(size_t n)
+{
+	size_t cap = MIN_CAP;
+	while (cap < n * 2)
+		cap *= 2;
+	return cap;
+}
+
+/* Room for one more key in the slots. */
+static void make_room(struct hashmap *m)
+{
+	size_t inslots = m->n - m->has_zero;
+	if ((inslots + 1) * 2 > m->cap)
+		resize(m, m->cap ? m->cap * 2 : MIN_CAP);
+}
+
+void hashmap_reserve(struct hashmap *m, size_t n)
+{
+	size_t cap = cap_for(n);
+	if (cap > m->cap)
+		resize(m, cap);
+}
+
+uint64_t *hashmap_find(const struct hashmap *m, uint64_t key)
+{
+	if (!key)
+		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
+	for (size_t j = home(m, key); m->slots[j].key; j = (j + 1) & mask)
+		if (m->slots[j].key == key)
+			return &m->slots[j].val;
+	return NULL;
+}
+
+bool hashmap_get(const struct hashmap *m, uint64_t key, uint64_t *val)
+{
+	const uint64_t *v = hashmap_find(m, key);
+	if (v && val)
+		*val = *v;
+	return v != NULL;
+}
+
+uint64_t *hashmap_put(struct hashmap *m, uint64_t key, bool *added)
+{
+	if (!key) {
+		if (added)
+			*added = !m->has_zero;
+		if (!m->has_zero) {
+			m->has_zero = true;
+			m->zero_val = 0;
+			m->n++;
+		}
+		return &m->zero_val;
+	}
+	make_room(m);
+	size_t mask = m->cap - 1, j = home(m, key);
+	for (; m->slots[j].key; j = (j + 1) & mask) {
+		if (m->slots[j].key == key) {
+			if (added)
+				*added = false;
+			return &m->slots[j].val;
+		}
+	}
+	m->slots[j] = (struct hashmap_slot){key, 0};
+	m->n++;
+	if (added)
+		*added = true;
+	return &m->slots[j].val;
+}
+
+void hashmap_set(struct hashmap *m, uint64_t key, uint64_t val)
+{
+	*hashmap_put(m, key, NULL) = val;
+}
+
+/* Empties slot i, moving later entries of its run back so every key stays
+ * reachable from its home (backward-shift deletion: no tombstones). */
+static void remove_slot(struct hashmap *m, size_t i)
+{
+	size_t mask = m->cap - 1;
+	for (size_t k = (i + 1) & mask; m->slots[k].key; k = (k + 1) & mask) {
+		size_t h = home(m, m->slots[k].key);
+		/* k may move to i when its home is not in (i, k]. */
+		if (((k - h) & mask) >= ((k - i) & mask)) {
+			m->slots[i] = m->slots[k];
+			i = k;
+		}
+	}
+	m->slots[i] = (struct hashmap_slot){0, 0};
+	m->n--;
+}
+
+bool hashmap_remove(struct hashmap *m, uint64_t key)
+{
+	if (!key) {
+		if (!m->has_zero)
+			return false;
+		m->has_zero = false;
+		m->n--;
+		return true;
+	}
+	uint64_t *v = hashmap_find(m, key);
+	if (!v)
+		return false;
+	remove_slot(m, (size_t)((struct hashmap_slot *)((char *)v - offsetof(struct hashmap_slot, val)) -
+				m->slots));
+	return true;
+}
+
+/* Hashed keys never use the zero key's place: hash 0 is stored as 1 (the
+ * caller compares candidates anyway). */
+static inline uint64_t nonzero(uint64_t hash)
+{
+	return hash ? hash : 1;
+}
+
+uint64_t *hashmap_first(const struct hashmap *m, uint64_t hash, size_t *pos)
+{
+	if (!m->cap)
+		return NULL;
+	*pos = home(m, nonzero(hash));
+	return hashmap_again(m, hash, pos);
+}
+
+uint64_t *hashmap_again(const struct hashmap *m, uint64_t hash, size_t *pos)
+{
+	uint64_t key = nonzero(hash);
+	size_t mask = m->cap - 1;
+	for (size_t j = *pos; m->slots[j].key; j = (j + 1) & mask) {
+		if (m->slots[j].key == key) {
+			*pos = (j + 1) & mask;
+			return &m->slots[j].val;
+		}
+	}
+	return NULL;
+}
+
+void hashmap_add(struct hashmap *m, uint64_t hash, uint64_t val)
+{
+	uint64_t key = nonzero(hash);
+	make_room(m);
+	size_t mask = m->cap - 1, j = home(m, key);
+	while (m->slots[j].key)
+		j = (j + 1) & mask;
+	m->slots[j] = (struct hashmap_slot){key, val};
+	m->n++;
+}
+
+bool hashmap_next(const struct hashmap *m, size_t *pos, uint64_t *key, uint64_t **val)
+{
+	/* Position 0 is key 0; slot i is position i + 1. */
+	if (*pos == 0) {
+		*pos = 1;
+		if (m->has_zero) {
+			if (key)
+				*key = 0;
+			if (val)
+				*val = (uint64_t *)&m->zero_val;
+			return true;
+		}
+	}
+	for (size_t i = *pos - 1; i < m->cap; i++) {
+		if (m->slots[i].key) {
+			*pos = i + 2;
+			if (key)
+				*key = m->slots[i].key;
+			if (val)
+				*val = &m->slots[i].val;
+			return true;
+		}
+	}
+	*pos = m->cap + 1;
+	return false;
+}
+
+void hashmap_clear(struct hashmap *m)
+{
+	if (!m->cap) {
+		m->has_zero = false;
+		m->n = 0;
+		return;
+	}
+	if (m->cap > MIN_CAP && m->n * 8 <= m->cap) {
+		size_t n = m->n;
+		free(m->slots);
+		m->slots = NULL;
+		m->cap = 0;
+		if (n)
+			alloc_slots(m, cap_for(n));
+	} else {
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	}
+	m->has_zero = false;
+	m->n = 0;
+}
+
+size_t hashmap_bytes(const struct hashmap *m)
+{
+	return m->cap * sizeof(*m->slots);
+}
+
+void hashmap_free(struct hashmap *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
