@@ -1252,7 +1252,7 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->p->samples_cap * sizeof(struct sample) +
 			   l->p->span_links_cap * sizeof(struct span_link) +
 			   l->p->spans_cap * sizeof(struct span) +
-			   l->p->nspan_slots * sizeof(uint32_t) +
+			   hashmap_bytes(&l->p->span_index) +
 			   l->njoin_slots * sizeof(struct join) + l->pending_cap * sizeof(uint32_t);
 }
 
