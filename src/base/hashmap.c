@@ -7,10 +7,8 @@
 
 #define MIN_CAP 16
 
-static inline size_t home(const struct hashmap *m, uint64_t key)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift);
-}
+#define home hashmap_home_
+#define nonzero hashmap_nonzero_
 
 static void alloc_slots(struct hashmap *m, size_t cap)
 {
@@ -48,12 +46,16 @@ static size_t cap_for(size_t n)
 	return cap;
 }
 
+void hashmap_grow_(struct hashmap *m)
+{
+	resize(m, m->cap ? m->cap * 2 : MIN_CAP);
+}
+
 /* Room for one more key in the slots. */
 static void make_room(struct hashmap *m)
 {
-	size_t inslots = m->n - m->has_zero;
-	if ((inslots + 1) * 2 > m->cap)
-		resize(m, m->cap ? m->cap * 2 : MIN_CAP);
+	if ((m->n - m->has_zero + 1) * 2 > m->cap)
+		hashmap_grow_(m);
 }
 
 void hashmap_reserve(struct hashmap *m, size_t n)
@@ -63,58 +65,16 @@ void hashmap_reserve(struct hashmap *m, size_t n)
 		resize(m, cap);
 }
 
-uint64_t *hashmap_find(const struct hashmap *m, uint64_t key)
+uint64_t *hashmap_put_zero_(struct hashmap *m, bool *added)
 {
-	if (!key)
-		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
-	if (!m->cap)
-		return NULL;
-	size_t mask = m->cap - 1;
-	for (size_t j = home(m, key); m->slots[j].key; j = (j + 1) & mask)
-		if (m->slots[j].key == key)
-			return &m->slots[j].val;
-	return NULL;
-}
-
-bool hashmap_get(const struct hashmap *m, uint64_t key, uint64_t *val)
-{
-	const uint64_t *v = hashmap_find(m, key);
-	if (v && val)
-		*val = *v;
-	return v != NULL;
-}
-
-uint64_t *hashmap_put(struct hashmap *m, uint64_t key, bool *added)
-{
-	if (!key) {
-		if (added)
-			*added = !m->has_zero;
-		if (!m->has_zero) {
-			m->has_zero = true;
-			m->zero_val = 0;
-			m->n++;
-		}
-		return &m->zero_val;
-	}
-	make_room(m);
-	size_t mask = m->cap - 1, j = home(m, key);
-	for (; m->slots[j].key; j = (j + 1) & mask) {
-		if (m->slots[j].key == key) {
-			if (added)
-				*added = false;
-			return &m->slots[j].val;
-		}
-	}
-	m->slots[j] = (struct hashmap_slot){key, 0};
-	m->n++;
 	if (added)
-		*added = true;
-	return &m->slots[j].val;
-}
-
-void hashmap_set(struct hashmap *m, uint64_t key, uint64_t val)
-{
-	*hashmap_put(m, key, NULL) = val;
+		*added = !m->has_zero;
+	if (!m->has_zero) {
+		m->has_zero = true;
+		m->zero_val = 0;
+		m->n++;
+	}
+	return &m->zero_val;
 }
 
 /* Empties slot i, moving later entries of its run back so every key stays
@@ -149,34 +109,6 @@ bool hashmap_remove(struct hashmap *m, uint64_t key)
 	remove_slot(m, (size_t)((struct hashmap_slot *)((char *)v - offsetof(struct hashmap_slot, val)) -
 				m->slots));
 	return true;
-}
-
-/* Hashed keys never use the zero key's place: hash 0 is stored as 1 (the
- * caller compares candidates anyway). */
-static inline uint64_t nonzero(uint64_t hash)
-{
-	return hash ? hash : 1;
-}
-
-uint64_t *hashmap_first(const struct hashmap *m, uint64_t hash, size_t *pos)
-{
-	if (!m->cap)
-		return NULL;
-	*pos = home(m, nonzero(hash));
-	return hashmap_again(m, hash, pos);
-}
-
-uint64_t *hashmap_again(const struct hashmap *m, uint64_t hash, size_t *pos)
-{
-	uint64_t key = nonzero(hash);
-	size_t mask = m->cap - 1;
-	for (size_t j = *pos; m->slots[j].key; j = (j + 1) & mask) {
-		if (m->slots[j].key == key) {
-			*pos = (j + 1) & mask;
-			return &m->slots[j].val;
-		}
-	}
-	return NULL;
 }
 
 void hashmap_add(struct hashmap *m, uint64_t hash, uint64_t val)

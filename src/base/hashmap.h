@@ -42,25 +42,109 @@ struct hashmap {
 	uint64_t zero_val;
 };
 
+/* The probing below is inline: callers' hot loops (interning frames,
+ * stacks, strings) run it millions of times. */
+
+static inline size_t hashmap_home_(const struct hashmap *m, uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift);
+}
+
+/* Slot count growth, out of line (hashmap.c). */
+void hashmap_grow_(struct hashmap *m);
+
 /* --- exact keys --- */
 
 /* The value of key, or NULL. */
-uint64_t *hashmap_find(const struct hashmap *m, uint64_t key);
+static inline uint64_t *hashmap_find(const struct hashmap *m, uint64_t key)
+{
+	if (!key)
+		return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
+	for (size_t j = hashmap_home_(m, key); m->slots[j].key; j = (j + 1) & mask)
+		if (m->slots[j].key == key)
+			return &m->slots[j].val;
+	return NULL;
+}
+
 /* True with *val (when val is not NULL) if key is in the map. */
-bool hashmap_get(const struct hashmap *m, uint64_t key, uint64_t *val);
+static inline bool hashmap_get(const struct hashmap *m, uint64_t key, uint64_t *val)
+{
+	const uint64_t *v = hashmap_find(m, key);
+	if (v && val)
+		*val = *v;
+	return v != NULL;
+}
+
+uint64_t *hashmap_put_zero_(struct hashmap *m, bool *added);
+
 /* The value of key, added as 0 when absent (*added tells, when not NULL). */
-uint64_t *hashmap_put(struct hashmap *m, uint64_t key, bool *added);
+static inline uint64_t *hashmap_put(struct hashmap *m, uint64_t key, bool *added)
+{
+	if (!key)
+		return hashmap_put_zero_(m, added);
+	if ((m->n - m->has_zero + 1) * 2 > m->cap)
+		hashmap_grow_(m);
+	size_t mask = m->cap - 1, j = hashmap_home_(m, key);
+	for (; m->slots[j].key; j = (j + 1) & mask) {
+		if (m->slots[j].key == key) {
+			if (added)
+				*added = false;
+			return &m->slots[j].val;
+		}
+	}
+	m->slots[j].key = key;
+	m->slots[j].val = 0;
+	m->n++;
+	if (added)
+		*added = true;
+	return &m->slots[j].val;
+}
+
 /* Sets key to val, adding or replacing. */
-void hashmap_set(struct hashmap *m, uint64_t key, uint64_t val);
+static inline void hashmap_set(struct hashmap *m, uint64_t key, uint64_t val)
+{
+	*hashmap_put(m, key, NULL) = val;
+}
+
 /* Removes key; false if it was not there. */
 bool hashmap_remove(struct hashmap *m, uint64_t key);
 
 /* --- hashed keys --- */
 
+/* Hashed keys never use the zero key's place: hash 0 is stored as 1 (the
+ * caller compares candidates anyway). */
+static inline uint64_t hashmap_nonzero_(uint64_t hash)
+{
+	return hash ? hash : 1;
+}
+
+/* The next value stored under hash from *pos on, or NULL (see below). */
+static inline uint64_t *hashmap_again(const struct hashmap *m, uint64_t hash, size_t *pos)
+{
+	uint64_t key = hashmap_nonzero_(hash);
+	size_t mask = m->cap - 1;
+	for (size_t j = *pos; m->slots[j].key; j = (j + 1) & mask) {
+		if (m->slots[j].key == key) {
+			*pos = (j + 1) & mask;
+			return &m->slots[j].val;
+		}
+	}
+	return NULL;
+}
+
 /* The first value stored under hash, or NULL; *pos is the cursor for
  * hashmap_again, which gives the next one with the same hash. */
-uint64_t *hashmap_first(const struct hashmap *m, uint64_t hash, size_t *pos);
-uint64_t *hashmap_again(const struct hashmap *m, uint64_t hash, size_t *pos);
+static inline uint64_t *hashmap_first(const struct hashmap *m, uint64_t hash, size_t *pos)
+{
+	if (!m->cap)
+		return NULL;
+	*pos = hashmap_home_(m, hashmap_nonzero_(hash));
+	return hashmap_again(m, hash, pos);
+}
+
 /* Adds val under hash (another entry even if the hash is there). */
 void hashmap_add(struct hashmap *m, uint64_t hash, uint64_t val);
 

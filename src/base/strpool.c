@@ -14,7 +14,7 @@ static uint64_t str_hash(const void *s, size_t len)
 	return hash_bytes(s, len, 0);
 }
 
-static bool lookup(const struct strpool *p, const void *s, size_t len, uint64_t h, uint32_t *id)
+static inline bool lookup(const struct strpool *p, const void *s, size_t len, uint64_t h, uint32_t *id)
 {
 	size_t pos;
 	for (const uint64_t *v = hashmap_first(&p->index, h, &pos); v;
@@ -76,8 +76,13 @@ uint32_t strpool_id(struct strpool *p, const void *s, size_t len)
 
 const char *strpool_intern(struct strpool *p, const char *s)
 {
-	if (!s)
-		s = "";
+	if (!s || !*s) { /* the commonest string (no module, no file): no hashing */
+		if (!p->empty) {
+			uint32_t id = strpool_id(p, "", 0);
+			p->empty = p->str[id];
+		}
+		return p->empty;
+	}
 	uint32_t id = strpool_id(p, s, strlen(s)); /* before reading p->str: it may move */
 	return p->str[id];
 }

@@ -27,6 +27,7 @@ struct strpool {
 	char **chunks;        /* every chunk, to free */
 	size_t nchunks, chunks_cap;
 	size_t bytes;         /* chunk bytes allocated */
+	const char *empty;    /* the copy of "", once interned */
 };
 
 /* The id of the len bytes at s, added when new. */
