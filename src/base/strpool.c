@@ -5,9 +5,11 @@
 
 #include "util.h"
 
-/* Copies go into chunks of this size (a longer string gets its own), so
- * interning costs no malloc per string and copies never move. */
-#define CHUNK 65536
+/* Copies go into chunks (a long string gets its own block), so interning
+ * costs no malloc per string and copies never move. Chunks start small (a
+ * pool of a few keys stays small) and double up to CHUNK_MAX. */
+#define CHUNK_MIN 1024
+#define CHUNK_MAX 65536
 
 static uint64_t str_hash(const void *s, size_t len)
 {
@@ -36,12 +38,15 @@ static char *store(struct strpool *p, const void *s, size_t len)
 {
 	char *dst;
 	if (len + 1 > p->chunk_left) {
-		size_t size = len + 1 > CHUNK / 4 ? len + 1 : CHUNK;
+		size_t chunk = p->bytes < CHUNK_MIN ? CHUNK_MIN
+			       : p->bytes < CHUNK_MAX ? p->bytes : CHUNK_MAX;
+		bool own = len + 1 > chunk / 4; /* leaves the current chunk be */
+		size_t size = own ? len + 1 : chunk;
 		dst = xmalloc(size);
 		grow_array((void **)&p->chunks, &p->chunks_cap, p->nchunks + 1, sizeof(*p->chunks));
 		p->chunks[p->nchunks++] = dst;
 		p->bytes += size;
-		if (size == CHUNK) { /* a big string's own block leaves the current chunk be */
+		if (!own) {
 			p->chunk = dst + len + 1;
 			p->chunk_left = size - len - 1;
 		}
@@ -55,11 +60,14 @@ static char *store(struct strpool *p, const void *s, size_t len)
 	return dst;
 }
 
-uint32_t strpool_id(struct strpool *p, const void *s, size_t len)
+uint32_t strpool_add(struct strpool *p, const void *s, size_t len, bool *added)
 {
 	uint64_t h = str_hash(s, len);
 	uint32_t id;
-	if (lookup(p, s, len, h, &id))
+	bool found = lookup(p, s, len, h, &id);
+	if (added)
+		*added = !found;
+	if (found)
 		return id;
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 64;

@@ -30,8 +30,13 @@ struct strpool {
 	const char *empty;    /* the copy of "", once interned */
 };
 
-/* The id of the len bytes at s, added when new. */
-uint32_t strpool_id(struct strpool *p, const void *s, size_t len);
+/* The id of the len bytes at s, added when new (*added tells which, when
+ * not NULL). */
+uint32_t strpool_add(struct strpool *p, const void *s, size_t len, bool *added);
+static inline uint32_t strpool_id(struct strpool *p, const void *s, size_t len)
+{
+	return strpool_add(p, s, len, NULL);
+}
 /* The id of s, without adding it: false when absent. */
 bool strpool_find(const struct strpool *p, const void *s, size_t len, uint32_t *id);
 /* The stored copy of the C string s (NULL counts as ""). */
