@@ -151,11 +151,14 @@ bool hashmap_next(const struct hashmap *m, size_t *pos, uint64_t *key, uint64_t 
 
 void hashmap_clear(struct hashmap *m)
 {
-	if (!m->cap) {
-		m->has_zero = false;
-		m->n = 0;
-		return;
-	}
+	if (m->cap)
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	m->has_zero = false;
+	m->n = 0;
+}
+
+void hashmap_recycle(struct hashmap *m)
+{
 	if (m->cap > MIN_CAP && m->n * 8 <= m->cap) {
 		size_t n = m->n;
 		free(m->slots);
@@ -163,11 +166,11 @@ void hashmap_clear(struct hashmap *m)
 		m->cap = 0;
 		if (n)
 			alloc_slots(m, cap_for(n));
-	} else {
-		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+		m->has_zero = false;
+		m->n = 0;
+		return;
 	}
-	m->has_zero = false;
-	m->n = 0;
+	hashmap_clear(m);
 }
 
 size_t hashmap_bytes(const struct hashmap *m)

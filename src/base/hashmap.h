@@ -160,11 +160,12 @@ static inline size_t hashmap_count(const struct hashmap *m)
 	return m->n;
 }
 
-/* Empties the map. Its storage is kept for reuse, unless it held at most an
- * eighth of its capacity: then it shrinks to fit that many again, with
- * room (a map refilled to the same size each time neither grows nor
- * shrinks). */
+/* Empties the map, keeping its storage for reuse. */
 void hashmap_clear(struct hashmap *m);
+/* Empties the map for reuse, keeping its storage unless it held at most an
+ * eighth of its capacity: then it shrinks to fit that many again, with room
+ * (a map refilled to the same size each time neither grows nor shrinks). */
+void hashmap_recycle(struct hashmap *m);
 /* Makes room for n keys without growing again. */
 void hashmap_reserve(struct hashmap *m, size_t n);
 /* Bytes of storage held. */

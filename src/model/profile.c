@@ -177,7 +177,7 @@ int profile_probe_find(const struct profile *p, const char *name)
 /* Indexes the spans anew (after some were dropped and the rest moved). */
 static void span_reindex(struct profile *p)
 {
-	hashmap_clear(&p->span_index);
+	hashmap_recycle(&p->span_index);
 	for (size_t i = 0; i < p->nspans; i++)
 		hashmap_set(&p->span_index, p->spans[i].id, i);
 }

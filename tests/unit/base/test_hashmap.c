@@ -201,13 +201,13 @@ Test(hashmap, hashed_keys_keep_every_value_of_a_colliding_hash)
 	hashmap_free(&m);
 }
 
-Test(hashmap, clear_keeps_storage_unless_mostly_empty)
+Test(hashmap, clear_keeps_storage_and_recycle_shrinks_when_mostly_empty)
 {
 	struct hashmap m = {0};
 	for (uint64_t k = 0; k < 1000; k++)
 		hashmap_set(&m, k, k);
 	size_t cap = m.cap;
-	hashmap_clear(&m);
+	hashmap_recycle(&m);
 	cr_assert_eq(hashmap_count(&m), 0);
 	cr_assert_eq(m.cap, cap, "a full map keeps its storage");
 	cr_assert_not(hashmap_get(&m, 0, NULL));
@@ -215,13 +215,19 @@ Test(hashmap, clear_keeps_storage_unless_mostly_empty)
 	for (uint64_t k = 0; k < 10; k++)
 		hashmap_set(&m, k, k);
 	hashmap_clear(&m);
+	cr_assert_eq(m.cap, cap, "clear never shrinks");
+	cr_assert_not(hashmap_get(&m, 0, NULL));
+	for (uint64_t k = 0; k < 10; k++)
+		hashmap_set(&m, k, k);
+	hashmap_recycle(&m);
 	cr_assert_lt(m.cap, cap, "a map that held 10 of %zu shrinks", cap);
 	cr_assert_geq(m.cap, 20);
 	size_t small = m.cap;
 	for (int round = 0; round < 3; round++) { /* same fill: same size */
 		for (uint64_t k = 0; k < 10; k++)
 			hashmap_set(&m, k + 100, k);
-		hashmap_clear(&m);
+		cr_assert_eq(hashmap_count(&m), 10);
+		hashmap_recycle(&m);
 		cr_assert_eq(m.cap, small);
 	}
 	hashmap_free(&m);
