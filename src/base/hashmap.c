@@ -41,7 +41,7 @@ static void resize(struct hashmap *m, size_t cap)
 static size_t cap_for(size_t n)
 {
 	size_t cap = MIN_CAP;
-	while (cap < n * 2)
+	while (n * 10 > cap * 7)
 		cap *= 2;
 	return cap;
 }
@@ -54,7 +54,7 @@ void hashmap_grow_(struct hashmap *m)
 /* Room for one more key in the slots. */
 static void make_room(struct hashmap *m)
 {
-	if ((m->n - m->has_zero + 1) * 2 > m->cap)
+	if (hashmap_full_(m))
 		hashmap_grow_(m);
 }
 
@@ -120,33 +120,6 @@ void hashmap_add(struct hashmap *m, uint64_t hash, uint64_t val)
 		j = (j + 1) & mask;
 	m->slots[j] = (struct hashmap_slot){key, val};
 	m->n++;
-}
-
-bool hashmap_next(const struct hashmap *m, size_t *pos, uint64_t *key, uint64_t **val)
-{
-	/* Position 0 is key 0; slot i is position i + 1. */
-	if (*pos == 0) {
-		*pos = 1;
-		if (m->has_zero) {
-			if (key)
-				*key = 0;
-			if (val)
-				*val = (uint64_t *)&m->zero_val;
-			return true;
-		}
-	}
-	for (size_t i = *pos - 1; i < m->cap; i++) {
-		if (m->slots[i].key) {
-			*pos = i + 2;
-			if (key)
-				*key = m->slots[i].key;
-			if (val)
-				*val = &m->slots[i].val;
-			return true;
-		}
-	}
-	*pos = m->cap + 1;
-	return false;
 }
 
 void hashmap_clear(struct hashmap *m)

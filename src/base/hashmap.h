@@ -1,7 +1,7 @@
 /* hashmap — the one hash table: 64-bit keys to 64-bit values.
  *
  * Open addressing with linear probing over a power-of-two array of
- * (key, value) slots, grown (doubled) before it is more than half full; a
+ * (key, value) slots, grown (doubled) before it is more than 70% full; a
  * key's home slot is a Fibonacci hash of the key, so keys need no mixing
  * first (ids, pairs of ids packed as a << 32 | b, pointers). Every key is
  * allowed, 0 too (it is kept beside the slots). A zeroed struct is an empty
@@ -50,6 +50,14 @@ static inline size_t hashmap_home_(const struct hashmap *m, uint64_t key)
 	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->shift);
 }
 
+/* True when one more key would fill the slots past 70% (a load linear
+ * probing still finds keys quickly at, and that keeps iteration and
+ * clearing, which visit every slot, cheap). */
+static inline bool hashmap_full_(const struct hashmap *m)
+{
+	return (m->n - m->has_zero + 1) * 10 > m->cap * 7;
+}
+
 /* Slot count growth, out of line (hashmap.c). */
 void hashmap_grow_(struct hashmap *m);
 
@@ -85,7 +93,7 @@ static inline uint64_t *hashmap_put(struct hashmap *m, uint64_t key, bool *added
 {
 	if (!key)
 		return hashmap_put_zero_(m, added);
-	if ((m->n - m->has_zero + 1) * 2 > m->cap)
+	if (hashmap_full_(m))
 		hashmap_grow_(m);
 	size_t mask = m->cap - 1, j = hashmap_home_(m, key);
 	for (; m->slots[j].key; j = (j + 1) & mask) {
@@ -153,7 +161,33 @@ void hashmap_add(struct hashmap *m, uint64_t hash, uint64_t val);
 /* Iterates: start with *pos = 0; true with the next key and value (either
  * may be NULL) until every entry was visited. The map must not change
  * during an iteration (collect keys to remove, then remove them). */
-bool hashmap_next(const struct hashmap *m, size_t *pos, uint64_t *key, uint64_t **val);
+static inline bool hashmap_next(const struct hashmap *m, size_t *pos, uint64_t *key,
+				uint64_t **val)
+{
+	/* Position 0 is key 0; slot i is position i + 1. */
+	if (*pos == 0) {
+		*pos = 1;
+		if (m->has_zero) {
+			if (key)
+				*key = 0;
+			if (val)
+				*val = (uint64_t *)&m->zero_val;
+			return true;
+		}
+	}
+	for (size_t i = *pos - 1; i < m->cap; i++) {
+		if (m->slots[i].key) {
+			*pos = i + 2;
+			if (key)
+				*key = m->slots[i].key;
+			if (val)
+				*val = &m->slots[i].val;
+			return true;
+		}
+	}
+	*pos = m->cap + 1;
+	return false;
+}
 
 static inline size_t hashmap_count(const struct hashmap *m)
 {

@@ -96,7 +96,7 @@ Test(hashmap, many_keys_with_removals_match_a_reference)
 		live[i] = true;
 	}
 	cr_assert_eq(hashmap_count(&m), N);
-	cr_assert_leq(hashmap_count(&m) * 2, m.cap, "grown before half full");
+	cr_assert_leq(hashmap_count(&m) * 10, m.cap * 7, "grown before 70%% full");
 	/* Remove a third, at random: everything else must stay reachable. */
 	size_t n = N;
 	for (size_t r = 0; r < N / 3; r++) {
@@ -221,7 +221,7 @@ Test(hashmap, clear_keeps_storage_and_recycle_shrinks_when_mostly_empty)
 		hashmap_set(&m, k, k);
 	hashmap_recycle(&m);
 	cr_assert_lt(m.cap, cap, "a map that held 10 of %zu shrinks", cap);
-	cr_assert_geq(m.cap, 20);
+	cr_assert_geq(m.cap * 7, 10 * 10, "room for the 10 again");
 	size_t small = m.cap;
 	for (int round = 0; round < 3; round++) { /* same fill: same size */
 		for (uint64_t k = 0; k < 10; k++)
