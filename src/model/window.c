@@ -65,7 +65,7 @@ static const union wval *map_find(const struct hashmap *m, uint32_t key)
 }
 
 /* Each entry of m as (key, value): for (size_t pos = 0; map_each(...);) */
-static bool map_each(const struct hashmap *m, size_t *pos, uint32_t *key, union wval **val)
+static inline bool map_each(const struct hashmap *m, size_t *pos, uint32_t *key, union wval **val)
 {
 	uint64_t k, *v;
 	if (!hashmap_next(m, pos, &k, &v))
