@@ -21,7 +21,7 @@ static inline bool lookup(const struct strpool *p, const void *s, size_t len, ui
 	size_t pos;
 	for (const uint64_t *v = hashmap_first(&p->index, h, &pos); v;
 	     v = hashmap_again(&p->index, h, &pos)) {
-		if (p->len[*v] == len && memcmp(p->str[*v], s, len) == 0) {
+		if (p->len[*v] == len && (len == 0 || memcmp(p->str[*v], s, len) == 0)) {
 			*id = (uint32_t)*v;
 			return true;
 		}
@@ -55,7 +55,8 @@ static char *store(struct strpool *p, const void *s, size_t len)
 		p->chunk += len + 1;
 		p->chunk_left -= len + 1;
 	}
-	memcpy(dst, s, len);
+	if (len) /* s may be NULL then */
+		memcpy(dst, s, len);
 	dst[len] = '\0';
 	return dst;
 }

@@ -30,8 +30,8 @@ struct strpool {
 	const char *empty;    /* the copy of "", once interned */
 };
 
-/* The id of the len bytes at s, added when new (*added tells which, when
- * not NULL). */
+/* The id of the len bytes at s (NULL when len is 0), added when new
+ * (*added tells which, when not NULL). */
 uint32_t strpool_add(struct strpool *p, const void *s, size_t len, bool *added);
 static inline uint32_t strpool_id(struct strpool *p, const void *s, size_t len)
 {

@@ -48,6 +48,10 @@ Test(strpool, byte_strings_compare_by_length_and_bytes)
 	cr_assert_neq(a, c);
 	cr_assert_eq(strpool_id(&p, "ab\0c", 4), a);
 	cr_assert_eq(strpool_len(&p, a), 4);
+	/* the empty string may come as (NULL, 0) */
+	uint32_t e = strpool_id(&p, NULL, 0);
+	cr_assert_eq(strpool_id(&p, "", 0), e);
+	cr_assert_str_eq(strpool_str(&p, e), "");
 	cr_assert_eq(memcmp(strpool_str(&p, b), "ab\0d", 5), 0, "stored with a NUL after");
 	strpool_free(&p);
 }
