@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
 echo; echo "### unwind tables"; ./bench/cfi.sh "$build"
+echo; echo "### JIT perf maps"; "$build/bench/perfmap"
 echo; echo "### format conversion and rendering"; ./bench/formats_throughput.sh "$build"
 echo; echo "### hash tables and string pools: instructions against main"; ./bench/tables.sh "$build"
 echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
@@ -13,4 +14,5 @@ echo; echo "### a real server: redis under redis-benchmark"; ./bench/redis_trace
 echo; echo "### library probes: the trap for processes that are not targets"; ./bench/library_trap.sh "$build"
 echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"
 echo; echo "### live session: responsiveness with 33 probes"; ./bench/live_responsive.sh "$build"
+echo; echo "### sonde serve: the server and its event clients"; ./bench/serve.sh "$build" 20
 echo; echo "### live session: CPU and RSS over 10 minutes"; ./bench/live_session.sh "$build" 600

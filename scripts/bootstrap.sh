@@ -29,6 +29,7 @@ packages=(
 	clang llvm # clang compiles the BPF programs (and the sanitizer build)
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev libncurses-dev
 	libcapstone-dev # decodes instructions: a probe address must start one
+	libmicrohttpd-dev # sonde serve's HTTP server
 	libcriterion-dev # tests/unit, built by the default build
 )
 if [ "$mode" = test ]; then
@@ -40,6 +41,7 @@ if [ "$mode" = test ]; then
 		binutils elfutils libc6-dbg # addr2line, readelf, nm, objdump; libc's debug info
 		linux-perf                  # names_debian.sh compares against perf
 		sqlite3 jq libxml2-utils procps tmux util-linux
+		curl # the HTTP tests of sonde serve
 		# a real program for tests/integration/probes_redis.sh (which runs its
 		# own server on a unix socket; Debian also enables the redis-server
 		# service)

@@ -268,9 +268,7 @@ static int flame_diff_slow(struct flame_args *a)
 	struct flame_tree *tf = tree_of(p, &ff, a);
 	char title[256];
 	if (!a->svg.title) {
-		char thr[32];
-		snprintf(title, sizeof(title), "Slow vs fast calls of %s (threshold %s)",
-			 p->probes[slow.probe].name, duration_format(slow.threshold_ns, thr, sizeof(thr)));
+		query_diff_title(&slow, p, title, sizeof(title));
 		a->svg.title = title;
 	}
 	struct diff_draw d = {flamediff_new(tf, ts), {a->diff_width, "fast", "slow"}, &a->svg};

@@ -72,7 +72,7 @@ static void update_threshold(struct slow_state *st, struct profile *p)
 	char a[32], b[32];
 	threshold_format(&st->threshold, b, sizeof(b));
 	if (st->threshold.kind == THRESHOLD_AUTO && !modes.found)
-		printf("-- threshold now %s (auto: no second mode, using p95) over %" PRIu64
+		printf("-- threshold now %s (auto: no second mode; using p95) over %" PRIu64
 		       " calls\n",
 		       duration_format(st->threshold_ns, a, sizeof(a)),
 		       profile_probe_calls(p, (uint32_t)st->probe));
@@ -243,9 +243,8 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 	printable_free(&keep);
 	int rc = 0;
 	if (svg_path) {
-		char title[256], thr[32];
-		snprintf(title, sizeof(title), "Slow vs fast calls of %s (threshold %s)",
-			 p->probes[slow.probe].name, duration_format(slow.threshold_ns, thr, sizeof(thr)));
+		char title[256];
+		query_diff_title(&slow, p, title, sizeof(title));
 		rc = write_diff(d, svg_path, title);
 	}
 	flamediff_free(d);

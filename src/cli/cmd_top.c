@@ -8,14 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "command.h"
 #include "commands.h"
+#include "live_args.h"
 #include "liverun.h"
 #include "session_args.h"
 #include "tui.h"
 #include "util.h"
-
-#define TOP_MAX_CMDS 64
 
 static void usage(FILE *f)
 {
@@ -72,55 +70,25 @@ static void usage(FILE *f)
 		"or /tmp/sonde-UID (owner-only; see sonde ctl --help).\n");
 }
 
-enum {
-	OPT_CMD = 1000,
-	OPT_WINDOW,
-	OPT_EWMA,
-	OPT_KEEP,
-	OPT_KEEP_CALLS,
-	OPT_TOP,
-	OPT_NO_CTL,
-	OPT_TARGET_OUTPUT,
-	OPT_SHOW_OVERHEAD,
-};
+enum { OPT_TOP = 1000 };
 
 struct top_options {
 	bool batch;
-	double interval;
 	long iterations; /* 0 = until the session ends */
 	size_t top_n;
-	const char *cmds[TOP_MAX_CMDS];
-	int ncmds;
-	struct live_options live;
-	bool no_ctl;
-	const char *target_output;
+	struct live_args la;
 };
-
-static int span_option(const char *opt, const char *arg, double *seconds)
-{
-	uint64_t ns;
-	if (command_parse_span(arg, &ns) || ns < 1000000000ull) {
-		errorf("bad %s '%s': use seconds (10), or 30s, 5m, 1h (at least 1s)", opt, arg);
-		return -1;
-	}
-	*seconds = (double)ns / 1e9;
-	return 0;
-}
 
 static int top_option(void *ctx, int c, const char *arg)
 {
 	struct top_options *t = ctx;
 	char *end;
+	int shared = live_args_parse_option(&t->la, c, arg);
+	if (shared)
+		return shared < 0 ? -1 : 0;
 	switch (c) {
 	case 'b':
 		t->batch = true;
-		return 0;
-	case 'i':
-		t->interval = strtod(arg, &end);
-		if (*end || !(t->interval >= 0.05 && t->interval <= 3600)) {
-			errorf("bad interval '%s': seconds from 0.05 to 3600", arg);
-			return -1;
-		}
 		return 0;
 	case 'n':
 		t->iterations = strtol(arg, &end, 10);
@@ -135,44 +103,6 @@ static int top_option(void *ctx, int c, const char *arg)
 			errorf("bad --top '%s': rows from 1 to 10000", arg);
 			return -1;
 		}
-		return 0;
-	case OPT_CMD: {
-		struct command cmd;
-		char err[512];
-		if (t->ncmds == TOP_MAX_CMDS) {
-			errorf("too many --cmd options (at most %d)", TOP_MAX_CMDS);
-			return -1;
-		}
-		if (command_parse(arg, &cmd, err, sizeof(err))) {
-			errorf("--cmd '%s': %s", arg, err);
-			return -1;
-		}
-		t->cmds[t->ncmds++] = arg;
-		return 0;
-	}
-	case OPT_WINDOW:
-		t->live.ewma = false;
-		return span_option("--window", arg, &t->live.window_s);
-	case OPT_EWMA:
-		t->live.ewma = true;
-		return span_option("--ewma", arg, &t->live.halflife_s);
-	case OPT_KEEP:
-		return span_option("--keep", arg, &t->live.keep_s);
-	case OPT_KEEP_CALLS:
-		t->live.max_spans = (size_t)strtoull(arg, &end, 10);
-		if (*end || t->live.max_spans < 1000 || t->live.max_spans > 100000000) {
-			errorf("bad --keep-calls '%s': a count from 1000 to 100000000", arg);
-			return -1;
-		}
-		return 0;
-	case OPT_TARGET_OUTPUT:
-		t->target_output = arg;
-		return 0;
-	case OPT_NO_CTL:
-		t->no_ctl = true;
-		return 0;
-	case OPT_SHOW_OVERHEAD:
-		t->live.show_overhead = true;
 		return 0;
 	}
 	return -1;
@@ -198,30 +128,22 @@ static void batch_show(void *arg)
 
 static double batch_interval(void *arg)
 {
-	return ((struct batch *)arg)->o->interval;
+	return ((struct batch *)arg)->o->la.interval;
 }
 
 int cmd_top(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{"batch", no_argument, NULL, 'b'},
-		{"interval", required_argument, NULL, 'i'},
 		{"iterations", required_argument, NULL, 'n'},
-		{"cmd", required_argument, NULL, OPT_CMD},
-		{"window", required_argument, NULL, OPT_WINDOW},
-		{"ewma", required_argument, NULL, OPT_EWMA},
-		{"keep", required_argument, NULL, OPT_KEEP},
-		{"keep-calls", required_argument, NULL, OPT_KEEP_CALLS},
 		{"top", required_argument, NULL, OPT_TOP},
-		{"no-ctl", no_argument, NULL, OPT_NO_CTL},
-		{"target-output", required_argument, NULL, OPT_TARGET_OUTPUT},
-		{"show-overhead", no_argument, NULL, OPT_SHOW_OVERHEAD},
+		LIVE_ARGS_LONG_OPTS,
 		{0}};
 	struct session_options so;
 	session_options_init(&so);
 	so.live = true; /* probes come and go: calibrate sonde's own cost for them */
-	struct top_options to = {.interval = 1, .top_n = 15};
-	live_options_init(&to.live);
+	struct top_options to = {.top_n = 15};
+	live_args_init(&to.la);
 	struct session_command cmd = {"bi:n:", own, top_option, usage, &to};
 	int exit_code;
 	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
@@ -235,12 +157,9 @@ int cmd_top(int argc, char **argv)
 	}
 	if (session_args_check(&so))
 		return 2;
-	so.cmd_output = to.target_output ? to.target_output : to.batch ? NULL : "/dev/null";
-	if (to.live.window_s > to.live.keep_s) {
-		errorf("--window %gs is longer than --keep %gs: keep at least as much as the window",
-		       to.live.window_s, to.live.keep_s);
+	so.cmd_output = to.la.target_output ? to.la.target_output : to.batch ? NULL : "/dev/null";
+	if (live_args_check(&to.la))
 		return 2;
-	}
 	if (!to.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		errorf("the UI needs a terminal: use -b for text snapshots (sonde top -b -i 2)");
 		return 2;
@@ -251,7 +170,7 @@ int cmd_top(int argc, char **argv)
 		errorf("%s", err);
 		return 1;
 	}
-	struct liverun_options ro = {.live = to.live, .no_ctl = to.no_ctl,
+	struct liverun_options ro = {.live = to.la.live, .no_ctl = to.la.no_ctl,
 				     .stay_after_exit = !to.batch};
 	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
 	if (!r) {
@@ -259,13 +178,7 @@ int cmd_top(int argc, char **argv)
 		session_free(s);
 		return 2;
 	}
-	for (int i = 0; i < to.ncmds; i++) {
-		/* A failing start command is reported and the session goes on,
-		 * as it would at the prompt. */
-		FILE *out = to.batch ? stdout : stderr;
-		fprintf(out, "> %s\n", to.cmds[i]);
-		liverun_exec(r, to.cmds[i], out);
-	}
+	live_args_run_cmds(&to.la, r, to.batch ? stdout : stderr);
 	struct batch batch = {.run = r, .o = &to};
 	struct tui *tui = NULL;
 	if (to.batch) {
@@ -275,7 +188,7 @@ int cmd_top(int argc, char **argv)
 		fflush(stdout);
 		liverun_set_display(r, &(struct liverun_display){batch_show, batch_interval, &batch});
 	} else {
-		struct tui_options tuio = {.refresh_s = to.interval};
+		struct tui_options tuio = {.refresh_s = to.la.interval};
 		tui = tui_open(&tuio, err, sizeof(err));
 		if (!tui || tui_attach(tui, r, err, sizeof(err))) {
 			tui_close(tui);
@@ -287,18 +200,5 @@ int cmd_top(int argc, char **argv)
 	}
 	int rc = liverun_run(r, err, sizeof(err));
 	tui_close(tui);
-	if (rc) {
-		errorf("%s", err);
-		rc = 1;
-	}
-	session_print_summary(s, "gathered", stderr);
-	char msg[8192];
-	int rescued = live_rescue_unsaved(liverun_live(r), msg, sizeof(msg));
-	if (rescued)
-		errorf("%s", msg);
-	if (rescued < 0)
-		rc = 1;
-	liverun_free(r);
-	session_free(s);
-	return rc;
+	return live_args_finish(r, s, rc, err);
 }

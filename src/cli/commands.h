@@ -12,6 +12,7 @@ int cmd_slow(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 
 #endif

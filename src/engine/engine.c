@@ -4,7 +4,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "sonde.skel.h"
+#include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
 #include "util.h"
@@ -24,24 +24,10 @@
 struct span_attachment {
 	uint32_t probe; /* the caller's id */
 	uint32_t slot;  /* the kernel's: attach cookie and map key */
-	struct bpf_link *enter, *exit;
+	int enter, exit; /* link fds (uprobes.h) */
 };
 
 #define NO_PROBE UINT32_MAX
-
-/* Removes uprobes off the caller's thread: the kernel takes ~0.2 s per
- * uprobe removal, which would stall the event loop (no records drained, no
- * command answered). A slot is reused at once: its old uprobes, until the
- * kernel has removed them, carry an older generation in their cookie,
- * which the BPF programs ignore. */
-struct detacher {
-	pthread_mutex_t mu;
-	pthread_cond_t wake; /* work queued, or quit */
-	struct bpf_link **queue;
-	size_t head, n, cap;
-	bool started, quit;
-	pthread_t thread;
-};
 
 struct engine {
 	struct engine_options opt;
@@ -62,7 +48,13 @@ struct engine {
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 	bool spans_paused;      /* engine_pause_spans: no probe counts any more */
-	struct detacher det;
+	/* Attaches and removes uprobes where no signal to sonde can interrupt
+	 * the kernel half-way (uprobes.h); removals in the background: the
+	 * kernel takes ~0.2 s per uprobe, which would stall the event loop. A
+	 * slot is reused at once: its old uprobes, until the kernel has removed
+	 * them, carry an older generation in their cookie, which the BPF
+	 * programs ignore. */
+	struct uprobes *up;
 	unsigned char *recbuf; /* a record with its slots turned into ids */
 	size_t recbuf_cap;
 };
@@ -148,12 +140,18 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		e->perf_fds[i] = -1;
 	for (int i = 0; i < SONDE_MAX_PROBES; i++)
 		e->slot_probe[i] = NO_PROBE;
-	pthread_mutex_init(&e->det.mu, NULL);
-	pthread_cond_init(&e->det.wake, NULL);
+	/* Before anything the helper should not inherit (it closes all it
+	 * inherited at once anyway) and while sonde has one thread. Without
+	 * it, uprobes are removed on sonde's own thread, as unsafely as ever. */
+	char why[256];
+	e->up = uprobes_start(why, sizeof(why));
+	if (!e->up && o->verbose)
+		fprintf(stderr, "sonde: %s; attaching and removing probes in sonde itself\n", why);
 
 	e->skel = sonde_bpf__open();
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
+		uprobes_finish(e->up);
 		free(e);
 		return NULL;
 	}
@@ -172,6 +170,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	if (r) {
 		explain_load_error(r, err, errlen);
 		sonde_bpf__destroy(e->skel);
+		uprobes_finish(e->up);
 		free(e);
 		return NULL;
 	}
@@ -437,7 +436,7 @@ const char *engine_insn_class_name(enum engine_insn_class cls)
 }
 
 
-/* --- slots and the background detacher ---------------------------------- */
+/* --- slots and the removal of uprobes ----------------------------------- */
 
 static bool is_calibration(uint32_t probe)
 {
@@ -457,48 +456,16 @@ int engine_probes_available(const struct engine *e)
 	return ENGINE_USER_PROBES - user_probes_attached(e);
 }
 
-static void *detacher_main(void *arg)
+/* Removes the uprobes of these link fds (-1: none) in the background. */
+static void remove_uprobes(struct engine *e, const int *fds, size_t n)
 {
-	struct detacher *d = arg;
-	pthread_mutex_lock(&d->mu);
-	for (;;) {
-		while (d->n == 0 && !d->quit)
-			pthread_cond_wait(&d->wake, &d->mu);
-		if (d->n == 0)
-			break;
-		struct bpf_link *link = d->queue[d->head++];
-		d->n--;
-		pthread_mutex_unlock(&d->mu);
-		bpf_link__destroy(link);
-		pthread_mutex_lock(&d->mu);
-	}
-	pthread_mutex_unlock(&d->mu);
-	return NULL;
-}
-
-/* Hands links to the detacher thread (destroys them here when no thread
- * can be started). */
-static void detach_links(struct engine *e, struct bpf_link **links, size_t n)
-{
-	struct detacher *d = &e->det;
-	pthread_mutex_lock(&d->mu);
-	if (!d->started && pthread_create(&d->thread, NULL, detacher_main, d) == 0)
-		d->started = true;
-	if (!d->started) {
-		pthread_mutex_unlock(&d->mu);
-		for (size_t i = 0; i < n; i++)
-			bpf_link__destroy(links[i]);
-		return;
-	}
-	if (d->head > 0) { /* what was taken off the front makes room */
-		memmove(d->queue, d->queue + d->head, d->n * sizeof(*d->queue));
-		d->head = 0;
-	}
-	grow_array((void **)&d->queue, &d->cap, d->n + n, sizeof(*d->queue));
-	memcpy(d->queue + d->n, links, n * sizeof(*links));
-	d->n += n;
-	pthread_cond_signal(&d->wake);
-	pthread_mutex_unlock(&d->mu);
+	int *given = xcalloc(n + 1, sizeof(*given));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			given[k++] = fds[i];
+	uprobes_remove(e->up, given, k);
+	free(given);
 }
 
 /* The lowest free slot, or -1. */
@@ -545,7 +512,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
 	if (deliver) /* while its records still name the probe */
 		ring_buffer__consume(e->rb);
-	struct bpf_link **links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	size_t n = 0, kept = 0;
 	for (size_t i = 0; i < e->nspans; i++) {
 		if (e->spans[i].slot == slot) {
@@ -558,7 +525,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	e->nspans = kept;
 	clear_slot_counts(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
-	detach_links(e, links, n);
+	remove_uprobes(e, links, n);
 	free(links);
 }
 
@@ -633,32 +600,31 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 	}
 	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
-	LIBBPF_OPTS(bpf_uprobe_opts, enter_opts, .bpf_cookie = cookie, .retprobe = false);
-	LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie, .retprobe = true);
-	struct span_attachment a = {.probe = probe, .slot = slot};
+	struct span_attachment a = {.probe = probe, .slot = slot, .enter = -1, .exit = -1};
+	char why[256];
 	/* The return probe first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
 	 * instead of staying "in flight" forever. */
-	a.exit = bpf_program__attach_uprobe_opts(e->skel->progs.span_exit, pid, binary,
-						 (size_t)file_offset, &exit_opts);
-	if (!a.exit)
+	a.exit = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_exit), binary,
+				file_offset, pid, true, cookie, why, sizeof(why));
+	if (a.exit < 0)
 		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
-			 binary, (unsigned long long)file_offset, strerror(errno));
-	if (a.exit) {
-		a.enter = bpf_program__attach_uprobe_opts(e->skel->progs.span_enter, pid, binary,
-							  (size_t)file_offset, &enter_opts);
-		if (!a.enter)
+			 binary, (unsigned long long)file_offset, why);
+	if (a.exit >= 0) {
+		a.enter = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_enter), binary,
+					 file_offset, pid, false, cookie, why, sizeof(why));
+		if (a.enter < 0)
 			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
-				 binary, (unsigned long long)file_offset, strerror(errno));
+				 binary, (unsigned long long)file_offset, why);
 	}
-	if (a.enter && set_probe_config(e, slot, true)) {
+	bool ok = a.enter >= 0;
+	if (ok && set_probe_config(e, slot, true)) {
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
-		bpf_link__destroy(a.enter);
-		a.enter = NULL;
+		ok = false;
 	}
-	if (!a.enter) {
-		struct bpf_link *links[1] = {a.exit};
-		detach_links(e, links, a.exit ? 1 : 0);
+	if (!ok) {
+		int links[2] = {a.enter, a.exit};
+		remove_uprobes(e, links, 2);
 		return -1;
 	}
 	e->slot_probe[slot] = probe;
@@ -880,22 +846,19 @@ void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
-	/* The detacher finishes what was queued (the kernel's time, off no one's
-	 * loop by now), then the probes still attached go. */
-	pthread_mutex_lock(&e->det.mu);
-	e->det.quit = true;
-	pthread_cond_signal(&e->det.wake);
-	bool joined = e->det.started;
-	pthread_mutex_unlock(&e->det.mu);
-	if (joined)
-		pthread_join(e->det.thread, NULL);
-	free(e->det.queue);
 	free(e->recbuf);
 	engine_stop(e);
+	/* The probes still attached go the way of every detach, and sonde
+	 * waits until the kernel has removed them all (the programs they run
+	 * must outlive them). */
+	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	for (size_t i = 0; i < e->nspans; i++) {
-		bpf_link__destroy(e->spans[i].enter);
-		bpf_link__destroy(e->spans[i].exit);
+		links[2 * i] = e->spans[i].enter;
+		links[2 * i + 1] = e->spans[i].exit;
 	}
+	remove_uprobes(e, links, 2 * e->nspans);
+	free(links);
+	uprobes_finish(e->up);
 	free(e->spans);
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);

@@ -124,8 +124,9 @@ int engine_probes_available(const struct engine *e);
 /* Detaches every attachment of a probe; its histogram and totals are
  * cleared (read them first). Returns at once: the records of its calls
  * already in the ring buffer are delivered first, and the kernel's removal
- * of the uprobes (~0.2 s each) happens on a background thread, which
- * engine_close waits for. engine_discard_span does the same but drops the
+ * of the uprobes (~0.2 s each) happens in the background, in a helper
+ * process no signal to sonde can interrupt (uprobes.h); engine_close
+ * waits for it. engine_discard_span does the same but drops the
  * records not yet delivered (a probe being taken back before its caller
  * knew it). */
 void engine_detach_span(struct engine *e, uint32_t probe);
@@ -225,6 +226,9 @@ void engine_detach_fd(struct bpf_link *link);
 /* Sums the kernel-side drop counters. */
 void engine_get_stats(struct engine *e, struct engine_stats *out);
 
+/* Stops everything and removes every probe, waiting until the kernel has
+ * (uprobes.h: a signal to sonde meanwhile, even SIGKILL, cannot leave a
+ * uprobe half-removed). */
 void engine_close(struct engine *e);
 
 #endif

@@ -59,18 +59,8 @@ static uint64_t pair_key(uint32_t a, uint32_t b)
 
 static const char *libtype_of(enum frame_kind kind)
 {
-	switch (kind) {
-	case FRAME_USER:
-		return "user";
-	case FRAME_KERNEL:
-		return "kernel";
-	case FRAME_INLINED:
-		return "inlined";
-	case FRAME_JIT:
-		return "jit";
-	default:
-		return ""; /* process names, unresolved frames */
-	}
+	/* Process names and unresolved frames have no libtype. */
+	return kind <= FRAME_JIT ? frames_kind_name(kind) : "";
 }
 
 struct wnode {

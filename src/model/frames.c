@@ -81,6 +81,27 @@ size_t frames_count(const struct frame_table *t)
 	return t->n - 1;
 }
 
+const char *frames_kind_name(enum frame_kind kind)
+{
+	switch (kind) {
+	case FRAME_USER:
+		return "user";
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_INLINED:
+		return "inlined";
+	case FRAME_JIT:
+		return "jit";
+	case FRAME_PROCESS:
+		return "process";
+	case FRAME_UNKNOWN:
+		return "unknown";
+	case FRAME_OVERHEAD:
+		return "sonde";
+	}
+	return "user";
+}
+
 const char *frames_kind_suffix(enum frame_kind kind)
 {
 	switch (kind) {

@@ -41,6 +41,10 @@ size_t frames_count(const struct frame_table *t);
 /* The folded-stack annotation for a kind: "_[k]", "_[i]", "_[j]" or "". */
 const char *frames_kind_suffix(enum frame_kind kind);
 
+/* The kind as a word: user, kernel, inlined, jit, process, unknown, sonde
+ * (nflxprofile's libtype and the web API use these). */
+const char *frames_kind_name(enum frame_kind kind);
+
 /* Interns a string in the table's string pool (for callers that keep
  * names next to frames). Returns NULL only when out of memory. */
 const char *frames_strdup(struct frame_table *t, const char *s);

@@ -810,9 +810,7 @@ static size_t modes_main(const struct latency_modes *m)
 	return best;
 }
 
-/* The largest-share mode above `main`; SIZE_MAX when there is none. */
-/* The slow mode: the largest-share mode clearly slower than the main one.
- * A mode within SLOW_MIN_RATIO of the main mode's location is its shoulder
+/* A mode within SLOW_MIN_RATIO of the main mode's location is its shoulder
  * (e.g. the same work with a cache miss or a preemption), not "the slow
  * calls". */
 #define SLOW_MIN_RATIO 1.5
@@ -829,12 +827,16 @@ static size_t modes_main_cluster_end(const struct latency_modes *m, size_t main)
 	return end;
 }
 
-/* The slow mode: the largest beyond the main cluster. */
-static size_t modes_slow(const struct latency_modes *m, size_t cluster_end)
+/* A mode holding this many times the share of every mode above it is the
+ * slow mode whatever lies beyond it. */
+#define SLOW_SHARE_DOMINANCE 3.0
+
+/* The largest-share mode above valley `v` (between modes v and v + 1). */
+static size_t modes_largest_above(const struct latency_modes *m, size_t v)
 {
-	size_t best = SIZE_MAX;
-	for (size_t j = cluster_end + 1; j < m->nmodes; j++)
-		if (best == SIZE_MAX || m->modes[j].share > m->modes[best].share)
+	size_t best = v + 1;
+	for (size_t j = v + 2; j < m->nmodes; j++)
+		if (m->modes[j].share > m->modes[best].share)
 			best = j;
 	return best;
 }
@@ -864,26 +866,42 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 		return no_threshold(out, "unimodal: one mode at %s",
 				    duration_format(mm->ns, a, sizeof(a)));
 	size_t cluster_end = modes_main_cluster_end(out, main);
-	size_t slow = modes_slow(out, cluster_end);
-	if (slow == SIZE_MAX)
+	if (cluster_end + 1 >= out->nmodes)
 		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
 
-	/* Of the valleys between neighbouring modes from the main cluster's
-	 * last one to the slow one, take the deepest relative to its lower neighbouring peak
-	 * (prominence): a narrow dip beside a small extra mode must not beat the
-	 * gap before the slow mode, even when that gap is partly filled (calls
-	 * preempted on a busy machine). Ties go to the one nearest the main mode. */
+	/* The valleys that may hold the threshold: from the main cluster up
+	 * to the slow mode. The slow mode is the largest-share mode above the
+	 * cluster when it holds over SLOW_SHARE_DOMINANCE times the share of
+	 * every mode above it (a small far hump, e.g. slow calls that were
+	 * also preempted, is on the slow side). When modes above it hold
+	 * comparable shares, shares cannot tell which is the slow one: humps
+	 * of fast calls lengthened by interrupts or trap jitter (2-4x the
+	 * main mode, 1-2% of the calls each) can hold more calls than the
+	 * real slow mode (1%); then the farthest comparable mode bounds the
+	 * search and the clearest valley decides. */
+	size_t largest = modes_largest_above(out, cluster_end);
+	size_t last = largest;
+	for (size_t j = largest + 1; j < out->nmodes; j++)
+		if (SLOW_SHARE_DOMINANCE * out->modes[j].share >= out->modes[largest].share)
+			last = j;
+	/* Of those valleys, the deepest relative to its lower neighbouring
+	 * peak: a narrow dip beside a small extra mode must not beat the gap
+	 * before the slow mode, even when that gap is partly filled (calls
+	 * preempted on a busy machine). Valleys within VALLEY_TIE_SHARE of
+	 * each other (e.g. two empty gaps) tie, and the one nearest the main
+	 * mode wins: everything above the typical calls counts as slow. */
 	size_t best = cluster_end;
 	double best_ratio = INFINITY;
-	for (size_t j = cluster_end; j < slow; j++) {
+	for (size_t j = cluster_end; j < last; j++) {
 		double lower = fmin(k->f[p->peak[j]], k->f[p->peak[j + 1]]);
 		double ratio = lower > 0 ? k->f[p->valley[j]] / lower : 1.0;
-		if (ratio < best_ratio - 1e-9) {
+		if (ratio < best_ratio - VALLEY_TIE_SHARE) {
 			best_ratio = ratio;
 			best = j;
 		}
 	}
+	size_t slow = modes_largest_above(out, best);
 	/* Within it, the middle of the widest near-lowest stretch; "near" is
 	 * relative to the smaller peak, so a tall, narrow main mode's own tail
 	 * does not count as valley. */

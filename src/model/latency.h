@@ -156,16 +156,20 @@ struct latency_modes {
  * distribution does not make modes out of noise); insignificant modes merge
  * into a neighbour, least significant first (at most LATENCY_MAX_MODES
  * remain). In practice: a slow mode holding 2% of the calls is found from
- * about 1000 calls, one holding 1% from about 3000. The main mode is the one with the largest share
- * of calls, the slow mode the largest-share mode above it; the threshold is
- * the deepest point of the density between them (a flat valley, e.g. an
- * empty gap, gives its middle).
- *
- * With three or more modes, a mode between the main and the slow one lands
- * on the side of the shallower of its two valleys; when both are practically
- * as deep (within 0.5% of the main peak's height, e.g. both empty gaps), the
- * valley nearest the main mode wins, so everything above the typical calls
- * counts as slow.
+ * about 1000 calls, one holding 1% from about 3000. The main mode is the one
+ * with the largest share of calls; the modes after it each within 1.5x of
+ * the one before are its cluster (fast calls split by jitter or cache state).
+ * The search for the threshold runs from that cluster up to the
+ * largest-share mode above it when that mode holds over 3x the share of
+ * every mode above it (a small far hump stays on the slow side), else up to
+ * the farthest mode of comparable share (humps of fast calls lengthened by
+ * interrupts, 2-4x the main mode, can hold more calls than the real slow
+ * mode). Of the valleys in that range, the threshold goes in the deepest
+ * relative to its lower neighbouring peak (at the middle of its near-lowest
+ * stretch, e.g. of an empty gap). Valleys within 0.5% of each other in that
+ * depth (e.g. two empty gaps) tie, and the one nearest the main mode wins,
+ * so everything above the typical calls counts as slow. The slow mode
+ * reported is the largest-share mode above the threshold.
  *
  * `sorted` is ascending; durations of 0 count as 1 ns. Large inputs are
  * subsampled at evenly spaced ranks (at most 65536 values feed the density;

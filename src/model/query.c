@@ -73,16 +73,36 @@ void query_apply(const struct span_query *q, struct view *v)
 	v->threshold_ns = q->threshold_ns;
 }
 
+/* The threshold as asked for: "p95", "auto", "750us"; auto without a
+ * valley uses p95, and "auto" must never stand for that. */
+static void threshold_asked(const struct span_query *q, char *buf, size_t size)
+{
+	if (q->threshold.kind == THRESHOLD_AUTO && !q->modes.found)
+		snprintf(buf, size, "auto: no second mode; using p95");
+	else
+		threshold_format(&q->threshold, buf, size);
+}
+
+void query_diff_title(const struct span_query *q, const struct profile *p, char *buf, size_t size)
+{
+	char thr[32], th[64];
+	duration_format(q->threshold_ns, thr, sizeof(thr));
+	threshold_asked(q, th, sizeof(th));
+	if (q->threshold.kind == THRESHOLD_ABSOLUTE)
+		snprintf(buf, size, "Slow vs fast calls of %s (threshold %s)", p->probes[q->probe].name,
+			 thr);
+	else
+		snprintf(buf, size, "Slow vs fast calls of %s (threshold %s, %s)",
+			 p->probes[q->probe].name, thr, th);
+}
+
 void query_describe(const struct span_query *q, const struct profile *p, const struct view *v,
 		    char *buf, size_t size)
 {
 	const char *name = p->probes[q->probe].name;
 	char thr[64], th[64];
 	duration_format(q->threshold_ns, thr, sizeof(thr));
-	threshold_format(&q->threshold, th, sizeof(th));
-	/* auto without a valley uses p95: never let "auto" stand for that. */
-	if (q->threshold.kind == THRESHOLD_AUTO && !q->modes.found)
-		snprintf(th, sizeof(th), "auto: no second mode; using p95");
+	threshold_asked(q, th, sizeof(th));
 	switch (q->cls) {
 	case SPAN_SLOW:
 		snprintf(buf, size, "samples in slow calls of %s (> %s, %s: %zu of %zu calls)", name,

@@ -43,4 +43,9 @@ void query_apply(const struct span_query *q, struct view *v);
 void query_describe(const struct span_query *q, const struct profile *p, const struct view *v,
 		    char *buf, size_t size);
 
+/* The title of a slow-vs-fast comparison, e.g. "Slow vs fast calls of
+ * handle_request (threshold 2.05ms, p95)"; auto without a valley says
+ * "auto: no second mode; using p95" (as query_describe does). */
+void query_diff_title(const struct span_query *q, const struct profile *p, char *buf, size_t size);
+
 #endif

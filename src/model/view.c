@@ -58,21 +58,41 @@ enum view_decision view_decide(const struct view *v, const struct profile *p,
 		return VIEW_SKIP;
 	if (v->span_class == SPAN_IN)
 		return VIEW_TAKE; /* inside the call, record or not */
-	if (live && live->threshold_unknown)
+	bool band = v->span_class == SPAN_BAND || v->span_class == SPAN_NOT_BAND;
+	if (!band && live && live->threshold_unknown)
 		return VIEW_WAIT;
-	bool slow;
-	if (span >= 0)
-		slow = p->spans[span].duration_ns > v->threshold_ns;
-	else if (!live)
+	uint64_t duration;
+	if (span >= 0) {
+		duration = p->spans[span].duration_ns;
+	} else if (!live) {
 		return VIEW_SKIP; /* no record: its duration is unknown */
-	else if (live->now_ns > s->time_ns &&
-		 live->now_ns - s->time_ns > sat_add(v->threshold_ns, VIEW_RECORD_SLACK_NS))
-		/* No record of its end: the call was still running a delivery
-		 * slack ago, so it has run longer than the threshold by now. */
-		slow = true;
-	else
-		return VIEW_WAIT;
-	return slow == (v->span_class == SPAN_SLOW) ? VIEW_TAKE : VIEW_SKIP;
+	} else {
+		/* No record of its end: once the call was still running a
+		 * delivery slack after the threshold (the band's end), it has run
+		 * longer than that by now. */
+		uint64_t cutoff = band ? v->band_hi_ns : v->threshold_ns;
+		if (live->now_ns <= s->time_ns ||
+		    live->now_ns - s->time_ns <= sat_add(cutoff, VIEW_RECORD_SLACK_NS))
+			return VIEW_WAIT;
+		duration = sat_add(cutoff, 1);
+	}
+	bool takes;
+	switch (v->span_class) {
+	case SPAN_SLOW:
+		takes = duration > v->threshold_ns;
+		break;
+	case SPAN_FAST:
+		takes = duration <= v->threshold_ns;
+		break;
+	case SPAN_BAND:
+	case SPAN_NOT_BAND:
+		takes = (duration >= v->band_lo_ns && duration <= v->band_hi_ns) ==
+			(v->span_class == SPAN_BAND);
+		break;
+	default:
+		takes = true;
+	}
+	return takes ? VIEW_TAKE : VIEW_SKIP;
 }
 
 bool view_takes(const struct view *v, const struct profile *p, const struct sample *s)

@@ -14,7 +14,10 @@
  *       SPAN_ANY   none;
  *       SPAN_IN    taken inside a call of the probe;
  *       SPAN_SLOW  inside a call that lasted longer than threshold_ns;
- *       SPAN_FAST  inside a call that lasted threshold_ns or less.
+ *       SPAN_FAST  inside a call that lasted threshold_ns or less;
+ *       SPAN_BAND  inside a call that lasted from band_lo_ns to band_hi_ns
+ *                  (both included): a band brushed on a histogram;
+ *       SPAN_NOT_BAND  inside a call of the probe outside that band.
  *
  * Which call: a sample carries the calls in flight on its thread when it
  * was taken (outermost first); the outermost call of the probe decides
@@ -25,16 +28,17 @@
  * The rule for samples whose call has no record (the record was lost in a
  * full ring buffer, or the call was left by longjmp or an exception and
  * never returned): the sample was inside the call all the same, so SPAN_IN
- * takes it; its duration is unknown, so it is in neither SPAN_SLOW nor
- * SPAN_FAST. The report counts such samples (view_count_unknown).
+ * takes it; its duration is unknown, so it is in none of SPAN_SLOW,
+ * SPAN_FAST, SPAN_BAND and SPAN_NOT_BAND. The report counts such samples
+ * (view_count_unknown).
  *
  * Offline, a profile holds every record there will ever be (view_takes).
  * A live session decides samples while records are still on their way
  * (view_decide with a struct view_live): a sample whose call has no record
  * yet waits (VIEW_WAIT) until the record comes, or until the call surely
  * ran longer than the threshold: no record VIEW_RECORD_SLACK_NS after the
- * threshold has passed since the sample means the call was still running
- * then, so it is slow. (A live session cannot tell a lost record from a
+ * threshold (for a band: its upper end) has passed since the sample means
+ * the call was still running then, so it is slow (beyond the band). (A live session cannot tell a lost record from a
  * call still running; once the session has ended it has every record and
  * decides as offline.) */
 #ifndef SONDE_VIEW_H
@@ -53,6 +57,8 @@ enum span_class {
 	SPAN_IN,      /* inside any call of the probe */
 	SPAN_SLOW,    /* inside a call longer than threshold_ns */
 	SPAN_FAST,    /* inside a call not longer than threshold_ns */
+	SPAN_BAND,    /* inside a call lasting band_lo_ns..band_hi_ns */
+	SPAN_NOT_BAND, /* inside a call of the probe outside that band */
 };
 
 /* Which samples a view takes. Zero-initialised = every sample but sonde's
@@ -66,6 +72,7 @@ struct view {
 	enum span_class span_class;
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
+	uint64_t band_lo_ns, band_hi_ns; /* for SPAN_BAND / SPAN_NOT_BAND, inclusive */
 	bool show_overhead;        /* keep samples of "[sonde]" */
 	/* Samples for which this returns true are left out (e.g. idle samples,
 	 * as FlameScope leaves them out of range views). */
@@ -86,7 +93,8 @@ enum view_decision {
 /* What a live session knows when it decides. */
 struct view_live {
 	uint64_t now_ns;        /* CLOCK_MONOTONIC */
-	bool threshold_unknown; /* SPAN_SLOW/FAST: no threshold yet: wait */
+	bool threshold_unknown; /* SPAN_SLOW/FAST: no threshold yet: wait (bands
+				 * need none) */
 };
 
 /* Decides a sample. `live` NULL: the profile holds every record (a

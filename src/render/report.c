@@ -330,9 +330,9 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 			fprintf(out, "; auto threshold %s\n",
 				duration_format(ps.modes.threshold_ns, b[0], 32));
 		else
-			fprintf(out, "%sno second mode (%s); auto uses p95 = %s\n",
-				ps.modes.nmodes ? "; " : " ", ps.modes.reason,
-				duration_format(ps.st.p95_ns, b[0], 32));
+			fprintf(out, "%sauto: no second mode; using p95 = %s (%s)\n",
+				ps.modes.nmodes ? "; " : " ", duration_format(ps.st.p95_ns, b[0], 32),
+				ps.modes.reason);
 	}
 }
 

@@ -317,17 +317,17 @@ static bool send_all(int fd, const char *buf, size_t len, uint64_t stall_ms, uin
 	return true;
 }
 
-/* Sends the answer (see ctl.h) and closes. text is NUL-terminated; a
- * success's text gets a final newline, an error's loses it. data is one
- * JSON value (dlen 0: none). */
-static void answer(struct ctl_client *c, bool ok, char *text, size_t len, const char *data,
-		   size_t dlen)
+/* The answer (see ctl.h) as one malloc'd string with its final newline.
+ * text is NUL-terminated; a success's text gets a final newline, an error's
+ * loses it. data is one JSON value (dlen 0: none). NULL when out of memory. */
+static char *answer_build(bool ok, char *text, size_t len, const char *data, size_t dlen,
+			  size_t *mlenp)
 {
 	char *msg = NULL;
 	size_t mlen = 0;
 	FILE *f = open_memstream(&msg, &mlen);
 	if (!f)
-		return; /* no memory for it: the client sees the connection close */
+		return NULL;
 	if (ok) {
 		fputs("{\"ok\":true,\"text\":", f);
 		char *t = len > 0 && text[len - 1] != '\n' ? xasprintf("%s\n", text) : NULL;
@@ -344,14 +344,16 @@ static void answer(struct ctl_client *c, bool ok, char *text, size_t len, const 
 		fwrite(data, 1, dlen, f);
 	}
 	fputs("}\n", f);
-	if (fclose(f) == 0)
-		send_all(c->fd, msg, mlen, CTL_WRITE_STALL_MS, CTL_WRITE_TOTAL_MS);
-	free(msg);
+	if (fclose(f) != 0) {
+		free(msg);
+		return NULL;
+	}
+	*mlenp = mlen;
+	return msg;
 }
 
-static void answer_error(struct ctl_client *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void answer_error(struct ctl_client *c, const char *fmt, ...)
+static char *answer_error(size_t *mlen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *answer_error(size_t *mlen, const char *fmt, ...)
 {
 	char text[512];
 	va_list ap;
@@ -362,23 +364,23 @@ static void answer_error(struct ctl_client *c, const char *fmt, ...)
 		n = 0;
 	if ((size_t)n >= sizeof(text))
 		n = sizeof(text) - 1;
-	answer(c, false, text, (size_t)n, NULL, 0);
+	return answer_build(false, text, (size_t)n, NULL, 0, mlen);
 }
 
-static void run_request(struct ctl_client *c, size_t linelen, ctl_handler_fn fn, void *arg)
+char *ctl_answer(ctl_handler_fn fn, void *arg, const char *line, size_t linelen, size_t *mlen,
+		 bool *ok)
 {
-	char *line = c->buf;
+	*ok = false;
 	if (linelen > 0 && line[linelen - 1] == '\r')
 		linelen--;
-	line[linelen] = 0;
-	if (linelen > COMMAND_LINE_MAX) {
-		answer_error(c, "command line too long: at most %d bytes", COMMAND_LINE_MAX);
-		return;
-	}
-	if (memchr(line, 0, linelen)) {
-		answer_error(c, "command line holds a NUL byte");
-		return;
-	}
+	if (linelen > COMMAND_LINE_MAX)
+		return answer_error(mlen, "command line too long: at most %d bytes",
+				    COMMAND_LINE_MAX);
+	if (memchr(line, 0, linelen))
+		return answer_error(mlen, "command line holds a NUL byte");
+	char *copy = xmalloc(linelen + 1);
+	memcpy(copy, line, linelen);
+	copy[linelen] = 0;
 	char *text = NULL, *data = NULL;
 	size_t len = 0, dlen = 0;
 	FILE *out = open_memstream(&text, &len);
@@ -387,21 +389,40 @@ static void run_request(struct ctl_client *c, size_t linelen, ctl_handler_fn fn,
 		if (out)
 			fclose(out);
 		free(text);
-		answer_error(c, "cannot run the command: %s", strerror(errno));
-		return;
+		free(copy);
+		return answer_error(mlen, "cannot run the command: %s", strerror(errno));
 	}
-	int rc = fn(arg, line, out, dout);
+	int rc = fn(arg, copy, out, dout);
+	free(copy);
 	bool closed = fclose(out) == 0;
 	closed = fclose(dout) == 0 && closed;
+	char *msg;
 	if (!closed) {
-		free(text);
-		free(data);
-		answer_error(c, "cannot run the command: out of memory for its answer");
-		return;
+		msg = answer_error(mlen, "cannot run the command: out of memory for its answer");
+	} else {
+		msg = answer_build(rc == 0, text, len, data, dlen, mlen);
+		*ok = msg && rc == 0;
 	}
-	answer(c, rc == 0, text, len, data, dlen);
 	free(text);
 	free(data);
+	return msg;
+}
+
+/* Sends an answer (NULL: none could be built; the client sees the
+ * connection close) and frees it. */
+static void answer_send(struct ctl_client *c, char *msg, size_t mlen)
+{
+	if (msg)
+		send_all(c->fd, msg, mlen, CTL_WRITE_STALL_MS, CTL_WRITE_TOTAL_MS);
+	free(msg);
+}
+
+static void run_request(struct ctl_client *c, size_t linelen, ctl_handler_fn fn, void *arg)
+{
+	size_t mlen = 0;
+	bool ok;
+	char *msg = ctl_answer(fn, arg, c->buf, linelen, &mlen, &ok);
+	answer_send(c, msg, mlen);
 }
 
 static bool peer_allowed(int fd)
@@ -427,7 +448,10 @@ static void accept_clients(struct ctl_server *s)
 		c->start_ms = now_ms();
 		c->len = 0;
 		if (!peer_allowed(fd)) {
-			answer_error(c, "permission denied: only the session's owner can steer it");
+			size_t mlen = 0;
+			char *msg = answer_error(&mlen, "permission denied: only the session's "
+							"owner can steer it");
+			answer_send(c, msg, mlen);
 			close(fd);
 			free(c);
 			continue;
@@ -464,8 +488,11 @@ static bool service_client(struct ctl_client *c, ctl_handler_fn fn, void *arg, u
 			break;
 		return true; /* connection error: nobody to answer */
 	}
+	size_t mlen = 0;
 	if (c->len == sizeof(c->buf)) {
-		answer_error(c, "command line too long: at most %d bytes", COMMAND_LINE_MAX);
+		char *msg = answer_error(&mlen, "command line too long: at most %d bytes",
+					 COMMAND_LINE_MAX);
+		answer_send(c, msg, mlen);
 		return true;
 	}
 	if (eof) {
@@ -477,10 +504,11 @@ static bool service_client(struct ctl_client *c, ctl_handler_fn fn, void *arg, u
 		return true;
 	}
 	if (now - c->start_ms >= CTL_CLIENT_TIMEOUT_MS) {
-		answer_error(c,
-			     "timed out: no complete command line within %d ms (send one line "
-			     "ending in a newline)",
-			     CTL_CLIENT_TIMEOUT_MS);
+		char *msg = answer_error(&mlen,
+					 "timed out: no complete command line within %d ms (send "
+					 "one line ending in a newline)",
+					 CTL_CLIENT_TIMEOUT_MS);
+		answer_send(c, msg, mlen);
 		return true;
 	}
 	return false;

@@ -42,6 +42,15 @@
  * none). Returns 0, or -1 when the command failed ("ok":false). */
 typedef int (*ctl_handler_fn)(void *arg, const char *line, FILE *out, FILE *data);
 
+/* Runs one command line (linelen bytes, no line ending needed) through fn
+ * and returns the answer described above: one JSON object and its "\n",
+ * malloc'd, with its length in *len and whether it was "ok":true in *ok. Too
+ * long a line or one holding a NUL byte is answered with an error without
+ * running fn. What the control socket sends, and the web server too. NULL
+ * only when out of memory. */
+char *ctl_answer(ctl_handler_fn fn, void *arg, const char *line, size_t linelen, size_t *len,
+		 bool *ok);
+
 /* The session directory (created if missing, checked as above). Returns 0
  * with the path in buf, or -1 with one line in err. */
 int ctl_session_dir(char *buf, size_t size, char *err, size_t errlen);

@@ -67,6 +67,7 @@ struct live {
 	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
 	size_t npending, pending_cap;
 	uint64_t undecided;  /* samples whose call never ended while held */
+	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
 	struct hashmap joins; /* span id -> struct join * */
 	uint64_t joins_dropped;
 	struct probe_state probes[SESSION_MAX_PROBES];
@@ -517,6 +518,7 @@ static void trim(struct live *l, uint64_t now)
 	size_t spans_before = l->p->nspans;
 	profile_trim(l->p, drop, cutoff, l->o.max_spans);
 	size_t spans_removed = spans_before - l->p->nspans;
+	l->calls_trimmed += spans_removed;
 	l->cursor -= drop;
 	for (size_t i = 0; i < l->npending; i++)
 		l->pending[i] -= (uint32_t)drop;
@@ -688,7 +690,7 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 		threshold_format(&l->view_threshold, th, sizeof(th));
 		if (l->view_threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
 		    l->view_auto_fallback)
-			snprintf(th, sizeof(th), "auto (no second mode; using p95)");
+			snprintf(th, sizeof(th), "auto (no second mode; using p95)"); /* LIVE_AUTO_FALLBACK, in a view line */
 		if (l->threshold_known)
 			duration_format(l->view.threshold_ns, val, sizeof(val));
 		else
@@ -696,6 +698,13 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 		snprintf(buf, size, "%s %s %s %s (%s)",
 			 l->view.span_class == SPAN_SLOW ? "slow" : "fast", name,
 			 l->view.span_class == SPAN_SLOW ? ">" : "<=", th, val);
+		break;
+	case SPAN_BAND:
+	case SPAN_NOT_BAND: /* live_band_build's views, never the session's */
+		duration_format(l->view.band_lo_ns, th, sizeof(th));
+		duration_format(l->view.band_hi_ns, val, sizeof(val));
+		snprintf(buf, size, "%s %s %s..%s", l->view.span_class == SPAN_BAND ? "in" : "outside",
+			 name, th, val);
 		break;
 	}
 }
@@ -924,12 +933,18 @@ static int do_save(struct live *l, const char *path, FILE *out)
 	recording_image_free(img);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
 		l->p->nsamples, l->p->nspans, held_seconds(l), path);
+	/* Calls the kernel counted without a record in the file: most never
+	 * needed one (no sample landed in them, not slow); the others were
+	 * held and let go (older than --keep, beyond --keep-calls). */
 	uint64_t missing = profile_meta_u64(l->p, "calls_not_kept");
+	uint64_t trimmed = l->calls_trimmed < missing ? l->calls_trimmed : missing;
 	if (missing)
 		fprintf(out,
-			"%llu calls the kernel counted are not in it (older than the %.0f s held, "
-			"or beyond --keep-calls); their counts are in its histograms\n",
-			(unsigned long long)missing, held_seconds(l));
+			"%llu calls the kernel counted are not in it: %llu needed no record (no "
+			"sample in them, not slow), %llu were older than the %.0f s held or beyond "
+			"--keep-calls; their counts are in its histograms\n",
+			(unsigned long long)missing, (unsigned long long)(missing - trimmed),
+			(unsigned long long)trimmed, held_seconds(l));
 	return 0;
 }
 
@@ -1220,11 +1235,15 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		size_t a, b;
 		probe_slice(&cw, (uint32_t)i, &a, &b);
 		double total = 0;
+		pv->buckets = b > a ? xcalloc(b - a, sizeof(*pv->buckets)) : NULL;
 		for (size_t k = a; k < b; k++) {
 			total += cw.weight[k];
 			uint64_t lo, hi;
 			fine_bounds(cw.stack[k] & ((1u << FINE_BITS) - 1), &lo, &hi);
 			latency_hist_add(&pv->hist, lo, (uint64_t)llround(cw.weight[k]));
+			if (cw.weight[k] > 0)
+				pv->buckets[pv->nbuckets++] =
+					(struct live_bucket){lo, hi, cw.weight[k]};
 		}
 		pv->calls = total;
 		pv->calls_per_s = l->o.ewma ? total * rate_base : span_s >= 1 ? total / span_s : total;
@@ -1238,6 +1257,10 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
+		pv->slow_auto_fallback = (l->view.span_class == SPAN_SLOW ||
+					  l->view.span_class == SPAN_FAST) &&
+					 i == l->view.probe && l->threshold_known &&
+					 l->view_threshold.kind == THRESHOLD_AUTO && l->view_auto_fallback;
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
@@ -1388,4 +1411,88 @@ struct live_view *live_view_build(struct live *l, size_t hot_max)
 	fill_probes(l, v, now);
 	fill_status(l, &v->status, now);
 	return v;
+}
+
+/* --- bands: the samples inside calls of one duration band ----------------------------- */
+
+void live_band_free(struct live_band *b)
+{
+	if (!b)
+		return;
+	flame_free(b->in);
+	flame_free(b->out);
+	free(b);
+}
+
+struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo_ns,
+				  uint64_t hi_ns, char *err, size_t errlen)
+{
+	if (lo_ns > hi_ns) {
+		errbuf_set(err, errlen, "empty band: its lower end is above its upper end");
+		return NULL;
+	}
+	int id = profile_probe_find(l->p, probe);
+	for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
+		int colon = probes_split(l->p->probes[i].name);
+		if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, probe) == 0)
+			id = (int)i;
+	}
+	if (id < 0) {
+		errbuf_set(err, errlen, "'%s' is not traced: trace it first", probe);
+		return NULL;
+	}
+	struct live_band *b = xcalloc(1, sizeof(*b));
+	b->in = flame_new(l->p->frames);
+	b->out = flame_new(l->p->frames);
+	uint64_t now = view_time(l);
+	/* The view's filters, with the band as its span condition. */
+	struct view in = l->view;
+	in.span_class = SPAN_BAND;
+	in.probe = (uint32_t)id;
+	in.band_lo_ns = lo_ns;
+	in.band_hi_ns = hi_ns;
+	struct view out = in;
+	out.span_class = SPAN_NOT_BAND;
+	uint64_t from = 0;
+	if (!l->o.ewma) {
+		/* The sliding window's seconds: whole seconds up to now. */
+		uint64_t span = (uint64_t)(l->o.window_s * 1e9);
+		from = now > span ? now - span : 0;
+	}
+	struct view_live known = {.now_ns = now};
+	const struct view_live *live = l->frozen_ns ? NULL : &known;
+	uint32_t frames[SONDE_MAX_STACK * 4 + 1];
+	for (size_t i = 0; i < l->cursor; i++) {
+		const struct sample *s = &l->p->samples[i];
+		if (s->time_ns < from)
+			continue;
+		enum view_decision din = view_decide(&in, l->p, s, live);
+		enum view_decision dout = view_decide(&out, l->p, s, live);
+		if (din == VIEW_WAIT || dout == VIEW_WAIT) {
+			b->samples_waiting += s->weight;
+			continue;
+		}
+		if (din != VIEW_TAKE && dout != VIEW_TAKE)
+			continue;
+		uint32_t stack = l->by_process ? rooted_stack(l, s) : s->stack;
+		size_t n = profile_stack_frames(l->p, stack, frames, sizeof(frames) / sizeof(*frames));
+		if (n > sizeof(frames) / sizeof(*frames))
+			n = sizeof(frames) / sizeof(*frames);
+		flame_add(din == VIEW_TAKE ? b->in : b->out, frames, n, s->weight);
+	}
+	/* Calls in and outside the band, at the histogram's resolution: a
+	 * bucket counts as in when its middle is. */
+	struct stack_weights cw = {0};
+	read_calls(l, now, &cw);
+	size_t a, z;
+	probe_slice(&cw, (uint32_t)id, &a, &z);
+	for (size_t k = a; k < z; k++) {
+		uint64_t mid = fine_mid(cw.stack[k] & ((1u << FINE_BITS) - 1));
+		if (mid >= lo_ns && mid <= hi_ns)
+			b->calls_in += cw.weight[k];
+		else
+			b->calls_out += cw.weight[k];
+	}
+	stack_weights_free(&cw);
+	return b;
 }

@@ -93,6 +93,25 @@ int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data);
 int live_rescue_unsaved(struct live *l, char *msg, size_t msglen);
 int live_exec_command(struct live *l, const struct command *c, FILE *out);
 
+/* The samples inside calls of one probe whose duration lies in a band (a
+ * range brushed on its histogram), and those inside its other calls: two
+ * flame trees, for a diff. The samples are the raw ones held in the window
+ * (the last window_s seconds; all that is held for an EWMA window, not
+ * decayed), with the view's filters; a sample whose call has not reported
+ * its end yet is counted as waiting (view.h decides it as soon as it can). */
+struct live_band {
+	struct flame_tree *in, *out; /* frames: the session's profile's */
+	double calls_in, calls_out;  /* the window's calls in and outside the band,
+				      * by the histogram's buckets (16 per octave) */
+	uint64_t samples_waiting;
+};
+
+/* probe: a traced function, as `slow` names it. Returns NULL with err when
+ * the probe is not traced or the band is empty. */
+struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo_ns,
+				  uint64_t hi_ns, char *err, size_t errlen);
+void live_band_free(struct live_band *b);
+
 /* A snapshot of the current view (hot functions: at most hot_max). */
 struct live_view *live_view_build(struct live *l, size_t hot_max);
 

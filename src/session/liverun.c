@@ -26,6 +26,11 @@ struct loop *liverun_loop(struct liverun *r)
 	return r->loop;
 }
 
+bool liverun_ended(const struct liverun *r)
+{
+	return session_ended(r->s);
+}
+
 const char *liverun_ctl_path(const struct liverun *r)
 {
 	return r->ctl ? ctl_server_path(r->ctl) : NULL;
@@ -41,6 +46,11 @@ static int ctl_exec(void *arg, const char *line, FILE *out, FILE *data)
 {
 	struct liverun *r = arg;
 	return live_exec_data(r->live, line, out, data);
+}
+
+char *liverun_answer(struct liverun *r, const char *line, size_t linelen, size_t *len, bool *ok)
+{
+	return ctl_answer(ctl_exec, r, line, linelen, len, ok);
 }
 
 /* After the session took in the ring buffer: the live state takes in what

@@ -44,12 +44,22 @@ void liverun_free(struct liverun *r);
 struct live *liverun_live(struct liverun *r);
 struct loop *liverun_loop(struct liverun *r);
 
+/* The session has ended (targets exited, -d, or a signal), its last
+ * records taken in; with stay_after_exit the display stays on them. */
+bool liverun_ended(const struct liverun *r);
+
 /* The control socket's path, or NULL when there is none. */
 const char *liverun_ctl_path(const struct liverun *r);
 
 /* Runs one command line (live_exec): the answer text to out. For commands
  * given at the start and typed at a frontend's prompt. Returns 0 or -1. */
 int liverun_exec(struct liverun *r, const char *line, FILE *out);
+
+/* Runs one command line as the control socket does and returns its JSON
+ * answer (ctl_answer in ctl.h: malloc'd, *len bytes, *ok when it
+ * succeeded): for frontends that speak the control socket's answers, such
+ * as the web server's API. NULL only when out of memory. */
+char *liverun_answer(struct liverun *r, const char *line, size_t linelen, size_t *len, bool *ok);
 
 /* The frontend's display: show(arg) draws or prints the current data
  * (liverun_live), every interval(arg) seconds (asked again after each

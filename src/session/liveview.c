@@ -25,8 +25,10 @@ void live_view_free(struct live_view *v)
 		flame_free(v->flame);
 	free(v->hot);
 	free(v->lines);
-	for (size_t i = 0; i < v->nprobes; i++)
+	for (size_t i = 0; i < v->nprobes; i++) {
 		free((char *)v->probes[i].name);
+		free(v->probes[i].buckets);
+	}
 	free(v->probes);
 	free(v);
 }
@@ -335,8 +337,9 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 	else
 		fprintf(out, "  latency:  no calls in this window\n");
 	if (p->slow_threshold_ns)
-		fprintf(out, "  slow:     slower than %s\n",
-			duration_format(p->slow_threshold_ns, a, sizeof(a)));
+		fprintf(out, "  slow:     slower than %s%s\n",
+			duration_format(p->slow_threshold_ns, a, sizeof(a)),
+			p->slow_auto_fallback ? " (" LIVE_AUTO_FALLBACK ")" : "");
 	else
 		fprintf(out, "  slow:     no threshold yet (no calls in the window)\n");
 	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
@@ -417,7 +420,20 @@ static void write_probe_json(FILE *out, const struct live_probe_view *p)
 		fputs("null", out);
 	else
 		json_write_number(out, (double)p->slow_threshold_ns);
-	fputc('}', out);
+	json_member(out, "slow_threshold_note", false);
+	if (p->slow_auto_fallback)
+		json_write_string(out, LIVE_AUTO_FALLBACK);
+	else
+		fputs("null", out);
+	json_member(out, "buckets", false);
+	fputc('[', out);
+	for (size_t i = 0; i < p->nbuckets; i++) {
+		fprintf(out, "%s[%llu,%llu,", i ? "," : "", (unsigned long long)p->buckets[i].lo_ns,
+			(unsigned long long)p->buckets[i].hi_ns);
+		json_write_number(out, p->buckets[i].calls);
+		fputc(']', out);
+	}
+	fputs("]}", out);
 }
 
 void live_view_write_json(FILE *out, const struct live_view *v)

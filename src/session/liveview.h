@@ -48,6 +48,16 @@ struct live_slow_call {
 	uint32_t top_frame;   /* hottest function among those samples' leaves, 0 if none */
 };
 
+/* What every output that shows a threshold says when `auto` found no
+ * second mode and the p95 is in force. */
+#define LIVE_AUTO_FALLBACK "auto: no second mode; using p95"
+
+/* Calls in one log-linear bucket of durations (16 per octave). */
+struct live_bucket {
+	uint64_t lo_ns, hi_ns; /* [lo_ns, hi_ns) */
+	double calls;          /* in the window (decayed for EWMA) */
+};
+
 struct live_probe_view {
 	const char *name;        /* as users name it (function, or BINARY:FUNC); malloc'd,
 	                          * freed by live_view_free */
@@ -58,8 +68,13 @@ struct live_probe_view {
 	struct latency_hist hist; /* log2 counts over the window (rounded for EWMA) */
 	uint64_t total_calls;    /* every call since tracing began (in-kernel count) */
 	uint64_t slow_threshold_ns; /* what "slow" means for this probe now (see live.h) */
+	bool slow_auto_fallback; /* the view asked auto, which found no second mode:
+	                          * slow_threshold_ns is the p95, and outputs say so */
 	struct live_slow_call slow[LIVE_SLOW_KEEP]; /* newest first */
 	size_t nslow;
+	struct live_bucket *buckets; /* the window's calls by duration, ascending,
+				      * buckets that hold calls only */
+	size_t nbuckets;
 };
 
 struct live_status {
@@ -119,10 +134,14 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *    "drops_detail":S,"held_s":N,"memory_bytes":N,
  *    "probes":[{"name":S,"attached":B,"calls_in_window":N,"calls_per_s":N,
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
- *               "total_calls":N,"slow_threshold_ns":N|null}, ...]}
+ *               "total_calls":N,"slow_threshold_ns":N|null,
+ *               "slow_threshold_note":S|null,
+ *               "buckets":[[LO_NS,HI_NS,CALLS],...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
- * while no threshold is known. */
+ * while no threshold is known; slow_threshold_note is "auto: no second mode;
+ * using p95" when that is what the threshold is, else null; buckets are the
+ * probe's live_bucket list. */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

@@ -16,7 +16,7 @@
 
 #define LOOP_MAX_EVENTS 64
 
-static const int caught_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static const int caught_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 #define NCAUGHT (sizeof(caught_signals) / sizeof(caught_signals[0]))
 
 /* A watched fd. Events carry the serial, not the fd: an fd removed (and its
@@ -61,11 +61,14 @@ struct loop {
 
 /* The self-pipe's write end, for the signal handler. */
 static volatile int signal_pipe_w = -1;
+/* A caught signal whose callback has not run yet (loop_signal_pending). */
+static volatile sig_atomic_t signal_seen;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	int saved = errno;
+	signal_seen = 1;
 	char b = 1;
 	if (signal_pipe_w >= 0 && write(signal_pipe_w, &b, 1) < 0) {
 		/* Full: a byte already waits, which is all the loop needs. */
@@ -177,6 +180,7 @@ static void drain_signals(void *arg)
 	struct loop *lp = arg;
 	char buf[64];
 	bool any = false;
+	signal_seen = 0;
 	while (read(lp->sig_pipe[0], buf, sizeof(buf)) > 0)
 		any = true;
 	if (any && lp->sig_fn)
@@ -207,6 +211,11 @@ int loop_catch_signals(struct loop *lp, loop_fn fn, void *arg, char *err, size_t
 	lp->sig_fn = fn;
 	lp->sig_arg = arg;
 	return 0;
+}
+
+bool loop_signal_pending(const struct loop *lp)
+{
+	return lp && lp->sig_pipe[0] >= 0 && signal_seen;
 }
 
 void loop_stop(struct loop *lp)

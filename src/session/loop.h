@@ -6,8 +6,9 @@
  * sockets, a frontend's fds (the terminal's stdin, an HTTP server's sockets).
  * Timers (refreshes, the end of -d, the 10-a-second wake that takes in
  * calls the BPF side does not wake the reader for) set how long a wait may
- * last. SIGINT, SIGTERM and SIGHUP arrive through a self-pipe, so they are
- * handled in the loop, never in a signal handler.
+ * last. SIGINT, SIGTERM, SIGHUP and SIGPIPE arrive through a self-pipe, so
+ * they are handled in the loop, never in a signal handler (and never end
+ * the process while it attaches or removes probes: see engine/uprobes.h).
  *
  * One step: wait (until an fd is ready, a timer is due or a signal came),
  * then run the wake hooks (every wake, in the order they were added: the
@@ -63,10 +64,15 @@ void loop_timer_at(struct loop *lp, int id, uint64_t due_ns);
 
 void loop_timer_cancel(struct loop *lp, int id);
 
-/* SIGINT, SIGTERM and SIGHUP: from now on each runs fn(arg) in the loop
- * (at the next step) instead of ending the process. One loop at a time
- * catches them. Returns 0, or -1 with err. */
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE: from now on each runs fn(arg) in
+ * the loop (at the next step) instead of ending the process (a write to a
+ * closed pipe fails with EPIPE instead). One loop at a time catches them.
+ * Returns 0, or -1 with err. */
 int loop_catch_signals(struct loop *lp, loop_fn fn, void *arg, char *err, size_t errlen);
+
+/* True when a caught signal came and the loop has not run its callback yet:
+ * for work done before the loop runs (attaching probes) to stop early. */
+bool loop_signal_pending(const struct loop *lp);
 
 /* Makes loop_run return after the current step. */
 void loop_stop(struct loop *lp);

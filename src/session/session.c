@@ -17,6 +17,7 @@
 #include "drops.h"
 #include "hashmap.h"
 #include "latency.h"
+#include "perfmap.h"
 #include "printable.h"
 #include "probes.h"
 #include "procmaps.h"
@@ -300,6 +301,16 @@ static int probe_at(const struct session *s, const struct probe_target *t)
 	return -1;
 }
 
+/* True (with err) when a signal came while probes were being attached: the
+ * session then ends without attaching more. */
+static bool interrupted(const struct session *s, char *err, size_t errlen)
+{
+	if (!loop_signal_pending(s->loop))
+		return false;
+	errbuf_set(err, errlen, "interrupted by a signal while attaching probes");
+	return true;
+}
+
 /* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
  * of the probe left attached. */
 static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
@@ -403,6 +414,10 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 	for (; attached < n; attached++) {
 		if (!fresh[attached])
 			continue;
+		if (interrupted(s, why, sizeof(why))) {
+			snprintf(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
 		if (attach_uprobes(s, (uint32_t)ids[attached], &t[attached], why, sizeof(why))) {
 			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
@@ -877,11 +892,7 @@ static void on_signal(void *arg)
 
 static int setup_loop(struct session *s, char *err, size_t errlen)
 {
-	s->loop = loop_new(err, errlen);
-	if (!s->loop)
-		return -1;
-	if (loop_catch_signals(s->loop, on_signal, s, err, errlen) ||
-	    loop_add_fd(s->loop, engine_ring_fd(s->eng), NULL, NULL, err, errlen))
+	if (loop_add_fd(s->loop, engine_ring_fd(s->eng), NULL, NULL, err, errlen))
 		return -1;
 	loop_on_wake(s->loop, on_wake, s);
 	s->wake_timer = loop_timer_new(s->loop, on_wake_timer, s);
@@ -956,6 +967,14 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
 		goto fail;
+	/* Signals are caught from before the first probe is attached until the
+	 * last is removed (session_free): one whose default action ends the
+	 * process, arriving while the kernel attaches or removes a uprobe,
+	 * leaves it half-done (engine/uprobes.h). One that comes while probes
+	 * are attached stops the attaching. */
+	s->loop = loop_new(err, errlen);
+	if (!s->loop || loop_catch_signals(s->loop, on_signal, s, err, errlen))
+		goto fail;
 	s->eng = engine_open(&eo, err, errlen);
 	if (!s->eng)
 		goto fail;
@@ -968,7 +987,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (add_descendants(s, err, errlen))
 		goto fail;
-	calibrate_session(s);
+	if (!interrupted(s, err, errlen))
+		calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
 		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, why, sizeof(why));
@@ -981,7 +1001,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		if (*why)
 			notef(o, "--trace %s: %s", o->traces[i], why);
 	}
-	if (setup_sampling_decisions(s, err, errlen))
+	if (interrupted(s, err, errlen) || setup_sampling_decisions(s, err, errlen))
 		goto fail;
 	if (engine_start(s->eng, err, errlen))
 		goto fail;
@@ -1088,6 +1108,12 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "stack_errors", cs.stack_errors);
 	set_meta_u64(p, "broken_stacks", cs.broken_stacks);
 	set_meta_u64(p, "broken_stack_frames", cs.broken_stack_frames);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	set_meta_u64(p, "jit_frames", ss.jit_frames);
+	set_meta_u64(p, "jit_map_lines", ss.jit_map_lines);
+	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
+	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
 	/* sonde's own cost: what calibration found BPF cannot time, and the
 	 * samples that landed in sonde's own machinery. */
@@ -1267,6 +1293,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	struct symbols_stats ss;
+	symbols_get_stats(s->syms, &ss);
+	if (ss.jit_map_bad_lines)
+		fprintf(out, "; perf maps: %llu bad lines skipped (not START SIZE NAME)",
+			(unsigned long long)ss.jit_map_bad_lines);
+	if (ss.jit_map_skipped_bytes)
+		fprintf(out, "; perf maps: %llu bytes past the first %llu MiB not read",
+			(unsigned long long)ss.jit_map_skipped_bytes,
+			(unsigned long long)(PERFMAP_MAX_BYTES >> 20));
 	fputc('\n', out);
 	if (s->o->cmd && target_cmd_exited(&s->cmd) && WIFEXITED(s->cmd.wait_status) &&
 	    WEXITSTATUS(s->cmd.wait_status) != 0)
@@ -1282,8 +1317,9 @@ void session_free(struct session *s)
 	 * stop it rather than leave it running unobserved. */
 	if (s->o->cmd && s->cmd.pid > 0 && !s->cmd.exited)
 		target_cmd_kill(&s->cmd);
-	loop_free(s->loop);
+	/* The probes go while signals are still caught (see session_start). */
 	engine_close(s->eng);
+	loop_free(s->loop);
 	collector_free(s->col);
 	symbols_free(s->syms);
 	profile_free(s->prof);

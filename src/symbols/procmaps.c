@@ -90,6 +90,29 @@ int procmaps_exe(pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+pid_t procmaps_nspid(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[512];
+	pid_t ns = pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		/* "NSpid:\t4242\t7": the outermost first, the innermost last */
+		char *save = NULL;
+		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			ns = (pid_t)strtol(tok, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return ns > 0 ? ns : pid;
+}
+
 bool procmaps_comm_names(const char *comm, const char *name)
 {
 	if (strcmp(comm, name) == 0)

@@ -42,6 +42,11 @@ int procmaps_each(pid_t pid, int (*fn)(const struct procmaps_entry *e, void *arg
 int procmaps_comm(pid_t pid, char *buf, size_t size);
 int procmaps_exe(pid_t pid, char *buf, size_t size);
 
+/* The process's PID in its own (innermost) PID namespace: the last number
+ * of NSpid in /proc/PID/status; pid itself on kernels without NSpid.
+ * Returns -1 when the process is gone or unreadable. */
+pid_t procmaps_nspid(pid_t pid);
+
 /* Does the command name `comm` name the program `name`: equal, or, where
  * the kernel cut the name to PROC_COMM_MAX characters, its first ones? */
 bool procmaps_comm_names(const char *comm, const char *name);

@@ -42,6 +42,7 @@
 
 #include "ehframe.h"
 #include "hashmap.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "strpool.h"
 #include "util.h"
@@ -816,6 +817,10 @@ struct process {
 	/* Addresses that still missed right after a re-read: do not re-read
 	 * for them again (a bad address must not cost a file read each time). */
 	struct hashmap misses; /* addresses (values unused) */
+	struct perfmap *jit;    /* its /tmp/perf-PID.map, once JIT code is seen */
+	uint64_t jit_since_ns;  /* CLOCK_MONOTONIC when it was looked for */
+	uint64_t jit_read_ns;   /* ... and last read */
+	const char *jit_module; /* "/tmp/perf-PID.map", the JIT frames' module */
 };
 
 struct ksym {
@@ -839,6 +844,9 @@ struct symbolizer {
 	size_t nkernel_names, kernel_names_cap;
 	struct binary *vdso;
 	uint64_t vdso_size; /* its mapping's size */
+	/* Perf maps of images replaced by exec: frames still use their names. */
+	struct perfmap **old_jit;
+	size_t nold_jit, old_jit_cap;
 	bool vdso_tried;
 	struct symbols_stats stats;
 };
@@ -1377,6 +1385,7 @@ static struct mapping *process_find_mapping(struct symbolizer *s, struct process
 
 static void process_free(struct process *p)
 {
+	perfmap_free(p->jit);
 	free(p->maps);
 	hashmap_free(&p->misses);
 	free(p);
@@ -1477,6 +1486,59 @@ static const struct ksym *kernel_symbol_at(const struct symbolizer *s, uint64_t 
 }
 
 /* ------------------------------------------------------------------------ */
+/* JIT code: /tmp/perf-PID.map                                               */
+
+/* Where a JIT puts code: anonymous executable memory (maybe named with
+ * PR_SET_VMA_ANON_NAME), or, in a process whose perf map was found, memory
+ * mapped after the maps were last read (no mapping holds it: the process
+ * exited, or mapped it since). Any other address that no mapping holds
+ * does not look for a map (a wild one would only cost a failed open). */
+static bool may_be_jit(const struct process *p, const struct mapping *m)
+{
+	if (!m)
+		return p->jit && perfmap_is_open(p->jit);
+	return m->exec && (m->path[0] == '\0' || strncmp(m->path, "[anon:", 6) == 0);
+}
+
+/* The perf map's function holding addr (addr - 1 for a return address).
+ * What the JIT appended is read on a miss, and every JIT_REREAD_NS anyway:
+ * a JIT that rewrites code in place names it anew at the same address. */
+#define JIT_REREAD_NS 50000000ull
+static const struct perfmap_sym *jit_symbol(struct process *p, uint64_t addr, bool is_return)
+{
+	if (!p->jit) {
+		p->jit = perfmap_new(p->pid);
+		p->jit_since_ns = monotonic_ns();
+	}
+	uint64_t pc = is_return && addr > 0 ? addr - 1 : addr;
+	uint64_t now = monotonic_ns();
+	bool reread = now - p->jit_read_ns >= JIT_REREAD_NS;
+	if (reread) {
+		perfmap_refresh(p->jit, p->gone);
+		p->jit_read_ns = now;
+	}
+	const struct perfmap_sym *f = perfmap_find(p->jit, pc);
+	if (!f && !reread && perfmap_refresh(p->jit, p->gone) > 0)
+		f = perfmap_find(p->jit, pc);
+	return f;
+}
+
+static int jit_frame(struct symbolizer *s, struct process *p, const struct perfmap_sym *f,
+		     struct sym_frame *out)
+{
+	if (!p->jit_module) {
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
+		p->jit_module = strpool_intern(&s->strings, path);
+	}
+	*out = (struct sym_frame){
+		.name = f->name, .module = p->jit_module, .file = "", .kind = FRAME_JIT,
+	};
+	s->stats.jit_frames++;
+	return 1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Public API                                                                */
 
 struct symbolizer *symbols_new(void)
@@ -1494,6 +1556,9 @@ void symbols_free(struct symbolizer *s)
 		binary_free((struct binary *)(uintptr_t)*v);
 	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);)
 		process_free((struct process *)(uintptr_t)*v);
+	for (size_t i = 0; i < s->nold_jit; i++)
+		perfmap_free(s->old_jit[i]);
+	free(s->old_jit);
 	for (size_t i = 0; i < s->nkernel_names; i++)
 		free(s->kernel_names[i]);
 	free(s->kernel_names);
@@ -1514,6 +1579,9 @@ int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 	s->stats.lookups++;
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
+	const struct perfmap_sym *jit = may_be_jit(p, m) ? jit_symbol(p, addr, is_return) : NULL;
+	if (jit)
+		return jit_frame(s, p, jit, out);
 	if (!m || m->path[0] == '\0')
 		return unknown_frame(s, UNKNOWN_NAME, "", out);
 	uint64_t off = addr - m->start + m->offset;
@@ -1531,8 +1599,10 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 	struct process *p = process_get(s, pid);
 	struct mapping *m = process_find_mapping(s, p, addr);
 	const char *where;
-	if (!m)
-		where = p->nmaps ? "unmapped" : NULL; /* no maps: nothing is known */
+	if (!m && (!p->nmaps || (may_be_jit(p, m) && jit_symbol(p, addr, true))))
+		where = NULL; /* no maps: nothing is known; or JIT code mapped since */
+	else if (!m)
+		where = "unmapped";
 	else if (strcmp(m->path, "[uprobes]") == 0)
 		where = "uprobes";
 	else if (m->exec)
@@ -1576,6 +1646,12 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns)
 	if (!slot)
 		return;
 	struct process *p = (struct process *)(uintptr_t)*slot;
+	if (p->jit && p->jit_since_ns <= exec_ns) { /* the new image's JIT writes its own */
+		grow_array((void **)&s->old_jit, &s->old_jit_cap, s->nold_jit + 1,
+			   sizeof(*s->old_jit));
+		s->old_jit[s->nold_jit++] = p->jit;
+		p->jit = NULL;
+	}
 	if (p->loaded && p->read_ns > exec_ns)
 		return; /* read after the exec: already the new image */
 	process_forget_maps(p);
@@ -1652,7 +1728,24 @@ int symbols_user_sp_cfa(struct symbolizer *s, pid_t pid, uint64_t addr, int64_t 
 	return 1;
 }
 
+static void add_jit_stats(struct symbols_stats *out, const struct perfmap *m)
+{
+	struct perfmap_stats ps;
+	perfmap_get_stats(m, &ps);
+	out->jit_map_lines += ps.lines;
+	out->jit_map_bad_lines += ps.bad_lines;
+	out->jit_map_skipped_bytes += ps.skipped;
+}
+
 void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out)
 {
 	*out = s->stats;
+	uint64_t *v;
+	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);) {
+		const struct process *p = (const struct process *)(uintptr_t)*v;
+		if (p->jit)
+			add_jit_stats(out, p->jit);
+	}
+	for (size_t i = 0; i < s->nold_jit; i++)
+		add_jit_stats(out, s->old_jit[i]);
 }

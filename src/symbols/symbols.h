@@ -29,6 +29,15 @@
  * next symbol, as in addr2line, unless an FDE holding the address begins
  * after it. Inside symbols the answers are addr2line's.
  *
+ * JIT code: an address in anonymous executable memory (or, once the
+ * process's perf map was found, in none of the mappings last read: the
+ * process exited, or mapped it since) is
+ * looked up in the process's perf map, /tmp/perf-PID.map (see perfmap.h),
+ * read incrementally while the process runs and kept after it exits: a
+ * frame of kind FRAME_JIT, module "/tmp/perf-PID.map", named as the map
+ * names it. An address the map does not name stays "[unknown]". A return
+ * address is looked up as addr - 1, as in a binary.
+ *
  * Nothing here ever crashes on bad input: an address that cannot be resolved
  * yields one frame of kind FRAME_UNKNOWN named "[module+0xoffset]" (or
  * "[unknown]" when no mapping covers it). All returned strings are owned by
@@ -90,7 +99,8 @@ void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out);
  *   "[broken stack: data]"     a file's data (.data, .rodata, .bss) or any
  *                              other mapping that is not executable
  *   "[broken stack: uprobes]"  the kernel's uprobe trampoline page
- *   "[broken stack: unmapped]" no mapping at all
+ *   "[broken stack: unmapped]" no mapping at all (nor JIT code its perf
+ *                              map names)
  * A miss re-reads the maps as symbols_user() does. */
 const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr);
 
@@ -137,6 +147,10 @@ struct symbols_stats {
 	uint64_t lookups;         /* user + kernel lookups */
 	uint64_t unresolved;      /* lookups that produced FRAME_UNKNOWN */
 	uint64_t maps_reads;      /* /proc/PID/maps reads */
+	uint64_t jit_frames;      /* frames named from a perf map (FRAME_JIT) */
+	/* perf maps read: good lines, lines that were not "START SIZE NAME",
+	 * bytes past PERFMAP_MAX_BYTES */
+	uint64_t jit_map_lines, jit_map_bad_lines, jit_map_skipped_bytes;
 };
 void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out);
 

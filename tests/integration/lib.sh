@@ -6,8 +6,67 @@ set -euo pipefail
 
 WORK=$(mktemp -d /tmp/sonde-test.XXXXXX)
 BG_PIDS=()
+
+# running PID: the process exists and has not ended (a child of this shell
+# that ended stays a zombie until waited for).
+running() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
+}
+
+# stop_gently PID: SIGTERM, then up to 30 s for it to end (a sonde removes
+# its probes first, ~0.2 s each); SIGKILL only after that, and said on
+# stderr. Never SIGKILL first: a sonde killed while the kernel attaches or
+# removes one of its uprobes can leave that uprobe in the kernel ("failed to
+# unregister, leaking uprobe"; README, Safety).
+stop_gently() {
+	local p=$1 i
+	running "$p" || { wait "$p" 2>/dev/null || true; return 0; }
+	kill -TERM "$p" 2>/dev/null || true
+	for ((i = 0; i < 300; i++)); do
+		running "$p" || { wait "$p" 2>/dev/null || true; return 0; }
+		sleep 0.1
+	done
+	echo "cleanup: PID $p ($(cat "/proc/$p/comm" 2>/dev/null)) still running 30 s after SIGTERM: sending SIGKILL" >&2
+	kill -KILL "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+}
+
+# code_is_file PID FILE: the code of FILE as process PID maps it (its
+# executable mapping) is byte for byte the file's, i.e. no uprobe
+# breakpoint is in it. Otherwise returns 1, saying why on stdout.
+code_is_file() {
+	local ino size range perms off dev inode path start end n
+	ino=$(stat -Lc %i "$2")
+	size=$(stat -Lc %s "$2")
+	while read -r range perms off dev inode path; do
+		[ "$perms" = r-xp ] && [ "$inode" = "$ino" ] || continue
+		start=$((16#${range%-*}))
+		end=$((16#${range#*-}))
+		off=$((16#$off))
+		n=$((end - start))
+		[ $((off + n)) -le "$size" ] || n=$((size - off))
+		cmp -s -n "$n" <(dd if="/proc/$1/mem" bs=4096 skip=$((start / 4096)) count=$(((n + 4095) / 4096)) 2>/dev/null) \
+			<(dd if="$2" bs=4096 skip=$((off / 4096)) count=$(((n + 4095) / 4096)) 2>/dev/null) ||
+			{ echo "PID $1 has code of $2 that differs from the file (a breakpoint in it)"; return 1; }
+		return 0
+	done <"/proc/$1/maps"
+	echo "PID $1 does not map $2"
+	return 1
+}
+
+# child_named PID NAME: the PID of a child process of PID named NAME (its
+# command, once exec'd), or nothing.
+child_named() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ] && { echo "$c"; return 0; }
+	done
+	return 0
+}
+
 cleanup() {
-	for p in "${BG_PIDS[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
+	for p in "${BG_PIDS[@]}"; do stop_gently "$p"; done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -167,3 +226,14 @@ assert_share() {
 	assert_near "$1 (of $4 samples)" "$2" "$3" \
 		"$(awk -v e="$3" -v n="$4" 'BEGIN { if (n < 1) n = 1; print 0.02 + 3 * sqrt(e * (1 - e) / n) }')"
 }
+
+# folded_count FILE COMM RE: the samples of the folded stacks in FILE whose
+# root (the process name) is COMM and that match extended regex RE (given
+# through the environment, so its backslashes reach awk as written).
+folded_count() {
+	COMM="$2" RE="$3" awk 'index($0, ENVIRON["COMM"] ";") == 1 && $0 ~ ENVIRON["RE"] { s += $NF }
+		END { print s + 0 }' "$1"
+}
+
+# ratio A B: A / B, 0 when B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print b ? a / b : 0 }'; }

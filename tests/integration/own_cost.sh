@@ -41,13 +41,17 @@ assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 
 # The headline question on these calls: slow calls are slow_fn's. Before
 # durations were corrected, auto put 18% of slow_fn in the slow view here:
 # the threshold fell between fast calls and fast calls with a sample in them.
-# A sample's cost varies from call to call (on this kind of virtual machine
-# its interrupt takes 20-45 us, for 5 us calls), so the fast calls it lands
-# in are not all corrected exactly; the bounds below allow for that spread.
-# p99 with exactly 1% slow calls sits on the slow mode's lower edge: any
-# fast call left long pushes it into the slow mode, which then loses half
-# its calls; so its bound is lower.
-for t in auto:0.4 p99:0.25; do
+# Then, until auto took the deepest valley above the main mode, it fell
+# between the fast calls and humps of fast calls lengthened by interrupts
+# (53-77%). Now 84-93% (auto) and 76-94% (p99) over eight runs on a busy
+# 2-CPU VM: a slow call here is fast_work's 5 us and slow_fn's 60 us, so
+# ~8% of its samples are rightly fast_work's, and a sample the VM takes
+# right after the host stalled it lands in whatever (fast) call was
+# stalled. With exactly 1% slow calls, p99 sits on the slow mode's lower
+# edge and loses the slow calls a sample's correction left a little short.
+# slow_microcalls.sh asserts the issue's 85% on 100 us slow calls; these
+# bounds catch a threshold in the wrong place.
+for t in auto:0.75 p99:0.6; do
 	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:${t%%:*}" >"$WORK/slow.json"
 	assert_ge "slow_fn share in slow calls (${t%%:*})" "$(function_share "$WORK/slow.json" slow_fn)" "${t##*:}"
 done

@@ -12,9 +12,12 @@ for sig in INT TERM HUP INT TERM HUP; do
 	"$SONDE" record -F 99 --all-calls --trace handle -o "$out" -- \
 		"$TARGETS/microcalls" 100000000 >/dev/null 2>"$WORK/err" &
 	pid=$!
-	# Signal once the kernel is counting calls (the recording is under way).
+	# Signal once the kernel is counting calls (the recording is under way):
+	# the probe's breakpoint is in the target's code (the return probe is
+	# attached first, the entry right after).
 	for _ in $(seq 300); do
-		[ "$(bpftool perf list 2>/dev/null | grep "^pid $pid " | grep -c "probe .*microcalls")" -ge 2 ] && break
+		t=$(child_named "$pid" microcalls)
+		[ -n "$t" ] && ! code_is_file "$t" "$TARGETS/microcalls" >/dev/null && break
 		sleep 0.05
 	done
 	sleep 0.5

@@ -16,5 +16,12 @@ kernel=$(jq '.probes[] | select(.name == "handle") | .kernel_calls' "$WORK/r.jso
 records=$(jq '.probes[] | select(.name == "handle") | .records' "$WORK/r.json")
 [ "$kernel" = "$N" ] || fail "the kernel counted $kernel calls, expected $N"
 [ $((records + lost)) = "$N" ] || fail "$records records kept + $lost lost != $N calls"
+# The text report puts the kernel's count and the records lost beside the
+# calls received.
+"$SONDE" report "$WORK/r.sonde" >"$WORK/r.txt"
+line="Traced calls of handle: $records calls; the kernel counted $N completed of $N entered; $records kept with a record"
+[ "$lost" -gt 0 ] && line="$line ($lost records lost: ring buffer full"
+grep -qF "$line" "$WORK/r.txt" || { grep "^Traced calls" "$WORK/r.txt"; fail "report: expected '$line'"; }
+pass "report: $line"
 assert_le "call records lost with a 1 MB buffer" "$lost" $((N / 4))
 pass "1 MB ring buffer: $records of $N call records kept, $lost lost and counted"

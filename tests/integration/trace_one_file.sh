@@ -23,7 +23,9 @@ check() { # recording label
 "$TARGETS/strlens" "$WORK/go" "$n" getppid >"$WORK/t.out" &
 tpid=$!
 BG_PIDS+=("$tpid")
-"$SONDE" record -v -p "$tpid" --trace libc:getppid --trace "$libc:getppid" \
+# --no-children on libc probes: on the target alone, not in every process on
+# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+"$SONDE" record -v -p "$tpid" --no-children --trace libc:getppid --trace "$libc:getppid" \
 	--trace /lib/x86_64-linux-gnu/libc.so.6:getppid -o "$WORK/p.sonde" >/dev/null 2>"$WORK/p.err" &
 spid=$!
 BG_PIDS+=("$spid")
@@ -40,7 +42,7 @@ check "$WORK/p.sonde" "record -p, three names"
 # A live session: the second name finds the first's probe.
 export SONDE_RUNTIME_DIR="$WORK/run"
 rm -f "$WORK/go"
-"$SONDE" top -b -i 0.5 --keep-calls 1000000 --target-output "$WORK/l.out" -- \
+"$SONDE" top -b -i 0.5 --no-children --keep-calls 1000000 --target-output "$WORK/l.out" -- \
 	"$TARGETS/strlens" "$WORK/go" "$n" getppid "$WORK/end" >/dev/null 2>"$WORK/l.err" &
 lpid=$!
 BG_PIDS+=("$lpid")

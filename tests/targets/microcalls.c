@@ -11,7 +11,10 @@
  * several tries, so interference does not inflate it): like real code, a call
  * that is interrupted gets longer, it does not absorb the interruption.
  * One thread; handle() is called NCALLS times, in index order.
- * Prints "calls=N slow=M iters_per_us=X". */
+ * Prints "calls=N slow=M iters_per_us=X slow_ns=S all_ns=A": S and A are
+ * the time its slow calls and all its calls took by its own clock (read
+ * around each call, so a tracer's traps and samples are in them): a sample
+ * lands in the slow calls with the chance S / A. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -36,6 +39,13 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 static void calibrate(void)
@@ -86,10 +96,17 @@ int main(int argc, char **argv)
 	fast_iters = (unsigned long)(fast_us * (double)iters_per_us);
 	slow_iters = (unsigned long)(slow_us * (double)iters_per_us);
 	long slow = 0;
+	unsigned long long slow_ns = 0, all_ns = 0;
 	for (long i = 0; i < n; i++) {
+		unsigned long long t0 = now_ns();
 		handle(i, slow_every);
-		slow += i % slow_every == slow_every - 1;
+		unsigned long long t = now_ns() - t0;
+		int is_slow = i % slow_every == slow_every - 1;
+		slow += is_slow;
+		slow_ns += is_slow ? t : 0;
+		all_ns += t;
 	}
-	printf("calls=%ld slow=%ld iters_per_us=%lu\n", n, slow, iters_per_us);
+	printf("calls=%ld slow=%ld iters_per_us=%lu slow_ns=%llu all_ns=%llu\n", n, slow, iters_per_us,
+	       slow_ns, all_ns);
 	return 0;
 }

@@ -249,6 +249,43 @@ Test(view, live_waits_for_records_and_thresholds)
 	profile_free(p);
 }
 
+/* A band [lo, hi] brushed on a histogram: both ends included, the outermost
+ * call decides, calls without a record are in neither side; live, a sample
+ * whose record has not come waits until the band's end plus the slack has
+ * passed (it is then beyond the band), whether or not a threshold is
+ * known. */
+Test(view, band_and_not_band)
+{
+	struct profile *p = fixture();
+	struct view band = {.span_class = SPAN_BAND, .probe = 0, .band_lo_ns = 1 * MS,
+			    .band_hi_ns = 3 * MS};
+	struct view not_band = band;
+	not_band.span_class = SPAN_NOT_BAND;
+	struct view in = {.span_class = SPAN_IN, .probe = 0};
+	/* 1ms (S_FAST), 3ms so far (S_OPEN), 1ms outermost (S_RECURSIVE), 2ms */
+	cr_assert_eq(taken(&band, p),
+		     BIT(S_FAST) | BIT(S_OPEN) | BIT(S_RECURSIVE) | BIT(S_EXACT));
+	cr_assert_eq(taken(&not_band, p), BIT(S_SLOW));
+	cr_assert_eq(taken(&band, p) | taken(&not_band, p), taken(&in, p) & ~BIT(S_LOST));
+	band.band_lo_ns = 1 * MS + 1;
+	not_band.band_lo_ns = 1 * MS + 1;
+	cr_assert_eq(taken(&band, p), BIT(S_OPEN) | BIT(S_EXACT));
+	cr_assert_eq(taken(&not_band, p), BIT(S_SLOW) | BIT(S_FAST) | BIT(S_RECURSIVE));
+	cr_assert_eq(view_count_unknown(&band, p), S_LOST + 1);
+	/* live */
+	const struct sample *lost = &p->samples[S_LOST];
+	struct view_live now = {.now_ns = lost->time_ns + 3 * MS + VIEW_RECORD_SLACK_NS,
+				.threshold_unknown = true};
+	cr_assert_eq(view_decide(&band, p, lost, &now), VIEW_WAIT);
+	cr_assert_eq(view_decide(&not_band, p, lost, &now), VIEW_WAIT);
+	now.now_ns++;
+	cr_assert_eq(view_decide(&band, p, lost, &now), VIEW_SKIP);
+	cr_assert_eq(view_decide(&not_band, p, lost, &now), VIEW_TAKE);
+	cr_assert_eq(view_decide(&band, p, &p->samples[S_EXACT], &now), VIEW_TAKE,
+		     "a band needs no threshold");
+	profile_free(p);
+}
+
 Test(view, query_names_the_samples_of_unknown_duration)
 {
 	struct profile *p = fixture();

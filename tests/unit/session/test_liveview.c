@@ -350,6 +350,11 @@ Test(liveview, status_json_exact)
 	v->status.drops = 7;
 	snprintf(v->status.drops_detail, sizeof(v->status.drops_detail), "(ring \"full\")");
 	v->probes[1].slow_threshold_ns = 0; /* not known yet: null */
+	v->probes[0].buckets = calloc(2, sizeof(struct live_bucket));
+	v->probes[0].buckets[0] = (struct live_bucket){1000000, 1043000, 3};
+	v->probes[0].buckets[1] = (struct live_bucket){2000000, 2090000, 1.5};
+	v->probes[0].nbuckets = 2;
+	v->probes[0].slow_auto_fallback = true; /* auto found one mode: the p95, said */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
@@ -365,10 +370,13 @@ Test(liveview, status_json_exact)
 		"{\"name\":\"handle_request\",\"attached\":true,\"calls_in_window\":1234,"
 		"\"calls_per_s\":123.4,\"p50_ns\":1200000,\"p90_ns\":2000000,\"p95_ns\":3100000,"
 		"\"p99_ns\":10200000,\"max_ns\":15000000,\"total_calls\":56789,"
-		"\"slow_threshold_ns\":3100000},"
+		"\"slow_threshold_ns\":3100000,"
+		"\"slow_threshold_note\":\"auto: no second mode; using p95\","
+		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]]},"
 		"{\"name\":\"libc:malloc\",\"attached\":false,\"calls_in_window\":0,"
 		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
-		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null}]}");
+		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null,"
+		"\"slow_threshold_note\":null,\"buckets\":[]}]}");
 	free(text);
 	live_view_free(v);
 	frames_free(f.ft);

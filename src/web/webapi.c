@@ -1,0 +1,319 @@
+/* webapi — the live session's HTTP endpoints. The contract is in webapi.h. */
+#define _GNU_SOURCE
+#include "webapi.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamedelta.h"
+#include "json.h"
+#include "liveview.h"
+#include "util.h"
+
+struct client {
+	struct webapi *a;
+	struct http_stream *st;
+	struct flamedelta *flame;
+	bool missed;	/* an event did not fit: resend everything */
+	int state_sent; /* -1 none yet, 0 live, 1 ended */
+	struct client *prev, *next;
+};
+
+struct webapi {
+	struct liverun *r;
+	struct http_server *s;
+	struct loop *lp;
+	double interval_s;
+	int timer;
+	struct client *clients;
+	size_t nclients;
+};
+
+size_t webapi_clients(const struct webapi *a)
+{
+	return a->nclients;
+}
+
+/* A memory stream for building one answer; exits when out of memory, as
+ * every allocation (util.h). */
+static FILE *membuf(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	if (!f) {
+		errorf("out of memory for an HTTP answer");
+		exit(1);
+	}
+	return f;
+}
+
+/* ---- request/answer routes ---- */
+
+static void reply_answer(struct http_request *rq, char *answer, size_t len)
+{
+	if (!answer) {
+		http_reply_error(rq, 500, "out of memory for the answer");
+		return;
+	}
+	http_reply(rq, 200, "application/json", answer, len);
+	free(answer);
+}
+
+static void route_status(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	size_t len = 0;
+	bool ok;
+	char *answer = liverun_answer(a->r, "status", 6, &len, &ok);
+	reply_answer(rq, answer, len);
+}
+
+static void route_command(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	size_t blen;
+	const char *body = http_request_body(rq, &blen);
+	while (blen && (body[blen - 1] == '\n' || body[blen - 1] == '\r'))
+		blen--;
+	if (!blen) {
+		http_reply_error(rq, 400,
+				 "no command: POST one command line as the body (try 'help')");
+		return;
+	}
+	if (memchr(body, '\n', blen)) {
+		http_reply_error(rq, 400, "one command per request: the body holds several lines");
+		return;
+	}
+	size_t len = 0;
+	bool ok;
+	char *answer = liverun_answer(a->r, body, blen, &len, &ok);
+	reply_answer(rq, answer, len);
+	webapi_refresh_now(a); /* the view may have changed: show it at once */
+}
+
+static void route_flame(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	struct live_view *v = live_view_build(liverun_live(a->r), 0);
+	struct flamedelta *d = flamedelta_new();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":", f);
+	flamedelta_write(d, v->flame, v->fractional, f);
+	fputs("}\n", f);
+	fclose(f);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+	flamedelta_free(d);
+	live_view_free(v);
+}
+
+/* A query argument that is a count of nanoseconds. */
+static bool arg_ns(struct http_request *rq, const char *name, uint64_t *out)
+{
+	const char *v = http_request_arg(rq, name);
+	char *end;
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (*end || errno || v[0] == '-')
+		return false;
+	*out = n;
+	return true;
+}
+
+static void route_band(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	const char *probe = http_request_arg(rq, "probe");
+	uint64_t lo, hi;
+	if (!probe || !*probe) {
+		http_reply_error(rq, 400, "no probe: /api/band?probe=FUNC&min_ns=N&max_ns=N");
+		return;
+	}
+	if (!arg_ns(rq, "min_ns", &lo) || !arg_ns(rq, "max_ns", &hi)) {
+		http_reply_error(rq, 400, "min_ns and max_ns must be whole nanoseconds");
+		return;
+	}
+	char err[512];
+	struct live_band *b = live_band_build(liverun_live(a->r), probe, lo, hi, err, sizeof(err));
+	if (!b) {
+		http_reply_error(rq, 400, "%s", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":{\"probe\":", f);
+	json_write_string(f, probe);
+	fprintf(f, ",\"min_ns\":%llu,\"max_ns\":%llu,\"calls_in\":", (unsigned long long)lo,
+		(unsigned long long)hi);
+	json_write_number(f, b->calls_in);
+	fputs(",\"calls_out\":", f);
+	json_write_number(f, b->calls_out);
+	fprintf(f, ",\"samples_waiting\":%llu,\"in\":", (unsigned long long)b->samples_waiting);
+	struct flamedelta *d = flamedelta_new();
+	flamedelta_write(d, b->in, false, f);
+	fputs(",\"out\":", f);
+	flamedelta_reset(d);
+	flamedelta_write(d, b->out, false, f);
+	fputs("}}\n", f);
+	fclose(f);
+	flamedelta_free(d);
+	live_band_free(b);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
+/* ---- event streams ---- */
+
+static void client_closed(void *arg)
+{
+	struct client *c = arg;
+	struct webapi *a = c->a;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		a->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	a->nclients--;
+	flamedelta_free(c->flame);
+	free(c);
+}
+
+static void write_hot(FILE *f, const struct live_view *v)
+{
+	fprintf(f, "{\"total\":");
+	json_write_number(f, v->total);
+	fputs(",\"fractional\":", f);
+	fputs(v->fractional ? "true" : "false", f);
+	fputs(",\"functions\":[", f);
+	for (size_t i = 0; i < v->nhot && i < WEBAPI_HOT_MAX && v->flame; i++) {
+		const struct live_hot *h = &v->hot[i];
+		char label[512];
+		flame_frame_label(v->flame, h->frame, false, label, sizeof(label));
+		const struct frame *fr = frames_get(v->flame->frames, h->frame);
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		json_write_string(f, label);
+		fprintf(f, ",\"kind\":\"%s\",\"self\":",
+			frames_kind_name(fr ? fr->kind : FRAME_USER));
+		json_write_number(f, h->self);
+		fputs(",\"total\":", f);
+		json_write_number(f, h->total);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+/* Queues one event; a client that has no room misses it and is resent the
+ * whole state once it has. */
+static void send_event(struct client *c, const char *event, const char *data, size_t len)
+{
+	if (!c->missed && http_stream_send(c->st, event, data, len))
+		c->missed = true;
+}
+
+static void send_to(struct client *c, const struct live_view *v, const char *status, size_t slen,
+		    const char *hot, size_t hlen, int ended)
+{
+	if (c->missed) {
+		/* Resend everything once its queue has room for a full state. */
+		if (http_stream_queued(c->st) > HTTP_STREAM_MAX_QUEUE / 2)
+			return;
+		c->missed = false;
+		c->state_sent = -1;
+		flamedelta_reset(c->flame);
+	}
+	if (c->state_sent != ended) {
+		const char *msg = ended ? "{\"state\":\"ended\"}" : "{\"state\":\"live\"}";
+		send_event(c, "state", msg, strlen(msg));
+		c->state_sent = ended;
+	}
+	send_event(c, "status", status, slen);
+	char *flame = NULL;
+	size_t flen = 0;
+	FILE *f = membuf(&flame, &flen);
+	size_t changes = flamedelta_write(c->flame, v->flame, v->fractional, f);
+	fclose(f);
+	if (changes || strstr(flame, "\"full\":true"))
+		send_event(c, "flame", flame, flen);
+	free(flame);
+	send_event(c, "hot", hot, hlen);
+	if (c->missed)
+		flamedelta_reset(c->flame); /* what it has is no base for a delta */
+}
+
+static void tick(void *arg)
+{
+	struct webapi *a = arg;
+	loop_timer_in(a->lp, a->timer, a->interval_s);
+	if (!a->clients)
+		return;
+	struct live_view *v = live_view_build(liverun_live(a->r), WEBAPI_HOT_MAX);
+	char *status = NULL, *hot = NULL;
+	size_t slen = 0, hlen = 0;
+	FILE *f = membuf(&status, &slen);
+	live_view_write_json(f, v);
+	fclose(f);
+	f = membuf(&hot, &hlen);
+	write_hot(f, v);
+	fclose(f);
+	int ended = liverun_ended(a->r) ? 1 : 0;
+	for (struct client *c = a->clients, *next; c; c = next) {
+		next = c->next;
+		send_to(c, v, status, slen, hot, hlen, ended);
+	}
+	free(status);
+	free(hot);
+	live_view_free(v);
+}
+
+static void route_events(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	struct client *c = xcalloc(1, sizeof(*c));
+	c->a = a;
+	c->flame = flamedelta_new();
+	c->state_sent = -1;
+	c->next = a->clients;
+	if (c->next)
+		c->next->prev = c;
+	a->clients = c;
+	a->nclients++;
+	c->st = http_reply_stream(rq, client_closed, c);
+	webapi_refresh_now(a); /* its first state at once, not an interval later */
+}
+
+void webapi_refresh_now(struct webapi *a)
+{
+	loop_timer_in(a->lp, a->timer, 0);
+}
+
+struct webapi *webapi_new(struct liverun *r, struct http_server *s, double interval_s)
+{
+	struct webapi *a = xcalloc(1, sizeof(*a));
+	a->r = r;
+	a->s = s;
+	a->lp = liverun_loop(r);
+	a->interval_s = interval_s;
+	a->timer = loop_timer_new(a->lp, tick, a);
+	loop_timer_in(a->lp, a->timer, interval_s);
+	http_server_route(s, "GET", "/api/status", route_status, a);
+	http_server_route(s, "POST", "/api/command", route_command, a);
+	http_server_route(s, "GET", "/api/flame", route_flame, a);
+	http_server_route(s, "GET", "/api/events", route_events, a);
+	http_server_route(s, "GET", "/api/band", route_band, a);
+	return a;
+}
+
+void webapi_free(struct webapi *a)
+{
+	if (!a)
+		return;
+	loop_timer_cancel(a->lp, a->timer);
+	/* http_server_close ended the streams, and so freed the clients. */
+	free(a);
+}

@@ -1,0 +1,50 @@
+/* webapi — the live session's endpoints on the HTTP server (http.h): the
+ * same session, view engine and command language as `sonde top` and
+ * `sonde ctl`, nothing computed twice. docs/http-api.md documents them:
+ *
+ *   GET  /api/status   the control socket's answer to `status`
+ *   POST /api/command  one command line (the body) -> the control socket's
+ *                      answer: {"ok":true,"text":...[,"data":...]} or
+ *                      {"ok":false,"error":...} (status 200 either way; 400
+ *                      for a body that is no command line)
+ *   GET  /api/flame    the current view's flame tree, every node (a full
+ *                      flamedelta.h message as "data")
+ *   GET  /api/band?probe=F&min_ns=A&max_ns=B
+ *                      the samples inside F's calls that lasted A..B ns and
+ *                      those inside its other calls: two flame trees (full
+ *                      flamedelta.h messages "in" and "out") for a diff, and
+ *                      the window's calls in and outside the band
+ *   GET  /api/events   Server-Sent Events, every interval: `status` (as
+ *                      /api/status's data), `flame` (changes since the last
+ *                      one this client got, flamedelta.h), `hot` (hottest
+ *                      functions), and `state` when the session's state
+ *                      changes ({"state":"live"|"ended"})
+ *
+ * Every interval one view is built for all clients. A client too slow to
+ * take its events gets, once it has room again, a full flame message
+ * instead of the deltas it missed. */
+#ifndef SONDE_WEBAPI_H
+#define SONDE_WEBAPI_H
+
+#include "http.h"
+#include "liverun.h"
+
+#define WEBAPI_HOT_MAX 50
+
+struct webapi;
+
+/* Registers the routes on s; events every interval_s seconds. */
+struct webapi *webapi_new(struct liverun *r, struct http_server *s, double interval_s);
+
+/* Closes nothing of r or s; call it after http_server_close (which ends the
+ * streams). NULL is allowed. */
+void webapi_free(struct webapi *a);
+
+/* Sends the next events now (the session ended, a command changed the
+ * view). */
+void webapi_refresh_now(struct webapi *a);
+
+/* Event streams open now. */
+size_t webapi_clients(const struct webapi *a);
+
+#endif
