@@ -16,7 +16,7 @@
 #include "cficache.h"
 #include "procmaps.h"
 #include "sonde_abi.h"
-#include "u64map.h"
+#include "hashmap.h"
 #include "util.h"
 
 /* A table in the rows. */
@@ -62,10 +62,10 @@ struct unwind {
 	struct cfi_cache *cache;
 	struct loaded *loaded;
 	size_t nloaded, loaded_cap;
-	struct u64map by_table; /* table pointer -> index in loaded */
+	struct hashmap by_table; /* table pointer -> index in loaded */
 	struct proc *procs;
 	size_t nprocs, procs_cap;
-	struct u64map by_pid; /* pid -> index in procs */
+	struct hashmap by_pid; /* pid -> index in procs */
 	struct unwind_stats stats;
 };
 
@@ -189,8 +189,8 @@ void unwind_free(struct unwind *u)
 	free(u->free_mappings.cooling);
 	free(u->loaded);
 	free(u->procs);
-	u64map_free(&u->by_table);
-	u64map_free(&u->by_pid);
+	hashmap_free(&u->by_table);
+	hashmap_free(&u->by_pid);
 	free(u);
 }
 
@@ -201,8 +201,11 @@ void unwind_free(struct unwind *u)
  * False when it does not fit. */
 static bool table_hold(struct unwind *u, const struct cfi_table *t, uint32_t *index)
 {
+	uint64_t found;
 	uint32_t idx;
-	if (u64map_get(&u->by_table, (uint64_t)(uintptr_t)t, &idx) && u->loaded[idx].t == t) {
+	if (hashmap_get(&u->by_table, (uint64_t)(uintptr_t)t, &found) &&
+	    u->loaded[found].t == t) {
+		idx = (uint32_t)found;
 		cfi_cache_put(u->cache, t); /* one reference per loaded table */
 		u->loaded[idx].refs++;
 		*index = idx;
@@ -222,7 +225,7 @@ static bool table_hold(struct unwind *u, const struct cfi_table *t, uint32_t *in
 		u->nloaded++;
 	}
 	u->loaded[idx] = (struct loaded){ t, first, t->nrows, 1 };
-	u64map_put(&u->by_table, (uint64_t)(uintptr_t)t, idx);
+	hashmap_set(&u->by_table, (uint64_t)(uintptr_t)t, idx);
 	u->stats.tables_loaded++;
 	u->stats.tables++;
 	u->stats.rows += t->nrows;
@@ -236,8 +239,7 @@ static void table_release(struct unwind *u, uint32_t idx)
 	if (--l->refs > 0)
 		return;
 	extents_release(&u->free_rows, l->first, l->count);
-	/* u64map has no removal: the key keeps naming the slot, which no
-	 * longer holds this table (table_hold checks). */
+	hashmap_remove(&u->by_table, (uint64_t)(uintptr_t)l->t);
 	cfi_cache_put(u->cache, l->t);
 	u->stats.tables_unloaded++;
 	u->stats.tables--;
@@ -249,12 +251,12 @@ static void table_release(struct unwind *u, uint32_t idx)
 
 static struct proc *proc_of(struct unwind *u, pid_t pid)
 {
-	uint32_t idx;
-	if (u64map_get(&u->by_pid, (uint64_t)pid, &idx))
+	uint64_t idx;
+	if (hashmap_get(&u->by_pid, (uint64_t)pid, &idx))
 		return &u->procs[idx];
 	grow_array((void **)&u->procs, &u->procs_cap, u->nprocs + 1, sizeof(*u->procs));
 	u->procs[u->nprocs] = (struct proc){ .pid = pid, .reload_ms = UNWIND_RELOAD_MIN_MS };
-	u64map_put(&u->by_pid, (uint64_t)pid, (uint32_t)u->nprocs);
+	hashmap_set(&u->by_pid, (uint64_t)pid, u->nprocs);
 	return &u->procs[u->nprocs++];
 }
 
@@ -414,8 +416,8 @@ void unwind_on_miss(struct unwind *u, pid_t pid)
 
 void unwind_on_exit(struct unwind *u, pid_t pid)
 {
-	uint32_t idx;
-	if (!u64map_get(&u->by_pid, (uint64_t)pid, &idx) || !u->procs[idx].in_kernel)
+	uint64_t idx;
+	if (!hashmap_get(&u->by_pid, (uint64_t)pid, &idx) || !u->procs[idx].in_kernel)
 		return;
 	struct sonde_unwind_proc kp;
 	uint32_t key = (uint32_t)pid;

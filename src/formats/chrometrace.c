@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "json.h"
 #include "registry.h"
 #include "speedscope.h"
@@ -204,59 +205,13 @@ struct chunk {
 	size_t ntouched, touched_cap;
 	uint32_t *path;
 	size_t path_cap;
-	/* this thread's tree: (parent V8 id, frame group) -> V8 id */
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t nkeys, keys_cap;
+	struct hashmap tree; /* this thread's tree: (parent V8 id, frame group) -> V8 id */
 };
 
 static void chunk_add_node(struct chunk *ch, uint32_t id, uint32_t parent, uint32_t frame)
 {
 	grow_array((void **)&ch->nodes, &ch->nodes_cap, ch->nnodes + 1, sizeof(*ch->nodes));
 	ch->nodes[ch->nnodes++] = (struct v8node){id, parent, frame};
-}
-
-static void tree_reset(struct chunk *ch)
-{
-	free(ch->keys);
-	free(ch->vals);
-	ch->keys_cap = 64;
-	ch->keys = xcalloc(ch->keys_cap, sizeof(*ch->keys));
-	ch->vals = xcalloc(ch->keys_cap, sizeof(*ch->vals));
-	ch->nkeys = 0;
-}
-
-static size_t tree_slot(const struct chunk *ch, uint64_t key)
-{
-	size_t j = hash_bytes(&key, sizeof(key), 0x7638) & (ch->keys_cap - 1);
-	while (ch->keys[j] && ch->keys[j] != key)
-		j = (j + 1) & (ch->keys_cap - 1);
-	return j;
-}
-
-static void tree_put(struct chunk *ch, uint64_t key, uint32_t val)
-{
-	if (2 * (ch->nkeys + 1) > ch->keys_cap) {
-		uint64_t *ok = ch->keys;
-		uint32_t *ov = ch->vals;
-		size_t ocap = ch->keys_cap;
-		ch->keys_cap *= 2;
-		ch->keys = xcalloc(ch->keys_cap, sizeof(*ch->keys));
-		ch->vals = xcalloc(ch->keys_cap, sizeof(*ch->vals));
-		for (size_t i = 0; i < ocap; i++)
-			if (ok[i]) {
-				size_t j = tree_slot(ch, ok[i]);
-				ch->keys[j] = ok[i];
-				ch->vals[j] = ov[i];
-			}
-		free(ok);
-		free(ov);
-	}
-	size_t j = tree_slot(ch, key);
-	if (!ch->keys[j])
-		ch->nkeys++;
-	ch->keys[j] = key;
-	ch->vals[j] = val;
 }
 
 /* The V8 node id of a stack node, making the nodes of it and its ancestors
@@ -282,13 +237,13 @@ static uint32_t v8_node(struct ct *c, struct chunk *ch, uint32_t root, uint32_t 
 		uint32_t f = p->nodes[x].frame;
 		uint32_t group = f && f <= nf ? c->canon[f] : 0;
 		uint64_t key = (uint64_t)parent << 32 | group;
-		size_t j = tree_slot(ch, key);
-		uint32_t id = ch->keys[j] ? ch->vals[j] : 0;
-		if (!id) {
-			id = ++c->next_node;
-			tree_put(ch, key, id);
-			chunk_add_node(ch, id, parent, group);
+		bool added;
+		uint64_t *v8 = hashmap_put(&ch->tree, key, &added);
+		if (added) {
+			*v8 = ++c->next_node;
+			chunk_add_node(ch, (uint32_t)*v8, parent, group);
 		}
+		uint32_t id = (uint32_t)*v8;
 		c->v8id[x] = id;
 		grow_array((void **)&ch->touched, &ch->touched_cap, ch->ntouched + 1,
 			   sizeof(*ch->touched));
@@ -353,7 +308,7 @@ static void write_samples(struct ct *c, struct chunk *ch, const struct thread_in
 		",\"args\":{\"data\":{\"startTime\":%" PRIu64 "}}}",
 		id, t->pid, t->tid, us[0], us[0]);
 	ch->ntouched = 0;
-	tree_reset(ch);
+	hashmap_clear(&ch->tree);
 	for (size_t from = 0; from < n; from += CHROMETRACE_CHUNK_SAMPLES) {
 		size_t to = n - from > CHROMETRACE_CHUNK_SAMPLES ? from + CHROMETRACE_CHUNK_SAMPLES
 								 : n;
@@ -421,8 +376,7 @@ int chrometrace_write(FILE *out, struct profile *p)
 	free(ch.nodes);
 	free(ch.touched);
 	free(ch.path);
-	free(ch.keys);
-	free(ch.vals);
+	hashmap_free(&ch.tree);
 	free(c.canon);
 	free(c.line);
 	free(c.v8id);

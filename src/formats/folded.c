@@ -9,7 +9,7 @@
 #include "infile.h"
 #include "printable.h"
 #include "registry.h"
-#include "u64map.h"
+#include "hashmap.h"
 #include "util.h"
 
 struct folded_lines {
@@ -154,7 +154,7 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
 	uint32_t *frames = xmalloc(cap * sizeof(*frames));
 	char *line = NULL;
 	size_t line_cap = 0;
-	struct u64map seen = {0}; /* (thread, stack) -> its sample */
+	struct hashmap seen = {0}; /* (thread, stack) -> its sample */
 	const char *text;
 	size_t n;
 	int got;
@@ -210,14 +210,14 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
 		 * are one sample, so memory follows the distinct stacks however
 		 * long the input. */
 		uint64_t key = (uint64_t)s.thread << 32 | s.stack;
-		uint32_t at;
+		uint64_t at;
 		if (!count)
 			continue;
 		int over;
-		if (u64map_get(&seen, key, &at)) {
-			over = profile_sample_add_weight(p, at, count);
+		if (hashmap_get(&seen, key, &at)) {
+			over = profile_sample_add_weight(p, (uint32_t)at, count);
 		} else {
-			u64map_put(&seen, key, (uint32_t)p->nsamples);
+			hashmap_set(&seen, key, p->nsamples);
 			over = profile_add_sample(p, &s, NULL, 0);
 		}
 		if (over) {
@@ -232,12 +232,12 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
 		goto fail;
 	free(frames);
 	free(line);
-	u64map_free(&seen);
+	hashmap_free(&seen);
 	return p;
 fail:
 	free(frames);
 	free(line);
-	u64map_free(&seen);
+	hashmap_free(&seen);
 	profile_free(p);
 	return NULL;
 }

@@ -8,7 +8,7 @@
 
 #include "pb.h"
 #include "registry.h"
-#include "u64map.h"
+#include "hashmap.h"
 #include "util.h"
 
 /* Profile fields. */
@@ -74,8 +74,8 @@ struct writer {
 	struct profile *p;
 	struct wnode *nodes;
 	size_t n, cap;
-	struct u64map child; /* (parent node, frame) -> node */
-	struct u64map leaf;  /* (comm node, stack node) -> node */
+	struct hashmap child; /* (parent node, frame) -> node */
+	struct hashmap leaf;  /* (comm node, stack node) -> node */
 	uint32_t *buf;
 	size_t buf_cap;
 };
@@ -83,14 +83,14 @@ struct writer {
 static uint32_t wnode_child(struct writer *w, uint32_t parent, uint32_t frame, const char *name,
 			    const char *libtype)
 {
-	uint32_t id;
-	if (u64map_get(&w->child, pair_key(parent, frame), &id))
-		return id;
+	bool added;
+	uint64_t *id = hashmap_put(&w->child, pair_key(parent, frame), &added);
+	if (!added)
+		return (uint32_t)*id;
+	*id = w->n;
 	grow_array((void **)&w->nodes, &w->cap, w->n + 1, sizeof(*w->nodes));
-	id = (uint32_t)w->n++;
-	w->nodes[id] = (struct wnode){parent, name, libtype, 0};
-	u64map_put(&w->child, pair_key(parent, frame), id);
-	return id;
+	w->nodes[w->n] = (struct wnode){parent, name, libtype, 0};
+	return (uint32_t)w->n++;
 }
 
 /* The tree node of a sample's leaf: root -> comm -> frames root first. */
@@ -100,10 +100,10 @@ static uint32_t sample_leaf(struct writer *w, const struct sample *s)
 	const struct thread_info *t = &p->threads[s->thread];
 	uint32_t comm_frame = frames_intern(p->frames, t->comm, "", "", 0, FRAME_PROCESS);
 	uint32_t node = wnode_child(w, 0, comm_frame, t->comm, "");
-	uint32_t id;
+	uint64_t id;
 	uint64_t key = pair_key(node, s->stack);
-	if (u64map_get(&w->leaf, key, &id))
-		return id;
+	if (hashmap_get(&w->leaf, key, &id))
+		return (uint32_t)id;
 	size_t depth = p->nodes[s->stack].depth;
 	grow_array((void **)&w->buf, &w->buf_cap, depth + 1, sizeof(*w->buf));
 	profile_stack_frames(p, s->stack, w->buf, depth);
@@ -112,7 +112,7 @@ static uint32_t sample_leaf(struct writer *w, const struct sample *s)
 		const struct frame *f = frames_get(p->frames, fn);
 		node = wnode_child(w, node, fn, f ? f->name : "", f ? libtype_of(f->kind) : "");
 	}
-	u64map_put(&w->leaf, key, node);
+	hashmap_set(&w->leaf, key, node);
 	return node;
 }
 
@@ -328,8 +328,8 @@ int nflx_write(FILE *out, struct profile *p)
 	free(deltas);
 	free(w.nodes);
 	free(w.buf);
-	u64map_free(&w.child);
-	u64map_free(&w.leaf);
+	hashmap_free(&w.child);
+	hashmap_free(&w.leaf);
 	return rc;
 }
 
@@ -388,7 +388,7 @@ struct reader {
 	size_t nparams, params_cap;
 
 	/* per-thread cache: (pid, tid, comm) -> thread index */
-	struct u64map threads;
+	struct hashmap threads; /* hash of (pid, tid, comm) -> thread (hashed keys) */
 
 	char *scratch;
 	size_t scratch_cap;
@@ -978,16 +978,16 @@ static uint32_t thread_of(struct reader *r, struct profile *p, uint32_t pid, uin
 			  const char *comm)
 {
 	/* comm is interned: its pointer identifies it */
-	uint64_t key = hash_bytes(&comm, sizeof(comm), pair_key(pid, tid));
-	uint32_t idx;
-	if (u64map_get(&r->threads, key, &idx)) {
-		const struct thread_info *t = &p->threads[idx];
+	uint64_t h = hash_bytes(&comm, sizeof(comm), pair_key(pid, tid));
+	size_t pos;
+	for (const uint64_t *v = hashmap_first(&r->threads, h, &pos); v;
+	     v = hashmap_again(&r->threads, h, &pos)) {
+		const struct thread_info *t = &p->threads[*v];
 		if (t->pid == pid && t->tid == tid && t->comm == comm)
-			return idx;
-		return profile_thread_intern(p, pid, tid, comm); /* hash collision */
+			return (uint32_t)*v;
 	}
-	idx = profile_thread_intern(p, pid, tid, comm);
-	u64map_put(&r->threads, key, idx);
+	uint32_t idx = profile_thread_intern(p, pid, tid, comm);
+	hashmap_add(&r->threads, h, idx);
 	return idx;
 }
 
@@ -1144,7 +1144,7 @@ static void reader_free(struct reader *r)
 	free(r->params);
 	free(r->scratch);
 	free(r->path);
-	u64map_free(&r->threads);
+	hashmap_free(&r->threads);
 }
 
 struct profile *nflx_read(const uint8_t *data, size_t len, char *err, size_t errlen)

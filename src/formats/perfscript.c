@@ -18,6 +18,7 @@
 #include "folded.h"
 #include "infile.h"
 #include "registry.h"
+#include "strpool.h"
 #include "util.h"
 
 /* --- character classes and small helpers --------------------------------- */
@@ -130,82 +131,32 @@ static void count_add(struct count *a, struct count b)
 	a->d = x + y;
 }
 
-/* --- a hash table from byte strings to counts ----------------------------- */
-
-struct entry {
-	uint64_t hash;
-	size_t off, len; /* key bytes in the table's key arena; off == SIZE_MAX: empty */
-	struct count val;
-};
+/* --- counts by key: keys interned in a strpool, their counts by id ------- */
 
 struct table {
-	struct entry *e;
-	size_t cap, n; /* cap is a power of two */
-	struct buf keys;
+	struct strpool keys;
+	struct count *val; /* key id -> its count */
+	size_t cap;
 };
 
-static void table_init(struct table *t)
+/* The count of key (added as zero when new). */
+static struct count *table_get(struct table *t, const char *key, size_t len, bool *added)
 {
-	memset(t, 0, sizeof(*t));
-	t->cap = 1024;
-	t->e = xmalloc(t->cap * sizeof(*t->e));
-	for (size_t i = 0; i < t->cap; i++)
-		t->e[i].off = SIZE_MAX;
+	bool is_new;
+	uint32_t id = strpool_add(&t->keys, key, len, &is_new);
+	if (is_new) {
+		grow_array((void **)&t->val, &t->cap, (size_t)id + 1, sizeof(*t->val));
+		t->val[id] = (struct count){0};
+	}
+	if (added)
+		*added = is_new;
+	return &t->val[id];
 }
 
 static void table_free(struct table *t)
 {
-	free(t->e);
-	free(t->keys.p);
-}
-
-static void table_grow(struct table *t)
-{
-	size_t cap = t->cap * 2;
-	struct entry *e = xmalloc(cap * sizeof(*e));
-	for (size_t i = 0; i < cap; i++)
-		e[i].off = SIZE_MAX;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (t->e[i].off == SIZE_MAX)
-			continue;
-		size_t j = (size_t)t->e[i].hash & (cap - 1);
-		while (e[j].off != SIZE_MAX)
-			j = (j + 1) & (cap - 1);
-		e[j] = t->e[i];
-	}
-	free(t->e);
-	t->e = e;
-	t->cap = cap;
-}
-
-/* The entry for key (added with a zero count when new). */
-static struct entry *table_get(struct table *t, const char *key, size_t len, bool *added)
-{
-	uint64_t h = hash_bytes(key, len, 0x9e3779b97f4a7c15ull);
-	size_t j = (size_t)h & (t->cap - 1);
-	while (t->e[j].off != SIZE_MAX) {
-		struct entry *x = &t->e[j];
-		if (x->hash == h && x->len == len && memcmp(t->keys.p + x->off, key, len) == 0) {
-			if (added)
-				*added = false;
-			return x;
-		}
-		j = (j + 1) & (t->cap - 1);
-	}
-	if ((t->n + 1) * 10 > t->cap * 7) {
-		table_grow(t);
-		return table_get(t, key, len, added);
-	}
-	struct entry *x = &t->e[j];
-	x->hash = h;
-	x->off = t->keys.n;
-	x->len = len;
-	x->val = (struct count){0};
-	buf_add(&t->keys, key, len);
-	t->n++;
-	if (added)
-		*added = true;
-	return x;
+	strpool_free(&t->keys);
+	free(t->val);
 }
 
 /* --- the line grammar ------------------------------------------------------ */
@@ -522,15 +473,16 @@ struct group {
 	size_t first, n; /* frags of one stack line */
 };
 
-static int entry_cmp(const void *a, const void *b, void *arg)
+/* Orders key ids by their keys' bytes (a shorter prefix first). */
+static int key_cmp(const void *a, const void *b, void *arg)
 {
-	const char *keys = arg;
-	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(keys + x->off, keys + y->off, n);
+	const struct strpool *keys = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	size_t nx = strpool_len(keys, x), ny = strpool_len(keys, y);
+	int c = memcmp(strpool_str(keys, x), strpool_str(keys, y), nx < ny ? nx : ny);
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return nx < ny ? -1 : nx > ny;
 }
 
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
@@ -549,8 +501,7 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 	struct collapse_options none = {0};
 	if (!o)
 		o = &none;
-	struct table t;
-	table_init(&t);
+	struct table t = {0};
 	struct buf pname = {0}, frames = {0}, key = {0}, tmp = {0};
 	struct frag *frags = NULL;
 	size_t nfrags = 0, frags_cap = 0;
@@ -584,7 +535,7 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 					buf_add(&key, frames.p + fr->off, fr->len);
 				}
 			}
-			count_add(&table_get(&t, key.p, key.n, NULL)->val, period);
+			count_add(table_get(&t, key.p, key.n, NULL), period);
 			frames.n = nfrags = ngroups = 0;
 			have_pname = false;
 			continue;
@@ -667,21 +618,20 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 	}
 
 	errno = 0;
-	struct entry **sorted = xmalloc((t.n ? t.n : 1) * sizeof(*sorted));
-	size_t k = 0;
-	for (size_t i = 0; i < t.cap; i++)
-		if (t.e[i].off != SIZE_MAX)
-			sorted[k++] = &t.e[i];
-	qsort_r(sorted, k, sizeof(*sorted), entry_cmp, t.keys.p);
+	size_t k = strpool_count(&t.keys);
+	uint32_t *sorted = xmalloc((k ? k : 1) * sizeof(*sorted));
+	for (size_t i = 0; i < k; i++)
+		sorted[i] = (uint32_t)i;
+	qsort_r(sorted, k, sizeof(*sorted), key_cmp, &t.keys);
 	for (size_t i = 0; i < k; i++) {
-		const struct entry *x = sorted[i];
+		const struct count *x = &t.val[sorted[i]];
 		char num[64];
 		int nn;
-		if (x->val.nv)
-			nn = snprintf(num, sizeof(num), " %.15g\n", x->val.d);
+		if (x->nv)
+			nn = snprintf(num, sizeof(num), " %.15g\n", x->d);
 		else
-			nn = snprintf(num, sizeof(num), " %" PRIu64 "\n", x->val.u);
-		fwrite(t.keys.p + x->off, 1, x->len, out);
+			nn = snprintf(num, sizeof(num), " %" PRIu64 "\n", x->u);
+		fwrite(strpool_str(&t.keys, sorted[i]), 1, strpool_len(&t.keys, sorted[i]), out);
 		fwrite(num, 1, (size_t)nn, out);
 	}
 	free(sorted);
@@ -802,7 +752,7 @@ struct reader {
 static uint32_t intern_event(struct reader *r, struct sv name)
 {
 	bool added;
-	struct entry *x = table_get(&r->events, name.p, name.n, &added);
+	struct count *x = table_get(&r->events, name.p, name.n, &added);
 	if (added) {
 		if (r->p->nevents >= MAX_EVENTS) {
 			r->too_many_events = true;
@@ -811,9 +761,9 @@ static uint32_t intern_event(struct reader *r, struct sv name)
 		r->tmp.n = 0;
 		buf_add(&r->tmp, name.p, name.n);
 		buf_addc(&r->tmp, 0);
-		x->val.u = profile_event_intern(r->p, r->tmp.p);
+		x->u = profile_event_intern(r->p, r->tmp.p);
 	}
-	return (uint32_t)x->val.u;
+	return (uint32_t)x->u;
 }
 
 static uint32_t intern_thread(struct reader *r, uint32_t pid, uint32_t tid, struct sv comm)
@@ -823,14 +773,14 @@ static uint32_t intern_thread(struct reader *r, uint32_t pid, uint32_t tid, stru
 	buf_add(&r->key, &tid, sizeof(tid));
 	buf_add(&r->key, comm.p, comm.n);
 	bool added;
-	struct entry *x = table_get(&r->threads, r->key.p, r->key.n, &added);
+	struct count *x = table_get(&r->threads, r->key.p, r->key.n, &added);
 	if (added) {
 		r->tmp.n = 0;
 		buf_add(&r->tmp, comm.p, comm.n);
 		buf_addc(&r->tmp, 0);
-		x->val.u = profile_thread_intern(r->p, pid, tid, r->tmp.p);
+		x->u = profile_thread_intern(r->p, pid, tid, r->tmp.p);
 	}
-	return (uint32_t)x->val.u;
+	return (uint32_t)x->u;
 }
 
 /* Adds the open record as a sample. Returns 0, or -1 when its weight would
@@ -979,8 +929,6 @@ struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errle
 {
 	struct reader r = {0};
 	r.p = profile_new();
-	table_init(&r.threads);
-	table_init(&r.events);
 	profile_meta_set(r.p, "source_format", "perf-script");
 	bool java = false, seen_header = false;
 	uint64_t skipped = 0;

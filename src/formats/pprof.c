@@ -11,6 +11,7 @@
 
 #include "pb.h"
 #include "registry.h"
+#include "strpool.h"
 #include "util.h"
 
 /* profile.proto field numbers. */
@@ -35,94 +36,16 @@ enum {
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 #define NO_THREAD_COMM "pprof"
 
-/* --- an interning table: byte strings -> dense indices ------------------- */
-
-struct itab {
-	uint8_t *pool; /* keys, each followed by a NUL */
-	size_t pool_len, pool_cap;
-	size_t *off;
-	uint32_t *klen;
-	size_t n, cap, klen_cap;
-	uint32_t *slots; /* entry index + 1, 0 = empty */
-	size_t nslots;	 /* power of two */
-};
-
-static void itab_free(struct itab *t)
-{
-	free(t->pool);
-	free(t->off);
-	free(t->klen);
-	free(t->slots);
-	memset(t, 0, sizeof(*t));
-}
-
-static size_t itab_slot(const struct itab *t, const void *key, size_t len)
-{
-	size_t mask = t->nslots - 1;
-	for (size_t j = hash_bytes(key, len, 0x9e3779b9) & mask;; j = (j + 1) & mask) {
-		uint32_t e = t->slots[j];
-		if (!e)
-			return j;
-		e--;
-		if (t->klen[e] == len && (len == 0 || memcmp(t->pool + t->off[e], key, len) == 0))
-			return j;
-	}
-}
-
-static void itab_grow(struct itab *t)
-{
-	size_t n = t->nslots ? t->nslots * 2 : 64;
-	free(t->slots);
-	t->slots = xcalloc(n, sizeof(*t->slots));
-	t->nslots = n;
-	for (size_t i = 0; i < t->n; i++)
-		t->slots[itab_slot(t, t->pool + t->off[i], t->klen[i])] = (uint32_t)i + 1;
-}
-
-static int64_t itab_find(const struct itab *t, const void *key, size_t len)
-{
-	if (!t->nslots)
-		return -1;
-	uint32_t e = t->slots[itab_slot(t, key, len)];
-	return e ? (int64_t)e - 1 : -1;
-}
-
-/* Index of the key, added when new (*added tells which, when not NULL). */
-static uint32_t itab_add(struct itab *t, const void *key, size_t len, bool *added)
-{
-	if ((t->n + 1) * 2 > t->nslots)
-		itab_grow(t);
-	size_t j = itab_slot(t, key, len);
-	if (t->slots[j]) {
-		if (added)
-			*added = false;
-		return t->slots[j] - 1;
-	}
-	grow_array((void **)&t->pool, &t->pool_cap, t->pool_len + len + 1, 1);
-	if (len)
-		memcpy(t->pool + t->pool_len, key, len);
-	t->pool[t->pool_len + len] = 0;
-	grow_array((void **)&t->off, &t->cap, t->n + 1, sizeof(*t->off));
-	grow_array((void **)&t->klen, &t->klen_cap, t->n + 1, sizeof(*t->klen));
-	t->off[t->n] = t->pool_len;
-	t->klen[t->n] = (uint32_t)len;
-	t->pool_len += len + 1;
-	t->slots[j] = (uint32_t)t->n + 1;
-	if (added)
-		*added = true;
-	return (uint32_t)t->n++;
-}
-
 /* ========================================================================= */
 /* Writing                                                                   */
 /* ========================================================================= */
 
 struct writer {
 	struct profile *p;
-	struct itab strs;  /* string -> string_table index */
-	struct itab funcs; /* (name, file) string indices -> function id - 1 */
-	struct itab maps;  /* filename string index -> mapping id - 1 */
-	struct itab locs;  /* frame ids, innermost first -> location id - 1 */
+	struct strpool strs;  /* string -> string_table index */
+	struct strpool funcs; /* (name, file) string indices -> function id - 1 */
+	struct strpool maps;  /* filename string index -> mapping id - 1 */
+	struct strpool locs;  /* frame ids, innermost first -> location id - 1 */
 	struct pb_buf samples, mappings, locations, functions;
 	uint32_t *func_of; /* frame id -> function id, 0 = not yet */
 	size_t nfunc_of;
@@ -139,7 +62,7 @@ struct writer {
 
 static uint32_t sid(struct writer *w, const char *s)
 {
-	return itab_add(&w->strs, s, strlen(s), NULL);
+	return strpool_add(&w->strs, s, strlen(s), NULL);
 }
 
 /* A label key or unit, interned on first use (so unused ones are not in the
@@ -165,7 +88,7 @@ static uint32_t function_id(struct writer *w, uint32_t frame)
 	const struct frame *f = frame_at(w, frame);
 	uint32_t key[2] = {sid(w, f->name), sid(w, f->file)};
 	bool added;
-	uint32_t id = itab_add(&w->funcs, key, sizeof(key), &added) + 1;
+	uint32_t id = strpool_add(&w->funcs, key, sizeof(key), &added) + 1;
 	if (added) {
 		struct pb_buf m = {0};
 		pb_put_uint(&m, 1, id);
@@ -192,7 +115,7 @@ static uint32_t mapping_id(struct writer *w, const struct frame *f)
 	}
 	uint32_t fs = sid(w, file);
 	bool added;
-	uint32_t id = itab_add(&w->maps, &fs, sizeof(fs), &added) + 1;
+	uint32_t id = strpool_add(&w->maps, &fs, sizeof(fs), &added) + 1;
 	if (added) {
 		struct pb_buf m = {0};
 		pb_put_uint(&m, 1, id);
@@ -228,7 +151,7 @@ static uint32_t location_of(struct writer *w, uint32_t node)
 	}
 	w->next_of[node] = p->nodes[at].parent < p->nnodes ? p->nodes[at].parent : 0;
 	bool added;
-	uint32_t id = itab_add(&w->locs, w->group, n * sizeof(*w->group), &added) + 1;
+	uint32_t id = strpool_add(&w->locs, w->group, n * sizeof(*w->group), &added) + 1;
 	if (added) {
 		struct pb_buf m = {0};
 		pb_put_uint(&m, 1, id);
@@ -416,7 +339,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 			put_sample(&w, &msg, s->stack, vals, nvals, s->thread, s->event, s);
 		}
 	} else {
-		struct itab agg = {0};
+		struct strpool agg = {0};
 		struct {
 			uint32_t stack, thread, event;
 			uint64_t weight;
@@ -428,7 +351,7 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 				continue;
 			uint32_t key[3] = {s->stack, s->thread, s->event};
 			bool added;
-			uint32_t k = itab_add(&agg, key, sizeof(key), &added);
+			uint32_t k = strpool_add(&agg, key, sizeof(key), &added);
 			if (added) {
 				grow_array((void **)&sums, &sums_cap, (size_t)k + 1,
 					   sizeof(*sums));
@@ -439,14 +362,14 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 			}
 			sums[k].weight += s->weight;
 		}
-		for (size_t k = 0; k < agg.n; k++) {
+		for (size_t k = 0; k < strpool_count(&agg); k++) {
 			vals[0] = sums[k].weight;
 			vals[1] = to_u64((double)sums[k].weight * period_ns);
 			put_sample(&w, &msg, sums[k].stack, vals, nvals, sums[k].thread,
 				   sums[k].event, NULL);
 		}
 		free(sums);
-		itab_free(&agg);
+		strpool_free(&agg);
 	}
 	pb_buf_free(&msg);
 
@@ -472,9 +395,9 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 		pb_put_uint(&tail, P_COMMENT, sid(&w, cmd));
 
 	struct pb_buf strings = {0};
-	for (size_t i = 0; i < w.strs.n; i++)
-		pb_put_bytes(&strings, P_STRING_TABLE, w.strs.pool + w.strs.off[i],
-			     w.strs.klen[i]);
+	for (uint32_t i = 0; i < strpool_count(&w.strs); i++)
+		pb_put_bytes(&strings, P_STRING_TABLE, strpool_str(&w.strs, i),
+			     strpool_len(&w.strs, i));
 
 	int rc = 0;
 	z_stream z = {0};
@@ -500,10 +423,10 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 	pb_buf_free(&w.mappings);
 	pb_buf_free(&w.locations);
 	pb_buf_free(&w.functions);
-	itab_free(&w.strs);
-	itab_free(&w.funcs);
-	itab_free(&w.maps);
-	itab_free(&w.locs);
+	strpool_free(&w.strs);
+	strpool_free(&w.funcs);
+	strpool_free(&w.maps);
+	strpool_free(&w.locs);
 	free(w.func_of);
 	free(w.loc_of);
 	free(w.next_of);
@@ -567,14 +490,14 @@ struct reader {
 	struct rlocation *locs;
 	size_t nlocs, locs_cap;
 	size_t nsamples;
-	struct itab map_ids, func_ids, loc_ids;
+	struct strpool map_ids, func_ids, loc_ids;
 	uint32_t *loc_frames; /* per location, root first */
 	size_t nloc_frames, loc_frames_cap;
 	size_t *loc_first;  /* into loc_frames */
-	struct itab stacks; /* location id lists -> index into stack_node */
+	struct strpool stacks; /* location id lists -> index into stack_node */
 	uint32_t *stack_node;
 	size_t stack_node_cap;
-	struct itab threads, events; /* memo: (pid, tid, comm) / event name -> index */
+	struct strpool threads, events; /* memo: (pid, tid, comm) / event name -> index */
 	uint64_t expanded;
 	/* the sample being read */
 	uint64_t *ids;
@@ -881,7 +804,7 @@ static int check_strings(struct reader *r)
 	return 0;
 }
 
-static int index_ids(struct reader *r, struct itab *t, const void *items, size_t n, size_t size,
+static int index_ids(struct reader *r, struct strpool *t, const void *items, size_t n, size_t size,
 		     const char *what)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -891,7 +814,7 @@ static int index_ids(struct reader *r, struct itab *t, const void *items, size_t
 		if (id == 0)
 			return errbuf_set(r->err, r->errlen, "a %s has id 0", what);
 		bool added;
-		itab_add(t, &id, sizeof(id), &added);
+		strpool_add(t, &id, sizeof(id), &added);
 		if (!added)
 			return errbuf_set(r->err, r->errlen, "two %ss have id %" PRIu64, what, id);
 	}
@@ -957,9 +880,8 @@ static int build_locations(struct reader *r)
 		const char *module = "";
 		uint64_t rel = loc->address;
 		if (loc->mapping_id) {
-			int64_t m =
-				itab_find(&r->map_ids, &loc->mapping_id, sizeof(loc->mapping_id));
-			if (m < 0)
+			uint32_t m;
+			if (!strpool_find(&r->map_ids, &loc->mapping_id, sizeof(loc->mapping_id), &m))
 				return errbuf_set(r->err, r->errlen,
 						  "location %" PRIu64
 						  " refers to unknown mapping %" PRIu64,
@@ -991,9 +913,8 @@ static int build_locations(struct reader *r)
 		}
 		for (size_t k = loc->n; k-- > 0;) {
 			const struct rline *ln = &r->lines[loc->first + k];
-			int64_t fi =
-				itab_find(&r->func_ids, &ln->function_id, sizeof(ln->function_id));
-			if (fi < 0)
+			uint32_t fi;
+			if (!strpool_find(&r->func_ids, &ln->function_id, sizeof(ln->function_id), &fi))
 				return errbuf_set(r->err, r->errlen,
 						  "location %" PRIu64
 						  " refers to unknown function %" PRIu64,
@@ -1042,7 +963,7 @@ static int push_val(void *arg, uint64_t v)
 static uint32_t event_index(struct reader *r, const char *name)
 {
 	bool added;
-	uint32_t i = itab_add(&r->events, name, strlen(name), &added);
+	uint32_t i = strpool_add(&r->events, name, strlen(name), &added);
 	if (added) {
 		struct profile *p = r->p;
 		grow_array((void **)&p->events, &p->events_cap, p->nevents + 1,
@@ -1058,7 +979,7 @@ static uint32_t thread_index(struct reader *r, uint32_t pid, uint32_t tid, const
 	comm = frames_strdup(p->frames, comm);
 	uint64_t key[2] = {(uint64_t)pid << 32 | tid, (uint64_t)(uintptr_t)comm};
 	bool added;
-	uint32_t i = itab_add(&r->threads, key, sizeof(key), &added);
+	uint32_t i = strpool_add(&r->threads, key, sizeof(key), &added);
 	if (added)
 		profile_thread_intern(p, pid, tid, comm); /* new key: appended at index i */
 	return i;
@@ -1124,8 +1045,8 @@ static int read_label(struct reader *r, struct pb_reader *m, struct rlabels *out
 static int sample_stack(struct reader *r, size_t sample, uint32_t *node_out)
 {
 	size_t keylen = r->nids * sizeof(*r->ids);
-	int64_t memo = itab_find(&r->stacks, r->ids, keylen);
-	if (memo >= 0) {
+	uint32_t memo;
+	if (strpool_find(&r->stacks, r->ids, keylen, &memo)) {
 		*node_out = r->stack_node[memo];
 		return 0;
 	}
@@ -1133,8 +1054,8 @@ static int sample_stack(struct reader *r, size_t sample, uint32_t *node_out)
 	uint32_t node = 0;
 	size_t depth = 0;
 	for (size_t i = r->nids; i-- > 0;) {
-		int64_t li = itab_find(&r->loc_ids, &r->ids[i], sizeof(r->ids[i]));
-		if (li < 0)
+		uint32_t li;
+		if (!strpool_find(&r->loc_ids, &r->ids[i], sizeof(r->ids[i]), &li))
 			return errbuf_set(r->err, r->errlen,
 					  "sample %zu refers to unknown location %" PRIu64, sample,
 					  r->ids[i]);
@@ -1152,7 +1073,7 @@ static int sample_stack(struct reader *r, size_t sample, uint32_t *node_out)
 		for (size_t k = 0; k < n; k++)
 			node = profile_stack_child(p, node, r->loc_frames[first + k]);
 	}
-	uint32_t idx = itab_add(&r->stacks, r->ids, keylen, NULL);
+	uint32_t idx = strpool_add(&r->stacks, r->ids, keylen, NULL);
 	grow_array((void **)&r->stack_node, &r->stack_node_cap, (size_t)idx + 1,
 		   sizeof(*r->stack_node));
 	r->stack_node[idx] = node;
@@ -1324,12 +1245,12 @@ static void reader_free(struct reader *r)
 	free(r->funcs);
 	free(r->lines);
 	free(r->locs);
-	itab_free(&r->map_ids);
-	itab_free(&r->func_ids);
-	itab_free(&r->loc_ids);
-	itab_free(&r->stacks);
-	itab_free(&r->threads);
-	itab_free(&r->events);
+	strpool_free(&r->map_ids);
+	strpool_free(&r->func_ids);
+	strpool_free(&r->loc_ids);
+	strpool_free(&r->stacks);
+	strpool_free(&r->threads);
+	strpool_free(&r->events);
 	free(r->loc_frames);
 	free(r->loc_first);
 	free(r->stack_node);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "json.h"
 #include "registry.h"
 #include "util.h"
@@ -94,39 +95,38 @@ uint32_t *speedscope_frame_groups(const struct frame_table *t, uint32_t **line_o
 	size_t nf = frames_count(t);
 	uint32_t *canon = xcalloc(nf + 1, sizeof(*canon));
 	uint32_t *line = xcalloc(nf + 1, sizeof(*line));
-	size_t cap = 16;
-	while (cap < 2 * nf)
-		cap *= 2;
-	uint32_t *slots = xcalloc(cap, sizeof(*slots)); /* canonical frame ids */
+	struct hashmap groups = {0}; /* hash of (name, place) -> canonical frame id (hashed keys) */
+	hashmap_reserve(&groups, nf);
 	bool *mixed = xcalloc(nf + 1, sizeof(*mixed));
 	for (uint32_t id = 1; id <= nf; id++) {
 		const struct frame *f = frames_get(t, id);
 		if (!f)
 			continue;
 		const char *place = speedscope_frame_place(f);
-		size_t j = hash_str(f->name, hash_str(place, 0x7373)) & (cap - 1);
-		for (;; j = (j + 1) & (cap - 1)) {
-			uint32_t c = slots[j];
-			if (!c) {
-				slots[j] = canon[id] = id;
-				line[id] = f->line;
-				break;
-			}
+		uint64_t h = hash_str(f->name, hash_str(place, 0x7373));
+		size_t pos;
+		for (const uint64_t *v = hashmap_first(&groups, h, &pos); v && !canon[id];
+		     v = hashmap_again(&groups, h, &pos)) {
+			uint32_t c = (uint32_t)*v;
 			const struct frame *g = frames_get(t, c);
 			if (strcmp(g->name, f->name) == 0 &&
 			    strcmp(speedscope_frame_place(g), place) == 0) {
 				canon[id] = c;
 				if (line[c] != f->line)
 					mixed[c] = true;
-				break;
 			}
+		}
+		if (!canon[id]) {
+			canon[id] = id;
+			line[id] = f->line;
+			hashmap_add(&groups, h, id);
 		}
 	}
 	for (uint32_t id = 1; id <= nf; id++)
 		if (mixed[id])
 			line[id] = 0;
 	free(mixed);
-	free(slots);
+	hashmap_free(&groups);
 	*line_out = line;
 	return canon;
 }

@@ -15,10 +15,6 @@ struct profile *profile_new(void)
 	grow_array((void **)&p->nodes, &p->nodes_cap, 1, sizeof(*p->nodes));
 	p->nodes[0] = (struct stack_node){0, 0, 0};
 	p->nnodes = 1;
-	p->nnode_slots = 1024;
-	p->node_slots = xcalloc(p->nnode_slots, sizeof(*p->node_slots));
-	p->nspan_slots = 1024;
-	p->span_slots = xcalloc(p->nspan_slots, sizeof(*p->span_slots));
 	return p;
 }
 
@@ -28,9 +24,9 @@ void profile_free(struct profile *p)
 		return;
 	frames_free(p->frames);
 	free(p->nodes);
-	free(p->node_slots);
+	hashmap_free(&p->node_index);
 	free(p->threads);
-	free(p->thread_slots);
+	hashmap_free(&p->thread_index);
 	free(p->samples);
 	for (size_t i = 0; i < p->nevents; i++)
 		free(p->events[i]);
@@ -47,49 +43,22 @@ void profile_free(struct profile *p)
 	}
 	free(p->probes);
 	free(p->spans);
-	free(p->span_slots);
+	hashmap_free(&p->span_index);
 	free(p->function_of);
 	free(p->line_of);
 	free(p);
 }
 
-static uint64_t node_hash(uint32_t parent, uint32_t frame)
-{
-	uint32_t v[2] = {parent, frame};
-	return hash_bytes(v, sizeof(v), 3);
-}
-
-static void node_rehash(struct profile *p)
-{
-	size_t n = p->nnode_slots * 2;
-	uint32_t *s = xcalloc(n, sizeof(*s));
-	for (size_t i = 1; i < p->nnodes; i++) {
-		size_t j = node_hash(p->nodes[i].parent, p->nodes[i].frame) & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)i;
-	}
-	free(p->node_slots);
-	p->node_slots = s;
-	p->nnode_slots = n;
-}
-
 uint32_t profile_stack_child(struct profile *p, uint32_t parent, uint32_t frame)
 {
-	size_t mask = p->nnode_slots - 1;
-	size_t j = node_hash(parent, frame) & mask;
-	while (p->node_slots[j]) {
-		const struct stack_node *n = &p->nodes[p->node_slots[j]];
-		if (n->parent == parent && n->frame == frame)
-			return p->node_slots[j];
-		j = (j + 1) & mask;
-	}
+	bool added;
+	uint64_t *node = hashmap_put(&p->node_index, (uint64_t)parent << 32 | frame, &added);
+	if (!added)
+		return (uint32_t)*node;
 	grow_array((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes));
 	uint32_t id = (uint32_t)p->nnodes++;
 	p->nodes[id] = (struct stack_node){parent, frame, p->nodes[parent].depth + 1};
-	p->node_slots[j] = id;
-	if (p->nnodes * 2 > p->nnode_slots)
-		node_rehash(p);
+	*node = id;
 	return id;
 }
 
@@ -121,37 +90,20 @@ static uint64_t thread_hash(uint32_t pid, uint32_t tid, const char *comm)
 	return hash_bytes(v, sizeof(v), 9);
 }
 
-static void thread_rehash(struct profile *p)
-{
-	size_t n = p->nthread_slots ? p->nthread_slots * 2 : 64;
-	uint32_t *s = xcalloc(n, sizeof(*s));
-	for (size_t i = 0; i < p->nthreads; i++) {
-		const struct thread_info *t = &p->threads[i];
-		size_t j = thread_hash(t->pid, t->tid, t->comm) & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)(i + 1);
-	}
-	free(p->thread_slots);
-	p->thread_slots = s;
-	p->nthread_slots = n;
-}
-
 uint32_t profile_thread_intern(struct profile *p, uint32_t pid, uint32_t tid, const char *comm)
 {
 	comm = frames_strdup(p->frames, comm);
-	if ((p->nthreads + 1) * 2 > p->nthread_slots)
-		thread_rehash(p);
-	size_t mask = p->nthread_slots - 1;
-	size_t j = thread_hash(pid, tid, comm) & mask;
-	for (; p->thread_slots[j]; j = (j + 1) & mask) {
-		const struct thread_info *t = &p->threads[p->thread_slots[j] - 1];
+	uint64_t h = thread_hash(pid, tid, comm);
+	size_t pos;
+	for (const uint64_t *v = hashmap_first(&p->thread_index, h, &pos); v;
+	     v = hashmap_again(&p->thread_index, h, &pos)) {
+		const struct thread_info *t = &p->threads[*v];
 		if (t->tid == tid && t->pid == pid && t->comm == comm)
-			return p->thread_slots[j] - 1;
+			return (uint32_t)*v;
 	}
 	grow_array((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
 	p->threads[p->nthreads] = (struct thread_info){pid, tid, comm};
-	p->thread_slots[j] = (uint32_t)(p->nthreads + 1);
+	hashmap_add(&p->thread_index, h, p->nthreads);
 	return (uint32_t)p->nthreads++;
 }
 
@@ -222,32 +174,18 @@ int profile_probe_find(const struct profile *p, const char *name)
 	return -1;
 }
 
-static void span_reindex(struct profile *p, size_t n)
+/* Indexes the spans anew (after some were dropped and the rest moved). */
+static void span_reindex(struct profile *p)
 {
-	uint32_t *s = xcalloc(n, sizeof(*s));
-	for (size_t i = 0; i < p->nspans; i++) {
-		size_t j = hash_bytes(&p->spans[i].id, 8, 5) & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)(i + 1);
-	}
-	free(p->span_slots);
-	p->span_slots = s;
-	p->nspan_slots = n;
-}
-
-static void span_rehash(struct profile *p)
-{
-	span_reindex(p, p->nspan_slots * 2);
+	hashmap_recycle(&p->span_index);
+	for (size_t i = 0; i < p->nspans; i++)
+		hashmap_set(&p->span_index, p->spans[i].id, i);
 }
 
 int64_t profile_span_find(const struct profile *p, uint64_t id)
 {
-	size_t mask = p->nspan_slots - 1;
-	for (size_t j = hash_bytes(&id, 8, 5) & mask; p->span_slots[j]; j = (j + 1) & mask)
-		if (p->spans[p->span_slots[j] - 1].id == id)
-			return (int64_t)p->span_slots[j] - 1;
-	return -1;
+	uint64_t i;
+	return hashmap_get(&p->span_index, id, &i) ? (int64_t)i : -1;
 }
 
 int64_t profile_span_add(struct profile *p, const struct span *sp)
@@ -260,14 +198,8 @@ int64_t profile_span_add(struct profile *p, const struct span *sp)
 	 * the measured duration is the only one there is. */
 	if (sp->raw_duration_ns < sp->duration_ns)
 		p->spans[p->nspans].raw_duration_ns = sp->duration_ns;
-	size_t mask = p->nspan_slots - 1;
-	size_t j = hash_bytes(&sp->id, 8, 5) & mask;
-	while (p->span_slots[j])
-		j = (j + 1) & mask;
-	p->span_slots[j] = (uint32_t)(p->nspans + 1);
+	hashmap_set(&p->span_index, sp->id, p->nspans);
 	p->nspans++;
-	if (p->nspans * 2 > p->nspan_slots)
-		span_rehash(p);
 	return (int64_t)p->nspans - 1;
 }
 
@@ -573,11 +505,7 @@ size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutof
 		memmove(p->spans, p->spans + skip, (kept - skip) * sizeof(*p->spans));
 	size_t removed = p->nspans - (kept - skip);
 	p->nspans = kept - skip;
-	if (removed) {
-		size_t slots = 1024;
-		while (slots < p->nspans * 2 + 2)
-			slots *= 2;
-		span_reindex(p, slots);
-	}
+	if (removed)
+		span_reindex(p);
 	return removed;
 }

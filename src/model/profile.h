@@ -15,6 +15,7 @@
 
 #include "flame.h"
 #include "frames.h"
+#include "hashmap.h"
 #include "latency.h"
 
 struct stack_node {
@@ -93,12 +94,10 @@ struct profile {
 	struct frame_table *frames;
 	struct stack_node *nodes; /* nodes[0] is the empty stack */
 	size_t nnodes, nodes_cap;
-	uint32_t *node_slots; /* hash set over nodes by (parent, frame) */
-	size_t nnode_slots;
+	struct hashmap node_index; /* parent << 32 | frame -> node */
 	struct thread_info *threads;
 	size_t nthreads, threads_cap;
-	uint32_t *thread_slots; /* hash set over threads by (pid, tid, comm) */
-	size_t nthread_slots;
+	struct hashmap thread_index; /* hash of (pid, tid, comm) -> thread (hashed keys) */
 	struct sample *samples;
 	size_t nsamples, samples_cap;
 	char **events;
@@ -111,8 +110,7 @@ struct profile {
 	size_t nprobes, probes_cap;
 	struct span *spans;
 	size_t nspans, spans_cap;
-	uint32_t *span_slots; /* hash set over spans by id */
-	size_t nspan_slots;
+	struct hashmap span_index; /* span id -> index in spans */
 	uint32_t *function_of; /* frame id -> its function frame (cache) */
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */

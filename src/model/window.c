@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "util.h"
 
 #define NS_PER_S 1000000000LL
-#define EMPTY_KEY UINT32_MAX
-#define MAP_MIN_CAP 16
 /* The history's values are referenced to one time and new buckets are added
  * scaled up by 2^((end - ref)/h); once that factor would pass 2^REBASE_EXP
  * the values are rescaled to a newer reference. */
@@ -20,20 +19,15 @@
 
 enum { DIM_STACK, DIM_THREAD, NDIMS };
 
+/* A map's value (a hashmap's uint64_t, seen through this union). */
 union wval {
 	uint64_t u; /* bucket maps: exact summed weight */
 	double d;   /* history and scratch maps */
 };
-
-/* Open addressing, linear probing, power-of-two capacity. */
-struct wmap {
-	uint32_t *keys; /* EMPTY_KEY = free slot */
-	union wval *vals;
-	size_t n, cap;
-};
+_Static_assert(sizeof(union wval) == sizeof(uint64_t), "a wval is a hashmap value");
 
 struct bucket {
-	struct wmap maps[NDIMS];
+	struct hashmap maps[NDIMS];
 	uint64_t nsamples;
 };
 
@@ -46,120 +40,39 @@ struct window {
 	double halflife;     /* seconds */
 
 	/* EWMA history: value of key k at time hist_ref (seconds since the
-	 * origin, a bucket boundary) is hist[d].vals[k].d. */
-	struct wmap hist[NDIMS];
+	 * origin, a bucket boundary) is the value of k in hist[d], as .d. */
+	struct hashmap hist[NDIMS];
 	bool has_hist;
 	int64_t hist_ref;
 	int64_t hist_last_end; /* end of the newest absorbed bucket */
 
-	struct wmap scratch;
+	struct hashmap scratch;
 	struct window_stats stats;
 };
 
 /* ---- map ---- */
 
-static size_t slot_of(uint32_t key, size_t cap)
-{
-	return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
-}
-
-static void map_alloc(struct wmap *m, size_t cap)
-{
-	m->keys = xmalloc(cap * sizeof(*m->keys));
-	m->vals = xmalloc(cap * sizeof(*m->vals));
-	memset(m->keys, 0xff, cap * sizeof(*m->keys));
-	m->cap = cap;
-	m->n = 0;
-}
-
-static void map_release(struct wmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static size_t map_bytes(const struct wmap *m)
-{
-	return m->cap * (sizeof(*m->keys) + sizeof(*m->vals));
-}
-
-static union wval *map_slot(struct wmap *m, uint32_t key);
-
-static void map_rehash(struct wmap *m, size_t cap)
-{
-	struct wmap old = *m;
-	map_alloc(m, cap);
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.keys[i] != EMPTY_KEY)
-			*map_slot(m, old.keys[i]) = old.vals[i];
-	free(old.keys);
-	free(old.vals);
-}
-
 /* The value of `key`, inserted as zero when absent. */
-static union wval *map_slot(struct wmap *m, uint32_t key)
+static union wval *map_slot(struct hashmap *m, uint32_t key)
 {
-	if (!m->cap)
-		map_alloc(m, MAP_MIN_CAP);
-	else if ((m->n + 1) * 10 > m->cap * 7)
-		map_rehash(m, m->cap * 2);
-	size_t i = slot_of(key, m->cap);
-	while (m->keys[i] != EMPTY_KEY) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		i = (i + 1) & (m->cap - 1);
-	}
-	m->keys[i] = key;
-	m->vals[i].u = 0;
-	m->n++;
-	return &m->vals[i];
+	return (union wval *)hashmap_put(m, key, NULL);
 }
 
 /* The value of `key`, or NULL. */
-static const union wval *map_find(const struct wmap *m, uint32_t key)
+static const union wval *map_find(const struct hashmap *m, uint32_t key)
 {
-	if (!m->cap)
-		return NULL;
-	size_t i = slot_of(key, m->cap);
-	while (m->keys[i] != EMPTY_KEY) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		i = (i + 1) & (m->cap - 1);
-	}
-	return NULL;
+	return (const union wval *)hashmap_find(m, key);
 }
 
-/* Empties a map, keeping its storage. */
-static void map_reset(struct wmap *m)
+/* Each entry of m as (key, value): for (size_t pos = 0; map_each(...);) */
+static inline bool map_each(const struct hashmap *m, size_t *pos, uint32_t *key, union wval **val)
 {
-	if (m->cap)
-		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
-	m->n = 0;
-}
-
-static size_t cap_for(size_t n)
-{
-	size_t cap = MAP_MIN_CAP;
-	while (cap < n * 2)
-		cap *= 2;
-	return cap;
-}
-
-/* Empties a map for reuse, keeping its storage unless it was at most 1/8
- * full (then it shrinks to fit what it held, with room: no oscillation). */
-static void map_clear(struct wmap *m)
-{
-	if (!m->cap)
-		return;
-	if (m->cap > MAP_MIN_CAP && m->n * 8 <= m->cap) {
-		size_t n = m->n;
-		map_release(m);
-		if (n)
-			map_alloc(m, cap_for(n));
-		return;
-	}
-	map_reset(m);
+	uint64_t k, *v;
+	if (!hashmap_next(m, pos, &k, &v))
+		return false;
+	*key = (uint32_t)k;
+	*val = (union wval *)v;
+	return true;
 }
 
 /* ---- output ---- */
@@ -188,19 +101,20 @@ static int cmp_u32(const void *a, const void *b)
 /* Copies the scratch map into out, sorted by key; returns the total. */
 static double emit(struct window *w, struct stack_weights *out)
 {
-	struct wmap *m = &w->scratch;
+	struct hashmap *m = &w->scratch;
 	out->n = 0;
-	if (m->n > out->cap) {
+	if (hashmap_count(m) > out->cap) {
 		size_t cap = out->cap ? out->cap : 16;
-		while (cap < m->n)
+		while (cap < hashmap_count(m))
 			cap *= 2;
 		out->stack = xrealloc(out->stack, cap * sizeof(*out->stack));
 		out->weight = xrealloc(out->weight, cap * sizeof(*out->weight));
 		out->cap = cap;
 	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i] != EMPTY_KEY)
-			out->stack[out->n++] = m->keys[i];
+	uint32_t key;
+	union wval *v;
+	for (size_t pos = 0; map_each(m, &pos, &key, &v);)
+		out->stack[out->n++] = key;
 	if (out->n) /* qsort's array may not be NULL, even for no elements */
 		qsort(out->stack, out->n, sizeof(*out->stack), cmp_u32);
 	double total = 0;
@@ -230,11 +144,11 @@ void window_free(struct window *w)
 		return;
 	for (size_t i = 0; i < w->cap; i++)
 		for (int d = 0; d < NDIMS; d++)
-			map_release(&w->ring[i].maps[d]);
+			hashmap_free(&w->ring[i].maps[d]);
 	free(w->ring);
 	for (int d = 0; d < NDIMS; d++)
-		map_release(&w->hist[d]);
-	map_release(&w->scratch);
+		hashmap_free(&w->hist[d]);
+	hashmap_free(&w->scratch);
 	free(w);
 }
 
@@ -266,10 +180,10 @@ size_t window_memory_bytes(const struct window *w)
 	size_t b = sizeof(*w) + w->cap * sizeof(*w->ring);
 	for (size_t i = 0; i < w->cap; i++)
 		for (int d = 0; d < NDIMS; d++)
-			b += map_bytes(&w->ring[i].maps[d]);
+			b += hashmap_bytes(&w->ring[i].maps[d]);
 	for (int d = 0; d < NDIMS; d++)
-		b += map_bytes(&w->hist[d]);
-	return b + map_bytes(&w->scratch);
+		b += hashmap_bytes(&w->hist[d]);
+	return b + hashmap_bytes(&w->scratch);
 }
 
 /* ---- history ---- */
@@ -280,23 +194,23 @@ static void hist_rebase(struct window *w, int64_t ref)
 {
 	double f = exp2(-(double)(ref - w->hist_ref) / w->halflife);
 	for (int d = 0; d < NDIMS; d++) {
-		struct wmap *m = &w->hist[d];
+		struct hashmap *m = &w->hist[d];
 		size_t dead = 0;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->keys[i] == EMPTY_KEY)
-				continue;
-			m->vals[i].d *= f;
-			if (m->vals[i].d < DBL_MIN)
+		uint32_t key;
+		union wval *v;
+		for (size_t pos = 0; map_each(m, &pos, &key, &v);) {
+			v->d *= f;
+			if (v->d < DBL_MIN)
 				dead++;
 		}
 		if (dead) { /* some underflowed: rebuild without them */
-			struct wmap old = *m;
-			map_alloc(m, old.cap);
-			for (size_t i = 0; i < old.cap; i++)
-				if (old.keys[i] != EMPTY_KEY && old.vals[i].d >= DBL_MIN)
-					map_slot(m, old.keys[i])->d = old.vals[i].d;
-			free(old.keys);
-			free(old.vals);
+			struct hashmap keep = {0};
+			hashmap_reserve(&keep, hashmap_count(m) - dead);
+			for (size_t pos = 0; map_each(m, &pos, &key, &v);)
+				if (v->d >= DBL_MIN)
+					map_slot(&keep, key)->d = v->d;
+			hashmap_free(m);
+			*m = keep;
 		}
 	}
 	w->hist_ref = ref;
@@ -317,11 +231,12 @@ static void evict(struct window *w, struct bucket *b, int64_t s)
 	}
 	double f = exp2((double)(end - w->hist_ref) / w->halflife);
 	for (int d = 0; d < NDIMS; d++) {
-		struct wmap *m = &b->maps[d];
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->keys[i] != EMPTY_KEY)
-				map_slot(&w->hist[d], m->keys[i])->d += (double)m->vals[i].u * f;
-		map_clear(m);
+		struct hashmap *m = &b->maps[d];
+		uint32_t key;
+		union wval *v;
+		for (size_t pos = 0; map_each(m, &pos, &key, &v);)
+			map_slot(&w->hist[d], key)->d += (double)v->u * f;
+		hashmap_recycle(m);
 	}
 	if (end > w->hist_last_end)
 		w->hist_last_end = end;
@@ -367,7 +282,7 @@ static int drop(struct window *w, uint64_t weight)
 int window_add_thread(struct window *w, uint64_t time_ns, uint32_t stack, uint32_t thread,
 		      uint64_t weight)
 {
-	if (stack == EMPTY_KEY || time_ns < w->origin_ns)
+	if (stack == UINT32_MAX || time_ns < w->origin_ns)
 		return drop(w, weight);
 	int64_t sec = (int64_t)((time_ns - w->origin_ns) / NS_PER_S);
 	if (w->started && sec <= w->head - (int64_t)w->cap)
@@ -408,7 +323,7 @@ static int64_t now_second(const struct window *w, uint64_t now_ns)
 static double sum_last(struct window *w, int dim, uint64_t now_ns, double seconds,
 		       struct stack_weights *out)
 {
-	map_reset(&w->scratch);
+	hashmap_clear(&w->scratch);
 	int64_t nowsec = now_second(w, now_ns);
 	if (w->started && nowsec >= 0 && seconds > 0) {
 		double n = ceil(seconds);
@@ -421,10 +336,11 @@ static double sum_last(struct window *w, int dim, uint64_t now_ns, double second
 		if (hi > w->head)
 			hi = w->head;
 		for (int64_t s = lo; s <= hi; s++) {
-			struct wmap *m = &bucket_of(w, s)->maps[dim];
-			for (size_t i = 0; i < m->cap; i++)
-				if (m->keys[i] != EMPTY_KEY)
-					map_slot(&w->scratch, m->keys[i])->d += (double)m->vals[i].u;
+			struct hashmap *m = &bucket_of(w, s)->maps[dim];
+			uint32_t key;
+			union wval *v;
+			for (size_t pos = 0; map_each(m, &pos, &key, &v);)
+				map_slot(&w->scratch, key)->d += (double)v->u;
 		}
 	}
 	return emit(w, out);
@@ -432,7 +348,7 @@ static double sum_last(struct window *w, int dim, uint64_t now_ns, double second
 
 static double ewma(struct window *w, int dim, uint64_t now_ns, struct stack_weights *out)
 {
-	map_reset(&w->scratch);
+	hashmap_clear(&w->scratch);
 	int64_t nowsec = now_second(w, now_ns);
 	if (w->started && nowsec >= 0) {
 		int64_t now_rel = (int64_t)(now_ns - w->origin_ns);
@@ -443,27 +359,29 @@ static double ewma(struct window *w, int dim, uint64_t now_ns, struct stack_weig
 			hi = nowsec;
 		for (int64_t s = lo; s <= hi; s++) {
 			struct bucket *b = bucket_of(w, s);
-			struct wmap *m = &b->maps[dim];
-			if (!m->n)
+			struct hashmap *m = &b->maps[dim];
+			if (!hashmap_count(m))
 				continue;
 			int64_t age_ns = now_rel - (s + 1) * NS_PER_S;
 			if (age_ns < 0)
 				age_ns = 0;
 			double f = exp2(-((double)age_ns / 1e9) / w->halflife);
-			for (size_t i = 0; i < m->cap; i++)
-				if (m->keys[i] != EMPTY_KEY)
-					map_slot(&w->scratch, m->keys[i])->d += (double)m->vals[i].u * f;
+			uint32_t key;
+			union wval *v;
+			for (size_t pos = 0; map_each(m, &pos, &key, &v);)
+				map_slot(&w->scratch, key)->d += (double)v->u * f;
 		}
-		struct wmap *h = &w->hist[dim];
-		if (w->has_hist && h->n) {
+		struct hashmap *h = &w->hist[dim];
+		if (w->has_hist && hashmap_count(h)) {
 			int64_t at = now_rel;
 			if (at < w->hist_last_end * NS_PER_S)
 				at = w->hist_last_end * NS_PER_S;
 			int64_t age_ns = at - w->hist_ref * NS_PER_S;
 			double f = exp2(-((double)age_ns / 1e9) / w->halflife);
-			for (size_t i = 0; i < h->cap; i++)
-				if (h->keys[i] != EMPTY_KEY)
-					map_slot(&w->scratch, h->keys[i])->d += h->vals[i].d * f;
+			uint32_t key;
+			union wval *v;
+			for (size_t pos = 0; map_each(h, &pos, &key, &v);)
+				map_slot(&w->scratch, key)->d += v->d * f;
 		}
 	}
 	return emit(w, out);

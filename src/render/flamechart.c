@@ -23,39 +23,18 @@ void flamechart_funcs_init(struct flamechart_funcs *ff, const struct frame_table
 {
 	memset(ff, 0, sizeof(*ff));
 	ff->frames = frames;
-	ff->nslots = 64;
-	ff->slots = xcalloc(ff->nslots, sizeof(*ff->slots));
 	ff->root_rgb[0] = ff->root_rgb[1] = ff->root_rgb[2] = 200;
 }
 
 void flamechart_funcs_free(struct flamechart_funcs *ff)
 {
-	for (size_t i = 0; i < ff->n; i++)
-		free(ff->name[i]);
+	strpool_free(&ff->names);
+	hashmap_free(&ff->index);
 	free(ff->name);
 	free(ff->kind);
 	free(ff->rgb);
 	free(ff->of_frame);
-	free(ff->slots);
 	memset(ff, 0, sizeof(*ff));
-}
-
-static uint64_t func_hash(const char *name, enum frame_kind kind)
-{
-	return hash_str(name, 0x66756e63ULL + (uint64_t)kind);
-}
-
-static void funcs_rehash(struct flamechart_funcs *ff)
-{
-	free(ff->slots);
-	ff->nslots *= 2;
-	ff->slots = xcalloc(ff->nslots, sizeof(*ff->slots));
-	for (size_t i = 0; i < ff->n; i++) {
-		size_t j = func_hash(ff->name[i], ff->kind[i]) & (ff->nslots - 1);
-		while (ff->slots[j])
-			j = (j + 1) & (ff->nslots - 1);
-		ff->slots[j] = (uint32_t)(i + 1);
-	}
 }
 
 uint32_t flamechart_funcs_intern(struct flamechart_funcs *ff, const char *name,
@@ -63,24 +42,20 @@ uint32_t flamechart_funcs_intern(struct flamechart_funcs *ff, const char *name,
 {
 	if (!name)
 		name = "";
-	size_t j = func_hash(name, kind) & (ff->nslots - 1);
-	while (ff->slots[j]) {
-		uint32_t i = ff->slots[j] - 1;
-		if (ff->kind[i] == kind && strcmp(ff->name[i], name) == 0)
-			return i;
-		j = (j + 1) & (ff->nslots - 1);
-	}
+	uint32_t name_id = strpool_id(&ff->names, name, strlen(name));
+	bool added;
+	uint64_t *fn = hashmap_put(&ff->index, (uint64_t)name_id << 32 | (uint32_t)kind, &added);
+	if (!added)
+		return (uint32_t)*fn;
 	if (ff->n == ff->cap) {
 		ff->cap = ff->cap ? ff->cap * 2 : 64;
 		ff->name = xrealloc(ff->name, ff->cap * sizeof(*ff->name));
 		ff->kind = xrealloc(ff->kind, ff->cap * sizeof(*ff->kind));
 	}
 	uint32_t i = (uint32_t)ff->n++;
-	ff->name[i] = xstrdup(name);
+	ff->name[i] = strpool_str(&ff->names, name_id);
 	ff->kind[i] = kind;
-	ff->slots[j] = i + 1;
-	if (ff->n * 2 > ff->nslots)
-		funcs_rehash(ff);
+	*fn = i;
 	return i;
 }
 

@@ -29,7 +29,9 @@
 #include <stdio.h>
 
 #include "frames.h"
+#include "hashmap.h"
 #include "profile.h"
+#include "strpool.h"
 
 struct flamechart_options {
 	int64_t tid;      /* thread to draw; 0 (or negative) = the one with most samples */
@@ -54,14 +56,14 @@ int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamec
 struct flamechart_funcs {
 	const struct frame_table *frames;
 	size_t n, cap;
-	char **name;             /* owned copies */
+	const char **name;       /* in `names` */
 	enum frame_kind *kind;
 	unsigned char (*rgb)[3]; /* valid after flamechart_funcs_colorize */
 	unsigned char root_rgb[3]; /* flamesvg's colour of the root ("all") */
 	uint32_t *of_frame;      /* frame id -> function index + 1 (0 = not yet) */
 	size_t nof_frame;
-	uint32_t *slots;         /* hash set over (name, kind) */
-	size_t nslots;
+	struct strpool names;
+	struct hashmap index;    /* name id << 32 | kind -> function index */
 };
 
 void flamechart_funcs_init(struct flamechart_funcs *ff, const struct frame_table *frames);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "hashmap.h"
 #include "util.h"
 
 enum side { SIDE_BASE = 0, SIDE_CMP = 1 };
@@ -14,71 +15,6 @@ enum side { SIDE_BASE = 0, SIDE_CMP = 1 };
 struct node_counts {
 	uint64_t total[2], self[2];
 };
-
-/* ---- a pointer-keyed hash map ------------------------------------------ */
-
-/* flame_node has no room for our data, and merged frames are found by their
- * interned label's address, so both lookups are pointer -> index. */
-struct ptrmap {
-	uintptr_t *keys; /* 0 = empty slot (no valid pointer is 0) */
-	size_t *vals;
-	size_t nslots, n;
-};
-
-static void ptrmap_init(struct ptrmap *m, size_t nslots)
-{
-	m->keys = xcalloc(nslots, sizeof(*m->keys));
-	m->vals = xcalloc(nslots, sizeof(*m->vals));
-	m->nslots = nslots;
-	m->n = 0;
-}
-
-static void ptrmap_free(struct ptrmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-static size_t ptrmap_slot(const struct ptrmap *m, uintptr_t key)
-{
-	size_t mask = m->nslots - 1;
-	size_t j = hash_bytes(&key, sizeof(key), 0) & mask;
-	while (m->keys[j] && m->keys[j] != key)
-		j = (j + 1) & mask;
-	return j;
-}
-
-static void ptrmap_put(struct ptrmap *m, const void *ptr, size_t val);
-
-static void ptrmap_grow(struct ptrmap *m)
-{
-	struct ptrmap old = *m;
-	ptrmap_init(m, old.nslots * 2);
-	for (size_t i = 0; i < old.nslots; i++)
-		if (old.keys[i])
-			ptrmap_put(m, (const void *)old.keys[i], old.vals[i]);
-	ptrmap_free(&old);
-}
-
-static void ptrmap_put(struct ptrmap *m, const void *ptr, size_t val)
-{
-	if ((m->n + 1) * 2 > m->nslots)
-		ptrmap_grow(m);
-	size_t j = ptrmap_slot(m, (uintptr_t)ptr);
-	if (!m->keys[j])
-		m->n++;
-	m->keys[j] = (uintptr_t)ptr;
-	m->vals[j] = val;
-}
-
-static bool ptrmap_get(const struct ptrmap *m, const void *ptr, size_t *val)
-{
-	size_t j = ptrmap_slot(m, (uintptr_t)ptr);
-	if (!m->keys[j])
-		return false;
-	*val = m->vals[j];
-	return true;
-}
 
 /* ---- the diff ---------------------------------------------------------- */
 
@@ -90,10 +26,12 @@ struct flamediff {
 	double max_delta;
 	const char **labels; /* merged frame id -> its interned label */
 	size_t labels_cap;
-	struct ptrmap frame_of_label; /* interned label -> merged frame id */
+	/* flame_node has no room for our data, and merged frames are found by
+	 * their interned label's address: both lookups are pointer -> index. */
+	struct hashmap frame_of_label; /* interned label -> merged frame id */
 	struct node_counts *counts;
 	size_t ncounts, counts_cap;
-	struct ptrmap counts_of_node; /* merged node -> index into counts */
+	struct hashmap counts_of_node; /* merged node -> index into counts */
 };
 
 /* Gives a new merged node its (zero) counts. */
@@ -101,23 +39,22 @@ static void counts_add(struct flamediff *d, const struct flame_node *n)
 {
 	grow_array((void **)&d->counts, &d->counts_cap, d->ncounts + 1, sizeof(*d->counts));
 	memset(&d->counts[d->ncounts], 0, sizeof(*d->counts));
-	ptrmap_put(&d->counts_of_node, n, d->ncounts++);
+	hashmap_set(&d->counts_of_node, (uintptr_t)n, d->ncounts++);
 }
 
 /* NULL for a node that is not in d's tree. */
 static const struct node_counts *counts_find(const struct flamediff *d,
 					     const struct flame_node *n)
 {
-	size_t i;
-	return ptrmap_get(&d->counts_of_node, n, &i) ? &d->counts[i] : NULL;
+	const uint64_t *i = hashmap_find(&d->counts_of_node, (uintptr_t)n);
+	return i ? &d->counts[*i] : NULL;
 }
 
 /* For nodes known to be in d's tree. */
 static struct node_counts *counts_of(struct flamediff *d, const struct flame_node *n)
 {
-	size_t i = 0;
-	ptrmap_get(&d->counts_of_node, n, &i);
-	return &d->counts[i];
+	const uint64_t *i = hashmap_find(&d->counts_of_node, (uintptr_t)n);
+	return &d->counts[i ? *i : 0];
 }
 
 static double share_of(uint64_t count, uint64_t side_total)
@@ -160,15 +97,15 @@ static uint32_t merged_frame_for_label(struct flamediff *d, const struct flame_t
 				       uint32_t frame, const char *label)
 {
 	const char *key = frames_strdup(d->frames, label); /* interned: its address is the key */
-	size_t id;
-	if (ptrmap_get(&d->frame_of_label, key, &id))
+	uint64_t id;
+	if (hashmap_get(&d->frame_of_label, (uintptr_t)key, &id))
 		return (uint32_t)id;
 	const struct frame *f = frames_get(src->frames, frame);
 	uint32_t fid = f ? frames_intern(d->frames, f->name, f->module, f->file, f->line, f->kind)
 			 : frames_intern(d->frames, label, "", "", 0, FRAME_UNKNOWN);
 	grow_array((void **)&d->labels, &d->labels_cap, (size_t)fid + 1, sizeof(*d->labels));
 	d->labels[fid] = key;
-	ptrmap_put(&d->frame_of_label, key, fid);
+	hashmap_set(&d->frame_of_label, (uintptr_t)key, fid);
 	return fid;
 }
 
@@ -309,8 +246,6 @@ struct flamediff *flamediff_new(const struct flame_tree *base, const struct flam
 	struct flamediff *d = xcalloc(1, sizeof(*d));
 	d->frames = frames_new();
 	d->tree = flame_new(d->frames);
-	ptrmap_init(&d->frame_of_label, 256);
-	ptrmap_init(&d->counts_of_node, 1024);
 	counts_add(d, d->tree->root);
 	merge_side(d, base, SIDE_BASE);
 	merge_side(d, cmp, SIDE_CMP);
@@ -328,8 +263,8 @@ void flamediff_free(struct flamediff *d)
 	frames_free(d->frames);
 	free(d->labels);
 	free(d->counts);
-	ptrmap_free(&d->frame_of_label);
-	ptrmap_free(&d->counts_of_node);
+	hashmap_free(&d->frame_of_label);
+	hashmap_free(&d->counts_of_node);
 	free(d);
 }
 

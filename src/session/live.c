@@ -11,6 +11,7 @@
 
 #include "drops.h"
 #include "events.h"
+#include "hashmap.h"
 #include "outfile.h"
 #include "printable.h"
 #include "probes.h"
@@ -67,8 +68,7 @@ struct live {
 	size_t npending, pending_cap;
 	uint64_t undecided;  /* samples whose call never ended while held */
 	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
-	struct join *joins;  /* open addressing by span id */
-	size_t njoin_slots, njoins;
+	struct hashmap joins; /* span id -> struct join * */
 	uint64_t joins_dropped;
 	struct probe_state probes[SESSION_MAX_PROBES];
 	struct rate_ring sample_rate, call_rate;
@@ -79,8 +79,7 @@ struct live {
 	bool by_process;
 	uint32_t *thread_root;          /* thread index -> process-name frame (0: not yet) */
 	size_t nthread_root;
-	struct rooted { uint64_t key; uint32_t node; } *rooted; /* (root frame, stack) -> node */
-	size_t nrooted_slots, nrooted;
+	struct hashmap rooted; /* root frame << 32 | stack -> node */
 	uint64_t nsamples, ncalls; /* received / counted since the start (or reset) */
 	/* The kernel's counts of every call, as last put in the calls window:
 	 * the window takes what they grew by. */
@@ -168,45 +167,24 @@ static double rate_get(const struct rate_ring *r, uint64_t now_second, double el
 
 /* --- span <-> sample join ---------------------------------------------------- */
 
-static struct join *join_slot(struct live *l, uint64_t span_id)
-{
-	size_t mask = l->njoin_slots - 1;
-	for (size_t j = hash_bytes(&span_id, 8, 3) & mask;; j = (j + 1) & mask)
-		if (l->joins[j].span_id == span_id || l->joins[j].span_id == 0)
-			return &l->joins[j];
-}
-
-static void join_rehash(struct live *l, size_t slots)
-{
-	struct join *old = l->joins;
-	size_t nold = l->njoin_slots;
-	l->joins = xcalloc(slots, sizeof(*l->joins));
-	l->njoin_slots = slots;
-	for (size_t i = 0; i < nold; i++)
-		if (old[i].span_id)
-			*join_slot(l, old[i].span_id) = old[i];
-	free(old);
-}
-
 /* Bounded: as many calls as samples held could ever join. */
 #define JOIN_CAP (1u << 20)
 
 static void join_add(struct live *l, uint64_t span_id, uint64_t time_ns, uint32_t leaf)
 {
-	struct join *j = join_slot(l, span_id);
-	if (!j->span_id) {
-		if (l->njoins >= JOIN_CAP) {
+	uint64_t *v = hashmap_find(&l->joins, span_id);
+	if (!v) {
+		if (hashmap_count(&l->joins) >= JOIN_CAP) {
 			l->joins_dropped++;
 			return;
 		}
-		j->span_id = span_id;
-		j->first_ns = time_ns;
-		l->njoins++;
-		if (l->njoins * 2 > l->njoin_slots) {
-			join_rehash(l, l->njoin_slots * 2);
-			j = join_slot(l, span_id);
-		}
+		struct join *n = xcalloc(1, sizeof(*n));
+		n->span_id = span_id;
+		n->first_ns = time_ns;
+		v = hashmap_put(&l->joins, span_id, NULL);
+		*v = (uintptr_t)n;
 	}
+	struct join *j = (struct join *)(uintptr_t)*v;
 	j->nsamples++;
 	for (int k = 0; k < JOIN_MAX_FRAMES; k++) {
 		if (j->frame[k] == leaf || j->frame[k] == 0) {
@@ -217,37 +195,26 @@ static void join_add(struct live *l, uint64_t span_id, uint64_t time_ns, uint32_
 	}
 }
 
-/* Removes an entry, keeping every other reachable (backward-shift delete). */
 static void join_remove(struct live *l, struct join *j)
 {
-	size_t mask = l->njoin_slots - 1;
-	size_t i = (size_t)(j - l->joins);
-	for (size_t k = (i + 1) & mask; l->joins[k].span_id; k = (k + 1) & mask) {
-		size_t home = hash_bytes(&l->joins[k].span_id, 8, 3) & mask;
-		/* Move k back to i when its home is not in (i, k]. */
-		if (((k - home) & mask) >= ((k - i) & mask)) {
-			l->joins[i] = l->joins[k];
-			i = k;
-		}
-	}
-	memset(&l->joins[i], 0, sizeof(l->joins[i]));
-	l->njoins--;
+	hashmap_remove(&l->joins, j->span_id);
+	free(j);
 }
 
 /* Drops entries of calls that never ended while their samples were held. */
 static void join_sweep(struct live *l, uint64_t cutoff_ns)
 {
-	struct join *keep = xcalloc(l->njoin_slots, sizeof(*keep));
-	struct join *old = l->joins;
-	l->joins = keep;
-	l->njoins = 0;
-	for (size_t i = 0; i < l->njoin_slots; i++) {
-		if (old[i].span_id && old[i].first_ns >= cutoff_ns) {
-			*join_slot(l, old[i].span_id) = old[i];
-			l->njoins++;
-		}
+	struct hashmap keep = {0};
+	uint64_t id, *v;
+	for (size_t pos = 0; hashmap_next(&l->joins, &pos, &id, &v);) {
+		struct join *j = (struct join *)(uintptr_t)*v;
+		if (j->first_ns >= cutoff_ns)
+			hashmap_set(&keep, id, *v);
+		else
+			free(j);
 	}
-	free(old);
+	hashmap_free(&l->joins);
+	l->joins = keep;
 }
 
 /* --- the view ---------------------------------------------------------------------- */
@@ -260,14 +227,6 @@ static enum view_decision decide(struct live *l, const struct sample *s, uint64_
 	struct view_live known = {.now_ns = now, .threshold_unknown = !l->threshold_known};
 	bool complete = l->frozen_ns && !known.threshold_unknown;
 	return view_decide(&l->view, l->p, s, complete ? NULL : &known);
-}
-
-static struct rooted *rooted_slot(struct live *l, uint64_t key)
-{
-	size_t mask = l->nrooted_slots - 1;
-	for (size_t j = hash_bytes(&key, 8, 9) & mask;; j = (j + 1) & mask)
-		if (l->rooted[j].key == key || l->rooted[j].key == 0)
-			return &l->rooted[j];
 }
 
 /* The sample's stack under its process name (interned once per pair). */
@@ -283,30 +242,19 @@ static uint32_t rooted_stack(struct live *l, const struct sample *s)
 	if (!*root)
 		*root = frames_intern(l->p->frames, l->p->threads[s->thread].comm, "", "", 0,
 				      FRAME_PROCESS);
-	uint64_t key = (uint64_t)*root << 32 | s->stack; /* never 0: frame ids are >= 1 */
-	struct rooted *r = rooted_slot(l, key);
-	if (r->key)
-		return r->node;
+	uint64_t key = (uint64_t)*root << 32 | s->stack;
+	uint64_t node;
+	if (hashmap_get(&l->rooted, key, &node))
+		return (uint32_t)node;
 	uint32_t frames[SONDE_MAX_STACK * 4];
 	size_t n = profile_stack_frames(l->p, s->stack, frames, sizeof(frames) / sizeof(*frames));
 	if (n > sizeof(frames) / sizeof(*frames))
 		n = sizeof(frames) / sizeof(*frames);
-	uint32_t node = profile_stack_child(l->p, 0, *root);
+	node = profile_stack_child(l->p, 0, *root);
 	for (size_t i = 0; i < n; i++)
-		node = profile_stack_child(l->p, node, frames[i]);
-	r->key = key;
-	r->node = node;
-	if (++l->nrooted * 2 > l->nrooted_slots) {
-		struct rooted *old = l->rooted;
-		size_t nold = l->nrooted_slots;
-		l->nrooted_slots *= 2;
-		l->rooted = xcalloc(l->nrooted_slots, sizeof(*l->rooted));
-		for (size_t i = 0; i < nold; i++)
-			if (old[i].key)
-				*rooted_slot(l, old[i].key) = old[i];
-		free(old);
-	}
-	return node;
+		node = profile_stack_child(l->p, (uint32_t)node, frames[i]);
+	hashmap_set(&l->rooted, key, node);
+	return (uint32_t)node;
 }
 
 static void take_sample(struct live *l, const struct sample *s)
@@ -534,9 +482,8 @@ static void take_calls(struct live *l)
 		const struct span *sp = &l->p->spans[l->span_cursor];
 		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
 			continue;
-		struct join *j = join_slot(l, sp->id);
-		if (!j->span_id)
-			j = NULL;
+		const uint64_t *v = hashmap_find(&l->joins, sp->id);
+		struct join *j = v ? (struct join *)(uintptr_t)*v : NULL;
 		if (sp->duration_ns > l->probes[sp->probe].slow_threshold_ns)
 			note_slow_call(l, sp, j);
 		if (j)
@@ -632,13 +579,9 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view.threshold_ns = UINT64_MAX;
 	l->view.comm = l->filter_comm;
 	l->view.show_overhead = o->show_overhead;
-	l->njoin_slots = 1024;
-	l->joins = xcalloc(l->njoin_slots, sizeof(*l->joins));
 	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
-	l->nrooted_slots = 1024;
-	l->rooted = xcalloc(l->nrooted_slots, sizeof(*l->rooted));
 	l->nsec = (size_t)ceil(l->o.keep_s);
 	l->sec_id = xcalloc(l->nsec, sizeof(*l->sec_id));
 	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
@@ -656,12 +599,13 @@ void live_free(struct live *l)
 	window_free(l->samples);
 	window_free(l->calls);
 	free(l->pending);
-	free(l->joins);
+	join_sweep(l, UINT64_MAX);
+	hashmap_free(&l->joins);
 	free(l->calls_fed);
 	free(l->sec_id);
 	free(l->sec_weight);
 	free(l->thread_root);
-	free(l->rooted);
+	hashmap_free(&l->rooted);
 	stack_weights_free(&l->sw);
 	free(l->fn_self);
 	free(l->fn_total);
@@ -1267,8 +1211,9 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->p->samples_cap * sizeof(struct sample) +
 			   l->p->span_links_cap * sizeof(struct span_link) +
 			   l->p->spans_cap * sizeof(struct span) +
-			   l->p->nspan_slots * sizeof(uint32_t) +
-			   l->njoin_slots * sizeof(struct join) + l->pending_cap * sizeof(uint32_t);
+			   hashmap_bytes(&l->p->span_index) +
+			   hashmap_bytes(&l->joins) + hashmap_count(&l->joins) * sizeof(struct join) +
+			   l->pending_cap * sizeof(uint32_t);
 }
 
 static void fill_probes(struct live *l, struct live_view *v, uint64_t now)

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "drops.h"
+#include "hashmap.h"
 #include "unwind.h"
 #include "latency.h"
 #include "perfmap.h"
@@ -36,7 +37,6 @@ struct pending {
 	uint64_t span_id;
 	uint32_t *samples;
 	size_t n, cap;
-	struct pending *next;
 };
 
 struct session {
@@ -52,8 +52,7 @@ struct session {
 	double start_mono, start_wall, end_mono;
 	session_span_fn on_span;
 	void *on_span_arg;
-	struct pending **buckets;
-	size_t nbuckets;
+	struct hashmap pending; /* span id -> struct pending * */
 	size_t npending;
 	uint64_t pending_dropped;
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
@@ -177,26 +176,17 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 
 /* --- the span <-> sample index for live consumers ------------------------ */
 
-static struct pending **pending_slot(struct session *s, uint64_t span_id)
-{
-	struct pending **pp = &s->buckets[hash_bytes(&span_id, 8, 11) & (s->nbuckets - 1)];
-	while (*pp && (*pp)->span_id != span_id)
-		pp = &(*pp)->next;
-	return pp;
-}
-
 static void pending_add(struct session *s, uint64_t span_id, uint32_t sample)
 {
 	if (s->npending >= PENDING_CAP) {
 		s->pending_dropped++;
 		return;
 	}
-	struct pending **pp = pending_slot(s, span_id);
-	if (!*pp) {
-		*pp = xcalloc(1, sizeof(**pp));
-		(*pp)->span_id = span_id;
-	}
-	struct pending *p = *pp;
+	bool added;
+	uint64_t *v = hashmap_put(&s->pending, span_id, &added);
+	if (added)
+		*v = (uintptr_t)xcalloc(1, sizeof(struct pending));
+	struct pending *p = (struct pending *)(uintptr_t)*v;
 	grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof(*p->samples));
 	p->samples[p->n++] = sample;
 	s->npending++;
@@ -204,12 +194,12 @@ static void pending_add(struct session *s, uint64_t span_id, uint32_t sample)
 
 static void pending_take(struct session *s, const struct span *sp)
 {
-	struct pending **pp = pending_slot(s, sp->id);
-	struct pending *p = *pp;
+	const uint64_t *v = hashmap_find(&s->pending, sp->id);
+	struct pending *p = v ? (struct pending *)(uintptr_t)*v : NULL;
 	s->on_span(s, s->on_span_arg, sp, p ? p->samples : NULL, p ? p->n : 0);
 	if (!p)
 		return;
-	*pp = p->next;
+	hashmap_remove(&s->pending, sp->id);
 	s->npending -= p->n;
 	free(p->samples);
 	free(p);
@@ -217,14 +207,13 @@ static void pending_take(struct session *s, const struct span *sp)
 
 static void pending_free_all(struct session *s)
 {
-	for (size_t i = 0; i < s->nbuckets; i++) {
-		for (struct pending *p = s->buckets[i], *next; p; p = next) {
-			next = p->next;
-			free(p->samples);
-			free(p);
-		}
+	uint64_t *v;
+	for (size_t pos = 0; hashmap_next(&s->pending, &pos, NULL, &v);) {
+		struct pending *p = (struct pending *)(uintptr_t)*v;
+		free(p->samples);
+		free(p);
 	}
-	free(s->buckets);
+	hashmap_free(&s->pending);
 }
 
 static int handle_record(void *arg, const void *data, size_t size)
@@ -248,10 +237,6 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg)
 {
 	s->on_span = fn;
 	s->on_span_arg = arg;
-	if (!s->buckets) {
-		s->nbuckets = 4096;
-		s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
-	}
 }
 
 /* --- probes ------------------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "u64map.h"
+#include "hashmap.h"
 #include "util.h"
 
 bool ehframe_section_find(Elf *elf, bool eh_frame, struct ehframe_section *out)
@@ -181,7 +181,7 @@ static bool cie_read_augmentation(const struct ehframe_section *sec, const Dwarf
 }
 
 struct cie_cache {
-	struct u64map index; /* section offset -> slot in `cies` */
+	struct hashmap index; /* section offset -> slot in `cies` */
 	struct ehframe_cie *cies;
 	bool *valid;
 	size_t n, cap, valid_cap;
@@ -192,8 +192,8 @@ static const struct ehframe_cie *cie_at(const struct ehframe_section *sec, Elf_D
 					const unsigned char *ident, struct cie_cache *cc,
 					uint64_t off)
 {
-	uint32_t slot;
-	if (u64map_get(&cc->index, off, &slot))
+	uint64_t slot;
+	if (hashmap_get(&cc->index, off, &slot))
 		return cc->valid[slot] ? &cc->cies[slot] : NULL;
 	Dwarf_Off next;
 	Dwarf_CFI_Entry e;
@@ -215,7 +215,7 @@ static const struct ehframe_cie *cie_at(const struct ehframe_section *sec, Elf_D
 	grow_array((void **)&cc->valid, &cc->valid_cap, cc->n + 1, sizeof(*cc->valid));
 	cc->cies[cc->n] = cie;
 	cc->valid[cc->n] = ok;
-	u64map_put(&cc->index, off, (uint32_t)cc->n);
+	hashmap_set(&cc->index, off, cc->n);
 	cc->n++;
 	return ok ? &cc->cies[cc->n - 1] : NULL;
 }
@@ -277,7 +277,7 @@ void ehframe_each_fde(const struct ehframe_section *sec,
 		if (!fn(&fde, arg))
 			break;
 	}
-	u64map_free(&cc.index);
+	hashmap_free(&cc.index);
 	free(cc.cies);
 	free(cc.valid);
 }

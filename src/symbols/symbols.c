@@ -41,8 +41,10 @@
 #include <unistd.h>
 
 #include "ehframe.h"
+#include "hashmap.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "strpool.h"
 #include "util.h"
 
 #define KERNEL_MODULE "[kernel.kallsyms]"
@@ -52,130 +54,6 @@
 #define MAX_CHAIN 128    /* inline chain kept per address (C++ reaches 30+) */
 _Static_assert(MAX_CHAIN < 256, "the result cache stores a chain length in 8 bits");
 #define MIN_PAGE_SIZE 4096
-
-/* ------------------------------------------------------------------------ */
-/* A hash map from a pair of 64-bit keys to a 64-bit value. One small        */
-/* implementation serves every table here: binaries by (dev, inode),        */
-/* processes by pid, CU indexes by DIE offset, cached results by address.    */
-
-struct map_slot {
-	uint64_t a, b, value;
-	bool used;
-};
-
-struct pair_map {
-	struct map_slot *slots;
-	size_t nslots, n; /* nslots is a power of two, or 0 */
-};
-
-static size_t pair_hash(uint64_t a, uint64_t b)
-{
-	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
-	return (size_t)h;
-}
-
-static uint64_t *pair_map_find(const struct pair_map *m, uint64_t a, uint64_t b)
-{
-	if (!m->nslots)
-		return NULL;
-	size_t mask = m->nslots - 1;
-	for (size_t i = pair_hash(a, b) & mask; m->slots[i].used; i = (i + 1) & mask)
-		if (m->slots[i].a == a && m->slots[i].b == b)
-			return &m->slots[i].value;
-	return NULL;
-}
-
-static void pair_map_grow(struct pair_map *m)
-{
-	size_t n = m->nslots ? m->nslots * 2 : 64;
-	struct map_slot *slots = xcalloc(n, sizeof(*slots));
-	for (size_t i = 0; i < m->nslots; i++) {
-		if (!m->slots[i].used)
-			continue;
-		size_t j = pair_hash(m->slots[i].a, m->slots[i].b) & (n - 1);
-		while (slots[j].used)
-			j = (j + 1) & (n - 1);
-		slots[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->nslots = n;
-}
-
-/* Returns the value slot for (a, b), creating it (value 0) when absent. */
-static uint64_t *pair_map_insert(struct pair_map *m, uint64_t a, uint64_t b)
-{
-	uint64_t *v = pair_map_find(m, a, b);
-	if (v)
-		return v;
-	if ((m->n + 1) * 4 > m->nslots * 3)
-		pair_map_grow(m);
-	size_t mask = m->nslots - 1;
-	size_t i = pair_hash(a, b) & mask;
-	while (m->slots[i].used)
-		i = (i + 1) & mask;
-	m->slots[i] = (struct map_slot){ .a = a, .b = b, .used = true };
-	m->n++;
-	return &m->slots[i].value;
-}
-
-static void pair_map_free(struct pair_map *m)
-{
-	free(m->slots);
-	*m = (struct pair_map){ 0 };
-}
-
-/* ------------------------------------------------------------------------ */
-/* Interned strings: every string a frame points to lives here.             */
-
-struct strpool {
-	char **slots;
-	size_t nslots, n;
-};
-
-static void strpool_grow(struct strpool *p)
-{
-	size_t n = p->nslots ? p->nslots * 2 : 1024;
-	char **slots = xcalloc(n, sizeof(*slots));
-	for (size_t i = 0; i < p->nslots; i++) {
-		if (!p->slots[i])
-			continue;
-		size_t j = hash_str(p->slots[i], 0) & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = p->slots[i];
-	}
-	free(p->slots);
-	p->slots = slots;
-	p->nslots = n;
-}
-
-static const char *strpool_intern(struct strpool *p, const char *s)
-{
-	if (!s)
-		s = "";
-	if ((p->n + 1) * 2 > p->nslots)
-		strpool_grow(p);
-	size_t mask = p->nslots - 1;
-	size_t i = hash_str(s, 0) & mask;
-	for (; p->slots[i]; i = (i + 1) & mask)
-		if (strcmp(p->slots[i], s) == 0)
-			return p->slots[i];
-	p->slots[i] = xstrdup(s);
-	p->n++;
-	return p->slots[i];
-}
-
-static void strpool_free(struct strpool *p)
-{
-	for (size_t i = 0; i < p->nslots; i++)
-		free(p->slots[i]);
-	free(p->slots);
-	*p = (struct strpool){ 0 };
-}
 
 /* ------------------------------------------------------------------------ */
 /* ELF function symbols, chosen the way binutils' addr2line chooses them.   */
@@ -744,6 +622,7 @@ struct binary {
 	bool valid; /* false: not ELF or unreadable (remembered, not retried) */
 	const char *path;
 	const char *label; /* see module_label() */
+	uint64_t dev, ino; /* the file's identity: one binary per (dev, inode) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dwarf;
@@ -756,8 +635,8 @@ struct binary {
 	struct alloc_section *secs;
 	size_t nsecs;
 	struct elf_symtab symtab;
-	struct pair_map cus;     /* CU DIE offset -> struct cu_index * */
-	struct pair_map results; /* (vaddr, is_return) -> frame pool index << 8 | count */
+	struct hashmap cus;        /* CU DIE offset -> struct cu_index * */
+	struct hashmap results[2]; /* [is_return] vaddr -> frame pool index << 8 | count */
 	struct fde_table fdes;   /* built on the first lookup past a symbol */
 	bool fdes_built;
 };
@@ -868,11 +747,12 @@ static void binary_parse(struct binary *b, int fd)
 
 static void binary_free(struct binary *b)
 {
-	for (size_t i = 0; i < b->cus.nslots; i++)
-		if (b->cus.slots[i].used)
-			cu_index_free((struct cu_index *)(uintptr_t)b->cus.slots[i].value);
-	pair_map_free(&b->cus);
-	pair_map_free(&b->results);
+	uint64_t *cu;
+	for (size_t pos = 0; hashmap_next(&b->cus, &pos, NULL, &cu);)
+		cu_index_free((struct cu_index *)(uintptr_t)*cu);
+	hashmap_free(&b->cus);
+	hashmap_free(&b->results[0]);
+	hashmap_free(&b->results[1]);
 	if (b->dwfl)
 		dwfl_end(b->dwfl);
 	free(b->cu_ranges);
@@ -934,7 +814,8 @@ struct process {
 	size_t nmaps, maps_cap;
 	/* Addresses that still missed right after a re-read: do not re-read
 	 * for them again (a bad address must not cost a file read each time). */
-	struct pair_map misses;
+	struct hashmap misses; /* addresses (values unused): unmapped ones, and with
+				* the top bit set, return addresses in non-code */
 	struct perfmap *jit;    /* its /tmp/perf-PID.map, once JIT code is seen */
 	uint64_t jit_since_ns;  /* CLOCK_MONOTONIC when it was looked for */
 	uint64_t jit_read_ns;   /* ... and last read */
@@ -950,9 +831,9 @@ struct ksym {
 
 struct symbolizer {
 	struct strpool strings;
-	struct pair_map binaries; /* (dev, inode) -> struct binary * */
-	struct pair_map paths;    /* interned path of symbols_file() -> binary */
-	struct pair_map processes; /* pid -> struct process * */
+	struct hashmap binaries;  /* hash of (dev, inode) -> struct binary * (hashed keys) */
+	struct hashmap paths;     /* interned path of symbols_file() -> binary */
+	struct hashmap processes; /* pid -> struct process * */
 	struct sym_frame *frames;  /* the result cache's frames */
 	size_t nframes, frames_cap;
 	struct ksym *ksyms;
@@ -984,7 +865,7 @@ struct dwarf_answer {
 
 static struct cu_index *binary_cu_index(struct binary *b, Dwarf_Die *cudie)
 {
-	uint64_t *slot = pair_map_insert(&b->cus, dwarf_dieoffset(cudie), 0);
+	uint64_t *slot = hashmap_put(&b->cus, dwarf_dieoffset(cudie), NULL);
 	if (!*slot)
 		*slot = (uintptr_t)cu_index_build(cudie);
 	return (struct cu_index *)(uintptr_t)*slot;
@@ -1225,7 +1106,7 @@ static int copy_frames(struct symbolizer *s, const struct sym_frame *frames, int
 static int binary_lookup(struct symbolizer *s, struct binary *b, uint64_t vaddr, bool is_return,
 			 struct sym_frame *out, int max)
 {
-	uint64_t *slot = pair_map_insert(&b->results, vaddr, is_return);
+	uint64_t *slot = hashmap_put(&b->results[is_return], vaddr, NULL);
 	if (!*slot) {
 		struct sym_frame frames[MAX_CHAIN];
 		int n = binary_resolve(s, b, vaddr, is_return, frames);
@@ -1251,10 +1132,23 @@ static int unknown_frame(struct symbolizer *s, const char *name, const char *mod
 /* ------------------------------------------------------------------------ */
 /* Opening binaries.                                                        */
 
+static uint64_t dev_ino_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t v[2] = {dev, ino};
+	return hash_bytes(v, sizeof(v), 0);
+}
+
 static struct binary *binary_cached(struct symbolizer *s, uint64_t dev, uint64_t ino)
 {
-	uint64_t *v = pair_map_find(&s->binaries, dev, ino);
-	return v ? (struct binary *)(uintptr_t)*v : NULL;
+	uint64_t h = dev_ino_hash(dev, ino);
+	size_t pos;
+	for (const uint64_t *v = hashmap_first(&s->binaries, h, &pos); v;
+	     v = hashmap_again(&s->binaries, h, &pos)) {
+		struct binary *b = (struct binary *)(uintptr_t)*v;
+		if (b->dev == dev && b->ino == ino)
+			return b;
+	}
+	return NULL;
 }
 
 /* Takes ownership of `fd`. Returns the cached binary for its (dev, inode)
@@ -1276,7 +1170,9 @@ static struct binary *binary_from_fd(struct symbolizer *s, int fd, const char *p
 	b->label = module_label(&s->strings, path);
 	binary_parse(b, fd);
 	s->stats.binaries_opened++;
-	*pair_map_insert(&s->binaries, st.st_dev, st.st_ino) = (uintptr_t)b;
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	hashmap_add(&s->binaries, dev_ino_hash(b->dev, b->ino), (uintptr_t)b);
 	return b;
 }
 
@@ -1286,13 +1182,13 @@ static struct binary *binary_from_fd(struct symbolizer *s, int fd, const char *p
 static struct binary *binary_from_path(struct symbolizer *s, const char *path)
 {
 	const char *key = strpool_intern(&s->strings, path);
-	uint64_t *slot = pair_map_find(&s->paths, (uintptr_t)key, 0);
+	uint64_t *slot = hashmap_find(&s->paths, (uintptr_t)key);
 	if (slot)
 		return (struct binary *)(uintptr_t)*slot;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct binary *b = fd < 0 ? NULL : binary_from_fd(s, fd, path);
 	if (b)
-		*pair_map_insert(&s->paths, (uintptr_t)key, 0) = (uintptr_t)b;
+		hashmap_set(&s->paths, (uintptr_t)key, (uintptr_t)b);
 	return b;
 }
 
@@ -1430,13 +1326,13 @@ static int process_read_maps(struct symbolizer *s, struct process *p)
 	p->loaded = true;
 	p->read_ns = t0;
 	p->gone = false;
-	pair_map_free(&p->misses);
+	hashmap_free(&p->misses);
 	return 0;
 }
 
 static struct process *process_get(struct symbolizer *s, pid_t pid)
 {
-	uint64_t *slot = pair_map_insert(&s->processes, (uint64_t)pid, 0);
+	uint64_t *slot = hashmap_put(&s->processes, (uint64_t)pid, NULL);
 	if (!*slot) {
 		struct process *p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
@@ -1452,7 +1348,7 @@ static void process_forget_maps(struct process *p)
 	p->nmaps = p->maps_cap = 0;
 	p->loaded = false;
 	p->gone = false;
-	pair_map_free(&p->misses);
+	hashmap_free(&p->misses);
 }
 
 static struct mapping *process_mapping_at(struct process *p, uint64_t addr)
@@ -1477,12 +1373,12 @@ static struct mapping *process_find_mapping(struct symbolizer *s, struct process
 	if (!p->loaded && !p->gone)
 		process_read_maps(s, p);
 	struct mapping *m = process_mapping_at(p, addr);
-	if (m || p->gone || pair_map_find(&p->misses, addr, 0))
+	if (m || p->gone || hashmap_find(&p->misses, addr))
 		return m;
 	if (process_read_maps(s, p) == 0)
 		m = process_mapping_at(p, addr);
 	if (!m)
-		pair_map_insert(&p->misses, addr, 0);
+		hashmap_put(&p->misses, addr, NULL);
 	return m;
 }
 
@@ -1490,7 +1386,7 @@ static void process_free(struct process *p)
 {
 	perfmap_free(p->jit);
 	free(p->maps);
-	pair_map_free(&p->misses);
+	hashmap_free(&p->misses);
 	free(p);
 }
 
@@ -1654,12 +1550,11 @@ void symbols_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->binaries.nslots; i++)
-		if (s->binaries.slots[i].used)
-			binary_free((struct binary *)(uintptr_t)s->binaries.slots[i].value);
-	for (size_t i = 0; i < s->processes.nslots; i++)
-		if (s->processes.slots[i].used)
-			process_free((struct process *)(uintptr_t)s->processes.slots[i].value);
+	uint64_t *v;
+	for (size_t pos = 0; hashmap_next(&s->binaries, &pos, NULL, &v);)
+		binary_free((struct binary *)(uintptr_t)*v);
+	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);)
+		process_free((struct process *)(uintptr_t)*v);
 	for (size_t i = 0; i < s->nold_jit; i++)
 		perfmap_free(s->old_jit[i]);
 	free(s->old_jit);
@@ -1668,9 +1563,9 @@ void symbols_free(struct symbolizer *s)
 	free(s->kernel_names);
 	free(s->ksyms);
 	free(s->frames);
-	pair_map_free(&s->binaries);
-	pair_map_free(&s->paths);
-	pair_map_free(&s->processes);
+	hashmap_free(&s->binaries);
+	hashmap_free(&s->paths);
+	hashmap_free(&s->processes);
 	strpool_free(&s->strings);
 	free(s);
 }
@@ -1707,11 +1602,14 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 	 * a moment later. Read the maps again, once for that address, and not
 	 * twice within 10 ms (junk addresses of a frame-pointer walk through
 	 * code without frame pointers point into data all the time). */
-	if (m && !m->exec && !p->gone && !pair_map_find(&p->misses, addr, 1) &&
+	/* Kept apart from the unmapped addresses of process_find_mapping by
+	 * the top bit (user addresses never have it). */
+	uint64_t key = addr | 1ull << 63;
+	if (m && !m->exec && !p->gone && !hashmap_find(&p->misses, key) &&
 	    monotonic_ns() - p->read_ns >= 10000000) {
 		if (process_read_maps(s, p) == 0)
 			m = process_mapping_at(p, addr);
-		pair_map_insert(&p->misses, addr, 1);
+		hashmap_put(&p->misses, key, NULL);
 	}
 	const char *where;
 	if (!m && (!p->nmaps || (may_be_jit(p, m) && jit_symbol(p, addr, true))))
@@ -1757,7 +1655,7 @@ int symbols_note_process(struct symbolizer *s, pid_t pid)
 
 void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns)
 {
-	uint64_t *slot = pair_map_find(&s->processes, (uint64_t)pid, 0);
+	uint64_t *slot = hashmap_find(&s->processes, (uint64_t)pid);
 	if (!slot)
 		return;
 	struct process *p = (struct process *)(uintptr_t)*slot;
@@ -1796,10 +1694,10 @@ static void add_jit_stats(struct symbols_stats *out, const struct perfmap *m)
 void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out)
 {
 	*out = s->stats;
-	for (size_t i = 0; i < s->processes.nslots; i++) {
-		const struct process *p =
-			(const struct process *)(uintptr_t)s->processes.slots[i].value;
-		if (s->processes.slots[i].used && p->jit)
+	uint64_t *v;
+	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);) {
+		const struct process *p = (const struct process *)(uintptr_t)*v;
+		if (p->jit)
 			add_jit_stats(out, p->jit);
 	}
 	for (size_t i = 0; i < s->nold_jit; i++)

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "json.h"
-#include "u64map.h"
 #include "util.h"
 
 #define ROOT_KEY UINT64_MAX
@@ -25,7 +25,7 @@ struct node_state {
 };
 
 struct flamedelta {
-	struct u64map ids; /* (parent id << 32 | frame) -> id */
+	struct hashmap ids; /* (parent id << 32 | frame) -> id */
 	struct node_state *nodes;
 	size_t nnodes, cap; /* ids given so far */
 	size_t live;	    /* nodes the client has */
@@ -45,7 +45,7 @@ void flamedelta_free(struct flamedelta *d)
 {
 	if (!d)
 		return;
-	u64map_free(&d->ids);
+	hashmap_free(&d->ids);
 	free(d->nodes);
 	free(d);
 }
@@ -66,15 +66,15 @@ struct walk {
 
 static uint32_t node_id(struct flamedelta *d, uint64_t key, bool *is_new)
 {
-	uint32_t id;
-	if (u64map_get(&d->ids, key, &id)) {
-		*is_new = !d->nodes[id].alive;
-		return id;
+	uint64_t found;
+	if (hashmap_get(&d->ids, key, &found)) {
+		*is_new = !d->nodes[found].alive;
+		return (uint32_t)found;
 	}
 	grow_array((void **)&d->nodes, &d->cap, d->nnodes + 1, sizeof(*d->nodes));
-	id = (uint32_t)d->nnodes++;
+	uint32_t id = (uint32_t)d->nnodes++;
 	memset(&d->nodes[id], 0, sizeof(d->nodes[id]));
-	u64map_put(&d->ids, key, id);
+	hashmap_set(&d->ids, key, id);
 	*is_new = true;
 	return id;
 }
@@ -121,7 +121,7 @@ static int visit(const struct flame_node *n, int depth, void *arg)
 
 static void start_over(struct flamedelta *d)
 {
-	u64map_free(&d->ids);
+	hashmap_free(&d->ids);
 	memset(&d->ids, 0, sizeof(d->ids));
 	d->nnodes = 0;
 	d->live = 0;
