@@ -14,6 +14,9 @@
 #    table miss counted and the tables reloaded;
 #  - stack memory that cannot be read: the stack is cut there, counted as
 #    a read fault, and no frame is made up past it;
+#  - a binary replaced on disk while it runs (another build renamed over
+#    its path, as a package upgrade does): the tables and names come from
+#    the file the process maps, not the one now at that path;
 #  - pyenv's python 3.11 (skipped with a message when not installed):
 #    samples of a CPU-bound script reach _PyEval_EvalFrameDefault from
 #    main's caller (pyenv's main is one jmp to Py_BytesMain, a tail call:
@@ -92,6 +95,26 @@ assert_ge "dlopen: share of leaf_spin's samples with the whole chain through the
 assert_ge "dlopen: table misses counted" "$(meta "$WORK/dlopen.sonde" unwind_table_misses)" 1
 assert_ge "dlopen: tables reloaded for a miss" "$(meta "$WORK/dlopen.sonde" unwind_miss_reloads)" 1
 
+# A binary replaced on disk while mapped: a copy of nofp-gcc runs, then the
+# clang build is renamed over its path. The process still runs the gcc
+# build (its mapping holds the old file); tables and names read from the
+# path would be clang's, at the wrong addresses.
+cp "$TARGETS/nofp-gcc" "$WORK/nofp-replaced"
+"$WORK/nofp-replaced" spin-for 6 >"$WORK/replaced-target.out" &
+rpid=$!
+BG_PIDS+=("$rpid")
+wait_exec "$rpid" "$WORK/nofp-replaced"
+cp "$TARGETS/nofp-clang" "$WORK/nofp-new"
+mv "$WORK/nofp-new" "$WORK/nofp-replaced"
+"$SONDE" record -F 999 -d 2 -p "$rpid" -o "$WORK/replaced.sonde" >"$WORK/replaced.out" 2>&1 ||
+	{ cat "$WORK/replaced.out" >&2; fail "record -p of the replaced binary failed"; }
+"$SONDE" report "$WORK/replaced.sonde" --folded >"$WORK/replaced.folded"
+leaf=$(samples replaced ';leaf_spin [0-9]+$')
+whole=$(samples replaced "^nofp-replaced;$chain [0-9]+\$")
+assert_ge "replaced on disk: samples in leaf_spin" "$leaf" 100
+assert_ge "replaced on disk: share of leaf_spin's samples with the whole chain" "$(share "$whole" "$leaf")" 0.95
+wait "$rpid" || true
+
 # Unreadable stack memory: cut there, counted, nothing made up.
 record unreadable auto "$TARGETS/unreadable" 3
 spin=$(samples unreadable ';spin_unreadable [0-9]+$')
@@ -112,14 +135,28 @@ if [ -z "$PY" ] || [ ! -x "$PY" ]; then
 	exit 0
 fi
 cat >"$WORK/cpu.py" <<'EOF'
-import sys, time
+import sys
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
-end = time.time() + float(sys.argv[1])
-while time.time() < end:
-    fib(18)
+fib(25)
+print("ready", flush=True)
+# A fixed amount of work (a few seconds of CPU), not a wall-clock time.
+for _ in range(int(sys.argv[1])):
+    fib(25)
 EOF
-record python auto "$PY" "$WORK/cpu.py" 3
+# Attached once the interpreter runs its loop: the steady state a user
+# profiles. (Samples taken while the tables of a just-exec'd program's
+# libraries are still loading fall back to frame pointers and are counted
+# as table misses; the nofp cases above go through exec.)
+"$PY" "$WORK/cpu.py" 100 >"$WORK/python-target.out" &
+ppid=$!
+BG_PIDS+=("$ppid")
+for _ in $(seq 300); do grep -q ready "$WORK/python-target.out" && break; sleep 0.1; done
+grep -q ready "$WORK/python-target.out" || fail "python never started its loop"
+"$SONDE" record --unwind auto -F 999 -d 2 -p "$ppid" -o "$WORK/python.sonde" >"$WORK/python.out" 2>&1 ||
+	{ cat "$WORK/python.out" >&2; fail "record -p of python failed"; }
+"$SONDE" report "$WORK/python.sonde" --folded >"$WORK/python.folded"
+kill "$ppid" 2>/dev/null || true
 all=$(samples python '^python3.11;')
 deep=$(samples python '^python3.11;_start;__libc_start_main_impl;__libc_start_call_main;Py_BytesMain;.*;_PyEval_EvalFrameDefault(;| )')
 assert_ge "python 3.11: samples" "$all" 100
