@@ -237,3 +237,17 @@ folded_count() {
 
 # ratio A B: A / B, 0 when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print b ? a / b : 0 }'; }
+
+# serve_url PID OUT ERR: waits (30 s at most) for `sonde serve` (PID,
+# writing to OUT and ERR) to print its URL, checks its form and echoes it.
+serve_url() {
+	local pid=$1 out=$2 err=$3 url
+	for _ in $(seq 300); do
+		[ -s "$out" ] && break
+		kill -0 "$pid" 2>/dev/null || { cat "$err" >&2; fail "sonde serve exited before printing its URL"; }
+		sleep 0.1
+	done
+	url=$(head -n1 "$out")
+	[[ "$url" =~ ^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}$ ]] || fail "first line is not the URL: '$url'"
+	echo "$url"
+}

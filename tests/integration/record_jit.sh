@@ -89,8 +89,15 @@ pass "exit: all three lines of the removed map were read"
 
 # 3. a container: own PID namespace, own /tmp
 if unshare --mount --pid --fork --propagation private true 2>/dev/null; then
+	# The container's own /tmp hides the host's: the build (and $WORK) may
+	# be under /tmp, so the target runs from a copy outside it.
+	outside=$(mktemp -d /var/tmp/sonde-jit.XXXXXX)
+	cp "$TARGETS/jit" "$outside/jit"
+	rc=0
 	"$SONDE" record -F $HZ -o "$WORK/c.sonde" -- unshare --mount --pid --fork --propagation private \
-		sh -c 'mount -t tmpfs sonde-jit-tmp /tmp && exec "$0" 2' "$TARGETS/jit" >"$WORK/ct.out"
+		sh -c 'mount -t tmpfs sonde-jit-tmp /tmp && exec "$0" 2' "$outside/jit" >"$WORK/ct.out" || rc=$?
+	rm -rf "$outside"
+	[ "$rc" = 0 ] || fail "container: record exited $rc"
 	nspid=$(kv "$WORK/ct.out" pid)
 	host=$(jit_pid "$WORK/c.sonde")
 	[ -n "$nspid" ] && [ -n "$host" ] && [ "$nspid" != "$host" ] ||

@@ -22,13 +22,8 @@ wait_exec "$tpid" "$TARGETS/requests"
 "$SONDE" serve -F 199 -i 0.5 -p "$tpid" >"$WORK/serve.out" 2>"$WORK/serve.err" &
 spid=$!
 BG_PIDS+=("$spid")
-for _ in $(seq 100); do
-	[ -s "$WORK/serve.out" ] && break
-	kill -0 "$spid" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "sonde serve exited"; }
-	sleep 0.1
-done
-url=$(head -n1 "$WORK/serve.out")
-[[ "$url" =~ ^http://127\.0\.0\.1:([0-9]+)/\?token=([0-9a-f]{32})$ ]] || fail "first line is not the URL: $url"
+url=$(serve_url "$spid" "$WORK/serve.out" "$WORK/serve.err")
+[[ "$url" =~ ^http://127\.0\.0\.1:([0-9]+)/\?token=([0-9a-f]{32})$ ]]
 port=${BASH_REMATCH[1]}
 token=${BASH_REMATCH[2]}
 base="http://127.0.0.1:$port"

@@ -40,13 +40,7 @@ stop_serve() {
 }
 trap 'stop_serve; cleanup' EXIT
 
-for _ in $(seq 300); do
-	[ -s "$WORK/serve.out" ] && break
-	kill -0 "$spid" 2>/dev/null || { cat "$WORK/serve.err" >&2; fail "sonde serve exited before printing its URL"; }
-	sleep 0.1
-done
-url=$(head -n1 "$WORK/serve.out")
-[[ "$url" =~ ^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}$ ]] || fail "first line is not the URL: '$url'"
+url=$(serve_url "$spid" "$WORK/serve.out" "$WORK/serve.err")
 pass "sonde serve: $url"
 
 rc=0
