@@ -140,7 +140,8 @@ def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 fib(25)
 print("ready", flush=True)
-# A fixed amount of work (a few seconds of CPU), not a wall-clock time.
+# A fixed amount of work (a minute or more of CPU: it is stopped once
+# recorded), not a wall-clock time.
 for _ in range(int(sys.argv[1])):
     fib(25)
 EOF
@@ -148,7 +149,7 @@ EOF
 # profiles. (Samples taken while the tables of a just-exec'd program's
 # libraries are still loading fall back to frame pointers and are counted
 # as table misses; the nofp cases above go through exec.)
-"$PY" "$WORK/cpu.py" 100 >"$WORK/python-target.out" &
+"$PY" "$WORK/cpu.py" 3000 >"$WORK/python-target.out" &
 ppid=$!
 BG_PIDS+=("$ppid")
 for _ in $(seq 300); do grep -q ready "$WORK/python-target.out" && break; sleep 0.1; done
