@@ -169,5 +169,6 @@ size_t flamedelta_write(struct flamedelta *d, const struct flame_tree *t, bool f
 	fprintf(out, "],\"added\":[%s],\"changed\":[%s]}", added, changed);
 	free(added);
 	free(changed);
-	return w.nadded + w.nchanged + nremoved;
+	/* A full message always counts: it tells the client to forget. */
+	return w.nadded + w.nchanged + nremoved + (full ? 1 : 0);
 }

@@ -37,8 +37,9 @@ void flamedelta_free(struct flamedelta *d);
 void flamedelta_reset(struct flamedelta *d);
 
 /* Writes the message that brings the client from what it was last sent to
- * tree t. Returns the number of nodes added, changed or removed (0 with
- * "full" false: nothing changed; the caller may skip sending it). */
+ * tree t. Returns the number of nodes added, changed or removed, plus one
+ * for a full message (0: nothing changed and the message is not full; the
+ * caller may skip sending it). */
 size_t flamedelta_write(struct flamedelta *d, const struct flame_tree *t, bool fractional,
 			FILE *out);
 

@@ -238,7 +238,7 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 	FILE *f = membuf(&flame, &flen);
 	size_t changes = flamedelta_write(c->flame, v->flame, v->fractional, f);
 	fclose(f);
-	if (changes || strstr(flame, "\"full\":true"))
+	if (changes)
 		send_event(c, "flame", flame, flen);
 	free(flame);
 	send_event(c, "hot", hot, hlen);
