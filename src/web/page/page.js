@@ -280,6 +280,7 @@ var band = null;      /* {lo, hi} ns: the band brushed, or null */
 var lastProbes = [];
 var HW = 378, HH = 130, HM = {l: 36, r: 8, t: 8, b: 18};
 var brush = null, histX = null;
+var brushing = false; /* a person is dragging: redraws leave the selection alone */
 
 function showHist(probes) {
 	lastProbes = probes;
@@ -337,8 +338,11 @@ function showHist(probes) {
 		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
 		.append("title").text(function (t) { return "slow threshold " + fmtNs(t); });
 	if (!brush) {
-		brush = d3.brushX().on("end", function (ev) {
+		brush = d3.brushX().on("start", function (ev) {
+			if (ev.sourceEvent) brushing = true;
+		}).on("end", function (ev) {
 			if (!ev.sourceEvent) return; /* moved by this code, not by a person */
+			brushing = false;
 			if (!ev.selection) { band = null; showHist(lastProbes); return; }
 			band = {lo: Math.floor(histX.invert(ev.selection[0])), hi: Math.ceil(histX.invert(ev.selection[1]))};
 			showHist(lastProbes);
@@ -347,8 +351,9 @@ function showHist(probes) {
 	}
 	brush.extent([[HM.l, HM.t], [HW - HM.r, HH - HM.b]]);
 	var g = svg.selectAll("g.brush").data([0]).join("g").attr("class", "brush").call(brush);
-	/* the scale changes with the window's calls: the band stays in ns */
-	brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+	/* the scale changes with the window's calls: the band stays in ns;
+	 * a status update during a drag must not cancel the drag */
+	if (!brushing) brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
 }
 
 /* A Gaussian kernel density of the calls over log duration (bandwidth by
