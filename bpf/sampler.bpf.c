@@ -68,11 +68,12 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 {
 	__u32 zero = 0;
 	struct sonde_sampler_config *cfg = bpf_map_lookup_elem(&sampler_cfg, &zero);
-	if (!cfg || (!cfg->only_in_probe && !cfg->only_slow_probe))
+	if (!cfg || (!cfg->only_in_probe && !cfg->only_slow_probe && !cfg->when_points))
 		return 1;
 	if (!st)
 		return 0;
 	int in_ok = !cfg->only_in_probe, slow_ok = !cfg->only_slow_probe;
+	int when_ok = !cfg->when_points;
 	__u32 depth = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
 	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
 		if (i >= depth)
@@ -82,8 +83,10 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 			in_ok = 1;
 		if (f->probe + 1 == cfg->only_slow_probe && now - f->start_ns > cfg->only_slow_ns)
 			slow_ok = 1;
+		if (f->points & cfg->when_points)
+			when_ok = 1;
 	}
-	return in_ok && slow_ok;
+	return in_ok && slow_ok && when_ok;
 }
 
 /* A sample interrupted the thread: mark the calls in flight as sampled, so

@@ -16,6 +16,9 @@
 #define SONDE_MAX_PROBES 256    /* span probe ids are 0..SONDE_MAX_PROBES-1 */
 #define SONDE_SPAN_DEPTH 32     /* spans in flight per thread that are tracked */
 #define SONDE_SAMPLE_SPANS 16   /* outermost spans a sample carries */
+/* Point probes (source lines) attached at once: each has a bit in the
+ * calls in flight (sonde_span_frame.points). */
+#define SONDE_MAX_POINTS 64
 /* Log-linear histogram of call durations: values below 16 ns have a bucket
  * each; above, every power of two [2^k, 2^(k+1)) is cut into 16 equal
  * buckets, so a bucket is at most 1/16 of its lower bound wide (a percentile
@@ -246,6 +249,10 @@ struct sonde_span_frame {
 	__u32 gen;      /* the probe's attach generation when the call began */
 	__u32 flags;    /* SONDE_FRAME_* */
 	__u32 _pad;
+	/* Point probes hit during this call (bit = the point's bit, see
+	 * sonde_probe_config.point_bit), its traced callees' hits included:
+	 * a call passes its bits to its caller when it returns. */
+	__u64 points;
 	__u64 entry_sp; /* the stack pointer at entry (the return address's
 			 * slot): a frame whose slot is no longer on the stack
 			 * was left without a return (longjmp, exceptions,
@@ -294,6 +301,9 @@ struct sonde_sampler_config {
 	__u32 only_in_probe;   /* sample only while this probe is in flight */
 	__u32 only_slow_probe; /* sample only when its current call already ran... */
 	__u64 only_slow_ns;    /* ...longer than this */
+	/* Sample only when a call in flight has one of these point bits: a
+	 * point probe was hit during it (0 = off). */
+	__u64 when_points;
 };
 
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
@@ -315,7 +325,11 @@ struct sonde_probe_config {
 			    * when its probe was removed and re-added is never
 			    * paired with a later return */
 	__u32 emit_all;
-	__u32 _pad;
+	/* 0: a span probe (entry and return). Else a point probe (a source
+	 * line: one uprobe per address, no return), whose hits are counted in
+	 * probe_stats.entered and set bit point_bit - 1 in the innermost call
+	 * in flight. */
+	__u32 point_bit;
 };
 
 /* A sample. Only the frames walked are sent: the record ends after
@@ -359,6 +373,7 @@ struct sonde_span {
 	__u64 start_ns;
 	__u64 duration_ns;     /* corrected: raw minus sonde's own cost inside */
 	__u64 raw_duration_ns; /* as measured between the handlers */
+	__u64 points;          /* point bits hit during the call (sonde_span_frame) */
 };
 
 struct sonde_task_event {

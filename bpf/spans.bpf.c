@@ -39,6 +39,16 @@ struct {
 	__type(value, struct sonde_probe_stats);
 } probe_stats SEC(".maps");
 
+/* Calls of each span probe during which each point probe was hit:
+ * key = span probe * SONDE_MAX_POINTS + point bit. Counted when the call
+ * returns, so exact whatever the policy on span records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SONDE_MAX_PROBES * SONDE_MAX_POINTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} point_calls SEC(".maps");
+
 static __always_inline __u32 log2_floor(__u64 v)
 {
 	__u32 r = 0;
@@ -188,6 +198,7 @@ int span_enter(struct pt_regs *ctx)
 	f->probe = probe;
 	f->gen = cfg->gen;
 	f->flags = 0;
+	f->points = 0;
 	f->entry_sp = sp;
 	st->depth = d + 1;
 	/* One clock read per handler: the rest of this handler's run time is
@@ -196,6 +207,21 @@ int span_enter(struct pt_regs *ctx)
 	f->own_at_entry = st->own_ns;
 	f->start_ns = t0;
 	return 0;
+}
+
+/* Counts the call in point_calls under each point probe hit during it. */
+static __always_inline void count_points(const struct sonde_span_frame *f)
+{
+	__u64 m = f->points;
+	for (__u32 bit = 0; bit < SONDE_MAX_POINTS && m; bit++) {
+		if (!(m & (1ull << bit)))
+			continue;
+		m &= ~(1ull << bit);
+		__u32 key = (f->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + bit;
+		__u64 *c = bpf_map_lookup_elem(&point_calls, &key);
+		if (c)
+			*c += 1;
+	}
 }
 
 /* Counts a completed call: corrects its duration by sonde's own cost inside
@@ -219,6 +245,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 		ps->raw_ns += raw;
 		ps->own_ns += raw - duration;
 	}
+	count_points(f);
 	if (!cfg->emit_all && !(f->flags & SONDE_FRAME_SAMPLED) && duration < cfg->emit_min_ns)
 		return;
 	if (calib.calib_tid && (__u32)pid_tgid == calib.calib_tid)
@@ -240,6 +267,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	r->start_ns = f->start_ns;
 	r->duration_ns = duration;
 	r->raw_duration_ns = raw;
+	r->points = f->points;
 	bpf_ringbuf_submit(r, span_submit_flags());
 	__u64 sent = bpf_ktime_get_ns() - t0;
 	st->own_ns += sent;
@@ -292,10 +320,42 @@ int span_exit(struct pt_regs *ctx)
 		count_orphans(orphans);
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
+	/* What was hit during this call was hit during its caller's too. */
+	if (found > 0)
+		st->frames[(found - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
+			st->frames[found & (SONDE_SPAN_DEPTH - 1)].points;
 	st->depth = (__u32)found;
 	/* What this call cost sonde, seen from the calls around it, beyond a
 	 * record it sent (charged above): the traps and the handlers' own run
 	 * time, calibrated. */
 	st->own_ns += cfg->call_unseen_ns;
+	return 0;
+}
+
+/* A point probe (a source line) was hit: counted exactly (probe_stats
+ * entered), and marked in the innermost traced call in flight, for the
+ * sampler (sample only in calls that hit it) and for the count of calls
+ * that hit it (point_calls, when the call returns). No record is sent. */
+SEC("uprobe")
+int point_hit(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = (__u32)cookie;
+	struct sonde_probe_config *cfg = probe_config(cookie);
+	if (!cfg || !cfg->point_bit)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st && !is_target(pid_tgid >> 32))
+		return 0;
+	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	if (ps)
+		ps->entered++;
+	if (!st || !st->depth)
+		return 0; /* no traced call in flight to mark */
+	__u32 d = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
+	st->frames[(d - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
+		1ull << ((cfg->point_bit - 1) & (SONDE_MAX_POINTS - 1));
 	return 0;
 }

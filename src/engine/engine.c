@@ -46,6 +46,8 @@ struct engine {
 	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
 	struct engine_span_policy policy[SONDE_MAX_PROBES];
+	uint8_t point_bit[SONDE_MAX_PROBES]; /* a point probe's bit + 1; 0: a span probe */
+	struct sonde_sampler_config sampler; /* the filters in force (slots) */
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
 	bool spans_paused;      /* engine_pause_spans: no probe counts any more */
@@ -434,6 +436,7 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.self_unseen_ns = tc->self_unseen_ns,
 		.active = active && !e->spans_paused,
 		.gen = e->probe_gen[slot],
+		.point_bit = e->point_bit[slot],
 	};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
@@ -559,6 +562,12 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	if (bpf_map_update_batch(fd, keys, zeros, &count, &opts))
 		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
 			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
+	/* The calls of the slot's span probe that hit each point. */
+	int pfd = bpf_map__fd(e->skel->maps.point_calls);
+	for (uint32_t b = 0; b < SONDE_MAX_POINTS; b++) {
+		uint32_t key = slot * SONDE_MAX_POINTS + b;
+		bpf_map_update_elem(pfd, &key, zeros, BPF_ANY);
+	}
 	free(zeros);
 	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &slot, zstats, BPF_ANY);
@@ -591,6 +600,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	e->nspans = kept;
 	clear_slot_counts(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
+	e->point_bit[slot] = 0;
 	remove_uprobes(e, links, n);
 	free(links);
 }
@@ -664,6 +674,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		e->probe_gen[slot]++;
 		e->probe_class[slot] = (uint8_t)engine_insn_class_at(binary, file_offset);
 		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
+		e->point_bit[slot] = 0;
 	}
 	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
 	struct span_attachment a = {.probe = probe, .slot = slot, .enter = -1, .exit = -1};
@@ -763,18 +774,114 @@ int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_
 	return r;
 }
 
+static int write_sampler_config(struct engine *e)
+{
+	uint32_t zero = 0;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.sampler_cfg), &zero, &e->sampler,
+				   BPF_ANY);
+}
+
 int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
 			      uint64_t only_slow_ns)
 {
 	int in_slot = only_in_probe >= 0 ? slot_of(e, (uint32_t)only_in_probe) : -1;
 	int slow_slot = only_slow_probe >= 0 ? slot_of(e, (uint32_t)only_slow_probe) : -1;
-	struct sonde_sampler_config cfg = {
-		.only_in_probe = in_slot >= 0 ? (uint32_t)in_slot + 1 : 0,
-		.only_slow_probe = slow_slot >= 0 ? (uint32_t)slow_slot + 1 : 0,
-		.only_slow_ns = only_slow_ns,
-	};
-	uint32_t zero = 0;
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.sampler_cfg), &zero, &cfg, BPF_ANY);
+	e->sampler.only_in_probe = in_slot >= 0 ? (uint32_t)in_slot + 1 : 0;
+	e->sampler.only_slow_probe = slow_slot >= 0 ? (uint32_t)slow_slot + 1 : 0;
+	e->sampler.only_slow_ns = only_slow_ns;
+	return write_sampler_config(e);
+}
+
+int engine_set_sample_when(struct engine *e, int32_t point_probe)
+{
+	int slot = point_probe >= 0 ? slot_of(e, (uint32_t)point_probe) : -1;
+	if (point_probe >= 0 && (slot < 0 || !e->point_bit[slot])) {
+		errno = EINVAL;
+		return -1;
+	}
+	e->sampler.when_points = slot >= 0 ? 1ull << (e->point_bit[slot] - 1) : 0;
+	return write_sampler_config(e);
+}
+
+int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
+			const uint64_t *offsets, size_t n, pid_t pid, char *err, size_t errlen)
+{
+	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
+		snprintf(err, errlen, "bad point probe %u (bit %u)", probe, bit);
+		return -1;
+	}
+	int found = slot_of(e, probe);
+	bool fresh = found < 0;
+	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0)) {
+		snprintf(err, errlen, "too many probes at once (at most %d): untrace some",
+			 ENGINE_USER_PROBES);
+		return -1;
+	}
+	uint32_t slot = (uint32_t)found;
+	if (fresh) {
+		e->probe_gen[slot]++;
+		e->point_bit[slot] = (uint8_t)(bit + 1);
+		/* The bit's column of calls that hit it starts at zero. */
+		int ncpu = libbpf_num_possible_cpus();
+		uint64_t *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(uint64_t));
+		for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++) {
+			uint32_t key = s * SONDE_MAX_POINTS + bit;
+			bpf_map_update_elem(bpf_map__fd(e->skel->maps.point_calls), &key, zeros,
+					    BPF_ANY);
+		}
+		free(zeros);
+	}
+	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
+	size_t first = e->nspans;
+	char why[256];
+	bool ok = true;
+	for (size_t i = 0; i < n && ok; i++) {
+		int fd = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.point_hit), binary,
+					offsets[i], pid, false, cookie, why, sizeof(why));
+		if (fd < 0) {
+			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
+				 binary, (unsigned long long)offsets[i], why);
+			ok = false;
+			break;
+		}
+		grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
+		e->spans[e->nspans++] =
+			(struct span_attachment){.probe = probe, .slot = slot, .enter = fd, .exit = -1};
+	}
+	if (ok && set_probe_config(e, slot, true)) {
+		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		ok = false;
+	}
+	if (!ok) { /* take back this call's attachments */
+		int *links = xcalloc(e->nspans - first + 1, sizeof(*links));
+		for (size_t i = first; i < e->nspans; i++)
+			links[i - first] = e->spans[i].enter;
+		remove_uprobes(e, links, e->nspans - first);
+		free(links);
+		e->nspans = first;
+		if (fresh)
+			e->point_bit[slot] = 0;
+		return -1;
+	}
+	e->slot_probe[slot] = probe;
+	return 0;
+}
+
+int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
+			    uint64_t *calls)
+{
+	*calls = 0;
+	int ss = slot_of(e, span_probe), ps = slot_of(e, point_probe);
+	int ncpu = libbpf_num_possible_cpus();
+	if (ss < 0 || ps < 0 || !e->point_bit[ps] || e->point_bit[ss] || ncpu <= 0)
+		return -1;
+	uint32_t key = (uint32_t)ss * SONDE_MAX_POINTS + (e->point_bit[ps] - 1u);
+	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.point_calls), &key, vals);
+	for (int c = 0; r == 0 && c < ncpu; c++)
+		*calls += vals[c];
+	free(vals);
+	return r ? -1 : 0;
 }
 
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg)

@@ -162,6 +162,26 @@ int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_
 int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 			      int32_t only_slow_probe, uint64_t only_slow_ns);
 
+/* Point probes (source lines): one probe id, uprobes at n file offsets of
+ * binary (no return probes), all with the probe's slot. Every hit is
+ * counted (engine_read_probe_stats: entered); a hit marks the innermost
+ * traced call in flight with point bit `bit` (0..SONDE_MAX_POINTS-1,
+ * chosen by the caller, one per point probe attached at once; a caller
+ * that never reuses a bit never sees an earlier point's marks), which the
+ * call passes to its caller when it returns. Returns 0 or -1 with err and
+ * nothing of this call attached. Detach with engine_detach_span. */
+int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
+			const uint64_t *offsets, size_t n, pid_t pid, char *err, size_t errlen);
+
+/* Completed calls of a span probe during which a point probe was hit, as
+ * the kernel counted them while both were attached. Returns 0 or -1. */
+int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
+			    uint64_t *calls);
+
+/* Samples only while a call in flight has been marked by this point probe
+ * (-1: off). Returns 0, or -1 when it is not an attached point probe. */
+int engine_set_sample_when(struct engine *e, int32_t point_probe);
+
 /* Calls `fn` for every traced call still in flight on any thread (from the
  * kernel's per-thread span stacks), outermost first per thread. `own_ns` is
  * sonde's own cost inside the call so far (to subtract from its elapsed

@@ -24,4 +24,11 @@ enum insn_reach {
 enum insn_reach insn_reaches(const uint8_t *code, size_t size, uint64_t start, uint64_t addr,
 			     uint64_t *inside_of);
 
+/* Says, in why, when the kernel's uprobes refuse the instruction at
+ * `code` (its first bytes, `size` of them) and returns 1; else 0. x86-64:
+ * a lock or ES/CS/SS/DS segment prefix, and instructions a breakpoint
+ * cannot stand in for (int3, int n, into, iret, int1, hlt, in/out,
+ * cli/sti), as the kernel's uprobe_analyze_insn decides. */
+int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "ifunc.h"
 #include "insn.h"
+#include "lines.h"
 #include "symbols.h"
 #include "procmaps.h"
 #include "util.h"
@@ -721,15 +722,135 @@ static int resolve_ifunc(Elf *elf, const struct stat *st, const struct function_
 	return 0;
 }
 
+/* --- line probes: [BINARY:]FILE:LINE ---------------------------------------- */
+
+int probes_split_line(const char *spec, char **binary, char **file, unsigned *line)
+{
+	*binary = *file = NULL;
+	const char *c = strrchr(spec, ':');
+	if (!c || c == spec || !c[1] || strspn(c + 1, "0123456789") != strlen(c + 1) ||
+	    strlen(c + 1) > 9)
+		return 0;
+	*line = (unsigned)strtoul(c + 1, NULL, 10);
+	char *prefix = strndup(spec, (size_t)(c - spec));
+	int colon = probes_split(prefix);
+	*file = xstrdup(colon >= 0 ? prefix + colon + 1 : prefix);
+	if (colon > 0)
+		*binary = strndup(prefix, (size_t)colon);
+	free(prefix);
+	return 1;
+}
+
+/* The DWARF of a binary: its own, or its separate debug file's. */
+static Dwarf *open_dwarf(int fd, const struct debug_file *dbg)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw && dbg->fd >= 0)
+		dw = dwarf_begin(dbg->fd, DWARF_C_READ);
+	return dw;
+}
+
+/* Why the kernel cannot probe the code at vaddr, in why; false when it can. */
+static bool line_site_unsafe(struct safety *c, uint64_t vaddr, uint64_t off, char *why,
+			     size_t size)
+{
+	uint64_t insn_at = 0;
+	const char *container = NULL;
+	if (inside_instruction(c, vaddr, &insn_at, &container)) {
+		snprintf(why, size, "0x%llx is inside the instruction at 0x%llx%s%s",
+			 (unsigned long long)vaddr, (unsigned long long)insn_at,
+			 container ? " of " : "", container ? container : "");
+		return true;
+	}
+	uint8_t code[16];
+	ssize_t got = pread(c->fd, code, sizeof(code), (off_t)off);
+	char what[128];
+	if (got > 0 && insn_unprobeable(code, (size_t)got, what, sizeof(what))) {
+		snprintf(why, size, "0x%llx is %s", (unsigned long long)vaddr, what);
+		return true;
+	}
+	return false;
+}
+
+/* Every probe address of FILE:LINE (lines.h), all checked safe, or -1 with
+ * err: one unsafe address refuses the line, since its hits would be
+ * missed. */
+static int resolve_line(struct safety *c, const struct debug_file *dbg, const char *binary,
+			const struct stat *st, const char *spec, const char *file, unsigned line,
+			struct probe_target **out, char *err, size_t errlen)
+{
+	const char *shown = display_path(binary);
+	Dwarf *dw = open_dwarf(c->fd, dbg);
+	if (!dw) {
+		snprintf(err, errlen,
+			 "%s has no debug info (DWARF) to find %s:%u in: install its debug symbols "
+			 "(its -dbgsym package, e.g. apt install %s-dbgsym, or set DEBUGINFOD_URLS and "
+			 "fetch them with debuginfod-find debuginfo %s), or build it with -g",
+			 shown, file, line, base_name(shown), shown);
+		return -1;
+	}
+	struct line_site *sites;
+	int n = lines_resolve(dw, shown, file, line, &sites, err, errlen);
+	struct probe_target *t = n > 0 ? xcalloc((size_t)n, sizeof(*t)) : NULL;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t off;
+		char why[256];
+		if (vaddr_to_offset(c->elf, sites[i].vaddr, &off)) {
+			snprintf(err, errlen, "cannot trace %s: its address 0x%llx is in no executable "
+				 "segment of %s", spec, (unsigned long long)sites[i].vaddr, shown);
+			k = -1;
+			break;
+		}
+		if (line_site_unsafe(c, sites[i].vaddr, off, why, sizeof(why))) {
+			snprintf(err, errlen, "cannot trace %s in %s%s: %s; trace a line next to it",
+				 spec, sites[i].function ? sites[i].function : shown,
+				 sites[i].inlined ? " (inlined)" : "", why);
+			k = -1;
+			break;
+		}
+		t[k++] = (struct probe_target){
+			.function = xstrdup(sites[i].function ? sites[i].function : "?"),
+			.binary = xstrdup(binary),
+			.offset = off,
+			.dev = (uint64_t)st->st_dev,
+			.ino = (uint64_t)st->st_ino,
+			.line = line,
+			.location = xasprintf("%s:%u", file, line),
+			.inlined = sites[i].inlined != 0,
+		};
+	}
+	free(sites);
+	dwarf_end(dw);
+	if (k < 0) {
+		probes_free(t, n);
+		return -1;
+	}
+	*out = t;
+	return n;
+}
+
 int probes_resolve(const char *spec, const struct probe_scope *scope,
 		   struct probe_target **out, char *note, size_t notelen, char *err, size_t errlen)
 {
 	*out = NULL;
 	if (note && notelen)
 		note[0] = 0;
-	int colon = probes_split(spec);
-	char *bin_part = colon > 0 ? strndup(spec, (size_t)colon) : NULL;
-	const char *func = colon > 0 ? spec + colon + 1 : spec;
+	char *line_file = NULL, *bin_part = NULL;
+	unsigned line_no = 0;
+	int colon = -1;
+	const char *func = spec;
+	if (!probes_split_line(spec, &bin_part, &line_file, &line_no)) {
+		colon = probes_split(spec);
+		bin_part = colon > 0 ? strndup(spec, (size_t)colon) : NULL;
+		func = colon > 0 ? spec + colon + 1 : spec;
+	} else if (!*line_file || line_no == 0) {
+		snprintf(err, errlen, "bad probe '%s': expected [BINARY:]FILE:LINE with a line "
+			 "number from 1", spec);
+		free(bin_part);
+		free(line_file);
+		return -1;
+	}
 	if (!*func) {
 		snprintf(err, errlen, "bad probe '%s': expected FUNC, BINARY:FUNC or LIB:FUNC", spec);
 		free(bin_part);
@@ -744,8 +865,10 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		snprintf(err, errlen, "probe '%s' names no binary and there is no target "
 			 "executable: use BINARY:FUNC", spec);
 	free(bin_part);
-	if (!binary)
+	if (!binary) {
+		free(line_file);
 		return -1;
+	}
 
 	elf_version(EV_CURRENT);
 	int fd = open(binary, O_RDONLY | O_CLOEXEC);
@@ -759,6 +882,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		if (fd >= 0)
 			close(fd);
 		free(binary);
+		free(line_file);
 		return -1;
 	}
 	const char *shown = display_path(binary);
@@ -784,6 +908,13 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	size_t skipped_len = 0;
 	uint64_t *unsafe_offs = NULL; /* aliases of a refused function are refused too */
 	size_t unsafe_cap = 0;
+	if (line_file) {
+		n = resolve_line(&safety, &dbg, binary, &st, spec, line_file, line_no, &t, err, errlen);
+		free(line_file);
+		line_file = NULL;
+		refused = n < 0;
+		goto resolved;
+	}
 	for (size_t i = 0; i < fl.n; i++) {
 		const struct elf_function *f = &fl.f[i];
 		if (is_glob(func) ? fnmatch(func, f->name, 0) != 0 : strcmp(func, f->name) != 0)
@@ -838,10 +969,16 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 			continue;
 		}
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
-		t[n++] = (struct probe_target){xstrdup(f->name), xstrdup(binary), off, code->size,
-					       (uint64_t)st.st_dev, (uint64_t)st.st_ino, impl.name,
-					       asked};
+		t[n++] = (struct probe_target){.function = xstrdup(f->name),
+					       .binary = xstrdup(binary),
+					       .offset = off,
+					       .size = code->size,
+					       .dev = (uint64_t)st.st_dev,
+					       .ino = (uint64_t)st.st_ino,
+					       .ifunc_impl = impl.name,
+					       .ifunc_asked = asked};
 	}
+resolved:
 	free(unsafe_offs);
 	if (safety.dw)
 		dwarf_end(safety.dw);
@@ -900,6 +1037,7 @@ void probes_free(struct probe_target *t, int n)
 		free(t[i].function);
 		free(t[i].binary);
 		free(t[i].ifunc_impl);
+		free(t[i].location);
 	}
 	free(t);
 }

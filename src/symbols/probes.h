@@ -25,10 +25,20 @@
  * of its separate debug file (/usr/lib/debug/.build-id/xx/rest.debug or
  * .gnu_debuglink: what a -dbgsym package installs). The file offset of the
  * entry is derived from the PT_LOAD program headers, which is what the
- * kernel's uprobes want. Aliases at one address are attached once. */
+ * kernel's uprobes want. Aliases at one address are attached once.
+ *
+ * Line specs: FILE:LINE, BINARY:FILE:LINE, LIB:FILE:LINE (FILE a base name
+ * or a path suffix) give one target per address where the line begins a
+ * statement, one per instance of its code (every inlined copy, every
+ * out-of-line copy: see lines.h), from the binary's DWARF or its separate
+ * debug file's. Each address is checked to begin an instruction (decoded
+ * from its function's start) that the kernel's uprobes accept (insn.h);
+ * one that does not refuses the spec with its reason. No DWARF is one line
+ * saying how to get it. */
 #ifndef SONDE_PROBES_H
 #define SONDE_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,6 +53,11 @@ struct probe_target {
 	uint64_t dev, ino; /* the file's identity: one file reached by two paths is one */
 	char *ifunc_impl;  /* for an IFUNC symbol, the implementation probed instead */
 	pid_t ifunc_asked; /* the process that said so (0: sonde's own) */
+	/* A line probe's address (spec [BINARY:]FILE:LINE): line > 0, location
+	 * "FILE:LINE" as given, function the instance holding it. */
+	unsigned line;
+	char *location;
+	bool inlined; /* the address is in an inlined instance */
 };
 
 /* Where a spec is resolved. */
@@ -78,6 +93,11 @@ void probes_free(struct probe_target *t, int n);
 /* Splits "BINARY:FUNC" at its separating colon (not one of a "::"). Returns
  * the index of the colon or -1 when the spec has no binary part. */
 int probes_split(const char *spec);
+
+/* Splits "[BINARY:]FILE:LINE" (the last part all digits): returns 1 with
+ * *binary (malloc'd, NULL when absent), *file (malloc'd) and *line; 0 when
+ * the spec is not a line spec. */
+int probes_split_line(const char *spec, char **binary, char **file, unsigned *line);
 
 /* Finds a program the way execvp would (PATH search when there is no '/').
  * Returns a malloc'd path or NULL. */

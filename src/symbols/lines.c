@@ -1,0 +1,252 @@
+#define _GNU_SOURCE
+#include "lines.h"
+
+#include <dwarf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int lines_file_matches(const char *path, const char *file)
+{
+	size_t lp = strlen(path), lf = strlen(file);
+	if (!lf || lf > lp)
+		return 0;
+	if (strcmp(path + lp - lf, file) != 0)
+		return 0;
+	return lp == lf || path[lp - lf - 1] == '/' || file[0] == '/';
+}
+
+/* One statement row, with the instance of code that holds it. */
+struct stmt {
+	uint64_t vaddr;
+	const char *path;
+	unsigned line;
+	uint64_t instance; /* DIE offset of the innermost subprogram/inlined instance */
+	const char *function;
+	int inlined;
+};
+
+struct stmts {
+	struct stmt *v;
+	size_t n, cap;
+};
+
+/* The innermost function instance holding addr in cu. */
+static void instance_of(Dwarf_Die *cu, uint64_t addr, struct stmt *s)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, addr, &scopes);
+	s->instance = (1ull << 63) | addr; /* none: the address is its own instance */
+	s->function = NULL;
+	s->inlined = 0;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		s->instance = dwarf_dieoffset(&scopes[i]);
+		s->function = dwarf_diename(&scopes[i]);
+		s->inlined = tag == DW_TAG_inlined_subroutine;
+		break;
+	}
+	free(scopes);
+}
+
+static void stmts_add(struct stmts *a, Dwarf_Die *cu, uint64_t vaddr, const char *path,
+		      unsigned line)
+{
+	grow_array((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v));
+	struct stmt *s = &a->v[a->n++];
+	s->vaddr = vaddr;
+	s->path = path;
+	s->line = line;
+	instance_of(cu, vaddr, s);
+}
+
+/* A row that begins a statement at a real address. */
+static bool stmt_row(Dwarf_Line *l, Dwarf_Addr *addr, int *lineno, const char **path)
+{
+	bool stmt = false, end = false;
+	if (dwarf_lineaddr(l, addr) || dwarf_lineno(l, lineno) || *lineno <= 0 ||
+	    dwarf_linebeginstatement(l, &stmt) || !stmt || dwarf_lineendsequence(l, &end) || end)
+		return false;
+	*path = dwarf_linesrc(l, NULL, NULL);
+	return *path && *addr != 0; /* 0: code the linker discarded */
+}
+
+static int by_instance_then_addr(const void *a, const void *b)
+{
+	const struct stmt *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->instance != y->instance)
+		return x->instance < y->instance ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Keeps the lowest address of each (path, line, instance); sorts by them. */
+static void one_per_instance(struct stmts *a)
+{
+	qsort(a->v, a->n, sizeof(*a->v), by_instance_then_addr);
+	size_t k = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (k && a->v[k - 1].instance == a->v[i].instance &&
+		    a->v[k - 1].line == a->v[i].line && strcmp(a->v[k - 1].path, a->v[i].path) == 0)
+			continue;
+		a->v[k++] = a->v[i];
+	}
+	a->n = k;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct line_site *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static void append(char *buf, size_t size, size_t *off, const char *fmt, const char *s)
+{
+	if (*off >= size)
+		return;
+	int w = snprintf(buf + *off, size - *off, fmt, s);
+	*off = w < 0 ? size : *off + (size_t)w;
+}
+
+int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line,
+		  struct line_site **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct stmts found = {0};
+	const char *paths[4] = {0}; /* distinct paths FILE matched */
+	int npaths = 0;
+	unsigned below = 0, above = 0; /* nearest lines with code */
+	char cus[256] = "";
+	size_t cus_off = 0;
+	int ncus = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t n;
+		if (!dwarf_offdie(dw, off + hsize, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
+			off = next;
+			continue;
+		}
+		const char *cuname = dwarf_diename(&cu);
+		if (cuname && ncus++ < 5)
+			append(cus, sizeof(cus), &cus_off, cus_off ? ", %s" : "%s", base_name(cuname));
+		const char *last_path = NULL;
+		bool last_match = false;
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Addr addr;
+			int lineno;
+			const char *path;
+			if (!stmt_row(dwarf_onesrcline(lines, i), &addr, &lineno, &path))
+				continue;
+			if (path != last_path) { /* rows of one file come in runs */
+				last_path = path;
+				last_match = lines_file_matches(path, file);
+				bool known = false;
+				for (int k = 0; last_match && k < npaths && !known; k++)
+					known = strcmp(paths[k], path) == 0;
+				if (last_match && !known && npaths < 4)
+					paths[npaths++] = path;
+			}
+			if (!last_match)
+				continue;
+			unsigned l = (unsigned)lineno;
+			if (l == line)
+				stmts_add(&found, &cu, addr, path, l);
+			else if (l < line && l > below)
+				below = l;
+			else if (l > line && (!above || l < above))
+				above = l;
+		}
+		off = next;
+	}
+	if (npaths == 0) {
+		snprintf(err, errlen,
+			 "no file %s in the debug info of %s (its compile units: %s%s)", file,
+			 binary, *cus ? cus : "none", ncus > 5 ? ", ..." : "");
+		free(found.v);
+		return -1;
+	}
+	if (npaths > 1) {
+		char list[512] = "";
+		size_t lo = 0;
+		for (int k = 0; k < npaths; k++)
+			append(list, sizeof(list), &lo, lo ? ", %s" : "%s", paths[k]);
+		snprintf(err, errlen, "%s names several files in %s: %s; give more of its path",
+			 file, binary, list);
+		free(found.v);
+		return -1;
+	}
+	if (found.n == 0) {
+		char near[64] = "";
+		if (below && above)
+			snprintf(near, sizeof(near), "%u, %u", below, above);
+		else if (below || above)
+			snprintf(near, sizeof(near), "%u", below ? below : above);
+		snprintf(err, errlen, "no code at %s:%u; nearest lines with code: %s", file, line,
+			 *near ? near : "none");
+		return -1;
+	}
+	one_per_instance(&found);
+	struct line_site *s = xcalloc(found.n, sizeof(*s));
+	for (size_t i = 0; i < found.n; i++)
+		s[i] = (struct line_site){found.v[i].vaddr, found.v[i].function, found.v[i].inlined};
+	qsort(s, found.n, sizeof(*s), by_addr);
+	int count = (int)found.n;
+	free(found.v);
+	*out = s;
+	return count;
+}
+
+int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, char *err,
+		   size_t errlen)
+{
+	*out = NULL;
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	if (!dwarf_addrdie(dw, lo, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
+		snprintf(err, errlen, "no line table covers address 0x%llx",
+			 (unsigned long long)lo);
+		return -1;
+	}
+	struct stmts found = {0};
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr addr;
+		int lineno;
+		const char *path;
+		if (stmt_row(dwarf_onesrcline(lines, i), &addr, &lineno, &path) && addr >= lo &&
+		    addr < hi)
+			stmts_add(&found, &cu, addr, path, (unsigned)lineno);
+	}
+	one_per_instance(&found); /* sorted by path, line */
+	struct line_row *rows = xcalloc(found.n + 1, sizeof(*rows));
+	int nrows = 0;
+	for (size_t i = 0; i < found.n; i++) {
+		if (nrows && rows[nrows - 1].line == found.v[i].line &&
+		    strcmp(rows[nrows - 1].file, found.v[i].path) == 0) {
+			rows[nrows - 1].sites++;
+			continue;
+		}
+		rows[nrows++] = (struct line_row){found.v[i].path, found.v[i].line, 1};
+	}
+	free(found.v);
+	*out = rows;
+	return nrows;
+}

@@ -1,0 +1,54 @@
+/* lines — source lines to code addresses, through the DWARF line table.
+ *
+ * A line probe goes where a line begins a statement (is_stmt rows), once
+ * per instance of the code holding it: each out-of-line copy of a function
+ * and each place it was inlined (the innermost DW_TAG_subprogram or
+ * DW_TAG_inlined_subroutine at the address). Within an instance the lowest
+ * such address is taken, as gdb places a breakpoint: a compiler that splits
+ * a line into several statement rows (scheduling, a loop's parts) would
+ * otherwise count one execution of the line several times.
+ *
+ * FILE is matched against the line table's full paths: equal, or a suffix
+ * that starts after a '/' ("x.c", "src/x.c"). Paths that differ but both
+ * match are ambiguous: the error lists them.
+ *
+ * Addresses are ELF virtual addresses of the file whose DWARF is given (a
+ * separate debug file has the same addresses as its binary). */
+#ifndef SONDE_LINES_H
+#define SONDE_LINES_H
+
+#include <elfutils/libdw.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct line_site {
+	uint64_t vaddr;
+	const char *function; /* the instance's function (its DWARF name), or NULL */
+	int inlined;          /* 1: an inlined instance */
+};
+
+/* The probe addresses of FILE:LINE, sorted by address (free with free()).
+ * Returns how many (>= 1), or -1 with one line in err: no such file ("no
+ * file x.c in the debug info of BINARY"), an ambiguous file, or a line
+ * without code ("no code at x.c:1300; nearest lines with code: 1298,
+ * 1302"). `binary` names the file in messages. */
+int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line,
+		  struct line_site **out, char *err, size_t errlen);
+
+/* A line of a function's code, for listings (perf probe -L). */
+struct line_row {
+	const char *file; /* the line table's path (owned by dw) */
+	unsigned line;
+	int sites;        /* probe addresses of this line inside the function */
+};
+
+/* The lines with code in [lo, hi) of the CU holding lo, sorted by file then
+ * line, each with how many probe addresses (line_site) it has inside that
+ * range. Returns how many rows (free with free()), or -1 with err. */
+int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, char *err,
+		   size_t errlen);
+
+/* True when a line table path names FILE (see above). */
+int lines_file_matches(const char *path, const char *file);
+
+#endif
