@@ -72,21 +72,33 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 		return 1;
 	if (!st)
 		return 0;
-	int in_ok = !cfg->only_in_probe, slow_ok = !cfg->only_slow_probe;
-	int when_ok = !cfg->when_points;
 	__u32 depth = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
+	if (cfg->only_in_probe || cfg->only_slow_probe) {
+		int in_ok = !cfg->only_in_probe, slow_ok = !cfg->only_slow_probe;
+		for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
+			if (i >= depth)
+				break;
+			const struct sonde_span_frame *f = &st->frames[i];
+			if (f->probe + 1 == cfg->only_in_probe)
+				in_ok = 1;
+			if (f->probe + 1 == cfg->only_slow_probe &&
+			    now - f->start_ns > cfg->only_slow_ns)
+				slow_ok = 1;
+		}
+		if (!in_ok || !slow_ok)
+			return 0;
+	}
+	/* "Only in calls that hit line L" (--sample-when): a call in flight
+	 * carries L's bit (its own hits and those of its returned callees). */
+	__u64 when = cfg->when_points, seen = 0;
+	if (!when)
+		return 1;
 	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
 		if (i >= depth)
 			break;
-		const struct sonde_span_frame *f = &st->frames[i];
-		if (f->probe + 1 == cfg->only_in_probe)
-			in_ok = 1;
-		if (f->probe + 1 == cfg->only_slow_probe && now - f->start_ns > cfg->only_slow_ns)
-			slow_ok = 1;
-		if (f->points & cfg->when_points)
-			when_ok = 1;
+		seen |= st->frames[i].points;
 	}
-	return in_ok && slow_ok && when_ok;
+	return (seen & when) != 0;
 }
 
 /* A sample interrupted the thread: mark the calls in flight as sampled, so

@@ -212,11 +212,14 @@ int span_enter(struct pt_regs *ctx)
 /* Counts the call in point_calls under each point probe hit during it. */
 static __always_inline void count_points(const struct sonde_span_frame *f)
 {
-	__u64 m = f->points;
-	for (__u32 bit = 0; bit < SONDE_MAX_POINTS && m; bit++) {
-		if (!(m & (1ull << bit)))
+	/* m is never changed in the loop: a mask narrowed bit by bit would
+	 * give the verifier a new state per bit pattern. */
+	const __u64 m = f->points;
+	for (__u32 bit = 0; bit < SONDE_MAX_POINTS; bit++) {
+		if (!(m >> bit))
+			break;
+		if (!((m >> bit) & 1))
 			continue;
-		m &= ~(1ull << bit);
 		__u32 key = (f->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + bit;
 		__u64 *c = bpf_map_lookup_elem(&point_calls, &key);
 		if (c)

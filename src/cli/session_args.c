@@ -103,6 +103,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	case 'S':
 		o->sample_slow = arg;
 		return 1;
+	case SESSION_OPT_SAMPLE_WHEN:
+		o->sample_when = arg;
+		return 1;
 	}
 	return 0;
 }

@@ -13,7 +13,8 @@
 /* The getopt_long table entries and short-option letters of the shared
  * options, for commands to include. */
 #define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
-enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN, SESSION_OPT_UNWIND };
+enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN, SESSION_OPT_UNWIND,
+       SESSION_OPT_SAMPLE_WHEN };
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
 		{"event", required_argument, NULL, 'e'},                                     \
@@ -23,6 +24,7 @@ enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN, SESSION_OPT_UNWIND };
 		{"verbose", no_argument, NULL, 'v'}, {"trace", required_argument, NULL, 'T'}, \
 		{"sample-in", required_argument, NULL, 'I'},                                 \
 		{"sample-slow", required_argument, NULL, 'S'},                               \
+		{"sample-when", required_argument, NULL, SESSION_OPT_SAMPLE_WHEN},           \
 		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
 		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN},                 \
 		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND}

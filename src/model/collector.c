@@ -247,6 +247,7 @@ static void handle_span(struct collector *c, const struct sonde_span *r)
 		.start_ns = r->start_ns,
 		.duration_ns = r->duration_ns,
 		.raw_duration_ns = r->raw_duration_ns,
+		.points = r->points,
 		.probe = r->probe,
 		.thread = thread_of(c, &r->hdr),
 		.depth = r->depth,

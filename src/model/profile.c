@@ -42,6 +42,7 @@ void profile_free(struct profile *p)
 		free(p->probes[i].binary);
 	}
 	free(p->probes);
+	free(p->point_calls);
 	free(p->spans);
 	hashmap_free(&p->span_index);
 	free(p->function_of);
@@ -163,7 +164,21 @@ uint32_t profile_probe_add(struct profile *p, const char *name, const char *bina
 	pr->name = xstrdup(name);
 	pr->binary = xstrdup(binary ? binary : "");
 	pr->offset = offset;
+	pr->point = -1;
 	return (uint32_t)p->nprobes++;
+}
+
+void profile_point_calls_set(struct profile *p, uint32_t point_probe, uint32_t probe,
+			     uint64_t calls)
+{
+	for (size_t i = 0; i < p->npoint_calls; i++)
+		if (p->point_calls[i].point_probe == point_probe && p->point_calls[i].probe == probe) {
+			p->point_calls[i].calls = calls;
+			return;
+		}
+	grow_array((void **)&p->point_calls, &p->point_calls_cap, p->npoint_calls + 1,
+		   sizeof(*p->point_calls));
+	p->point_calls[p->npoint_calls++] = (struct point_calls){point_probe, probe, calls};
 }
 
 int profile_probe_find(const struct profile *p, const char *name)

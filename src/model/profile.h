@@ -63,6 +63,18 @@ struct probe_info {
 	uint64_t entered;  /* calls that began */
 	uint64_t raw_ns;   /* summed measured durations of completed calls */
 	uint64_t own_ns;   /* of which sonde's own cost (probes, samples) */
+	/* -1: a function probe (a span per call). Else a line probe (a point:
+	 * hits, no spans; `entered` is its hits), and its index among the
+	 * session's line probes: bit `point` of a span's `points`. */
+	int point;
+};
+
+/* Calls of a function probe during which a line probe was hit (counted in
+ * the kernel, every call: see engine_read_point_calls). */
+struct point_calls {
+	uint32_t point_probe; /* the line probe */
+	uint32_t probe;       /* the function probe */
+	uint64_t calls;
 };
 
 /* One traced call. */
@@ -78,6 +90,7 @@ struct span {
 	uint32_t thread;      /* index into threads */
 	uint32_t depth;       /* 1 = outermost traced call on its thread */
 	bool open;            /* still running when the profile ended */
+	uint64_t points;      /* line probes hit during the call, by their `point` bit */
 };
 
 /* The most the weights of a profile's samples may add up to. pprof and
@@ -110,6 +123,8 @@ struct profile {
 	size_t nprobes, probes_cap;
 	struct span *spans;
 	size_t nspans, spans_cap;
+	struct point_calls *point_calls;
+	size_t npoint_calls, point_calls_cap;
 	struct hashmap span_index; /* span id -> index in spans */
 	uint32_t *function_of; /* frame id -> its function frame (cache) */
 	size_t nfunction_of;
@@ -159,6 +174,10 @@ bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight);
 /* Adds a probe; returns its index. */
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
 			   uint64_t offset);
+
+/* Sets the calls of `probe` that hit line probe `point_probe`. */
+void profile_point_calls_set(struct profile *p, uint32_t point_probe, uint32_t probe,
+			     uint64_t calls);
 
 /* Index of the probe named `name`, or -1. */
 int profile_probe_find(const struct profile *p, const char *name);

@@ -63,6 +63,7 @@ struct session {
 			   * symlink's name), the process's command name */
 	bool cmd_running; /* the command was let go: it runs (or ran) */
 	int sample_in_probe, sample_slow_probe; /* in-kernel sampling filter, -1 = off */
+	int sample_when_probe; /* sample only in calls that hit this line probe, -1 = off */
 	uint64_t sample_slow_ns;
 	char *event_name; /* the sampled event after a live change */
 	bool ended;
@@ -77,6 +78,10 @@ struct session {
 	uint64_t emit_min_in_force[SESSION_MAX_PROBES];
 	bool policy_sent[SESSION_MAX_PROBES]; /* for the current attachment */
 	double next_refresh_s;
+	int npoints; /* line probes so far: the next one's point bit */
+	/* What detached attachments counted of the calls of a function probe
+	 * that hit a line probe: key point_probe << 32 | probe. */
+	struct hashmap point_calls_before;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
 	/* The event loop and how a run ends in it. */
@@ -98,6 +103,8 @@ _Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
 	       "the kernel's histogram is latency.h's log-linear one");
 
 static void refresh_probe(struct session *s, uint32_t probe);
+static void refresh_point_calls(struct session *s, uint32_t point);
+static void keep_point_calls(struct session *s, uint32_t probe);
 static void update_span_policy(struct session *s, uint32_t probe);
 
 static double now_s(clockid_t clk)
@@ -214,6 +221,7 @@ static void pending_free_all(struct session *s)
 		free(p);
 	}
 	hashmap_free(&s->pending);
+	hashmap_free(&s->point_calls_before);
 }
 
 static int handle_record(void *arg, const void *data, size_t size)
@@ -331,10 +339,10 @@ static bool interrupted(const struct session *s, char *err, size_t errlen)
 	return true;
 }
 
-/* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
- * of the probe left attached. */
-static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
-			  char *err, size_t errlen)
+/* The processes a probe's uprobes go on (pids[], at most
+ * SESSION_MAX_PIDS + 1; -1: every process). Returns how many, or -1 with
+ * err. */
+static int probe_pids(struct session *s, pid_t *pids, char *err, size_t errlen)
 {
 	/* Where the uprobes go. The kernel-side target filter decides what is
 	 * counted; the attachment decides which processes take the trap.
@@ -345,7 +353,6 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 	 * and no call of a new process is missed. With --no-children the
 	 * target set is fixed: one attachment per target process, which spares
 	 * all others the trap (a process that execs keeps its attachment). */
-	pid_t pids[SESSION_MAX_PIDS + 1];
 	int npids = 0;
 	bool per_process = s->o->no_children && !s->o->system_wide;
 	if (per_process) {
@@ -361,6 +368,18 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 	}
 	if (npids == 0)
 		pids[npids++] = -1;
+	return npids;
+}
+
+/* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
+ * of the probe left attached. */
+static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
+			  char *err, size_t errlen)
+{
+	pid_t pids[SESSION_MAX_PIDS + 1];
+	int npids = probe_pids(s, pids, err, errlen);
+	if (npids < 0)
+		return -1;
 	for (int i = 0; i < npids; i++) {
 		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], err,
 				       errlen)) {
@@ -369,6 +388,86 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 		}
 	}
 	return 0;
+}
+
+/* A line probe (spec [BINARY:]FILE:LINE): one probe, named by the spec,
+ * with a uprobe at each of its n addresses, all or none. Takes t. Returns
+ * its probe id, or -1 with err. */
+static int attach_line_spec(struct session *s, const char *spec, struct probe_target *t, int n,
+			    int *count, char *err, size_t errlen)
+{
+	char why[512];
+	int id = profile_probe_find(s->prof, spec);
+	int r = -1;
+	if (id >= 0 && s->prof->probes[id].point < 0) {
+		snprintf(err, errlen, "trace %s: a function probe has that name", spec);
+		goto out;
+	}
+	if (id >= 0 && s->attached[id]) { /* traced already */
+		r = id;
+		goto done;
+	}
+	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
+		snprintf(err, errlen, "trace %s: a session traces at most %d lines", spec,
+			 SONDE_MAX_POINTS);
+		goto out;
+	}
+	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
+		snprintf(err, errlen, "trace %s: a session traces at most %d different probes",
+			 spec, SESSION_MAX_PROBES);
+		goto out;
+	}
+	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
+	int point = id >= 0 ? s->prof->probes[id].point : s->npoints;
+	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
+	for (int i = 0; i < n; i++)
+		offs[i] = t[i].offset;
+	pid_t pids[SESSION_MAX_PIDS + 1];
+	int npids = probe_pids(s, pids, why, sizeof(why));
+	int ok = npids > 0 && !interrupted(s, why, sizeof(why));
+	for (int i = 0; ok && i < npids; i++)
+		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
+					 (size_t)n, pids[i], why, sizeof(why)) == 0;
+	free(offs);
+	if (!ok) {
+		engine_discard_span(s->eng, probe);
+		snprintf(err, errlen, "trace %s: %s", spec, why);
+		goto out;
+	}
+	if (id < 0) {
+		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
+		s->prof->probes[id].point = s->npoints++;
+		s->probe_dev[id] = t[0].dev;
+		s->probe_ino[id] = t[0].ino;
+	}
+	s->attached[id] = true;
+	r = id;
+	for (int i = 0; i < n && s->o->verbose; i++)
+		notef(s->o, "%s: 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
+		      t[i].function, t[i].inlined ? " (inlined)" : "");
+done:
+	if (count)
+		*count = 1;
+	err[0] = 0;
+out:
+	probes_free(t, n);
+	return r;
+}
+
+/* A spec is LOCATION [VAR...] [if EXPR]: the location ends at the first
+ * blank. Returns the location (malloc'd), or NULL with err when a tail
+ * follows, which this version does not read. */
+static char *spec_location(const char *spec, char *err, size_t errlen)
+{
+	size_t len = strcspn(spec, " \t");
+	const char *tail = spec + len + strspn(spec + len, " \t");
+	if (*tail) {
+		snprintf(err, errlen,
+			 "trace %.*s: captures are not supported yet ('%s'): give the location alone",
+			 (int)len, spec, tail);
+		return NULL;
+	}
+	return strndup(spec, len);
 }
 
 /* Traces every function a spec names, all or none. Returns the probe id of
@@ -395,12 +494,20 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .npids = nrunning,
 				    .env = &env};
 	char note[768];
-	int n = probes_resolve(spec, &scope, &t, note, sizeof(note), why, sizeof(why));
+	char *location = spec_location(spec, err, errlen);
+	int n = location ? probes_resolve(location, &scope, &t, note, sizeof(note), why, sizeof(why))
+			 : -1;
 	free(running);
-	if (n < 0) {
+	if (n < 0 && location)
 		snprintf(err, errlen, "trace %s: %s", spec, why);
-		return -1;
+	if (n > 0 && t[0].line) {
+		int id = attach_line_spec(s, location, t, n, count, err, errlen);
+		free(location);
+		return id;
 	}
+	free(location);
+	if (n < 0)
+		return -1;
 	/* Each function's probe id, and which of them need attaching: counted
 	 * before anything is attached, so a pattern naming more functions than
 	 * the kernel has room for is refused at once. */
@@ -506,10 +613,11 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
 		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
-		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe) {
+		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
+		    (int)i == s->sample_when_probe) {
 			snprintf(err, errlen,
-				 "%s drives the in-kernel sampling filter: run sample-in off or "
-				 "sample-slow off first",
+				 "%s drives the in-kernel sampling filter: run sample-in off, "
+				 "sample-slow off or sample-when off first",
 				 s->prof->probes[i].name);
 			return -1;
 		}
@@ -524,6 +632,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		c->entered = s->prof->probes[i].entered;
 		c->raw_ns = s->prof->probes[i].raw_ns;
 		c->own_ns = s->prof->probes[i].own_ns;
+		keep_point_calls(s, (uint32_t)i);
 		engine_detach_span(s->eng, (uint32_t)i);
 		s->attached[i] = false;
 		n++;
@@ -565,6 +674,40 @@ static void refresh_probe(struct session *s, uint32_t probe)
 	pi->entered = c->entered + st.entered;
 	pi->raw_ns = c->raw_ns + st.raw_ns;
 	pi->own_ns = c->own_ns + st.own_ns;
+	if (pi->point >= 0)
+		refresh_point_calls(s, probe);
+}
+
+/* The calls of each function probe that hit line probe `point`: what
+ * earlier attachments of the pair counted plus the kernel's count. */
+static void refresh_point_calls(struct session *s, uint32_t point)
+{
+	for (size_t f = 0; f < s->prof->nprobes; f++) {
+		if (s->prof->probes[f].point >= 0)
+			continue;
+		uint64_t before = 0, live = 0;
+		hashmap_get(&s->point_calls_before, (uint64_t)point << 32 | f, &before);
+		if (s->attached[point] && s->attached[f] &&
+		    engine_read_point_calls(s->eng, (uint32_t)f, point, &live))
+			continue; /* keep the last figure read */
+		if (before + live)
+			profile_point_calls_set(s->prof, point, (uint32_t)f, before + live);
+	}
+}
+
+/* Before a probe is detached (the kernel forgets its pairs): keeps what
+ * its pairs with line probes counted. */
+static void keep_point_calls(struct session *s, uint32_t probe)
+{
+	for (size_t i = 0; i < s->prof->nprobes; i++)
+		if (s->prof->probes[i].point >= 0)
+			refresh_point_calls(s, (uint32_t)i);
+	for (size_t i = 0; i < s->prof->npoint_calls; i++) {
+		const struct point_calls *pc = &s->prof->point_calls[i];
+		if (pc->point_probe == probe || pc->probe == probe)
+			hashmap_set(&s->point_calls_before,
+				    (uint64_t)pc->point_probe << 32 | pc->probe, pc->calls);
+	}
 }
 
 /* Calls that need no record stay in the kernel (counted in its histogram):
@@ -692,9 +835,40 @@ int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, ch
 	return 0;
 }
 
+int session_set_sample_when(struct session *s, const char *line, char *err, size_t errlen)
+{
+	int probe = -1;
+	if (line) {
+		int n = 0;
+		char why[512];
+		probe = attach_probe_spec(s, line, &n, why, sizeof(why));
+		if (probe < 0) {
+			snprintf(err, errlen, "%s", why);
+			return -1;
+		}
+		if (s->prof->probes[probe].point < 0) {
+			snprintf(err, errlen,
+				 "%s is a function: sample-when takes a line (FILE:LINE); for "
+				 "samples inside a function's calls use sample-in",
+				 line);
+			return -1;
+		}
+	}
+	if (engine_set_sample_when(s->eng, probe)) {
+		snprintf(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
+		return -1;
+	}
+	s->sample_when_probe = probe;
+	return 0;
+}
+
 static int setup_sampling_decisions(struct session *s, char *err, size_t errlen)
 {
 	char why[512];
+	if (s->o->sample_when && session_set_sample_when(s, s->o->sample_when, why, sizeof(why))) {
+		errbuf_set(err, errlen, "--sample-when: %s", why);
+		return -1;
+	}
 	if (s->o->sample_in && session_set_sample_in(s, s->o->sample_in, why, sizeof(why))) {
 		errbuf_set(err, errlen, "--sample-in: %s", why);
 		return -1;
@@ -962,7 +1136,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
-	s->sample_in_probe = s->sample_slow_probe = -1;
+	s->sample_in_probe = s->sample_slow_probe = s->sample_when_probe = -1;
 	s->argc = argc;
 	s->argv = argv;
 	s->prof = profile_new();

@@ -63,6 +63,7 @@ struct session_options {
 	int ntraces;
 	const char *sample_in;   /* --sample-in FUNC */
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
+	const char *sample_when; /* --sample-when FILE:LINE */
 	bool live;           /* probes may be added later (calibrate for them) */
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
@@ -199,6 +200,13 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen);
 int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
 			    size_t errlen);
+
+/* Samples only in calls where line probe `line` ([BINARY:]FILE:LINE,
+ * traced now if it is not yet) has been hit during the current call of the
+ * innermost traced function around it (the mark is the call's: its
+ * return clears it for the next call; callers keep it). In the kernel.
+ * line NULL = off. Returns 0 or -1 with err. */
+int session_set_sample_when(struct session *s, const char *line, char *err, size_t errlen);
 
 /* The probes the i-th --trace spec attached: the first id (-1 if none) and
  * how many functions it named (in *count). */
