@@ -34,13 +34,17 @@ static const char *const schema_sql =
 	"CREATE TABLE probes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, binary TEXT NOT NULL,"
 	" offset INTEGER NOT NULL, entered INTEGER NOT NULL DEFAULT 0,"
 	" raw_ns INTEGER NOT NULL DEFAULT 0, own_ns INTEGER NOT NULL DEFAULT 0,"
-	" all_calls INTEGER NOT NULL DEFAULT 1);"
+	" all_calls INTEGER NOT NULL DEFAULT 1, kind TEXT NOT NULL DEFAULT 'function',"
+	" point INTEGER);"
+	"CREATE TABLE point_calls(point_probe INTEGER NOT NULL REFERENCES probes(id),"
+	" probe INTEGER NOT NULL REFERENCES probes(id), calls INTEGER NOT NULL,"
+	" PRIMARY KEY(point_probe, probe));"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
 	" thread INTEGER NOT NULL REFERENCES threads(id), parent INTEGER, depth INTEGER NOT NULL,"
 	" start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL, open INTEGER NOT NULL,"
-	" raw_duration_ns INTEGER);"
+	" raw_duration_ns INTEGER, points INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE sample_spans(sample INTEGER NOT NULL REFERENCES samples(id),"
 	" position INTEGER NOT NULL, span INTEGER NOT NULL, probe INTEGER NOT NULL,"
 	" PRIMARY KEY(sample, position));"
@@ -231,8 +235,8 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 {
 	sqlite3_stmt *pr, *hist, *sp;
 	if (prepare(db,
-		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns, all_calls)"
-		    " VALUES (?,?,?,?,?,?,?,?)",
+		    "INSERT INTO probes(id, name, binary, offset, entered, raw_ns, own_ns, all_calls,"
+		    " kind, point) VALUES (?,?,?,?,?,?,?,?,?,?)",
 		    &pr, err,
 		    errlen))
 		return -1;
@@ -252,6 +256,11 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(pr, 6, (sqlite3_int64)q->raw_ns);
 		sqlite3_bind_int64(pr, 7, (sqlite3_int64)q->own_ns);
 		sqlite3_bind_int64(pr, 8, q->all_calls);
+		sqlite3_bind_text(pr, 9, q->point >= 0 ? "line" : "function", -1, SQLITE_STATIC);
+		if (q->point >= 0)
+			sqlite3_bind_int64(pr, 10, q->point);
+		else
+			sqlite3_bind_null(pr, 10);
 		rc = step_done(db, pr, err, errlen);
 		for (int b = 0; b < LATENCY_LOGLIN_BUCKETS && !rc; b++) {
 			if (!q->hist[b])
@@ -266,7 +275,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	sqlite3_finalize(hist);
 	if (rc || prepare(db,
 			  "INSERT INTO spans(id, probe, thread, parent, depth, start_ns, duration_ns,"
-			  " open, raw_duration_ns) VALUES (?,?,?,?,?,?,?,?,?)",
+			  " open, raw_duration_ns, points) VALUES (?,?,?,?,?,?,?,?,?,?)",
 			  &sp, err, errlen))
 		return -1;
 	for (size_t i = 0; i < p->nspans && !rc; i++) {
@@ -283,6 +292,17 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(sp, 7, (sqlite3_int64)x->duration_ns);
 		sqlite3_bind_int64(sp, 8, x->open);
 		sqlite3_bind_int64(sp, 9, (sqlite3_int64)x->raw_duration_ns);
+		sqlite3_bind_int64(sp, 10, (sqlite3_int64)x->points);
+		rc = step_done(db, sp, err, errlen);
+	}
+	sqlite3_finalize(sp);
+	if (rc || prepare(db, "INSERT INTO point_calls(point_probe, probe, calls) VALUES (?,?,?)",
+			  &sp, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->npoint_calls && !rc; i++) {
+		sqlite3_bind_int64(sp, 1, p->point_calls[i].point_probe);
+		sqlite3_bind_int64(sp, 2, p->point_calls[i].probe);
+		sqlite3_bind_int64(sp, 3, (sqlite3_int64)p->point_calls[i].calls);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);
@@ -410,6 +430,9 @@ struct loader {
 	bool probe_totals;    /* probes has entered, raw_ns, own_ns */
 	bool probe_all_calls; /* probes has all_calls (log-linear histograms) */
 	bool span_raw;        /* spans has raw_duration_ns */
+	bool probe_kind;      /* probes has kind and point (line probes) */
+	bool span_points;     /* spans has points */
+	bool has_point_calls; /* the point_calls table exists */
 	struct profile *p;
 	uint32_t *frame_map; /* file frame id -> profile frame id */
 	size_t nframe_map;
@@ -454,11 +477,12 @@ static const struct table_spec {
 	{"stacks", {"id", "parent", "frame", "depth"}},
 	{"threads", {"id", "pid", "tid", "comm"}},
 	{"probes",
-	 {"id", "name", "binary", "offset", "?entered", "?raw_ns", "?own_ns", "?all_calls"}},
+	 {"id", "name", "binary", "offset", "?entered", "?raw_ns", "?own_ns", "?all_calls",
+	  "?point"}},
 	{"probe_hist", {"probe", "bucket", "count"}},
 	{"spans",
 	 {"id", "probe", "thread", "parent", "depth", "start_ns", "duration_ns", "open",
-	  "?raw_duration_ns"}},
+	  "?raw_duration_ns", "?points"}},
 	{"samples", {"id", "time_ns", "cpu", "thread", "event", "stack", "weight"}},
 	{"sample_spans", {"sample", "position", "span", "probe"}},
 };
@@ -534,18 +558,90 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 			l->probe_all_calls = has;
 		else if (!strcmp(col, "?raw_duration_ns"))
 			l->span_raw = has;
+		else if (!strcmp(col, "?point"))
+			l->probe_kind = has;
+		else if (!strcmp(col, "?points"))
+			l->span_points = has;
 	}
 	return 0;
 }
 
 /* All tables but meta, which is checked (and read) first: a file that is
  * not a recording is told so by its meta table. */
+static const struct table_spec point_calls_table = {"point_calls",
+						    {"point_probe", "probe", "calls"}};
+
 static int check_data_tables(struct loader *l)
 {
 	for (size_t t = 1; t < sizeof(tables_read) / sizeof(tables_read[0]); t++)
 		if (check_table(l, &tables_read[t]))
 			return -1;
-	return 0;
+	/* Recordings made before line probes have no point_calls table. */
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT 1 FROM sqlite_master WHERE name = 'point_calls' COLLATE NOCASE",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	l->has_point_calls = r == SQLITE_ROW;
+	return l->has_point_calls ? check_table(l, &point_calls_table) : 0;
+}
+
+/* Line probes: each probe's point bit, each span's points, and the calls
+ * of function probes that hit each line (absent from older recordings). */
+static int load_points(struct loader *l)
+{
+	sqlite3_stmt *st;
+	int r = SQLITE_DONE;
+	if (l->probe_kind) {
+		if (sqlite3_prepare_v2(l->db, "SELECT id, point FROM probes WHERE point IS NOT NULL",
+				       -1, &st, NULL) != SQLITE_OK)
+			return load_fail_sqlite(l);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			sqlite3_int64 id = sqlite3_column_int64(st, 0), pt = sqlite3_column_int64(st, 1);
+			if (id < 0 || (size_t)id >= l->p->nprobes || pt < 0 || pt >= 64) {
+				sqlite3_finalize(st);
+				return load_fail(l, "a line probe has a bad id or point");
+			}
+			l->p->probes[id].point = (int)pt;
+		}
+		sqlite3_finalize(st);
+		if (r != SQLITE_DONE)
+			return load_fail_sqlite(l);
+	}
+	if (l->span_points) {
+		if (sqlite3_prepare_v2(l->db, "SELECT id, points FROM spans WHERE points != 0", -1,
+				       &st, NULL) != SQLITE_OK)
+			return load_fail_sqlite(l);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t i = profile_span_find(l->p, (uint64_t)sqlite3_column_int64(st, 0));
+			if (i >= 0)
+				l->p->spans[i].points = (uint64_t)sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+		if (r != SQLITE_DONE)
+			return load_fail_sqlite(l);
+	}
+	if (l->has_point_calls) {
+		if (sqlite3_prepare_v2(l->db, "SELECT point_probe, probe, calls FROM point_calls", -1,
+				       &st, NULL) != SQLITE_OK)
+			return load_fail_sqlite(l);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			sqlite3_int64 pp = sqlite3_column_int64(st, 0), fp = sqlite3_column_int64(st, 1);
+			if (pp < 0 || fp < 0 || (size_t)pp >= l->p->nprobes ||
+			    (size_t)fp >= l->p->nprobes) {
+				sqlite3_finalize(st);
+				return load_fail(l, "a point_calls row refers to a missing probe");
+			}
+			profile_point_calls_set(l->p, (uint32_t)pp, (uint32_t)fp,
+						(uint64_t)sqlite3_column_int64(st, 2));
+		}
+		sqlite3_finalize(st);
+	}
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 static int load_meta(struct loader *l)
@@ -892,7 +988,7 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 	/* in this order, up to the first that fails */
 	int rc = check_table(&l, &tables_read[0]) || load_meta(&l) || check_data_tables(&l) ||
 		 load_events(&l) || load_frames(&l) || load_stacks(&l) || load_threads(&l) ||
-		 load_probes(&l) || load_spans(&l) || load_samples(&l);
+		 load_probes(&l) || load_spans(&l) || load_points(&l) || load_samples(&l);
 	sqlite3_close(l.db);
 	free(l.frame_map);
 	free(l.stack_map);

@@ -289,9 +289,82 @@ static void json_overhead(FILE *out, const struct profile *p)
 		profile_meta_double(p, "calib_sample_full_ns"));
 }
 
+/* How a line probe's hits sit in the calls of one function probe: of its
+ * completed calls (the kernel's count), how many hit the line; of its slow
+ * calls (over the report's threshold for it) that have a record, how many
+ * hit it. */
+struct line_in_calls {
+	uint32_t probe;          /* the function probe */
+	uint64_t calls, hit;     /* its calls; those during which the line ran */
+	uint64_t slow_ns;        /* the slow threshold (auto, else p95) */
+	uint64_t slow, slow_hit; /* its recorded calls over it; those that hit the line */
+};
+
+/* Fills out[] (at most p->nprobes) for line probe `line`; returns how many. */
+static size_t line_in_calls(const struct profile *p, uint32_t line, struct line_in_calls *out)
+{
+	size_t n = 0;
+	int bit = p->probes[line].point;
+	for (size_t k = 0; k < p->npoint_calls; k++) {
+		const struct point_calls *pc = &p->point_calls[k];
+		if (pc->point_probe != line || pc->probe >= p->nprobes)
+			continue;
+		struct probe_summary ps;
+		summarize_probe(p, pc->probe, &ps);
+		struct line_in_calls *o = &out[n++];
+		*o = (struct line_in_calls){.probe = pc->probe,
+					    .calls = ps.kernel_calls ? ps.kernel_calls : ps.st.count,
+					    .hit = pc->calls,
+					    .slow_ns = ps.modes.found ? ps.modes.threshold_ns
+								      : ps.st.p95_ns};
+		for (size_t i = 0; i < p->nspans; i++) {
+			const struct span *sp = &p->spans[i];
+			if (sp->probe != pc->probe || sp->open || sp->duration_ns < o->slow_ns)
+				continue;
+			o->slow++;
+			o->slow_hit += bit >= 0 && (sp->points >> bit & 1);
+		}
+	}
+	return n;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void text_lines(FILE *out, const struct profile *p, struct printable *keep)
+{
+	struct line_in_calls *in = xcalloc(p->nprobes + 1, sizeof(*in));
+	for (size_t i = 0; i < p->nprobes; i++) {
+		const struct probe_info *pi = &p->probes[i];
+		if (pi->point < 0)
+			continue;
+		fprintf(out, "\nLine %s: ran %" PRIu64 " times\n", printable(keep, pi->name),
+			pi->entered);
+		size_t n = line_in_calls(p, (uint32_t)i, in);
+		for (size_t k = 0; k < n; k++) {
+			char b[32];
+			fprintf(out, "  ran in %.1f%% of the calls of %s (%" PRIu64 " of %" PRIu64 ")",
+				share(in[k].hit, in[k].calls),
+				printable(keep, p->probes[in[k].probe].name), in[k].hit, in[k].calls);
+			if (in[k].slow)
+				fprintf(out, " and in %.1f%% of its slow calls (over %s: %" PRIu64
+					     " of %" PRIu64 " with a record)",
+					share(in[k].slow_hit, in[k].slow),
+					duration_format(in[k].slow_ns, b, sizeof(b)), in[k].slow_hit,
+					in[k].slow);
+			fprintf(out, "\n");
+		}
+	}
+	free(in);
+}
+
 static void text_probes(FILE *out, const struct profile *p, struct printable *keep)
 {
 	for (size_t i = 0; i < p->nprobes; i++) {
+		if (p->probes[i].point >= 0)
+			continue; /* text_lines */
 		struct probe_summary ps;
 		summarize_probe(p, (uint32_t)i, &ps);
 		char b[7][32];
@@ -336,10 +409,41 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 	}
 }
 
+/* A line probe: its hits, and in which calls of the function probes. */
+static void json_line_probe(FILE *out, const struct profile *p, uint32_t i)
+{
+	const struct probe_info *pi = &p->probes[i];
+	fprintf(out, ", \"kind\": \"line\", \"calls\": %" PRIu64 ", \"entered\": %" PRIu64
+		     ", \"kernel_calls\": %" PRIu64 ", \"records\": 0,\n     \"in_calls\": [",
+		pi->entered, pi->entered, pi->entered);
+	struct line_in_calls *in = xcalloc(p->nprobes + 1, sizeof(*in));
+	size_t n = line_in_calls(p, i, in);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(out, "%s{\"probe\": ", k ? ", " : "");
+		json_write_string(out, p->probes[in[k].probe].name);
+		fprintf(out,
+			", \"calls\": %" PRIu64 ", \"hit\": %" PRIu64 ", \"share\": %.4f"
+			", \"slow_ns\": %" PRIu64 ", \"slow_recorded\": %" PRIu64
+			", \"slow_hit\": %" PRIu64 ", \"slow_share\": %.4f}",
+			in[k].calls, in[k].hit, share(in[k].hit, in[k].calls) / 100, in[k].slow_ns,
+			in[k].slow, in[k].slow_hit, share(in[k].slow_hit, in[k].slow) / 100);
+	}
+	free(in);
+	fprintf(out, "]}");
+}
+
 static void json_probes(FILE *out, const struct profile *p)
 {
 	fprintf(out, "  \"probes\": [");
 	for (size_t i = 0; i < p->nprobes; i++) {
+		if (p->probes[i].point >= 0) {
+			fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+			json_write_string(out, p->probes[i].name);
+			fprintf(out, ", \"binary\": ");
+			json_write_string(out, p->probes[i].binary);
+			json_line_probe(out, p, (uint32_t)i);
+			continue;
+		}
 		struct probe_summary ps;
 		summarize_probe(p, (uint32_t)i, &ps);
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
@@ -347,7 +451,8 @@ static void json_probes(FILE *out, const struct profile *p)
 		fprintf(out, ", \"binary\": ");
 		json_write_string(out, p->probes[i].binary);
 		fprintf(out,
-			", \"entered\": %" PRIu64 ", \"own_ns\": %" PRIu64 ", \"raw_ns\": %" PRIu64
+			", \"kind\": \"function\", \"entered\": %" PRIu64 ", \"own_ns\": %" PRIu64
+			", \"raw_ns\": %" PRIu64
 			", \"calls\": %" PRIu64 ", \"open\": %zu, \"kernel_calls\": %" PRIu64
 			", \"records\": %zu, \"all_calls\": %s, \"mean_ns\": %.0f, \"min_ns\": %" PRIu64 ", \"p50_ns\": %" PRIu64
 			", \"p90_ns\": %" PRIu64 ", \"p95_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64
@@ -469,6 +574,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			pct(s.threads[i].samples, s.samples), t->pid, t->tid, printable(&keep, t->comm));
 	}
 	text_probes(out, p, &keep);
+	text_lines(out, p, &keep);
 	text_overhead(out, p);
 	free_summary(&s);
 	printable_free(&keep);
