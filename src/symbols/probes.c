@@ -488,7 +488,9 @@ static bool open_debug_candidate(const char *path, const char *id, struct debug_
  * installs it): by build-id under /usr/lib/debug/.build-id, then by
  * .gnu_debuglink next to the binary, in its .debug/ and under
  * /usr/lib/debug. For a file of a running target (/proc/PID/root/...), the
- * target's root is searched first. */
+ * target's root is searched first. Last, debuginfod's client cache (what
+ * debuginfod-find fetched: $DEBUGINFOD_CACHE_PATH, else
+ * ~/.cache/debuginfod_client/BUILD-ID/debuginfo). */
 static bool find_debug_file(Elf *elf, const char *binary, struct debug_file *d)
 {
 	char id[129], link[256];
@@ -524,6 +526,18 @@ static bool find_debug_file(Elf *elf, const char *binary, struct debug_file *d)
 		}
 	}
 	free(dir);
+	/* What debuginfod-find fetched (its client cache). */
+	if (!found && *id) {
+		const char *cache = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME"),
+			   *home = getenv("HOME");
+		char *p = cache  ? xasprintf("%s/%s/debuginfo", cache, id)
+			  : xdg  ? xasprintf("%s/debuginfod_client/%s/debuginfo", xdg, id)
+			  : home ? xasprintf("%s/.cache/debuginfod_client/%s/debuginfo", home, id)
+				 : NULL;
+		if (p)
+			found = open_debug_candidate(p, id, d);
+		free(p);
+	}
 	return found;
 }
 
@@ -781,12 +795,20 @@ static int resolve_line(struct safety *c, const struct debug_file *dbg, const ch
 {
 	const char *shown = display_path(binary);
 	Dwarf *dw = open_dwarf(c->fd, dbg);
+	struct debug_file own = {.fd = -1}; /* a debug file a binary with .symtab has too */
+	if (!dw && dbg->fd < 0 && find_debug_file(c->elf, binary, &own))
+		dw = open_dwarf(own.fd, &own);
 	if (!dw) {
+		if (own.elf) {
+			elf_end(own.elf);
+			close(own.fd);
+		}
 		snprintf(err, errlen,
 			 "%s has no debug info (DWARF) to find %s:%u in: install its debug symbols "
-			 "(its -dbgsym package, e.g. apt install %s-dbgsym, or set DEBUGINFOD_URLS and "
-			 "fetch them with debuginfod-find debuginfo %s), or build it with -g",
-			 shown, file, line, base_name(shown), shown);
+			 "(the -dbgsym package of the package that ships it: dpkg -S %s names it; "
+			 "libc6-dbg for libc), or fetch them with debuginfod-find debuginfo %s, or "
+			 "build it with -g",
+			 shown, file, line, shown, shown);
 		return -1;
 	}
 	struct line_site *sites;
@@ -822,6 +844,10 @@ static int resolve_line(struct safety *c, const struct debug_file *dbg, const ch
 	}
 	free(sites);
 	dwarf_end(dw);
+	if (own.elf) {
+		elf_end(own.elf);
+		close(own.fd);
+	}
 	if (k < 0) {
 		probes_free(t, n);
 		return -1;
