@@ -284,6 +284,15 @@ struct sonde_calibration {
 	__u32 _pad;
 };
 
+/* Per (span probe, point bit) (per-CPU array `point_calls`, key = probe *
+ * SONDE_MAX_POINTS + bit): the probe's calls that ended while the point
+ * was attached (bit set in the global points_active), and those of them
+ * during which the point was hit. */
+struct sonde_point_calls {
+	__u64 calls;
+	__u64 hit;
+};
+
 /* Per-probe totals (per-CPU array `probe_stats`, key = probe id). */
 struct sonde_probe_stats {
 	__u64 entered;    /* calls that began (counted at entry) */

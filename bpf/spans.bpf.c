@@ -39,15 +39,18 @@ struct {
 	__type(value, struct sonde_probe_stats);
 } probe_stats SEC(".maps");
 
-/* Calls of each span probe during which each point probe was hit:
- * key = span probe * SONDE_MAX_POINTS + point bit. Counted when the call
- * returns, so exact whatever the policy on span records. */
+/* Calls of each span probe while each point probe was attached, and
+ * those during which it was hit (struct sonde_point_calls). Counted when
+ * the call returns, so exact whatever the policy on span records. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SONDE_MAX_PROBES * SONDE_MAX_POINTS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sonde_point_calls);
 } point_calls SEC(".maps");
+
+/* The point bits attached now (user space sets them). */
+__u64 points_active = 0;
 
 static __always_inline __u32 log2_floor(__u64 v)
 {
@@ -209,21 +212,24 @@ int span_enter(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Counts the call in point_calls under each point probe hit during it. */
+/* Counts the call in point_calls under each point probe attached, and
+ * whether it was hit during the call. */
 static __always_inline void count_points(const struct sonde_span_frame *f)
 {
-	/* m is never changed in the loop: a mask narrowed bit by bit would
-	 * give the verifier a new state per bit pattern. */
-	const __u64 m = f->points;
+	/* The masks are never changed in the loop: a mask narrowed bit by bit
+	 * would give the verifier a new state per bit pattern. */
+	const __u64 active = points_active, m = f->points;
 	for (__u32 bit = 0; bit < SONDE_MAX_POINTS; bit++) {
-		if (!(m >> bit))
+		if (!(active >> bit))
 			break;
-		if (!((m >> bit) & 1))
+		if (!((active >> bit) & 1))
 			continue;
 		__u32 key = (f->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + bit;
-		__u64 *c = bpf_map_lookup_elem(&point_calls, &key);
-		if (c)
-			*c += 1;
+		struct sonde_point_calls *c = bpf_map_lookup_elem(&point_calls, &key);
+		if (c) {
+			c->calls++;
+			c->hit += (m >> bit) & 1;
+		}
 	}
 }
 

@@ -562,13 +562,15 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	if (bpf_map_update_batch(fd, keys, zeros, &count, &opts))
 		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
 			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
+	free(zeros);
 	/* The calls of the slot's span probe that hit each point. */
 	int pfd = bpf_map__fd(e->skel->maps.point_calls);
+	struct sonde_point_calls *zpc = xcalloc((size_t)ncpu, sizeof(*zpc));
 	for (uint32_t b = 0; b < SONDE_MAX_POINTS; b++) {
 		uint32_t key = slot * SONDE_MAX_POINTS + b;
-		bpf_map_update_elem(pfd, &key, zeros, BPF_ANY);
+		bpf_map_update_elem(pfd, &key, zpc, BPF_ANY);
 	}
-	free(zeros);
+	free(zpc);
 	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &slot, zstats, BPF_ANY);
 	free(zstats);
@@ -598,6 +600,9 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 		}
 	}
 	e->nspans = kept;
+	if (e->point_bit[slot])
+		__atomic_and_fetch(&e->skel->bss->points_active, ~(1ull << (e->point_bit[slot] - 1)),
+				   __ATOMIC_RELAXED);
 	clear_slot_counts(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
 	e->point_bit[slot] = 0;
@@ -823,7 +828,7 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		e->point_bit[slot] = (uint8_t)(bit + 1);
 		/* The bit's column of calls that hit it starts at zero. */
 		int ncpu = libbpf_num_possible_cpus();
-		uint64_t *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(uint64_t));
+		struct sonde_point_calls *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zeros));
 		for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++) {
 			uint32_t key = s * SONDE_MAX_POINTS + bit;
 			bpf_map_update_elem(bpf_map__fd(e->skel->maps.point_calls), &key, zeros,
@@ -852,6 +857,8 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		ok = false;
 	}
+	if (ok)
+		__atomic_or_fetch(&e->skel->bss->points_active, 1ull << bit, __ATOMIC_RELAXED);
 	if (!ok) { /* take back this call's attachments */
 		int *links = xcalloc(e->nspans - first + 1, sizeof(*links));
 		for (size_t i = first; i < e->nspans; i++)
@@ -868,18 +875,20 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 }
 
 int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    uint64_t *calls)
+			    struct sonde_point_calls *out)
 {
-	*calls = 0;
+	memset(out, 0, sizeof(*out));
 	int ss = slot_of(e, span_probe), ps = slot_of(e, point_probe);
 	int ncpu = libbpf_num_possible_cpus();
 	if (ss < 0 || ps < 0 || !e->point_bit[ps] || e->point_bit[ss] || ncpu <= 0)
 		return -1;
 	uint32_t key = (uint32_t)ss * SONDE_MAX_POINTS + (e->point_bit[ps] - 1u);
-	uint64_t *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	struct sonde_point_calls *vals = xcalloc((size_t)ncpu, sizeof(*vals));
 	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.point_calls), &key, vals);
-	for (int c = 0; r == 0 && c < ncpu; c++)
-		*calls += vals[c];
+	for (int c = 0; r == 0 && c < ncpu; c++) {
+		out->calls += vals[c].calls;
+		out->hit += vals[c].hit;
+	}
 	free(vals);
 	return r ? -1 : 0;
 }

@@ -173,10 +173,11 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
 			const uint64_t *offsets, size_t n, pid_t pid, char *err, size_t errlen);
 
-/* Completed calls of a span probe during which a point probe was hit, as
- * the kernel counted them while both were attached. Returns 0 or -1. */
+/* Completed calls of a span probe that ended while a point probe was
+ * attached, and those of them during which it was hit, as the kernel
+ * counted them while both were attached. Returns 0 or -1. */
 int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    uint64_t *calls);
+			    struct sonde_point_calls *out);
 
 /* Samples only while a call in flight has been marked by this point probe
  * (-1: off). Returns 0, or -1 when it is not an attached point probe. */

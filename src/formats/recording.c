@@ -38,6 +38,7 @@ static const char *const schema_sql =
 	" point INTEGER);"
 	"CREATE TABLE point_calls(point_probe INTEGER NOT NULL REFERENCES probes(id),"
 	" probe INTEGER NOT NULL REFERENCES probes(id), calls INTEGER NOT NULL,"
+	" hit INTEGER NOT NULL,"
 	" PRIMARY KEY(point_probe, probe));"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
@@ -296,13 +297,14 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);
-	if (rc || prepare(db, "INSERT INTO point_calls(point_probe, probe, calls) VALUES (?,?,?)",
+	if (rc || prepare(db, "INSERT INTO point_calls(point_probe, probe, calls, hit) VALUES (?,?,?,?)",
 			  &sp, err, errlen))
 		return -1;
 	for (size_t i = 0; i < p->npoint_calls && !rc; i++) {
 		sqlite3_bind_int64(sp, 1, p->point_calls[i].point_probe);
 		sqlite3_bind_int64(sp, 2, p->point_calls[i].probe);
 		sqlite3_bind_int64(sp, 3, (sqlite3_int64)p->point_calls[i].calls);
+		sqlite3_bind_int64(sp, 4, (sqlite3_int64)p->point_calls[i].hit);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);
@@ -569,7 +571,7 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 /* All tables but meta, which is checked (and read) first: a file that is
  * not a recording is told so by its meta table. */
 static const struct table_spec point_calls_table = {"point_calls",
-						    {"point_probe", "probe", "calls"}};
+						    {"point_probe", "probe", "calls", "hit"}};
 
 static int check_data_tables(struct loader *l)
 {
@@ -626,7 +628,7 @@ static int load_points(struct loader *l)
 			return load_fail_sqlite(l);
 	}
 	if (l->has_point_calls) {
-		if (sqlite3_prepare_v2(l->db, "SELECT point_probe, probe, calls FROM point_calls", -1,
+		if (sqlite3_prepare_v2(l->db, "SELECT point_probe, probe, calls, hit FROM point_calls", -1,
 				       &st, NULL) != SQLITE_OK)
 			return load_fail_sqlite(l);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -637,7 +639,8 @@ static int load_points(struct loader *l)
 				return load_fail(l, "a point_calls row refers to a missing probe");
 			}
 			profile_point_calls_set(l->p, (uint32_t)pp, (uint32_t)fp,
-						(uint64_t)sqlite3_column_int64(st, 2));
+						(uint64_t)sqlite3_column_int64(st, 2),
+						(uint64_t)sqlite3_column_int64(st, 3));
 		}
 		sqlite3_finalize(st);
 	}

@@ -169,16 +169,17 @@ uint32_t profile_probe_add(struct profile *p, const char *name, const char *bina
 }
 
 void profile_point_calls_set(struct profile *p, uint32_t point_probe, uint32_t probe,
-			     uint64_t calls)
+			     uint64_t calls, uint64_t hit)
 {
 	for (size_t i = 0; i < p->npoint_calls; i++)
 		if (p->point_calls[i].point_probe == point_probe && p->point_calls[i].probe == probe) {
 			p->point_calls[i].calls = calls;
+			p->point_calls[i].hit = hit;
 			return;
 		}
 	grow_array((void **)&p->point_calls, &p->point_calls_cap, p->npoint_calls + 1,
 		   sizeof(*p->point_calls));
-	p->point_calls[p->npoint_calls++] = (struct point_calls){point_probe, probe, calls};
+	p->point_calls[p->npoint_calls++] = (struct point_calls){point_probe, probe, calls, hit};
 }
 
 int profile_probe_find(const struct profile *p, const char *name)

@@ -69,12 +69,13 @@ struct probe_info {
 	int point;
 };
 
-/* Calls of a function probe during which a line probe was hit (counted in
- * the kernel, every call: see engine_read_point_calls). */
+/* Calls of a function probe that ended while a line probe was traced, and
+ * those during which the line ran (counted in the kernel, every call: see
+ * engine_read_point_calls). */
 struct point_calls {
 	uint32_t point_probe; /* the line probe */
 	uint32_t probe;       /* the function probe */
-	uint64_t calls;
+	uint64_t calls, hit;
 };
 
 /* One traced call. */
@@ -175,9 +176,10 @@ bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight);
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,
 			   uint64_t offset);
 
-/* Sets the calls of `probe` that hit line probe `point_probe`. */
+/* Sets the calls of `probe` while line probe `point_probe` was traced, and
+ * those that ran the line. */
 void profile_point_calls_set(struct profile *p, uint32_t point_probe, uint32_t probe,
-			     uint64_t calls);
+			     uint64_t calls, uint64_t hit);
 
 /* Index of the probe named `name`, or -1. */
 int profile_probe_find(const struct profile *p, const char *name);

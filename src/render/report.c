@@ -290,7 +290,8 @@ static void json_overhead(FILE *out, const struct profile *p)
 }
 
 /* How a line probe's hits sit in the calls of one function probe: of its
- * completed calls (the kernel's count), how many hit the line; of its slow
+ * calls that ended while the line was traced (the kernel's count), how many
+ * ran the line; of its slow
  * calls (over the report's threshold for it) that have a record, how many
  * hit it. */
 struct line_in_calls {
@@ -313,8 +314,8 @@ static size_t line_in_calls(const struct profile *p, uint32_t line, struct line_
 		summarize_probe(p, pc->probe, &ps);
 		struct line_in_calls *o = &out[n++];
 		*o = (struct line_in_calls){.probe = pc->probe,
-					    .calls = ps.kernel_calls ? ps.kernel_calls : ps.st.count,
-					    .hit = pc->calls,
+					    .calls = pc->calls,
+					    .hit = pc->hit,
 					    .slow_ns = ps.modes.found ? ps.modes.threshold_ns
 								      : ps.st.p95_ns};
 		for (size_t i = 0; i < p->nspans; i++) {

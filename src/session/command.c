@@ -472,6 +472,21 @@ static int parse_sample_in(const struct command_info *ci, const struct words *w,
 	return take_arg(ci, "FUNC", w->w[1], c, err, errlen);
 }
 
+static int parse_sample_when(const struct command_info *ci, const struct words *w,
+			     struct command *c, char *err, size_t errlen)
+{
+	if (w->n < 2)
+		return need(ci, err, errlen);
+	if (w->n > 2)
+		return too_many(ci, err, errlen);
+	if (is_off(w, 1)) {
+		c->kind = CMD_SAMPLE_WHEN_OFF;
+		return 0;
+	}
+	c->kind = CMD_SAMPLE_WHEN;
+	return take_arg(ci, "FILE:LINE", w->w[1], c, err, errlen);
+}
+
 static int parse_sample_slow(const struct command_info *ci, const struct words *w, struct command *c,
 			     char *err, size_t errlen)
 {
@@ -721,6 +736,16 @@ static const struct command_info commands[] = {
 	 "already. sample-in off samples everywhere again. (A function named off:\n"
 	 "sample-in \"off\".)\n"
 	 "e.g.  sample-in handle_request"},
+	{"sample-when", CMD_SAMPLE_WHEN, parse_sample_when, NULL, "sample-when FILE:LINE | off",
+	 "sample only in calls during which a line ran", "FILE:LINE or off",
+	 "sample-when server.c:1312 or sample-when off",
+	 "Samples only in calls of the traced functions during which the line\n"
+	 "FILE:LINE (also BINARY:FILE:LINE) has run: a hit marks the innermost\n"
+	 "traced call in flight, and the calls around it once it returns; the mark\n"
+	 "ends with the call. Decided in the kernel. The line is traced for the\n"
+	 "purpose if it is not already; trace the function too.\n"
+	 "sample-when off samples everywhere again.\n"
+	 "e.g.  sample-when server.c:1312"},
 	{"sample-slow", CMD_SAMPLE_SLOW, parse_sample_slow, NULL, "sample-slow FUNC DUR | off",
 	 "sample only once a call of FUNC runs past DUR", "FUNC and a duration",
 	 "sample-slow handle_request 5ms or sample-slow off",
@@ -997,6 +1022,7 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 		break;
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_IN_OFF:
+	case CMD_SAMPLE_WHEN_OFF:
 	case CMD_SAMPLE_SLOW_OFF:
 		text_puts(&t, " off");
 		break;
@@ -1005,6 +1031,7 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 		text_word(&t, c->arg, false);
 		break;
 	case CMD_SAMPLE_IN:
+	case CMD_SAMPLE_WHEN:
 		text_word(&t, c->arg, strcmp(c->arg, "off") == 0);
 		break;
 	case CMD_SAMPLE_SLOW:
@@ -1053,6 +1080,7 @@ static bool uses_arg(enum command_kind k)
 	case CMD_UNTRACE:
 	case CMD_SAMPLE_EVENT:
 	case CMD_SAMPLE_IN:
+	case CMD_SAMPLE_WHEN:
 	case CMD_SAMPLE_SLOW:
 	case CMD_VIEW_IN:
 	case CMD_VIEW_SLOW:
@@ -1109,6 +1137,9 @@ const char *command_name(enum command_kind kind)
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 		return "sample-in";
+	case CMD_SAMPLE_WHEN:
+	case CMD_SAMPLE_WHEN_OFF:
+		return "sample-when";
 	case CMD_SAMPLE_SLOW:
 	case CMD_SAMPLE_SLOW_OFF:
 		return "sample-slow";

@@ -799,6 +799,11 @@ static int do_trace(struct live *l, const char *spec, FILE *out)
 	int first = session_trace(l->s, spec, &n, err, sizeof(err));
 	if (first < 0)
 		return fail(out, "%s", err);
+	if (l->p->probes[first].point >= 0) { /* a line: n is its addresses */
+		fprintf(out, "tracing line %s at %d address%s\n", l->p->probes[first].name, n,
+			n == 1 ? "" : "es");
+		return 0;
+	}
 	fprintf(out, "tracing %d function%s: ", n, n == 1 ? "" : "s");
 	if (l->p->nprobes > before) /* new probes are consecutive */
 		print_probe_list(l, out, (int)before, (int)(l->p->nprobes - before));
@@ -1012,6 +1017,8 @@ static bool changes_gathering(enum command_kind k)
 	case CMD_SAMPLE_EVENT:
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
+	case CMD_SAMPLE_WHEN:
+	case CMD_SAMPLE_WHEN_OFF:
 	case CMD_SAMPLE_SLOW:
 	case CMD_SAMPLE_SLOW_OFF:
 		return true;
@@ -1052,6 +1059,18 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 			fprintf(out, "sampling only inside calls of %s (decided in the kernel)\n", c->arg);
 		else
 			fprintf(out, "sample-in off\n");
+		return 0;
+	case CMD_SAMPLE_WHEN:
+	case CMD_SAMPLE_WHEN_OFF:
+		if (session_set_sample_when(l->s, c->kind == CMD_SAMPLE_WHEN ? c->arg : NULL, err,
+					    sizeof(err)))
+			return fail(out, "%s", err);
+		if (c->kind == CMD_SAMPLE_WHEN)
+			fprintf(out, "sampling only in calls during which %s ran (decided in the "
+				     "kernel)\n",
+				c->arg);
+		else
+			fprintf(out, "sample-when off\n");
 		return 0;
 	case CMD_SAMPLE_SLOW:
 	case CMD_SAMPLE_SLOW_OFF: {

@@ -80,8 +80,9 @@ struct session {
 	double next_refresh_s;
 	int npoints; /* line probes so far: the next one's point bit */
 	/* What detached attachments counted of the calls of a function probe
-	 * that hit a line probe: key point_probe << 32 | probe. */
-	struct hashmap point_calls_before;
+	 * while a line probe was traced (and that ran the line): key
+	 * point_probe << 32 | probe. */
+	struct hashmap point_calls_before, point_hit_before;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
 	/* The event loop and how a run ends in it. */
@@ -222,6 +223,7 @@ static void pending_free_all(struct session *s)
 	}
 	hashmap_free(&s->pending);
 	hashmap_free(&s->point_calls_before);
+	hashmap_free(&s->point_hit_before);
 }
 
 static int handle_record(void *arg, const void *data, size_t size)
@@ -443,11 +445,11 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	s->attached[id] = true;
 	r = id;
 	for (int i = 0; i < n && s->o->verbose; i++)
-		notef(s->o, "%s: 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
+		notef(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
 		      t[i].function, t[i].inlined ? " (inlined)" : "");
 done:
 	if (count)
-		*count = 1;
+		*count = n;
 	err[0] = 0;
 out:
 	probes_free(t, n);
@@ -685,13 +687,16 @@ static void refresh_point_calls(struct session *s, uint32_t point)
 	for (size_t f = 0; f < s->prof->nprobes; f++) {
 		if (s->prof->probes[f].point >= 0)
 			continue;
-		uint64_t before = 0, live = 0;
-		hashmap_get(&s->point_calls_before, (uint64_t)point << 32 | f, &before);
+		uint64_t key = (uint64_t)point << 32 | f, calls = 0, hit = 0;
+		struct sonde_point_calls live = {0};
+		hashmap_get(&s->point_calls_before, key, &calls);
+		hashmap_get(&s->point_hit_before, key, &hit);
 		if (s->attached[point] && s->attached[f] &&
 		    engine_read_point_calls(s->eng, (uint32_t)f, point, &live))
 			continue; /* keep the last figure read */
-		if (before + live)
-			profile_point_calls_set(s->prof, point, (uint32_t)f, before + live);
+		if (calls + live.calls)
+			profile_point_calls_set(s->prof, point, (uint32_t)f, calls + live.calls,
+						hit + live.hit);
 	}
 }
 
@@ -704,9 +709,11 @@ static void keep_point_calls(struct session *s, uint32_t probe)
 			refresh_point_calls(s, (uint32_t)i);
 	for (size_t i = 0; i < s->prof->npoint_calls; i++) {
 		const struct point_calls *pc = &s->prof->point_calls[i];
-		if (pc->point_probe == probe || pc->probe == probe)
-			hashmap_set(&s->point_calls_before,
-				    (uint64_t)pc->point_probe << 32 | pc->probe, pc->calls);
+		if (pc->point_probe == probe || pc->probe == probe) {
+			uint64_t key = (uint64_t)pc->point_probe << 32 | pc->probe;
+			hashmap_set(&s->point_calls_before, key, pc->calls);
+			hashmap_set(&s->point_hit_before, key, pc->hit);
+		}
 	}
 }
 

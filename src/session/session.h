@@ -169,7 +169,10 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
  * attached, and one that fails part-way takes back what it attached.
  * Returns the first probe id (their number in *count), or -1. A function
  * traced before and untraced gets its probe id (and its data) back; new
- * functions get consecutive new ids. */
+ * functions get consecutive new ids. A line spec ([BINARY:]FILE:LINE, see
+ * probes.h) is one probe (profile point >= 0) named by the spec, and *count
+ * is its number of addresses. The spec is LOCATION alone: a tail after it
+ * (captures, a predicate) is refused. */
 int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen);
 
 /* Removes the probes whose name or function matches `pattern` (a name or a

@@ -102,6 +102,11 @@ int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, ch
 	(void)s, (void)func, (void)ns;
 	return refuse(err, errlen);
 }
+int session_set_sample_when(struct session *s, const char *line, char *err, size_t errlen)
+{
+	(void)s, (void)line;
+	return refuse(err, errlen);
+}
 
 /* ---- the recording ---------------------------------------------------------- */
 
