@@ -214,6 +214,22 @@ int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line
 	return count;
 }
 
+/* The CU holding addr: by .debug_aranges, else (clang emits none) by each
+ * CU's ranges. */
+static bool cu_of(Dwarf *dw, uint64_t addr, Dwarf_Die *cu)
+{
+	if (dwarf_addrdie(dw, addr, cu))
+		return true;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, addr) > 0)
+			return true;
+		off = next;
+	}
+	return false;
+}
+
 int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, char *err,
 		   size_t errlen)
 {
@@ -221,7 +237,7 @@ int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, c
 	Dwarf_Die cu;
 	Dwarf_Lines *lines;
 	size_t n;
-	if (!dwarf_addrdie(dw, lo, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
+	if (!cu_of(dw, lo, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
 		snprintf(err, errlen, "no line table covers address 0x%llx",
 			 (unsigned long long)lo);
 		return -1;

@@ -6,7 +6,10 @@
  * DW_TAG_inlined_subroutine at the address). Within an instance the lowest
  * such address is taken, as gdb places a breakpoint: a compiler that splits
  * a line into several statement rows (scheduling, a loop's parts) would
- * otherwise count one execution of the line several times.
+ * otherwise count one execution of the line several times. A loop the
+ * compiler unrolled is the limit: its copies of the line share one
+ * statement row (clang -O2 unrolls `for (...) x += v;` by 4), so a hit
+ * there counts a pass through the unrolled body, not each iteration.
  *
  * FILE is matched against the line table's full paths: equal, or a suffix
  * that starts after a '/' ("x.c", "src/x.c"). Paths that differ but both

@@ -1067,3 +1067,92 @@ void probes_free(struct probe_target *t, int n)
 	}
 	free(t);
 }
+
+/* --- listings: where a line probe can go in a function ---------------------- */
+
+int probes_function_lines(const char *binary, const char *func, struct probes_lines *out,
+			  char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->fd = out->debug_fd = -1;
+	char *path = strchr(binary, '/') ? (access(binary, R_OK) == 0 ? xstrdup(binary) : NULL)
+					 : probes_which(binary);
+	if (!path) {
+		snprintf(err, errlen, "cannot find %s: give its path, or a program in PATH", binary);
+		return -1;
+	}
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s is not an ELF binary sonde can read", path);
+		if (elf)
+			elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return -1;
+	}
+	struct function_list fl = {0};
+	read_symbols(elf, &fl, 1u << SHT_SYMTAB | 1u << SHT_DYNSYM);
+	struct debug_file dbg = {.fd = -1};
+	bool have_dbg = find_debug_file(elf, path, &dbg);
+	if (!fl.had_symtab && have_dbg)
+		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
+	const struct elf_function *f = NULL;
+	for (size_t i = 0; i < fl.n && !f; i++)
+		if (strcmp(fl.f[i].name, func) == 0 && !fl.f[i].ifunc)
+			f = &fl.f[i];
+	Dwarf *dw = open_dwarf(fd, &dbg);
+	int n = -1;
+	if (!f) {
+		char near[256];
+		nearest_names(&fl, func, near, sizeof(near));
+		snprintf(err, errlen, "no function '%s' in %s%s%s", func, path,
+			 *near ? "; nearest: " : "", near);
+	} else if (!dw) {
+		snprintf(err, errlen,
+			 "%s has no debug info (DWARF) to list %s's lines: install its debug "
+			 "symbols (the -dbgsym package of the package that ships it: dpkg -S %s "
+			 "names it), or fetch them with debuginfod-find debuginfo %s, or build it "
+			 "with -g",
+			 path, func, path, path);
+	} else {
+		out->lo = f->vaddr;
+		out->hi = f->vaddr + (f->size ? f->size : 1);
+		n = lines_in_range(dw, out->lo, out->hi, &out->rows, err, errlen);
+	}
+	list_free(&fl);
+	elf_end(elf);
+	if (dbg.elf)
+		elf_end(dbg.elf);
+	if (n < 0) {
+		if (dw)
+			dwarf_end(dw);
+		close(fd);
+		if (dbg.fd >= 0)
+			close(dbg.fd);
+		free(path);
+		return -1;
+	}
+	out->n = n;
+	out->binary = path;
+	out->dwarf = dw;
+	out->fd = fd;
+	out->debug_fd = dbg.fd;
+	return n;
+}
+
+void probes_lines_free(struct probes_lines *l)
+{
+	free(l->rows);
+	if (l->dwarf)
+		dwarf_end(l->dwarf);
+	if (l->fd >= 0)
+		close(l->fd);
+	if (l->debug_fd >= 0)
+		close(l->debug_fd);
+	free(l->binary);
+	memset(l, 0, sizeof(*l));
+	l->fd = l->debug_fd = -1;
+}

@@ -90,6 +90,25 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 
 void probes_free(struct probe_target *t, int n);
 
+/* The lines of a function's code where a line probe can go, for listings
+ * (sonde probe --lines): `binary` a path or a program in PATH, `func` a
+ * function symbol. Fills *rows (lines.h: file, line, addresses; sorted by
+ * file then line; free with probes_lines_free, which also frees what the
+ * rows point to) and returns how many, or -1 with one line in err (binary
+ * or function not found, no DWARF). */
+struct line_row;
+struct probes_lines {
+	struct line_row *rows;
+	int n;
+	char *binary;       /* the file read */
+	uint64_t lo, hi;    /* the function's addresses */
+	void *dwarf;        /* keeps the rows' file names alive */
+	int fd, debug_fd;
+};
+int probes_function_lines(const char *binary, const char *func, struct probes_lines *out,
+			  char *err, size_t errlen);
+void probes_lines_free(struct probes_lines *l);
+
 /* Splits "BINARY:FUNC" at its separating colon (not one of a "::"). Returns
  * the index of the colon or -1 when the spec has no binary part. */
 int probes_split(const char *spec);

@@ -12,6 +12,19 @@ export SONDE_RUNTIME_DIR="$WORK/run"
 src="$SRC/tests/targets/lines/lines.c"
 line=$(grep -n 'LINE_HIT' "$src" | tail -n1 | cut -d: -f1)
 
+# sonde probe --lines: the function's lines, the inlined line with its one
+# address in this function (two in the program: one per function).
+for build in gcc-O2 clang-O2; do
+	"$SONDE" probe -e "$TARGETS/lines-$build" --lines handle_batch >"$WORK/list.txt"
+	grep -Eq "^ +1 +$line  .*LINE_HIT" "$WORK/list.txt" || { cat "$WORK/list.txt"; fail "$build: probe --lines shows no address on line $line"; }
+	grep -Eq "^ +[0-9]+ +[0-9]+  .*spin\(10\);" "$WORK/list.txt" || { cat "$WORK/list.txt"; fail "$build: probe --lines: the call to spin has no address"; }
+done
+pass "probe --lines: lines with addresses, the inlined line among them"
+expect_error "no function 'handle_requst' in .*lines-gcc-O2; nearest: handle_request" "" -- \
+	"$SONDE" probe -e "$TARGETS/lines-gcc-O2" --lines handle_requst
+expect_error "lines-nodebug has no debug info \(DWARF\) to list handle_request's lines" "" -- \
+	"$SONDE" probe -e "$TARGETS/lines-nodebug" --lines handle_request
+
 for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	bin="$TARGETS/lines-$build"
 	"$SONDE" record -F 99 --no-children --trace handle_request --trace handle_batch \
