@@ -34,24 +34,92 @@ struct stmts {
 	size_t n, cap;
 };
 
-/* The innermost function instance holding addr in cu. */
-static void instance_of(Dwarf_Die *cu, uint64_t addr, struct stmt *s)
+/* True when scope is an inlined call made on the statement's own line:
+ * its code starts at the line's address (Py_SIZE(x) on the line), but the
+ * line belongs to the function around it. */
+static bool called_from_line(Dwarf_Die *scope, const struct stmt *s, Dwarf_Files *files)
 {
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr, &scopes);
+	Dwarf_Attribute a;
+	Dwarf_Word line = 0, file = 0;
+	if (dwarf_tag(scope) != DW_TAG_inlined_subroutine ||
+	    !dwarf_attr(scope, DW_AT_call_line, &a) || dwarf_formudata(&a, &line) ||
+	    line != s->line || !dwarf_attr(scope, DW_AT_call_file, &a) ||
+	    dwarf_formudata(&a, &file))
+		return false;
+	const char *path = files ? dwarf_filesrc(files, file, NULL, NULL) : NULL;
+	return path && (lines_file_matches(path, s->path) || lines_file_matches(s->path, path));
+}
+
+/* True when the function of scope is declared in path (a statement row of
+ * a file belongs to a function of that file: the instances nested inside it
+ * at the same address, Py_SIZE inside PyList_GET_SIZE inside
+ * _PyList_AppendTakeRef, come from other files). */
+static bool declared_in(Dwarf_Die *scope, const char *path)
+{
+	const char *decl = dwarf_decl_file(scope);
+	/* The two tables may spell it apart: with or without the CU's directory. */
+	return decl && (lines_file_matches(decl, path) || lines_file_matches(path, decl));
+}
+
+/* The concrete function instances holding addr, innermost first (at most
+ * max): dwarf_getscopes follows an inlined instance into its abstract
+ * definition, not out to the instances it was inlined into. */
+static int concrete_scopes(Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out, int max)
+{
+	Dwarf_Die chain[64];
+	int n = 0;
+	Dwarf_Die parent = *cu, child;
+	while (n < 64 && dwarf_child(&parent, &child) == 0) {
+		bool found = false;
+		do {
+			int tag = dwarf_tag(&child);
+			if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+			     tag == DW_TAG_lexical_block) &&
+			    dwarf_haspc(&child, addr) > 0) {
+				found = true;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+		chain[n++] = child;
+		parent = child;
+	}
+	int k = 0;
+	for (int i = n - 1; i >= 0 && k < max; i--)
+		if (dwarf_tag(&chain[i]) != DW_TAG_lexical_block)
+			out[k++] = chain[i];
+	return k;
+}
+
+/* The innermost function instance holding the statement (at s->vaddr, of
+ * s->path:s->line) in cu: of those declared in its file, else of all. */
+static void instance_of(Dwarf_Die *cu, struct stmt *s)
+{
+	Dwarf_Die scopes[64];
+	uint64_t addr = s->vaddr;
+	int n = concrete_scopes(cu, addr, scopes, 64);
+	Dwarf_Files *files = NULL;
+	size_t nfiles;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles))
+		files = NULL;
 	s->instance = (1ull << 63) | addr; /* none: the address is its own instance */
 	s->function = NULL;
 	s->inlined = 0;
+	bool any_declared = false;
+	for (int i = 0; i < n && !any_declared; i++)
+		any_declared = declared_in(&scopes[i], s->path);
 	for (int i = 0; i < n; i++) {
 		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+		if ((tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) ||
+		    called_from_line(&scopes[i], s, files) ||
+		    (any_declared && !declared_in(&scopes[i], s->path)))
 			continue;
 		s->instance = dwarf_dieoffset(&scopes[i]);
 		s->function = dwarf_diename(&scopes[i]);
 		s->inlined = tag == DW_TAG_inlined_subroutine;
 		break;
 	}
-	free(scopes);
 }
 
 static void stmts_add(struct stmts *a, Dwarf_Die *cu, uint64_t vaddr, const char *path,
@@ -62,7 +130,7 @@ static void stmts_add(struct stmts *a, Dwarf_Die *cu, uint64_t vaddr, const char
 	s->vaddr = vaddr;
 	s->path = path;
 	s->line = line;
-	instance_of(cu, vaddr, s);
+	instance_of(cu, s);
 }
 
 /* A row that begins a statement at a real address. */
