@@ -207,14 +207,26 @@ int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 		Dwarf_Lines *lines;
-		size_t n;
-		if (!dwarf_offdie(dw, off + hsize, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
+		Dwarf_Files *files;
+		size_t n, nfiles;
+		if (!dwarf_offdie(dw, off + hsize, &cu)) {
 			off = next;
 			continue;
 		}
 		const char *cuname = dwarf_diename(&cu);
 		if (cuname && ncus++ < 5)
 			append(cus, sizeof(cus), &cus_off, cus_off ? ", %s" : "%s", base_name(cuname));
+		/* A CU whose file table does not name FILE has no row of it. */
+		bool named = false;
+		if (dwarf_getsrcfiles(&cu, &files, &nfiles) == 0)
+			for (size_t k = 0; k < nfiles && !named; k++) {
+				const char *f = dwarf_filesrc(files, k, NULL, NULL);
+				named = f && lines_file_matches(f, file);
+			}
+		if (!named || dwarf_getsrclines(&cu, &lines, &n)) {
+			off = next;
+			continue;
+		}
 		const char *last_path = NULL;
 		bool last_match = false;
 		for (size_t i = 0; i < n; i++) {

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Line probes: (1) the cost per hit of sonde's line probe against the floor,
+# an empty BPF program as a uprobe on the same address (bench/emptyprobe.c);
+# (2) the time from `trace FILE:LINE` sent to a live session to the probe
+# attached (sonde ctl answers once it is), for a line of bench/calls.c and
+# for a line of libc's malloc.c (its DWARF from libc6-dbg).
+#
+# (1) bench/calls calls target_fn() N times and prints its loop time. Two
+# lines of target_fn: calls.c:26 begins at the function's first instruction
+# (push %rbp: the kernel emulates it) and calls.c:27 at a movzbl (the kernel
+# single-steps it, a second trap). Per configuration, the median loop time
+# of RUNS runs of the process's CPU time (user + system: the traps and the
+# programs run in the target's context); added ns/hit = (median - median
+# without probes) / N. sonde's hits must equal N.
+# usage: bench/line_cost.sh [BUILD_DIR] [N] [RUNS]
+set -euo pipefail
+build=${1:-build}
+n=${2:-300000}
+runs=${3:-5}
+[ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
+calls="$(realpath "$build/bench/calls")"
+empty="$build/bench/emptyprobe"
+sonde="$build/sonde"
+tmp=$(mktemp -d)
+top_pid= target_pid=
+cleanup() {
+	[ -n "$top_pid" ] && { kill -TERM "$top_pid" 2>/dev/null || true; wait "$top_pid" 2>/dev/null || true; }
+	[ -n "$target_pid" ] && { kill -TERM "$target_pid" 2>/dev/null || true; wait "$target_pid" 2>/dev/null || true; }
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+loop_ns() { awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $3 } END { if (ns == "") exit 1; print ns }'; }
+
+# The file offset of a line's statement address in target_fn (the lowest).
+line_offset() {
+	local vaddr
+	vaddr=$(readelf --wide --debug-dump=decodedline "$calls" |
+		awk -v l="$1" '$1 == "calls.c" && $2 == l && $NF == "x" { print $3 }' | sort | head -n1)
+	# bench/calls's code segment: file offset = vaddr - p_vaddr + p_offset
+	local _ off va sz flags
+	while read -r _ off va _ _ sz flags; do
+		[[ $flags == *E* ]] || continue
+		if ((vaddr >= va && vaddr < va + sz)); then
+			printf '0x%x\n' $((vaddr - va + off))
+			return 0
+		fi
+	done < <(readelf -lW "$calls" | awk '$1 == "LOAD"')
+	return 1
+}
+
+run_plain() { "$calls" "$n" | loop_ns; }
+run_floor() { "$empty" "$calls" "$1" -- "$calls" "$n" | loop_ns; }
+run_sonde() {
+	"$sonde" record -F 1 --no-children --trace "calls.c:$1" -o "$tmp/s.sonde" -- "$calls" "$n" 2>/dev/null | loop_ns
+	local hits
+	hits=$("$sonde" report "$tmp/s.sonde" --json | jq --arg l "calls.c:$1" '.probes[] | select(.name == $l) | .calls')
+	[ "$hits" = "$n" ] || { echo "sonde counted $hits hits of calls.c:$1, expected $n" >&2; return 1; }
+}
+measure() { # name command...
+	local name=$1
+	shift
+	for _ in $(seq "$runs"); do "$@"; done >"$tmp/$name.runs"
+	median <"$tmp/$name.runs" >"$tmp/$name"
+}
+per_hit() { awk -v a="$(cat "$tmp/$1")" -v b="$(cat "$tmp/plain")" -v n="$n" 'BEGIN { printf "%.0f", (a - b) / n }'; }
+
+measure plain run_plain
+echo "$n hits per run, median of $runs runs; per-hit cost added to the CPU time without probes ($(awk -v a="$(cat "$tmp/plain")" -v n="$n" 'BEGIN { printf "%.1f", a / n }') ns/call, start-up included)"
+for line in 26 27; do
+	off=$(line_offset "$line")
+	measure "floor$line" run_floor "$off"
+	measure "sonde$line" run_sonde "$line"
+	f=$(per_hit "floor$line") s=$(per_hit "sonde$line")
+	printf 'calls.c:%s (file offset %s): empty program %6s ns/hit, sonde line probe %6s ns/hit, sonde - floor %5s ns, ratio %s\n' \
+		"$line" "$off" "$f" "$s" "$((s - f))" "$(awk -v a="$s" -v b="$f" 'BEGIN { printf "%.2f", a / b }')"
+done
+
+# (2) Attach latency in a live session.
+export SONDE_RUNTIME_DIR="$tmp/run"
+"$calls" 2000000000 >/dev/null &
+target_pid=$!
+sleep 0.5
+"$sonde" top -b -i 1 -F 49 -p "$target_pid" >"$tmp/top.out" 2>"$tmp/top.err" &
+top_pid=$!
+for _ in $(seq 200); do
+	"$sonde" ctl --list 2>/dev/null | grep -q "^$top_pid " && break
+	sleep 0.1
+done
+attach_ms() { # spec: the median of RUNS trace round trips (each untraced after)
+	local spec=$1 t0 t1
+	for _ in $(seq "$runs"); do
+		t0=$(date +%s%N)
+		"$sonde" ctl trace "$spec" >/dev/null
+		t1=$(date +%s%N)
+		"$sonde" ctl untrace "$spec" >/dev/null
+		echo $(((t1 - t0) / 1000))
+	done | median | awk '{ printf "%.1f", $1 / 1000 }'
+}
+echo "live: 'sonde ctl trace SPEC' until answered (attached), median of $runs:"
+echo "  calls.c:27 (1 address)                      $(attach_ms calls.c:27) ms"
+echo "  target_fn (function, entry + return)        $(attach_ms target_fn) ms"
+line=$(sonde_line=$("$sonde" probe -e /lib/x86_64-linux-gnu/libc.so.6 --lines __libc_malloc 2>/dev/null |
+	awk '/malloc.c/ { f = 1; next } f && $1 ~ /^[0-9]+$/ && NF >= 2 { print $2; exit }'); echo "$sonde_line")
+if [ -n "$line" ]; then
+	echo "  libc.so.6:malloc.c:$line (libc6-dbg DWARF)     $(attach_ms "libc.so.6:malloc.c:$line") ms"
+else
+	echo "  libc.so.6:malloc.c: skipped (no libc6-dbg)"
+fi
