@@ -79,7 +79,7 @@ done
 
 # (2) Attach latency in a live session.
 export SONDE_RUNTIME_DIR="$tmp/run"
-"$calls" 2000000000 >/dev/null &
+"$calls" 100000000000000 >/dev/null &
 target_pid=$!
 sleep 0.5
 "$sonde" top -b -i 1 -F 49 -p "$target_pid" >"$tmp/top.out" 2>"$tmp/top.err" &

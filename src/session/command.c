@@ -709,8 +709,12 @@ static const struct command_info commands[] = {
 	 "The entry point (_start), functions that never return and symbols inside\n"
 	 "an instruction are refused; a glob leaves them out and says so.\n"
 	 "Quote a name that has spaces: trace \"operator new(unsigned long)\".\n"
+	 "FILE:LINE (also BINARY:FILE:LINE, LIB:FILE:LINE) traces a source line:\n"
+	 "its hits, at every inlined or out-of-line copy of its code, and in which\n"
+	 "traced calls it ran (sonde probe -e BINARY --lines FUNC lists them).\n"
 	 "e.g.  trace handle_request\n"
-	 "      trace libc:malloc"},
+	 "      trace libc:malloc\n"
+	 "      trace server.c:1312"},
 	{"untrace", CMD_UNTRACE, parse_one_arg, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
 	 "untrace handle_request",
 	 "Detaches the probes of FUNC (as it was given to trace). The calls seen so far\n"

@@ -608,7 +608,7 @@ static char *help_text(const char *topic)
 	return text;
 }
 
-static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-slow",
+static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-when", "sample-slow",
 				    "in", "slow", "fast", "all", "window", "ewma", "filter",
 				    "reset", "save", "status", "help"};
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))

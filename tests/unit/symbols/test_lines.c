@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "insn.h"
 #include "lines.h"
 
 #define LINES_SRC SRC_DIR "/tests/targets/lines/lines.c"
@@ -172,4 +173,32 @@ Test(lines, path_suffix_and_errors)
 	cr_expect(lines_file_matches("/a/b/lines.c", "/a/b/lines.c"));
 	cr_expect(!lines_file_matches("/a/blines.c", "lines.c"));
 	cr_expect(!lines_file_matches("lines.c", "x/lines.c"));
+}
+
+/* Instructions the kernel's uprobes refuse (arch/x86/kernel/uprobes.c) are
+ * refused before attaching, with the reason; ordinary ones pass. */
+Test(lines, unprobeable_instructions)
+{
+	char why[128];
+	static const uint8_t lock_add[] = {0xf0, 0x48, 0x83, 0x05, 0x00, 0x00, 0x00, 0x00, 0x01};
+	static const uint8_t rex_lock[] = {0x66, 0xf0, 0x0f, 0xb1, 0x17}; /* lock cmpxchg */
+	static const uint8_t cs_call[] = {0x2e, 0xff, 0x15, 0, 0, 0, 0};
+	static const uint8_t int3[] = {0xcc};
+	static const uint8_t hlt[] = {0xf4};
+	static const uint8_t push_rbp[] = {0x55};
+	static const uint8_t mov_fs[] = {0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}; /* mov %fs:0x28 */
+	static const uint8_t addq[] = {0x48, 0x83, 0x05, 0xf0, 0x2d, 0, 0, 0x01};
+	static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	cr_expect(insn_unprobeable(lock_add, sizeof(lock_add), why, sizeof(why)));
+	cr_expect(strstr(why, "lock"), "%s", why);
+	cr_expect(insn_unprobeable(rex_lock, sizeof(rex_lock), why, sizeof(why)));
+	cr_expect(insn_unprobeable(cs_call, sizeof(cs_call), why, sizeof(why)));
+	cr_expect(strstr(why, "segment prefix (0x2e)"), "%s", why);
+	cr_expect(insn_unprobeable(int3, sizeof(int3), why, sizeof(why)));
+	cr_expect(strstr(why, "int3"), "%s", why);
+	cr_expect(insn_unprobeable(hlt, sizeof(hlt), why, sizeof(why)));
+	cr_expect(!insn_unprobeable(push_rbp, sizeof(push_rbp), why, sizeof(why)));
+	cr_expect(!insn_unprobeable(mov_fs, sizeof(mov_fs), why, sizeof(why)));
+	cr_expect(!insn_unprobeable(addq, sizeof(addq), why, sizeof(why)));
+	cr_expect(!insn_unprobeable(endbr, sizeof(endbr), why, sizeof(why)));
 }
