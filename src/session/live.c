@@ -1275,6 +1275,10 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
+		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */
+			pv->line = true;
+			pv->total_calls = l->p->probes[i].entered;
+		}
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
 		pv->slow_auto_fallback = (l->view.span_class == SPAN_SLOW ||
 					  l->view.span_class == SPAN_FAST) &&

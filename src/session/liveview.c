@@ -321,6 +321,11 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 	char a[16], b[16], c[16], d[16], e[16], name[LABEL_MAX];
 	fprintf(out, "\nPROBE %s%s\n", printable_copy(name, sizeof(name), p->name ? p->name : "?"),
 		p->attached ? "" : " (untraced)");
+	if (p->line) {
+		fprintf(out, "  line:     %llu hits since tracing began\n",
+			(unsigned long long)p->total_calls);
+		return;
+	}
 	if (v->fractional)
 		fprintf(out, "  calls:    %.1f/s in window, %llu since tracing began\n",
 			p->calls_per_s, (unsigned long long)p->total_calls);
@@ -407,6 +412,8 @@ static void write_probe_json(FILE *out, const struct live_probe_view *p)
 	json_write_string(out, p->name ? p->name : "?");
 	json_member(out, "attached", false);
 	fputs(p->attached ? "true" : "false", out);
+	json_member(out, "kind", false);
+	json_write_string(out, p->line ? "line" : "function");
 	json_number_member(out, "calls_in_window", p->calls);
 	json_number_member(out, "calls_per_s", p->calls_per_s);
 	json_number_member(out, "p50_ns", (double)p->p50_ns);

@@ -112,6 +112,11 @@ assert_ge "hits of the line traced live" "$hits" 1
 # One request in three runs the line; the requests in flight at the attach
 # are counted without it (a few).
 awk -v s="$share" 'BEGIN { exit !(s > 0.30 && s < 0.37) }' || fail "live: share of handle_request calls that ran the line is $share, expected ~0.333"
+grep -Eq "^  line: +[1-9][0-9]* hits since tracing began" "$WORK/top.out" ||
+	{ tail -n 30 "$WORK/top.out"; fail "live: no hits in sonde top's PROBE lines.c:$line block"; }
+"$SONDE" ctl --json status | jq -e --arg l "lines.c:$line" \
+	'.data.probes[] | select(.name == $l) | .kind == "line" and .total_calls > 0' >/dev/null ||
+	fail "live: ctl --json status has no line probe with hits"
 out=$("$SONDE" ctl sample-when off) || fail "ctl sample-when off: $out"
 out=$("$SONDE" ctl untrace "lines.c:$line") || fail "ctl untrace: $out"
 kill -0 "$spid" || fail "sonde top exited"
