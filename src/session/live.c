@@ -1276,6 +1276,9 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */
+			/* Brings its hits up to date (a line has no histogram). */
+			uint64_t none[SONDE_HIST_BUCKETS];
+			session_probe_hist(l->s, (uint32_t)i, none);
 			pv->line = true;
 			pv->total_calls = l->p->probes[i].entered;
 		}
