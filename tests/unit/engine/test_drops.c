@@ -23,6 +23,7 @@ static struct engine_stats sample_stats(void)
 	es.ends_depth = 41;
 	es.ends_unsupported = 43;
 	es.table_misses = 47;
+	es.file_found = 53;
 	return es;
 }
 
@@ -43,7 +44,8 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_DEPTH], 41);
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_UNSUPPORTED], 43);
 	cr_assert_eq(es.count[SONDE_CNT_TABLE_MISS], 47);
-	cr_assert_eq(SONDE_CNT_NUM, 14);
+	cr_assert_eq(es.count[SONDE_CNT_FILE_FOUND], 53);
+	cr_assert_eq(SONDE_CNT_NUM, 15);
 }
 
 Test(drops, meta_keys_stay)
@@ -58,6 +60,7 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_COMPLETE), "stacks_complete");
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_READ_FAULT), "stacks_end_read_fault");
 	cr_assert_str_eq(drops_key(SONDE_CNT_TABLE_MISS), "unwind_table_misses");
+	cr_assert_str_eq(drops_key(SONDE_CNT_FILE_FOUND), "unwind_found_by_file");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -89,5 +92,5 @@ Test(drops, sums_by_sentence_and_for_the_live_status)
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53);
 }
