@@ -40,8 +40,19 @@ void profile_free(struct profile *p)
 	for (size_t i = 0; i < p->nprobes; i++) {
 		free(p->probes[i].name);
 		free(p->probes[i].binary);
+		free(p->probes[i].predicate);
 	}
 	free(p->probes);
+	for (size_t i = 0; i < p->ncaptures; i++) {
+		free(p->captures[i].name);
+		free(p->captures[i].type);
+		for (uint32_t k = 0; k < p->captures[i].nenums; k++)
+			free(p->captures[i].enums[k].name);
+		free(p->captures[i].enums);
+	}
+	free(p->captures);
+	free(p->hits);
+	free(p->hit_values);
 	free(p->spans);
 	hashmap_free(&p->span_index);
 	free(p->function_of);

@@ -1,0 +1,1308 @@
+/* dwarfvar — DWARF variables at a probe address -> a fetch program (see
+ * dwarfvar.h). A path is compiled bottom-up: each step leaves a `val` that
+ * says where the value is (its address on the machine's stack, a register,
+ * or the value itself on the stack) and its DWARF type; a capture ends by
+ * reading the value (or a string at it) into its slot. */
+#include "dwarfvar.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "probes.h"
+#include "util.h"
+
+enum where { W_MEM, W_REG, W_VAL, W_UNAVAILABLE };
+
+struct val {
+	enum where where;
+	int reg;
+	Dwarf_Die type; /* valid when has_type */
+	bool has_type;
+	/* A type made here (&x: a pointer to type; a constant: int). */
+	enum { SYN_NONE, SYN_PTR_TO, SYN_INT } syn;
+	uint8_t status; /* SONDE_VAL_OK, or why the value cannot be read here */
+	char why[96];
+};
+
+struct ctx {
+	const char *binary;
+	int fd, dbg_fd;
+	Elf *elf, *dbg_elf;
+	Dwarf *dw;
+	struct cfi_table *cfi;
+	uint64_t vaddr;
+	Dwarf_Die cu;
+	Dwarf_Die *scopes;
+	int nscopes;
+	struct sonde_fetch_op *ops;
+	int nops;
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct ctx *c, const char *fmt, ...)
+{
+	if (c->failed)
+		return -1;
+	c->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return errbuf_set(c->err, c->errlen, "%s", buf);
+}
+
+/* ---- the program ------------------------------------------------------- */
+
+static int emit_to(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,
+		   uint16_t b, int64_t imm)
+{
+	if (*n >= max)
+		return -1;
+	ops[(*n)++] = (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm};
+	return 0;
+}
+
+static void emit(struct ctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
+{
+	if (c->failed)
+		return;
+	if (emit_to(c->ops, &c->nops, SONDE_FETCH_OPS, code, a, b, imm))
+		fail(c, "the captures and predicate need more than %d operations: capture fewer",
+		     SONDE_FETCH_OPS);
+}
+
+/* ---- DWARF expressions --------------------------------------------------- */
+
+static const char *op_name(unsigned atom)
+{
+	switch (atom) {
+	case DW_OP_skip: return "DW_OP_skip";
+	case DW_OP_bra: return "DW_OP_bra";
+	case DW_OP_call2: return "DW_OP_call2";
+	case DW_OP_call4: return "DW_OP_call4";
+	case DW_OP_call_ref: return "DW_OP_call_ref";
+	case DW_OP_form_tls_address: return "DW_OP_form_tls_address";
+	case DW_OP_GNU_push_tls_address: return "DW_OP_GNU_push_tls_address";
+	case DW_OP_implicit_pointer: return "DW_OP_implicit_pointer";
+	case DW_OP_GNU_implicit_pointer: return "DW_OP_GNU_implicit_pointer";
+	case DW_OP_GNU_parameter_ref: return "DW_OP_GNU_parameter_ref";
+	case DW_OP_bit_piece: return "DW_OP_bit_piece";
+	case DW_OP_xderef: return "DW_OP_xderef";
+	case DW_OP_xderef_size: return "DW_OP_xderef_size";
+	case DW_OP_push_object_address: return "DW_OP_push_object_address";
+	case DW_OP_rot: return "DW_OP_rot";
+	case DW_OP_pick: return "DW_OP_pick";
+	case DW_OP_abs: return "DW_OP_abs";
+	case DW_OP_deref_type: case DW_OP_GNU_deref_type: return "DW_OP_deref_type";
+	case DW_OP_const_type: case DW_OP_GNU_const_type: return "DW_OP_const_type";
+	case DW_OP_regval_type: case DW_OP_GNU_regval_type: return "DW_OP_regval_type";
+	case DW_OP_convert: case DW_OP_GNU_convert: return "DW_OP_convert";
+	case DW_OP_reinterpret: case DW_OP_GNU_reinterpret: return "DW_OP_reinterpret";
+	case DW_OP_implicit_value: return "DW_OP_implicit_value";
+	case DW_OP_piece: return "DW_OP_piece";
+	}
+	static char buf[32];
+	snprintf(buf, sizeof(buf), "DW_OP 0x%x", atom);
+	return buf;
+}
+
+/* The CFA at the probe address as a register + offset (the CFI row's rule). */
+static int cfa_ops(uint32_t rule, struct sonde_fetch_op *ops, int *n, int max, char *err,
+		   size_t errlen)
+{
+	unsigned kind = rule ? cfi_rule_cfa(rule) : CFI_CFA_NONE;
+	if (kind == CFI_CFA_RSP || kind == CFI_CFA_RBP) {
+		int reg = kind == CFI_CFA_RSP ? 7 : 6;
+		if (emit_to(ops, n, max, FETCH_REG, (uint8_t)reg, 0, cfi_rule_cfa_off(rule)))
+			return errbuf_set(err, errlen, "program too long");
+		return 0;
+	}
+	char text[64] = "none";
+	if (rule)
+		cfi_rule_format(rule, text, sizeof(text));
+	return errbuf_set(err, errlen,
+			  "its frame base is DW_OP_call_frame_cfa, and the CFA at this address "
+			  "(%s) is not a register plus an offset: sonde cannot fold it",
+			  text);
+}
+
+/* One segment of an expression (no DW_OP_piece inside). */
+static int translate_one(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb,
+			 uint32_t cfa_rule, struct sonde_fetch_op *ops, int *no, int max, int *where,
+			 int *reg, int depth, char *err, size_t errlen)
+{
+	*where = W_MEM;
+	if (n == 0)
+		return errbuf_set(err, errlen, "an empty location");
+#define E(code, a, b, imm)                                                                       \
+	do {                                                                                     \
+		if (emit_to(ops, no, max, code, a, b, imm))                                       \
+			return errbuf_set(err, errlen, "location too long for sonde's %d operations", \
+					  SONDE_FETCH_OPS);                                       \
+	} while (0)
+	for (size_t i = 0; i < n; i++) {
+		unsigned atom = e[i].atom;
+		bool last = i + 1 == n;
+		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+			E(FETCH_CONST, 0, 0, atom - DW_OP_lit0);
+		} else if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
+			unsigned r = atom - DW_OP_reg0;
+			if (!last)
+				return errbuf_set(err, errlen, "DW_OP_reg%u not at the end", r);
+			if (r >= SONDE_FETCH_REGS)
+				return errbuf_set(err, errlen, "it is in DWARF register %u "
+							       "(not a general register)", r);
+			*where = W_REG;
+			*reg = (int)r;
+			return 0;
+		} else if (atom == DW_OP_regx) {
+			if (!last || e[i].number >= SONDE_FETCH_REGS)
+				return errbuf_set(err, errlen, "it is in DWARF register %llu "
+							       "(not a general register)",
+						  (unsigned long long)e[i].number);
+			*where = W_REG;
+			*reg = (int)e[i].number;
+			return 0;
+		} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+			unsigned r = atom - DW_OP_breg0;
+			if (r >= SONDE_FETCH_REGS)
+				return errbuf_set(err, errlen, "DW_OP_breg%u: not a general register", r);
+			E(FETCH_REG, (uint8_t)r, 0, (int64_t)e[i].number);
+		} else if (atom == DW_OP_bregx) {
+			if (e[i].number >= SONDE_FETCH_REGS)
+				return errbuf_set(err, errlen, "DW_OP_bregx %llu: not a general register",
+						  (unsigned long long)e[i].number);
+			E(FETCH_REG, (uint8_t)e[i].number, 0, (int64_t)e[i].number2);
+		} else {
+			switch (atom) {
+			case DW_OP_addr:
+				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
+				break;
+			case DW_OP_addrx:
+			case DW_OP_GNU_addr_index:
+				/* The caller replaced the index by the address (number2 = 1). */
+				if (!e[i].number2)
+					return errbuf_set(err, errlen, "DW_OP_addrx without its address");
+				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
+				break;
+			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
+			case DW_OP_const8u: case DW_OP_constu: case DW_OP_constx:
+			case DW_OP_GNU_const_index:
+				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
+				break;
+			case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
+			case DW_OP_const8s: case DW_OP_consts:
+				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
+				break;
+			case DW_OP_fbreg: {
+				if (!fb || nfb == 0)
+					return errbuf_set(err, errlen, "DW_OP_fbreg, but its function has "
+								       "no frame base");
+				if (depth > 0)
+					return errbuf_set(err, errlen, "a frame base that uses DW_OP_fbreg");
+				int w, r;
+				if (translate_one(fb, nfb, NULL, 0, cfa_rule, ops, no, max, &w, &r,
+						  depth + 1, err, errlen))
+					return -1;
+				if (w == W_REG)
+					E(FETCH_REG, (uint8_t)r, 0, 0);
+				else if (w != W_MEM && w != W_VAL)
+					return errbuf_set(err, errlen, "a frame base sonde cannot read");
+				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
+				E(FETCH_ADD, 0, 0, 0);
+				break;
+			}
+			case DW_OP_call_frame_cfa:
+				if (cfa_ops(cfa_rule, ops, no, max, err, errlen))
+					return -1;
+				break;
+			case DW_OP_deref:
+				E(FETCH_DEREF, 8, 0, 0);
+				break;
+			case DW_OP_deref_size:
+				if (e[i].number != 1 && e[i].number != 2 && e[i].number != 4 &&
+				    e[i].number != 8)
+					return errbuf_set(err, errlen, "DW_OP_deref_size %llu",
+							  (unsigned long long)e[i].number);
+				E(FETCH_DEREF, (uint8_t)e[i].number, 0, 0);
+				break;
+			case DW_OP_plus_uconst:
+				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
+				E(FETCH_ADD, 0, 0, 0);
+				break;
+			case DW_OP_plus: E(FETCH_ADD, 0, 0, 0); break;
+			case DW_OP_minus: E(FETCH_SUB, 0, 0, 0); break;
+			case DW_OP_mul: E(FETCH_MUL, 0, 0, 0); break;
+			case DW_OP_div: E(FETCH_DIV, 0, 1, 0); break;
+			case DW_OP_mod: E(FETCH_MOD, 0, 0, 0); break;
+			case DW_OP_and: E(FETCH_AND, 0, 0, 0); break;
+			case DW_OP_or: E(FETCH_OR, 0, 0, 0); break;
+			case DW_OP_xor: E(FETCH_XOR, 0, 0, 0); break;
+			case DW_OP_shl: E(FETCH_SHL, 0, 0, 0); break;
+			case DW_OP_shr: E(FETCH_SHR, 0, 0, 0); break;
+			case DW_OP_shra: E(FETCH_SHR, 0, 1, 0); break;
+			case DW_OP_neg: E(FETCH_NEG, 0, 0, 0); break;
+			case DW_OP_not: E(FETCH_BNOT, 0, 0, 0); break;
+			case DW_OP_eq: E(FETCH_EQ, 0, 1, 0); break;
+			case DW_OP_ne: E(FETCH_NE, 0, 1, 0); break;
+			case DW_OP_lt: E(FETCH_LT, 0, 1, 0); break;
+			case DW_OP_le: E(FETCH_LE, 0, 1, 0); break;
+			case DW_OP_gt: E(FETCH_GT, 0, 1, 0); break;
+			case DW_OP_ge: E(FETCH_GE, 0, 1, 0); break;
+			case DW_OP_dup: E(FETCH_DUP, 0, 0, 0); break;
+			case DW_OP_drop: E(FETCH_DROP, 0, 0, 0); break;
+			case DW_OP_swap: E(FETCH_SWAP, 0, 0, 0); break;
+			case DW_OP_over: E(FETCH_OVER, 0, 0, 0); break;
+			case DW_OP_nop: break;
+			case DW_OP_stack_value:
+				if (!last)
+					return errbuf_set(err, errlen, "DW_OP_stack_value not at the end");
+				*where = W_VAL;
+				return 0;
+			case DW_OP_implicit_value: {
+				if (n != 1 || e[i].number > 8)
+					return errbuf_set(err, errlen, "DW_OP_implicit_value of %llu bytes "
+								       "(sonde reads up to 8)",
+							  (unsigned long long)e[i].number);
+				uint64_t v = 0;
+				memcpy(&v, (const void *)(uintptr_t)e[i].number2, e[i].number);
+				E(FETCH_CONST, 0, 0, (int64_t)v);
+				*where = W_VAL;
+				return 0;
+			}
+			case DW_OP_entry_value:
+			case DW_OP_GNU_entry_value:
+				*where = W_UNAVAILABLE;
+				return 0;
+			default:
+				return errbuf_set(err, errlen, "its location uses %s, which sonde cannot "
+							       "read",
+						  op_name(atom));
+			}
+		}
+	}
+#undef E
+	return 0;
+}
+
+int dwarfvar_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb,
+		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
+		       int *where, int *reg, char *err, size_t errlen)
+{
+	int no = 0;
+	size_t npieces = 0;
+	for (size_t i = 0; i < n; i++)
+		npieces += expr[i].atom == DW_OP_piece;
+	if (npieces == 0) {
+		if (translate_one(expr, n, fb, nfb, cfa_rule, ops, &no, max, where, reg, 0, err,
+				  errlen))
+			return -1;
+		return no;
+	}
+	/* Pieces: each part's value, or'ed into place (the whole is at most 8
+	 * bytes). A part without a location is unknown: the whole is too. */
+	uint64_t bits = 0;
+	if (emit_to(ops, &no, max, FETCH_CONST, 0, 0, 0))
+		return errbuf_set(err, errlen, "location too long");
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (expr[i].atom != DW_OP_piece)
+			continue;
+		uint64_t size = expr[i].number;
+		if (bits + size * 8 > 64)
+			return errbuf_set(err, errlen, "its value is in pieces of more than 8 bytes "
+						       "(sonde reads up to 8)");
+		if (i == start) {
+			*where = W_UNAVAILABLE;
+			return errbuf_set(err, errlen, "a piece of it is optimized out here");
+		}
+		int w, r;
+		if (translate_one(expr + start, i - start, fb, nfb, cfa_rule, ops, &no, max, &w, &r,
+				  0, err, errlen))
+			return -1;
+		if (w == W_UNAVAILABLE) {
+			*where = W_UNAVAILABLE;
+			return no;
+		}
+		int rc = 0;
+		if (w == W_REG)
+			rc = emit_to(ops, &no, max, FETCH_REG, (uint8_t)r, 0, 0);
+		else if (w == W_MEM)
+			rc = emit_to(ops, &no, max, FETCH_DEREF,
+				     (uint8_t)(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1), 0, 0);
+		rc |= emit_to(ops, &no, max, FETCH_PIECE, (uint8_t)size, (uint16_t)bits, 0);
+		if (rc)
+			return errbuf_set(err, errlen, "location too long");
+		bits += size * 8;
+		start = i + 1;
+	}
+	*where = W_VAL;
+	return no;
+}
+
+/* ---- types ---------------------------------------------------------------- */
+
+static bool die_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr_integrate(die, DW_AT_type, &a) && dwarf_formref_die(&a, out);
+}
+
+/* Follows typedefs and qualifiers. False for void. */
+static bool strip(Dwarf_Die *t)
+{
+	for (int i = 0; i < 32; i++) {
+		int tag = dwarf_tag(t);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_restrict_type && tag != DW_TAG_atomic_type)
+			return true;
+		if (!die_type(t, t))
+			return false;
+	}
+	return false;
+}
+
+static uint64_t type_size(Dwarf_Die *t)
+{
+	Dwarf_Die s = *t;
+	if (!strip(&s))
+		return 0;
+	Dwarf_Word size;
+	if (dwarf_aggregate_size(&s, &size) == 0)
+		return size;
+	int tag = dwarf_tag(&s);
+	return tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type ? 8 : 0;
+}
+
+static void type_name(Dwarf_Die *t, bool has, char *buf, size_t size, int depth)
+{
+	if (!has) {
+		snprintf(buf, size, "void");
+		return;
+	}
+	if (depth > 16) {
+		snprintf(buf, size, "...");
+		return;
+	}
+	const char *name = dwarf_diename(t);
+	Dwarf_Die inner;
+	bool hi = die_type(t, &inner);
+	char sub[256];
+	switch (dwarf_tag(t)) {
+	case DW_TAG_pointer_type:
+		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
+		snprintf(buf, size, "%s *", sub);
+		return;
+	case DW_TAG_const_type:
+		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
+		snprintf(buf, size, "const %s", sub);
+		return;
+	case DW_TAG_volatile_type:
+		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
+		snprintf(buf, size, "volatile %s", sub);
+		return;
+	case DW_TAG_structure_type:
+		snprintf(buf, size, "struct %s", name ? name : "{...}");
+		return;
+	case DW_TAG_union_type:
+		snprintf(buf, size, "union %s", name ? name : "{...}");
+		return;
+	case DW_TAG_enumeration_type:
+		snprintf(buf, size, "enum %s", name ? name : "{...}");
+		return;
+	case DW_TAG_array_type: {
+		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
+		Dwarf_Word total = 0, elem = hi ? type_size(&inner) : 0;
+		if (dwarf_aggregate_size(t, &total) == 0 && elem)
+			snprintf(buf, size, "%s[%llu]", sub, (unsigned long long)(total / elem));
+		else
+			snprintf(buf, size, "%s[]", sub);
+		return;
+	}
+	case DW_TAG_subroutine_type:
+		snprintf(buf, size, "function");
+		return;
+	default:
+		snprintf(buf, size, "%s", name ? name : "?");
+	}
+}
+
+static char *val_type_name(const struct val *v)
+{
+	char buf[300];
+	if (v->syn == SYN_INT)
+		return xstrdup("long");
+	Dwarf_Die t = v->type;
+	type_name(&t, v->has_type, buf, sizeof(buf), 0);
+	if (v->syn == SYN_PTR_TO)
+		return xasprintf("%s *", buf);
+	return xstrdup(buf);
+}
+
+/* The stripped type of a value (false: void). */
+static bool val_stripped(const struct val *v, Dwarf_Die *out)
+{
+	if (!v->has_type)
+		return false;
+	*out = v->type;
+	return strip(out);
+}
+
+static bool is_char_type(Dwarf_Die *t)
+{
+	Dwarf_Die s = *t;
+	if (!strip(&s) || dwarf_tag(&s) != DW_TAG_base_type)
+		return false;
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+	if (dwarf_attr(&s, DW_AT_encoding, &a))
+		dwarf_formudata(&a, &enc);
+	return (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char) && type_size(&s) == 1;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static bool has_location(Dwarf_Die *d)
+{
+	return dwarf_hasattr_integrate(d, DW_AT_location) || dwarf_hasattr_integrate(d, DW_AT_const_value);
+}
+
+/* A variable named `name` among the children of `scope`. */
+static bool find_in_scope(Dwarf_Die *scope, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	if (dwarf_child(scope, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+			continue;
+		const char *n = dwarf_diename(&child);
+		if (n && strcmp(n, name) == 0) {
+			*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* A definition (with a location) of global `name` in any compile unit. */
+static bool find_global(struct ctx *c, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(c->dw, off + hsize, &cu)) {
+			Dwarf_Die d;
+			if (find_in_scope(&cu, name, &d) && has_location(&d)) {
+				*out = d;
+				return true;
+			}
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* The names visible at the address, for an error line. */
+static void visible_names(struct ctx *c, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int s = 0; s < c->nscopes; s++) {
+		Dwarf_Die child;
+		if (dwarf_child(&c->scopes[s], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+				continue;
+			const char *n = dwarf_diename(&child);
+			if (!n || len + strlen(n) + 8 >= size)
+				continue;
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", n);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (!len)
+		snprintf(buf, size, "none");
+}
+
+static void where_text(struct ctx *c, char *buf, size_t size)
+{
+	const char *fn = NULL;
+	for (int s = 0; s < c->nscopes && !fn; s++) {
+		int tag = dwarf_tag(&c->scopes[s]);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			fn = dwarf_diename(&c->scopes[s]);
+	}
+	Dwarf_Line *line = dwarf_getsrc_die(&c->cu, c->vaddr);
+	int lineno = 0;
+	const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+	if (line)
+		dwarf_lineno(line, &lineno);
+	const char *base = file ? strrchr(file, '/') : NULL;
+	if (file && lineno)
+		snprintf(buf, size, "%s (%s:%d)", fn ? fn : "0x?", base ? base + 1 : file, lineno);
+	else
+		snprintf(buf, size, "%s", fn ? fn : "this address");
+}
+
+/* The frame base expression of the innermost function holding the address. */
+static bool frame_base(struct ctx *c, Dwarf_Op **fb, size_t *nfb)
+{
+	for (int s = 0; s < c->nscopes; s++) {
+		if (dwarf_tag(&c->scopes[s]) != DW_TAG_subprogram)
+			continue;
+		Dwarf_Attribute a;
+		if (!dwarf_attr_integrate(&c->scopes[s], DW_AT_frame_base, &a))
+			return false;
+		return dwarf_getlocation_addr(&a, c->vaddr, fb, nfb, 1) == 1;
+	}
+	return false;
+}
+
+static uint32_t cfa_rule_here(struct ctx *c)
+{
+	const struct cfi_row *row = c->cfi ? cfi_table_find(c->cfi, c->vaddr) : NULL;
+	return row ? row->rule : 0;
+}
+
+/* Resolves variable `die` into v: its location at the address. */
+static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct val *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->has_type = die_type(die, &v->type);
+	Dwarf_Attribute a;
+	if (dwarf_attr_integrate(die, DW_AT_const_value, &a)) {
+		Dwarf_Sword sv;
+		Dwarf_Word uv;
+		if (dwarf_formsdata(&a, &sv) == 0)
+			emit(c, FETCH_CONST, 0, 0, sv);
+		else if (dwarf_formudata(&a, &uv) == 0)
+			emit(c, FETCH_CONST, 0, 0, (int64_t)uv);
+		else
+			return fail(c, "%s is a constant sonde cannot read (not an integer)", name);
+		v->where = W_VAL;
+		return c->failed ? -1 : 0;
+	}
+	Dwarf_Op *expr;
+	size_t n;
+	int got = dwarf_attr_integrate(die, DW_AT_location, &a)
+			  ? dwarf_getlocation_addr(&a, c->vaddr, &expr, &n, 1)
+			  : 0;
+	if (got <= 0 || n == 0) {
+		v->status = SONDE_VAL_OPTIMIZED_OUT;
+		snprintf(v->why, sizeof(v->why), "optimized out");
+		return 0;
+	}
+	/* DW_OP_addrx: the address comes from .debug_addr. */
+	Dwarf_Op *copy = xmalloc(n * sizeof(*copy));
+	memcpy(copy, expr, n * sizeof(*copy));
+	for (size_t i = 0; i < n; i++) {
+		if (copy[i].atom != DW_OP_addrx && copy[i].atom != DW_OP_GNU_addr_index)
+			continue;
+		Dwarf_Attribute r;
+		Dwarf_Addr addr;
+		if (dwarf_getlocation_attr(&a, &expr[i], &r) || dwarf_formaddr(&r, &addr)) {
+			free(copy);
+			return fail(c, "%s: DW_OP_addrx whose address sonde cannot find", name);
+		}
+		copy[i].number = addr;
+		copy[i].number2 = 1;
+	}
+	Dwarf_Op *fb = NULL;
+	size_t nfb = 0;
+	frame_base(c, &fb, &nfb);
+	int where = W_MEM, reg = 0;
+	char why[256];
+	int k = dwarfvar_translate(copy, n, fb, nfb, cfa_rule_here(c), c->ops + c->nops,
+				   SONDE_FETCH_OPS - c->nops, &where, &reg, why, sizeof(why));
+	free(copy);
+	if (k < 0) {
+		char at[256];
+		where_text(c, at, sizeof(at));
+		return fail(c, "%s at %s: %s", name, at, why);
+	}
+	c->nops += k;
+	v->where = where;
+	v->reg = reg;
+	if (where == W_UNAVAILABLE) {
+		v->status = SONDE_VAL_UNAVAILABLE;
+		snprintf(v->why, sizeof(v->why),
+			 "not available at this address (DW_OP_entry_value: its value at the call)");
+	}
+	return 0;
+}
+
+/* ---- compiling paths ------------------------------------------------------ */
+
+static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int depth);
+
+/* Puts the value itself on the stack (W_VAL), reading it where it is. */
+static int rvalue(struct ctx *c, struct val *v, const char *what)
+{
+	if (v->status)
+		return 0;
+	Dwarf_Die t;
+	bool typed = val_stripped(v, &t);
+	uint64_t size = v->syn ? 8 : typed ? type_size(&t) : 0;
+	int tag = typed && !v->syn ? dwarf_tag(&t) : 0;
+	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_array_type)
+		return fail(c, "%s is a %s, not a number", what, val_type_name(v));
+	if (!v->syn && (!typed || size == 0 || size > 8))
+		return fail(c, "%s has type %s, which sonde cannot read as a value", what,
+			    val_type_name(v));
+	bool sign = false;
+	if (tag == DW_TAG_base_type || tag == DW_TAG_enumeration_type) {
+		Dwarf_Attribute a;
+		Dwarf_Word enc = 0;
+		Dwarf_Die base = t;
+		if (tag == DW_TAG_enumeration_type && die_type(&t, &base))
+			strip(&base);
+		if (dwarf_attr(&base, DW_AT_encoding, &a))
+			dwarf_formudata(&a, &enc);
+		sign = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	}
+	if (v->syn)
+		size = 8;
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return fail(c, "%s is %llu bytes: sonde reads values of 1, 2, 4 or 8", what,
+			    (unsigned long long)size);
+	if (v->where == W_MEM)
+		emit(c, FETCH_DEREF, (uint8_t)size, sign, 0);
+	else if (v->where == W_REG)
+		emit(c, FETCH_REG, (uint8_t)v->reg, 0, 0);
+	if (v->where != W_MEM && size < 8)
+		emit(c, FETCH_EXT, (uint8_t)size, sign, 0);
+	v->where = W_VAL;
+	return c->failed ? -1 : 0;
+}
+
+static void member_names(Dwarf_Die *s, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	Dwarf_Die m;
+	if (dwarf_child(s, &m) == 0) {
+		do {
+			const char *n = dwarf_diename(&m);
+			if (dwarf_tag(&m) == DW_TAG_member && n && len + strlen(n) + 8 < size)
+				len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", n);
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	if (!len)
+		snprintf(buf, size, "none");
+}
+
+/* Finds member `name` of struct/union s (in anonymous members too); its
+ * byte offset is added to *off. */
+static bool find_member(Dwarf_Die *s, const char *name, Dwarf_Die *out, uint64_t *off, int depth)
+{
+	Dwarf_Die m;
+	if (depth > 8 || dwarf_child(s, &m) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&m) != DW_TAG_member)
+			continue;
+		Dwarf_Attribute a;
+		Dwarf_Word moff = 0;
+		if (dwarf_attr(&m, DW_AT_data_member_location, &a))
+			dwarf_formudata(&a, &moff);
+		const char *n = dwarf_diename(&m);
+		if (n && strcmp(n, name) == 0) {
+			*out = m;
+			*off += moff;
+			return true;
+		}
+		Dwarf_Die t;
+		if (!n && die_type(&m, &t) && strip(&t) &&
+		    (dwarf_tag(&t) == DW_TAG_structure_type || dwarf_tag(&t) == DW_TAG_union_type)) {
+			uint64_t o = *off + moff;
+			if (find_member(&t, name, out, &o, depth + 1)) {
+				*off = o;
+				return true;
+			}
+		}
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return false;
+}
+
+static char *node_text(const struct cap_node *n);
+
+static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	if (compile(c, n->l, v, depth + 1))
+		return -1;
+	char *what = node_text(n->l);
+	Dwarf_Die t;
+	int rc = -1;
+	if (n->kind == CAP_ARROW) {
+		if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
+			if (!v->status)
+				fail(c, "%s is a %s, not a pointer: use \".\"", what, val_type_name(v));
+			goto out;
+		}
+		if (rvalue(c, v, what))
+			goto out;
+		Dwarf_Die pt;
+		v->has_type = die_type(&t, &pt);
+		v->type = pt;
+		v->where = W_MEM;
+	}
+	if (!val_stripped(v, &t) ||
+	    (dwarf_tag(&t) != DW_TAG_structure_type && dwarf_tag(&t) != DW_TAG_union_type)) {
+		if (!v->status)
+			fail(c, "%s is a %s, which has no members", what, val_type_name(v));
+		goto out;
+	}
+	Dwarf_Die m;
+	uint64_t off = 0;
+	if (!find_member(&t, n->name, &m, &off, 0)) {
+		char names[256];
+		member_names(&t, names, sizeof(names));
+		fail(c, "%s has no member \"%s\" (%s has: %s)", what, n->name, val_type_name(v), names);
+		goto out;
+	}
+	if (dwarf_hasattr(&m, DW_AT_bit_size)) {
+		fail(c, "%s.%s is a bit-field: sonde does not read bit-fields", what, n->name);
+		goto out;
+	}
+	if (!v->status) {
+		if (v->where == W_MEM) {
+			if (off) {
+				emit(c, FETCH_CONST, 0, 0, (int64_t)off);
+				emit(c, FETCH_ADD, 0, 0, 0);
+			}
+		} else {
+			/* A small struct held in a register or computed: its bytes. */
+			if (v->where == W_REG)
+				emit(c, FETCH_REG, (uint8_t)v->reg, 0, 0);
+			if (off) {
+				emit(c, FETCH_CONST, 0, 0, (int64_t)off * 8);
+				emit(c, FETCH_SHR, 0, 0, 0);
+			}
+			v->where = W_VAL;
+		}
+	}
+	v->has_type = die_type(&m, &v->type);
+	rc = c->failed ? -1 : 0;
+out:
+	free(what);
+	return c->failed ? -1 : rc;
+}
+
+static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	if (compile(c, n->l, v, depth + 1))
+		return -1;
+	char *what = node_text(n->l);
+	Dwarf_Die t, elem;
+	int rc = -1;
+	if (!val_stripped(v, &t) ||
+	    (dwarf_tag(&t) != DW_TAG_array_type && dwarf_tag(&t) != DW_TAG_pointer_type)) {
+		if (!v->status)
+			fail(c, "%s is a %s, not an array or a pointer", what, val_type_name(v));
+		goto out;
+	}
+	bool array = dwarf_tag(&t) == DW_TAG_array_type;
+	bool has_elem = die_type(&t, &elem);
+	uint64_t esize = has_elem ? type_size(&elem) : 0;
+	if (!esize) {
+		fail(c, "%s: elements of unknown size", what);
+		goto out;
+	}
+	if (array && n->r->kind == CAP_NUM) {
+		Dwarf_Word total;
+		if (dwarf_aggregate_size(&t, &total) == 0 && total / esize > 0 &&
+		    (uint64_t)n->r->num >= total / esize) {
+			fail(c, "%s[%lld] is out of bounds: %s has %llu elements", what,
+			     (long long)n->r->num, what, (unsigned long long)(total / esize));
+			goto out;
+		}
+	}
+	if (!v->status) {
+		if (array && v->where != W_MEM) {
+			fail(c, "%s is an array held outside memory here: sonde cannot index it", what);
+			goto out;
+		}
+		if (!array && rvalue(c, v, what))
+			goto out;
+		struct val iv;
+		if (compile(c, n->r, &iv, depth + 1))
+			goto out;
+		char *itext = node_text(n->r);
+		int r = iv.status ? fail(c, "index %s is %s", itext, iv.why) : rvalue(c, &iv, itext);
+		free(itext);
+		if (r)
+			goto out;
+		emit(c, FETCH_CONST, 0, 0, (int64_t)esize);
+		emit(c, FETCH_MUL, 0, 0, 0);
+		emit(c, FETCH_ADD, 0, 0, 0);
+	}
+	v->where = W_MEM;
+	v->type = elem;
+	v->has_type = true;
+	v->syn = SYN_NONE;
+	rc = 0;
+out:
+	free(what);
+	return c->failed ? -1 : rc;
+}
+
+static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	if (depth > CAPEXPR_MAX_DEPTH * 2)
+		return fail(c, "expression nested too deep");
+	memset(v, 0, sizeof(*v));
+	switch (n->kind) {
+	case CAP_VAR: {
+		Dwarf_Die d;
+		bool found = false;
+		for (int s = 0; s < c->nscopes && !found; s++)
+			found = find_in_scope(&c->scopes[s], n->name, &d);
+		if (found && !has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration)) {
+			Dwarf_Die def; /* extern: defined in another unit */
+			if (find_global(c, n->name, &def))
+				d = def;
+		}
+		if (!found)
+			found = find_global(c, n->name, &d);
+		if (!found) {
+			char at[256], names[512];
+			where_text(c, at, sizeof(at));
+			visible_names(c, names, sizeof(names));
+			return fail(c, "%s is not visible at %s; visible: %s", n->name, at, names);
+		}
+		return load_variable(c, &d, n->name, v);
+	}
+	case CAP_NUM:
+		emit(c, FETCH_CONST, 0, 0, n->num);
+		v->where = W_VAL;
+		v->syn = SYN_INT;
+		return c->failed ? -1 : 0;
+	case CAP_MEMBER:
+	case CAP_ARROW:
+		return compile_member(c, n, v, depth);
+	case CAP_INDEX:
+		return compile_index(c, n, v, depth);
+	case CAP_DEREF: {
+		if (compile(c, n->l, v, depth + 1))
+			return -1;
+		char *what = node_text(n->l);
+		Dwarf_Die t, pt;
+		if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
+			if (!v->status)
+				fail(c, "%s is a %s, not a pointer", what, val_type_name(v));
+		} else if (!die_type(&t, &pt)) {
+			fail(c, "%s is a void pointer: it points at nothing sonde can read", what);
+		} else {
+			if (!v->status)
+				rvalue(c, v, what);
+			v->type = pt;
+			v->where = W_MEM;
+		}
+		free(what);
+		return c->failed ? -1 : 0;
+	}
+	case CAP_ADDR: {
+		if (compile(c, n->l, v, depth + 1))
+			return -1;
+		if (!v->status && v->where != W_MEM) {
+			char *what = node_text(n->l);
+			fail(c, "%s has no address here (it is %s)", what,
+			     v->where == W_REG ? "in a register" : "a computed value");
+			free(what);
+			return -1;
+		}
+		v->where = W_VAL;
+		v->syn = SYN_PTR_TO;
+		return 0;
+	}
+	case CAP_UNARY:
+	case CAP_BINARY: {
+		struct val l, r;
+		char *lt = node_text(n->l);
+		int rc = compile(c, n->l, &l, depth + 1);
+		if (!rc && l.status)
+			rc = fail(c, "the predicate reads %s, which is %s", lt, l.why);
+		if (!rc)
+			rc = rvalue(c, &l, lt);
+		free(lt);
+		if (rc)
+			return -1;
+		bool lsign = true, rsign = true;
+		Dwarf_Die t;
+		if (!l.syn && val_stripped(&l, &t))
+			lsign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
+		if (n->kind == CAP_UNARY) {
+			emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
+			     0, 0, 0);
+		} else {
+			char *rt = node_text(n->r);
+			rc = compile(c, n->r, &r, depth + 1);
+			if (!rc && r.status)
+				rc = fail(c, "the predicate reads %s, which is %s", rt, r.why);
+			if (!rc)
+				rc = rvalue(c, &r, rt);
+			free(rt);
+			if (rc)
+				return -1;
+			if (!r.syn && val_stripped(&r, &t))
+				rsign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
+			static const uint8_t codes[] = {
+				[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
+				[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
+				[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
+				[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
+				[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
+				[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
+			};
+			/* Values are extended to 64 bits: a signed comparison is right
+			 * unless a side is a 64-bit unsigned value or a pointer. */
+			emit(c, codes[n->op], 0, lsign && rsign, 0);
+		}
+		v->where = W_VAL;
+		v->syn = SYN_INT;
+		return c->failed ? -1 : 0;
+	}
+	}
+	return fail(c, "unknown expression");
+}
+
+static char *node_text(const struct cap_node *n)
+{
+	switch (n->kind) {
+	case CAP_VAR: return xstrdup(n->name);
+	case CAP_NUM: return xasprintf("%lld", (long long)n->num);
+	default: break;
+	}
+	char *l = n->l ? node_text(n->l) : xstrdup("");
+	char *r = n->r ? node_text(n->r) : NULL;
+	char *s;
+	switch (n->kind) {
+	case CAP_MEMBER: s = xasprintf("%s.%s", l, n->name); break;
+	case CAP_ARROW: s = xasprintf("%s->%s", l, n->name); break;
+	case CAP_INDEX: s = xasprintf("%s[%s]", l, r ? r : ""); break;
+	case CAP_DEREF: s = xasprintf("*%s", l); break;
+	case CAP_ADDR: s = xasprintf("&%s", l); break;
+	case CAP_UNARY: s = xasprintf("%s%s", capexpr_op_text(n->op), l); break;
+	default: s = xasprintf("(%s %s %s)", l, capexpr_op_text(n->op), r ? r : ""); break;
+	}
+	free(l);
+	free(r);
+	return s;
+}
+
+/* ---- captures ------------------------------------------------------------ */
+
+static void describe(struct capture_desc *d, const struct val *v)
+{
+	d->type = val_type_name(v);
+	Dwarf_Die t;
+	bool typed = val_stripped(v, &t);
+	d->kind = CAPTURE_SIGNED;
+	d->size = 8;
+	if (v->syn == SYN_PTR_TO) {
+		d->kind = CAPTURE_POINTER;
+		return;
+	}
+	if (v->syn == SYN_INT || !typed)
+		return;
+	d->size = (uint32_t)type_size(&t);
+	int tag = dwarf_tag(&t);
+	if (tag == DW_TAG_pointer_type) {
+		d->kind = CAPTURE_POINTER;
+		return;
+	}
+	Dwarf_Die base = t;
+	if (tag == DW_TAG_enumeration_type) {
+		d->kind = CAPTURE_ENUM;
+		Dwarf_Die e;
+		if (dwarf_child(&t, &e) == 0) {
+			do {
+				Dwarf_Attribute a;
+				Dwarf_Sword sv;
+				if (dwarf_tag(&e) != DW_TAG_enumerator ||
+				    !dwarf_attr(&e, DW_AT_const_value, &a) || dwarf_formsdata(&a, &sv))
+					continue;
+				d->enums = xrealloc(d->enums, (d->nenums + 1) * sizeof(*d->enums));
+				d->enums[d->nenums].value = sv;
+				d->enums[d->nenums++].name = xstrdup(dwarf_diename(&e) ? dwarf_diename(&e) : "?");
+			} while (dwarf_siblingof(&e, &e) == 0);
+		}
+		return;
+	}
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+	if (dwarf_attr(&base, DW_AT_encoding, &a))
+		dwarf_formudata(&a, &enc);
+	if (enc == DW_ATE_boolean)
+		d->kind = CAPTURE_BOOL;
+	else if (enc == DW_ATE_float)
+		d->kind = CAPTURE_FLOAT;
+	else if (enc == DW_ATE_unsigned || enc == DW_ATE_unsigned_char)
+		d->kind = CAPTURE_UNSIGNED;
+}
+
+static int compile_capture(struct ctx *c, const struct cap_node *n, const char *text, int slot,
+			   struct capture_desc *d)
+{
+	int start = c->nops;
+	struct val v;
+	d->name = xstrdup(text);
+	if (compile(c, n, &v, 0))
+		return -1;
+	Dwarf_Die t, elem;
+	bool typed = val_stripped(&v, &t);
+	int tag = typed && !v.syn ? dwarf_tag(&t) : 0;
+	if (v.status) {
+		c->nops = start;
+		describe(d, &v);
+		d->status = v.status;
+		snprintf(d->why, sizeof(d->why), "%s", v.why);
+		emit(c, FETCH_STATUS, (uint8_t)slot, v.status, 0);
+		return c->failed ? -1 : 0;
+	}
+	bool chars = (tag == DW_TAG_array_type || tag == DW_TAG_pointer_type) &&
+		     die_type(&t, &elem) && is_char_type(&elem);
+	if (chars) {
+		d->type = val_type_name(&v);
+		d->kind = CAPTURE_STRING;
+		uint64_t max = SONDE_CAPTURE_STR;
+		if (tag == DW_TAG_array_type) {
+			if (v.where != W_MEM)
+				return fail(c, "%s is a char array held outside memory here", text);
+			Dwarf_Word total;
+			if (dwarf_aggregate_size(&t, &total) == 0 && total && total < max)
+				max = total + 1 > max ? max : total + 1;
+		} else if (rvalue(c, &v, text)) {
+			return -1;
+		}
+		d->size = (uint32_t)max;
+		emit(c, FETCH_EMIT_STR, (uint8_t)slot, 0, (int64_t)max);
+		return c->failed ? -1 : 0;
+	}
+	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+		char names[256];
+		member_names(&t, names, sizeof(names));
+		char *tn = val_type_name(&v);
+		fail(c, "%s is a %s: capture one of its members (%s)", text, tn, names);
+		free(tn);
+		return -1;
+	}
+	if (tag == DW_TAG_array_type) {
+		char *tn = val_type_name(&v);
+		fail(c, "%s is an array (%s): capture an element, like %s[0]", text, tn, text);
+		free(tn);
+		return -1;
+	}
+	describe(d, &v);
+	if (rvalue(c, &v, text))
+		return -1;
+	emit(c, FETCH_EMIT, (uint8_t)slot, 0, 0);
+	return c->failed ? -1 : 0;
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+static bool has_cus(Dwarf *dw)
+{
+	Dwarf_Off next;
+	size_t hsize;
+	return dw && dwarf_nextcu(dw, 0, &next, &hsize, NULL, NULL, NULL) == 0;
+}
+
+static void ctx_close(struct ctx *c)
+{
+	free(c->scopes);
+	if (c->dw)
+		dwarf_end(c->dw);
+	if (c->dbg_elf)
+		elf_end(c->dbg_elf);
+	if (c->dbg_fd >= 0)
+		close(c->dbg_fd);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	cfi_table_free(c->cfi);
+}
+
+static int ctx_open(struct ctx *c, const char *binary, uint64_t file_offset, char *err,
+		    size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = c->dbg_fd = -1;
+	c->binary = binary;
+	c->err = err;
+	c->errlen = errlen;
+#if !defined(__x86_64__)
+	return fail(c, "captures are read on x86-64 only (DWARF register numbers)");
+#endif
+	elf_version(EV_CURRENT);
+	c->fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0)
+		return fail(c, "cannot open %s: %s", binary, strerror(errno));
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
+		return fail(c, "%s is not an ELF file", binary);
+	char why[256];
+	c->cfi = cfi_table_from_fd(c->fd, binary, why, sizeof(why));
+	if (!c->cfi || !cfi_table_vaddr(c->cfi, file_offset, &c->vaddr))
+		return fail(c, "offset 0x%llx of %s is in no loaded segment",
+			    (unsigned long long)file_offset, binary);
+	c->dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
+	if (!has_cus(c->dw)) {
+		if (c->dw)
+			dwarf_end(c->dw);
+		c->dw = NULL;
+		c->dbg_fd = probes_debug_file(c->elf, binary, &c->dbg_elf);
+		if (c->dbg_fd >= 0)
+			c->dw = dwarf_begin_elf(c->dbg_elf, DWARF_C_READ, NULL);
+	}
+	if (!has_cus(c->dw))
+		return fail(c, "%s has no DWARF debug info: install its debug symbols (the -dbgsym "
+			       "package, or libc6-dbg for libc) or rebuild it with -g",
+			    binary);
+	if (!dwarf_addrdie(c->dw, c->vaddr, &c->cu))
+		return fail(c, "no DWARF compile unit of %s covers address 0x%llx (built without -g?)",
+			    binary, (unsigned long long)c->vaddr);
+	c->nscopes = dwarf_getscopes(&c->cu, c->vaddr, &c->scopes);
+	if (c->nscopes <= 0) {
+		c->nscopes = 1;
+		c->scopes = xmalloc(sizeof(*c->scopes));
+		c->scopes[0] = c->cu;
+	}
+	return 0;
+}
+
+int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_spec *spec,
+		     struct fetch_build *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	struct ctx c;
+	if (ctx_open(&c, binary, file_offset, err, errlen)) {
+		ctx_close(&c);
+		return -1;
+	}
+	c.ops = out->prog.ops;
+	out->prog.vaddr = c.vaddr;
+	/* The predicate first: a hit that fails it stops there. */
+	if (spec->pred) {
+		struct val v;
+		if (compile(&c, spec->pred, &v, 0) == 0) {
+			if (v.status)
+				fail(&c, "the predicate is %s here", v.why);
+			else if (rvalue(&c, &v, spec->pred_text) == 0)
+				emit(&c, FETCH_PRED, 0, 0, 0);
+		}
+	}
+	for (int i = 0; i < spec->ncaptures && !c.failed; i++)
+		compile_capture(&c, spec->captures[i], spec->texts[i], i, &out->desc[i]);
+	out->ndesc = spec->ncaptures;
+	out->prog.nvalues = (uint32_t)spec->ncaptures;
+	out->prog.nops = (uint32_t)c.nops;
+	int rc = c.failed ? -1 : 0;
+	ctx_close(&c);
+	if (rc)
+		dwarfvar_build_free(out);
+	return rc;
+}
+
+void dwarfvar_build_free(struct fetch_build *b)
+{
+	for (int i = 0; i < SONDE_CAPTURES; i++) {
+		free(b->desc[i].name);
+		free(b->desc[i].type);
+		for (uint32_t k = 0; k < b->desc[i].nenums; k++)
+			free(b->desc[i].enums[k].name);
+		free(b->desc[i].enums);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- listing --------------------------------------------------------------- */
+
+int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visible **out,
+		  char *err, size_t errlen)
+{
+	struct ctx c;
+	*out = NULL;
+	if (ctx_open(&c, binary, file_offset, err, errlen)) {
+		ctx_close(&c);
+		return -1;
+	}
+	struct sonde_fetch_op scratch[SONDE_FETCH_OPS];
+	struct dwarfvar_visible *v = NULL;
+	int n = 0;
+	for (int s = 0; s <= c.nscopes; s++) {
+		/* The last round: the globals of the compile unit. */
+		Dwarf_Die *scope = s < c.nscopes ? &c.scopes[s] : NULL;
+		if (!scope)
+			break;
+		Dwarf_Die child;
+		if (dwarf_child(scope, &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			const char *name = dwarf_diename(&child);
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name)
+				continue;
+			v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));
+			struct dwarfvar_visible *e = &v[n++];
+			e->name = xstrdup(name);
+			Dwarf_Die t;
+			bool typed = die_type(&child, &t);
+			char tn[300];
+			type_name(&t, typed, tn, sizeof(tn), 0);
+			e->type = xstrdup(tn);
+			e->where = xstrdup(tag == DW_TAG_formal_parameter ? "argument"
+					   : dwarf_tag(scope) == DW_TAG_compile_unit ? "global"
+										    : "local");
+			Dwarf_Die d = child;
+			if (!has_location(&d) && find_global(&c, name, &d) == false)
+				d = child;
+			struct val val;
+			c.ops = scratch;
+			c.nops = 0;
+			c.failed = false;
+			char why[256] = "";
+			c.err = why;
+			c.errlen = sizeof(why);
+			if (load_variable(&c, &d, name, &val))
+				e->readable = xstrdup(why);
+			else if (val.status)
+				e->readable = xstrdup(val.why);
+			else
+				e->readable = xstrdup("yes");
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	ctx_close(&c);
+	*out = v;
+	return n;
+}
+
+void dwarfvar_visible_free(struct dwarfvar_visible *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].type);
+		free(v[i].where);
+		free(v[i].readable);
+	}
+	free(v);
+}
