@@ -335,7 +335,20 @@ int capexpr_parse(const char *text, struct cap_spec *out, char *err, size_t errl
 			fail(&p, "too many captures (at most 8 per probe)");
 			break;
 		}
-		out->texts[out->ncaptures] = trimmed(text, start, p.start);
+		char *t = trimmed(text, start, p.start);
+		bool twice = false;
+		for (int i = 0; i < out->ncaptures; i++)
+			twice |= strcmp(out->texts[i], t) == 0;
+		if (twice) {
+			node_free(n);
+			free(t);
+			p.start = start;
+			p.len = p.pos - start;
+			p.kind = T_OP;
+			fail(&p, "captured twice");
+			break;
+		}
+		out->texts[out->ncaptures] = t;
 		out->captures[out->ncaptures++] = n;
 	}
 	if (!p.failed && is_keyword_if(&p)) {

@@ -581,6 +581,94 @@ static uint32_t cfa_rule_here(struct ctx *c)
 	return row ? row->rule : 0;
 }
 
+/* The innermost function holding the address, and whether the address is
+ * its entry (before its prologue). */
+static Dwarf_Die *function_scope(struct ctx *c)
+{
+	for (int s = 0; s < c->nscopes; s++)
+		if (dwarf_tag(&c->scopes[s]) == DW_TAG_subprogram)
+			return &c->scopes[s];
+	return NULL;
+}
+
+static bool at_entry(struct ctx *c)
+{
+	Dwarf_Die *fn = function_scope(c);
+	Dwarf_Addr lo;
+	return fn && dwarf_entrypc(fn, &lo) == 0 && lo == c->vaddr;
+}
+
+static bool integer_class(Dwarf_Die *type)
+{
+	Dwarf_Die t = *type;
+	if (!strip(&t))
+		return false;
+	int tag = dwarf_tag(&t);
+	if (tag == DW_TAG_pointer_type || tag == DW_TAG_enumeration_type)
+		return true;
+	if (tag != DW_TAG_base_type || type_size(&t) > 8)
+		return false;
+	Dwarf_Attribute a;
+	Dwarf_Word enc = 0;
+	if (dwarf_attr(&t, DW_AT_encoding, &a))
+		dwarf_formudata(&a, &enc);
+	return enc != DW_ATE_float && enc != DW_ATE_complex_float;
+}
+
+/* A parameter at its function's entry, where the compiler's location (a
+ * stack slot the prologue fills, at -O0) does not hold it yet: where the
+ * x86-64 System V calling convention puts it. Integers and pointers only,
+ * after integer and pointer parameters only (a struct or float before it
+ * makes its place depend on rules sonde does not follow). Returns true
+ * with v set, false when it cannot say. */
+static bool abi_parameter(struct ctx *c, Dwarf_Die *param, struct val *v)
+{
+	static const int regs[] = {5, 4, 1, 2, 8, 9}; /* rdi rsi rdx rcx r8 r9 */
+	Dwarf_Die *fn = function_scope(c);
+	Dwarf_Die child, rt;
+	if (!fn || dwarf_child(fn, &child) != 0)
+		return false;
+	/* A struct returned in memory takes rdi. */
+	int k = 0;
+	if (die_type(fn, &rt) && strip(&rt) &&
+	    (dwarf_tag(&rt) == DW_TAG_structure_type || dwarf_tag(&rt) == DW_TAG_union_type))
+		return false;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+			continue;
+		Dwarf_Die t;
+		if (!die_type(&child, &t) || !integer_class(&t))
+			return false;
+		if (dwarf_dieoffset(&child) == dwarf_dieoffset(param)) {
+			if (k < 6) {
+				v->where = W_REG;
+				v->reg = regs[k];
+			} else { /* on the stack, above the return address */
+				emit(c, FETCH_REG, 7, 0, 8 + 8 * (k - 6));
+				v->where = W_MEM;
+			}
+			return !c->failed;
+		}
+		k++;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* A location that is one expression for the whole function (not a list)
+ * and is a stack slot: at -O0 it holds the value only after the prologue. */
+static bool slot_after_prologue(Dwarf_Attribute *a, const Dwarf_Op *e, size_t n)
+{
+	int form = dwarf_whatform(a);
+	if (form == DW_FORM_sec_offset || form == DW_FORM_loclistx || form == DW_FORM_data4 ||
+	    form == DW_FORM_data8)
+		return false; /* a location list: valid where it says */
+	for (size_t i = 0; i < n; i++)
+		if (e[i].atom == DW_OP_fbreg || e[i].atom == DW_OP_breg6 || e[i].atom == DW_OP_breg7 ||
+		    e[i].atom == DW_OP_call_frame_cfa)
+			return true;
+	return false;
+}
+
 /* Resolves variable `die` into v: its location at the address. */
 static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct val *v)
 {
@@ -607,6 +695,17 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	if (got <= 0 || n == 0) {
 		v->status = SONDE_VAL_OPTIMIZED_OUT;
 		snprintf(v->why, sizeof(v->why), "optimized out");
+		return 0;
+	}
+	if (dwarf_tag(die) == DW_TAG_formal_parameter && at_entry(c) &&
+	    slot_after_prologue(&a, expr, n)) {
+		if (abi_parameter(c, die, v))
+			return 0;
+		if (c->failed)
+			return -1;
+		v->status = SONDE_VAL_UNAVAILABLE;
+		snprintf(v->why, sizeof(v->why),
+			 "not available at the entry: its stack slot is filled after the prologue");
 		return 0;
 	}
 	/* DW_OP_addrx: the address comes from .debug_addr. */
@@ -1126,6 +1225,23 @@ static bool has_cus(Dwarf *dw)
 	return dw && dwarf_nextcu(dw, 0, &next, &hsize, NULL, NULL, NULL) == 0;
 }
 
+/* The compile unit holding the address by its ranges: DWARF 5 from clang
+ * has no .debug_aranges, which dwarf_addrdie reads. */
+static bool cu_by_ranges(struct ctx *c)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(c->dw, off + hsize, &cu) && dwarf_haspc(&cu, c->vaddr) == 1) {
+			c->cu = cu;
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
 static void ctx_close(struct ctx *c)
 {
 	free(c->scopes);
@@ -1178,7 +1294,7 @@ static int ctx_open(struct ctx *c, const char *binary, uint64_t file_offset, cha
 		return fail(c, "%s has no DWARF debug info: install its debug symbols (the -dbgsym "
 			       "package, or libc6-dbg for libc) or rebuild it with -g",
 			    binary);
-	if (!dwarf_addrdie(c->dw, c->vaddr, &c->cu))
+	if (!dwarf_addrdie(c->dw, c->vaddr, &c->cu) && !cu_by_ranges(c))
 		return fail(c, "no DWARF compile unit of %s covers address 0x%llx (built without -g?)",
 			    binary, (unsigned long long)c->vaddr);
 	c->nscopes = dwarf_getscopes(&c->cu, c->vaddr, &c->scopes);

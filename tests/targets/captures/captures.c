@@ -10,7 +10,7 @@
  *                                       argument whose location is a location
  *                                       list (it is overwritten in the loop)
  * Output, one line each: "calls N", "size S COUNT" per size, "big B" (calls
- * with size > 1000), "color NAME COUNT", "name NAME COUNT", "urgent COUNT",
+ * with size > 1000), "big_not_urgent B" (and not urgent), "color NAME COUNT", "name NAME COUNT", "urgent COUNT",
  * "generation_sum SUM", "seed_sum SUM", "n_sum SUM". */
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	int calls = argc > 1 ? atoi(argv[1]) : 1000;
 	unsigned long size_count[65536] = {0};
 	unsigned long color_count[BLUE + 1] = {0}, name_count[3] = {0};
-	unsigned long big = 0, urgent = 0, gen_sum = 0, seed_sum = 0, n_sum = 0, total = 0;
+	unsigned long big = 0, big_not_urgent = 0, urgent = 0, gen_sum = 0, seed_sum = 0, n_sum = 0, total = 0;
 	for (int i = 0; i < calls; i++) {
 		struct request r = {.fd = 3 + i % 4, .path = paths[i % 2], .color = colors[i % 4],
 				    .urgent = i % 5 == 0, .offset = -1000 + i};
@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 		int n = i % 11 - 5;
 		size_count[r.hdr.size]++;
 		big += r.hdr.size > 1000;
+		big_not_urgent += r.hdr.size > 1000 && !r.urgent;
 		color_count[r.color]++;
 		name_count[i % 3]++;
 		urgent += r.urgent;
@@ -91,6 +92,7 @@ int main(int argc, char **argv)
 		if (size_count[s])
 			printf("size %d %lu\n", s, size_count[s]);
 	printf("big %lu\n", big);
+	printf("big_not_urgent %lu\n", big_not_urgent);
 	for (int c = 0; c <= BLUE; c++)
 		if (color_names[c])
 			printf("color %s %lu\n", color_names[c], color_count[c]);
