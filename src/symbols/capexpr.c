@@ -381,14 +381,45 @@ void capexpr_free(struct cap_spec *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* A word a C++ name goes on with after a blank ("operator new",
+ * "f(int) const"). */
+static bool continues_name(const char *before, size_t n, const char *after)
+{
+	static const char *const next[] = {"const", "volatile", "&", "&&", NULL};
+	if (n >= 8 && strncmp(before + n - 8, "operator", 8) == 0 &&
+	    (n == 8 || !isalnum((unsigned char)before[n - 9])))
+		return true;
+	for (int i = 0; next[i]; i++) {
+		size_t k = strlen(next[i]);
+		if (strncmp(after, next[i], k) == 0 && (!after[k] || isspace((unsigned char)after[k])))
+			return true;
+	}
+	return false;
+}
+
 size_t capexpr_split_spec(const char *spec, const char **tail)
 {
-	size_t n = strcspn(spec, " \t");
-	const char *t = spec + n;
+	int depth = 0;
+	size_t i = 0;
+	for (; spec[i]; i++) {
+		char c = spec[i];
+		if (c == '(' || c == '<' || c == '[')
+			depth++;
+		else if ((c == ')' || c == '>' || c == ']') && depth > 0)
+			depth--;
+		else if ((c == ' ' || c == '\t') && depth == 0) {
+			const char *t = spec + i;
+			while (*t == ' ' || *t == '\t')
+				t++;
+			if (!continues_name(spec, i, t))
+				break;
+		}
+	}
+	const char *t = spec + i;
 	while (*t == ' ' || *t == '\t')
 		t++;
 	*tail = t;
-	return n;
+	return i;
 }
 
 const char *capexpr_op_text(enum cap_op op)

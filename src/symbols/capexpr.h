@@ -70,8 +70,10 @@ int capexpr_parse(const char *text, struct cap_spec *out, char *err, size_t errl
 
 void capexpr_free(struct cap_spec *s);
 
-/* Splits a --trace spec "LOCATION [VAR...] [if EXPR]" at the first space:
- * returns the length of LOCATION; *tail points at the rest ("" if none). */
+/* Splits a --trace spec "LOCATION [VAR...] [if EXPR]" at the first blank
+ * outside (), <> and [] that does not continue a C++ name ("operator new",
+ * "f(int) const"): returns the length of LOCATION; *tail points at the
+ * rest ("" if none). */
 size_t capexpr_split_spec(const char *spec, const char **tail);
 
 /* The operator as C writes it ("<=", "&&", "-"...). */

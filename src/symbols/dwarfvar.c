@@ -864,7 +864,12 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 	}
 	if (!val_stripped(v, &t) ||
 	    (dwarf_tag(&t) != DW_TAG_structure_type && dwarf_tag(&t) != DW_TAG_union_type)) {
-		if (!v->status)
+		Dwarf_Die pt;
+		if (v->status) {
+		} else if (dwarf_tag(&t) == DW_TAG_pointer_type && die_type(&t, &pt) && strip(&pt) &&
+			   (dwarf_tag(&pt) == DW_TAG_structure_type || dwarf_tag(&pt) == DW_TAG_union_type))
+			fail(c, "%s is a %s: use %s->%s", what, val_type_name(v), what, n->name);
+		else
 			fail(c, "%s is a %s, which has no members", what, val_type_name(v));
 		goto out;
 	}
