@@ -91,7 +91,8 @@ while read -r color count; do
 done < <(want "$WORK/by.out" color)
 [ "$(jq '[.by.rows[].samples] | add' "$WORK/by.json")" = "$(jq .samples "$WORK/by.json")" ] ||
 	fail "--by: the rows' samples do not add up to the view's"
-"$SONDE" report "$WORK/by.sonde" --in handle --by 'req->color' | grep -q '^  GREEN  *10000 ' ||
+"$SONDE" report "$WORK/by.sonde" --in handle --by 'req->color' >"$WORK/by.txt"
+grep -q '^  GREEN  *10000 ' "$WORK/by.txt" ||
 	fail "--by text: no GREEN row with 10000 calls"
 pass "--by req->color splits handle's calls as the program counted them"
 
