@@ -29,6 +29,8 @@ struct val {
 	bool has_type;
 	/* A type made here (&x: a pointer to type; a constant: int). */
 	enum { SYN_NONE, SYN_PTR_TO, SYN_INT } syn;
+	bool loclist;   /* its location came from a location list */
+	bool abi;       /* an argument read where the calling convention puts it */
 	uint8_t status; /* SONDE_VAL_OK, or why the value cannot be read here */
 	char why[96];
 };
@@ -408,7 +410,12 @@ static void type_name(Dwarf_Die *t, bool has, char *buf, size_t size, int depth)
 		return;
 	case DW_TAG_const_type:
 		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
-		snprintf(buf, size, "const %s", sub);
+		/* const T[N] is an array of const T: say const once; a const
+		 * pointer is T *const. */
+		if (hi && dwarf_tag(&inner) == DW_TAG_pointer_type)
+			snprintf(buf, size, "%sconst", sub);
+		else
+			snprintf(buf, size, "%s%s", strncmp(sub, "const ", 6) ? "const " : "", sub);
 		return;
 	case DW_TAG_volatile_type:
 		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
@@ -699,8 +706,10 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	}
 	if (dwarf_tag(die) == DW_TAG_formal_parameter && at_entry(c) &&
 	    slot_after_prologue(&a, expr, n)) {
-		if (abi_parameter(c, die, v))
+		if (abi_parameter(c, die, v)) {
+			v->abi = true;
 			return 0;
+		}
 		if (c->failed)
 			return -1;
 		v->status = SONDE_VAL_UNAVAILABLE;
@@ -739,6 +748,9 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	c->nops += k;
 	v->where = where;
 	v->reg = reg;
+	int form = dwarf_whatform(&a);
+	v->loclist = form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
+		     form == DW_FORM_data4 || form == DW_FORM_data8;
 	if (where == W_UNAVAILABLE) {
 		v->status = SONDE_VAL_UNAVAILABLE;
 		snprintf(v->why, sizeof(v->why),
@@ -1408,6 +1420,11 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 				e->readable = xstrdup(why);
 			else if (val.status)
 				e->readable = xstrdup(val.why);
+			else if (val.abi)
+				e->readable = xstrdup("yes (at the entry, where the calling convention "
+						      "puts it)");
+			else if (val.loclist)
+				e->readable = xstrdup("yes (location list)");
 			else
 				e->readable = xstrdup("yes");
 		} while (dwarf_siblingof(&child, &child) == 0);

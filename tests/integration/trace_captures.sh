@@ -66,6 +66,18 @@ for build in gcc-O2 clang-O2; do
 done
 pass "at -O2 (gcc and clang) seed's location is a location list, read right at the entry"
 
+# probe --vars: what is visible at handle's entry, and how it is read.
+"$SONDE" probe -e "$TARGETS/captures-gcc-O2" --vars handle >"$WORK/vars.txt"
+grep -Eq '^  argument +struct request \* +req +yes$' "$WORK/vars.txt" || fail "probe --vars: no readable req: $(cat "$WORK/vars.txt")"
+grep -Eq '^  local +long int +s +optimized out$' "$WORK/vars.txt" || fail "probe --vars: the local s is not optimized out at the entry"
+grep -Eq '^  global +int +g_generation +yes$' "$WORK/vars.txt" || fail "probe --vars: no global g_generation"
+"$SONDE" probe -e "$TARGETS/captures-clang-O2" --vars checksum >"$WORK/vars2.txt"
+grep -Eq '^  argument +unsigned long +seed +yes \(location list\)$' "$WORK/vars2.txt" || fail "probe --vars: seed is not read from its location list: $(cat "$WORK/vars2.txt")"
+"$SONDE" probe -e "$TARGETS/captures-gcc-O0" --vars checksum >"$WORK/vars3.txt"
+grep -Eq '^  argument +long unsigned int +seed +yes \(at the entry, where the calling convention puts it\)$' "$WORK/vars3.txt" || fail "probe --vars: -O0 seed at the entry: $(cat "$WORK/vars3.txt")"
+expect_error "captures-nodebug has no DWARF debug info" "" -- "$SONDE" probe -e "$TARGETS/captures-nodebug" --vars handle
+pass "probe --vars lists arguments, locals and globals with their types and how each is read"
+
 # A predicate, decided in the kernel: only matching calls send values.
 "$SONDE" record -F 99 --no-children \
 	--trace 'handle req->hdr.size if req->hdr.size > 1000 && !req->urgent' \
