@@ -92,7 +92,7 @@ enum sonde_counter {
 	SONDE_COUNTERS(SONDE_CNT_ENUM)
 #undef SONDE_CNT_ENUM
 	SONDE_CNT_NUM, /* how many there are */
-	SONDE_CNT_MAX = 16, /* the map's size */
+	SONDE_CNT_MAX = 24, /* the map's size */
 };
 _Static_assert(SONDE_CNT_NUM <= SONDE_CNT_MAX, "raise SONDE_CNT_MAX");
 
