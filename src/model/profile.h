@@ -229,7 +229,8 @@ int profile_cmp_span_index(const void *a, const void *b, void *profile);
 /* Forgets old raw data, so a live session stays bounded: the first
  * `nsamples_drop` samples (in arrival order) with their span links, every
  * span that ended before `span_cutoff_ns`, and then the oldest spans beyond
- * `max_spans`. Stacks, threads, frames, probes, events and metadata stay, so
+ * `max_spans`; likewise the hits of capturing probes (and their values)
+ * before `span_cutoff_ns`, and the oldest beyond `max_spans`. Stacks, threads, frames, probes, events and metadata stay, so
  * stack and thread ids keep their meaning; sample indexes shift down by
  * nsamples_drop. Returns the number of spans removed. */
 size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,

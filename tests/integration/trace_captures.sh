@@ -130,3 +130,32 @@ expect_error "\*req is a struct request: capture one of its members" "$out" -- \
 expect_error "handle does not capture nosuch \(it captures: req->color\)" "" -- \
 	"$SONDE" report "$WORK/by.sonde" --in handle --by nosuch
 pass "bad captures and predicates: one line each, nothing recorded"
+
+# Live: a bad capture is answered with one line and the session goes on; a
+# good one is attached while the target runs, and its values are saved.
+export SONDE_RUNTIME_DIR="$WORK/run"
+"$TARGETS/captures-gcc-O2" 1500000000 >/dev/null &
+tpid=$!
+BG_PIDS+=("$tpid")
+wait_exec "$tpid" "$TARGETS/captures-gcc-O2"
+"$SONDE" top -b -i 0.5 -F 99 -p "$tpid" >"$WORK/top.out" 2>"$WORK/top.err" &
+spid=$!
+BG_PIDS+=("$spid")
+for _ in $(seq 300); do
+	grep -q "^$spid " <<<"$("$SONDE" ctl --list 2>/dev/null)" && break
+	kill -0 "$spid" 2>/dev/null || fail "sonde top exited: $(cat "$WORK/top.err")"
+	sleep 0.1
+done
+expect_error "req has no member \"nosuch\"" "" -- "$SONDE" ctl "$spid" trace 'handle req->nosuch'
+kill -0 "$spid" || fail "the live session ended after a bad capture"
+"$SONDE" ctl "$spid" trace 'handle req->hdr.size req->color if req->hdr.size > 1000' >"$WORK/ctl.out" ||
+	fail "live trace with captures failed: $(cat "$WORK/ctl.out")"
+sleep 1
+"$SONDE" ctl "$spid" save "$WORK/live.sonde" >/dev/null || fail "ctl save failed"
+stop_gently "$spid"
+"$SONDE" report "$WORK/live.sonde" --json >"$WORK/live.json"
+hits=$(jq '.probes[] | select(.name == "handle") | .hits' "$WORK/live.json")
+min=$(jq '.probes[] | select(.name == "handle") | .values["req->hdr.size"].min' "$WORK/live.json")
+assert_ge "live hits with values" "$hits" 1
+[ "$min" -gt 1000 ] || fail "live: a call failing the predicate sent values (min size $min)"
+pass "live: a bad capture answered in one line, the session went on; $hits hits saved, all matching"
