@@ -506,20 +506,36 @@ static bool find_in_scope(Dwarf_Die *scope, const char *name, Dwarf_Die *out)
 	return false;
 }
 
-/* A definition (with a location) of global `name` in any compile unit. */
+/* A variable named `name` with a location (a definition, not an extern
+ * declaration) among the children of a compile unit. */
+static bool find_definition(Dwarf_Die *cu, const char *name, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	if (dwarf_child(cu, &child) != 0)
+		return false;
+	do {
+		const char *n;
+		if (dwarf_tag(&child) == DW_TAG_variable && (n = dwarf_diename(&child)) &&
+		    strcmp(n, name) == 0 && has_location(&child)) {
+			*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* A definition (with a location) of global `name`: in the probe's compile
+ * unit first, then in any other. */
 static bool find_global(struct ctx *c, const char *name, Dwarf_Die *out)
 {
+	if (find_definition(&c->cu, name, out))
+		return true;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
-		if (dwarf_offdie(c->dw, off + hsize, &cu)) {
-			Dwarf_Die d;
-			if (find_in_scope(&cu, name, &d) && has_location(&d)) {
-				*out = d;
-				return true;
-			}
-		}
+		if (dwarf_offdie(c->dw, off + hsize, &cu) && find_definition(&cu, name, out))
+			return true;
 		off = next;
 	}
 	return false;
@@ -694,6 +710,11 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 		v->where = W_VAL;
 		return c->failed ? -1 : 0;
 	}
+	if (!dwarf_hasattr_integrate(die, DW_AT_location) &&
+	    dwarf_hasattr_integrate(die, DW_AT_declaration))
+		return fail(c, "%s is declared in %s but defined in another binary (a library): "
+			       "capture it in a probe on that binary",
+			    name, c->binary);
 	Dwarf_Op *expr;
 	size_t n;
 	int got = dwarf_attr_integrate(die, DW_AT_location, &a)
@@ -1395,6 +1416,11 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 			const char *name = dwarf_diename(&child);
 			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name)
 				continue;
+			bool shadowed = false; /* an inner scope's, or a second declaration */
+			for (int k = 0; k < n && !shadowed; k++)
+				shadowed = strcmp(v[k].name, name) == 0;
+			if (shadowed)
+				continue;
 			v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));
 			struct dwarfvar_visible *e = &v[n++];
 			e->name = xstrdup(name);
@@ -1407,7 +1433,7 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 					   : dwarf_tag(scope) == DW_TAG_compile_unit ? "global"
 										    : "local");
 			Dwarf_Die d = child;
-			if (!has_location(&d) && find_global(&c, name, &d) == false)
+			if (!has_location(&d) && !find_global(&c, name, &d))
 				d = child;
 			struct val val;
 			c.ops = scratch;
@@ -1416,7 +1442,9 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 			char why[256] = "";
 			c.err = why;
 			c.errlen = sizeof(why);
-			if (load_variable(&c, &d, name, &val))
+			if (!has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration))
+				e->readable = xstrdup("no: defined in another binary");
+			else if (load_variable(&c, &d, name, &val))
 				e->readable = xstrdup(why);
 			else if (val.status)
 				e->readable = xstrdup(val.why);
