@@ -809,6 +809,14 @@ static const struct command_info commands[] = {
 	 "the FILE it names; one still unsaved when the session ends goes to $TMPDIR\n"
 	 "(or /tmp).\n"
 	 "e.g.  save run.sonde"},
+	{"by", CMD_BY, parse_one_arg, "VAR", "by VAR", "split the view's calls by a captured value",
+	 "a VAR", "by req->color",
+	 "With a view on a traced function (in, slow, fast FUNC) that captures VAR\n"
+	 "(trace 'FUNC VAR'): FUNC's calls over the data held, split by the value VAR\n"
+	 "had at their entry: per value, its calls, its calls the view takes, and the\n"
+	 "samples the view takes inside them.\n"
+	 "e.g.  slow handle_request p95\n"
+	 "      by req->color"},
 	{"status", CMD_STATUS, parse_no_arg, NULL, "status",
 	 "probes, sampling, view, window and filters", NULL, "status",
 	 "Shows the probes, the sampling settings, the view, the window and the\n"
@@ -1011,6 +1019,7 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_UNTRACE:
 	case CMD_VIEW_IN:
 	case CMD_SAVE:
+	case CMD_BY:
 		text_word(&t, c->arg, false);
 		break;
 	case CMD_SAMPLE_HZ:
@@ -1081,6 +1090,7 @@ static bool uses_arg(enum command_kind k)
 	case CMD_VIEW_FAST:
 	case CMD_FILTER_COMM:
 	case CMD_SAVE:
+	case CMD_BY:
 	case CMD_HELP:
 		return true;
 	default:
@@ -1157,6 +1167,8 @@ const char *command_name(enum command_kind kind)
 		return "save";
 	case CMD_STATUS:
 		return "status";
+	case CMD_BY:
+		return "by";
 	case CMD_HELP:
 		return "help";
 	}

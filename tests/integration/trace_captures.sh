@@ -151,6 +151,10 @@ kill -0 "$spid" || fail "the live session ended after a bad capture"
 "$SONDE" ctl "$spid" trace 'handle req->hdr.size req->color if req->hdr.size > 1000' >"$WORK/ctl.out" ||
 	fail "live trace with captures failed: $(cat "$WORK/ctl.out")"
 sleep 1
+"$SONDE" ctl "$spid" in handle >/dev/null || fail "ctl in handle failed"
+"$SONDE" ctl "$spid" by 'req->color' >"$WORK/by_live.txt" || fail "live by failed: $(cat "$WORK/by_live.txt")"
+grep -Eq '^  GREEN +[1-9][0-9]* ' "$WORK/by_live.txt" || fail "live by: no GREEN row: $(cat "$WORK/by_live.txt")"
+expect_error "handle does not capture nosuch" "" -- "$SONDE" ctl "$spid" by nosuch
 "$SONDE" ctl "$spid" save "$WORK/live.sonde" >/dev/null || fail "ctl save failed"
 stop_gently "$spid"
 "$SONDE" report "$WORK/live.sonde" --json >"$WORK/live.json"
@@ -158,4 +162,4 @@ hits=$(jq '.probes[] | select(.name == "handle") | .hits' "$WORK/live.json")
 min=$(jq '.probes[] | select(.name == "handle") | .values["req->hdr.size"].min' "$WORK/live.json")
 assert_ge "live hits with values" "$hits" 1
 [ "$min" -gt 1000 ] || fail "live: a call failing the predicate sent values (min size $min)"
-pass "live: a bad capture answered in one line, the session went on; $hits hits saved, all matching"
+pass "live: a bad capture answered in one line, the session went on; by splits the held calls; $hits hits saved, all matching"

@@ -622,7 +622,7 @@ static char *help_text(const char *topic)
 
 static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-slow",
 				    "in", "slow", "fast", "all", "window", "ewma", "filter",
-				    "reset", "save", "status", "help"};
+				    "reset", "save", "by", "status", "help"};
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))
 
 Test(command, help_lists_every_command)
