@@ -51,7 +51,8 @@ enum sonde_record_kind {
  *   field   its member of struct engine_stats
  *   key     its key in a recording's meta table
  *   group   the sentence of the summary that shows it (engine/drops.h):
- *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed)
+ *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed),
+ *           VALUES (captured values not read)
  *   drop    1: among the live status's drops
  *   phrase  what follows its number in that sentence */
 #define SONDE_COUNTERS(X) \
@@ -84,7 +85,7 @@ enum sonde_record_kind {
 	X(LOST_VALUES, lost_values, "lost_values", LOST, 1, "captured values") \
 	/* reads of user memory by fetch programs that failed (the value is \
 	 * marked, or the hit's predicate failed: nothing sent) */ \
-	X(FETCH_FAULT, fetch_faults, "fetch_faults", MISSES, 0, "failed reads of captured values")
+	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {

@@ -1336,6 +1336,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	if (drops_sum(&es, DROPS_VALUES, false))
+		fprintf(out, "; %s (shown as read errors)",
+			drops_list(&es, DROPS_VALUES, list, sizeof(list)));
 	struct symbols_stats ss;
 	symbols_get_stats(s->syms, &ss);
 	if (ss.jit_map_bad_lines)

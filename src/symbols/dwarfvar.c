@@ -17,13 +17,12 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "dwarfexpr.h"
 #include "probes.h"
 #include "util.h"
 
-enum where { W_MEM, W_REG, W_VAL, W_UNAVAILABLE };
-
 struct val {
-	enum where where;
+	enum dwarfexpr_where where;
 	int reg;
 	Dwarf_Die type; /* valid when has_type */
 	bool has_type;
@@ -68,291 +67,13 @@ static int fail(struct ctx *c, const char *fmt, ...)
 
 /* ---- the program ------------------------------------------------------- */
 
-static int emit_to(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,
-		   uint16_t b, int64_t imm)
-{
-	if (*n >= max)
-		return -1;
-	ops[(*n)++] = (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm};
-	return 0;
-}
-
 static void emit(struct ctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
 {
 	if (c->failed)
 		return;
-	if (emit_to(c->ops, &c->nops, SONDE_FETCH_OPS, code, a, b, imm))
+	if (dwarfexpr_emit(c->ops, &c->nops, SONDE_FETCH_OPS, code, a, b, imm))
 		fail(c, "the captures and predicate need more than %d operations: capture fewer",
 		     SONDE_FETCH_OPS);
-}
-
-/* ---- DWARF expressions --------------------------------------------------- */
-
-static const char *op_name(unsigned atom)
-{
-	switch (atom) {
-	case DW_OP_skip: return "DW_OP_skip";
-	case DW_OP_bra: return "DW_OP_bra";
-	case DW_OP_call2: return "DW_OP_call2";
-	case DW_OP_call4: return "DW_OP_call4";
-	case DW_OP_call_ref: return "DW_OP_call_ref";
-	case DW_OP_form_tls_address: return "DW_OP_form_tls_address";
-	case DW_OP_GNU_push_tls_address: return "DW_OP_GNU_push_tls_address";
-	case DW_OP_implicit_pointer: return "DW_OP_implicit_pointer";
-	case DW_OP_GNU_implicit_pointer: return "DW_OP_GNU_implicit_pointer";
-	case DW_OP_GNU_parameter_ref: return "DW_OP_GNU_parameter_ref";
-	case DW_OP_bit_piece: return "DW_OP_bit_piece";
-	case DW_OP_xderef: return "DW_OP_xderef";
-	case DW_OP_xderef_size: return "DW_OP_xderef_size";
-	case DW_OP_push_object_address: return "DW_OP_push_object_address";
-	case DW_OP_rot: return "DW_OP_rot";
-	case DW_OP_pick: return "DW_OP_pick";
-	case DW_OP_abs: return "DW_OP_abs";
-	case DW_OP_deref_type: case DW_OP_GNU_deref_type: return "DW_OP_deref_type";
-	case DW_OP_const_type: case DW_OP_GNU_const_type: return "DW_OP_const_type";
-	case DW_OP_regval_type: case DW_OP_GNU_regval_type: return "DW_OP_regval_type";
-	case DW_OP_convert: case DW_OP_GNU_convert: return "DW_OP_convert";
-	case DW_OP_reinterpret: case DW_OP_GNU_reinterpret: return "DW_OP_reinterpret";
-	case DW_OP_implicit_value: return "DW_OP_implicit_value";
-	case DW_OP_piece: return "DW_OP_piece";
-	}
-	static char buf[32];
-	snprintf(buf, sizeof(buf), "DW_OP 0x%x", atom);
-	return buf;
-}
-
-/* The CFA at the probe address as a register + offset (the CFI row's rule). */
-static int cfa_ops(uint32_t rule, struct sonde_fetch_op *ops, int *n, int max, char *err,
-		   size_t errlen)
-{
-	unsigned kind = rule ? cfi_rule_cfa(rule) : CFI_CFA_NONE;
-	if (kind == CFI_CFA_RSP || kind == CFI_CFA_RBP) {
-		int reg = kind == CFI_CFA_RSP ? 7 : 6;
-		if (emit_to(ops, n, max, FETCH_REG, (uint8_t)reg, 0, cfi_rule_cfa_off(rule)))
-			return errbuf_set(err, errlen, "program too long");
-		return 0;
-	}
-	char text[64] = "none";
-	if (rule)
-		cfi_rule_format(rule, text, sizeof(text));
-	return errbuf_set(err, errlen,
-			  "its frame base is DW_OP_call_frame_cfa, and the CFA at this address "
-			  "(%s) is not a register plus an offset: sonde cannot fold it",
-			  text);
-}
-
-/* One segment of an expression (no DW_OP_piece inside). */
-static int translate_one(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb,
-			 uint32_t cfa_rule, struct sonde_fetch_op *ops, int *no, int max, int *where,
-			 int *reg, int depth, char *err, size_t errlen)
-{
-	*where = W_MEM;
-	if (n == 0)
-		return errbuf_set(err, errlen, "an empty location");
-#define E(code, a, b, imm)                                                                       \
-	do {                                                                                     \
-		if (emit_to(ops, no, max, code, a, b, imm))                                       \
-			return errbuf_set(err, errlen, "location too long for sonde's %d operations", \
-					  SONDE_FETCH_OPS);                                       \
-	} while (0)
-	for (size_t i = 0; i < n; i++) {
-		unsigned atom = e[i].atom;
-		bool last = i + 1 == n;
-		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
-			E(FETCH_CONST, 0, 0, atom - DW_OP_lit0);
-		} else if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
-			unsigned r = atom - DW_OP_reg0;
-			if (!last)
-				return errbuf_set(err, errlen, "DW_OP_reg%u not at the end", r);
-			if (r >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "it is in DWARF register %u "
-							       "(not a general register)", r);
-			*where = W_REG;
-			*reg = (int)r;
-			return 0;
-		} else if (atom == DW_OP_regx) {
-			if (!last || e[i].number >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "it is in DWARF register %llu "
-							       "(not a general register)",
-						  (unsigned long long)e[i].number);
-			*where = W_REG;
-			*reg = (int)e[i].number;
-			return 0;
-		} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
-			unsigned r = atom - DW_OP_breg0;
-			if (r >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "DW_OP_breg%u: not a general register", r);
-			E(FETCH_REG, (uint8_t)r, 0, (int64_t)e[i].number);
-		} else if (atom == DW_OP_bregx) {
-			if (e[i].number >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "DW_OP_bregx %llu: not a general register",
-						  (unsigned long long)e[i].number);
-			E(FETCH_REG, (uint8_t)e[i].number, 0, (int64_t)e[i].number2);
-		} else {
-			switch (atom) {
-			case DW_OP_addr:
-				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_addrx:
-			case DW_OP_GNU_addr_index:
-				/* The caller replaced the index by the address (number2 = 1). */
-				if (!e[i].number2)
-					return errbuf_set(err, errlen, "DW_OP_addrx without its address");
-				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
-			case DW_OP_const8u: case DW_OP_constu: case DW_OP_constx:
-			case DW_OP_GNU_const_index:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
-			case DW_OP_const8s: case DW_OP_consts:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_fbreg: {
-				if (!fb || nfb == 0)
-					return errbuf_set(err, errlen, "DW_OP_fbreg, but its function has "
-								       "no frame base");
-				if (depth > 0)
-					return errbuf_set(err, errlen, "a frame base that uses DW_OP_fbreg");
-				int w, r;
-				if (translate_one(fb, nfb, NULL, 0, cfa_rule, ops, no, max, &w, &r,
-						  depth + 1, err, errlen))
-					return -1;
-				if (w == W_REG)
-					E(FETCH_REG, (uint8_t)r, 0, 0);
-				else if (w != W_MEM && w != W_VAL)
-					return errbuf_set(err, errlen, "a frame base sonde cannot read");
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				E(FETCH_ADD, 0, 0, 0);
-				break;
-			}
-			case DW_OP_call_frame_cfa:
-				if (cfa_ops(cfa_rule, ops, no, max, err, errlen))
-					return -1;
-				break;
-			case DW_OP_deref:
-				E(FETCH_DEREF, 8, 0, 0);
-				break;
-			case DW_OP_deref_size:
-				if (e[i].number != 1 && e[i].number != 2 && e[i].number != 4 &&
-				    e[i].number != 8)
-					return errbuf_set(err, errlen, "DW_OP_deref_size %llu",
-							  (unsigned long long)e[i].number);
-				E(FETCH_DEREF, (uint8_t)e[i].number, 0, 0);
-				break;
-			case DW_OP_plus_uconst:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				E(FETCH_ADD, 0, 0, 0);
-				break;
-			case DW_OP_plus: E(FETCH_ADD, 0, 0, 0); break;
-			case DW_OP_minus: E(FETCH_SUB, 0, 0, 0); break;
-			case DW_OP_mul: E(FETCH_MUL, 0, 0, 0); break;
-			case DW_OP_div: E(FETCH_DIV, 0, 1, 0); break;
-			case DW_OP_mod: E(FETCH_MOD, 0, 0, 0); break;
-			case DW_OP_and: E(FETCH_AND, 0, 0, 0); break;
-			case DW_OP_or: E(FETCH_OR, 0, 0, 0); break;
-			case DW_OP_xor: E(FETCH_XOR, 0, 0, 0); break;
-			case DW_OP_shl: E(FETCH_SHL, 0, 0, 0); break;
-			case DW_OP_shr: E(FETCH_SHR, 0, 0, 0); break;
-			case DW_OP_shra: E(FETCH_SHR, 0, 1, 0); break;
-			case DW_OP_neg: E(FETCH_NEG, 0, 0, 0); break;
-			case DW_OP_not: E(FETCH_BNOT, 0, 0, 0); break;
-			case DW_OP_eq: E(FETCH_EQ, 0, 1, 0); break;
-			case DW_OP_ne: E(FETCH_NE, 0, 1, 0); break;
-			case DW_OP_lt: E(FETCH_LT, 0, 1, 0); break;
-			case DW_OP_le: E(FETCH_LE, 0, 1, 0); break;
-			case DW_OP_gt: E(FETCH_GT, 0, 1, 0); break;
-			case DW_OP_ge: E(FETCH_GE, 0, 1, 0); break;
-			case DW_OP_dup: E(FETCH_DUP, 0, 0, 0); break;
-			case DW_OP_drop: E(FETCH_DROP, 0, 0, 0); break;
-			case DW_OP_swap: E(FETCH_SWAP, 0, 0, 0); break;
-			case DW_OP_over: E(FETCH_OVER, 0, 0, 0); break;
-			case DW_OP_nop: break;
-			case DW_OP_stack_value:
-				if (!last)
-					return errbuf_set(err, errlen, "DW_OP_stack_value not at the end");
-				*where = W_VAL;
-				return 0;
-			case DW_OP_implicit_value: {
-				if (n != 1 || e[i].number > 8)
-					return errbuf_set(err, errlen, "DW_OP_implicit_value of %llu bytes "
-								       "(sonde reads up to 8)",
-							  (unsigned long long)e[i].number);
-				uint64_t v = 0;
-				memcpy(&v, (const void *)(uintptr_t)e[i].number2, e[i].number);
-				E(FETCH_CONST, 0, 0, (int64_t)v);
-				*where = W_VAL;
-				return 0;
-			}
-			case DW_OP_entry_value:
-			case DW_OP_GNU_entry_value:
-				*where = W_UNAVAILABLE;
-				return 0;
-			default:
-				return errbuf_set(err, errlen, "its location uses %s, which sonde cannot "
-							       "read",
-						  op_name(atom));
-			}
-		}
-	}
-#undef E
-	return 0;
-}
-
-int dwarfvar_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb,
-		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
-		       int *where, int *reg, char *err, size_t errlen)
-{
-	int no = 0;
-	size_t npieces = 0;
-	for (size_t i = 0; i < n; i++)
-		npieces += expr[i].atom == DW_OP_piece;
-	if (npieces == 0) {
-		if (translate_one(expr, n, fb, nfb, cfa_rule, ops, &no, max, where, reg, 0, err,
-				  errlen))
-			return -1;
-		return no;
-	}
-	/* Pieces: each part's value, or'ed into place (the whole is at most 8
-	 * bytes). A part without a location is unknown: the whole is too. */
-	uint64_t bits = 0;
-	if (emit_to(ops, &no, max, FETCH_CONST, 0, 0, 0))
-		return errbuf_set(err, errlen, "location too long");
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (expr[i].atom != DW_OP_piece)
-			continue;
-		uint64_t size = expr[i].number;
-		if (bits + size * 8 > 64)
-			return errbuf_set(err, errlen, "its value is in pieces of more than 8 bytes "
-						       "(sonde reads up to 8)");
-		if (i == start) {
-			*where = W_UNAVAILABLE;
-			return errbuf_set(err, errlen, "a piece of it is optimized out here");
-		}
-		int w, r;
-		if (translate_one(expr + start, i - start, fb, nfb, cfa_rule, ops, &no, max, &w, &r,
-				  0, err, errlen))
-			return -1;
-		if (w == W_UNAVAILABLE) {
-			*where = W_UNAVAILABLE;
-			return no;
-		}
-		int rc = 0;
-		if (w == W_REG)
-			rc = emit_to(ops, &no, max, FETCH_REG, (uint8_t)r, 0, 0);
-		else if (w == W_MEM)
-			rc = emit_to(ops, &no, max, FETCH_DEREF,
-				     (uint8_t)(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1), 0, 0);
-		rc |= emit_to(ops, &no, max, FETCH_PIECE, (uint8_t)size, (uint16_t)bits, 0);
-		if (rc)
-			return errbuf_set(err, errlen, "location too long");
-		bits += size * 8;
-		start = i + 1;
-	}
-	*where = W_VAL;
-	return no;
 }
 
 /* ---- types ---------------------------------------------------------------- */
@@ -664,11 +385,11 @@ static bool abi_parameter(struct ctx *c, Dwarf_Die *param, struct val *v)
 			return false;
 		if (dwarf_dieoffset(&child) == dwarf_dieoffset(param)) {
 			if (k < 6) {
-				v->where = W_REG;
+				v->where = DWARFEXPR_REG;
 				v->reg = regs[k];
 			} else { /* on the stack, above the return address */
 				emit(c, FETCH_REG, 7, 0, 8 + 8 * (k - 6));
-				v->where = W_MEM;
+				v->where = DWARFEXPR_MEM;
 			}
 			return !c->failed;
 		}
@@ -707,7 +428,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 			emit(c, FETCH_CONST, 0, 0, (int64_t)uv);
 		else
 			return fail(c, "%s is a constant sonde cannot read (not an integer)", name);
-		v->where = W_VAL;
+		v->where = DWARFEXPR_VAL;
 		return c->failed ? -1 : 0;
 	}
 	if (!dwarf_hasattr_integrate(die, DW_AT_location) &&
@@ -756,9 +477,9 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	Dwarf_Op *fb = NULL;
 	size_t nfb = 0;
 	frame_base(c, &fb, &nfb);
-	int where = W_MEM, reg = 0;
+	int where = DWARFEXPR_MEM, reg = 0;
 	char why[256];
-	int k = dwarfvar_translate(copy, n, fb, nfb, cfa_rule_here(c), c->ops + c->nops,
+	int k = dwarfexpr_translate(copy, n, fb, nfb, cfa_rule_here(c), c->ops + c->nops,
 				   SONDE_FETCH_OPS - c->nops, &where, &reg, why, sizeof(why));
 	free(copy);
 	if (k < 0) {
@@ -772,7 +493,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	int form = dwarf_whatform(&a);
 	v->loclist = form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
 		     form == DW_FORM_data4 || form == DW_FORM_data8;
-	if (where == W_UNAVAILABLE) {
+	if (where == DWARFEXPR_UNAVAILABLE) {
 		v->status = SONDE_VAL_UNAVAILABLE;
 		snprintf(v->why, sizeof(v->why),
 			 "not available at this address (DW_OP_entry_value: its value at the call)");
@@ -784,7 +505,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 
 static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int depth);
 
-/* Puts the value itself on the stack (W_VAL), reading it where it is. */
+/* Puts the value itself on the stack (DWARFEXPR_VAL), reading it where it is. */
 static int rvalue(struct ctx *c, struct val *v, const char *what)
 {
 	if (v->status)
@@ -814,13 +535,13 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return fail(c, "%s is %llu bytes: sonde reads values of 1, 2, 4 or 8", what,
 			    (unsigned long long)size);
-	if (v->where == W_MEM)
+	if (v->where == DWARFEXPR_MEM)
 		emit(c, FETCH_DEREF, (uint8_t)size, sign, 0);
-	else if (v->where == W_REG)
+	else if (v->where == DWARFEXPR_REG)
 		emit(c, FETCH_REG, (uint8_t)v->reg, 0, 0);
-	if (v->where != W_MEM && size < 8)
+	if (v->where != DWARFEXPR_MEM && size < 8)
 		emit(c, FETCH_EXT, (uint8_t)size, sign, 0);
-	v->where = W_VAL;
+	v->where = DWARFEXPR_VAL;
 	return c->failed ? -1 : 0;
 }
 
@@ -893,7 +614,7 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 		Dwarf_Die pt;
 		v->has_type = die_type(&t, &pt);
 		v->type = pt;
-		v->where = W_MEM;
+		v->where = DWARFEXPR_MEM;
 	}
 	if (!val_stripped(v, &t) ||
 	    (dwarf_tag(&t) != DW_TAG_structure_type && dwarf_tag(&t) != DW_TAG_union_type)) {
@@ -919,20 +640,20 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 		goto out;
 	}
 	if (!v->status) {
-		if (v->where == W_MEM) {
+		if (v->where == DWARFEXPR_MEM) {
 			if (off) {
 				emit(c, FETCH_CONST, 0, 0, (int64_t)off);
 				emit(c, FETCH_ADD, 0, 0, 0);
 			}
 		} else {
 			/* A small struct held in a register or computed: its bytes. */
-			if (v->where == W_REG)
+			if (v->where == DWARFEXPR_REG)
 				emit(c, FETCH_REG, (uint8_t)v->reg, 0, 0);
 			if (off) {
 				emit(c, FETCH_CONST, 0, 0, (int64_t)off * 8);
 				emit(c, FETCH_SHR, 0, 0, 0);
 			}
-			v->where = W_VAL;
+			v->where = DWARFEXPR_VAL;
 		}
 	}
 	v->has_type = die_type(&m, &v->type);
@@ -972,7 +693,7 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 		}
 	}
 	if (!v->status) {
-		if (array && v->where != W_MEM) {
+		if (array && v->where != DWARFEXPR_MEM) {
 			fail(c, "%s is an array held outside memory here: sonde cannot index it", what);
 			goto out;
 		}
@@ -990,7 +711,7 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 		emit(c, FETCH_MUL, 0, 0, 0);
 		emit(c, FETCH_ADD, 0, 0, 0);
 	}
-	v->where = W_MEM;
+	v->where = DWARFEXPR_MEM;
 	v->type = elem;
 	v->has_type = true;
 	v->syn = SYN_NONE;
@@ -1028,7 +749,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 	}
 	case CAP_NUM:
 		emit(c, FETCH_CONST, 0, 0, n->num);
-		v->where = W_VAL;
+		v->where = DWARFEXPR_VAL;
 		v->syn = SYN_INT;
 		return c->failed ? -1 : 0;
 	case CAP_MEMBER:
@@ -1050,7 +771,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 			if (!v->status)
 				rvalue(c, v, what);
 			v->type = pt;
-			v->where = W_MEM;
+			v->where = DWARFEXPR_MEM;
 		}
 		free(what);
 		return c->failed ? -1 : 0;
@@ -1058,14 +779,14 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 	case CAP_ADDR: {
 		if (compile(c, n->l, v, depth + 1))
 			return -1;
-		if (!v->status && v->where != W_MEM) {
+		if (!v->status && v->where != DWARFEXPR_MEM) {
 			char *what = node_text(n->l);
 			fail(c, "%s has no address here (it is %s)", what,
-			     v->where == W_REG ? "in a register" : "a computed value");
+			     v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
 			free(what);
 			return -1;
 		}
-		v->where = W_VAL;
+		v->where = DWARFEXPR_VAL;
 		v->syn = SYN_PTR_TO;
 		return 0;
 	}
@@ -1112,7 +833,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 			 * unless a side is a 64-bit unsigned value or a pointer. */
 			emit(c, codes[n->op], 0, lsign && rsign, 0);
 		}
-		v->where = W_VAL;
+		v->where = DWARFEXPR_VAL;
 		v->syn = SYN_INT;
 		return c->failed ? -1 : 0;
 	}
@@ -1221,7 +942,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 		d->kind = CAPTURE_STRING;
 		uint64_t max = SONDE_CAPTURE_STR;
 		if (tag == DW_TAG_array_type) {
-			if (v.where != W_MEM)
+			if (v.where != DWARFEXPR_MEM)
 				return fail(c, "%s is a char array held outside memory here", text);
 			Dwarf_Word total;
 			if (dwarf_aggregate_size(&t, &total) == 0 && total && total < max)

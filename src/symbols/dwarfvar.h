@@ -12,13 +12,11 @@
  * is folded from the binary's CFI at that address; static addresses get
  * the load bias at run time (PIE, libraries).
  *
- * Read: DW_OP_reg*, regx, breg*, bregx, fbreg, call_frame_cfa, addr,
- * addrx, lit*, const*, constu/s, constx, stack_value, deref, deref_size,
- * plus_uconst, plus, minus, mul, div, mod, and, or, xor, shl, shr, shra,
- * neg, not, abs-free comparisons, dup, drop, swap, over, piece (values up
- * to 8 bytes), implicit_value (up to 8 bytes). DW_OP_entry_value gives
- * "not available at this address"; a variable without a location there is
- * "optimized out"; any other operation is refused by name.
+ * Each expression is translated by dwarfexpr.h (which says which DWARF
+ * operations are read); DW_OP_entry_value gives "not available at this
+ * address", a variable without a location there is "optimized out". At a
+ * function's entry, an argument whose location is a stack slot the
+ * prologue fills (-O0) is read where the x86-64 calling convention puts it.
  *
  * Errors are one line: no DWARF (and how to get it), a name not visible
  * (with the names that are), no such member (with the members), an index
@@ -30,8 +28,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <elfutils/libdw.h>
 
 #include "capexpr.h"
 #include "sonde_abi.h"
@@ -92,16 +88,5 @@ struct dwarfvar_visible {
 int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visible **out,
 		  char *err, size_t errlen);
 void dwarfvar_visible_free(struct dwarfvar_visible *v, int n);
-
-/* Translates one DWARF location expression (libdw's Dwarf_Op array) at
- * vaddr into fetch ops, for tests: frame base `fb` (NULL: none) and CFA
- * rule `cfa_rule` (a struct cfi_row rule; 0: none). On success returns
- * the number of ops written to ops[max] and sets *where: 0 = the value's
- * address is on the stack, 1 = the value is in register *reg, 2 = the
- * value itself is on the stack, 3 = not available (entry_value). -1 with
- * err for an operation it cannot read. */
-int dwarfvar_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb,
-		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
-		       int *where, int *reg, char *err, size_t errlen);
 
 #endif

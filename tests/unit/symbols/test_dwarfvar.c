@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "capexpr.h"
+#include "dwarfexpr.h"
 #include "dwarfvar.h"
 
 #define OP(a, n1, n2) ((Dwarf_Op){.atom = (a), .number = (Dwarf_Word)(n1), .number2 = (Dwarf_Word)(n2)})
@@ -19,7 +20,7 @@
 #define RULE_RBP16 (CFI_CFA_RBP | (2u << 12))
 #define RULE_DEREF (CFI_CFA_DEREF_RSP | (1u << 12))
 
-enum { W_MEM = 0, W_REG = 1, W_VAL = 2, W_UNAVAILABLE = 3 };
+enum { W_MEM = DWARFEXPR_MEM, W_REG = DWARFEXPR_REG, W_VAL = DWARFEXPR_VAL, W_UNAVAILABLE = DWARFEXPR_UNAVAILABLE };
 
 struct want {
 	uint8_t code, a;
@@ -33,7 +34,7 @@ static void translates(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t n
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
 	int w = -1, reg = -1;
-	int got = dwarfvar_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
+	int got = dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
 				     sizeof(err));
 	cr_assert_eq(got, nwant, "%d ops, want %d (%s)", got, nwant, err);
 	cr_assert_eq(w, where, "where %d, want %d", w, where);
@@ -53,7 +54,7 @@ static void refuses(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb,
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
 	int w, reg;
-	cr_assert_eq(dwarfvar_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
+	cr_assert_eq(dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
 					sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, why), "error '%s' lacks '%s'", err, why);
@@ -66,11 +67,11 @@ Test(dwarfvar, registers)
 	struct sonde_fetch_op ops[4];
 	char err[128];
 	int w, reg;
-	cr_assert_eq(dwarfvar_translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(dwarfexpr_translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_REG);
 	cr_assert_eq(reg, 5);
 	Dwarf_Op regx[] = {OP(DW_OP_regx, 14, 0)};
-	cr_assert_eq(dwarfvar_translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(dwarfexpr_translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(reg, 14);
 	Dwarf_Op xmm[] = {OP(DW_OP_reg17, 0, 0)};
 	refuses(xmm, 1, NULL, 0, 0, "DWARF register 17");
@@ -165,7 +166,7 @@ Test(dwarfvar, unavailable_and_refused)
 	struct sonde_fetch_op ops[8];
 	char err[128];
 	int w, reg;
-	cr_assert_geq(dwarfvar_translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_geq(dwarfexpr_translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_UNAVAILABLE);
 	Dwarf_Op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
 	refuses(bra, 2, NULL, 0, 0, "its location uses DW_OP_bra, which sonde cannot read");
