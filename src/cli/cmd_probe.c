@@ -103,28 +103,42 @@ int cmd_probe(int argc, char **argv)
 	}
 	struct printable keep = {0};
 	int rc = 0;
-	for (int i = 0; i < n && !rc; i++) {
-		struct dwarfvar_visible *v;
-		int nv = dwarfvar_list(t[i].binary, t[i].offset, &v, err, sizeof(err));
-		if (nv < 0) {
-			errorf("%s", err);
-			rc = 1;
-			break;
-		}
+	/* One table per function: the addresses of one spec that share a
+	 * name (a line's instances, once FILE:LINE probes exist) together. */
+	for (int i = 0, j; i < n && !rc; i = j) {
 		struct row *rows = NULL;
 		int nrows = 0;
-		add_rows(&rows, &nrows, v, nv);
-		dwarfvar_visible_free(v, nv);
-		printf("%s in %s (file offset 0x%llx), 1 address:\n", printable(&keep, t[i].function),
-		       printable(&keep, t[i].binary), (unsigned long long)t[i].offset);
-		printf("  %-9s %-28s %-20s %s\n", "WHERE", "TYPE", "NAME", "READABLE");
+		for (j = i; j < n && strcmp(t[j].function, t[i].function) == 0; j++) {
+			struct dwarfvar_visible *v;
+			int nv = dwarfvar_list(t[j].binary, t[j].offset, &v, err, sizeof(err));
+			if (nv < 0) {
+				errorf("%s", err);
+				rc = 1;
+				break;
+			}
+			add_rows(&rows, &nrows, v, nv);
+			dwarfvar_visible_free(v, nv);
+		}
+		int naddr = j - i;
+		if (!rc) {
+			printf("%s in %s, %d address%s (file offset%s", printable(&keep, t[i].function),
+			       printable(&keep, t[i].binary), naddr, naddr == 1 ? "" : "es",
+			       naddr == 1 ? "" : "s");
+			for (int k = i; k < j; k++)
+				printf(" 0x%llx", (unsigned long long)t[k].offset);
+			printf("):\n  %-9s %-28s %-20s %s\n", "WHERE", "TYPE", "NAME", "READABLE");
+		}
 		for (int k = 0; k < nrows; k++) {
 			struct row *r = &rows[k];
-			char at[64] = "";
+			char at[96] = "";
+			if (r->seen < naddr)
+				snprintf(at, sizeof(at), "visible at %d of %d addresses; ", r->seen, naddr);
 			if (r->readable_at && r->readable_at < r->seen)
-				snprintf(at, sizeof(at), "at %d of %d addresses; ", r->readable_at, r->seen);
-			printf("  %-9s %-28s %-20s %s%s\n", r->where, printable(&keep, r->type),
-			       printable(&keep, r->name), at, printable(&keep, r->readable));
+				snprintf(at + strlen(at), sizeof(at) - strlen(at),
+					 "readable at %d of them; elsewhere ", r->readable_at);
+			if (!rc)
+				printf("  %-9s %-28s %-20s %s%s\n", r->where, printable(&keep, r->type),
+				       printable(&keep, r->name), at, printable(&keep, r->readable));
 			free(r->name);
 			free(r->type);
 			free(r->where);
