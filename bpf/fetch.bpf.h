@@ -293,6 +293,7 @@ static __always_inline void fetch_run(struct pt_regs *ctx, struct sonde_fetch_pr
 	s->rec.probe = probe;
 	s->rec.nvalues = prog->nvalues;
 	s->rec.span_id = span_id;
+	s->rec.layout = prog->layout;
 	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
 		count(SONDE_CNT_LOST_VALUES);
 }

@@ -442,7 +442,9 @@ struct sonde_fetch_prog {
 	__u32 gen;      /* the probe's attach generation it was written for */
 	__u32 nops;     /* 0: the probe captures nothing */
 	__u32 nvalues;  /* values in the record */
-	__u32 _pad;
+	__u32 layout;   /* user space's name for what the values are, copied into
+			 * each record: a record of an earlier program of the
+			 * same probe is told apart */
 	__u64 vaddr;    /* the probe's address in its ELF file (for FETCH_ADDR's bias) */
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 };
@@ -453,6 +455,8 @@ struct sonde_values {
 	__u32 probe;
 	__u32 nvalues;
 	__u64 span_id;  /* the call it was captured at the entry of (0: none) */
+	__u32 layout;   /* the program's layout (struct sonde_fetch_prog) */
+	__u32 _pad;
 	__u8 status[SONDE_CAPTURES]; /* enum sonde_value_status */
 	__u64 value[SONDE_CAPTURES]; /* numbers (as 64-bit words) and addresses */
 	char str[SONDE_CAPTURES][SONDE_CAPTURE_STR]; /* FETCH_EMIT_STR values */

@@ -336,8 +336,10 @@ int collector_handle(void *arg, const void *data, size_t size)
 		handle_span(c, data);
 		break;
 	case SONDE_REC_VALUES:
+		/* A record of a program the probe no longer runs is dropped
+		 * silently: the new program's records follow. */
 		if (size < sizeof(struct sonde_values) ||
-		    values_add_record(c->p, data, thread_of(c, h)) < 0) {
+		    values_add_record(c->p, data, thread_of(c, h)) == -1) {
 			c->stats.bad_records++;
 			return 0;
 		}

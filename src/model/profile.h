@@ -69,6 +69,8 @@ struct probe_info {
 	char *predicate;
 	uint32_t capture_slot[SONDE_CAPTURES]; /* index into captures */
 	uint32_t ncapture_slots;
+	uint32_t capture_layout; /* records of another layout are an earlier
+				  * program's: dropped */
 	uint64_t hits;
 };
 

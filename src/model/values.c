@@ -73,11 +73,11 @@ uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *na
 	return (uint32_t)p->ncaptures++;
 }
 
-void values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures, uint32_t n,
-		      const char *predicate)
+uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures,
+			  uint32_t n, const char *predicate)
 {
 	if (probe >= p->nprobes)
-		return;
+		return 0;
 	struct probe_info *pi = &p->probes[probe];
 	if (n > SONDE_CAPTURES)
 		n = SONDE_CAPTURES;
@@ -85,6 +85,7 @@ void values_set_probe(struct profile *p, uint32_t probe, const uint32_t *capture
 	pi->ncapture_slots = n;
 	free(pi->predicate);
 	pi->predicate = predicate ? xstrdup(predicate) : NULL;
+	return ++pi->capture_layout;
 }
 
 uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const struct hit_value *v,
@@ -129,6 +130,8 @@ int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t 
 	if (r->probe >= p->nprobes)
 		return -1;
 	const struct probe_info *pi = &p->probes[r->probe];
+	if (r->layout != pi->capture_layout)
+		return -2;
 	struct hit_value v[SONDE_CAPTURES];
 	uint32_t n = pi->ncapture_slots < r->nvalues ? pi->ncapture_slots : r->nvalues;
 	if (n > SONDE_CAPTURES)

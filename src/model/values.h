@@ -25,16 +25,19 @@ uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *na
 			       const struct capture_enumerator *enums, uint32_t nenums);
 
 /* What a probe's hit records hold from now on: captures[i] for slot i, and
- * its predicate (NULL: none). */
-void values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures, uint32_t n,
-		      const char *predicate);
+ * its predicate (NULL: none). Returns the layout number to put in the
+ * probe's fetch program (struct sonde_fetch_prog): records carrying another
+ * are of an earlier program and are dropped. */
+uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures,
+			  uint32_t n, const char *predicate);
 
 /* Adds a hit (values n, in slot order). Returns its index. */
 uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const struct hit_value *v,
 			uint32_t n);
 
-/* Adds a hit from a kernel record (thread already interned). Returns -1
- * when the probe has no captures set. */
+/* Adds a hit from a kernel record (thread already interned). Returns 0,
+ * -1 for a record of no probe, -2 for one of an earlier program of the
+ * probe (another layout: its values mean something else now). */
 int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t thread);
 
 /* Kind names as recordings store them ("signed", "string", ...), and back

@@ -40,8 +40,9 @@ int capture_apply(const struct capture_plan *plan, int i, struct engine *e, stru
 		slots[k] = values_capture_intern(p, probe, d->name, d->type, d->kind, d->enums,
 						 d->nenums);
 	}
-	values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
-	if (engine_set_fetch(e, probe, &b->prog))
+	struct sonde_fetch_prog prog = b->prog;
+	prog.layout = values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
+	if (engine_set_fetch(e, probe, &prog))
 		return errbuf_set(err, errlen, "cannot store the fetch program of probe %u", probe);
 	return 0;
 }
