@@ -1,6 +1,7 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
+#include "valuereport.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1001,6 +1002,23 @@ static void print_status(struct live *l, FILE *out, FILE *data)
 	live_view_free(v);
 }
 
+/* by VAR: the view's function's calls held, split by a captured value. */
+static int do_by(struct live *l, const char *var, FILE *out)
+{
+	char err[512];
+	if (valuereport_by_check(l->p, &l->view, var, err, sizeof(err)))
+		return fail(out, "%s", err);
+	if ((l->view.span_class == SPAN_SLOW || l->view.span_class == SPAN_FAST) &&
+	    !l->threshold_known)
+		return fail(out, "the view's threshold is not known yet (too few calls): ask again "
+				 "in a moment");
+	struct printable keep = {0};
+	fprintf(out, "over the %.0f s held:", held_seconds(l));
+	valuereport_by_text(out, l->p, &l->view, var, &keep, err, sizeof(err));
+	printable_free(&keep);
+	return 0;
+}
+
 /* Commands that change what the kernel side does. */
 static bool changes_gathering(enum command_kind k)
 {
@@ -1104,6 +1122,8 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_STATUS:
 		print_status(l, out, data);
 		return 0;
+	case CMD_BY:
+		return do_by(l, c->arg, out);
 	case CMD_HELP:
 		command_help(out, c->arg);
 		return 0;

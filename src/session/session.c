@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "capture.h"
 #include "drops.h"
 #include "hashmap.h"
 #include "unwind.h"
@@ -395,10 +396,21 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .npids = nrunning,
 				    .env = &env};
 	char note[768];
-	int n = probes_resolve(spec, &scope, &t, note, sizeof(note), why, sizeof(why));
+	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
+	 * rest, what they capture and when (capture.h). */
+	const char *tail;
+	char *location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	int n = probes_resolve(location, &scope, &t, note, sizeof(note), why, sizeof(why));
+	free(location);
 	free(running);
 	if (n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
+		return -1;
+	}
+	struct capture_plan plan;
+	if (capture_prepare(tail, t, n, &plan, why, sizeof(why))) {
+		snprintf(err, errlen, "trace %s: %s", spec, why);
+		probes_free(t, n);
 		return -1;
 	}
 	/* Each function's probe id, and which of them need attaching: counted
@@ -458,6 +470,8 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 			s->probe_ino[ids[i]] = t[i].ino;
 		}
 		s->attached[ids[i]] = true;
+		if (capture_apply(&plan, i, s->eng, s->prof, (uint32_t)ids[i], why, sizeof(why)))
+			notef(s->o, "trace %s: %s", spec, why);
 		if (fresh[i]) { /* its kernel slot starts with no policy */
 			s->policy_sent[ids[i]] = false;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
@@ -480,6 +494,7 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 out:
 	free(ids);
 	free(fresh);
+	capture_plan_free(&plan);
 	probes_free(t, n);
 	return first;
 }
@@ -1323,6 +1338,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	if (drops_sum(&es, DROPS_VALUES, false))
+		fprintf(out, "; %s (shown as read errors)",
+			drops_list(&es, DROPS_VALUES, list, sizeof(list)));
 	struct symbols_stats ss;
 	symbols_get_stats(s->syms, &ss);
 	if (ss.jit_map_bad_lines)
