@@ -11,12 +11,20 @@
 #include "liveview.h"
 #include "util.h"
 
+/* What the `state` event says. */
+enum state { STATE_LIVE, STATE_ENDED, STATE_RECORDING };
+static const char *const state_json[] = {
+	[STATE_LIVE] = "{\"state\":\"live\"}",
+	[STATE_ENDED] = "{\"state\":\"ended\"}",
+	[STATE_RECORDING] = "{\"state\":\"recording\"}",
+};
+
 struct client {
 	struct webapi *a;
 	struct http_stream *st;
 	struct flamedelta *flame;
 	bool missed;	/* an event did not fit: resend everything */
-	int state_sent; /* -1 none yet, 0 live, 1 ended */
+	int state_sent; /* -1 none yet, else an enum state */
 	struct client *prev, *next;
 };
 
@@ -217,7 +225,7 @@ static void send_event(struct client *c, const char *event, const char *data, si
 }
 
 static void send_to(struct client *c, const struct live_view *v, const char *status, size_t slen,
-		    const char *hot, size_t hlen, int ended)
+		    const char *hot, size_t hlen, enum state state)
 {
 	if (c->missed) {
 		/* Resend everything once its queue has room for a full state. */
@@ -227,10 +235,9 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 		c->state_sent = -1;
 		flamedelta_reset(c->flame);
 	}
-	if (c->state_sent != ended) {
-		const char *msg = ended ? "{\"state\":\"ended\"}" : "{\"state\":\"live\"}";
-		send_event(c, "state", msg, strlen(msg));
-		c->state_sent = ended;
+	if (c->state_sent != (int)state) {
+		send_event(c, "state", state_json[state], strlen(state_json[state]));
+		c->state_sent = (int)state;
 	}
 	send_event(c, "status", status, slen);
 	char *flame = NULL;
@@ -261,10 +268,12 @@ static void tick(void *arg)
 	f = membuf(&hot, &hlen);
 	write_hot(f, v);
 	fclose(f);
-	int ended = liverun_ended(a->r) ? 1 : 0;
+	enum state state = liverun_replay_path(a->r) ? STATE_RECORDING
+			   : liverun_ended(a->r)    ? STATE_ENDED
+						    : STATE_LIVE;
 	for (struct client *c = a->clients, *next; c; c = next) {
 		next = c->next;
-		send_to(c, v, status, slen, hot, hlen, ended);
+		send_to(c, v, status, slen, hot, hlen, state);
 	}
 	free(status);
 	free(hot);
