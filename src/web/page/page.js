@@ -485,12 +485,12 @@ function command(line) {
 }
 
 /* ---- connection state ------------------------------------------------------ */
-var conn = "connecting", ended = false;
+var conn = "connecting", ended = false, recording = false;
 function showConn() {
 	var el = $("conn");
-	var s = paused ? "paused" : ended && conn === "live" ? "ended" : conn;
+	var s = paused ? "paused" : conn !== "live" ? conn : recording ? "recording" : ended ? "ended" : conn;
 	var label = {live: "live", paused: "paused", ended: "target exited", disconnected: "disconnected",
-		connecting: "connecting"}[s];
+		connecting: "connecting", recording: "recording"}[s];
 	el.className = "conn " + s;
 	el.textContent = label;
 	document.body.dataset.conn = s;
@@ -511,7 +511,11 @@ function connect() {
 		showConn();
 	};
 	es.addEventListener("state", function (e) {
-		ended = JSON.parse(e.data).state === "ended";
+		var state = JSON.parse(e.data).state;
+		ended = state === "ended";
+		/* a recording (sonde serve FILE): nothing to steer, the views work */
+		recording = state === "recording";
+		document.body.classList.toggle("recording", recording);
 		conn = "live";
 		showConn();
 	});

@@ -1,0 +1,175 @@
+// Drives sonde serve's page on a recording (`sonde serve FILE`) in a real
+// browser (Debian's chromium, headless, through playwright-core) and checks
+// what a person would see. tests/integration/serve_recording.sh records the
+// requests target and starts the server; bench/serve.sh uses it for the time
+// to first render.
+//
+// usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]
+//   URL            the line sonde serve printed
+//   ARTIFACTS_DIR  where the screenshots go
+//   FILE           the recording served (the page's status names it)
+//   --render-only  only load the page and print first_render_ms=N: the
+//                  time from navigation to the flame graph drawn
+// Prints "ok: ..." per check; exits 1 at the first failure, 77 when chromium
+// cannot start.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [url, artifacts, file, mode] = process.argv.slice(2);
+if (!url || !artifacts || !file) {
+	console.error("usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]");
+	process.exit(2);
+}
+const base = new URL(url);
+const token = base.searchParams.get("token");
+const origin = base.origin;
+fs.mkdirSync(artifacts, { recursive: true });
+
+function fail(msg) {
+	console.error("FAIL: " + msg);
+	process.exit(1);
+}
+function ok(msg) {
+	console.log("ok: " + msg);
+}
+
+async function api(pathname) {
+	const r = await fetch(origin + pathname, { headers: { "X-Sonde-Token": token } });
+	return r.json();
+}
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sonde-chromium-"));
+let context;
+try {
+	context = await chromium.launchPersistentContext(userDataDir, {
+		executablePath: "/usr/bin/chromium",
+		headless: true,
+		viewport: { width: 1280, height: 800 },
+		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--no-first-run"],
+		timeout: 60000,
+	});
+} catch (e) {
+	console.log("SKIP: chromium cannot start: " + String(e.message).split("\n")[0]);
+	fs.rmSync(userDataDir, { recursive: true, force: true });
+	process.exit(77);
+}
+
+async function shot(page, name) {
+	const f = path.join(artifacts, name + ".png");
+	await page.screenshot({ path: f });
+	ok("screenshot " + f);
+}
+
+// The flame graph drawn with the root's box: the first render.
+const drawn = () => {
+	const root = document.querySelector('#flame g.frame[name="all"] rect');
+	return root && +root.getAttribute("width") > 0;
+};
+
+let exitCode = 0;
+try {
+	const page = context.pages()[0] || (await context.newPage());
+	const errors = [];
+	page.on("pageerror", (e) => errors.push(String(e)));
+
+	const t0 = Date.now();
+	const resp = await page.goto(url);
+	if (resp.status() !== 200) fail(`the page answered ${resp.status()}`);
+	await page.waitForFunction(drawn, null, { timeout: 60000 });
+	const firstRender = Date.now() - t0;
+	console.log(`first_render_ms=${firstRender}`);
+	if (mode === "--render-only") process.exit(0);
+
+	// ---- a recording: said so, nothing to steer, the data drawn ----
+	await page.waitForSelector('body[data-conn="recording"]', { timeout: 15000 });
+	const label = await page.textContent("#conn");
+	if (label !== "recording") fail("the connection label: " + label);
+	if (await page.isVisible("#addprobe")) fail("a recording offers to trace a function");
+	const status = await page.textContent("#status");
+	if (!status.includes("recording " + file)) fail("the status does not name the recording: " + status);
+	ok(`first render in ${firstRender} ms; the page says "recording", no probe to add; ${status}`);
+	// (the widest of its boxes: a few stacks reach it by another path)
+	await page.waitForFunction(() => {
+		const ws = [...document.querySelectorAll('#flame g.frame[name="handle_request"] rect')].map((r) => +r.getAttribute("width"));
+		return ws.length && Math.max(...ws) > 0.5 * +document.querySelector("#flame svg").getAttribute("width");
+	}, null, { timeout: 15000 });
+	ok("handle_request spans over half the flame graph");
+	await shot(page, "01-recording");
+
+	// ---- search: the matched share is the API's ----
+	await page.keyboard.press("/");
+	await page.keyboard.type("slow_path");
+	await page.waitForFunction(() => document.getElementById("flame").dataset.matched !== "");
+	const pageShare = await page.evaluate(() => +document.getElementById("flame").dataset.matched);
+	const { data } = await api("/api/flame");
+	const slowTotal = data.added.filter((a) => a[2] === "slow_path").reduce((s, a) => s + a[4], 0);
+	const apiShare = (100 * slowTotal) / data.total; // slow_path never calls itself
+	if (!(Math.abs(pageShare - apiShare) <= 0.01))
+		fail(`matched share on the page ${pageShare}%, the API's data ${apiShare}%`);
+	ok(`search slow_path: ${pageShare.toFixed(2)}% (the API's ${apiShare.toFixed(2)}%)`);
+	await page.keyboard.press("Escape");
+	await page.fill("#search", "");
+	await page.dispatchEvent("#search", "input");
+
+	// ---- steering answers an error; a view works ----
+	await page.fill("#cmd", "trace parse_request");
+	await page.press("#cmd", "Enter");
+	await page.waitForSelector("#answer.error", { timeout: 10000 });
+	const err = await page.textContent("#answer");
+	if (!err.includes(file + " is a recording")) fail("trace on a recording: " + err);
+	ok("trace on a recording: " + err);
+	await page.fill("#cmd", "window 2s");
+	await page.press("#cmd", "Enter");
+	await page.waitForFunction(() => /window last 2s/.test(document.getElementById("status").textContent), null, { timeout: 10000 });
+	await page.fill("#cmd", "window 60s");
+	await page.press("#cmd", "Enter");
+	await page.waitForFunction(() => /window last 60s/.test(document.getElementById("status").textContent), null, { timeout: 10000 });
+	ok("window 2s, then 60s: the status follows");
+
+	// ---- the histogram from the recording's calls; brush the slow band ----
+	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
+	await page.waitForSelector("#hist rect.bar[data-lo]", { timeout: 10000 });
+	const modes = (await page.$eval("#hist", (h) => h.dataset.modes)).split(",").map(Number);
+	if (!modes.some((m) => m >= 60e3 && m <= 200e3) || !modes.some((m) => m >= 1.2e6 && m <= 8e6))
+		fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
+	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	const span = await page.evaluate(() => {
+		const bars = [...document.querySelectorAll("#hist rect.bar")];
+		const slow = bars.filter((b) => +b.dataset.lo >= 1e6);
+		if (!slow.length) return null;
+		const a = slow[0].getBoundingClientRect(), z = bars[bars.length - 1].getBoundingClientRect();
+		return { x0: a.left - 0.5, x1: z.right + 2, y: a.bottom - 3, n: slow.length };
+	});
+	if (!span) fail("no calls of 1 ms or more in handle_request's histogram");
+	await page.mouse.move(span.x0, span.y);
+	await page.mouse.down();
+	await page.mouse.move(span.x1, span.y, { steps: 5 });
+	await page.mouse.up();
+	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector('#bandflame g.frame[name="slow_path"] rect'),
+		null, { timeout: 15000 });
+	// the boxes get their widths in a transition: wait for the state, not a time
+	await page.waitForFunction(() => {
+		const r = document.querySelector('#bandflame g.frame[name="slow_path"] rect');
+		return +r.getAttribute("width") / +document.querySelector("#bandflame svg").getAttribute("width") >= 0.85;
+	}, null, { timeout: 10000 }).catch(() => {});
+	const bandShare = await page.evaluate(() => {
+		const r = document.querySelector('#bandflame g.frame[name="slow_path"] rect');
+		return +r.getAttribute("width") / +document.querySelector("#bandflame svg").getAttribute("width");
+	});
+	if (!(bandShare >= 0.85)) fail(`slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph, not >= 85%`);
+	ok(`brushed ${span.n} buckets: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	await shot(page, "02-band");
+
+	if (errors.length) fail("errors in the page: " + errors.join("; "));
+	ok("no script errors in the page");
+} catch (e) {
+	console.error("FAIL: " + (e.stack || e));
+	exitCode = 1;
+} finally {
+	await context.close();
+	fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+process.exit(exitCode);
