@@ -61,7 +61,7 @@ struct live_bucket {
 struct live_probe_view {
 	const char *name;        /* as users name it (function, or BINARY:FUNC); malloc'd,
 	                          * freed by live_view_free */
-	bool attached;           /* false after `untrace` (its data stays) */
+	bool attached;           /* false after `untrace` (its data stays); a recording's: true */
 	double calls;            /* calls that ended in the window (decayed for EWMA) */
 	double calls_per_s;      /* rate over the window */
 	uint64_t p50_ns, p90_ns, p95_ns, p99_ns, max_ns; /* over the window, from hist_fine */

@@ -206,8 +206,10 @@ static void write_hot(FILE *f, const struct live_view *v)
 		const struct frame *fr = frames_get(v->flame->frames, h->frame);
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		json_write_string(f, label);
-		fprintf(f, ",\"kind\":\"%s\",\"self\":",
+		fprintf(f, ",\"kind\":\"%s\",\"color\":",
 			frames_kind_name(fr ? fr->kind : FRAME_USER));
+		flamedelta_write_color(f, fr);
+		fputs(",\"self\":", f);
 		json_write_number(f, h->self);
 		fputs(",\"total\":", f);
 		json_write_number(f, h->total);

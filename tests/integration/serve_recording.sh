@@ -67,6 +67,22 @@ pass "status: the recording, its $samples samples, all $requests calls of handle
 share=$(jq '.data as $d | ([$d.added[] | select(.[2] == "handle_request") | .[4]] | add // 0) / ($d.total + 0.000001)' "$WORK/body")
 assert_ge "share of samples under handle_request (API flame)" "$share" 0.8
 
+# Colours: each node and hot function carries the SVG flame graph's colour
+# of its frame (sonde flame on the same file), with or without NO_COLOR.
+NO_COLOR=1 "$SONDE" flame "$WORK/run.sonde" -o "$WORK/run.svg" 2>/dev/null || fail "sonde flame failed"
+for fn in burn handle_request slow_path; do
+	svg=$(grep -o "<g class=\"f\" data-name=\"$fn\"[^>]*><title>[^<]*</title><rect [^>]*fill=\"rgb([0-9,]*)\"" "$WORK/run.svg" |
+		head -n1 | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/' | awk -F, '{ printf "#%02x%02x%02x", $1, $2, $3 }')
+	api=$(jq -r --arg f "$fn" '[.data.added[] | select(.[2] == $f) | .[6]] | unique | join(" ")' "$WORK/body")
+	[ -n "$svg" ] && [ "$svg" = "$api" ] || fail "colour of $fn: the SVG's '$svg', the API's '$api'"
+done
+burnc=$(jq -r '[.data.added[] | select(.[2] == "burn") | .[6]][0]' "$WORK/body")
+curl -sN --max-time 2 "$(q /api/events)" >"$WORK/events0" || true
+hotc=$(grep '^event: hot' -A1 "$WORK/events0" | sed -n 's/^data: //p' | head -n1 |
+	jq -r '.functions[] | select(.name == "burn") | .color')
+[ "$hotc" = "$burnc" ] || fail "the hot row of burn has colour '$hotc', its frames '$burnc'"
+pass "colours: burn, handle_request, slow_path as in the SVG (last: $svg); the hot row of burn $hotc"
+
 # Steering is refused, in one JSON line naming the recording; views work.
 for c in "trace parse_request" "untrace handle_request" "sample 99" "sample-in handle_request" "reset"; do
 	[ "$(post "$c")" = 200 ] || fail "$c: HTTP $(cat "$WORK/body")"

@@ -10,25 +10,9 @@
 var token = new URLSearchParams(window.location.search).get("token") || "";
 var $ = function (id) { return document.getElementById(id); };
 
-/* ---- colours: the hue families of the SVGs (render/flamesvg.c), a shade
- * per name; a colour the server sends with a node or function ("#rrggbb",
- * the SVGs' own) is used instead --------------------------------------- */
-var FAMILY = {user: [0, 22], cxx: [50, 60], kernel: [28, 40], jit: [95, 130], inlined: [175, 190]};
-function family(name, kind) {
-	if (kind === "kernel" || kind === "jit" || kind === "inlined") return FAMILY[kind];
-	return kind === "user" && name.indexOf("::") >= 0 ? FAMILY.cxx : FAMILY.user;
-}
-function hash(s, seed) { /* FNV-1a: a stable shade per name */
-	var h = 0x811c9dc5 ^ seed;
-	for (var i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-	return (h >>> 0) / 4294967295;
-}
-function colorOf(name, kind) {
-	var f = family(name, kind);
-	var hue = f[0] + (f[1] - f[0]) * hash(name, 1);
-	return "hsl(" + hue.toFixed(1) + "," + (70 + 20 * hash(name, 2)).toFixed(0) + "%," +
-		(55 + 10 * hash(name, 3)).toFixed(0) + "%)";
-}
+/* ---- colours: every node and function comes with the colour the SVG
+ * flame graphs give it ("#rrggbb", render/flamesvg.c's palette: by kind,
+ * a shade by name), so a function looks the same here and in the SVGs --- */
 var MATCH_COLOR = "rgb(230,0,230)"; /* the SVGs' search match */
 
 /* ---- the flame tree, by the server's node ids --------------------------- */
@@ -40,7 +24,7 @@ var fractional = false;
  * to byId, under its parent (added before it); returns it. */
 function addNode(byId, a) {
 	var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
-		color: a[6] || colorOf(a[2], a[3])};
+		color: a[6]};
 	var p = byId.get(a[1]);
 	if (p) { n.parent = p; p.children.push(n); }
 	byId.set(n.id, n);
@@ -268,7 +252,7 @@ function showHot(h) {
 		var re = "^" + reQuote(f.name) + "$";
 		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
 			"><td class=\"name\" title=\"" + esc(f.name) + " (" + esc(f.kind) + ")\"><span class=\"swatch\" style=\"background:" +
-			esc(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			esc(f.color) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
 	}).join("");
 }
