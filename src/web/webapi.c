@@ -175,6 +175,73 @@ static void route_band(void *arg, struct http_request *rq)
 	free(buf);
 }
 
+/* The frame of the tree whose label (flame_frame_label, not annotated) is
+ * name: the first one met, in the tree's order; 0 when none is. */
+struct find_label {
+	const struct flame_tree *t;
+	const char *name;
+	uint32_t frame;
+};
+
+static int find_label(const struct flame_node *n, int depth, void *arg)
+{
+	struct find_label *f = arg;
+	if (!depth)
+		return 0;
+	char label[512];
+	flame_frame_label(f->t, n->frame, false, label, sizeof(label));
+	if (strcmp(label, f->name) != 0)
+		return 0;
+	f->frame = n->frame;
+	return 1;
+}
+
+static void route_sandwich(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	const char *name = http_request_arg(rq, "function");
+	if (!name || !*name) {
+		http_reply_error(rq, 400, "no function: /api/sandwich?function=NAME (as /api/flame names it)");
+		return;
+	}
+	struct live_view *v = live_view_build(liverun_live(a->r), 0);
+	struct find_label fl = {v->flame, name, 0};
+	if (v->flame)
+		flame_walk(v->flame, find_label, &fl);
+	if (!fl.frame) {
+		live_view_free(v);
+		http_reply_error(rq, 400, "no function '%s' in the current view's flame graph", name);
+		return;
+	}
+	struct flame_tree *callers, *callees;
+	flame_sandwich(v->flame, fl.frame, &callers, &callees);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":{\"function\":", f);
+	json_write_string(f, name);
+	fputs(",\"color\":", f);
+	flamedelta_write_color(f, frames_get(v->flame->frames, fl.frame));
+	fputs(",\"total\":", f);
+	json_write_number(f, (double)callees->root->total);
+	fputs(",\"view_total\":", f);
+	json_write_number(f, (double)v->flame->root->total);
+	fprintf(f, ",\"fractional\":%s,\"callers\":", v->fractional ? "true" : "false");
+	struct flamedelta *d = flamedelta_new();
+	flamedelta_write(d, callers, v->fractional, f);
+	fputs(",\"callees\":", f);
+	flamedelta_reset(d);
+	flamedelta_write(d, callees, v->fractional, f);
+	fputs("}}\n", f);
+	fclose(f);
+	flamedelta_free(d);
+	flame_free(callers);
+	flame_free(callees);
+	live_view_free(v);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
 /* ---- event streams ---- */
 
 static void client_closed(void *arg)
@@ -317,6 +384,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "GET", "/api/flame", route_flame, a);
 	http_server_route(s, "GET", "/api/events", route_events, a);
 	http_server_route(s, "GET", "/api/band", route_band, a);
+	http_server_route(s, "GET", "/api/sandwich", route_sandwich, a);
 	return a;
 }
 

@@ -133,6 +133,43 @@ try {
 	await page.fill("#search", "");
 	await page.dispatchEvent("#search", "input");
 
+	// ---- the sandwich of burn: click its row in the hottest functions ----
+	// burn is called by slow_path and parse_request (each under
+	// handle_request) and calls thread_cpu_now: the callers' graph has the
+	// API's shares, the callees' graph has burn's callee
+	{
+		const sw = (await api("/api/sandwich?function=burn")).data;
+		const callerShare = (fn) => sw.callers.added.filter((a) => a[2] === fn).reduce((t, a) => t + a[4], 0) / sw.total;
+		await page.click('#hot tbody tr[data-name="burn"] td.name');
+		await page.waitForFunction(() => !document.getElementById("sandpane").hidden &&
+			document.querySelector('#sandcallers g.frame[name="slow_path"]') &&
+			document.querySelector('#sandcallees g.frame[name="thread_cpu_now"]'), null, { timeout: 10000 });
+		// the boxes reach their widths in a transition: wait for burn's to span both graphs
+		await page.waitForFunction(() => ["#sandcallers", "#sandcallees"].every((sel) => {
+			const svg = document.querySelector(sel + " svg"), r = svg.querySelector('g.frame[name="burn"] rect');
+			return r && +r.getAttribute("width") >= 0.98 * +svg.getAttribute("width");
+		}), null, { timeout: 10000 }).catch(() => {});
+		const widths = await page.evaluate(() => {
+			const share = (sel, fn) => {
+				const svg = document.querySelector(sel + " svg");
+				return [...svg.querySelectorAll(`g.frame[name="${fn}"] rect`)].reduce((t, r) => t + +r.getAttribute("width"), 0) / +svg.getAttribute("width");
+			};
+			return { slow: share("#sandcallers", "slow_path"), parse: share("#sandcallers", "parse_request"),
+				root: share("#sandcallers", "burn"), calleeRoot: share("#sandcallees", "burn") };
+		});
+		if (Math.abs(widths.root - 1) > 0.02 || Math.abs(widths.calleeRoot - 1) > 0.02)
+			fail(`burn is not the whole width of its sandwich: ${JSON.stringify(widths)}`);
+		for (const [fn, w] of [["slow_path", widths.slow], ["parse_request", widths.parse]])
+			if (!(Math.abs(w - callerShare(fn)) <= 0.01)) fail(`${fn}'s width among burn's callers ${w}, the API's share ${callerShare(fn)}`);
+		const total = +(await page.$eval("#sandpane", (p) => p.dataset.total));
+		if (total !== sw.total) fail(`the sandwich's total ${total}, the API's ${sw.total}`);
+		ok(`sandwich of burn (${sw.total} samples): callers slow_path ${(100 * widths.slow).toFixed(1)}%, parse_request ${(100 * widths.parse).toFixed(1)}% (the API's shares), callees drawn; ${await page.textContent("#sandtitle")}`);
+		await shot(page, "01b-sandwich");
+		await page.click("#sandclose");
+		await page.fill("#search", "");
+		await page.dispatchEvent("#search", "input");
+	}
+
 	// ---- steering answers an error; a view works ----
 	await page.fill("#cmd", "trace parse_request");
 	await page.press("#cmd", "Enter");

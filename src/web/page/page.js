@@ -250,7 +250,7 @@ function showHot(h) {
 	var body = document.querySelector("#hot tbody");
 	body.innerHTML = h.functions.map(function (f) {
 		var re = "^" + reQuote(f.name) + "$";
-		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
+		return "<tr data-name=\"" + esc(f.name) + "\" data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
 			"><td class=\"name\" title=\"" + esc(f.name) + " (" + esc(f.kind) + ")\"><span class=\"swatch\" style=\"background:" +
 			esc(f.color) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
@@ -431,19 +431,61 @@ function drawBand(d) {
 		n.color = d3.interpolateRdBu(0.5 - 0.7 * Math.max(-0.5, Math.min(0.5, n.share - n.other)));
 		n.children.forEach(walk);
 	})(inRoot);
-	bandChart = flamegraph.default()
+	staticChart(el, inRoot, inverted, $("banddetails"), function (x) {
+		return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
+			(100 * x.data.other).toFixed(1) + "% of the other calls'";
+	});
+}
+
+/* A flame graph of a tree that does not update (a band, a sandwich): its
+ * own colours, clicks zoom within it. */
+function staticChart(el, r, upsideDown, detailsEl, label) {
+	var c = flamegraph.default()
 		.width(Math.max(300, el.clientWidth - 18))
-		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(inverted).selfValue(false)
+		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(upsideDown).selfValue(false)
 		.getName(function (x) { return x.data.name; })
 		.getChildren(function (x) { return x.children; })
 		.setColorMapper(function (x) { return x.data.color; })
 		.setSearchHandler(function () {})
-		.setDetailsHandler(function (text) { $("banddetails").textContent = text || ""; })
-		.setLabelHandler(function (x) {
-			return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
-				(100 * x.data.other).toFixed(1) + "% of the other calls'";
+		.setDetailsHandler(function (text) { detailsEl.textContent = text || ""; })
+		.setLabelHandler(label);
+	d3.select(el).datum(r).call(c);
+	return c;
+}
+
+/* ---- the sandwich of one function: who calls it (an inverted tree, drawn
+ * with the function at the bottom and its callers above) and what it
+ * calls (the function at the top, its callees below) ---- */
+var sandwichFn = null;
+function openSandwich(name) {
+	sandwichFn = name;
+	fetch("/api/sandwich?function=" + encodeURIComponent(name), {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			if (sandwichFn === name) drawSandwich(ans.data);
+		}, function (e) { say("sandwich: " + e.message, true); });
+}
+function drawSandwich(d) {
+	var pane = $("sandpane");
+	pane.hidden = false;
+	pane.dataset.function = d.function;
+	pane.dataset.total = d.total;
+	$("sandtitle").textContent = d.function + ": " + fmtCount(d.total) + " samples, " +
+		pct(d.total, d.view_total).toFixed(1) + "% of the view";
+	[["callers", $("sandcallers"), false], ["callees", $("sandcallees"), true]].forEach(function (x) {
+		var m = d[x[0]], el = x[1], r = treeOf(m);
+		el.innerHTML = "";
+		el.dataset.total = m.total;
+		if (!r || m.total <= 0) { el.innerHTML = "<div class=\"empty\">No samples.</div>"; return; }
+		/* the tree's root ("all") is no caller or callee: draw from the function */
+		var fn = r.children[0];
+		fn.parent = null;
+		staticChart(el, fn, x[2], $("sanddetails"), function (y) {
+			return y.data.name + " (" + y.data.kind + "): " + fmtCount(y.data.value) + " samples, " +
+				pct(y.data.value, d.total).toFixed(2) + "% of " + d.function + "'s";
 		});
-	d3.select(el).datum(inRoot).call(bandChart);
+	});
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -565,8 +607,14 @@ document.querySelector("#probes tbody").addEventListener("click", function (e) {
 $("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
 document.querySelector("#hot tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
-	if (tr) setSearch(tr.dataset.re === searchTerm ? "" : tr.dataset.re);
+	if (!tr) return;
+	/* a function: its sandwich, and a search for it in the flame graph */
+	var off = tr.dataset.re === searchTerm;
+	setSearch(off ? "" : tr.dataset.re);
+	if (off) { $("sandpane").hidden = true; sandwichFn = null; }
+	else openSandwich(tr.dataset.name);
 });
+$("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
 document.addEventListener("keydown", function (e) {
 	var t = e.target;
