@@ -461,7 +461,7 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 	struct live_slow_call *c = &ps->slow[ps->slow_head];
 	const struct thread_info *t = &l->p->threads[sp->thread];
 	*c = (struct live_slow_call){.end_ns = span_end_ns(sp), .duration_ns = sp->duration_ns,
-				     .pid = t->pid, .tid = t->tid};
+				     .pid = t->pid, .tid = t->tid, .span_id = sp->id};
 	if (j) {
 		c->samples = j->nsamples;
 		uint32_t best = 0;

@@ -31,6 +31,11 @@ bool liverun_ended(const struct liverun *r)
 	return session_ended(r->s);
 }
 
+struct profile *liverun_profile(struct liverun *r)
+{
+	return session_profile(r->s);
+}
+
 const char *liverun_replay_path(const struct liverun *r)
 {
 	return session_replay_path(r->s);

@@ -1265,7 +1265,8 @@ static void on_replay_wake(void *arg)
 	check_end(arg); /* a signal ends the run */
 }
 
-/* A recording's time: its metadata, else its samples' span. */
+/* A recording's time: its metadata, else its samples' span; the end is
+ * never before its last sample or call. */
 static void replay_times(const struct profile *p, double *start_s, double *end_s)
 {
 	const char *a = profile_meta_get(p, "start_ns"), *b = profile_meta_get(p, "end_ns");
@@ -1277,6 +1278,13 @@ static void replay_times(const struct profile *p, double *start_s, double *end_s
 		if (!b && t > hi)
 			hi = t;
 	}
+	/* Records drained after the end was taken may end a little later. */
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].time_ns > hi)
+			hi = p->samples[i].time_ns;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (!p->spans[i].open && span_end_ns(&p->spans[i]) > hi)
+			hi = span_end_ns(&p->spans[i]);
 	if (lo == UINT64_MAX)
 		lo = hi;
 	*start_s = (double)lo / 1e9;

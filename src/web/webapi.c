@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamechart.h"
 #include "flamedelta.h"
 #include "json.h"
 #include "liveview.h"
@@ -242,6 +243,49 @@ static void route_sandwich(void *arg, struct http_request *rq)
 	free(buf);
 }
 
+static void route_flamechart(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	uint64_t span;
+	if (!arg_ns(rq, "span", &span) || !span) {
+		http_reply_error(rq, 400, "no span: /api/flamechart?span=ID (a slow call's span_id)");
+		return;
+	}
+	char err[512];
+	struct flamechart_layout fc;
+	struct flamechart_options o = {.span_id = span};
+	if (flamechart_layout(liverun_profile(a->r), &o, &fc, err, sizeof(err))) {
+		http_reply_error(rq, 400, "%s (calls older than --keep are no longer held)", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fprintf(f, "{\"ok\":true,\"data\":{\"span_id\":%llu,\"root\":", (unsigned long long)span);
+	json_write_string(f, fc.root_label);
+	fputs(",\"subtitle\":", f);
+	json_write_string(f, fc.subtitle);
+	fprintf(f, ",\"dur_ns\":%llu,\"sampled_ns\":%llu,\"samples\":%zu,\"depth\":%u,\"boxes\":[",
+		(unsigned long long)fc.dur_ns, (unsigned long long)fc.sampled_ns, fc.nsamples,
+		(unsigned)fc.maxdepth);
+	for (size_t i = 0; i < fc.nboxes; i++) {
+		const struct flamechart_box *b = &fc.boxes[i];
+		bool root = b->fn == UINT32_MAX;
+		const unsigned char *rgb = root ? fc.ff->root_rgb : fc.ff->rgb[b->fn];
+		fprintf(f, "%s[%llu,%llu,%u,", i ? "," : "", (unsigned long long)b->start,
+			(unsigned long long)b->end, (unsigned)b->depth);
+		json_write_string(f, root ? fc.root_label : fc.ff->name[b->fn]);
+		fprintf(f, ",\"%s\",\"#%02x%02x%02x\",%u]",
+			root ? "process" : frames_kind_name(fc.ff->kind[b->fn]), rgb[0], rgb[1], rgb[2],
+			(unsigned)b->samples);
+	}
+	fputs("]}}\n", f);
+	fclose(f);
+	flamechart_layout_free(&fc);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
 /* ---- event streams ---- */
 
 static void client_closed(void *arg)
@@ -385,6 +429,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "GET", "/api/events", route_events, a);
 	http_server_route(s, "GET", "/api/band", route_band, a);
 	http_server_route(s, "GET", "/api/sandwich", route_sandwich, a);
+	http_server_route(s, "GET", "/api/flamechart", route_flamechart, a);
 	return a;
 }
 

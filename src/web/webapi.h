@@ -18,6 +18,10 @@
  *                      one function's callers (an inverted tree) and
  *                      callees over the current view (flame_sandwich), two
  *                      full flamedelta.h messages
+ *   GET  /api/flamechart?span=ID
+ *                      the flame chart of one call held (a slow call's
+ *                      span_id): its samples in time order as boxes, laid
+ *                      out as flamechart.h draws its SVG
  *   GET  /api/events   Server-Sent Events, every interval: `status` (as
  *                      /api/status's data), `flame` (changes since the last
  *                      one this client got, flamedelta.h), `hot` (hottest

@@ -71,14 +71,14 @@ assert_ge "share of samples under handle_request (API flame)" "$share" 0.8
 # of its frame (sonde flame on the same file), with or without NO_COLOR.
 NO_COLOR=1 "$SONDE" flame "$WORK/run.sonde" -o "$WORK/run.svg" 2>/dev/null || fail "sonde flame failed"
 for fn in burn handle_request slow_path; do
-	svg=$(grep -o "<g class=\"f\" data-name=\"$fn\"[^>]*><title>[^<]*</title><rect [^>]*fill=\"rgb([0-9,]*)\"" "$WORK/run.svg" |
-		head -n1 | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/' | awk -F, '{ printf "#%02x%02x%02x", $1, $2, $3 }')
+	svg=$({ grep -o "<g class=\"f\" data-name=\"$fn\"[^>]*><title>[^<]*</title><rect [^>]*fill=\"rgb([0-9,]*)\"" "$WORK/run.svg" || true; } |
+		awk 'NR == 1' | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/' | awk -F, '{ printf "#%02x%02x%02x", $1, $2, $3 }')
 	api=$(jq -r --arg f "$fn" '[.data.added[] | select(.[2] == $f) | .[6]] | unique | join(" ")' "$WORK/body")
 	[ -n "$svg" ] && [ "$svg" = "$api" ] || fail "colour of $fn: the SVG's '$svg', the API's '$api'"
 done
 burnc=$(jq -r '[.data.added[] | select(.[2] == "burn") | .[6]][0]' "$WORK/body")
 curl -sN --max-time 2 "$(q /api/events)" >"$WORK/events0" || true
-hotc=$(grep '^event: hot' -A1 "$WORK/events0" | sed -n 's/^data: //p' | head -n1 |
+hotc=$(grep '^event: hot' -A1 "$WORK/events0" | sed -n 's/^data: //p' | awk 'NR == 1' |
 	jq -r '.functions[] | select(.name == "burn") | .color')
 [ "$hotc" = "$burnc" ] || fail "the hot row of burn has colour '$hotc', its frames '$burnc'"
 pass "colours: burn, handle_request, slow_path as in the SVG (last: $svg); the hot row of burn $hotc"
@@ -110,6 +110,27 @@ code "$(q /api/status)" >/dev/null
 jq -e '.data.window == "last 2s"' "$WORK/body" >/dev/null || fail "window 2s: $(jq -c .data.window "$WORK/body")"
 post "window 60s" >/dev/null
 pass "views and windows work on the recording"
+
+# The latest slow calls of handle_request, each with a flame chart: the
+# boxes sonde flame --chart --span draws in its SVG, box for box (names
+# without the SVG's kind suffix "_[k]": the API has the kind apart).
+code "$(q /api/status)" >/dev/null
+nslow=$(jq '[.data.probes[] | select(.name == "handle_request") | .slow[]] | length' "$WORK/body")
+[ "$nslow" -ge 1 ] || fail "no latest slow calls: $(jq -c '.data.probes[0].slow' "$WORK/body")"
+jq -e --arg t "$(jq -r '.data.probes[0].slow_threshold_ns' "$WORK/body")" \
+	'[.data.probes[0].slow[] | .duration_ns > ($t | tonumber) and .span_id > 0] | all' "$WORK/body" >/dev/null ||
+	fail "a latest slow call is not slower than the threshold: $(jq -c '.data.probes[0] | {slow_threshold_ns, slow}' "$WORK/body")"
+span=$(jq '[.data.probes[0].slow[] | select(.samples > 0)][0].span_id // .data.probes[0].slow[0].span_id' "$WORK/body")
+[ "$(code "$(q "/api/flamechart?span=$span")")" = 200 ] || fail "flamechart: $(cat "$WORK/body")"
+jq -r '.data.boxes[] | "\(.[3]) \(.[0]) \(.[1] - .[0]) \(.[2]) \(.[6])"' "$WORK/body" >"$WORK/chart.api"
+"$SONDE" flame "$WORK/run.sonde" --chart --span "$span" -o "$WORK/chart.svg" || fail "sonde flame --chart --span $span"
+grep -o '<g class="f" [^>]*>' "$WORK/chart.svg" |
+	sed 's/.*data-name="\([^"]*\)" data-start="\([0-9]*\)" data-dur="\([0-9]*\)" data-depth="\([0-9]*\)" data-samples="\([0-9]*\)".*/\1 \2 \3 \4 \5/' |
+	sed 's/^\([^ ]*\)_\[[a-z]\] /\1 /' >"$WORK/chart.svgboxes" # the API gives the kind apart
+[ -s "$WORK/chart.api" ] && cmp -s <(sort "$WORK/chart.api") <(sort "$WORK/chart.svgboxes") ||
+	{ diff <(sort "$WORK/chart.api") <(sort "$WORK/chart.svgboxes") | head >&2; fail "the flame chart of span $span differs from the SVG's"; }
+[ "$(code "$(q "/api/flamechart?span=999999999")")" = 400 ] || fail "an unknown span: $(cat "$WORK/body")"
+pass "$nslow latest slow calls, all over the threshold; span $span's flame chart: $(wc -l <"$WORK/chart.api") boxes, as sonde flame --chart draws them"
 
 curl -sN --max-time 2 "$(q /api/events)" >"$WORK/events" || true
 grep -q '^data: {"state":"recording"}' "$WORK/events" || fail "the event stream does not say recording: $(head -c 300 "$WORK/events")"

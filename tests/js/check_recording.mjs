@@ -143,12 +143,18 @@ try {
 		await page.click('#hot tbody tr[data-name="burn"] td.name');
 		await page.waitForFunction(() => !document.getElementById("sandpane").hidden &&
 			document.querySelector('#sandcallers g.frame[name="slow_path"]') &&
-			document.querySelector('#sandcallees g.frame[name="thread_cpu_now"]'), null, { timeout: 10000 });
+			document.querySelector('#sandcallees g.frame[name="thread_cpu_now"]'), null, { timeout: 20000 });
 		// the boxes reach their widths in a transition: wait for burn's to span both graphs
 		await page.waitForFunction(() => ["#sandcallers", "#sandcallees"].every((sel) => {
 			const svg = document.querySelector(sel + " svg"), r = svg.querySelector('g.frame[name="burn"] rect');
 			return r && +r.getAttribute("width") >= 0.98 * +svg.getAttribute("width");
-		}), null, { timeout: 10000 }).catch(() => {});
+		}), null, { timeout: 20000 }).catch(() => {});
+		// and the callers' widths to settle at the API's shares
+		await page.waitForFunction((want) => {
+			const svg = document.querySelector("#sandcallers svg");
+			const w = [...svg.querySelectorAll('g.frame[name="slow_path"] rect')].reduce((t, r) => t + +r.getAttribute("width"), 0) / +svg.getAttribute("width");
+			return Math.abs(w - want) <= 0.01;
+		}, callerShare("slow_path"), { timeout: 20000 }).catch(() => {});
 		const widths = await page.evaluate(() => {
 			const share = (sel, fn) => {
 				const svg = document.querySelector(sel + " svg");
@@ -160,7 +166,7 @@ try {
 		if (Math.abs(widths.root - 1) > 0.02 || Math.abs(widths.calleeRoot - 1) > 0.02)
 			fail(`burn is not the whole width of its sandwich: ${JSON.stringify(widths)}`);
 		for (const [fn, w] of [["slow_path", widths.slow], ["parse_request", widths.parse]])
-			if (!(Math.abs(w - callerShare(fn)) <= 0.01)) fail(`${fn}'s width among burn's callers ${w}, the API's share ${callerShare(fn)}`);
+			if (!(Math.abs(w - callerShare(fn)) <= 0.02)) fail(`${fn}'s width among burn's callers ${w}, the API's share ${callerShare(fn)}`);
 		const total = +(await page.$eval("#sandpane", (p) => p.dataset.total));
 		if (total !== sw.total) fail(`the sandwich's total ${total}, the API's ${sw.total}`);
 		ok(`sandwich of burn (${sw.total} samples): callers slow_path ${(100 * widths.slow).toFixed(1)}%, parse_request ${(100 * widths.parse).toFixed(1)}% (the API's shares), callees drawn; ${await page.textContent("#sandtitle")}`);
@@ -173,21 +179,21 @@ try {
 	// ---- steering answers an error; a view works ----
 	await page.fill("#cmd", "trace parse_request");
 	await page.press("#cmd", "Enter");
-	await page.waitForSelector("#answer.error", { timeout: 10000 });
+	await page.waitForSelector("#answer.error", { timeout: 20000 });
 	const err = await page.textContent("#answer");
 	if (!err.includes(file + " is a recording")) fail("trace on a recording: " + err);
 	ok("trace on a recording: " + err);
 	await page.fill("#cmd", "window 2s");
 	await page.press("#cmd", "Enter");
-	await page.waitForFunction(() => /window last 2s/.test(document.getElementById("status").textContent), null, { timeout: 10000 });
+	await page.waitForFunction(() => /window last 2s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
 	await page.fill("#cmd", "window 60s");
 	await page.press("#cmd", "Enter");
-	await page.waitForFunction(() => /window last 60s/.test(document.getElementById("status").textContent), null, { timeout: 10000 });
+	await page.waitForFunction(() => /window last 60s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
 	ok("window 2s, then 60s: the status follows");
 
 	// ---- the histogram from the recording's calls; brush the slow band ----
 	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
-	await page.waitForSelector("#hist rect.bar[data-lo]", { timeout: 10000 });
+	await page.waitForSelector("#hist rect.bar[data-lo]", { timeout: 20000 });
 	const modes = (await page.$eval("#hist", (h) => h.dataset.modes)).split(",").map(Number);
 	if (!modes.some((m) => m >= 60e3 && m <= 200e3) || !modes.some((m) => m >= 1.2e6 && m <= 8e6))
 		fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
@@ -213,12 +219,34 @@ try {
 		const ws = [...document.querySelectorAll('#bandflame g.frame[name="slow_path"] rect')].map((r) => +r.getAttribute("width"));
 		return ws.reduce((a, w) => a + w, 0) / +document.querySelector("#bandflame svg").getAttribute("width");
 	};
-	await page.waitForFunction(widest, null, { timeout: 10000, polling: 100 }).catch(() => {});
-	await page.waitForFunction((w) => (0, eval)(w)() >= 0.85, widest.toString(), { timeout: 10000 }).catch(() => {});
+	await page.waitForFunction(widest, null, { timeout: 20000, polling: 100 }).catch(() => {});
+	await page.waitForFunction((w) => (0, eval)(w)() >= 0.85, widest.toString(), { timeout: 20000 }).catch(() => {});
 	const bandShare = await page.evaluate((w) => (0, eval)(w)(), widest.toString());
 	if (!(bandShare >= 0.85)) fail(`slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph, not >= 85%`);
 	ok(`brushed ${span.n} buckets: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
 	await shot(page, "02-band");
+
+	// ---- the latest slow calls: a click opens that call's flame chart ----
+	{
+		await page.click("#bandclose");
+		const st = (await api("/api/status")).data.probes.find((p) => p.name === "handle_request");
+		await page.waitForSelector("#slow tbody tr[data-span]", { timeout: 20000 });
+		const spans = await page.$$eval("#slow tbody tr[data-span]", (trs) => trs.map((t) => +t.dataset.span));
+		if (spans.join() !== st.slow.map((c) => c.span_id).join()) fail(`slow calls on the page ${spans}, in the status ${st.slow.map((c) => c.span_id)}`);
+		const first = (st.slow.find((c) => c.samples > 0) || st.slow[0]).span_id; /* one with samples, if any */
+		const chart = (await api("/api/flamechart?span=" + first)).data;
+		await page.click(`#slow tbody tr[data-span="${first}"]`);
+		await page.waitForFunction((n) => !document.getElementById("chartpane").hidden &&
+			document.querySelectorAll("#chart g.box").length === n, chart.boxes.length, { timeout: 20000 });
+		const drawn = await page.$$eval("#chart g.box", (gs) => gs.map((g) => [g.dataset.name, +g.dataset.start, +g.dataset.dur, +g.dataset.depth]));
+		const want = chart.boxes.map((b) => [b[3], b[0], b[1] - b[0], b[2]]);
+		if (JSON.stringify(drawn) !== JSON.stringify(want)) fail("the flame chart's boxes differ from the API's");
+		const last = chart.boxes.length - 1;
+		const fill = await page.evaluate((k) => document.querySelectorAll("#chart g.box")[k].querySelector("rect").getAttribute("fill"), last);
+		if (fill !== chart.boxes[last][5]) fail(`a chart box has fill ${fill}, not ${chart.boxes[last][5]}`);
+		ok(`${spans.length} latest slow calls listed; span ${first}'s flame chart: ${drawn.length} boxes as the API lays them out; ${await page.textContent("#charttitle")}`);
+		await shot(page, "03-flamechart");
+	}
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");

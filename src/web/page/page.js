@@ -278,6 +278,7 @@ function showHist(probes) {
 		tr.classList.toggle("sel", tr.dataset.name === histProbe);
 	});
 	$("histprobe").textContent = p ? p.name + ": " + Math.round(p.calls_in_window) + " calls in the window" : "(trace a function)";
+	showSlow(p);
 	var el = $("hist");
 	var b = p && p.buckets ? p.buckets : [];
 	if (!b.length) { el.innerHTML = ""; brush = null; return; }
@@ -338,6 +339,57 @@ function showHist(probes) {
 	/* the scale changes with the window's calls: the band stays in ns;
 	 * a status update during a drag must not cancel the drag */
 	if (!brushing) brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+}
+
+/* ---- the latest slow calls of the probe shown; a click opens the flame
+ * chart of that one call: its samples in time order, as the SVG flame
+ * charts draw them (the server lays it out: render/flamechart.c) ---- */
+function showSlow(p) {
+	var rows = (p && p.slow ? p.slow : []).map(function (c) {
+		return "<tr data-span=\"" + c.span_id + "\"><td>" + fmtNs(c.duration_ns) + "</td><td>" + fmtNs(c.ago_ns) +
+			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>";
+	});
+	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"5\">none yet</td></tr>";
+	var body = document.querySelector("#slow tbody");
+	if (body.innerHTML !== html) body.innerHTML = html;
+}
+
+function openChart(span) {
+	fetch("/api/flamechart?span=" + encodeURIComponent(span), {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			drawChart(ans.data);
+		}, function (e) { say("flame chart: " + e.message, true); });
+}
+
+function drawChart(d) {
+	var pane = $("chartpane"), el = $("chart");
+	pane.hidden = false;
+	el.dataset.span = d.span_id;
+	el.dataset.samples = d.samples;
+	$("charttitle").textContent = d.subtitle;
+	var W = Math.max(300, el.clientWidth - 18), H = 16, top = 16;
+	var x = d3.scaleLinear().domain([0, d.dur_ns]).range([0, W]);
+	el.innerHTML = "";
+	var svg = d3.select(el).append("svg").attr("width", W).attr("height", top + (d.depth + 1) * H);
+	svg.append("g").attr("class", "axis").call(d3.axisTop(x).ticks(6).tickFormat(function (t) { return fmtNs(t); }))
+		.attr("transform", "translate(0," + (top - 1) + ")");
+	var g = svg.selectAll("g.box").data(d.boxes).join("g").attr("class", "box")
+		.attr("data-name", function (b) { return b[3]; })
+		.attr("data-start", function (b) { return b[0]; })
+		.attr("data-dur", function (b) { return b[1] - b[0]; })
+		.attr("data-depth", function (b) { return b[2]; })
+		.attr("transform", function (b) { return "translate(" + x(b[0]) + "," + (top + b[2] * H) + ")"; });
+	g.append("rect").attr("width", function (b) { return Math.max(0.5, x(b[1]) - x(b[0]) - 0.5); })
+		.attr("height", H - 1).attr("fill", function (b) { return b[5]; });
+	g.append("text").attr("x", 3).attr("y", H - 4).text(function (b) {
+		var room = Math.floor((x(b[1]) - x(b[0]) - 6) / 6.6);
+		return room < 3 ? "" : b[3].length <= room ? b[3] : b[3].slice(0, room - 2) + "..";
+	});
+	g.append("title").text(function (b) {
+		return b[3] + " (" + b[4] + "): " + fmtNs(b[1] - b[0]) + " from " + fmtNs(b[0]) + ", " + b[6] + " sample" + (b[6] === 1 ? "" : "s");
+	});
 }
 
 /* A Gaussian kernel density of the calls over log duration (bandwidth by
@@ -614,6 +666,11 @@ document.querySelector("#hot tbody").addEventListener("click", function (e) {
 	if (off) { $("sandpane").hidden = true; sandwichFn = null; }
 	else openSandwich(tr.dataset.name);
 });
+document.querySelector("#slow tbody").addEventListener("click", function (e) {
+	var tr = e.target.closest("tr");
+	if (tr && tr.dataset.span) openChart(tr.dataset.span);
+});
+$("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
 document.addEventListener("keydown", function (e) {
