@@ -168,6 +168,13 @@ int cmd_serve(int argc, char **argv)
 		errorf("both a recording (%s) and a target to profile: serve one of them", file);
 		return 2;
 	}
+	if (file && (so.ntraces || so.freq_given || so.period || so.sample_in || so.sample_slow ||
+		     so.duration > 0)) {
+		errorf("%s is a recording: tracing and sampling options (--trace, -F, -c, "
+		       "--sample-in, --sample-slow, -d) apply to live sessions only",
+		       file);
+		return 2;
+	}
 	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;

@@ -7,12 +7,17 @@
 # (>= 85%, as the CLI's test); commands that would steer the session
 # (trace, untrace, sample, reset) answer one JSON error naming the
 # recording while views and windows work; the event stream says "recording".
+# Colours: every frame and hot function has sonde flame's SVG colour. The
+# sandwich of burn (/api/sandwich); the latest slow calls (all over the
+# threshold) and one call's flame chart (/api/flamechart), box for box as
+# sonde flame --chart --span draws it.
 # Then the page in a real browser (tests/js/check_recording.mjs: it says
-# "recording", offers no probe to add, search, a refused trace, windows,
-# the histogram's two modes, a brushed slow band >= 85% slow_path;
-# screenshots in $BUILD/test-artifacts/serve_recording/; skipped only when
-# chromium cannot start). Bad input: a missing file, a file and a
-# target at once.
+# "recording", offers no probe to add; colours; the sandwich of burn;
+# search; a refused trace; windows; the histogram's two modes; a brushed
+# slow band >= 85% slow_path; the slow calls and a flame chart; screenshots
+# in $BUILD/test-artifacts/serve_recording/; skipped only when chromium
+# cannot start). Bad input: a missing file, a file and a target at once, a
+# file and --trace.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v curl >/dev/null || skip "needs curl"
@@ -31,6 +36,7 @@ pass "recorded $requests requests ($slow slow), $samples samples"
 
 expect_error "no such file|cannot open|No such" "" -- "$SONDE" serve --no-ctl "$WORK/nope.sonde"
 expect_error "both a recording .* and a target" "" -- "$SONDE" serve -p 1 "$WORK/run.sonde"
+expect_error "is a recording: tracing and sampling options" "" -- "$SONDE" serve --trace handle_request "$WORK/run.sonde"
 
 "$SONDE" serve --no-ctl -i 0.5 "$WORK/run.sonde" >"$WORK/serve.out" 2>"$WORK/serve.err" &
 spid=$!
