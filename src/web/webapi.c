@@ -26,6 +26,7 @@ struct client {
 	struct flamedelta *flame;
 	bool missed;	/* an event did not fit: resend everything */
 	int state_sent; /* -1 none yet, else an enum state */
+	char *status_sent, *hot_sent; /* the last status / hot event it got (NULL: none yet) */
 	struct client *prev, *next;
 };
 
@@ -299,6 +300,8 @@ static void client_closed(void *arg)
 	if (c->next)
 		c->next->prev = c->prev;
 	a->nclients--;
+	free(c->status_sent);
+	free(c->hot_sent);
 	flamedelta_free(c->flame);
 	free(c);
 }
@@ -337,6 +340,18 @@ static void send_event(struct client *c, const char *event, const char *data, si
 		c->missed = true;
 }
 
+/* An event like the last one of its kind the client got (*last) is not
+ * sent again: a session that ended or a recording sends it once. */
+static void send_changed(struct client *c, const char *event, const char *data, size_t len,
+			 char **last)
+{
+	if (*last && strcmp(*last, data) == 0)
+		return;
+	send_event(c, event, data, len);
+	free(*last);
+	*last = c->missed ? NULL : xstrdup(data);
+}
+
 static void send_to(struct client *c, const struct live_view *v, const char *status, size_t slen,
 		    const char *hot, size_t hlen, enum state state)
 {
@@ -346,13 +361,16 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 			return;
 		c->missed = false;
 		c->state_sent = -1;
+		free(c->status_sent);
+		free(c->hot_sent);
+		c->status_sent = c->hot_sent = NULL;
 		flamedelta_reset(c->flame);
 	}
 	if (c->state_sent != (int)state) {
 		send_event(c, "state", state_json[state], strlen(state_json[state]));
 		c->state_sent = (int)state;
 	}
-	send_event(c, "status", status, slen);
+	send_changed(c, "status", status, slen, &c->status_sent);
 	char *flame = NULL;
 	size_t flen = 0;
 	FILE *f = membuf(&flame, &flen);
@@ -361,7 +379,7 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 	if (changes)
 		send_event(c, "flame", flame, flen);
 	free(flame);
-	send_event(c, "hot", hot, hlen);
+	send_changed(c, "hot", hot, hlen, &c->hot_sent);
 	if (c->missed)
 		flamedelta_reset(c->flame); /* what it has is no base for a delta */
 }

@@ -141,7 +141,12 @@ pass "$nslow latest slow calls, all over the threshold; span $span's flame chart
 curl -sN --max-time 2 "$(q /api/events)" >"$WORK/events" || true
 grep -q '^data: {"state":"recording"}' "$WORK/events" || fail "the event stream does not say recording: $(head -c 300 "$WORK/events")"
 grep -q '^event: flame' "$WORK/events" || fail "no flame event for the recording"
-pass "event stream: state recording, a flame event"
+# -i 0.5: 4 intervals in 2 s, but a recording's status never changes: one
+nstatus=$(grep -c '^event: status' "$WORK/events" || true)
+nhot=$(grep -c '^event: hot' "$WORK/events" || true)
+[ "$nstatus" = 1 ] && [ "$nhot" = 1 ] ||
+	fail "$nstatus status and $nhot hot events in 2 s for a recording: an unchanged one is sent again"
+pass "event stream: state recording, a flame event, one status and one hot event (unchanged ones are not resent)"
 
 # The page in a real browser.
 command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"

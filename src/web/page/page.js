@@ -564,6 +564,7 @@ function command(line) {
 
 /* ---- connection state ------------------------------------------------------ */
 var conn = "connecting", ended = false, recording = false;
+var lastStatus = null, lastHot = null;
 function showConn() {
 	var el = $("conn");
 	var s = paused ? "paused" : conn !== "live" ? conn : recording ? "recording" : ended ? "ended" : conn;
@@ -578,7 +579,12 @@ function setPaused(on) {
 	$("pause").classList.toggle("on", on);
 	$("pause").textContent = on ? "Resume" : "Pause";
 	showConn();
-	if (!on) { runSearch(); draw(); }
+	if (!on) {
+		if (lastStatus) showStatus(lastStatus);
+		if (lastHot) showHot(lastHot);
+		runSearch();
+		draw();
+	}
 }
 
 function connect() {
@@ -597,8 +603,9 @@ function connect() {
 		conn = "live";
 		showConn();
 	});
-	es.addEventListener("status", function (e) { if (!paused) showStatus(JSON.parse(e.data)); });
-	es.addEventListener("hot", function (e) { if (!paused) showHot(JSON.parse(e.data)); });
+	/* kept while paused: an unchanged status or hot list is not sent again */
+	es.addEventListener("status", function (e) { lastStatus = JSON.parse(e.data); if (!paused) showStatus(lastStatus); });
+	es.addEventListener("hot", function (e) { lastHot = JSON.parse(e.data); if (!paused) showHot(lastHot); });
 	es.addEventListener("flame", function (e) {
 		/* applied while paused too, so the next delta has its base */
 		applyFlame(JSON.parse(e.data));
