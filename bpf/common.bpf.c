@@ -12,6 +12,7 @@ sonde_counters_map counters SEC(".maps");
 sonde_threads_map threads SEC(".maps");
 sonde_unwind_procs_map unwind_procs SEC(".maps");
 sonde_unwind_requests_map unwind_requests SEC(".maps");
+sonde_unwind_found_map unwind_found SEC(".maps");
 
 const volatile __u32 filter_mode = SONDE_FILTER_ALL;
 __u64 next_span_id = 0;

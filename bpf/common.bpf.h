@@ -65,6 +65,17 @@ typedef struct {
 } sonde_unwind_procs_map;
 extern sonde_unwind_procs_map unwind_procs SEC(".maps");
 
+/* tgid -> the mappings its samples found by file (struct
+ * sonde_unwind_found_set): user space clears it when it loads the
+ * process's maps, exec and exit drop it. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_found_set);
+} sonde_unwind_found_map;
+extern sonde_unwind_found_map unwind_found SEC(".maps");
+
 /* Requests to user space's unwind tables (struct sonde_unwind_request). */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -36,6 +36,14 @@ struct {
 	__type(value, struct sonde_unwind_mapping);
 } unwind_mappings SEC(".maps");
 
+/* Loaded tables by the file they were built from (struct sonde_unwind_file). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_FILES);
+	__type(key, struct sonde_unwind_file_key);
+	__type(value, struct sonde_unwind_file);
+} unwind_files SEC(".maps");
+
 /* The sample being built: too large for the BPF stack, and sent with only
  * the frames walked, so not reserved in the ring buffer at full size. */
 struct {
@@ -148,6 +156,18 @@ static __always_inline __u32 hijacked_returns(__u64 *out, __u32 *chained)
 
 /* ---- the table walk (mirrors cfi_unwind_step in src/symbols/cfi.c) ---- */
 
+/* A walk's lookups of mappings by file (find_by_file): scalars only, so
+ * that find_by_file can be a global function, verified once on its own
+ * rather than again in every state of the walk. */
+struct by_file {
+	__u64 pc;     /* in: the pc to find */
+	__u32 tgid;
+	__u8 known;   /* vm holds the last mapping found */
+	__u8 tried;   /* bpf_find_vma was called (once per walk) */
+	__u8 pad[2];
+	struct sonde_unwind_mapping vm;
+};
+
 /* The state of one walk, shared with the bpf_loop callback. */
 struct walk {
 	struct sonde_sample *s;
@@ -163,6 +183,9 @@ struct walk {
 	__u8 end;       /* enum sonde_unwind_end once the walk stopped */
 	__u8 done;
 	__u8 fp_fallback;   /* --unwind auto: frame pointers where there is no table */
+	__u8 unfound;       /* a pc was in no mapping with a table, known or found */
+	struct by_file by_file; /* mappings found by file during this walk */
+	struct sonde_unwind_mapping cur; /* the mapping of the frame being walked */
 };
 
 static __always_inline int read_user(__u64 *v, __u64 addr)
@@ -225,6 +248,123 @@ static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u
 	__u32 idx = lo - 1;
 	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
 	return r ? r->rule : CFI_CFA_UNSUPPORTED;
+}
+
+/* What bpf_find_vma tells of the mapping holding a pc. */
+struct vma_found {
+	struct sonde_unwind_found m;
+	int ok;
+};
+
+/* Kernels before 6.7 keep the modification time as a timespec64. */
+struct inode___timespec {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+
+static long vma_found_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *f = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	if (!file || !(BPF_CORE_READ(vma, vm_flags) & 0x4 /* VM_EXEC */))
+		return 0;
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	f->m.start = BPF_CORE_READ(vma, vm_start);
+	f->m.end = BPF_CORE_READ(vma, vm_end);
+	f->m.offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	f->m.key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	f->m.key.ino = BPF_CORE_READ(inode, i_ino);
+	f->m.size = BPF_CORE_READ(inode, i_size);
+	if (bpf_core_field_exists(inode->i_mtime_sec)) {
+		f->m.mtime_sec = BPF_CORE_READ(inode, i_mtime_sec);
+		f->m.mtime_nsec = BPF_CORE_READ(inode, i_mtime_nsec);
+	} else {
+		struct inode___timespec *old = (void *)inode;
+		f->m.mtime_sec = BPF_CORE_READ(old, i_mtime.tv_sec);
+		f->m.mtime_nsec = BPF_CORE_READ(old, i_mtime.tv_nsec);
+	}
+	f->ok = 1;
+	return 0;
+}
+
+/* A new process's set of found mappings (too large for the stack). */
+struct sonde_unwind_found_set found_empty = {};
+
+/* A found mapping as user space would have made it (src/engine/unwind.c,
+ * add_mapping), into b->vm, when its file's table is in the rows. */
+static __always_inline int use_found(struct by_file *b, const struct sonde_unwind_found *f)
+{
+	struct sonde_unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &f->key);
+	if (!uf || uf->size != f->size || uf->mtime_sec != f->mtime_sec ||
+	    uf->mtime_nsec != f->mtime_nsec)
+		return 0;
+	for (int i = 0; i < SONDE_UNWIND_FILE_SEGS; i++) {
+		if (i >= uf->nsegs)
+			break;
+		if (f->offset - uf->segs[i].offset < uf->segs[i].filesz) {
+			__u64 vaddr = f->offset - uf->segs[i].offset + uf->segs[i].vaddr;
+			b->vm.start = f->start;
+			b->vm.end = f->end;
+			b->vm.adj = f->start - vaddr + uf->base;
+			b->vm.first = uf->first;
+			b->vm.count = uf->count;
+			b->known = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A pc (b->pc) in no mapping user space has read for the process (mapped
+ * since: exec, dlopen): the mapping the kernel has there into b->vm, with
+ * its file's table when that table is in the rows already — one this
+ * process's samples found before, or, once per walk, one looked up now
+ * (see struct sonde_unwind_found). 0 otherwise: user space loads it at
+ * the miss. */
+__noinline int find_by_file(struct by_file *b)
+{
+	if (!b)
+		return 0;
+	__u64 pc = b->pc;
+	__u32 tgid = b->tgid;
+	if (b->known && pc >= b->vm.start && pc < b->vm.end)
+		return 1;
+	struct sonde_unwind_found_set *set = bpf_map_lookup_elem(&unwind_found, &tgid);
+	if (set) {
+		__u32 k = SONDE_UNWIND_FOUND;
+		for (__u32 i = 0; i < SONDE_UNWIND_FOUND; i++) {
+			if (i >= set->n)
+				break;
+			if (pc >= set->v[i].start && pc < set->v[i].end) {
+				k = i;
+				break;
+			}
+		}
+		if (k < SONDE_UNWIND_FOUND)
+			return use_found(b, &set->v[k]);
+	}
+	if (b->tried)
+		return 0;
+	b->tried = 1;
+	struct vma_found f = {};
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found_cb, &f, 0) || !f.ok ||
+	    !use_found(b, &f.m))
+		return 0;
+	count(SONDE_CNT_FILE_FOUND);
+	if (!set) {
+		bpf_map_update_elem(&unwind_found, &tgid, &found_empty, BPF_NOEXIST);
+		set = bpf_map_lookup_elem(&unwind_found, &tgid);
+		if (!set)
+			return 1;
+	}
+	__u32 k = set->n < SONDE_UNWIND_FOUND ? set->n : set->next;
+	if (k < SONDE_UNWIND_FOUND) {
+		set->v[k] = f.m;
+		if (set->n < SONDE_UNWIND_FOUND)
+			set->n++;
+		else
+			set->next = (set->next + 1) % SONDE_UNWIND_FOUND;
+	}
+	return 1;
 }
 
 /* DWARF register number (< 16) -> its offset in struct pt_regs. */
@@ -308,10 +448,23 @@ static long walk_step(__u64 i, struct walk *w)
 	w->n = i + 1;
 
 	__u64 pc = w->exact_pc ? w->rip : w->rip - 1;
-	const struct sonde_unwind_mapping *m = w->proc ? find_mapping(w->proc, pc) : NULL;
-	if (!m) {
+	/* The mapping, always a copy on the stack: one pointer type after
+	 * either way of finding it keeps the verifier's states few. */
+	const struct sonde_unwind_mapping *pm = w->proc ? find_mapping(w->proc, pc) : NULL;
+	const struct sonde_unwind_mapping *m = &w->cur;
+	if (pm) {
+		w->cur = *pm;
+	} else {
 		w->s->table_miss = 1;
 		count(SONDE_CNT_TABLE_MISS);
+		w->by_file.pc = pc;
+		if (find_by_file(&w->by_file))
+			w->cur = w->by_file.vm;
+		else
+			m = NULL;
+	}
+	if (!m) {
+		w->unfound = 1;
 		return w->fp_fallback ? step_fp(w, SONDE_END_TABLE_MISS)
 				  : walk_stop(w, SONDE_END_TABLE_MISS);
 	}
@@ -421,6 +574,7 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 		.exact_pc = 1,
 		.first = 1,
 		.fp_fallback = unwind_mode == SONDE_UNWIND_AUTO,
+		.by_file = { .tgid = tgid },
 	};
 	if (!uregs || tgid == 0) {
 		s->unwind_end = SONDE_END_COMPLETE;
@@ -439,7 +593,7 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 		w.end = SONDE_END_DEPTH;
 	/* A walk that met code outside its tables and then failed (frame
 	 * pointers through code without them) ended for want of the table. */
-	if (s->table_miss && w.end != SONDE_END_COMPLETE && w.end != SONDE_END_DEPTH)
+	if (w.unfound && w.end != SONDE_END_COMPLETE && w.end != SONDE_END_DEPTH)
 		w.end = SONDE_END_TABLE_MISS;
 	s->nuser = w.n;
 	s->unwind_end = w.end;

@@ -1,39 +1,59 @@
-/* sonde probe — where probes can go, before tracing.
+/* sonde probe — where probes can go and what they can see, before tracing.
  *
- *   sonde probe -e BINARY --lines FUNC
+ *   sonde probe -e BINARY --lines FUNC  FUNC's source lines (as perf probe -L
+ *                                       does), each line where a line probe
+ *                                       (--trace FILE:LINE) can go marked
+ *                                       with how many addresses it has: one
+ *                                       per copy of the line's code (inlined
+ *                                       instances count apart; probes.h,
+ *                                       lines.h). Lines of other files
+ *                                       inlined into FUNC follow.
+ *   sonde probe -e BINARY --vars SPEC   the variables visible at each of the
+ *                                       spec's addresses, with their types,
+ *                                       and whether each is readable there
  *
- * prints FUNC's source lines (as perf probe -L does), each line where a
- * line probe (--trace FILE:LINE) can go marked with how many addresses it
- * has: one per copy of the line's code (inlined instances count apart;
- * probes.h, lines.h). Lines of other files inlined into FUNC follow. */
+ * SPEC is a probe location as --trace takes it (FUNC, LIB:FUNC, globs: the
+ * function's entry; FILE:LINE: the line's addresses). A variable readable
+ * at some of the addresses only says at how many. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "dwarfvar.h"
 #include "lines.h"
 #include "printable.h"
 #include "probes.h"
 #include "util.h"
 
-/* Lines without code between two with code, past which "..." is printed. */
-#define GAP_SHOWN 4
-
 static void usage(FILE *f)
 {
 	fputs("usage: sonde probe -e BINARY --lines FUNC\n"
+	      "       sonde probe -e BINARY --vars SPEC\n"
 	      "\n"
-	      "Lists FUNC's source lines, marking each line a line probe can go on\n"
+	      "--lines lists FUNC's source lines, marking each line a line probe can go on\n"
 	      "(sonde record|top --trace FILE:LINE) with how many addresses it has: one per\n"
 	      "copy of its code (every inlined instance, every out-of-line copy).\n"
+	      "--vars lists the variables visible at the addresses SPEC names in BINARY\n"
+	      "(FUNC: its entry, as --trace 'FUNC VAR...' reads them): arguments, locals of\n"
+	      "the scopes holding the address, the compile unit's globals, each with its C\n"
+	      "type and whether sonde can read it there (\"yes\", \"yes (location list)\",\n"
+	      "or why not: optimized out, not available at this address, an operation\n"
+	      "sonde cannot read). Other globals of the program can be captured too.\n"
 	      "  -e, --exe BINARY   the program or library (a path, or a program in PATH)\n"
 	      "  --lines FUNC       the function whose lines to list\n"
+	      "  --vars SPEC        FUNC, LIB:FUNC, a glob, or FILE:LINE\n"
+	      "  -h, --help         show this help\n"
 	      "BINARY needs debug info (DWARF): its own, or a separate debug file\n"
 	      "(a -dbgsym package, libc6-dbg, debuginfod-find).\n",
 	      f);
 }
+
+/* Lines without code between two with code, past which "..." is printed. */
+#define GAP_SHOWN 4
 
 /* Prints the rows of one file: source text where the file can be read. */
 static void print_file(const struct line_row *rows, int n, struct printable *keep)
@@ -81,36 +101,35 @@ static void print_file(const struct line_row *rows, int n, struct printable *kee
 		fclose(src);
 }
 
-int cmd_probe(int argc, char **argv)
+struct row {
+	char *name, *type, *where, *readable;
+	int readable_at; /* addresses where it is readable */
+	int seen;        /* addresses where it is visible */
+};
+
+static void add_rows(struct row **rows, int *n, const struct dwarfvar_visible *v, int nv)
 {
-	const char *binary = NULL, *func = NULL;
-	enum { OPT_LINES = 1000 };
-	static const struct option longopts[] = {{"exe", required_argument, NULL, 'e'},
-						 {"lines", required_argument, NULL, OPT_LINES},
-						 {"help", no_argument, NULL, 'h'},
-						 {0}};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			binary = optarg;
-			break;
-		case OPT_LINES:
-			func = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+	for (int i = 0; i < nv; i++) {
+		struct row *r = NULL;
+		for (int k = 0; k < *n && !r; k++)
+			if (!strcmp((*rows)[k].name, v[i].name) && !strcmp((*rows)[k].type, v[i].type))
+				r = &(*rows)[k];
+		if (!r) {
+			*rows = xrealloc(*rows, (size_t)(*n + 1) * sizeof(**rows));
+			r = &(*rows)[(*n)++];
+			*r = (struct row){.name = xstrdup(v[i].name), .type = xstrdup(v[i].type),
+					  .where = xstrdup(v[i].where), .readable = xstrdup(v[i].readable)};
+		} else if (strncmp(v[i].readable, "yes", 3) != 0 || r->readable_at == r->seen) {
+			free(r->readable);
+			r->readable = xstrdup(v[i].readable); /* why not, somewhere */
 		}
+		r->seen++;
+		r->readable_at += strncmp(v[i].readable, "yes", 3) == 0;
 	}
-	if (!binary || !func || optind < argc) {
-		errorf("probe: give -e BINARY and --lines FUNC (sonde probe --help)");
-		return 2;
-	}
+}
+
+static int list_lines(const char *binary, const char *func)
+{
 	struct probes_lines pl;
 	char err[1024];
 	if (probes_function_lines(binary, func, &pl, err, sizeof(err)) < 0) {
@@ -138,4 +157,102 @@ int cmd_probe(int argc, char **argv)
 	printable_free(&keep);
 	probes_lines_free(&pl);
 	return 0;
+}
+
+static int list_vars(const char *binary, const char *vars)
+{
+	struct probe_scope scope = {.executable = binary};
+	struct probe_target *t;
+	char note[512], err[512];
+	int n = probes_resolve(vars, &scope, &t, note, sizeof(note), err, sizeof(err));
+	if (n < 0) {
+		errorf("%s", err);
+		return 1;
+	}
+	struct printable keep = {0};
+	int rc = 0;
+	/* One table per function: the addresses of one spec that share a
+	 * name (a line's instances in one function) together. */
+	for (int i = 0, j; i < n && !rc; i = j) {
+		struct row *rows = NULL;
+		int nrows = 0;
+		for (j = i; j < n && strcmp(t[j].function, t[i].function) == 0; j++) {
+			struct dwarfvar_visible *v;
+			int nv = dwarfvar_list(t[j].binary, t[j].offset, &v, err, sizeof(err));
+			if (nv < 0) {
+				errorf("%s", err);
+				rc = 1;
+				break;
+			}
+			add_rows(&rows, &nrows, v, nv);
+			dwarfvar_visible_free(v, nv);
+		}
+		int naddr = j - i;
+		if (!rc) {
+			printf("%s in %s, %d address%s (file offset%s", printable(&keep, t[i].function),
+			       printable(&keep, t[i].binary), naddr, naddr == 1 ? "" : "es",
+			       naddr == 1 ? "" : "s");
+			for (int k = i; k < j; k++)
+				printf(" 0x%llx", (unsigned long long)t[k].offset);
+			printf("):\n  %-9s %-28s %-20s %s\n", "WHERE", "TYPE", "NAME", "READABLE");
+		}
+		for (int k = 0; k < nrows; k++) {
+			struct row *r = &rows[k];
+			char at[96] = "";
+			if (r->seen < naddr)
+				snprintf(at, sizeof(at), "visible at %d of %d addresses; ", r->seen, naddr);
+			if (r->readable_at && r->readable_at < r->seen)
+				snprintf(at + strlen(at), sizeof(at) - strlen(at),
+					 "readable at %d of them; elsewhere ", r->readable_at);
+			if (!rc)
+				printf("  %-9s %-28s %-20s %s%s\n", r->where, printable(&keep, r->type),
+				       printable(&keep, r->name), at, printable(&keep, r->readable));
+			free(r->name);
+			free(r->type);
+			free(r->where);
+			free(r->readable);
+		}
+		free(rows);
+	}
+	printable_free(&keep);
+	probes_free(t, n);
+	return rc;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	const char *binary = NULL, *func = NULL, *vars = NULL;
+	enum { OPT_LINES = 1000, OPT_VARS };
+	static const struct option longopts[] = {{"exe", required_argument, NULL, 'e'},
+						 {"lines", required_argument, NULL, OPT_LINES},
+						 {"vars", required_argument, NULL, OPT_VARS},
+						 {"help", no_argument, NULL, 'h'},
+						 {0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			binary = optarg;
+			break;
+		case OPT_LINES:
+			func = optarg;
+			break;
+		case OPT_VARS:
+			vars = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!binary || !func == !vars || optind != argc) {
+		errorf("probe: give -e BINARY and one of --lines FUNC or --vars SPEC (sonde probe "
+		       "--help)");
+		return 2;
+	}
+	return func ? list_lines(binary, func) : list_vars(binary, vars);
 }

@@ -11,6 +11,7 @@
 #include "formats.h"
 #include "registry.h"
 #include "report.h"
+#include "valuereport.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -20,7 +21,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
-		"                         [-o OUT]\n"
+		"                         [--by VAR] [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
 		"lost samples, broken stacks (cut where a return address was not code),\n"
@@ -45,6 +46,9 @@ static void usage(FILE *f)
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
 		"               (a sample whose call has no record, lost or left by longjmp,\n"
 		"               is in --in but in neither --slow nor --fast)\n"
+		"  --by VAR     with --in/--slow/--fast FUNC: FUNC's calls split by the value of\n"
+		"               VAR, a capture of FUNC (--trace 'FUNC VAR'): per value, its calls,\n"
+		"               its calls the view takes and the samples taken inside them\n"
 		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  -o OUT       write to OUT instead of standard output\n"
@@ -62,7 +66,7 @@ int cmd_report(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
-		{"show-overhead", no_argument, NULL, 'O'},
+		{"show-overhead", no_argument, NULL, 'O'}, {"by", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -111,6 +115,9 @@ int cmd_report(int argc, char **argv)
 		case 'O':
 			ro.filter.show_overhead = true;
 			break;
+		case 'B':
+			ro.by = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -142,6 +149,11 @@ int cmd_report(int argc, char **argv)
 		query_apply(&q, &ro.filter);
 		query_describe(&q, p, &ro.filter, view, sizeof(view));
 		ro.view = view;
+	}
+	if (ro.by && valuereport_by_check(p, &ro.filter, ro.by, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
 	}
 	struct outfile out;
 	if (outfile_open(&out, output, err, sizeof(err))) {

@@ -25,6 +25,7 @@ static const struct {
 	{"ctl", cmd_ctl, "send a command to a running live session (sonde ctl --list)"},
 	{"probe", cmd_probe, "where probes can go: a function's lines with their addresses (--lines)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
+	{"probe", cmd_probe, "list what a probe can read: the variables visible at a function (--vars)"},
 };
 
 static void usage(FILE *f)

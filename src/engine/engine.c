@@ -17,6 +17,7 @@
 #include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
+#include "ldso.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -80,6 +81,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static const void *record_with_ids(struct engine *e, const void *data, size_t size)
 {
 	const struct sonde_hdr *h = data;
+	if (h->kind == SONDE_REC_VALUES && size >= sizeof(struct sonde_values)) {
+		uint32_t slot = ((const struct sonde_values *)data)->probe;
+		uint32_t id = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
+		if (id == slot)
+			return data;
+		if (id == NO_PROBE)
+			return NULL;
+		grow_array((void **)&e->recbuf, &e->recbuf_cap, size, 1);
+		memcpy(e->recbuf, data, size);
+		((struct sonde_values *)e->recbuf)->probe = id;
+		return e->recbuf;
+	}
 	if (h->kind == SONDE_REC_SPAN && size >= sizeof(struct sonde_span)) {
 		uint32_t slot = ((const struct sonde_span *)data)->probe;
 		uint32_t id = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
@@ -214,9 +227,14 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		return NULL;
 	}
 	if (o->unwind != SONDE_UNWIND_FP) {
-		e->unwind = unwind_new(bpf_map__fd(e->skel->maps.unwind_procs),
-				       bpf_map__fd(e->skel->maps.unwind_mappings),
-				       bpf_map__fd(e->skel->maps.unwind_rows), unwind_rows, err, errlen);
+		struct unwind_maps um = {
+			.procs_fd = bpf_map__fd(e->skel->maps.unwind_procs),
+			.mappings_fd = bpf_map__fd(e->skel->maps.unwind_mappings),
+			.rows_fd = bpf_map__fd(e->skel->maps.unwind_rows),
+			.files_fd = bpf_map__fd(e->skel->maps.unwind_files),
+			.found_fd = bpf_map__fd(e->skel->maps.unwind_found),
+		};
+		e->unwind = unwind_new(&um, unwind_rows, err, errlen);
 		e->unwind_rb = e->unwind ? ring_buffer__new(bpf_map__fd(e->skel->maps.unwind_requests),
 							    on_unwind_request, e, NULL)
 					 : NULL;
@@ -251,6 +269,20 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 	if (e->unwind)
 		unwind_load_pid(e->unwind, pid, ignored, sizeof(ignored));
 	return 0;
+}
+
+static int preload_one(const char *path, void *arg)
+{
+	unwind_preload(arg, path); /* a binary without a table waits for its miss */
+	return 0;
+}
+
+void engine_unwind_preload(struct engine *e, const char *executable)
+{
+	if (!e->unwind)
+		return;
+	struct ldso_env env = { getenv("LD_LIBRARY_PATH"), getenv("LD_PRELOAD") };
+	ldso_each_object(executable, &env, preload_one, e->unwind);
 }
 
 void engine_unwind_stats(const struct engine *e, struct unwind_stats *out)
@@ -441,6 +473,19 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
 
+int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog)
+{
+	int slot = slot_of(e, probe);
+	if (slot < 0)
+		return -1;
+	struct sonde_fetch_prog p = {0};
+	if (prog)
+		p = *prog;
+	p.gen = e->probe_gen[slot];
+	uint32_t key = (uint32_t)slot;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
+}
+
 void engine_pause_spans(struct engine *e)
 {
 	e->spans_paused = true;
@@ -604,6 +649,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 		__atomic_and_fetch(&e->skel->bss->points_active, ~(1ull << (e->point_bit[slot] - 1)),
 				   __ATOMIC_RELAXED);
 	clear_slot_counts(e, slot);
+	engine_set_fetch(e, probe, NULL);
 	e->slot_probe[slot] = NO_PROBE;
 	e->point_bit[slot] = 0;
 	remove_uprobes(e, links, n);

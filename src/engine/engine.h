@@ -122,6 +122,12 @@ struct engine_span_policy {
 };
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
+/* The fetch program an attached probe runs at each hit (captures and a
+ * predicate, sonde_abi.h; dwarfvar.h builds it); NULL: none. A hit's
+ * values arrive as SONDE_REC_VALUES records under the caller's probe id.
+ * Takes effect at once. Returns 0, or -1 when the probe is not attached. */
+int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog);
+
 /* How many more probes can be attached now. */
 int engine_probes_available(const struct engine *e);
 
@@ -250,6 +256,12 @@ void engine_detach_fd(struct bpf_link *link);
 
 /* The unwind tables' state (unwind.h); zeros with --unwind fp. */
 struct unwind_stats;
+/* A command is about to run `executable` as a target: its tables (the
+ * program's, its libraries', its loader's: symbols/ldso finds them as the
+ * loader will) are built now and stay loaded, so its first samples unwind
+ * completely before user space reads its maps. */
+void engine_unwind_preload(struct engine *e, const char *executable);
+
 void engine_unwind_stats(const struct engine *e, struct unwind_stats *out);
 
 /* Sums the kernel-side drop counters. */

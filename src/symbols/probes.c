@@ -1156,3 +1156,12 @@ void probes_lines_free(struct probes_lines *l)
 	memset(l, 0, sizeof(*l));
 	l->fd = l->debug_fd = -1;
 }
+
+int probes_debug_file(Elf *elf, const char *binary, Elf **debug_elf)
+{
+	struct debug_file d = {.fd = -1};
+	if (!find_debug_file(elf, binary, &d))
+		return -1;
+	*debug_elf = d.elf;
+	return d.fd;
+}
