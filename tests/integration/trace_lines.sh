@@ -24,6 +24,14 @@ expect_error "no function 'handle_requst' in .*lines-gcc-O2; nearest: handle_req
 	"$SONDE" probe -e "$TARGETS/lines-gcc-O2" --lines handle_requst
 expect_error "lines-nodebug has no debug info \(DWARF\) to list handle_request's lines" "" -- \
 	"$SONDE" probe -e "$TARGETS/lines-nodebug" --lines handle_request
+# sonde probe --vars at a line: its two addresses (one per inlined copy),
+# and the inlined function's argument readable there.
+"$SONDE" probe -e "$TARGETS/lines-gcc-O2" --vars "lines.c:$line" >"$WORK/vars.txt"
+grep -Eq "^count_hit in .*lines-gcc-O2, 2 addresses " "$WORK/vars.txt" || { cat "$WORK/vars.txt"; fail "probe --vars lines.c:$line: not 2 addresses of count_hit"; }
+grep -Eq "^  argument +long unsigned int +v +yes" "$WORK/vars.txt" || { cat "$WORK/vars.txt"; fail "probe --vars lines.c:$line: v not readable"; }
+pass "probe --vars at a line: 2 addresses, v readable"
+expect_error "give -e BINARY and one of --lines FUNC or --vars SPEC" "" -- \
+	"$SONDE" probe -e "$TARGETS/lines-gcc-O2" --lines handle_request --vars handle_request
 
 for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	bin="$TARGETS/lines-$build"
@@ -100,7 +108,7 @@ out=$("$SONDE" ctl trace "lines.c:$line") || fail "ctl trace lines.c:$line: $out
 out=$("$SONDE" ctl sample-when "lines.c:$line") || fail "ctl sample-when: $out"
 expect_error "no code at lines.c:1; nearest lines with code: [0-9]+$" "" -- "$SONDE" ctl trace lines.c:1
 expect_error "no file nosuch.c in the debug info of .*lines-gcc-O2" "" -- "$SONDE" ctl trace nosuch.c:3
-expect_error "captures are not supported yet \('hits'\)" "" -- "$SONDE" ctl trace "lines.c:$line hits"
+expect_error "trace lines.c:$line hits: captures at lines.c:$line are not supported yet: capture at the function's entry$" "" -- "$SONDE" ctl trace "lines.c:$line hits"
 expect_error "handle_request is a function: sample-when takes a line" "" -- "$SONDE" ctl sample-when handle_request
 kill -0 "$spid" || fail "sonde top exited after bad line specs"
 sleep 1
