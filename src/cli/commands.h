@@ -15,6 +15,5 @@ int cmd_heatmap(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
 
 #endif

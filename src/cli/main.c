@@ -23,9 +23,9 @@ static const struct {
 	{"convert", cmd_convert, "convert between profile formats (perf script, folded, pprof, ...)"},
 	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},
 	{"ctl", cmd_ctl, "send a command to a running live session (sonde ctl --list)"},
-	{"probe", cmd_probe, "where probes can go: a function's lines with their addresses (--lines)"},
+	{"probe", cmd_probe,
+	 "where probes can go and what they read: a function's lines (--lines), variables (--vars)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
-	{"probe", cmd_probe, "list what a probe can read: the variables visible at a function (--vars)"},
 };
 
 static void usage(FILE *f)
