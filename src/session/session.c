@@ -80,6 +80,7 @@ struct session {
 	double next_refresh_s;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
+	char calib_warning[512];         /* a failed calibration, said once probes are attached */
 	/* The event loop and how a run ends in it. */
 	struct loop *loop;
 	int wake_timer, end_timer;
@@ -803,10 +804,13 @@ static void calibrate_session(struct session *s)
 		return;
 	char err[256];
 	uint64_t t0 = monotonic_ns();
+	/* Said once the probes are attached: a command that fails on a bad
+	 * probe says only why. */
 	if (calibrate_run(s->eng, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
-		notef(o, "warning: cannot calibrate sonde's own cost (%s): call durations are "
+		snprintf(s->calib_warning, sizeof(s->calib_warning),
+			 "warning: cannot calibrate sonde's own cost (%s): call durations are "
 			 "corrected only by what its BPF programs timed",
-		      err);
+			 err);
 	s->calib_ms = (double)(monotonic_ns() - t0) / 1e6;
 	if (o->verbose) {
 		char line[1024];
@@ -1066,6 +1070,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (interrupted(s, err, errlen) || setup_sampling_decisions(s, err, errlen))
 		goto fail;
+	if (s->calib_warning[0])
+		notef(o, "%s", s->calib_warning);
 	if (engine_start(s->eng, err, errlen))
 		goto fail;
 	s->start_mono = now_s(CLOCK_MONOTONIC);
