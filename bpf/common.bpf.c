@@ -12,8 +12,12 @@ sonde_counters_map counters SEC(".maps");
 sonde_threads_map threads SEC(".maps");
 sonde_unwind_procs_map unwind_procs SEC(".maps");
 sonde_unwind_requests_map unwind_requests SEC(".maps");
+sonde_unwind_rows_map unwind_rows SEC(".maps");
+sonde_unwind_mappings_map unwind_mappings SEC(".maps");
 
 const volatile __u32 filter_mode = SONDE_FILTER_ALL;
+const volatile __u32 unwind_mode = SONDE_UNWIND_AUTO;
+__u64 miss_wakeup_ns = 0;
 __u64 next_span_id = 0;
 struct sonde_calibration calib = {};
 

@@ -7,6 +7,7 @@
 
 #include "sonde_abi.h"
 #include "util.h"
+#include "view.h"
 
 #define MAX_EVENTS 8
 /* Every user address can expand into an inline chain; kernel frames too. */
@@ -203,6 +204,9 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	} else {
 		n = add_kernel_frames(c, n, ksf, nk);
 	}
+	/* An off-CPU interval: why the thread was away, on top. */
+	if (s->off_ns && n < MAX_FRAMES)
+		c->frames[n++] = view_state_frame(c->p, s->off_state, s->syscall);
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -214,7 +218,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	uint32_t ev = s->event < MAX_EVENTS ? s->event : 0;
 	struct sample out = {
 		.time_ns = s->hdr.time_ns,
-		.weight = c->event_weight[ev],
+		.weight = s->off_ns ? s->off_ns : c->event_weight[ev],
 		.cpu = s->hdr.cpu,
 		.thread = profile_thread_intern(c->p, s->hdr.pid, s->hdr.tid, comm),
 		.event = c->event_map[ev],
@@ -223,8 +227,10 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	/* Live weights are 1 a sample (or an event period): the profile's
 	 * bound (2^63 - 1 in all) cannot be reached, but a refused sample is
 	 * not counted as added. */
-	if (profile_add_sample(c->p, &out, links, nlinks) == 0)
+	if (profile_add_sample(c->p, &out, links, nlinks) == 0) {
 		c->stats.samples++;
+		c->stats.offcpu_intervals += s->off_ns != 0;
+	}
 }
 
 static uint32_t thread_of(struct collector *c, const struct sonde_hdr *h)

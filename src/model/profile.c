@@ -15,6 +15,7 @@ struct profile *profile_new(void)
 	grow_array((void **)&p->nodes, &p->nodes_cap, 1, sizeof(*p->nodes));
 	p->nodes[0] = (struct stack_node){0, 0, 0};
 	p->nnodes = 1;
+	p->offcpu_event = UINT32_MAX;
 	return p;
 }
 
@@ -114,6 +115,8 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 			return (uint32_t)i;
 	grow_array((void **)&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
 	p->events[p->nevents] = xstrdup(name);
+	if (strcmp(name, PROFILE_EVENT_OFFCPU) == 0)
+		p->offcpu_event = (uint32_t)p->nevents;
 	return (uint32_t)p->nevents++;
 }
 
@@ -341,6 +344,11 @@ uint64_t span_end_ns(const struct span *sp)
 							   : sp->start_ns + sp->duration_ns;
 }
 
+bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s)
+{
+	return s->event == p->offcpu_event;
+}
+
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s)
 {
 	if (s->stack == 0 || s->stack >= p->nnodes)
@@ -365,7 +373,7 @@ uint64_t profile_total_weight(const struct profile *p, const struct view *v)
 	uint64_t total = 0;
 	for (size_t i = 0; i < p->nsamples; i++)
 		if (view_takes(v, p, &p->samples[i]))
-			total += p->samples[i].weight;
+			total += view_weight(v, p, &p->samples[i]);
 	return total;
 }
 
@@ -448,7 +456,7 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
 		const struct sample *s = &p->samples[i];
 		if (!view_takes(v, p, s))
 			continue;
-		size_t depth = p->nodes[s->stack].depth + 1;
+		size_t depth = p->nodes[s->stack].depth + 2;
 		if (depth > cap) {
 			cap = depth * 2;
 			buf = xrealloc(buf, cap * sizeof(*buf));
@@ -459,7 +467,10 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
 		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
 		for (size_t k = off; k < off + n; k++)
 			buf[k] = group(p, buf[k]);
-		flame_add(t, buf, off + n, s->weight);
+		uint32_t leaf = view_leaf_frame(v, p, s);
+		if (leaf)
+			buf[off + n++] = leaf;
+		flame_add(t, buf, off + n, view_weight(v, p, s));
 	}
 	free(buf);
 	return t;

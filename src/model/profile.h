@@ -80,6 +80,11 @@ struct span {
 	bool open;            /* still running when the profile ended */
 };
 
+/* The event of off-CPU intervals (record --off-cpu): a sample of it is a
+ * time a thread spent off the CPU, its weight the nanoseconds, its leaf a
+ * FRAME_STATE frame saying why (view.h). */
+#define PROFILE_EVENT_OFFCPU "off-cpu"
+
 /* The most the weights of a profile's samples may add up to. pprof and
  * recordings store weights as signed 64-bit integers; and with the sum of
  * every weight ever added bounded, no sum over some of them (a flame node's
@@ -115,6 +120,7 @@ struct profile {
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
 	size_t nline_of;
+	uint32_t offcpu_event; /* index of PROFILE_EVENT_OFFCPU in events, or UINT32_MAX */
 	uint64_t weight_added; /* every sample weight ever added (trimmed ones too),
 				* at most PROFILE_MAX_WEIGHT */
 };
@@ -210,6 +216,9 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 /* Calls of a probe: completed (the kernel's count, or the spans' when the
  * profile has no histogram) plus those still running at the end. */
 uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
+
+/* True when the sample is an off-CPU interval (event PROFILE_EVENT_OFFCPU). */
+bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s);
 
 /* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);

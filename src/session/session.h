@@ -63,6 +63,8 @@ struct session_options {
 	int ntraces;
 	const char *sample_in;   /* --sample-in FUNC */
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
+	bool off_cpu;        /* record off-CPU intervals (--off-cpu; engine_set_offcpu) */
+	uint64_t min_block_ns; /* --min-block: shorter intervals are counted only */
 	bool live;           /* probes may be added later (calibrate for them) */
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
@@ -72,6 +74,10 @@ struct session_options {
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
 };
+
+/* --min-block's default: the cost of an interval (two stack walks'
+ * worth of record) stays small against the time it stands for. */
+#define SESSION_MIN_BLOCK_NS 5000u
 
 void session_options_init(struct session_options *o);
 
