@@ -127,6 +127,15 @@ int view_set_time(struct view *v, const struct profile *p, enum view_time t, cha
 {
 	v->time = t;
 	v->sample_ns = 0;
+	if (t == VIEW_ON_CPU)
+		return 0;
+	if (p->offcpu_event == UINT32_MAX && !profile_meta_u64(p, "off_cpu")) {
+		errbuf_set(err, errlen,
+			   "%s needs off-CPU intervals, and this profile has none: record it with "
+			   "sonde record --off-cpu",
+			   t == VIEW_WALL ? "--wall" : "--off-cpu");
+		return -1;
+	}
 	if (t != VIEW_WALL)
 		return 0;
 	uint64_t hz = profile_meta_u64(p, "frequency_hz");
