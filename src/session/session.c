@@ -970,7 +970,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->syms = symbols_new();
 	s->col = collector_new(s->prof, s->syms);
 	collector_set_event(s->col, 0, eo.event.name, 1);
-	collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	if (o->off_cpu)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
 	s->executable = target_executable(o);
 	s->exe_alias = target_exe_alias(o);
 	eo.freq = o->period ? 0 : o->freq;

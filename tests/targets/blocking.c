@@ -1,7 +1,7 @@
 /* blocking — a request handler whose slow calls wait: in read() on a pipe,
  * in nanosleep(), and on a mutex (a futex) another thread holds.
  *
- * usage: blocking NREQ [BLOCK_MS]
+ * usage: blocking NREQ [BLOCK_MS] [wait]
  * handle_request(i) spins ~0.3 ms of CPU in compute(); every 4th request
  * is slow: it also waits BLOCK_MS (default 4) in one of wait_pipe() (read
  * on a pipe a helper thread writes BLOCK_MS later), wait_sleep()
@@ -17,15 +17,17 @@
  *   slow_ns=...    total duration of the slow handle_request calls
  *   request_ns=... total duration of all handle_request calls
  *   cpu_ns=...     CPU time of the main thread inside handle_request
- * With BLOCKING_WAIT_TRACED=1, it starts only once handle_request() has a
- * uprobe (probes/traced.h). */
+ * With "wait" it prints "pid=<pid> ready" and starts only once it gets
+ * SIGUSR1 (a profiler attached with -p has read its mappings by then: every
+ * stack unwinds with the tables from the first request). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "probes/traced.h"
+#include <signal.h>
+#include <string.h>
 
 static int to_helper[2], from_helper[2];
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
@@ -130,16 +132,25 @@ __attribute__((noinline)) void handle_request(int i)
 
 int main(int argc, char **argv)
 {
+	int wait = argc > 1 && strcmp(argv[argc - 1], "wait") == 0;
+	argc -= wait;
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	if (argc > 2)
 		block_ms = atol(argv[2]);
 	if (pipe(to_helper) || pipe(from_helper))
 		return 1;
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL); /* the helper thread inherits it */
 	pthread_t helper;
 	pthread_create(&helper, NULL, helper_loop, NULL);
-	const char *w = getenv("BLOCKING_WAIT_TRACED");
-	if (w && *w == '1')
-		wait_traced((const void *)handle_request, NULL);
+	if (wait) {
+		printf("pid=%d ready\n", (int)getpid());
+		fflush(stdout);
+		int sig;
+		sigwait(&usr1, &sig);
+	}
 	unsigned long long slow = 0, all = 0, cpu = 0;
 	int nslow = 0;
 	for (int i = 0; i < n; i++) {
