@@ -193,6 +193,34 @@ uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall)
 	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
 }
 
+int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
+			 size_t errlen)
+{
+	struct view v = {.show_overhead = true};
+	if (t != VIEW_ON_CPU && view_set_time(&v, p, t, err, errlen))
+		return -1;
+	v.time = t;
+	if (!div)
+		div = 1;
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct sample s = p->samples[i];
+		bool off = profile_sample_is_offcpu(p, &s);
+		if (off ? t == VIEW_ON_CPU : t == VIEW_OFF_CPU)
+			continue;
+		uint64_t w = (view_weight(&v, p, &s) + div / 2) / div;
+		uint32_t leaf = view_leaf_frame(&v, p, &s);
+		if (leaf)
+			s.stack = profile_stack_child(p, s.stack, leaf);
+		s.weight = div > 1 && !w ? 1 : w;
+		p->samples[kept++] = s; /* span links stay where they are */
+	}
+	p->nsamples = kept;
+	/* What is left is plain weights now: no view tells its samples apart. */
+	p->offcpu_event = UINT32_MAX;
+	return 0;
+}
+
 uint64_t *view_durations(const uint64_t *counts, size_t *n)
 {
 	return latency_loglin_durations(counts, VIEW_DURATIONS_MAX, n, NULL);

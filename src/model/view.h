@@ -118,6 +118,14 @@ uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct s
  * (enum sonde_off_state) and the system call it was in (-1: none). */
 uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall);
 
+/* Turns a profile into what a view of time t counts, for writers that know
+ * no views (conversions): samples the time leaves out are removed; each
+ * one kept weighs view_weight / div (rounded; at least 1) and carries its
+ * view_leaf_frame on top; afterwards every view takes every sample left,
+ * as on-CPU samples. Returns 0, or -1 with err (view_set_time's). */
+int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
+			 size_t errlen);
+
 /* The unit of a view's weights: "samples" (on-CPU; or the event's unit)
  * or "ns". Folded output of off-CPU and wall views counts microseconds. */
 bool view_counts_time(const struct view *v);
