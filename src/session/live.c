@@ -437,10 +437,14 @@ static void take_samples(struct live *l, uint64_t now)
 {
 	for (; l->cursor < l->p->nsamples; l->cursor++) {
 		const struct sample *s = &l->p->samples[l->cursor];
-		l->nsamples++;
-		uint64_t sec = s->time_ns / 1000000000ull;
-		rate_add(&l->sample_rate, sec, 1);
-		second_add(l, sec, s->weight);
+		/* Off-CPU intervals (sample off-cpu) weigh nanoseconds: the live
+		 * views, rates and totals are of on-CPU samples. */
+		if (!profile_sample_is_offcpu(l->p, s)) {
+			l->nsamples++;
+			uint64_t sec = s->time_ns / 1000000000ull;
+			rate_add(&l->sample_rate, sec, 1);
+			second_add(l, sec, s->weight);
+		}
 		uint32_t leaf = 0;
 		for (uint32_t i = 0; i < s->nlinks; i++) {
 			if (!leaf)
@@ -1010,6 +1014,8 @@ static bool changes_gathering(enum command_kind k)
 	case CMD_SAMPLE_HZ:
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
+	case CMD_SAMPLE_OFFCPU:
+	case CMD_SAMPLE_OFFCPU_OFF:
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 	case CMD_SAMPLE_SLOW:
@@ -1043,6 +1049,14 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
 		return do_sampling(l, c, out);
+	case CMD_SAMPLE_OFFCPU:
+	case CMD_SAMPLE_OFFCPU_OFF:
+		if (session_set_offcpu(l->s, c->kind == CMD_SAMPLE_OFFCPU, err, sizeof(err)))
+			return fail(out, "%s", err);
+		fprintf(out, c->kind == CMD_SAMPLE_OFFCPU
+				     ? "recording off-CPU intervals too (where threads wait)\n"
+				     : "off-CPU intervals off\n");
+		return 0;
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 		if (session_set_sample_in(l->s, c->kind == CMD_SAMPLE_IN ? c->arg : NULL, err,

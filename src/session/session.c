@@ -723,6 +723,16 @@ static int setup_sampling_decisions(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
+{
+	if (engine_set_offcpu(s->eng, on, s->o->min_block_ns, err, errlen))
+		return -1;
+	if (on)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	s->o->off_cpu = on || s->o->off_cpu; /* the recording holds intervals */
+	return 0;
+}
+
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {

@@ -199,6 +199,10 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen);
 
+/* Off-CPU intervals on or off (engine_set_offcpu; --min-block as given).
+ * Returns 0, or -1 with one line in err (nothing changed). */
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen);
+
 /* The in-kernel sampling decisions: sample only inside calls of func / only
  * inside its calls that have already run longer than ns. func NULL = off.
  * The function is traced if it is not yet. */

@@ -23,6 +23,9 @@ static struct engine_stats sample_stats(void)
 	es.ends_depth = 41;
 	es.ends_unsupported = 43;
 	es.table_misses = 47;
+	es.lost_offcpu = 53;
+	es.offcpu_full = 59;
+	es.offcpu_short = 61;
 	return es;
 }
 
@@ -43,7 +46,10 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_DEPTH], 41);
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_UNSUPPORTED], 43);
 	cr_assert_eq(es.count[SONDE_CNT_TABLE_MISS], 47);
-	cr_assert_eq(SONDE_CNT_NUM, 14);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 53);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 59);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 61);
+	cr_assert_eq(SONDE_CNT_NUM, 17);
 }
 
 Test(drops, meta_keys_stay)
@@ -66,7 +72,9 @@ Test(drops, the_sentences_list_their_counters)
 	struct engine_stats es = sample_stats();
 	char buf[256];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, buf, sizeof(buf)),
-			 "3 samples, 5 calls, 7 process events");
+			 "3 samples, 5 calls, 7 process events, 53 off-CPU intervals");
+	cr_assert_str_eq(drops_list(&es, DROPS_OFFCPU, buf, sizeof(buf)),
+			 "59 not kept (switched-out thread map full), 61 shorter than --min-block");
 	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
 			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
@@ -82,12 +90,15 @@ Test(drops, the_sentences_list_their_counters)
 Test(drops, sums_by_sentence_and_for_the_live_status)
 {
 	struct engine_stats es = sample_stats();
-	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7);
+	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53);
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 59 + 61);
+	/* intervals shorter than --min-block are left out by design: no drop */
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 59);
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
 	/* calls without a return are untimed but not a drop of the live status */
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
-	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 59);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61);
 }
