@@ -124,6 +124,7 @@ int cmd_serve(int argc, char **argv)
 		}
 		so.cmd = &argv[optind];
 	}
+	live_args_apply_time(&o.la, &so);
 	if (session_args_check(&so) || live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;

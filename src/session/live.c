@@ -260,7 +260,10 @@ static uint32_t rooted_stack(struct live *l, const struct sample *s)
 static void take_sample(struct live *l, const struct sample *s)
 {
 	uint32_t stack = l->by_process ? rooted_stack(l, s) : s->stack;
-	window_add(l->samples, s->time_ns, stack, s->weight);
+	uint32_t leaf = view_leaf_frame(&l->view, l->p, s); /* "[running]" (--wall) */
+	if (leaf)
+		stack = profile_stack_child(l->p, stack, leaf);
+	window_add(l->samples, s->time_ns, stack, view_weight(&l->view, l->p, s));
 }
 
 static void pending_push(struct live *l, uint32_t idx)
@@ -583,6 +586,17 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view.threshold_ns = UINT64_MAX;
 	l->view.comm = l->filter_comm;
 	l->view.show_overhead = o->show_overhead;
+	const struct session_options *sopt = session_options(s);
+	l->view.time = o->time;
+	if (o->time == VIEW_WALL) {
+		if (!sopt->freq || sopt->period) {
+			snprintf(err, errlen, "--wall needs samples taken at a frequency (-F), "
+					      "not every Nth event: their time is unknown");
+			free(l);
+			return NULL;
+		}
+		l->view.sample_ns = 1000000000ull / sopt->freq;
+	}
 	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
@@ -1215,7 +1229,8 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			 (unsigned long long)ws.dropped);
 	st->held_s = held_seconds(l);
 	st->window_weight = 0;
-	if (!l->o.ewma) {
+	st->time = l->view.time;
+	if (!l->o.ewma && l->view.time == VIEW_ON_CPU) {
 		uint64_t w = (uint64_t)l->o.window_s;
 		for (uint64_t s = sec + 1 - (w < sec + 1 ? w : sec + 1); s <= sec; s++)
 			if (l->sec_id[s % l->nsec] == s)
@@ -1492,7 +1507,7 @@ struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo
 		size_t n = profile_stack_frames(l->p, stack, frames, sizeof(frames) / sizeof(*frames));
 		if (n > sizeof(frames) / sizeof(*frames))
 			n = sizeof(frames) / sizeof(*frames);
-		flame_add(din == VIEW_TAKE ? b->in : b->out, frames, n, s->weight);
+		flame_add(din == VIEW_TAKE ? b->in : b->out, frames, n, view_weight(&in, l->p, s));
 	}
 	/* Calls in and outside the band, at the histogram's resolution: a
 	 * bucket counts as in when its middle is. */
