@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
+		"                        [--off-cpu | --wall]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
 		"       sonde flame FILE --chart [--tid TID | --span ID] -o CHART.svg\n"
@@ -48,6 +49,7 @@ static void usage(FILE *f)
 		"  --wall       wall-clock time: on-CPU samples (each worth its sampling\n"
 		"               interval, under \"[running]\") plus off-CPU time (blue states);\n"
 		"               with --slow FUNC, where the whole duration of its slow calls went\n"
+		"               (also with --diff-slow: slow vs fast calls in time)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
@@ -274,7 +276,8 @@ static int flame_diff_slow(struct flame_args *a)
 		return 1;
 	}
 	struct span_query slow, fast;
-	if (query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
+	if (view_set_time(&a->filter, p, a->time, err, sizeof(err)) ||
+	    query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
 	    query_parse(p, SPAN_FAST, a->diff_slow, &fast, err, sizeof(err))) {
 		errorf("%s", err);
 		profile_free(p);
@@ -434,6 +437,11 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 	}
 	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) + a->chart > 1) {
 		errorf("--diff-slow, --diff, --chart and --in/--slow/--fast exclude each other");
+		return -1;
+	}
+	if (a->time != VIEW_ON_CPU && (a->chart || a->diff_files)) {
+		errorf("--off-cpu and --wall work with flame graphs and --diff-slow, not with "
+		       "--chart, --span or --diff");
 		return -1;
 	}
 	if (a->lines && a->chart) {
