@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		   "  -F HZ, -c PERIOD, -e EVENT, --trace FUNC, --sample-in FUNC,\n"
 		   "  --sample-slow FUNC:DUR, -d SECONDS, --buffer-mb MB, -v   as sonde "
 		   "record\n"
+		   "  --off-cpu, --wall  record off-CPU intervals; the views count off-CPU or\n"
+		   "                     wall-clock time (as sonde top)\n"
 		   "\n"
 		   "Server:\n"
 		   "  --port N           TCP port (default 0: any free port; the URL says "

@@ -60,6 +60,7 @@ static void usage(FILE *f)
 		"                     count off-CPU time, with why on top ([sleeping: read]...)\n"
 		"  --wall             the same recording; the views count wall-clock time (on-CPU\n"
 		"                     samples at 1/F under [running], plus off-CPU time)\n"
+		"  --min-block DUR    with either: shorter waits are counted only (default 5us)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out of every view by default\n"
 		"  --target-output F  where the started command's stdout and stderr go (its\n"
