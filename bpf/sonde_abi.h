@@ -136,6 +136,9 @@ enum sonde_off_state {
 	SONDE_OFF_UNINTERRUPTIBLE = 3, /* uninterruptible sleep (D), not in I/O wait */
 	SONDE_OFF_DISK = 4,            /* uninterruptible in I/O wait (io_schedule) */
 	SONDE_OFF_STOPPED = 5,         /* stopped or traced (T, t) */
+	SONDE_OFF_WAKER = 6,           /* not a state: the record is the stacks of the
+					* thread that woke a waiting one (--wakers),
+					* weighing the woken thread's wait */
 };
 
 /* One executable mapping of a process in the unwinder's tables. */
@@ -364,6 +367,7 @@ struct sonde_sample {
 	__u64 off_ns;       /* off-CPU: how long the thread was off the CPU (the
 			     * record's weight); hdr.time_ns is when it left; 0
 			     * for an on-CPU sample */
+	char woken_comm[SONDE_COMM_LEN]; /* a waker record: the thread it woke */
 	__u64 span_ids[SONDE_SAMPLE_SPANS];
 	__u32 span_probes[SONDE_SAMPLE_SPANS];
 	/* The real return addresses of the calls whose return a uretprobe has

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
-		"                        [--off-cpu | --wall]\n"
+		"                        [--off-cpu | --wall | --wakers]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
 		"       sonde flame FILE --chart [--tid TID | --span ID] -o CHART.svg\n"
@@ -50,6 +50,8 @@ static void usage(FILE *f)
 		"               interval, under \"[running]\") plus off-CPU time (blue states);\n"
 		"               with --slow FUNC, where the whole duration of its slow calls went\n"
 		"               (also with --diff-slow: slow vs fast calls in time)\n"
+		"  --wakers     who woke the waits (record --wakers): the waking thread's stack\n"
+		"               under \"[wakes: COMM]\", weighing the wait it ended; blues\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
@@ -251,10 +253,11 @@ static int flame_single(struct flame_args *a)
 	}
 	if (view_counts_time(&a->filter)) {
 		a->svg.count_name = "ns";
-		a->svg.all_blocked = a->time == VIEW_OFF_CPU;
+		a->svg.all_blocked = a->time != VIEW_WALL;
 		if (!a->svg.title)
 			a->svg.title = a->time == VIEW_OFF_CPU ? "Off-CPU Time Flame Graph"
-							       : "Wall-Clock Time Flame Graph";
+				       : a->time == VIEW_WAKERS ? "Wakeup Flame Graph"
+								: "Wall-Clock Time Flame Graph";
 	}
 	struct flame_tree *t = tree_of(p, &a->filter, a);
 	flame_sort(t);
@@ -338,6 +341,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"span", required_argument, NULL, 'S'},   {"lines", no_argument, NULL, 'l'},
 		{"show-overhead", no_argument, NULL, 'O'},
 		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
+		{"wakers", no_argument, NULL, 'K'},
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -409,6 +413,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		case 'O': a->filter.show_overhead = true; break;
 		case 'X': a->time = VIEW_OFF_CPU; break;
 		case 'L': a->time = VIEW_WALL; break;
+		case 'K': a->time = VIEW_WAKERS; break;
 		case 'S': {
 			char *end;
 			a->span_id = strtoull(optarg, &end, 10);
@@ -440,7 +445,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		return -1;
 	}
 	if (a->time != VIEW_ON_CPU && (a->chart || a->diff_files)) {
-		errorf("--off-cpu and --wall work with flame graphs and --diff-slow, not with "
+		errorf("--off-cpu, --wall and --wakers work with flame graphs and --diff-slow, not with "
 		       "--chart, --span or --diff");
 		return -1;
 	}

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
-		"                         [--off-cpu | --wall]\n"
+		"                         [--off-cpu | --wall | --wakers]\n"
 		"                         [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
@@ -52,6 +52,8 @@ static void usage(FILE *f)
 		"  --wall       wall-clock time: on-CPU samples, each worth its sampling interval\n"
 		"               (\"[running]\"), plus off-CPU time; with --slow FUNC, where the\n"
 		"               whole duration of its slow calls went\n"
+		"  --wakers     who woke the waits (record --wakers): the waking thread's stack\n"
+		"               under \"[wakes: COMM]\", weighing the wait it ended, in ns\n"
 		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  -o OUT       write to OUT instead of standard output\n"
@@ -71,6 +73,7 @@ int cmd_report(int argc, char **argv)
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
 		{"show-overhead", no_argument, NULL, 'O'},
 		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
+		{"wakers", no_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -125,6 +128,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'L':
 			time = VIEW_WALL;
+			break;
+		case 'K':
+			time = VIEW_WAKERS;
 			break;
 		case 'h':
 			usage(stdout);

@@ -80,6 +80,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	case SESSION_OPT_OFF_CPU:
 		o->off_cpu = true;
 		return 1;
+	case SESSION_OPT_WAKERS:
+		o->wakers = o->off_cpu = true;
+		return 1;
 	case SESSION_OPT_MIN_BLOCK:
 		if (duration_parse(arg, &o->min_block_ns, err, sizeof(err))) {
 			errorf("bad value '%s' for --min-block: %s", arg, err);

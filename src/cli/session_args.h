@@ -19,6 +19,7 @@ enum {
 	SESSION_OPT_UNWIND,
 	SESSION_OPT_OFF_CPU,
 	SESSION_OPT_MIN_BLOCK,
+	SESSION_OPT_WAKERS,
 };
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
@@ -33,7 +34,8 @@ enum {
 		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN},                 \
 		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND},                     \
 		{"off-cpu", no_argument, NULL, SESSION_OPT_OFF_CPU},                         \
-		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK}
+		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK},               \
+		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS}
 
 /* Handles one shared option `c` (getopt character) with its `arg`; returns
  * 1 when it was one of them, 0 when not, -1 on a bad value (error printed). */

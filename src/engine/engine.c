@@ -40,6 +40,7 @@ struct engine {
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
 	struct bpf_link *offcpu_links[3]; /* sched_switch, sys_enter, sys_exit: while --off-cpu */
+	struct bpf_link *wakers_link;     /* sched_wakeup: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
@@ -191,6 +192,7 @@ static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_p
 	out[0] = skel->progs.offcpu_switch;
 	out[1] = skel->progs.offcpu_sys_enter;
 	out[2] = skel->progs.offcpu_sys_exit;
+	out[3] = skel->progs.offcpu_wakeup;
 	return out;
 }
 
@@ -202,9 +204,9 @@ static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct en
 	struct sonde_bpf *skel = open_skeleton(o, rb, unwind_rows);
 	if (!skel)
 		return NULL;
-	struct bpf_program *progs[3];
+	struct bpf_program *progs[4];
 	offcpu_programs(skel, progs);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		bpf_program__set_autoload(progs[i], false);
 	return skel;
 }
@@ -356,6 +358,9 @@ static void offcpu_detach(struct engine *e)
 		bpf_link__destroy(e->offcpu_links[i]);
 		e->offcpu_links[i] = NULL;
 	}
+	bpf_link__destroy(e->wakers_link);
+	e->wakers_link = NULL;
+	e->skel->bss->offcpu_wakers = 0;
 	/* Threads switched out meanwhile are not switched in under watch: an
 	 * interval kept now would span the time off-CPU was off. */
 	int fd = bpf_map__fd(e->skel->maps.offcpu_stash);
@@ -365,6 +370,35 @@ static void offcpu_detach(struct engine *e)
 		if (bpf_map_delete_elem(fd, &key))
 			break;
 	}
+}
+
+int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
+{
+	if (!on) {
+		bpf_link__destroy(e->wakers_link);
+		e->wakers_link = NULL;
+		e->skel->bss->offcpu_wakers = 0;
+		return 0;
+	}
+	if (!engine_offcpu_on(e)) {
+		snprintf(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
+		return -1;
+	}
+	if (e->wakers_link)
+		return 0;
+	char why[256];
+	if (tracefs_tracepoint_id("sched", "sched_wakeup", why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_wakeup: %s", why);
+		return -1;
+	}
+	e->wakers_link = bpf_program__attach(e->skel->progs.offcpu_wakeup);
+	if (!e->wakers_link) {
+		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_wakeup for --wakers: %s",
+			 strerror(errno));
+		return -1;
+	}
+	e->skel->bss->offcpu_wakers = 1;
+	return 0;
 }
 
 bool engine_offcpu_on(const struct engine *e)
@@ -387,7 +421,7 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 	}
 	static const char *const tps[3][2] = {
 		{"sched", "sched_switch"}, {"raw_syscalls", "sys_enter"}, {"raw_syscalls", "sys_exit"}};
-	struct bpf_program *progs[3];
+	struct bpf_program *progs[4];
 	offcpu_programs(e->skel, progs);
 	for (int i = 0; i < 3; i++) {
 		char why[256];
@@ -423,6 +457,8 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 		}
 	}
 	if (e->opt.off_cpu && engine_set_offcpu(e, true, e->opt.offcpu_min_ns, err, errlen))
+		return -1;
+	if (e->opt.wakers && engine_set_wakers(e, true, err, errlen))
 		return -1;
 	if (e->opt.no_sampler)
 		return 0;
@@ -1041,6 +1077,7 @@ void engine_close(struct engine *e)
 		bpf_link__destroy(e->task_links[i]);
 		bpf_link__destroy(e->offcpu_links[i]);
 	}
+	bpf_link__destroy(e->wakers_link);
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */

@@ -38,6 +38,7 @@ struct engine_options {
 	bool off_cpu;          /* record off-CPU intervals from the start (engine_set_offcpu) */
 	uint64_t offcpu_min_ns; /* with off_cpu: the shortest interval sent */
 	uint32_t offcpu_threads; /* switched-out threads kept at once; 0 = 4096 */
+	bool wakers;            /* with off_cpu: also who woke each wait (engine_set_wakers) */
 	engine_record_fn on_record;
 	void *arg;
 };
@@ -83,6 +84,13 @@ int engine_poll(struct engine *e, int timeout_ms);
  * naming what is missing (a tracepoint, or programs this kernel did not
  * load) while the rest of the engine works on. min_ns may change while on. */
 #define ENGINE_EVENT_OFFCPU 1
+/* Wakers (while off-CPU intervals are on): each interval that ended with a
+ * wake-up is followed by a record of event ENGINE_EVENT_WAKER, off_state
+ * SONDE_OFF_WAKER: the waking thread's stacks (user stack only when it is a
+ * target), the woken thread's calls in flight and comm, the same off_ns.
+ * Returns 0, or -1 with one line (off-CPU not on; no sched:sched_wakeup). */
+#define ENGINE_EVENT_WAKER 2
+int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen);
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen);
 bool engine_offcpu_on(const struct engine *e);
 

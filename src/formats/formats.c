@@ -160,7 +160,7 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	/* Off-CPU intervals weigh nanoseconds: other formats get the time the
 	 * user asked for, in microseconds, or on-CPU samples alone. A
 	 * recording keeps everything unless asked. */
-	if (p && (modes->time || (!to->marks_overhead && p->offcpu_event != UINT32_MAX)) &&
+	if (p && (modes->time || (!to->marks_overhead && (p->offcpu_event != UINT32_MAX || p->waker_event != UINT32_MAX))) &&
 	    view_profile_rewrite(p, modes->time, modes->time ? 1000 : 1, err, errlen))
 		goto out;
 	rc = to->save ? to->save(p, out, err, errlen)

@@ -205,8 +205,14 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		n = add_kernel_frames(c, n, ksf, nk);
 	}
 	/* An off-CPU interval: why the thread was away, on top. */
-	if (s->off_ns && n < MAX_FRAMES)
+	if (s->off_ns && n < MAX_FRAMES && s->off_state == SONDE_OFF_WAKER) {
+		char woken[SONDE_COMM_LEN + 1];
+		memcpy(woken, s->woken_comm, SONDE_COMM_LEN);
+		woken[SONDE_COMM_LEN] = 0;
+		c->frames[n++] = view_waker_frame(c->p, woken);
+	} else if (s->off_ns && n < MAX_FRAMES) {
 		c->frames[n++] = view_state_frame(c->p, s->off_state, s->syscall);
+	}
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -229,7 +235,8 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	 * not counted as added. */
 	if (profile_add_sample(c->p, &out, links, nlinks) == 0) {
 		c->stats.samples++;
-		c->stats.offcpu_intervals += s->off_ns != 0;
+		c->stats.offcpu_intervals += s->off_ns != 0 && s->off_state != SONDE_OFF_WAKER;
+		c->stats.wakers += s->off_state == SONDE_OFF_WAKER;
 	}
 }
 

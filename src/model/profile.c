@@ -16,6 +16,7 @@ struct profile *profile_new(void)
 	p->nodes[0] = (struct stack_node){0, 0, 0};
 	p->nnodes = 1;
 	p->offcpu_event = UINT32_MAX;
+	p->waker_event = UINT32_MAX;
 	return p;
 }
 
@@ -117,6 +118,8 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 	p->events[p->nevents] = xstrdup(name);
 	if (strcmp(name, PROFILE_EVENT_OFFCPU) == 0)
 		p->offcpu_event = (uint32_t)p->nevents;
+	if (strcmp(name, PROFILE_EVENT_WAKER) == 0)
+		p->waker_event = (uint32_t)p->nevents;
 	return (uint32_t)p->nevents++;
 }
 
@@ -347,6 +350,11 @@ uint64_t span_end_ns(const struct span *sp)
 bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s)
 {
 	return s->event == p->offcpu_event;
+}
+
+bool profile_sample_is_waker(const struct profile *p, const struct sample *s)
+{
+	return s->event == p->waker_event;
 }
 
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s)

@@ -38,8 +38,10 @@ static bool sample_selected(const struct view *v, const struct profile *p, const
 	if (!(v && v->show_overhead) && profile_sample_is_overhead(p, s))
 		return false;
 	if (!v)
-		return !profile_sample_is_offcpu(p, s);
+		return !profile_sample_is_offcpu(p, s) && !profile_sample_is_waker(p, s);
 	if (v->has_range && (s->time_ns < v->start_ns || s->time_ns > v->end_ns))
+		return false;
+	if (profile_sample_is_waker(p, s) != (v->time == VIEW_WAKERS))
 		return false;
 	bool off = profile_sample_is_offcpu(p, s);
 	if (off ? v->time == VIEW_ON_CPU : v->time == VIEW_OFF_CPU)
@@ -129,6 +131,14 @@ int view_set_time(struct view *v, const struct profile *p, enum view_time t, cha
 	v->sample_ns = 0;
 	if (t == VIEW_ON_CPU)
 		return 0;
+	if (t == VIEW_WAKERS) {
+		if (p->waker_event == UINT32_MAX && !profile_meta_u64(p, "wakers"))
+			return errbuf_set(err, errlen,
+					  "--wakers needs the wakers of off-CPU intervals, and this "
+					  "profile has none: record it with sonde record --off-cpu "
+					  "--wakers");
+		return 0;
+	}
 	if (p->offcpu_event == UINT32_MAX && !profile_meta_u64(p, "off_cpu")) {
 		errbuf_set(err, errlen,
 			   "%s needs off-CPU intervals, and this profile has none: record it with "
@@ -208,6 +218,8 @@ int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char
 		bool off = profile_sample_is_offcpu(p, &s);
 		if (off ? t == VIEW_ON_CPU : t == VIEW_OFF_CPU)
 			continue;
+		if (profile_sample_is_waker(p, &s) != (t == VIEW_WAKERS))
+			continue;
 		uint64_t w = (view_weight(&v, p, &s) + div / 2) / div;
 		uint32_t leaf = view_leaf_frame(&v, p, &s);
 		if (leaf)
@@ -218,7 +230,15 @@ int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char
 	p->nsamples = kept;
 	/* What is left is plain weights now: no view tells its samples apart. */
 	p->offcpu_event = UINT32_MAX;
+	p->waker_event = UINT32_MAX;
 	return 0;
+}
+
+uint32_t view_waker_frame(struct profile *p, const char *woken_comm)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "[wakes: %s]", woken_comm);
+	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
 }
 
 uint64_t *view_durations(const uint64_t *counts, size_t *n)

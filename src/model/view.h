@@ -14,6 +14,7 @@
  *     only, never an off-CPU interval (record --off-cpu), so on-CPU views
  *     of a recording are the same with or without --off-cpu;
  *     VIEW_OFF_CPU takes off-CPU intervals only; VIEW_WALL takes both;
+ *     VIEW_WAKERS takes wakers only (no other view takes them);
  *   - the span condition on traced function `probe` (span_class):
  *       SPAN_ANY   none;
  *       SPAN_IN    taken inside a call of the probe;
@@ -78,6 +79,7 @@ enum view_time {
 	VIEW_ON_CPU = 0, /* on-CPU samples, each its weight (1, or an event period) */
 	VIEW_OFF_CPU,    /* off-CPU intervals */
 	VIEW_WALL,       /* both, in ns: where the wall-clock time went */
+	VIEW_WAKERS,     /* wakers (record --wakers): who woke the waits, in ns */
 };
 
 /* Which samples a view takes. Zero-initialised = every on-CPU sample but
@@ -125,6 +127,9 @@ uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall);
  * as on-CPU samples. Returns 0, or -1 with err (view_set_time's). */
 int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
 			 size_t errlen);
+
+/* The FRAME_STATE frame on top of a waker's stack: "[wakes: COMM]". */
+uint32_t view_waker_frame(struct profile *p, const char *woken_comm);
 
 /* The unit of a view's weights: "samples" (on-CPU; or the event's unit)
  * or "ns". Folded output of off-CPU and wall views counts microseconds. */

@@ -448,6 +448,8 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 		fprintf(out, "  view:      %s\n", printable(&keep, o->view));
 	if (o->filter.time == VIEW_OFF_CPU)
 		fprintf(out, "  counts:    nanoseconds off the CPU (--off-cpu: off-CPU intervals only)\n");
+	else if (o->filter.time == VIEW_WAKERS)
+		fprintf(out, "  counts:    nanoseconds of the waits each waker ended (--wakers)\n");
 	else if (o->filter.time == VIEW_WALL)
 		fprintf(out, "  counts:    nanoseconds of wall-clock time (--wall: an on-CPU sample "
 			     "counts %" PRIu64 " ns, \"[running]\"; off-CPU intervals their time)\n",

@@ -982,6 +982,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	collector_set_event(s->col, 0, eo.event.name, 1);
 	if (o->off_cpu)
 		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	if (o->wakers)
+		collector_set_event(s->col, ENGINE_EVENT_WAKER, PROFILE_EVENT_WAKER, 1);
 	s->executable = target_executable(o);
 	s->exe_alias = target_exe_alias(o);
 	eo.freq = o->period ? 0 : o->freq;
@@ -992,7 +994,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
 	eo.unwind = o->unwind;
-	eo.off_cpu = o->off_cpu;
+	eo.off_cpu = o->off_cpu || o->wakers;
+	eo.wakers = o->wakers;
 	eo.offcpu_min_ns = o->min_block_ns;
 	eo.on_record = handle_record;
 	eo.arg = s;
@@ -1145,6 +1148,7 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
 	if (engine_offcpu_on(s->eng) || o->off_cpu)
 		set_meta_u64(p, "min_block_ns", o->min_block_ns);
+	set_meta_u64(p, "wakers", o->wakers);
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
 	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
@@ -1304,7 +1308,7 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	collector_get_stats(s->col, &cs);
 	char shown[1024]; /* `what` names the output file */
 	fprintf(out, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
-		(unsigned long long)(cs.samples - cs.offcpu_intervals));
+		(unsigned long long)(cs.samples - cs.offcpu_intervals - cs.wakers));
 	if (s->prof->nprobes) {
 		uint64_t calls = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)
@@ -1335,10 +1339,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
 		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
-	if (s->o->off_cpu || drops_sum(&es, DROPS_OFFCPU, false))
-		fprintf(out, "; off-CPU intervals: %llu kept, %s",
-			(unsigned long long)cs.offcpu_intervals,
+	if (s->o->off_cpu || drops_sum(&es, DROPS_OFFCPU, false)) {
+		char wakers[64] = "";
+		if (s->o->wakers)
+			snprintf(wakers, sizeof(wakers), " (%llu with their waker)",
+				 (unsigned long long)cs.wakers);
+		fprintf(out, "; off-CPU intervals: %llu kept%s, %s",
+			(unsigned long long)cs.offcpu_intervals, wakers,
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
+	}
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),

@@ -65,6 +65,7 @@ struct session_options {
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
 	bool off_cpu;        /* record off-CPU intervals (--off-cpu; engine_set_offcpu) */
 	uint64_t min_block_ns; /* --min-block: shorter intervals are counted only */
+	bool wakers;         /* --wakers: who woke each wait, too (implies off_cpu) */
 	bool live;           /* probes may be added later (calibrate for them) */
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and

@@ -26,7 +26,7 @@ sum_under() {
 "$TARGETS/blocking" 240 4 wait >"$WORK/b.out" &
 target=$!
 BG_PIDS+=("$target")
-"$SONDE" record -F 999 --off-cpu --trace handle_request -p "$target" -o "$WORK/b.sonde" 2>"$WORK/b.err" &
+"$SONDE" record -F 999 --off-cpu --wakers --trace handle_request -p "$target" -o "$WORK/b.sonde" 2>"$WORK/b.err" &
 rec=$!
 BG_PIDS+=("$rec")
 go_when_sampling "$WORK/b.out" "$target" "$rec"
@@ -46,6 +46,17 @@ grep -q ';wait_sleep;.*;\[sleeping: clock_nanosleep\] [0-9]*$' "$WORK/b.folded" 
 	fail "no [sleeping: clock_nanosleep] under wait_sleep"
 grep -q ';wait_lock;.*;\[sleeping: futex\] [0-9]*$' "$WORK/b.folded" || fail "no [sleeping: futex] under wait_lock"
 pass "states: $(grep -o '\[sleeping: [a-z_]*\]' "$WORK/b.folded" | sort -u | tr '\n' ' ')"
+
+# Wakers: the helper thread ends the pipe waits (its write) and the lock
+# waits (its unlock): the waits its stacks (under helper_loop, with
+# "[wakes: blocking]" on top) ended add up to those the target measured.
+"$SONDE" report "$WORK/b.sonde" --wakers --folded >"$WORK/w.folded"
+want_us=$((($(kv "$WORK/b.out" wait_pipe_ns) + $(kv "$WORK/b.out" wait_lock_ns)) / 1000))
+got_us=$(grep ';helper_loop;.*;\[wakes: blocking\] [0-9]*$' "$WORK/w.folded" | awk '{ s += $NF } END { print s + 0 }')
+assert_near "waits ended by helper_loop (us)" "$got_us" "$want_us" "$(awk -v w="$want_us" 'BEGIN { print w * 0.10 }')"
+grep -q 'off-CPU intervals: [0-9]* kept ([0-9]* with their waker)' "$WORK/b.err" || fail "no waker count in the summary"
+# Wakers are in no other view.
+[ "$("$SONDE" report "$WORK/b.sonde" --off-cpu --folded | grep -c '\[wakes:')" = 0 ] || fail "wakers in the --off-cpu view"
 
 # The whole duration of the calls: every call, then the slow ones (>= 4 ms of
 # waiting; the fast ones spin 0.3 ms).

@@ -436,3 +436,32 @@ Test(view, a_rewritten_profile_counts_the_view_in_microseconds)
 	cr_assert_eq(profile_total_weight(p, NULL), 2);
 	profile_free(p);
 }
+
+Test(view, wakers_are_only_in_the_wakers_view)
+{
+	struct profile *p = time_fixture();
+	char err[256];
+	struct view v = {0};
+	cr_assert_eq(view_set_time(&v, p, VIEW_WAKERS, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--wakers"), "%s", err);
+	uint32_t wev = profile_event_intern(p, PROFILE_EVENT_WAKER);
+	uint32_t h = frames_intern(p->frames, "helper", "/bin/x", "x.c", 3, FRAME_USER);
+	uint32_t wk = view_waker_frame(p, "srv");
+	cr_assert_str_eq(frames_get(p->frames, wk)->name, "[wakes: srv]");
+	struct sample s = {.time_ns = 5, .weight = 3 * MS, .thread = 0, .event = wev,
+			   .stack = profile_stack_intern(p, (uint32_t[]){h, wk}, 2)};
+	struct span_link l = {1, 0};
+	cr_assert_eq(profile_add_sample(p, &s, &l, 1), 0);
+	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 5 * MS);
+	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 7 * MS);
+	cr_assert_eq(view_set_time(&v, p, VIEW_WAKERS, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	/* --wakers --in work: the woken thread's call. */
+	v.span_class = SPAN_IN;
+	v.probe = 0;
+	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	profile_free(p);
+}
