@@ -47,13 +47,19 @@ grep -q ';wait_sleep;.*;\[sleeping: clock_nanosleep\] [0-9]*$' "$WORK/b.folded" 
 grep -q ';wait_lock;.*;\[sleeping: futex\] [0-9]*$' "$WORK/b.folded" || fail "no [sleeping: futex] under wait_lock"
 pass "states: $(grep -o '\[sleeping: [a-z_]*\]' "$WORK/b.folded" | sort -u | tr '\n' ' ')"
 
-# Wakers: the helper thread ends the pipe waits (its write) and the lock
-# waits (its unlock): the waits its stacks (under helper_loop, with
-# "[wakes: blocking]" on top) ended add up to those the target measured.
+# Wakers: the helper thread ends every wait of the main thread in read()
+# and on the mutex (its writes and its unlock): the waits its stacks (under
+# helper_loop, with "[wakes: blocking]" on top) ended add up to the main
+# thread's sleeping time there, within 10%, which holds the pipe and lock
+# waits the target measured (and the short waits for the helper to take
+# the lock).
 "$SONDE" report "$WORK/b.sonde" --wakers --folded >"$WORK/w.folded"
-want_us=$((($(kv "$WORK/b.out" wait_pipe_ns) + $(kv "$WORK/b.out" wait_lock_ns)) / 1000))
 got_us=$(grep ';helper_loop;.*;\[wakes: blocking\] [0-9]*$' "$WORK/w.folded" | awk '{ s += $NF } END { print s + 0 }')
-assert_near "waits ended by helper_loop (us)" "$got_us" "$want_us" "$(awk -v w="$want_us" 'BEGIN { print w * 0.10 }')"
+main_us=$(grep -E '^blocking;(.*;)?main;.*;\[sleeping: (read|futex)\] [0-9]+$' "$WORK/b.folded" | awk '{ s += $NF } END { print s + 0 }')
+assert_near "waits ended by helper_loop (us)" "$got_us" "$main_us" "$(awk -v w="$main_us" 'BEGIN { print w * 0.10 }')"
+measured_us=$((($(kv "$WORK/b.out" wait_pipe_ns) + $(kv "$WORK/b.out" wait_lock_ns)) / 1000))
+assert_ge "waits ended by helper_loop vs the pipe and lock waits measured (us)" "$got_us" \
+	"$(awk -v w="$measured_us" 'BEGIN { print w * 0.9 }')"
 grep -q 'off-CPU intervals: [0-9]* kept ([0-9]* with their waker)' "$WORK/b.err" || fail "no waker count in the summary"
 # Wakers are in no other view.
 [ "$("$SONDE" report "$WORK/b.sonde" --off-cpu --folded | grep -c '\[wakes:')" = 0 ] || fail "wakers in the --off-cpu view"
