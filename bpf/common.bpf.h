@@ -85,6 +85,16 @@ typedef struct {
 	__type(value, struct sonde_unwind_mapping);
 } sonde_unwind_mappings_map;
 extern sonde_unwind_mappings_map unwind_mappings SEC(".maps");
+/* tgid -> the mappings its samples found by file (struct
+ * sonde_unwind_found_set): user space clears it when it loads the
+ * process's maps, exec and exit drop it. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_PROCS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_found_set);
+} sonde_unwind_found_map;
+extern sonde_unwind_found_map unwind_found SEC(".maps");
 
 /* Requests to user space's unwind tables (struct sonde_unwind_request). */
 typedef struct {
@@ -112,6 +122,26 @@ extern struct sonde_calibration calib;
  * and woke it: at most once a millisecond (user space backs off per
  * process when reloads do not help). */
 extern __u64 miss_wakeup_ns;
+
+/* --- the walk's lookups by file (defined once, in common.bpf.c) --------- */
+
+/* A walk's lookups of mappings by file (find_by_file): scalars only, so
+ * that find_by_file can be a global function, verified once on its own
+ * rather than again in every state of the walk. */
+struct by_file {
+	__u64 pc;     /* in: the pc to find */
+	__u32 tgid;
+	__u8 known;   /* vm holds the last mapping found */
+	__u8 tried;   /* bpf_find_vma was called (once per walk) */
+	__u8 pad[2];
+	struct sonde_unwind_mapping vm;
+};
+
+/* A pc (b->pc) in no mapping user space has read for the process: the
+ * mapping the kernel has there, with its file's table when that table is in
+ * the rows already (common.bpf.c says how). A global function: verified
+ * once on its own, for every program whose walk (stacks.bpf.h) calls it. */
+extern int find_by_file(struct by_file *b);
 
 /* --- helpers ------------------------------------------------------------ */
 

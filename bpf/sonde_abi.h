@@ -35,6 +35,9 @@
 #define SONDE_UNWIND_MAP_SLOTS 65536 /* mappings of all processes at once */
 #define SONDE_UNWIND_ROW_STEPS 24 /* halvings of a row search: a table has < 2^24 rows */
 #define SONDE_UNWIND_PROCS 8192   /* processes with tables at once */
+#define SONDE_UNWIND_FILES 4096   /* loaded tables findable by their file */
+#define SONDE_UNWIND_FILE_SEGS 4  /* PT_LOAD segments an entry of unwind_files maps */
+#define SONDE_UNWIND_FOUND 8      /* mappings a process's samples found by file, kept */
 
 enum sonde_record_kind {
 	SONDE_REC_SAMPLE = 1, /* a stack sample */
@@ -79,6 +82,9 @@ enum sonde_record_kind {
 	/* frames whose pc was in no mapping the tables know (the binary was \
 	 * mapped after its process's tables were loaded): user space loads them */ \
 	X(TABLE_MISS, table_misses, "unwind_table_misses", MISSES, 0, "table misses") \
+	/* of those, frames whose table the sampler found by the mapped file \
+	 * (struct sonde_unwind_file), with no wait for user space */ \
+	X(FILE_FOUND, file_found, "unwind_found_by_file", MISSES, 0, "found by file in the kernel") \
 	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
 	 * not kept because the switched-out threads' map was full, and those \
 	 * shorter than --min-block (left out by design, counted) */ \
@@ -154,6 +160,54 @@ struct sonde_unwind_mapping {
 struct sonde_unwind_proc {
 	__u32 first;
 	__u32 n;
+};
+
+/* A loaded table found by the file a mapping maps (hash map
+ * `unwind_files`): when a pc is in no mapping user space has read for its
+ * process (a library mapped since: exec, dlopen), the sampler finds the
+ * mapping itself (bpf_find_vma) and, when its file's table is in the rows
+ * already, walks on at once instead of waiting for user space to read the
+ * maps. The key is what the kernel knows of the mapped inode, as
+ * /proc/PID/maps shows it: the superblock's device (MAJOR << 20 | MINOR)
+ * and the inode number; its size and modification time must match too
+ * (an inode number is reused once its file is gone). */
+struct sonde_unwind_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+struct sonde_unwind_file {
+	__u64 size;   /* the file's size and modification time when its table was built */
+	__s64 mtime_sec;
+	__u64 base;   /* the table's base (ELF vaddr of its first row) */
+	__u32 first;  /* its rows: unwind_rows[first .. first + count) */
+	__u32 count;
+	__u32 nsegs;  /* segs used */
+	__u32 mtime_nsec;
+	struct {
+		__u64 offset, vaddr, filesz;
+	} segs[SONDE_UNWIND_FILE_SEGS]; /* PT_LOAD segments: a file offset -> vaddr */
+};
+
+/* A mapping the sampler found itself (bpf_find_vma), kept per process in
+ * the hash map `unwind_found` (key = tgid) until user space reads the
+ * process's maps (then it is in its mappings) or the process execs or
+ * exits: one sample may look up one mapping only (the kernel defers the
+ * release of the lock of the address space it took to after the
+ * interrupt), so the mappings found add up over the samples. Each use
+ * looks its file up in unwind_files again, so a table unloaded since is
+ * never used. */
+struct sonde_unwind_found {
+	__u64 start, end, offset; /* the mapping: [start, end), its file offset */
+	struct sonde_unwind_file_key key;
+	__u64 size;
+	__s64 mtime_sec;
+	__u32 mtime_nsec;
+	__u32 pad;
+};
+struct sonde_unwind_found_set {
+	__u32 n;    /* entries used */
+	__u32 next; /* the one replaced next when all are used */
+	struct sonde_unwind_found v[SONDE_UNWIND_FOUND];
 };
 
 /* A request to user space's unwind tables (ring buffer `unwind_requests`,

@@ -70,6 +70,9 @@ struct walk {
 	__u8 end;       /* enum sonde_unwind_end once the walk stopped */
 	__u8 done;
 	__u8 fp_fallback;   /* --unwind auto: frame pointers where there is no table */
+	__u8 unfound;       /* a pc was in no mapping with a table, known or found */
+	struct by_file by_file; /* mappings found by file during this walk */
+	struct sonde_unwind_mapping cur; /* the mapping of the frame being walked */
 };
 
 static __always_inline int read_user(__u64 *v, __u64 addr)
@@ -215,10 +218,23 @@ static long walk_step(__u64 i, struct walk *w)
 	w->n = i + 1;
 
 	__u64 pc = w->exact_pc ? w->rip : w->rip - 1;
-	const struct sonde_unwind_mapping *m = w->proc ? find_mapping(w->proc, pc) : NULL;
-	if (!m) {
+	/* The mapping, always a copy on the stack: one pointer type after
+	 * either way of finding it keeps the verifier's states few. */
+	const struct sonde_unwind_mapping *pm = w->proc ? find_mapping(w->proc, pc) : NULL;
+	const struct sonde_unwind_mapping *m = &w->cur;
+	if (pm) {
+		w->cur = *pm;
+	} else {
 		w->s->table_miss = 1;
 		count(SONDE_CNT_TABLE_MISS);
+		w->by_file.pc = pc;
+		if (find_by_file(&w->by_file))
+			w->cur = w->by_file.vm;
+		else
+			m = NULL;
+	}
+	if (!m) {
+		w->unfound = 1;
 		return w->fp_fallback ? step_fp(w, SONDE_END_TABLE_MISS)
 				  : walk_stop(w, SONDE_END_TABLE_MISS);
 	}
@@ -328,6 +344,7 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 		.exact_pc = 1,
 		.first = 1,
 		.fp_fallback = unwind_mode == SONDE_UNWIND_AUTO,
+		.by_file = { .tgid = tgid },
 	};
 	if (!uregs || tgid == 0) {
 		s->unwind_end = SONDE_END_COMPLETE;
@@ -346,7 +363,7 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 		w.end = SONDE_END_DEPTH;
 	/* A walk that met code outside its tables and then failed (frame
 	 * pointers through code without them) ended for want of the table. */
-	if (s->table_miss && w.end != SONDE_END_COMPLETE && w.end != SONDE_END_DEPTH)
+	if (w.unfound && w.end != SONDE_END_COMPLETE && w.end != SONDE_END_DEPTH)
 		w.end = SONDE_END_TABLE_MISS;
 	s->nuser = w.n;
 	s->unwind_end = w.end;

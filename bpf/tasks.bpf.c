@@ -50,6 +50,7 @@ int on_exec(void *ctx)
 	/* The old program's mappings are gone: its tables must not unwind the
 	 * new one (a miss makes user space load the new program's). */
 	__u32 tgid = pid_tgid >> 32;
+	bpf_map_delete_elem(&unwind_found, &tgid);
 	if (bpf_map_delete_elem(&unwind_procs, &tgid) == 0)
 		unwind_request(tgid, SONDE_UNWIND_REQ_EXEC);
 	emit_task(SONDE_REC_EXEC, pid_tgid, 0, 0);
@@ -73,8 +74,10 @@ int on_exit(void *ctx)
 		if (last)
 			bpf_map_delete_elem(&targets, &tgid);
 	}
-	if (last)
+	if (last) {
 		bpf_map_delete_elem(&unwind_procs, &tgid);
+		bpf_map_delete_elem(&unwind_found, &tgid);
+	}
 	bpf_map_delete_elem(&threads, &tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
 	return 0;

@@ -17,6 +17,7 @@
 #include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
+#include "ldso.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -265,9 +266,14 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		return NULL;
 	}
 	if (o->unwind != SONDE_UNWIND_FP) {
-		e->unwind = unwind_new(bpf_map__fd(e->skel->maps.unwind_procs),
-				       bpf_map__fd(e->skel->maps.unwind_mappings),
-				       bpf_map__fd(e->skel->maps.unwind_rows), unwind_rows, err, errlen);
+		struct unwind_maps um = {
+			.procs_fd = bpf_map__fd(e->skel->maps.unwind_procs),
+			.mappings_fd = bpf_map__fd(e->skel->maps.unwind_mappings),
+			.rows_fd = bpf_map__fd(e->skel->maps.unwind_rows),
+			.files_fd = bpf_map__fd(e->skel->maps.unwind_files),
+			.found_fd = bpf_map__fd(e->skel->maps.unwind_found),
+		};
+		e->unwind = unwind_new(&um, unwind_rows, err, errlen);
 		e->unwind_rb = e->unwind ? ring_buffer__new(bpf_map__fd(e->skel->maps.unwind_requests),
 							    on_unwind_request, e, NULL)
 					 : NULL;
@@ -302,6 +308,20 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 	if (e->unwind)
 		unwind_load_pid(e->unwind, pid, ignored, sizeof(ignored));
 	return 0;
+}
+
+static int preload_one(const char *path, void *arg)
+{
+	unwind_preload(arg, path); /* a binary without a table waits for its miss */
+	return 0;
+}
+
+void engine_unwind_preload(struct engine *e, const char *executable)
+{
+	if (!e->unwind)
+		return;
+	struct ldso_env env = { getenv("LD_LIBRARY_PATH"), getenv("LD_PRELOAD") };
+	ldso_each_object(executable, &env, preload_one, e->unwind);
 }
 
 void engine_unwind_stats(const struct engine *e, struct unwind_stats *out)

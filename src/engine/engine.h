@@ -253,6 +253,12 @@ void engine_detach_fd(struct bpf_link *link);
 
 /* The unwind tables' state (unwind.h); zeros with --unwind fp. */
 struct unwind_stats;
+/* A command is about to run `executable` as a target: its tables (the
+ * program's, its libraries', its loader's: symbols/ldso finds them as the
+ * loader will) are built now and stay loaded, so its first samples unwind
+ * completely before user space reads its maps. */
+void engine_unwind_preload(struct engine *e, const char *executable);
+
 void engine_unwind_stats(const struct engine *e, struct unwind_stats *out);
 
 /* Sums the kernel-side drop counters. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cficache.h"
@@ -23,7 +25,11 @@
 struct loaded {
 	const struct cfi_table *t; /* a cficache reference; NULL: slot free */
 	uint32_t first, count;
-	uint32_t refs; /* processes whose mappings use it */
+	uint32_t refs; /* processes whose mappings use it, and a preload */
+	/* the files it is known by in unwind_files (one binary may be reached
+	 * as several files: copies, other mount namespaces) */
+	struct sonde_unwind_file_key *files;
+	size_t nfiles, files_cap;
 };
 
 /* Free entries [first, first + count) of an array, sorted by first, merged.
@@ -54,7 +60,7 @@ struct proc {
 };
 
 struct unwind {
-	int procs_fd;
+	int procs_fd, files_fd, found_fd;
 	struct sonde_unwind_row *rows; /* the mmapped arrays */
 	struct sonde_unwind_mapping *mappings;
 	size_t rows_bytes, mappings_bytes;
@@ -66,6 +72,8 @@ struct unwind {
 	struct proc *procs;
 	size_t nprocs, procs_cap;
 	struct hashmap by_pid; /* pid -> index in procs */
+	uint32_t *preloaded; /* tables held by unwind_preload until unwind_free */
+	size_t npreloaded, preloaded_cap;
 	struct unwind_stats stats;
 };
 
@@ -146,11 +154,14 @@ static void *map_array(int fd, size_t entries, size_t size, size_t *bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-struct unwind *unwind_new(int procs_fd, int mappings_fd, int rows_fd, uint32_t row_capacity,
-			  char *err, size_t errlen)
+struct unwind *unwind_new(const struct unwind_maps *maps, uint32_t row_capacity, char *err,
+			  size_t errlen)
 {
 	struct unwind *u = xcalloc(1, sizeof(*u));
-	u->procs_fd = procs_fd;
+	u->procs_fd = maps->procs_fd;
+	u->files_fd = maps->files_fd;
+	u->found_fd = maps->found_fd;
+	int rows_fd = maps->rows_fd, mappings_fd = maps->mappings_fd;
 	u->rows = map_array(rows_fd, row_capacity, sizeof(*u->rows), &u->rows_bytes);
 	u->mappings = map_array(mappings_fd, SONDE_UNWIND_MAP_SLOTS, sizeof(*u->mappings),
 				&u->mappings_bytes);
@@ -173,9 +184,12 @@ void unwind_free(struct unwind *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->nloaded; i++)
+	for (size_t i = 0; i < u->nloaded; i++) {
 		if (u->loaded[i].t)
 			cfi_cache_put(u->cache, u->loaded[i].t);
+		free(u->loaded[i].files);
+	}
+	free(u->preloaded);
 	for (size_t i = 0; i < u->nprocs; i++)
 		free(u->procs[i].tables);
 	cfi_cache_free(u->cache);
@@ -224,7 +238,7 @@ static bool table_hold(struct unwind *u, const struct cfi_table *t, uint32_t *in
 		grow_array((void **)&u->loaded, &u->loaded_cap, u->nloaded + 1, sizeof(*u->loaded));
 		u->nloaded++;
 	}
-	u->loaded[idx] = (struct loaded){ t, first, t->nrows, 1 };
+	u->loaded[idx] = (struct loaded){ .t = t, .first = first, .count = t->nrows, .refs = 1 };
 	hashmap_set(&u->by_table, (uint64_t)(uintptr_t)t, idx);
 	u->stats.tables_loaded++;
 	u->stats.tables++;
@@ -233,11 +247,49 @@ static bool table_hold(struct unwind *u, const struct cfi_table *t, uint32_t *in
 	return true;
 }
 
+/* Makes table idx findable in the kernel by the file (dev, ino, size) it
+ * was read from, so the sampler finds it in processes that map that file
+ * before user space reads their maps. */
+static void table_name_file(struct unwind *u, uint32_t idx, uint64_t dev, uint64_t ino,
+			    const struct stat *st)
+{
+	struct loaded *l = &u->loaded[idx];
+	struct sonde_unwind_file_key key = { (uint64_t)major(dev) << 20 | minor(dev), ino };
+	for (size_t i = 0; i < l->nfiles; i++)
+		if (l->files[i].dev == key.dev && l->files[i].ino == key.ino)
+			return;
+	struct sonde_unwind_file f = { .size = (uint64_t)st->st_size,
+				       .mtime_sec = st->st_mtim.tv_sec,
+				       .mtime_nsec = (uint32_t)st->st_mtim.tv_nsec,
+				       .base = l->t->base, .first = l->first, .count = l->count };
+	for (uint32_t i = 0; i < l->t->nsegs && f.nsegs < SONDE_UNWIND_FILE_SEGS; i++) {
+		f.segs[f.nsegs].offset = l->t->segs[i].offset;
+		f.segs[f.nsegs].vaddr = l->t->segs[i].vaddr;
+		f.segs[f.nsegs].filesz = l->t->segs[i].filesz;
+		f.nsegs++;
+	}
+	/* Full (SONDE_UNWIND_FILES): the process waits for user space, as
+	 * before; another table's entry for the same file is replaced. */
+	if (bpf_map_update_elem(u->files_fd, &key, &f, BPF_ANY) != 0)
+		return;
+	grow_array((void **)&l->files, &l->files_cap, l->nfiles + 1, sizeof(*l->files));
+	l->files[l->nfiles++] = key;
+}
+
 static void table_release(struct unwind *u, uint32_t idx)
 {
 	struct loaded *l = &u->loaded[idx];
 	if (--l->refs > 0)
 		return;
+	/* Before its rows are given back (they cool 10 ms before reuse, and a
+	 * walk that read the entry just before is over long before). */
+	for (size_t i = 0; i < l->nfiles; i++) {
+		struct sonde_unwind_file f;
+		if (bpf_map_lookup_elem(u->files_fd, &l->files[i], &f) == 0 && f.first == l->first &&
+		    f.count == l->count)
+			bpf_map_delete_elem(u->files_fd, &l->files[i]);
+	}
+	free(l->files);
 	extents_release(&u->free_rows, l->first, l->count);
 	hashmap_remove(&u->by_table, (uint64_t)(uintptr_t)l->t);
 	cfi_cache_put(u->cache, l->t);
@@ -286,10 +338,11 @@ struct load {
 	size_t ntables, cap;
 };
 
-/* The table of one file mapping, or NULL. The file is opened as mapped
- * (map_files), else by its path in the process's root. */
+/* The table of one file mapping, or NULL; *st: the file's status. The
+ * file is opened as mapped (map_files), else by its path in the process's
+ * root. */
 static const struct cfi_table *mapping_table(struct unwind *u, pid_t pid,
-					     const struct procmaps_entry *e)
+					     const struct procmaps_entry *e, struct stat *st)
 {
 	if (e->path[0] != '/')
 		return NULL;
@@ -303,6 +356,8 @@ static const struct cfi_table *mapping_table(struct unwind *u, pid_t pid,
 	}
 	if (fd < 0)
 		return NULL;
+	if (fstat(fd, st) != 0)
+		memset(st, 0, sizeof(*st));
 	const struct cfi_table *t = cfi_cache_get_fd(u->cache, fd, e->path, err, sizeof(err));
 	close(fd);
 	if (t && t->nrows == 0) {
@@ -325,8 +380,9 @@ static int add_mapping(const struct procmaps_entry *e, void *arg)
 	}
 	struct sonde_unwind_mapping *m = &l->m[l->n++];
 	*m = (struct sonde_unwind_mapping){ .start = e->start, .end = e->end };
-	const struct cfi_table *t = mapping_table(u, l->pid, e);
 	uint64_t vaddr;
+	struct stat st;
+	const struct cfi_table *t = mapping_table(u, l->pid, e, &st);
 	uint32_t idx;
 	if (!t) {
 		u->stats.no_table++;
@@ -343,6 +399,8 @@ static int add_mapping(const struct procmaps_entry *e, void *arg)
 	}
 	grow_array((void **)&l->tables, &l->cap, l->ntables + 1, sizeof(*l->tables));
 	l->tables[l->ntables++] = idx;
+	if (!e->deleted && st.st_size > 0)
+		table_name_file(u, idx, e->dev, e->inode, &st);
 	/* pc - bias = vaddr; vaddr - base = the row key. */
 	m->adj = e->start - vaddr + t->base;
 	m->first = u->loaded[idx].first;
@@ -393,6 +451,8 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 	p->shape = shape;
 	/* The kernel uses the new mappings now: the old ones can go. */
 	proc_release(u, p);
+	/* What its samples found by file is in its mappings now. */
+	bpf_map_delete_elem(u->found_fd, &key);
 	p->tables = l.tables;
 	p->ntables = l.ntables;
 	p->cap = l.cap;
@@ -401,6 +461,33 @@ int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 	p->in_kernel = true;
 	u->stats.processes++;
 	u->stats.loads++;
+	return 0;
+}
+
+int unwind_preload(struct unwind *u, const char *path)
+{
+	char err[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	const struct cfi_table *t = cfi_cache_get_fd(u->cache, fd, path, err, sizeof(err));
+	close(fd);
+	if (t && t->nrows == 0) {
+		cfi_cache_put(u->cache, t);
+		t = NULL;
+	}
+	uint32_t idx;
+	if (!t || !table_hold(u, t, &idx))
+		return -1;
+	grow_array((void **)&u->preloaded, &u->preloaded_cap, u->npreloaded + 1,
+		   sizeof(*u->preloaded));
+	u->preloaded[u->npreloaded++] = idx;
+	table_name_file(u, idx, st.st_dev, st.st_ino, &st);
 	return 0;
 }
 

@@ -25,7 +25,12 @@
  * mapped) and placed in the rows once, however many processes map it; it
  * leaves the rows when no process uses it any more. A table that does not
  * fit in the rows left (first fit, after merging free space) is refused and
- * counted: its binary is walked by frame pointers. Mappings past
+ * counted: its binary is walked by frame pointers. Every table in the rows
+ * is also findable by the file it was read from (unwind_files: device,
+ * inode, size, modification time): a pc in no mapping user space has read
+ * — a library mapped since, by exec or dlopen — is looked up by the
+ * sampler itself (bpf_find_vma) and, when its file's table is loaded,
+ * walked at once; user space still reads the maps at the miss. Mappings past
  * SONDE_UNWIND_MAPPINGS, files that cannot be read, binaries without CFI and
  * anonymous code (JIT, vdso) have no table either: frame pointers. */
 #ifndef SONDE_UNWIND_H
@@ -56,17 +61,31 @@ struct unwind_stats {
 	uint64_t processes;        /* processes with tables now */
 };
 
-/* Uses the maps' fds (not closed): unwind_procs, and the mmapable arrays
- * unwind_mappings (SONDE_UNWIND_MAP_SLOTS) and unwind_rows (row_capacity).
- * Returns NULL with err when the arrays cannot be mapped into memory. */
-struct unwind *unwind_new(int procs_fd, int mappings_fd, int rows_fd, uint32_t row_capacity,
-			  char *err, size_t errlen);
+/* The BPF maps' fds (not closed by this module). */
+struct unwind_maps {
+	int procs_fd;    /* unwind_procs */
+	int mappings_fd; /* unwind_mappings: mmapable, SONDE_UNWIND_MAP_SLOTS */
+	int rows_fd;     /* unwind_rows: mmapable, row_capacity */
+	int files_fd;    /* unwind_files */
+	int found_fd;    /* unwind_found */
+};
+
+/* Returns NULL with err when the arrays cannot be mapped into memory. */
+struct unwind *unwind_new(const struct unwind_maps *maps, uint32_t row_capacity, char *err,
+			  size_t errlen);
 void unwind_free(struct unwind *u);
 
 /* (Re)reads pid's mappings and loads their tables: at attach and after
  * exec. Returns 0, or -1 with err (the process is gone, its maps cannot be
  * read, the kernel refused the update). */
 int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen);
+
+/* Builds the table of the binary at path and keeps it in the rows until
+ * unwind_free, findable by its file: a command about to be run then has
+ * its program's, libraries' and loader's tables from its first sample on,
+ * before user space reads its maps. Returns 0, or -1 (no table: cannot
+ * read, no CFI, over the budget). */
+int unwind_preload(struct unwind *u, const char *path);
 
 /* A sample of pid met a pc outside its tables: reload, unless the last
  * load was too recent (see above). */

@@ -1019,6 +1019,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		goto fail;
 	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, errlen))
 		goto fail;
+	if (o->cmd)
+		engine_unwind_preload(s->eng, s->executable);
 	for (int i = 0; i < o->npids; i++) {
 		if (engine_add_pid(s->eng, o->pids[i], err, errlen))
 			goto fail;

@@ -196,6 +196,7 @@ struct object {
 	char **needed;
 	size_t nneeded, needed_cap;
 	char *rpath, *runpath;
+	char *interp; /* PT_INTERP (the executable's dynamic loader), or NULL */
 	bool nodeflib;
 	int loader; /* the object that needed it; -1 for the executable */
 	int cls, machine;
@@ -221,6 +222,7 @@ static void object_free(struct object *o)
 	free(o->needed);
 	free(o->rpath);
 	free(o->runpath);
+	free(o->interp);
 }
 
 /* Reads the dynamic section: needed names, RPATH, RUNPATH, SONAME, flags. */
@@ -240,6 +242,19 @@ static int read_object(const char *path, struct object *o)
 	}
 	o->cls = eh.e_ident[EI_CLASS];
 	o->machine = eh.e_machine;
+	size_t nph = 0;
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && !o->interp; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP)
+				continue;
+			size_t size;
+			const char *raw = elf_rawfile(elf, &size);
+			if (raw && ph.p_offset < size && ph.p_filesz <= size - ph.p_offset &&
+			    ph.p_filesz > 1 && memchr(raw + ph.p_offset, 0, ph.p_filesz))
+				o->interp = xstrdup(raw + ph.p_offset);
+		}
+	}
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -554,6 +569,50 @@ static void preload_list(struct search *s, const char *list)
 	free(copy);
 }
 
+/* Reads the executable and finds every object the loader loads for it,
+ * in load order (preloads first, then breadth-first, as
+ * _dl_map_object_deps loads them) into s->objs (objs[0]: the executable).
+ * Nothing when the executable cannot be read. */
+static void load_all(struct search *s, const char *executable)
+{
+	struct object exe = {0};
+	if (read_object(executable, &exe) != 0)
+		return;
+	exe.path = realpath(executable, NULL);
+	if (!exe.path)
+		exe.path = xstrdup(executable);
+	exe.name = xstrdup(executable);
+	exe.loader = -1;
+	s->cls = exe.cls;
+	s->machine = exe.machine;
+	grow_array((void **)&s->objs, &s->cap, 1, sizeof(*s->objs));
+	s->objs[s->nobjs++] = exe;
+	if (s->env)
+		preload_list(s, s->env->ld_preload);
+	size_t size;
+	char *preload = read_file("/etc/ld.so.preload", &size);
+	preload_list(s, preload);
+	free(preload);
+	for (size_t i = 0; i < s->nobjs && s->nobjs < MAX_OBJECTS; i++) {
+		for (size_t k = 0; k < s->objs[i].nneeded; k++) {
+			const char *name = s->objs[i].needed[k];
+			if (loaded(s, name))
+				continue;
+			char *path = search_name(s, (int)i, name, false);
+			if (path)
+				add_object(s, path, name, (int)i, s->how);
+			free(path);
+		}
+	}
+}
+
+static void search_free(struct search *s)
+{
+	for (size_t i = 0; i < s->nobjs; i++)
+		object_free(&s->objs[i]);
+	free(s->objs);
+}
+
 char *ldso_find(const char *executable, const char *want, const struct ldso_env *env,
 		char *how, size_t howlen)
 {
@@ -562,51 +621,19 @@ char *ldso_find(const char *executable, const char *want, const struct ldso_env 
 	char *found = NULL;
 	if (how && howlen)
 		how[0] = 0;
-	if (executable) {
-		struct object exe = {0};
-		if (read_object(executable, &exe) == 0) {
-			exe.path = realpath(executable, NULL);
-			if (!exe.path)
-				exe.path = xstrdup(executable);
-			exe.name = xstrdup(executable);
-			exe.loader = -1;
-			s.cls = exe.cls;
-			s.machine = exe.machine;
-			grow_array((void **)&s.objs, &s.cap, 1, sizeof(*s.objs));
-			s.objs[s.nobjs++] = exe;
-		}
-	}
-	if (s.nobjs) {
-		if (env)
-			preload_list(&s, env->ld_preload);
-		size_t size;
-		char *preload = read_file("/etc/ld.so.preload", &size);
-		preload_list(&s, preload);
-		free(preload);
-		/* Breadth-first, as _dl_map_object_deps loads them. */
-		for (size_t i = 0; i < s.nobjs && s.nobjs < MAX_OBJECTS; i++) {
-			for (size_t k = 0; k < s.objs[i].nneeded; k++) {
-				const char *name = s.objs[i].needed[k];
-				if (loaded(&s, name))
-					continue;
-				char *path = search_name(&s, (int)i, name, false);
-				if (path)
-					add_object(&s, path, name, (int)i, s.how);
-				free(path);
-			}
-		}
-		/* The first match in load order (preloads first). */
-		for (size_t i = 1; i < s.nobjs && !found; i++) {
-			const struct object *o = &s.objs[i];
-			if (!object_is(o, want))
-				continue;
-			found = xstrdup(o->path);
-			if (how && o->preload)
-				snprintf(how, howlen, "preloaded, found %s", o->how);
-			else if (how)
-				snprintf(how, howlen, "needed by %s, found %s", s.objs[o->loader].path,
-					 o->how);
-		}
+	if (executable)
+		load_all(&s, executable);
+	/* The first match in load order (preloads first). */
+	for (size_t i = 1; i < s.nobjs && !found; i++) {
+		const struct object *o = &s.objs[i];
+		if (!object_is(o, want))
+			continue;
+		found = xstrdup(o->path);
+		if (how && o->preload)
+			snprintf(how, howlen, "preloaded, found %s", o->how);
+		else if (how)
+			snprintf(how, howlen, "needed by %s, found %s", s.objs[o->loader].path,
+				 o->how);
 	}
 	if (!found) {
 		/* What dlopen(want) from the executable would find. */
@@ -614,8 +641,22 @@ char *ldso_find(const char *executable, const char *want, const struct ldso_env 
 		if (found && how)
 			snprintf(how, howlen, "not needed by the program; found %s", s.how);
 	}
-	for (size_t i = 0; i < s.nobjs; i++)
-		object_free(&s.objs[i]);
-	free(s.objs);
+	search_free(&s);
 	return found;
+}
+
+int ldso_each_object(const char *executable, const struct ldso_env *env,
+		     int (*fn)(const char *path, void *arg), void *arg)
+{
+	struct search s = {.env = env};
+	load_all(&s, executable);
+	if (!s.nobjs)
+		return -1;
+	int r = 0;
+	for (size_t i = 0; i < s.nobjs && r == 0; i++)
+		r = fn(s.objs[i].path, arg);
+	if (r == 0 && s.objs[0].interp)
+		r = fn(s.objs[0].interp, arg);
+	search_free(&s);
+	return r;
 }

@@ -48,6 +48,15 @@ bool ldso_name_matches(const char *base, const char *want);
 char *ldso_find(const char *executable, const char *want, const struct ldso_env *env,
 		char *how, size_t howlen);
 
+/* Calls fn with the path of the executable, then of every library the
+ * loader will load for it (preloads first, then its DT_NEEDED libraries
+ * breadth-first), then of its dynamic loader (PT_INTERP), until fn returns
+ * non-zero. Returns fn's non-zero value, 0, or -1 when the executable
+ * cannot be read as ELF. Libraries that would not be found are left out,
+ * as are the ones it dlopens at run time. */
+int ldso_each_object(const char *executable, const struct ldso_env *env,
+		     int (*fn)(const char *path, void *arg), void *arg);
+
 /* Looks a soname up in an ld.so.cache file (both the glibc 2.32+ format
  * and the older one with the new table appended are read) for objects of
  * the given ELF class and machine (0: any). Returns a malloc'd path or

@@ -100,7 +100,9 @@ assert_samples_match_cpu "samples vs CPU time with --off-cpu" "$samples" "$(kv "
 
 # --- a context-switch flood: bounded, and every interval accounted for -----
 rounds=40000
-/usr/bin/time -f 'maxrss_kb=%M' -o "$WORK/pp.time" "$SONDE" record --off-cpu -o "$WORK/pp.sonde" -- \
+# --min-block 200us: most round trips are far quicker, even on a busy
+# machine, so most intervals are counted as short.
+/usr/bin/time -f 'maxrss_kb=%M' -o "$WORK/pp.time" "$SONDE" record --off-cpu --min-block 200us -o "$WORK/pp.sonde" -- \
 	"$TARGETS/pingpong" $rounds >"$WORK/pp.out" 2>"$WORK/pp.err"
 kept=$(sqlite3 "$WORK/pp.sonde" "SELECT COUNT(*) FROM samples s JOIN events e ON e.id = s.event WHERE e.name = 'off-cpu'")
 short=$(meta "$WORK/pp.sonde" offcpu_below_min_block)
@@ -122,11 +124,12 @@ assert_le "sonde's peak memory in the flood (kB)" "$(kv "$WORK/pp.time" maxrss_k
 sleep 30 &
 long=$!
 BG_PIDS+=("$long")
-"$TARGETS/blocking" 1500 4 >"$WORK/e.out" &
+"$TARGETS/blocking" 400 4 wait >"$WORK/e.out" &
 short_pid=$!
 wait_exec "$short_pid" "$TARGETS/blocking"
 "$SONDE" record --off-cpu -p "$short_pid,$long" -d 6 -o "$WORK/e.sonde" 2>/dev/null &
 rec=$!
+go_when_sampling "$WORK/e.out" "$short_pid" "$rec"
 wait "$short_pid"
 wait "$rec" || fail "record -p failed"
 got=$(sqlite3 "$WORK/e.sonde" "SELECT COUNT(*) FROM samples s JOIN threads t ON t.id = s.thread JOIN events e ON e.id = s.event

@@ -23,6 +23,7 @@ static struct engine_stats sample_stats(void)
 	es.ends_depth = 41;
 	es.ends_unsupported = 43;
 	es.table_misses = 47;
+	es.file_found = 67;
 	es.lost_offcpu = 53;
 	es.offcpu_full = 59;
 	es.offcpu_short = 61;
@@ -46,10 +47,11 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_DEPTH], 41);
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_UNSUPPORTED], 43);
 	cr_assert_eq(es.count[SONDE_CNT_TABLE_MISS], 47);
+	cr_assert_eq(es.count[SONDE_CNT_FILE_FOUND], 67);
 	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 53);
 	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 59);
 	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 61);
-	cr_assert_eq(SONDE_CNT_NUM, 17);
+	cr_assert_eq(SONDE_CNT_NUM, 18);
 }
 
 Test(drops, meta_keys_stay)
@@ -64,6 +66,7 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_COMPLETE), "stacks_complete");
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_READ_FAULT), "stacks_end_read_fault");
 	cr_assert_str_eq(drops_key(SONDE_CNT_TABLE_MISS), "unwind_table_misses");
+	cr_assert_str_eq(drops_key(SONDE_CNT_FILE_FOUND), "unwind_found_by_file");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -100,5 +103,5 @@ Test(drops, sums_by_sentence_and_for_the_live_status)
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 59);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 67 + 53 + 59 + 61);
 }

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cfi.h"
@@ -30,7 +32,7 @@
 #define PYTHON311 "/root/.pyenv/versions/3.11.7/bin/python3.11"
 
 struct maps {
-	int procs, mappings, rows;
+	int procs, mappings, rows, files, found;
 	uint32_t capacity;
 };
 
@@ -47,10 +49,23 @@ static struct maps maps_new(uint32_t capacity)
 					   SONDE_UNWIND_MAP_SLOTS, &mm),
 		.rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4,
 				       sizeof(struct sonde_unwind_row), capacity, &mm),
+		.files = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_files",
+					sizeof(struct sonde_unwind_file_key),
+					sizeof(struct sonde_unwind_file), SONDE_UNWIND_FILES, NULL),
+		.found = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_found", 4,
+					sizeof(struct sonde_unwind_found_set), SONDE_UNWIND_PROCS, NULL),
 		.capacity = capacity,
 	};
-	cr_assert(m.procs >= 0 && m.mappings >= 0 && m.rows >= 0, "bpf_map_create failed");
+	cr_assert(m.procs >= 0 && m.mappings >= 0 && m.rows >= 0 && m.files >= 0 && m.found >= 0,
+		  "bpf_map_create failed");
 	return m;
+}
+
+static const struct unwind_maps *fds_of(const struct maps *m)
+{
+	static struct unwind_maps fds;
+	fds = (struct unwind_maps){ m->procs, m->mappings, m->rows, m->files, m->found };
+	return &fds;
 }
 
 static void maps_close(struct maps *m)
@@ -58,6 +73,8 @@ static void maps_close(struct maps *m)
 	close(m->procs);
 	close(m->mappings);
 	close(m->rows);
+	close(m->files);
+	close(m->found);
 }
 
 static bool maps_has(pid_t pid, const char *needle)
@@ -123,7 +140,7 @@ static uint32_t kernel_mappings(struct maps *m, pid_t pid, struct sonde_unwind_m
 
 struct find {
 	const char *name;
-	uint64_t start, offset;
+	uint64_t start, end, offset, dev, inode;
 	char path[4096];
 };
 
@@ -133,7 +150,10 @@ static int find_exec(const struct procmaps_entry *e, void *arg)
 	if (!e->exec || !strstr(e->path, f->name))
 		return 0;
 	f->start = e->start;
+	f->end = e->end;
 	f->offset = e->offset;
+	f->dev = e->dev;
+	f->inode = e->inode;
 	snprintf(f->path, sizeof(f->path), "%s", e->path);
 	return 1;
 }
@@ -178,7 +198,7 @@ Test(unwind, rows_in_the_kernel_are_the_tables_and_shared_until_the_last_user)
 {
 	struct maps m = maps_new(1u << 20);
 	char err[256];
-	struct unwind *u = unwind_new(m.procs, m.mappings, m.rows, m.capacity, err, sizeof(err));
+	struct unwind *u = unwind_new(fds_of(&m), m.capacity, err, sizeof(err));
 	cr_assert(u, "%s", err);
 	char *const argv[] = { NOFP_GCC, "spin", NULL };
 	pid_t a = start(argv, "libnofp-gcc.so"), b = start(argv, "libnofp-gcc.so");
@@ -231,12 +251,90 @@ Test(unwind, rows_in_the_kernel_are_the_tables_and_shared_until_the_last_user)
 	maps_close(&m);
 }
 
+/* The entry of unwind_files the sampler finds for the mapping of `name` in
+ * pid (keyed as the kernel knows the inode: /proc/PID/maps' device and
+ * inode), turned into a mapping as the sampler does (find_by_file). False
+ * when there is none. */
+static bool mapping_by_file(struct maps *m, pid_t pid, const char *name,
+			    struct sonde_unwind_mapping *out)
+{
+	struct find f = { .name = name };
+	cr_assert_eq(procmaps_each(pid, find_exec, &f), 1, "%s is not mapped", name);
+	struct sonde_unwind_file_key key = { (uint64_t)major(f.dev) << 20 | minor(f.dev), f.inode };
+	struct sonde_unwind_file uf;
+	if (bpf_map_lookup_elem(m->files, &key, &uf) != 0)
+		return false;
+	struct stat st;
+	cr_assert_eq(stat(f.path, &st), 0);
+	cr_assert_eq(uf.size, (uint64_t)st.st_size);
+	cr_assert_eq(uf.mtime_sec, st.st_mtim.tv_sec);
+	cr_assert_eq(uf.mtime_nsec, (uint32_t)st.st_mtim.tv_nsec);
+	for (uint32_t i = 0; i < uf.nsegs && i < SONDE_UNWIND_FILE_SEGS; i++) {
+		if (f.offset - uf.segs[i].offset < uf.segs[i].filesz) {
+			uint64_t vaddr = f.offset - uf.segs[i].offset + uf.segs[i].vaddr;
+			*out = (struct sonde_unwind_mapping){ f.start, f.end, f.start - vaddr + uf.base,
+							      uf.first, uf.count };
+			return true;
+		}
+	}
+	cr_assert_fail("%s: no segment holds offset %#lx", name, (unsigned long)f.offset);
+	return false;
+}
+
+Test(unwind, a_loaded_table_is_found_by_its_file_as_the_maps_give_it)
+{
+	struct maps m = maps_new(1u << 20);
+	char err[256];
+	struct unwind *u = unwind_new(fds_of(&m), m.capacity, err, sizeof(err));
+	cr_assert(u, "%s", err);
+	char *const argv[] = { NOFP_GCC, "spin", NULL };
+	pid_t a = start(argv, "libnofp-gcc.so"), b = start(argv, "libnofp-gcc.so");
+	cr_assert_eq(unwind_load_pid(u, a, err, sizeof(err)), 0, "%s", err);
+	/* b's maps were never read: what the sampler finds by file for b's
+	 * mappings is what user space makes of them when it reads them. */
+	const char *names[] = { "nofp-gcc", "libnofp-gcc.so", "libc.so" };
+	struct sonde_unwind_mapping found[3];
+	for (int i = 0; i < 3; i++)
+		cr_assert(mapping_by_file(&m, b, names[i], &found[i]), "%s not found by file", names[i]);
+	cr_assert_eq(unwind_load_pid(u, b, err, sizeof(err)), 0, "%s", err);
+	static struct sonde_unwind_mapping ms[SONDE_UNWIND_MAPPINGS];
+	uint32_t n = kernel_mappings(&m, b, ms, SONDE_UNWIND_MAPPINGS);
+	for (int i = 0; i < 3; i++) {
+		bool same = false;
+		for (uint32_t k = 0; k < n; k++)
+			same |= memcmp(&ms[k], &found[i], sizeof(found[i])) == 0;
+		cr_assert(same, "%s: found by file as %#lx-%#lx adj %#lx rows %u+%u, not as loaded",
+			  names[i], (unsigned long)found[i].start, (unsigned long)found[i].end,
+			  (unsigned long)found[i].adj, found[i].first, found[i].count);
+	}
+	/* Gone with the last process using the table. */
+	stop(a);
+	exited(&m, u, a);
+	struct sonde_unwind_mapping x;
+	cr_assert(mapping_by_file(&m, b, "libc.so", &x));
+	/* A preloaded binary stays findable with no process using it. */
+	cr_assert_eq(unwind_preload(u, NOFP_GCC), 0);
+	struct find lib = { .name = "libnofp-gcc.so" };
+	cr_assert_eq(procmaps_each(b, find_exec, &lib), 1);
+	stop(b);
+	exited(&m, u, b);
+	struct sonde_unwind_file_key key = { (uint64_t)major(lib.dev) << 20 | minor(lib.dev), lib.inode };
+	struct sonde_unwind_file uf;
+	cr_assert_neq(bpf_map_lookup_elem(m.files, &key, &uf), 0, "libnofp-gcc.so outlived its users");
+	pid_t c = start(argv, "libnofp-gcc.so");
+	cr_assert(mapping_by_file(&m, c, "nofp-gcc", &x), "the preloaded program is not found by file");
+	cr_assert(!mapping_by_file(&m, c, "libnofp-gcc.so", &x));
+	stop(c);
+	unwind_free(u);
+	maps_close(&m);
+}
+
 Test(unwind, a_table_that_does_not_fit_is_refused_and_counted)
 {
 	/* libc's table alone (about 28 K rows on Debian 12) is larger. */
 	struct maps m = maps_new(8192);
 	char err[256];
-	struct unwind *u = unwind_new(m.procs, m.mappings, m.rows, m.capacity, err, sizeof(err));
+	struct unwind *u = unwind_new(fds_of(&m), m.capacity, err, sizeof(err));
 	cr_assert(u, "%s", err);
 	char *const argv[] = { NOFP_GCC, "spin", NULL };
 	pid_t a = start(argv, "libnofp-gcc.so");
@@ -282,7 +380,7 @@ Test(unwind, fifty_binaries_stay_within_the_budget)
 	const uint32_t budget = 160 * 1024; /* rows: 1.25 MiB */
 	struct maps m = maps_new(budget);
 	char err[256];
-	struct unwind *u = unwind_new(m.procs, m.mappings, m.rows, m.capacity, err, sizeof(err));
+	struct unwind *u = unwind_new(fds_of(&m), m.capacity, err, sizeof(err));
 	cr_assert(u, "%s", err);
 	pid_t p = start(argv, "libnofp-clang.so");
 	cr_assert_eq(unwind_load_pid(u, p, err, sizeof(err)), 0, "%s", err);
