@@ -4,7 +4,8 @@
  * (bench/ringbuf_throughput.sh).
  *
  * usage: calls N [THREADS]
- * Each of THREADS threads (default 1) calls target_fn() N times. Prints
+ * Each of THREADS threads (default 1) calls target_fn(&item, i) N times,
+ * item.len cycling through 0..8191. Prints
  * "LOOP_NS CALLS CPU_NS": the wall time of the loops alone (clock_gettime
  * around them, from the moment all threads are released to the moment the
  * last one is done, so start-up and the profiler's attach do not count), the
@@ -21,10 +22,19 @@
  * (push %rbp; mov %rsp,%rbp), which is where a uprobe on a real function
  * compiled with frame pointers lands: a truly empty body compiles to a bare
  * `ret`, whose probe the kernel must single-step instead of emulating. */
-__attribute__((noinline, noipa)) void target_fn(void)
+struct item {
+	long id;
+	int len;
+};
+
+/* Its arguments are for captures (bench/trace_cost.sh reads it->len, it->id
+ * and i with a predicate on it->len); the body ignores them. */
+__attribute__((noinline, noipa)) void target_fn(struct item *it, long i)
 {
 	volatile char frame = 0;
 	(void)frame;
+	(void)it;
+	(void)i;
 }
 
 static long n_calls;
@@ -34,8 +44,11 @@ static void *loop(void *arg)
 {
 	(void)arg;
 	pthread_barrier_wait(&start);
-	for (long i = 0; i < n_calls; i++)
-		target_fn();
+	struct item it = {.id = 42};
+	for (long i = 0; i < n_calls; i++) {
+		it.len = (int)(i & 8191); /* > 4096 in 4095 of 8192 calls */
+		target_fn(&it, i);
+	}
 	return NULL;
 }
 

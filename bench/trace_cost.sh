@@ -6,6 +6,10 @@
 #   floor     an empty BPF program on the same uprobe + uretprobe (bpftrace)
 #   sonde     sonde record -F 1 --trace target_fn (sampling made negligible)
 #   bpftrace  bpftrace computing the same latency histogram
+#   captures  sonde tracing it with three captures and a predicate
+#             (--trace 'target_fn it->len it->id i if it->len > 4096'), and
+#             bpftrace printing the same three values for the same calls
+#             (its floor: an empty uprobe alone)
 # Each configuration runs RUNS times; the median loop time counts. sonde's
 # `calls` (span records received) must equal N in every run.
 # bpftrace (Debian package, 0.17 on Debian 12) is installed with apt-get when
@@ -80,10 +84,15 @@ run_bpftrace() { # SCRIPT NPROBES
 	bt_stop
 }
 sonde_bad=0
-run_sonde() {
+capture_spec='target_fn it->len it->id i if it->len > 4096'
+run_sonde() { # [SPEC]
 	local out="$tmp/s.sonde" calls kcalls lost
 	rm -f "$out"
-	"$sonde" record -F 1 --trace target_fn -o "$out" -- "$target" "$n" 2>"$tmp/sonde.err" | loop_ns
+	"$sonde" record -F 1 --trace "${1:-target_fn}" -o "$out" -- "$target" "$n" 2>"$tmp/sonde.err" | loop_ns
+	if [ -n "${1:-}" ]; then # the hits the predicate kept: the calls with len > 4096
+		echo "$("$sonde" report "$out" --json | jq '.probes[0].hits')" \
+			"(lost_values $(sqlite3 "$out" "select value from meta where key = 'lost_values'"))" >>"$tmp/sonde_hits"
+	fi
 	calls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .calls] | add // 0')
 	kcalls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .kernel_calls] | add // 0')
 	lost=$(sqlite3 "$out" "select value from meta where key = 'lost_spans'")
@@ -136,6 +145,14 @@ if [ "$have_bpftrace" = 1 ]; then
 		rm -f "$tmp/bthist"
 	bt_counted=$(awk '/^\[/ { sub(/^[^)]*\)/, ""); c += $1 } END { print c + 0 }' "$tmp/bt.out")
 fi
+measure sonde_caps run_sonde "$capture_spec"
+if [ "$have_bpftrace" = 1 ]; then
+	measure floor_entry run_bpftrace "$up {}" 1 || rm -f "$tmp/floor_entry"
+	measure bt_caps run_bpftrace \
+		"struct item { long id; int len; }; $up /((struct item *)arg0)->len > 4096/ { printf(\"%d %d %d\\n\", ((struct item *)arg0)->len, ((struct item *)arg0)->id, arg1); }" 1 ||
+		rm -f "$tmp/bt_caps"
+	bt_lines=$(grep -c '^[0-9]* 42 [0-9]*$' "$tmp/bt.out" || true)
+fi
 
 echo "$n calls of target_fn per run, median of $runs runs; loop time, and per-call cost added to the no-probe loop"
 printf '%-44s loop %8.1f ms   %8s ns/call\n' "no probes:" "$(awk -v a="$(cat "$tmp/baseline")" 'BEGIN { print a / 1e6 }')" \
@@ -153,3 +170,12 @@ fi
 [ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
 echo "per-call cost ratio sonde/floor:          $(ratio sonde floor)"
 echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
+echo
+echo "Three captures and a predicate (it->len it->id i if it->len > 4096; $(awk -v n="$n" 'BEGIN { c = int(n / 8192) * 4095; r = n % 8192; if (r > 4097) c += r - 4097; print c }') of $n calls match):"
+row floor_entry "empty uprobe (bpftrace, floor)"
+row sonde_caps "sonde --trace '$capture_spec'"
+row bt_caps "bpftrace printf of the same, same predicate"
+echo "sonde hits per run (values received): $(paste -sd, "$tmp/sonde_hits" | sed 's/,/; /g')"
+[ -n "${bt_lines:-}" ] && echo "bpftrace lines printed (last run): $bt_lines"
+echo "added by the captures, per call (sonde with captures - sonde): $(awk -v a="$(per_call sonde_caps)" -v b="$(per_call sonde)" 'BEGIN { printf "%.1f", a - b }') ns"
+echo "per-call cost ratio sonde-captures/bpftrace-printf: $(ratio sonde_caps bt_caps)"

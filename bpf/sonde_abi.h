@@ -45,6 +45,7 @@ enum sonde_record_kind {
 	SONDE_REC_EXIT = 3,   /* a target thread exited */
 	SONDE_REC_FORK = 4,   /* a target process created a process or thread */
 	SONDE_REC_SPAN = 5,   /* a traced call ended */
+	SONDE_REC_VALUES = 6, /* a probe hit's captured values (struct sonde_values) */
 };
 
 /* The kernel's drop counters, one line each; adding one is a line here and
@@ -53,7 +54,8 @@ enum sonde_record_kind {
  *   field   its member of struct engine_stats
  *   key     its key in a recording's meta table
  *   group   the sentence of the summary that shows it (engine/drops.h):
- *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed)
+ *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed),
+ *           VALUES (captured values not read)
  *   drop    1: among the live status's drops
  *   phrase  what follows its number in that sentence */
 #define SONDE_COUNTERS(X) \
@@ -85,6 +87,11 @@ enum sonde_record_kind {
 	/* of those, frames whose table the sampler found by the mapped file \
 	 * (struct sonde_unwind_file), with no wait for user space */ \
 	X(FILE_FOUND, file_found, "unwind_found_by_file", MISSES, 0, "found by file in the kernel") \
+	/* a probe hit's values not sent: ring buffer full */ \
+	X(LOST_VALUES, lost_values, "lost_values", LOST, 1, "captured values") \
+	/* reads of user memory by fetch programs that failed (the value is \
+	 * marked, or the hit's predicate failed: nothing sent) */ \
+	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values") \
 	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
 	 * not kept because the switched-out threads' map was full, and those \
 	 * shorter than --min-block (left out by design, counted) */ \
@@ -450,6 +457,94 @@ struct sonde_task_event {
 	struct sonde_hdr hdr;
 	__u32 child_pid; /* FORK: the new task's tid */
 	__u32 child_tgid;
+};
+
+/* ==== Fetch programs: captures and predicates ============================
+ *
+ * A probe that captures values has a fetch program (array map
+ * `fetch_progs`, key = probe slot), translated in user space from DWARF
+ * location expressions and the user's capture and predicate expressions
+ * (src/symbols/dwarfvar.h, src/symbols/capexpr.h), and run by one generic
+ * interpreter (bpf/fetch.bpf.h) at the probe's address: a stack machine of
+ * 64-bit words, at most SONDE_FETCH_OPS operations run once each in order
+ * (no jumps: every program ends). The predicate's code comes first: a
+ * FETCH_PRED that pops 0, or follows a failed read, ends the hit with
+ * nothing sent. Then each capture's code ends in FETCH_EMIT (or
+ * FETCH_STATUS for a value with no location there), which fills its slot
+ * of a struct sonde_values record; the record is sent at the end.
+ *
+ * A failed read of user memory marks the value being computed: the ops up
+ * to its FETCH_EMIT/FETCH_PRED are skipped and the value's status is
+ * SONDE_VAL_FAULT (counted in FETCH_FAULT). */
+#define SONDE_FETCH_OPS 128  /* power of two */
+#define SONDE_FETCH_STACK 16 /* power of two */
+#define SONDE_CAPTURES 8     /* values a probe captures */
+#define SONDE_CAPTURE_STR 64 /* bytes of a string value, with its NUL */
+#define SONDE_FETCH_REGS 17  /* DWARF x86-64 registers 0..16 (16: rip) */
+
+enum sonde_fetch_code {
+	FETCH_END = 0,    /* stop (the rest of the program is unused) */
+	FETCH_CONST = 1,  /* push imm */
+	FETCH_REG = 2,    /* push DWARF register a (+ imm) */
+	FETCH_ADDR = 3,   /* push imm + load bias (probe's runtime address - prog vaddr) */
+	FETCH_DEREF = 4,  /* pop address; push the a bytes (1,2,4,8) there, b=1: sign-extended */
+	FETCH_EXT = 5,    /* truncate top to a bytes, b=1: sign-extend */
+	FETCH_PIECE = 6,  /* pop v, pop acc; push acc | (v & bytes(a)) << b (bits) */
+	FETCH_DUP = 7,
+	FETCH_DROP = 8,
+	FETCH_SWAP = 9,
+	FETCH_OVER = 10,
+	/* binary: pop r, pop l, push l OP r; b=1: signed (DIV, MOD, SHR, LT..GE) */
+	FETCH_ADD = 16, FETCH_SUB, FETCH_MUL, FETCH_DIV, FETCH_MOD, FETCH_AND, FETCH_OR,
+	FETCH_XOR, FETCH_SHL, FETCH_SHR, FETCH_EQ, FETCH_NE, FETCH_LT, FETCH_LE, FETCH_GT,
+	FETCH_GE, FETCH_LAND, FETCH_LOR,
+	/* unary: replace top */
+	FETCH_NEG = 40, FETCH_NOT, FETCH_BNOT,
+	FETCH_PRED = 48,   /* pop; 0 (or a failed read): the hit sends nothing */
+	FETCH_EMIT = 49,   /* pop into value a (status OK, or FAULT after a failed read) */
+	FETCH_EMIT_STR = 50, /* pop an address; its NUL-terminated string, at most imm
+			      * bytes (<= SONDE_CAPTURE_STR, with the NUL), into value a */
+	FETCH_STATUS = 51, /* value a has status b (no code reads it here) */
+};
+
+/* Status of a captured value in a record. */
+enum sonde_value_status {
+	SONDE_VAL_OK = 0,
+	SONDE_VAL_FAULT = 1,         /* reading user memory failed */
+	SONDE_VAL_OPTIMIZED_OUT = 2, /* the compiler kept no location for it here */
+	SONDE_VAL_UNAVAILABLE = 3,   /* a location sonde cannot read here (entry_value) */
+};
+
+struct sonde_fetch_op {
+	__u8 code; /* enum sonde_fetch_code */
+	__u8 a;
+	__u16 b;
+	__u32 _pad;
+	__s64 imm;
+};
+
+struct sonde_fetch_prog {
+	__u32 gen;      /* the probe's attach generation it was written for */
+	__u32 nops;     /* 0: the probe captures nothing */
+	__u32 nvalues;  /* values in the record */
+	__u32 layout;   /* user space's name for what the values are, copied into
+			 * each record: a record of an earlier program of the
+			 * same probe is told apart */
+	__u64 vaddr;    /* the probe's address in its ELF file (for FETCH_ADDR's bias) */
+	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
+};
+
+/* A hit's values (SONDE_REC_VALUES). Sent whole. */
+struct sonde_values {
+	struct sonde_hdr hdr;
+	__u32 probe;
+	__u32 nvalues;
+	__u64 span_id;  /* the call it was captured at the entry of (0: none) */
+	__u32 layout;   /* the program's layout (struct sonde_fetch_prog) */
+	__u32 _pad;
+	__u8 status[SONDE_CAPTURES]; /* enum sonde_value_status */
+	__u64 value[SONDE_CAPTURES]; /* numbers (as 64-bit words) and addresses */
+	char str[SONDE_CAPTURES][SONDE_CAPTURE_STR]; /* FETCH_EMIT_STR values */
 };
 
 #endif

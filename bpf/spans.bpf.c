@@ -6,6 +6,7 @@
  * reads it), exit pops it, counts its duration into the probe's histogram
  * and sends a record when the probe's policy wants one. */
 #include "common.bpf.h"
+#include "fetch.bpf.h"
 
 /* A zeroed thread state to create entries from (too big for the stack). */
 struct {
@@ -173,14 +174,22 @@ int span_enter(struct pt_regs *ctx)
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	if (ps)
 		ps->entered++;
-	if (!st)
+	/* Values captured at entry belong to the call: their record names its
+	 * span id. */
+	struct sonde_fetch_prog *prog = fetch_prog_of(probe, cfg->gen);
+	if (!st) {
+		if (prog)
+			fetch_run(ctx, prog, probe, 0, pid_tgid);
 		return 0;
+	}
 	__u64 sp = PT_REGS_SP(ctx);
 	drop_abandoned(st, sp);
 	__u32 d = st->depth;
 	if (d >= SONDE_SPAN_DEPTH) {
 		st->depth = d + 1;
 		count(SONDE_CNT_SPAN_OVERFLOW);
+		if (prog)
+			fetch_run(ctx, prog, probe, 0, pid_tgid);
 		return 0;
 	}
 	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
@@ -190,6 +199,14 @@ int span_enter(struct pt_regs *ctx)
 	f->flags = 0;
 	f->entry_sp = sp;
 	st->depth = d + 1;
+	if (prog) {
+		/* Timed, and charged to the calls around this one, not to it: it
+		 * begins after its values are read. */
+		fetch_run(ctx, prog, probe, span_id_of(f), pid_tgid);
+		__u64 t1 = bpf_ktime_get_ns();
+		st->own_ns += t1 - t0;
+		t0 = t1;
+	}
 	/* One clock read per handler: the rest of this handler's run time is
 	 * inside the calibrated trap cost (self_unseen_ns for this call,
 	 * call_unseen_ns for the calls around it). */

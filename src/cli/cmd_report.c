@@ -11,6 +11,7 @@
 #include "formats.h"
 #include "registry.h"
 #include "report.h"
+#include "valuereport.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -20,7 +21,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
-		"                         [--off-cpu | --wall | --wakers]\n"
+		"                         [--off-cpu | --wall | --wakers] [--by VAR]\n"
 		"                         [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
@@ -54,6 +55,9 @@ static void usage(FILE *f)
 		"               whole duration of its slow calls went\n"
 		"  --wakers     who woke the waits (record --wakers): the waking thread's stack\n"
 		"               under \"[wakes: COMM]\", weighing the wait it ended, in ns\n"
+		"  --by VAR     with --in/--slow/--fast FUNC: FUNC's calls split by the value of\n"
+		"               VAR, a capture of FUNC (--trace 'FUNC VAR'): per value, its calls,\n"
+		"               its calls the view takes and the samples taken inside them\n"
 		"  --show-overhead  keep the samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  -o OUT       write to OUT instead of standard output\n"
@@ -74,6 +78,7 @@ int cmd_report(int argc, char **argv)
 		{"show-overhead", no_argument, NULL, 'O'},
 		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
 		{"wakers", no_argument, NULL, 'K'},
+		{"by", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -132,6 +137,9 @@ int cmd_report(int argc, char **argv)
 		case 'K':
 			time = VIEW_WAKERS;
 			break;
+		case 'B':
+			ro.by = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -168,6 +176,11 @@ int cmd_report(int argc, char **argv)
 		query_apply(&q, &ro.filter);
 		query_describe(&q, p, &ro.filter, view, sizeof(view));
 		ro.view = view;
+	}
+	if (ro.by && valuereport_by_check(p, &ro.filter, ro.by, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
 	}
 	struct outfile out;
 	if (outfile_open(&out, output, err, sizeof(err))) {

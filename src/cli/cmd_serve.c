@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <math.h>
 
 #include "commands.h"
+#include "formats.h"
 #include "http.h"
 #include "live_args.h"
 #include "liverun.h"
@@ -20,6 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: sonde serve [-p PID[,PID...]|NAME | -a | -- CMD ARGS...] "
 		   "[OPTIONS]\n"
+		   "       sonde serve [OPTIONS] FILE\n"
 		   "\n"
 		   "The live session of `sonde top`, in a browser: a flame graph that "
 		   "updates in\n"
@@ -64,7 +67,14 @@ static void usage(FILE *f)
 		   "\n"
 		   "It ends at Ctrl-C or after -d. When the targets exit the page stays on "
 		   "the\n"
-		   "final data until Ctrl-C. The HTTP API is in docs/http-api.md.\n");
+		   "final data until Ctrl-C. The HTTP API is in docs/http-api.md.\n"
+		   "\n"
+		   "FILE: a recording (sonde record -o FILE.sonde, or any profile sonde "
+		   "reads),\n"
+		   "browsed offline: views, search, histograms, bands, windows and save work;\n"
+		   "trace, untrace, sample and reset answer an error. The window covers the "
+		   "whole\n"
+		   "recording unless --window or --ewma says otherwise.\n");
 }
 
 enum { OPT_PORT = 1000, OPT_LISTEN };
@@ -102,6 +112,32 @@ static bool is_loopback(const char *addr)
 	return !addr || strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0;
 }
 
+/* A recording as a session: its window and what is held cover all of it
+ * (unless --window/--ewma asked otherwise). */
+static struct session *open_recording(const char *file, struct session_options *so,
+				      struct live_args *la, char *err, size_t errlen)
+{
+	char why[1024];
+	struct profile *p = formats_load(file, NULL, NULL, why, sizeof(why));
+	if (!p) {
+		errbuf_set(err, errlen, "%s", why);
+		return NULL;
+	}
+	struct session *s = session_replay(p, file, so, err, errlen);
+	if (!s) {
+		profile_free(p);
+		return NULL;
+	}
+	double span = ceil(session_end_time(s) - session_start_time(s)) + 1;
+	if (la->live.keep_s < span)
+		la->live.keep_s = span;
+	if (!la->window_given)
+		la->live.window_s = la->live.keep_s;
+	if (la->live.max_spans < p->nspans + 1)
+		la->live.max_spans = p->nspans + 1;
+	return s;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option own[] = {{"port", required_argument, NULL, OPT_PORT},
@@ -117,17 +153,32 @@ int cmd_serve(int argc, char **argv)
 	int exit_code;
 	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
+	const char *file = NULL;
 	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") != 0) {
-			errorf("unexpected argument '%s': put the command to run after -- (serving "
-			       "a recording is not supported yet: use sonde flame or report on it)",
-			       argv[optind]);
+		if (strcmp(argv[optind - 1], "--") == 0) {
+			so.cmd = &argv[optind];
+		} else if (optind + 1 < argc) {
+			errorf("unexpected argument '%s': serve one recording, options before it "
+			       "(sonde serve [OPTIONS] FILE), or put the command to run after --",
+			       argv[optind + 1]);
 			return 2;
+		} else {
+			file = argv[optind];
 		}
-		so.cmd = &argv[optind];
+	}
+	if (file && (so.npids || so.pid_of || so.system_wide)) {
+		errorf("both a recording (%s) and a target to profile: serve one of them", file);
+		return 2;
+	}
+	if (file && (so.ntraces || so.freq_given || so.period || so.sample_in || so.sample_slow ||
+		     so.duration > 0)) {
+		errorf("%s is a recording: tracing and sampling options (--trace, -F, -c, "
+		       "--sample-in, --sample-slow, -d) apply to live sessions only",
+		       file);
+		return 2;
 	}
 	live_args_apply_time(&o.la, &so);
-	if (session_args_check(&so) || live_args_check(&o.la))
+	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;
 	char err[1024];
@@ -136,7 +187,8 @@ int cmd_serve(int argc, char **argv)
 		errorf("%s", err);
 		return 1;
 	}
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	struct session *s = file ? open_recording(file, &so, &o.la, err, sizeof(err))
+				 : session_start(&so, argc, argv, err, sizeof(err));
 	if (!s) {
 		errorf("%s", err);
 		return 1;
@@ -170,8 +222,12 @@ int cmd_serve(int argc, char **argv)
 		       o.listen);
 	live_args_run_cmds(&o.la, r, stderr);
 	const char *path = liverun_ctl_path(r);
-	fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
-		path ? ", control socket " : "", path ? path : "");
+	if (file)
+		fprintf(stderr, "sonde: serving the recording %s%s%s; Ctrl-C to end\n", file,
+			path ? ", control socket " : "", path ? path : "");
+	else
+		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
+			path ? ", control socket " : "", path ? path : "");
 	int rc = liverun_run(r, err, sizeof(err));
 	http_server_close(http);
 	webapi_free(api);

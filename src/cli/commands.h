@@ -7,6 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_lat(int argc, char **argv);
 int cmd_slow(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

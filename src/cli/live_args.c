@@ -50,9 +50,11 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg)
 		return 1;
 	}
 	case LIVE_OPT_WINDOW:
+		a->window_given = true;
 		a->live.ewma = false;
 		return span_option("--window", arg, &a->live.window_s) ? -1 : 1;
 	case LIVE_OPT_EWMA:
+		a->window_given = true;
 		a->live.ewma = true;
 		return span_option("--ewma", arg, &a->live.halflife_s) ? -1 : 1;
 	case LIVE_OPT_KEEP:

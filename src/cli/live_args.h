@@ -45,6 +45,7 @@ struct live_args {
 	const char *cmds[LIVE_ARGS_MAX_CMDS]; /* --cmd, checked, in order */
 	int ncmds;
 	struct live_options live;
+	bool window_given; /* --window or --ewma */
 	bool no_ctl;
 	const char *target_output;
 };

@@ -24,6 +24,7 @@ static const struct {
 	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},
 	{"ctl", cmd_ctl, "send a command to a running live session (sonde ctl --list)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
+	{"probe", cmd_probe, "list what a probe can read: the variables visible at a function (--vars)"},
 };
 
 static void usage(FILE *f)

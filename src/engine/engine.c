@@ -82,6 +82,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static const void *record_with_ids(struct engine *e, const void *data, size_t size)
 {
 	const struct sonde_hdr *h = data;
+	if (h->kind == SONDE_REC_VALUES && size >= sizeof(struct sonde_values)) {
+		uint32_t slot = ((const struct sonde_values *)data)->probe;
+		uint32_t id = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
+		if (id == slot)
+			return data;
+		if (id == NO_PROBE)
+			return NULL;
+		grow_array((void **)&e->recbuf, &e->recbuf_cap, size, 1);
+		memcpy(e->recbuf, data, size);
+		((struct sonde_values *)e->recbuf)->probe = id;
+		return e->recbuf;
+	}
 	if (h->kind == SONDE_REC_SPAN && size >= sizeof(struct sonde_span)) {
 		uint32_t slot = ((const struct sonde_span *)data)->probe;
 		uint32_t id = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
@@ -605,6 +617,19 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
 
+int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog)
+{
+	int slot = slot_of(e, probe);
+	if (slot < 0)
+		return -1;
+	struct sonde_fetch_prog p = {0};
+	if (prog)
+		p = *prog;
+	p.gen = e->probe_gen[slot];
+	uint32_t key = (uint32_t)slot;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
+}
+
 void engine_pause_spans(struct engine *e)
 {
 	e->spans_paused = true;
@@ -757,6 +782,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 	}
 	e->nspans = kept;
 	clear_slot_counts(e, slot);
+	engine_set_fetch(e, probe, NULL);
 	e->slot_probe[slot] = NO_PROBE;
 	remove_uprobes(e, links, n);
 	free(links);

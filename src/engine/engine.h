@@ -146,6 +146,12 @@ struct engine_span_policy {
 };
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
+/* The fetch program an attached probe runs at each hit (captures and a
+ * predicate, sonde_abi.h; dwarfvar.h builds it); NULL: none. A hit's
+ * values arrive as SONDE_REC_VALUES records under the caller's probe id.
+ * Takes effect at once. Returns 0, or -1 when the probe is not attached. */
+int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog);
+
 /* How many more probes can be attached now. */
 int engine_probes_available(const struct engine *e);
 

@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "registry.h"
 #include "util.h"
+#include "values.h"
 
 static const char *const schema_sql =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -44,6 +45,17 @@ static const char *const schema_sql =
 	"CREATE TABLE sample_spans(sample INTEGER NOT NULL REFERENCES samples(id),"
 	" position INTEGER NOT NULL, span INTEGER NOT NULL, probe INTEGER NOT NULL,"
 	" PRIMARY KEY(sample, position));"
+	/* Captured values (docs/recording.md): what each probe captures, each
+	 * hit of a capturing probe, and its values. */
+	"CREATE TABLE captures(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
+	" name TEXT NOT NULL, type TEXT NOT NULL, kind TEXT NOT NULL);"
+	"CREATE TABLE probe_predicates(probe INTEGER PRIMARY KEY REFERENCES probes(id),"
+	" predicate TEXT NOT NULL);"
+	"CREATE TABLE hits(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
+	" thread INTEGER NOT NULL REFERENCES threads(id), time_ns INTEGER NOT NULL, span INTEGER);"
+	"CREATE TABLE hit_values(hit INTEGER NOT NULL REFERENCES hits(id),"
+	" capture INTEGER NOT NULL REFERENCES captures(id), status TEXT NOT NULL,"
+	" value INTEGER NOT NULL, text TEXT, PRIMARY KEY(hit, capture));"
 	/* Every frame of every stack, outermost depth 1: the join users want. */
 	"CREATE VIEW stack_frames(stack, depth, frame) AS"
 	" WITH RECURSIVE walk(stack, node) AS ("
@@ -289,6 +301,72 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	return rc;
 }
 
+static int save_values(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *cap, *pred, *hit, *val;
+	if (prepare(db, "INSERT INTO captures(id, probe, name, type, kind) VALUES (?,?,?,?,?)", &cap,
+		    err, errlen))
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < p->ncaptures && !rc; i++) {
+		const struct probe_capture *c = &p->captures[i];
+		sqlite3_bind_int64(cap, 1, (sqlite3_int64)i);
+		sqlite3_bind_int64(cap, 2, c->probe);
+		sqlite3_bind_text(cap, 3, c->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(cap, 4, c->type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(cap, 5, values_kind_name(c->kind), -1, SQLITE_STATIC);
+		rc = step_done(db, cap, err, errlen);
+	}
+	sqlite3_finalize(cap);
+	if (rc || prepare(db, "INSERT INTO probe_predicates(probe, predicate) VALUES (?,?)", &pred,
+			  err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nprobes && !rc; i++) {
+		if (!p->probes[i].predicate)
+			continue;
+		sqlite3_bind_int64(pred, 1, (sqlite3_int64)i);
+		sqlite3_bind_text(pred, 2, p->probes[i].predicate, -1, SQLITE_STATIC);
+		rc = step_done(db, pred, err, errlen);
+	}
+	sqlite3_finalize(pred);
+	if (rc || prepare(db, "INSERT INTO hits(id, probe, thread, time_ns, span) VALUES (?,?,?,?,?)",
+			  &hit, err, errlen))
+		return -1;
+	if (prepare(db,
+		    "INSERT INTO hit_values(hit, capture, status, value, text) VALUES (?,?,?,?,?)",
+		    &val, err, errlen)) {
+		sqlite3_finalize(hit);
+		return -1;
+	}
+	for (size_t h = 0; h < p->nhits && !rc; h++) {
+		const struct probe_hit *x = &p->hits[h];
+		sqlite3_bind_int64(hit, 1, (sqlite3_int64)h);
+		sqlite3_bind_int64(hit, 2, x->probe);
+		sqlite3_bind_int64(hit, 3, x->thread);
+		sqlite3_bind_int64(hit, 4, (sqlite3_int64)x->time_ns);
+		if (x->span_id)
+			sqlite3_bind_int64(hit, 5, (sqlite3_int64)x->span_id);
+		else
+			sqlite3_bind_null(hit, 5);
+		rc = step_done(db, hit, err, errlen);
+		for (uint32_t i = 0; i < x->n && !rc; i++) {
+			const struct hit_value *v = &p->hit_values[x->first + i];
+			sqlite3_bind_int64(val, 1, (sqlite3_int64)h);
+			sqlite3_bind_int64(val, 2, v->capture);
+			sqlite3_bind_text(val, 3, values_status_name(v->status), -1, SQLITE_STATIC);
+			sqlite3_bind_int64(val, 4, (sqlite3_int64)v->num);
+			if (v->text)
+				sqlite3_bind_text(val, 5, v->text, -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(val, 5);
+			rc = step_done(db, val, err, errlen);
+		}
+	}
+	sqlite3_finalize(hit);
+	sqlite3_finalize(val);
+	return rc;
+}
+
 struct recording_image {
 	sqlite3 *db; /* an in-memory database, which owns the bytes */
 	const unsigned char *bytes;
@@ -317,6 +395,7 @@ struct recording_image *recording_build(const struct profile *p, char *err, size
 	    save_frames_and_stacks(img->db, p, inner, sizeof(inner)) ||
 	    save_threads_and_samples(img->db, p, inner, sizeof(inner)) ||
 	    save_probes_and_spans(img->db, p, inner, sizeof(inner)) ||
+	    save_values(img->db, p, inner, sizeof(inner)) ||
 	    exec_sql(img->db, "COMMIT;", inner, sizeof(inner))) {
 		snprintf(err, errlen, "cannot build the recording in memory: %s", inner);
 		recording_image_free(img);
@@ -461,6 +540,14 @@ static const struct table_spec {
 	  "?raw_duration_ns"}},
 	{"samples", {"id", "time_ns", "cpu", "thread", "event", "stack", "weight"}},
 	{"sample_spans", {"sample", "position", "span", "probe"}},
+};
+
+/* Tables of captured values, absent from recordings made before them. */
+static const struct table_spec tables_values[] = {
+	{"captures", {"id", "probe", "name", "type", "kind"}},
+	{"probe_predicates", {"probe", "predicate"}},
+	{"hits", {"id", "probe", "thread", "time_ns", "span"}},
+	{"hit_values", {"hit", "capture", "status", "value", "text"}},
 };
 
 /* 1 when `table` has `column` as a plain stored column, 0 when it has no
@@ -793,6 +880,115 @@ static int load_spans(struct loader *l)
 	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
+/* Captures, predicates, hits and their values (none in older recordings). */
+static int load_values(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'captures'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	int r = sqlite3_step(st);
+	bool present = r == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	if (!present)
+		return 0;
+	for (size_t t = 0; t < sizeof(tables_values) / sizeof(tables_values[0]); t++)
+		if (check_table(l, &tables_values[t]))
+			return -1;
+	struct profile *p = l->p;
+	if (sqlite3_prepare_v2(l->db, "SELECT id, probe, name, type, kind FROM captures ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 probe = sqlite3_column_int64(st, 1);
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		const char *type = (const char *)sqlite3_column_text(st, 3);
+		int kind = values_kind_from_name((const char *)sqlite3_column_text(st, 4));
+		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)p->ncaptures || probe < 0 ||
+		    (size_t)probe >= p->nprobes || kind < 0 || !name || !type) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a capture is not dense, names a missing probe or an unknown "
+					    "kind");
+		}
+		size_t before = p->ncaptures;
+		values_capture_intern(p, (uint32_t)probe, name, type, (enum capture_kind)kind, NULL, 0);
+		if (p->ncaptures != before + 1) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a capture is listed twice");
+		}
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	if (sqlite3_prepare_v2(l->db, "SELECT probe, predicate FROM probe_predicates", -1, &st,
+			       NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 probe = sqlite3_column_int64(st, 0);
+		const char *pred = (const char *)sqlite3_column_text(st, 1);
+		if (probe < 0 || (size_t)probe >= p->nprobes || !pred) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a predicate names a missing probe");
+		}
+		free(p->probes[probe].predicate);
+		p->probes[probe].predicate = xstrdup(pred);
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	/* Hits in id order, each with its values (ordered by capture). */
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT h.id, h.probe, h.thread, h.time_ns, h.span, v.capture, v.status,"
+			       " v.value, v.text FROM hits h LEFT JOIN hit_values v ON v.hit = h.id"
+			       " ORDER BY h.id, v.capture",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	struct probe_hit cur = {0};
+	struct hit_value vals[SONDE_CAPTURES];
+	uint32_t nvals = 0;
+	sqlite3_int64 cur_id = -1;
+	const char *bad = NULL;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		if (id != cur_id) {
+			if (cur_id >= 0)
+				values_add_hit(p, &cur, vals, nvals);
+			sqlite3_int64 probe = sqlite3_column_int64(st, 1);
+			sqlite3_int64 thread = sqlite3_column_int64(st, 2);
+			if (probe < 0 || (size_t)probe >= p->nprobes || thread < 0 ||
+			    (size_t)thread >= p->nthreads) {
+				bad = "a hit names a missing probe or thread";
+				break;
+			}
+			cur = (struct probe_hit){.probe = (uint32_t)probe, .thread = (uint32_t)thread,
+						 .time_ns = (uint64_t)sqlite3_column_int64(st, 3),
+						 .span_id = (uint64_t)sqlite3_column_int64(st, 4)};
+			nvals = 0;
+			cur_id = id;
+		}
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+			continue; /* a hit of a probe with a predicate and no captures */
+		sqlite3_int64 capture = sqlite3_column_int64(st, 5);
+		int status = values_status_from_name((const char *)sqlite3_column_text(st, 6));
+		if (capture < 0 || (size_t)capture >= p->ncaptures || status < 0 ||
+		    p->captures[capture].probe != cur.probe || nvals == SONDE_CAPTURES) {
+			bad = "a value names a missing capture, or an unknown status";
+			break;
+		}
+		const char *text = (const char *)sqlite3_column_text(st, 8);
+		vals[nvals++] = (struct hit_value){
+			.capture = (uint32_t)capture, .status = (uint8_t)status,
+			.num = (uint64_t)sqlite3_column_int64(st, 7),
+			.text = text ? frames_strdup(p->frames, text) : NULL};
+	}
+	if (!bad && r == SQLITE_DONE && cur_id >= 0)
+		values_add_hit(p, &cur, vals, nvals);
+	sqlite3_finalize(st);
+	if (bad)
+		return load_fail(l, bad);
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+}
+
 static int load_samples(struct loader *l)
 {
 	sqlite3_stmt *st, *links;
@@ -892,7 +1088,7 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 	/* in this order, up to the first that fails */
 	int rc = check_table(&l, &tables_read[0]) || load_meta(&l) || check_data_tables(&l) ||
 		 load_events(&l) || load_frames(&l) || load_stacks(&l) || load_threads(&l) ||
-		 load_probes(&l) || load_spans(&l) || load_samples(&l);
+		 load_probes(&l) || load_spans(&l) || load_values(&l) || load_samples(&l);
 	sqlite3_close(l.db);
 	free(l.frame_map);
 	free(l.stack_map);

@@ -1,4 +1,5 @@
 #include "collector.h"
+#include "values.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -346,6 +347,15 @@ int collector_handle(void *arg, const void *data, size_t size)
 			return 0;
 		}
 		handle_span(c, data);
+		break;
+	case SONDE_REC_VALUES:
+		/* A record of a program the probe no longer runs is dropped
+		 * silently: the new program's records follow. */
+		if (size < sizeof(struct sonde_values) ||
+		    values_add_record(c->p, data, thread_of(c, h)) == -1) {
+			c->stats.bad_records++;
+			return 0;
+		}
 		break;
 	case SONDE_REC_EXEC:
 		/* The address space was replaced: re-read maps now, while the

@@ -173,3 +173,73 @@ int flame_walk(const struct flame_tree *t,
 	flame_visit(t->root, &(struct flame_visitor){.enter = walk_enter}, &w);
 	return w.result;
 }
+
+/* ---- the sandwich ---------------------------------------------------------- */
+
+struct sandwich {
+	uint32_t frame;
+	struct flame_tree *callers, *callees;
+	uint32_t *path;		   /* frames from the root down to the node entered */
+	struct flame_node **under; /* callees' node for each depth inside the call */
+	size_t cap, ucap;
+	size_t call_depth; /* depth of the outermost call entered; 0: outside */
+	uint32_t *rev;
+	size_t rcap;
+};
+
+static enum flame_step sandwich_enter(struct flame_node *n, size_t depth, void *arg)
+{
+	struct sandwich *sw = arg;
+	grow_array((void **)&sw->path, &sw->cap, depth + 1, sizeof(*sw->path));
+	sw->path[depth] = n->frame;
+	if (depth && !sw->call_depth && n->frame == sw->frame) {
+		/* Its callers, nearest first: the path reversed (the root left out). */
+		grow_array((void **)&sw->rev, &sw->rcap, depth, sizeof(*sw->rev));
+		for (size_t i = 0; i < depth; i++)
+			sw->rev[i] = sw->path[depth - i];
+		flame_add(sw->callers, sw->rev, depth, n->total);
+		sw->call_depth = depth;
+	}
+	if (sw->call_depth) {
+		size_t k = depth - sw->call_depth; /* 0: the function itself */
+		grow_array((void **)&sw->under, &sw->ucap, k + 1, sizeof(*sw->under));
+		struct flame_node *parent = k ? sw->under[k - 1] : sw->callees->root;
+		sw->under[k] = flame_child(parent, n->frame);
+		sw->under[k]->self += n->self;
+	}
+	return FLAME_STEP_INTO;
+}
+
+static void sandwich_leave(struct flame_node *n, size_t depth, void *arg)
+{
+	struct sandwich *sw = arg;
+	(void)n;
+	if (sw->call_depth == depth)
+		sw->call_depth = 0;
+}
+
+/* Totals from selves, children before parents. */
+static void total_leave(struct flame_node *n, size_t depth, void *arg)
+{
+	(void)depth, (void)arg;
+	n->total = n->self;
+	for (size_t i = 0; i < n->nchildren; i++)
+		n->total += n->children[i]->total;
+}
+
+void flame_sandwich(const struct flame_tree *t, uint32_t frame, struct flame_tree **callers,
+		    struct flame_tree **callees)
+{
+	struct sandwich sw = {.frame = frame,
+			      .callers = flame_new(t->frames),
+			      .callees = flame_new(t->frames)};
+	struct flame_visitor v = {sandwich_enter, sandwich_leave};
+	flame_visit(t->root, &v, &sw);
+	struct flame_visitor totals = {NULL, total_leave};
+	flame_visit(sw.callees->root, &totals, NULL);
+	free(sw.path);
+	free(sw.under);
+	free(sw.rev);
+	*callers = sw.callers;
+	*callees = sw.callees;
+}

@@ -52,6 +52,16 @@ void flame_sort(struct flame_tree *t);
 void flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate,
 		       char *buf, size_t size);
 
+/* The sandwich of one function: `callers`, an inverted tree (the function
+ * at depth 1, each path from it up to the root's child below it, every
+ * stack where it appears weighted by the samples in it) and `callees`, its
+ * subtrees merged (the function at depth 1). Only its outermost call on a
+ * stack counts (recursion is counted once), so both trees' totals are the
+ * samples with the function on the stack. Frames are t's; a frame that is
+ * not in t gives two empty trees. The caller frees both with flame_free. */
+void flame_sandwich(const struct flame_tree *t, uint32_t frame, struct flame_tree **callers,
+		    struct flame_tree **callees);
+
 /* Every walk over a tree goes through flame_visit or flame_walk: stacks may
  * be millions of frames deep (folded or pprof input), far deeper than the C
  * stack allows recursion, so nothing recurses over the depth. */

@@ -42,8 +42,19 @@ void profile_free(struct profile *p)
 	for (size_t i = 0; i < p->nprobes; i++) {
 		free(p->probes[i].name);
 		free(p->probes[i].binary);
+		free(p->probes[i].predicate);
 	}
 	free(p->probes);
+	for (size_t i = 0; i < p->ncaptures; i++) {
+		free(p->captures[i].name);
+		free(p->captures[i].type);
+		for (uint32_t k = 0; k < p->captures[i].nenums; k++)
+			free(p->captures[i].enums[k].name);
+		free(p->captures[i].enums);
+	}
+	free(p->captures);
+	free(p->hits);
+	free(p->hit_values);
 	free(p->spans);
 	hashmap_free(&p->span_index);
 	free(p->function_of);
@@ -526,5 +537,22 @@ size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutof
 	p->nspans = kept - skip;
 	if (removed)
 		span_reindex(p);
+	/* Hits of capturing probes: those older than the cutoff, then beyond
+	 * max_spans the first ones (they arrive about in time order). */
+	size_t hkept = 0, vkept = 0, young = 0;
+	for (size_t i = 0; i < p->nhits; i++)
+		young += p->hits[i].time_ns >= span_cutoff_ns;
+	size_t hskip = young > max_spans ? young - max_spans : 0;
+	for (size_t i = 0; i < p->nhits; i++) {
+		struct probe_hit h = p->hits[i];
+		if (h.time_ns < span_cutoff_ns || (hskip && hskip--))
+			continue;
+		memmove(&p->hit_values[vkept], &p->hit_values[h.first], h.n * sizeof(*p->hit_values));
+		h.first = (uint32_t)vkept;
+		vkept += h.n;
+		p->hits[hkept++] = h;
+	}
+	p->nhits = hkept;
+	p->nhit_values = vkept;
 	return removed;
 }

@@ -16,6 +16,7 @@
 #include "flame.h"
 #include "frames.h"
 #include "hashmap.h"
+#include "dwarfvar.h"
 #include "latency.h"
 
 struct stack_node {
@@ -63,6 +64,14 @@ struct probe_info {
 	uint64_t entered;  /* calls that began */
 	uint64_t raw_ns;   /* summed measured durations of completed calls */
 	uint64_t own_ns;   /* of which sonde's own cost (probes, samples) */
+	/* Captures (values.h): the predicate as written (NULL: none), the
+	 * captures a hit record's slots hold, and the hits received. */
+	char *predicate;
+	uint32_t capture_slot[SONDE_CAPTURES]; /* index into captures */
+	uint32_t ncapture_slots;
+	uint32_t capture_layout; /* records of another layout are an earlier
+				  * program's: dropped */
+	uint64_t hits;
 };
 
 /* One traced call. */
@@ -88,6 +97,32 @@ struct span {
  * thread that woke a waiting one, weighing that wait (ns), topped by a
  * "[wakes: COMM]" FRAME_STATE frame (view.h). */
 #define PROFILE_EVENT_WAKER "off-cpu-waker"
+
+/* A value a probe captures (values.h). */
+struct probe_capture {
+	uint32_t probe;
+	char *name;  /* as written: "req->hdr.size" */
+	char *type;  /* its C type */
+	enum capture_kind kind;
+	struct capture_enumerator *enums; /* CAPTURE_ENUM: names of values */
+	uint32_t nenums;
+};
+
+/* One hit of a capturing probe: its values are hit_values[first .. first + n). */
+struct probe_hit {
+	uint64_t time_ns;
+	uint64_t span_id; /* the call it was captured at the entry of (0: none) */
+	uint32_t probe;
+	uint32_t thread;
+	uint32_t first, n;
+};
+
+struct hit_value {
+	uint32_t capture;  /* index into captures */
+	uint8_t status;    /* enum sonde_value_status */
+	uint64_t num;      /* a number (signed ones sign-extended), or an address */
+	const char *text;  /* strings, enumerator names, true/false (interned); NULL for numbers */
+};
 
 /* The most the weights of a profile's samples may add up to. pprof and
  * recordings store weights as signed 64-bit integers; and with the sum of
@@ -120,6 +155,12 @@ struct profile {
 	struct span *spans;
 	size_t nspans, spans_cap;
 	struct hashmap span_index; /* span id -> index in spans */
+	struct probe_capture *captures;
+	size_t ncaptures, captures_cap;
+	struct probe_hit *hits;
+	size_t nhits, hits_cap;
+	struct hit_value *hit_values;
+	size_t nhit_values, hit_values_cap;
 	uint32_t *function_of; /* frame id -> its function frame (cache) */
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
@@ -201,7 +242,8 @@ int profile_cmp_span_index(const void *a, const void *b, void *profile);
 /* Forgets old raw data, so a live session stays bounded: the first
  * `nsamples_drop` samples (in arrival order) with their span links, every
  * span that ended before `span_cutoff_ns`, and then the oldest spans beyond
- * `max_spans`. Stacks, threads, frames, probes, events and metadata stay, so
+ * `max_spans`; likewise the hits of capturing probes (and their values)
+ * before `span_cutoff_ns`, and the oldest beyond `max_spans`. Stacks, threads, frames, probes, events and metadata stay, so
  * stack and thread ids keep their meaning; sample indexes shift down by
  * nsamples_drop. Returns the number of spans removed. */
 size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,

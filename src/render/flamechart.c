@@ -111,12 +111,6 @@ enum {
 #define MIN_LABEL_CHARS 3
 #define FALLBACK_INTERVAL_NS 10000000ULL /* 10 ms, when nothing tells the rate */
 
-struct box {
-	uint64_t start, end; /* ns from the chart's left edge */
-	uint32_t fn;         /* function index; UINT32_MAX for the root row */
-	uint32_t depth;      /* 0 = root row */
-	uint32_t samples;
-};
 
 struct chart {
 	const struct profile *p;
@@ -129,7 +123,7 @@ struct chart {
 	uint64_t interval; /* the cap on a sample's extent */
 	const struct span *span;
 	uint32_t thread;   /* a thread index of the drawn thread */
-	struct box *boxes;
+	struct flamechart_box *boxes;
 	size_t nboxes, boxes_cap;
 	uint32_t maxdepth;
 	char *root_label;
@@ -288,7 +282,7 @@ static uint64_t sampling_interval(const struct chart *c)
 static size_t box_add(struct chart *c, uint64_t start, uint64_t end, uint32_t fn, uint32_t depth)
 {
 	grow_array((void **)&c->boxes, &c->boxes_cap, c->nboxes + 1, sizeof(*c->boxes));
-	c->boxes[c->nboxes] = (struct box){start, end, fn, depth, 1};
+	c->boxes[c->nboxes] = (struct flamechart_box){start, end, fn, depth, 1};
 	if (depth > c->maxdepth)
 		c->maxdepth = depth;
 	return c->nboxes++;
@@ -450,7 +444,7 @@ static void write_axis(const struct chart *c, FILE *out)
 	fputs("</g>\n", out);
 }
 
-static void write_box(const struct chart *c, FILE *out, const struct box *b)
+static void write_box(const struct chart *c, FILE *out, const struct flamechart_box *b)
 {
 	char *name = b->fn == UINT32_MAX ? xstrdup(c->root_label)
 					 : flamechart_funcs_label(&c->ff, b->fn);
@@ -567,4 +561,54 @@ int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamec
 	free(c.subtitle);
 	flamechart_funcs_free(&c.ff);
 	return rc;
+}
+
+int flamechart_layout(const struct profile *p, const struct flamechart_options *o,
+		      struct flamechart_layout *out, char *err, size_t errlen)
+{
+	struct flamechart_options defaults = {0};
+	if (!o)
+		o = &defaults;
+	memset(out, 0, sizeof(*out));
+	struct chart c = {.p = p};
+	out->ff = xcalloc(1, sizeof(*out->ff));
+	flamechart_funcs_init(out->ff, p->frames);
+	c.ff = *out->ff;
+	int rc = chart_select(&c, o, err, errlen);
+	if (rc == 0) {
+		chart_boxes(&c);
+		flamechart_funcs_colorize(&c.ff);
+		chart_labels(&c, o);
+		out->boxes = c.boxes;
+		out->nboxes = c.nboxes;
+		out->maxdepth = c.maxdepth;
+		out->dur_ns = c.dur;
+		out->sampled_ns = c.sampled;
+		out->nsamples = c.n;
+		out->root_label = c.root_label;
+		out->subtitle = c.subtitle;
+	} else {
+		free(c.boxes);
+		free(c.root_label);
+		free(c.subtitle);
+	}
+	*out->ff = c.ff; /* the funcs it grew */
+	free(c.samples);
+	if (rc)
+		flamechart_layout_free(out);
+	return rc;
+}
+
+void flamechart_layout_free(struct flamechart_layout *l)
+{
+	if (!l)
+		return;
+	free(l->boxes);
+	free(l->root_label);
+	free(l->subtitle);
+	if (l->ff) {
+		flamechart_funcs_free(l->ff);
+		free(l->ff);
+	}
+	memset(l, 0, sizeof(*l));
 }

@@ -48,6 +48,34 @@ struct flamechart_options {
 int flamechart_write_svg(FILE *out, const struct profile *p, const struct flamechart_options *o,
 			 char *err, size_t errlen);
 
+/* ---- the chart as boxes, for frontends that draw it themselves (the web
+ * page): the same layout the SVG draws ---- */
+
+struct flamechart_box {
+	uint64_t start, end; /* ns from the chart's left edge */
+	uint32_t fn;         /* function index (flamechart_funcs); UINT32_MAX: the root row */
+	uint32_t depth;      /* 0 = root row */
+	uint32_t samples;
+};
+
+struct flamechart_layout {
+	struct flamechart_box *boxes; /* boxes[0] is the root row */
+	size_t nboxes;
+	uint32_t maxdepth;
+	uint64_t dur_ns;      /* what the x axis spans */
+	uint64_t sampled_ns;  /* what the samples cover */
+	size_t nsamples;
+	char *root_label;     /* "handle_request (span 42)" or "comm (tid N)" */
+	char *subtitle;       /* what the SVG's subtitle says */
+	struct flamechart_funcs *ff; /* names and colours (colorized) */
+};
+
+/* Lays the chart out as flamechart_write_svg would draw it. Returns 0, or
+ * -1 with err as flamechart_write_svg. Free it with flamechart_layout_free. */
+int flamechart_layout(const struct profile *p, const struct flamechart_options *o,
+		      struct flamechart_layout *out, char *err, size_t errlen);
+void flamechart_layout_free(struct flamechart_layout *l);
+
 /* ---- shared with heatmap.c: how flame views name and colour frames ---- */
 
 /* The functions a set of frames stands for: frames with the same name and

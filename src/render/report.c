@@ -1,4 +1,5 @@
 #include "report.h"
+#include "valuereport.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -340,6 +341,7 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 			fprintf(out, "%sauto: no second mode; using p95 = %s (%s)\n",
 				ps.modes.nmodes ? "; " : " ", duration_format(ps.st.p95_ns, b[0], 32),
 				ps.modes.reason);
+		valuereport_text(out, p, (uint32_t)i, keep);
 	}
 }
 
@@ -381,7 +383,9 @@ static void json_probes(FILE *out, const struct profile *p)
 		for (size_t m = 0; m < ps.modes.nmodes; m++)
 			fprintf(out, "%s{\"ns\": %" PRIu64 ", \"share\": %.4f}", m ? ", " : "",
 				ps.modes.modes[m].ns, ps.modes.modes[m].share);
-		fprintf(out, "]}}");
+		fprintf(out, "]}");
+		valuereport_json(out, p, (uint32_t)i);
+		fprintf(out, "}");
 	}
 	fprintf(out, "\n  ],\n");
 }
@@ -485,6 +489,10 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			pct(s.threads[i].samples, s.samples), t->pid, t->tid, printable(&keep, t->comm));
 	}
 	text_probes(out, p, &keep);
+	if (o->by) { /* checked by the caller (valuereport_by_check) */
+		char err[512];
+		valuereport_by_text(out, p, &o->filter, o->by, &keep, err, sizeof(err));
+	}
 	text_overhead(out, p);
 	free_summary(&s);
 	printable_free(&keep);
@@ -526,6 +534,10 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 		fprintf(out, ",\n");
 	}
 	json_probes(out, p);
+	if (o->by) { /* checked by the caller (valuereport_by_check) */
+		char err[512];
+		valuereport_by_json(out, p, &o->filter, o->by, err, sizeof(err));
+	}
 	json_overhead(out, p);
 	fprintf(out, "  \"%s\": [", o->lines ? "lines" : "functions");
 	size_t shown = 0;

@@ -27,6 +27,9 @@ struct report_options {
 	const char *view;        /* what the filter selects, in words (NULL: all) */
 	bool lines;              /* rows per source line, "function:line"
 				  * (profile_line_frame), not per function */
+	const char *by;          /* split the filter's probe's calls by this capture
+				  * (valuereport.h; check it first with
+				  * valuereport_by_check), or NULL */
 };
 
 /* Per traced function: calls, mean, p50/p90/p95/p99/p99.9/max, a log2

@@ -8,7 +8,7 @@
 #include "probes.h"
 #include "util.h"
 
-#define MAX_WORDS 8                /* stored; no command takes more than 4 */
+#define MAX_WORDS 32 /* stored: trace takes a spec of many words, the others at most 4 */
 #define SHOW_MAX 40                /* bytes of a word quoted in an error */
 #define PERCENTILE_DECIMALS_MAX 12 /* so every percentile prints back exactly */
 #define SUGGEST_LEN_MAX 32         /* longer words are not typos of a name */
@@ -383,6 +383,24 @@ static int parse_one_arg(const struct command_info *ci, const struct words *w, s
 	return take_arg(ci, ci->argname, w->w[1], c, err, errlen);
 }
 
+/* trace LOCATION [VAR...] [if EXPR]: the words after "trace", joined by
+ * spaces (capexpr.h splits the location from the rest). */
+static int parse_trace(const struct command_info *ci, const struct words *w, struct command *c,
+		       char *err, size_t errlen)
+{
+	if (w->n < 2)
+		return need(ci, err, errlen);
+	if (w->n > MAX_WORDS)
+		return too_many(ci, err, errlen);
+	char spec[COMMAND_LINE_MAX + MAX_WORDS + 1];
+	size_t len = 0;
+	for (size_t i = 1; i < w->n; i++)
+		len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%s%s", i > 1 ? " " : "",
+					w->w[i]);
+	c->kind = ci->kind;
+	return take_arg(ci, ci->argname, spec, c, err, errlen);
+}
+
 /* all, reset, status. */
 static int parse_no_arg(const struct command_info *ci, const struct words *w, struct command *c,
 			char *err, size_t errlen)
@@ -695,7 +713,7 @@ static int parse_help(const struct command_info *ci, const struct words *w, stru
 }
 
 static const struct command_info commands[] = {
-	{"trace", CMD_TRACE, parse_one_arg, "FUNC", "trace FUNC",
+	{"trace", CMD_TRACE, parse_trace, "FUNC", "trace FUNC [VAR...] [if EXPR]",
 	 "trace calls of FUNC (also LIB:FUNC, globs)", "FUNC",
 	 "trace handle_request",
 	 "Traces every call of FUNC (a uprobe and a uretprobe) while the session runs:\n"
@@ -707,8 +725,12 @@ static const struct command_info commands[] = {
 	 "The entry point (_start), functions that never return and symbols inside\n"
 	 "an instruction are refused; a glob leaves them out and says so.\n"
 	 "Quote a name that has spaces: trace \"operator new(unsigned long)\".\n"
+	 "VARs are read at each call's entry (C paths: len, req->hdr.size, buf[3], *p,\n"
+	 "&x, globals; char arrays and char * as strings); `if EXPR` keeps only the\n"
+	 "calls where it holds (comparisons, && || !, arithmetic), decided in the kernel.\n"
 	 "e.g.  trace handle_request\n"
-	 "      trace libc:malloc"},
+	 "      trace libc:malloc\n"
+	 "      trace handle_request req->hdr.size req->path if req->hdr.size > 4096"},
 	{"untrace", CMD_UNTRACE, parse_one_arg, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
 	 "untrace handle_request",
 	 "Detaches the probes of FUNC (as it was given to trace). The calls seen so far\n"
@@ -805,6 +827,14 @@ static const struct command_info commands[] = {
 	 "the FILE it names; one still unsaved when the session ends goes to $TMPDIR\n"
 	 "(or /tmp).\n"
 	 "e.g.  save run.sonde"},
+	{"by", CMD_BY, parse_one_arg, "VAR", "by VAR", "split the view's calls by a captured value",
+	 "a VAR", "by req->color",
+	 "With a view on a traced function (in, slow, fast FUNC) that captures VAR\n"
+	 "(trace 'FUNC VAR'): FUNC's calls over the data held, split by the value VAR\n"
+	 "had at their entry: per value, its calls, its calls the view takes, and the\n"
+	 "samples the view takes inside them.\n"
+	 "e.g.  slow handle_request p95\n"
+	 "      by req->color"},
 	{"status", CMD_STATUS, parse_no_arg, NULL, "status",
 	 "probes, sampling, view, window and filters", NULL, "status",
 	 "Shows the probes, the sampling settings, the view, the window and the\n"
@@ -1007,6 +1037,7 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_UNTRACE:
 	case CMD_VIEW_IN:
 	case CMD_SAVE:
+	case CMD_BY:
 		text_word(&t, c->arg, false);
 		break;
 	case CMD_SAMPLE_HZ:
@@ -1083,6 +1114,7 @@ static bool uses_arg(enum command_kind k)
 	case CMD_VIEW_FAST:
 	case CMD_FILTER_COMM:
 	case CMD_SAVE:
+	case CMD_BY:
 	case CMD_HELP:
 		return true;
 	default:
@@ -1161,6 +1193,8 @@ const char *command_name(enum command_kind kind)
 		return "save";
 	case CMD_STATUS:
 		return "status";
+	case CMD_BY:
+		return "by";
 	case CMD_HELP:
 		return "help";
 	}

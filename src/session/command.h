@@ -89,6 +89,7 @@ enum command_kind {
 	CMD_RESET,
 	CMD_SAVE,
 	CMD_STATUS,
+	CMD_BY,
 	CMD_HELP
 };
 

@@ -1,6 +1,7 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
+#include "valuereport.h"
 
 #include <errno.h>
 #include <math.h>
@@ -468,7 +469,7 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 	struct live_slow_call *c = &ps->slow[ps->slow_head];
 	const struct thread_info *t = &l->p->threads[sp->thread];
 	*c = (struct live_slow_call){.end_ns = span_end_ns(sp), .duration_ns = sp->duration_ns,
-				     .pid = t->pid, .tid = t->tid};
+				     .pid = t->pid, .tid = t->tid, .span_id = sp->id};
 	if (j) {
 		c->samples = j->nsamples;
 		uint32_t best = 0;
@@ -535,10 +536,63 @@ static void trim(struct live *l, uint64_t now)
 	join_sweep(l, cutoff);
 }
 
+/* A recording's calls (a replayed session): each call with a record at
+ * the time it ended; the rest of the recording's counts (calls that did not
+ * need a record: no sample in them, not slow) at its end, so a window over
+ * the whole recording holds every call it counted. */
+static void feed_recorded_calls(struct live *l, uint64_t now)
+{
+	size_t np = l->p->nprobes;
+	if (!np)
+		return;
+	uint64_t(*h)[SONDE_HIST_BUCKETS] = xcalloc(np, sizeof(*h));
+	if (session_probe_hists(l->s, h) == 0) {
+		memcpy(l->calls_fed, h, np * sizeof(*h)); /* feed_calls adds nothing more */
+		for (size_t i = 0; i < l->p->nspans; i++) {
+			const struct span *sp = &l->p->spans[i];
+			if (sp->open || sp->probe >= np)
+				continue;
+			unsigned b = latency_loglin_bucket(sp->duration_ns);
+			uint64_t end = span_end_ns(sp);
+			window_add(l->calls, end, sp->probe << FINE_BITS | b, 1);
+			rate_add(&l->call_rate, end / 1000000000ull, 1);
+			l->ncalls++;
+			if (h[sp->probe][b])
+				h[sp->probe][b]--;
+		}
+		for (size_t p = 0; p < np; p++)
+			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+				if (h[p][b]) {
+					window_add(l->calls, now, (uint32_t)p << FINE_BITS | b, h[p][b]);
+					l->ncalls += h[p][b];
+				}
+	}
+	free(h);
+}
+
+/* A replayed session takes its recording in once, as of its end. */
+static void take_recording(struct live *l)
+{
+	uint64_t now = (uint64_t)(session_end_time(l->s) * 1e9);
+	l->frozen_ns = now;
+	window_advance(l->samples, now);
+	window_advance(l->calls, now);
+	feed_recorded_calls(l, now);
+	resolve_thresholds(l, now);
+	take_samples(l, now);
+	take_calls(l);
+	if (l->npending)
+		decide_pending(l, now);
+}
+
 void live_update(struct live *l)
 {
 	if (l->frozen_ns)
 		return;
+	if (session_replay_path(l->s)) {
+		take_recording(l);
+		return;
+	}
 	uint64_t now = monotonic_ns();
 	if (session_ended(l->s))
 		l->frozen_ns = now; /* take in the final drain, then keep still */
@@ -600,6 +654,8 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
+	for (size_t i = 1; session_replay_path(s) && i < l->p->nthreads && !l->by_process; i++)
+		l->by_process = l->p->threads[i].pid != l->p->threads[0].pid;
 	l->nsec = (size_t)ceil(l->o.keep_s);
 	l->sec_id = xcalloc(l->nsec, sizeof(*l->sec_id));
 	l->sec_weight = xcalloc(l->nsec, sizeof(*l->sec_weight));
@@ -679,7 +735,8 @@ static int view_probe(struct live *l, const char *func, FILE *out, bool *traced_
 				id = (int)i;
 		}
 	}
-	if (id >= 0 && session_probe_attached(l->s, (uint32_t)id))
+	/* A recording's probes are all there is: none is attached. */
+	if (id >= 0 && (session_probe_attached(l->s, (uint32_t)id) || session_replay_path(l->s)))
 		return id;
 	int n = 0;
 	id = session_trace(l->s, func, &n, err, sizeof(err));
@@ -1019,6 +1076,23 @@ static void print_status(struct live *l, FILE *out, FILE *data)
 	live_view_free(v);
 }
 
+/* by VAR: the view's function's calls held, split by a captured value. */
+static int do_by(struct live *l, const char *var, FILE *out)
+{
+	char err[512];
+	if (valuereport_by_check(l->p, &l->view, var, err, sizeof(err)))
+		return fail(out, "%s", err);
+	if ((l->view.span_class == SPAN_SLOW || l->view.span_class == SPAN_FAST) &&
+	    !l->threshold_known)
+		return fail(out, "the view's threshold is not known yet (too few calls): ask again "
+				 "in a moment");
+	struct printable keep = {0};
+	fprintf(out, "over the %.0f s held:", held_seconds(l));
+	valuereport_by_text(out, l->p, &l->view, var, &keep, err, sizeof(err));
+	printable_free(&keep);
+	return 0;
+}
+
 /* Commands that change what the kernel side does. */
 static bool changes_gathering(enum command_kind k)
 {
@@ -1043,6 +1117,9 @@ static bool changes_gathering(enum command_kind k)
 static int exec_command(struct live *l, const struct command *c, FILE *out, FILE *data)
 {
 	char err[512];
+	if ((changes_gathering(c->kind) || c->kind == CMD_RESET) &&
+	    session_refuse_replay(l->s, err, sizeof(err)))
+		return fail(out, "%s: %s", command_name(c->kind), err);
 	if (l->frozen_ns && changes_gathering(c->kind))
 		return fail(out, "the session has ended (the targets exited): views, filters, save, "
 				 "status and help still work");
@@ -1132,6 +1209,8 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_STATUS:
 		print_status(l, out, data);
 		return 0;
+	case CMD_BY:
+		return do_by(l, c->arg, out);
 	case CMD_HELP:
 		command_help(out, c->arg);
 		return 0;
@@ -1175,7 +1254,12 @@ int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data)
 static void fill_target(struct live *l, char *buf, size_t size)
 {
 	const struct session_options *o = session_options(l->s);
-	if (o->system_wide) {
+	const char *path = session_replay_path(l->s);
+	if (path) {
+		struct printable shown = {0};
+		snprintf(buf, size, "recording %s", printable_text(&shown, path));
+		printable_free(&shown);
+	} else if (o->system_wide) {
 		snprintf(buf, size, "system-wide");
 	} else if (o->cmd) {
 		snprintf(buf, size, "command %s (PID %d)", o->cmd[0], (int)session_command_pid(l->s));
@@ -1187,11 +1271,28 @@ static void fill_target(struct live *l, char *buf, size_t size)
 	}
 }
 
+/* How a recording was sampled, from its metadata. */
+static void describe_recorded_sampling(const struct profile *p, char *buf, size_t size)
+{
+	const char *ev = profile_meta_get(p, "event"), *hz = profile_meta_get(p, "frequency_hz"),
+		   *period = profile_meta_get(p, "period");
+	if (!ev)
+		snprintf(buf, size, "recorded");
+	else if (hz && strcmp(hz, "0") != 0)
+		snprintf(buf, size, "recorded: %.40s @ %.16s Hz", ev, hz);
+	else if (period && strcmp(period, "0") != 0)
+		snprintf(buf, size, "recorded: %.40s every %.16s events", ev, period);
+	else
+		snprintf(buf, size, "recorded: %.40s", ev);
+}
+
 static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 {
 	const struct session_options *o = session_options(l->s);
 	fill_target(l, st->target, sizeof(st->target));
-	if (session_ended(l->s))
+	if (session_replay_path(l->s))
+		describe_recorded_sampling(l->p, st->sampling, sizeof(st->sampling));
+	else if (session_ended(l->s))
 		snprintf(st->sampling, sizeof(st->sampling), "stopped: the targets exited");
 	else if (o->no_sampling)
 		snprintf(st->sampling, sizeof(st->sampling), "off");
@@ -1260,7 +1361,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		struct live_probe_view *pv = &v->probes[i];
 		struct probe_state *ps = &l->probes[i];
 		pv->name = xstrdup(l->p->probes[i].name);
-		pv->attached = session_probe_attached(l->s, (uint32_t)i);
+		pv->attached = session_probe_attached(l->s, (uint32_t)i) || session_replay_path(l->s);
 		size_t a, b;
 		probe_slice(&cw, (uint32_t)i, &a, &b);
 		double total = 0;

@@ -31,6 +31,16 @@ bool liverun_ended(const struct liverun *r)
 	return session_ended(r->s);
 }
 
+struct profile *liverun_profile(struct liverun *r)
+{
+	return session_profile(r->s);
+}
+
+const char *liverun_replay_path(const struct liverun *r)
+{
+	return session_replay_path(r->s);
+}
+
 const char *liverun_ctl_path(const struct liverun *r)
 {
 	return r->ctl ? ctl_server_path(r->ctl) : NULL;
@@ -114,6 +124,8 @@ struct liverun *liverun_new(struct session *s, const struct liverun_options *o, 
 	r->display_timer = -1;
 	loop_on_wake(r->loop, on_wake, r);
 	session_on_end(s, on_end, r);
+	if (session_replay_path(s))
+		live_update(live); /* a recording: all of it, at once */
 	if (o->no_ctl)
 		return r;
 	char why[512];

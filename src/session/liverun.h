@@ -48,6 +48,13 @@ struct loop *liverun_loop(struct liverun *r);
  * records taken in; with stay_after_exit the display stays on them. */
 bool liverun_ended(const struct liverun *r);
 
+/* The session's profile: the raw samples and calls held (for views that
+ * read them, such as a flame chart of one call). */
+struct profile *liverun_profile(struct liverun *r);
+
+/* The recording a replayed session shows (session_replay), or NULL. */
+const char *liverun_replay_path(const struct liverun *r);
+
 /* The control socket's path, or NULL when there is none. */
 const char *liverun_ctl_path(const struct liverun *r);
 

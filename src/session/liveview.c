@@ -404,7 +404,8 @@ static void json_number_member(FILE *out, const char *name, double value)
 	json_write_number(out, value);
 }
 
-static void write_probe_json(FILE *out, const struct live_probe_view *p)
+static void write_probe_json(FILE *out, const struct live_view *v,
+			     const struct live_probe_view *p)
 {
 	fputc('{', out);
 	json_member(out, "name", true);
@@ -437,6 +438,28 @@ static void write_probe_json(FILE *out, const struct live_probe_view *p)
 		json_write_number(out, p->buckets[i].calls);
 		fputc(']', out);
 	}
+	fputc(']', out);
+	json_member(out, "slow", false);
+	fputc('[', out);
+	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
+	for (size_t i = 0; i < nslow; i++) {
+		const struct live_slow_call *c = &p->slow[i];
+		uint64_t ago = v->now_ns > c->end_ns ? v->now_ns - c->end_ns : 0;
+		fprintf(out,
+			"%s{\"span_id\":%llu,\"duration_ns\":%llu,\"ago_ns\":%llu,\"pid\":%u,"
+			"\"tid\":%u,\"samples\":%u,\"top\":",
+			i ? "," : "", (unsigned long long)c->span_id,
+			(unsigned long long)c->duration_ns, (unsigned long long)ago, (unsigned)c->pid,
+			(unsigned)c->tid, (unsigned)c->samples);
+		if (c->top_frame && v->flame) {
+			char raw[LABEL_MAX];
+			flame_frame_label(v->flame, c->top_frame, false, raw, sizeof(raw));
+			json_write_string(out, raw);
+		} else {
+			fputs("null", out);
+		}
+		fputc('}', out);
+	}
 	fputs("]}", out);
 }
 
@@ -464,7 +487,7 @@ void live_view_write_json(FILE *out, const struct live_view *v)
 	for (size_t i = 0; i < v->nprobes; i++) {
 		if (i)
 			fputc(',', out);
-		write_probe_json(out, &v->probes[i]);
+		write_probe_json(out, v, &v->probes[i]);
 	}
 	fputs("]}", out);
 }

@@ -47,6 +47,8 @@ struct live_slow_call {
 	uint32_t pid, tid;
 	uint32_t samples;     /* samples taken inside it (0 when none reached sonde) */
 	uint32_t top_frame;   /* hottest function among those samples' leaves, 0 if none */
+	uint64_t span_id;     /* its record in the session's profile (a flame chart of
+			       * its samples while it is held, flamechart.h) */
 };
 
 /* What every output that shows a threshold says when `auto` found no
@@ -62,7 +64,7 @@ struct live_bucket {
 struct live_probe_view {
 	const char *name;        /* as users name it (function, or BINARY:FUNC); malloc'd,
 	                          * freed by live_view_free */
-	bool attached;           /* false after `untrace` (its data stays) */
+	bool attached;           /* false after `untrace` (its data stays); a recording's: true */
 	double calls;            /* calls that ended in the window (decayed for EWMA) */
 	double calls_per_s;      /* rate over the window */
 	uint64_t p50_ns, p90_ns, p95_ns, p99_ns, max_ns; /* over the window, from hist_fine */
@@ -138,12 +140,16 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
  *               "total_calls":N,"slow_threshold_ns":N|null,
  *               "slow_threshold_note":S|null,
- *               "buckets":[[LO_NS,HI_NS,CALLS],...]}, ...]}
+ *               "buckets":[[LO_NS,HI_NS,CALLS],...],
+ *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
+ *                        "samples":N,"top":S|null}, ...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
  * while no threshold is known; slow_threshold_note is "auto: no second mode;
  * using p95" when that is what the threshold is, else null; buckets are the
- * probe's live_bucket list. */
+ * probe's live_bucket list; slow its latest slow calls, newest first (ago_ns:
+ * how long before the view they ended; top: the function most of their
+ * samples were in). */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "capture.h"
 #include "drops.h"
 #include "hashmap.h"
 #include "unwind.h"
@@ -87,6 +88,7 @@ struct session {
 	void *on_end_arg;
 	enum session_end_reason notified; /* the last reason on_end was told */
 	bool ring_failed;
+	char *replay_path; /* a recording shown (session_replay): no engine */
 };
 
 struct probe_counts {
@@ -99,6 +101,18 @@ _Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
 
 static void refresh_probe(struct session *s, uint32_t probe);
 static void update_span_policy(struct session *s, uint32_t probe);
+
+bool session_refuse_replay(const struct session *s, char *err, size_t errlen)
+{
+	if (!s->replay_path)
+		return false;
+	errbuf_set(err, errlen,
+		   "%s is a recording: nothing can be traced or sampled in it (views, filters, "
+		   "windows, save, status and help work; run sonde serve -p PID or -- CMD to "
+		   "steer a live session)",
+		   s->replay_path);
+	return true;
+}
 
 static double now_s(clockid_t clk)
 {
@@ -396,10 +410,21 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .npids = nrunning,
 				    .env = &env};
 	char note[768];
-	int n = probes_resolve(spec, &scope, &t, note, sizeof(note), why, sizeof(why));
+	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
+	 * rest, what they capture and when (capture.h). */
+	const char *tail;
+	char *location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	int n = probes_resolve(location, &scope, &t, note, sizeof(note), why, sizeof(why));
+	free(location);
 	free(running);
 	if (n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
+		return -1;
+	}
+	struct capture_plan plan;
+	if (capture_prepare(tail, t, n, &plan, why, sizeof(why))) {
+		snprintf(err, errlen, "trace %s: %s", spec, why);
+		probes_free(t, n);
 		return -1;
 	}
 	/* Each function's probe id, and which of them need attaching: counted
@@ -459,6 +484,8 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 			s->probe_ino[ids[i]] = t[i].ino;
 		}
 		s->attached[ids[i]] = true;
+		if (capture_apply(&plan, i, s->eng, s->prof, (uint32_t)ids[i], why, sizeof(why)))
+			notef(s->o, "trace %s: %s", spec, why);
 		if (fresh[i]) { /* its kernel slot starts with no policy */
 			s->policy_sent[ids[i]] = false;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
@@ -481,12 +508,15 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 out:
 	free(ids);
 	free(fresh);
+	capture_plan_free(&plan);
 	probes_free(t, n);
 	return first;
 }
 
 int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
 {
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
 	return attach_probe_spec(s, spec, count, err, errlen);
 }
 
@@ -503,6 +533,8 @@ static bool probe_selected(const struct probe_info *pi, const char *pattern)
 
 int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
 {
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
 	int n = 0;
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
 		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
@@ -627,7 +659,9 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
 	size_t n = s->prof->nprobes;
-	if (engine_read_hists(s->eng, (uint32_t)n, out))
+	if (!s->eng) /* a replay: the recording's counts */
+		memset(out, 0, n * sizeof(*out));
+	else if (engine_read_hists(s->eng, (uint32_t)n, out))
 		return -1;
 	/* Detached probes: the kernel's slots are cleared; what they counted
 	 * before is kept. */
@@ -663,6 +697,8 @@ static int push_sampler_filter(struct session *s, char *err, size_t errlen)
 
 int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
 {
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
 	int probe = -1;
 	if (func && (probe = probe_for_function(s, func, err, errlen)) < 0)
 		return -1;
@@ -678,6 +714,8 @@ int session_set_sample_in(struct session *s, const char *func, char *err, size_t
 int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
 			    size_t errlen)
 {
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
 	int probe = -1;
 	if (func && (probe = probe_for_function(s, func, err, errlen)) < 0)
 		return -1;
@@ -736,6 +774,8 @@ int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
 	struct event_spec ev;
 	if (event && events_parse(event, &ev, err, errlen))
 		return -1;
@@ -1220,6 +1260,8 @@ void session_end(struct session *s)
 struct recording_image *session_recording(struct session *s, char *err, size_t errlen)
 {
 	struct profile *p = s->prof;
+	if (s->replay_path) /* as it was read, metadata included */
+		return recording_build(p, err, errlen);
 	if (!s->ended) /* what already reached the ring buffer belongs in it */
 		while (engine_poll(s->eng, 0) > 0)
 			;
@@ -1247,6 +1289,76 @@ double session_start_time(const struct session *s)
 	return s->start_mono;
 }
 
+double session_end_time(const struct session *s)
+{
+	return s->ended ? s->end_mono : 0;
+}
+
+const char *session_replay_path(const struct session *s)
+{
+	return s->replay_path;
+}
+
+static void on_replay_wake(void *arg)
+{
+	check_end(arg); /* a signal ends the run */
+}
+
+/* A recording's time: its metadata, else its samples' span; the end is
+ * never before its last sample or call. */
+static void replay_times(const struct profile *p, double *start_s, double *end_s)
+{
+	const char *a = profile_meta_get(p, "start_ns"), *b = profile_meta_get(p, "end_ns");
+	uint64_t lo = a ? strtoull(a, NULL, 10) : UINT64_MAX, hi = b ? strtoull(b, NULL, 10) : 0;
+	for (size_t i = 0; i < p->nsamples && (!a || !b); i++) {
+		uint64_t t = p->samples[i].time_ns;
+		if (!a && t < lo)
+			lo = t;
+		if (!b && t > hi)
+			hi = t;
+	}
+	/* Records drained after the end was taken may end a little later. */
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].time_ns > hi)
+			hi = p->samples[i].time_ns;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (!p->spans[i].open && span_end_ns(&p->spans[i]) > hi)
+			hi = span_end_ns(&p->spans[i]);
+	if (lo == UINT64_MAX)
+		lo = hi;
+	*start_s = (double)lo / 1e9;
+	*end_s = (double)(hi > lo ? hi : lo) / 1e9;
+}
+
+struct session *session_replay(struct profile *p, const char *path, struct session_options *o,
+			       char *err, size_t errlen)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
+	s->o = o;
+	s->prof = p;
+	s->replay_path = xstrdup(path);
+	s->sample_in_probe = s->sample_slow_probe = -1;
+	s->wake_timer = s->end_timer = -1;
+	s->loop = loop_new(err, errlen);
+	if (!s->loop || loop_catch_signals(s->loop, on_signal, s, err, errlen)) {
+		s->prof = NULL; /* the caller keeps it on failure */
+		session_free(s);
+		return NULL;
+	}
+	loop_on_wake(s->loop, on_replay_wake, s);
+	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++) {
+		struct probe_counts *c = &s->counted_before[i];
+		memcpy(c->hist, p->probes[i].hist, sizeof(c->hist));
+		c->entered = p->probes[i].entered;
+		c->raw_ns = p->probes[i].raw_ns;
+		c->own_ns = p->probes[i].own_ns;
+	}
+	replay_times(p, &s->start_mono, &s->end_mono);
+	s->ended = true;
+	return s;
+}
+
 const struct session_options *session_options(const struct session *s)
 {
 	return s->o;
@@ -1259,6 +1371,17 @@ pid_t session_command_pid(const struct session *s)
 
 void session_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs)
 {
+	if (s->replay_path) {
+		/* A replay: the drops the recording's metadata counted. */
+		memset(es, 0, sizeof(*es));
+		memset(cs, 0, sizeof(*cs));
+		for (int k = 0; k < SONDE_CNT_NUM; k++) {
+			const char *v = profile_meta_get(s->prof, drops_key((enum sonde_counter)k));
+			es->count[k] = v ? strtoull(v, NULL, 10) : 0;
+		}
+		cs->samples = s->prof->nsamples;
+		return;
+	}
 	engine_get_stats(s->eng, es);
 	collector_get_stats(s->col, cs);
 }
@@ -1304,6 +1427,14 @@ struct profile *session_profile(struct session *s)
 
 void session_print_summary(struct session *s, const char *what, FILE *out)
 {
+	if (s->replay_path) {
+		char shown[1024];
+		(void)what; /* nothing was gathered: it was read */
+		fprintf(out, "sonde: served %zu samples, %zu traced calls with a record (from %s)\n",
+			s->prof->nsamples, s->prof->nspans,
+			printable_copy(shown, sizeof(shown), s->replay_path));
+		return;
+	}
 	struct engine_stats es;
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
@@ -1354,6 +1485,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)s->pending_dropped);
+	if (drops_sum(&es, DROPS_VALUES, false))
+		fprintf(out, "; %s (shown as read errors)",
+			drops_list(&es, DROPS_VALUES, list, sizeof(list)));
 	struct symbols_stats ss;
 	symbols_get_stats(s->syms, &ss);
 	if (ss.jit_map_bad_lines)
@@ -1389,5 +1523,6 @@ void session_free(struct session *s)
 	free(s->exe_alias);
 	free(s->counted_before);
 	free(s->event_name);
+	free(s->replay_path);
 	free(s);
 }

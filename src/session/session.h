@@ -99,6 +99,28 @@ struct session;
 struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
 			      size_t errlen);
 
+/* A session over a recording (`sonde serve FILE`): the profile loaded from
+ * it (taken over: freed with the session) as if it had just been gathered.
+ * It has no targets and no engine, and has ended from the start: its views,
+ * windows and filters work, nothing can be traced or sampled (session_trace
+ * and the other changes fail with one line naming the recording). Its time
+ * runs from the recording's start_ns to its end_ns (meta), or from its
+ * first to its last sample; the probes' counts are the recording's. The
+ * loop catches signals, so Ctrl-C ends the run. Returns NULL with err. */
+struct session *session_replay(struct profile *p, const char *path, struct session_options *o,
+			       char *err, size_t errlen);
+
+/* The recording a replayed session shows, or NULL for a live one. */
+const char *session_replay_path(const struct session *s);
+
+/* A replayed session gathers nothing: true with one line in err (what
+ * still works, and how to steer a live session) for a replay. */
+bool session_refuse_replay(const struct session *s, char *err, size_t errlen);
+
+/* When the session ended (CLOCK_MONOTONIC seconds; for a replay, the
+ * recording's end); 0 while it runs. */
+double session_end_time(const struct session *s);
+
 /* The session's event loop, for frontends' fds and timers (loop.h). After
  * every wake the session first takes in what waits in the ring buffer. */
 struct loop *session_loop(struct session *s);

@@ -903,3 +903,12 @@ void probes_free(struct probe_target *t, int n)
 	}
 	free(t);
 }
+
+int probes_debug_file(Elf *elf, const char *binary, Elf **debug_elf)
+{
+	struct debug_file d = {.fd = -1};
+	if (!find_debug_file(elf, binary, &d))
+		return -1;
+	*debug_elf = d.elf;
+	return d.fd;
+}

@@ -83,4 +83,10 @@ int probes_split(const char *spec);
  * Returns a malloc'd path or NULL. */
 char *probes_which(const char *program);
 
+/* The separate debug file of an ELF file (by build-id, then
+ * .gnu_debuglink; see probes_resolve). Returns its fd with *debug_elf open
+ * on it (the caller ends both), or -1 when none is installed. */
+typedef struct Elf Elf;
+int probes_debug_file(Elf *elf, const char *binary, Elf **debug_elf);
+
 #endif

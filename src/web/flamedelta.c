@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamesvg.h"
 #include "hashmap.h"
 #include "json.h"
 #include "util.h"
@@ -95,9 +96,10 @@ static int visit(const struct flame_node *n, int depth, void *arg)
 	if (is_new) {
 		char label[512];
 		enum frame_kind kind = FRAME_USER;
+		const struct frame *f = NULL;
 		if (depth) {
 			flame_frame_label(w->t, n->frame, false, label, sizeof(label));
-			const struct frame *f = frames_get(w->t->frames, n->frame);
+			f = frames_get(w->t->frames, n->frame);
 			if (f)
 				kind = f->kind;
 		} else {
@@ -106,8 +108,10 @@ static int visit(const struct flame_node *n, int depth, void *arg)
 		fprintf(w->added, "%s[%u,%ld,", w->nadded++ ? "," : "", id,
 			depth ? (long)parent : -1L);
 		json_write_string(w->added, label);
-		fprintf(w->added, ",\"%s\",%llu,%llu]", frames_kind_name(kind),
+		fprintf(w->added, ",\"%s\",%llu,%llu,", frames_kind_name(kind),
 			(unsigned long long)n->total, (unsigned long long)n->self);
+		flamedelta_write_color(w->added, f);
+		fputc(']', w->added);
 		ns->alive = true;
 		d->live++;
 	} else if (ns->total != n->total || ns->self != n->self) {
@@ -171,4 +175,11 @@ size_t flamedelta_write(struct flamedelta *d, const struct flame_tree *t, bool f
 	free(changed);
 	/* A full message always counts: it tells the client to forget. */
 	return w.nadded + w.nchanged + nremoved + (full ? 1 : 0);
+}
+
+void flamedelta_write_color(FILE *out, const struct frame *f)
+{
+	unsigned char rgb[3];
+	flamesvg_color(f ? f->name : NULL, f ? f->kind : FRAME_USER, rgb);
+	fprintf(out, "\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
 }

@@ -7,7 +7,7 @@
  * Message (one line of JSON):
  *   {"seq":N,"full":B,"total":T,"fractional":B,
  *    "removed":[ID,...],
- *    "added":[[ID,PARENT,"name","kind",TOTAL,SELF],...],
+ *    "added":[[ID,PARENT,"name","kind",TOTAL,SELF,"#rrggbb"],...],
  *    "changed":[[ID,TOTAL,SELF],...]}
  * Node ids are the client's: stable while a node lives, the root is 0
  * (PARENT -1, name "all"); a parent is added before its children. "full"
@@ -16,7 +16,9 @@
  * FLAMEDELTA_SLACK times the live nodes, which bounds the memory per client
  * by the tree's size). kind is frames_kind_name's: user, kernel, inlined,
  * jit, process, unknown, sonde. TOTAL and SELF are the tree's weights (EWMA trees: scaled
- * by 1000, fractional true); total is the root's total. */
+ * by 1000, fractional true); total is the root's total. The colour is the
+ * one the SVG flame graphs give the frame (flamesvg_color: by kind, a shade
+ * by name), whatever NO_COLOR says. */
 #ifndef SONDE_FLAMEDELTA_H
 #define SONDE_FLAMEDELTA_H
 
@@ -42,5 +44,9 @@ void flamedelta_reset(struct flamedelta *d);
  * caller may skip sending it). */
 size_t flamedelta_write(struct flamedelta *d, const struct flame_tree *t, bool fractional,
 			FILE *out);
+
+/* Writes flamesvg_color of frame f (NULL: the root) as a JSON string
+ * "#rrggbb": the colour every sonde view gives it. */
+void flamedelta_write_color(FILE *out, const struct frame *f);
 
 #endif

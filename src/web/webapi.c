@@ -6,17 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamechart.h"
 #include "flamedelta.h"
 #include "json.h"
 #include "liveview.h"
 #include "util.h"
+
+/* What the `state` event says. */
+enum state { STATE_LIVE, STATE_ENDED, STATE_RECORDING };
+static const char *const state_json[] = {
+	[STATE_LIVE] = "{\"state\":\"live\"}",
+	[STATE_ENDED] = "{\"state\":\"ended\"}",
+	[STATE_RECORDING] = "{\"state\":\"recording\"}",
+};
 
 struct client {
 	struct webapi *a;
 	struct http_stream *st;
 	struct flamedelta *flame;
 	bool missed;	/* an event did not fit: resend everything */
-	int state_sent; /* -1 none yet, 0 live, 1 ended */
+	int state_sent; /* -1 none yet, else an enum state */
+	char *status_sent, *hot_sent; /* the last status / hot event it got (NULL: none yet) */
 	struct client *prev, *next;
 };
 
@@ -167,6 +177,116 @@ static void route_band(void *arg, struct http_request *rq)
 	free(buf);
 }
 
+/* The frame of the tree whose label (flame_frame_label, not annotated) is
+ * name: the first one met, in the tree's order; 0 when none is. */
+struct find_label {
+	const struct flame_tree *t;
+	const char *name;
+	uint32_t frame;
+};
+
+static int find_label(const struct flame_node *n, int depth, void *arg)
+{
+	struct find_label *f = arg;
+	if (!depth)
+		return 0;
+	char label[512];
+	flame_frame_label(f->t, n->frame, false, label, sizeof(label));
+	if (strcmp(label, f->name) != 0)
+		return 0;
+	f->frame = n->frame;
+	return 1;
+}
+
+static void route_sandwich(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	const char *name = http_request_arg(rq, "function");
+	if (!name || !*name) {
+		http_reply_error(rq, 400, "no function: /api/sandwich?function=NAME (as /api/flame names it)");
+		return;
+	}
+	struct live_view *v = live_view_build(liverun_live(a->r), 0);
+	struct find_label fl = {v->flame, name, 0};
+	if (v->flame)
+		flame_walk(v->flame, find_label, &fl);
+	if (!fl.frame) {
+		live_view_free(v);
+		http_reply_error(rq, 400, "no function '%s' in the current view's flame graph", name);
+		return;
+	}
+	struct flame_tree *callers, *callees;
+	flame_sandwich(v->flame, fl.frame, &callers, &callees);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":{\"function\":", f);
+	json_write_string(f, name);
+	fputs(",\"color\":", f);
+	flamedelta_write_color(f, frames_get(v->flame->frames, fl.frame));
+	fputs(",\"total\":", f);
+	json_write_number(f, (double)callees->root->total);
+	fputs(",\"view_total\":", f);
+	json_write_number(f, (double)v->flame->root->total);
+	fprintf(f, ",\"fractional\":%s,\"callers\":", v->fractional ? "true" : "false");
+	struct flamedelta *d = flamedelta_new();
+	flamedelta_write(d, callers, v->fractional, f);
+	fputs(",\"callees\":", f);
+	flamedelta_reset(d);
+	flamedelta_write(d, callees, v->fractional, f);
+	fputs("}}\n", f);
+	fclose(f);
+	flamedelta_free(d);
+	flame_free(callers);
+	flame_free(callees);
+	live_view_free(v);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
+static void route_flamechart(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	uint64_t span;
+	if (!arg_ns(rq, "span", &span) || !span) {
+		http_reply_error(rq, 400, "no span: /api/flamechart?span=ID (a slow call's span_id)");
+		return;
+	}
+	char err[512];
+	struct flamechart_layout fc;
+	struct flamechart_options o = {.span_id = span};
+	if (flamechart_layout(liverun_profile(a->r), &o, &fc, err, sizeof(err))) {
+		http_reply_error(rq, 400, "%s (calls older than --keep are no longer held)", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fprintf(f, "{\"ok\":true,\"data\":{\"span_id\":%llu,\"root\":", (unsigned long long)span);
+	json_write_string(f, fc.root_label);
+	fputs(",\"subtitle\":", f);
+	json_write_string(f, fc.subtitle);
+	fprintf(f, ",\"dur_ns\":%llu,\"sampled_ns\":%llu,\"samples\":%zu,\"depth\":%u,\"boxes\":[",
+		(unsigned long long)fc.dur_ns, (unsigned long long)fc.sampled_ns, fc.nsamples,
+		(unsigned)fc.maxdepth);
+	for (size_t i = 0; i < fc.nboxes; i++) {
+		const struct flamechart_box *b = &fc.boxes[i];
+		bool root = b->fn == UINT32_MAX;
+		const unsigned char *rgb = root ? fc.ff->root_rgb : fc.ff->rgb[b->fn];
+		fprintf(f, "%s[%llu,%llu,%u,", i ? "," : "", (unsigned long long)b->start,
+			(unsigned long long)b->end, (unsigned)b->depth);
+		json_write_string(f, root ? fc.root_label : fc.ff->name[b->fn]);
+		fprintf(f, ",\"%s\",\"#%02x%02x%02x\",%u]",
+			root ? "process" : frames_kind_name(fc.ff->kind[b->fn]), rgb[0], rgb[1], rgb[2],
+			(unsigned)b->samples);
+	}
+	fputs("]}}\n", f);
+	fclose(f);
+	flamechart_layout_free(&fc);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
 /* ---- event streams ---- */
 
 static void client_closed(void *arg)
@@ -180,6 +300,8 @@ static void client_closed(void *arg)
 	if (c->next)
 		c->next->prev = c->prev;
 	a->nclients--;
+	free(c->status_sent);
+	free(c->hot_sent);
 	flamedelta_free(c->flame);
 	free(c);
 }
@@ -198,8 +320,10 @@ static void write_hot(FILE *f, const struct live_view *v)
 		const struct frame *fr = frames_get(v->flame->frames, h->frame);
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		json_write_string(f, label);
-		fprintf(f, ",\"kind\":\"%s\",\"self\":",
+		fprintf(f, ",\"kind\":\"%s\",\"color\":",
 			frames_kind_name(fr ? fr->kind : FRAME_USER));
+		flamedelta_write_color(f, fr);
+		fputs(",\"self\":", f);
 		json_write_number(f, h->self);
 		fputs(",\"total\":", f);
 		json_write_number(f, h->total);
@@ -216,8 +340,20 @@ static void send_event(struct client *c, const char *event, const char *data, si
 		c->missed = true;
 }
 
+/* An event like the last one of its kind the client got (*last) is not
+ * sent again: a session that ended or a recording sends it once. */
+static void send_changed(struct client *c, const char *event, const char *data, size_t len,
+			 char **last)
+{
+	if (*last && strcmp(*last, data) == 0)
+		return;
+	send_event(c, event, data, len);
+	free(*last);
+	*last = c->missed ? NULL : xstrdup(data);
+}
+
 static void send_to(struct client *c, const struct live_view *v, const char *status, size_t slen,
-		    const char *hot, size_t hlen, int ended)
+		    const char *hot, size_t hlen, enum state state)
 {
 	if (c->missed) {
 		/* Resend everything once its queue has room for a full state. */
@@ -225,14 +361,16 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 			return;
 		c->missed = false;
 		c->state_sent = -1;
+		free(c->status_sent);
+		free(c->hot_sent);
+		c->status_sent = c->hot_sent = NULL;
 		flamedelta_reset(c->flame);
 	}
-	if (c->state_sent != ended) {
-		const char *msg = ended ? "{\"state\":\"ended\"}" : "{\"state\":\"live\"}";
-		send_event(c, "state", msg, strlen(msg));
-		c->state_sent = ended;
+	if (c->state_sent != (int)state) {
+		send_event(c, "state", state_json[state], strlen(state_json[state]));
+		c->state_sent = (int)state;
 	}
-	send_event(c, "status", status, slen);
+	send_changed(c, "status", status, slen, &c->status_sent);
 	char *flame = NULL;
 	size_t flen = 0;
 	FILE *f = membuf(&flame, &flen);
@@ -241,7 +379,7 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 	if (changes)
 		send_event(c, "flame", flame, flen);
 	free(flame);
-	send_event(c, "hot", hot, hlen);
+	send_changed(c, "hot", hot, hlen, &c->hot_sent);
 	if (c->missed)
 		flamedelta_reset(c->flame); /* what it has is no base for a delta */
 }
@@ -261,10 +399,12 @@ static void tick(void *arg)
 	f = membuf(&hot, &hlen);
 	write_hot(f, v);
 	fclose(f);
-	int ended = liverun_ended(a->r) ? 1 : 0;
+	enum state state = liverun_replay_path(a->r) ? STATE_RECORDING
+			   : liverun_ended(a->r)    ? STATE_ENDED
+						    : STATE_LIVE;
 	for (struct client *c = a->clients, *next; c; c = next) {
 		next = c->next;
-		send_to(c, v, status, slen, hot, hlen, ended);
+		send_to(c, v, status, slen, hot, hlen, state);
 	}
 	free(status);
 	free(hot);
@@ -306,6 +446,8 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "GET", "/api/flame", route_flame, a);
 	http_server_route(s, "GET", "/api/events", route_events, a);
 	http_server_route(s, "GET", "/api/band", route_band, a);
+	http_server_route(s, "GET", "/api/sandwich", route_sandwich, a);
+	http_server_route(s, "GET", "/api/flamechart", route_flamechart, a);
 	return a;
 }
 

@@ -14,6 +14,14 @@
  *                      those inside its other calls: two flame trees (full
  *                      flamedelta.h messages "in" and "out") for a diff, and
  *                      the window's calls in and outside the band
+ *   GET  /api/sandwich?function=NAME
+ *                      one function's callers (an inverted tree) and
+ *                      callees over the current view (flame_sandwich), two
+ *                      full flamedelta.h messages
+ *   GET  /api/flamechart?span=ID
+ *                      the flame chart of one call held (a slow call's
+ *                      span_id): its samples in time order as boxes, laid
+ *                      out as flamechart.h draws its SVG
  *   GET  /api/events   Server-Sent Events, every interval: `status` (as
  *                      /api/status's data), `flame` (changes since the last
  *                      one this client got, flamedelta.h), `hot` (hottest

@@ -16,7 +16,7 @@
 static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-slow",
 				    "in", "slow", "fast", "all", "window", "ewma", "filter",
 				    "reset", "save", "status", "help", "sample event",
-				    "filter tid", "filter comm", "slow f", "sample-slow f"};
+				    "filter tid", "filter comm", "slow f", "sample-slow f", "by"};
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))
 
 static void check_line(const char *line)

@@ -10,25 +10,9 @@
 var token = new URLSearchParams(window.location.search).get("token") || "";
 var $ = function (id) { return document.getElementById(id); };
 
-/* ---- colours: the hue families of the SVGs (render/flamesvg.c), a shade
- * per name; a colour the server sends with a node or function ("#rrggbb",
- * the SVGs' own) is used instead --------------------------------------- */
-var FAMILY = {user: [0, 22], cxx: [50, 60], kernel: [28, 40], jit: [95, 130], inlined: [175, 190]};
-function family(name, kind) {
-	if (kind === "kernel" || kind === "jit" || kind === "inlined") return FAMILY[kind];
-	return kind === "user" && name.indexOf("::") >= 0 ? FAMILY.cxx : FAMILY.user;
-}
-function hash(s, seed) { /* FNV-1a: a stable shade per name */
-	var h = 0x811c9dc5 ^ seed;
-	for (var i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-	return (h >>> 0) / 4294967295;
-}
-function colorOf(name, kind) {
-	var f = family(name, kind);
-	var hue = f[0] + (f[1] - f[0]) * hash(name, 1);
-	return "hsl(" + hue.toFixed(1) + "," + (70 + 20 * hash(name, 2)).toFixed(0) + "%," +
-		(55 + 10 * hash(name, 3)).toFixed(0) + "%)";
-}
+/* ---- colours: every node and function comes with the colour the SVG
+ * flame graphs give it ("#rrggbb", render/flamesvg.c's palette: by kind,
+ * a shade by name), so a function looks the same here and in the SVGs --- */
 var MATCH_COLOR = "rgb(230,0,230)"; /* the SVGs' search match */
 
 /* ---- the flame tree, by the server's node ids --------------------------- */
@@ -40,7 +24,7 @@ var fractional = false;
  * to byId, under its parent (added before it); returns it. */
 function addNode(byId, a) {
 	var n = {id: a[0], name: a[2], kind: a[3], value: a[4], self: a[5], parent: null, children: [],
-		color: a[6] || colorOf(a[2], a[3])};
+		color: a[6]};
 	var p = byId.get(a[1]);
 	if (p) { n.parent = p; p.children.push(n); }
 	byId.set(n.id, n);
@@ -266,9 +250,9 @@ function showHot(h) {
 	var body = document.querySelector("#hot tbody");
 	body.innerHTML = h.functions.map(function (f) {
 		var re = "^" + reQuote(f.name) + "$";
-		return "<tr data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
+		return "<tr data-name=\"" + esc(f.name) + "\" data-re=\"" + esc(re) + "\"" + (searchRe && re === searchTerm ? " class=\"sel\"" : "") +
 			"><td class=\"name\" title=\"" + esc(f.name) + " (" + esc(f.kind) + ")\"><span class=\"swatch\" style=\"background:" +
-			esc(f.color || colorOf(f.name, f.kind)) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
+			esc(f.color) + "\"></span>" + esc(f.name) + "</td><td>" + pct(f.self, total).toFixed(1) +
 			"%</td><td>" + pct(f.total, total).toFixed(1) + "%</td></tr>";
 	}).join("");
 }
@@ -294,6 +278,7 @@ function showHist(probes) {
 		tr.classList.toggle("sel", tr.dataset.name === histProbe);
 	});
 	$("histprobe").textContent = p ? p.name + ": " + Math.round(p.calls_in_window) + " calls in the window" : "(trace a function)";
+	showSlow(p);
 	var el = $("hist");
 	var b = p && p.buckets ? p.buckets : [];
 	if (!b.length) { el.innerHTML = ""; brush = null; return; }
@@ -354,6 +339,57 @@ function showHist(probes) {
 	/* the scale changes with the window's calls: the band stays in ns;
 	 * a status update during a drag must not cancel the drag */
 	if (!brushing) brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
+}
+
+/* ---- the latest slow calls of the probe shown; a click opens the flame
+ * chart of that one call: its samples in time order, as the SVG flame
+ * charts draw them (the server lays it out: render/flamechart.c) ---- */
+function showSlow(p) {
+	var rows = (p && p.slow ? p.slow : []).map(function (c) {
+		return "<tr data-span=\"" + c.span_id + "\"><td>" + fmtNs(c.duration_ns) + "</td><td>" + fmtNs(c.ago_ns) +
+			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>";
+	});
+	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"5\">none yet</td></tr>";
+	var body = document.querySelector("#slow tbody");
+	if (body.innerHTML !== html) body.innerHTML = html;
+}
+
+function openChart(span) {
+	fetch("/api/flamechart?span=" + encodeURIComponent(span), {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			drawChart(ans.data);
+		}, function (e) { say("flame chart: " + e.message, true); });
+}
+
+function drawChart(d) {
+	var pane = $("chartpane"), el = $("chart");
+	pane.hidden = false;
+	el.dataset.span = d.span_id;
+	el.dataset.samples = d.samples;
+	$("charttitle").textContent = d.subtitle;
+	var W = Math.max(300, el.clientWidth - 18), H = 16, top = 16;
+	var x = d3.scaleLinear().domain([0, d.dur_ns]).range([0, W]);
+	el.innerHTML = "";
+	var svg = d3.select(el).append("svg").attr("width", W).attr("height", top + (d.depth + 1) * H);
+	svg.append("g").attr("class", "axis").call(d3.axisTop(x).ticks(6).tickFormat(function (t) { return fmtNs(t); }))
+		.attr("transform", "translate(0," + (top - 1) + ")");
+	var g = svg.selectAll("g.box").data(d.boxes).join("g").attr("class", "box")
+		.attr("data-name", function (b) { return b[3]; })
+		.attr("data-start", function (b) { return b[0]; })
+		.attr("data-dur", function (b) { return b[1] - b[0]; })
+		.attr("data-depth", function (b) { return b[2]; })
+		.attr("transform", function (b) { return "translate(" + x(b[0]) + "," + (top + b[2] * H) + ")"; });
+	g.append("rect").attr("width", function (b) { return Math.max(0.5, x(b[1]) - x(b[0]) - 0.5); })
+		.attr("height", H - 1).attr("fill", function (b) { return b[5]; });
+	g.append("text").attr("x", 3).attr("y", H - 4).text(function (b) {
+		var room = Math.floor((x(b[1]) - x(b[0]) - 6) / 6.6);
+		return room < 3 ? "" : b[3].length <= room ? b[3] : b[3].slice(0, room - 2) + "..";
+	});
+	g.append("title").text(function (b) {
+		return b[3] + " (" + b[4] + "): " + fmtNs(b[1] - b[0]) + " from " + fmtNs(b[0]) + ", " + b[6] + " sample" + (b[6] === 1 ? "" : "s");
+	});
 }
 
 /* A Gaussian kernel density of the calls over log duration (bandwidth by
@@ -447,19 +483,61 @@ function drawBand(d) {
 		n.color = d3.interpolateRdBu(0.5 - 0.7 * Math.max(-0.5, Math.min(0.5, n.share - n.other)));
 		n.children.forEach(walk);
 	})(inRoot);
-	bandChart = flamegraph.default()
+	staticChart(el, inRoot, inverted, $("banddetails"), function (x) {
+		return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
+			(100 * x.data.other).toFixed(1) + "% of the other calls'";
+	});
+}
+
+/* A flame graph of a tree that does not update (a band, a sandwich): its
+ * own colours, clicks zoom within it. */
+function staticChart(el, r, upsideDown, detailsEl, label) {
+	var c = flamegraph.default()
 		.width(Math.max(300, el.clientWidth - 18))
-		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(inverted).selfValue(false)
+		.cellHeight(18).transitionDuration(0).minFrameSize(1).sort(true).inverted(upsideDown).selfValue(false)
 		.getName(function (x) { return x.data.name; })
 		.getChildren(function (x) { return x.children; })
 		.setColorMapper(function (x) { return x.data.color; })
 		.setSearchHandler(function () {})
-		.setDetailsHandler(function (text) { $("banddetails").textContent = text || ""; })
-		.setLabelHandler(function (x) {
-			return x.data.name + ": " + (100 * x.data.share).toFixed(1) + "% of the band's samples, " +
-				(100 * x.data.other).toFixed(1) + "% of the other calls'";
+		.setDetailsHandler(function (text) { detailsEl.textContent = text || ""; })
+		.setLabelHandler(label);
+	d3.select(el).datum(r).call(c);
+	return c;
+}
+
+/* ---- the sandwich of one function: who calls it (an inverted tree, drawn
+ * with the function at the bottom and its callers above) and what it
+ * calls (the function at the top, its callees below) ---- */
+var sandwichFn = null;
+function openSandwich(name) {
+	sandwichFn = name;
+	fetch("/api/sandwich?function=" + encodeURIComponent(name), {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			if (sandwichFn === name) drawSandwich(ans.data);
+		}, function (e) { say("sandwich: " + e.message, true); });
+}
+function drawSandwich(d) {
+	var pane = $("sandpane");
+	pane.hidden = false;
+	pane.dataset.function = d.function;
+	pane.dataset.total = d.total;
+	$("sandtitle").textContent = d.function + ": " + fmtCount(d.total) + " samples, " +
+		pct(d.total, d.view_total).toFixed(1) + "% of the view";
+	[["callers", $("sandcallers"), false], ["callees", $("sandcallees"), true]].forEach(function (x) {
+		var m = d[x[0]], el = x[1], r = treeOf(m);
+		el.innerHTML = "";
+		el.dataset.total = m.total;
+		if (!r || m.total <= 0) { el.innerHTML = "<div class=\"empty\">No samples.</div>"; return; }
+		/* the tree's root ("all") is no caller or callee: draw from the function */
+		var fn = r.children[0];
+		fn.parent = null;
+		staticChart(el, fn, x[2], $("sanddetails"), function (y) {
+			return y.data.name + " (" + y.data.kind + "): " + fmtCount(y.data.value) + " samples, " +
+				pct(y.data.value, d.total).toFixed(2) + "% of " + d.function + "'s";
 		});
-	d3.select(el).datum(inRoot).call(bandChart);
+	});
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -485,12 +563,13 @@ function command(line) {
 }
 
 /* ---- connection state ------------------------------------------------------ */
-var conn = "connecting", ended = false;
+var conn = "connecting", ended = false, recording = false;
+var lastStatus = null, lastHot = null;
 function showConn() {
 	var el = $("conn");
-	var s = paused ? "paused" : ended && conn === "live" ? "ended" : conn;
+	var s = paused ? "paused" : conn !== "live" ? conn : recording ? "recording" : ended ? "ended" : conn;
 	var label = {live: "live", paused: "paused", ended: "target exited", disconnected: "disconnected",
-		connecting: "connecting"}[s];
+		connecting: "connecting", recording: "recording"}[s];
 	el.className = "conn " + s;
 	el.textContent = label;
 	document.body.dataset.conn = s;
@@ -500,7 +579,12 @@ function setPaused(on) {
 	$("pause").classList.toggle("on", on);
 	$("pause").textContent = on ? "Resume" : "Pause";
 	showConn();
-	if (!on) { runSearch(); draw(); }
+	if (!on) {
+		if (lastStatus) showStatus(lastStatus);
+		if (lastHot) showHot(lastHot);
+		runSearch();
+		draw();
+	}
 }
 
 function connect() {
@@ -511,12 +595,17 @@ function connect() {
 		showConn();
 	};
 	es.addEventListener("state", function (e) {
-		ended = JSON.parse(e.data).state === "ended";
+		var state = JSON.parse(e.data).state;
+		ended = state === "ended";
+		/* a recording (sonde serve FILE): nothing to steer, the views work */
+		recording = state === "recording";
+		document.body.classList.toggle("recording", recording);
 		conn = "live";
 		showConn();
 	});
-	es.addEventListener("status", function (e) { if (!paused) showStatus(JSON.parse(e.data)); });
-	es.addEventListener("hot", function (e) { if (!paused) showHot(JSON.parse(e.data)); });
+	/* kept while paused: an unchanged status or hot list is not sent again */
+	es.addEventListener("status", function (e) { lastStatus = JSON.parse(e.data); if (!paused) showStatus(lastStatus); });
+	es.addEventListener("hot", function (e) { lastHot = JSON.parse(e.data); if (!paused) showHot(lastHot); });
 	es.addEventListener("flame", function (e) {
 		/* applied while paused too, so the next delta has its base */
 		applyFlame(JSON.parse(e.data));
@@ -577,8 +666,19 @@ document.querySelector("#probes tbody").addEventListener("click", function (e) {
 $("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
 document.querySelector("#hot tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
-	if (tr) setSearch(tr.dataset.re === searchTerm ? "" : tr.dataset.re);
+	if (!tr) return;
+	/* a function: its sandwich, and a search for it in the flame graph */
+	var off = tr.dataset.re === searchTerm;
+	setSearch(off ? "" : tr.dataset.re);
+	if (off) { $("sandpane").hidden = true; sandwichFn = null; }
+	else openSandwich(tr.dataset.name);
 });
+document.querySelector("#slow tbody").addEventListener("click", function (e) {
+	var tr = e.target.closest("tr");
+	if (tr && tr.dataset.span) openChart(tr.dataset.span);
+});
+$("chartclose").onclick = function () { $("chartpane").hidden = true; };
+$("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
 document.addEventListener("keydown", function (e) {
 	var t = e.target;

@@ -23,10 +23,12 @@ static struct engine_stats sample_stats(void)
 	es.ends_depth = 41;
 	es.ends_unsupported = 43;
 	es.table_misses = 47;
-	es.file_found = 67;
-	es.lost_offcpu = 53;
-	es.offcpu_full = 59;
-	es.offcpu_short = 61;
+	es.lost_values = 53;
+	es.fetch_faults = 59;
+	es.file_found = 61;
+	es.lost_offcpu = 67;
+	es.offcpu_full = 71;
+	es.offcpu_short = 73;
 	return es;
 }
 
@@ -47,11 +49,13 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_DEPTH], 41);
 	cr_assert_eq(es.count[SONDE_CNT_END_COMPLETE + SONDE_END_UNSUPPORTED], 43);
 	cr_assert_eq(es.count[SONDE_CNT_TABLE_MISS], 47);
-	cr_assert_eq(es.count[SONDE_CNT_FILE_FOUND], 67);
-	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 53);
-	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 59);
-	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 61);
-	cr_assert_eq(SONDE_CNT_NUM, 18);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_VALUES], 53);
+	cr_assert_eq(es.count[SONDE_CNT_FETCH_FAULT], 59);
+	cr_assert_eq(es.count[SONDE_CNT_FILE_FOUND], 61);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 67);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 71);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 73);
+	cr_assert_eq(SONDE_CNT_NUM, 20);
 }
 
 Test(drops, meta_keys_stay)
@@ -66,6 +70,8 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_COMPLETE), "stacks_complete");
 	cr_assert_str_eq(drops_key(SONDE_CNT_END_READ_FAULT), "stacks_end_read_fault");
 	cr_assert_str_eq(drops_key(SONDE_CNT_TABLE_MISS), "unwind_table_misses");
+	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_VALUES), "lost_values");
+	cr_assert_str_eq(drops_key(SONDE_CNT_FETCH_FAULT), "fetch_faults");
 	cr_assert_str_eq(drops_key(SONDE_CNT_FILE_FOUND), "unwind_found_by_file");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
@@ -75,9 +81,12 @@ Test(drops, the_sentences_list_their_counters)
 	struct engine_stats es = sample_stats();
 	char buf[256];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, buf, sizeof(buf)),
-			 "3 samples, 5 calls, 7 process events, 53 off-CPU intervals");
+			 "3 samples, 5 calls, 7 process events, 53 captured values, 67 off-CPU intervals");
+	cr_assert_str_eq(drops_list(&es, DROPS_MISSES, buf, sizeof(buf)), "47 table misses, 61 found by file in the kernel");
+	cr_assert_str_eq(drops_list(&es, DROPS_VALUES, buf, sizeof(buf)),
+			 "59 failed reads of captured values");
 	cr_assert_str_eq(drops_list(&es, DROPS_OFFCPU, buf, sizeof(buf)),
-			 "59 not kept (switched-out thread map full), 61 shorter than --min-block");
+			 "71 not kept (switched-out thread map full), 73 shorter than --min-block");
 	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
 			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
@@ -93,15 +102,15 @@ Test(drops, the_sentences_list_their_counters)
 Test(drops, sums_by_sentence_and_for_the_live_status)
 {
 	struct engine_stats es = sample_stats();
-	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53);
-	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 59 + 61);
+	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53 + 67);
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 71 + 73);
 	/* intervals shorter than --min-block are left out by design: no drop */
-	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 59);
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 71);
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
 	/* calls without a return are untimed but not a drop of the live status */
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
-	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 59);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 67 + 71);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 67 + 53 + 59 + 61);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 67 + 71 + 73);
 }

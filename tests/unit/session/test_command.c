@@ -291,6 +291,17 @@ Test(command, comments)
 	FAILS("status#", "unknown command 'status#'", "did you mean status?");
 }
 
+/* trace FUNC VAR... if EXPR: the words after "trace" are one spec. */
+Test(command, trace_with_captures)
+{
+	struct command c = parse_ok("trace handle req->hdr.size  name if len > 4096");
+	cr_assert_eq(c.kind, CMD_TRACE);
+	cr_assert_str_eq(c.arg, "handle req->hdr.size name if len > 4096");
+	round_trip(&c);
+	c = parse_ok("trace \"operator new(unsigned long)\"");
+	cr_assert_str_eq(c.arg, "operator new(unsigned long)");
+}
+
 /* ---- errors -------------------------------------------------------------------- */
 
 Test(command, errors_missing_and_extra_words)
@@ -298,7 +309,8 @@ Test(command, errors_missing_and_extra_words)
 	FAILS("trace", "trace needs FUNC", "trace handle_request");
 	FAILS("untrace", "untrace needs FUNC");
 	FAILS("in", "in needs FUNC");
-	FAILS("trace a b", "too many words for trace", "quote");
+	FAILS("trace a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7",
+	      "too many words for trace");
 	FAILS("sample", "sample needs", "sample 999", "sample off", "event");
 	FAILS("sample event", "sample event needs EVENT", "page-faults");
 	FAILS("sample event a b", "too many words for sample event");
@@ -610,7 +622,7 @@ static char *help_text(const char *topic)
 
 static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-slow",
 				    "in", "slow", "fast", "all", "window", "ewma", "filter",
-				    "reset", "save", "status", "help"};
+				    "reset", "save", "by", "status", "help"};
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))
 
 Test(command, help_lists_every_command)

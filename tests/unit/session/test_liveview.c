@@ -105,9 +105,10 @@ static struct live_view *make_view(struct fixture *f, bool reverse, bool ewma)
 	p->slow_threshold_ns = 3100 * 1000;
 	p->slow[0] = (struct live_slow_call){.end_ns = NOW - 1500 * MS, .duration_ns = 12300 * 1000,
 					     .pid = 1234, .tid = 1235, .samples = 4,
-					     .top_frame = f->slow_path};
+					     .top_frame = f->slow_path, .span_id = 77};
 	p->slow[1] = (struct live_slow_call){.end_ns = NOW - 2500 * MS, .duration_ns = 5 * MS,
-					     .pid = 1234, .tid = 1236, .samples = 0, .top_frame = 0};
+					     .pid = 1234, .tid = 1236, .samples = 0, .top_frame = 0,
+					     .span_id = 78};
 	p->nslow = 2;
 	p = &v->probes[1];
 	p->name = strdup("libc:malloc");
@@ -372,11 +373,15 @@ Test(liveview, status_json_exact)
 		"\"p99_ns\":10200000,\"max_ns\":15000000,\"total_calls\":56789,"
 		"\"slow_threshold_ns\":3100000,"
 		"\"slow_threshold_note\":\"auto: no second mode; using p95\","
-		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]]},"
+		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]],"
+		"\"slow\":[{\"span_id\":77,\"duration_ns\":12300000,\"ago_ns\":1500000000,"
+		"\"pid\":1234,\"tid\":1235,\"samples\":4,\"top\":\"slow_path\"},"
+		"{\"span_id\":78,\"duration_ns\":5000000,\"ago_ns\":2500000000,\"pid\":1234,"
+		"\"tid\":1236,\"samples\":0,\"top\":null}]},"
 		"{\"name\":\"libc:malloc\",\"attached\":false,\"calls_in_window\":0,"
 		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
 		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null,"
-		"\"slow_threshold_note\":null,\"buckets\":[]}]}");
+		"\"slow_threshold_note\":null,\"buckets\":[],\"slow\":[]}]}");
 	free(text);
 	live_view_free(v);
 	frames_free(f.ft);

@@ -37,6 +37,14 @@ struct profile *session_profile(struct session *s) { return s->p; }
 const struct session_options *session_options(const struct session *s) { return &s->o; }
 double session_start_time(const struct session *s) { return s->start_s; }
 bool session_ended(const struct session *s) { return s->ended; }
+/* It plays a running session (then an ended one), not session_replay's. */
+const char *session_replay_path(const struct session *s) { (void)s; return NULL; }
+double session_end_time(const struct session *s) { (void)s; return 0; }
+bool session_refuse_replay(const struct session *s, char *err, size_t errlen)
+{
+	(void)s, (void)err, (void)errlen;
+	return false;
+}
 pid_t session_command_pid(const struct session *s) { (void)s; return 0; }
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {

@@ -13,6 +13,7 @@
 
 #include "flame.h"
 #include "flamedelta.h"
+#include "flamesvg.h"
 #include "frames.h"
 #include "json.h"
 #include "util.h"
@@ -64,6 +65,20 @@ static size_t apply(const char *msg)
 		snprintf(cl[id].kind, sizeof(cl[id].kind), "%s", a->items[3].string);
 		cl[id].total = num(&a->items[4]);
 		cl[id].self = num(&a->items[5]);
+		/* the colour is the SVG renderer's for this name and kind */
+		static const enum frame_kind kinds[] = {FRAME_USER, FRAME_KERNEL, FRAME_INLINED,
+							FRAME_JIT, FRAME_UNKNOWN, FRAME_PROCESS};
+		enum frame_kind k = FRAME_USER;
+		for (size_t j = 0; j < sizeof(kinds) / sizeof(*kinds); j++)
+			if (strcmp(frames_kind_name(kinds[j]), cl[id].kind) == 0)
+				k = kinds[j];
+		unsigned char rgb[3];
+		flamesvg_color(id == 0 ? NULL : cl[id].name, k, rgb);
+		char want[8];
+		snprintf(want, sizeof(want), "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+		cr_assert_eq(a->n, 7, "added row of %zu items", a->n);
+		cr_assert_str_eq(a->items[6].string, want, "colour of %s (%s)", cl[id].name,
+				 cl[id].kind);
 	}
 	for (size_t i = 0; i < ch->n; i++) {
 		const struct json_value *c = &ch->items[i];

@@ -1,0 +1,317 @@
+#define _GNU_SOURCE
+/* values — captures, hits and their summaries (see values.h). */
+#include "values.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const kind_names[] = {
+	[CAPTURE_SIGNED] = "signed", [CAPTURE_UNSIGNED] = "unsigned", [CAPTURE_BOOL] = "bool",
+	[CAPTURE_ENUM] = "enum",     [CAPTURE_POINTER] = "pointer",   [CAPTURE_STRING] = "string",
+	[CAPTURE_FLOAT] = "float",
+};
+static const char *const status_names[] = {"ok", "read_error", "optimized_out", "unavailable"};
+
+const char *values_kind_name(enum capture_kind k)
+{
+	return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "signed";
+}
+
+int values_kind_from_name(const char *s)
+{
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (s && strcmp(s, kind_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *values_status_name(uint8_t status)
+{
+	return status < 4 ? status_names[status] : "read_error";
+}
+
+int values_status_from_name(const char *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (s && strcmp(s, status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+bool values_kind_is_number(enum capture_kind k)
+{
+	return k == CAPTURE_SIGNED || k == CAPTURE_UNSIGNED || k == CAPTURE_BOOL ||
+	       k == CAPTURE_FLOAT;
+}
+
+uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *name,
+			       const char *type, enum capture_kind kind,
+			       const struct capture_enumerator *enums, uint32_t nenums)
+{
+	for (size_t i = 0; i < p->ncaptures; i++) {
+		const struct probe_capture *c = &p->captures[i];
+		if (c->probe == probe && strcmp(c->name, name) == 0 && strcmp(c->type, type) == 0 &&
+		    c->kind == kind)
+			return (uint32_t)i;
+	}
+	grow_array((void **)&p->captures, &p->captures_cap, p->ncaptures + 1, sizeof(*p->captures));
+	struct probe_capture *c = &p->captures[p->ncaptures];
+	*c = (struct probe_capture){.probe = probe, .name = xstrdup(name), .type = xstrdup(type),
+				    .kind = kind};
+	if (nenums) {
+		c->enums = xmalloc(nenums * sizeof(*c->enums));
+		for (uint32_t k = 0; k < nenums; k++) {
+			c->enums[k].value = enums[k].value;
+			c->enums[k].name = xstrdup(enums[k].name);
+		}
+		c->nenums = nenums;
+	}
+	return (uint32_t)p->ncaptures++;
+}
+
+uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures,
+			  uint32_t n, const char *predicate)
+{
+	if (probe >= p->nprobes)
+		return 0;
+	struct probe_info *pi = &p->probes[probe];
+	if (n > SONDE_CAPTURES)
+		n = SONDE_CAPTURES;
+	memcpy(pi->capture_slot, captures, n * sizeof(*captures));
+	pi->ncapture_slots = n;
+	free(pi->predicate);
+	pi->predicate = predicate ? xstrdup(predicate) : NULL;
+	return ++pi->capture_layout;
+}
+
+uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const struct hit_value *v,
+			uint32_t n)
+{
+	grow_array((void **)&p->hits, &p->hits_cap, p->nhits + 1, sizeof(*p->hits));
+	grow_array((void **)&p->hit_values, &p->hit_values_cap, p->nhit_values + n,
+		   sizeof(*p->hit_values));
+	struct probe_hit *x = &p->hits[p->nhits];
+	*x = *h;
+	x->first = (uint32_t)p->nhit_values;
+	x->n = n;
+	memcpy(&p->hit_values[p->nhit_values], v, n * sizeof(*v));
+	p->nhit_values += n;
+	if (h->probe < p->nprobes)
+		p->probes[h->probe].hits++;
+	return (uint32_t)p->nhits++;
+}
+
+/* The text a value keeps (interned), or NULL for a plain number. */
+static const char *value_text(struct profile *p, const struct probe_capture *c, uint64_t num,
+			      const char *str)
+{
+	switch (c->kind) {
+	case CAPTURE_STRING:
+		return frames_strdup(p->frames, str);
+	case CAPTURE_BOOL:
+		return frames_strdup(p->frames, num ? "true" : "false");
+	case CAPTURE_ENUM:
+		for (uint32_t k = 0; k < c->nenums; k++)
+			if ((uint64_t)c->enums[k].value == num ||
+			    (uint32_t)c->enums[k].value == (uint32_t)num)
+				return frames_strdup(p->frames, c->enums[k].name);
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t thread)
+{
+	if (r->probe >= p->nprobes)
+		return -1;
+	const struct probe_info *pi = &p->probes[r->probe];
+	if (r->layout != pi->capture_layout)
+		return -2;
+	struct hit_value v[SONDE_CAPTURES];
+	uint32_t n = pi->ncapture_slots < r->nvalues ? pi->ncapture_slots : r->nvalues;
+	if (n > SONDE_CAPTURES)
+		n = SONDE_CAPTURES;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct probe_capture *c = &p->captures[pi->capture_slot[i]];
+		char str[SONDE_CAPTURE_STR + 1];
+		memcpy(str, r->str[i], SONDE_CAPTURE_STR);
+		str[SONDE_CAPTURE_STR] = 0;
+		v[i] = (struct hit_value){.capture = pi->capture_slot[i], .status = r->status[i],
+					  .num = r->value[i]};
+		if (v[i].status == SONDE_VAL_OK)
+			v[i].text = value_text(p, c, r->value[i], str);
+	}
+	struct probe_hit h = {.time_ns = r->hdr.time_ns, .span_id = r->span_id, .probe = r->probe,
+			      .thread = thread};
+	values_add_hit(p, &h, v, n);
+	return 0;
+}
+
+const char *values_format(const struct profile *p, const struct hit_value *v, char *buf,
+			  size_t size)
+{
+	if (v->status != SONDE_VAL_OK) {
+		snprintf(buf, size, "<%s>",
+			 v->status == SONDE_VAL_OPTIMIZED_OUT ? "optimized out"
+			 : v->status == SONDE_VAL_UNAVAILABLE ? "unavailable here"
+							      : "read error");
+		return buf;
+	}
+	const struct probe_capture *c = &p->captures[v->capture];
+	if (v->text) {
+		snprintf(buf, size, "%s", v->text);
+		return buf;
+	}
+	switch (c->kind) {
+	case CAPTURE_UNSIGNED:
+		snprintf(buf, size, "%" PRIu64, v->num);
+		break;
+	case CAPTURE_POINTER:
+		snprintf(buf, size, "0x%" PRIx64, v->num);
+		break;
+	case CAPTURE_FLOAT: {
+		double d;
+		if (strcmp(c->type, "float") == 0) {
+			float f;
+			uint32_t b = (uint32_t)v->num;
+			memcpy(&f, &b, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &v->num, sizeof(d));
+		}
+		snprintf(buf, size, "%g", d);
+		break;
+	}
+	default:
+		snprintf(buf, size, "%" PRId64, (int64_t)v->num);
+	}
+	return buf;
+}
+
+static double number_of(const struct probe_capture *c, const struct hit_value *v)
+{
+	return c->kind == CAPTURE_UNSIGNED ? (double)v->num : (double)(int64_t)v->num;
+}
+
+static int cmp_top(const void *a, const void *b, void *arg)
+{
+	const struct value_top *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	const struct profile *p = arg;
+	const struct probe_capture *c = &p->captures[x->value->capture];
+	if (x->value->text && y->value->text)
+		return strcmp(x->value->text, y->value->text);
+	if (c->kind == CAPTURE_SIGNED || c->kind == CAPTURE_ENUM)
+		return (int64_t)x->value->num < (int64_t)y->value->num ? -1
+		       : (int64_t)x->value->num > (int64_t)y->value->num ? 1 : 0;
+	return x->value->num < y->value->num ? -1 : x->value->num > y->value->num;
+}
+
+void values_stats(const struct profile *p, uint32_t capture, values_hit_filter keep, void *arg,
+		  size_t max_top, struct value_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (capture >= p->ncaptures)
+		return;
+	const struct probe_capture *c = &p->captures[capture];
+	out->number = values_kind_is_number(c->kind) && c->kind != CAPTURE_FLOAT;
+	/* Distinct values: by text (interned, so its pointer) or number. */
+	struct hashmap seen = {0};
+	struct value_top *all = NULL;
+	size_t nall = 0, cap = 0;
+	bool first = true;
+	for (size_t h = 0; h < p->nhits; h++) {
+		const struct probe_hit *hit = &p->hits[h];
+		if (hit->probe != c->probe || (keep && !keep(arg, hit)))
+			continue;
+		for (uint32_t i = 0; i < hit->n; i++) {
+			const struct hit_value *v = &p->hit_values[hit->first + i];
+			if (v->capture != capture)
+				continue;
+			if (v->status != SONDE_VAL_OK) {
+				out->unread[v->status < 4 ? v->status : 1]++;
+				continue;
+			}
+			out->count++;
+			if (out->number) {
+				int64_t s = (int64_t)v->num;
+				bool less, more;
+				if (c->kind == CAPTURE_UNSIGNED) {
+					less = v->num < (uint64_t)out->min;
+					more = v->num > (uint64_t)out->max;
+				} else {
+					less = s < out->min;
+					more = s > out->max;
+				}
+				if (first || less)
+					out->min = s;
+				if (first || more)
+					out->max = s;
+				first = false;
+				out->sum += number_of(c, v);
+			}
+			uint64_t key = v->text ? hash_str(v->text, 0x9e37) : hash_bytes(&v->num, 8, 7);
+			size_t pos;
+			uint64_t *slot = hashmap_first(&seen, key ? key : 1, &pos);
+			bool found = false;
+			for (; slot; slot = hashmap_again(&seen, key ? key : 1, &pos)) {
+				struct value_top *t = &all[*slot];
+				if (v->text ? t->value->text == v->text : (!t->value->text && t->value->num == v->num)) {
+					t->count++;
+					found = true;
+					break;
+				}
+			}
+			if (!found) {
+				grow_array((void **)&all, &cap, nall + 1, sizeof(*all));
+				all[nall] = (struct value_top){.value = v, .count = 1};
+				hashmap_add(&seen, key ? key : 1, nall);
+				nall++;
+			}
+		}
+	}
+	hashmap_free(&seen);
+	if (nall > 1)
+		qsort_r(all, nall, sizeof(*all), cmp_top, (void *)p);
+	out->top = all;
+	out->ntop = nall < max_top ? nall : max_top;
+}
+
+void values_stats_free(struct value_stats *s)
+{
+	free(s->top);
+	memset(s, 0, sizeof(*s));
+}
+
+int values_capture_find(const struct profile *p, uint32_t probe, const char *name)
+{
+	for (size_t i = 0; i < p->ncaptures; i++)
+		if (p->captures[i].probe == probe && strcmp(p->captures[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const struct hit_value *values_of_span(const struct profile *p, struct hashmap *index,
+				       uint32_t capture, uint64_t span_id)
+{
+	if (!span_id || capture >= p->ncaptures)
+		return NULL;
+	if (hashmap_count(index) == 0)
+		for (size_t h = 0; h < p->nhits; h++)
+			if (p->hits[h].span_id)
+				hashmap_set(index, p->hits[h].span_id, h);
+	uint64_t h;
+	if (!hashmap_get(index, span_id, &h))
+		return NULL;
+	const struct probe_hit *hit = &p->hits[h];
+	for (uint32_t i = 0; i < hit->n; i++)
+		if (p->hit_values[hit->first + i].capture == capture)
+			return &p->hit_values[hit->first + i];
+	return NULL;
+}

@@ -1,0 +1,45 @@
+/* dwarfexpr — one DWARF location expression, as in force at a probe
+ * address, translated into fetch operations (bpf/sonde_abi.h, "Fetch
+ * programs") for the kernel's interpreter. dwarfvar.h resolves names,
+ * types and location lists and calls this for the expression at hand.
+ *
+ * Read: DW_OP_reg*, regx, breg*, bregx, fbreg (over the function's frame
+ * base: a register, or DW_OP_call_frame_cfa folded from the CFI rule at
+ * the address), call_frame_cfa, addr, addrx (the caller puts the address
+ * from .debug_addr in number, 1 in number2), lit*, const*, constu/s,
+ * constx, stack_value, deref, deref_size, plus_uconst, plus, minus, mul,
+ * div, mod, and, or, xor, shl, shr, shra, neg, not, eq..ge, dup, drop,
+ * swap, over, nop, piece (a value of at most 8 bytes), implicit_value (at
+ * most 8 bytes), and entry_value (as "not available here"). Any other
+ * operation is refused by name. x86-64 register numbers (0..16). */
+#ifndef SONDE_DWARFEXPR_H
+#define SONDE_DWARFEXPR_H
+
+#include <elfutils/libdw.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sonde_abi.h"
+
+/* Where an expression leaves its value. */
+enum dwarfexpr_where {
+	DWARFEXPR_MEM,         /* its address is on the stack */
+	DWARFEXPR_REG,         /* it is in a register (the whole location is DW_OP_reg*) */
+	DWARFEXPR_VAL,         /* the value itself is on the stack */
+	DWARFEXPR_UNAVAILABLE, /* not computable here (DW_OP_entry_value) */
+};
+
+/* Translates expr[n] with frame base fb[nfb] (NULL: none) and the CFA rule
+ * at the address (a struct cfi_row rule; 0: none) into ops[max]. Returns
+ * the number of operations written and sets *where (and *reg for
+ * DWARFEXPR_REG), or -1 with one line in err naming what it cannot read. */
+int dwarfexpr_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb, size_t nfb,
+			uint32_t cfa_rule, struct sonde_fetch_op *ops, int max, int *where,
+			int *reg, char *err, size_t errlen);
+
+/* Appends one operation to ops[max] (*n of them used). Returns 0, or -1
+ * when full. */
+int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,
+		   uint16_t b, int64_t imm);
+
+#endif

@@ -1,0 +1,92 @@
+/* dwarfvar — variables at a probe address, from DWARF, translated into a
+ * fetch program (bpf/sonde_abi.h, "Fetch programs").
+ *
+ * Input: a binary, a probe address in it (a file offset: a function's
+ * entry, a line's address) and what to read there (capexpr.h). Output: one
+ * bounded program the kernel's interpreter runs at each hit, and how to
+ * show each value. Names are looked up in the scopes holding the address,
+ * innermost first (blocks, inlined calls, the function, its compile unit),
+ * then among the globals of every compile unit. Each variable's location
+ * is the DWARF expression in force at that address (location lists are
+ * resolved there); the frame base (DW_OP_fbreg over DW_OP_call_frame_cfa)
+ * is folded from the binary's CFI at that address; static addresses get
+ * the load bias at run time (PIE, libraries).
+ *
+ * Each expression is translated by dwarfexpr.h (which says which DWARF
+ * operations are read); DW_OP_entry_value gives "not available at this
+ * address", a variable without a location there is "optimized out". At a
+ * function's entry, an argument whose location is a stack slot the
+ * prologue fills (-O0) is read where the x86-64 calling convention puts it.
+ *
+ * Errors are one line: no DWARF (and how to get it), a name not visible
+ * (with the names that are), no such member (with the members), an index
+ * out of bounds, a type a predicate cannot compare, an operation sonde
+ * cannot read. x86-64 only (register numbers). */
+#ifndef SONDE_DWARFVAR_H
+#define SONDE_DWARFVAR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capexpr.h"
+#include "sonde_abi.h"
+
+/* How a captured value is shown. */
+enum capture_kind {
+	CAPTURE_SIGNED,   /* integers, chars: as decimal */
+	CAPTURE_UNSIGNED,
+	CAPTURE_BOOL,     /* true / false */
+	CAPTURE_ENUM,     /* by enumerator name (the number when none matches) */
+	CAPTURE_POINTER,  /* hex */
+	CAPTURE_STRING,   /* char arrays and char pointers: bounded strings */
+	CAPTURE_FLOAT,    /* float, double: the bits, shown as a number */
+};
+
+struct capture_enumerator {
+	int64_t value;
+	char *name;
+};
+
+struct capture_desc {
+	char *name;  /* as written ("req->hdr.size") */
+	char *type;  /* its C type ("unsigned int", "struct req *") */
+	enum capture_kind kind;
+	uint32_t size; /* bytes of the value */
+	struct capture_enumerator *enums; /* CAPTURE_ENUM */
+	uint32_t nenums;
+	/* Not read at this address (FETCH_STATUS): SONDE_VAL_OPTIMIZED_OUT or
+	 * SONDE_VAL_UNAVAILABLE, else SONDE_VAL_OK. */
+	uint8_t status;
+	char why[96]; /* for an unreadable one: why, in words */
+};
+
+struct fetch_build {
+	struct sonde_fetch_prog prog; /* gen is the caller's */
+	struct capture_desc desc[SONDE_CAPTURES];
+	int ndesc;
+};
+
+/* Translates `spec` at `file_offset` of `binary` into out (free with
+ * dwarfvar_build_free). Returns 0, or -1 with one line in err. */
+int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_spec *spec,
+		     struct fetch_build *out, char *err, size_t errlen);
+
+void dwarfvar_build_free(struct fetch_build *b);
+
+/* A variable visible at an address (sonde probe --vars). */
+struct dwarfvar_visible {
+	char *name;
+	char *type;
+	char *where;    /* "argument", "local", "global" */
+	char *readable; /* "yes", or why not ("optimized out", "DW_OP_entry_value: ...") */
+};
+
+/* The variables visible at `file_offset` of `binary`, innermost scope
+ * first, then the compile unit's globals. Returns how many (in *out, free
+ * with dwarfvar_visible_free), or -1 with one line in err. */
+int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visible **out,
+		  char *err, size_t errlen);
+void dwarfvar_visible_free(struct dwarfvar_visible *v, int n);
+
+#endif

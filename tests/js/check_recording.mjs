@@ -1,0 +1,260 @@
+// Drives sonde serve's page on a recording (`sonde serve FILE`) in a real
+// browser (Debian's chromium, headless, through playwright-core) and checks
+// what a person would see. tests/integration/serve_recording.sh records the
+// requests target and starts the server; bench/serve.sh uses it for the time
+// to first render.
+//
+// usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]
+//   URL            the line sonde serve printed
+//   ARTIFACTS_DIR  where the screenshots go
+//   FILE           the recording served (the page's status names it)
+//   --render-only  only load the page and print first_render_ms=N: the
+//                  time from navigation to the flame graph drawn
+// Prints "ok: ..." per check; exits 1 at the first failure, 77 when chromium
+// cannot start.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [url, artifacts, file, mode] = process.argv.slice(2);
+if (!url || !artifacts || !file) {
+	console.error("usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]");
+	process.exit(2);
+}
+const base = new URL(url);
+const token = base.searchParams.get("token");
+const origin = base.origin;
+fs.mkdirSync(artifacts, { recursive: true });
+
+function fail(msg) {
+	console.error("FAIL: " + msg);
+	process.exit(1);
+}
+function ok(msg) {
+	console.log("ok: " + msg);
+}
+
+async function api(pathname) {
+	const r = await fetch(origin + pathname, { headers: { "X-Sonde-Token": token } });
+	return r.json();
+}
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sonde-chromium-"));
+let context;
+try {
+	context = await chromium.launchPersistentContext(userDataDir, {
+		executablePath: "/usr/bin/chromium",
+		headless: true,
+		viewport: { width: 1280, height: 800 },
+		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--no-first-run"],
+		timeout: 60000,
+	});
+} catch (e) {
+	console.log("SKIP: chromium cannot start: " + String(e.message).split("\n")[0]);
+	fs.rmSync(userDataDir, { recursive: true, force: true });
+	process.exit(77);
+}
+
+async function shot(page, name) {
+	const f = path.join(artifacts, name + ".png");
+	await page.screenshot({ path: f });
+	ok("screenshot " + f);
+}
+
+// The flame graph drawn with the root's box: the first render.
+const drawn = () => {
+	const root = document.querySelector('#flame g.frame[name="all"] rect');
+	return root && +root.getAttribute("width") > 0;
+};
+
+let exitCode = 0;
+try {
+	const page = context.pages()[0] || (await context.newPage());
+	const errors = [];
+	page.on("pageerror", (e) => errors.push(String(e)));
+
+	const t0 = Date.now();
+	const resp = await page.goto(url);
+	if (resp.status() !== 200) fail(`the page answered ${resp.status()}`);
+	await page.waitForFunction(drawn, null, { timeout: 60000 });
+	const firstRender = Date.now() - t0;
+	console.log(`first_render_ms=${firstRender}`);
+	if (mode === "--render-only") process.exit(0);
+
+	// ---- a recording: said so, nothing to steer, the data drawn ----
+	await page.waitForSelector('body[data-conn="recording"]', { timeout: 15000 });
+	const label = await page.textContent("#conn");
+	if (label !== "recording") fail("the connection label: " + label);
+	if (await page.isVisible("#addprobe")) fail("a recording offers to trace a function");
+	const status = await page.textContent("#status");
+	if (!status.includes("recording " + file)) fail("the status does not name the recording: " + status);
+	ok(`first render in ${firstRender} ms; the page says "recording", no probe to add; ${status}`);
+	// (the widest of its boxes: a few stacks reach it by another path)
+	await page.waitForFunction(() => {
+		const ws = [...document.querySelectorAll('#flame g.frame[name="handle_request"] rect')].map((r) => +r.getAttribute("width"));
+		return ws.length && Math.max(...ws) > 0.5 * +document.querySelector("#flame svg").getAttribute("width");
+	}, null, { timeout: 15000 });
+	ok("handle_request spans over half the flame graph");
+	// the boxes have the colours the server sends, the SVGs' (serve_recording.sh
+	// checks those against sonde flame's SVG)
+	{
+		const { data } = await api("/api/flame");
+		for (const fn of ["burn", "slow_path", "handle_request"]) {
+			const want = data.added.find((a) => a[2] === fn)[6];
+			const rgb = want.match(/[0-9a-f]{2}/g).map((h) => parseInt(h, 16));
+			const css = `rgb(${rgb.join(", ")})`;
+			const fills = await page.$$eval(`#flame g.frame[name="${fn}"] rect`, (rs) => rs.map((r) => getComputedStyle(r).fill));
+			if (!fills.length || !fills.every((f) => f === css)) fail(`${fn}'s boxes are ${fills}, not ${css} (${want})`);
+		}
+		const swatch = await page.$$eval("#hot tbody tr td.name", (tds) => {
+			const td = tds.find((t) => t.textContent === "burn");
+			return td ? getComputedStyle(td.querySelector(".swatch")).backgroundColor : null;
+		});
+		const burn = data.added.find((a) => a[2] === "burn")[6].match(/[0-9a-f]{2}/g).map((h) => parseInt(h, 16));
+		if (swatch !== `rgb(${burn.join(", ")})`) fail(`burn's swatch in the hot table is ${swatch}`);
+		ok(`frames and the hot table's swatches have the server's colours (burn ${swatch})`);
+	}
+	await shot(page, "01-recording");
+
+	// ---- search: the matched share is the API's ----
+	await page.keyboard.press("/");
+	await page.keyboard.type("slow_path");
+	await page.waitForFunction(() => document.getElementById("flame").dataset.matched !== "");
+	const pageShare = await page.evaluate(() => +document.getElementById("flame").dataset.matched);
+	const { data } = await api("/api/flame");
+	const slowTotal = data.added.filter((a) => a[2] === "slow_path").reduce((s, a) => s + a[4], 0);
+	const apiShare = (100 * slowTotal) / data.total; // slow_path never calls itself
+	if (!(Math.abs(pageShare - apiShare) <= 0.01))
+		fail(`matched share on the page ${pageShare}%, the API's data ${apiShare}%`);
+	ok(`search slow_path: ${pageShare.toFixed(2)}% (the API's ${apiShare.toFixed(2)}%)`);
+	await page.keyboard.press("Escape");
+	await page.fill("#search", "");
+	await page.dispatchEvent("#search", "input");
+
+	// ---- the sandwich of burn: click its row in the hottest functions ----
+	// burn is called by slow_path and parse_request (each under
+	// handle_request) and calls thread_cpu_now: the callers' graph has the
+	// API's shares, the callees' graph has burn's callee
+	{
+		const sw = (await api("/api/sandwich?function=burn")).data;
+		const callerShare = (fn) => sw.callers.added.filter((a) => a[2] === fn).reduce((t, a) => t + a[4], 0) / sw.total;
+		await page.click('#hot tbody tr[data-name="burn"] td.name');
+		await page.waitForFunction(() => !document.getElementById("sandpane").hidden &&
+			document.querySelector('#sandcallers g.frame[name="slow_path"]') &&
+			document.querySelector('#sandcallees g.frame[name="thread_cpu_now"]'), null, { timeout: 20000 });
+		// the boxes reach their widths in a transition: wait for burn's to span both graphs
+		await page.waitForFunction(() => ["#sandcallers", "#sandcallees"].every((sel) => {
+			const svg = document.querySelector(sel + " svg"), r = svg.querySelector('g.frame[name="burn"] rect');
+			return r && +r.getAttribute("width") >= 0.98 * +svg.getAttribute("width");
+		}), null, { timeout: 20000 }).catch(() => {});
+		// and the callers' widths to settle at the API's shares
+		await page.waitForFunction((want) => {
+			const svg = document.querySelector("#sandcallers svg");
+			const w = [...svg.querySelectorAll('g.frame[name="slow_path"] rect')].reduce((t, r) => t + +r.getAttribute("width"), 0) / +svg.getAttribute("width");
+			return Math.abs(w - want) <= 0.01;
+		}, callerShare("slow_path"), { timeout: 20000 }).catch(() => {});
+		const widths = await page.evaluate(() => {
+			const share = (sel, fn) => {
+				const svg = document.querySelector(sel + " svg");
+				return [...svg.querySelectorAll(`g.frame[name="${fn}"] rect`)].reduce((t, r) => t + +r.getAttribute("width"), 0) / +svg.getAttribute("width");
+			};
+			return { slow: share("#sandcallers", "slow_path"), parse: share("#sandcallers", "parse_request"),
+				root: share("#sandcallers", "burn"), calleeRoot: share("#sandcallees", "burn") };
+		});
+		if (Math.abs(widths.root - 1) > 0.02 || Math.abs(widths.calleeRoot - 1) > 0.02)
+			fail(`burn is not the whole width of its sandwich: ${JSON.stringify(widths)}`);
+		for (const [fn, w] of [["slow_path", widths.slow], ["parse_request", widths.parse]])
+			if (!(Math.abs(w - callerShare(fn)) <= 0.02)) fail(`${fn}'s width among burn's callers ${w}, the API's share ${callerShare(fn)}`);
+		const total = +(await page.$eval("#sandpane", (p) => p.dataset.total));
+		if (total !== sw.total) fail(`the sandwich's total ${total}, the API's ${sw.total}`);
+		ok(`sandwich of burn (${sw.total} samples): callers slow_path ${(100 * widths.slow).toFixed(1)}%, parse_request ${(100 * widths.parse).toFixed(1)}% (the API's shares), callees drawn; ${await page.textContent("#sandtitle")}`);
+		await shot(page, "01b-sandwich");
+		await page.click("#sandclose");
+		await page.fill("#search", "");
+		await page.dispatchEvent("#search", "input");
+	}
+
+	// ---- steering answers an error; a view works ----
+	await page.fill("#cmd", "trace parse_request");
+	await page.press("#cmd", "Enter");
+	await page.waitForSelector("#answer.error", { timeout: 20000 });
+	const err = await page.textContent("#answer");
+	if (!err.includes(file + " is a recording")) fail("trace on a recording: " + err);
+	ok("trace on a recording: " + err);
+	await page.fill("#cmd", "window 2s");
+	await page.press("#cmd", "Enter");
+	await page.waitForFunction(() => /window last 2s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
+	await page.fill("#cmd", "window 60s");
+	await page.press("#cmd", "Enter");
+	await page.waitForFunction(() => /window last 60s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
+	ok("window 2s, then 60s: the status follows");
+
+	// ---- the histogram from the recording's calls; brush the slow band ----
+	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
+	await page.waitForSelector("#hist rect.bar[data-lo]", { timeout: 20000 });
+	const modes = (await page.$eval("#hist", (h) => h.dataset.modes)).split(",").map(Number);
+	if (!modes.some((m) => m >= 60e3 && m <= 200e3) || !modes.some((m) => m >= 1.2e6 && m <= 8e6))
+		fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
+	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	const span = await page.evaluate(() => {
+		const bars = [...document.querySelectorAll("#hist rect.bar")];
+		const slow = bars.filter((b) => +b.dataset.lo >= 1e6);
+		if (!slow.length) return null;
+		const a = slow[0].getBoundingClientRect(), z = bars[bars.length - 1].getBoundingClientRect();
+		return { x0: a.left - 0.5, x1: z.right + 2, y: a.bottom - 3, n: slow.length };
+	});
+	if (!span) fail("no calls of 1 ms or more in handle_request's histogram");
+	await page.mouse.move(span.x0, span.y);
+	await page.mouse.down();
+	await page.mouse.move(span.x1, span.y, { steps: 5 });
+	await page.mouse.up();
+	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector('#bandflame g.frame[name="slow_path"] rect'),
+		null, { timeout: 15000 });
+	// the boxes get their widths in a transition: wait for the state, not a time
+	// (all slow_path boxes: a few samples reach it by another path; it never
+	// calls itself, so they do not overlap)
+	const widest = () => {
+		const ws = [...document.querySelectorAll('#bandflame g.frame[name="slow_path"] rect')].map((r) => +r.getAttribute("width"));
+		return ws.reduce((a, w) => a + w, 0) / +document.querySelector("#bandflame svg").getAttribute("width");
+	};
+	await page.waitForFunction(widest, null, { timeout: 20000, polling: 100 }).catch(() => {});
+	await page.waitForFunction((w) => (0, eval)(w)() >= 0.85, widest.toString(), { timeout: 20000 }).catch(() => {});
+	const bandShare = await page.evaluate((w) => (0, eval)(w)(), widest.toString());
+	if (!(bandShare >= 0.85)) fail(`slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph, not >= 85%`);
+	ok(`brushed ${span.n} buckets: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	await shot(page, "02-band");
+
+	// ---- the latest slow calls: a click opens that call's flame chart ----
+	{
+		await page.click("#bandclose");
+		const st = (await api("/api/status")).data.probes.find((p) => p.name === "handle_request");
+		await page.waitForSelector("#slow tbody tr[data-span]", { timeout: 20000 });
+		const spans = await page.$$eval("#slow tbody tr[data-span]", (trs) => trs.map((t) => +t.dataset.span));
+		if (spans.join() !== st.slow.map((c) => c.span_id).join()) fail(`slow calls on the page ${spans}, in the status ${st.slow.map((c) => c.span_id)}`);
+		const first = (st.slow.find((c) => c.samples > 0) || st.slow[0]).span_id; /* one with samples, if any */
+		const chart = (await api("/api/flamechart?span=" + first)).data;
+		await page.click(`#slow tbody tr[data-span="${first}"]`);
+		await page.waitForFunction((n) => !document.getElementById("chartpane").hidden &&
+			document.querySelectorAll("#chart g.box").length === n, chart.boxes.length, { timeout: 20000 });
+		const drawn = await page.$$eval("#chart g.box", (gs) => gs.map((g) => [g.dataset.name, +g.dataset.start, +g.dataset.dur, +g.dataset.depth]));
+		const want = chart.boxes.map((b) => [b[3], b[0], b[1] - b[0], b[2]]);
+		if (JSON.stringify(drawn) !== JSON.stringify(want)) fail("the flame chart's boxes differ from the API's");
+		const last = chart.boxes.length - 1;
+		const fill = await page.evaluate((k) => document.querySelectorAll("#chart g.box")[k].querySelector("rect").getAttribute("fill"), last);
+		if (fill !== chart.boxes[last][5]) fail(`a chart box has fill ${fill}, not ${chart.boxes[last][5]}`);
+		ok(`${spans.length} latest slow calls listed; span ${first}'s flame chart: ${drawn.length} boxes as the API lays them out; ${await page.textContent("#charttitle")}`);
+		await shot(page, "03-flamechart");
+	}
+
+	if (errors.length) fail("errors in the page: " + errors.join("; "));
+	ok("no script errors in the page");
+} catch (e) {
+	console.error("FAIL: " + (e.stack || e));
+	exitCode = 1;
+} finally {
+	await context.close();
+	fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+process.exit(exitCode);

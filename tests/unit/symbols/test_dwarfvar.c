@@ -1,0 +1,318 @@
+/* dwarfvar's translator against hand-written DWARF location expressions
+ * (each operation sonde reads, the frame base folded from a CFI rule,
+ * pieces, and the operations it refuses by name), capexpr's parser, and
+ * dwarfvar_compile against the captures target's real DWARF. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dwarf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capexpr.h"
+#include "dwarfexpr.h"
+#include "dwarfvar.h"
+
+#define OP(a, n1, n2) ((Dwarf_Op){.atom = (a), .number = (Dwarf_Word)(n1), .number2 = (Dwarf_Word)(n2)})
+#define NOPS(x) (sizeof(x) / sizeof((x)[0]))
+
+/* CFI rules (sonde_abi.h): CFA = rsp + 8, CFA = rbp + 16, CFA = *(rsp+8). */
+#define RULE_RSP8 (CFI_CFA_RSP | (1u << 12))
+#define RULE_RBP16 (CFI_CFA_RBP | (2u << 12))
+#define RULE_DEREF (CFI_CFA_DEREF_RSP | (1u << 12))
+
+enum { W_MEM = DWARFEXPR_MEM, W_REG = DWARFEXPR_REG, W_VAL = DWARFEXPR_VAL, W_UNAVAILABLE = DWARFEXPR_UNAVAILABLE };
+
+struct want {
+	uint8_t code, a;
+	uint16_t b;
+	int64_t imm;
+};
+
+static void translates(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb, uint32_t rule,
+		       int where, const struct want *want, int nwant)
+{
+	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
+	char err[256] = "";
+	int w = -1, reg = -1;
+	int got = dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
+				     sizeof(err));
+	cr_assert_eq(got, nwant, "%d ops, want %d (%s)", got, nwant, err);
+	cr_assert_eq(w, where, "where %d, want %d", w, where);
+	for (int i = 0; i < nwant; i++) {
+		cr_assert_eq(ops[i].code, want[i].code, "op %d: code %d, want %d", i, ops[i].code,
+			     want[i].code);
+		cr_assert_eq(ops[i].a, want[i].a, "op %d: a %d, want %d", i, ops[i].a, want[i].a);
+		cr_assert_eq(ops[i].b, want[i].b, "op %d: b %d, want %d", i, ops[i].b, want[i].b);
+		cr_assert_eq(ops[i].imm, want[i].imm, "op %d: imm %lld, want %lld", i,
+			     (long long)ops[i].imm, (long long)want[i].imm);
+	}
+}
+
+static void refuses(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb, uint32_t rule,
+		    const char *why)
+{
+	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
+	char err[256] = "";
+	int w, reg;
+	cr_assert_eq(dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
+					sizeof(err)),
+		     -1);
+	cr_assert(strstr(err, why), "error '%s' lacks '%s'", err, why);
+	cr_assert_null(strchr(err, '\n'));
+}
+
+Test(dwarfvar, registers)
+{
+	Dwarf_Op reg5[] = {OP(DW_OP_reg5, 0, 0)};
+	struct sonde_fetch_op ops[4];
+	char err[128];
+	int w, reg;
+	cr_assert_eq(dwarfexpr_translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(w, W_REG);
+	cr_assert_eq(reg, 5);
+	Dwarf_Op regx[] = {OP(DW_OP_regx, 14, 0)};
+	cr_assert_eq(dwarfexpr_translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(reg, 14);
+	Dwarf_Op xmm[] = {OP(DW_OP_reg17, 0, 0)};
+	refuses(xmm, 1, NULL, 0, 0, "DWARF register 17");
+	Dwarf_Op breg[] = {OP(DW_OP_breg6, (Dwarf_Word)-24, 0)};
+	translates(breg, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 6, 0, -24}}, 1);
+	Dwarf_Op bregx[] = {OP(DW_OP_bregx, 3, 40)};
+	translates(bregx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 3, 0, 40}}, 1);
+}
+
+Test(dwarfvar, frame_base_from_cfi)
+{
+	Dwarf_Op fb_cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0)};
+	Dwarf_Op var[] = {OP(DW_OP_fbreg, (Dwarf_Word)-20, 0)};
+	translates(var, 1, fb_cfa, 1, RULE_RSP8, W_MEM,
+		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
+		   3);
+	translates(var, 1, fb_cfa, 1, RULE_RBP16, W_MEM,
+		   (struct want[]){{FETCH_REG, 6, 0, 16}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
+		   3);
+	refuses(var, 1, fb_cfa, 1, RULE_DEREF, "cannot fold");
+	refuses(var, 1, fb_cfa, 1, 0, "cannot fold");
+	refuses(var, 1, NULL, 0, RULE_RSP8, "no frame base");
+	/* clang's frame base: a register. */
+	Dwarf_Op fb_rbp[] = {OP(DW_OP_reg6, 0, 0)};
+	translates(var, 1, fb_rbp, 1, 0, W_MEM,
+		   (struct want[]){{FETCH_REG, 6, 0, 0}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
+		   3);
+	Dwarf_Op cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0), OP(DW_OP_plus_uconst, 16, 0)};
+	translates(cfa, 2, NULL, 0, RULE_RSP8, W_MEM,
+		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}},
+		   3);
+}
+
+Test(dwarfvar, addresses_and_constants)
+{
+	Dwarf_Op addr[] = {OP(DW_OP_addr, 0x4010, 0)};
+	translates(addr, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x4010}}, 1);
+	/* DW_OP_addrx once its address is looked up (number2 = 1). */
+	Dwarf_Op addrx[] = {OP(DW_OP_addrx, 0x5020, 1)};
+	translates(addrx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x5020}}, 1);
+	Dwarf_Op lits[] = {OP(DW_OP_lit7, 0, 0), OP(DW_OP_const1s, (Dwarf_Word)-2, 0),
+			   OP(DW_OP_minus, 0, 0), OP(DW_OP_constu, 1000, 0), OP(DW_OP_plus, 0, 0),
+			   OP(DW_OP_stack_value, 0, 0)};
+	translates(lits, NOPS(lits), NULL, 0, 0, W_VAL,
+		   (struct want[]){{FETCH_CONST, 0, 0, 7}, {FETCH_CONST, 0, 0, -2},
+				   {FETCH_SUB, 0, 0, 0}, {FETCH_CONST, 0, 0, 1000}, {FETCH_ADD, 0, 0, 0}},
+		   5);
+	uint8_t bytes[4] = {0x78, 0x56, 0x34, 0x12};
+	Dwarf_Op imp[] = {OP(DW_OP_implicit_value, 4, (uintptr_t)bytes)};
+	translates(imp, 1, NULL, 0, 0, W_VAL, (struct want[]){{FETCH_CONST, 0, 0, 0x12345678}}, 1);
+	Dwarf_Op big[] = {OP(DW_OP_implicit_value, 16, (uintptr_t)bytes)};
+	refuses(big, 1, NULL, 0, 0, "DW_OP_implicit_value of 16 bytes");
+}
+
+Test(dwarfvar, dereferences)
+{
+	Dwarf_Op e[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref, 0, 0), OP(DW_OP_plus_uconst, 16, 0),
+			OP(DW_OP_deref_size, 4, 0)};
+	translates(e, NOPS(e), NULL, 0, 0, W_MEM,
+		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_DEREF, 8, 0, 0},
+				   {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}, {FETCH_DEREF, 4, 0, 0}},
+		   5);
+	Dwarf_Op odd[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref_size, 3, 0)};
+	refuses(odd, 2, NULL, 0, 0, "DW_OP_deref_size 3");
+}
+
+Test(dwarfvar, pieces)
+{
+	/* A 64-bit value in two 32-bit registers, and one half in memory. */
+	Dwarf_Op e[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0),
+			OP(DW_OP_piece, 4, 0)};
+	translates(e, NOPS(e), NULL, 0, 0, W_VAL,
+		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 0, 0, 0}, {FETCH_PIECE, 4, 0, 0},
+				   {FETCH_REG, 1, 0, 0}, {FETCH_PIECE, 4, 32, 0}},
+		   5);
+	Dwarf_Op m[] = {OP(DW_OP_breg7, 16, 0), OP(DW_OP_piece, 2, 0), OP(DW_OP_lit1, 0, 0),
+			OP(DW_OP_stack_value, 0, 0), OP(DW_OP_piece, 2, 0)};
+	translates(m, NOPS(m), NULL, 0, 0, W_VAL,
+		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 7, 0, 16}, {FETCH_DEREF, 2, 0, 0},
+				   {FETCH_PIECE, 2, 0, 0}, {FETCH_CONST, 0, 0, 1}, {FETCH_PIECE, 2, 16, 0}},
+		   6);
+	Dwarf_Op wide[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 8, 0), OP(DW_OP_reg1, 0, 0),
+			   OP(DW_OP_piece, 8, 0)};
+	refuses(wide, NOPS(wide), NULL, 0, 0, "more than 8 bytes");
+	Dwarf_Op hole[] = {OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0), OP(DW_OP_piece, 4, 0)};
+	refuses(hole, NOPS(hole), NULL, 0, 0, "optimized out");
+}
+
+Test(dwarfvar, unavailable_and_refused)
+{
+	Dwarf_Op entry[] = {OP(DW_OP_entry_value, 0, 0), OP(DW_OP_stack_value, 0, 0)};
+	struct sonde_fetch_op ops[8];
+	char err[128];
+	int w, reg;
+	cr_assert_geq(dwarfexpr_translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(w, W_UNAVAILABLE);
+	Dwarf_Op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
+	refuses(bra, 2, NULL, 0, 0, "its location uses DW_OP_bra, which sonde cannot read");
+	Dwarf_Op tls[] = {OP(DW_OP_const8u, 16, 0), OP(DW_OP_form_tls_address, 0, 0)};
+	refuses(tls, 2, NULL, 0, 0, "DW_OP_form_tls_address");
+	Dwarf_Op impl[] = {OP(DW_OP_implicit_pointer, 0x40, 0)};
+	refuses(impl, 1, NULL, 0, 0, "DW_OP_implicit_pointer");
+	Dwarf_Op midreg[] = {OP(DW_OP_reg3, 0, 0), OP(DW_OP_lit1, 0, 0)};
+	refuses(midreg, 2, NULL, 0, 0, "not at the end");
+}
+
+Test(dwarfvar, program_too_long)
+{
+	Dwarf_Op e[SONDE_FETCH_OPS + 1];
+	for (size_t i = 0; i < NOPS(e); i++)
+		e[i] = OP(DW_OP_lit1, 0, 0);
+	refuses(e, NOPS(e), NULL, 0, 0, "too long");
+}
+
+/* ---- the parser ---------------------------------------------------------- */
+
+Test(capexpr, captures_and_predicate)
+{
+	struct cap_spec s;
+	char err[256];
+	cr_assert_eq(capexpr_parse("len req->hdr.size, buf[3] *p &x if len > 4096 && !(n % 2)", &s,
+				   err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(s.ncaptures, 5);
+	cr_assert_str_eq(s.texts[1], "req->hdr.size");
+	cr_assert_str_eq(s.texts[2], "buf[3]");
+	cr_assert_eq(s.captures[1]->kind, CAP_MEMBER);
+	cr_assert_eq(s.captures[1]->l->kind, CAP_ARROW);
+	cr_assert_eq(s.captures[3]->kind, CAP_DEREF);
+	cr_assert_eq(s.captures[4]->kind, CAP_ADDR);
+	cr_assert_str_eq(s.pred_text, "len > 4096 && !(n % 2)");
+	cr_assert_eq(s.pred->op, CAP_OP_LAND);
+	cr_assert_eq(s.pred->l->op, CAP_OP_GT);
+	capexpr_free(&s);
+	/* Precedence: a + b * c == d || e */
+	cr_assert_eq(capexpr_parse("if a + b * c == d || e", &s, err, sizeof(err)), 0);
+	cr_assert_eq(s.pred->op, CAP_OP_LOR);
+	cr_assert_eq(s.pred->l->op, CAP_OP_EQ);
+	cr_assert_eq(s.pred->l->l->op, CAP_OP_ADD);
+	cr_assert_eq(s.pred->l->l->r->op, CAP_OP_MUL);
+	capexpr_free(&s);
+	cr_assert_eq(capexpr_parse("", &s, err, sizeof(err)), 0);
+	cr_assert_eq(s.ncaptures, 0);
+	cr_assert_null(s.pred);
+}
+
+Test(capexpr, errors)
+{
+	static const char *const bad[][2] = {
+		{"-a", "a capture is a variable path"},
+		{"a +", "expected a variable"},
+		{"if", "\"if\" needs an expression"},
+		{"a if b c", "unexpected text after the predicate"},
+		{"a[1", "expected \"]\""},
+		{"a->", "expected a member name"},
+		{"x if 0x", "not a number"},
+		{"x if 99999999999999999999", "not a number"},
+		{"a $", "unexpected character"},
+		{"n n", "captured twice"},
+		{"a b c d e f g h i", "too many captures"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cap_spec s;
+		char err[256] = "";
+		cr_assert_eq(capexpr_parse(bad[i][0], &s, err, sizeof(err)), -1, "'%s' parsed", bad[i][0]);
+		cr_assert(strstr(err, bad[i][1]), "'%s': error '%s' lacks '%s'", bad[i][0], err, bad[i][1]);
+		cr_assert_eq(s.ncaptures, 0);
+	}
+	char deep[200];
+	memset(deep, '(', 100);
+	strcpy(deep + 100, "x");
+	struct cap_spec s;
+	char err[256];
+	char line[256];
+	snprintf(line, sizeof(line), "if %s", deep);
+	cr_assert_eq(capexpr_parse(line, &s, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "nested too deep"), "%s", err);
+}
+
+Test(capexpr, split_spec)
+{
+	const char *tail;
+	cr_assert_eq(capexpr_split_spec("handle len if len > 3", &tail), 6);
+	cr_assert_str_eq(tail, "len if len > 3");
+	cr_assert_eq(capexpr_split_spec("libc:malloc", &tail), 11);
+	cr_assert_str_eq(tail, "");
+	cr_assert_eq(capexpr_split_spec("operator new(unsigned long)", &tail), 27);
+	cr_assert_eq(capexpr_split_spec("ns::f(int, long) const x", &tail), 22);
+	cr_assert_str_eq(tail, "x");
+	cr_assert_eq(capexpr_split_spec("server.c:1312  len", &tail), 13);
+	cr_assert_str_eq(tail, "len");
+}
+
+/* ---- against real DWARF -------------------------------------------------- */
+
+Test(dwarfvar, compile_at_handle)
+{
+	/* handle's entry in captures-gcc-O2: its file offset from the symbol. */
+	char cmd[512], path[256];
+	snprintf(path, sizeof(path), "%s/captures-gcc-O2", TARGET_DIR);
+	snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"handle\" {print $1}'", path);
+	FILE *f = popen(cmd, "r");
+	unsigned long long addr = 0;
+	cr_assert(f && fscanf(f, "%llx", &addr) == 1, "no handle in %s", path);
+	pclose(f);
+	/* PIE: the text segment's vaddr equals its file offset. */
+	struct cap_spec s;
+	char err[512];
+	cr_assert_eq(capexpr_parse("req->hdr.size req->name req->color n g_generation if n > 0", &s,
+				   err, sizeof(err)),
+		     0);
+	struct fetch_build b;
+	cr_assert_eq(dwarfvar_compile(path, addr, &s, &b, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(b.ndesc, 5);
+	cr_assert_eq(b.desc[0].kind, CAPTURE_UNSIGNED);
+	cr_assert_eq(b.desc[0].size, 2);
+	cr_assert_eq(b.desc[1].kind, CAPTURE_STRING);
+	cr_assert_eq(b.desc[2].kind, CAPTURE_ENUM);
+	cr_assert_eq(b.desc[2].nenums, 3);
+	cr_assert_str_eq(b.desc[2].enums[1].name, "GREEN");
+	cr_assert_eq(b.desc[2].enums[1].value, 5);
+	cr_assert_eq(b.desc[3].kind, CAPTURE_SIGNED);
+	cr_assert_eq(b.prog.nvalues, 5);
+	cr_assert_eq(b.prog.vaddr, addr);
+	cr_assert_eq(b.prog.ops[b.prog.nops - 1].code, FETCH_EMIT);
+	bool pred = false, global = false;
+	for (uint32_t i = 0; i < b.prog.nops; i++) {
+		pred |= b.prog.ops[i].code == FETCH_PRED;
+		global |= b.prog.ops[i].code == FETCH_ADDR;
+	}
+	cr_assert(pred, "no predicate in the program");
+	cr_assert(global, "the global is not read at a biased address");
+	dwarfvar_build_free(&b);
+	capexpr_free(&s);
+
+	struct dwarfvar_visible *v;
+	int n = dwarfvar_list(path, addr, &v, err, sizeof(err));
+	cr_assert_geq(n, 2, "%s", err);
+	cr_assert_str_eq(v[0].name, "req");
+	cr_assert_str_eq(v[0].type, "struct request *");
+	cr_assert_str_eq(v[0].where, "argument");
+	cr_assert_str_eq(v[0].readable, "yes");
+	dwarfvar_visible_free(v, n);
+}
