@@ -129,6 +129,7 @@ void session_options_init(struct session_options *o)
 	o->freq = 99;
 	o->ringbuf_mb = 16;
 	o->unwind = SONDE_UNWIND_AUTO;
+	o->min_block_ns = SESSION_MIN_BLOCK_NS;
 }
 
 static const char *const unwind_names[] = {
@@ -761,6 +762,16 @@ static int setup_sampling_decisions(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
+{
+	if (engine_set_offcpu(s->eng, on, s->o->min_block_ns, err, errlen))
+		return -1;
+	if (on)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	s->o->off_cpu = on || s->o->off_cpu; /* the recording holds intervals */
+	return 0;
+}
+
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {
@@ -1013,6 +1024,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->syms = symbols_new();
 	s->col = collector_new(s->prof, s->syms);
 	collector_set_event(s->col, 0, eo.event.name, 1);
+	if (o->off_cpu)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	if (o->wakers)
+		collector_set_event(s->col, ENGINE_EVENT_WAKER, PROFILE_EVENT_WAKER, 1);
 	s->executable = target_executable(o);
 	s->exe_alias = target_exe_alias(o);
 	eo.freq = o->period ? 0 : o->freq;
@@ -1023,6 +1038,9 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
 	eo.unwind = o->unwind;
+	eo.off_cpu = o->off_cpu || o->wakers;
+	eo.wakers = o->wakers;
+	eo.offcpu_min_ns = o->min_block_ns;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
@@ -1175,6 +1193,10 @@ static void add_metadata(struct session *s, double end_mono)
 	for (int k = 0; k < SONDE_CNT_NUM; k++)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
 	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
+	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
+	if (engine_offcpu_on(s->eng) || o->off_cpu)
+		set_meta_u64(p, "min_block_ns", o->min_block_ns);
+	set_meta_u64(p, "wakers", o->wakers);
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
 	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
@@ -1425,7 +1447,7 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	collector_get_stats(s->col, &cs);
 	char shown[1024]; /* `what` names the output file */
 	fprintf(out, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
-		(unsigned long long)cs.samples);
+		(unsigned long long)(cs.samples - cs.offcpu_intervals - cs.wakers));
 	if (s->prof->nprobes) {
 		uint64_t calls = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)
@@ -1456,6 +1478,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
 		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
+	if (s->o->off_cpu || drops_sum(&es, DROPS_OFFCPU, false)) {
+		char wakers[64] = "";
+		if (s->o->wakers)
+			snprintf(wakers, sizeof(wakers), " (%llu with their waker)",
+				 (unsigned long long)cs.wakers);
+		fprintf(out, "; off-CPU intervals: %llu kept%s, %s",
+			(unsigned long long)cs.offcpu_intervals, wakers,
+			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
+	}
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
