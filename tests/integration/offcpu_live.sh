@@ -10,10 +10,11 @@ require_bpf
 "$TARGETS/blocking" 80 4 wait >"$WORK/s.out" &
 target=$!
 BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
 "$SONDE" slow --off-cpu -p "$target" handle_request:2ms >"$WORK/slow.txt" 2>"$WORK/slow.err" &
 rec=$!
 BG_PIDS+=("$rec")
-go_when_sampling "$WORK/s.out" "$target" "$rec"
+go_when_sampling "$WORK/s.out" "$target" "$rec" "$WORK/slow.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/slow.err"; fail "slow --off-cpu failed"; }
 lines=$(grep -c ' handle_request  on-CPU ~' "$WORK/slow.txt" || true)
@@ -36,10 +37,11 @@ pass "no call is off the CPU longer than it lasted"
 "$TARGETS/blocking" 40 4 wait >"$WORK/t.out" &
 target=$!
 BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
 "$SONDE" top -b -i 1 --no-ctl -p "$target" --cmd 'sample off-cpu' >"$WORK/top.txt" 2>"$WORK/top.err" &
 rec=$!
 BG_PIDS+=("$rec")
-go_when_sampling "$WORK/t.out" "$target" "$rec"
+go_when_sampling "$WORK/t.out" "$target" "$rec" "$WORK/top.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/top.err"; fail "top failed"; }
 grep -q 'recording off-CPU intervals too' "$WORK/top.txt" || { cat "$WORK/top.txt"; fail "sample off-cpu did not answer"; }
@@ -47,6 +49,7 @@ pass "sample off-cpu: $(grep -m1 'recording off-CPU' "$WORK/top.txt")"
 "$TARGETS/blocking" 1600 4 wait >"$WORK/o.out" &
 target=$!
 BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
 "$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu >"$WORK/off.txt" 2>"$WORK/off.err" &
 rec=$!
 BG_PIDS+=("$rec")
