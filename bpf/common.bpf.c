@@ -12,9 +12,13 @@ sonde_counters_map counters SEC(".maps");
 sonde_threads_map threads SEC(".maps");
 sonde_unwind_procs_map unwind_procs SEC(".maps");
 sonde_unwind_requests_map unwind_requests SEC(".maps");
+sonde_unwind_rows_map unwind_rows SEC(".maps");
+sonde_unwind_mappings_map unwind_mappings SEC(".maps");
 sonde_unwind_found_map unwind_found SEC(".maps");
 
 const volatile __u32 filter_mode = SONDE_FILTER_ALL;
+const volatile __u32 unwind_mode = SONDE_UNWIND_AUTO;
+__u64 miss_wakeup_ns = 0;
 __u64 next_span_id = 0;
 struct sonde_calibration calib = {};
 
@@ -28,3 +32,129 @@ struct sonde_calibration calib = {};
  * (The default flag would not do: it wakes the reader only when it has
  * consumed everything before, which unread records prevent.) */
 const volatile __u64 wakeup_bytes = 1u << 20;
+
+/* Loaded tables by the file they were built from (struct sonde_unwind_file). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_UNWIND_FILES);
+	__type(key, struct sonde_unwind_file_key);
+	__type(value, struct sonde_unwind_file);
+} unwind_files SEC(".maps");
+
+/* What bpf_find_vma tells of the mapping holding a pc. */
+struct vma_found {
+	struct sonde_unwind_found m;
+	int ok;
+};
+
+/* Kernels before 6.7 keep the modification time as a timespec64. */
+struct inode___timespec {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+
+static long vma_found_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *f = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	if (!file || !(BPF_CORE_READ(vma, vm_flags) & 0x4 /* VM_EXEC */))
+		return 0;
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	f->m.start = BPF_CORE_READ(vma, vm_start);
+	f->m.end = BPF_CORE_READ(vma, vm_end);
+	f->m.offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	f->m.key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	f->m.key.ino = BPF_CORE_READ(inode, i_ino);
+	f->m.size = BPF_CORE_READ(inode, i_size);
+	if (bpf_core_field_exists(inode->i_mtime_sec)) {
+		f->m.mtime_sec = BPF_CORE_READ(inode, i_mtime_sec);
+		f->m.mtime_nsec = BPF_CORE_READ(inode, i_mtime_nsec);
+	} else {
+		struct inode___timespec *old = (void *)inode;
+		f->m.mtime_sec = BPF_CORE_READ(old, i_mtime.tv_sec);
+		f->m.mtime_nsec = BPF_CORE_READ(old, i_mtime.tv_nsec);
+	}
+	f->ok = 1;
+	return 0;
+}
+
+/* A new process's set of found mappings (too large for the stack). */
+struct sonde_unwind_found_set found_empty = {};
+
+/* A found mapping as user space would have made it (src/engine/unwind.c,
+ * add_mapping), into b->vm, when its file's table is in the rows. */
+static __always_inline int use_found(struct by_file *b, const struct sonde_unwind_found *f)
+{
+	struct sonde_unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &f->key);
+	if (!uf || uf->size != f->size || uf->mtime_sec != f->mtime_sec ||
+	    uf->mtime_nsec != f->mtime_nsec)
+		return 0;
+	for (int i = 0; i < SONDE_UNWIND_FILE_SEGS; i++) {
+		if (i >= uf->nsegs)
+			break;
+		if (f->offset - uf->segs[i].offset < uf->segs[i].filesz) {
+			__u64 vaddr = f->offset - uf->segs[i].offset + uf->segs[i].vaddr;
+			b->vm.start = f->start;
+			b->vm.end = f->end;
+			b->vm.adj = f->start - vaddr + uf->base;
+			b->vm.first = uf->first;
+			b->vm.count = uf->count;
+			b->known = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A pc (b->pc) in no mapping user space has read for the process (mapped
+ * since: exec, dlopen): the mapping the kernel has there into b->vm, with
+ * its file's table when that table is in the rows already — one this
+ * process's samples found before, or, once per walk, one looked up now
+ * (see struct sonde_unwind_found). 0 otherwise: user space loads it at
+ * the miss. */
+__noinline int find_by_file(struct by_file *b)
+{
+	if (!b)
+		return 0;
+	__u64 pc = b->pc;
+	__u32 tgid = b->tgid;
+	if (b->known && pc >= b->vm.start && pc < b->vm.end)
+		return 1;
+	struct sonde_unwind_found_set *set = bpf_map_lookup_elem(&unwind_found, &tgid);
+	if (set) {
+		__u32 k = SONDE_UNWIND_FOUND;
+		for (__u32 i = 0; i < SONDE_UNWIND_FOUND; i++) {
+			if (i >= set->n)
+				break;
+			if (pc >= set->v[i].start && pc < set->v[i].end) {
+				k = i;
+				break;
+			}
+		}
+		if (k < SONDE_UNWIND_FOUND)
+			return use_found(b, &set->v[k]);
+	}
+	if (b->tried)
+		return 0;
+	b->tried = 1;
+	struct vma_found f = {};
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found_cb, &f, 0) || !f.ok ||
+	    !use_found(b, &f.m))
+		return 0;
+	count(SONDE_CNT_FILE_FOUND);
+	if (!set) {
+		bpf_map_update_elem(&unwind_found, &tgid, &found_empty, BPF_NOEXIST);
+		set = bpf_map_lookup_elem(&unwind_found, &tgid);
+		if (!set)
+			return 1;
+	}
+	__u32 k = set->n < SONDE_UNWIND_FOUND ? set->n : set->next;
+	if (k < SONDE_UNWIND_FOUND) {
+		set->v[k] = f.m;
+		if (set->n < SONDE_UNWIND_FOUND)
+			set->n++;
+		else
+			set->next = (set->next + 1) % SONDE_UNWIND_FOUND;
+	}
+	return 1;
+}
+

@@ -1,7 +1,7 @@
 /* common.bpf.h — what sonde's BPF programs share: the headers, the maps and
  * globals more than one program file uses, and the helpers on them.
  *
- * The program files (sampler.bpf.c, spans.bpf.c, tasks.bpf.c) are compiled
+ * The program files (sampler.bpf.c, offcpu.bpf.c, spans.bpf.c, tasks.bpf.c) are compiled
  * apart and linked into one object, sonde.bpf.o (`bpftool gen object`),
  * from which one skeleton, sonde.skel.h, is generated. Each shared map and
  * global is defined once, in common.bpf.c, and declared extern here: libbpf's
@@ -65,6 +65,26 @@ typedef struct {
 } sonde_unwind_procs_map;
 extern sonde_unwind_procs_map unwind_procs SEC(".maps");
 
+/* Every loaded binary's unwind rows, back to back (user space places each
+ * table and sizes the array before load: its memory budget). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* written by user space in place */
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_row);
+} sonde_unwind_rows_map;
+extern sonde_unwind_rows_map unwind_rows SEC(".maps");
+
+/* Every process's mappings (struct sonde_unwind_proc says which are whose). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SONDE_UNWIND_MAP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sonde_unwind_mapping);
+} sonde_unwind_mappings_map;
+extern sonde_unwind_mappings_map unwind_mappings SEC(".maps");
 /* tgid -> the mappings its samples found by file (struct
  * sonde_unwind_found_set): user space clears it when it loads the
  * process's maps, exec and exit drop it. */
@@ -92,11 +112,36 @@ static __always_inline void unwind_request(__u32 pid, __u32 kind)
 /* --- globals (set by user space before load, or read by it) ------------- */
 
 extern const volatile __u32 filter_mode; /* SONDE_FILTER_* */
+extern const volatile __u32 unwind_mode; /* enum sonde_unwind_mode: how user stacks are walked */
 /* Samples and span records wake the reader only once this much is waiting
  * (common.bpf.c says why). */
 extern const volatile __u64 wakeup_bytes;
 extern __u64 next_span_id;
 extern struct sonde_calibration calib;
+/* When a stack with a table miss last asked user space to load tables,
+ * and woke it: at most once a millisecond (user space backs off per
+ * process when reloads do not help). */
+extern __u64 miss_wakeup_ns;
+
+/* --- the walk's lookups by file (defined once, in common.bpf.c) --------- */
+
+/* A walk's lookups of mappings by file (find_by_file): scalars only, so
+ * that find_by_file can be a global function, verified once on its own
+ * rather than again in every state of the walk. */
+struct by_file {
+	__u64 pc;     /* in: the pc to find */
+	__u32 tgid;
+	__u8 known;   /* vm holds the last mapping found */
+	__u8 tried;   /* bpf_find_vma was called (once per walk) */
+	__u8 pad[2];
+	struct sonde_unwind_mapping vm;
+};
+
+/* A pc (b->pc) in no mapping user space has read for the process: the
+ * mapping the kernel has there, with its file's table when that table is in
+ * the rows already (common.bpf.c says how). A global function: verified
+ * once on its own, for every program whose walk (stacks.bpf.h) calls it. */
+extern int find_by_file(struct by_file *b);
 
 /* --- helpers ------------------------------------------------------------ */
 

@@ -94,7 +94,15 @@ enum sonde_record_kind {
 	X(LOST_VALUES, lost_values, "lost_values", LOST, 1, "captured values") \
 	/* reads of user memory by fetch programs that failed (the value is \
 	 * marked, or the hit's predicate failed: nothing sent) */ \
-	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values")
+	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values") \
+	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
+	 * not kept because the switched-out threads' map was full, and those \
+	 * shorter than --min-block (left out by design, counted) */ \
+	X(LOST_OFFCPU, lost_offcpu, "lost_offcpu", LOST, 1, "off-CPU intervals") \
+	X(OFFCPU_FULL, offcpu_full, "offcpu_threads_full", OFFCPU, 1, \
+	  "not kept (switched-out thread map full)") \
+	X(OFFCPU_SHORT, offcpu_short, "offcpu_below_min_block", OFFCPU, 0, \
+	  "shorter than --min-block")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
@@ -102,7 +110,7 @@ enum sonde_counter {
 	SONDE_COUNTERS(SONDE_CNT_ENUM)
 #undef SONDE_CNT_ENUM
 	SONDE_CNT_NUM, /* how many there are */
-	SONDE_CNT_MAX = 24, /* the map's size */
+	SONDE_CNT_MAX = 32, /* the map's size */
 };
 _Static_assert(SONDE_CNT_NUM <= SONDE_CNT_MAX, "raise SONDE_CNT_MAX");
 
@@ -134,6 +142,20 @@ enum sonde_unwind_end {
 };
 _Static_assert(SONDE_CNT_END_UNSUPPORTED - SONDE_CNT_END_COMPLETE == SONDE_END_UNSUPPORTED,
 	       "the END_* counters follow enum sonde_unwind_end");
+
+/* Why a thread left the CPU (an off-CPU record's off_state), from the
+ * state sched_switch reports for it. */
+enum sonde_off_state {
+	SONDE_OFF_NONE = 0,            /* an on-CPU sample */
+	SONDE_OFF_RUNNABLE = 1,        /* preempted, or yielded: it waited for a CPU */
+	SONDE_OFF_SLEEPING = 2,        /* interruptible sleep (S, also I and P) */
+	SONDE_OFF_UNINTERRUPTIBLE = 3, /* uninterruptible sleep (D), not in I/O wait */
+	SONDE_OFF_DISK = 4,            /* uninterruptible in I/O wait (io_schedule) */
+	SONDE_OFF_STOPPED = 5,         /* stopped or traced (T, t) */
+	SONDE_OFF_WAKER = 6,           /* not a state: the record is the stacks of the
+					* thread that woke a waiting one (--wakers),
+					* weighing the woken thread's wait */
+};
 
 /* One executable mapping of a process in the unwinder's tables. */
 struct sonde_unwind_mapping {
@@ -402,7 +424,9 @@ struct sonde_probe_config {
 	__u32 point_bit;
 };
 
-/* A sample. Only the frames walked are sent: the record ends after
+/* A sample, or an off-CPU interval (off_ns > 0: a thread's time between
+ * being switched out and back in, with the stacks and calls in flight it
+ * left with; its event is the off-CPU event). Only the frames walked are sent: the record ends after
  * ips[nkernel + nuser - 1] (SONDE_SAMPLE_BYTES). */
 struct sonde_sample {
 	struct sonde_hdr hdr;
@@ -420,7 +444,14 @@ struct sonde_sample {
 	__u8 unwind_end;    /* enum sonde_unwind_end */
 	__u8 table_miss;    /* a pc was in no mapping of the process's tables:
 			     * user space (re)loads them */
-	__u8 _pad[5];
+	__u8 off_state;     /* enum sonde_off_state: 0 for an on-CPU sample */
+	__u8 _pad[4];
+	__s32 syscall;      /* off-CPU: the system call the thread was in, -1 none */
+	__u32 _pad2;
+	__u64 off_ns;       /* off-CPU: how long the thread was off the CPU (the
+			     * record's weight); hdr.time_ns is when it left; 0
+			     * for an on-CPU sample */
+	char woken_comm[SONDE_COMM_LEN]; /* a waker record: the thread it woke */
 	__u64 span_ids[SONDE_SAMPLE_SPANS];
 	__u32 span_probes[SONDE_SAMPLE_SPANS];
 	/* The real return addresses of the calls whose return a uretprobe has

@@ -44,6 +44,7 @@ if [ "$mode" = test ]; then
 		binutils elfutils libc6-dbg # addr2line, readelf, nm, objdump; libc's debug info
 		linux-perf                  # names_debian.sh compares against perf
 		sqlite3 jq libxml2-utils procps tmux util-linux
+		time # /usr/bin/time: the off-CPU test reads sonde's peak memory
 		curl # the HTTP tests of sonde serve
 		# a real program for tests/integration/probes_redis.sh (which runs its
 		# own server on a unix socket; Debian also enables the redis-server

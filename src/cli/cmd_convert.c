@@ -15,7 +15,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde convert IN -o OUT [--from FORMAT] [--to FORMAT]\n"
 		"                     [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs]\n"
-		"                     [--event NAME] [--show-overhead]\n"
+		"                     [--event NAME] [--show-overhead] [--off-cpu|--wall|--wakers]\n"
 		"\n"
 		"Converts between profile formats. The input format is detected from the content\n"
 		"(--from forces it); the output format comes from --to or OUT's name.\n"
@@ -26,7 +26,12 @@ static void usage(FILE *f)
 		"  --all     both annotations                --addrs  unknown symbols as addresses\n"
 		"  --event NAME  from perf script, only samples of this event (default: the first)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
-		"                (frame [sonde]); left out of every format but a recording\n",
+		"                (frame [sonde]); left out of every format but a recording\n"
+		"  --off-cpu, --wall  of a recording made with --off-cpu: the off-CPU time, or\n"
+		"                the wall-clock time (on-CPU samples at their interval under\n"
+		"                [running], plus off-CPU time), or with --wakers who woke the\n"
+		"                waits (record --wakers), counted in microseconds; by\n"
+		"                default other formats get the on-CPU samples alone\n",
 		formats);
 }
 
@@ -39,6 +44,8 @@ int cmd_convert(int argc, char **argv)
 		{"jit", no_argument, NULL, 'j'},          {"all", no_argument, NULL, 'A'},
 		{"addrs", no_argument, NULL, 'a'},        {"event", required_argument, NULL, 'e'},
 		{"show-overhead", no_argument, NULL, 'O'},
+		{"off-cpu", no_argument, NULL, 'X'},      {"wall", no_argument, NULL, 'L'},
+		{"wakers", no_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},         {0},
 	};
 	const char *out = NULL;
@@ -69,6 +76,9 @@ int cmd_convert(int argc, char **argv)
 		case 'a': m.addrs = true; break;
 		case 'e': m.event = optarg; break;
 		case 'O': m.show_overhead = true; break;
+		case 'X': m.time = VIEW_OFF_CPU; break;
+		case 'L': m.time = VIEW_WALL; break;
+		case 'K': m.time = VIEW_WAKERS; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

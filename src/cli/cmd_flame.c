@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
+		"                        [--off-cpu | --wall | --wakers]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
 		"       sonde flame FILE --chart [--tid TID | --span ID] -o CHART.svg\n"
@@ -42,6 +43,15 @@ static void usage(FILE *f)
 		"  --lines      a frame per source line, function:line (a caller's line is that\n"
 		"               of its call), so each line of a function is its own box; with\n"
 		"               any graph but --chart\n"
+		"  --off-cpu    only the time threads spent off the CPU (a recording made with\n"
+		"               record --off-cpu), in ns, with why on top of each stack\n"
+		"               (\"[sleeping: read]\", \"[runnable]\", \"[disk: fsync]\"...); blues\n"
+		"  --wall       wall-clock time: on-CPU samples (each worth its sampling\n"
+		"               interval, under \"[running]\") plus off-CPU time (blue states);\n"
+		"               with --slow FUNC, where the whole duration of its slow calls went\n"
+		"               (also with --diff-slow: slow vs fast calls in time)\n"
+		"  --wakers     who woke the waits (record --wakers): the waking thread's stack\n"
+		"               under \"[wakes: COMM]\", weighing the wait it ended; blues\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out by default\n"
 		"  --in FUNC    only samples inside calls of traced FUNC\n"
@@ -96,6 +106,7 @@ struct flame_args {
 	bool chart;
 	uint64_t span_id;
 	bool lines; /* a frame per source line (profile_line_frame) */
+	enum view_time time; /* --off-cpu, --wall */
 };
 
 static struct flame_tree *tree_of(struct profile *p, const struct view *f,
@@ -223,6 +234,11 @@ static int flame_single(struct flame_args *a)
 		profile_free(p);
 		return 1;
 	}
+	if (view_set_time(&a->filter, p, a->time, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
+	}
 	if (a->span_arg) {
 		struct span_query q;
 		if (query_parse(p, a->span_cls, a->span_arg, &q, err, sizeof(err))) {
@@ -234,6 +250,14 @@ static int flame_single(struct flame_args *a)
 		query_describe(&q, p, &a->filter, view, sizeof(view));
 		if (!a->svg.subtitle)
 			a->svg.subtitle = view;
+	}
+	if (view_counts_time(&a->filter)) {
+		a->svg.count_name = "ns";
+		a->svg.all_blocked = a->time != VIEW_WALL;
+		if (!a->svg.title)
+			a->svg.title = a->time == VIEW_OFF_CPU ? "Off-CPU Time Flame Graph"
+				       : a->time == VIEW_WAKERS ? "Wakeup Flame Graph"
+								: "Wall-Clock Time Flame Graph";
 	}
 	struct flame_tree *t = tree_of(p, &a->filter, a);
 	flame_sort(t);
@@ -255,7 +279,8 @@ static int flame_diff_slow(struct flame_args *a)
 		return 1;
 	}
 	struct span_query slow, fast;
-	if (query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
+	if (view_set_time(&a->filter, p, a->time, err, sizeof(err)) ||
+	    query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
 	    query_parse(p, SPAN_FAST, a->diff_slow, &fast, err, sizeof(err))) {
 		errorf("%s", err);
 		profile_free(p);
@@ -315,6 +340,8 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
 		{"span", required_argument, NULL, 'S'},   {"lines", no_argument, NULL, 'l'},
 		{"show-overhead", no_argument, NULL, 'O'},
+		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
+		{"wakers", no_argument, NULL, 'K'},
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -384,6 +411,9 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		case 'c': a->chart = true; break;
 		case 'l': a->lines = true; break;
 		case 'O': a->filter.show_overhead = true; break;
+		case 'X': a->time = VIEW_OFF_CPU; break;
+		case 'L': a->time = VIEW_WALL; break;
+		case 'K': a->time = VIEW_WAKERS; break;
 		case 'S': {
 			char *end;
 			a->span_id = strtoull(optarg, &end, 10);
@@ -412,6 +442,11 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 	}
 	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) + a->chart > 1) {
 		errorf("--diff-slow, --diff, --chart and --in/--slow/--fast exclude each other");
+		return -1;
+	}
+	if (a->time != VIEW_ON_CPU && (a->chart || a->diff_files)) {
+		errorf("--off-cpu, --wall and --wakers work with flame graphs and --diff-slow, not with "
+		       "--chart, --span or --diff");
 		return -1;
 	}
 	if (a->lines && a->chart) {

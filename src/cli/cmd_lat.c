@@ -142,6 +142,11 @@ int cmd_lat(int argc, char **argv)
 	int exit_code;
 	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;
+	if (so.off_cpu) {
+		errorf("lat times calls and shows no stacks: --off-cpu works with record, top, "
+		       "serve and slow");
+		return 2;
+	}
 	/* FUNC... then, after "--", the command. */
 	bool dashdash_eaten = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	for (int i = optind; i < argc; i++) {

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
-		"                         [--by VAR] [-o OUT]\n"
+		"                         [--off-cpu | --wall | --wakers] [--by VAR]\n"
+		"                         [-o OUT]\n"
 		"\n"
 		"Summarizes a recording (or any profile sonde reads, see FILE below): samples,\n"
 		"lost samples, broken stacks (cut where a return address was not code),\n"
@@ -46,6 +47,14 @@ static void usage(FILE *f)
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
 		"               (a sample whose call has no record, lost or left by longjmp,\n"
 		"               is in --in but in neither --slow nor --fast)\n"
+		"  --off-cpu    only the time threads spent off the CPU (record --off-cpu), in\n"
+		"               ns (folded: microseconds), why on top of each stack\n"
+		"               (\"[sleeping: read]\", \"[runnable]\", \"[disk: fsync]\"...)\n"
+		"  --wall       wall-clock time: on-CPU samples, each worth its sampling interval\n"
+		"               (\"[running]\"), plus off-CPU time; with --slow FUNC, where the\n"
+		"               whole duration of its slow calls went\n"
+		"  --wakers     who woke the waits (record --wakers): the waking thread's stack\n"
+		"               under \"[wakes: COMM]\", weighing the wait it ended, in ns\n"
 		"  --by VAR     with --in/--slow/--fast FUNC: FUNC's calls split by the value of\n"
 		"               VAR, a capture of FUNC (--trace 'FUNC VAR'): per value, its calls,\n"
 		"               its calls the view takes and the samples taken inside them\n"
@@ -66,7 +75,10 @@ int cmd_report(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
-		{"show-overhead", no_argument, NULL, 'O'}, {"by", required_argument, NULL, 'B'},
+		{"show-overhead", no_argument, NULL, 'O'},
+		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
+		{"wakers", no_argument, NULL, 'K'},
+		{"by", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	enum { TEXT, JSON, FOLDED } mode = TEXT;
@@ -74,6 +86,7 @@ int cmd_report(int argc, char **argv)
 	const char *output = "-";
 	const char *span_arg = NULL;
 	enum span_class span_cls = SPAN_ANY;
+	enum view_time time = VIEW_ON_CPU;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -115,6 +128,15 @@ int cmd_report(int argc, char **argv)
 		case 'O':
 			ro.filter.show_overhead = true;
 			break;
+		case 'X':
+			time = VIEW_OFF_CPU;
+			break;
+		case 'L':
+			time = VIEW_WALL;
+			break;
+		case 'K':
+			time = VIEW_WAKERS;
+			break;
 		case 'B':
 			ro.by = optarg;
 			break;
@@ -138,6 +160,11 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	ro.source = path;
+	if (view_set_time(&ro.filter, p, time, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(p);
+		return 1;
+	}
 	char view[512];
 	if (span_arg) {
 		struct span_query q;
@@ -167,7 +194,7 @@ int cmd_report(int argc, char **argv)
 	} else if (mode == FOLDED) {
 		struct flame_tree *t = ro.lines ? profile_flame_lines(p, &ro.filter, FLAME_ROOT_COMM)
 					        : profile_flame(p, &ro.filter, FLAME_ROOT_COMM);
-		rc = folded_write(out.f, t, true);
+		rc = folded_write_view(out.f, t, true, &ro.filter);
 		flame_free(t);
 	} else {
 		rc = report_write_text(out.f, p, &ro);

@@ -45,6 +45,8 @@ static void usage(FILE *f)
 		   "  -F HZ, -c PERIOD, -e EVENT, --trace FUNC, --sample-in FUNC,\n"
 		   "  --sample-slow FUNC:DUR, -d SECONDS, --buffer-mb MB, -v   as sonde "
 		   "record\n"
+		   "  --off-cpu, --wall  record off-CPU intervals; the views count off-CPU or\n"
+		   "                     wall-clock time (as sonde top)\n"
 		   "\n"
 		   "Server:\n"
 		   "  --port N           TCP port (default 0: any free port; the URL says "
@@ -175,6 +177,7 @@ int cmd_serve(int argc, char **argv)
 		       file);
 		return 2;
 	}
+	live_args_apply_time(&o.la, &so);
 	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;

@@ -32,7 +32,12 @@ static void usage(FILE *f)
 		"percentiles and auto are computed over the calls seen so far (from %d calls on)\n"
 		"while running, and over all calls for the final summary. At the end: the frames\n"
 		"whose share grew most in slow calls, with their shares in slow and fast calls.\n"
-		"  -o DIFF.svg  write the differential flame graph (slow vs fast)\n",
+		"  -o DIFF.svg  write the differential flame graph (slow vs fast)\n"
+		"  --off-cpu    also where each slow call waited: its time split into on the\n"
+		"               CPU (~ samples x 1/F) and off it, by state and system call\n"
+		"               ([sleeping: read] 6.0ms in wait_pipe), each with the function\n"
+		"               under FUNC it waited in (--min-block DURATION: shorter waits\n"
+		"               are counted only, default 5us)\n",
 		MIN_CALLS_FOR_PERCENTILE);
 }
 
@@ -132,40 +137,101 @@ static void print_top(struct name_count *c, size_t nc, size_t total, int show)
 	}
 }
 
-/* One line per slow call: where its samples were, as the callee of the
- * traced function they went through ("in") and as the leaf they hit. */
-static void print_slow_call(struct profile *p, const struct span *sp, const uint32_t *samples,
-			    size_t nsamples)
+/* The frame below the traced function's in a stack ("(self)": none). */
+static const char *callee_of(struct profile *p, const uint32_t *stack, size_t depth,
+			     const char *fname)
 {
-	char dur[32], shown[512];
+	for (size_t d = 0; d + 1 < depth; d++)
+		if (strcmp(frames_get(p->frames, stack[d])->name, fname) == 0)
+			return frames_get(p->frames, stack[d + 1])->name;
+	return "(self)";
+}
+
+/* Off-CPU time of a call by state frame, with the callee it waited under
+ * most (the largest interval's). */
+struct off_state {
+	const char *state, *callee;
+	uint64_t ns, largest;
+};
+
+static void add_off(struct off_state *o, size_t *n, size_t max, const char *state,
+		    const char *callee, uint64_t ns)
+{
+	size_t k;
+	for (k = 0; k < *n && strcmp(o[k].state, state) != 0; k++)
+		;
+	if (k == *n) {
+		if (*n == max)
+			return;
+		o[(*n)++] = (struct off_state){state, callee, 0, 0};
+	}
+	o[k].ns += ns;
+	if (ns > o[k].largest) {
+		o[k].largest = ns;
+		o[k].callee = callee;
+	}
+}
+
+/* One line per slow call: where its samples were, as the callee of the
+ * traced function they went through ("in") and as the leaf they hit; with
+ * --off-cpu, its time split: on the CPU (samples at their interval) and off
+ * it by state and system call, each with the callee it waited in. */
+static void print_slow_call(struct profile *p, const struct span *sp, const uint32_t *samples,
+			    size_t nsamples, uint64_t sample_ns, bool off_cpu)
+{
+	char dur[32], shown[512], b[32];
 	const char *fname = p->probes[sp->probe].name;
-	printf("%-8u %10s  %s  [%zu samples", p->threads[sp->thread].tid,
-	       duration_format(sp->duration_ns, dur, sizeof(dur)),
-	       printable_copy(shown, sizeof(shown), fname), nsamples);
 	struct name_count callees[64], leaves[64];
-	size_t ncallees = 0, nleaves = 0;
+	size_t ncallees = 0, nleaves = 0, non = 0, noff = 0;
+	struct off_state off[16];
+	uint64_t off_ns = 0;
 	uint32_t stack[512];
 	for (size_t i = 0; i < nsamples; i++) {
 		const struct sample *s = &p->samples[samples[i]];
 		size_t depth = profile_stack_frames(p, s->stack, stack, 512);
 		if (depth == 0 || depth > 512)
 			continue;
-		const char *callee = "(self)";
-		for (size_t d = 0; d + 1 < depth; d++)
-			if (strcmp(frames_get(p->frames, stack[d])->name, fname) == 0) {
-				callee = frames_get(p->frames, stack[d + 1])->name;
-				break;
-			}
+		const char *callee = callee_of(p, stack, depth, fname);
+		const char *leaf = frames_get(p->frames, stack[depth - 1])->name;
+		if (profile_sample_is_offcpu(p, s)) {
+			add_off(off, &noff, 16, leaf, callee, s->weight);
+			off_ns += s->weight;
+			continue;
+		}
+		non++;
 		count_name(callees, &ncallees, 64, callee);
-		count_name(leaves, &nleaves, 64, frames_get(p->frames, stack[depth - 1])->name);
+		count_name(leaves, &nleaves, 64, leaf);
 	}
+	printf("%-8u %10s  %s  ", p->threads[sp->thread].tid,
+	       duration_format(sp->duration_ns, dur, sizeof(dur)),
+	       printable_copy(shown, sizeof(shown), fname));
+	if (off_cpu)
+		printf("on-CPU ~%s ", duration_format(non * sample_ns, b, sizeof(b)));
+	printf("[%zu samples", non);
 	if (ncallees) {
 		printf(" in: ");
-		print_top(callees, ncallees, nsamples, 3);
+		print_top(callees, ncallees, non, 3);
 		printf("; leaf: ");
-		print_top(leaves, nleaves, nsamples, 1);
+		print_top(leaves, nleaves, non, 1);
 	}
-	printf("]\n");
+	printf("]");
+	if (off_cpu) {
+		printf(" off-CPU %s", duration_format(off_ns, b, sizeof(b)));
+		/* The largest states first, at most three. */
+		for (int shown_n = 0; shown_n < 3 && noff; shown_n++) {
+			size_t best = 0;
+			for (size_t k = 1; k < noff; k++)
+				if (off[k].ns > off[best].ns)
+					best = k;
+			char st[256], ce[256];
+			printf("%s %s %s in %s", shown_n ? "," : ":",
+			       printable_copy(st, sizeof(st), off[best].state),
+			       duration_format(off[best].ns, b, sizeof(b)),
+			       printable_copy(ce, sizeof(ce), off[best].callee));
+			off[best] = off[--noff];
+		}
+	}
+	printf("\n");
 }
 
 static void on_span(struct session *s, void *arg, const struct span *sp, const uint32_t *samples,
@@ -182,7 +248,9 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 	grow_array((void **)&st->printed_ns, &st->printed_cap, st->slow_printed,
 		   sizeof(*st->printed_ns));
 	st->printed_ns[st->slow_printed - 1] = sp->duration_ns;
-	print_slow_call(session_profile(s), sp, samples, nsamples);
+	const struct session_options *o = session_options(s);
+	print_slow_call(session_profile(s), sp, samples, nsamples,
+			o->freq && !o->period ? 1000000000ull / o->freq : 0, o->off_cpu);
 	fflush(stdout);
 }
 

@@ -56,6 +56,11 @@ static void usage(FILE *f)
 		"  --keep-calls N     at most N raw calls held (default 200000); calls/s,\n"
 		"                     percentiles and histograms do not depend on it\n"
 		"  --no-ctl           do not listen for sonde ctl\n"
+		"  --off-cpu          also record where threads wait, and show it: the live views\n"
+		"                     count off-CPU time, with why on top ([sleeping: read]...)\n"
+		"  --wall             the same recording; the views count wall-clock time (on-CPU\n"
+		"                     samples at 1/F under [running], plus off-CPU time)\n"
+		"  --min-block DUR    with either: shorter waits are counted only (default 5us)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"               (one frame \"[sonde]\"); left out of every view by default\n"
 		"  --target-output F  where the started command's stdout and stderr go (its\n"
@@ -156,6 +161,7 @@ int cmd_top(int argc, char **argv)
 		}
 		so.cmd = &argv[optind];
 	}
+	live_args_apply_time(&to.la, &so);
 	if (session_args_check(&so))
 		return 2;
 	so.cmd_output = to.la.target_output ? to.la.target_output : to.batch ? NULL : "/dev/null";

@@ -75,8 +75,19 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg)
 	case LIVE_OPT_SHOW_OVERHEAD:
 		a->live.show_overhead = true;
 		return 1;
+	case LIVE_OPT_WALL:
+		a->live.time = VIEW_WALL;
+		return 1;
 	}
 	return 0;
+}
+
+void live_args_apply_time(struct live_args *a, struct session_options *so)
+{
+	if (a->live.time == VIEW_WALL)
+		so->off_cpu = true;
+	else if (so->off_cpu)
+		a->live.time = VIEW_OFF_CPU;
 }
 
 int live_args_check(const struct live_args *a)

@@ -22,6 +22,7 @@ enum {
 	LIVE_OPT_NO_CTL,
 	LIVE_OPT_TARGET_OUTPUT,
 	LIVE_OPT_SHOW_OVERHEAD,
+	LIVE_OPT_WALL,
 };
 
 /* getopt_long entries of the shared live options (-i takes the letter 'i'). */
@@ -34,6 +35,7 @@ enum {
 		{"keep-calls", required_argument, NULL, LIVE_OPT_KEEP_CALLS},                      \
 		{"no-ctl", no_argument, NULL, LIVE_OPT_NO_CTL},                                    \
 		{"target-output", required_argument, NULL, LIVE_OPT_TARGET_OUTPUT},                \
+		{"wall", no_argument, NULL, LIVE_OPT_WALL},                                        \
 	{                                                                                          \
 		"show-overhead", no_argument, NULL, LIVE_OPT_SHOW_OVERHEAD                         \
 	}
@@ -47,6 +49,13 @@ struct live_args {
 	bool no_ctl;
 	const char *target_output;
 };
+
+/* What time the live views count: --off-cpu (a session option: off-CPU
+ * intervals are recorded) shows where threads wait; --wall records them
+ * and shows wall-clock time (view.h). Call after parsing, before
+ * session_start. */
+void live_args_apply_time(struct live_args *a, struct session_options *so);
+
 
 void live_args_init(struct live_args *a);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latency.h"
 #include "target.h"
 #include "util.h"
 
@@ -73,6 +74,18 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	case SESSION_OPT_UNWIND:
 		if (session_unwind_parse(arg, &o->unwind) != 0) {
 			errorf("bad value '%s' for --unwind: expected fp, cfi or auto", arg);
+			return -1;
+		}
+		return 1;
+	case SESSION_OPT_OFF_CPU:
+		o->off_cpu = true;
+		return 1;
+	case SESSION_OPT_WAKERS:
+		o->wakers = o->off_cpu = true;
+		return 1;
+	case SESSION_OPT_MIN_BLOCK:
+		if (duration_parse(arg, &o->min_block_ns, err, sizeof(err))) {
+			errorf("bad value '%s' for --min-block: %s", arg, err);
 			return -1;
 		}
 		return 1;

@@ -13,8 +13,15 @@
 /* The getopt_long table entries and short-option letters of the shared
  * options, for commands to include. */
 #define SESSION_SHORT_OPTS "F:c:e:ap:d:v"
-enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN, SESSION_OPT_UNWIND,
-       SESSION_OPT_SAMPLE_WHEN };
+enum {
+	SESSION_OPT_PID_OF = 2000,
+	SESSION_OPT_NO_CHILDREN,
+	SESSION_OPT_UNWIND,
+	SESSION_OPT_OFF_CPU,
+	SESSION_OPT_MIN_BLOCK,
+	SESSION_OPT_WAKERS,
+	SESSION_OPT_SAMPLE_WHEN,
+};
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
 		{"event", required_argument, NULL, 'e'},                                     \
@@ -27,7 +34,10 @@ enum { SESSION_OPT_PID_OF = 2000, SESSION_OPT_NO_CHILDREN, SESSION_OPT_UNWIND,
 		{"sample-when", required_argument, NULL, SESSION_OPT_SAMPLE_WHEN},           \
 		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
 		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN},                 \
-		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND}
+		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND},                     \
+		{"off-cpu", no_argument, NULL, SESSION_OPT_OFF_CPU},                         \
+		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK},               \
+		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS}
 
 /* Handles one shared option `c` (getopt character) with its `arg`; returns
  * 1 when it was one of them, 0 when not, -1 on a bad value (error printed). */

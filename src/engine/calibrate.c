@@ -334,9 +334,16 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	uint64_t n = n1 - n0;
 	if (nc < 20) {
 		free(costs);
-		errbuf_set(err, errlen,
-			   "only %zu of %llu calibration samples were seen by the spinning thread",
-			   nc, (unsigned long long)n);
+		if (n < 20)
+			errbuf_set(err, errlen,
+				   "only %llu calibration samples were taken while it spun, 20 are "
+				   "needed: the machine is busy",
+				   (unsigned long long)n);
+		else
+			errbuf_set(err, errlen,
+				   "only %zu of its %llu calibration samples were seen by the "
+				   "spinning thread",
+				   nc, (unsigned long long)n);
 		return -1;
 	}
 	qsort(costs, nc, sizeof(*costs), cmp_u64);

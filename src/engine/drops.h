@@ -21,6 +21,7 @@ enum drops_group {
 	DROPS_UNWIND,     /* user stacks by how they ended: "90 complete, 3 no table, ..." */
 	DROPS_MISSES,     /* "2 table misses" */
 	DROPS_VALUES,     /* "3 failed reads of captured values" */
+	DROPS_OFFCPU,     /* "off-CPU intervals: 0 not kept (...), 812 shorter than --min-block" */
 };
 
 /* Counter k's key in a recording's meta table ("lost_samples"). */

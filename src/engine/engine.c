@@ -40,6 +40,9 @@ struct engine {
 	int ncpus;
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
+	struct bpf_link *offcpu_links[3]; /* sched_switch, sys_enter, sys_exit: while --off-cpu */
+	struct bpf_link *wakers_link;     /* sched_wakeup: while --wakers */
+	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	/* Per slot (the kernel's probe id): */
@@ -175,6 +178,54 @@ static void explain_load_error(int err, char *buf, size_t len)
 			 strerror(-err));
 }
 
+/* The skeleton, opened and configured, not loaded yet (NULL, errno). */
+static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb,
+				       uint32_t unwind_rows)
+{
+	struct sonde_bpf *skel = sonde_bpf__open();
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
+	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
+	skel->rodata->sample_event_index = 0;
+	skel->rodata->tp_event_index = 0;
+	skel->rodata->offcpu_event_index = ENGINE_EVENT_OFFCPU;
+	skel->rodata->follow_children = o->no_children ? 0 : 1;
+	skel->rodata->unwind_mode = o->unwind;
+	bpf_map__set_max_entries(skel->maps.unwind_rows, unwind_rows);
+	if (o->offcpu_threads)
+		bpf_map__set_max_entries(skel->maps.offcpu_stash, o->offcpu_threads);
+	/* Records wake the reader once a sixteenth of the buffer waits: rarely
+	 * enough to spare the traced threads the wake-ups, soon enough that
+	 * the buffer never fills between two of them. */
+	skel->rodata->wakeup_bytes = rb / 16;
+	return skel;
+}
+
+static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_program **out)
+{
+	out[0] = skel->progs.offcpu_switch;
+	out[1] = skel->progs.offcpu_sys_enter;
+	out[2] = skel->progs.offcpu_sys_exit;
+	out[3] = skel->progs.offcpu_wakeup;
+	return out;
+}
+
+/* The skeleton again, without the off-CPU programs (NULL, errno). */
+static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct engine_options *o,
+					       size_t rb, uint32_t unwind_rows)
+{
+	(void)e;
+	struct sonde_bpf *skel = open_skeleton(o, rb, unwind_rows);
+	if (!skel)
+		return NULL;
+	struct bpf_program *progs[4];
+	offcpu_programs(skel, progs);
+	for (int i = 0; i < 4; i++)
+		bpf_program__set_autoload(progs[i], false);
+	return skel;
+}
+
 struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
 {
 	libbpf_verbose = o->verbose;
@@ -194,31 +245,33 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	if (!e->up && o->verbose)
 		fprintf(stderr, "sonde: %s; attaching and removing probes in sonde itself\n", why);
 
-	e->skel = sonde_bpf__open();
+	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
+	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
+	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
+				       ? 1
+				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
+	e->skel = open_skeleton(o, rb, unwind_rows);
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
 		uprobes_finish(e->up);
 		free(e);
 		return NULL;
 	}
-	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
-	bpf_map__set_max_entries(e->skel->maps.events, (uint32_t)rb);
-	e->skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
-	e->skel->rodata->sample_event_index = 0;
-	e->skel->rodata->tp_event_index = 0;
-	e->skel->rodata->follow_children = o->no_children ? 0 : 1;
-	e->skel->rodata->unwind_mode = o->unwind;
-	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
-	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
-				       ? 1
-				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
-	bpf_map__set_max_entries(e->skel->maps.unwind_rows, unwind_rows);
-	/* Records wake the reader once a sixteenth of the buffer waits: rarely
-	 * enough to spare the traced threads the wake-ups, soon enough that
-	 * the buffer never fills between two of them. */
-	e->skel->rodata->wakeup_bytes = rb / 16;
-
 	int r = sonde_bpf__load(e->skel);
+	if (r && r != -EPERM && r != -EACCES) {
+		/* A kernel whose off-CPU tracepoints do not load (a missing
+		 * tracepoint format or type) still profiles on the CPU. */
+		char why[200];
+		explain_load_error(r, why, sizeof(why));
+		sonde_bpf__destroy(e->skel);
+		e->skel = reopen_without_offcpu(e, o, rb, unwind_rows);
+		r = e->skel ? sonde_bpf__load(e->skel) : -errno;
+		if (r == 0)
+			snprintf(e->offcpu_unavailable, sizeof(e->offcpu_unavailable),
+				 "off-CPU recording is not available on this kernel: its programs on "
+				 "sched:sched_switch and raw_syscalls:sys_enter/sys_exit do not load (%s)",
+				 why);
+	}
 	if (r) {
 		explain_load_error(r, err, errlen);
 		sonde_bpf__destroy(e->skel);
@@ -333,6 +386,96 @@ static int attach_sampler_tracepoint(struct engine *e, char *err, size_t errlen)
 	return 0;
 }
 
+static void offcpu_detach(struct engine *e)
+{
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(e->offcpu_links[i]);
+		e->offcpu_links[i] = NULL;
+	}
+	bpf_link__destroy(e->wakers_link);
+	e->wakers_link = NULL;
+	e->skel->bss->offcpu_wakers = 0;
+	/* Threads switched out meanwhile are not switched in under watch: an
+	 * interval kept now would span the time off-CPU was off. */
+	int fd = bpf_map__fd(e->skel->maps.offcpu_stash);
+	uint32_t key, next;
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+}
+
+int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
+{
+	if (!on) {
+		bpf_link__destroy(e->wakers_link);
+		e->wakers_link = NULL;
+		e->skel->bss->offcpu_wakers = 0;
+		return 0;
+	}
+	if (!engine_offcpu_on(e)) {
+		snprintf(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
+		return -1;
+	}
+	if (e->wakers_link)
+		return 0;
+	char why[256];
+	if (tracefs_tracepoint_id("sched", "sched_wakeup", why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_wakeup: %s", why);
+		return -1;
+	}
+	e->wakers_link = bpf_program__attach(e->skel->progs.offcpu_wakeup);
+	if (!e->wakers_link) {
+		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_wakeup for --wakers: %s",
+			 strerror(errno));
+		return -1;
+	}
+	e->skel->bss->offcpu_wakers = 1;
+	return 0;
+}
+
+bool engine_offcpu_on(const struct engine *e)
+{
+	return e->offcpu_links[0] != NULL;
+}
+
+int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen)
+{
+	e->skel->data->offcpu_min_ns = min_ns;
+	if (!on) {
+		offcpu_detach(e);
+		return 0;
+	}
+	if (engine_offcpu_on(e))
+		return 0;
+	if (e->offcpu_unavailable[0]) {
+		snprintf(err, errlen, "%s", e->offcpu_unavailable);
+		return -1;
+	}
+	static const char *const tps[3][2] = {
+		{"sched", "sched_switch"}, {"raw_syscalls", "sys_enter"}, {"raw_syscalls", "sys_exit"}};
+	struct bpf_program *progs[4];
+	offcpu_programs(e->skel, progs);
+	for (int i = 0; i < 3; i++) {
+		char why[256];
+		if (tracefs_tracepoint_id(tps[i][0], tps[i][1], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "off-CPU recording needs tracepoint %s:%s: %s", tps[i][0],
+				 tps[i][1], why);
+			offcpu_detach(e);
+			return -1;
+		}
+		e->offcpu_links[i] = bpf_program__attach(progs[i]);
+		if (!e->offcpu_links[i]) {
+			snprintf(err, errlen, "cannot attach to tracepoint %s:%s for off-CPU recording: %s",
+				 tps[i][0], tps[i][1], strerror(errno));
+			offcpu_detach(e);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int engine_start(struct engine *e, char *err, size_t errlen)
 {
 	if (!tracefs_path(err, errlen))
@@ -347,6 +490,10 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (e->opt.off_cpu && engine_set_offcpu(e, true, e->opt.offcpu_min_ns, err, errlen))
+		return -1;
+	if (e->opt.wakers && engine_set_wakers(e, true, err, errlen))
+		return -1;
 	if (e->opt.no_sampler)
 		return 0;
 	if (e->opt.event.type == EVENT_TRACEPOINT)
@@ -1088,8 +1235,11 @@ void engine_close(struct engine *e)
 	free(links);
 	uprobes_finish(e->up);
 	free(e->spans);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(e->task_links[i]);
+		bpf_link__destroy(e->offcpu_links[i]);
+	}
+	bpf_link__destroy(e->wakers_link);
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */

@@ -35,6 +35,10 @@ struct engine_options {
 	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */
 	size_t unwind_bytes;   /* the kernel's unwind rows (cfi, auto); 0 = ENGINE_UNWIND_BYTES */
 	bool verbose;          /* let libbpf's messages through */
+	bool off_cpu;          /* record off-CPU intervals from the start (engine_set_offcpu) */
+	uint64_t offcpu_min_ns; /* with off_cpu: the shortest interval sent */
+	uint32_t offcpu_threads; /* switched-out threads kept at once; 0 = 4096 */
+	bool wakers;            /* with off_cpu: also who woke each wait (engine_set_wakers) */
 	engine_record_fn on_record;
 	void *arg;
 };
@@ -69,6 +73,26 @@ int engine_start(struct engine *e, char *err, size_t errlen);
 /* Waits up to timeout_ms for records and delivers them. Returns the number
  * of records consumed, or -1 on error (EINTR is not an error: returns 0). */
 int engine_poll(struct engine *e, int timeout_ms);
+
+/* Off-CPU intervals (bpf/offcpu.bpf.c): while on, every time a target
+ * thread is switched out and back in after at least min_ns, a record with
+ * its stacks, state and system call at switch-out and off_ns = the time
+ * away arrives as a sample of event index ENGINE_EVENT_OFFCPU (shorter ones
+ * are counted: OFFCPU_SHORT). Costs every context switch on the machine a
+ * tracepoint, and target threads a stack walk at each switch-out; system
+ * calls of target threads are tracked too. Returns 0, or -1 with one line
+ * naming what is missing (a tracepoint, or programs this kernel did not
+ * load) while the rest of the engine works on. min_ns may change while on. */
+#define ENGINE_EVENT_OFFCPU 1
+/* Wakers (while off-CPU intervals are on): each interval that ended with a
+ * wake-up is followed by a record of event ENGINE_EVENT_WAKER, off_state
+ * SONDE_OFF_WAKER: the waking thread's stacks (user stack only when it is a
+ * target), the woken thread's calls in flight and comm, the same off_ns.
+ * Returns 0, or -1 with one line (off-CPU not on; no sched:sched_wakeup). */
+#define ENGINE_EVENT_WAKER 2
+int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen);
+int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen);
+bool engine_offcpu_on(const struct engine *e);
 
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);

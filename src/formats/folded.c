@@ -15,6 +15,7 @@
 struct folded_lines {
 	const struct flame_tree *t;
 	unsigned kinds; /* FOLDED_ANNOTATE_* */
+	uint64_t div;   /* counts are self / div, rounded (1, or 1000: ns -> us) */
 	char **lines;
 	size_t n, cap;
 	char *path; /* the current path, ';'-joined */
@@ -58,10 +59,11 @@ static int collect(const struct flame_node *n, int depth, void *arg)
 	size_t len = depth > 1 ? fl->offsets[depth - 1] : 0;
 	append_label(fl, &len, n->frame);
 	fl->offsets[depth] = len;
-	if (n->self) {
+	uint64_t count = fl->div > 1 ? (n->self + fl->div / 2) / fl->div : n->self;
+	if (count) {
 		grow_array((void **)&fl->lines, &fl->cap, fl->n + 1, sizeof(*fl->lines));
 		fl->lines[fl->n++] = xasprintf("%.*s %llu", (int)len, fl->path,
-					       (unsigned long long)n->self);
+					       (unsigned long long)count);
 	}
 	return 0;
 }
@@ -78,7 +80,18 @@ int folded_write(FILE *out, const struct flame_tree *t, bool annotate)
 
 int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds)
 {
-	struct folded_lines fl = {.t = t, .kinds = kinds};
+	return folded_write_scaled(out, t, kinds, 1);
+}
+
+int folded_write_view(FILE *out, const struct flame_tree *t, bool annotate, const struct view *v)
+{
+	return folded_write_scaled(out, t, annotate ? FOLDED_ANNOTATE_ALL : 0,
+				   view_counts_time(v) ? 1000 : 1);
+}
+
+int folded_write_scaled(FILE *out, const struct flame_tree *t, unsigned kinds, uint64_t div)
+{
+	struct folded_lines fl = {.t = t, .kinds = kinds, .div = div};
 	flame_walk(t, collect, &fl);
 	if (fl.n)
 		qsort(fl.lines, fl.n, sizeof(*fl.lines), line_cmp);

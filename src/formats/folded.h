@@ -10,6 +10,7 @@
 #include "flame.h"
 #include "infile.h"
 #include "profile.h"
+#include "view.h"
 
 /* Writes every stack of the tree that has self samples. With `annotate`,
  * frames carry their kind suffix (_[k] kernel, _[i] inlined, _[j] JIT).
@@ -25,6 +26,14 @@ int folded_write(FILE *out, const struct flame_tree *t, bool annotate);
 #define FOLDED_ANNOTATE_JIT (1u << 2)
 #define FOLDED_ANNOTATE_ALL 0x7u
 int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
+
+/* The same with each count divided by div (rounded; stacks that round to 0
+ * are left out). */
+int folded_write_scaled(FILE *out, const struct flame_tree *t, unsigned kinds, uint64_t div);
+
+/* A view's tree (profile_flame with v): off-CPU and wall views (their
+ * weights are nanoseconds) count microseconds, as offcputime -f does. */
+int folded_write_view(FILE *out, const struct flame_tree *t, bool annotate, const struct view *v);
 
 /* Reads folded stacks ("a;b;c COUNT" per line) into a profile: the first
  * frame is the process name (as FlameGraph writes it), the rest the stack;

@@ -148,7 +148,7 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	struct format_input x;
 	if (input_open(&x, in, from, &from, err, errlen))
 		return -1;
-	bool direct = from->direct && from->direct_to == to && to->write;
+	bool direct = from->direct && from->direct_to == to && to->write && !modes->time;
 	struct profile *p = NULL;
 	int rc = -1;
 	if (!direct && !(p = parse(&x, from, err, errlen)))
@@ -157,6 +157,12 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	 * as every view does. A recording keeps everything. */
 	if (p && !to->marks_overhead && !modes->show_overhead)
 		profile_drop_overhead(p);
+	/* Off-CPU intervals weigh nanoseconds: other formats get the time the
+	 * user asked for, in microseconds, or on-CPU samples alone. A
+	 * recording keeps everything unless asked. */
+	if (p && (modes->time || (!to->marks_overhead && (p->offcpu_event != UINT32_MAX || p->waker_event != UINT32_MAX))) &&
+	    view_profile_rewrite(p, modes->time, modes->time ? 1000 : 1, err, errlen))
+		goto out;
 	rc = to->save ? to->save(p, out, err, errlen)
 		      : write_output(&x, from, p, out, to, modes, err, errlen);
 out:

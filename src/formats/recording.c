@@ -72,7 +72,7 @@ static const char *const schema_sql =
 static const char *const kind_names[] = {
 	[FRAME_USER] = "user",       [FRAME_KERNEL] = "kernel", [FRAME_INLINED] = "inlined",
 	[FRAME_JIT] = "jit",         [FRAME_PROCESS] = "process", [FRAME_UNKNOWN] = "unknown",
-	[FRAME_OVERHEAD] = "overhead",
+	[FRAME_OVERHEAD] = "overhead", [FRAME_STATE] = "state",
 };
 
 static enum frame_kind kind_from_name(const char *s)

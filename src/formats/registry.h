@@ -18,6 +18,7 @@
 #include "filebuf.h"
 #include "infile.h"
 #include "profile.h"
+#include "view.h"
 
 /* What detection sees of an input: its head (the whole input when
  * `complete`), of which the first `text` bytes are whole lines. */
@@ -41,6 +42,10 @@ struct folded_modes {
 	const char *event; /* perf script: only this event (default: the first) */
 	bool show_overhead; /* keep samples of sonde's own machinery ("[sonde]"),
 			     * which other formats cannot mark */
+	/* What time the output counts (view.h): on-CPU samples (default), or,
+	 * of a recording made with --off-cpu, off-CPU or wall-clock time in
+	 * microseconds. */
+	enum view_time time;
 };
 
 /* What a writer may use besides the profile. */

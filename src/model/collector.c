@@ -8,6 +8,7 @@
 
 #include "sonde_abi.h"
 #include "util.h"
+#include "view.h"
 
 #define MAX_EVENTS 8
 /* Every user address can expand into an inline chain; kernel frames too. */
@@ -204,6 +205,15 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	} else {
 		n = add_kernel_frames(c, n, ksf, nk);
 	}
+	/* An off-CPU interval: why the thread was away, on top. */
+	if (s->off_ns && n < MAX_FRAMES && s->off_state == SONDE_OFF_WAKER) {
+		char woken[SONDE_COMM_LEN + 1];
+		memcpy(woken, s->woken_comm, SONDE_COMM_LEN);
+		woken[SONDE_COMM_LEN] = 0;
+		c->frames[n++] = view_waker_frame(c->p, woken);
+	} else if (s->off_ns && n < MAX_FRAMES) {
+		c->frames[n++] = view_state_frame(c->p, s->off_state, s->syscall);
+	}
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -215,7 +225,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	uint32_t ev = s->event < MAX_EVENTS ? s->event : 0;
 	struct sample out = {
 		.time_ns = s->hdr.time_ns,
-		.weight = c->event_weight[ev],
+		.weight = s->off_ns ? s->off_ns : c->event_weight[ev],
 		.cpu = s->hdr.cpu,
 		.thread = profile_thread_intern(c->p, s->hdr.pid, s->hdr.tid, comm),
 		.event = c->event_map[ev],
@@ -224,8 +234,11 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	/* Live weights are 1 a sample (or an event period): the profile's
 	 * bound (2^63 - 1 in all) cannot be reached, but a refused sample is
 	 * not counted as added. */
-	if (profile_add_sample(c->p, &out, links, nlinks) == 0)
+	if (profile_add_sample(c->p, &out, links, nlinks) == 0) {
 		c->stats.samples++;
+		c->stats.offcpu_intervals += s->off_ns != 0 && s->off_state != SONDE_OFF_WAKER;
+		c->stats.wakers += s->off_state == SONDE_OFF_WAKER;
+	}
 }
 
 static uint32_t thread_of(struct collector *c, const struct sonde_hdr *h)

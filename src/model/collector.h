@@ -15,7 +15,9 @@
 #include "symbols.h"
 
 struct collector_stats {
-	uint64_t samples;       /* samples added to the profile */
+	uint64_t samples;       /* samples added to the profile (off-CPU intervals too) */
+	uint64_t offcpu_intervals; /* of which off-CPU intervals */
+	uint64_t wakers;           /* and wakers of them */
 	uint64_t sample_bytes;  /* ring-buffer bytes of the sample records (their 8-byte
 				 * ring headers included) */
 	uint64_t empty_stacks;  /* samples with neither a user nor a kernel stack */

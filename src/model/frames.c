@@ -98,6 +98,8 @@ const char *frames_kind_name(enum frame_kind kind)
 		return "unknown";
 	case FRAME_OVERHEAD:
 		return "sonde";
+	case FRAME_STATE:
+		return "state";
 	}
 	return "user";
 }

@@ -15,6 +15,8 @@ struct profile *profile_new(void)
 	grow_array((void **)&p->nodes, &p->nodes_cap, 1, sizeof(*p->nodes));
 	p->nodes[0] = (struct stack_node){0, 0, 0};
 	p->nnodes = 1;
+	p->offcpu_event = UINT32_MAX;
+	p->waker_event = UINT32_MAX;
 	return p;
 }
 
@@ -126,6 +128,10 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 			return (uint32_t)i;
 	grow_array((void **)&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
 	p->events[p->nevents] = xstrdup(name);
+	if (strcmp(name, PROFILE_EVENT_OFFCPU) == 0)
+		p->offcpu_event = (uint32_t)p->nevents;
+	if (strcmp(name, PROFILE_EVENT_WAKER) == 0)
+		p->waker_event = (uint32_t)p->nevents;
 	return (uint32_t)p->nevents++;
 }
 
@@ -368,6 +374,16 @@ uint64_t span_end_ns(const struct span *sp)
 							   : sp->start_ns + sp->duration_ns;
 }
 
+bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s)
+{
+	return s->event == p->offcpu_event;
+}
+
+bool profile_sample_is_waker(const struct profile *p, const struct sample *s)
+{
+	return s->event == p->waker_event;
+}
+
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s)
 {
 	if (s->stack == 0 || s->stack >= p->nnodes)
@@ -392,7 +408,7 @@ uint64_t profile_total_weight(const struct profile *p, const struct view *v)
 	uint64_t total = 0;
 	for (size_t i = 0; i < p->nsamples; i++)
 		if (view_takes(v, p, &p->samples[i]))
-			total += p->samples[i].weight;
+			total += view_weight(v, p, &p->samples[i]);
 	return total;
 }
 
@@ -475,7 +491,7 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
 		const struct sample *s = &p->samples[i];
 		if (!view_takes(v, p, s))
 			continue;
-		size_t depth = p->nodes[s->stack].depth + 1;
+		size_t depth = p->nodes[s->stack].depth + 2;
 		if (depth > cap) {
 			cap = depth * 2;
 			buf = xrealloc(buf, cap * sizeof(*buf));
@@ -486,7 +502,10 @@ static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
 		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
 		for (size_t k = off; k < off + n; k++)
 			buf[k] = group(p, buf[k]);
-		flame_add(t, buf, off + n, s->weight);
+		uint32_t leaf = view_leaf_frame(v, p, s);
+		if (leaf)
+			buf[off + n++] = leaf;
+		flame_add(t, buf, off + n, view_weight(v, p, s));
 	}
 	free(buf);
 	return t;

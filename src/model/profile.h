@@ -103,6 +103,15 @@ struct span {
 	uint64_t points;      /* line probes hit during the call, by their `point` bit */
 };
 
+/* The event of off-CPU intervals (record --off-cpu): a sample of it is a
+ * time a thread spent off the CPU, its weight the nanoseconds, its leaf a
+ * FRAME_STATE frame saying why (view.h). */
+#define PROFILE_EVENT_OFFCPU "off-cpu"
+/* The event of wakers (record --wakers): a sample of it is the stack of the
+ * thread that woke a waiting one, weighing that wait (ns), topped by a
+ * "[wakes: COMM]" FRAME_STATE frame (view.h). */
+#define PROFILE_EVENT_WAKER "off-cpu-waker"
+
 /* A value a probe captures (values.h). */
 struct probe_capture {
 	uint32_t probe;
@@ -172,6 +181,8 @@ struct profile {
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
 	size_t nline_of;
+	uint32_t offcpu_event; /* index of PROFILE_EVENT_OFFCPU in events, or UINT32_MAX */
+	uint32_t waker_event;  /* index of PROFILE_EVENT_WAKER in events, or UINT32_MAX */
 	uint64_t weight_added; /* every sample weight ever added (trimmed ones too),
 				* at most PROFILE_MAX_WEIGHT */
 };
@@ -273,6 +284,12 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 /* Calls of a probe: completed (the kernel's count, or the spans' when the
  * profile has no histogram) plus those still running at the end. */
 uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
+
+/* True when the sample is an off-CPU interval (event PROFILE_EVENT_OFFCPU). */
+bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s);
+
+/* True when the sample is a waker (event PROFILE_EVENT_WAKER). */
+bool profile_sample_is_waker(const struct profile *p, const struct sample *s);
 
 /* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);

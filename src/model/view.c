@@ -1,7 +1,12 @@
 /* view — which samples a view takes. The contract is in view.h. */
 #include "view.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "sonde_abi.h"
+#include "syscalls.h"
+#include "util.h"
 
 /* The outermost call of `probe` the sample was taken in: true when there
  * is one, with its span's index in *span (-1: the call has no record). */
@@ -33,8 +38,13 @@ static bool sample_selected(const struct view *v, const struct profile *p, const
 	if (!(v && v->show_overhead) && profile_sample_is_overhead(p, s))
 		return false;
 	if (!v)
-		return true;
+		return !profile_sample_is_offcpu(p, s) && !profile_sample_is_waker(p, s);
 	if (v->has_range && (s->time_ns < v->start_ns || s->time_ns > v->end_ns))
+		return false;
+	if (profile_sample_is_waker(p, s) != (v->time == VIEW_WAKERS))
+		return false;
+	bool off = profile_sample_is_offcpu(p, s);
+	if (off ? v->time == VIEW_ON_CPU : v->time == VIEW_OFF_CPU)
 		return false;
 	if (!thread_selected(v, &p->threads[s->thread]))
 		return false;
@@ -112,6 +122,123 @@ uint64_t view_count_unknown(const struct view *v, const struct profile *p)
 			n += s->weight;
 	}
 	return n;
+}
+
+int view_set_time(struct view *v, const struct profile *p, enum view_time t, char *err,
+		  size_t errlen)
+{
+	v->time = t;
+	v->sample_ns = 0;
+	if (t == VIEW_ON_CPU)
+		return 0;
+	if (t == VIEW_WAKERS) {
+		if (p->waker_event == UINT32_MAX && !profile_meta_u64(p, "wakers"))
+			return errbuf_set(err, errlen,
+					  "--wakers needs the wakers of off-CPU intervals, and this "
+					  "profile has none: record it with sonde record --off-cpu "
+					  "--wakers");
+		return 0;
+	}
+	if (p->offcpu_event == UINT32_MAX && !profile_meta_u64(p, "off_cpu")) {
+		errbuf_set(err, errlen,
+			   "%s needs off-CPU intervals, and this profile has none: record it with "
+			   "sonde record --off-cpu",
+			   t == VIEW_WALL ? "--wall" : "--off-cpu");
+		return -1;
+	}
+	if (t != VIEW_WALL)
+		return 0;
+	uint64_t hz = profile_meta_u64(p, "frequency_hz");
+	if (!hz) {
+		errbuf_set(err, errlen,
+			   "--wall needs samples taken at a frequency (record -F, the default), "
+			   "not every Nth event: their time is unknown");
+		return -1;
+	}
+	v->sample_ns = 1000000000ull / hz;
+	return 0;
+}
+
+bool view_counts_time(const struct view *v)
+{
+	return v && v->time != VIEW_ON_CPU;
+}
+
+uint64_t view_weight(const struct view *v, const struct profile *p, const struct sample *s)
+{
+	if (v && v->time == VIEW_WALL && !profile_sample_is_offcpu(p, s))
+		return s->weight > UINT64_MAX / (v->sample_ns ? v->sample_ns : 1)
+			       ? UINT64_MAX
+			       : s->weight * v->sample_ns;
+	return s->weight;
+}
+
+uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct sample *s)
+{
+	if (!v || v->time != VIEW_WALL || profile_sample_is_offcpu(p, s))
+		return 0;
+	return view_state_frame(p, SONDE_OFF_NONE, -1);
+}
+
+uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall)
+{
+	static const char *const names[] = {
+		[SONDE_OFF_NONE] = "running",
+		[SONDE_OFF_RUNNABLE] = "runnable",
+		[SONDE_OFF_SLEEPING] = "sleeping",
+		[SONDE_OFF_UNINTERRUPTIBLE] = "uninterruptible",
+		[SONDE_OFF_DISK] = "disk",
+		[SONDE_OFF_STOPPED] = "stopped",
+	};
+	const char *state = off_state < sizeof(names) / sizeof(names[0]) ? names[off_state] : "off-cpu";
+	const char *sc = syscall >= 0 ? syscalls_name(syscall) : NULL;
+	char name[96];
+	/* Waiting for a CPU says nothing about the call it was in. */
+	if (syscall < 0 || off_state == SONDE_OFF_NONE || off_state == SONDE_OFF_RUNNABLE)
+		snprintf(name, sizeof(name), "[%s]", state);
+	else if (sc)
+		snprintf(name, sizeof(name), "[%s: %s]", state, sc);
+	else
+		snprintf(name, sizeof(name), "[%s: syscall %ld]", state, syscall);
+	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
+}
+
+int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
+			 size_t errlen)
+{
+	struct view v = {.show_overhead = true};
+	if (t != VIEW_ON_CPU && view_set_time(&v, p, t, err, errlen))
+		return -1;
+	v.time = t;
+	if (!div)
+		div = 1;
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct sample s = p->samples[i];
+		bool off = profile_sample_is_offcpu(p, &s);
+		if (off ? t == VIEW_ON_CPU : t == VIEW_OFF_CPU)
+			continue;
+		if (profile_sample_is_waker(p, &s) != (t == VIEW_WAKERS))
+			continue;
+		uint64_t w = (view_weight(&v, p, &s) + div / 2) / div;
+		uint32_t leaf = view_leaf_frame(&v, p, &s);
+		if (leaf)
+			s.stack = profile_stack_child(p, s.stack, leaf);
+		s.weight = div > 1 && !w ? 1 : w;
+		p->samples[kept++] = s; /* span links stay where they are */
+	}
+	p->nsamples = kept;
+	/* What is left is plain weights now: no view tells its samples apart. */
+	p->offcpu_event = UINT32_MAX;
+	p->waker_event = UINT32_MAX;
+	return 0;
+}
+
+uint32_t view_waker_frame(struct profile *p, const char *woken_comm)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "[wakes: %s]", woken_comm);
+	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
 }
 
 uint64_t *view_durations(const uint64_t *counts, size_t *n)

@@ -10,6 +10,11 @@
  *   - sonde's own cost: a sample whose leaf is the "[sonde]" frame
  *     (FRAME_OVERHEAD) is left out unless show_overhead;
  *   - `exclude` (optional) does not return true for it;
+ *   - time (view_time): VIEW_ON_CPU (the default) takes on-CPU samples
+ *     only, never an off-CPU interval (record --off-cpu), so on-CPU views
+ *     of a recording are the same with or without --off-cpu;
+ *     VIEW_OFF_CPU takes off-CPU intervals only; VIEW_WALL takes both;
+ *     VIEW_WAKERS takes wakers only (no other view takes them);
  *   - the span condition on traced function `probe` (span_class):
  *       SPAN_ANY   none;
  *       SPAN_IN    taken inside a call of the probe;
@@ -61,8 +66,24 @@ enum span_class {
 	SPAN_NOT_BAND, /* inside a call of the probe outside that band */
 };
 
-/* Which samples a view takes. Zero-initialised = every sample but sonde's
- * own cost. */
+/* What time a view counts. Off-CPU and wall views count nanoseconds
+ * (view_weight): an off-CPU interval its time away, an on-CPU sample (wall)
+ * its sampling interval, sample_ns; and every stack ends in a FRAME_STATE
+ * frame saying where the time went: "[running]" on the CPU (view_leaf_frame
+ * adds it), or why the thread was away, as the collector recorded it
+ * (view_state_frame): "[runnable]" (preempted: waiting for a CPU),
+ * "[sleeping: read]", "[uninterruptible: fsync]", "[disk: read]" (in I/O
+ * wait), "[stopped]"; the system call it was in after the colon, when in
+ * one. */
+enum view_time {
+	VIEW_ON_CPU = 0, /* on-CPU samples, each its weight (1, or an event period) */
+	VIEW_OFF_CPU,    /* off-CPU intervals */
+	VIEW_WALL,       /* both, in ns: where the wall-clock time went */
+	VIEW_WAKERS,     /* wakers (record --wakers): who woke the waits, in ns */
+};
+
+/* Which samples a view takes. Zero-initialised = every on-CPU sample but
+ * sonde's own cost. */
 struct view {
 	bool has_range;
 	uint64_t start_ns, end_ns; /* inclusive, CLOCK_MONOTONIC */
@@ -77,7 +98,42 @@ struct view {
 	/* Samples for which this returns true are left out (e.g. idle samples,
 	 * as FlameScope leaves them out of range views). */
 	bool (*exclude)(const struct profile *p, const struct sample *s);
+	enum view_time time;
+	uint64_t sample_ns;        /* VIEW_WALL: what an on-CPU sample stands for
+				    * (view_set_time sets it) */
 };
+
+/* Sets a view's time. VIEW_WALL needs the profile's samples to be taken
+ * by time (a frequency): otherwise returns -1 with one line in err. */
+int view_set_time(struct view *v, const struct profile *p, enum view_time t, char *err,
+		  size_t errlen);
+
+/* What a sample taken by a view counts for (its weight, in ns for off-CPU
+ * and wall views). */
+uint64_t view_weight(const struct view *v, const struct profile *p, const struct sample *s);
+
+/* The frame a view puts on top of a sample's stack ("[running]" for an
+ * on-CPU sample in a wall view), or 0 for none. */
+uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct sample *s);
+
+/* The FRAME_STATE frame of an off-CPU interval: why the thread was away
+ * (enum sonde_off_state) and the system call it was in (-1: none). */
+uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall);
+
+/* Turns a profile into what a view of time t counts, for writers that know
+ * no views (conversions): samples the time leaves out are removed; each
+ * one kept weighs view_weight / div (rounded; at least 1) and carries its
+ * view_leaf_frame on top; afterwards every view takes every sample left,
+ * as on-CPU samples. Returns 0, or -1 with err (view_set_time's). */
+int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
+			 size_t errlen);
+
+/* The FRAME_STATE frame on top of a waker's stack: "[wakes: COMM]". */
+uint32_t view_waker_frame(struct profile *p, const char *woken_comm);
+
+/* The unit of a view's weights: "samples" (on-CPU; or the event's unit)
+ * or "ns". Folded output of off-CPU and wall views counts microseconds. */
+bool view_counts_time(const struct view *v);
 
 enum view_decision {
 	VIEW_SKIP = 0, /* not in the view */

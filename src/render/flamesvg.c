@@ -164,6 +164,7 @@ static const struct hue_family FAMILY_KERNEL = {28, 40};  /* orange */
 static const struct hue_family FAMILY_CXX = {50, 60};     /* yellow */
 static const struct hue_family FAMILY_JIT = {95, 130};    /* green */
 static const struct hue_family FAMILY_INLINED = {175, 190}; /* aqua */
+static const struct hue_family FAMILY_BLOCKED = {205, 240}; /* blues: off the CPU */
 
 static struct hue_family family_of(const struct frame *f)
 {
@@ -173,6 +174,8 @@ static struct hue_family family_of(const struct frame *f)
 	case FRAME_KERNEL: return FAMILY_KERNEL;
 	case FRAME_JIT: return FAMILY_JIT;
 	case FRAME_INLINED: return FAMILY_INLINED;
+	case FRAME_STATE:
+		return strcmp(f->name, "[running]") == 0 ? FAMILY_USER : FAMILY_BLOCKED;
 	case FRAME_USER:
 		return strstr(f->name, "::") ? FAMILY_CXX : FAMILY_USER;
 	case FRAME_PROCESS:
@@ -214,14 +217,19 @@ static double hash_unit(uint64_t h, int which)
 /* The shade within the family comes from the function's name alone, so the
  * same function looks the same in every graph; lightness stays high enough
  * for black labels. */
-static void palette_color(const struct frame *f, unsigned char rgb[3])
+static void palette_color_in(const struct frame *f, bool blocked, unsigned char rgb[3])
 {
-	struct hue_family fam = family_of(f);
+	struct hue_family fam = blocked ? FAMILY_BLOCKED : family_of(f);
 	uint64_t h = hash_str(f ? f->name : "all", COLOR_SEED);
 	double hue = fam.hue_lo + (fam.hue_hi - fam.hue_lo) * hash_unit(h, 0);
 	double sat = 0.70 + 0.20 * hash_unit(h, 1);
 	double light = 0.55 + 0.10 * hash_unit(h, 2);
 	hsl_to_rgb(hue, sat, light, rgb);
+}
+
+static void palette_color(const struct frame *f, unsigned char rgb[3])
+{
+	palette_color_in(f, false, rgb);
 }
 
 void flamesvg_color(const char *name, enum frame_kind kind, unsigned char rgb[3])
@@ -230,12 +238,13 @@ void flamesvg_color(const char *name, enum frame_kind kind, unsigned char rgb[3]
 	palette_color(name ? &f : NULL, rgb);
 }
 
+
 static void node_color(const struct svg_writer *w, const struct flame_node *n,
 		       unsigned char rgb[3])
 {
 	if (w->opt.color && w->opt.color(n, w->opt.color_arg, rgb))
 		return;
-	palette_color(frames_get(w->tree->frames, n->frame), rgb);
+	palette_color_in(frames_get(w->tree->frames, n->frame), w->opt.all_blocked, rgb);
 }
 
 /* ---- the document ----------------------------------------------------- */

@@ -40,6 +40,11 @@ struct flamesvg_options {
 	double minwidth;        /* frames narrower than this many px are omitted, default 0.1 */
 	bool icicle;            /* root at the top, growing down */
 	const char *count_name; /* unit in details, default "samples" */
+	/* Off-CPU colours (the convention of off-CPU flame graphs): blues for
+	 * blocked time. all_blocked: every frame (an --off-cpu graph);
+	 * otherwise only the state frames of time off the CPU ("[sleeping:
+	 * read]"...; "[running]" keeps its colour). */
+	bool all_blocked;
 	/* Optional colour override for differential graphs: return true and fill
 	 * rgb to colour node n yourself; false (or NULL) = normal palette. */
 	bool (*color)(const struct flame_node *n, void *arg, unsigned char rgb[3]);

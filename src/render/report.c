@@ -8,6 +8,7 @@
 #include "json.h"
 #include "latency.h"
 #include "printable.h"
+#include "sonde_abi.h"
 #include "util.h"
 
 struct function_stat {
@@ -76,6 +77,8 @@ static void summarize(struct profile *p, const struct view *f, bool lines,
 		      struct summary *s)
 {
 	memset(s, 0, sizeof(*s));
+	if (f && f->time == VIEW_WALL)
+		view_state_frame(p, SONDE_OFF_NONE, -1); /* "[running]" has a row */
 	size_t *fidx = function_index(p, s, lines);
 	size_t nframes = frames_count(p->frames);
 	uint64_t *per_thread = xcalloc(p->nthreads + 1, sizeof(*per_thread));
@@ -85,26 +88,30 @@ static void summarize(struct profile *p, const struct view *f, bool lines,
 		const struct sample *smp = &p->samples[i];
 		if (!view_takes(f, p, smp))
 			continue;
-		s->samples += smp->weight;
-		per_thread[smp->thread] += smp->weight;
+		uint64_t w = view_weight(f, p, smp);
+		s->samples += w;
+		per_thread[smp->thread] += w;
 		size_t depth = profile_stack_frames(p, smp->stack, stack, cap);
-		if (depth > cap) {
-			cap = depth;
+		if (depth + 1 > cap) {
+			cap = depth + 1;
 			stack = xrealloc(stack, cap * sizeof(*stack));
 			profile_stack_frames(p, smp->stack, stack, cap);
 		}
+		uint32_t leaf = view_leaf_frame(f, p, smp);
+		if (leaf)
+			stack[depth++] = leaf;
 		if (depth && frame_is_broken_stack(p, stack[0]))
-			s->broken += smp->weight;
+			s->broken += w;
 		for (size_t d = 0; d < depth; d++) {
 			if (stack[d] > nframes)
 				continue;
 			struct function_stat *fs = &s->funcs[fidx[stack[d]]];
 			if (fs->last_sample != i + 1) {
-				fs->total += smp->weight;
+				fs->total += w;
 				fs->last_sample = i + 1;
 			}
 			if (d == depth - 1)
-				fs->self += smp->weight;
+				fs->self += w;
 		}
 	}
 	free(stack);
@@ -549,7 +556,16 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	fprintf(out, "  duration:  %.2f s\n", profile_meta_double(p, "duration_s"));
 	if (o->view)
 		fprintf(out, "  view:      %s\n", printable(&keep, o->view));
-	fprintf(out, "  samples:   %" PRIu64 "\n", s.samples);
+	if (o->filter.time == VIEW_OFF_CPU)
+		fprintf(out, "  counts:    nanoseconds off the CPU (--off-cpu: off-CPU intervals only)\n");
+	else if (o->filter.time == VIEW_WAKERS)
+		fprintf(out, "  counts:    nanoseconds of the waits each waker ended (--wakers)\n");
+	else if (o->filter.time == VIEW_WALL)
+		fprintf(out, "  counts:    nanoseconds of wall-clock time (--wall: an on-CPU sample "
+			     "counts %" PRIu64 " ns, \"[running]\"; off-CPU intervals their time)\n",
+			o->filter.sample_ns);
+	fprintf(out, "  %s   %" PRIu64 "\n", view_counts_time(&o->filter) ? "time ns:" : "samples:",
+		s.samples);
 	fprintf(out, "  lost:      %" PRIu64 "%s\n", profile_meta_u64(p, "lost_samples"),
 		profile_meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
 					    : "");
@@ -618,6 +634,7 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 	}
 	if (s.nfuncs) /* an empty profile has no array at all */
 		qsort(s.funcs, s.nfuncs, sizeof(*s.funcs), by_total);
+	fprintf(out, "  \"unit\": \"%s\",\n", view_counts_time(&o->filter) ? "ns" : "samples");
 	if (o->view) {
 		fprintf(out, "  \"view\": ");
 		json_write_string(out, o->view);

@@ -431,6 +431,19 @@ static int parse_sample(const struct command_info *ci, const struct words *w, st
 		c->kind = CMD_SAMPLE_OFF;
 		return 0;
 	}
+	if (strcmp(a, "off-cpu") == 0) {
+		if (w->n == 2) {
+			c->kind = CMD_SAMPLE_OFFCPU;
+			return 0;
+		}
+		if (w->n == 3 && strcmp(w->w[2], "off") == 0) {
+			c->kind = CMD_SAMPLE_OFFCPU_OFF;
+			return 0;
+		}
+		return errbuf_set(err, errlen,
+				  "sample off-cpu takes nothing or off: sample off-cpu or sample "
+				  "off-cpu off");
+	}
 	if (strcmp(a, "event") == 0) {
 		if (w->n < 3)
 			return errbuf_set(err, errlen,
@@ -744,15 +757,20 @@ static const struct command_info commands[] = {
 	 "stay in the data. It answers at once: the kernel removes the uprobes in the\n"
 	 "background, and their places are free for new probes.\n"
 	 "e.g.  untrace handle_request"},
-	{"sample", CMD_SAMPLE_HZ, parse_sample, NULL, "sample HZ | off | event EVENT",
-	 "rate per CPU, stop, or the event to sample",
-	 "a rate in Hz, off, or event EVENT", "sample 999, sample off or sample event page-faults",
+	{"sample", CMD_SAMPLE_HZ, parse_sample, NULL,
+	 "sample HZ|off|event E|off-cpu",
+	 "rate, stop, event, off-CPU time",
+	 "a rate in Hz, off, event EVENT or off-cpu",
+	 "sample 999, sample off, sample event page-faults or sample off-cpu",
 	 "sample HZ: take HZ samples per second per CPU (1 to 100000) on the current\n"
 	 "  event (cpu-clock unless changed).\n"
 	 "sample off: stop sampling; tracing goes on.\n"
 	 "sample event EVENT: sample on EVENT: cpu-clock, task-clock, page-faults,\n"
 	 "  minor-faults, major-faults, context-switches, cpu-migrations, or a\n"
 	 "  tracepoint category:name (sched:sched_switch).\n"
+	 "sample off-cpu: also record where threads wait (record --off-cpu): an\n"
+	 "  off-CPU interval each time a target thread is switched out and back in;\n"
+	 "  sample off-cpu off stops it.\n"
 	 "e.g.  sample 999\n"
 	 "      sample event sched:sched_switch"},
 	{"sample-in", CMD_SAMPLE_IN, parse_sample_in, NULL, "sample-in FUNC | off",
@@ -1062,6 +1080,12 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_SAMPLE_SLOW_OFF:
 		text_puts(&t, " off");
 		break;
+	case CMD_SAMPLE_OFFCPU:
+		text_puts(&t, " off-cpu");
+		break;
+	case CMD_SAMPLE_OFFCPU_OFF:
+		text_puts(&t, " off-cpu off");
+		break;
 	case CMD_SAMPLE_EVENT:
 		text_puts(&t, " event");
 		text_word(&t, c->arg, false);
@@ -1170,6 +1194,8 @@ const char *command_name(enum command_kind kind)
 	case CMD_SAMPLE_HZ:
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
+	case CMD_SAMPLE_OFFCPU:
+	case CMD_SAMPLE_OFFCPU_OFF:
 		return "sample";
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:

@@ -18,6 +18,7 @@
  *   trace FUNC               untrace FUNC
  *   sample HZ                HZ 1..COMMAND_HZ_MAX samples per second per CPU
  *   sample off               sample event EVENT
+ *   sample off-cpu           sample off-cpu off
  *   sample-in FUNC           sample-in off
  *   sample-slow FUNC DUR     sample-slow off          DUR: duration_parse (with a unit)
  *   in FUNC                  all
@@ -69,6 +70,8 @@ enum command_kind {
 	CMD_SAMPLE_HZ,
 	CMD_SAMPLE_OFF,
 	CMD_SAMPLE_EVENT,
+	CMD_SAMPLE_OFFCPU,     /* sample off-cpu: record off-CPU intervals too */
+	CMD_SAMPLE_OFFCPU_OFF, /* sample off-cpu off */
 	CMD_SAMPLE_IN,
 	CMD_SAMPLE_IN_OFF,
 	CMD_SAMPLE_WHEN,     /* arg: a line probe (FILE:LINE) */

@@ -261,7 +261,10 @@ static uint32_t rooted_stack(struct live *l, const struct sample *s)
 static void take_sample(struct live *l, const struct sample *s)
 {
 	uint32_t stack = l->by_process ? rooted_stack(l, s) : s->stack;
-	window_add(l->samples, s->time_ns, stack, s->weight);
+	uint32_t leaf = view_leaf_frame(&l->view, l->p, s); /* "[running]" (--wall) */
+	if (leaf)
+		stack = profile_stack_child(l->p, stack, leaf);
+	window_add(l->samples, s->time_ns, stack, view_weight(&l->view, l->p, s));
 }
 
 static void pending_push(struct live *l, uint32_t idx)
@@ -438,10 +441,14 @@ static void take_samples(struct live *l, uint64_t now)
 {
 	for (; l->cursor < l->p->nsamples; l->cursor++) {
 		const struct sample *s = &l->p->samples[l->cursor];
-		l->nsamples++;
-		uint64_t sec = s->time_ns / 1000000000ull;
-		rate_add(&l->sample_rate, sec, 1);
-		second_add(l, sec, s->weight);
+		/* Off-CPU intervals (sample off-cpu) weigh nanoseconds: the live
+		 * views, rates and totals are of on-CPU samples. */
+		if (!profile_sample_is_offcpu(l->p, s)) {
+			l->nsamples++;
+			uint64_t sec = s->time_ns / 1000000000ull;
+			rate_add(&l->sample_rate, sec, 1);
+			second_add(l, sec, s->weight);
+		}
 		uint32_t leaf = 0;
 		for (uint32_t i = 0; i < s->nlinks; i++) {
 			if (!leaf)
@@ -633,6 +640,17 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view.threshold_ns = UINT64_MAX;
 	l->view.comm = l->filter_comm;
 	l->view.show_overhead = o->show_overhead;
+	const struct session_options *sopt = session_options(s);
+	l->view.time = o->time;
+	if (o->time == VIEW_WALL) {
+		if (!sopt->freq || sopt->period) {
+			snprintf(err, errlen, "--wall needs samples taken at a frequency (-F), "
+					      "not every Nth event: their time is unknown");
+			free(l);
+			return NULL;
+		}
+		l->view.sample_ns = 1000000000ull / sopt->freq;
+	}
 	l->calls_fed = xcalloc(SESSION_MAX_PROBES, sizeof(*l->calls_fed));
 	const struct session_options *so = session_options(s);
 	l->by_process = so->system_wide || so->npids > 1;
@@ -1089,6 +1107,8 @@ static bool changes_gathering(enum command_kind k)
 	case CMD_SAMPLE_HZ:
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
+	case CMD_SAMPLE_OFFCPU:
+	case CMD_SAMPLE_OFFCPU_OFF:
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 	case CMD_SAMPLE_WHEN:
@@ -1127,6 +1147,14 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
 		return do_sampling(l, c, out);
+	case CMD_SAMPLE_OFFCPU:
+	case CMD_SAMPLE_OFFCPU_OFF:
+		if (session_set_offcpu(l->s, c->kind == CMD_SAMPLE_OFFCPU, err, sizeof(err)))
+			return fail(out, "%s", err);
+		fprintf(out, c->kind == CMD_SAMPLE_OFFCPU
+				     ? "recording off-CPU intervals too (where threads wait)\n"
+				     : "off-CPU intervals off\n");
+		return 0;
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 		if (session_set_sample_in(l->s, c->kind == CMD_SAMPLE_IN ? c->arg : NULL, err,
@@ -1321,7 +1349,8 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			 (unsigned long long)ws.dropped);
 	st->held_s = held_seconds(l);
 	st->window_weight = 0;
-	if (!l->o.ewma) {
+	st->time = l->view.time;
+	if (!l->o.ewma && l->view.time == VIEW_ON_CPU) {
 		uint64_t w = (uint64_t)l->o.window_s;
 		for (uint64_t s = sec + 1 - (w < sec + 1 ? w : sec + 1); s <= sec; s++)
 			if (l->sec_id[s % l->nsec] == s)
@@ -1605,7 +1634,7 @@ struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo
 		size_t n = profile_stack_frames(l->p, stack, frames, sizeof(frames) / sizeof(*frames));
 		if (n > sizeof(frames) / sizeof(*frames))
 			n = sizeof(frames) / sizeof(*frames);
-		flame_add(din == VIEW_TAKE ? b->in : b->out, frames, n, s->weight);
+		flame_add(din == VIEW_TAKE ? b->in : b->out, frames, n, view_weight(&in, l->p, s));
 	}
 	/* Calls in and outside the band, at the histogram's resolution: a
 	 * bucket counts as in when its middle is. */

@@ -57,6 +57,7 @@ struct live_options {
 	double keep_s;      /* raw data held and the ring's capacity; default 60 */
 	size_t max_spans;   /* raw calls held at most; default 200,000 */
 	bool show_overhead; /* keep samples of sonde's own machinery ("[sonde]") */
+	enum view_time time; /* on-CPU (default), off-CPU or wall-clock views (view.h) */
 };
 
 void live_options_init(struct live_options *o);

@@ -76,6 +76,10 @@ static void print_header(FILE *out, const struct live_view *v)
 	fprintf(out, "sampling: %s\n", printable(&keep, st->sampling));
 	if (v->fractional)
 		fprintf(out, "window:   %s (decayed weights: shares and rates only)\n", st->window);
+	else if (st->time != VIEW_ON_CPU)
+		fprintf(out, "window:   %s, %s of %s time in view\n", st->window,
+			duration_format((uint64_t)v->total, mem, sizeof(mem)),
+			st->time == VIEW_OFF_CPU ? "off-CPU" : "wall-clock");
 	else if (st->window_weight > 0)
 		fprintf(out, "window:   %s, %.0f of %.0f samples in view (%.1f%%)\n", st->window,
 			v->total, st->window_weight, 100.0 * v->total / st->window_weight);

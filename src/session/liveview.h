@@ -21,6 +21,7 @@
 
 #include "flame.h"
 #include "latency.h"
+#include "view.h"
 
 #define LIVE_SLOW_KEEP 8 /* latest slow calls kept per probe */
 
@@ -86,6 +87,7 @@ struct live_status {
 	char window[48];      /* "last 10s" or "EWMA half-life 10s" */
 	char view[192];        /* "all", "in handle_request", "slow handle_request > p95 (1.20ms)" */
 	char filter[64];      /* "none", "tid 1234", "comm worker" */
+	enum view_time time;  /* what the view counts: samples, or ns (off-CPU, wall) */
 	double elapsed_s;     /* since the session started */
 	double samples_per_s; /* samples received per second, last 5 s */
 	double calls_per_s;   /* traced calls received per second, last 5 s */

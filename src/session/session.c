@@ -86,6 +86,7 @@ struct session {
 	struct hashmap point_calls_before, point_hit_before;
 	struct calibration_result calib; /* sonde's unseen own costs */
 	double calib_ms;                 /* how long calibrating took */
+	char calib_warning[512];         /* a failed calibration, said once probes are attached */
 	/* The event loop and how a run ends in it. */
 	struct loop *loop;
 	int wake_timer, end_timer;
@@ -136,6 +137,7 @@ void session_options_init(struct session_options *o)
 	o->freq = 99;
 	o->ringbuf_mb = 16;
 	o->unwind = SONDE_UNWIND_AUTO;
+	o->min_block_ns = SESSION_MIN_BLOCK_NS;
 }
 
 static const char *const unwind_names[] = {
@@ -935,6 +937,16 @@ static int setup_sampling_decisions(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
+{
+	if (engine_set_offcpu(s->eng, on, s->o->min_block_ns, err, errlen))
+		return -1;
+	if (on)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	s->o->off_cpu = on || s->o->off_cpu; /* the recording holds intervals */
+	return 0;
+}
+
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {
@@ -978,10 +990,13 @@ static void calibrate_session(struct session *s)
 		return;
 	char err[256];
 	uint64_t t0 = monotonic_ns();
+	/* Said once the probes are attached: a command that fails on a bad
+	 * probe says only why. */
 	if (calibrate_run(s->eng, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
-		notef(o, "warning: cannot calibrate sonde's own cost (%s): call durations are "
+		snprintf(s->calib_warning, sizeof(s->calib_warning),
+			 "warning: cannot calibrate sonde's own cost (%s): call durations are "
 			 "corrected only by what its BPF programs timed",
-		      err);
+			 err);
 	s->calib_ms = (double)(monotonic_ns() - t0) / 1e6;
 	if (o->verbose) {
 		char line[1024];
@@ -1184,6 +1199,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->syms = symbols_new();
 	s->col = collector_new(s->prof, s->syms);
 	collector_set_event(s->col, 0, eo.event.name, 1);
+	if (o->off_cpu)
+		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
+	if (o->wakers)
+		collector_set_event(s->col, ENGINE_EVENT_WAKER, PROFILE_EVENT_WAKER, 1);
 	s->executable = target_executable(o);
 	s->exe_alias = target_exe_alias(o);
 	eo.freq = o->period ? 0 : o->freq;
@@ -1194,6 +1213,9 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
 	eo.unwind = o->unwind;
+	eo.off_cpu = o->off_cpu || o->wakers;
+	eo.wakers = o->wakers;
+	eo.offcpu_min_ns = o->min_block_ns;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
@@ -1241,6 +1263,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (interrupted(s, err, errlen) || setup_sampling_decisions(s, err, errlen))
 		goto fail;
+	if (s->calib_warning[0])
+		notef(o, "%s", s->calib_warning);
 	if (engine_start(s->eng, err, errlen))
 		goto fail;
 	s->start_mono = now_s(CLOCK_MONOTONIC);
@@ -1344,6 +1368,10 @@ static void add_metadata(struct session *s, double end_mono)
 	for (int k = 0; k < SONDE_CNT_NUM; k++)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
 	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
+	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
+	if (engine_offcpu_on(s->eng) || o->off_cpu)
+		set_meta_u64(p, "min_block_ns", o->min_block_ns);
+	set_meta_u64(p, "wakers", o->wakers);
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
 	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
@@ -1594,7 +1622,7 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	collector_get_stats(s->col, &cs);
 	char shown[1024]; /* `what` names the output file */
 	fprintf(out, "sonde: %s %llu samples", printable_copy(shown, sizeof(shown), what),
-		(unsigned long long)cs.samples);
+		(unsigned long long)(cs.samples - cs.offcpu_intervals - cs.wakers));
 	if (s->prof->nprobes) {
 		uint64_t calls = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)
@@ -1625,6 +1653,15 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
 		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
+	if (s->o->off_cpu || drops_sum(&es, DROPS_OFFCPU, false)) {
+		char wakers[64] = "";
+		if (s->o->wakers)
+			snprintf(wakers, sizeof(wakers), " (%llu with their waker)",
+				 (unsigned long long)cs.wakers);
+		fprintf(out, "; off-CPU intervals: %llu kept%s, %s",
+			(unsigned long long)cs.offcpu_intervals, wakers,
+			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
+	}
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),

@@ -64,6 +64,9 @@ struct session_options {
 	const char *sample_in;   /* --sample-in FUNC */
 	const char *sample_slow; /* --sample-slow FUNC:DURATION */
 	const char *sample_when; /* --sample-when FILE:LINE */
+	bool off_cpu;        /* record off-CPU intervals (--off-cpu; engine_set_offcpu) */
+	uint64_t min_block_ns; /* --min-block: shorter intervals are counted only */
+	bool wakers;         /* --wakers: who woke each wait, too (implies off_cpu) */
 	bool live;           /* probes may be added later (calibrate for them) */
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
@@ -73,6 +76,10 @@ struct session_options {
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
 };
+
+/* --min-block's default: the cost of an interval (two stack walks'
+ * worth of record) stays small against the time it stands for. */
+#define SESSION_MIN_BLOCK_NS 5000u
 
 void session_options_init(struct session_options *o);
 
@@ -218,6 +225,10 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
  * events when period > 0); event NULL turns sampling off. */
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen);
+
+/* Off-CPU intervals on or off (engine_set_offcpu; --min-block as given).
+ * Returns 0, or -1 with one line in err (nothing changed). */
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen);
 
 /* The in-kernel sampling decisions: sample only inside calls of func / only
  * inside its calls that have already run longer than ns. func NULL = off.

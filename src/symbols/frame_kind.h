@@ -13,6 +13,10 @@ enum frame_kind {
 	FRAME_OVERHEAD = 6, /* "[sonde]": the sample interrupted sonde's own probe
 			     * machinery (uprobe trap, BPF handler, uretprobe
 			     * trampoline); left out of views by default */
+	FRAME_STATE = 7,    /* where a thread's time went at the leaf: "[running]",
+			     * or why it was off the CPU ("[sleeping: read]",
+			     * "[runnable]", "[disk: fsync]"): record --off-cpu,
+			     * and the --wall views (model/view.h) */
 };
 
 #endif

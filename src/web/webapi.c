@@ -8,6 +8,7 @@
 
 #include "flamechart.h"
 #include "flamedelta.h"
+#include "heatmap.h"
 #include "json.h"
 #include "liveview.h"
 #include "util.h"
@@ -173,6 +174,84 @@ static void route_band(void *arg, struct http_request *rq)
 	fclose(f);
 	flamedelta_free(d);
 	live_band_free(b);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
+/* The subsecond heat map of every sample held (render/heatmap.h: the
+ * binning `sonde heatmap` draws), whatever the view. */
+static void route_heatmap(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	int rows = HEATMAP_DEFAULT_ROWS;
+	const char *rv = http_request_arg(rq, "rows");
+	if (rv && *rv) {
+		char *end;
+		long n = strtol(rv, &end, 10);
+		if (*end || n < 1 || n > 1000) {
+			http_reply_error(rq, 400, "rows must be a whole number from 1 to 1000");
+			return;
+		}
+		rows = (int)n;
+	}
+	struct heatmap h;
+	if (heatmap_build(liverun_profile(a->r), NULL, rows, &h)) {
+		http_reply_error(rq, 500, "cannot lay out the samples' time axis: %s", strerror(errno));
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fprintf(f,
+		"{\"ok\":true,\"data\":{\"rows\":%d,\"cols\":%d,\"start_ns\":%llu,\"total\":%llu,"
+		"\"max\":%llu,\"idle_dropped\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,\"cells\":[",
+		h.rows, h.cols, (unsigned long long)h.start_s * 1000000000ull,
+		(unsigned long long)h.total, (unsigned long long)h.max,
+		(unsigned long long)h.idle_dropped, (unsigned long long)h.first_ns,
+		(unsigned long long)h.last_ns);
+	for (int c = 0; c < h.cols; c++) {
+		fputs(c ? ",[" : "[", f);
+		for (int r = 0; r < h.rows; r++)
+			fprintf(f, "%s%llu", r ? "," : "", (unsigned long long)heatmap_cell(&h, c, r));
+		fputc(']', f);
+	}
+	fputs("]}}\n", f);
+	fclose(f);
+	heatmap_free(&h);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
+/* The flame graph of the samples in a time range, as `sonde flame --range`
+ * takes them (both ends included, idle samples left out as the heat map
+ * leaves them out). */
+static void route_range(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	uint64_t from, to;
+	if (!arg_ns(rq, "from_ns", &from) || !arg_ns(rq, "to_ns", &to)) {
+		http_reply_error(rq, 400,
+				 "from_ns and to_ns must be whole nanoseconds: /api/range?from_ns=N&to_ns=N");
+		return;
+	}
+	if (from > to) {
+		http_reply_error(rq, 400, "empty range: from_ns is after to_ns");
+		return;
+	}
+	struct view v = {.has_range = true, .start_ns = from, .end_ns = to,
+			 .exclude = heatmap_sample_idle};
+	struct flame_tree *t = profile_flame(liverun_profile(a->r), &v, FLAME_ROOT_COMM);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fprintf(f, "{\"ok\":true,\"data\":{\"from_ns\":%llu,\"to_ns\":%llu,\"flame\":",
+		(unsigned long long)from, (unsigned long long)to);
+	struct flamedelta *d = flamedelta_new();
+	flamedelta_write(d, t, false, f);
+	fputs("}}\n", f);
+	fclose(f);
+	flamedelta_free(d);
+	flame_free(t);
 	http_reply(rq, 200, "application/json", buf, len);
 	free(buf);
 }
@@ -448,6 +527,8 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "GET", "/api/band", route_band, a);
 	http_server_route(s, "GET", "/api/sandwich", route_sandwich, a);
 	http_server_route(s, "GET", "/api/flamechart", route_flamechart, a);
+	http_server_route(s, "GET", "/api/heatmap", route_heatmap, a);
+	http_server_route(s, "GET", "/api/range", route_range, a);
 	return a;
 }
 

@@ -22,6 +22,13 @@
  *                      the flame chart of one call held (a slow call's
  *                      span_id): its samples in time order as boxes, laid
  *                      out as flamechart.h draws its SVG
+ *   GET  /api/heatmap[?rows=N]
+ *                      the subsecond heat map of every sample held, binned
+ *                      by heatmap.h (as `sonde heatmap`): counts per cell
+ *   GET  /api/range?from_ns=A&to_ns=B
+ *                      the flame tree of the samples held from A to B ns
+ *                      (both included, idle ones left out: a heat map
+ *                      selection, as `sonde flame --range`)
  *   GET  /api/events   Server-Sent Events, every interval: `status` (as
  *                      /api/status's data), `flame` (changes since the last
  *                      one this client got, flamedelta.h), `hot` (hottest

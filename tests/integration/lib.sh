@@ -166,14 +166,14 @@ cpu_in_recording() {
 		}' "$1"
 }
 
-# wait_sampling PID: waits until the sonde process PID samples (a perf event
+# wait_sampling PID [ERR]: waits until the sonde process PID samples (a perf event
 # open on every online CPU: what sonde record opens just before its start_ns).
 wait_sampling() {
 	local cpus i
 	cpus=$(getconf _NPROCESSORS_ONLN)
 	for ((i = 0; i < 6000; i++)); do
 		[ "$(find "/proc/$1/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)" -ge "$cpus" ] && return 0
-		kill -0 "$1" 2>/dev/null || fail "sonde (PID $1) ended before it sampled"
+		kill -0 "$1" 2>/dev/null || { [ -z "${2:-}" ] || cat "$2" >&2; fail "sonde (PID $1) ended before it sampled"; }
 		sleep 0.01
 	done
 	fail "sonde (PID $1) was not sampling after 60 s"
@@ -191,7 +191,7 @@ assert_samples_match_cpu() {
 		"$(awk -v c="$3" -v f="$4" 'BEGIN { e = c * f; print e * 0.05 + 3 * sqrt(e) + 3 }')"
 }
 
-# go_when_sampling OUT TARGET_PID SONDE_PID: lets a target started with its
+# go_when_sampling OUT TARGET_PID SONDE_PID [ERR]: lets a target started with its
 # "wait" argument (cpusplit, threads) begin once it is ready (says so in OUT)
 # and sonde samples, so no sleep decides what the recording holds.
 go_when_sampling() {
@@ -201,7 +201,7 @@ go_when_sampling() {
 		sleep 0.01
 	done
 	grep -q ' ready' "$1" || fail "target $2 never said it was ready"
-	wait_sampling "$3"
+	wait_sampling "$3" "${4:-}"
 	kill -USR1 "$2"
 }
 

@@ -72,8 +72,11 @@ for pid in $parent $kids; do
 	[ "$n" = 2000 ] || fail "-p parent: process $pid has $n counted_work calls, expected 2000"
 	grep -q "pid=$pid calls=2000 traced=1" "$WORK/tree.out" || fail "process $pid did not report 2000 traced calls"
 	samples=$(sqlite3 "$WORK/tree.sonde" "SELECT count(*) FROM samples s JOIN threads t ON t.id = s.thread WHERE t.pid = $pid")
-	# 400 ms of CPU in counted_spin at 499 Hz: about 200 samples each.
-	assert_ge "samples of process $pid" "$samples" 100
+	# 400 ms of CPU in counted_spin at 499 Hz: about 200 samples each on an
+	# idle machine; 92 were seen under a load of 9 (a virtual CPU's timer
+	# ticks lost while the host runs others): what this checks is that
+	# every process of the tree is sampled at all.
+	assert_ge "samples of process $pid" "$samples" 40
 done
 pass "-p parent with 2 children: 2000 calls each (exact), samples of all three"
 

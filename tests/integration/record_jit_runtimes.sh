@@ -20,7 +20,7 @@ ran=0
 
 if command -v node >/dev/null; then
 	ran=1
-	"$SONDE" record -F $HZ -o "$WORK/node.sonde" -- node --perf-basic-prof "$SRC/tests/targets/jit.js" 3 \
+	"$SONDE" record -F $HZ -o "$WORK/node.sonde" -- node --perf-basic-prof "$SRC/tests/targets/jit.js" 1 \
 		>"$WORK/node.out"
 	pid=$(kv "$WORK/node.out" pid)
 	rm -f "/tmp/perf-$pid.map"

@@ -14,7 +14,8 @@
 # Then the page in a real browser (tests/js/check_recording.mjs: it says
 # "recording", offers no probe to add; colours; the sandwich of burn;
 # search; a refused trace; windows; the histogram's two modes; a brushed
-# slow band >= 85% slow_path; the slow calls and a flame chart; screenshots
+# slow band >= 85% slow_path; the slow calls and a flame chart; the heat
+# map and the flame graph of a range dragged on it; screenshots
 # in $BUILD/test-artifacts/serve_recording/; skipped only when chromium
 # cannot start). Bad input: a missing file, a file and a target at once, a
 # file and --trace.
@@ -148,6 +149,27 @@ nhot=$(grep -c '^event: hot' "$WORK/events" || true)
 	fail "$nstatus status and $nhot hot events in 2 s for a recording: an unchanged one is sent again"
 pass "event stream: state recording, a flame event, one status and one hot event (unchanged ones are not resent)"
 
+# The subsecond heat map (/api/heatmap) holds every sample sonde report
+# counts; the flame tree of a time range (/api/range) has the samples sonde
+# flame --range draws for the same range.
+report_samples=$("$SONDE" report "$WORK/run.sonde" | awk '$1 == "samples:" { print $2 }')
+[ "$(code "$(q /api/heatmap)")" = 200 ] || fail "heatmap: $(cat "$WORK/body")"
+jq -e --argjson n "$report_samples" '.data | .rows == 50 and .cols >= 2 and .total + .idle_dropped == $n and
+	([.cells[][]] | add) == .total and (.cells | length) == .cols and all(.cells[]; length == 50)' "$WORK/body" >/dev/null ||
+	fail "the heat map does not hold sonde report's $report_samples samples: $(jq -c '.data | del(.cells)' "$WORK/body")"
+hstart=$(jq '.data.start_ns' "$WORK/body")
+[ "$(code "$(q "/api/range?from_ns=$((hstart + 500000000))&to_ns=$((hstart + 1500000000))")")" = 200 ] ||
+	fail "range: $(cat "$WORK/body")"
+api_range=$(jq '.data.flame.total' "$WORK/body")
+"$SONDE" flame "$WORK/run.sonde" --range 0.5-1.5 -o "$WORK/range.svg" || fail "sonde flame --range failed"
+cli_range=$(grep -o '<title>all ([0-9]* samples' "$WORK/range.svg" | head -n1 | grep -o '[0-9]*' | head -n1)
+[ -n "$cli_range" ] && [ "$api_range" = "$cli_range" ] && [ "$api_range" -gt 0 ] ||
+	fail "/api/range over 0.5-1.5 s has $api_range samples, sonde flame --range 0.5-1.5 $cli_range"
+[ "$(code "$(q "/api/range?from_ns=9&to_ns=3")")" = 400 ] && jq -e '.ok == false and (.error | test("empty range"))' "$WORK/body" >/dev/null ||
+	fail "a backward range: $(cat "$WORK/body")"
+[ "$(code "$(q "/api/heatmap?rows=0")")" = 400 ] || fail "rows=0: $(cat "$WORK/body")"
+pass "heat map: $report_samples samples as sonde report; /api/range 0.5-1.5 s: $api_range samples as sonde flame --range"
+
 # The page in a real browser.
 command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"
 [ -d "$JS/node_modules/playwright-core" ] ||
@@ -156,7 +178,7 @@ command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap
 ART="${BUILD:-$WORK}/test-artifacts/serve_recording"
 rm -rf "$ART"
 rc=0
-node "$JS/check_recording.mjs" "$url" "$ART" "$WORK/run.sonde" || rc=$?
+node "$JS/check_recording.mjs" "$url" "$ART" "$WORK/run.sonde" "$report_samples" || rc=$?
 [ "$rc" -eq 77 ] && skip "chromium cannot start (see above)"
 [ "$rc" -eq 0 ] || fail "the page checks on the recording failed (screenshots so far in $ART)"
 

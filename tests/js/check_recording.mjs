@@ -4,10 +4,11 @@
 // requests target and starts the server; bench/serve.sh uses it for the time
 // to first render.
 //
-// usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]
+// usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only | SAMPLES]
 //   URL            the line sonde serve printed
 //   ARTIFACTS_DIR  where the screenshots go
 //   FILE           the recording served (the page's status names it)
+//   SAMPLES        the samples `sonde report FILE` counts: the heat map's total
 //   --render-only  only load the page and print first_render_ms=N: the
 //                  time from navigation to the flame graph drawn
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when chromium
@@ -18,8 +19,9 @@ import path from "node:path";
 import { chromium } from "playwright-core";
 
 const [url, artifacts, file, mode] = process.argv.slice(2);
-if (!url || !artifacts || !file) {
-	console.error("usage: node check_recording.mjs URL ARTIFACTS_DIR FILE [--render-only]");
+const reportSamples = mode;
+if (!url || !artifacts || !file || !mode) {
+	console.error("usage: node check_recording.mjs URL ARTIFACTS_DIR FILE --render-only | SAMPLES");
 	process.exit(2);
 }
 const base = new URL(url);
@@ -246,6 +248,56 @@ try {
 		if (fill !== chart.boxes[last][5]) fail(`a chart box has fill ${fill}, not ${chart.boxes[last][5]}`);
 		ok(`${spans.length} latest slow calls listed; span ${first}'s flame chart: ${drawn.length} boxes as the API lays them out; ${await page.textContent("#charttitle")}`);
 		await shot(page, "03-flamechart");
+	}
+
+	// ---- the subsecond heat map: every sample of the recording in its cells;
+	// a range dragged on it gives the flame graph of exactly that range's
+	// samples (the API's cells, summed) ----
+	{
+		const hm = (await api("/api/heatmap")).data;
+		const cellSum = hm.cells.flat().reduce((t, n) => t + n, 0);
+		if (cellSum !== hm.total || hm.total + hm.idle_dropped !== +reportSamples)
+			fail(`the heat map holds ${cellSum} samples in its cells, total ${hm.total} (+${hm.idle_dropped} idle); sonde report says ${reportSamples}`);
+		await page.click("#heatbtn");
+		await page.waitForFunction((n) => document.querySelectorAll("#heatmap rect.cell").length === n, hm.cols * hm.rows, { timeout: 20000 });
+		const drawnCells = await page.$$eval("#heatmap rect.cell", (rs) => rs.reduce((t, r) => t + +r.dataset.n, 0));
+		const pageTotal = +(await page.$eval("#heatmap", (e) => e.dataset.total));
+		if (drawnCells !== hm.total || pageTotal !== hm.total) fail(`the page's heat map cells hold ${drawnCells} samples, says ${pageTotal}; the API ${hm.total}`);
+		// cells in time order: k = col * rows + (rows - 1 - row); select the
+		// middle half of the cells that have samples
+		const ks = [];
+		hm.cells.forEach((c, col) => c.forEach((n, row) => { if (n) ks.push(col * hm.rows + hm.rows - 1 - row); }));
+		ks.sort((a, b) => a - b);
+		const kA = ks[Math.floor(ks.length / 4)], kB = ks[Math.floor((3 * ks.length) / 4)];
+		const cellOf = (k) => [Math.floor(k / hm.rows), hm.rows - 1 - (k % hm.rows)];
+		let want = 0;
+		hm.cells.forEach((c, col) => c.forEach((n, row) => { const k = col * hm.rows + hm.rows - 1 - row; if (k >= kA && k <= kB) want += n; }));
+		const centre = async (k) => {
+			const [col, row] = cellOf(k);
+			const b = await page.$eval(`#heatmap rect.cell[data-col="${col}"][data-row="${row}"]`, (r) => { const q = r.getBoundingClientRect(); return { x: q.left + q.width / 2, y: q.top + q.height / 2 }; });
+			return b;
+		};
+		const a = await centre(kA), z = await centre(kB);
+		await page.mouse.move(a.x, a.y);
+		await page.mouse.down();
+		await page.mouse.move((a.x + z.x) / 2, (a.y + z.y) / 2, { steps: 3 });
+		await page.mouse.move(z.x, z.y, { steps: 3 });
+		await page.mouse.up();
+		await page.waitForFunction(() => document.querySelector('#rangeflame g.frame[name="all"] rect'), null, { timeout: 20000 });
+		const sel = await page.$$eval("#heatmap rect.cell.sel", (rs) => rs.length);
+		const got = await page.$eval("#rangeflame", (e) => ({ total: +e.dataset.total, from: e.dataset.from, to: e.dataset.to }));
+		const rg = (await api(`/api/range?from_ns=${got.from}&to_ns=${got.to}`)).data;
+		if (got.total !== want || rg.flame.total !== want)
+			fail(`cells ${kA}..${kB} hold ${want} samples per /api/heatmap; the page's range flame graph ${got.total}, /api/range ${rg.flame.total}`);
+		if (sel !== kB - kA + 1) fail(`${sel} cells marked as selected, not ${kB - kA + 1}`);
+		// the flame graph drawn: its root spans the pane, and burn is in it
+		await page.waitForFunction(() => {
+			const svg = document.querySelector("#rangeflame svg"), r = svg && svg.querySelector('g.frame[name="all"] rect');
+			return r && +r.getAttribute("width") >= 0.98 * +svg.getAttribute("width") && svg.querySelector('g.frame[name="burn"]');
+		}, null, { timeout: 20000 });
+		ok(`heat map: ${hm.cols} s x ${hm.rows} rows, ${hm.total} samples (sonde report: ${reportSamples}); dragged cells ${kA}..${kB} (${sel} cells, ${want} samples per the API's cells): range flame graph of ${got.total} samples; ${await page.textContent("#rangetitle")}`);
+		console.log(`range_ns=${got.from}-${got.to} range_samples=${got.total} heat_start_ns=${hm.start_ns}`);
+		await shot(page, "04-heatmap");
 	}
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));

@@ -1,6 +1,7 @@
 // jit.js — a CPU-bound JavaScript loop for Node's JIT, profiled with
 // `node --perf-basic-prof` (which names the JIT's code in /tmp/perf-PID.map).
-// usage: node --perf-basic-prof jit.js SECONDS
+// usage: node --perf-basic-prof jit.js SECONDS (of CPU time, not of the
+// clock: a busy machine does not shorten the work)
 // hotLoop is hot, so V8 optimizes it ("JS:*hotLoop .../jit.js:LINE:COL" in
 // the map: '*' is optimized code). Prints at exit
 //     pid=<pid> cpu_s=<CPU seconds of runHot>
@@ -13,16 +14,20 @@ function hotLoop(n) {
 	return s;
 }
 
-function runHot(seconds) {
-	const end = Date.now() + seconds * 1000;
+function cpuSeconds(since) {
+	const c = process.cpuUsage(since);
+	return (c.user + c.system) / 1e6;
+}
+
+function runHot(seconds, since) {
 	let t = 0;
-	while (Date.now() < end)
+	while (cpuSeconds(since) < seconds)
 		t += hotLoop(100000);
 	return t;
 }
 
 const seconds = Number(process.argv[2] || 2);
 const c0 = process.cpuUsage();
-const sink = runHot(seconds);
+const sink = runHot(seconds, c0);
 const c = process.cpuUsage(c0);
 console.log(`pid=${process.pid} cpu_s=${((c.user + c.system) / 1e6).toFixed(3)} sink=${sink}`);

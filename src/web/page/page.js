@@ -540,6 +540,105 @@ function drawSandwich(d) {
 	});
 }
 
+/* ---- the subsecond heat map of the samples held (the server bins them
+ * as `sonde heatmap` does, render/heatmap.h): columns are seconds, rows
+ * offsets within the second, the end of the second at the top. Drag from a
+ * cell to another (in either order): the flame graph of exactly the samples
+ * from the earlier cell's start to the later one's end (/api/range) ---- */
+var heat = null, heatSel = null, heatDrag = null;
+function openHeatmap() {
+	/* it needs the room of the other panes under the flame graph */
+	["chartclose", "bandclose", "sandclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
+	fetch("/api/heatmap", {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			heat = ans.data;
+			heatSel = null;
+			drawHeatmap();
+		}, function (e) { say("heat map: " + e.message, true); });
+}
+/* A cell's place in time order, and the first and last whole ns of cells
+ * k0..k1 (heatmap.h: start rounded up, end down; start_ns is a whole
+ * second, exact as a Number) */
+function cellK(col, row) { return col * heat.rows + (heat.rows - 1 - row); }
+function kStartNs(k) {
+	var R = BigInt(heat.rows);
+	return BigInt(heat.start_ns) + (BigInt(k) * 1000000000n + R - 1n) / R;
+}
+function kEndNs(k) { return BigInt(heat.start_ns) + (BigInt(k) + 1n) * 1000000000n / BigInt(heat.rows); }
+function fmtSec(ns) { return (Number(ns - BigInt(heat.start_ns)) / 1e9).toFixed(3) + " s"; }
+
+function drawHeatmap() {
+	var pane = $("heatpane"), el = $("heatmap");
+	pane.hidden = false;
+	el.dataset.total = heat.total;
+	el.dataset.cols = heat.cols;
+	el.dataset.rows = heat.rows;
+	$("heattitle").textContent = "Subsecond heat map: " + fmtCount(heat.total) + " samples over " + heat.cols +
+		" s, rows of " + (1000 / heat.rows).toFixed(0) + " ms" + (heat.idle_dropped ? "; " + heat.idle_dropped + " idle left out" : "");
+	el.innerHTML = "";
+	if (!heat.cols) { el.innerHTML = "<div class=\"empty\">No samples held yet.</div>"; return; }
+	var L = 34, T = 4, B = 16, cw = Math.max(3, Math.min(24, Math.floor((el.clientWidth - L - 8) / heat.cols)));
+	var ch = Math.max(2, Math.floor(200 / heat.rows)), W = L + cw * heat.cols + 4, H = T + ch * heat.rows + B;
+	var colour = d3.scaleLinear().domain([0, heat.max / 2, heat.max]).range(["#ffffff", "#ff5032", "#e50914"]);
+	var svg = d3.select(el).append("svg").attr("width", W).attr("height", H);
+	var cells = [];
+	heat.cells.forEach(function (c, col) { c.forEach(function (n, row) { cells.push([col, row, n]); }); });
+	svg.append("g").selectAll("rect").data(cells).join("rect").attr("class", "cell")
+		.attr("x", function (d) { return L + d[0] * cw; }).attr("y", function (d) { return T + d[1] * ch; })
+		.attr("width", cw).attr("height", ch).attr("fill", function (d) { return d[2] ? colour(d[2]) : "#fff"; })
+		.attr("data-col", function (d) { return d[0]; }).attr("data-row", function (d) { return d[1]; })
+		.attr("data-n", function (d) { return d[2]; })
+		.on("mousedown", function (ev, d) { ev.preventDefault(); heatDrag = cellK(d[0], d[1]); heatSel = [heatDrag, heatDrag]; markHeat(); })
+		.on("mouseover", function (ev, d) {
+			var k = cellK(d[0], d[1]);
+			$("heatdetails").textContent = "second " + d[0] + ", " + fmtSec(kStartNs(k)) + "–" + fmtSec(kEndNs(k)) + ": " + d[2] + " samples";
+			if (heatDrag === null) return;
+			heatSel = [Math.min(heatDrag, k), Math.max(heatDrag, k)];
+			markHeat();
+		});
+	svg.append("text").attr("x", 2).attr("y", T + 8).text("1 s");
+	svg.append("text").attr("x", 2).attr("y", T + ch * heat.rows).text("0");
+	var every = Math.max(1, Math.ceil(30 / cw));
+	for (var c = 0; c < heat.cols; c += every)
+		svg.append("text").attr("x", L + c * cw).attr("y", H - 4).text(c);
+}
+document.addEventListener("mouseup", function () {
+	if (heatDrag === null) return;
+	heatDrag = null;
+	if (heatSel) fetchRange(heatSel[0], heatSel[1]);
+});
+function markHeat() {
+	d3.selectAll("#heatmap rect.cell").classed("sel", function (d) {
+		var k = cellK(d[0], d[1]);
+		return !!heatSel && k >= heatSel[0] && k <= heatSel[1];
+	});
+}
+function fetchRange(k0, k1) {
+	var from = kStartNs(k0), to = kEndNs(k1), sel = heatSel;
+	fetch("/api/range?from_ns=" + from + "&to_ns=" + to, {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			if (sel === heatSel) drawRange(ans.data);
+		}, function (e) { say("range: " + e.message, true); });
+}
+function drawRange(d) {
+	var el = $("rangeflame"), r = treeOf(d.flame);
+	el.dataset.total = d.flame.total;
+	el.dataset.from = d.from_ns;
+	el.dataset.to = d.to_ns;
+	$("rangetitle").textContent = "From " + fmtSec(BigInt(d.from_ns)) + " to " + fmtSec(BigInt(d.to_ns)) + ": " +
+		fmtCount(d.flame.total) + " samples";
+	el.innerHTML = "";
+	if (!r || d.flame.total <= 0) { el.innerHTML = "<div class=\"empty\">No samples in that range.</div>"; return; }
+	staticChart(el, r, inverted, $("rangedetails"), function (x) {
+		return x.data.name + " (" + x.data.kind + "): " + fmtCount(x.data.value) + " samples, " +
+			pct(x.data.value, d.flame.total).toFixed(2) + "% of the range's";
+	});
+}
+
 /* ---- commands ------------------------------------------------------------ */
 function say(text, isError) {
 	var a = $("answer");
@@ -677,6 +776,9 @@ document.querySelector("#slow tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
 	if (tr && tr.dataset.span) openChart(tr.dataset.span);
 });
+$("heatbtn").onclick = openHeatmap;
+$("heatreload").onclick = openHeatmap;
+$("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = null; };
 $("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
@@ -696,6 +798,7 @@ document.addEventListener("keydown", function (e) {
 		N: function () { nextMatch(-1); },
 		z: resetZoom,
 		i: function () { $("invert").click(); },
+		h: openHeatmap,
 		p: function () { setPaused(!paused); },
 	};
 	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }

@@ -26,6 +26,9 @@ static struct engine_stats sample_stats(void)
 	es.lost_values = 53;
 	es.fetch_faults = 59;
 	es.file_found = 61;
+	es.lost_offcpu = 67;
+	es.offcpu_full = 71;
+	es.offcpu_short = 73;
 	return es;
 }
 
@@ -49,7 +52,10 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_LOST_VALUES], 53);
 	cr_assert_eq(es.count[SONDE_CNT_FETCH_FAULT], 59);
 	cr_assert_eq(es.count[SONDE_CNT_FILE_FOUND], 61);
-	cr_assert_eq(SONDE_CNT_NUM, 17);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 67);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 71);
+	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 73);
+	cr_assert_eq(SONDE_CNT_NUM, 20);
 }
 
 Test(drops, meta_keys_stay)
@@ -75,10 +81,12 @@ Test(drops, the_sentences_list_their_counters)
 	struct engine_stats es = sample_stats();
 	char buf[256];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, buf, sizeof(buf)),
-			 "3 samples, 5 calls, 7 process events, 53 captured values");
+			 "3 samples, 5 calls, 7 process events, 53 captured values, 67 off-CPU intervals");
 	cr_assert_str_eq(drops_list(&es, DROPS_MISSES, buf, sizeof(buf)), "47 table misses, 61 found by file in the kernel");
 	cr_assert_str_eq(drops_list(&es, DROPS_VALUES, buf, sizeof(buf)),
 			 "59 failed reads of captured values");
+	cr_assert_str_eq(drops_list(&es, DROPS_OFFCPU, buf, sizeof(buf)),
+			 "71 not kept (switched-out thread map full), 73 shorter than --min-block");
 	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
 			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
@@ -94,12 +102,15 @@ Test(drops, the_sentences_list_their_counters)
 Test(drops, sums_by_sentence_and_for_the_live_status)
 {
 	struct engine_stats es = sample_stats();
-	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53);
+	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53 + 67);
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 71 + 73);
+	/* intervals shorter than --min-block are left out by design: no drop */
+	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 71);
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
 	/* calls without a return are untimed but not a drop of the live status */
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
-	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 67 + 71);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 67 + 71 + 73);
 }

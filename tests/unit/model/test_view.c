@@ -9,6 +9,7 @@
 #include "profile.h"
 #include "query.h"
 #include "view.h"
+#include "sonde_abi.h"
 
 #define MS 1000000ull
 
@@ -336,4 +337,131 @@ Test(view, durations_of_counts_are_the_same_offline_and_live)
 	profile_free(p);
 	cr_assert_null(view_durations((uint64_t[LATENCY_LOGLIN_BUCKETS]){0}, &n));
 	cr_assert_eq(n, 0);
+}
+
+/* Time views (view_time): a profile with two on-CPU samples (weight 1 each,
+ * at 1000 Hz) and two off-CPU intervals (3 ms sleeping in read, 2 ms
+ * runnable), all in call 1 of "work" (10 ms). */
+static struct profile *time_fixture(void)
+{
+	struct profile *p = profile_new();
+	uint32_t cpu = profile_event_intern(p, "cpu-clock");
+	uint32_t off = profile_event_intern(p, PROFILE_EVENT_OFFCPU);
+	profile_meta_set(p, "frequency_hz", "1000");
+	uint32_t m = frames_intern(p->frames, "main", "/bin/x", "x.c", 1, FRAME_USER);
+	uint32_t w = frames_intern(p->frames, "work", "/bin/x", "x.c", 2, FRAME_USER);
+	uint32_t sl = view_state_frame(p, SONDE_OFF_SLEEPING, 0 /* read */);
+	uint32_t rn = view_state_frame(p, SONDE_OFF_RUNNABLE, 0);
+	uint32_t t = profile_thread_intern(p, 100, 100, "srv");
+	cr_assert_eq(profile_probe_add(p, "work", "/bin/x", 0x10), 0);
+	struct span sp = {.id = 1, .start_ns = 0, .duration_ns = 10 * MS, .probe = 0, .thread = t};
+	cr_assert_geq(profile_span_add(p, &sp), 0);
+	struct span_link l = {1, 0};
+	struct sample s[] = {
+		{.time_ns = 1, .weight = 1, .thread = t, .event = cpu,
+		 .stack = profile_stack_intern(p, (uint32_t[]){m, w}, 2)},
+		{.time_ns = 2, .weight = 1, .thread = t, .event = cpu,
+		 .stack = profile_stack_intern(p, (uint32_t[]){m, w}, 2)},
+		{.time_ns = 3, .weight = 3 * MS, .thread = t, .event = off,
+		 .stack = profile_stack_intern(p, (uint32_t[]){m, w, sl}, 3)},
+		{.time_ns = 4, .weight = 2 * MS, .thread = t, .event = off,
+		 .stack = profile_stack_intern(p, (uint32_t[]){m, w, rn}, 3)},
+	};
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(profile_add_sample(p, &s[i], &l, 1), 0);
+	return p;
+}
+
+Test(view, time_views_take_and_weigh_their_samples)
+{
+	struct profile *p = time_fixture();
+	char err[256];
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_SLEEPING, 0))->name,
+			 "[sleeping: read]");
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_DISK, 74))->name,
+			 "[disk: fsync]");
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_RUNNABLE, 0))->name,
+			 "[runnable]");
+	/* The default view: on-CPU samples only, whatever else the profile has. */
+	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	struct view v = {0};
+	cr_assert_eq(profile_total_weight(p, &v), 2);
+	cr_assert(!view_counts_time(&v));
+	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 5 * MS);
+	cr_assert(view_counts_time(&v));
+	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), 0);
+	cr_assert_eq(v.sample_ns, MS);
+	cr_assert_eq(profile_total_weight(p, &v), 7 * MS);
+	/* --wall --in work: 2 samples at 1 ms each, 3 ms asleep, 2 ms runnable. */
+	v.span_class = SPAN_IN;
+	v.probe = 0;
+	struct flame_tree *t = profile_flame(p, &v, FLAME_ROOT_NONE);
+	cr_assert_eq(t->root->total, 7 * MS);
+	flame_free(t);
+	/* [running] on top of the on-CPU samples of a wall view. */
+	cr_assert_str_eq(frames_get(p->frames, view_leaf_frame(&v, p, &p->samples[0]))->name,
+			 "[running]");
+	cr_assert_eq(view_leaf_frame(&v, p, &p->samples[2]), 0);
+	profile_free(p);
+}
+
+Test(view, time_views_need_off_cpu_intervals_and_a_frequency)
+{
+	struct profile *p = profile_new();
+	profile_event_intern(p, "cpu-clock");
+	struct view v = {0};
+	char err[256];
+	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "record --off-cpu"), "%s", err);
+	profile_event_intern(p, PROFILE_EVENT_OFFCPU);
+	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "frequency"), "%s", err);
+	profile_free(p);
+}
+
+Test(view, a_rewritten_profile_counts_the_view_in_microseconds)
+{
+	struct profile *p = time_fixture();
+	char err[256];
+	cr_assert_eq(view_profile_rewrite(p, VIEW_WALL, 1000, err, sizeof(err)), 0);
+	cr_assert_eq(p->nsamples, 4);
+	cr_assert_eq(profile_total_weight(p, NULL), 7000);
+	const struct frame *leaf = frames_get(p->frames, p->nodes[p->samples[0].stack].frame);
+	cr_assert_str_eq(leaf->name, "[running]");
+	profile_free(p);
+	p = time_fixture();
+	cr_assert_eq(view_profile_rewrite(p, VIEW_ON_CPU, 1, err, sizeof(err)), 0);
+	cr_assert_eq(p->nsamples, 2);
+	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	profile_free(p);
+}
+
+Test(view, wakers_are_only_in_the_wakers_view)
+{
+	struct profile *p = time_fixture();
+	char err[256];
+	struct view v = {0};
+	cr_assert_eq(view_set_time(&v, p, VIEW_WAKERS, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--wakers"), "%s", err);
+	uint32_t wev = profile_event_intern(p, PROFILE_EVENT_WAKER);
+	uint32_t h = frames_intern(p->frames, "helper", "/bin/x", "x.c", 3, FRAME_USER);
+	uint32_t wk = view_waker_frame(p, "srv");
+	cr_assert_str_eq(frames_get(p->frames, wk)->name, "[wakes: srv]");
+	struct sample s = {.time_ns = 5, .weight = 3 * MS, .thread = 0, .event = wev,
+			   .stack = profile_stack_intern(p, (uint32_t[]){h, wk}, 2)};
+	struct span_link l = {1, 0};
+	cr_assert_eq(profile_add_sample(p, &s, &l, 1), 0);
+	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 5 * MS);
+	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 7 * MS);
+	cr_assert_eq(view_set_time(&v, p, VIEW_WAKERS, err, sizeof(err)), 0);
+	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	/* --wakers --in work: the woken thread's call. */
+	v.span_class = SPAN_IN;
+	v.probe = 0;
+	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	profile_free(p);
 }

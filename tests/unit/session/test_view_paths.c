@@ -99,6 +99,11 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 	(void)s, (void)event, (void)freq, (void)period;
 	return refuse(err, errlen);
 }
+int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
+{
+	(void)s, (void)on;
+	return refuse(err, errlen);
+}
 int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
 {
 	(void)s, (void)func;

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/* offcpu.bpf.c — where target threads wait (record --off-cpu).
+ *
+ * At sched_switch, the thread being switched out is the current one: its
+ * kernel and user stacks (taken as the sampler takes them, stacks.bpf.h),
+ * its calls in flight, why it left (the state the tracepoint reports) and
+ * the system call it is in are kept in `offcpu_stash` under its tid. When
+ * it is switched back in, one struct sonde_sample goes to the ring buffer
+ * with off_ns = the time it was away, if that is at least offcpu_min_ns
+ * (shorter ones are counted, OFFCPU_SHORT). The system call is tracked by
+ * raw_syscalls sys_enter/sys_exit in `thread_syscall`. With --wakers,
+ * `offcpu_wakeup` (sched_wakeup) keeps who woke each waiting thread in
+ * `waker_stash`, sent after the woken thread's record as a record of event
+ * offcpu_event_index + 1 (off_state SONDE_OFF_WAKER) of the same weight.
+ *
+ * Only classic tracepoints: no kprobes, no fentry, no BTF raw tracepoints
+ * (the tracepoints' formats are all it reads, plus the current task). User
+ * space attaches these programs only with --off-cpu (or `sample off-cpu`). */
+#include "stacks.bpf.h"
+
+const volatile __u32 offcpu_event_index = 1; /* the off-CPU event's index */
+/* Intervals shorter than this are counted, not sent (user space sets it;
+ * it may change while attached). */
+__u64 offcpu_min_ns = 5000;
+
+/* tid -> the record a switched-out thread will send (hdr.kind is
+ * SONDE_REC_SAMPLE while it waits to be sent, 0 once sent or dropped).
+ * Allocated as threads first leave the CPU, at most max_entries (user
+ * space sizes it): a thread beyond is counted (OFFCPU_FULL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sonde_sample);
+} offcpu_stash SEC(".maps");
+
+/* A zeroed record to create a stash entry from (too large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_sample);
+} offcpu_blank SEC(".maps");
+
+/* Wakers (--wakers): woken tid -> the record of the thread that woke it
+ * (its stacks when it woke it; the woken thread's calls in flight), sent
+ * with the woken thread's own record, weighing the same wait. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sonde_sample);
+} waker_stash SEC(".maps");
+
+/* 1: keep who woke each waiting target thread (user space sets it). */
+__u32 offcpu_wakers = 0;
+
+/* tid -> the system call the thread is in (-1: none), for target threads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __s32);
+} thread_syscall SEC(".maps");
+
+/* sched_switch's prev_state bits (the kernel's TASK_REPORT letters). */
+#define STATE_S 0x01
+#define STATE_D 0x02
+#define STATE_T 0x04
+#define STATE_t 0x08
+#define STATE_X 0x10
+#define STATE_Z 0x20
+
+static __always_inline __u8 off_state_of(long prev_state, struct task_struct *task)
+{
+	long st = prev_state & 0xff; /* above: TASK_REPORT_MAX, "preempted" */
+	if (st & (STATE_T | STATE_t))
+		return SONDE_OFF_STOPPED;
+	if (st & STATE_D)
+		return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait) ? SONDE_OFF_DISK
+								       : SONDE_OFF_UNINTERRUPTIBLE;
+	if (st)
+		return SONDE_OFF_SLEEPING; /* S, I (idle), P (parked) */
+	return SONDE_OFF_RUNNABLE;
+}
+
+static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	if (tgid == 0 || !is_target(tgid))
+		return;
+	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
+		bpf_map_delete_elem(&offcpu_stash, &tid);
+		bpf_map_delete_elem(&waker_stash, &tid);
+		bpf_map_delete_elem(&thread_syscall, &tid);
+		return;
+	}
+	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	if (!s) {
+		__u32 zero = 0;
+		struct sonde_sample *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
+		if (!blank)
+			return;
+		bpf_map_update_elem(&offcpu_stash, &tid, blank, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&offcpu_stash, &tid);
+		if (!s) {
+			count(SONDE_CNT_OFFCPU_FULL);
+			return;
+		}
+	}
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid, now);
+	s->event = offcpu_event_index;
+	s->off_state = off_state_of(prev_state, task);
+	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
+	s->syscall = sc ? *sc : -1;
+	s->off_ns = 0;
+	stacks_fill_spans(s, st);
+	stacks_fill(ctx, s, tgid);
+	/* Taking the stacks ran on the thread's time, inside its calls. */
+	if (st)
+		st->own_ns += bpf_ktime_get_ns() - now;
+}
+
+/* The calls in flight the record names get a record of their own when
+ * they return, as those a sample landed in do. */
+static __always_inline void mark_calls(__u32 tid, const struct sonde_sample *s)
+{
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st)
+		return;
+	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
+		if (i >= s->nspans || i >= st->depth || i >= SONDE_SPAN_DEPTH)
+			break;
+		if (st->frames[i].span_id == s->span_ids[i])
+			st->frames[i].flags |= SONDE_FRAME_SAMPLED;
+	}
+}
+
+static __always_inline void switch_in(__u32 tid, __u64 now)
+{
+	if (tid == 0)
+		return;
+	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	if (!s || s->hdr.kind != SONDE_REC_SAMPLE)
+		return;
+	__u64 away = now - s->hdr.time_ns;
+	struct sonde_sample *w = offcpu_wakers ? bpf_map_lookup_elem(&waker_stash, &tid) : NULL;
+	/* The waker of this wait: woken after the thread left. */
+	if (w && (w->hdr.kind != SONDE_REC_SAMPLE || w->hdr.time_ns < s->hdr.time_ns))
+		w = NULL;
+	if (away < offcpu_min_ns) {
+		count(SONDE_CNT_OFFCPU_SHORT);
+	} else {
+		s->off_ns = away;
+		mark_calls(tid, s);
+		if (bpf_ringbuf_output(&events, s, stacks_record_bytes(s), stacks_submit_flags(s, now)))
+			count(SONDE_CNT_LOST_OFFCPU);
+		if (w) {
+			w->off_ns = away;
+			if (bpf_ringbuf_output(&events, w, stacks_record_bytes(w), span_submit_flags()))
+				count(SONDE_CNT_LOST_OFFCPU);
+		}
+	}
+	if (w)
+		w->hdr.kind = 0;
+	s->hdr.kind = 0;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int offcpu_switch(struct trace_event_raw_sched_switch *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	switch_in((__u32)ctx->next_pid, now);
+	switch_out(ctx, ctx->prev_state, now);
+	return 0;
+}
+
+/* A thread wakes a target thread that waits (sched_wakeup runs in the
+ * waker's context; in an interrupt, the interrupted thread's): its kernel
+ * stack, and its user stack when it is a target itself (the unwind tables
+ * are the targets'). */
+SEC("tracepoint/sched/sched_wakeup")
+int offcpu_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	if (!offcpu_wakers)
+		return 0;
+	__u32 woken = (__u32)ctx->pid;
+	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &woken);
+	if (!s || s->hdr.kind != SONDE_REC_SAMPLE)
+		return 0;
+	struct sonde_sample *w = bpf_map_lookup_elem(&waker_stash, &woken);
+	if (!w) {
+		__u32 zero = 0;
+		struct sonde_sample *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
+		if (!blank)
+			return 0;
+		bpf_map_update_elem(&waker_stash, &woken, blank, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&waker_stash, &woken);
+		if (!w) {
+			count(SONDE_CNT_OFFCPU_FULL);
+			return 0;
+		}
+	}
+	__u64 now = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	fill_hdr(&w->hdr, SONDE_REC_SAMPLE, pid_tgid, now);
+	w->event = offcpu_event_index + 1;
+	w->off_state = SONDE_OFF_WAKER;
+	w->syscall = -1;
+	w->off_ns = 0;
+	__builtin_memcpy(w->woken_comm, s->hdr.comm, SONDE_COMM_LEN);
+	/* The woken thread's calls: its wait belongs to them. */
+	w->nspans = s->nspans;
+	w->span_depth = s->span_depth;
+	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
+		w->span_ids[i] = s->span_ids[i];
+		w->span_probes[i] = s->span_probes[i];
+	}
+	if (tgid && is_target(tgid)) {
+		stacks_fill(ctx, w, tgid);
+	} else {
+		/* Another process: its kernel stack alone. */
+		w->nreturns = 0;
+		w->unwind = unwind_mode;
+		w->table_miss = 0;
+		w->nuser = 0;
+		w->ustack_err = 0;
+		w->unwind_end = SONDE_END_COMPLETE;
+		long kb = bpf_get_stack(ctx, w->ips, SONDE_MAX_STACK * sizeof(__u64), 0);
+		__u32 nk = kb > 0 ? (__u32)kb / sizeof(__u64) : 0;
+		w->nkernel = nk < SONDE_MAX_STACK ? nk : SONDE_MAX_STACK;
+		w->kstack_err = kb < 0 ? kb : 0;
+	}
+	return 0;
+}
+
+SEC("tracepoint/raw_syscalls/sys_enter")
+int offcpu_sys_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!is_target(pid_tgid >> 32) || (pid_tgid >> 32) == 0)
+		return 0;
+	__u32 tid = (__u32)pid_tgid;
+	__s32 nr = (__s32)ctx->id;
+	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
+	if (sc)
+		*sc = nr;
+	else
+		bpf_map_update_elem(&thread_syscall, &tid, &nr, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("tracepoint/raw_syscalls/sys_exit")
+int offcpu_sys_exit(void *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
+	if (sc)
+		*sc = -1;
+	return 0;
+}

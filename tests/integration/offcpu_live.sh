@@ -1,0 +1,61 @@
+# Off-CPU time in the live commands: `sonde slow --off-cpu` splits each slow
+# call into on-CPU and off-CPU time by state, naming the function it waited
+# in; `top --off-cpu` counts off-CPU time; `sample off-cpu` turns it on in a
+# running session.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+# slow: every slow call of handle_request (>= 4 ms of waiting; the fast
+# ones spin 0.3 ms) has its off-CPU time, and the pipe waits are named.
+"$TARGETS/blocking" 80 4 wait >"$WORK/s.out" &
+target=$!
+BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
+"$SONDE" slow --off-cpu -p "$target" handle_request:2ms >"$WORK/slow.txt" 2>"$WORK/slow.err" &
+rec=$!
+BG_PIDS+=("$rec")
+go_when_sampling "$WORK/s.out" "$target" "$rec" "$WORK/slow.err"
+wait "$target"
+wait "$rec" || { cat "$WORK/slow.err"; fail "slow --off-cpu failed"; }
+lines=$(grep -c ' handle_request  on-CPU ~' "$WORK/slow.txt" || true)
+assert_ge "slow calls printed with their on/off-CPU split" "$lines" 15
+grep -Eq 'off-CPU [0-9.]+ms: \[sleeping: read\] [0-9.]+ms in wait_pipe' "$WORK/slow.txt" ||
+	{ cat "$WORK/slow.txt"; fail "no slow call waiting in read under wait_pipe"; }
+pass "$(grep -m1 'in wait_pipe' "$WORK/slow.txt")"
+# Each printed call's off-CPU time is at most its duration.
+awk '/ handle_request  on-CPU ~/ {
+	d = $2; o = $0; sub(/.* off-CPU /, "", o); sub(/:.*/, "", o)
+	if (to_ns(o) > to_ns(d) * 1.001) { print "off-CPU " o " > duration " d; bad = 1 } }
+	function to_ns(s,  v) { v = s + 0; if (s ~ /us$/) return v * 1e3; if (s ~ /ms$/) return v * 1e6;
+		if (s ~ /ns$/) return v; return v * 1e9 }
+	END { exit bad }' "$WORK/slow.txt" || fail "a call off the CPU longer than it lasted"
+pass "no call is off the CPU longer than it lasted"
+
+# top --off-cpu: the window counts off-CPU time (snapshots every second
+# while the target runs ~2 s); `sample off-cpu` in a session started
+# without it.
+"$TARGETS/blocking" 40 4 wait >"$WORK/t.out" &
+target=$!
+BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --cmd 'sample off-cpu' >"$WORK/top.txt" 2>"$WORK/top.err" &
+rec=$!
+BG_PIDS+=("$rec")
+go_when_sampling "$WORK/t.out" "$target" "$rec" "$WORK/top.err"
+wait "$target"
+wait "$rec" || { cat "$WORK/top.err"; fail "top failed"; }
+grep -q 'recording off-CPU intervals too' "$WORK/top.txt" || { cat "$WORK/top.txt"; fail "sample off-cpu did not answer"; }
+pass "sample off-cpu: $(grep -m1 'recording off-CPU' "$WORK/top.txt")"
+"$TARGETS/blocking" 1600 4 wait >"$WORK/o.out" &
+target=$!
+BG_PIDS+=("$target")
+wait_exec "$target" "$TARGETS/blocking"
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu >"$WORK/off.txt" 2>"$WORK/off.err" &
+rec=$!
+BG_PIDS+=("$rec")
+go_when_sampling "$WORK/o.out" "$target" "$rec"
+wait "$target"
+wait "$rec" || { cat "$WORK/off.err"; fail "top --off-cpu failed"; }
+grep -Eq '^window: .* of off-CPU time in view' "$WORK/off.txt" || { cat "$WORK/off.txt"; fail "top --off-cpu does not count off-CPU time"; }
+grep -q '\[sleeping: read\]' "$WORK/off.txt" || fail "top --off-cpu shows no [sleeping: read]"
+pass "top --off-cpu: $(grep -m1 '^window:' "$WORK/off.txt")"
