@@ -14,6 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { brushFrom, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, sondePid] = process.argv.slice(2);
 if (!url || !artifacts || !sondePid) {
@@ -306,24 +307,11 @@ try {
 	await page.waitForSelector('#hist rect.bar[data-lo]', { timeout: 10000 });
 	// its KDE curve has the target's two modes: ~100us (parse_request alone)
 	// and ~2ms more (slow_path); preempted calls only spread the tail
-	const modes = (await page.$eval("#hist", (h) => h.dataset.modes)).split(",").map(Number);
-	// (a busy machine lengthens both: up to 10 ms was seen for the slow one)
-	const fastMode = modes.find((m) => m >= 60e3 && m <= 1e6);
-	const slowMode = modes.find((m) => m >= 1.2e6 && m <= 30e6 && fastMode && m >= 5 * fastMode);
+	const { modes, fast: fastMode, slow: slowMode } = await histogramModes(page);
 	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
 	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
-	const span = await page.evaluate(() => {
-		const bars = [...document.querySelectorAll("#hist rect.bar")];
-		const slow = bars.filter((b) => +b.dataset.lo >= 1e6);
-		if (!slow.length) return null;
-		const a = slow[0].getBoundingClientRect(), z = bars[bars.length - 1].getBoundingClientRect();
-		return { x0: a.left - 0.5, x1: z.right + 2, y: a.bottom - 3, n: slow.length };
-	});
-	if (!span) fail("no calls of 1 ms or more in handle_request's histogram");
-	await page.mouse.move(span.x0, span.y);
-	await page.mouse.down();
-	await page.mouse.move(span.x1, span.y, { steps: 5 });
-	await page.mouse.up();
+	const span = { n: await brushFrom(page, 1e6) };
+	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector("#bandflame svg"),
 		null, { timeout: 15000 });
 	await sleep(800); /* the boxes get their widths in a transition */
