@@ -17,7 +17,7 @@ static const struct {
 	{"report", cmd_report, "summarize a recording (text, --json, --folded)"},
 	{"flame", cmd_flame, "draw a recording as an interactive SVG flame graph (or a diff)"},
 	{"top", cmd_top, "live session: flame tree, hot functions, probe latency; steer it as it runs"},
-	{"serve", cmd_serve, "the live session in a browser (flame graph, hot functions, latency)"},
+	{"serve", cmd_serve, "the live session, or a recording, in a browser (flame graph, latency, heatmap)"},
 	{"lat", cmd_lat, "latency histograms of traced functions, live (-i for intervals)"},
 	{"slow", cmd_slow, "each slow call as it ends, with its samples; slow-vs-fast summary"},
 	{"convert", cmd_convert, "convert between profile formats (perf script, folded, pprof, ...)"},
