@@ -15,7 +15,7 @@ samples() { { grep -E -- "$2" "$WORK/$1.folded" || true; } | awk '{ s += $NF } E
 share() { awk -v g="$1" -v a="$2" 'BEGIN { print a ? g / a : 0 }'; }
 
 PY=/root/.pyenv/versions/3.11.7/bin/python3.11
-[ -x "$PY" ] || PY=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3.11 2>/dev/null | head -n1)
+[ -x "$PY" ] || PY=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3.11 2>/dev/null | head -n1 || true)
 { [ -n "$PY" ] && [ -x "$PY" ]; } || skip "pyenv's python 3.11 is not installed (pyenv install 3.11)"
 cat >"$WORK/cpu.py" <<'EOF'
 import sys
