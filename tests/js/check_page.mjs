@@ -11,9 +11,8 @@
 // 60s (so the view's total only grows while the test runs). Prints "ok: ..." per
 // check; exits 1 at the first failure, 77 when chromium cannot start.
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { chromium } from "playwright-core";
+import * as pagekit from "./pagekit.mjs";
+import { fail, launchChromium, ok, sleep } from "./pagekit.mjs";
 import { brushFrom, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, sondePid] = process.argv.slice(2);
@@ -26,14 +25,6 @@ const token = base.searchParams.get("token");
 const origin = base.origin;
 fs.mkdirSync(artifacts, { recursive: true });
 
-function fail(msg) {
-	console.error("FAIL: " + msg);
-	process.exit(1);
-}
-function ok(msg) {
-	console.log("ok: " + msg);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // The API's own answer, as a client that is not the page.
 async function api(pathname, init = {}) {
@@ -82,35 +73,8 @@ async function apiShare(re) {
 	ok(`GET / with the token: ${html.length} bytes of HTML, d3, d3-flame-graph and the page's script inline`);
 }
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sonde-chromium-"));
-let context;
-try {
-	context = await chromium.launchPersistentContext(userDataDir, {
-		executablePath: "/usr/bin/chromium",
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: [
-			"--headless",
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-			"--no-first-run",
-		],
-		timeout: 60000,
-	});
-} catch (e) {
-	console.log("SKIP: chromium cannot start: " + String(e.message).split("\n")[0]);
-	fs.rmSync(userDataDir, { recursive: true, force: true });
-	process.exit(77);
-}
-
-async function shot(page, name) {
-	const file = path.join(artifacts, name + ".png");
-	await page.screenshot({ path: file });
-	ok("screenshot " + file);
-}
+const { context, userDataDir } = await launchChromium();
+const shot = (page, name) => pagekit.shot(artifacts, page, name);
 
 let exitCode = 0;
 try {

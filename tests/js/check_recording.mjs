@@ -14,9 +14,8 @@
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when chromium
 // cannot start.
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { chromium } from "playwright-core";
+import * as pagekit from "./pagekit.mjs";
+import { fail, launchChromium, ok } from "./pagekit.mjs";
 import { brushFrom, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, file, mode] = process.argv.slice(2);
@@ -30,41 +29,14 @@ const token = base.searchParams.get("token");
 const origin = base.origin;
 fs.mkdirSync(artifacts, { recursive: true });
 
-function fail(msg) {
-	console.error("FAIL: " + msg);
-	process.exit(1);
-}
-function ok(msg) {
-	console.log("ok: " + msg);
-}
 
 async function api(pathname) {
 	const r = await fetch(origin + pathname, { headers: { "X-Sonde-Token": token } });
 	return r.json();
 }
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sonde-chromium-"));
-let context;
-try {
-	context = await chromium.launchPersistentContext(userDataDir, {
-		executablePath: "/usr/bin/chromium",
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-			"--disable-component-update", "--disable-sync", "--no-first-run"],
-		timeout: 60000,
-	});
-} catch (e) {
-	console.log("SKIP: chromium cannot start: " + String(e.message).split("\n")[0]);
-	fs.rmSync(userDataDir, { recursive: true, force: true });
-	process.exit(77);
-}
-
-async function shot(page, name) {
-	const f = path.join(artifacts, name + ".png");
-	await page.screenshot({ path: f });
-	ok("screenshot " + f);
-}
+const { context, userDataDir } = await launchChromium();
+const shot = (page, name) => pagekit.shot(artifacts, page, name);
 
 // The flame graph drawn with the root's box: the first render.
 const drawn = () => {
