@@ -230,24 +230,35 @@ int span_enter(struct pt_regs *ctx)
 }
 
 /* Counts the call in point_calls under each point probe attached, and
- * whether it was hit during the call. */
+ * whether it was hit during the call. A bpf_loop callback: the verifier
+ * checks one round, not 64 rounds for each way the caller got here. */
+struct point_count {
+	__u64 active, hit; /* never narrowed in the loop: one state per bit */
+	__u32 probe;
+};
+
+static long count_point(__u64 bit, void *arg)
+{
+	struct point_count *pc = arg;
+	if (!(pc->active >> bit))
+		return 1;
+	if (!((pc->active >> bit) & 1))
+		return 0;
+	__u32 key = (pc->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + (__u32)bit;
+	struct sonde_point_calls *c = bpf_map_lookup_elem(&point_calls, &key);
+	if (c) {
+		c->calls++;
+		c->hit += (pc->hit >> bit) & 1;
+	}
+	return 0;
+}
+
 static __always_inline void count_points(const struct sonde_span_frame *f)
 {
-	/* The masks are never changed in the loop: a mask narrowed bit by bit
-	 * would give the verifier a new state per bit pattern. */
-	const __u64 active = points_active, m = f->points;
-	for (__u32 bit = 0; bit < SONDE_MAX_POINTS; bit++) {
-		if (!(active >> bit))
-			break;
-		if (!((active >> bit) & 1))
-			continue;
-		__u32 key = (f->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + bit;
-		struct sonde_point_calls *c = bpf_map_lookup_elem(&point_calls, &key);
-		if (c) {
-			c->calls++;
-			c->hit += (m >> bit) & 1;
-		}
-	}
+	if (!points_active)
+		return;
+	struct point_count pc = { .active = points_active, .hit = f->points, .probe = f->probe };
+	bpf_loop(SONDE_MAX_POINTS, count_point, &pc, 0);
 }
 
 /* Counts a completed call: corrects its duration by sonde's own cost inside
