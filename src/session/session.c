@@ -278,8 +278,9 @@ static char *target_executable(const struct session_options *o)
 		if (n <= 0)
 			return NULL;
 		path[n] = 0;
-		/* Through /proc/PID/root so a containerized target's file is found. */
-		return xasprintf("/proc/%d/root%s", (int)o->pids[0], path);
+		/* Through /proc/PID/root when a containerized target's file is
+		 * only there. */
+		return procmaps_root_path(o->pids[0], path);
 	}
 	return NULL;
 }
