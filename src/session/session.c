@@ -479,11 +479,35 @@ out:
  * A function
  * already traced keeps its probe; one traced before and untraced gets its
  * probe id back; new ones get the next ids. */
-static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
-			     size_t errlen)
+/* A --trace/trace spec resolved: its probe targets and what they capture,
+ * before anything is attached. */
+struct resolved_spec {
+	struct probe_target *t;
+	int n;
+	bool line;               /* a line probe: attach_line_spec */
+	char *location;          /* the spec's location part */
+	struct capture_plan plan; /* function probes: what each captures */
+	bool planned;            /* plan holds something to free */
+	char note[768];          /* what the spec named but left out */
+};
+
+static void resolved_spec_free(struct resolved_spec *r)
+{
+	if (r->t)
+		probes_free(r->t, r->n);
+	if (r->planned)
+		capture_plan_free(&r->plan);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Resolves spec against the target as it is now. Returns 0, or -1 with err
+ * ("trace SPEC: why") and nothing to free. */
+static int resolve_spec(struct session *s, const char *spec, struct resolved_spec *r, char *err,
+			size_t errlen)
 {
 	char why[512];
-	struct probe_target *t;
+	memset(r, 0, sizeof(*r));
 	pid_t *running;
 	int nrunning = running_targets(s, &running);
 	const char *names[1] = {s->exe_alias};
@@ -496,19 +520,20 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .pids = running,
 				    .npids = nrunning,
 				    .env = &env};
-	char note[768];
 	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
 	 * rest, what they capture and when (capture.h). */
 	const char *tail;
-	char *location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
-	int n = probes_resolve(location, &scope, &t, note, sizeof(note), why, sizeof(why));
+	r->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	r->n = probes_resolve(r->location, &scope, &r->t, r->note, sizeof(r->note), why, sizeof(why));
 	free(running);
-	if (n < 0) {
+	if (r->n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
-		free(location);
+		r->t = NULL;
+		resolved_spec_free(r);
 		return -1;
 	}
-	if (n > 0 && t[0].line) {
+	r->line = r->n > 0 && r->t[0].line;
+	if (r->line) {
 		/* A line hit belongs to no call of its own, and fetch programs are
 		 * run by span_enter, one per probe slot: captures are read at
 		 * function entries only. */
@@ -516,22 +541,41 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 			snprintf(err, errlen,
 				 "trace %s: captures at %s are not supported yet: capture at the "
 				 "function's entry",
-				 spec, location);
-			probes_free(t, n);
-			free(location);
+				 spec, r->location);
+			resolved_spec_free(r);
 			return -1;
 		}
-		int id = attach_line_spec(s, location, t, n, count, err, errlen);
-		free(location);
-		return id;
+		return 0;
 	}
-	free(location);
-	struct capture_plan plan;
-	if (capture_prepare(tail, t, n, &plan, why, sizeof(why))) {
+	if (capture_prepare(tail, r->t, r->n, &r->plan, why, sizeof(why))) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
-		probes_free(t, n);
+		resolved_spec_free(r);
 		return -1;
 	}
+	r->planned = true;
+	return 0;
+}
+
+/* Attaches a resolved spec (taking what r holds). Returns the first probe
+ * id, or -1 with err (and nothing of the spec attached); on success err
+ * holds the spec's note, if any. */
+static int attach_resolved(struct session *s, const char *spec, struct resolved_spec *r,
+			   int *count, char *err, size_t errlen)
+{
+	char why[512];
+	if (r->line) {
+		int id = attach_line_spec(s, r->location, r->t, r->n, count, err, errlen);
+		r->t = NULL; /* taken */
+		resolved_spec_free(r);
+		return id;
+	}
+	struct probe_target *t = r->t;
+	int n = r->n;
+	struct capture_plan plan = r->plan;
+	char note[768];
+	snprintf(note, sizeof(note), "%s", r->note);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
 	/* Each function's probe id, and which of them need attaching: counted
 	 * before anything is attached, so a pattern naming more functions than
 	 * the kernel has room for is refused at once. */
@@ -616,6 +660,15 @@ out:
 	capture_plan_free(&plan);
 	probes_free(t, n);
 	return first;
+}
+
+static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
+			     size_t errlen)
+{
+	struct resolved_spec r;
+	if (resolve_spec(s, spec, &r, err, errlen))
+		return -1;
+	return attach_resolved(s, spec, &r, count, err, errlen);
 }
 
 int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
@@ -1177,6 +1230,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 {
 	char why[1024];
 	struct engine_options eo = {0};
+	struct resolved_spec resolved[SESSION_MAX_TRACES];
+	int nresolved = 0;
 	if (events_parse(o->event, &eo.event, err, errlen))
 		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
@@ -1226,6 +1281,15 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
 		goto fail;
+	/* Every --trace is resolved before the BPF programs are loaded and
+	 * calibrated: a bad spec is said at once, not after seconds of start. */
+	for (int i = 0; i < o->ntraces; i++) {
+		if (resolve_spec(s, o->traces[i], &resolved[i], why, sizeof(why))) {
+			errbuf_set(err, errlen, "--%s", why); /* "--trace SPEC: why" */
+			goto fail;
+		}
+		nresolved = i + 1;
+	}
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
@@ -1252,7 +1316,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
-		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, why, sizeof(why));
+		s->trace_first_probe[i] = attach_resolved(s, o->traces[i], &resolved[i], &n, why,
+							  sizeof(why));
 		if (s->trace_first_probe[i] < 0) {
 			/* "--trace FUNC: why", as the option was given */
 			errbuf_set(err, errlen, "--%s", why);
@@ -1282,6 +1347,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	return s;
 fail:
+	for (int i = 0; i < nresolved; i++)
+		resolved_spec_free(&resolved[i]);
 	session_free(s);
 	return NULL;
 }
