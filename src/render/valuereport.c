@@ -93,7 +93,7 @@ void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct
 void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
 {
 	const struct probe_info *pi = &p->probes[probe];
-	fprintf(out, ", \"kind\": \"function\", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
+	fprintf(out, ", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
 	if (pi->predicate)
 		json_write_string(out, pi->predicate);
 	else

@@ -409,21 +409,34 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 }
 
 /* A line probe (spec [BINARY:]FILE:LINE): one probe, named by the spec,
- * with a uprobe at each of its n addresses, all or none. Takes t. Returns
- * its probe id, or -1 with err. */
-static int attach_line_spec(struct session *s, const char *spec, struct probe_target *t, int n,
-			    int *count, char *err, size_t errlen)
+ * with a uprobe at each of its n addresses, all or none, and with
+ * captures (tail: "VAR... [if EXPR]") a fetch program at each address,
+ * translated there. Takes t. Returns its probe id, or -1 with err. */
+static int attach_line_spec(struct session *s, const char *spec, const char *tail,
+			    struct probe_target *t, int n, int *count, char *err, size_t errlen)
 {
 	char why[512];
 	int id = profile_probe_find(s->prof, spec);
 	int r = -1;
+	struct capture_plan plan = {0};
 	if (id >= 0 && s->prof->probes[id].point < 0) {
 		snprintf(err, errlen, "trace %s: a function probe has that name", spec);
+		goto out;
+	}
+	if (id >= 0 && s->attached[id] && *tail) {
+		snprintf(err, errlen,
+			 "trace %s %s: %s is traced already: untrace it first to change what it "
+			 "captures",
+			 spec, tail, spec);
 		goto out;
 	}
 	if (id >= 0 && s->attached[id]) { /* traced already */
 		r = id;
 		goto done;
+	}
+	if (capture_prepare(tail, t, n, true, &plan, why, sizeof(why))) {
+		snprintf(err, errlen, "trace %s%s%s: %s", spec, *tail ? " " : "", tail, why);
+		goto out;
 	}
 	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
 		snprintf(err, errlen, "trace %s: a session traces at most %d lines", spec,
@@ -445,7 +458,7 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	int ok = npids > 0 && !interrupted(s, why, sizeof(why));
 	for (int i = 0; ok && i < npids; i++)
 		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
-					 (size_t)n, pids[i], why, sizeof(why)) == 0;
+					 (size_t)n, plan.n > 0, pids[i], why, sizeof(why)) == 0;
 	free(offs);
 	if (!ok) {
 		engine_discard_span(s->eng, probe);
@@ -460,6 +473,8 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	}
 	s->attached[id] = true;
 	r = id;
+	if (capture_apply_points(&plan, s->eng, s->prof, probe, why, sizeof(why)))
+		notef(s->o, "trace %s: %s", spec, why);
 	for (int i = 0; i < n && s->o->verbose; i++)
 		notef(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
 		      t[i].function, t[i].inlined ? " (inlined)" : "");
@@ -468,6 +483,7 @@ done:
 		*count = n;
 	err[0] = 0;
 out:
+	capture_plan_free(&plan);
 	probes_free(t, n);
 	return r;
 }
@@ -508,25 +524,13 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 		return -1;
 	}
 	if (n > 0 && t[0].line) {
-		/* A line hit belongs to no call of its own, and fetch programs are
-		 * run by span_enter, one per probe slot: captures are read at
-		 * function entries only. */
-		if (*tail) {
-			snprintf(err, errlen,
-				 "trace %s: captures at %s are not supported yet: capture at the "
-				 "function's entry",
-				 spec, location);
-			probes_free(t, n);
-			free(location);
-			return -1;
-		}
-		int id = attach_line_spec(s, location, t, n, count, err, errlen);
+		int id = attach_line_spec(s, location, tail, t, n, count, err, errlen);
 		free(location);
 		return id;
 	}
 	free(location);
 	struct capture_plan plan;
-	if (capture_prepare(tail, t, n, &plan, why, sizeof(why))) {
+	if (capture_prepare(tail, t, n, false, &plan, why, sizeof(why))) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
 		probes_free(t, n);
 		return -1;
