@@ -199,6 +199,11 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 		return errbuf_set(err, errlen, "--by %s needs the function whose calls it splits: "
 					       "--in, --slow or --fast FUNC",
 				  var);
+	if (v->probe < p->nprobes && p->probes[v->probe].point >= 0)
+		return errbuf_set(err, errlen,
+				  "--by %s: %s is a line, whose values belong to no call: --by splits "
+				  "a function's calls by a value at their entry (--trace 'FUNC %s')",
+				  var, p->probes[v->probe].name, var);
 	int c = values_capture_find(p, v->probe, var);
 	if (c < 0) {
 		char names[256] = "";
