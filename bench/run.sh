@@ -3,7 +3,8 @@
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
-echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
+echo "### start-up: the verifier's work"; ./bench/verifier.sh "$build"
+echo; echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
 echo; echo "### unwind tables"; ./bench/cfi.sh "$build"
 echo; echo "### JIT perf maps"; "$build/bench/perfmap"

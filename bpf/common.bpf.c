@@ -19,6 +19,7 @@ sonde_unwind_found_map unwind_found SEC(".maps");
 const volatile __u32 filter_mode = SONDE_FILTER_ALL;
 const volatile __u32 unwind_mode = SONDE_UNWIND_AUTO;
 __u64 miss_wakeup_ns = 0;
+__u64 walk_opaque_zero = 0; /* stacks.bpf.h: never written */
 __u64 next_span_id = 0;
 struct sonde_calibration calib = {};
 
@@ -158,3 +159,61 @@ __noinline int find_by_file(struct by_file *b)
 	return 1;
 }
 
+/* Both searches of the walk (stacks.bpf.h) run over absolute indexes
+ * [first, first + n), all read from maps: the verifier knows none of them,
+ * so no branch on them is decided for it, nothing is marked precise, and
+ * the states of a halving merge instead of doubling. Entries are read
+ * through map lookups (not indexed) so no index needs bounds either. Both
+ * are global functions of scalars: verified once on their own, not again
+ * in every state of the walk that calls them. */
+
+/* 1 + the index in unwind_mappings of the mapping of the process whose
+ * mappings are [first, first + n) that holds pc; 0: none. */
+__noinline __u32 unwind_find_mapping(__u32 first, __u32 n, __u64 pc)
+{
+	__u32 lo = first, hi = first + n;
+	/* The first mapping with start > pc is at lo after the search. */
+	for (int k = 0; k < SONDE_UNWIND_MAP_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &mid);
+		if (!m)
+			return 0;
+		if (m->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return 0;
+	__u32 idx = lo - 1;
+	const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	return m && pc >= m->start && pc < m->end ? lo : 0;
+}
+
+/* The rule of the last row at or below key among rows [first,
+ * first + count), or CFI_CFA_NONE (0) below the first row. */
+__noinline __u32 unwind_find_rule(__u32 first, __u32 count, __u64 key)
+{
+	if (key > 0xffffffffull)
+		return CFI_CFA_NONE;
+	__u32 lo = first, hi = first + count;
+	for (int k = 0; k < SONDE_UNWIND_ROW_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return CFI_CFA_UNSUPPORTED; /* outside the array: never a guess */
+		if (r->pc <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return CFI_CFA_NONE;
+	__u32 idx = lo - 1;
+	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	return r ? r->rule : CFI_CFA_UNSUPPORTED;
+}

@@ -143,6 +143,13 @@ struct by_file {
  * once on its own, for every program whose walk (stacks.bpf.h) calls it. */
 extern int find_by_file(struct by_file *b);
 
+/* The walk's two binary searches (common.bpf.c), global functions of
+ * scalars: 1 + the index in unwind_mappings of the mapping among
+ * [first, first + n) holding pc (0: none); the rule of the row covering key
+ * among rows [first, first + count) (CFI_CFA_NONE below the first). */
+extern __u32 unwind_find_mapping(__u32 first, __u32 n, __u64 pc);
+extern __u32 unwind_find_rule(__u32 first, __u32 count, __u64 key);
+
 /* --- helpers ------------------------------------------------------------ */
 
 static __always_inline __u64 span_submit_flags(void)

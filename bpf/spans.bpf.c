@@ -16,13 +16,13 @@ struct {
 	__type(value, struct sonde_thread_state);
 } zero_state SEC(".maps");
 
-/* Completed calls per probe in log-linear buckets (sonde_abi.h):
- * key = probe * SONDE_HIST_BUCKETS + bucket. */
+/* Completed calls per probe in log-linear buckets (sonde_abi.h): key =
+ * probe, value its struct sonde_hist. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SONDE_MAX_PROBES * SONDE_HIST_BUCKETS);
+	__uint(max_entries, SONDE_MAX_PROBES);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct sonde_hist);
 } hists SEC(".maps");
 
 struct {
@@ -72,6 +72,19 @@ static __always_inline __u32 hist_bucket(__u64 v)
 	__u32 k = log2_floor(v);
 	return (k - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB +
 	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
+}
+
+/* Counts a call of `duration` in the probe's histogram. A global function
+ * of scalars, verified once on its own: the bucket's bounds, known in each
+ * of log2_floor's branches, would otherwise split every later state of
+ * span_exit by them. */
+__noinline int hist_count(__u32 probe, __u64 duration)
+{
+	__u32 bucket = hist_bucket(duration);
+	struct sonde_hist *h = bpf_map_lookup_elem(&hists, &probe);
+	if (h && bucket < SONDE_HIST_BUCKETS)
+		h->buckets[bucket] += 1;
+	return 0;
 }
 
 /* The config of an attachment still in force: the cookie (sonde_abi.h)
@@ -230,24 +243,35 @@ int span_enter(struct pt_regs *ctx)
 }
 
 /* Counts the call in point_calls under each point probe attached, and
- * whether it was hit during the call. */
+ * whether it was hit during the call. A bpf_loop callback: the verifier
+ * checks one round, not 64 rounds for each way the caller got here. */
+struct point_count {
+	__u64 active, hit; /* never narrowed in the loop: one state per bit */
+	__u32 probe;
+};
+
+static long count_point(__u64 bit, void *arg)
+{
+	struct point_count *pc = arg;
+	if (!(pc->active >> bit))
+		return 1;
+	if (!((pc->active >> bit) & 1))
+		return 0;
+	__u32 key = (pc->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + (__u32)bit;
+	struct sonde_point_calls *c = bpf_map_lookup_elem(&point_calls, &key);
+	if (c) {
+		c->calls++;
+		c->hit += (pc->hit >> bit) & 1;
+	}
+	return 0;
+}
+
 static __always_inline void count_points(const struct sonde_span_frame *f)
 {
-	/* The masks are never changed in the loop: a mask narrowed bit by bit
-	 * would give the verifier a new state per bit pattern. */
-	const __u64 active = points_active, m = f->points;
-	for (__u32 bit = 0; bit < SONDE_MAX_POINTS; bit++) {
-		if (!(active >> bit))
-			break;
-		if (!((active >> bit) & 1))
-			continue;
-		__u32 key = (f->probe & (SONDE_MAX_PROBES - 1)) * SONDE_MAX_POINTS + bit;
-		struct sonde_point_calls *c = bpf_map_lookup_elem(&point_calls, &key);
-		if (c) {
-			c->calls++;
-			c->hit += (m >> bit) & 1;
-		}
-	}
+	if (!points_active)
+		return;
+	struct point_count pc = { .active = points_active, .hit = f->points, .probe = f->probe };
+	bpf_loop(SONDE_MAX_POINTS, count_point, &pc, 0);
 }
 
 /* Counts a completed call: corrects its duration by sonde's own cost inside
@@ -262,10 +286,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	__u64 raw = now - f->start_ns;
 	__u64 own = st->own_ns - f->own_at_entry + cfg->self_unseen_ns;
 	__u64 duration = raw > own ? raw - own : 0;
-	__u32 key = f->probe * SONDE_HIST_BUCKETS + hist_bucket(duration);
-	__u64 *slot = bpf_map_lookup_elem(&hists, &key);
-	if (slot)
-		*slot += 1;
+	hist_count(f->probe, duration);
 	if (ps) {
 		ps->completed++;
 		ps->raw_ns += raw;

@@ -16,6 +16,13 @@
 
 #include "common.bpf.h"
 
+/* Zero, but the verifier cannot know it (a .bss value): flags of the walk
+ * set through it stay unknown to the verifier, so rounds of the walk that
+ * differ only in them are one state, not one per combination. */
+extern __u64 walk_opaque_zero; /* common.bpf.c */
+#define HIDE(v) ((__typeof__(v))((v) + walk_opaque_zero))
+
+
 /* A sample interrupted the thread: mark the calls in flight as sampled, so
  * their return sends a record, and give them ids for the sample to name. */
 static __always_inline void sample_mark(struct sonde_thread_state *st)
@@ -45,8 +52,8 @@ static __always_inline __u32 hijacked_returns(__u64 *out, __u32 *chained)
 			break;
 		out[i] = BPF_CORE_READ(ri, orig_ret_vaddr);
 		if (BPF_CORE_READ(ri, chained))
-			mask |= 1u << i;
-		n = i + 1;
+			mask = HIDE(mask | 1u << i);
+		n = HIDE(i + 1);
 		ri = BPF_CORE_READ(ri, next);
 	}
 	*chained = mask;
@@ -63,7 +70,12 @@ struct walk {
 	__u64 tramp;  /* the uretprobe trampoline's address (0: none) */
 	__u64 rip, rsp, rbp;
 	__u32 n;      /* user frames stored */
-	__u32 ret_k;  /* next entry of s->returns for a hijacked return address */
+	__u32 ret_k;  /* next entry of rets for a hijacked return address */
+	__u32 nrets;
+	/* The real return addresses of the trampolines on the stack, innermost
+	 * first, one per stack slot: of chained instances (sharing a slot)
+	 * only the outermost, whose return address is the caller's. */
+	__u64 rets[SONDE_SAMPLE_SPANS];
 	__u8 rbp_known;
 	__u8 exact_pc;  /* rip is where execution stopped, not a return address */
 	__u8 first;     /* the interrupted frame: every register is known */
@@ -78,63 +90,6 @@ struct walk {
 static __always_inline int read_user(__u64 *v, __u64 addr)
 {
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
-}
-
-/* Both searches run over absolute indexes [first, first + n), all read
- * from maps: the verifier knows none of them, so no branch on them is
- * decided for it, nothing is marked precise, and the states of a halving
- * merge instead of doubling. Entries are read through map lookups (not
- * indexed) so no index needs bounds either. */
-
-/* The mapping holding pc, or NULL. */
-static __always_inline const struct sonde_unwind_mapping *find_mapping(const struct sonde_unwind_proc *p,
-								       __u64 pc)
-{
-	__u32 lo = p->first, hi = p->first + p->n;
-	/* The first mapping with start > pc is at lo after the search. */
-	for (int k = 0; k < SONDE_UNWIND_MAP_STEPS; k++) {
-		if (lo >= hi)
-			break;
-		__u32 mid = lo + (hi - lo) / 2;
-		const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &mid);
-		if (!m)
-			return NULL;
-		if (m->start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->first)
-		return NULL;
-	__u32 idx = lo - 1;
-	const struct sonde_unwind_mapping *m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	return m && pc >= m->start && pc < m->end ? m : NULL;
-}
-
-/* The rule of the last row at or below key among rows [first, first+count),
- * or CFI_CFA_NONE (0) below the first row. */
-static __always_inline __u32 find_rule(const struct sonde_unwind_mapping *m, __u64 key)
-{
-	if (key > 0xffffffffull)
-		return CFI_CFA_NONE;
-	__u32 lo = m->first, hi = m->first + m->count;
-	for (int k = 0; k < SONDE_UNWIND_ROW_STEPS; k++) {
-		if (lo >= hi)
-			break;
-		__u32 mid = lo + (hi - lo) / 2;
-		struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
-			return CFI_CFA_UNSUPPORTED; /* outside the array: never a guess */
-		if (r->pc <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == m->first)
-		return CFI_CFA_NONE;
-	__u32 idx = lo - 1;
-	struct sonde_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	return r ? r->rule : CFI_CFA_UNSUPPORTED;
 }
 
 /* DWARF register number (< 16) -> its offset in struct pt_regs. */
@@ -163,8 +118,8 @@ static __always_inline __u32 dwarf_pt_regs(__u32 reg)
 
 static __always_inline long walk_stop(struct walk *w, __u8 why)
 {
-	w->end = why;
-	w->done = 1;
+	w->end = HIDE(why);
+	w->done = HIDE((__u8)1);
 	return 1;
 }
 
@@ -185,8 +140,8 @@ static __always_inline long step_fp(struct walk *w, __u8 why)
 	w->rip = ra;
 	w->rsp = w->rbp + 16;
 	w->rbp = rbp;
-	w->exact_pc = 0;
-	w->first = 0;
+	w->exact_pc = HIDE((__u8)0);
+	w->first = HIDE((__u8)0);
 	return 0;
 }
 
@@ -200,19 +155,12 @@ static long walk_step(__u64 i, struct walk *w)
 	if (i >= SONDE_MAX_STACK || at >= 2 * SONDE_MAX_STACK)
 		return walk_stop(w, SONDE_END_DEPTH);
 	/* A uretprobe's trampoline in place of a return address: the real one
-	 * is the next of the kernel's list (chained instances share a slot). */
+	 * is the next of the slots' return addresses (walk_user). */
 	if (w->tramp && w->rip == w->tramp && !w->first) {
 		__u32 k = w->ret_k;
-		for (int j = 0; j < SONDE_SAMPLE_SPANS; j++) {
-			if (k >= SONDE_SAMPLE_SPANS || !(w->s->returns_chained >> k & 1))
-				break;
-			k++;
-		}
-		if (k < w->s->nreturns && k < SONDE_SAMPLE_SPANS) {
-			w->rip = w->s->returns[k & (SONDE_SAMPLE_SPANS - 1)];
-			k++;
-		}
-		w->ret_k = k;
+		if (k < w->nrets)
+			w->rip = w->rets[k & (SONDE_SAMPLE_SPANS - 1)];
+		w->ret_k = HIDE(k + 1);
 	}
 	w->s->ips[at] = w->rip;
 	w->n = i + 1;
@@ -220,7 +168,10 @@ static long walk_step(__u64 i, struct walk *w)
 	__u64 pc = w->exact_pc ? w->rip : w->rip - 1;
 	/* The mapping, always a copy on the stack: one pointer type after
 	 * either way of finding it keeps the verifier's states few. */
-	const struct sonde_unwind_mapping *pm = w->proc ? find_mapping(w->proc, pc) : NULL;
+	__u32 found = w->proc ? unwind_find_mapping(w->proc->first, w->proc->n, pc) : 0;
+	__u32 idx = found - 1;
+	const struct sonde_unwind_mapping *pm =
+		found ? bpf_map_lookup_elem(&unwind_mappings, &idx) : NULL;
 	const struct sonde_unwind_mapping *m = &w->cur;
 	if (pm) {
 		w->cur = *pm;
@@ -234,13 +185,13 @@ static long walk_step(__u64 i, struct walk *w)
 			m = NULL;
 	}
 	if (!m) {
-		w->unfound = 1;
+		w->unfound = HIDE((__u8)1);
 		return w->fp_fallback ? step_fp(w, SONDE_END_TABLE_MISS)
 				  : walk_stop(w, SONDE_END_TABLE_MISS);
 	}
 	if (!m->count)
 		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
-	__u32 rule = pc >= m->adj ? find_rule(m, pc - m->adj) : CFI_CFA_NONE;
+	__u32 rule = pc >= m->adj ? unwind_find_rule(m->first, m->count, pc - m->adj) : CFI_CFA_NONE;
 
 	__u64 cfa, tmp;
 	switch (cfi_rule_cfa(rule)) {
@@ -259,9 +210,9 @@ static long walk_step(__u64 i, struct walk *w)
 		w->rip = rip;
 		w->rsp = rsp;
 		w->rbp = rbp;
-		w->rbp_known = 1;
-		w->exact_pc = 1;
-		w->first = 0;
+		w->rbp_known = HIDE((__u8)1);
+		w->exact_pc = HIDE((__u8)1);
+		w->first = HIDE((__u8)0);
 		return 0;
 	}
 	case CFI_CFA_RSP:
@@ -309,17 +260,17 @@ static long walk_step(__u64 i, struct walk *w)
 	case CFI_RBP_AT_CFA:
 		if (!read_user(&rbp, cfa + (__s64)cfi_rule_rbp_off(rule)))
 			return walk_stop(w, SONDE_END_READ_FAULT);
-		w->rbp_known = 1;
+		w->rbp_known = HIDE((__u8)1);
 		break;
 	default:
-		w->rbp_known = 0;
+		w->rbp_known = HIDE((__u8)0);
 		break;
 	}
 	w->rip = ra;
 	w->rsp = cfa;
 	w->rbp = rbp;
-	w->exact_pc = 0;
-	w->first = 0;
+	w->exact_pc = HIDE((__u8)0);
+	w->first = HIDE((__u8)0);
 	return 0;
 }
 
@@ -357,6 +308,14 @@ static __always_inline void walk_user(struct sonde_sample *s, __u32 tgid)
 	if (!w.rip || (BPF_CORE_READ(uregs, cs) & 3) != 3) {
 		s->unwind_end = SONDE_END_COMPLETE;
 		return;
+	}
+	for (__u32 k = 0; k < SONDE_SAMPLE_SPANS; k++) {
+		if (k >= s->nreturns)
+			break;
+		if (!(s->returns_chained >> k & 1)) {
+			w.rets[w.nrets & (SONDE_SAMPLE_SPANS - 1)] = s->returns[k];
+			w.nrets = HIDE(w.nrets + 1);
+		}
 	}
 	bpf_loop(SONDE_MAX_STACK + 1, walk_step, &w, 0);
 	if (!w.done)

@@ -748,16 +748,8 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
-	uint64_t *zeros = xcalloc((size_t)SONDE_HIST_BUCKETS * (size_t)ncpu, sizeof(uint64_t));
-	uint32_t keys[SONDE_HIST_BUCKETS];
-	for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
-		keys[b] = slot * SONDE_HIST_BUCKETS + b;
-	int fd = bpf_map__fd(e->skel->maps.hists);
-	uint32_t count = SONDE_HIST_BUCKETS;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	if (bpf_map_update_batch(fd, keys, zeros, &count, &opts))
-		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
-			bpf_map_update_elem(fd, &keys[b], zeros, BPF_ANY);
+	struct sonde_hist *zeros = xcalloc((size_t)ncpu, sizeof(*zeros));
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.hists), &slot, zeros, BPF_ANY);
 	free(zeros);
 	/* The calls of the slot's span probe that hit each point. */
 	int pfd = bpf_map__fd(e->skel->maps.point_calls);
@@ -961,37 +953,18 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 	return 0;
 }
 
-/* Sums over CPUs the `n` histogram keys from `first` into out[n], in
- * batches (one syscall, not one per bucket: a probe has 976). */
-static int read_hist_keys(struct engine *e, uint32_t first, uint32_t n, uint64_t *out)
+/* Sums over CPUs the histogram of a slot into out[SONDE_HIST_BUCKETS]. */
+static int read_slot_hist(struct engine *e, uint32_t slot, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -1;
-	uint32_t *keys = xcalloc(n, sizeof(*keys));
-	uint64_t *vals = xcalloc((size_t)n * (size_t)ncpu, sizeof(*vals));
-	int fd = bpf_map__fd(e->skel->maps.hists);
-	uint32_t done = 0, batch = 0;
-	int r = 0;
-	memset(out, 0, n * sizeof(*out));
-	while (done < n) {
-		uint32_t count = n - done;
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		/* An array's batch token is the last key read: start after first - 1. */
-		uint32_t in = done ? batch : first - 1;
-		r = bpf_map_lookup_batch(fd, done || first ? &in : NULL, &batch, keys + done,
-					 vals + (size_t)done * (size_t)ncpu, &count, &opts);
-		done += count;
-		if (r < 0 && errno != ENOENT)
-			break;
-		r = 0;
-		if (count == 0)
-			break;
-	}
-	for (uint32_t i = 0; r == 0 && i < done && i < n; i++)
-		for (int c = 0; c < ncpu; c++)
-			out[i] += vals[(size_t)i * (size_t)ncpu + (size_t)c];
-	free(keys);
+	struct sonde_hist *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.hists), &slot, vals);
+	memset(out, 0, SONDE_HIST_BUCKETS * sizeof(*out));
+	for (int c = 0; r == 0 && c < ncpu; c++)
+		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
+			out[b] += vals[c].buckets[b];
 	free(vals);
 	return r;
 }
@@ -1003,26 +976,16 @@ int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
 		memset(buckets, 0, SONDE_HIST_BUCKETS * sizeof(*buckets));
 		return 0;
 	}
-	return read_hist_keys(e, (uint32_t)slot * SONDE_HIST_BUCKETS, SONDE_HIST_BUCKETS, buckets);
+	return read_slot_hist(e, (uint32_t)slot, buckets);
 }
 
 int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
 	memset(out, 0, (size_t)nprobes * sizeof(*out));
-	uint32_t nslots = 0; /* the slots in use are the lowest, mostly */
 	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slot_probe[s] < nprobes)
-			nslots = s + 1;
-	if (!nslots)
-		return 0;
-	/* Rows of slots are SONDE_HIST_BUCKETS long, as the map's keys. */
-	uint64_t(*slots)[SONDE_HIST_BUCKETS] = xcalloc(nslots, sizeof(*slots));
-	int r = read_hist_keys(e, 0, nslots * SONDE_HIST_BUCKETS, &slots[0][0]);
-	for (uint32_t s = 0; r == 0 && s < nslots; s++)
-		if (e->slot_probe[s] < nprobes)
-			memcpy(out[e->slot_probe[s]], slots[s], sizeof(slots[s]));
-	free(slots);
-	return r;
+		if (e->slot_probe[s] < nprobes && read_slot_hist(e, s, out[e->slot_probe[s]]))
+			return -1;
+	return 0;
 }
 
 static int write_sampler_config(struct engine *e)

@@ -278,8 +278,9 @@ static char *target_executable(const struct session_options *o)
 		if (n <= 0)
 			return NULL;
 		path[n] = 0;
-		/* Through /proc/PID/root so a containerized target's file is found. */
-		return xasprintf("/proc/%d/root%s", (int)o->pids[0], path);
+		/* Through /proc/PID/root when a containerized target's file is
+		 * only there. */
+		return procmaps_root_path(o->pids[0], path);
 	}
 	return NULL;
 }
@@ -408,35 +409,32 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 	return 0;
 }
 
-/* A line probe (spec [BINARY:]FILE:LINE): one probe, named by the spec,
- * with a uprobe at each of its n addresses, all or none, and with
- * captures (tail: "VAR... [if EXPR]") a fetch program at each address,
- * translated there. Takes t. Returns its probe id, or -1 with err. */
-static int attach_line_spec(struct session *s, const char *spec, const char *tail,
-			    struct probe_target *t, int n, int *count, char *err, size_t errlen)
+/* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
+ * captures): one probe, named by the spec, with a uprobe at each of its n
+ * addresses, all or none, and with captures (plan, capture_prepare'd for
+ * these addresses) a fetch program at each. Takes t. Returns its probe id,
+ * or -1 with err. */
+static int attach_line_spec(struct session *s, const char *full, const char *spec,
+			    const struct capture_plan *plan, struct probe_target *t, int n,
+			    int *count, char *err, size_t errlen)
 {
 	char why[512];
 	int id = profile_probe_find(s->prof, spec);
 	int r = -1;
-	struct capture_plan plan = {0};
 	if (id >= 0 && s->prof->probes[id].point < 0) {
 		snprintf(err, errlen, "trace %s: a function probe has that name", spec);
 		goto out;
 	}
-	if (id >= 0 && s->attached[id] && *tail) {
+	if (id >= 0 && s->attached[id] && plan->builds) {
 		snprintf(err, errlen,
-			 "trace %s %s: %s is traced already: untrace it first to change what it "
+			 "trace %s: %s is traced already: untrace it first to change what it "
 			 "captures",
-			 spec, tail, spec);
+			 full, spec);
 		goto out;
 	}
 	if (id >= 0 && s->attached[id]) { /* traced already */
 		r = id;
 		goto done;
-	}
-	if (capture_prepare(tail, t, n, true, &plan, why, sizeof(why))) {
-		snprintf(err, errlen, "trace %s%s%s: %s", spec, *tail ? " " : "", tail, why);
-		goto out;
 	}
 	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
 		snprintf(err, errlen, "trace %s: a session traces at most %d lines", spec,
@@ -458,7 +456,7 @@ static int attach_line_spec(struct session *s, const char *spec, const char *tai
 	int ok = npids > 0 && !interrupted(s, why, sizeof(why));
 	for (int i = 0; ok && i < npids; i++)
 		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
-					 (size_t)n, plan.n > 0, pids[i], why, sizeof(why)) == 0;
+					 (size_t)n, plan->n > 0, pids[i], why, sizeof(why)) == 0;
 	free(offs);
 	if (!ok) {
 		engine_discard_span(s->eng, probe);
@@ -473,7 +471,7 @@ static int attach_line_spec(struct session *s, const char *spec, const char *tai
 	}
 	s->attached[id] = true;
 	r = id;
-	if (capture_apply_points(&plan, s->eng, s->prof, probe, why, sizeof(why)))
+	if (capture_apply_points(plan, s->eng, s->prof, probe, why, sizeof(why)))
 		notef(s->o, "trace %s: %s", spec, why);
 	for (int i = 0; i < n && s->o->verbose; i++)
 		notef(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
@@ -483,7 +481,6 @@ done:
 		*count = n;
 	err[0] = 0;
 out:
-	capture_plan_free(&plan);
 	probes_free(t, n);
 	return r;
 }
@@ -494,11 +491,35 @@ out:
  * A function
  * already traced keeps its probe; one traced before and untraced gets its
  * probe id back; new ones get the next ids. */
-static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
-			     size_t errlen)
+/* A --trace/trace spec resolved: its probe targets and what they capture,
+ * before anything is attached. */
+struct resolved_spec {
+	struct probe_target *t;
+	int n;
+	bool line;               /* a line probe: attach_line_spec */
+	char *location;          /* the spec's location part */
+	struct capture_plan plan; /* what each target captures (a line: each address) */
+	bool planned;            /* plan holds something to free */
+	char note[768];          /* what the spec named but left out */
+};
+
+static void resolved_spec_free(struct resolved_spec *r)
+{
+	if (r->t)
+		probes_free(r->t, r->n);
+	if (r->planned)
+		capture_plan_free(&r->plan);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Resolves spec against the target as it is now. Returns 0, or -1 with err
+ * ("trace SPEC: why") and nothing to free. */
+static int resolve_spec(struct session *s, const char *spec, struct resolved_spec *r, char *err,
+			size_t errlen)
 {
 	char why[512];
-	struct probe_target *t;
+	memset(r, 0, sizeof(*r));
 	pid_t *running;
 	int nrunning = running_targets(s, &running);
 	const char *names[1] = {s->exe_alias};
@@ -511,30 +532,50 @@ static int attach_probe_spec(struct session *s, const char *spec, int *count, ch
 				    .pids = running,
 				    .npids = nrunning,
 				    .env = &env};
-	char note[768];
 	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
 	 * rest, what they capture and when (capture.h). */
 	const char *tail;
-	char *location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
-	int n = probes_resolve(location, &scope, &t, note, sizeof(note), why, sizeof(why));
+	r->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	r->n = probes_resolve(r->location, &scope, &r->t, r->note, sizeof(r->note), why, sizeof(why));
 	free(running);
-	if (n < 0) {
+	if (r->n < 0) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
-		free(location);
+		r->t = NULL;
+		resolved_spec_free(r);
 		return -1;
 	}
-	if (n > 0 && t[0].line) {
-		int id = attach_line_spec(s, location, tail, t, n, count, err, errlen);
-		free(location);
+	/* A line's addresses are one probe: their captures must agree. */
+	r->line = r->n > 0 && r->t[0].line;
+	if (capture_prepare(tail, r->t, r->n, r->line, &r->plan, why, sizeof(why))) {
+		snprintf(err, errlen, "trace %s: %s", spec, why);
+		resolved_spec_free(r);
+		return -1;
+	}
+	r->planned = true;
+	return 0;
+}
+
+/* Attaches a resolved spec (taking what r holds). Returns the first probe
+ * id, or -1 with err (and nothing of the spec attached); on success err
+ * holds the spec's note, if any. */
+static int attach_resolved(struct session *s, const char *spec, struct resolved_spec *r,
+			   int *count, char *err, size_t errlen)
+{
+	char why[512];
+	if (r->line) {
+		int id = attach_line_spec(s, spec, r->location, &r->plan, r->t, r->n, count, err,
+					  errlen);
+		r->t = NULL; /* taken */
+		resolved_spec_free(r);
 		return id;
 	}
-	free(location);
-	struct capture_plan plan;
-	if (capture_prepare(tail, t, n, false, &plan, why, sizeof(why))) {
-		snprintf(err, errlen, "trace %s: %s", spec, why);
-		probes_free(t, n);
-		return -1;
-	}
+	struct probe_target *t = r->t;
+	int n = r->n;
+	struct capture_plan plan = r->plan;
+	char note[768];
+	snprintf(note, sizeof(note), "%s", r->note);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
 	/* Each function's probe id, and which of them need attaching: counted
 	 * before anything is attached, so a pattern naming more functions than
 	 * the kernel has room for is refused at once. */
@@ -619,6 +660,15 @@ out:
 	capture_plan_free(&plan);
 	probes_free(t, n);
 	return first;
+}
+
+static int attach_probe_spec(struct session *s, const char *spec, int *count, char *err,
+			     size_t errlen)
+{
+	struct resolved_spec r;
+	if (resolve_spec(s, spec, &r, err, errlen))
+		return -1;
+	return attach_resolved(s, spec, &r, count, err, errlen);
 }
 
 int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
@@ -1180,6 +1230,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 {
 	char why[1024];
 	struct engine_options eo = {0};
+	struct resolved_spec resolved[SESSION_MAX_TRACES];
+	int nresolved = 0;
 	if (events_parse(o->event, &eo.event, err, errlen))
 		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
@@ -1229,6 +1281,15 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
 		goto fail;
+	/* Every --trace is resolved before the BPF programs are loaded and
+	 * calibrated: a bad spec is said at once, not after seconds of start. */
+	for (int i = 0; i < o->ntraces; i++) {
+		if (resolve_spec(s, o->traces[i], &resolved[i], why, sizeof(why))) {
+			errbuf_set(err, errlen, "--%s", why); /* "--trace SPEC: why" */
+			goto fail;
+		}
+		nresolved = i + 1;
+	}
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
@@ -1255,7 +1316,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		calibrate_session(s);
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
-		s->trace_first_probe[i] = attach_probe_spec(s, o->traces[i], &n, why, sizeof(why));
+		s->trace_first_probe[i] = attach_resolved(s, o->traces[i], &resolved[i], &n, why,
+							  sizeof(why));
 		if (s->trace_first_probe[i] < 0) {
 			/* "--trace FUNC: why", as the option was given */
 			errbuf_set(err, errlen, "--%s", why);
@@ -1285,6 +1347,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	}
 	return s;
 fail:
+	for (int i = 0; i < nresolved; i++)
+		resolved_spec_free(&resolved[i]);
 	session_free(s);
 	return NULL;
 }

@@ -159,7 +159,7 @@ static int library_mapping(const struct procmaps_entry *e, void *arg)
 	struct library_search *ls = arg;
 	if (e->path[0] != '/' || !ldso_name_matches(base_name(e->path), ls->want))
 		return 0;
-	ls->found = xasprintf("/proc/%d/root%s", (int)ls->pid, e->path);
+	ls->found = procmaps_root_path(ls->pid, e->path);
 	return 1;
 }
 
@@ -186,7 +186,7 @@ static char *program_in_targets(const struct probe_scope *sc, const char *part)
 			     (procmaps_comm(sc->pids[i], comm, sizeof(comm)) == 0 &&
 			      procmaps_comm_names(comm, part));
 		if (named)
-			return xasprintf("/proc/%d/root%s", (int)sc->pids[i], exe);
+			return procmaps_root_path(sc->pids[i], exe);
 	}
 	return NULL;
 }

@@ -1,9 +1,11 @@
 /* procmaps — see procmaps.h. */
 #include "procmaps.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -119,4 +121,16 @@ bool procmaps_comm_names(const char *comm, const char *name)
 		return true;
 	return strlen(comm) == PROC_COMM_MAX && strlen(name) > PROC_COMM_MAX &&
 	       strncmp(comm, name, PROC_COMM_MAX) == 0;
+}
+
+char *procmaps_root_path(pid_t pid, const char *path)
+{
+	char *through_root = xasprintf("/proc/%d/root%s", (int)pid, path);
+	struct stat ours, theirs;
+	if (stat(path, &ours) == 0 && stat(through_root, &theirs) == 0 &&
+	    ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino) {
+		free(through_root);
+		return xstrdup(path);
+	}
+	return through_root;
 }

@@ -42,6 +42,14 @@ int procmaps_each(pid_t pid, int (*fn)(const struct procmaps_entry *e, void *arg
 int procmaps_comm(pid_t pid, char *buf, size_t size);
 int procmaps_exe(pid_t pid, char *buf, size_t size);
 
+/* The path to open `path` (as the process's maps or exe name it) of a
+ * running process: through /proc/PID/root when the process sees another
+ * root (a container), else `path` itself when it is the same file there.
+ * The plain path survives the process: a probe attached to it as the
+ * process exits still attaches (through /proc/PID/root it would fail with
+ * ENOENT). Allocated (free it). */
+char *procmaps_root_path(pid_t pid, const char *path);
+
 /* The process's PID in its own (innermost) PID namespace: the last number
  * of NSpid in /proc/PID/status; pid itself on kernels without NSpid.
  * Returns -1 when the process is gone or unreadable. */

@@ -77,7 +77,9 @@ awk '
 pass "sonde slow handle:p95: $(cat "$WORK/p95.check")"
 
 # --- the live session ----------------------------------------------------------
-"${RT[@]}" "$SONDE" top -b -i 0.5 -n 4 -F 99 --no-ctl --trace handle --cmd 'slow handle auto' -- \
+# (8 snapshots: the first ones can come before the target, calibrating its
+# loop at start on a busy machine, has made enough calls for a threshold)
+"${RT[@]}" "$SONDE" top -b -i 0.5 -n 8 -F 99 --no-ctl --trace handle --cmd 'slow handle auto' -- \
 	"$TARGETS/microcalls" 30000 100 0 1000000000 >"$WORK/top.out" 2>"$WORK/top.err"
 views=$(grep -c '^view: .*slow handle > auto (' "$WORK/top.out" || true)
 known=$(grep -c "^view: .*slow handle > auto ($FALLBACK) ([0-9.]*[a-z]*s)\$" "$WORK/top.out" || true)

@@ -23,7 +23,7 @@ command -v perf >/dev/null || skip "perf is not installed (Debian package linux-
 lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 2>/dev/null || true)
 [ -r "$lib" ] || skip "no libsqlite3.so.0 where Debian puts it"
 label=$(basename "$lib")
-query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<3000000)
+query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<1500000)
        SELECT sum(length(x||'abc')), count(*), max(substr(hex(x),2)) FROM c;"
 
 "$SONDE" record -F 999 -o "$WORK/r.sonde" -- sqlite3 :memory: "$query" >/dev/null

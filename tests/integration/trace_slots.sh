@@ -60,13 +60,17 @@ expect_error "^sonde: trace f2\*: names 100 functions to add, more than sonde ca
 pass "patterns naming more functions than there is room for are refused whole"
 
 # Each removal waits for the kernel: 100 of them took ~25 s inside the event
-# loop (nothing drained, no command answered).
+# loop (nothing drained, no command answered). Against a command that does
+# nothing, timed just before (on a busy machine starting `sonde ctl` alone
+# takes seconds): the kernel's removals, at >= 0.1 s each, would add >= 10 s.
+base=$(seconds_of ctl status)
+limit=$(awk -v b="$base" 'BEGIN { print 2 * b + 3 }')
 t=$(seconds_of ctl untrace 'f0*')
 [ "$(cat "$WORK/answer")" = "untraced 100 functions (what they gathered stays)" ] ||
 	fail "untrace f0* answered '$(cat "$WORK/answer")'"
-assert_le "seconds to untrace 100 functions" "$t" 2
+assert_le "seconds to untrace 100 functions (status took ${base}s)" "$t" "$limit"
 t=$(seconds_of ctl status)
-assert_le "seconds to answer status right after" "$t" 2
+assert_le "seconds to answer status right after" "$t" "$limit"
 
 # 100 new functions: the session has had 200 probes, the kernel room for 252
 # at once; the places f0* left are reused (this was 'too many').
