@@ -4,7 +4,7 @@
  * of a bpf_loop, so the verifier checks one round and any program ends
  * after SONDE_FETCH_OPS rounds.
  *
- * fetch_prog_of(probe, gen) finds a probe's program; fetch_run(ctx, prog,
+ * fetch_prog_of(key, gen) finds a program; fetch_run(ctx, prog,
  * probe, span_id, pid_tgid) evaluates the program in
  * the per-CPU scratch record and sends it as a SONDE_REC_VALUES record,
  * unless its predicate failed. The maps are defined in fetch.bpf.c. */
@@ -15,7 +15,7 @@
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SONDE_MAX_PROBES);
+	__uint(max_entries, SONDE_MAX_PROBES + SONDE_POINT_PROGS);
 	__type(key, __u32);
 	__type(value, struct sonde_fetch_prog);
 } sonde_fetch_progs_map;
@@ -235,22 +235,23 @@ static long fetch_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* The fetch program of `probe` under attach generation `gen`, or NULL. */
-static __always_inline struct sonde_fetch_prog *fetch_prog_of(__u32 probe, __u32 gen)
+/* The fetch program at key `key` (a probe's slot, or a point probe's
+ * address: sonde_abi.h) under attach generation `gen`, or NULL. */
+static __always_inline struct sonde_fetch_prog *fetch_prog_of(__u32 key, __u32 gen)
 {
-	struct sonde_fetch_prog *prog = bpf_map_lookup_elem(&fetch_progs, &probe);
+	struct sonde_fetch_prog *prog = bpf_map_lookup_elem(&fetch_progs, &key);
 	return prog && prog->nops && prog->gen == gen ? prog : NULL;
 }
 
 /* Runs a fetch program at this hit and sends the values (or nothing, when
- * its predicate fails). */
-static __always_inline void fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
-				      __u32 probe, __u64 span_id, __u64 pid_tgid)
+ * its predicate fails). Returns 0 when its predicate failed, else 1. */
+static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
+				     __u32 probe, __u64 span_id, __u64 pid_tgid)
 {
 	__u32 zero = 0;
 	struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
 	if (!s)
-		return;
+		return 1;
 #if defined(__TARGET_ARCH_x86)
 	/* DWARF's x86-64 register numbers. */
 	s->regs[0] = ctx->ax;
@@ -273,7 +274,7 @@ static __always_inline void fetch_run(struct pt_regs *ctx, struct sonde_fetch_pr
 	/* A uprobe's handler sees ip at the probed instruction. */
 	s->bias = ctx->ip - prog->vaddr;
 #else
-	return; /* user space refuses captures on other architectures */
+	return 1; /* user space refuses captures on other architectures */
 #endif
 	s->sp = 0;
 	s->fault = 0;
@@ -288,7 +289,7 @@ static __always_inline void fetch_run(struct pt_regs *ctx, struct sonde_fetch_pr
 			*c += s->faults;
 	}
 	if (s->dropped)
-		return;
+		return 0;
 	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
 	s->rec.probe = probe;
 	s->rec.nvalues = prog->nvalues;
@@ -296,6 +297,7 @@ static __always_inline void fetch_run(struct pt_regs *ctx, struct sonde_fetch_pr
 	s->rec.layout = prog->layout;
 	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
 		count(SONDE_CNT_LOST_VALUES);
+	return 1;
 }
 
 #endif

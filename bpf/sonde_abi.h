@@ -406,6 +406,17 @@ struct sonde_sampler_config {
 	__u64 when_points;
 };
 
+/* A uprobe's attach cookie: bits 0..15 the probe's slot (its key in
+ * probe_cfg, probe_stats, fetch_progs...), bits 16..31 for a point probe
+ * the key in fetch_progs of the program of this one address (0: none; a
+ * line's addresses each have their own: locations differ per address),
+ * bits 32..63 the probe's attach generation. */
+#define SONDE_COOKIE_SLOT(c) ((__u32)(c) & 0xffff)
+#define SONDE_COOKIE_FETCH(c) (((__u32)(c) >> 16) & 0xffff)
+#define SONDE_COOKIE_GEN(c) ((__u32)((c) >> 32))
+#define SONDE_COOKIE(gen, slot, fetch) \
+	((__u64)(gen) << 32 | (__u64)((fetch) & 0xffff) << 16 | ((slot) & 0xffff))
+
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
 struct sonde_probe_config {
 	/* Which completed calls cross to user space as span records: every one
@@ -494,7 +505,9 @@ struct sonde_task_event {
 /* ==== Fetch programs: captures and predicates ============================
  *
  * A probe that captures values has a fetch program (array map
- * `fetch_progs`, key = probe slot), translated in user space from DWARF
+ * `fetch_progs`: key = probe slot for a function probe, run at its entry;
+ * for a point probe, one per address, at keys SONDE_MAX_PROBES and up
+ * named by each uprobe's cookie), translated in user space from DWARF
  * location expressions and the user's capture and predicate expressions
  * (src/symbols/dwarfvar.h, src/symbols/capexpr.h), and run by one generic
  * interpreter (bpf/fetch.bpf.h) at the probe's address: a stack machine of
@@ -513,6 +526,9 @@ struct sonde_task_event {
 #define SONDE_CAPTURES 8     /* values a probe captures */
 #define SONDE_CAPTURE_STR 64 /* bytes of a string value, with its NUL */
 #define SONDE_FETCH_REGS 17  /* DWARF x86-64 registers 0..16 (16: rip) */
+/* Programs of point probes' addresses held at once (fetch_progs keys
+ * SONDE_MAX_PROBES .. SONDE_MAX_PROBES + SONDE_POINT_PROGS - 1). */
+#define SONDE_POINT_PROGS 512
 
 enum sonde_fetch_code {
 	FETCH_END = 0,    /* stop (the rest of the program is unused) */
@@ -571,7 +587,8 @@ struct sonde_values {
 	struct sonde_hdr hdr;
 	__u32 probe;
 	__u32 nvalues;
-	__u64 span_id;  /* the call it was captured at the entry of (0: none) */
+	__u64 span_id;  /* the call it was captured at the entry of (0: none,
+			 * and always for a point probe's hit) */
 	__u32 layout;   /* the program's layout (struct sonde_fetch_prog) */
 	__u32 _pad;
 	__u8 status[SONDE_CAPTURES]; /* enum sonde_value_status */

@@ -87,17 +87,17 @@ __noinline int hist_count(__u32 probe, __u64 duration)
 	return 0;
 }
 
-/* The config of an attachment still in force: low 32 bits of the cookie
- * are the probe id, high 32 its generation. Uprobes of a detached probe
+/* The config of an attachment still in force: the cookie (sonde_abi.h)
+ * names the probe's slot and its generation. Uprobes of a detached probe
  * that the kernel has not removed yet carry an older generation, so the
  * id can be reused at once. */
 static __always_inline struct sonde_probe_config *probe_config(__u64 cookie)
 {
-	__u32 probe = (__u32)cookie;
+	__u32 probe = SONDE_COOKIE_SLOT(cookie);
 	if (probe >= SONDE_MAX_PROBES)
 		return NULL;
 	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
-	return cfg && cfg->active && cfg->gen == (__u32)(cookie >> 32) ? cfg : NULL;
+	return cfg && cfg->active && cfg->gen == SONDE_COOKIE_GEN(cookie) ? cfg : NULL;
 }
 
 static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
@@ -181,7 +181,7 @@ SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = (__u32)cookie;
+	__u32 probe = SONDE_COOKIE_SLOT(cookie);
 	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg)
 		return 0;
@@ -329,7 +329,7 @@ int span_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = (__u32)cookie;
+	__u32 probe = SONDE_COOKIE_SLOT(cookie);
 	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg)
 		return 0;
@@ -382,12 +382,15 @@ int span_exit(struct pt_regs *ctx)
 /* A point probe (a source line) was hit: counted exactly (probe_stats
  * entered), and marked in the innermost traced call in flight, for the
  * sampler (sample only in calls that hit it) and for the count of calls
- * that hit it (point_calls, when the call returns). No record is sent. */
+ * that hit it (point_calls, when the call returns). With captures, the
+ * program of this address (its key is in the cookie) reads them and sends
+ * them, belonging to no call; a hit that fails its predicate sends nothing
+ * and marks nothing (it is still counted). */
 SEC("uprobe")
 int point_hit(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 probe = (__u32)cookie;
+	__u32 probe = SONDE_COOKIE_SLOT(cookie);
 	struct sonde_probe_config *cfg = probe_config(cookie);
 	if (!cfg || !cfg->point_bit)
 		return 0;
@@ -399,6 +402,17 @@ int point_hit(struct pt_regs *ctx)
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
 	if (ps)
 		ps->entered++;
+	__u32 key = SONDE_COOKIE_FETCH(cookie);
+	struct sonde_fetch_prog *prog = key ? fetch_prog_of(key, cfg->gen) : NULL;
+	if (prog) {
+		/* Timed and charged to the calls in flight, as at a span's entry. */
+		__u64 t0 = bpf_ktime_get_ns();
+		int kept = fetch_run(ctx, prog, probe, 0, pid_tgid);
+		if (st)
+			st->own_ns += bpf_ktime_get_ns() - t0;
+		if (!kept)
+			return 0;
+	}
 	if (!st || !st->depth)
 		return 0; /* no traced call in flight to mark */
 	__u32 d = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;

@@ -51,6 +51,10 @@ struct engine {
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
 	struct engine_span_policy policy[SONDE_MAX_PROBES];
 	uint8_t point_bit[SONDE_MAX_PROBES]; /* a point probe's bit + 1; 0: a span probe */
+	/* A capturing point probe's programs, one per address: fetch_progs
+	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
+	uint16_t point_progs_first[SONDE_MAX_PROBES], point_progs_n[SONDE_MAX_PROBES];
+	bool point_prog_used[SONDE_POINT_PROGS];
 	struct sonde_sampler_config sampler; /* the filters in force (slots) */
 	struct engine_trap_costs trap_costs[INSN_CLASSES];
 	uint64_t open_span_ids; /* ids given to in-flight calls that had none */
@@ -760,6 +764,54 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	free(zstats);
 }
 
+/* Takes a run of n free entries of the point probes' programs for slot.
+ * Returns 0, or -1 when there is no such run. */
+static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
+{
+	for (size_t first = 0; n && first + n <= SONDE_POINT_PROGS; first++) {
+		size_t k = 0;
+		while (k < n && !e->point_prog_used[first + k])
+			k++;
+		if (k < n) {
+			first += k;
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			e->point_prog_used[first + k] = true;
+		e->point_progs_first[slot] = (uint16_t)first;
+		e->point_progs_n[slot] = (uint16_t)n;
+		return 0;
+	}
+	return -1;
+}
+
+/* Clears slot's point programs in the kernel and gives their entries back. */
+static void free_point_progs(struct engine *e, uint32_t slot)
+{
+	struct sonde_fetch_prog zero = {0};
+	for (uint32_t i = 0; i < e->point_progs_n[slot]; i++) {
+		uint32_t k = e->point_progs_first[slot] + i;
+		uint32_t key = SONDE_MAX_PROBES + k;
+		bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &zero, BPF_ANY);
+		e->point_prog_used[k] = false;
+	}
+	e->point_progs_n[slot] = 0;
+}
+
+int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
+			   const struct sonde_fetch_prog *prog)
+{
+	int slot = slot_of(e, probe);
+	if (slot < 0 || index >= e->point_progs_n[slot])
+		return -1;
+	struct sonde_fetch_prog p = {0};
+	if (prog)
+		p = *prog;
+	p.gen = e->probe_gen[slot];
+	uint32_t key = SONDE_MAX_PROBES + e->point_progs_first[slot] + index;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
+}
+
 /* Detaches every attachment of a probe without waiting for the kernel.
  * deliver: first hand the caller the records of its calls already in the
  * ring buffer (after this, records of the slot no longer name the probe and
@@ -789,6 +841,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 				   __ATOMIC_RELAXED);
 	clear_slot_counts(e, slot);
 	engine_set_fetch(e, probe, NULL);
+	free_point_progs(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
 	e->point_bit[slot] = 0;
 	remove_uprobes(e, links, n);
@@ -866,7 +919,7 @@ static int attach_span(struct engine *e, uint32_t probe, const char *binary,
 		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 		e->point_bit[slot] = 0;
 	}
-	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
+	uint64_t cookie = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
 	struct span_attachment a = {.probe = probe, .slot = slot, .enter = -1, .exit = -1};
 	char why[256];
 	/* The return probe first: a call that enters between the two attaches
@@ -965,7 +1018,8 @@ int engine_set_sample_when(struct engine *e, int32_t point_probe)
 }
 
 int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
-			const uint64_t *offsets, size_t n, pid_t pid, char *err, size_t errlen)
+			const uint64_t *offsets, size_t n, bool fetch, pid_t pid, char *err,
+			size_t errlen)
 {
 	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
 		snprintf(err, errlen, "bad point probe %u (bit %u)", probe, bit);
@@ -979,6 +1033,21 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		return -1;
 	}
 	uint32_t slot = (uint32_t)found;
+	if (!fresh && fetch && e->point_progs_n[slot] != n) {
+		snprintf(err, errlen, "point probe %u has %u programs, not %zu", probe,
+			 e->point_progs_n[slot], n);
+		return -1;
+	}
+	if (fresh && fetch && take_point_progs(e, slot, n)) {
+		size_t used = 0;
+		for (size_t k = 0; k < SONDE_POINT_PROGS; k++)
+			used += e->point_prog_used[k];
+		snprintf(err, errlen,
+			 "captures at %zu addresses: the lines traced at once capture at %d addresses "
+			 "at most (%zu in use): untrace some",
+			 n, SONDE_POINT_PROGS, used);
+		return -1;
+	}
 	if (fresh) {
 		e->probe_gen[slot]++;
 		e->point_bit[slot] = (uint8_t)(bit + 1);
@@ -992,11 +1061,12 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		}
 		free(zeros);
 	}
-	uint64_t cookie = (uint64_t)e->probe_gen[slot] << 32 | slot;
 	size_t first = e->nspans;
 	char why[256];
 	bool ok = true;
 	for (size_t i = 0; i < n && ok; i++) {
+		uint32_t key = fetch ? SONDE_MAX_PROBES + e->point_progs_first[slot] + (uint32_t)i : 0;
+		uint64_t cookie = SONDE_COOKIE(e->probe_gen[slot], slot, key);
 		int fd = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.point_hit), binary,
 					offsets[i], pid, false, cookie, why, sizeof(why));
 		if (fd < 0) {
@@ -1022,8 +1092,10 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		remove_uprobes(e, links, e->nspans - first);
 		free(links);
 		e->nspans = first;
-		if (fresh)
+		if (fresh) {
 			e->point_bit[slot] = 0;
+			free_point_progs(e, slot);
+		}
 		return -1;
 	}
 	e->slot_probe[slot] = probe;

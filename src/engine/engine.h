@@ -198,10 +198,21 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
  * traced call in flight with point bit `bit` (0..SONDE_MAX_POINTS-1,
  * chosen by the caller, one per point probe attached at once; a caller
  * that never reuses a bit never sees an earlier point's marks), which the
- * call passes to its caller when it returns. Returns 0 or -1 with err and
- * nothing of this call attached. Detach with engine_detach_span. */
+ * call passes to its caller when it returns. fetch: each address gets a
+ * fetch program of its own (engine_set_point_fetch; none runs until set),
+ * at most SONDE_POINT_PROGS over the point probes attached at once; a hit
+ * whose predicate fails marks nothing. A probe attached again for another
+ * pid gives the same offsets. Returns 0 or -1 with err and nothing of this
+ * call attached. Detach with engine_detach_span. */
 int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
-			const uint64_t *offsets, size_t n, pid_t pid, char *err, size_t errlen);
+			const uint64_t *offsets, size_t n, bool fetch, pid_t pid, char *err,
+			size_t errlen);
+
+/* The fetch program a point probe attached with fetch runs at address
+ * `index` (of its offsets); NULL: none. Takes effect at once. Returns 0,
+ * or -1 when there is no such probe or address. */
+int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
+			   const struct sonde_fetch_prog *prog);
 
 /* Completed calls of a span probe that ended while a point probe was
  * attached, and those of them during which it was hit, as the kernel

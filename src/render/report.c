@@ -354,8 +354,9 @@ static void text_lines(FILE *out, const struct profile *p, struct printable *kee
 		size_t n = line_in_calls(p, (uint32_t)i, in);
 		for (size_t k = 0; k < n; k++) {
 			char b[32];
-			fprintf(out, "  ran in %.1f%% of the calls of %s (%" PRIu64 " of %" PRIu64 ")",
-				share(in[k].hit, in[k].calls),
+			/* With a predicate, only hits where it held mark their call. */
+			fprintf(out, "  %s in %.1f%% of the calls of %s (%" PRIu64 " of %" PRIu64 ")",
+				pi->predicate ? "matched" : "ran", share(in[k].hit, in[k].calls),
 				printable(keep, p->probes[in[k].probe].name), in[k].hit, in[k].calls);
 			if (in[k].slow)
 				fprintf(out, " and in %.1f%% of its slow calls (over %s: %" PRIu64
@@ -365,6 +366,7 @@ static void text_lines(FILE *out, const struct profile *p, struct printable *kee
 					in[k].slow);
 			fprintf(out, "\n");
 		}
+		valuereport_text(out, p, (uint32_t)i, keep);
 	}
 	free(in);
 }
@@ -439,7 +441,9 @@ static void json_line_probe(FILE *out, const struct profile *p, uint32_t i)
 			in[k].slow, in[k].slow_hit, share(in[k].slow_hit, in[k].slow) / 100);
 	}
 	free(in);
-	fprintf(out, "]}");
+	fprintf(out, "]");
+	valuereport_json(out, p, i);
+	fprintf(out, "}");
 }
 
 static void json_probes(FILE *out, const struct profile *p)

@@ -93,7 +93,7 @@ void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct
 void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
 {
 	const struct probe_info *pi = &p->probes[probe];
-	fprintf(out, ", \"kind\": \"function\", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
+	fprintf(out, ", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
 	if (pi->predicate)
 		json_write_string(out, pi->predicate);
 	else
@@ -199,6 +199,11 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 		return errbuf_set(err, errlen, "--by %s needs the function whose calls it splits: "
 					       "--in, --slow or --fast FUNC",
 				  var);
+	if (v->probe < p->nprobes && p->probes[v->probe].point >= 0)
+		return errbuf_set(err, errlen,
+				  "--by %s: %s is a line, whose values belong to no call: --by splits "
+				  "a function's calls by a value at their entry (--trace 'FUNC %s')",
+				  var, p->probes[v->probe].name, var);
 	int c = values_capture_find(p, v->probe, var);
 	if (c < 0) {
 		char names[256] = "";

@@ -5,7 +5,7 @@
  * --fast FUNC): per value, its calls, its calls the view takes, and the
  * samples the view takes inside them.
  *
- * JSON, inside a probe's object: "kind": "function", "hits": N,
+ * JSON, inside a probe's object (a function's or a line's): "hits": N,
  * "predicate": "..." (or null), "values": {VAR: {"type", "count", "min",
  * "max", "sum" (numbers only), "top": [[value, count], ...],
  * "optimized_out", "read_errors", "unavailable"}}. Strings, enumerators

@@ -8,7 +8,19 @@
 #include "util.h"
 #include "values.h"
 
-int capture_prepare(const char *tail, const struct probe_target *t, int n,
+/* Whether two addresses' programs read the same captures (a line probe's
+ * records all name its one set). */
+static bool same_captures(const struct fetch_build *a, const struct fetch_build *b)
+{
+	if (a->ndesc != b->ndesc)
+		return false;
+	for (int k = 0; k < a->ndesc; k++)
+		if (strcmp(a->desc[k].type, b->desc[k].type) || a->desc[k].kind != b->desc[k].kind)
+			return false;
+	return true;
+}
+
+int capture_prepare(const char *tail, const struct probe_target *t, int n, bool one_probe,
 		    struct capture_plan *plan, char *err, size_t errlen)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -24,8 +36,39 @@ int capture_prepare(const char *tail, const struct probe_target *t, int n,
 			return -1;
 		}
 		plan->n = i + 1;
+		if (one_probe && !same_captures(&plan->builds[0], &plan->builds[i])) {
+			int k = 0;
+			while (k < plan->builds[0].ndesc && k < plan->builds[i].ndesc &&
+			       !strcmp(plan->builds[0].desc[k].type, plan->builds[i].desc[k].type))
+				k++;
+			if (k >= plan->builds[0].ndesc)
+				k = 0;
+			errbuf_set(err, errlen,
+				   "%s has type %s at file offset 0x%llx but %s at 0x%llx: one line's "
+				   "addresses must read the same types",
+				   plan->builds[0].desc[k].name, plan->builds[0].desc[k].type,
+				   (unsigned long long)t[0].offset,
+				   k < plan->builds[i].ndesc ? plan->builds[i].desc[k].type : "none",
+				   (unsigned long long)t[i].offset);
+			capture_plan_free(plan);
+			return -1;
+		}
 	}
 	return 0;
+}
+
+/* Names build b's captures in p as probe's: returns the layout its
+ * records carry. */
+static uint32_t name_captures(const struct capture_plan *plan, const struct fetch_build *b,
+			      struct profile *p, uint32_t probe)
+{
+	uint32_t slots[SONDE_CAPTURES];
+	for (int k = 0; k < b->ndesc; k++) {
+		const struct capture_desc *d = &b->desc[k];
+		slots[k] = values_capture_intern(p, probe, d->name, d->type, d->kind, d->enums,
+						 d->nenums);
+	}
+	return values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
 }
 
 int capture_apply(const struct capture_plan *plan, int i, struct engine *e, struct profile *p,
@@ -34,16 +77,27 @@ int capture_apply(const struct capture_plan *plan, int i, struct engine *e, stru
 	if (!plan->builds || i >= plan->n)
 		return 0;
 	const struct fetch_build *b = &plan->builds[i];
-	uint32_t slots[SONDE_CAPTURES];
-	for (int k = 0; k < b->ndesc; k++) {
-		const struct capture_desc *d = &b->desc[k];
-		slots[k] = values_capture_intern(p, probe, d->name, d->type, d->kind, d->enums,
-						 d->nenums);
-	}
 	struct sonde_fetch_prog prog = b->prog;
-	prog.layout = values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
+	prog.layout = name_captures(plan, b, p, probe);
 	if (engine_set_fetch(e, probe, &prog))
 		return errbuf_set(err, errlen, "cannot store the fetch program of probe %u", probe);
+	return 0;
+}
+
+int capture_apply_points(const struct capture_plan *plan, struct engine *e, struct profile *p,
+			 uint32_t probe, char *err, size_t errlen)
+{
+	if (!plan->builds || plan->n == 0)
+		return 0;
+	uint32_t layout = name_captures(plan, &plan->builds[0], p, probe);
+	for (int i = 0; i < plan->n; i++) {
+		struct sonde_fetch_prog prog = plan->builds[i].prog;
+		prog.layout = layout;
+		if (engine_set_point_fetch(e, probe, (uint32_t)i, &prog))
+			return errbuf_set(err, errlen,
+					  "cannot store the fetch program of address %d of probe %u",
+					  i, probe);
+	}
 	return 0;
 }
 

@@ -745,12 +745,14 @@ static const struct command_info commands[] = {
 	 "calls where it holds (comparisons, && || !, arithmetic), decided in the kernel.\n"
 	 "FILE:LINE (also BINARY:FILE:LINE, LIB:FILE:LINE) traces a source line:\n"
 	 "its hits, at every inlined or out-of-line copy of its code, and in which\n"
-	 "traced calls it ran (sonde probe -e BINARY --lines FUNC lists them); a line\n"
-	 "takes no VARs (capture at the function's entry).\n"
+	 "traced calls it ran (sonde probe -e BINARY --lines FUNC lists them); VARs\n"
+	 "after a line are read at each hit, from what is in scope there (sonde probe\n"
+	 "-e BINARY --vars FILE:LINE), and a hit failing `if EXPR` sends nothing.\n"
 	 "e.g.  trace handle_request\n"
 	 "      trace libc:malloc\n"
 	 "      trace handle_request req->hdr.size req->path if req->hdr.size > 4096\n"
-	 "      trace server.c:1312"},
+	 "      trace server.c:1312\n"
+	 "      trace server.c:1312 len fd if len > 4096"},
 	{"untrace", CMD_UNTRACE, parse_one_arg, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
 	 "untrace handle_request",
 	 "Detaches the probes of FUNC (as it was given to trace). The calls seen so far\n"

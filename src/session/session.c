@@ -409,10 +409,13 @@ static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_
 	return 0;
 }
 
-/* A line probe (spec [BINARY:]FILE:LINE): one probe, named by the spec,
- * with a uprobe at each of its n addresses, all or none. Takes t. Returns
- * its probe id, or -1 with err. */
-static int attach_line_spec(struct session *s, const char *spec, struct probe_target *t, int n,
+/* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
+ * captures): one probe, named by the spec, with a uprobe at each of its n
+ * addresses, all or none, and with captures (plan, capture_prepare'd for
+ * these addresses) a fetch program at each. Takes t. Returns its probe id,
+ * or -1 with err. */
+static int attach_line_spec(struct session *s, const char *full, const char *spec,
+			    const struct capture_plan *plan, struct probe_target *t, int n,
 			    int *count, char *err, size_t errlen)
 {
 	char why[512];
@@ -420,6 +423,13 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	int r = -1;
 	if (id >= 0 && s->prof->probes[id].point < 0) {
 		snprintf(err, errlen, "trace %s: a function probe has that name", spec);
+		goto out;
+	}
+	if (id >= 0 && s->attached[id] && plan->builds) {
+		snprintf(err, errlen,
+			 "trace %s: %s is traced already: untrace it first to change what it "
+			 "captures",
+			 full, spec);
 		goto out;
 	}
 	if (id >= 0 && s->attached[id]) { /* traced already */
@@ -446,7 +456,7 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	int ok = npids > 0 && !interrupted(s, why, sizeof(why));
 	for (int i = 0; ok && i < npids; i++)
 		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
-					 (size_t)n, pids[i], why, sizeof(why)) == 0;
+					 (size_t)n, plan->n > 0, pids[i], why, sizeof(why)) == 0;
 	free(offs);
 	if (!ok) {
 		engine_discard_span(s->eng, probe);
@@ -461,6 +471,8 @@ static int attach_line_spec(struct session *s, const char *spec, struct probe_ta
 	}
 	s->attached[id] = true;
 	r = id;
+	if (capture_apply_points(plan, s->eng, s->prof, probe, why, sizeof(why)))
+		notef(s->o, "trace %s: %s", spec, why);
 	for (int i = 0; i < n && s->o->verbose; i++)
 		notef(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
 		      t[i].function, t[i].inlined ? " (inlined)" : "");
@@ -486,7 +498,7 @@ struct resolved_spec {
 	int n;
 	bool line;               /* a line probe: attach_line_spec */
 	char *location;          /* the spec's location part */
-	struct capture_plan plan; /* function probes: what each captures */
+	struct capture_plan plan; /* what each target captures (a line: each address) */
 	bool planned;            /* plan holds something to free */
 	char note[768];          /* what the spec named but left out */
 };
@@ -532,22 +544,9 @@ static int resolve_spec(struct session *s, const char *spec, struct resolved_spe
 		resolved_spec_free(r);
 		return -1;
 	}
+	/* A line's addresses are one probe: their captures must agree. */
 	r->line = r->n > 0 && r->t[0].line;
-	if (r->line) {
-		/* A line hit belongs to no call of its own, and fetch programs are
-		 * run by span_enter, one per probe slot: captures are read at
-		 * function entries only. */
-		if (*tail) {
-			snprintf(err, errlen,
-				 "trace %s: captures at %s are not supported yet: capture at the "
-				 "function's entry",
-				 spec, r->location);
-			resolved_spec_free(r);
-			return -1;
-		}
-		return 0;
-	}
-	if (capture_prepare(tail, r->t, r->n, &r->plan, why, sizeof(why))) {
+	if (capture_prepare(tail, r->t, r->n, r->line, &r->plan, why, sizeof(why))) {
 		snprintf(err, errlen, "trace %s: %s", spec, why);
 		resolved_spec_free(r);
 		return -1;
@@ -564,7 +563,8 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 {
 	char why[512];
 	if (r->line) {
-		int id = attach_line_spec(s, r->location, r->t, r->n, count, err, errlen);
+		int id = attach_line_spec(s, spec, r->location, &r->plan, r->t, r->n, count, err,
+					  errlen);
 		r->t = NULL; /* taken */
 		resolved_spec_free(r);
 		return id;

@@ -285,6 +285,11 @@ static void visible_names(struct ctx *c, char *buf, size_t size)
 		snprintf(buf, size, "none");
 }
 
+static bool at_entry(struct ctx *c);
+
+/* Where the address is, for an error line: "FUNC (FILE:LINE)" at a
+ * function's entry, "FILE:LINE" at a line inside one (as a line probe is
+ * written). */
 static void where_text(struct ctx *c, char *buf, size_t size)
 {
 	const char *fn = NULL;
@@ -299,24 +304,47 @@ static void where_text(struct ctx *c, char *buf, size_t size)
 	if (line)
 		dwarf_lineno(line, &lineno);
 	const char *base = file ? strrchr(file, '/') : NULL;
-	if (file && lineno)
+	if (file && lineno && !at_entry(c))
+		snprintf(buf, size, "%s:%d", base ? base + 1 : file, lineno);
+	else if (file && lineno)
 		snprintf(buf, size, "%s (%s:%d)", fn ? fn : "0x?", base ? base + 1 : file, lineno);
 	else
 		snprintf(buf, size, "%s", fn ? fn : "this address");
 }
 
-/* The frame base expression of the innermost function holding the address. */
+/* The out-of-line function whose code holds the address: the one whose
+ * frame the machine is in. For an inlined instance, dwarf_getscopes gives
+ * the abstract definition of the inlined function after it, not the
+ * function it was inlined into, whose frame base its locations use (an
+ * -O0 always_inline argument is DW_OP_fbreg of the inlining function). */
+static bool machine_function(struct ctx *c, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	if (dwarf_child(&c->cu, &child) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, c->vaddr) == 1) {
+			*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The frame base expression of the function whose frame holds the
+ * address (machine_function; else the innermost subprogram scope). */
 static bool frame_base(struct ctx *c, Dwarf_Op **fb, size_t *nfb)
 {
-	for (int s = 0; s < c->nscopes; s++) {
-		if (dwarf_tag(&c->scopes[s]) != DW_TAG_subprogram)
-			continue;
-		Dwarf_Attribute a;
-		if (!dwarf_attr_integrate(&c->scopes[s], DW_AT_frame_base, &a))
-			return false;
-		return dwarf_getlocation_addr(&a, c->vaddr, fb, nfb, 1) == 1;
-	}
-	return false;
+	Dwarf_Die fn, *f = NULL;
+	if (machine_function(c, &fn))
+		f = &fn;
+	for (int s = 0; s < c->nscopes && !f; s++)
+		if (dwarf_tag(&c->scopes[s]) == DW_TAG_subprogram)
+			f = &c->scopes[s];
+	Dwarf_Attribute a;
+	if (!f || !dwarf_attr_integrate(f, DW_AT_frame_base, &a))
+		return false;
+	return dwarf_getlocation_addr(&a, c->vaddr, fb, nfb, 1) == 1;
 }
 
 static uint32_t cfa_rule_here(struct ctx *c)

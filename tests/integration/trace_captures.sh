@@ -4,13 +4,18 @@
 # pointer, a char array and a char * as strings, an enum by name, a bool, a
 # global, and at -O2 a register-held argument whose location is a location
 # list; a predicate keeps exactly the calls where it holds; --by splits
-# calls by value as the program counts them; bad input is one line.
+# calls by value as the program counts them; bad input is one line. At a
+# line (--trace 'FILE:LINE VAR...'), the locals in scope there read what
+# the program computes the line sees at each pass (at -O2 register-held,
+# with location lists), and a predicate keeps exactly the matching hits.
+# (Line captures in inlined code at -O0: trace_lines.sh.)
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v jq >/dev/null || skip "needs jq"
 
 CALLS=2000
 SPEC='handle req->hdr.size req->name req->path req->color req->urgent n g_generation'
+MIX=$(grep -n '/\* LINE_MIX \*/' "$SRC/tests/targets/captures/captures.c" | cut -d: -f1)
 
 # value_count JSON PROBE VAR VALUE: the count of VALUE among VAR's top values
 value_count() {
@@ -25,6 +30,7 @@ want() { sed -n "s/^$2 //p" "$1"; }
 for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	exe="$TARGETS/captures-$build"
 	"$SONDE" record -F 99 --no-children --trace "$SPEC" --trace 'checksum seed rounds' \
+		--trace "captures.c:$MIX step acc" \
 		-o "$WORK/$build.sonde" -- "$exe" "$CALLS" >"$WORK/$build.out" 2>"$WORK/$build.err" ||
 		fail "$build: record failed: $(cat "$WORK/$build.err")"
 	"$SONDE" report "$WORK/$build.sonde" --json >"$WORK/$build.json"
@@ -56,15 +62,30 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	unread=$(jq '[.probes[].values[] | .optimized_out + .read_errors + .unavailable] | add' "$j")
 	[ "$unread" = 0 ] || fail "$build: $unread values not read"
 	pass "$build: $CALLS calls, every captured value as the program passed it (sizes, names, paths, colors, flags, n, a global, seed)"
+	# The line: every pass counted, its locals as the line began.
+	l="captures.c:$MIX"
+	[ "$(jq -r --arg l "$l" '.probes[] | select(.name == $l) | "\(.kind) \(.calls) \(.hits)"' "$j")" = \
+		"line $(want "$o" mix_hits) $(want "$o" mix_hits)" ] ||
+		fail "$build: $l: $(jq -c --arg l "$l" '.probes[] | select(.name == $l) | [.kind, .calls, .hits]' "$j") (kind, hits, hits with values), the program passed it $(want "$o" mix_hits) times"
+	[ "$(value_field "$j" "$l" acc sum)" = "$(want "$o" mix_acc_sum)" ] ||
+		fail "$build: acc at $l sums to $(value_field "$j" "$l" acc sum), the program's sum is $(want "$o" mix_acc_sum)"
+	while read -r step count; do
+		got=$(value_count "$j" "$l" step "$step")
+		[ "$got" = "$count" ] || fail "$build: step $step seen $got times at $l, the program passed it $count times"
+	done < <(want "$o" step)
+	pass "$build: at $l, $(want "$o" mix_hits) hits, the locals step and acc as the program saw them"
 done
 
-# At -O2, checksum's seed lives in registers: its location is a location list.
+# At -O2, checksum's seed and mix's acc live in registers: their locations
+# are location lists.
 for build in gcc-O2 clang-O2; do
-	readelf --debug-dump=info "$TARGETS/captures-$build" 2>/dev/null |
-		grep -A8 'DW_AT_name.*: seed$' | grep -q 'DW_AT_location.*(location list)' ||
-		fail "$build: seed has no location list (the test no longer covers one)"
+	for var in seed acc; do
+		readelf --debug-dump=info "$TARGETS/captures-$build" 2>/dev/null |
+			grep -A8 "DW_AT_name.*: $var\$" | grep -q 'DW_AT_location.*(location list)' ||
+			fail "$build: $var has no location list (the test no longer covers one)"
+	done
 done
-pass "at -O2 (gcc and clang) seed's location is a location list, read right at the entry"
+pass "at -O2 (gcc and clang) seed's and acc's locations are location lists, read right at the entry and at the line"
 
 # probe --vars: what is visible at handle's entry, and how it is read.
 "$SONDE" probe -e "$TARGETS/captures-gcc-O2" --vars handle >"$WORK/vars.txt"
@@ -78,11 +99,21 @@ grep -Eq '^  argument +long unsigned int +seed +yes \(at the entry, where the ca
 expect_error "captures-nodebug has no DWARF debug info" "" -- "$SONDE" probe -e "$TARGETS/captures-nodebug" --vars handle
 pass "probe --vars lists arguments, locals and globals with their types and how each is read"
 
-# A predicate, decided in the kernel: only matching calls send values.
+# A predicate, decided in the kernel: only matching calls (and hits of
+# the line) send values.
 "$SONDE" record -F 99 --no-children \
 	--trace 'handle req->hdr.size if req->hdr.size > 1000 && !req->urgent' \
+	--trace "captures.c:$MIX acc if acc > 500" \
 	-o "$WORK/pred.sonde" -- "$TARGETS/captures-clang-O2" "$CALLS" >"$WORK/pred.out" 2>/dev/null
 "$SONDE" report "$WORK/pred.sonde" --json >"$WORK/pred.json"
+lhits=$(jq '.probes[] | select(.kind == "line") | .hits' "$WORK/pred.json")
+[ "$lhits" = "$(want "$WORK/pred.out" mix_big)" ] ||
+	fail "the predicate at captures.c:$MIX kept $lhits hits, the program passed the line $(want "$WORK/pred.out" mix_big) times with acc > 500"
+[ "$(jq '.probes[] | select(.kind == "line") | .calls' "$WORK/pred.json")" = "$(want "$WORK/pred.out" mix_hits)" ] ||
+	fail "with a predicate the line's hits are not all counted"
+[ "$(jq '.probes[] | select(.kind == "line") | .values.acc.min' "$WORK/pred.json")" -gt 500 ] ||
+	fail "a hit failing the predicate at the line sent its values"
+pass "predicate at a line: $lhits of $(want "$WORK/pred.out" mix_hits) hits matched, as the program counted"
 hits=$(jq '.probes[0].hits' "$WORK/pred.json")
 calls=$(jq '.probes[0].kernel_calls' "$WORK/pred.json")
 [ "$hits" = "$(want "$WORK/pred.out" big_not_urgent)" ] ||
@@ -127,6 +158,8 @@ expect_error "expected a variable, a number or \"\(\" at the end of" "$out" -- \
 	"$SONDE" record --trace 'handle n if n +' -o "$out" -- "$exe" 10
 expect_error "\*req is a struct request: capture one of its members" "$out" -- \
 	"$SONDE" record --trace 'handle *req' -o "$out" -- "$exe" 10
+expect_error "--by acc: captures.c:$MIX is a line, whose values belong to no call" "" -- \
+	"$SONDE" report "$WORK/pred.sonde" --in "captures.c:$MIX" --by acc
 expect_error "handle does not capture nosuch \(it captures: req->color\)" "" -- \
 	"$SONDE" report "$WORK/by.sonde" --in handle --by nosuch
 pass "bad captures and predicates: one line each, nothing recorded"
@@ -147,6 +180,10 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 expect_error "req has no member \"nosuch\"" "" -- "$SONDE" ctl "$spid" trace 'handle req->nosuch'
+# (A name not in scope at a line: the same resolver answers record and the
+# live session, which costs no extra sonde start.)
+expect_error "trace captures.c:$MIX nosuch: nosuch is not visible at captures.c:$MIX; visible: step, .*acc" "" -- \
+	"$SONDE" ctl "$spid" trace "captures.c:$MIX nosuch"
 kill -0 "$spid" || fail "the live session ended after a bad capture"
 "$SONDE" ctl "$spid" trace 'handle req->hdr.size req->color if req->hdr.size > 1000' >"$WORK/ctl.out" ||
 	fail "live trace with captures failed: $(cat "$WORK/ctl.out")"

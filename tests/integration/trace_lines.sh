@@ -1,10 +1,13 @@
 # Line probes (--trace FILE:LINE): a line inlined in two functions counts the
 # sum of both exactly, by gcc and clang at -O0 and -O2 (the program counts
 # its own executions of the line); the calls of each traced function that
-# ran it are exact too; --sample-when takes no sample outside calls that ran
-# the line; bad input is one line each; and in a live session the same
-# specs trace, sample-when and untrace while it runs, and its errors leave
-# it running.
+# ran it are exact too; the inlined function's argument captured at the
+# line reads the value passed at every hit (at -O0 its location is
+# DW_OP_fbreg of the function it was inlined into: that function's frame
+# base); --sample-when takes no sample outside calls that ran the line;
+# bad input is one line each; and in a live session the same specs (with
+# captures) trace, sample-when and untrace while it runs, and its errors
+# leave it running.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 export SONDE_RUNTIME_DIR="$WORK/run"
@@ -36,7 +39,7 @@ expect_error "give -e BINARY and one of --lines FUNC or --vars SPEC" "" -- \
 for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	bin="$TARGETS/lines-$build"
 	"$SONDE" record -F 99 --no-children --trace handle_request --trace handle_batch \
-		--trace "lines.c:$line" -o "$WORK/$build.sonde" -- "$bin" 3000 >"$WORK/$build.out"
+		--trace "lines.c:$line v" -o "$WORK/$build.sonde" -- "$bin" 3000 >"$WORK/$build.out"
 	"$SONDE" report "$WORK/$build.sonde" --json >"$WORK/$build.json"
 	hits=$(kv "$WORK/$build.out" hits)
 	with_hit=$(kv "$WORK/$build.out" requests_with_hit)
@@ -47,6 +50,9 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	[ "$(jq -r '.probes[] | select(.name == "handle_request") | .kind' "$WORK/$build.json")" = function ] ||
 		fail "$build: handle_request is not kind function"
 	[ "$got" = "$hits" ] || fail "$build: line $line counted $got hits, the program ran it $hits times"
+	# count_hit(1) everywhere: v is 1 at every hit, in both inlined copies.
+	v=$(jq -c --arg l "lines.c:$line" '.probes[] | select(.name == $l) | [.hits, .values.v.count, .values.v.sum, .values.v.optimized_out + .values.v.read_errors + .values.v.unavailable]' "$WORK/$build.json")
+	[ "$v" = "[$hits,$hits,$hits,0]" ] || fail "$build: v at lines.c:$line (hits, read, sum, unread) is $v, the program passed 1 at each of $hits hits"
 	in_req=$(jq --arg l "lines.c:$line" '.probes[] | select(.name == $l) | .in_calls[] | select(.probe == "handle_request") | .hit' "$WORK/$build.json")
 	[ "$in_req" = "$with_hit" ] || fail "$build: $in_req calls of handle_request ran the line, the program says $with_hit"
 	# Batches of 0 (every 7th) do not run it.
@@ -56,7 +62,7 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	"$SONDE" report "$WORK/$build.sonde" >"$WORK/$build.txt"
 	grep -q "^  ran in 33.3% of the calls of handle_request ($with_hit of 3000)" "$WORK/$build.txt" ||
 		{ cat "$WORK/$build.txt"; fail "$build: text report has no 'ran in 33.3% of the calls' line"; }
-	pass "$build: lines.c:$line ran $got times (inlined in two functions), in $in_req of 3000 calls of handle_request, $in_batch of $batches batches"
+	pass "$build: lines.c:$line ran $got times (inlined in two functions), in $in_req of 3000 calls of handle_request, $in_batch of $batches batches; its argument v read 1 at each hit"
 done
 
 # --sample-when: every sample is inside a call of handle_request that ran
@@ -103,12 +109,13 @@ for _ in $(seq 150); do
 	sleep 0.1
 done
 out=$("$SONDE" ctl trace handle_request) || fail "ctl trace handle_request: $out"
-out=$("$SONDE" ctl trace "lines.c:$line") || fail "ctl trace lines.c:$line: $out"
+expect_error "trace lines.c:$line nosuch: nosuch is not visible at lines.c:$line; visible: v, hits, sink$" "" -- "$SONDE" ctl trace "lines.c:$line nosuch"
+out=$("$SONDE" ctl trace "lines.c:$line v hits") || fail "ctl trace lines.c:$line v hits: $out"
 [ "$out" = "tracing line lines.c:$line at 2 addresses" ] || fail "ctl trace line answered '$out'"
 out=$("$SONDE" ctl sample-when "lines.c:$line") || fail "ctl sample-when: $out"
 expect_error "no code at lines.c:1; nearest lines with code: [0-9]+$" "" -- "$SONDE" ctl trace lines.c:1
 expect_error "no file nosuch.c in the debug info of .*lines-gcc-O2" "" -- "$SONDE" ctl trace nosuch.c:3
-expect_error "trace lines.c:$line hits: captures at lines.c:$line are not supported yet: capture at the function's entry$" "" -- "$SONDE" ctl trace "lines.c:$line hits"
+expect_error "trace lines.c:$line v: lines.c:$line is traced already: untrace it first to change what it captures$" "" -- "$SONDE" ctl trace "lines.c:$line v"
 expect_error "handle_request is a function: sample-when takes a line" "" -- "$SONDE" ctl sample-when handle_request
 kill -0 "$spid" || fail "sonde top exited after bad line specs"
 sleep 1
@@ -117,6 +124,8 @@ sleep 1
 hits=$(jq --arg l "lines.c:$line" '.probes[] | select(.name == $l) | .calls' "$WORK/live.json")
 share=$(jq --arg l "lines.c:$line" '.probes[] | select(.name == $l) | .in_calls[] | select(.probe == "handle_request") | .share' "$WORK/live.json")
 assert_ge "hits of the line traced live" "$hits" 1
+vals=$(jq -c --arg l "lines.c:$line" '.probes[] | select(.name == $l) | [.hits > 0, .values.v.min, .values.v.max, .values.hits.count == .hits]' "$WORK/live.json")
+[ "$vals" = "[true,1,1,true]" ] || fail "live: the line's captures saved as $vals (hits with values, v min, v max, hits read at each)"
 # One request in three runs the line; the requests in flight at the attach
 # are counted without it (a few).
 awk -v s="$share" 'BEGIN { exit !(s > 0.30 && s < 0.37) }' || fail "live: share of handle_request calls that ran the line is $share, expected ~0.333"

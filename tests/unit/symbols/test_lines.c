@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capexpr.h"
+#include "dwarfvar.h"
 #include "insn.h"
 #include "lines.h"
 
@@ -202,3 +204,45 @@ Test(lines, unprobeable_instructions)
 	cr_expect(!insn_unprobeable(addq, sizeof(addq), why, sizeof(why)));
 	cr_expect(!insn_unprobeable(endbr, sizeof(endbr), why, sizeof(why)));
 }
+
+/* At -O0, the always_inline count_hit's argument v lives in a stack slot of
+ * the function it was inlined into (DW_OP_fbreg): read through that
+ * function's frame base at each of the line's two addresses (not "no frame
+ * base": the inlined function's abstract definition has none). */
+static void check_inlined_argument(const char *build)
+{
+	char bin[512], err[512];
+	snprintf(bin, sizeof(bin), "%s/lines-%s", TARGET_DIR, build);
+	int fd;
+	Dwarf *dw = open_dw(bin, &fd);
+	struct line_site *sites;
+	int n = lines_resolve(dw, bin, "lines.c", hit_line(), &sites, err, sizeof(err));
+	cr_assert_eq(n, 2, "%s: %s", build, n < 0 ? err : "not 2 sites");
+	struct cap_spec s;
+	cr_assert_eq(capexpr_parse("v", &s, err, sizeof(err)), 0, "%s", err);
+	for (int i = 0; i < n; i++) {
+		struct fetch_build b;
+		/* PIE: the text segment's vaddr equals its file offset. */
+		cr_assert_eq(dwarfvar_compile(bin, sites[i].vaddr, &s, &b, err, sizeof(err)), 0,
+			     "%s at 0x%" PRIx64 ": %s", build, sites[i].vaddr, err);
+		cr_assert_eq(b.desc[0].status, SONDE_VAL_OK, "%s: v is %s", build, b.desc[0].why);
+		/* The frame's register (rbp, or rsp + the CFA's offset), the slot's
+		 * offset, and a read of 8 bytes there. */
+		const struct sonde_fetch_op *op = b.prog.ops;
+		cr_expect(op[0].code == FETCH_REG && (op[0].a == 6 || op[0].a == 7),
+			  "%s: v's program does not start at the frame (op %u reg %u)", build,
+			  op[0].code, op[0].a);
+		bool deref = false;
+		for (uint32_t k = 0; k < b.prog.nops; k++)
+			deref |= op[k].code == FETCH_DEREF && op[k].a == 8;
+		cr_expect(deref, "%s: v is not read from its stack slot", build);
+		dwarfvar_build_free(&b);
+	}
+	capexpr_free(&s);
+	free(sites);
+	dwarf_end(dw);
+	close(fd);
+}
+
+Test(lines, inlined_argument_frame_base_gcc_O0) { check_inlined_argument("gcc-O0"); }
+Test(lines, inlined_argument_frame_base_clang_O0) { check_inlined_argument("clang-O0"); }
