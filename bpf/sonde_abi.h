@@ -49,6 +49,8 @@ enum sonde_record_kind {
 	SONDE_REC_FORK = 4,   /* a target process created a process or thread */
 	SONDE_REC_SPAN = 5,   /* a traced call ended */
 	SONDE_REC_VALUES = 6, /* a probe hit's captured values (struct sonde_values) */
+	SONDE_REC_THREAD = 7, /* a thread's state at a thread-state pass (struct sonde_thread_sample) */
+	SONDE_REC_THREAD_PASS = 8, /* a thread-state pass ended (struct sonde_thread_pass) */
 };
 
 /* The kernel's drop counters, one line each; adding one is a line here and
@@ -102,7 +104,13 @@ enum sonde_record_kind {
 	X(OFFCPU_FULL, offcpu_full, "offcpu_threads_full", OFFCPU, 1, \
 	  "not kept (switched-out thread map full)") \
 	X(OFFCPU_SHORT, offcpu_short, "offcpu_below_min_block", OFFCPU, 0, \
-	  "shorter than --min-block")
+	  "shorter than --min-block") \
+	/* thread states (--threads, sonde threads): a pass's record of a \
+	 * thread lost in a full ring buffer; threads whose state could not be \
+	 * kept (the thread-state map full) */ \
+	X(LOST_THREADS, lost_thread_states, "lost_thread_states", LOST, 1, "thread states") \
+	X(TSTATE_FULL, tstate_full, "thread_states_full", CHILDREN, 1, \
+	  "threads without a state (thread-state map full)")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
@@ -155,6 +163,27 @@ enum sonde_off_state {
 	SONDE_OFF_WAKER = 6,           /* not a state: the record is the stacks of the
 					* thread that woke a waiting one (--wakers),
 					* weighing the woken thread's wait */
+};
+
+/* A thread's state as the thread-state tracepoints keep it (hash map
+ * `thread_now`, key = tid; bpf/threads.bpf.c): written at sched_switch,
+ * sched_wakeup and raw_syscalls sys_enter/sys_exit, read by each pass of
+ * the thread-state sampler. `state` is an enum sonde_off_state, with
+ * SONDE_OFF_NONE meaning running on a CPU. User space seeds the threads
+ * that exist when it starts from /proc (SONDE_TSTATE_SEEDED: their state
+ * and system call began before sonde did, the times since are lower
+ * bounds). */
+#define SONDE_TSTATE_SEEDED 1u         /* state_since_ns is when sonde began */
+#define SONDE_TSTATE_SYSCALL_SEEDED 2u /* syscall_since_ns is when sonde began */
+struct sonde_thread_now {
+	__u32 pid, tid;
+	char comm[SONDE_COMM_LEN];
+	__u64 state_since_ns;   /* when it entered `state` */
+	__u64 syscall_since_ns; /* when it entered `syscall` */
+	__s32 syscall;          /* the system call it is in, -1 none */
+	__u8 state;             /* enum sonde_off_state (NONE: running) */
+	__u8 flags;             /* SONDE_TSTATE_* */
+	__u16 _pad;
 };
 
 /* One executable mapping of a process in the unwinder's tables. */
@@ -481,6 +510,37 @@ struct sonde_task_event {
 	struct sonde_hdr hdr;
 	__u32 child_pid; /* FORK: the new task's tid */
 	__u32 child_tgid;
+};
+
+/* One thread at one pass of the thread-state sampler (SONDE_REC_THREAD):
+ * hdr.time_ns is the pass's time, hdr.pid/tid/comm the thread's; then its
+ * state (struct sonde_thread_now) and its outermost traced calls in flight
+ * (span_probes are slots in the kernel, probe ids in user space). */
+#define SONDE_THREAD_SPANS 4
+struct sonde_thread_sample {
+	struct sonde_hdr hdr;
+	__u64 pass;             /* the pass's number (from 1) */
+	__u64 state_since_ns;
+	__u64 syscall_since_ns;
+	__s32 syscall;
+	__u8 state;
+	__u8 flags;
+	__u16 _pad;
+	__u32 nspans;           /* calls in span_* (outermost first) */
+	__u32 span_depth;       /* calls in flight (may exceed nspans) */
+	__u64 span_ids[SONDE_THREAD_SPANS];
+	__u64 span_start_ns[SONDE_THREAD_SPANS];
+	__u32 span_probes[SONDE_THREAD_SPANS];
+};
+
+/* The end of a pass (SONDE_REC_THREAD_PASS): hdr.time_ns is its time (the
+ * time of its thread records), hdr.cpu the CPU it ran on; how many threads
+ * it visited and how long it ran (ns, measured by the pass itself). */
+struct sonde_thread_pass {
+	struct sonde_hdr hdr;
+	__u64 pass;
+	__u64 nthreads;
+	__u64 run_ns;
 };
 
 /* ==== Fetch programs: captures and predicates ============================
