@@ -58,8 +58,8 @@ extern sonde_threads_map threads SEC(".maps");
 /* tid -> the thread's state, system call and since when (struct
  * sonde_thread_now): kept by the thread-state tracepoints (threads.bpf.c)
  * for target threads; the off-CPU programs read the system call from it,
- * the thread-state pass visits every entry. User space sizes it: a pass
- * walks every bucket of the hash (about 8 ns each), used or not. */
+ * the thread-state pass visits every entry through tstate_tids. User space
+ * sizes both. */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -68,6 +68,30 @@ typedef struct {
 	__type(value, struct sonde_thread_now);
 } sonde_thread_now_map;
 extern sonde_thread_now_map thread_now SEC(".maps");
+
+/* slot -> tid of a thread in thread_now, 0: free (sonde_abi.h says how
+ * slots are taken); as many slots as thread_now has entries. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64); /* 64 bits: the BPF compiler's compare-and-swap */
+} sonde_tstate_tids_map;
+extern sonde_tstate_tids_map tstate_tids SEC(".maps");
+extern __u64 tstate_next; /* slots taken so far (may pass the map's size) */
+
+/* Forgets a thread's state (it exits): its slot first, then its entry. */
+static __always_inline void tstate_forget(__u32 tid)
+{
+	struct sonde_thread_now *t = bpf_map_lookup_elem(&thread_now, &tid);
+	if (!t)
+		return;
+	__u32 slot = t->slot;
+	__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &slot);
+	if (owner)
+		__sync_val_compare_and_swap(owner, (__u64)tid, 0);
+	bpf_map_delete_elem(&thread_now, &tid);
+}
 
 /* tgid -> its executable mappings and their unwind tables (sampler.bpf.c
  * walks stacks with them; user space loads them; exec drops them). */

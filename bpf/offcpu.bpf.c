@@ -66,7 +66,7 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
 		bpf_map_delete_elem(&offcpu_stash, &tid);
 		bpf_map_delete_elem(&waker_stash, &tid);
-		bpf_map_delete_elem(&thread_now, &tid);
+		tstate_forget(tid);
 		return;
 	}
 	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &tid);

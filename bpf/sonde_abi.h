@@ -172,7 +172,14 @@ enum sonde_off_state {
  * SONDE_OFF_NONE meaning running on a CPU. User space seeds the threads
  * that exist when it starts from /proc (SONDE_TSTATE_SEEDED: their state
  * and system call began before sonde did, the times since are lower
- * bounds). */
+ * bounds).
+ *
+ * A pass visits the threads through the array `tstate_tids`: slot -> tid
+ * (0: free), slots 0 .. tstate_next - 1 used so far (a global). A new
+ * thread takes the next slot (__sync_fetch_and_add on tstate_next), or,
+ * once all were taken, a free one (compare-and-swap of 0 to its tid); an
+ * exiting one frees its slot. So a pass costs per thread, not per slot of
+ * the hash (bpf_for_each_map_elem would walk every bucket). */
 #define SONDE_TSTATE_SEEDED 1u         /* state_since_ns is when sonde began */
 #define SONDE_TSTATE_SYSCALL_SEEDED 2u /* syscall_since_ns is when sonde began */
 struct sonde_thread_now {
@@ -184,6 +191,8 @@ struct sonde_thread_now {
 	__u8 state;             /* enum sonde_off_state (NONE: running) */
 	__u8 flags;             /* SONDE_TSTATE_* */
 	__u16 _pad;
+	__u32 slot;             /* its place in `tstate_tids` (the pass's list) */
+	__u32 _pad2;
 };
 
 /* One executable mapping of a process in the unwinder's tables. */

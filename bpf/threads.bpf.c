@@ -13,9 +13,10 @@
  * whenever either is on).
  *
  * `threads_pass` runs on a cpu-clock perf event user space opens on one
- * CPU at -F: each tick is a pass over every entry of thread_now
- * (bpf_for_each_map_elem: this kernel has no BPF iterators, and task
- * storage cannot be walked), sending one struct sonde_thread_sample per
+ * CPU at -F: each tick is a pass over every thread in `tstate_tids` (this
+ * kernel has no BPF iterators, task storage cannot be walked, and
+ * bpf_for_each_map_elem on the hash walks every bucket, used or not:
+ * 33 us a pass for 4096), sending one struct sonde_thread_sample per
  * thread with its calls in flight (the `threads` map), then one struct
  * sonde_thread_pass with how long the pass ran. The calls a pass names
  * are marked sampled, so their return sends their record (the span a
@@ -25,9 +26,44 @@
 #include "common.bpf.h"
 
 __u64 tstate_passes = 0; /* passes so far (a pass's number) */
+/* tstate_tids's size (user space sets it with the map's). */
+const volatile __u32 tstate_slots = 4096;
+
+struct slot_search {
+	__u32 tid;
+	__u32 found; /* the slot + 1 */
+};
+
+static long claim_free(__u32 i, struct slot_search *ss)
+{
+	__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &i);
+	if (owner && *owner == 0 && __sync_val_compare_and_swap(owner, 0, (__u64)ss->tid) == 0) {
+		ss->found = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* A slot for a new thread (sonde_abi.h: struct sonde_thread_now), or -1
+ * when every slot is taken. */
+static __always_inline long take_slot(__u32 tid)
+{
+	__u32 nslots = tstate_slots;
+	if (tstate_next < nslots) {
+		__u32 slot = (__u32)__sync_fetch_and_add(&tstate_next, 1);
+		__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &slot);
+		if (owner) {
+			*owner = tid;
+			return slot;
+		}
+	}
+	struct slot_search ss = {.tid = tid};
+	bpf_loop(nslots, claim_free, &ss, 0);
+	return ss.found ? (long)ss.found - 1 : -1;
+}
 
 /* The entry of the current thread (created when missing, as running since
- * now), or NULL (map full: counted). */
+ * now, with a slot), or NULL (no room: counted). */
 static __always_inline struct sonde_thread_now *current_entry(__u64 pid_tgid, __u64 now)
 {
 	__u32 tid = (__u32)pid_tgid;
@@ -42,8 +78,18 @@ static __always_inline struct sonde_thread_now *current_entry(__u64 pid_tgid, __
 		.state = SONDE_OFF_NONE,
 	};
 	bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
-	if (bpf_map_update_elem(&thread_now, &tid, &fresh, BPF_NOEXIST) < 0 &&
-	    !bpf_map_lookup_elem(&thread_now, &tid)) {
+	long slot = take_slot(tid);
+	if (slot < 0) {
+		count(SONDE_CNT_TSTATE_FULL);
+		return NULL;
+	}
+	fresh.slot = (__u32)slot;
+	if (bpf_map_update_elem(&thread_now, &tid, &fresh, BPF_NOEXIST) < 0) {
+		/* Only the thread itself creates its entry: the map is full. */
+		__u32 s = (__u32)slot;
+		__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &s);
+		if (owner)
+			__sync_val_compare_and_swap(owner, (__u64)tid, 0);
 		count(SONDE_CNT_TSTATE_FULL);
 		return NULL;
 	}
@@ -73,7 +119,7 @@ int tstate_switch(struct trace_event_raw_sched_switch *ctx)
 		return 0;
 	long prev_state = ctx->prev_state;
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
-		bpf_map_delete_elem(&thread_now, &tid);
+		tstate_forget(tid);
 		return 0;
 	}
 	t = current_entry(pid_tgid, now);
@@ -130,10 +176,17 @@ struct pass_ctx {
 	__u32 cpu;
 };
 
-/* One thread of a pass: its record, with its outermost calls in flight. */
-static long pass_one(struct bpf_map *map, __u32 *tid, struct sonde_thread_now *t,
-		     struct pass_ctx *pc)
+/* One slot of a pass: the thread there, its record with its outermost
+ * calls in flight. */
+static long pass_one(__u32 slot, struct pass_ctx *pc)
 {
+	__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &slot);
+	if (!owner || !*owner)
+		return 0;
+	__u32 tid = (__u32)*owner;
+	struct sonde_thread_now *t = bpf_map_lookup_elem(&thread_now, &tid);
+	if (!t)
+		return 0;
 	struct sonde_thread_sample r = {};
 	r.hdr.kind = SONDE_REC_THREAD;
 	r.hdr.cpu = pc->cpu;
@@ -147,7 +200,7 @@ static long pass_one(struct bpf_map *map, __u32 *tid, struct sonde_thread_now *t
 	r.syscall = t->syscall;
 	r.state = t->state;
 	r.flags = t->flags;
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, tid);
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	if (st) {
 		__u32 depth = st->depth;
 		r.span_depth = depth;
@@ -176,7 +229,9 @@ int threads_pass(struct bpf_perf_event_data *ctx)
 		.pass = __sync_fetch_and_add(&tstate_passes, 1) + 1,
 		.cpu = bpf_get_smp_processor_id(),
 	};
-	bpf_for_each_map_elem(&thread_now, pass_one, &pc, 0);
+	__u64 used = tstate_next;
+	__u32 nslots = tstate_slots;
+	bpf_loop(used < nslots ? (__u32)used : nslots, pass_one, &pc, 0);
 	struct sonde_thread_pass p = {};
 	p.hdr.kind = SONDE_REC_THREAD_PASS;
 	p.hdr.cpu = pc.cpu;

@@ -219,8 +219,11 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 	bpf_map__set_max_entries(skel->maps.unwind_rows, unwind_rows);
 	if (o->offcpu_threads)
 		bpf_map__set_max_entries(skel->maps.offcpu_stash, o->offcpu_threads);
-	if (o->tstate_threads)
+	if (o->tstate_threads) {
 		bpf_map__set_max_entries(skel->maps.thread_now, o->tstate_threads);
+		bpf_map__set_max_entries(skel->maps.tstate_tids, o->tstate_threads);
+		skel->rodata->tstate_slots = o->tstate_threads;
+	}
 	/* Records wake the reader once a sixteenth of the buffer waits: rarely
 	 * enough to spare the traced threads the wake-ups, soon enough that
 	 * the buffer never fills between two of them. */
@@ -561,9 +564,14 @@ static void threads_detach(struct engine *e)
  * targets' or, system-wide, every process's. */
 static void threads_seed(struct engine *e)
 {
-	int map = bpf_map__fd(e->skel->maps.thread_now);
+	struct tstate_maps m = {
+		.now_fd = bpf_map__fd(e->skel->maps.thread_now),
+		.tids_fd = bpf_map__fd(e->skel->maps.tstate_tids),
+		.next = (uint64_t *)&e->skel->bss->tstate_next,
+		.nslots = e->skel->rodata->tstate_slots,
+	};
 	if (e->opt.system_wide) {
-		tstate_seed_all(map);
+		tstate_seed_all(&m);
 		return;
 	}
 	int targets = bpf_map__fd(e->skel->maps.targets);
@@ -572,7 +580,7 @@ static void threads_seed(struct engine *e)
 	while (bpf_map_get_next_key(targets, first ? NULL : &key, &next) == 0) {
 		first = false;
 		key = next;
-		tstate_seed_process(map, (pid_t)key);
+		tstate_seed_process(&m, (pid_t)key);
 	}
 }
 

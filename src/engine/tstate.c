@@ -74,7 +74,28 @@ static int32_t read_syscall(pid_t pid, pid_t tid)
 	return nr;
 }
 
-int tstate_seed_process(int map_fd, pid_t pid)
+/* A slot for tid (the BPF side's take_slot), or -1 when all are taken. */
+static long take_slot(const struct tstate_maps *m, uint32_t tid)
+{
+	if (__atomic_load_n(m->next, __ATOMIC_RELAXED) < m->nslots) {
+		uint64_t slot = __atomic_fetch_add(m->next, 1, __ATOMIC_RELAXED), owner = tid;
+		uint32_t key = (uint32_t)slot;
+		if (slot < m->nslots && bpf_map_update_elem(m->tids_fd, &key, &owner, BPF_ANY) == 0)
+			return (long)slot;
+	}
+	/* Every slot was taken once: a free one (a race with the kernel's
+	 * claim of the same slot is lost by one; the thread then waits for its
+	 * next event). */
+	for (uint32_t slot = 0; slot < m->nslots; slot++) {
+		uint64_t owner, mine = tid;
+		if (bpf_map_lookup_elem(m->tids_fd, &slot, &owner) == 0 && owner == 0 &&
+		    bpf_map_update_elem(m->tids_fd, &slot, &mine, BPF_ANY) == 0)
+			return slot;
+	}
+	return -1;
+}
+
+int tstate_seed_process(const struct tstate_maps *m, pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -98,14 +119,25 @@ int tstate_seed_process(int map_fd, pid_t pid)
 			t.flags |= SONDE_TSTATE_SYSCALL_SEEDED;
 		}
 		uint32_t key = (uint32_t)tid;
-		if (bpf_map_update_elem(map_fd, &key, &t, BPF_NOEXIST) == 0)
+		if (bpf_map_lookup_elem(m->now_fd, &key, &t) == 0)
+			continue; /* the tracepoints know it already */
+		long slot = take_slot(m, key);
+		if (slot < 0)
+			break;
+		t.slot = (uint32_t)slot;
+		if (bpf_map_update_elem(m->now_fd, &key, &t, BPF_NOEXIST) == 0) {
 			added++;
+		} else {
+			uint32_t s = (uint32_t)slot;
+			uint64_t zero = 0;
+			bpf_map_update_elem(m->tids_fd, &s, &zero, BPF_ANY);
+		}
 	}
 	closedir(d);
 	return added;
 }
 
-int tstate_seed_all(int map_fd)
+int tstate_seed_all(const struct tstate_maps *m)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -114,7 +146,7 @@ int tstate_seed_all(int map_fd)
 	struct dirent *de;
 	while ((de = readdir(d)))
 		if (isdigit((unsigned char)de->d_name[0]))
-			added += tstate_seed_process(map_fd, (pid_t)strtol(de->d_name, NULL, 10));
+			added += tstate_seed_process(m, (pid_t)strtol(de->d_name, NULL, 10));
 	closedir(d);
 	return added;
 }

@@ -12,13 +12,22 @@
 #ifndef SONDE_TSTATE_H
 #define SONDE_TSTATE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
-/* Seeds every thread of process pid into map_fd (thread_now). Returns
- * the threads added. */
-int tstate_seed_process(int map_fd, pid_t pid);
+/* The kernel's thread states: the map thread_now, the pass's slots
+ * (tstate_tids) and the count of slots taken (the global tstate_next,
+ * in the object's mapped .bss: taken atomically, as the BPF side does). */
+struct tstate_maps {
+	int now_fd, tids_fd;
+	uint64_t *next;
+	uint32_t nslots;
+};
+
+/* Seeds every thread of process pid. Returns the threads added. */
+int tstate_seed_process(const struct tstate_maps *m, pid_t pid);
 
 /* Seeds every thread of every process. Returns the threads added. */
-int tstate_seed_all(int map_fd);
+int tstate_seed_all(const struct tstate_maps *m);
 
 #endif
