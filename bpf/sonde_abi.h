@@ -97,6 +97,12 @@ enum sonde_record_kind {
 	/* reads of user memory by fetch programs that failed (the value is \
 	 * marked, or the hit's predicate failed: nothing sent) */ \
 	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values") \
+	/* thread states (--threads, sonde threads): a pass's record of a \
+	 * thread lost in a full ring buffer; threads whose state could not be \
+	 * kept (the thread-state map full) */ \
+	X(LOST_THREADS, lost_thread_states, "lost_thread_states", LOST, 1, "thread states") \
+	X(TSTATE_FULL, tstate_full, "thread_states_full", CHILDREN, 1, \
+	  "threads without a state (thread-state map full)") \
 	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
 	 * not kept because the switched-out threads' map was full, and those \
 	 * shorter than --min-block (left out by design, counted) */ \
@@ -104,13 +110,7 @@ enum sonde_record_kind {
 	X(OFFCPU_FULL, offcpu_full, "offcpu_threads_full", OFFCPU, 1, \
 	  "not kept (switched-out thread map full)") \
 	X(OFFCPU_SHORT, offcpu_short, "offcpu_below_min_block", OFFCPU, 0, \
-	  "shorter than --min-block") \
-	/* thread states (--threads, sonde threads): a pass's record of a \
-	 * thread lost in a full ring buffer; threads whose state could not be \
-	 * kept (the thread-state map full) */ \
-	X(LOST_THREADS, lost_thread_states, "lost_thread_states", LOST, 1, "thread states") \
-	X(TSTATE_FULL, tstate_full, "thread_states_full", CHILDREN, 1, \
-	  "threads without a state (thread-state map full)")
+	  "shorter than --min-block")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
