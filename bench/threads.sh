@@ -5,9 +5,9 @@
 # (bpf_ktime_get_ns at its start and end: the walk over the threads and
 # their records into the ring buffer), the recording's meta sums it
 # (thread_state_pass_ns over thread_state_passes). The perf interrupt
-# that runs the pass is not in it: calib_sample_unseen_ns, the calibrated
-# cost of that interrupt around a sampler, is added. Reference: xcapture
-# v3's published 340-555 us per pass (task iterator over all threads).
+# that runs the pass (its entry and exit, the same for any number of
+# threads) is not in it. Reference: xcapture v3's published 340-555 us
+# per pass (task iterator over all threads).
 # usage: bench/threads.sh [BUILD_DIR] [SECONDS] [N...]
 set -euo pipefail
 build=${1:-build}
@@ -22,18 +22,17 @@ trap 'rm -rf "$tmp"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, perf events)"; exit 1; }
 meta() { sqlite3 "$1" "SELECT value FROM meta WHERE key = '$2'"; }
 
-printf "%8s %8s %12s %14s %16s\n" threads passes "us/pass" "us/pass+irq" "ns/thread"
+printf "%8s %8s %12s %12s\n" threads passes "us/pass" "ns/thread"
 for n in "${counts[@]}"; do
 	"$sonde" record --threads --threads-hz 20 -F 1 -d "$seconds" -o "$tmp/t.sonde" \
 		-- "$target" "$n" $((seconds + 30)) >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 	passes=$(meta "$tmp/t.sonde" thread_state_passes)
 	pass_ns=$(meta "$tmp/t.sonde" thread_state_pass_ns)
 	states=$(meta "$tmp/t.sonde" thread_state_samples)
-	irq=$(meta "$tmp/t.sonde" calib_sample_unseen_ns)
 	lost=$(meta "$tmp/t.sonde" lost_thread_states)
-	awk -v n="$n" -v p="$passes" -v ns="$pass_ns" -v s="$states" -v irq="$irq" -v lost="$lost" 'BEGIN {
+	awk -v p="$passes" -v ns="$pass_ns" -v s="$states" -v lost="$lost" 'BEGIN {
 		per = ns / p; per_thread = per / (s / p)
-		printf "%8d %8d %12.1f %14.1f %16.0f%s\n", s / p, p, per / 1e3, (per + irq) / 1e3, per_thread,
-			lost > 0 ? "  (lost " lost ")" : "" }'
+		printf "%8d %8d %12.1f %12.0f%s\n", s / p, p, per / 1e3, per_thread,
+			(lost > 0 ? "  (lost " lost ")" : "") }'
 done
 echo "xcapture v3 (published): 340-555 us per pass"
