@@ -156,7 +156,8 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "slow_threshold_note":S|null,
  *               "buckets":[[LO_NS,HI_NS,CALLS],...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
- *                        "samples":N,"top":S|null}, ...]}, ...]}
+ *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null},
+ *                       ...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
  * while no threshold is known; slow_threshold_note is "auto: no second mode;
