@@ -61,14 +61,17 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	if (tgid == 0 || !is_target(tgid))
-		return;
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
+		/* Before the target check: a process's last thread is no
+		 * target any more once sched_process_exit ran, and its entries
+		 * would stay. */
 		bpf_map_delete_elem(&offcpu_stash, &tid);
 		bpf_map_delete_elem(&waker_stash, &tid);
 		tstate_forget(tid);
 		return;
 	}
+	if (tgid == 0 || !is_target(tgid))
+		return;
 	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!s) {
 		__u32 zero = 0;

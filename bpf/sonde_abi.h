@@ -180,19 +180,26 @@ enum sonde_off_state {
  * once all were taken, a free one (compare-and-swap of 0 to its tid); an
  * exiting one frees its slot. So a pass costs per thread, not per slot of
  * the hash (bpf_for_each_map_elem would walk every bucket). */
-#define SONDE_TSTATE_SEEDED 1u         /* state_since_ns is when sonde began */
+/* state_since_ns is later than the state began (when sonde began, or when
+ * it was found to have left a CPU unseen): the time in it is a lower bound */
+#define SONDE_TSTATE_SEEDED 1u
 #define SONDE_TSTATE_SYSCALL_SEEDED 2u /* syscall_since_ns is when sonde began */
+/* A seeded thread whose system call /proc did not say (until its next one). */
+#define SONDE_SYSCALL_UNKNOWN (-2)
 struct sonde_thread_now {
 	__u32 pid, tid;
 	char comm[SONDE_COMM_LEN];
 	__u64 state_since_ns;   /* when it entered `state` */
 	__u64 syscall_since_ns; /* when it entered `syscall` */
-	__s32 syscall;          /* the system call it is in, -1 none */
+	__s32 syscall;          /* the system call it is in, -1 none,
+				 * SONDE_SYSCALL_UNKNOWN: not known (seeded) */
 	__u8 state;             /* enum sonde_off_state (NONE: running) */
 	__u8 flags;             /* SONDE_TSTATE_* */
 	__u16 _pad;
 	__u32 slot;             /* its place in `tstate_tids` (the pass's list) */
-	__u32 _pad2;
+	__u32 cpu;              /* the CPU it last ran on */
+	__u64 task;             /* its task_struct (0: not known yet), to read its
+				 * state when it left a CPU unseen (threads.bpf.c) */
 };
 
 /* One executable mapping of a process in the unwinder's tables. */

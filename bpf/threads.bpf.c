@@ -76,6 +76,8 @@ static __always_inline struct sonde_thread_now *current_entry(__u64 pid_tgid, __
 		.state_since_ns = now,
 		.syscall = -1,
 		.state = SONDE_OFF_NONE,
+		.cpu = bpf_get_smp_processor_id(),
+		.task = bpf_get_current_task(),
 	};
 	bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
 	long slot = take_slot(tid);
@@ -105,26 +107,64 @@ static __always_inline void set_state(struct sonde_thread_now *t, __u8 state, __
 	t->flags &= ~SONDE_TSTATE_SEEDED;
 }
 
+/* Per CPU: the thread the last sched_switch there put on it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tstate_oncpu SEC(".maps");
+
+/* The thread put on this CPU last is not the one leaving it: it left
+ * without a sched_switch of its own (seen on this kernel: a thread
+ * switched in, then the next switch on that CPU switches out another one).
+ * Its state is read from its task now, since now: a lower bound. */
+static __always_inline void left_unseen(__u32 ghost, __u32 cpu, __u64 now)
+{
+	struct sonde_thread_now *t = bpf_map_lookup_elem(&thread_now, &ghost);
+	if (!t || t->state != SONDE_OFF_NONE || t->cpu != cpu)
+		return;
+	struct task_struct *task = (struct task_struct *)t->task;
+	unsigned int st = 0;
+	if (task)
+		st = BPF_CORE_READ(task, __state);
+	/* __state's low bits are the reported ones: S 1, D 2, T 4, t 8. */
+	t->state = task ? off_state_of(st, task) : SONDE_OFF_SLEEPING;
+	t->state_since_ns = now;
+	t->flags |= SONDE_TSTATE_SEEDED;
+}
+
 SEC("tracepoint/sched/sched_switch")
 int tstate_switch(struct trace_event_raw_sched_switch *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 next = (__u32)ctx->next_pid;
-	struct sonde_thread_now *t;
-	if (next && (t = bpf_map_lookup_elem(&thread_now, &next)))
-		set_state(t, SONDE_OFF_NONE, now);
+	__u32 next = (__u32)ctx->next_pid, cpu = bpf_get_smp_processor_id(), zero = 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	if (tgid == 0 || !is_target(tgid))
-		return 0;
+	__u32 *oncpu = bpf_map_lookup_elem(&tstate_oncpu, &zero);
+	if (oncpu) {
+		if (*oncpu && *oncpu != tid)
+			left_unseen(*oncpu, cpu, now);
+		*oncpu = next;
+	}
+	struct sonde_thread_now *t;
+	if (next && (t = bpf_map_lookup_elem(&thread_now, &next))) {
+		set_state(t, SONDE_OFF_NONE, now);
+		t->cpu = cpu;
+	}
 	long prev_state = ctx->prev_state;
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
+		/* Before the target check: a process's last thread is no
+		 * target any more once sched_process_exit ran. */
 		tstate_forget(tid);
 		return 0;
 	}
+	if (tgid == 0 || !is_target(tgid))
+		return 0;
 	t = current_entry(pid_tgid, now);
 	if (t) {
 		set_state(t, off_state_of(prev_state, bpf_get_current_task_btf()), now);
+		t->task = bpf_get_current_task();
 		bpf_get_current_comm(t->comm, sizeof(t->comm)); /* it may have changed (prctl) */
 	}
 	return 0;
@@ -153,6 +193,7 @@ int tstate_sys_enter(struct trace_event_raw_sys_enter *ctx)
 		return 0;
 	t->syscall = (__s32)ctx->id;
 	t->syscall_since_ns = now;
+	t->task = bpf_get_current_task();
 	t->flags &= ~SONDE_TSTATE_SYSCALL_SEEDED;
 	return 0;
 }

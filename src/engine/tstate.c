@@ -59,17 +59,18 @@ static int read_stat(pid_t pid, pid_t tid, struct sonde_thread_now *t)
 }
 
 /* /proc/PID/task/TID/syscall: "NR args..." while in a system call,
- * "running" or "-1 ..." when not. */
+ * "running" or "-1 ..." when not; SONDE_SYSCALL_UNKNOWN when it cannot be
+ * read (a process the kernel does not let even root inspect). */
 static int32_t read_syscall(pid_t pid, pid_t tid)
 {
 	char path[96], buf[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return -1;
-	int32_t nr = -1;
-	if (fgets(buf, sizeof(buf), f) && isdigit((unsigned char)buf[0]))
-		nr = (int32_t)strtol(buf, NULL, 10);
+		return SONDE_SYSCALL_UNKNOWN;
+	int32_t nr = SONDE_SYSCALL_UNKNOWN;
+	if (fgets(buf, sizeof(buf), f))
+		nr = isdigit((unsigned char)buf[0]) ? (int32_t)strtol(buf, NULL, 10) : -1;
 	fclose(f);
 	return nr;
 }

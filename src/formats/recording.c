@@ -279,6 +279,11 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)ns_since(t->time_ns, t->state_since_ns));
 		char nr[32];
 		const char *sc = t->syscall >= 0 ? syscalls_name(t->syscall) : NULL;
+		if (t->syscall == SONDE_SYSCALL_UNKNOWN) {
+			sqlite3_bind_text(st, 6, "?", -1, SQLITE_STATIC);
+			sqlite3_bind_null(st, 7);
+			sqlite3_bind_null(st, 8);
+		}
 		if (t->syscall >= 0 && !sc) {
 			snprintf(nr, sizeof(nr), "syscall %d", (int)t->syscall);
 			sc = nr;
@@ -288,7 +293,7 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 			sqlite3_bind_int64(st, 7, t->syscall);
 			sqlite3_bind_int64(st, 8,
 					   (sqlite3_int64)ns_since(t->time_ns, t->syscall_since_ns));
-		} else {
+		} else if (t->syscall != SONDE_SYSCALL_UNKNOWN) {
 			for (int c = 6; c <= 8; c++)
 				sqlite3_bind_null(st, c);
 		}
@@ -615,7 +620,7 @@ static int count_steps(void *arg)
  * starting with '?' may be missing (recordings made before it existed). */
 static const struct table_spec {
 	const char *name;
-	const char *columns[10];
+	const char *columns[12];
 } tables_read[] = {
 	{"meta", {"key", "value"}},
 	{"events", {"id", "name"}},
@@ -727,8 +732,8 @@ static const struct table_spec point_calls_table = {"point_calls",
 /* Absent from recordings made before thread states. */
 static const struct table_spec thread_samples_table = {
 	"thread_samples",
-	{"time_ns", "thread", "state", "state_ns", "syscall_nr", "syscall_ns", "span", "probe",
-	 "span_ns", "before_start"}};
+	{"time_ns", "thread", "state", "state_ns", "syscall", "syscall_nr", "syscall_ns", "span",
+	 "probe", "span_ns", "before_start"}};
 
 /* 1 when the file has a table of this name, 0 when not, -1 (err). */
 static int has_table(struct loader *l, const char *name)
@@ -770,7 +775,7 @@ static int load_thread_samples(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT time_ns, thread, state, state_ns, syscall_nr, syscall_ns, span,"
-			       " probe, span_ns, before_start FROM thread_samples ORDER BY id",
+			       " probe, span_ns, before_start, syscall FROM thread_samples ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail_sqlite(l);
 	int r;
@@ -797,6 +802,13 @@ static int load_thread_samples(struct loader *l)
 		if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
 			ts.syscall = (int32_t)sqlite3_column_int64(st, 4);
 			ts.syscall_since_ns = t - (uint64_t)sqlite3_column_int64(st, 5);
+			if (ts.syscall < 0) {
+				sqlite3_finalize(st);
+				return load_fail(l, "a thread sample has a negative syscall_nr");
+			}
+		} else if (sqlite3_column_type(st, 10) == SQLITE_TEXT &&
+			   strcmp((const char *)sqlite3_column_text(st, 10), "?") == 0) {
+			ts.syscall = SONDE_SYSCALL_UNKNOWN;
 		}
 		if (in_call) {
 			ts.span_id = (uint64_t)sqlite3_column_int64(st, 6);

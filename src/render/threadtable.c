@@ -34,7 +34,7 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 		const struct thread_info *ti = &p->threads[t->thread];
 		char comm[64], st[32], sc_name[32], sc_time[32] = "-", call[128] = "-",
 			call_time[32] = "-";
-		const char *sc = "-";
+		const char *sc = t->syscall == SONDE_SYSCALL_UNKNOWN ? "?" : "-";
 		if (t->syscall >= 0) {
 			sc = syscalls_name(t->syscall);
 			if (!sc) {

@@ -3,7 +3,8 @@
  * thread: TID, COMM, STATE, time in it, SYSCALL, time in it, the traced
  * CALL in flight and its ELAPSED time. A time that began before sonde did
  * (a thread found blocked at the start) is a lower bound, shown ">1.20s".
- * Empty fields are "-". */
+ * Empty fields are "-"; a system call /proc did not say at the start is
+ * "?". */
 #ifndef SONDE_THREADTABLE_H
 #define SONDE_THREADTABLE_H
 
