@@ -87,13 +87,16 @@ static __always_inline struct sonde_thread_now *current_entry(__u64 pid_tgid, __
 	}
 	fresh.slot = (__u32)slot;
 	if (bpf_map_update_elem(&thread_now, &tid, &fresh, BPF_NOEXIST) < 0) {
-		/* Only the thread itself creates its entry: the map is full. */
+		/* The map is full, or user space seeded the thread meanwhile
+		 * (with a slot of its own): this slot goes back. */
 		__u32 s = (__u32)slot;
 		__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &s);
 		if (owner)
 			__sync_val_compare_and_swap(owner, (__u64)tid, 0);
-		count(SONDE_CNT_TSTATE_FULL);
-		return NULL;
+		t = bpf_map_lookup_elem(&thread_now, &tid);
+		if (!t)
+			count(SONDE_CNT_TSTATE_FULL);
+		return t;
 	}
 	return bpf_map_lookup_elem(&thread_now, &tid);
 }
