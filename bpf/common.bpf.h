@@ -55,6 +55,44 @@ typedef struct {
 } sonde_threads_map;
 extern sonde_threads_map threads SEC(".maps");
 
+/* tid -> the thread's state, system call and since when (struct
+ * sonde_thread_now): kept by the thread-state tracepoints (threads.bpf.c)
+ * for target threads; the off-CPU programs read the system call from it,
+ * the thread-state pass visits every entry through tstate_tids. User space
+ * sizes both. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sonde_thread_now);
+} sonde_thread_now_map;
+extern sonde_thread_now_map thread_now SEC(".maps");
+
+/* slot -> tid of a thread in thread_now, 0: free (sonde_abi.h says how
+ * slots are taken); as many slots as thread_now has entries. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64); /* 64 bits: the BPF compiler's compare-and-swap */
+} sonde_tstate_tids_map;
+extern sonde_tstate_tids_map tstate_tids SEC(".maps");
+extern __u64 tstate_next; /* slots taken so far (may pass the map's size) */
+
+/* Forgets a thread's state (it exits): its slot first, then its entry. */
+static __always_inline void tstate_forget(__u32 tid)
+{
+	struct sonde_thread_now *t = bpf_map_lookup_elem(&thread_now, &tid);
+	if (!t)
+		return;
+	__u32 slot = t->slot;
+	__u64 *owner = bpf_map_lookup_elem(&tstate_tids, &slot);
+	if (owner)
+		__sync_val_compare_and_swap(owner, (__u64)tid, 0);
+	bpf_map_delete_elem(&thread_now, &tid);
+}
+
 /* tgid -> its executable mappings and their unwind tables (sampler.bpf.c
  * walks stacks with them; user space loads them; exec drops them). */
 typedef struct {
@@ -180,6 +218,29 @@ static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_
 	h->pid = pid_tgid >> 32;
 	h->tid = (__u32)pid_tgid;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+/* sched_switch's prev_state bits (the kernel's TASK_REPORT letters). */
+#define STATE_S 0x01
+#define STATE_D 0x02
+#define STATE_T 0x04
+#define STATE_t 0x08
+#define STATE_X 0x10
+#define STATE_Z 0x20
+
+/* Why a task left the CPU (enum sonde_off_state), from the state
+ * sched_switch reports for it. */
+static __always_inline __u8 off_state_of(long prev_state, struct task_struct *task)
+{
+	long st = prev_state & 0xff; /* above: TASK_REPORT_MAX, "preempted" */
+	if (st & (STATE_T | STATE_t))
+		return SONDE_OFF_STOPPED;
+	if (st & STATE_D)
+		return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait) ? SONDE_OFF_DISK
+								       : SONDE_OFF_UNINTERRUPTIBLE;
+	if (st)
+		return SONDE_OFF_SLEEPING; /* S, I (idle), P (parked) */
+	return SONDE_OFF_RUNNABLE;
 }
 
 /* A span id for a call in flight that needs one (a sample or a record

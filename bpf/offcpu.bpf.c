@@ -7,8 +7,8 @@
  * the system call it is in are kept in `offcpu_stash` under its tid. When
  * it is switched back in, one struct sonde_sample goes to the ring buffer
  * with off_ns = the time it was away, if that is at least offcpu_min_ns
- * (shorter ones are counted, OFFCPU_SHORT). The system call is tracked by
- * raw_syscalls sys_enter/sys_exit in `thread_syscall`. With --wakers,
+ * (shorter ones are counted, OFFCPU_SHORT). The system call is the one
+ * threads.bpf.c's sys_enter/sys_exit programs keep in `thread_now`. With --wakers,
  * `offcpu_wakeup` (sched_wakeup) keeps who woke each waiting thread in
  * `waker_stash`, sent after the woken thread's record as a record of event
  * offcpu_event_index + 1 (off_state SONDE_OFF_WAKER) of the same weight.
@@ -57,48 +57,21 @@ struct {
 /* 1: keep who woke each waiting target thread (user space sets it). */
 __u32 offcpu_wakers = 0;
 
-/* tid -> the system call the thread is in (-1: none), for target threads. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __s32);
-} thread_syscall SEC(".maps");
-
-/* sched_switch's prev_state bits (the kernel's TASK_REPORT letters). */
-#define STATE_S 0x01
-#define STATE_D 0x02
-#define STATE_T 0x04
-#define STATE_t 0x08
-#define STATE_X 0x10
-#define STATE_Z 0x20
-
-static __always_inline __u8 off_state_of(long prev_state, struct task_struct *task)
-{
-	long st = prev_state & 0xff; /* above: TASK_REPORT_MAX, "preempted" */
-	if (st & (STATE_T | STATE_t))
-		return SONDE_OFF_STOPPED;
-	if (st & STATE_D)
-		return BPF_CORE_READ_BITFIELD_PROBED(task, in_iowait) ? SONDE_OFF_DISK
-								       : SONDE_OFF_UNINTERRUPTIBLE;
-	if (st)
-		return SONDE_OFF_SLEEPING; /* S, I (idle), P (parked) */
-	return SONDE_OFF_RUNNABLE;
-}
-
 static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	if (tgid == 0 || !is_target(tgid))
-		return;
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
+		/* Before the target check: a process's last thread is no
+		 * target any more once sched_process_exit ran, and its entries
+		 * would stay. */
 		bpf_map_delete_elem(&offcpu_stash, &tid);
 		bpf_map_delete_elem(&waker_stash, &tid);
-		bpf_map_delete_elem(&thread_syscall, &tid);
+		tstate_forget(tid);
 		return;
 	}
+	if (tgid == 0 || !is_target(tgid))
+		return;
 	struct sonde_sample *s = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!s) {
 		__u32 zero = 0;
@@ -117,8 +90,8 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 	fill_hdr(&s->hdr, SONDE_REC_SAMPLE, pid_tgid, now);
 	s->event = offcpu_event_index;
 	s->off_state = off_state_of(prev_state, task);
-	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
-	s->syscall = sc ? *sc : -1;
+	struct sonde_thread_now *tn = bpf_map_lookup_elem(&thread_now, &tid);
+	s->syscall = tn ? tn->syscall : -1;
 	s->off_ns = 0;
 	stacks_fill_spans(s, st);
 	stacks_fill(ctx, s, tgid);
@@ -238,31 +211,5 @@ int offcpu_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 		w->nkernel = nk < SONDE_MAX_STACK ? nk : SONDE_MAX_STACK;
 		w->kstack_err = kb < 0 ? kb : 0;
 	}
-	return 0;
-}
-
-SEC("tracepoint/raw_syscalls/sys_enter")
-int offcpu_sys_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (!is_target(pid_tgid >> 32) || (pid_tgid >> 32) == 0)
-		return 0;
-	__u32 tid = (__u32)pid_tgid;
-	__s32 nr = (__s32)ctx->id;
-	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
-	if (sc)
-		*sc = nr;
-	else
-		bpf_map_update_elem(&thread_syscall, &tid, &nr, BPF_NOEXIST);
-	return 0;
-}
-
-SEC("tracepoint/raw_syscalls/sys_exit")
-int offcpu_sys_exit(void *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__s32 *sc = bpf_map_lookup_elem(&thread_syscall, &tid);
-	if (sc)
-		*sc = -1;
 	return 0;
 }

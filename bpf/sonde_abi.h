@@ -57,6 +57,8 @@ enum sonde_record_kind {
 	SONDE_REC_FORK = 4,   /* a target process created a process or thread */
 	SONDE_REC_SPAN = 5,   /* a traced call ended */
 	SONDE_REC_VALUES = 6, /* a probe hit's captured values (struct sonde_values) */
+	SONDE_REC_THREAD = 7, /* a thread's state at a thread-state pass (struct sonde_thread_sample) */
+	SONDE_REC_THREAD_PASS = 8, /* a thread-state pass ended (struct sonde_thread_pass) */
 };
 
 /* The kernel's drop counters, one line each; adding one is a line here and
@@ -103,6 +105,12 @@ enum sonde_record_kind {
 	/* reads of user memory by fetch programs that failed (the value is \
 	 * marked, or the hit's predicate failed: nothing sent) */ \
 	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values") \
+	/* thread states (--threads, sonde threads): a pass's record of a \
+	 * thread lost in a full ring buffer; threads whose state could not be \
+	 * kept (the thread-state map full) */ \
+	X(LOST_THREADS, lost_thread_states, "lost_thread_states", LOST, 1, "thread states") \
+	X(TSTATE_FULL, tstate_full, "thread_states_full", CHILDREN, 1, \
+	  "threads without a state (thread-state map full)") \
 	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
 	 * not kept because the switched-out threads' map was full, and those \
 	 * shorter than --min-block (left out by design, counted) */ \
@@ -163,6 +171,43 @@ enum sonde_off_state {
 	SONDE_OFF_WAKER = 6,           /* not a state: the record is the stacks of the
 					* thread that woke a waiting one (--wakers),
 					* weighing the woken thread's wait */
+};
+
+/* A thread's state as the thread-state tracepoints keep it (hash map
+ * `thread_now`, key = tid; bpf/threads.bpf.c): written at sched_switch,
+ * sched_wakeup and raw_syscalls sys_enter/sys_exit, read by each pass of
+ * the thread-state sampler. `state` is an enum sonde_off_state, with
+ * SONDE_OFF_NONE meaning running on a CPU. User space seeds the threads
+ * that exist when it starts from /proc (SONDE_TSTATE_SEEDED: their state
+ * and system call began before sonde did, the times since are lower
+ * bounds).
+ *
+ * A pass visits the threads through the array `tstate_tids`: slot -> tid
+ * (0: free), slots 0 .. tstate_next - 1 used so far (a global). A new
+ * thread takes the next slot (__sync_fetch_and_add on tstate_next), or,
+ * once all were taken, a free one (compare-and-swap of 0 to its tid); an
+ * exiting one frees its slot. So a pass costs per thread, not per slot of
+ * the hash (bpf_for_each_map_elem would walk every bucket). */
+/* state_since_ns is later than the state began (when sonde began, or when
+ * it was found to have left a CPU unseen): the time in it is a lower bound */
+#define SONDE_TSTATE_SEEDED 1u
+#define SONDE_TSTATE_SYSCALL_SEEDED 2u /* syscall_since_ns is when sonde began */
+/* A seeded thread whose system call /proc did not say (until its next one). */
+#define SONDE_SYSCALL_UNKNOWN (-2)
+struct sonde_thread_now {
+	__u32 pid, tid;
+	char comm[SONDE_COMM_LEN];
+	__u64 state_since_ns;   /* when it entered `state` */
+	__u64 syscall_since_ns; /* when it entered `syscall` */
+	__s32 syscall;          /* the system call it is in, -1 none,
+				 * SONDE_SYSCALL_UNKNOWN: not known (seeded) */
+	__u8 state;             /* enum sonde_off_state (NONE: running) */
+	__u8 flags;             /* SONDE_TSTATE_* */
+	__u16 _pad;
+	__u32 slot;             /* its place in `tstate_tids` (the pass's list) */
+	__u32 cpu;              /* the CPU it last ran on */
+	__u64 task;             /* its task_struct (0: not known yet), to read its
+				 * state when it left a CPU unseen (threads.bpf.c) */
 };
 
 /* One executable mapping of a process in the unwinder's tables. */
@@ -500,6 +545,37 @@ struct sonde_task_event {
 	struct sonde_hdr hdr;
 	__u32 child_pid; /* FORK: the new task's tid */
 	__u32 child_tgid;
+};
+
+/* One thread at one pass of the thread-state sampler (SONDE_REC_THREAD):
+ * hdr.time_ns is the pass's time, hdr.pid/tid/comm the thread's; then its
+ * state (struct sonde_thread_now) and its outermost traced calls in flight
+ * (span_probes are slots in the kernel, probe ids in user space). */
+#define SONDE_THREAD_SPANS 4
+struct sonde_thread_sample {
+	struct sonde_hdr hdr;
+	__u64 pass;             /* the pass's number (from 1) */
+	__u64 state_since_ns;
+	__u64 syscall_since_ns;
+	__s32 syscall;
+	__u8 state;
+	__u8 flags;
+	__u16 _pad;
+	__u32 nspans;           /* calls in span_* (outermost first) */
+	__u32 span_depth;       /* calls in flight (may exceed nspans) */
+	__u64 span_ids[SONDE_THREAD_SPANS];
+	__u64 span_start_ns[SONDE_THREAD_SPANS];
+	__u32 span_probes[SONDE_THREAD_SPANS];
+};
+
+/* The end of a pass (SONDE_REC_THREAD_PASS): hdr.time_ns is its time (the
+ * time of its thread records), hdr.cpu the CPU it ran on; how many threads
+ * it visited and how long it ran (ns, measured by the pass itself). */
+struct sonde_thread_pass {
+	struct sonde_hdr hdr;
+	__u64 pass;
+	__u64 nthreads;
+	__u64 run_ns;
 };
 
 /* ==== Fetch programs: captures and predicates ============================

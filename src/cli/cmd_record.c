@@ -16,7 +16,7 @@ static void usage(FILE *f)
 		"                    [--no-children] [-d SECONDS] [--trace FUNC]... [--sample-in FUNC]\n"
 		"                    [--sample-slow FUNC:DURATION] [--sample-when FILE:LINE] [--all-calls]\n"
 		"                    [--unwind fp|cfi|auto] [--off-cpu [--min-block DURATION] [--wakers]]\n"
-		"                    -o FILE\n"
+		"                    [--threads [--threads-hz HZ]] -o FILE\n"
 		"\n"
 		"Samples user and kernel stacks of the targets, traces the calls of the functions\n"
 		"given with --trace, and writes a recording (SQLite).\n"
@@ -73,6 +73,11 @@ static void usage(FILE *f)
 		"  --wakers             with --off-cpu (implied): also who woke each wait (the\n"
 		"                       waking thread's stacks at sched_wakeup: report/flame\n"
 		"                       --wakers)\n"
+		"  --threads            also sample every target thread's state, running or not\n"
+		"                       (xcapture-style): state and since when, the system call\n"
+		"                       it is in and since when, its traced call in flight; -F\n"
+		"                       passes a second over all threads (table thread_samples)\n"
+		"  --threads-hz HZ      with --threads: passes a second (default: -F)\n"
 		"  --sample-in FUNC     take samples only while FUNC runs on the thread (in-kernel)\n"
 		"  --sample-slow FUNC:DURATION  take samples only once the current call of FUNC\n"
 		"                       has run longer than DURATION (e.g. 5ms; in-kernel)\n"
@@ -93,13 +98,28 @@ struct record_args {
 	struct session_options *so;
 };
 
-enum { OPT_ALL_CALLS = 3000 };
+enum { OPT_ALL_CALLS = 3000, OPT_THREADS, OPT_THREADS_HZ };
 
 static int record_option(void *ctx, int c, const char *arg)
 {
 	struct record_args *a = ctx;
 	if (c == OPT_ALL_CALLS) {
 		a->so->all_calls = true;
+		return 0;
+	}
+	if (c == OPT_THREADS) {
+		a->so->threads = true;
+		return 0;
+	}
+	if (c == OPT_THREADS_HZ) {
+		char *end;
+		unsigned long long hz = strtoull(arg, &end, 10);
+		if (*end || hz == 0 || hz > 1000) {
+			errorf("bad --threads-hz '%s': expected passes a second, 1 to 1000", arg);
+			return -1;
+		}
+		a->so->threads = true;
+		a->so->threads_hz = hz;
 		return 0;
 	}
 	if (c != 'o')
@@ -112,6 +132,8 @@ int cmd_record(int argc, char **argv)
 {
 	static const struct option own[] = {{"output", required_argument, NULL, 'o'},
 					    {"all-calls", no_argument, NULL, OPT_ALL_CALLS},
+					    {"threads", no_argument, NULL, OPT_THREADS},
+					    {"threads-hz", required_argument, NULL, OPT_THREADS_HZ},
 					    {0}};
 	struct session_options so;
 	session_options_init(&so);

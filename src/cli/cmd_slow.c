@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callsplit.h"
 #include "commands.h"
 #include "flamediff.h"
 #include "flamesvg.h"
@@ -137,41 +138,6 @@ static void print_top(struct name_count *c, size_t nc, size_t total, int show)
 	}
 }
 
-/* The frame below the traced function's in a stack ("(self)": none). */
-static const char *callee_of(struct profile *p, const uint32_t *stack, size_t depth,
-			     const char *fname)
-{
-	for (size_t d = 0; d + 1 < depth; d++)
-		if (strcmp(frames_get(p->frames, stack[d])->name, fname) == 0)
-			return frames_get(p->frames, stack[d + 1])->name;
-	return "(self)";
-}
-
-/* Off-CPU time of a call by state frame, with the callee it waited under
- * most (the largest interval's). */
-struct off_state {
-	const char *state, *callee;
-	uint64_t ns, largest;
-};
-
-static void add_off(struct off_state *o, size_t *n, size_t max, const char *state,
-		    const char *callee, uint64_t ns)
-{
-	size_t k;
-	for (k = 0; k < *n && strcmp(o[k].state, state) != 0; k++)
-		;
-	if (k == *n) {
-		if (*n == max)
-			return;
-		o[(*n)++] = (struct off_state){state, callee, 0, 0};
-	}
-	o[k].ns += ns;
-	if (ns > o[k].largest) {
-		o[k].largest = ns;
-		o[k].callee = callee;
-	}
-}
-
 /* One line per slow call: where its samples were, as the callee of the
  * traced function they went through ("in") and as the leaf they hit; with
  * --off-cpu, its time split: on the CPU (samples at their interval) and off
@@ -182,25 +148,22 @@ static void print_slow_call(struct profile *p, const struct span *sp, const uint
 	char dur[32], shown[512], b[32];
 	const char *fname = p->probes[sp->probe].name;
 	struct name_count callees[64], leaves[64];
-	size_t ncallees = 0, nleaves = 0, non = 0, noff = 0;
-	struct off_state off[16];
-	uint64_t off_ns = 0;
+	size_t ncallees = 0, nleaves = 0, non = 0;
+	struct call_split split = {0};
 	uint32_t stack[512];
 	for (size_t i = 0; i < nsamples; i++) {
 		const struct sample *s = &p->samples[samples[i]];
+		call_split_add(&split, p, s, fname);
+		if (profile_sample_is_offcpu(p, s) || profile_sample_is_waker(p, s))
+			continue;
 		size_t depth = profile_stack_frames(p, s->stack, stack, 512);
 		if (depth == 0 || depth > 512)
 			continue;
-		const char *callee = callee_of(p, stack, depth, fname);
-		const char *leaf = frames_get(p->frames, stack[depth - 1])->name;
-		if (profile_sample_is_offcpu(p, s)) {
-			add_off(off, &noff, 16, leaf, callee, s->weight);
-			off_ns += s->weight;
-			continue;
-		}
 		non++;
-		count_name(callees, &ncallees, 64, callee);
-		count_name(leaves, &nleaves, 64, leaf);
+		uint32_t callee = call_split_callee(p, stack, depth, fname);
+		count_name(callees, &ncallees, 64,
+			   callee ? frames_get(p->frames, callee)->name : "(self)");
+		count_name(leaves, &nleaves, 64, frames_get(p->frames, stack[depth - 1])->name);
 	}
 	printf("%-8u %10s  %s  ", p->threads[sp->thread].tid,
 	       duration_format(sp->duration_ns, dur, sizeof(dur)),
@@ -216,20 +179,8 @@ static void print_slow_call(struct profile *p, const struct span *sp, const uint
 	}
 	printf("]");
 	if (off_cpu) {
-		printf(" off-CPU %s", duration_format(off_ns, b, sizeof(b)));
-		/* The largest states first, at most three. */
-		for (int shown_n = 0; shown_n < 3 && noff; shown_n++) {
-			size_t best = 0;
-			for (size_t k = 1; k < noff; k++)
-				if (off[k].ns > off[best].ns)
-					best = k;
-			char st[256], ce[256];
-			printf("%s %s %s in %s", shown_n ? "," : ":",
-			       printable_copy(st, sizeof(st), off[best].state),
-			       duration_format(off[best].ns, b, sizeof(b)),
-			       printable_copy(ce, sizeof(ce), off[best].callee));
-			off[best] = off[--noff];
-		}
+		char text[1024];
+		printf(" %s", call_split_off_text(&split, p->frames, 3, text, sizeof(text)));
 	}
 	printf("\n");
 }

@@ -9,6 +9,7 @@ int cmd_flame(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_lat(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
 int cmd_slow(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);

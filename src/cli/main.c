@@ -19,6 +19,8 @@ static const struct {
 	{"top", cmd_top, "live session: flame tree, hot functions, probe latency; steer it as it runs"},
 	{"serve", cmd_serve, "the live session, or a recording, in a browser (flame graph, latency, heatmap)"},
 	{"lat", cmd_lat, "latency histograms of traced functions, live (-i for intervals)"},
+	{"threads", cmd_threads,
+	 "every thread's state, system call and traced call in flight, live (xcapture-style)"},
 	{"slow", cmd_slow, "each slow call as it ends, with its samples; slow-vs-fast summary"},
 	{"convert", cmd_convert, "convert between profile formats (perf script, folded, pprof, ...)"},
 	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},

@@ -17,6 +17,7 @@
 #include "uprobes.h"
 #include "sonde_abi.h"
 #include "tracefs.h"
+#include "tstate.h"
 #include "ldso.h"
 #include "unwind.h"
 #include "util.h"
@@ -40,7 +41,13 @@ struct engine {
 	int ncpus;
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
-	struct bpf_link *offcpu_links[3]; /* sched_switch, sys_enter, sys_exit: while --off-cpu */
+	struct bpf_link *offcpu_links[1]; /* sched_switch: while --off-cpu */
+	/* raw_syscalls sys_enter/sys_exit (bpf/threads.bpf.c): while off-CPU
+	 * intervals or thread states are on (both read the system call). */
+	struct bpf_link *sys_links[2];
+	struct bpf_link *tstate_links[2]; /* sched_switch, sched_wakeup: with thread states */
+	int tstate_fd;                    /* the pass's perf event, -1 */
+	struct bpf_link *tstate_pass;
 	struct bpf_link *wakers_link;     /* sched_wakeup: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
@@ -98,6 +105,23 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 		grow_array((void **)&e->recbuf, &e->recbuf_cap, size, 1);
 		memcpy(e->recbuf, data, size);
 		((struct sonde_values *)e->recbuf)->probe = id;
+		return e->recbuf;
+	}
+	if (h->kind == SONDE_REC_THREAD && size >= sizeof(struct sonde_thread_sample)) {
+		const struct sonde_thread_sample *t = data;
+		bool same = true;
+		for (uint32_t i = 0; i < t->nspans && i < SONDE_THREAD_SPANS; i++)
+			same &= t->span_probes[i] < SONDE_MAX_PROBES &&
+				e->slot_probe[t->span_probes[i]] == t->span_probes[i];
+		if (same)
+			return data;
+		grow_array((void **)&e->recbuf, &e->recbuf_cap, size, 1);
+		memcpy(e->recbuf, data, size);
+		struct sonde_thread_sample *r = (struct sonde_thread_sample *)e->recbuf;
+		for (uint32_t i = 0; i < r->nspans && i < SONDE_THREAD_SPANS; i++)
+			r->span_probes[i] = r->span_probes[i] < SONDE_MAX_PROBES
+						    ? e->slot_probe[r->span_probes[i]]
+						    : NO_PROBE;
 		return e->recbuf;
 	}
 	if (h->kind == SONDE_REC_SPAN && size >= sizeof(struct sonde_span)) {
@@ -199,6 +223,11 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 	bpf_map__set_max_entries(skel->maps.unwind_rows, unwind_rows);
 	if (o->offcpu_threads)
 		bpf_map__set_max_entries(skel->maps.offcpu_stash, o->offcpu_threads);
+	if (o->tstate_threads) {
+		bpf_map__set_max_entries(skel->maps.thread_now, o->tstate_threads);
+		bpf_map__set_max_entries(skel->maps.tstate_tids, o->tstate_threads);
+		skel->rodata->tstate_slots = o->tstate_threads;
+	}
 	/* Records wake the reader once a sixteenth of the buffer waits: rarely
 	 * enough to spare the traced threads the wake-ups, soon enough that
 	 * the buffer never fills between two of them. */
@@ -206,16 +235,24 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 	return skel;
 }
 
+/* The programs of off-CPU intervals and thread states: the tracepoints
+ * (and the pass) a kernel may lack. */
+#define STATE_PROGRAMS 8
 static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_program **out)
 {
 	out[0] = skel->progs.offcpu_switch;
-	out[1] = skel->progs.offcpu_sys_enter;
-	out[2] = skel->progs.offcpu_sys_exit;
+	out[1] = skel->progs.tstate_sys_enter;
+	out[2] = skel->progs.tstate_sys_exit;
 	out[3] = skel->progs.offcpu_wakeup;
+	out[4] = skel->progs.tstate_switch;
+	out[5] = skel->progs.tstate_wakeup;
+	out[6] = skel->progs.threads_pass;
+	out[7] = NULL;
 	return out;
 }
 
-/* The skeleton again, without the off-CPU programs (NULL, errno). */
+/* The skeleton again, without the off-CPU and thread-state programs
+ * (NULL, errno). */
 static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct engine_options *o,
 					       size_t rb, uint32_t unwind_rows)
 {
@@ -223,9 +260,9 @@ static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct en
 	struct sonde_bpf *skel = open_skeleton(o, rb, unwind_rows);
 	if (!skel)
 		return NULL;
-	struct bpf_program *progs[4];
+	struct bpf_program *progs[STATE_PROGRAMS];
 	offcpu_programs(skel, progs);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; progs[i]; i++)
 		bpf_program__set_autoload(progs[i], false);
 	return skel;
 }
@@ -239,6 +276,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->opt = *o;
 	for (int i = 0; i < MAX_CPUS; i++)
 		e->perf_fds[i] = -1;
+	e->tstate_fd = -1;
 	for (int i = 0; i < SONDE_MAX_PROBES; i++)
 		e->slot_probe[i] = NO_PROBE;
 	/* Before anything the helper should not inherit (it closes all it
@@ -272,8 +310,9 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		r = e->skel ? sonde_bpf__load(e->skel) : -errno;
 		if (r == 0)
 			snprintf(e->offcpu_unavailable, sizeof(e->offcpu_unavailable),
-				 "off-CPU recording is not available on this kernel: its programs on "
-				 "sched:sched_switch and raw_syscalls:sys_enter/sys_exit do not load (%s)",
+				 "off-CPU recording and thread states are not available on this "
+				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup and "
+				 "raw_syscalls:sys_enter/sys_exit do not load (%s)",
 				 why);
 	}
 	if (r) {
@@ -390,12 +429,56 @@ static int attach_sampler_tracepoint(struct engine *e, char *err, size_t errlen)
 	return 0;
 }
 
+/* A tracepoint a program needs: attached, or -1 with one line naming it
+ * (`what` says what needs it). */
+static struct bpf_link *attach_tracepoint(struct bpf_program *prog, const char *category,
+					  const char *name, const char *what, char *err,
+					  size_t errlen)
+{
+	char why[256];
+	if (tracefs_tracepoint_id(category, name, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s needs tracepoint %s:%s: %s", what, category, name, why);
+		return NULL;
+	}
+	struct bpf_link *l = bpf_program__attach(prog);
+	if (!l)
+		snprintf(err, errlen, "cannot attach to tracepoint %s:%s for %s: %s", category, name,
+			 what, strerror(errno));
+	return l;
+}
+
+/* The system-call tracepoints, attached while off-CPU intervals or thread
+ * states need them (want), detached when neither does. */
+static int syscalls_follow(struct engine *e, bool want, const char *what, char *err,
+			   size_t errlen)
+{
+	if (!want) {
+		for (int i = 0; i < 2; i++) {
+			bpf_link__destroy(e->sys_links[i]);
+			e->sys_links[i] = NULL;
+		}
+		return 0;
+	}
+	struct bpf_program *progs[2] = {e->skel->progs.tstate_sys_enter,
+					e->skel->progs.tstate_sys_exit};
+	static const char *const names[2] = {"sys_enter", "sys_exit"};
+	for (int i = 0; i < 2; i++) {
+		if (e->sys_links[i])
+			continue;
+		e->sys_links[i] = attach_tracepoint(progs[i], "raw_syscalls", names[i], what, err,
+						    errlen);
+		if (!e->sys_links[i])
+			return -1;
+	}
+	return 0;
+}
+
 static void offcpu_detach(struct engine *e)
 {
-	for (int i = 0; i < 3; i++) {
-		bpf_link__destroy(e->offcpu_links[i]);
-		e->offcpu_links[i] = NULL;
-	}
+	bpf_link__destroy(e->offcpu_links[0]);
+	e->offcpu_links[0] = NULL;
+	char ignored[8];
+	syscalls_follow(e, e->tstate_pass != NULL, NULL, ignored, sizeof(ignored));
 	bpf_link__destroy(e->wakers_link);
 	e->wakers_link = NULL;
 	e->skel->bss->offcpu_wakers = 0;
@@ -457,25 +540,93 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 		snprintf(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
 	}
-	static const char *const tps[3][2] = {
-		{"sched", "sched_switch"}, {"raw_syscalls", "sys_enter"}, {"raw_syscalls", "sys_exit"}};
-	struct bpf_program *progs[4];
-	offcpu_programs(e->skel, progs);
-	for (int i = 0; i < 3; i++) {
-		char why[256];
-		if (tracefs_tracepoint_id(tps[i][0], tps[i][1], why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "off-CPU recording needs tracepoint %s:%s: %s", tps[i][0],
-				 tps[i][1], why);
-			offcpu_detach(e);
-			return -1;
-		}
-		e->offcpu_links[i] = bpf_program__attach(progs[i]);
-		if (!e->offcpu_links[i]) {
-			snprintf(err, errlen, "cannot attach to tracepoint %s:%s for off-CPU recording: %s",
-				 tps[i][0], tps[i][1], strerror(errno));
-			offcpu_detach(e);
-			return -1;
-		}
+	e->offcpu_links[0] = attach_tracepoint(e->skel->progs.offcpu_switch, "sched", "sched_switch",
+					       "off-CPU recording", err, errlen);
+	if (!e->offcpu_links[0] || syscalls_follow(e, true, "off-CPU recording", err, errlen)) {
+		offcpu_detach(e);
+		return -1;
+	}
+	return 0;
+}
+
+static void threads_detach(struct engine *e)
+{
+	bpf_link__destroy(e->tstate_pass);
+	e->tstate_pass = NULL;
+	if (e->tstate_fd >= 0)
+		close(e->tstate_fd);
+	e->tstate_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(e->tstate_links[i]);
+		e->tstate_links[i] = NULL;
+	}
+	char ignored[8];
+	syscalls_follow(e, engine_offcpu_on(e), NULL, ignored, sizeof(ignored));
+}
+
+/* The threads that exist already: seeded from /proc (tstate.h), the
+ * targets' or, system-wide, every process's. */
+static void threads_seed(struct engine *e)
+{
+	struct tstate_maps m = {
+		.now_fd = bpf_map__fd(e->skel->maps.thread_now),
+		.tids_fd = bpf_map__fd(e->skel->maps.tstate_tids),
+		.next = (uint64_t *)&e->skel->bss->tstate_next,
+		.nslots = e->skel->rodata->tstate_slots,
+	};
+	if (e->opt.system_wide) {
+		tstate_seed_all(&m);
+		return;
+	}
+	int targets = bpf_map__fd(e->skel->maps.targets);
+	uint32_t key, next;
+	bool first = true;
+	while (bpf_map_get_next_key(targets, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		tstate_seed_process(&m, (pid_t)key);
+	}
+}
+
+static int threads_attach(struct engine *e, char *err, size_t errlen)
+{
+	if (e->offcpu_unavailable[0]) {
+		snprintf(err, errlen, "%s", e->offcpu_unavailable);
+		return -1;
+	}
+	const char *what = "thread-state sampling";
+	e->tstate_links[0] = attach_tracepoint(e->skel->progs.tstate_switch, "sched", "sched_switch",
+					       what, err, errlen);
+	if (e->tstate_links[0])
+		e->tstate_links[1] = attach_tracepoint(e->skel->progs.tstate_wakeup, "sched",
+						       "sched_wakeup", what, err, errlen);
+	if (!e->tstate_links[1] || syscalls_follow(e, true, what, err, errlen)) {
+		threads_detach(e);
+		return -1;
+	}
+	threads_seed(e);
+	/* One pass a tick, on one CPU: a cpu-clock event at 1/F (it ticks
+	 * whether that CPU is idle or busy). */
+	int cpus[1];
+	struct event_spec clock;
+	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		threads_detach(e);
+		return -1;
+	}
+	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
+				       errlen);
+	if (e->tstate_fd < 0) {
+		threads_detach(e);
+		return -1;
+	}
+	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
+	if (!e->tstate_pass) {
+		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
+			 cpus[0], strerror(errno));
+		threads_detach(e);
+		return -1;
 	}
 	return 0;
 }
@@ -497,6 +648,8 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 	if (e->opt.off_cpu && engine_set_offcpu(e, true, e->opt.offcpu_min_ns, err, errlen))
 		return -1;
 	if (e->opt.wakers && engine_set_wakers(e, true, err, errlen))
+		return -1;
+	if (e->opt.tstate_freq && threads_attach(e, err, errlen))
 		return -1;
 	if (e->opt.no_sampler)
 		return 0;
@@ -537,6 +690,12 @@ void engine_stop(struct engine *e)
 	e->ncpus = 0;
 	bpf_link__destroy(e->tp_link);
 	e->tp_link = NULL;
+	/* No more passes; the states stay kept (a final drain sees the last). */
+	bpf_link__destroy(e->tstate_pass);
+	e->tstate_pass = NULL;
+	if (e->tstate_fd >= 0)
+		close(e->tstate_fd);
+	e->tstate_fd = -1;
 }
 
 bool engine_sampling(const struct engine *e)
@@ -1270,9 +1429,12 @@ void engine_close(struct engine *e)
 	free(links);
 	uprobes_finish(e->up);
 	free(e->spans);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(e->task_links[i]);
-		bpf_link__destroy(e->offcpu_links[i]);
+	bpf_link__destroy(e->offcpu_links[0]);
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(e->sys_links[i]);
+		bpf_link__destroy(e->tstate_links[i]);
 	}
 	bpf_link__destroy(e->wakers_link);
 	ring_buffer__free(e->rb);

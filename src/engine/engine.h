@@ -39,6 +39,12 @@ struct engine_options {
 	uint64_t offcpu_min_ns; /* with off_cpu: the shortest interval sent */
 	uint32_t offcpu_threads; /* switched-out threads kept at once; 0 = 4096 */
 	bool wakers;            /* with off_cpu: also who woke each wait (engine_set_wakers) */
+	/* Thread states (bpf/threads.bpf.c): > 0, passes per second over every
+	 * target thread, running or not, from engine_start on (ENGINE thread
+	 * states below); 0: off. */
+	uint64_t tstate_freq;
+	uint32_t tstate_threads; /* threads whose state is kept at once; 0 = 4096
+				  * (a pass walks that many buckets) */
 	engine_record_fn on_record;
 	void *arg;
 };
@@ -93,6 +99,16 @@ int engine_poll(struct engine *e, int timeout_ms);
 int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen);
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen);
 bool engine_offcpu_on(const struct engine *e);
+
+/* Thread states (tstate_freq > 0): tracepoints keep each target thread's
+ * state, system call and since when (threads existing at the start are
+ * read from /proc, SONDE_TSTATE_SEEDED); a cpu-clock event on one CPU runs
+ * a pass over all of them tstate_freq times a second. Each pass sends a
+ * SONDE_REC_THREAD record per thread (its calls in flight with probe ids,
+ * as samples carry them) and then a SONDE_REC_THREAD_PASS. Lost records:
+ * LOST_THREADS; threads beyond the map: TSTATE_FULL. engine_start fails
+ * with one line naming a missing tracepoint (the rest of sonde works
+ * without thread states). */
 
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);

@@ -17,7 +17,9 @@
 #include "outfile.h"
 #include "registry.h"
 #include "util.h"
+#include "syscalls.h"
 #include "values.h"
+#include "view.h"
 
 static const char *const schema_sql =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -64,6 +66,13 @@ static const char *const schema_sql =
 	"CREATE TABLE hit_values(hit INTEGER NOT NULL REFERENCES hits(id),"
 	" capture INTEGER NOT NULL REFERENCES captures(id), status TEXT NOT NULL,"
 	" value INTEGER NOT NULL, text TEXT, PRIMARY KEY(hit, capture));"
+	/* Thread states (record --threads; docs/recording.md): every target
+	 * thread at every pass, running or not. */
+	"CREATE TABLE thread_samples(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
+	" thread INTEGER NOT NULL REFERENCES threads(id), state TEXT NOT NULL,"
+	" state_ns INTEGER NOT NULL, syscall TEXT, syscall_nr INTEGER, syscall_ns INTEGER,"
+	" span INTEGER, probe INTEGER REFERENCES probes(id), span_ns INTEGER,"
+	" before_start INTEGER NOT NULL);"
 	/* Every frame of every stack, outermost depth 1: the join users want. */
 	"CREATE VIEW stack_frames(stack, depth, frame) AS"
 	" WITH RECURSIVE walk(stack, node) AS ("
@@ -247,6 +256,65 @@ static int save_threads_and_samples(sqlite3 *db, const struct profile *p, char *
 	return rc;
 }
 
+static uint64_t ns_since(uint64_t now, uint64_t since)
+{
+	return now > since ? now - since : 0;
+}
+
+static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	if (!p->nthread_samples)
+		return 0;
+	if (prepare(db,
+		    "INSERT INTO thread_samples(id, time_ns, thread, state, state_ns, syscall,"
+		    " syscall_nr, syscall_ns, span, probe, span_ns, before_start)"
+		    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+		    &st, err, errlen))
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < p->nthread_samples && !rc; i++) {
+		const struct thread_sample *t = &p->thread_samples[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)t->time_ns);
+		sqlite3_bind_int64(st, 3, t->thread);
+		sqlite3_bind_text(st, 4, view_state_name(t->state), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)ns_since(t->time_ns, t->state_since_ns));
+		char nr[32];
+		const char *sc = t->syscall >= 0 ? syscalls_name(t->syscall) : NULL;
+		if (t->syscall == SONDE_SYSCALL_UNKNOWN) {
+			sqlite3_bind_text(st, 6, "?", -1, SQLITE_STATIC);
+			sqlite3_bind_null(st, 7);
+			sqlite3_bind_null(st, 8);
+		}
+		if (t->syscall >= 0 && !sc) {
+			snprintf(nr, sizeof(nr), "syscall %d", (int)t->syscall);
+			sc = nr;
+		}
+		if (sc) {
+			sqlite3_bind_text(st, 6, sc, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int64(st, 7, t->syscall);
+			sqlite3_bind_int64(st, 8,
+					   (sqlite3_int64)ns_since(t->time_ns, t->syscall_since_ns));
+		} else if (t->syscall != SONDE_SYSCALL_UNKNOWN) {
+			for (int c = 6; c <= 8; c++)
+				sqlite3_bind_null(st, c);
+		}
+		if (t->span_id) {
+			sqlite3_bind_int64(st, 9, (sqlite3_int64)t->span_id);
+			sqlite3_bind_int64(st, 10, t->probe);
+			sqlite3_bind_int64(st, 11, (sqlite3_int64)ns_since(t->time_ns, t->span_start_ns));
+		} else {
+			for (int c = 9; c <= 11; c++)
+				sqlite3_bind_null(st, c);
+		}
+		sqlite3_bind_int64(st, 12, t->flags);
+		rc = step_done(db, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err, size_t errlen)
 {
 	sqlite3_stmt *pr, *hist, *sp;
@@ -421,6 +489,7 @@ struct recording_image *recording_build(const struct profile *p, char *err, size
 	    save_threads_and_samples(img->db, p, inner, sizeof(inner)) ||
 	    save_probes_and_spans(img->db, p, inner, sizeof(inner)) ||
 	    save_values(img->db, p, inner, sizeof(inner)) ||
+	    save_thread_samples(img->db, p, inner, sizeof(inner)) ||
 	    exec_sql(img->db, "COMMIT;", inner, sizeof(inner))) {
 		snprintf(err, errlen, "cannot build the recording in memory: %s", inner);
 		recording_image_free(img);
@@ -517,6 +586,7 @@ struct loader {
 	bool probe_kind;      /* probes has kind and point (line probes) */
 	bool span_points;     /* spans has points */
 	bool has_point_calls; /* the point_calls table exists */
+	bool has_thread_samples; /* the thread_samples table exists */
 	struct profile *p;
 	uint32_t *frame_map; /* file frame id -> profile frame id */
 	size_t nframe_map;
@@ -553,7 +623,7 @@ static int count_steps(void *arg)
  * starting with '?' may be missing (recordings made before it existed). */
 static const struct table_spec {
 	const char *name;
-	const char *columns[10];
+	const char *columns[12];
 } tables_read[] = {
 	{"meta", {"key", "value"}},
 	{"events", {"id", "name"}},
@@ -662,6 +732,26 @@ static int check_table(struct loader *l, const struct table_spec *spec)
  * not a recording is told so by its meta table. */
 static const struct table_spec point_calls_table = {"point_calls",
 						    {"point_probe", "probe", "calls", "hit"}};
+/* Absent from recordings made before thread states. */
+static const struct table_spec thread_samples_table = {
+	"thread_samples",
+	{"time_ns", "thread", "state", "state_ns", "syscall", "syscall_nr", "syscall_ns", "span",
+	 "probe", "span_ns", "before_start"}};
+
+/* 1 when the file has a table of this name, 0 when not, -1 (err). */
+static int has_table(struct loader *l, const char *name)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE",
+			       -1, &st, NULL) != SQLITE_OK)
+		return load_fail_sqlite(l);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return load_fail_sqlite(l);
+	return r == SQLITE_ROW;
+}
 
 static int check_data_tables(struct loader *l)
 {
@@ -669,17 +759,69 @@ static int check_data_tables(struct loader *l)
 		if (check_table(l, &tables_read[t]))
 			return -1;
 	/* Recordings made before line probes have no point_calls table. */
+	int has = has_table(l, "point_calls");
+	if (has < 0 || (has && check_table(l, &point_calls_table)))
+		return -1;
+	l->has_point_calls = has;
+	has = has_table(l, "thread_samples");
+	if (has < 0 || (has && check_table(l, &thread_samples_table)))
+		return -1;
+	l->has_thread_samples = has;
+	return 0;
+}
+
+/* Thread states (none in older recordings), in pass order. */
+static int load_thread_samples(struct loader *l)
+{
+	if (!l->has_thread_samples)
+		return 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT 1 FROM sqlite_master WHERE name = 'point_calls' COLLATE NOCASE",
+			       "SELECT time_ns, thread, state, state_ns, syscall_nr, syscall_ns, span,"
+			       " probe, span_ns, before_start, syscall FROM thread_samples ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail_sqlite(l);
-	int r = sqlite3_step(st);
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 time = sqlite3_column_int64(st, 0), thread = sqlite3_column_int64(st, 1);
+		const char *state = (const char *)sqlite3_column_text(st, 2);
+		int s = state ? view_state_parse(state) : -1;
+		bool in_call = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		sqlite3_int64 probe = sqlite3_column_int64(st, 7);
+		if (thread < 0 || (size_t)thread >= l->p->nthreads || s < 0 || time < 0 ||
+		    (in_call && (probe < 0 || (size_t)probe >= l->p->nprobes))) {
+			sqlite3_finalize(st);
+			return load_fail(l, "a thread sample has a bad thread, state or probe");
+		}
+		uint64_t t = (uint64_t)time;
+		struct thread_sample ts = {
+			.time_ns = t,
+			.state_since_ns = t - (uint64_t)sqlite3_column_int64(st, 3),
+			.thread = (uint32_t)thread,
+			.state = (uint8_t)s,
+			.syscall = -1,
+			.flags = (uint8_t)sqlite3_column_int64(st, 9),
+		};
+		if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+			ts.syscall = (int32_t)sqlite3_column_int64(st, 4);
+			ts.syscall_since_ns = t - (uint64_t)sqlite3_column_int64(st, 5);
+			if (ts.syscall < 0) {
+				sqlite3_finalize(st);
+				return load_fail(l, "a thread sample has a negative syscall_nr");
+			}
+		} else if (sqlite3_column_type(st, 10) == SQLITE_TEXT &&
+			   strcmp((const char *)sqlite3_column_text(st, 10), "?") == 0) {
+			ts.syscall = SONDE_SYSCALL_UNKNOWN;
+		}
+		if (in_call) {
+			ts.span_id = (uint64_t)sqlite3_column_int64(st, 6);
+			ts.probe = (uint32_t)probe;
+			ts.span_start_ns = t - (uint64_t)sqlite3_column_int64(st, 8);
+		}
+		profile_add_thread_sample(l->p, &ts);
+	}
 	sqlite3_finalize(st);
-	if (r != SQLITE_ROW && r != SQLITE_DONE)
-		return load_fail_sqlite(l);
-	l->has_point_calls = r == SQLITE_ROW;
-	return l->has_point_calls ? check_table(l, &point_calls_table) : 0;
+	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
 /* Line probes: each probe's point bit, each span's points, and the calls
@@ -1191,7 +1333,7 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 	int rc = check_table(&l, &tables_read[0]) || load_meta(&l) || check_data_tables(&l) ||
 		 load_events(&l) || load_frames(&l) || load_stacks(&l) || load_threads(&l) ||
 		 load_probes(&l) || load_spans(&l) || load_points(&l) || load_values(&l) ||
-		 load_samples(&l);
+		 load_samples(&l) || load_thread_samples(&l);
 	sqlite3_close(l.db);
 	free(l.frame_map);
 	free(l.stack_map);

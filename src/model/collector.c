@@ -302,6 +302,26 @@ void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, 
 		c->stats.open_spans++;
 }
 
+static void handle_thread(struct collector *c, const struct sonde_thread_sample *r)
+{
+	struct thread_sample ts = {
+		.time_ns = r->hdr.time_ns,
+		.state_since_ns = r->state_since_ns,
+		.syscall_since_ns = r->syscall_since_ns,
+		.thread = thread_of(c, &r->hdr),
+		.syscall = r->syscall,
+		.state = r->state,
+		.flags = r->flags,
+	};
+	if (r->nspans && r->span_probes[0] < c->p->nprobes) {
+		ts.span_id = r->span_ids[0];
+		ts.span_start_ns = r->span_start_ns[0];
+		ts.probe = r->span_probes[0];
+	}
+	profile_add_thread_sample(c->p, &ts);
+	c->stats.thread_samples++;
+}
+
 /* True when tid is a process's main thread (fork records do not say
  * whether the child is a thread or a process). */
 static bool is_process(uint32_t tid)
@@ -358,6 +378,23 @@ int collector_handle(void *arg, const void *data, size_t size)
 			return 0;
 		}
 		break;
+	case SONDE_REC_THREAD:
+		if (size < sizeof(struct sonde_thread_sample)) {
+			c->stats.bad_records++;
+			return 0;
+		}
+		handle_thread(c, data);
+		break;
+	case SONDE_REC_THREAD_PASS: {
+		const struct sonde_thread_pass *tp = data;
+		if (size < sizeof(*tp)) {
+			c->stats.bad_records++;
+			return 0;
+		}
+		c->stats.thread_passes++;
+		c->stats.thread_pass_ns += tp->run_ns;
+		break;
+	}
 	case SONDE_REC_EXEC:
 		/* The address space was replaced: re-read maps now, while the
 		 * new image surely runs. */

@@ -31,6 +31,9 @@ struct collector_stats {
 	uint64_t broken_stack_frames; /* the addresses cut off them */
 	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */
 	uint64_t returns_restored; /* return addresses a uretprobe had replaced, put back */
+	/* Thread states (record --threads): threads' records received, passes,
+	 * and the passes' own run time summed (ns, each pass timed itself). */
+	uint64_t thread_samples, thread_passes, thread_pass_ns;
 };
 
 struct collector;

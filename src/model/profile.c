@@ -55,6 +55,7 @@ void profile_free(struct profile *p)
 	}
 	free(p->captures);
 	free(p->hits);
+	free(p->thread_samples);
 	free(p->hit_values);
 	free(p->spans);
 	hashmap_free(&p->span_index);
@@ -522,6 +523,23 @@ struct flame_tree *profile_flame_lines(struct profile *p, const struct view *v,
 	return flame_grouped(p, v, root, profile_line_frame);
 }
 
+void profile_add_thread_sample(struct profile *p, const struct thread_sample *ts)
+{
+	grow_array((void **)&p->thread_samples, &p->thread_samples_cap, p->nthread_samples + 1,
+		   sizeof(*ts));
+	p->thread_samples[p->nthread_samples++] = *ts;
+}
+
+void profile_trim_thread_samples(struct profile *p, uint64_t before_ns)
+{
+	size_t skip = 0;
+	while (skip < p->nthread_samples && p->thread_samples[skip].time_ns < before_ns)
+		skip++;
+	memmove(p->thread_samples, p->thread_samples + skip,
+		(p->nthread_samples - skip) * sizeof(*p->thread_samples));
+	p->nthread_samples -= skip;
+}
+
 size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutoff_ns,
 		    size_t max_spans)
 {
@@ -570,5 +588,6 @@ size_t profile_trim(struct profile *p, size_t nsamples_drop, uint64_t span_cutof
 	}
 	p->nhits = hkept;
 	p->nhit_values = vkept;
+	profile_trim_thread_samples(p, span_cutoff_ns);
 	return removed;
 }

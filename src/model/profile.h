@@ -112,6 +112,22 @@ struct span {
  * "[wakes: COMM]" FRAME_STATE frame (view.h). */
 #define PROFILE_EVENT_WAKER "off-cpu-waker"
 
+/* A thread's state at one pass of the thread-state sampler (record
+ * --threads, sonde threads; struct sonde_thread_sample): every target
+ * thread, running or not, once per pass. */
+struct thread_sample {
+	uint64_t time_ns;          /* the pass's time (CLOCK_MONOTONIC) */
+	uint64_t state_since_ns;   /* since when the thread was in `state` */
+	uint64_t syscall_since_ns; /* since when it was in `syscall` (syscall >= 0) */
+	uint64_t span_id;          /* its outermost traced call in flight, 0: none */
+	uint64_t span_start_ns;    /* when that call began */
+	uint32_t thread;           /* index into threads */
+	uint32_t probe;            /* that call's probe (span_id != 0) */
+	int32_t syscall;           /* the system call it was in, -1: none */
+	uint8_t state;             /* enum sonde_off_state; SONDE_OFF_NONE: running */
+	uint8_t flags;             /* SONDE_TSTATE_*: the times are lower bounds */
+};
+
 /* A value a probe captures (values.h). */
 struct probe_capture {
 	uint32_t probe;
@@ -177,6 +193,8 @@ struct profile {
 	size_t nhits, hits_cap;
 	struct hit_value *hit_values;
 	size_t nhit_values, hit_values_cap;
+	struct thread_sample *thread_samples; /* in pass order */
+	size_t nthread_samples, thread_samples_cap;
 	uint32_t *function_of; /* frame id -> its function frame (cache) */
 	size_t nfunction_of;
 	uint32_t *line_of; /* frame id -> its function:line frame (cache) */
@@ -212,6 +230,13 @@ uint32_t profile_event_intern(struct profile *p, const char *name);
  * input with one line naming where. */
 int profile_add_sample(struct profile *p, const struct sample *s, const struct span_link *links,
 		       size_t n);
+
+/* Appends a thread's state at a pass (passes in time order). */
+void profile_add_thread_sample(struct profile *p, const struct thread_sample *ts);
+
+/* Forgets the thread samples of passes before `before_ns` (live views
+ * keep the last ones). */
+void profile_trim_thread_samples(struct profile *p, uint64_t before_ns);
 
 /* Adds `weight` to sample `index` (readers that merge repeated stacks).
  * Returns 0, or -1 (nothing added) past PROFILE_MAX_WEIGHT, as above. */

@@ -180,17 +180,33 @@ uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct s
 	return view_state_frame(p, SONDE_OFF_NONE, -1);
 }
 
+static const char *const state_names[] = {
+	[SONDE_OFF_NONE] = "running",
+	[SONDE_OFF_RUNNABLE] = "runnable",
+	[SONDE_OFF_SLEEPING] = "sleeping",
+	[SONDE_OFF_UNINTERRUPTIBLE] = "uninterruptible",
+	[SONDE_OFF_DISK] = "disk",
+	[SONDE_OFF_STOPPED] = "stopped",
+};
+
+const char *view_state_name(unsigned off_state)
+{
+	return off_state < sizeof(state_names) / sizeof(state_names[0]) && state_names[off_state]
+		       ? state_names[off_state]
+		       : "off-cpu";
+}
+
+int view_state_parse(const char *name)
+{
+	for (unsigned i = 0; i < sizeof(state_names) / sizeof(state_names[0]); i++)
+		if (state_names[i] && strcmp(state_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
 uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall)
 {
-	static const char *const names[] = {
-		[SONDE_OFF_NONE] = "running",
-		[SONDE_OFF_RUNNABLE] = "runnable",
-		[SONDE_OFF_SLEEPING] = "sleeping",
-		[SONDE_OFF_UNINTERRUPTIBLE] = "uninterruptible",
-		[SONDE_OFF_DISK] = "disk",
-		[SONDE_OFF_STOPPED] = "stopped",
-	};
-	const char *state = off_state < sizeof(names) / sizeof(names[0]) ? names[off_state] : "off-cpu";
+	const char *state = view_state_name(off_state);
 	const char *sc = syscall >= 0 ? syscalls_name(syscall) : NULL;
 	char name[96];
 	/* Waiting for a CPU says nothing about the call it was in. */

@@ -116,6 +116,12 @@ uint64_t view_weight(const struct view *v, const struct profile *p, const struct
  * on-CPU sample in a wall view), or 0 for none. */
 uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct sample *s);
 
+/* A thread state's name (enum sonde_off_state; SONDE_OFF_NONE is
+ * "running"): "runnable", "sleeping", "uninterruptible", "disk",
+ * "stopped"; and back (-1: not a state's name). */
+const char *view_state_name(unsigned off_state);
+int view_state_parse(const char *name);
+
 /* The FRAME_STATE frame of an off-CPU interval: why the thread was away
  * (enum sonde_off_state) and the system call it was in (-1: none). */
 uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall);

@@ -32,7 +32,8 @@
 struct join {
 	uint64_t span_id;
 	uint64_t first_ns;
-	uint32_t nsamples;
+	uint32_t nsamples;    /* on-CPU samples */
+	struct call_split split; /* on-CPU samples and off-CPU intervals by state */
 	uint32_t frame[JOIN_MAX_FRAMES]; /* leaf functions seen, with counts */
 	uint32_t count[JOIN_MAX_FRAMES];
 };
@@ -171,21 +172,28 @@ static double rate_get(const struct rate_ring *r, uint64_t now_second, double el
 /* Bounded: as many calls as samples held could ever join. */
 #define JOIN_CAP (1u << 20)
 
-static void join_add(struct live *l, uint64_t span_id, uint64_t time_ns, uint32_t leaf)
+/* A sample (or off-CPU interval) inside a traced call: leaf is its leaf
+ * function for an on-CPU sample, 0 for the others. */
+static void join_add(struct live *l, const struct span_link *link, const struct sample *s,
+		     uint32_t leaf)
 {
-	uint64_t *v = hashmap_find(&l->joins, span_id);
+	uint64_t *v = hashmap_find(&l->joins, link->span_id);
 	if (!v) {
 		if (hashmap_count(&l->joins) >= JOIN_CAP) {
 			l->joins_dropped++;
 			return;
 		}
 		struct join *n = xcalloc(1, sizeof(*n));
-		n->span_id = span_id;
-		n->first_ns = time_ns;
-		v = hashmap_put(&l->joins, span_id, NULL);
+		n->span_id = link->span_id;
+		n->first_ns = s->time_ns;
+		v = hashmap_put(&l->joins, link->span_id, NULL);
 		*v = (uintptr_t)n;
 	}
 	struct join *j = (struct join *)(uintptr_t)*v;
+	call_split_add(&j->split, l->p, s,
+		       link->probe < l->p->nprobes ? l->p->probes[link->probe].name : "");
+	if (!leaf)
+		return;
 	j->nsamples++;
 	for (int k = 0; k < JOIN_MAX_FRAMES; k++) {
 		if (j->frame[k] == leaf || j->frame[k] == 0) {
@@ -450,10 +458,11 @@ static void take_samples(struct live *l, uint64_t now)
 			second_add(l, sec, s->weight);
 		}
 		uint32_t leaf = 0;
+		bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
 		for (uint32_t i = 0; i < s->nlinks; i++) {
-			if (!leaf)
+			if (on_cpu && !leaf)
 				leaf = leaf_function(l, s->stack);
-			join_add(l, l->p->span_links[s->links + i].span_id, s->time_ns, leaf);
+			join_add(l, &l->p->span_links[s->links + i], s, leaf);
 		}
 		enum view_decision d = decide(l, s, now);
 		if (d == VIEW_TAKE)
@@ -472,6 +481,9 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 				     .pid = t->pid, .tid = t->tid, .span_id = sp->id};
 	if (j) {
 		c->samples = j->nsamples;
+		c->split = j->split;
+		const struct session_options *o = session_options(l->s);
+		c->on_ns = o->freq && !o->period ? j->split.on_samples * (1000000000ull / o->freq) : 0;
 		uint32_t best = 0;
 		for (int k = 0; k < JOIN_MAX_FRAMES; k++)
 			if (j->frame[k] && j->count[k] > best) {

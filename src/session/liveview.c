@@ -50,6 +50,20 @@ static void label(const struct live_view *v, uint32_t frame, char *buf, size_t s
 	printable_copy(buf, size, raw);
 }
 
+const char *live_slow_call_split(const struct live_view *v, const struct live_slow_call *c,
+				 char *buf, size_t size)
+{
+	if (size)
+		buf[0] = 0;
+	if (!c->split.off_ns || !v->flame || size < 64)
+		return buf;
+	char on[32];
+	int n = snprintf(buf, size, "on-CPU ~%s ", duration_format(c->on_ns, on, sizeof(on)));
+	if (n > 0 && (size_t)n < size)
+		call_split_off_text(&c->split, v->flame->frames, 3, buf + n, size - (size_t)n);
+	return buf;
+}
+
 static const char *bytes_text(size_t n, char *buf, size_t size)
 {
 	if (n >= (size_t)1 << 30)
@@ -368,9 +382,11 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 			label(v, s->top_frame, top, sizeof(top));
 		else
 			snprintf(top, sizeof(top), "-");
-		fprintf(out, "    %10s  %10s  %8u  %7u  %s\n",
+		char split[512];
+		live_slow_call_split(v, s, split, sizeof(split));
+		fprintf(out, "    %10s  %10s  %8u  %7u  %s%s%s\n",
 			duration_format(s->duration_ns, b, sizeof(b)), ago, (unsigned)s->tid,
-			(unsigned)s->samples, top);
+			(unsigned)s->samples, top, split[0] ? "  " : "", split);
 	}
 }
 
@@ -454,10 +470,11 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 		uint64_t ago = v->now_ns > c->end_ns ? v->now_ns - c->end_ns : 0;
 		fprintf(out,
 			"%s{\"span_id\":%llu,\"duration_ns\":%llu,\"ago_ns\":%llu,\"pid\":%u,"
-			"\"tid\":%u,\"samples\":%u,\"top\":",
+			"\"tid\":%u,\"samples\":%u,\"on_cpu_ns\":%llu,\"off_cpu_ns\":%llu,\"top\":",
 			i ? "," : "", (unsigned long long)c->span_id,
 			(unsigned long long)c->duration_ns, (unsigned long long)ago, (unsigned)c->pid,
-			(unsigned)c->tid, (unsigned)c->samples);
+			(unsigned)c->tid, (unsigned)c->samples, (unsigned long long)c->on_ns,
+			(unsigned long long)c->split.off_ns);
 		if (c->top_frame && v->flame) {
 			char raw[LABEL_MAX];
 			flame_frame_label(v->flame, c->top_frame, false, raw, sizeof(raw));

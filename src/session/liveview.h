@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "callsplit.h"
 #include "flame.h"
 #include "latency.h"
 #include "view.h"
@@ -49,6 +50,12 @@ struct live_slow_call {
 	uint32_t top_frame;   /* hottest function among those samples' leaves, 0 if none */
 	uint64_t span_id;     /* its record in the session's profile (a flame chart of
 			       * its samples while it is held, flamechart.h) */
+	/* Where its time went (with off-CPU recording on): on the CPU, about
+	 * samples x the sampling interval (on_ns; 0 when sampling is not by
+	 * frequency), and off it by state (split.off_ns 0: no off-CPU time
+	 * seen, or off-CPU recording off). */
+	uint64_t on_ns;
+	struct call_split split;
 };
 
 /* What every output that shows a threshold says when `auto` found no
@@ -116,6 +123,12 @@ struct live_view {
 	uint64_t now_ns;           /* when the view was built (CLOCK_MONOTONIC) */
 };
 
+/* A slow call's time split as text, "on-CPU ~1.00ms off-CPU 10.8ms:
+ * [runnable] 10.8ms in put, ..." (the 3 largest states), or "" when it
+ * had no off-CPU time (off-CPU recording off). Returns buf. */
+const char *live_slow_call_split(const struct live_view *v, const struct live_slow_call *c,
+				 char *buf, size_t size);
+
 /* Frees the view and everything in it (the flame tree, hot rows, probe
  * names). NULL is allowed. */
 void live_view_free(struct live_view *v);
@@ -143,7 +156,8 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "slow_threshold_note":S|null,
  *               "buckets":[[LO_NS,HI_NS,CALLS],...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
- *                        "samples":N,"top":S|null}, ...]}, ...]}
+ *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null},
+ *                       ...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
  * while no threshold is known; slow_threshold_note is "auto: no second mode;

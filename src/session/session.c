@@ -1272,6 +1272,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.off_cpu = o->off_cpu || o->wakers;
 	eo.wakers = o->wakers;
 	eo.offcpu_min_ns = o->min_block_ns;
+	eo.tstate_freq = o->threads ? (o->threads_hz ? o->threads_hz : o->freq) : 0;
+	/* A pass walks every slot of the map: room for the targets' threads,
+	 * or for a whole machine's. */
+	eo.tstate_threads = o->system_wide ? SESSION_THREADS_ALL : SESSION_THREADS_TARGETS;
 	eo.on_record = handle_record;
 	eo.arg = s;
 
@@ -1440,6 +1444,12 @@ static void add_metadata(struct session *s, double end_mono)
 	if (engine_offcpu_on(s->eng) || o->off_cpu)
 		set_meta_u64(p, "min_block_ns", o->min_block_ns);
 	set_meta_u64(p, "wakers", o->wakers);
+	if (o->threads) {
+		set_meta_u64(p, "thread_states_hz", o->threads_hz ? o->threads_hz : o->freq);
+		set_meta_u64(p, "thread_state_passes", cs.thread_passes);
+		set_meta_u64(p, "thread_state_samples", cs.thread_samples);
+		set_meta_u64(p, "thread_state_pass_ns", cs.thread_pass_ns);
+	}
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
 	set_meta_u64(p, "unwind_tables_loaded", us.tables_loaded);
@@ -1730,6 +1740,10 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			(unsigned long long)cs.offcpu_intervals, wakers,
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
 	}
+	if (s->o->threads)
+		fprintf(out, "; thread states: %llu in %llu passes (%.1f us a pass)",
+			(unsigned long long)cs.thread_samples, (unsigned long long)cs.thread_passes,
+			cs.thread_passes ? (double)cs.thread_pass_ns / (double)cs.thread_passes / 1e3 : 0.0);
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),

@@ -67,6 +67,13 @@ struct session_options {
 	bool off_cpu;        /* record off-CPU intervals (--off-cpu; engine_set_offcpu) */
 	uint64_t min_block_ns; /* --min-block: shorter intervals are counted only */
 	bool wakers;         /* --wakers: who woke each wait, too (implies off_cpu) */
+	/* Thread states (record --threads, sonde threads): every target
+	 * thread's state, system call and traced call in flight, taken
+	 * threads_hz times a second over all threads (engine tstate_freq). */
+	bool threads;
+	uint64_t threads_hz; /* 0: -F */
+	/* (threads kept at once: SESSION_THREADS_TARGETS, or SESSION_THREADS_ALL
+	 * system-wide; beyond, counted as thread_states_full) */
 	bool live;           /* probes may be added later (calibrate for them) */
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
@@ -76,6 +83,10 @@ struct session_options {
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
 };
+
+/* Threads whose state is kept at once (--threads). */
+#define SESSION_THREADS_TARGETS 4096u
+#define SESSION_THREADS_ALL 32768u
 
 /* --min-block's default: the cost of an interval (two stack walks'
  * worth of record) stays small against the time it stands for. */

@@ -915,7 +915,12 @@ static int draw_slow_calls(const struct tui *t, const struct live_probe_view *pv
 			     duration_format(c->duration_ns, a, sizeof(a)), c->tid, c->samples,
 			     elapsed(ago, b, sizeof(b)));
 		if (lab[0])
-			put_label(t, y, x, xmax, 0, lab, false);
+			x = put_label(t, y, x, xmax, 0, lab, false);
+		/* With off-CPU recording: where the call's time went, on the
+		 * next line. */
+		char split[512];
+		if (live_slow_call_split(t->view, c, split, sizeof(split))[0] && y + 1 < ymax)
+			putf(++y, r.x + 11, xmax, style(t, ST_HINT), "%s", split);
 	}
 	return y;
 }

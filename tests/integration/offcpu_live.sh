@@ -50,7 +50,7 @@ pass "sample off-cpu: $(grep -m1 'recording off-CPU' "$WORK/top.txt")"
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu >"$WORK/off.txt" 2>"$WORK/off.err" &
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu --trace handle_request >"$WORK/off.txt" 2>"$WORK/off.err" &
 rec=$!
 BG_PIDS+=("$rec")
 go_when_sampling "$WORK/o.out" "$target" "$rec"
@@ -59,3 +59,16 @@ wait "$rec" || { cat "$WORK/off.err"; fail "top --off-cpu failed"; }
 grep -Eq '^window: .* of off-CPU time in view' "$WORK/off.txt" || { cat "$WORK/off.txt"; fail "top --off-cpu does not count off-CPU time"; }
 grep -q '\[sleeping: read\]' "$WORK/off.txt" || fail "top --off-cpu shows no [sleeping: read]"
 pass "top --off-cpu: $(grep -m1 '^window:' "$WORK/off.txt")"
+# The probe block's slow calls (as the TUI's probe panel shows them): each
+# with its time split, on the CPU and off it by state, the function it
+# waited in; never more off-CPU time than the call lasted.
+grep -E '^ +[0-9.]+(us|ms|s) +[0-9.]+(us|ms|s) ago +[0-9]+ +[0-9]+ .*  on-CPU ~[0-9.]+(ns|us|ms|s) off-CPU [0-9.]+(us|ms|s): \[' \
+	"$WORK/off.txt" >"$WORK/split.txt" || { cat "$WORK/off.txt"; fail "top --off-cpu: no slow call with its on/off-CPU split"; }
+grep -Eq 'off-CPU [0-9.]+ms: .*\[sleeping: (read|futex|clock_nanosleep)\] [0-9.]+(us|ms) in wait_(pipe|lock|sleep)' "$WORK/split.txt" ||
+	{ cat "$WORK/split.txt"; fail "no slow call's split names its wait under wait_pipe/wait_lock/wait_sleep"; }
+awk '{ d = $1; o = $0; sub(/.* off-CPU /, "", o); sub(/:.*/, "", o)
+	if (to_ns(o) > to_ns(d) * 1.001) { print "off-CPU " o " > duration " d; bad = 1 } }
+	function to_ns(s,  v) { v = s + 0; if (s ~ /us$/) return v * 1e3; if (s ~ /ms$/) return v * 1e6;
+		if (s ~ /ns$/) return v; return v * 1e9 }
+	END { exit bad }' "$WORK/split.txt" || fail "top: a slow call off the CPU longer than it lasted"
+pass "top --off-cpu: $(wc -l <"$WORK/split.txt") slow-call rows with their split, e.g. $(grep -m1 -o 'on-CPU.*' "$WORK/split.txt")"

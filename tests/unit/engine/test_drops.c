@@ -29,6 +29,8 @@ static struct engine_stats sample_stats(void)
 	es.lost_offcpu = 67;
 	es.offcpu_full = 71;
 	es.offcpu_short = 73;
+	es.lost_thread_states = 79;
+	es.tstate_full = 83;
 	return es;
 }
 
@@ -55,7 +57,9 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_LOST_OFFCPU], 67);
 	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_FULL], 71);
 	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 73);
-	cr_assert_eq(SONDE_CNT_NUM, 20);
+	cr_assert_eq(es.count[SONDE_CNT_LOST_THREADS], 79);
+	cr_assert_eq(es.count[SONDE_CNT_TSTATE_FULL], 83);
+	cr_assert_eq(SONDE_CNT_NUM, 22);
 }
 
 Test(drops, meta_keys_stay)
@@ -73,6 +77,8 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_VALUES), "lost_values");
 	cr_assert_str_eq(drops_key(SONDE_CNT_FETCH_FAULT), "fetch_faults");
 	cr_assert_str_eq(drops_key(SONDE_CNT_FILE_FOUND), "unwind_found_by_file");
+	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_THREADS), "lost_thread_states");
+	cr_assert_str_eq(drops_key(SONDE_CNT_TSTATE_FULL), "thread_states_full");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -81,7 +87,8 @@ Test(drops, the_sentences_list_their_counters)
 	struct engine_stats es = sample_stats();
 	char buf[256];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, buf, sizeof(buf)),
-			 "3 samples, 5 calls, 7 process events, 53 captured values, 67 off-CPU intervals");
+			 "3 samples, 5 calls, 7 process events, 53 captured values, 79 thread states, "
+			 "67 off-CPU intervals");
 	cr_assert_str_eq(drops_list(&es, DROPS_MISSES, buf, sizeof(buf)), "47 table misses, 61 found by file in the kernel");
 	cr_assert_str_eq(drops_list(&es, DROPS_VALUES, buf, sizeof(buf)),
 			 "59 failed reads of captured values");
@@ -90,7 +97,8 @@ Test(drops, the_sentences_list_their_counters)
 	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
 			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
-			 "19 child processes not followed (target map full)");
+			 "19 child processes not followed (target map full), 83 threads without a state "
+			 "(thread-state map full)");
 	cr_assert_str_eq(drops_list(&es, DROPS_UNWIND, buf, sizeof(buf)),
 			 "23 complete, 29 no table, 31 table miss, 37 read fault, 41 depth limit, "
 			 "43 unsupported rule or bad frame");
@@ -102,15 +110,17 @@ Test(drops, the_sentences_list_their_counters)
 Test(drops, sums_by_sentence_and_for_the_live_status)
 {
 	struct engine_stats es = sample_stats();
-	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53 + 67);
+	cr_assert_eq(drops_sum(&es, DROPS_LOST, false), 3 + 5 + 7 + 53 + 79 + 67);
 	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 71 + 73);
 	/* intervals shorter than --min-block are left out by design: no drop */
 	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 71);
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
 	/* calls without a return are untimed but not a drop of the live status */
 	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
-	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19);
-	cr_assert_eq(drops_sum(&es, DROPS_ANY, true), 3 + 5 + 7 + 11 + 17 + 19 + 53 + 67 + 71);
+	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19 + 83);
+	cr_assert_eq(drops_sum(&es, DROPS_ANY, true),
+		     3 + 5 + 7 + 11 + 17 + 19 + 53 + 79 + 83 + 67 + 71);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
-		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 67 + 71 + 73);
+		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 79 +
+			     83 + 67 + 71 + 73);
 }

@@ -1,0 +1,47 @@
+/* callsplit — where one traced call's wall-clock time went: on the CPU
+ * (its on-CPU samples, each worth the sampling interval) and off it (its
+ * off-CPU intervals, record --off-cpu), by state frame ("[sleeping:
+ * read]", view.h), each with the function under the traced one it waited
+ * in (that of its largest interval). `sonde slow --off-cpu` prints it for
+ * each slow call; the live session keeps it with each slow call it lists
+ * (the TUI's probe panel, top -b). */
+#ifndef SONDE_CALLSPLIT_H
+#define SONDE_CALLSPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+#define CALL_SPLIT_STATES 8 /* states kept per call (the rest: in off_ns only) */
+
+struct call_split {
+	uint32_t on_samples; /* on-CPU samples inside the call */
+	uint32_t nstates;
+	uint64_t off_ns;     /* every off-CPU interval inside it */
+	struct {
+		uint32_t state;  /* the interval's state frame */
+		uint32_t callee; /* the frame under the traced function it waited in,
+				  * 0: in the traced function itself */
+		uint64_t ns, largest;
+	} off[CALL_SPLIT_STATES];
+};
+
+/* The frame under the function named `traced` on a stack (root first),
+ * 0 when none (the function itself ran or waited, or is not there). */
+uint32_t call_split_callee(const struct profile *p, const uint32_t *stack, size_t depth,
+			   const char *traced);
+
+/* Adds a sample taken inside a call of the function named `traced` (an
+ * on-CPU sample or an off-CPU interval; wakers are not the call's time
+ * and are left out). */
+void call_split_add(struct call_split *c, struct profile *p, const struct sample *s,
+		    const char *traced);
+
+/* The off-CPU part as text (frame names from `frames`, the profile's): "off-CPU 6.94ms: [sleeping: read] 6.94ms in
+ * wait_pipe, [runnable] 12us in (self)", the `show` largest states.
+ * Returns buf. */
+const char *call_split_off_text(const struct call_split *c, const struct frame_table *frames,
+				int show, char *buf, size_t size);
+
+#endif

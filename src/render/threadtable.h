@@ -1,0 +1,19 @@
+/* threadtable — the thread table as text (sonde threads): one line saying
+ * when the pass was and how many threads are in each state, then a row a
+ * thread: TID, COMM, STATE, time in it, SYSCALL, time in it, the traced
+ * CALL in flight and its ELAPSED time. A time that began before sonde did
+ * (a thread found blocked at the start) is a lower bound, shown ">1.20s".
+ * Empty fields are "-"; a system call /proc did not say at the start is
+ * "?". */
+#ifndef SONDE_THREADTABLE_H
+#define SONDE_THREADTABLE_H
+
+#include <stdio.h>
+
+#include "profile.h"
+#include "threadstates.h"
+
+void threadtable_print(FILE *f, const struct profile *p, const struct threadstate_row *rows,
+		       size_t n, uint64_t time_ns);
+
+#endif
