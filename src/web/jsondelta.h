@@ -7,7 +7,7 @@
  *     the client has (recursively; into {} when it has none or a
  *     non-object);
  *   - a member named in lists (below) whose value is a list of keyed
- *     elements gets a list patch: {"set":[...],"drop":[KEY,...],
+ *     elements gets a list patch: {"drop":[KEY,...],"set":[...],
  *     "order":[KEY,...]}, each part left out when empty. `drop` names the
  *     elements gone; `set` holds, for each element that changed or is new,
  *     its patch with its key (an object element: merged into the one of
