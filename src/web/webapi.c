@@ -23,12 +23,18 @@ static const char *const state_json[] = {
 };
 
 /* One interval's status or hot list: its text, parsed (NULL if it did not
- * parse, then never patched), shared by the clients it was sent to. */
+ * parse, then never patched), shared by the clients it was sent to; and
+ * the last patch made to it, from `from`, which the clients that got the
+ * same last one share (usually all). */
 struct snapshot {
 	char *text;
 	size_t len;
 	struct json_value *v;
 	unsigned refs;
+	struct snapshot *from; /* a reference, or NULL: no patch made yet */
+	char *patch;
+	size_t plen;
+	long changes;
 };
 
 /* The lists of the status and the hot list that are patched by key
@@ -411,10 +417,24 @@ static struct snapshot *snapshot_ref(struct snapshot *sn)
 	return sn;
 }
 
+static void snapshot_unref(struct snapshot *sn);
+
+/* Lets go of the patch made to sn (and so of the snapshot it was made
+ * from): sn is no longer the newest, no patch to it will be sent again. */
+static void snapshot_forget_patch(struct snapshot *sn)
+{
+	struct snapshot *from = sn->from;
+	sn->from = NULL;
+	free(sn->patch);
+	sn->patch = NULL;
+	snapshot_unref(from);
+}
+
 static void snapshot_unref(struct snapshot *sn)
 {
 	if (!sn || --sn->refs)
 		return;
+	snapshot_forget_patch(sn);
 	free(sn->text);
 	json_free(sn->v);
 	free(sn);
@@ -482,22 +502,21 @@ static void send_changed(struct client *c, const char *event, struct snapshot *n
 	struct snapshot *prev = *last;
 	if (prev == now || (prev && prev->len == now->len && memcmp(prev->text, now->text, now->len) == 0))
 		goto sent;
-	char *patch = NULL;
-	size_t plen = 0;
-	long changes = -1;
-	if (prev && prev->v && now->v) {
-		FILE *f = membuf(&patch, &plen);
-		changes = jsondelta_write(f, prev->v, now->v, patch_lists);
+	if (prev && prev->v && now->v && now->from != prev) {
+		snapshot_forget_patch(now);
+		now->plen = 0;
+		FILE *f = membuf(&now->patch, &now->plen);
+		now->changes = jsondelta_write(f, prev->v, now->v, patch_lists);
 		fclose(f);
+		now->from = snapshot_ref(prev);
 	}
-	if (changes > 0 && plen < now->len) {
+	if (prev && now->from == prev && now->changes > 0 && now->plen < now->len) {
 		char name[32];
 		snprintf(name, sizeof(name), "%s_delta", event);
-		send_event(c, name, patch, plen);
-	} else if (changes) {
+		send_event(c, name, now->patch, now->plen);
+	} else if (!prev || now->from != prev || now->changes) {
 		send_event(c, event, now->text, now->len);
 	}
-	free(patch);
 sent:
 	snapshot_unref(prev);
 	*last = c->missed ? NULL : snapshot_ref(now);
@@ -558,6 +577,9 @@ static void tick(void *arg)
 		next = c->next;
 		send_to(c, v, st, hs, state);
 	}
+	/* the clients keep st and hs as their last, not the ones before */
+	snapshot_forget_patch(st);
+	snapshot_forget_patch(hs);
 	snapshot_unref(st);
 	snapshot_unref(hs);
 	live_view_free(v);

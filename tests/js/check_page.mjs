@@ -352,6 +352,17 @@ try {
 		fail("a refused cross-origin POST still untraced parse_request");
 	ok(`cross-origin POST with the token: ${crossStatus} from a page on ${evilOrigin}, ${direct.status} with Origin http://evil.example; the probe stays`);
 
+	// ---- the probe added from the page has its latency histogram: a click
+	// on its row draws it ----
+	await page.click('#probes tbody tr[data-name="parse_request"] td.name');
+	await page.waitForFunction(
+		() => /^parse_request: [1-9]/.test(document.getElementById("histprobe").textContent) &&
+			document.querySelectorAll("#hist rect.bar[data-lo]").length > 0,
+		null,
+		{ timeout: 10000 },
+	);
+	ok(`parse_request's histogram: ${await page.textContent("#histprobe")}, ${await page.$$eval("#hist rect.bar[data-lo]", (r) => r.length)} bars`);
+
 	// ---- the probe's x button removes it ----
 	await page.click('#probes tbody tr[data-name="parse_request"] button.untrace');
 	// (an untraced probe stays listed, with what it gathered)
