@@ -84,10 +84,10 @@ touch "$work/collect"
 wait "$node_pid"
 node_pid=
 
-echo "sonde serve -F 999 -i $interval, 10 probes, busy.c with 2 threads; $clients pages in headless chromium, $marks marks"
+echo "sonde serve -F 999 -i $interval, 10 probes, busy.c with 2 threads; $clients page(s) in headless chromium, $marks marks"
 echo "  pages: $(cat "$work/ready")"
 echo "  sonde CPU, no client:     ${idle}% of one core (${span} s)"
-echo "  sonde CPU, $clients pages:      ${busyN}% of one core (${span} s, while the marks ran)"
+echo "  sonde CPU, $clients page(s):   ${busyN}% of one core (${span} s, while the marks ran)"
 # mark -> page latencies (ms), from the mark's start and from its first
 # CPU millisecond
 awk '
