@@ -4,7 +4,8 @@
 # clients on the event stream (-i 1). Prints sonde's CPU (% of one core)
 # in each phase, the bytes per second each client receives, and what the
 # same clients would receive if every flame event carried the whole tree
-# (the size of /api/flame per interval): the deltas' saving.
+# (the size of /api/flame per interval): the deltas' saving; and the bytes
+# per second of each kind of event.
 #
 # usage: bench/serve.sh [BUILD_DIR] [SECONDS_PER_PHASE]
 set -euo pipefail
@@ -19,7 +20,7 @@ work=$(mktemp -d /tmp/sonde-serve-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-"$busy" $((3 * seconds + 30)) 2 >"$work/busy.out" &
+"$busy" $((3 * seconds + 150)) 2 >"$work/busy.out" &
 busy_pid=$!
 pids+=("$busy_pid")
 sleep 1
@@ -28,8 +29,10 @@ for k in 0 1 2 3 4 5 6 7 8 9; do traces+=(--trace "stage_$k"); done
 "$sonde" serve -F 999 -i 1 -p "$busy_pid" "${traces[@]}" --no-ctl >"$work/serve.out" 2>"$work/serve.err" &
 sonde_pid=$!
 pids+=("$sonde_pid")
-for _ in $(seq 100); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
+# Loading the BPF programs takes seconds, tens on a loaded machine.
+for _ in $(seq 1200); do [ -s "$work/serve.out" ] && break; sleep 0.1; done
 url=$(head -n1 "$work/serve.out")
+[ -n "$url" ] || { echo "serve: sonde serve printed no URL: $(cat "$work/serve.err")"; exit 1; }
 base=${url%%/\?*}
 token=${url##*token=}
 sleep 3 # the probes attached, the window filling
@@ -69,3 +72,7 @@ awk -v b="$bytes" -v fb="$flame_bytes" -v n="$flame_events" -v full="$full" -v s
 	if (n > 0 && fb > 0)
 		printf "  a whole tree per event would be %.0f bytes/s: the deltas send %.2fx less\n", full * n / s, full * n / fb
 }'
+# Each kind of event: how many, and its bytes per second (status_delta and
+# hot_delta: the patches of the status and the hot list).
+awk -v s="$seconds" '/^event: / { e = $2; n[e]++ } /^data: / { b[e] += length($0) - 6 }
+	END { for (e in n) printf "  %-13s %3d events, %6.0f bytes/s\n", e, n[e], b[e] / s }' "$work/events.1" | sort

@@ -397,3 +397,61 @@ void json_free(struct json_value *v)
 	free_contents(v);
 	free(v);
 }
+
+bool json_equal(const struct json_value *a, const struct json_value *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case JSON_NULL:
+		return true;
+	case JSON_BOOL:
+		return a->boolean == b->boolean;
+	case JSON_NUMBER:
+		return a->number == b->number;
+	case JSON_STRING:
+		return a->len == b->len && memcmp(a->string, b->string, a->len) == 0;
+	case JSON_ARRAY:
+	case JSON_OBJECT:
+		if (a->n != b->n)
+			return false;
+		for (size_t i = 0; i < a->n; i++)
+			if ((a->keys && strcmp(a->keys[i], b->keys[i]) != 0) ||
+			    !json_equal(&a->items[i], &b->items[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+void json_write_value(FILE *f, const struct json_value *v)
+{
+	switch (v->type) {
+	case JSON_NULL:
+		fputs("null", f);
+		return;
+	case JSON_BOOL:
+		fputs(v->boolean ? "true" : "false", f);
+		return;
+	case JSON_NUMBER:
+		json_write_number(f, v->number);
+		return;
+	case JSON_STRING:
+		json_write_string(f, v->string);
+		return;
+	case JSON_ARRAY:
+	case JSON_OBJECT:
+		fputc(v->type == JSON_ARRAY ? '[' : '{', f);
+		for (size_t i = 0; i < v->n; i++) {
+			if (i)
+				fputc(',', f);
+			if (v->type == JSON_OBJECT) {
+				json_write_string(f, v->keys[i]);
+				fputc(':', f);
+			}
+			json_write_value(f, &v->items[i]);
+		}
+		fputc(v->type == JSON_ARRAY ? ']' : '}', f);
+		return;
+	}
+}

@@ -44,4 +44,13 @@ const struct json_value *json_get(const struct json_value *v, const char *key);
 
 void json_free(struct json_value *v);
 
+/* Whether a and b are the same value: same type, numbers equal, strings
+ * byte for byte, arrays element by element, objects the same members in
+ * the same order. */
+bool json_equal(const struct json_value *a, const struct json_value *b);
+
+/* Writes v as JSON text (numbers as json_write_number writes them, so a
+ * value parsed from that writer's text is written back as it was). */
+void json_write_value(FILE *f, const struct json_value *v);
+
 #endif

@@ -10,6 +10,7 @@
 #include "flamedelta.h"
 #include "heatmap.h"
 #include "json.h"
+#include "jsondelta.h"
 #include "liveview.h"
 #include "util.h"
 
@@ -21,13 +22,39 @@ static const char *const state_json[] = {
 	[STATE_RECORDING] = "{\"state\":\"recording\"}",
 };
 
+/* One interval's status or hot list: its text, parsed (NULL if it did not
+ * parse, then never patched), shared by the clients it was sent to; and
+ * the last patch made to it, from `from`, which the clients that got the
+ * same last one share (usually all). */
+struct snapshot {
+	char *text;
+	size_t len;
+	struct json_value *v;
+	unsigned refs;
+	struct snapshot *from; /* a reference, or NULL: no patch made yet */
+	char *patch;
+	size_t plen;
+	long changes;
+};
+
+/* The lists of the status and the hot list that are patched by key
+ * (jsondelta.h): probes and functions by name, histogram buckets by their
+ * low bound, ascending, a probe's slow calls by span id. */
+static const struct jsondelta_list patch_lists[] = {
+	{"probes", "name", false},
+	{"functions", "name", false},
+	{"buckets", NULL, true},
+	{"slow", "span_id", false},
+	{NULL, NULL, false},
+};
+
 struct client {
 	struct webapi *a;
 	struct http_stream *st;
 	struct flamedelta *flame;
 	bool missed;	/* an event did not fit: resend everything */
 	int state_sent; /* -1 none yet, else an enum state */
-	char *status_sent, *hot_sent; /* the last status / hot event it got (NULL: none yet) */
+	struct snapshot *status_sent, *hot_sent; /* the last status / hot it got (NULL: none yet) */
 	struct client *prev, *next;
 };
 
@@ -368,6 +395,51 @@ static void route_flamechart(void *arg, struct http_request *rq)
 
 /* ---- event streams ---- */
 
+static struct snapshot *snapshot_new(char *text, size_t len)
+{
+	struct snapshot *sn = xcalloc(1, sizeof(*sn));
+	char err[256];
+	sn->text = text;
+	sn->len = len;
+	sn->v = json_parse(text, len, err, sizeof(err));
+	static bool told;
+	if (!sn->v && !told) { /* a bug of sonde's writers: say it once */
+		errorf("serve: an event of ours is not JSON, so it is sent whole: %s", err);
+		told = true;
+	}
+	sn->refs = 1;
+	return sn;
+}
+
+static struct snapshot *snapshot_ref(struct snapshot *sn)
+{
+	sn->refs++;
+	return sn;
+}
+
+static void snapshot_unref(struct snapshot *sn);
+
+/* Lets go of the patch made to sn (and so of the snapshot it was made
+ * from): sn is no longer the newest, no patch to it will be sent again. */
+static void snapshot_forget_patch(struct snapshot *sn)
+{
+	struct snapshot *from = sn->from;
+	sn->from = NULL;
+	free(sn->patch);
+	sn->patch = NULL;
+	snapshot_unref(from);
+}
+
+static void snapshot_unref(struct snapshot *sn)
+{
+	if (!sn || --sn->refs)
+		return;
+	snapshot_forget_patch(sn);
+	free(sn->text);
+	json_free(sn->v);
+	free(sn);
+}
+
 static void client_closed(void *arg)
 {
 	struct client *c = arg;
@@ -379,8 +451,8 @@ static void client_closed(void *arg)
 	if (c->next)
 		c->next->prev = c->prev;
 	a->nclients--;
-	free(c->status_sent);
-	free(c->hot_sent);
+	snapshot_unref(c->status_sent);
+	snapshot_unref(c->hot_sent);
 	flamedelta_free(c->flame);
 	free(c);
 }
@@ -419,20 +491,39 @@ static void send_event(struct client *c, const char *event, const char *data, si
 		c->missed = true;
 }
 
-/* An event like the last one of its kind the client got (*last) is not
- * sent again: a session that ended or a recording sends it once. */
-static void send_changed(struct client *c, const char *event, const char *data, size_t len,
-			 char **last)
+/* Sends now (a status or the hot list) as what changed since the last
+ * one of its kind the client got (*last): nothing when nothing did (a
+ * session that ended, a recording), else the patch (jsondelta.h) as event
+ * "EVENT_delta" when there is one shorter than the whole, else the whole as
+ * event EVENT (the first, and after a missed event). */
+static void send_changed(struct client *c, const char *event, struct snapshot *now,
+			 struct snapshot **last)
 {
-	if (*last && strcmp(*last, data) == 0)
-		return;
-	send_event(c, event, data, len);
-	free(*last);
-	*last = c->missed ? NULL : xstrdup(data);
+	struct snapshot *prev = *last;
+	if (prev == now || (prev && prev->len == now->len && memcmp(prev->text, now->text, now->len) == 0))
+		goto sent;
+	if (prev && prev->v && now->v && now->from != prev) {
+		snapshot_forget_patch(now);
+		now->plen = 0;
+		FILE *f = membuf(&now->patch, &now->plen);
+		now->changes = jsondelta_write(f, prev->v, now->v, patch_lists);
+		fclose(f);
+		now->from = snapshot_ref(prev);
+	}
+	if (prev && now->from == prev && now->changes > 0 && now->plen < now->len) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s_delta", event);
+		send_event(c, name, now->patch, now->plen);
+	} else if (!prev || now->from != prev || now->changes) {
+		send_event(c, event, now->text, now->len);
+	}
+sent:
+	snapshot_unref(prev);
+	*last = c->missed ? NULL : snapshot_ref(now);
 }
 
-static void send_to(struct client *c, const struct live_view *v, const char *status, size_t slen,
-		    const char *hot, size_t hlen, enum state state)
+static void send_to(struct client *c, const struct live_view *v, struct snapshot *status,
+		    struct snapshot *hot, enum state state)
 {
 	if (c->missed) {
 		/* Resend everything once its queue has room for a full state. */
@@ -440,8 +531,8 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 			return;
 		c->missed = false;
 		c->state_sent = -1;
-		free(c->status_sent);
-		free(c->hot_sent);
+		snapshot_unref(c->status_sent);
+		snapshot_unref(c->hot_sent);
 		c->status_sent = c->hot_sent = NULL;
 		flamedelta_reset(c->flame);
 	}
@@ -449,7 +540,7 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 		send_event(c, "state", state_json[state], strlen(state_json[state]));
 		c->state_sent = (int)state;
 	}
-	send_changed(c, "status", status, slen, &c->status_sent);
+	send_changed(c, "status", status, &c->status_sent);
 	char *flame = NULL;
 	size_t flen = 0;
 	FILE *f = membuf(&flame, &flen);
@@ -458,7 +549,7 @@ static void send_to(struct client *c, const struct live_view *v, const char *sta
 	if (changes)
 		send_event(c, "flame", flame, flen);
 	free(flame);
-	send_changed(c, "hot", hot, hlen, &c->hot_sent);
+	send_changed(c, "hot", hot, &c->hot_sent);
 	if (c->missed)
 		flamedelta_reset(c->flame); /* what it has is no base for a delta */
 }
@@ -481,12 +572,16 @@ static void tick(void *arg)
 	enum state state = liverun_replay_path(a->r) ? STATE_RECORDING
 			   : liverun_ended(a->r)    ? STATE_ENDED
 						    : STATE_LIVE;
+	struct snapshot *st = snapshot_new(status, slen), *hs = snapshot_new(hot, hlen);
 	for (struct client *c = a->clients, *next; c; c = next) {
 		next = c->next;
-		send_to(c, v, status, slen, hot, hlen, state);
+		send_to(c, v, st, hs, state);
 	}
-	free(status);
-	free(hot);
+	/* the clients keep st and hs as their last, not the ones before */
+	snapshot_forget_patch(st);
+	snapshot_forget_patch(hs);
+	snapshot_unref(st);
+	snapshot_unref(hs);
 	live_view_free(v);
 }
 

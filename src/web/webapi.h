@@ -30,14 +30,16 @@
  *                      (both included, idle ones left out: a heat map
  *                      selection, as `sonde flame --range`)
  *   GET  /api/events   Server-Sent Events, every interval: `status` (as
- *                      /api/status's data), `flame` (changes since the last
- *                      one this client got, flamedelta.h), `hot` (hottest
- *                      functions), and `state` when the session's state
- *                      changes ({"state":"live"|"ended"})
+ *                      /api/status's data; `status_delta`: a jsondelta.h
+ *                      patch of the last one this client got), `flame`
+ *                      (changes since the last one this client got,
+ *                      flamedelta.h), `hot` (hottest functions;
+ *                      `hot_delta` as `status_delta`), and `state` when
+ *                      the session's state changes ({"state":"live"|"ended"})
  *
  * Every interval one view is built for all clients. A client too slow to
- * take its events gets, once it has room again, a full flame message
- * instead of the deltas it missed. */
+ * take its events gets, once it has room again, a full flame message and
+ * the whole status and hot list instead of the changes it missed. */
 #ifndef SONDE_WEBAPI_H
 #define SONDE_WEBAPI_H
 

@@ -4,8 +4,11 @@
 # wrong one; the live flame graph shows handle_request and grows; search
 # highlights and its matched share is within 1 point of the share computed
 # from /api/flame; zoom survives updates; icicle, pause and the keys; a
-# probe added from the page shows in the probes table with calls, a failing
-# command shows its error; a cross-origin POST with the token is refused
+# probe added from the page shows in the probes table with calls and its
+# histogram, a failing command shows its error; the status and hot list
+# the page holds after their patches (status_delta, hot_delta) are what a
+# new client is sent whole at the same moment, the patch in fewer bytes; a
+# cross-origin POST with the token is refused
 # (403) and changes nothing; the page says when the target exits and when
 # the server is gone. Screenshots of each state go to
 # $BUILD/test-artifacts/serve_page/. Skipped only when chromium cannot start.

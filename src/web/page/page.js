@@ -661,9 +661,51 @@ function command(line) {
 	});
 }
 
+/* ---- status and hot list patches (src/web/jsondelta.h) ------------------
+ * A `status_delta` or `hot_delta` event holds only what changed since the
+ * last status or hot list: members merged into objects, the keyed lists
+ * patched by key (drop, set, order). */
+var PATCH_LISTS = {probes: "name", functions: "name", buckets: 0, slow: "span_id"}; /* member -> key */
+var PATCH_SORTED = {buckets: true}; /* ascending by key: sorted here, never sent an order */
+
+function isObject(x) { return x !== null && typeof x === "object" && !Array.isArray(x); }
+
+function patchObject(old, patch) {
+	var out = isObject(old) ? Object.assign({}, old) : {};
+	Object.keys(patch).forEach(function (k) {
+		var p = patch[k];
+		if (!isObject(p)) out[k] = p;
+		else if (k in PATCH_LISTS && Array.isArray(out[k])) out[k] = patchList(out[k], p, k);
+		else out[k] = patchObject(out[k], p);
+	});
+	return out;
+}
+
+function patchList(list, p, member) {
+	var key = PATCH_LISTS[member];
+	var keyOf = function (e) { return key === 0 ? e[0] : e[key]; };
+	var drop = new Set(p.drop || []);
+	var out = list.filter(function (e) { return !drop.has(keyOf(e)); });
+	var at = new Map(out.map(function (e, i) { return [keyOf(e), i]; }));
+	(p.set || []).forEach(function (e) {
+		var k = keyOf(e);
+		if (!at.has(k)) { at.set(k, out.length); out.push(e); return; }
+		var i = at.get(k);
+		out[i] = isObject(e) ? patchObject(out[i], e) : e;
+	});
+	if (PATCH_SORTED[member]) out.sort(function (a, b) { return keyOf(a) - keyOf(b); });
+	else if (p.order) {
+		var byKey = new Map(out.map(function (e) { return [keyOf(e), e]; }));
+		out = p.order.map(function (k) { return byKey.get(k); });
+	}
+	return out;
+}
+
 /* ---- connection state ------------------------------------------------------ */
 var conn = "connecting", ended = false, recording = false;
 var lastStatus = null, lastHot = null;
+/* what the page holds, for its tests: the status and hot list as patched */
+window.sondeState = function () { return {status: lastStatus, hot: lastHot}; };
 function showConn() {
 	var el = $("conn");
 	var s = paused ? "paused" : conn !== "live" ? conn : recording ? "recording" : ended ? "ended" : conn;
@@ -702,9 +744,16 @@ function connect() {
 		conn = "live";
 		showConn();
 	});
-	/* kept while paused: an unchanged status or hot list is not sent again */
-	es.addEventListener("status", function (e) { lastStatus = JSON.parse(e.data); if (!paused) showStatus(lastStatus); });
-	es.addEventListener("hot", function (e) { lastHot = JSON.parse(e.data); if (!paused) showHot(lastHot); });
+	/* kept while paused: an unchanged status or hot list is not sent again,
+	 * a changed one comes as what changed (a patch of the last one) */
+	var got = window.sondeEvents = {status: 0, status_delta: 0, hot: 0, hot_delta: 0, last: {}};
+	var count = function (e) { got[e.type]++; got.last[e.type.split("_")[0]] = {type: e.type, size: e.data.length}; };
+	var onStatus = function (s) { lastStatus = s; if (!paused) showStatus(s); };
+	var onHot = function (h) { lastHot = h; if (!paused) showHot(h); };
+	es.addEventListener("status", function (e) { count(e); onStatus(JSON.parse(e.data)); });
+	es.addEventListener("status_delta", function (e) { count(e); onStatus(patchObject(lastStatus, JSON.parse(e.data))); });
+	es.addEventListener("hot", function (e) { count(e); onHot(JSON.parse(e.data)); });
+	es.addEventListener("hot_delta", function (e) { count(e); onHot(patchObject(lastHot, JSON.parse(e.data))); });
 	es.addEventListener("flame", function (e) {
 		/* applied while paused too, so the next delta has its base */
 		applyFlame(JSON.parse(e.data));

@@ -141,3 +141,38 @@ Test(json, writers_read_back)
 	json_free(v);
 	free(text);
 }
+
+/* json_write_value writes back what sonde's writers wrote (numbers with
+ * json_write_number's digits), and json_equal tells values apart by type,
+ * value, element and member (names and order). */
+Test(json, write_value_and_equal)
+{
+	const char *text = "{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],"
+			   "\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\\n\"},\"c\":[],\"d\":{}}";
+	struct json_value *v = parse(text);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	json_write_value(f, v);
+	fclose(f);
+	cr_assert_str_eq(out, "{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],"
+			      "\"b\":{\"s\":\"\xc3\xa9 \\\"q\\\"\\n\"},\"c\":[],\"d\":{}}");
+	struct json_value *w = parse(out);
+	cr_assert(json_equal(v, w));
+	static const char *const other[] = {
+		"{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,true],\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\\n\"},\"c\":[],\"d\":{}}",
+		"{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\"},\"c\":[],\"d\":{}}",
+		"{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],\"b\":{\"t\":\"\\u00e9 \\\"q\\\"\\n\"},\"c\":[],\"d\":{}}",
+		"{\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\\n\"},\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],\"c\":[],\"d\":{}}",
+		"{\"a\":[1,-2.5,0.333333,1000000000000000,null,true,false],\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\\n\"},\"c\":[],\"d\":[]}",
+		"{\"a\":[1,-2.5,0.333333,1000000000000000,null,true],\"b\":{\"s\":\"\\u00e9 \\\"q\\\"\\n\"},\"c\":[],\"d\":{}}",
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++) {
+		struct json_value *o = parse(other[i]);
+		cr_assert(!json_equal(v, o), "%s equals %s", other[i], text);
+		json_free(o);
+	}
+	json_free(w);
+	json_free(v);
+	free(out);
+}
