@@ -182,26 +182,6 @@ bool target_is_pid_list(const char *s)
 	return isdigit((unsigned char)*s) != 0;
 }
 
-/* The parent PID and state of a process, from /proc/PID/stat. */
-static int read_stat(pid_t pid, pid_t *ppid, char *state)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* The fields after comm follow its last ')' (comm may hold any byte). */
-	char *rp = strrchr(buf, ')');
-	int pp;
-	if (!rp || sscanf(rp + 1, " %c %d", state, &pp) != 2)
-		return -1;
-	*ppid = (pid_t)pp;
-	return 0;
-}
-
 struct proc_entry {
 	pid_t pid, ppid;
 	char state;
@@ -220,7 +200,7 @@ static size_t list_processes(struct proc_entry **out)
 		if (*end || pid <= 0)
 			continue;
 		struct proc_entry e = {.pid = (pid_t)pid};
-		if (read_stat(e.pid, &e.ppid, &e.state))
+		if (procmaps_stat(e.pid, 0, NULL, 0, &e.state, &e.ppid))
 			continue;
 		grow_array((void **)&v, &cap, n + 1, sizeof(*v));
 		v[n++] = e;

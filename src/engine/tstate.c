@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "procmaps.h"
 #include "sonde_abi.h"
 
 static uint64_t now_ns(void)
@@ -21,22 +22,10 @@ static uint64_t now_ns(void)
 /* /proc/PID/task/TID/stat: its comm and state letter. */
 static int read_stat(pid_t pid, pid_t tid, struct sonde_thread_now *t)
 {
-	char path[96], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char state;
+	if (procmaps_stat(pid, tid, t->comm, SONDE_COMM_LEN, &state, NULL))
 		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-	if (!open || !close || close < open || close[1] != ' ' || !close[2])
-		return -1;
-	size_t len = (size_t)(close - open - 1);
-	if (len >= SONDE_COMM_LEN)
-		len = SONDE_COMM_LEN - 1;
-	memcpy(t->comm, open + 1, len);
-	switch (close[2]) {
+	switch (state) {
 	case 'R':
 		t->state = SONDE_OFF_NONE;
 		break;

@@ -134,3 +134,35 @@ char *procmaps_root_path(pid_t pid, const char *path)
 	}
 	return through_root;
 }
+
+int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state, pid_t *ppid)
+{
+	char path[96], buf[512];
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	char st;
+	int pp;
+	if (!open || !close || close < open || sscanf(close + 1, " %c %d", &st, &pp) != 2)
+		return -1;
+	if (comm && commlen) {
+		size_t len = (size_t)(close - open - 1);
+		if (len >= commlen)
+			len = commlen - 1;
+		memcpy(comm, open + 1, len);
+		comm[len] = 0;
+	}
+	if (state)
+		*state = st;
+	if (ppid)
+		*ppid = (pid_t)pp;
+	return 0;
+}

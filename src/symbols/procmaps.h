@@ -50,6 +50,13 @@ int procmaps_exe(pid_t pid, char *buf, size_t size);
  * ENOENT). Allocated (free it). */
 char *procmaps_root_path(pid_t pid, const char *path);
 
+/* A process's or thread's /proc stat line (tid 0: /proc/PID/stat, else
+ * /proc/PID/task/TID/stat): its command name (into comm, at most
+ * commlen - 1 bytes; NULL: not wanted), state letter and parent PID (NULL:
+ * not wanted). The name may hold any byte: the fields after it follow its
+ * last ')'. Returns 0, or -1 (gone, unreadable). */
+int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state, pid_t *ppid);
+
 /* The process's PID in its own (innermost) PID namespace: the last number
  * of NSpid in /proc/PID/status; pid itself on kernels without NSpid.
  * Returns -1 when the process is gone or unreadable. */
