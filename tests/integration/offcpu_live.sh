@@ -14,6 +14,14 @@ wait_exec "$target" "$TARGETS/blocking"
 "$SONDE" slow --off-cpu -p "$target" handle_request:2ms >"$WORK/slow.txt" 2>"$WORK/slow.err" &
 rec=$!
 BG_PIDS+=("$rec")
+# (once slow says it traces: its calibration opens perf events too, which
+# go_when_sampling would take for the sampler's, and the target's calls
+# would run before handle_request is traced)
+for _ in $(seq 6000); do
+	grep -q '^sonde: tracing handle_request' "$WORK/slow.err" 2>/dev/null && break
+	kill -0 "$rec" 2>/dev/null || { cat "$WORK/slow.err"; fail "sonde slow ended before it traced"; }
+	sleep 0.01
+done
 go_when_sampling "$WORK/s.out" "$target" "$rec" "$WORK/slow.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/slow.err"; fail "slow --off-cpu failed"; }
@@ -50,7 +58,7 @@ pass "sample off-cpu: $(grep -m1 'recording off-CPU' "$WORK/top.txt")"
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu --trace handle_request >"$WORK/off.txt" 2>"$WORK/off.err" &
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu --trace handle_request --cmd "slow handle_request 2ms" >"$WORK/off.txt" 2>"$WORK/off.err" &
 rec=$!
 BG_PIDS+=("$rec")
 go_when_sampling "$WORK/o.out" "$target" "$rec"
@@ -59,7 +67,9 @@ wait "$rec" || { cat "$WORK/off.err"; fail "top --off-cpu failed"; }
 grep -Eq '^window: .* of off-CPU time in view' "$WORK/off.txt" || { cat "$WORK/off.txt"; fail "top --off-cpu does not count off-CPU time"; }
 grep -q '\[sleeping: read\]' "$WORK/off.txt" || fail "top --off-cpu shows no [sleeping: read]"
 pass "top --off-cpu: $(grep -m1 '^window:' "$WORK/off.txt")"
-# The probe block's slow calls (as the TUI's probe panel shows them): each
+# The probe block's slow calls (as the TUI's probe panel shows them; slow
+# is "over 2 ms": the blocking calls wait >= 4 ms, the others spin 0.3 ms,
+# where a percentile threshold can fall among the waits and list none): each
 # with its time split, on the CPU and off it by state, the function it
 # waited in; never more off-CPU time than the call lasted.
 grep -E '^ +[0-9.]+(us|ms|s) +[0-9.]+(us|ms|s) ago +[0-9]+ +[0-9]+ .*  on-CPU ~[0-9.]+(ns|us|ms|s) off-CPU [0-9.]+(us|ms|s): \[' \
