@@ -535,6 +535,8 @@ void profile_trim_thread_samples(struct profile *p, uint64_t before_ns)
 	size_t skip = 0;
 	while (skip < p->nthread_samples && p->thread_samples[skip].time_ns < before_ns)
 		skip++;
+	if (!skip)
+		return; /* also: none kept at all (thread_samples NULL) */
 	memmove(p->thread_samples, p->thread_samples + skip,
 		(p->nthread_samples - skip) * sizeof(*p->thread_samples));
 	p->nthread_samples -= skip;
