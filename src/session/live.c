@@ -119,6 +119,7 @@ void live_options_init(struct live_options *o)
 	o->keep_s = LIVE_DEFAULT_KEEP_S;
 	o->max_spans = LIVE_DEFAULT_MAX_SPANS;
 	o->show_overhead = false;
+	o->time = VIEW_ON_CPU;
 }
 
 /* Views are read at this time: now, or the end of a session that ended. */
