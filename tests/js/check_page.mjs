@@ -277,7 +277,15 @@ try {
 	const span = { n: await brushFrom(page, 1e6) };
 	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector("#bandflame svg"),
-		null, { timeout: 15000 });
+		null, { timeout: 15000 }).catch(async () => {
+		const why = await page.evaluate(() => ({
+			pane_hidden: document.getElementById("bandpane").hidden,
+			band: window.band, answer: document.getElementById("answer").textContent,
+			title: document.getElementById("bandtitle").textContent,
+			flame: document.getElementById("bandflame").innerHTML.slice(0, 200),
+		}));
+		fail("no flame graph of the brushed band within 15 s: " + JSON.stringify(why));
+	});
 	await sleep(800); /* the boxes get their widths in a transition */
 	const bandShare = await page.evaluate(() => {
 		const r = document.querySelector('#bandflame g.frame[name="slow_path"] rect');

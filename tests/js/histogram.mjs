@@ -23,6 +23,16 @@ export async function brushFrom(page, minNs) {
 		return { x0: a.left - 0.5, x1: z.right + 2, y: a.bottom - 3, n: from.length };
 	}, minNs);
 	if (!span) return 0;
+	// The press must reach the brush: a bar, mark or curve drawn above it
+	// (as when buckets appeared after the first draw) takes it instead and
+	// no band is brushed.
+	const onTop = await page.evaluate(({ x, y }) => {
+		const above = [...document.querySelectorAll("#hist svg > g.brush ~ *")];
+		if (above.length) return `${above.length} elements drawn after it, first ${above[0].outerHTML.slice(0, 120)}`;
+		const e = document.elementFromPoint(x, y);
+		return e && e.closest("#hist g.brush") ? null : e ? e.outerHTML.slice(0, 120) : "nothing";
+	}, { x: span.x0, y: span.y });
+	if (onTop) throw new Error(`the histogram's brush is under ${onTop} where the drag starts`);
 	await page.mouse.move(span.x0, span.y);
 	await page.mouse.down();
 	await page.mouse.move(span.x1, span.y, { steps: 5 });

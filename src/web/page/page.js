@@ -286,8 +286,15 @@ function showHist(probes) {
 	/* counts on a log-like scale: a few slow calls next to many fast ones stay visible */
 	var y = d3.scaleSymlog().domain([0, d3.max(b, function (d) { return d[2]; })]).range([HH - HM.b, HM.t]);
 	var svg = d3.select(el).selectAll("svg").data([0]).join("svg").attr("width", HW).attr("height", HH);
+	/* One group per layer, made in this order on the first draw: elements
+	 * that appear later (more buckets, a new mode, the threshold) join
+	 * their layer, below the brush, never on top of it where they would
+	 * take the mouse presses that start a brush. */
+	var layer = function (name) { return svg.selectAll("g." + name).data([0]).join("g").attr("class", name); };
+	var bars = layer("bars"), xaxis = layer("xaxis"), yaxis = layer("yaxis"), lines = layer("lines"),
+		curve = layer("curve"), g = layer("brush");
 	var inBand = function (d) { return band && (d[0] + d[1]) / 2 >= band.lo && (d[0] + d[1]) / 2 <= band.hi; };
-	svg.selectAll("rect.bar").data(b).join("rect")
+	bars.selectAll("rect.bar").data(b).join("rect")
 		.attr("class", function (d) { return inBand(d) ? "bar inband" : "bar"; })
 		.attr("x", function (d) { return x(d[0]); })
 		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(d[0]) - 0.5); })
@@ -296,32 +303,31 @@ function showHist(probes) {
 		.attr("data-lo", function (d) { return d[0]; })
 		.attr("data-hi", function (d) { return d[1]; });
 	var ticks = x.ticks().filter(function (t) { return Math.log10(t) % 1 === 0; });
-	svg.selectAll("g.xaxis").data([0]).join("g").attr("class", "xaxis")
-		.attr("transform", "translate(0," + (HH - HM.b) + ")")
+	xaxis.attr("transform", "translate(0," + (HH - HM.b) + ")")
 		.call(d3.axisBottom(x).tickValues(ticks).tickFormat(fmtNs));
-	svg.selectAll("g.yaxis").data([0]).join("g").attr("class", "yaxis")
-		.attr("transform", "translate(" + HM.l + ",0)")
+	yaxis.attr("transform", "translate(" + HM.l + ",0)")
 		.call(d3.axisLeft(y).tickValues(y.domain()[1] >= 10 ? [1, 10, 100, 1000, 10000, 100000, 1000000]
 			.filter(function (t) { return t <= y.domain()[1]; }) : [1]).tickFormat(d3.format("~s")));
 	var marks = [["p50", p.p50_ns], ["p95", p.p95_ns], ["p99", p.p99_ns]].filter(function (m) { return m[1] > 0; });
-	svg.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
+	lines.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
 		.attr("x1", function (m) { return x(m[1]); }).attr("x2", function (m) { return x(m[1]); })
 		.attr("y1", HM.t).attr("y2", HH - HM.b);
-	svg.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
+	lines.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
 		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
 	var kde = smooth(b);
 	var line = d3.line().x(function (q) { return x(q[0]); }).y(function (q) { return y(q[1]); });
-	svg.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
-	svg.selectAll("path.mode").data(kde.modes).join("path").attr("class", "mode")
+	curve.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
+	curve.selectAll("path.mode").data(kde.modes).join("path").attr("class", "mode")
 		.attr("d", function (m) { return "M" + x(m[0]) + "," + (y(m[1]) - 2) + "l-4,-7h8z"; })
 		.attr("data-ns", function (m) { return Math.round(m[0]); })
 		.selectAll("title").data(function (m) { return [m]; }).join("title")
 		.text(function (m) { return "mode " + fmtNs(m[0]); });
 	$("hist").dataset.modes = kde.modes.map(function (m) { return Math.round(m[0]); }).join(",");
 	var thr = p.slow_threshold_ns ? [p.slow_threshold_ns] : [];
-	svg.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
+	lines.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
 		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
-		.append("title").text(function (t) { return "slow threshold " + fmtNs(t); });
+		.selectAll("title").data(function (t) { return [t]; }).join("title")
+		.text(function (t) { return "slow threshold " + fmtNs(t); });
 	if (!brush) {
 		brush = d3.brushX().on("start", function (ev) {
 			if (ev.sourceEvent) brushing = true;
@@ -335,7 +341,7 @@ function showHist(probes) {
 		});
 	}
 	brush.extent([[HM.l, HM.t], [HW - HM.r, HH - HM.b]]);
-	var g = svg.selectAll("g.brush").data([0]).join("g").attr("class", "brush").call(brush);
+	g.call(brush);
 	/* the scale changes with the window's calls: the band stays in ns;
 	 * a status update during a drag must not cancel the drag */
 	if (!brushing) brush.move(g, band ? [Math.max(HM.l, x(band.lo)), Math.min(HW - HM.r, x(band.hi))] : null);
