@@ -27,7 +27,8 @@
 struct span_attachment {
 	uint32_t probe; /* the caller's id */
 	uint32_t slot;  /* the kernel's: attach cookie and map key */
-	int enter, exit; /* link fds (uprobes.h) */
+	int enter, exit; /* link fds (uprobes.h); a uprobe_multi link's fd is
+			  * in the attachment of every probe it serves */
 };
 
 #define NO_PROBE UINT32_MAX
@@ -52,6 +53,7 @@ struct engine {
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
+	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
 	/* Per slot (the kernel's probe id): */
 	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
 	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
@@ -208,11 +210,18 @@ static void explain_load_error(int err, char *buf, size_t len)
 
 /* The skeleton, opened and configured, not loaded yet (NULL, errno). */
 static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb,
-				       uint32_t unwind_rows)
+				       uint32_t unwind_rows, bool multi)
 {
 	struct sonde_bpf *skel = sonde_bpf__open();
 	if (!skel)
 		return NULL;
+	if (multi) { /* the uprobe programs, for uprobe_multi links only */
+		struct bpf_program *up[] = {skel->progs.span_enter, skel->progs.span_exit,
+					    skel->progs.point_hit};
+		for (size_t i = 0; i < sizeof(up) / sizeof(*up); i++)
+			bpf_program__set_expected_attach_type(
+				up[i], (enum bpf_attach_type)UPROBES_MULTI_ATTACH_TYPE);
+	}
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
 	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
 	skel->rodata->sample_event_index = 0;
@@ -256,8 +265,7 @@ static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_p
 static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct engine_options *o,
 					       size_t rb, uint32_t unwind_rows)
 {
-	(void)e;
-	struct sonde_bpf *skel = open_skeleton(o, rb, unwind_rows);
+	struct sonde_bpf *skel = open_skeleton(o, rb, unwind_rows, e->multi);
 	if (!skel)
 		return NULL;
 	struct bpf_program *progs[STATE_PROGRAMS];
@@ -286,13 +294,17 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->up = uprobes_start(why, sizeof(why));
 	if (!e->up && o->verbose)
 		fprintf(stderr, "sonde: %s; attaching and removing probes in sonde itself\n", why);
+	e->multi = uprobes_multi_available(why, sizeof(why));
+	if (!e->multi && o->verbose)
+		fprintf(stderr, "sonde: %s; one link a uprobe (each takes ~0.15 s to remove)\n",
+			why);
 
 	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
 	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
 	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
 				       ? 1
 				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
-	e->skel = open_skeleton(o, rb, unwind_rows);
+	e->skel = open_skeleton(o, rb, unwind_rows, e->multi);
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
 		uprobes_finish(e->up);
@@ -880,14 +892,29 @@ int engine_probes_available(const struct engine *e)
 	return ENGINE_USER_PROBES - user_probes_attached(e);
 }
 
-/* Removes the uprobes of these link fds (-1: none) in the background. */
+static bool attachment_holds(const struct engine *e, int fd)
+{
+	for (size_t i = 0; i < e->nspans; i++)
+		if (e->spans[i].enter == fd || e->spans[i].exit == fd)
+			return true;
+	return false;
+}
+
+/* Removes the uprobes of these link fds (-1: none; an fd may be named more
+ * than once) in the background, but not those of a link that an
+ * attachment still in e->spans holds (a uprobe_multi link serving probes
+ * that stay). */
 static void remove_uprobes(struct engine *e, const int *fds, size_t n)
 {
 	int *given = xcalloc(n + 1, sizeof(*given));
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
+	for (size_t i = 0; i < n; i++) {
+		bool again = false;
+		for (size_t j = 0; j < k && !again; j++)
+			again = given[j] == fds[i];
+		if (fds[i] >= 0 && !again && !attachment_holds(e, fds[i]))
 			given[k++] = fds[i];
+	}
 	uprobes_remove(e->up, given, k);
 	free(given);
 }
@@ -1022,22 +1049,31 @@ uint32_t engine_calibration_probe(int cls)
 	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
 }
 
-static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen);
+static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
+			const uint64_t *offsets, pid_t pid, char *err, size_t errlen);
 
-int engine_attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
+			const uint64_t *file_offsets, pid_t pid, char *err, size_t errlen)
 {
-	if (is_calibration(probe)) {
-		snprintf(err, errlen, "probe id %u is sonde's own", probe);
-		return -1;
+	int need = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (is_calibration(probes[i])) {
+			snprintf(err, errlen, "probe id %u is sonde's own", probes[i]);
+			return -1;
+		}
+		need += !probe_attached(e, probes[i]);
 	}
-	if (!probe_attached(e, probe) && engine_probes_available(e) <= 0) {
+	if (need > engine_probes_available(e)) {
 		snprintf(err, errlen, "too many traced functions at once (at most %d): untrace some",
 			 ENGINE_USER_PROBES);
 		return -1;
 	}
-	return attach_span(e, probe, binary, file_offset, pid, err, errlen);
+	return attach_spans(e, probes, n, binary, file_offsets, pid, err, errlen);
+}
+
+bool engine_uprobe_multi(const struct engine *e)
+{
+	return e->multi;
 }
 
 int engine_attach_calibration(struct engine *e, int cls, const char *binary,
@@ -1047,8 +1083,8 @@ int engine_attach_calibration(struct engine *e, int cls, const char *binary,
 		snprintf(err, errlen, "no calibration probe for class %d", cls);
 		return -1;
 	}
-	return attach_span(e, engine_calibration_probe(cls), binary, file_offset, getpid(), err,
-			   errlen);
+	uint32_t probe = engine_calibration_probe(cls);
+	return attach_spans(e, &probe, 1, binary, &file_offset, getpid(), err, errlen);
 }
 
 void engine_detach_calibration(struct engine *e)
@@ -1059,57 +1095,115 @@ void engine_detach_calibration(struct engine *e)
 		detach_probe(e, engine_calibration_probe(cls), false);
 }
 
-static int attach_span(struct engine *e, uint32_t probe, const char *binary,
-		       uint64_t file_offset, pid_t pid, char *err, size_t errlen)
+/* Links prog at the n offsets (with their cookies): one uprobe_multi link
+ * for each UPROBES_MAX_BATCH of them, or one perf-event link each. fds[i]
+ * gets the link of offset i. Returns 0, or -1 with err and nothing of
+ * this call attached. */
+static int link_uprobes(struct engine *e, struct bpf_program *prog, const char *binary,
+			const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+			bool retprobe, int *fds, char *err, size_t errlen)
 {
-	int found = slot_of(e, probe);
-	bool fresh = found < 0;
-	if (fresh && (found = take_slot(e)) < 0) {
-		snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
-		return -1;
-	}
-	uint32_t slot = (uint32_t)found;
-	/* A fresh attachment (not one more PID of an attached probe) starts a
-	 * new generation: calls entered under an earlier one never match its
-	 * returns. */
-	if (fresh) {
-		e->probe_gen[slot]++;
-		e->probe_class[slot] = (uint8_t)engine_insn_class_at(binary, file_offset);
-		e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
-		e->point_bit[slot] = 0;
-	}
-	uint64_t cookie = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
-	struct span_attachment a = {.probe = probe, .slot = slot, .enter = -1, .exit = -1};
 	char why[256];
-	/* The return probe first: a call that enters between the two attaches
+	size_t step = e->multi ? UPROBES_MAX_BATCH : 1;
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	for (size_t done = 0; done < n; done += step) {
+		size_t k = n - done < step ? n - done : step;
+		int fd = uprobes_attach(e->up, bpf_program__fd(prog), binary, offsets + done,
+					cookies + done, k, pid, retprobe, e->multi, why, sizeof(why));
+		if (fd < 0) {
+			if (k == 1)
+				snprintf(err, errlen, "cannot attach a %s to %s at offset 0x%llx: %s",
+					 retprobe ? "return probe" : "uprobe", binary,
+					 (unsigned long long)offsets[done], why);
+			else
+				snprintf(err, errlen,
+					 "cannot attach %s at %zu offsets of %s (0x%llx...): %s",
+					 retprobe ? "return probes" : "uprobes", k, binary,
+					 (unsigned long long)offsets[done], why);
+			remove_uprobes(e, fds, done);
+			for (size_t i = 0; i < n; i++)
+				fds[i] = -1;
+			return -1;
+		}
+		for (size_t i = done; i < done + k; i++)
+			fds[i] = fd;
+	}
+	return 0;
+}
+
+static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
+			const uint64_t *offsets, pid_t pid, char *err, size_t errlen)
+{
+	uint32_t *slots = xcalloc(n + 1, sizeof(*slots));
+	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
+	bool *fresh = xcalloc(n + 1, sizeof(*fresh));
+	int *enter = xcalloc(n + 1, sizeof(*enter));
+	int *exit_ = xcalloc(n + 1, sizeof(*exit_));
+	int r = -1;
+	size_t nslots = 0;
+	for (; nslots < n; nslots++) {
+		uint32_t probe = probes[nslots];
+		int found = slot_of(e, probe);
+		fresh[nslots] = found < 0;
+		if (fresh[nslots] && (found = take_slot(e)) < 0) {
+			snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
+			goto out;
+		}
+		uint32_t slot = (uint32_t)found;
+		slots[nslots] = slot;
+		/* A fresh attachment (not one more PID of an attached probe)
+		 * starts a new generation: calls entered under an earlier one
+		 * never match its returns. Its slot is taken from here on. */
+		if (fresh[nslots]) {
+			e->probe_gen[slot]++;
+			e->probe_class[slot] =
+				(uint8_t)engine_insn_class_at(binary, offsets[nslots]);
+			e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
+			e->point_bit[slot] = 0;
+			e->slot_probe[slot] = probe;
+		}
+		cookies[nslots] = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
+	}
+	/* The return probes first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
 	 * instead of staying "in flight" forever. */
-	a.exit = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_exit), binary,
-				file_offset, pid, true, cookie, why, sizeof(why));
-	if (a.exit < 0)
-		snprintf(err, errlen, "cannot attach a return probe to %s at offset 0x%llx: %s",
-			 binary, (unsigned long long)file_offset, why);
-	if (a.exit >= 0) {
-		a.enter = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.span_enter), binary,
-					 file_offset, pid, false, cookie, why, sizeof(why));
-		if (a.enter < 0)
-			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
-				 binary, (unsigned long long)file_offset, why);
+	if (link_uprobes(e, e->skel->progs.span_exit, binary, offsets, cookies, n, pid, true,
+			 exit_, err, errlen))
+		goto out;
+	if (link_uprobes(e, e->skel->progs.span_enter, binary, offsets, cookies, n, pid, false,
+			 enter, err, errlen)) {
+		remove_uprobes(e, exit_, n);
+		goto out;
 	}
-	bool ok = a.enter >= 0;
-	if (ok && set_probe_config(e, slot, true)) {
-		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
-		ok = false;
+	for (size_t i = 0; i < n; i++) {
+		if (set_probe_config(e, slots[i], true)) {
+			snprintf(err, errlen, "cannot configure probe %u: %s", probes[i],
+				 strerror(errno));
+			for (size_t j = 0; j < i; j++)
+				if (fresh[j])
+					set_probe_config(e, slots[j], false);
+			remove_uprobes(e, enter, n);
+			remove_uprobes(e, exit_, n);
+			goto out;
+		}
 	}
-	if (!ok) {
-		int links[2] = {a.enter, a.exit};
-		remove_uprobes(e, links, 2);
-		return -1;
-	}
-	e->slot_probe[slot] = probe;
-	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
-	e->spans[e->nspans++] = a;
-	return 0;
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
+	for (size_t i = 0; i < n; i++)
+		e->spans[e->nspans++] = (struct span_attachment){
+			.probe = probes[i], .slot = slots[i], .enter = enter[i], .exit = exit_[i]};
+	r = 0;
+out:
+	if (r) /* the slots this call took are free again */
+		for (size_t i = 0; i < nslots; i++)
+			if (fresh[i])
+				e->slot_probe[slots[i]] = NO_PROBE;
+	free(slots);
+	free(cookies);
+	free(fresh);
+	free(enter);
+	free(exit_);
+	return r;
 }
 
 /* Sums over CPUs the histogram of a slot into out[SONDE_HIST_BUCKETS]. */
@@ -1220,37 +1314,29 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		}
 		free(zeros);
 	}
-	size_t first = e->nspans;
-	char why[256];
-	bool ok = true;
-	for (size_t i = 0; i < n && ok; i++) {
+	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
+	int *fds = xcalloc(n + 1, sizeof(*fds));
+	for (size_t i = 0; i < n; i++) {
 		uint32_t key = fetch ? SONDE_MAX_PROBES + e->point_progs_first[slot] + (uint32_t)i : 0;
-		uint64_t cookie = SONDE_COOKIE(e->probe_gen[slot], slot, key);
-		int fd = uprobes_attach(e->up, bpf_program__fd(e->skel->progs.point_hit), binary,
-					offsets[i], pid, false, cookie, why, sizeof(why));
-		if (fd < 0) {
-			snprintf(err, errlen, "cannot attach a uprobe to %s at offset 0x%llx: %s",
-				 binary, (unsigned long long)offsets[i], why);
-			ok = false;
-			break;
-		}
-		grow_array((void **)&e->spans, &e->spans_cap, e->nspans + 1, sizeof(*e->spans));
-		e->spans[e->nspans++] =
-			(struct span_attachment){.probe = probe, .slot = slot, .enter = fd, .exit = -1};
+		cookies[i] = SONDE_COOKIE(e->probe_gen[slot], slot, key);
 	}
+	bool ok = link_uprobes(e, e->skel->progs.point_hit, binary, offsets, cookies, n, pid,
+			       false, fds, err, errlen) == 0;
 	if (ok && set_probe_config(e, slot, true)) {
 		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		remove_uprobes(e, fds, n);
 		ok = false;
 	}
-	if (ok)
+	if (ok) {
+		grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
+		for (size_t i = 0; i < n; i++)
+			e->spans[e->nspans++] = (struct span_attachment){
+				.probe = probe, .slot = slot, .enter = fds[i], .exit = -1};
 		__atomic_or_fetch(&e->skel->bss->points_active, 1ull << bit, __ATOMIC_RELAXED);
-	if (!ok) { /* take back this call's attachments */
-		int *links = xcalloc(e->nspans - first + 1, sizeof(*links));
-		for (size_t i = first; i < e->nspans; i++)
-			links[i - first] = e->spans[i].enter;
-		remove_uprobes(e, links, e->nspans - first);
-		free(links);
-		e->nspans = first;
+	}
+	free(cookies);
+	free(fds);
+	if (!ok) {
 		if (fresh) {
 			e->point_bit[slot] = 0;
 			free_point_progs(e, slot);
@@ -1421,11 +1507,13 @@ void engine_close(struct engine *e)
 	 * waits until the kernel has removed them all (the programs they run
 	 * must outlive them). */
 	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	size_t nlinks = 2 * e->nspans;
 	for (size_t i = 0; i < e->nspans; i++) {
 		links[2 * i] = e->spans[i].enter;
 		links[2 * i + 1] = e->spans[i].exit;
 	}
-	remove_uprobes(e, links, 2 * e->nspans);
+	e->nspans = 0; /* none held any more */
+	remove_uprobes(e, links, nlinks);
 	free(links);
 	uprobes_finish(e->up);
 	free(e->spans);

@@ -4,6 +4,8 @@
 #include "uprobes.h"
 
 #include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <stddef.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -33,14 +35,23 @@ struct uprobes {
 	struct helper attacher, detacher;
 };
 
-/* One attach request (the program's fd rides along as SCM_RIGHTS). */
+/* One attach request (the program's fd rides along as SCM_RIGHTS); sent
+ * up to its n-th entry. */
 struct attach_request {
-	uint64_t file_offset;
-	uint64_t cookie;
 	int32_t pid;
 	uint8_t retprobe;
+	uint8_t multi;
+	uint32_t n;
 	char binary[PATH_MAX];
+	struct {
+		uint64_t offset, cookie;
+	} at[UPROBES_MAX_BATCH];
 };
+
+static size_t request_size(uint32_t n)
+{
+	return offsetof(struct attach_request, at) + n * sizeof(((struct attach_request *)0)->at[0]);
+}
 
 /* --- the work itself (in a helper, or in sonde when none runs) ----------- */
 
@@ -61,10 +72,88 @@ static int uprobe_pmu(int *type, int *retprobe_bit)
 	return ok ? 0 : EINVAL;
 }
 
+/* BPF_LINK_CREATE's attributes for a uprobe_multi link (uapi linux/bpf.h
+ * of Linux 6.6; Debian 12's headers and libbpf 1.1 predate it). */
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid, pad;
+};
+_Static_assert(offsetof(struct uprobe_multi_attr, path) == 16, "link_create's union");
+_Static_assert(offsetof(struct uprobe_multi_attr, pid) == 56, "uprobe_multi.pid");
+#define UPROBE_MULTI_RETURN 1u /* BPF_F_UPROBE_MULTI_RETURN */
+#define BPF_LINK_CREATE_CMD 28  /* BPF_LINK_CREATE */
+
+static int link_uprobe_multi(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, uint32_t n, bool retprobe, pid_t pid)
+{
+	struct uprobe_multi_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)prog_fd;
+	a.attach_type = UPROBES_MULTI_ATTACH_TYPE;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.cnt = n;
+	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	a.pid = pid < 0 ? 0 : (uint32_t)pid;
+	return (int)syscall(__NR_bpf, BPF_LINK_CREATE_CMD, &a, sizeof(a));
+}
+
+bool uprobes_multi_available(char *why, size_t whylen)
+{
+	const char *env = getenv("SONDE_UPROBE_MULTI");
+	if (env && strcmp(env, "0") == 0) {
+		errbuf_set(why, whylen, "SONDE_UPROBE_MULTI=0");
+		return false;
+	}
+	/* As libbpf asks: a program of that type loads, and a link on "/"
+	 * fails for being no regular file (EBADF), not for an unknown type. */
+	struct bpf_insn ret0[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = UPROBES_MULTI_ATTACH_TYPE);
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &lo);
+	if (prog < 0) {
+		errbuf_set(why, whylen, "the kernel loads no uprobe_multi program: %s",
+			   strerror(errno));
+		return false;
+	}
+	uint64_t zero = 0;
+	int link = link_uprobe_multi(prog, "/", &zero, NULL, 1, false, -1);
+	int e = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	if (link >= 0 || e != EBADF) {
+		errbuf_set(why, whylen, "the kernel has no uprobe_multi links (%s)",
+			   link >= 0 ? "a link on / was made" : strerror(e));
+		return false;
+	}
+	return true;
+}
+
 /* Opens the uprobe and links the program to it. Returns the link fd, or
  * -errno. */
 static int attach_here(int prog_fd, const struct attach_request *r)
 {
+	if (r->multi) {
+		uint64_t *offsets = xmalloc(r->n * sizeof(*offsets));
+		uint64_t *cookies = xmalloc(r->n * sizeof(*cookies));
+		for (uint32_t i = 0; i < r->n; i++) {
+			offsets[i] = r->at[i].offset;
+			cookies[i] = r->at[i].cookie;
+		}
+		int link = link_uprobe_multi(prog_fd, r->binary, offsets, cookies, r->n,
+					     r->retprobe, r->pid);
+		int e = errno;
+		free(offsets);
+		free(cookies);
+		return link < 0 ? -e : link;
+	}
+	if (r->n != 1)
+		return -EINVAL;
 	int type, bit;
 	int e = uprobe_pmu(&type, &bit);
 	if (e)
@@ -75,13 +164,13 @@ static int attach_here(int prog_fd, const struct attach_request *r)
 	attr.type = (uint32_t)type;
 	attr.config = r->retprobe ? 1ull << bit : 0;
 	attr.config1 = (uint64_t)(uintptr_t)r->binary; /* uprobe_path */
-	attr.config2 = r->file_offset;                  /* probe_offset */
+	attr.config2 = r->at[0].offset;                 /* probe_offset */
 	/* Every process: a per-CPU event, any CPU will do (uprobes fire on all). */
 	int pfd = (int)syscall(__NR_perf_event_open, &attr, r->pid < 0 ? -1 : r->pid,
 			       r->pid < 0 ? 0 : -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event.bpf_cookie = r->cookie);
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event.bpf_cookie = r->at[0].cookie);
 	int link = bpf_link_create(prog_fd, pfd, BPF_PERF_EVENT, &opts);
 	if (link < 0) {
 		e = errno;
@@ -181,7 +270,8 @@ static void attacher_loop(int sock)
 			return;
 		int32_t answer = EPROTO;
 		int link = -1;
-		if ((size_t)n == sizeof(r) && nfds == 1) {
+		if ((size_t)n >= request_size(0) && r.n >= 1 && r.n <= UPROBES_MAX_BATCH &&
+		    (size_t)n == request_size(r.n) && nfds == 1) {
 			r.binary[sizeof(r.binary) - 1] = '\0';
 			link = attach_here(fds[0], &r);
 			answer = link < 0 ? -link : 0;
@@ -340,20 +430,30 @@ struct uprobes *uprobes_start(char *err, size_t errlen)
 	return u;
 }
 
-int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary, uint64_t file_offset,
-		   pid_t pid, bool retprobe, uint64_t cookie, char *why, size_t whylen)
+int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
+		   const uint64_t *file_offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		   bool retprobe, bool multi, char *why, size_t whylen)
 {
 	static struct attach_request r;
-	memset(&r, 0, sizeof(r));
+	memset(&r, 0, request_size(0));
 	if (strlen(binary) >= sizeof(r.binary)) {
 		errbuf_set(why, whylen, "%s", strerror(ENAMETOOLONG));
 		return -1;
 	}
+	if (n == 0 || n > UPROBES_MAX_BATCH || (!multi && n != 1)) {
+		errbuf_set(why, whylen, "%zu uprobes in one link (%d at most)", n,
+			   multi ? UPROBES_MAX_BATCH : 1);
+		return -1;
+	}
 	strcpy(r.binary, binary);
-	r.file_offset = file_offset;
-	r.cookie = cookie;
+	r.n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		r.at[i].offset = file_offsets[i];
+		r.at[i].cookie = cookies[i];
+	}
 	r.pid = pid;
 	r.retprobe = retprobe;
+	r.multi = multi;
 	if (!u) {
 		int link = attach_here(prog_fd, &r);
 		if (link < 0)
@@ -363,7 +463,7 @@ int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary, uint64_t 
 	int32_t answer;
 	int fds[FDS_PER_MESSAGE];
 	size_t nfds = 0;
-	if (send_with_fds(u->attacher.sock, &r, sizeof(r), &prog_fd, 1) != 0 ||
+	if (send_with_fds(u->attacher.sock, &r, request_size(r.n), &prog_fd, 1) != 0 ||
 	    recv_with_fds(u->attacher.sock, &answer, sizeof(answer), fds, &nfds) !=
 		    (ssize_t)sizeof(answer)) {
 		for (size_t i = 0; i < nfds; i++)

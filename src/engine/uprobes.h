@@ -21,7 +21,7 @@
  *   link fd back; if sonde dies meanwhile, the helper finishes the attach,
  *   finds no one to give the fd to and closes it, which removes the uprobe;
  * - uprobes_remove hands fds to "sonde-detach", which closes them one by
- *   one in the background (~0.2 s each: the kernel's time).
+ *   one in the background (~0.15 s a link: the kernel's time).
  * Both ignore SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGQUIT and run in their
  * own process group (a terminal's Ctrl-C, a kill of sonde's group do not
  * reach them); they exit when sonde closes their socket or dies, after
@@ -46,12 +46,28 @@ struct uprobes;
  * below, which do the work in sonde itself (unsafe as above). */
 struct uprobes *uprobes_start(char *err, size_t errlen);
 
-/* Attaches the BPF program prog_fd as a uprobe (retprobe: a return probe)
- * at file_offset of binary, for process pid (-1: every process), with the
- * BPF cookie. Returns the link fd (the caller's; the uprobe lives until it
+/* Whether this kernel links one BPF program to many uprobes at once
+ * (uprobe_multi links, Linux 6.6): a program meant for them must be loaded
+ * with the expected attach type UPROBES_MULTI_ATTACH_TYPE and attached only
+ * with multi set below. Asked of the kernel once; false (with why) on older
+ * kernels, and when SONDE_UPROBE_MULTI=0 asks for the one-link-a-uprobe way
+ * (to compare both, or to sidestep a kernel bug). */
+bool uprobes_multi_available(char *why, size_t whylen);
+#define UPROBES_MULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
+
+/* The most uprobes one uprobes_attach call puts on a file. */
+#define UPROBES_MAX_BATCH 4096
+
+/* Attaches the BPF program prog_fd as uprobes (retprobe: return probes) at
+ * the n file_offsets of binary, for process pid (-1: every process), the
+ * i-th with cookies[i]. multi: all n in one uprobe_multi link (removed
+ * together, with one wait for the kernel's grace period instead of one
+ * each: ~0.15 s a uprobe otherwise); else n must be 1 and the uprobe is a
+ * perf event. Returns the link fd (the caller's; the uprobes live until it
  * is given back with uprobes_remove), or -1 with why (strerror text). */
-int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary, uint64_t file_offset,
-		   pid_t pid, bool retprobe, uint64_t cookie, char *why, size_t whylen);
+int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
+		   const uint64_t *file_offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		   bool retprobe, bool multi, char *why, size_t whylen);
 
 /* Removes uprobes: takes the link fds (closes the caller's copies). */
 void uprobes_remove(struct uprobes *u, const int *fds, size_t n);

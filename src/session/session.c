@@ -390,19 +390,20 @@ static int probe_pids(struct session *s, pid_t *pids, char *err, size_t errlen)
 	return npids;
 }
 
-/* Puts the uprobes of `probe` on t. Returns 0, or -1 with err and nothing
- * of the probe left attached. */
-static int attach_uprobes(struct session *s, uint32_t probe, const struct probe_target *t,
-			  char *err, size_t errlen)
+/* Puts the uprobes of n probes, probes[i] at offsets[i] of binary, on
+ * every process probe_pids names: all or none. Returns 0, or -1 with err
+ * and nothing of these probes left attached. */
+static int attach_uprobes(struct session *s, const uint32_t *probes, const uint64_t *offsets,
+			  size_t n, const char *binary, char *err, size_t errlen)
 {
 	pid_t pids[SESSION_MAX_PIDS + 1];
 	int npids = probe_pids(s, pids, err, errlen);
 	if (npids < 0)
 		return -1;
 	for (int i = 0; i < npids; i++) {
-		if (engine_attach_span(s->eng, probe, t->binary, t->offset, pids[i], err,
-				       errlen)) {
-			engine_discard_span(s->eng, probe);
+		if (engine_attach_spans(s->eng, probes, n, binary, offsets, pids[i], err, errlen)) {
+			for (size_t k = 0; k < n; k++)
+				engine_discard_span(s->eng, probes[k]);
 			return -1;
 		}
 	}
@@ -606,24 +607,47 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			 spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
+	/* The functions to attach, a binary at a time: each binary's are one
+	 * batch (engine_attach_spans: one uprobe_multi link for all). */
+	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
+	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
+	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
+	for (int i = 0; i < n; i++)
+		done[i] = !fresh[i];
 	for (; attached < n; attached++) {
-		if (!fresh[attached])
+		if (done[attached])
 			continue;
 		if (interrupted(s, why, sizeof(why))) {
 			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
-		if (attach_uprobes(s, (uint32_t)ids[attached], &t[attached], why, sizeof(why))) {
+		/* One link a uprobe: a function at a time, so that a signal
+		 * stops the attach between two of them. */
+		size_t k = 0, most = engine_uprobe_multi(s->eng) ? (size_t)n : 1;
+		for (int j = attached; j < n && k < most; j++) {
+			if (!done[j] && strcmp(t[j].binary, t[attached].binary) == 0) {
+				batch[k] = (uint32_t)ids[j];
+				offsets[k++] = t[j].offset;
+			}
+		}
+		if (attach_uprobes(s, batch, offsets, k, t[attached].binary, why, sizeof(why))) {
 			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
+		for (size_t b = 0; b < k; b++)
+			for (int j = attached; j < n; j++)
+				done[j] = done[j] || ids[j] == (int)batch[b];
 	}
+	free(batch);
+	free(offsets);
 	if (attached < n) { /* take back what this spec attached */
-		for (int i = 0; i < attached; i++)
-			if (fresh[i])
+		for (int i = 0; i < n; i++)
+			if (fresh[i] && done[i])
 				engine_discard_span(s->eng, (uint32_t)ids[i]);
+		free(done);
 		goto out;
 	}
+	free(done);
 	for (int i = 0; i < n; i++) {
 		if (ids[i] >= (int)s->prof->nprobes) { /* new: in id order */
 			char *name = probe_display_name(s->prof, &t[i]);
