@@ -244,12 +244,24 @@ static __always_inline __u8 off_state_of(long prev_state, struct task_struct *ta
 }
 
 /* A span id for a call in flight that needs one (a sample or a record
- * refers to it): most calls never do, so ids are given lazily. */
+ * refers to it): most calls never do, so ids are given lazily. The sampler
+ * can interrupt a probe program on its CPU (a uprobe program does not hold
+ * off perf-event programs), and both may give the call an id: the first
+ * one stored is the call's, so a sample and the call's record name the
+ * same id. */
 static __always_inline __u64 span_id_of(struct sonde_span_frame *f)
 {
-	if (!f->span_id)
-		f->span_id = __sync_fetch_and_add(&next_span_id, 1) + 1;
-	return f->span_id;
+	__u64 id = f->span_id;
+	if (id)
+		return id;
+	id = __sync_fetch_and_add(&next_span_id, 1) + 1;
+	__u64 was = __sync_val_compare_and_swap(&f->span_id, 0, id);
+	return was ? was : id;
 }
+
+/* Keeps the compiler from moving memory accesses across it: what a probe
+ * program writes to the thread's state is seen, in program order, by a
+ * sampler that interrupts it on the same CPU. */
+#define state_barrier() asm volatile("" ::: "memory")
 
 #endif

@@ -225,6 +225,15 @@ int span_enter(struct pt_regs *ctx)
 	f->flags = 0;
 	f->points = 0;
 	f->entry_sp = sp;
+	/* One clock read per handler: the rest of this handler's run time is
+	 * inside the calibrated trap cost (self_unseen_ns for this call,
+	 * call_unseen_ns for the calls around it). */
+	f->own_at_entry = st->own_ns;
+	f->start_ns = t0;
+	/* The frame is whole before the depth shows it to a sampler that
+	 * interrupts this program: none reads the last call's start, marks
+	 * or id in this one. */
+	state_barrier();
 	st->depth = d + 1;
 	if (prog) {
 		/* Timed, and charged to the calls around this one, not to it: it
@@ -232,13 +241,9 @@ int span_enter(struct pt_regs *ctx)
 		fetch_run(ctx, prog, probe, span_id_of(f), pid_tgid);
 		__u64 t1 = bpf_ktime_get_ns();
 		st->own_ns += t1 - t0;
-		t0 = t1;
+		f->own_at_entry = st->own_ns;
+		f->start_ns = t1;
 	}
-	/* One clock read per handler: the rest of this handler's run time is
-	 * inside the calibrated trap cost (self_unseen_ns for this call,
-	 * call_unseen_ns for the calls around it). */
-	f->own_at_entry = st->own_ns;
-	f->start_ns = t0;
 	return 0;
 }
 
@@ -366,12 +371,20 @@ int span_exit(struct pt_regs *ctx)
 	if (orphans)
 		count_orphans(orphans);
 	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
-	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
 	/* What was hit during this call was hit during its caller's too. */
 	if (found > 0)
 		st->frames[(found - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
 			st->frames[found & (SONDE_SPAN_DEPTH - 1)].points;
+	/* Popped before its record is decided: a sampler that interrupts this
+	 * program on its CPU and still sees the call in flight marks it
+	 * sampled and names it, and then the record must be sent; once the
+	 * call is popped, no sample names it. (Decided first and popped after,
+	 * a sample in between named a call whose record was never sent: a
+	 * sample "in no call" for the span join and --sample-when.) The frame
+	 * stays in its slot for emit_span to read. */
 	st->depth = (__u32)found;
+	state_barrier();
+	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
 	/* What this call cost sonde, seen from the calls around it, beyond a
 	 * record it sent (charged above): the traps and the handlers' own run
 	 * time, calibrated. */

@@ -24,7 +24,9 @@ static void usage(FILE *f)
 		"end, and every SECONDS with -i (counts of that interval). Ends at Ctrl-C, after\n"
 		"-d, or when the command / all PIDs exit. -p takes the processes' descendants\n"
 		"and the processes they create too (--no-children: not), -p NAME every process\n"
-		"of that name; a LIB:FUNC probe counts the calls of each of them.\n");
+		"of that name; a LIB:FUNC probe counts the calls of each of them.\n"
+		"  --ready-file FILE  write sonde's PID to FILE once every FUNC is traced (see\n"
+		"                     record --help)\n");
 }
 
 struct lat_state {

@@ -16,7 +16,7 @@ static void usage(FILE *f)
 		"                    [--no-children] [-d SECONDS] [--trace FUNC]... [--sample-in FUNC]\n"
 		"                    [--sample-slow FUNC:DURATION] [--sample-when FILE:LINE] [--all-calls]\n"
 		"                    [--unwind fp|cfi|auto] [--off-cpu [--min-block DURATION] [--wakers]]\n"
-		"                    [--threads [--threads-hz HZ]] -o FILE\n"
+		"                    [--threads [--threads-hz HZ]] [--ready-file FILE] -o FILE\n"
 		"\n"
 		"Samples user and kernel stacks of the targets, traces the calls of the functions\n"
 		"given with --trace, and writes a recording (SQLite).\n"
@@ -90,6 +90,10 @@ static void usage(FILE *f)
 		"                       $TMPDIR (or /tmp, /var/tmp, $HOME) instead and the error\n"
 		"                       says where\n"
 		"      --buffer-mb MB   BPF ring buffer size (power of two, default 16)\n"
+		"  --ready-file FILE    once every probe is attached and sampling is on, write\n"
+		"                       sonde's PID to FILE (atomically; an old FILE is removed\n"
+		"                       at the start): a script waits for FILE before it starts\n"
+		"                       the load it wants recorded\n"
 		"  -v, --verbose        show libbpf's messages\n");
 }
 

@@ -38,7 +38,9 @@ static void usage(FILE *f)
 		"               CPU (~ samples x 1/F) and off it, by state and system call\n"
 		"               ([sleeping: read] 6.0ms in wait_pipe), each with the function\n"
 		"               under FUNC it waited in (--min-block DURATION: shorter waits\n"
-		"               are counted only, default 5us)\n",
+		"               are counted only, default 5us)\n"
+		"  --ready-file FILE  write sonde's PID to FILE once FUNC is traced and sampling\n"
+		"               is on (see record --help)\n",
 		MIN_CALLS_FOR_PERCENTILE);
 }
 

@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"  -d, --duration SEC   end after SEC seconds\n"
 		"  --trace FUNC         trace FUNC: a thread inside a call shows it and its\n"
 		"                       elapsed time (as record --trace)\n"
+		"  --ready-file FILE    write sonde's PID to FILE once the states are taken and\n"
+		"                       every probe is attached (see record --help)\n"
 		"To keep the states: sonde record --threads (table thread_samples).\n");
 }
 

@@ -119,6 +119,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	case SESSION_OPT_SAMPLE_WHEN:
 		o->sample_when = arg;
 		return 1;
+	case SESSION_OPT_READY_FILE:
+		o->ready_file = arg;
+		return 1;
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* session_args — the command-line options every session command shares
- * (record, lat, slow, top): targets, sampling, probes, duration. They fill a
- * struct session_options (session.h); each command adds its own options.
+ * (record, lat, slow, top, serve, threads): targets, sampling, probes,
+ * duration, the ready file. They fill a struct session_options
+ * (session.h); each command adds its own options.
  * Errors are printed here (cli/ prints; the session layer does not). */
 #ifndef SONDE_SESSION_ARGS_H
 #define SONDE_SESSION_ARGS_H
@@ -21,6 +22,7 @@ enum {
 	SESSION_OPT_MIN_BLOCK,
 	SESSION_OPT_WAKERS,
 	SESSION_OPT_SAMPLE_WHEN,
+	SESSION_OPT_READY_FILE,
 };
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
@@ -37,7 +39,8 @@ enum {
 		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND},                     \
 		{"off-cpu", no_argument, NULL, SESSION_OPT_OFF_CPU},                         \
 		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK},               \
-		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS}
+		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS},                           \
+		{"ready-file", required_argument, NULL, SESSION_OPT_READY_FILE}
 
 /* Handles one shared option `c` (getopt character) with its `arg`; returns
  * 1 when it was one of them, 0 when not, -1 on a bad value (error printed). */

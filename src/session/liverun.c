@@ -147,7 +147,9 @@ struct liverun *liverun_new(struct session *s, const struct liverun_options *o, 
 
 int liverun_run(struct liverun *r, char *err, size_t errlen)
 {
-	int rc = loop_run(r->loop, err, errlen);
+	int rc = session_ready(r->s, err, errlen);
+	if (rc == 0)
+		rc = loop_run(r->loop, err, errlen);
 	session_end(r->s);
 	ctl_server_close(r->ctl);
 	r->ctl = NULL;

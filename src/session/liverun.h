@@ -85,9 +85,10 @@ void liverun_refresh_now(struct liverun *r);
 /* Makes liverun_run return after the current step. */
 void liverun_stop(struct liverun *r);
 
-/* Runs until the run stops (see above); then ends the session and closes
- * the control socket. Returns 0, or -1 with err when reading the ring buffer
- * or waiting failed. */
+/* Says the session is ready (session_ready: a frontend is set up, its
+ * start commands run, before it calls this), runs until the run stops (see above); then ends the session and
+ * closes the control socket. Returns 0, or -1 with err when the ready file
+ * could not be written, or reading the ring buffer or waiting failed. */
 int liverun_run(struct liverun *r, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,7 @@
 #include "calibrate.h"
 #include "capture.h"
 #include "drops.h"
+#include "outfile.h"
 #include "hashmap.h"
 #include "unwind.h"
 #include "latency.h"
@@ -68,6 +69,7 @@ struct session {
 	uint64_t sample_slow_ns;
 	char *event_name; /* the sampled event after a live change */
 	bool ended;
+	bool ready; /* session_ready ran */
 	/* What earlier attachments of each probe counted: detaching clears the
 	 * kernel's copy. The profile's figures are these plus the kernel's. */
 	struct probe_counts *counted_before; /* [SESSION_MAX_PROBES] */
@@ -1249,6 +1251,43 @@ void session_on_end(struct session *s, session_end_fn fn, void *arg)
 
 /* --- start ----------------------------------------------------------------------- */
 
+/* --ready-file: an old file is removed first, before anything can fail (a
+ * script must not take one left by an earlier run for this one's), and the
+ * place is checked now, so a run does not fail only once it is set up. */
+static int ready_file_prepare(const struct session_options *o, char *err, size_t errlen)
+{
+	if (!o->ready_file)
+		return 0;
+	char why[1024];
+	if (outfile_check_regular(o->ready_file, "the ready file", why, sizeof(why))) {
+		errbuf_set(err, errlen, "--ready-file: %s", why);
+		return -1;
+	}
+	if (unlink(o->ready_file) && errno != ENOENT) {
+		errbuf_set(err, errlen, "--ready-file %s: cannot remove the old file: %s",
+			   o->ready_file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int session_ready(struct session *s, char *err, size_t errlen)
+{
+	if (s->ready)
+		return 0;
+	s->ready = true;
+	if (!s->o->ready_file)
+		return 0;
+	char pid[32], why[1024];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (outfile_write_regular(s->o->ready_file, "the ready file", pid, (size_t)n, why,
+				  sizeof(why))) {
+		errbuf_set(err, errlen, "--ready-file: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
 struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
 			      size_t errlen)
 {
@@ -1256,7 +1295,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct engine_options eo = {0};
 	struct resolved_spec resolved[SESSION_MAX_TRACES];
 	int nresolved = 0;
-	if (events_parse(o->event, &eo.event, err, errlen))
+	if (ready_file_prepare(o, err, errlen) || events_parse(o->event, &eo.event, err, errlen))
 		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
 		o->period = 1; /* count events, not time: every occurrence by default */
@@ -1616,6 +1655,8 @@ static void replay_times(const struct profile *p, double *start_s, double *end_s
 struct session *session_replay(struct profile *p, const char *path, struct session_options *o,
 			       char *err, size_t errlen)
 {
+	if (ready_file_prepare(o, err, errlen))
+		return NULL;
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
@@ -1690,7 +1731,9 @@ static void session_tick(void *arg)
 int session_run(struct session *s, char *err, size_t errlen)
 {
 	loop_on_wake(s->loop, session_tick, s);
-	int rc = loop_run(s->loop, err, errlen);
+	int rc = session_ready(s, err, errlen);
+	if (rc == 0)
+		rc = loop_run(s->loop, err, errlen);
 	session_end(s);
 	return rc;
 }

@@ -75,6 +75,9 @@ struct session_options {
 	/* (threads kept at once: SESSION_THREADS_TARGETS, or SESSION_THREADS_ALL
 	 * system-wide; beyond, counted as thread_states_full) */
 	bool live;           /* probes may be added later (calibrate for them) */
+	/* --ready-file: once the run is ready (session_ready), this file
+	 * holds sonde's PID; removed at the start if it exists. NULL: none. */
+	const char *ready_file;
 	bool all_calls;      /* every traced call crosses to user space (a span
 			      * each), not only those samples landed in and
 			      * the slow ones (record --all-calls) */
@@ -158,10 +161,23 @@ enum session_end_reason {
 typedef void (*session_end_fn)(struct session *s, void *arg, enum session_end_reason why);
 void session_on_end(struct session *s, session_end_fn fn, void *arg);
 
-/* Runs the loop until it stops (by default: when the session should end;
- * a frontend may stop it earlier), reading the kernel's call counts once a
- * second (session_refresh_calls); then finishes the run (session_end).
- * Returns 0, or -1 with err when reading the ring buffer failed. */
+/* The run is ready: every probe asked for at the start is attached
+ * (--trace, and a frontend's start commands), sampling is on and the
+ * frontend is set up, so whatever the targets do from now on is sampled
+ * and traced. With --ready-file, writes sonde's PID and a newline to that
+ * file, atomically (a temporary file beside it, renamed into place): a
+ * script waits for the file to exist. Called once the setup is done, as
+ * the loop starts (session_run and liverun_run do it); later calls do
+ * nothing. Returns 0, or -1 with err when the file cannot be written (a
+ * script waiting for it would wait forever: the run should end). */
+int session_ready(struct session *s, char *err, size_t errlen);
+
+/* Says the run is ready (session_ready), then runs the loop until it
+ * stops (by default: when the session should end; a frontend may stop it
+ * earlier), reading the kernel's call counts once a second
+ * (session_refresh_calls); then finishes the run (session_end). Returns 0,
+ * or -1 with err when the ready file or the ring buffer could not be
+ * written or read. */
 int session_run(struct session *s, char *err, size_t errlen);
 
 /* --- what crosses to user space ------------------------------------------

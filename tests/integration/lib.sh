@@ -166,17 +166,23 @@ cpu_in_recording() {
 		}' "$1"
 }
 
-# wait_sampling PID [ERR]: waits until the sonde process PID samples (a perf event
-# open on every online CPU: what sonde record opens just before its start_ns).
+# wait_sampling PID READY [ERR]: waits until the sonde process PID, started
+# with --ready-file READY, is ready: every probe attached, sampling on, a
+# live frontend's --cmd commands run (sonde then writes its PID to READY).
+# Not its perf events: its start-up calibration opens some too, and a target
+# let go then runs its first calls unsampled and untraced. ERR: sonde's
+# stderr, shown when it ends first.
 wait_sampling() {
-	local cpus i
-	cpus=$(getconf _NPROCESSORS_ONLN)
+	local i
 	for ((i = 0; i < 6000; i++)); do
-		[ "$(find "/proc/$1/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)" -ge "$cpus" ] && return 0
-		kill -0 "$1" 2>/dev/null || { [ -z "${2:-}" ] || cat "$2" >&2; fail "sonde (PID $1) ended before it sampled"; }
+		if [ -s "$2" ]; then
+			[ "$(cat "$2")" = "$1" ] || fail "ready file $2 holds '$(cat "$2")', not sonde's PID $1"
+			return 0
+		fi
+		running "$1" || { [ -z "${3:-}" ] || cat "$3" >&2; fail "sonde (PID $1) ended before it was ready"; }
 		sleep 0.01
 	done
-	fail "sonde (PID $1) was not sampling after 60 s"
+	fail "sonde (PID $1) was not ready after 60 s"
 }
 
 # assert_samples_match_cpu NAME SAMPLES CPU_S HZ: SAMPLES is CPU_S seconds at
@@ -191,9 +197,10 @@ assert_samples_match_cpu() {
 		"$(awk -v c="$3" -v f="$4" 'BEGIN { e = c * f; print e * 0.05 + 3 * sqrt(e) + 3 }')"
 }
 
-# go_when_sampling OUT TARGET_PID SONDE_PID [ERR]: lets a target started with its
-# "wait" argument (cpusplit, threads) begin once it is ready (says so in OUT)
-# and sonde samples, so no sleep decides what the recording holds.
+# go_when_sampling OUT TARGET_PID SONDE_PID READY [ERR]: lets a target started
+# with its "wait" argument (cpusplit, threads, blocking) begin once it is
+# ready (says so in OUT) and sonde is (wait_sampling), so no sleep decides
+# what the recording holds.
 go_when_sampling() {
 	local i
 	for ((i = 0; i < 6000; i++)); do
@@ -201,7 +208,7 @@ go_when_sampling() {
 		sleep 0.01
 	done
 	grep -q ' ready' "$1" || fail "target $2 never said it was ready"
-	wait_sampling "$3" "${4:-}"
+	wait_sampling "$3" "$4" "${5:-}"
 	kill -USR1 "$2"
 }
 

@@ -27,10 +27,11 @@ sum_under() {
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" record -F 999 --off-cpu --wakers --trace handle_request -p "$target" -o "$WORK/b.sonde" 2>"$WORK/b.err" &
+"$SONDE" record -F 999 --off-cpu --wakers --trace handle_request -p "$target" -o "$WORK/b.sonde" \
+	--ready-file "$WORK/b.ready" 2>"$WORK/b.err" &
 rec=$!
 BG_PIDS+=("$rec")
-go_when_sampling "$WORK/b.out" "$target" "$rec" "$WORK/b.err"
+go_when_sampling "$WORK/b.out" "$target" "$rec" "$WORK/b.ready" "$WORK/b.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/b.err"; fail "record -p failed"; }
 cat "$WORK/b.out"
@@ -132,9 +133,9 @@ BG_PIDS+=("$long")
 "$TARGETS/blocking" 400 4 wait >"$WORK/e.out" &
 short_pid=$!
 wait_exec "$short_pid" "$TARGETS/blocking"
-"$SONDE" record --off-cpu -p "$short_pid,$long" -d 6 -o "$WORK/e.sonde" 2>"$WORK/e.err" &
+"$SONDE" record --off-cpu -p "$short_pid,$long" -d 6 -o "$WORK/e.sonde" --ready-file "$WORK/e.ready" 2>"$WORK/e.err" &
 rec=$!
-go_when_sampling "$WORK/e.out" "$short_pid" "$rec" "$WORK/e.err"
+go_when_sampling "$WORK/e.out" "$short_pid" "$rec" "$WORK/e.ready" "$WORK/e.err"
 wait "$short_pid"
 wait "$rec" || fail "record -p failed"
 got=$(sqlite3 "$WORK/e.sonde" "SELECT COUNT(*) FROM samples s JOIN threads t ON t.id = s.thread JOIN events e ON e.id = s.event

@@ -11,18 +11,10 @@ require_bpf
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" slow --off-cpu -p "$target" handle_request:2ms >"$WORK/slow.txt" 2>"$WORK/slow.err" &
+"$SONDE" slow --off-cpu -p "$target" --ready-file "$WORK/s.ready" handle_request:2ms >"$WORK/slow.txt" 2>"$WORK/slow.err" &
 rec=$!
 BG_PIDS+=("$rec")
-# (once slow says it traces: its calibration opens perf events too, which
-# go_when_sampling would take for the sampler's, and the target's calls
-# would run before handle_request is traced)
-for _ in $(seq 6000); do
-	grep -q '^sonde: tracing handle_request' "$WORK/slow.err" 2>/dev/null && break
-	kill -0 "$rec" 2>/dev/null || { cat "$WORK/slow.err"; fail "sonde slow ended before it traced"; }
-	sleep 0.01
-done
-go_when_sampling "$WORK/s.out" "$target" "$rec" "$WORK/slow.err"
+go_when_sampling "$WORK/s.out" "$target" "$rec" "$WORK/s.ready" "$WORK/slow.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/slow.err"; fail "slow --off-cpu failed"; }
 lines=$(grep -c ' handle_request  on-CPU ~' "$WORK/slow.txt" || true)
@@ -46,10 +38,10 @@ pass "no call is off the CPU longer than it lasted"
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" top -b -i 1 --no-ctl -p "$target" --cmd 'sample off-cpu' >"$WORK/top.txt" 2>"$WORK/top.err" &
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --cmd 'sample off-cpu' --ready-file "$WORK/t.ready" >"$WORK/top.txt" 2>"$WORK/top.err" &
 rec=$!
 BG_PIDS+=("$rec")
-go_when_sampling "$WORK/t.out" "$target" "$rec" "$WORK/top.err"
+go_when_sampling "$WORK/t.out" "$target" "$rec" "$WORK/t.ready" "$WORK/top.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/top.err"; fail "top failed"; }
 grep -q 'recording off-CPU intervals too' "$WORK/top.txt" || { cat "$WORK/top.txt"; fail "sample off-cpu did not answer"; }
@@ -58,10 +50,11 @@ pass "sample off-cpu: $(grep -m1 'recording off-CPU' "$WORK/top.txt")"
 target=$!
 BG_PIDS+=("$target")
 wait_exec "$target" "$TARGETS/blocking"
-"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu --trace handle_request --cmd "slow handle_request 2ms" >"$WORK/off.txt" 2>"$WORK/off.err" &
+"$SONDE" top -b -i 1 --no-ctl -p "$target" --off-cpu --trace handle_request --cmd "slow handle_request 2ms" \
+	--ready-file "$WORK/o.ready" >"$WORK/off.txt" 2>"$WORK/off.err" &
 rec=$!
 BG_PIDS+=("$rec")
-go_when_sampling "$WORK/o.out" "$target" "$rec"
+go_when_sampling "$WORK/o.out" "$target" "$rec" "$WORK/o.ready" "$WORK/off.err"
 wait "$target"
 wait "$rec" || { cat "$WORK/off.err"; fail "top --off-cpu failed"; }
 grep -Eq '^window: .* of off-CPU time in view' "$WORK/off.txt" || { cat "$WORK/off.txt"; fail "top --off-cpu does not count off-CPU time"; }

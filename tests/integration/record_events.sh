@@ -30,10 +30,10 @@ busy1=$!
 BG_PIDS+=($!)
 busy2=$!
 watch_cpu "$WORK/cpu" "$busy1" "$busy2"
-"$SONDE" record -a -F 99 -d 2 -o "$WORK/all.sonde" &
+"$SONDE" record -a -F 99 -d 2 -o "$WORK/all.sonde" --ready-file "$WORK/all.ready" &
 sonde=$!
-go_when_sampling "$WORK/busy1.out" "$busy1" "$sonde"
-go_when_sampling "$WORK/busy2.out" "$busy2" "$sonde"
+go_when_sampling "$WORK/busy1.out" "$busy1" "$sonde" "$WORK/all.ready"
+go_when_sampling "$WORK/busy2.out" "$busy2" "$sonde" "$WORK/all.ready"
 wait "$sonde" || fail "sonde record -a failed"
 "$SONDE" report "$WORK/all.sonde" --json >"$WORK/all.json"
 for p in "$busy1" "$busy2"; do

@@ -9,9 +9,9 @@ BG_PIDS+=($!)
 pid=$!
 wait_exec "$pid" "$TARGETS/cpusplit"
 watch_cpu "$WORK/cpu" "$pid"
-"$SONDE" record -F 999 -p "$pid" -d 20 -o "$WORK/r.sonde" &
+"$SONDE" record -F 999 -p "$pid" -d 20 -o "$WORK/r.sonde" --ready-file "$WORK/r.ready" &
 sonde=$!
-go_when_sampling "$WORK/target.out" "$pid" "$sonde"
+go_when_sampling "$WORK/target.out" "$pid" "$sonde" "$WORK/r.ready"
 wait "$sonde" || fail "sonde record failed"
 # The recording ended within a second of the target's own end (its last
 # CLOCK_MONOTONIC reading, the recording's clock), long before -d 20.

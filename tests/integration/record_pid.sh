@@ -9,9 +9,9 @@ BG_PIDS+=($!)
 pid=$!
 wait_exec "$pid" "$TARGETS/cpusplit"
 watch_cpu "$WORK/cpu" "$pid"
-"$SONDE" record -F 499 -p "$pid" -d 2 -o "$WORK/r.sonde" &
+"$SONDE" record -F 499 -p "$pid" -d 2 -o "$WORK/r.sonde" --ready-file "$WORK/r.ready" &
 sonde=$!
-go_when_sampling "$WORK/target.out" "$pid" "$sonde"
+go_when_sampling "$WORK/target.out" "$pid" "$sonde" "$WORK/r.ready"
 wait "$sonde" || fail "sonde record failed"
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/r.json"
 wait "$pid"

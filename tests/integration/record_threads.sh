@@ -10,9 +10,9 @@ require_bpf
 BG_PIDS+=($!)
 pid=$!
 wait_exec "$pid" "$TARGETS/threads"
-"$SONDE" record -F 199 -p "$pid" -o "$WORK/r.sonde" &
+"$SONDE" record -F 199 -p "$pid" -o "$WORK/r.sonde" --ready-file "$WORK/r.ready" &
 sonde=$!
-go_when_sampling "$WORK/target.out" "$pid" "$sonde"
+go_when_sampling "$WORK/target.out" "$pid" "$sonde" "$WORK/r.ready"
 wait "$sonde" || fail "sonde record failed"
 "$SONDE" report "$WORK/r.sonde" --json >"$WORK/r.json"
 

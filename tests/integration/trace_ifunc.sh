@@ -24,14 +24,11 @@ pass "-- CMD: libc:strlen counts exactly $n calls ($(grep -o 'tracing __strlen_[
 "$TARGETS/strlens" "$WORK/go" "$n" >"$WORK/p.out" &
 tpid=$!
 BG_PIDS+=("$tpid")
-"$SONDE" record -v -p "$tpid" --no-children --trace libc:strlen -o "$WORK/p.sonde" >/dev/null 2>"$WORK/p.err" &
+"$SONDE" record -v -p "$tpid" --no-children --trace libc:strlen -o "$WORK/p.sonde" --ready-file "$WORK/p.ready" \
+	>/dev/null 2>"$WORK/p.err" &
 spid=$!
 BG_PIDS+=("$spid")
-for _ in $(seq 300); do
-	grep -q "IFUNC" "$WORK/p.err" 2>/dev/null && break
-	sleep 0.1
-done
-sleep 1 # the probes are attached right after the line
+wait_sampling "$spid" "$WORK/p.ready" "$WORK/p.err"
 touch "$WORK/go"
 wait "$spid" || { cat "$WORK/p.err"; fail "record -p failed"; }
 grep -q "^calls=$n " "$WORK/p.out" || fail "strlens (-p) did not run: $(cat "$WORK/p.out")"

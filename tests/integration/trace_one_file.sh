@@ -26,14 +26,11 @@ BG_PIDS+=("$tpid")
 # --no-children on libc probes: on the target alone, not in every process on
 # the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
 "$SONDE" record -v -p "$tpid" --no-children --trace libc:getppid --trace "$libc:getppid" \
-	--trace /lib/x86_64-linux-gnu/libc.so.6:getppid -o "$WORK/p.sonde" >/dev/null 2>"$WORK/p.err" &
+	--trace /lib/x86_64-linux-gnu/libc.so.6:getppid -o "$WORK/p.sonde" --ready-file "$WORK/p.ready" \
+	>/dev/null 2>"$WORK/p.err" &
 spid=$!
 BG_PIDS+=("$spid")
-for _ in $(seq 300); do
-	grep -q "calibrated" "$WORK/p.err" 2>/dev/null && break
-	sleep 0.1
-done
-sleep 1
+wait_sampling "$spid" "$WORK/p.ready" "$WORK/p.err"
 touch "$WORK/go"
 wait "$spid" || { cat "$WORK/p.err"; fail "record -p failed"; }
 grep -q "^calls=$n " "$WORK/t.out" || fail "strlens did not run: $(cat "$WORK/t.out")"
