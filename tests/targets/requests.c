@@ -20,6 +20,9 @@
  * tracer's duration lies between inner and outer (less what it corrects for
  * its own cost). On a busy machine a fast request preempted for a while is
  * slow too; tests count such calls from this file, not from assumptions.
+ * With REQUESTS_SLOW_PAST_NS=NS, slow_path also sums the CPU time it spent
+ * once NS of wall time had passed since it began, printed at the end as
+ * "slow_cpu_past_ns=<ns>".
  * With REQUESTS_WAIT_TRACED=1, it starts only once handle_request() has a
  * uprobe (probes/traced.h), so a tool attached with -p sees every request
  * however long it takes to start. */
@@ -76,9 +79,29 @@ __attribute__((noinline)) void parse_request(void)
 	burn(100e-6);
 }
 
+/* REQUESTS_SLOW_PAST_NS: the CPU time slow_path spent once that much wall
+ * time had passed since it began, summed over its calls (what a sampler
+ * that samples only past that point can take). */
+static unsigned long long slow_past_ns, slow_cpu_past_ns;
+
 __attribute__((noinline)) void slow_path(void)
 {
-	burn(2e-3);
+	if (!slow_past_ns) {
+		burn(2e-3);
+		return;
+	}
+	/* burn(2e-3), noting the CPU clock when the wall clock passes the mark */
+	unsigned long long w0 = mono_ns(), c0 = thread_cpu_ns(), c = c0, cut = 0;
+	unsigned long x = sink;
+	while ((c = thread_cpu_ns()) < c0 + 2000000) {
+		if (!cut && mono_ns() - w0 >= slow_past_ns)
+			cut = c;
+		for (int i = 0; i < 200; i++)
+			x = x * 6364136223846793005UL + 1;
+	}
+	sink = x;
+	if (cut)
+		__atomic_add_fetch(&slow_cpu_past_ns, c - cut, __ATOMIC_RELAXED);
 }
 
 __attribute__((noinline)) void inner(void)
@@ -154,6 +177,9 @@ int main(int argc, char **argv)
 		}
 		setvbuf(times, NULL, _IOLBF, 0); /* readable while it runs */
 	}
+	const char *past = getenv("REQUESTS_SLOW_PAST_NS");
+	if (past)
+		slow_past_ns = strtoull(past, NULL, 10);
 	const char *wait = getenv("REQUESTS_WAIT_TRACED");
 	if (wait && strcmp(wait, "1") == 0)
 		wait_traced((const void *)handle_request, NULL);
@@ -166,5 +192,7 @@ int main(int argc, char **argv)
 		fclose(times);
 	printf("pid=%d requests=%d slow=%d\n", (int)getpid(), per_thread * threads,
 	       per_thread * threads / slow_every);
+	if (slow_past_ns)
+		printf("slow_cpu_past_ns=%llu\n", slow_cpu_past_ns);
 	return 0;
 }
