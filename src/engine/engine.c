@@ -41,7 +41,10 @@ struct engine {
 	int ncpus;
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
-	struct bpf_link *offcpu_links[1]; /* sched_switch: while --off-cpu */
+	/* offcpu_switch on sched_switch: while off-CPU intervals (--off-cpu)
+	 * or thread states are on (it keeps each thread's last stacks for
+	 * both; bss offcpu_intervals says whether it sends intervals). */
+	struct bpf_link *offcpu_links[1];
 	/* raw_syscalls sys_enter/sys_exit (bpf/threads.bpf.c): while off-CPU
 	 * intervals or thread states are on (both read the system call). */
 	struct bpf_link *sys_links[2];
@@ -131,7 +134,8 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 			return data;
 		if (id == NO_PROBE)
 			return NULL;
-	} else if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
+	} else if ((h->kind == SONDE_REC_SAMPLE || h->kind == SONDE_REC_THREAD_STACK) &&
+		   size >= SONDE_SAMPLE_HEAD) {
 		const struct sonde_sample *s = data;
 		bool same = true;
 		for (uint32_t i = 0; i < s->nspans && i < SONDE_SAMPLE_SPANS; i++)
@@ -473,17 +477,21 @@ static int syscalls_follow(struct engine *e, bool want, const char *what, char *
 	return 0;
 }
 
-static void offcpu_detach(struct engine *e)
+/* The switch-out's stacks (offcpu_switch), kept while off-CPU intervals
+ * or thread states want them, dropped when neither does. */
+static int stash_follow(struct engine *e, bool want, const char *what, char *err, size_t errlen)
 {
+	if (want) {
+		if (!e->offcpu_links[0])
+			e->offcpu_links[0] = attach_tracepoint(e->skel->progs.offcpu_switch, "sched",
+							       "sched_switch", what, err, errlen);
+		return e->offcpu_links[0] ? 0 : -1;
+	}
+	if (!e->offcpu_links[0])
+		return 0;
 	bpf_link__destroy(e->offcpu_links[0]);
 	e->offcpu_links[0] = NULL;
-	char ignored[8];
-	syscalls_follow(e, e->tstate_pass != NULL, NULL, ignored, sizeof(ignored));
-	bpf_link__destroy(e->wakers_link);
-	e->wakers_link = NULL;
-	e->skel->bss->offcpu_wakers = 0;
-	/* Threads switched out meanwhile are not switched in under watch: an
-	 * interval kept now would span the time off-CPU was off. */
+	/* Nothing keeps the entries any more: free them. */
 	int fd = bpf_map__fd(e->skel->maps.offcpu_stash);
 	uint32_t key, next;
 	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
@@ -491,6 +499,22 @@ static void offcpu_detach(struct engine *e)
 		if (bpf_map_delete_elem(fd, &key))
 			break;
 	}
+	return 0;
+}
+
+static void offcpu_detach(struct engine *e)
+{
+	/* Threads switched out meanwhile are not switched in under watch:
+	 * offcpu_since_ns keeps an interval that began now from being sent
+	 * once intervals are on again. */
+	e->skel->bss->offcpu_intervals = 0;
+	char ignored[8];
+	bool tstates = e->tstate_links[0] != NULL;
+	stash_follow(e, tstates, NULL, ignored, sizeof(ignored));
+	syscalls_follow(e, tstates, NULL, ignored, sizeof(ignored));
+	bpf_link__destroy(e->wakers_link);
+	e->wakers_link = NULL;
+	e->skel->bss->offcpu_wakers = 0;
 }
 
 int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
@@ -524,7 +548,7 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 
 bool engine_offcpu_on(const struct engine *e)
 {
-	return e->offcpu_links[0] != NULL;
+	return e->skel->bss->offcpu_intervals != 0;
 }
 
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen)
@@ -540,12 +564,13 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 		snprintf(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
 	}
-	e->offcpu_links[0] = attach_tracepoint(e->skel->progs.offcpu_switch, "sched", "sched_switch",
-					       "off-CPU recording", err, errlen);
-	if (!e->offcpu_links[0] || syscalls_follow(e, true, "off-CPU recording", err, errlen)) {
+	const char *what = "off-CPU recording";
+	if (stash_follow(e, true, what, err, errlen) || syscalls_follow(e, true, what, err, errlen)) {
 		offcpu_detach(e);
 		return -1;
 	}
+	e->skel->bss->offcpu_since_ns = monotonic_ns();
+	e->skel->bss->offcpu_intervals = 1;
 	return 0;
 }
 
@@ -561,6 +586,7 @@ static void threads_detach(struct engine *e)
 		e->tstate_links[i] = NULL;
 	}
 	char ignored[8];
+	stash_follow(e, engine_offcpu_on(e), NULL, ignored, sizeof(ignored));
 	syscalls_follow(e, engine_offcpu_on(e), NULL, ignored, sizeof(ignored));
 }
 
@@ -600,7 +626,8 @@ static int threads_attach(struct engine *e, char *err, size_t errlen)
 	if (e->tstate_links[0])
 		e->tstate_links[1] = attach_tracepoint(e->skel->progs.tstate_wakeup, "sched",
 						       "sched_wakeup", what, err, errlen);
-	if (!e->tstate_links[1] || syscalls_follow(e, true, what, err, errlen)) {
+	if (!e->tstate_links[1] || syscalls_follow(e, true, what, err, errlen) ||
+	    stash_follow(e, true, what, err, errlen)) {
 		threads_detach(e);
 		return -1;
 	}

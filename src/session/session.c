@@ -1449,6 +1449,8 @@ static void add_metadata(struct session *s, double end_mono)
 		set_meta_u64(p, "thread_state_passes", cs.thread_passes);
 		set_meta_u64(p, "thread_state_samples", cs.thread_samples);
 		set_meta_u64(p, "thread_state_pass_ns", cs.thread_pass_ns);
+		set_meta_u64(p, "thread_stacks", cs.thread_stacks);
+		set_meta_u64(p, "thread_stacks_missing", cs.thread_stacks_missing);
 	}
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
@@ -1741,9 +1743,12 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
 	}
 	if (s->o->threads)
-		fprintf(out, "; thread states: %llu in %llu passes (%.1f us a pass)",
+		fprintf(out, "; thread states: %llu in %llu passes (%.1f us a pass), %llu stacks%s",
 			(unsigned long long)cs.thread_samples, (unsigned long long)cs.thread_passes,
-			cs.thread_passes ? (double)cs.thread_pass_ns / (double)cs.thread_passes / 1e3 : 0.0);
+			cs.thread_passes ? (double)cs.thread_pass_ns / (double)cs.thread_passes / 1e3 : 0.0,
+			(unsigned long long)cs.thread_stacks,
+			cs.thread_stacks_missing ? " (some rows' stacks lost: see lost thread states)"
+						 : "");
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),

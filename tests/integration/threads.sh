@@ -1,9 +1,12 @@
 # Thread states (xcapture-style): `sonde threads` shows each thread of the
 # target in the state, system call and traced call it is blocked in, for as
-# long as the target measured; `record --threads` keeps every pass in
-# thread_samples, where each sample names the system call's start the
-# target measured, and README's SQL example ("stuck in futex for more than
-# 1 s while a request was in flight") finds exactly the thread that was.
+# long as the target measured, with the stack it blocked with (the target's
+# function that made the call, called from where it was); `record
+# --threads` keeps every pass in thread_samples, where each sample names
+# the system call's start the target measured and the stack (the one it
+# left the CPU with, or a running thread's last on-CPU sample), and
+# README's SQL example ("stuck in futex for more than 1 s while a request
+# was in flight") finds exactly the thread that was.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 
@@ -25,15 +28,19 @@ pass_s=$(cat "$WORK/pass")
 awk -v t="$pass_s" '/^threads at / { on = ($3 == t) } on' "$WORK/live.txt" >"$WORK/snap.txt"
 cat "$WORK/snap.txt"
 to_ms() { awk -v s="$1" 'BEGIN { v = s + 0; if (s ~ /us$/) v /= 1e3; else if (s ~ /ns$/) v /= 1e6; else if (s !~ /ms$/) v *= 1e3; print v }'; }
-check_row() { # NAME STATE SYSCALL CALL
+check_row() { # NAME STATE SYSCALL CALL STACK
 	local f tid start blocked row
 	f=$(figures "$WORK/live.txt" "$1")
 	read -r tid start blocked <<<"$f"
 	row=$(awk -v tid="$tid" '$1 == tid' "$WORK/snap.txt")
 	[ -n "$row" ] || fail "$1 (tid $tid) is not in the table"
-	read -r _ comm state in_state syscall in_syscall call elapsed <<<"$row"
+	read -r _ comm state in_state syscall in_syscall call _ stack <<<"$row"
 	[ "$comm" = "$1" ] && [ "$state" = "$2" ] && [ "$syscall" = "$3" ] && [ "$call" = "$4" ] ||
 		fail "$1's row: '$row', expected state $2, syscall $3, call $4"
+	# The stack it blocked with (innermost first): the target's function
+	# that made the call, called from the one that calls it.
+	[[ " $stack " == *" < $5 < "* ]] || fail "$1's stack: '$stack', expected ... < $5 < ..."
+	pass "$1's stack: $stack"
 	# Its time in the system call: the pass's time less when the target
 	# says the call began (3 significant digits shown: 10 ms + 1%).
 	local got expect
@@ -44,10 +51,10 @@ check_row() { # NAME STATE SYSCALL CALL
 	# Asleep from just after the call began: the same time in the state.
 	assert_near "$1: time asleep (ms) against time in $3" "$(to_ms "$in_state")" "$got" 11
 }
-check_row reader sleeping read handle_request
-check_row sleeper sleeping clock_nanosleep handle_request
-check_row locker sleeping futex handle_request
-check_row idler sleeping futex -
+check_row reader sleeping read handle_request "wait_read < handle_request < run"
+check_row sleeper sleeping clock_nanosleep handle_request "wait_sleep < handle_request < run"
+check_row locker sleeping futex handle_request "wait_lock < handle_request < run"
+check_row idler sleeping futex - "wait_signal < run"
 read -r stid _ _ <<<"$(figures "$WORK/live.txt" spinner)"
 spin=$(awk -v tid="$stid" '$1 == tid { print $3 " " $5 }' "$WORK/snap.txt")
 case "$spin" in
@@ -60,16 +67,31 @@ esac
 	-- "$TARGETS/threadstates" "$HOLD_MS" >"$WORK/rec.out" 2>"$WORK/rec.err" ||
 	{ cat "$WORK/rec.err"; fail "record --threads failed"; }
 cat "$WORK/rec.err"
-for spec in reader:read sleeper:clock_nanosleep locker:futex idler:futex; do
-	name=${spec%%:*} sc=${spec#*:}
+# Rows of thread $1 whose stack has function $2 called from $3.
+in_stack() {
+	echo "EXISTS (SELECT 1 FROM stack_frames a JOIN frames fa ON fa.id = a.frame
+		JOIN stack_frames b ON b.stack = a.stack AND b.depth = a.depth - 1
+		JOIN frames fb ON fb.id = b.frame
+		WHERE a.stack = s.stack AND fa.name = '$1' AND fb.name = '$2')"
+}
+for spec in reader:read:wait_read:handle_request sleeper:clock_nanosleep:wait_sleep:handle_request \
+	locker:futex:wait_lock:handle_request idler:futex:wait_signal:run; do
+	IFS=: read -r name sc fn caller <<<"$spec"
 	read -r tid start blocked <<<"$(figures "$WORK/rec.out" "$name")"
-	read -r n first last longest <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
-		SELECT count(*), min(s.time_ns - s.syscall_ns), max(s.time_ns - s.syscall_ns), max(s.syscall_ns)
+	read -r n first last longest with_stack left_gap <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
+		SELECT count(*), min(s.time_ns - s.syscall_ns), max(s.time_ns - s.syscall_ns), max(s.syscall_ns),
+		       sum(s.stack_from = 'left' AND $(in_stack "$fn" "$caller")),
+		       max(abs(s.stack_ns - s.state_ns))
 		FROM thread_samples s JOIN threads t ON t.id = s.thread
 		WHERE t.tid = $tid AND s.syscall = '$sc' AND s.state = 'sleeping'")"
 	# 20 passes a second over 1.5 s of waiting (15: a busy machine may
 	# delay ticks).
 	assert_ge "$name: passes that saw it sleeping in $sc" "$n" 15
+	# Every one names the stack it left the CPU with to sleep: $fn called
+	# from $caller, taken at the switch that put it to sleep (the same
+	# sched_switch: 1 ms apart at most).
+	assert_near "$name: passes naming a stack with $fn < $caller" "$with_stack" "$n" 0
+	assert_le "$name: stack's age less time asleep (ns)" "$left_gap" 1000000
 	# Every one names the same start of the call: the target's, to 2 ms.
 	assert_near "$name: start of $sc (ns), first pass" "$first" "$start" 2000000
 	assert_near "$name: start of $sc (ns), last pass" "$last" "$start" 2000000
@@ -78,6 +100,18 @@ for spec in reader:read sleeper:clock_nanosleep locker:futex idler:futex; do
 	assert_le "$name: longest time in $sc (ns)" "$longest" "$blocked"
 	assert_ge "$name: longest time in $sc (ns)" "$longest" "$((blocked - 60000000))"
 done
+
+# The spinner never blocks: its rows' stacks taken while it spun (its last
+# on-CPU sample's while it runs, else the one it was preempted with) are
+# all in spin, called from run; at least one is a sample's.
+read -r stid sstart sspun <<<"$(figures "$WORK/rec.out" spinner)"
+read -r n with_spin from_sample <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
+	SELECT count(*), sum($(in_stack spin run)), sum(s.stack_from = 'sample')
+	FROM thread_samples s JOIN threads t ON t.id = s.thread
+	WHERE t.tid = $stid AND s.time_ns - s.stack_ns BETWEEN $sstart AND $((sstart + sspun))")"
+assert_ge "spinner: passes naming a stack taken while it spun" "$n" 15
+assert_near "spinner: of those, stacks with spin < run" "$with_spin" "$n" 0
+assert_ge "spinner: of those, its last on-CPU sample's" "$from_sample" 1
 
 # README's example, as written there.
 sqlite3 -separator ' ' "$WORK/rec.sonde" "
