@@ -614,6 +614,32 @@ static void threads_seed(struct engine *e)
 	}
 }
 
+/* The pass: a cpu-clock event on one CPU at 1/tstate_freq (it ticks
+ * whether that CPU is idle or busy), running threads_pass. */
+static int pass_attach(struct engine *e, char *err, size_t errlen)
+{
+	int cpus[1];
+	struct event_spec clock;
+	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		return -1;
+	}
+	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
+				       errlen);
+	if (e->tstate_fd < 0)
+		return -1;
+	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
+	if (!e->tstate_pass) {
+		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
+			 cpus[0], strerror(errno));
+		close(e->tstate_fd);
+		e->tstate_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 static int threads_attach(struct engine *e, char *err, size_t errlen)
 {
 	if (e->offcpu_unavailable[0]) {
@@ -632,27 +658,62 @@ static int threads_attach(struct engine *e, char *err, size_t errlen)
 		return -1;
 	}
 	threads_seed(e);
-	/* One pass a tick, on one CPU: a cpu-clock event at 1/F (it ticks
-	 * whether that CPU is idle or busy). */
-	int cpus[1];
-	struct event_spec clock;
-	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
-		if (!err[0])
-			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+	if (pass_attach(e, err, errlen)) {
 		threads_detach(e);
 		return -1;
 	}
-	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
-				       errlen);
-	if (e->tstate_fd < 0) {
-		threads_detach(e);
-		return -1;
+	return 0;
+}
+
+/* Every thread's state forgotten (thread states off: nothing keeps them
+ * now, and a thread that exits meanwhile would stay). */
+static void threads_forget(struct engine *e)
+{
+	int now_fd = bpf_map__fd(e->skel->maps.thread_now);
+	int tids_fd = bpf_map__fd(e->skel->maps.tstate_tids);
+	uint32_t key, next;
+	while (bpf_map_get_next_key(now_fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(now_fd, &key))
+			break;
 	}
-	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
-	if (!e->tstate_pass) {
-		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
-			 cpus[0], strerror(errno));
-		threads_detach(e);
+	uint64_t used = e->skel->bss->tstate_next, zero = 0;
+	uint32_t nslots = e->skel->rodata->tstate_slots;
+	for (uint32_t i = 0; i < used && i < nslots; i++)
+		bpf_map_update_elem(tids_fd, &i, &zero, BPF_ANY);
+	e->skel->bss->tstate_next = 0;
+}
+
+int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen)
+{
+	if (!freq) {
+		if (e->tstate_links[0]) {
+			threads_detach(e);
+			threads_forget(e);
+		}
+		e->opt.tstate_freq = 0;
+		return 0;
+	}
+	uint64_t old = e->opt.tstate_freq;
+	e->opt.tstate_freq = freq;
+	if (!e->tstate_links[0]) {
+		if (threads_attach(e, err, errlen)) {
+			e->opt.tstate_freq = 0;
+			return -1;
+		}
+		return 0;
+	}
+	/* On already: a new rate for the pass. */
+	bpf_link__destroy(e->tstate_pass);
+	e->tstate_pass = NULL;
+	if (e->tstate_fd >= 0)
+		close(e->tstate_fd);
+	e->tstate_fd = -1;
+	if (pass_attach(e, err, errlen)) {
+		char ignored[256];
+		e->opt.tstate_freq = old;
+		if (pass_attach(e, ignored, sizeof(ignored)))
+			engine_set_threads(e, 0, ignored, sizeof(ignored));
 		return -1;
 	}
 	return 0;

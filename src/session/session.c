@@ -1001,6 +1001,19 @@ int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
 	return 0;
 }
 
+int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen)
+{
+	if (on && !hz)
+		hz = SESSION_THREADS_HZ;
+	if (engine_set_threads(s->eng, on ? hz : 0, err, errlen))
+		return -1;
+	if (on) { /* the recording holds thread states (and says at what rate) */
+		s->o->threads = true;
+		s->o->threads_hz = hz;
+	}
+	return 0;
+}
+
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {

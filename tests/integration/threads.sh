@@ -149,6 +149,54 @@ row=$(awk -v tid="$rtid" '$1 == tid { print $3, $4, $5, $6 }' "$WORK/p.txt")
 [[ "$row" =~ ^sleeping\ \>[0-9.]+m?s\ read\ \>[0-9.]+m?s$ ]] ||
 	fail "the reader blocked before sonde began: '$row', expected sleeping in read since before (>)"
 pass "reader found blocked before the start: $row"
+
+# ---- live: `sample threads` turns thread states on and off in a top session --
+export SONDE_RUNTIME_DIR="$WORK/run"
+"$SONDE" top -b -i 0.3 -p "$target" >"$WORK/top.out" 2>"$WORK/top.err" &
+spid=$!
+BG_PIDS+=("$spid")
+# until DESCRIPTION CODE: up to 15 s for the shell code to succeed.
+until_ok() {
+	for _ in $(seq 150); do
+		eval "$2" >/dev/null 2>&1 && return 0
+		kill -0 "$spid" 2>/dev/null || { cat "$WORK/top.err"; fail "sonde top ended while waiting for $1"; }
+		sleep 0.1
+	done
+	fail "timed out waiting for $1"
+}
+until_ok "the session" '"$SONDE" ctl status'
+rows() { sqlite3 "$1" "SELECT count(*) FROM thread_samples" 2>/dev/null || echo 0; }
+"$SONDE" ctl save "$WORK/before.sonde" >/dev/null || fail "ctl save failed"
+assert_near "thread states before sample threads" "$(rows "$WORK/before.sonde")" 0 0
+out=$("$SONDE" ctl sample threads 20) || fail "ctl sample threads 20 failed: $out"
+[ "$out" = "sampling every thread's state 20 times a second" ] || fail "sample threads answered '$out'"
+# Passes come: the reader (blocked in read since before sonde began) in 5
+# of them at least.
+reader_rows() { sqlite3 "$1" "SELECT count(*) FROM thread_samples s JOIN threads t ON t.id = s.thread
+	WHERE t.tid = $rtid AND s.state = 'sleeping' AND s.syscall = 'read' AND s.before_start = 3"; }
+until_ok "five passes with the reader" \
+	'"$SONDE" ctl save "$WORK/on.sonde" && [ "$(reader_rows "$WORK/on.sonde")" -ge 5 ]'
+pass "sample threads: $(reader_rows "$WORK/on.sonde") passes saw the reader in read, since before sonde began"
+[ "$(sqlite3 "$WORK/on.sonde" "SELECT value FROM meta WHERE key = 'thread_states_hz'")" = 20 ] ||
+	fail "the saved recording does not say 20 passes a second"
+out=$("$SONDE" ctl sample threads off) || fail "ctl sample threads off failed: $out"
+[ "$out" = "thread states off" ] || fail "sample threads off answered '$out'"
+# Off: once the passes already sent are read (two snapshots: the session
+# drains at least every 0.1 s), no pass adds rows.
+snapshots() { grep -c '^--- sonde top at' "$WORK/top.out" || true; }
+n=$(snapshots)
+until_ok "two snapshots" '[ "$(snapshots)" -ge '$((n + 2))' ]'
+"$SONDE" ctl save "$WORK/off1.sonde" >/dev/null || fail "ctl save failed"
+n=$(snapshots)
+until_ok "two more snapshots" '[ "$(snapshots)" -ge '$((n + 2))' ]'
+"$SONDE" ctl save "$WORK/off2.sonde" >/dev/null || fail "ctl save failed"
+off1=$(rows "$WORK/off1.sonde")
+assert_ge "thread states kept once off" "$off1" "$(rows "$WORK/on.sonde")"
+assert_near "thread states added after sample threads off" "$(rows "$WORK/off2.sonde")" "$off1" 0
+expect_error 'sample threads takes nothing, passes a second \(1 to 1000\) or off' "" -- \
+	"$SONDE" ctl sample threads 0
+kill -INT "$spid"
+wait "$spid" || { cat "$WORK/top.err"; fail "sonde top failed"; }
 kill "$target"
 wait "$target" || true
 
