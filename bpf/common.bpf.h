@@ -92,6 +92,7 @@ extern __u64 tstate_next; /* slots taken so far (may pass the map's size) */
 struct offcpu_entry {
 	__u32 seq;
 	__u32 _pad;
+	__u64 in_ns; /* when it last got a CPU (0: not seen yet) */
 	struct sonde_sample s; /* hdr.kind: SONDE_REC_SAMPLE while an off-CPU
 				* interval waits to be sent, else 0 */
 };

@@ -9,7 +9,7 @@
  * with off_ns = the time it was away, if that is at least offcpu_min_ns
  * (shorter ones are counted, OFFCPU_SHORT). The system call is the one
  * threads.bpf.c's sys_enter/sys_exit programs keep in `thread_now`. With --wakers,
- * `offcpu_wakeup` (sched_wakeup) keeps who woke each waiting thread in
+ * `offcpu_wakeup` (sched_waking) keeps who woke each waiting thread in
  * `waker_stash`, sent after the woken thread's record as a record of event
  * offcpu_event_index + 1 (off_state SONDE_OFF_WAKER) of the same weight.
  *
@@ -117,12 +117,44 @@ static __always_inline void mark_calls(__u32 tid, const struct sonde_sample *s)
 	}
 }
 
+/* The waker of the wait that ends now: woken since the thread last got a
+ * CPU, at in_ns (sched_waking may come before the switch-out of the wait it ends: a
+ * thread is woken as soon as it has said it will sleep, and the waker may
+ * be quicker than its way to sched_switch). A runnable interval (the thread
+ * was preempted) has none: a waking before it ended a sleep that never
+ * began. Its calls in flight are the woken thread's: the wait belongs to
+ * them. */
+static __always_inline struct sonde_sample *waker_of(__u32 tid, const struct offcpu_entry *e,
+						     __u64 in_ns)
+{
+	struct sonde_sample *w = offcpu_wakers ? bpf_map_lookup_elem(&waker_stash, &tid) : NULL;
+	if (!w || w->hdr.kind != SONDE_REC_SAMPLE)
+		return NULL;
+	if (w->hdr.time_ns < in_ns || e->s.off_state == SONDE_OFF_RUNNABLE) {
+		w->hdr.kind = 0;
+		return NULL;
+	}
+	const struct sonde_sample *s = &e->s;
+	__builtin_memcpy(w->woken_comm, s->hdr.comm, SONDE_COMM_LEN);
+	w->nspans = s->nspans;
+	w->span_depth = s->span_depth;
+	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
+		w->span_ids[i] = s->span_ids[i];
+		w->span_probes[i] = s->span_probes[i];
+	}
+	return w;
+}
+
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
 	if (tid == 0)
 		return;
 	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
-	if (!e || e->s.hdr.kind != SONDE_REC_SAMPLE)
+	if (!e)
+		return;
+	__u64 in_ns = e->in_ns;
+	e->in_ns = now;
+	if (e->s.hdr.kind != SONDE_REC_SAMPLE)
 		return;
 	struct sonde_sample *s = &e->s;
 	if (!offcpu_intervals || s->hdr.time_ns < offcpu_since_ns) {
@@ -130,10 +162,7 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		return;
 	}
 	__u64 away = now - s->hdr.time_ns;
-	struct sonde_sample *w = offcpu_wakers ? bpf_map_lookup_elem(&waker_stash, &tid) : NULL;
-	/* The waker of this wait: woken after the thread left. */
-	if (w && (w->hdr.kind != SONDE_REC_SAMPLE || w->hdr.time_ns < s->hdr.time_ns))
-		w = NULL;
+	struct sonde_sample *w = waker_of(tid, e, in_ns);
 	if (away < offcpu_min_ns) {
 		count(SONDE_CNT_OFFCPU_SHORT);
 	} else {
@@ -161,20 +190,25 @@ int offcpu_switch(struct trace_event_raw_sched_switch *ctx)
 	return 0;
 }
 
-/* A thread wakes a target thread that waits (sched_wakeup runs in the
- * waker's context; in an interrupt, the interrupted thread's): its kernel
- * stack, and its user stack when it is a target itself (the unwind tables
- * are the targets'). */
-SEC("tracepoint/sched/sched_wakeup")
+/* A thread wakes a target thread that waits: its kernel stack, and its
+ * user stack when it is a target itself (the unwind tables are the
+ * targets'). sched_waking, not sched_wakeup: it runs in the waker's context
+ * (in an interrupt, the interrupted thread's: a timer ending a nanosleep),
+ * while sched_wakeup runs wherever the woken thread is put on its run
+ * queue, which, when the waker queues it on the woken thread's CPU (the
+ * kernel's wake list, when that CPU is idle or the thread is still leaving
+ * it), is an interrupt there, in the idle task or whatever ran: 7% of the
+ * waits in tests/integration/offcpu.sh under load had such a waker. Kept
+ * for any target thread that has left the CPU before (an offcpu_stash
+ * entry), matched to its wait when it runs again (waker_of). */
+SEC("tracepoint/sched/sched_waking")
 int offcpu_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 {
 	if (!offcpu_wakers)
 		return 0;
 	__u32 woken = (__u32)ctx->pid;
-	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &woken);
-	if (!e || e->s.hdr.kind != SONDE_REC_SAMPLE)
+	if (!bpf_map_lookup_elem(&offcpu_stash, &woken))
 		return 0;
-	const struct sonde_sample *s = &e->s;
 	struct sonde_sample *w = bpf_map_lookup_elem(&waker_stash, &woken);
 	if (!w) {
 		__u32 zero = 0;
@@ -196,14 +230,6 @@ int offcpu_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 	w->off_state = SONDE_OFF_WAKER;
 	w->syscall = -1;
 	w->off_ns = 0;
-	__builtin_memcpy(w->woken_comm, s->hdr.comm, SONDE_COMM_LEN);
-	/* The woken thread's calls: its wait belongs to them. */
-	w->nspans = s->nspans;
-	w->span_depth = s->span_depth;
-	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {
-		w->span_ids[i] = s->span_ids[i];
-		w->span_probes[i] = s->span_probes[i];
-	}
 	if (tgid && is_target(tgid)) {
 		stacks_fill(ctx, w, tgid);
 	} else {

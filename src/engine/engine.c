@@ -51,7 +51,7 @@ struct engine {
 	struct bpf_link *tstate_links[2]; /* sched_switch, sched_wakeup: with thread states */
 	int tstate_fd;                    /* the pass's perf event, -1 */
 	struct bpf_link *tstate_pass;
-	struct bpf_link *wakers_link;     /* sched_wakeup: while --wakers */
+	struct bpf_link *wakers_link;     /* sched_waking: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
@@ -315,7 +315,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		if (r == 0)
 			snprintf(e->offcpu_unavailable, sizeof(e->offcpu_unavailable),
 				 "off-CPU recording and thread states are not available on this "
-				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup and "
+				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup, sched_waking and "
 				 "raw_syscalls:sys_enter/sys_exit do not load (%s)",
 				 why);
 	}
@@ -532,13 +532,13 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 	if (e->wakers_link)
 		return 0;
 	char why[256];
-	if (tracefs_tracepoint_id("sched", "sched_wakeup", why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_wakeup: %s", why);
+	if (tracefs_tracepoint_id("sched", "sched_waking", why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_waking: %s", why);
 		return -1;
 	}
 	e->wakers_link = bpf_program__attach(e->skel->progs.offcpu_wakeup);
 	if (!e->wakers_link) {
-		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_wakeup for --wakers: %s",
+		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_waking for --wakers: %s",
 			 strerror(errno));
 		return -1;
 	}
