@@ -47,6 +47,8 @@ struct collector *collector_new(struct profile *p, struct symbolizer *syms)
 
 void collector_free(struct collector *c)
 {
+	if (!c)
+		return; /* (a session replaying a recording has none) */
 	hashmap_free(&c->last_of_tid);
 	free(c->last);
 	free(c);
