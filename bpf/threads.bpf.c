@@ -255,6 +255,7 @@ static __always_inline void send_stack(struct sonde_thread_now *t, __u32 tid, __
 	    stacks_record_bytes(c) != bytes)
 		return; /* rewritten while copied: the next pass sends it */
 	c->hdr.kind = SONDE_REC_THREAD_STACK;
+	c->off_ns = 0; /* (an interval sent since may have set it) */
 	if (bpf_ringbuf_output(&events, c, bytes, stacks_submit_flags(c, now))) {
 		count(SONDE_CNT_LOST_THREADS);
 		return;

@@ -63,7 +63,9 @@ case "$spin" in
 esac
 
 # ---- recorded: record --threads, and the README's query --------------------
-"$SONDE" record --threads --threads-hz 20 -F 49 --trace handle_request -o "$WORK/rec.sonde" \
+# (with --off-cpu too: the threads' last stacks are the off-CPU program's,
+# which then also sends intervals from the same per-thread store)
+"$SONDE" record --threads --threads-hz 20 -F 49 --off-cpu --trace handle_request -o "$WORK/rec.sonde" \
 	-- "$TARGETS/threadstates" "$HOLD_MS" >"$WORK/rec.out" 2>"$WORK/rec.err" ||
 	{ cat "$WORK/rec.err"; fail "record --threads failed"; }
 cat "$WORK/rec.err"
@@ -112,6 +114,15 @@ read -r n with_spin from_sample <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
 assert_ge "spinner: passes naming a stack taken while it spun" "$n" 15
 assert_near "spinner: of those, stacks with spin < run" "$with_spin" "$n" 0
 assert_ge "spinner: of those, its last on-CPU sample's" "$from_sample" 1
+
+# A row's stack is the thread's own, never an interval's (no state frame on
+# top), while the intervals of the same run have theirs.
+read -r with_state intervals <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
+	SELECT (SELECT count(*) FROM thread_samples s JOIN stacks st ON st.id = s.stack
+		JOIN frames f ON f.id = st.frame WHERE f.kind = 'state'),
+	       (SELECT count(*) FROM samples s JOIN events e ON e.id = s.event WHERE e.name = 'off-cpu')")"
+assert_near "rows whose stack has a state frame on top" "$with_state" 0 0
+assert_ge "off-CPU intervals in the same recording" "$intervals" 5
 
 # README's example, as written there.
 sqlite3 -separator ' ' "$WORK/rec.sonde" "
