@@ -315,8 +315,9 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		if (r == 0)
 			snprintf(e->offcpu_unavailable, sizeof(e->offcpu_unavailable),
 				 "off-CPU recording and thread states are not available on this "
-				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup, sched_waking and "
-				 "raw_syscalls:sys_enter/sys_exit do not load (%s)",
+				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup, "
+				 "sched:sched_waking and raw_syscalls:sys_enter/sys_exit do not load "
+				 "(%s)",
 				 why);
 	}
 	if (r) {
