@@ -7,7 +7,9 @@
 # (thread_state_pass_ns over thread_state_passes). The perf interrupt
 # that runs the pass (its entry and exit, the same for any number of
 # threads) is not in it. Reference: xcapture v3's published 340-555 us
-# per pass (task iterator over all threads).
+# per pass (task iterator over all threads). stacks/pass: the threads whose
+# last stack was new since the pass before (each sent once; a sleeper
+# leaves the CPU every 50 ms, a pass's interval: nearly all of them).
 # usage: bench/threads.sh [BUILD_DIR] [SECONDS] [N...]
 set -euo pipefail
 build=${1:-build}
@@ -22,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, perf events)"; exit 1; }
 meta() { sqlite3 "$1" "SELECT value FROM meta WHERE key = '$2'"; }
 
-printf "%8s %8s %12s %12s\n" threads passes "us/pass" "ns/thread"
+printf "%8s %8s %12s %12s %14s\n" threads passes "us/pass" "ns/thread" "stacks/pass"
 for n in "${counts[@]}"; do
 	"$sonde" record --threads --threads-hz 20 -F 1 -d "$seconds" -o "$tmp/t.sonde" \
 		-- "$target" "$n" $((seconds + 30)) >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
@@ -30,9 +32,10 @@ for n in "${counts[@]}"; do
 	pass_ns=$(meta "$tmp/t.sonde" thread_state_pass_ns)
 	states=$(meta "$tmp/t.sonde" thread_state_samples)
 	lost=$(meta "$tmp/t.sonde" lost_thread_states)
-	awk -v p="$passes" -v ns="$pass_ns" -v s="$states" -v lost="$lost" 'BEGIN {
+	stacks=$(meta "$tmp/t.sonde" thread_stacks)
+	awk -v p="$passes" -v ns="$pass_ns" -v s="$states" -v lost="$lost" -v k="${stacks:-0}" 'BEGIN {
 		per = ns / p; per_thread = per / (s / p)
-		printf "%8d %8d %12.1f %12.0f%s\n", s / p, p, per / 1e3, per_thread,
+		printf "%8d %8d %12.1f %12.0f %14.0f%s\n", s / p, p, per / 1e3, per_thread, k / p,
 			(lost > 0 ? "  (lost " lost ")" : "") }'
 done
 echo "xcapture v3 (published): 340-555 us per pass"

@@ -13,6 +13,7 @@ sonde_threads_map threads SEC(".maps");
 sonde_thread_now_map thread_now SEC(".maps");
 sonde_tstate_tids_map tstate_tids SEC(".maps");
 __u64 tstate_next = 0;
+sonde_offcpu_stash_map offcpu_stash SEC(".maps");
 sonde_unwind_procs_map unwind_procs SEC(".maps");
 sonde_unwind_requests_map unwind_requests SEC(".maps");
 sonde_unwind_rows_map unwind_rows SEC(".maps");

@@ -59,6 +59,9 @@ enum sonde_record_kind {
 	SONDE_REC_VALUES = 6, /* a probe hit's captured values (struct sonde_values) */
 	SONDE_REC_THREAD = 7, /* a thread's state at a thread-state pass (struct sonde_thread_sample) */
 	SONDE_REC_THREAD_PASS = 8, /* a thread-state pass ended (struct sonde_thread_pass) */
+	SONDE_REC_THREAD_STACK = 9, /* a thread's stacks when it last left the CPU, sent
+				     * by a pass (struct sonde_sample; hdr.time_ns: when
+				     * it left) */
 };
 
 /* The kernel's drop counters, one line each; adding one is a line here and
@@ -208,6 +211,8 @@ struct sonde_thread_now {
 	__u32 cpu;              /* the CPU it last ran on */
 	__u64 task;             /* its task_struct (0: not known yet), to read its
 				 * state when it left a CPU unseen (threads.bpf.c) */
+	__u64 stack_sent_ns;    /* when it left the CPU with the last stacks a pass
+				 * sent of it (SONDE_REC_THREAD_STACK), 0: none */
 };
 
 /* One executable mapping of a process in the unwinder's tables. */
@@ -549,8 +554,12 @@ struct sonde_task_event {
 
 /* One thread at one pass of the thread-state sampler (SONDE_REC_THREAD):
  * hdr.time_ns is the pass's time, hdr.pid/tid/comm the thread's; then its
- * state (struct sonde_thread_now) and its outermost traced calls in flight
- * (span_probes are slots in the kernel, probe ids in user space). */
+ * state (struct sonde_thread_now), its outermost traced calls in flight
+ * (span_probes are slots in the kernel, probe ids in user space) and its
+ * last stacks by reference: stack_ns is the hdr.time_ns of the
+ * SONDE_REC_THREAD_STACK record of this thread holding them (sent once, by
+ * the first pass that found the thread had left the CPU again; 0: none
+ * yet). */
 #define SONDE_THREAD_SPANS 4
 struct sonde_thread_sample {
 	struct sonde_hdr hdr;
@@ -563,6 +572,7 @@ struct sonde_thread_sample {
 	__u16 _pad;
 	__u32 nspans;           /* calls in span_* (outermost first) */
 	__u32 span_depth;       /* calls in flight (may exceed nspans) */
+	__u64 stack_ns;         /* its last stacks: when it left the CPU with them */
 	__u64 span_ids[SONDE_THREAD_SPANS];
 	__u64 span_start_ns[SONDE_THREAD_SPANS];
 	__u32 span_probes[SONDE_THREAD_SPANS];

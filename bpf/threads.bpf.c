@@ -22,8 +22,16 @@
  * are marked sampled, so their return sends their record (the span a
  * thread sample refers to is in the recording).
  *
+ * A thread's last stacks are those it left the CPU with, which offcpu.bpf.c
+ * keeps in `offcpu_stash` at every switch-out (user space attaches it with
+ * thread states). A pass sends them once, the first time it finds them new
+ * (SONDE_REC_THREAD_STACK), and each row names them by when the thread
+ * left (stack_ns): a thread blocked for a minute costs one copy of its
+ * stacks, not one a pass. A running thread's row names the stacks it last
+ * left with; user space prefers its last on-CPU sample when there is one.
+ *
  * Only classic tracepoints and a perf event: no kprobes, no fentry. */
-#include "common.bpf.h"
+#include "stacks.bpf.h"
 
 __u64 tstate_passes = 0; /* passes so far (a pass's number) */
 /* tstate_tids's size (user space sets it with the map's). */
@@ -213,6 +221,48 @@ int tstate_sys_exit(void *ctx)
 	return 0;
 }
 
+/* Per CPU: a thread's stacks copied out of offcpu_stash, checked whole,
+ * then sent (too large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sonde_sample);
+} tstate_stack_copy SEC(".maps");
+
+/* The thread's stacks from when it last left the CPU (offcpu_stash), sent
+ * as a SONDE_REC_THREAD_STACK record once: when they are newer than those
+ * sent before (t->stack_sent_ns) and were not being rewritten meanwhile
+ * (the entry's seq: the thread may be leaving a CPU right now). */
+static __always_inline void send_stack(struct sonde_thread_now *t, __u32 tid, __u64 now)
+{
+	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	if (!e)
+		return;
+	__u32 seq = *(volatile __u32 *)&e->seq;
+	__u64 left = e->s.hdr.time_ns;
+	if ((seq & 1) || !left || left == t->stack_sent_ns)
+		return;
+	__u32 zero = 0;
+	struct sonde_sample *c = bpf_map_lookup_elem(&tstate_stack_copy, &zero);
+	if (!c)
+		return;
+	__u64 bytes = stacks_record_bytes(&e->s);
+	if (bytes < SONDE_SAMPLE_HEAD || bytes > sizeof(*c))
+		return;
+	bpf_probe_read_kernel(c, bytes, &e->s);
+	if (*(volatile __u32 *)&e->seq != seq || c->hdr.time_ns != left ||
+	    stacks_record_bytes(c) != bytes)
+		return; /* rewritten while copied: the next pass sends it */
+	c->hdr.kind = SONDE_REC_THREAD_STACK;
+	c->off_ns = 0; /* (an interval sent since may have set it) */
+	if (bpf_ringbuf_output(&events, c, bytes, stacks_submit_flags(c, now))) {
+		count(SONDE_CNT_LOST_THREADS);
+		return;
+	}
+	t->stack_sent_ns = left;
+}
+
 struct pass_ctx {
 	__u64 now;
 	__u64 pass;
@@ -231,7 +281,9 @@ static long pass_one(__u32 slot, struct pass_ctx *pc)
 	struct sonde_thread_now *t = bpf_map_lookup_elem(&thread_now, &tid);
 	if (!t)
 		return 0;
+	send_stack(t, tid, pc->now);
 	struct sonde_thread_sample r = {};
+	r.stack_ns = t->stack_sent_ns;
 	r.hdr.kind = SONDE_REC_THREAD;
 	r.hdr.cpu = pc->cpu;
 	r.hdr.time_ns = pc->now;

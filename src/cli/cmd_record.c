@@ -118,8 +118,9 @@ static int record_option(void *ctx, int c, const char *arg)
 	if (c == OPT_THREADS_HZ) {
 		char *end;
 		unsigned long long hz = strtoull(arg, &end, 10);
-		if (*end || hz == 0 || hz > 1000) {
-			errorf("bad --threads-hz '%s': expected passes a second, 1 to 1000", arg);
+		if (*end || hz == 0 || hz > SESSION_THREADS_HZ_MAX) {
+			errorf("bad --threads-hz '%s': expected passes a second, 1 to %d", arg,
+			       SESSION_THREADS_HZ_MAX);
 			return -1;
 		}
 		a->so->threads = true;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -16,21 +17,25 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde threads [-p PID[,PID...]|NAME | -a | -- CMD ARGS...] [-F HZ] [-b]\n"
+		"usage: sonde threads [-p PID[,PID...]|NAME | -a | -- CMD ARGS...] [-F HZ] [-b] [-s]\n"
 		"                     [-i SECONDS] [-n N] [-d SECONDS] [--trace FUNC]...\n"
 		"\n"
 		"Shows every thread of the targets, running or not, as tracepoints keep its\n"
 		"state (sched_switch, sched_wakeup, raw_syscalls): a table by state (running,\n"
 		"runnable, disk, uninterruptible, sleeping, stopped), with the time in that\n"
-		"state, the system call it is in and the time in it, and the traced call in\n"
-		"flight (--trace) with its elapsed time. A time that began before sonde did is\n"
-		"a lower bound (\">1.20s\"). Refreshed every interval; ends at Ctrl-C, after -d\n"
-		"or -n, or when the command / all PIDs exit.\n"
+		"state, the system call it is in and the time in it, the traced call in\n"
+		"flight (--trace) with its elapsed time, and its stack: the user functions,\n"
+		"innermost first, of the stack it last left the CPU with (a thread blocked in\n"
+		"read: read < the function that called it < ...). A time that began before\n"
+		"sonde did is a lower bound (\">1.20s\"). Refreshed every interval; ends at\n"
+		"Ctrl-C, after -d or -n, or when the command / all PIDs exit.\n"
 		"  -p, --pid PID,...    the threads of these processes (and their children)\n"
 		"  -a, --all-cpus       every thread of the system\n"
 		"  -- CMD ARGS...       start CMD and show its threads\n"
 		"  -F, --freq HZ        passes over all threads a second (default 10)\n"
 		"  -b, --batch          print a snapshot every interval (no screen clearing)\n"
+		"  -s, --stacks         print each thread's whole last stack (kernel frames\n"
+		"                       marked [k]) under its row\n"
 		"  -i, --interval S     between snapshots, seconds (default 1)\n"
 		"  -n, --iterations N   end after N snapshots\n"
 		"  -d, --duration SEC   end after SEC seconds\n"
@@ -43,6 +48,7 @@ static void usage(FILE *f)
 
 struct threads_args {
 	bool batch;
+	bool stacks;
 	double interval;
 	long iterations;
 };
@@ -54,6 +60,9 @@ static int threads_option(void *ctx, int c, const char *arg)
 	switch (c) {
 	case 'b':
 		a->batch = true;
+		return 0;
+	case 's':
+		a->stacks = true;
 		return 0;
 	case 'i':
 		a->interval = strtod(arg, &end);
@@ -91,9 +100,16 @@ static void show(struct threads_live *tl)
 		fputs("\033[H\033[2J", stdout);
 	else if (tl->shown)
 		fputc('\n', stdout);
-	if (n)
-		threadtable_print(stdout, p, rows, n, when);
-	else
+	/* On a terminal, rows as wide as it (the stack is the last column). */
+	struct winsize ws;
+	size_t width = tl->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+	if (n) {
+		threadtable_print(stdout, p, rows, n, when, tl->a->stacks ? 0 : width);
+		for (size_t i = 0; i < n && tl->a->stacks; i++) {
+			printf("stack of %u:\n", p->threads[rows[i].ts->thread].tid);
+			threadtable_print_stack(stdout, p, rows[i].ts, 4);
+		}
+	} else
 		printf("threads: no pass yet\n");
 	fflush(stdout);
 	free(rows);
@@ -116,13 +132,14 @@ static void on_timer(void *arg)
 int cmd_threads(int argc, char **argv)
 {
 	static const struct option own[] = {{"batch", no_argument, NULL, 'b'},
+					    {"stacks", no_argument, NULL, 's'},
 					    {"interval", required_argument, NULL, 'i'},
 					    {"iterations", required_argument, NULL, 'n'},
 					    {0}};
 	struct session_options so;
 	session_options_init(&so);
 	struct threads_args a = {.interval = 1};
-	struct session_command cmd = {"bi:n:", own, threads_option, usage, &a};
+	struct session_command cmd = {"bsi:n:", own, threads_option, usage, &a};
 	int exit_code;
 	if (session_args_getopt(&so, argc, argv, &cmd, &exit_code))
 		return exit_code;

@@ -42,14 +42,17 @@ struct engine {
 	int ncpus;
 	struct bpf_link *tp_link;
 	struct bpf_link *task_links[3];
-	struct bpf_link *offcpu_links[1]; /* sched_switch: while --off-cpu */
+	/* offcpu_switch on sched_switch: while off-CPU intervals (--off-cpu)
+	 * or thread states are on (it keeps each thread's last stacks for
+	 * both; bss offcpu_intervals says whether it sends intervals). */
+	struct bpf_link *offcpu_links[1];
 	/* raw_syscalls sys_enter/sys_exit (bpf/threads.bpf.c): while off-CPU
 	 * intervals or thread states are on (both read the system call). */
 	struct bpf_link *sys_links[2];
 	struct bpf_link *tstate_links[2]; /* sched_switch, sched_wakeup: with thread states */
 	int tstate_fd;                    /* the pass's perf event, -1 */
 	struct bpf_link *tstate_pass;
-	struct bpf_link *wakers_link;     /* sched_wakeup: while --wakers */
+	struct bpf_link *wakers_link;     /* sched_waking: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
@@ -133,7 +136,8 @@ static const void *record_with_ids(struct engine *e, const void *data, size_t si
 			return data;
 		if (id == NO_PROBE)
 			return NULL;
-	} else if (h->kind == SONDE_REC_SAMPLE && size >= SONDE_SAMPLE_HEAD) {
+	} else if ((h->kind == SONDE_REC_SAMPLE || h->kind == SONDE_REC_THREAD_STACK) &&
+		   size >= SONDE_SAMPLE_HEAD) {
 		const struct sonde_sample *s = data;
 		bool same = true;
 		for (uint32_t i = 0; i < s->nspans && i < SONDE_SAMPLE_SPANS; i++)
@@ -323,8 +327,9 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		if (r == 0)
 			snprintf(e->offcpu_unavailable, sizeof(e->offcpu_unavailable),
 				 "off-CPU recording and thread states are not available on this "
-				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup and "
-				 "raw_syscalls:sys_enter/sys_exit do not load (%s)",
+				 "kernel: their programs on sched:sched_switch, sched:sched_wakeup, "
+				 "sched:sched_waking and raw_syscalls:sys_enter/sys_exit do not load "
+				 "(%s)",
 				 why);
 	}
 	if (r) {
@@ -485,17 +490,21 @@ static int syscalls_follow(struct engine *e, bool want, const char *what, char *
 	return 0;
 }
 
-static void offcpu_detach(struct engine *e)
+/* The switch-out's stacks (offcpu_switch), kept while off-CPU intervals
+ * or thread states want them, dropped when neither does. */
+static int stash_follow(struct engine *e, bool want, const char *what, char *err, size_t errlen)
 {
+	if (want) {
+		if (!e->offcpu_links[0])
+			e->offcpu_links[0] = attach_tracepoint(e->skel->progs.offcpu_switch, "sched",
+							       "sched_switch", what, err, errlen);
+		return e->offcpu_links[0] ? 0 : -1;
+	}
+	if (!e->offcpu_links[0])
+		return 0;
 	bpf_link__destroy(e->offcpu_links[0]);
 	e->offcpu_links[0] = NULL;
-	char ignored[8];
-	syscalls_follow(e, e->tstate_pass != NULL, NULL, ignored, sizeof(ignored));
-	bpf_link__destroy(e->wakers_link);
-	e->wakers_link = NULL;
-	e->skel->bss->offcpu_wakers = 0;
-	/* Threads switched out meanwhile are not switched in under watch: an
-	 * interval kept now would span the time off-CPU was off. */
+	/* Nothing keeps the entries any more: free them. */
 	int fd = bpf_map__fd(e->skel->maps.offcpu_stash);
 	uint32_t key, next;
 	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
@@ -503,6 +512,22 @@ static void offcpu_detach(struct engine *e)
 		if (bpf_map_delete_elem(fd, &key))
 			break;
 	}
+	return 0;
+}
+
+static void offcpu_detach(struct engine *e)
+{
+	/* Threads switched out meanwhile are not switched in under watch:
+	 * offcpu_since_ns keeps an interval that began now from being sent
+	 * once intervals are on again. */
+	e->skel->bss->offcpu_intervals = 0;
+	char ignored[8];
+	bool tstates = e->tstate_links[0] != NULL;
+	stash_follow(e, tstates, NULL, ignored, sizeof(ignored));
+	syscalls_follow(e, tstates, NULL, ignored, sizeof(ignored));
+	bpf_link__destroy(e->wakers_link);
+	e->wakers_link = NULL;
+	e->skel->bss->offcpu_wakers = 0;
 }
 
 int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
@@ -520,13 +545,13 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 	if (e->wakers_link)
 		return 0;
 	char why[256];
-	if (tracefs_tracepoint_id("sched", "sched_wakeup", why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_wakeup: %s", why);
+	if (tracefs_tracepoint_id("sched", "sched_waking", why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_waking: %s", why);
 		return -1;
 	}
 	e->wakers_link = bpf_program__attach(e->skel->progs.offcpu_wakeup);
 	if (!e->wakers_link) {
-		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_wakeup for --wakers: %s",
+		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_waking for --wakers: %s",
 			 strerror(errno));
 		return -1;
 	}
@@ -536,7 +561,7 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 
 bool engine_offcpu_on(const struct engine *e)
 {
-	return e->offcpu_links[0] != NULL;
+	return e->skel->bss->offcpu_intervals != 0;
 }
 
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen)
@@ -552,12 +577,13 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 		snprintf(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
 	}
-	e->offcpu_links[0] = attach_tracepoint(e->skel->progs.offcpu_switch, "sched", "sched_switch",
-					       "off-CPU recording", err, errlen);
-	if (!e->offcpu_links[0] || syscalls_follow(e, true, "off-CPU recording", err, errlen)) {
+	const char *what = "off-CPU recording";
+	if (stash_follow(e, true, what, err, errlen) || syscalls_follow(e, true, what, err, errlen)) {
 		offcpu_detach(e);
 		return -1;
 	}
+	e->skel->bss->offcpu_since_ns = monotonic_ns();
+	e->skel->bss->offcpu_intervals = 1;
 	return 0;
 }
 
@@ -573,6 +599,7 @@ static void threads_detach(struct engine *e)
 		e->tstate_links[i] = NULL;
 	}
 	char ignored[8];
+	stash_follow(e, engine_offcpu_on(e), NULL, ignored, sizeof(ignored));
 	syscalls_follow(e, engine_offcpu_on(e), NULL, ignored, sizeof(ignored));
 }
 
@@ -600,6 +627,32 @@ static void threads_seed(struct engine *e)
 	}
 }
 
+/* The pass: a cpu-clock event on one CPU at 1/tstate_freq (it ticks
+ * whether that CPU is idle or busy), running threads_pass. */
+static int pass_attach(struct engine *e, char *err, size_t errlen)
+{
+	int cpus[1];
+	struct event_spec clock;
+	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		return -1;
+	}
+	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
+				       errlen);
+	if (e->tstate_fd < 0)
+		return -1;
+	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
+	if (!e->tstate_pass) {
+		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
+			 cpus[0], strerror(errno));
+		close(e->tstate_fd);
+		e->tstate_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 static int threads_attach(struct engine *e, char *err, size_t errlen)
 {
 	if (e->offcpu_unavailable[0]) {
@@ -612,32 +665,68 @@ static int threads_attach(struct engine *e, char *err, size_t errlen)
 	if (e->tstate_links[0])
 		e->tstate_links[1] = attach_tracepoint(e->skel->progs.tstate_wakeup, "sched",
 						       "sched_wakeup", what, err, errlen);
-	if (!e->tstate_links[1] || syscalls_follow(e, true, what, err, errlen)) {
+	if (!e->tstate_links[1] || syscalls_follow(e, true, what, err, errlen) ||
+	    stash_follow(e, true, what, err, errlen)) {
 		threads_detach(e);
 		return -1;
 	}
 	threads_seed(e);
-	/* One pass a tick, on one CPU: a cpu-clock event at 1/F (it ticks
-	 * whether that CPU is idle or busy). */
-	int cpus[1];
-	struct event_spec clock;
-	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
-		if (!err[0])
-			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+	if (pass_attach(e, err, errlen)) {
 		threads_detach(e);
 		return -1;
 	}
-	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
-				       errlen);
-	if (e->tstate_fd < 0) {
-		threads_detach(e);
-		return -1;
+	return 0;
+}
+
+/* Every thread's state forgotten (thread states off: nothing keeps them
+ * now, and a thread that exits meanwhile would stay). */
+static void threads_forget(struct engine *e)
+{
+	int now_fd = bpf_map__fd(e->skel->maps.thread_now);
+	int tids_fd = bpf_map__fd(e->skel->maps.tstate_tids);
+	uint32_t key, next;
+	while (bpf_map_get_next_key(now_fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(now_fd, &key))
+			break;
 	}
-	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
-	if (!e->tstate_pass) {
-		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
-			 cpus[0], strerror(errno));
-		threads_detach(e);
+	uint64_t used = e->skel->bss->tstate_next, zero = 0;
+	uint32_t nslots = e->skel->rodata->tstate_slots;
+	for (uint32_t i = 0; i < used && i < nslots; i++)
+		bpf_map_update_elem(tids_fd, &i, &zero, BPF_ANY);
+	e->skel->bss->tstate_next = 0;
+}
+
+int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen)
+{
+	if (!freq) {
+		if (e->tstate_links[0]) {
+			threads_detach(e);
+			threads_forget(e);
+		}
+		e->opt.tstate_freq = 0;
+		return 0;
+	}
+	uint64_t old = e->opt.tstate_freq;
+	e->opt.tstate_freq = freq;
+	if (!e->tstate_links[0]) {
+		if (threads_attach(e, err, errlen)) {
+			e->opt.tstate_freq = 0;
+			return -1;
+		}
+		return 0;
+	}
+	/* On already: a new rate for the pass. */
+	bpf_link__destroy(e->tstate_pass);
+	e->tstate_pass = NULL;
+	if (e->tstate_fd >= 0)
+		close(e->tstate_fd);
+	e->tstate_fd = -1;
+	if (pass_attach(e, err, errlen)) {
+		char ignored[256];
+		e->opt.tstate_freq = old;
+		if (pass_attach(e, ignored, sizeof(ignored)))
+			engine_set_threads(e, 0, ignored, sizeof(ignored));
 		return -1;
 	}
 	return 0;

@@ -108,7 +108,13 @@ bool engine_offcpu_on(const struct engine *e);
  * as samples carry them) and then a SONDE_REC_THREAD_PASS. Lost records:
  * LOST_THREADS; threads beyond the map: TSTATE_FULL. engine_start fails
  * with one line naming a missing tracepoint (the rest of sonde works
- * without thread states). */
+ * without thread states).
+ *
+ * engine_set_threads turns them on at freq passes a second (or changes the
+ * rate), or off (freq 0) while everything runs: off forgets every thread's
+ * state (not kept meanwhile), on reads the threads that exist again from
+ * /proc. Returns 0, or -1 with one line. */
+int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen);
 
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);

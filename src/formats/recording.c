@@ -72,7 +72,8 @@ static const char *const schema_sql =
 	" thread INTEGER NOT NULL REFERENCES threads(id), state TEXT NOT NULL,"
 	" state_ns INTEGER NOT NULL, syscall TEXT, syscall_nr INTEGER, syscall_ns INTEGER,"
 	" span INTEGER, probe INTEGER REFERENCES probes(id), span_ns INTEGER,"
-	" before_start INTEGER NOT NULL);"
+	" before_start INTEGER NOT NULL, stack INTEGER REFERENCES stacks(id), stack_ns INTEGER,"
+	" stack_from TEXT);"
 	/* Every frame of every stack, outermost depth 1: the join users want. */
 	"CREATE VIEW stack_frames(stack, depth, frame) AS"
 	" WITH RECURSIVE walk(stack, node) AS ("
@@ -268,8 +269,8 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 		return 0;
 	if (prepare(db,
 		    "INSERT INTO thread_samples(id, time_ns, thread, state, state_ns, syscall,"
-		    " syscall_nr, syscall_ns, span, probe, span_ns, before_start)"
-		    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+		    " syscall_nr, syscall_ns, span, probe, span_ns, before_start, stack, stack_ns,"
+		    " stack_from) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		    &st, err, errlen))
 		return -1;
 	int rc = 0;
@@ -309,6 +310,15 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 				sqlite3_bind_null(st, c);
 		}
 		sqlite3_bind_int64(st, 12, t->flags);
+		if (t->stack) {
+			sqlite3_bind_int64(st, 13, t->stack);
+			sqlite3_bind_int64(st, 14, (sqlite3_int64)ns_since(t->time_ns, t->stack_ns));
+			sqlite3_bind_text(st, 15, t->stack_on_cpu ? "sample" : "left", -1,
+					  SQLITE_STATIC);
+		} else {
+			for (int c = 13; c <= 15; c++)
+				sqlite3_bind_null(st, c);
+		}
 		rc = step_done(db, st, err, errlen);
 	}
 	sqlite3_finalize(st);
@@ -587,6 +597,7 @@ struct loader {
 	bool span_points;     /* spans has points */
 	bool has_point_calls; /* the point_calls table exists */
 	bool has_thread_samples; /* the thread_samples table exists */
+	bool thread_stacks;   /* thread_samples has stack, stack_ns, stack_from */
 	struct profile *p;
 	uint32_t *frame_map; /* file frame id -> profile frame id */
 	size_t nframe_map;
@@ -623,7 +634,7 @@ static int count_steps(void *arg)
  * starting with '?' may be missing (recordings made before it existed). */
 static const struct table_spec {
 	const char *name;
-	const char *columns[12];
+	const char *columns[16];
 } tables_read[] = {
 	{"meta", {"key", "value"}},
 	{"events", {"id", "name"}},
@@ -724,6 +735,10 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 			l->probe_kind = has;
 		else if (!strcmp(col, "?points"))
 			l->span_points = has;
+		else if (!strcmp(col, "?stack"))
+			l->thread_stacks = has;
+		else if (!strcmp(col, "?stack_ns") || !strcmp(col, "?stack_from"))
+			l->thread_stacks = l->thread_stacks && has;
 	}
 	return 0;
 }
@@ -736,7 +751,7 @@ static const struct table_spec point_calls_table = {"point_calls",
 static const struct table_spec thread_samples_table = {
 	"thread_samples",
 	{"time_ns", "thread", "state", "state_ns", "syscall", "syscall_nr", "syscall_ns", "span",
-	 "probe", "span_ns", "before_start"}};
+	 "probe", "span_ns", "before_start", "?stack", "?stack_ns", "?stack_from"}};
 
 /* 1 when the file has a table of this name, 0 when not, -1 (err). */
 static int has_table(struct loader *l, const char *name)
@@ -777,8 +792,13 @@ static int load_thread_samples(struct loader *l)
 		return 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT time_ns, thread, state, state_ns, syscall_nr, syscall_ns, span,"
-			       " probe, span_ns, before_start, syscall FROM thread_samples ORDER BY id",
+			       l->thread_stacks
+				       ? "SELECT time_ns, thread, state, state_ns, syscall_nr, syscall_ns,"
+					 " span, probe, span_ns, before_start, syscall, stack, stack_ns,"
+					 " stack_from FROM thread_samples ORDER BY id"
+				       : "SELECT time_ns, thread, state, state_ns, syscall_nr, syscall_ns,"
+					 " span, probe, span_ns, before_start, syscall FROM thread_samples"
+					 " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail_sqlite(l);
 	int r;
@@ -817,6 +837,18 @@ static int load_thread_samples(struct loader *l)
 			ts.span_id = (uint64_t)sqlite3_column_int64(st, 6);
 			ts.probe = (uint32_t)probe;
 			ts.span_start_ns = t - (uint64_t)sqlite3_column_int64(st, 8);
+		}
+		if (l->thread_stacks && sqlite3_column_type(st, 11) != SQLITE_NULL) {
+			sqlite3_int64 stack = sqlite3_column_int64(st, 11);
+			const char *from = (const char *)sqlite3_column_text(st, 13);
+			if (stack <= 0 || (size_t)stack >= l->nstack_map || !l->stack_map[stack] ||
+			    !from || (strcmp(from, "left") && strcmp(from, "sample"))) {
+				sqlite3_finalize(st);
+				return load_fail(l, "a thread sample has a bad stack or stack_from");
+			}
+			ts.stack = l->stack_map[stack];
+			ts.stack_ns = t - (uint64_t)sqlite3_column_int64(st, 12);
+			ts.stack_on_cpu = strcmp(from, "sample") == 0;
 		}
 		profile_add_thread_sample(l->p, &ts);
 	}

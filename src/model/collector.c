@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "sonde_abi.h"
 #include "util.h"
 #include "view.h"
@@ -14,10 +15,21 @@
 /* Every user address can expand into an inline chain; kernel frames too. */
 #define MAX_FRAMES (SONDE_MAX_STACK * (SYM_MAX_INLINE + 1))
 
+/* A thread's last stacks, which its thread-state rows name: those it last
+ * left the CPU with (SONDE_REC_THREAD_STACK), and its last on-CPU sample's. */
+struct last_stacks {
+	uint64_t left_ns;   /* when it left the CPU with left_stack (0: none yet) */
+	uint64_t sample_ns; /* its last on-CPU sample's time (0: none yet) */
+	uint32_t left_stack, sample_stack;
+};
+
 struct collector {
 	struct profile *p;
 	struct symbolizer *syms;
 	struct collector_stats stats;
+	struct hashmap last_of_tid; /* tid -> index into last */
+	struct last_stacks *last;
+	size_t nlast, last_cap;
 	uint32_t event_map[MAX_EVENTS];
 	uint64_t event_weight[MAX_EVENTS];
 	uint32_t frames[MAX_FRAMES];
@@ -35,7 +47,23 @@ struct collector *collector_new(struct profile *p, struct symbolizer *syms)
 
 void collector_free(struct collector *c)
 {
+	if (!c)
+		return; /* (a session replaying a recording has none) */
+	hashmap_free(&c->last_of_tid);
+	free(c->last);
 	free(c);
+}
+
+static struct last_stacks *last_stacks_of(struct collector *c, uint32_t tid)
+{
+	bool added;
+	uint64_t *at = hashmap_put(&c->last_of_tid, tid, &added);
+	if (added) {
+		grow_array((void **)&c->last, &c->last_cap, c->nlast + 1, sizeof(*c->last));
+		c->last[c->nlast] = (struct last_stacks){0};
+		*at = c->nlast++;
+	}
+	return &c->last[*at];
 }
 
 void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,
@@ -168,12 +196,11 @@ static size_t add_kernel_frames(struct collector *c, size_t n, const struct sym_
 	return n;
 }
 
-static void handle_sample(struct collector *c, const struct sonde_sample *s)
+/* The record's stack in the profile: its user frames, its kernel frames
+ * (or one "[sonde]" frame for sonde's own machinery: *overhead), and for
+ * an off-CPU interval why the thread was away, on top. */
+static uint32_t stack_of(struct collector *c, const struct sonde_sample *s, bool *overhead_out)
 {
-	char comm[SONDE_COMM_LEN + 1];
-	memcpy(comm, s->hdr.comm, SONDE_COMM_LEN);
-	comm[SONDE_COMM_LEN] = 0;
-
 	int nk = s->nkernel, nu = s->nuser;
 	c->stats.stack_errors += (s->kstack_err != 0) + (s->ustack_err != 0);
 	const __u64 *kstack = s->ips, *ustack = s->ips + nk;
@@ -201,7 +228,6 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		/* One frame for all of sonde's machinery, on top of the code it
 		 * interrupted; views leave these samples out by default. */
 		c->frames[n++] = frames_intern(c->p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
-		c->stats.overhead_samples++;
 	} else {
 		n = add_kernel_frames(c, n, ksf, nk);
 	}
@@ -214,6 +240,18 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	} else if (s->off_ns && n < MAX_FRAMES) {
 		c->frames[n++] = view_state_frame(c->p, s->off_state, s->syscall);
 	}
+	*overhead_out = overhead;
+	return profile_stack_intern(c->p, c->frames, n);
+}
+
+static void handle_sample(struct collector *c, const struct sonde_sample *s)
+{
+	char comm[SONDE_COMM_LEN + 1];
+	memcpy(comm, s->hdr.comm, SONDE_COMM_LEN);
+	comm[SONDE_COMM_LEN] = 0;
+	bool overhead;
+	uint32_t stack = stack_of(c, s, &overhead);
+	c->stats.overhead_samples += overhead;
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -229,7 +267,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		.cpu = s->hdr.cpu,
 		.thread = profile_thread_intern(c->p, s->hdr.pid, s->hdr.tid, comm),
 		.event = c->event_map[ev],
-		.stack = profile_stack_intern(c->p, c->frames, n),
+		.stack = stack,
 	};
 	/* Live weights are 1 a sample (or an event period): the profile's
 	 * bound (2^63 - 1 in all) cannot be reached, but a refused sample is
@@ -239,6 +277,23 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		c->stats.offcpu_intervals += s->off_ns != 0 && s->off_state != SONDE_OFF_WAKER;
 		c->stats.wakers += s->off_state == SONDE_OFF_WAKER;
 	}
+	if (!s->off_ns && !overhead && s->hdr.pid) { /* on the CPU: its last stack */
+		struct last_stacks *l = last_stacks_of(c, s->hdr.tid);
+		l->sample_ns = s->hdr.time_ns;
+		l->sample_stack = stack;
+	}
+}
+
+/* A thread's stacks when it last left the CPU, sent by a thread-state
+ * pass: the rows that follow name them by that time. */
+static void handle_thread_stack(struct collector *c, const struct sonde_sample *s)
+{
+	bool overhead;
+	uint32_t stack = stack_of(c, s, &overhead);
+	struct last_stacks *l = last_stacks_of(c, s->hdr.tid);
+	l->left_ns = s->hdr.time_ns;
+	l->left_stack = stack;
+	c->stats.thread_stacks++;
 }
 
 static uint32_t thread_of(struct collector *c, const struct sonde_hdr *h)
@@ -318,6 +373,20 @@ static void handle_thread(struct collector *c, const struct sonde_thread_sample 
 		ts.span_start_ns = r->span_start_ns[0];
 		ts.probe = r->span_probes[0];
 	}
+	/* Its last stacks: a running thread's last on-CPU sample when that is
+	 * newer, else those it last left the CPU with (the pass sent them
+	 * before this row, or an earlier pass did). */
+	const struct last_stacks *l = last_stacks_of(c, r->hdr.tid);
+	if (r->state == SONDE_OFF_NONE && l->sample_ns > r->stack_ns && l->sample_stack) {
+		ts.stack = l->sample_stack;
+		ts.stack_ns = l->sample_ns;
+		ts.stack_on_cpu = true;
+	} else if (r->stack_ns && l->left_ns == r->stack_ns) {
+		ts.stack = l->left_stack;
+		ts.stack_ns = l->left_ns;
+	} else if (r->stack_ns) {
+		c->stats.thread_stacks_missing++; /* its record was lost */
+	}
 	profile_add_thread_sample(c->p, &ts);
 	c->stats.thread_samples++;
 }
@@ -350,7 +419,8 @@ int collector_handle(void *arg, const void *data, size_t size)
 		return 0;
 	}
 	switch (h->kind) {
-	case SONDE_REC_SAMPLE: {
+	case SONDE_REC_SAMPLE:
+	case SONDE_REC_THREAD_STACK: {
 		const struct sonde_sample *smp = data;
 		if (size < SONDE_SAMPLE_HEAD || smp->nkernel > SONDE_MAX_STACK ||
 		    smp->nuser > SONDE_MAX_STACK ||
@@ -359,7 +429,10 @@ int collector_handle(void *arg, const void *data, size_t size)
 			return 0;
 		}
 		c->stats.sample_bytes += (size + 8 + 7) / 8 * 8; /* as the ring buffer holds it */
-		handle_sample(c, smp);
+		if (h->kind == SONDE_REC_SAMPLE)
+			handle_sample(c, smp);
+		else
+			handle_thread_stack(c, smp);
 		break;
 	}
 	case SONDE_REC_SPAN:

@@ -34,6 +34,9 @@ struct collector_stats {
 	/* Thread states (record --threads): threads' records received, passes,
 	 * and the passes' own run time summed (ns, each pass timed itself). */
 	uint64_t thread_samples, thread_passes, thread_pass_ns;
+	/* Threads' stacks from when they left the CPU, sent by passes (each
+	 * once); rows whose stacks' record was lost (the row has none). */
+	uint64_t thread_stacks, thread_stacks_missing;
 };
 
 struct collector;

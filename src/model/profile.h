@@ -121,11 +121,17 @@ struct thread_sample {
 	uint64_t syscall_since_ns; /* since when it was in `syscall` (syscall >= 0) */
 	uint64_t span_id;          /* its outermost traced call in flight, 0: none */
 	uint64_t span_start_ns;    /* when that call began */
+	/* Its last stack (0: none known): the one it last left the CPU with,
+	 * or, running, its last on-CPU sample's when newer (stack_on_cpu);
+	 * taken at stack_ns. */
+	uint64_t stack_ns;
+	uint32_t stack;            /* stack node id */
 	uint32_t thread;           /* index into threads */
 	uint32_t probe;            /* that call's probe (span_id != 0) */
 	int32_t syscall;           /* the system call it was in, -1: none */
 	uint8_t state;             /* enum sonde_off_state; SONDE_OFF_NONE: running */
 	uint8_t flags;             /* SONDE_TSTATE_*: the times are lower bounds */
+	bool stack_on_cpu;
 };
 
 /* A value a probe captures (values.h). */

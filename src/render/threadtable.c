@@ -1,6 +1,8 @@
 #include "threadtable.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "latency.h"
 #include "printable.h"
@@ -16,8 +18,58 @@ static const char *time_cell(uint64_t ns, bool lower_bound, char *buf, size_t si
 	return buf;
 }
 
+#define STACK_MAX 512 /* frames of a stack shown (the innermost) */
+
+/* The stack's frames, innermost first, in out; returns how many. */
+static size_t stack_leaf_first(const struct profile *p, uint32_t stack, uint32_t *out)
+{
+	uint32_t root_first[STACK_MAX];
+	size_t depth = profile_stack_frames(p, stack, root_first, STACK_MAX);
+	size_t n = depth < STACK_MAX ? depth : STACK_MAX;
+	for (size_t i = 0; i < n; i++)
+		out[i] = root_first[n - 1 - i];
+	return n;
+}
+
+/* The STACK cell: its user functions innermost first (its kernel ones when
+ * it has none), one name for an inline chain's frames of one function. */
+static void stack_cell(const struct profile *p, uint32_t stack, FILE *t)
+{
+	uint32_t ids[STACK_MAX];
+	size_t n = stack ? stack_leaf_first(p, stack, ids) : 0;
+	bool user = false;
+	for (size_t i = 0; i < n && !user; i++)
+		user = frames_get(p->frames, ids[i])->kind != FRAME_KERNEL;
+	const char *last = NULL;
+	size_t shown = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *fr = frames_get(p->frames, ids[i]);
+		if ((fr->kind == FRAME_KERNEL) == user || fr->kind == FRAME_PROCESS ||
+		    (last && strcmp(last, fr->name) == 0))
+			continue;
+		char name[128];
+		fprintf(t, "%s%s", shown++ ? " < " : "", printable_copy(name, sizeof(name), fr->name));
+		last = fr->name;
+	}
+	if (!shown)
+		fputs("-", t);
+}
+
+void threadtable_print_stack(FILE *f, const struct profile *p, const struct thread_sample *t,
+			     int indent)
+{
+	uint32_t ids[STACK_MAX];
+	size_t n = t->stack ? stack_leaf_first(p, t->stack, ids) : 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *fr = frames_get(p->frames, ids[i]);
+		char name[256];
+		fprintf(f, "%*s%s%s\n", indent, "", printable_copy(name, sizeof(name), fr->name),
+			fr->kind == FRAME_KERNEL ? " [k]" : "");
+	}
+}
+
 void threadtable_print(FILE *f, const struct profile *p, const struct threadstate_row *rows,
-		       size_t n, uint64_t time_ns)
+		       size_t n, uint64_t time_ns, size_t width)
 {
 	size_t counts[SONDE_OFF_STOPPED + 1];
 	threadstates_count(rows, n, counts);
@@ -26,8 +78,8 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 	for (unsigned s = 0; s <= SONDE_OFF_STOPPED; s++)
 		fprintf(f, "%s%zu %s", s ? ", " : " (", counts[s], view_state_name(s));
 	fprintf(f, ")\n");
-	fprintf(f, "%-8s %-16s %-16s %10s  %-18s %10s  %-24s %10s\n", "TID", "COMM", "STATE",
-		"IN STATE", "SYSCALL", "IN SYSCALL", "CALL", "ELAPSED");
+	fprintf(f, "%-8s %-16s %-16s %10s  %-18s %10s  %-24s %10s  %s\n", "TID", "COMM", "STATE",
+		"IN STATE", "SYSCALL", "IN SYSCALL", "CALL", "ELAPSED", "STACK");
 	for (size_t i = 0; i < n; i++) {
 		const struct threadstate_row *r = &rows[i];
 		const struct thread_sample *t = r->ts;
@@ -48,9 +100,18 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 			printable_copy(call, sizeof(call), p->probes[t->probe].name);
 			time_cell(r->call_ns, false, call_time, sizeof(call_time));
 		}
-		fprintf(f, "%-8" PRIu32 " %-16s %-16s %10s  %-18s %10s  %-24s %10s\n", ti->tid,
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *line = open_memstream(&buf, &len);
+		if (!line)
+			continue;
+		fprintf(line, "%-8" PRIu32 " %-16s %-16s %10s  %-18s %10s  %-24s %10s  ", ti->tid,
 			printable_copy(comm, sizeof(comm), ti->comm), view_state_name(t->state),
 			time_cell(r->state_ns, t->flags & SONDE_TSTATE_SEEDED, st, sizeof(st)), sc,
 			sc_time, call, call_time);
+		stack_cell(p, t->stack, line);
+		fclose(line);
+		fprintf(f, "%.*s\n", (int)(width && len > width ? width : len), buf);
+		free(buf);
 	}
 }

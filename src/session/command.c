@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "probes.h"
+#include "session.h"
 #include "util.h"
 
 #define MAX_WORDS 32 /* stored: trace takes a spec of many words, the others at most 4 */
@@ -444,6 +445,23 @@ static int parse_sample(const struct command_info *ci, const struct words *w, st
 				  "sample off-cpu takes nothing or off: sample off-cpu or sample "
 				  "off-cpu off");
 	}
+	if (strcmp(a, "threads") == 0) {
+		c->kind = CMD_SAMPLE_THREADS;
+		c->hz = 0;
+		if (w->n == 2)
+			return 0;
+		if (w->n == 3 && is_off(w, 2)) {
+			c->kind = CMD_SAMPLE_THREADS_OFF;
+			return 0;
+		}
+		if (w->n == 3 && number_parse(w->w[2], SESSION_THREADS_HZ_MAX, &c->hz) == NUMBER_OK &&
+		    c->hz > 0)
+			return 0;
+		return errbuf_set(err, errlen,
+				  "sample threads takes nothing, passes a second (1 to %d) or off: "
+				  "sample threads, sample threads 20 or sample threads off",
+				  SESSION_THREADS_HZ_MAX);
+	}
 	if (strcmp(a, "event") == 0) {
 		if (w->n < 3)
 			return errbuf_set(err, errlen,
@@ -761,9 +779,9 @@ static const struct command_info commands[] = {
 	 "e.g.  untrace handle_request"},
 	{"sample", CMD_SAMPLE_HZ, parse_sample, NULL,
 	 "sample HZ|off|event E|off-cpu",
-	 "rate, stop, event, off-CPU time",
-	 "a rate in Hz, off, event EVENT or off-cpu",
-	 "sample 999, sample off, sample event page-faults or sample off-cpu",
+	 "rate, stop, event, off-CPU, threads",
+	 "a rate in Hz, off, event EVENT, off-cpu or threads",
+	 "sample 999, sample off, sample event page-faults, sample off-cpu or sample threads",
 	 "sample HZ: take HZ samples per second per CPU (1 to 100000) on the current\n"
 	 "  event (cpu-clock unless changed).\n"
 	 "sample off: stop sampling; tracing goes on.\n"
@@ -773,6 +791,11 @@ static const struct command_info commands[] = {
 	 "sample off-cpu: also record where threads wait (record --off-cpu): an\n"
 	 "  off-CPU interval each time a target thread is switched out and back in;\n"
 	 "  sample off-cpu off stops it.\n"
+	 "sample threads [HZ]: also sample every target thread's state, running or\n"
+	 "  not (record --threads, sonde threads): HZ passes a second over all\n"
+	 "  threads (default 10, at most 1000), each thread's state, system call,\n"
+	 "  traced call in flight and last stack; save keeps them (table\n"
+	 "  thread_samples). sample threads off stops it.\n"
 	 "e.g.  sample 999\n"
 	 "      sample event sched:sched_switch"},
 	{"sample-in", CMD_SAMPLE_IN, parse_sample_in, NULL, "sample-in FUNC | off",
@@ -1088,6 +1111,16 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_SAMPLE_OFFCPU_OFF:
 		text_puts(&t, " off-cpu off");
 		break;
+	case CMD_SAMPLE_THREADS:
+		text_puts(&t, " threads");
+		if (c->hz) {
+			snprintf(num, sizeof(num), " %" PRIu64, c->hz);
+			text_puts(&t, num);
+		}
+		break;
+	case CMD_SAMPLE_THREADS_OFF:
+		text_puts(&t, " threads off");
+		break;
 	case CMD_SAMPLE_EVENT:
 		text_puts(&t, " event");
 		text_word(&t, c->arg, false);
@@ -1198,6 +1231,8 @@ const char *command_name(enum command_kind kind)
 	case CMD_SAMPLE_EVENT:
 	case CMD_SAMPLE_OFFCPU:
 	case CMD_SAMPLE_OFFCPU_OFF:
+	case CMD_SAMPLE_THREADS:
+	case CMD_SAMPLE_THREADS_OFF:
 		return "sample";
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:

@@ -19,6 +19,7 @@
  *   sample HZ                HZ 1..COMMAND_HZ_MAX samples per second per CPU
  *   sample off               sample event EVENT
  *   sample off-cpu           sample off-cpu off
+ *   sample threads [HZ]      sample threads off       HZ 1..SESSION_THREADS_HZ_MAX (session.h)
  *   sample-in FUNC           sample-in off
  *   sample-slow FUNC DUR     sample-slow off          DUR: duration_parse (with a unit)
  *   in FUNC                  all
@@ -72,6 +73,8 @@ enum command_kind {
 	CMD_SAMPLE_EVENT,
 	CMD_SAMPLE_OFFCPU,     /* sample off-cpu: record off-CPU intervals too */
 	CMD_SAMPLE_OFFCPU_OFF, /* sample off-cpu off */
+	CMD_SAMPLE_THREADS,    /* sample threads [HZ]: thread states too (hz; 0: the default) */
+	CMD_SAMPLE_THREADS_OFF, /* sample threads off */
 	CMD_SAMPLE_IN,
 	CMD_SAMPLE_IN_OFF,
 	CMD_SAMPLE_WHEN,     /* arg: a line probe (FILE:LINE) */
@@ -99,7 +102,7 @@ enum command_kind {
 struct command {
 	enum command_kind kind;
 	char arg[COMMAND_ARG_MAX]; /* FUNC, EVENT, NAME, FILE, help topic ("" for all) */
-	uint64_t hz;               /* CMD_SAMPLE_HZ */
+	uint64_t hz;               /* CMD_SAMPLE_HZ, CMD_SAMPLE_THREADS (0: default) */
 	uint64_t ns;               /* sample-slow DUR, window, ewma half-life */
 	int64_t pid;               /* CMD_FILTER_PID */
 	int64_t tid;               /* CMD_FILTER_TID */

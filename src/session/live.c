@@ -4,6 +4,7 @@
 #include "valuereport.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1122,6 +1123,8 @@ static bool changes_gathering(enum command_kind k)
 	case CMD_SAMPLE_EVENT:
 	case CMD_SAMPLE_OFFCPU:
 	case CMD_SAMPLE_OFFCPU_OFF:
+	case CMD_SAMPLE_THREADS:
+	case CMD_SAMPLE_THREADS_OFF:
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 	case CMD_SAMPLE_WHEN:
@@ -1167,6 +1170,16 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 		fprintf(out, c->kind == CMD_SAMPLE_OFFCPU
 				     ? "recording off-CPU intervals too (where threads wait)\n"
 				     : "off-CPU intervals off\n");
+		return 0;
+	case CMD_SAMPLE_THREADS:
+	case CMD_SAMPLE_THREADS_OFF:
+		if (session_set_threads(l->s, c->kind == CMD_SAMPLE_THREADS, c->hz, err, sizeof(err)))
+			return fail(out, "%s", err);
+		if (c->kind == CMD_SAMPLE_THREADS)
+			fprintf(out, "sampling every thread's state %" PRIu64 " times a second\n",
+				c->hz ? c->hz : (uint64_t)SESSION_THREADS_HZ);
+		else
+			fprintf(out, "thread states off\n");
 		return 0;
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:

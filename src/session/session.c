@@ -1027,6 +1027,19 @@ int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
 	return 0;
 }
 
+int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen)
+{
+	if (on && !hz)
+		hz = SESSION_THREADS_HZ;
+	if (engine_set_threads(s->eng, on ? hz : 0, err, errlen))
+		return -1;
+	if (on) { /* the recording holds thread states (and says at what rate) */
+		s->o->threads = true;
+		s->o->threads_hz = hz;
+	}
+	return 0;
+}
+
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {
@@ -1512,6 +1525,8 @@ static void add_metadata(struct session *s, double end_mono)
 		set_meta_u64(p, "thread_state_passes", cs.thread_passes);
 		set_meta_u64(p, "thread_state_samples", cs.thread_samples);
 		set_meta_u64(p, "thread_state_pass_ns", cs.thread_pass_ns);
+		set_meta_u64(p, "thread_stacks", cs.thread_stacks);
+		set_meta_u64(p, "thread_stacks_missing", cs.thread_stacks_missing);
 	}
 	struct unwind_stats us;
 	engine_unwind_stats(s->eng, &us);
@@ -1808,9 +1823,12 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
 	}
 	if (s->o->threads)
-		fprintf(out, "; thread states: %llu in %llu passes (%.1f us a pass)",
+		fprintf(out, "; thread states: %llu in %llu passes (%.1f us a pass), %llu stacks%s",
 			(unsigned long long)cs.thread_samples, (unsigned long long)cs.thread_passes,
-			cs.thread_passes ? (double)cs.thread_pass_ns / (double)cs.thread_passes / 1e3 : 0.0);
+			cs.thread_passes ? (double)cs.thread_pass_ns / (double)cs.thread_passes / 1e3 : 0.0,
+			(unsigned long long)cs.thread_stacks,
+			cs.thread_stacks_missing ? " (some rows' stacks lost: see lost thread states)"
+						 : "");
 	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),

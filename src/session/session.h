@@ -34,6 +34,10 @@
 
 #define SESSION_MAX_PIDS 256
 #define SESSION_MAX_TRACES 64
+/* Thread-state passes a second: at most this (--threads-hz, sample
+ * threads HZ); sample threads without HZ takes SESSION_THREADS_HZ. */
+#define SESSION_THREADS_HZ_MAX 1000
+#define SESSION_THREADS_HZ 10
 /* Different functions one session traces over its life (probe ids
  * 0..SESSION_MAX_PROBES-1); at most ENGINE_USER_PROBES at once. */
 #define SESSION_MAX_PROBES 1024
@@ -71,7 +75,7 @@ struct session_options {
 	 * thread's state, system call and traced call in flight, taken
 	 * threads_hz times a second over all threads (engine tstate_freq). */
 	bool threads;
-	uint64_t threads_hz; /* 0: -F */
+	uint64_t threads_hz; /* 0: -F; at most SESSION_THREADS_HZ_MAX */
 	/* (threads kept at once: SESSION_THREADS_TARGETS, or SESSION_THREADS_ALL
 	 * system-wide; beyond, counted as thread_states_full) */
 	bool live;           /* probes may be added later (calibrate for them) */
@@ -256,6 +260,10 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 /* Off-CPU intervals on or off (engine_set_offcpu; --min-block as given).
  * Returns 0, or -1 with one line in err (nothing changed). */
 int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen);
+
+/* Thread states on at hz passes a second (0: SESSION_THREADS_HZ), or off
+ * (engine_set_threads). Returns 0, or -1 with one line in err. */
+int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen);
 
 /* The in-kernel sampling decisions: sample only inside calls of func / only
  * inside its calls that have already run longer than ns. func NULL = off.

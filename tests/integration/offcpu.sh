@@ -58,9 +58,13 @@ pass "states: $(grep -o '\[sleeping: [a-z_]*\]' "$WORK/b.folded" | sort -u | tr 
 "$SONDE" report "$WORK/b.sonde" --wakers --folded >"$WORK/w.folded"
 got_us=$(grep ';helper_loop;.*;\[wakes: blocking\] [0-9]*$' "$WORK/w.folded" | awk '{ s += $NF } END { print s + 0 }')
 main_us=$(grep -E '^blocking;(.*;)?main;.*;\[sleeping: (read|futex)\] [0-9]+$' "$WORK/b.folded" | awk '{ s += $NF } END { print s + 0 }')
-# (20%: one run in four on a busy machine gave 84-89%; the waits whose
-# waker is not recorded are being looked into)
-assert_near "waits ended by helper_loop (us)" "$got_us" "$main_us" "$(awk -v w="$main_us" 'BEGIN { print w * 0.20 }')"
+# (5%: the rest is main's wait in pthread_join, which the helper's exit
+# ends, under do_exit, not helper_loop: 0.05% in eight runs under load.
+# Wakers are taken at sched_waking, in the waker: at sched_wakeup, 7% to
+# 16% of these waits under load were put on their CPU's run queue in an
+# interrupt there, by the idle task or whatever ran, as the waker queued
+# them on that CPU's wake list.)
+assert_near "waits ended by helper_loop (us)" "$got_us" "$main_us" "$(awk -v w="$main_us" 'BEGIN { print w * 0.05 }')"
 measured_us=$((($(kv "$WORK/b.out" wait_pipe_ns) + $(kv "$WORK/b.out" wait_lock_ns)) / 1000))
 assert_ge "waits ended by helper_loop vs the pipe and lock waits measured (us)" "$got_us" \
 	"$(awk -v w="$measured_us" 'BEGIN { print w * 0.8 }')"

@@ -2,14 +2,16 @@
  * for the thread table (sonde threads, record --threads).
  *
  * usage: threadstates HOLD_MS
- * Five threads, each named (its comm) after what it does:
- *   reader   handle_request(): read() on a pipe main writes HOLD_MS later
- *   sleeper  handle_request(): nanosleep(HOLD_MS)
- *   locker   handle_request(): pthread_mutex_lock on a mutex main holds
- *            for HOLD_MS (a futex wait)
- *   idler    pthread_cond_wait (a futex wait) for HOLD_MS, outside any
- *            request
- *   spinner  spins on the CPU for HOLD_MS, outside any request
+ * Five threads, each named (its comm) after what it does, in a function of
+ * its own (the stack a thread table shows names it):
+ *   reader   handle_request() -> wait_read(): read() on a pipe main writes
+ *            HOLD_MS later
+ *   sleeper  handle_request() -> wait_sleep(): nanosleep(HOLD_MS)
+ *   locker   handle_request() -> wait_lock(): pthread_mutex_lock on a mutex
+ *            main holds for HOLD_MS (a futex wait)
+ *   idler    wait_signal(): pthread_cond_wait (a futex wait) for HOLD_MS,
+ *            outside any request
+ *   spinner  spin(): spins on the CPU for HOLD_MS, outside any request
  * Each prints, before its blocking call, what it is about to do, and
  * after it when the call began (read just before it, CLOCK_MONOTONIC: the
  * clock of sonde's times) and how long it took:
@@ -64,30 +66,62 @@ static void end(const char *name, unsigned long long t0)
 
 enum what { READ, SLEEP, LOCK };
 
-__attribute__((noinline)) void handle_request(enum what w)
+/* The blocking calls, each in its own function; none is a tail call (each
+ * checks what the call returned), so each stays on the stack. */
+__attribute__((noinline)) void wait_read(void)
 {
 	char c;
-	unsigned long long t0;
+	if (read(pipefd[0], &c, 1) != 1)
+		exit(1);
+}
+
+__attribute__((noinline)) void wait_sleep(void)
+{
 	struct timespec d = {hold_ms / 1000, hold_ms % 1000 * 1000000};
+	if (nanosleep(&d, NULL))
+		exit(1);
+}
+
+__attribute__((noinline)) void wait_lock(void)
+{
+	if (pthread_mutex_lock(&held))
+		exit(1);
+}
+
+__attribute__((noinline)) void handle_request(enum what w)
+{
+	unsigned long long t0;
 	switch (w) {
 	case READ:
 		t0 = begin("reader", "read");
-		if (read(pipefd[0], &c, 1) != 1)
-			exit(1);
+		wait_read();
 		end("reader", t0);
 		break;
 	case SLEEP:
 		t0 = begin("sleeper", "clock_nanosleep");
-		nanosleep(&d, NULL);
+		wait_sleep();
 		end("sleeper", t0);
 		break;
 	case LOCK:
 		t0 = begin("locker", "futex");
-		pthread_mutex_lock(&held);
+		wait_lock();
 		end("locker", t0);
 		pthread_mutex_unlock(&held);
 		break;
 	}
+}
+
+__attribute__((noinline)) void wait_signal(void)
+{
+	while (!released)
+		if (pthread_cond_wait(&cond, &cond_lock))
+			exit(1);
+}
+
+__attribute__((noinline)) void spin(unsigned long long t0)
+{
+	while (now_ns() - t0 < (unsigned long long)hold_ms * 1000000ull)
+		sink++;
 }
 
 static void *run(void *arg)
@@ -101,15 +135,13 @@ static void *run(void *arg)
 		pthread_setname_np(pthread_self(), "idler");
 		pthread_mutex_lock(&cond_lock);
 		unsigned long long t0 = begin("idler", "futex");
-		while (!released)
-			pthread_cond_wait(&cond, &cond_lock);
+		wait_signal();
 		pthread_mutex_unlock(&cond_lock);
 		end("idler", t0);
 	} else {
 		pthread_setname_np(pthread_self(), "spinner");
 		unsigned long long t0 = begin("spinner", "none");
-		while (now_ns() - t0 < (unsigned long long)hold_ms * 1000000ull)
-			sink++;
+		spin(t0);
 		end("spinner", t0);
 	}
 	return NULL;

@@ -14,6 +14,7 @@
 
 #include "profile.h"
 #include "recording.h"
+#include "sonde_abi.h"
 
 static struct profile *small_profile(void)
 {
@@ -30,7 +31,34 @@ static struct profile *small_profile(void)
 				   .stack = profile_stack_intern(p, (uint32_t[]){m, a}, 2)};
 		profile_add_sample(p, &s, &(struct span_link){1, pr}, 1);
 	}
+	/* A pass: one thread asleep with the stack it left the CPU with, one
+	 * running with its last sample's, one with none. */
+	uint32_t b = frames_intern(p->frames, "b", "/bin/x", "x.c", 3, FRAME_USER);
+	uint32_t u = profile_thread_intern(p, 10, 12, "prog");
+	uint32_t v = profile_thread_intern(p, 10, 13, "prog");
+	profile_add_thread_sample(p, &(struct thread_sample){
+		.time_ns = 1000, .state_since_ns = 900, .thread = t, .syscall = 0, .syscall_since_ns = 900,
+		.state = SONDE_OFF_SLEEPING, .stack = profile_stack_intern(p, (uint32_t[]){m, b}, 2),
+		.stack_ns = 899});
+	profile_add_thread_sample(p, &(struct thread_sample){
+		.time_ns = 1000, .state_since_ns = 950, .thread = u, .syscall = -1,
+		.stack = profile_stack_intern(p, (uint32_t[]){m, a}, 2), .stack_ns = 990,
+		.stack_on_cpu = true});
+	profile_add_thread_sample(p, &(struct thread_sample){
+		.time_ns = 1000, .state_since_ns = 500, .thread = v, .syscall = -1,
+		.state = SONDE_OFF_SLEEPING});
 	return p;
+}
+
+/* The names of a stack's frames, root first, joined by ';'. */
+static void stack_names(const struct profile *p, uint32_t stack, char *out, size_t size)
+{
+	uint32_t ids[16];
+	size_t n = profile_stack_frames(p, stack, ids, 16);
+	out[0] = 0;
+	for (size_t i = 0; i < n && i < 16; i++)
+		snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ";" : "",
+			 frames_get(p->frames, ids[i])->name);
 }
 
 /* Saves the small profile, runs `sql` on the file, loads it back. */
@@ -87,7 +115,27 @@ Test(recording_hostile, plain_recording_loads, .timeout = 60)
 	cr_assert_eq(q->nsamples, 5);
 	cr_assert_eq(q->nspans, 1);
 	cr_assert_eq(q->spans[0].raw_duration_ns, 60);
+	/* Thread samples keep their stacks, when they were taken and from what. */
+	cr_assert_eq(q->nthread_samples, 3);
+	char names[128];
+	stack_names(q, q->thread_samples[0].stack, names, sizeof(names));
+	cr_assert_str_eq(names, "main;b");
+	cr_assert_eq(q->thread_samples[0].stack_ns, 899);
+	cr_assert_not(q->thread_samples[0].stack_on_cpu);
+	stack_names(q, q->thread_samples[1].stack, names, sizeof(names));
+	cr_assert_str_eq(names, "main;a");
+	cr_assert_eq(q->thread_samples[1].stack_ns, 990);
+	cr_assert(q->thread_samples[1].stack_on_cpu);
+	cr_assert_eq(q->thread_samples[2].stack, 0);
 	profile_free(q);
+}
+
+Test(recording_hostile, thread_sample_with_a_bad_stack, .timeout = 60)
+{
+	expect_refused("UPDATE thread_samples SET stack = 999 WHERE stack IS NOT NULL",
+		       "a thread sample has a bad stack");
+	expect_refused("UPDATE thread_samples SET stack_from = 'x' WHERE stack IS NOT NULL",
+		       "a thread sample has a bad stack");
 }
 
 Test(recording_hostile, endless_recursive_view, .timeout = 60)
@@ -182,9 +230,14 @@ Test(recording_hostile, older_recordings_load, .timeout = 60)
 	struct profile *q = load_edited("ALTER TABLE probes DROP COLUMN entered;"
 					"ALTER TABLE probes DROP COLUMN raw_ns;"
 					"ALTER TABLE probes DROP COLUMN own_ns;"
-					"ALTER TABLE spans DROP COLUMN raw_duration_ns;",
+					"ALTER TABLE spans DROP COLUMN raw_duration_ns;"
+					"ALTER TABLE thread_samples DROP COLUMN stack;"
+					"ALTER TABLE thread_samples DROP COLUMN stack_ns;"
+					"ALTER TABLE thread_samples DROP COLUMN stack_from;",
 					err, sizeof(err), NULL);
 	cr_assert_not_null(q, "%s", err);
+	cr_assert_eq(q->nthread_samples, 3);
+	cr_assert_eq(q->thread_samples[0].stack, 0, "no stacks in recordings made before them");
 	cr_assert_eq(q->nspans, 1);
 	cr_assert_eq(q->spans[0].duration_ns, 50);
 	cr_assert_eq(q->spans[0].raw_duration_ns, 50, "raw = corrected when not stored");

@@ -115,6 +115,14 @@ Test(command, sample)
 	cr_assert_str_eq(c.arg, "sched:sched_switch");
 	c = parse_ok("sample event page-faults");
 	cr_assert_str_eq(c.arg, "page-faults");
+	c = parse_ok("sample threads");
+	cr_assert_eq(c.kind, CMD_SAMPLE_THREADS);
+	cr_assert_eq(c.hz, 0, "the default rate");
+	c = parse_ok("sample threads 20");
+	cr_assert_eq(c.kind, CMD_SAMPLE_THREADS);
+	cr_assert_eq(c.hz, 20);
+	cr_assert_eq(parse_ok("sample threads 1000").hz, 1000);
+	cr_assert_eq(parse_ok("sample threads off").kind, CMD_SAMPLE_THREADS_OFF);
 }
 
 Test(command, sample_in)
@@ -315,6 +323,11 @@ Test(command, errors_missing_and_extra_words)
 	FAILS("sample event", "sample event needs EVENT", "page-faults");
 	FAILS("sample event a b", "too many words for sample event");
 	FAILS("sample off now", "too many words for sample off");
+	FAILS("sample threads 0", "sample threads takes nothing, passes a second (1 to 1000) or off");
+	FAILS("sample threads 1001", "1 to 1000", "sample threads 20");
+	FAILS("sample threads fast", "sample threads takes", "sample threads off");
+	FAILS("sample threads 20 off", "sample threads takes");
+	FAILS("sample threads \"off\"", "sample threads takes");
 	FAILS("sample 99 99", "too many words for sample");
 	FAILS("sample-in", "sample-in needs FUNC or off");
 	FAILS("sample-in a b", "too many words for sample-in");
@@ -484,6 +497,9 @@ Test(command, format_canonical)
 	cr_assert_str_eq(fmt("trace a#b"), "trace a#b");
 	cr_assert_str_eq(fmt("sample 999"), "sample 999");
 	cr_assert_str_eq(fmt("sample off"), "sample off");
+	cr_assert_str_eq(fmt("sample threads"), "sample threads");
+	cr_assert_str_eq(fmt("sample threads 20"), "sample threads 20");
+	cr_assert_str_eq(fmt("sample threads off"), "sample threads off");
 	cr_assert_str_eq(fmt("sample event sched:sched_switch"), "sample event sched:sched_switch");
 	cr_assert_str_eq(fmt("sample-in f"), "sample-in f");
 	cr_assert_str_eq(fmt("sample-in \"off\""), "sample-in \"off\"");

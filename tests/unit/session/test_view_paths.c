@@ -104,6 +104,11 @@ int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
 	(void)s, (void)on;
 	return refuse(err, errlen);
 }
+int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen)
+{
+	(void)s, (void)on, (void)hz;
+	return refuse(err, errlen);
+}
 int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
 {
 	(void)s, (void)func;
