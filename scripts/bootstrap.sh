@@ -51,6 +51,7 @@ if [ "$mode" = test ]; then
 		# service)
 		redis-server redis-tools
 		chromium # a real browser for tests/integration/serve_page.sh
+		python3.11 # a real interpreter without frame pointers: unwind_python.sh
 	)
 fi
 # Node.js: npm installs the packages the page is built from, and node runs
