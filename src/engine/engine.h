@@ -148,7 +148,7 @@ bool engine_sampling(const struct engine *e);
  * records, histograms and open spans are handed back under the caller's
  * ids. At most ENGINE_USER_PROBES are attached at once.
  * engine_attach_spans attaches n probes, probes[i] at file_offsets[i] of
- * one binary, all or none: on a kernel with uprobe_multi links (6.6) all n
+ * one binary, all or none: on a kernel with uprobe_multi links (6.11+) all n
  * entries are one link and all n returns another, so the kernel removes
  * them with one grace period each instead of ~0.15 s a uprobe; a probe
  * detached while others of its link stay attached keeps its uprobes (its

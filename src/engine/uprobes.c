@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +106,17 @@ bool uprobes_multi_available(char *why, size_t whylen)
 	const char *env = getenv("SONDE_UPROBE_MULTI");
 	if (env && strcmp(env, "0") == 0) {
 		errbuf_set(why, whylen, "SONDE_UPROBE_MULTI=0");
+		return false;
+	}
+	/* Linux 6.6 to 6.10 have the links, but their PID filter takes one
+	 * thread, not the process (fixed in 6.11, "bpf: fix multi-uprobe PID
+	 * filtering logic"): a per-process probe would miss the other threads. */
+	struct utsname u;
+	int major = 0, minor = 0;
+	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	    (major < 6 || (major == 6 && minor < 11))) {
+		errbuf_set(why, whylen, "Linux %d.%d's uprobe_multi links filter a PID by thread",
+			   major, minor);
 		return false;
 	}
 	/* As libbpf asks: a program of that type loads, and a link on "/"

@@ -47,7 +47,8 @@ struct uprobes;
 struct uprobes *uprobes_start(char *err, size_t errlen);
 
 /* Whether this kernel links one BPF program to many uprobes at once
- * (uprobe_multi links, Linux 6.6): a program meant for them must be loaded
+ * (uprobe_multi links: Linux 6.6, used from 6.11, whose PID filter takes
+ * the process, not one thread): a program meant for them must be loaded
  * with the expected attach type UPROBES_MULTI_ATTACH_TYPE and attached only
  * with multi set below. Asked of the kernel once; false (with why) on older
  * kernels, and when SONDE_UPROBE_MULTI=0 asks for the one-link-a-uprobe way

@@ -56,13 +56,13 @@ trace_tens() {
 }
 trace_tens f0
 trace_tens f1
-# Linux 6.6 and later link one program to many uprobes: each spec's ten
+# Linux 6.11 and later (sonde's choice: see uprobes.h) link one program to many uprobes: each spec's ten
 # functions are then two links (entries, returns) of ten uprobes each.
 multi=$(for f in $(find "/proc/$spid/fd" -lname 'anon_inode:bpf_link'); do
 	grep -hE '^(link_type|uprobe_cnt):' "/proc/$spid/fdinfo/${f##*/}" | tr -s '\t\n' '  '
 	echo
 done | grep probe_multi | sort | uniq -c | sed 's/^ *//' | paste -sd,)
-if [ "$(printf '%s\n' 6.6 "$(uname -r)" | sort -V | head -n1)" = 6.6 ]; then
+if [ "$(printf '%s\n' 6.11 "$(uname -r)" | sort -V | head -n1)" = 6.11 ]; then
 	[ "$multi" = "20 link_type: uprobe_multi uprobe_cnt: 10 ,20 link_type: uretprobe_multi uprobe_cnt: 10 " ] ||
 		fail "200 functions in 20 specs: links '$multi', expected 20 uprobe_multi and 20 uretprobe_multi links of 10 uprobes"
 	pass "200 functions in 20 specs: $multi"
