@@ -490,6 +490,17 @@ static int syscalls_follow(struct engine *e, bool want, const char *what, char *
 	return 0;
 }
 
+/* Empties a hash map keyed by thread id. */
+static void clear_tid_map(int fd)
+{
+	uint32_t key, next;
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+}
+
 /* The switch-out's stacks (offcpu_switch), kept while off-CPU intervals
  * or thread states want them, dropped when neither does. */
 static int stash_follow(struct engine *e, bool want, const char *what, char *err, size_t errlen)
@@ -505,13 +516,7 @@ static int stash_follow(struct engine *e, bool want, const char *what, char *err
 	bpf_link__destroy(e->offcpu_links[0]);
 	e->offcpu_links[0] = NULL;
 	/* Nothing keeps the entries any more: free them. */
-	int fd = bpf_map__fd(e->skel->maps.offcpu_stash);
-	uint32_t key, next;
-	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
-		key = next;
-		if (bpf_map_delete_elem(fd, &key))
-			break;
-	}
+	clear_tid_map(bpf_map__fd(e->skel->maps.offcpu_stash));
 	return 0;
 }
 
@@ -682,14 +687,8 @@ static int threads_attach(struct engine *e, char *err, size_t errlen)
  * now, and a thread that exits meanwhile would stay). */
 static void threads_forget(struct engine *e)
 {
-	int now_fd = bpf_map__fd(e->skel->maps.thread_now);
 	int tids_fd = bpf_map__fd(e->skel->maps.tstate_tids);
-	uint32_t key, next;
-	while (bpf_map_get_next_key(now_fd, NULL, &next) == 0) {
-		key = next;
-		if (bpf_map_delete_elem(now_fd, &key))
-			break;
-	}
+	clear_tid_map(bpf_map__fd(e->skel->maps.thread_now));
 	uint64_t used = e->skel->bss->tstate_next, zero = 0;
 	uint32_t nslots = e->skel->rodata->tstate_slots;
 	for (uint32_t i = 0; i < used && i < nslots; i++)
