@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1498,59 +1497,12 @@ void engine_detach_fd(struct bpf_link *link)
 	bpf_link__destroy(link);
 }
 
-/* Destroys links on threads of their own, returning at once (join with
- * links_destroy_join). Closing a tracepoint's link waits for the kernel's
- * grace periods (tracepoint_synchronize_unregister: ~0.13 s, more on a
- * busy machine); waits that overlap share them, so closing sonde's
- * tracepoints together takes about one wait instead of one each. A link
- * whose thread cannot start is destroyed at once. */
-#define DESTROY_THREADS 16
-struct links_destroy {
-	pthread_t threads[DESTROY_THREADS];
-	size_t n;
-};
-
-static void *destroy_link(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-static void links_destroy_start(struct links_destroy *d, struct bpf_link *const *links, size_t n)
-{
-	d->n = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!links[i])
-			continue;
-		if (d->n < DESTROY_THREADS &&
-		    pthread_create(&d->threads[d->n], NULL, destroy_link, links[i]) == 0)
-			d->n++;
-		else
-			bpf_link__destroy(links[i]);
-	}
-}
-
-static void links_destroy_join(struct links_destroy *d)
-{
-	for (size_t i = 0; i < d->n; i++)
-		pthread_join(d->threads[i], NULL);
-	d->n = 0;
-}
-
 void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
 	free(e->recbuf);
-	/* The tracepoints go together, while the uprobes are removed (below). */
-	struct bpf_link *tps[] = {e->tp_link,	       e->task_links[0],   e->task_links[1],
-				  e->task_links[2],    e->offcpu_links[0], e->sys_links[0],
-				  e->sys_links[1],     e->tstate_links[0], e->tstate_links[1],
-				  e->wakers_link};
-	e->tp_link = NULL;
 	engine_stop(e);
-	struct links_destroy tp_destroy;
-	links_destroy_start(&tp_destroy, tps, sizeof(tps) / sizeof(*tps));
 	/* The probes still attached go the way of every detach, and sonde
 	 * waits until the kernel has removed them all (the programs they run
 	 * must outlive them). */
@@ -1565,7 +1517,14 @@ void engine_close(struct engine *e)
 	free(links);
 	uprobes_finish(e->up);
 	free(e->spans);
-	links_destroy_join(&tp_destroy);
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(e->task_links[i]);
+	bpf_link__destroy(e->offcpu_links[0]);
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(e->sys_links[i]);
+		bpf_link__destroy(e->tstate_links[i]);
+	}
+	bpf_link__destroy(e->wakers_link);
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */
