@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tasks.bpf.c — process lifecycle: `on_fork`/`on_exec`/`on_exit` follow the
  * target processes, so that children are profiled too and user space
- * re-reads maps after exec, and drop the state of threads that exit. */
+ * re-reads maps after exec, and drop the state of threads that exit.
+ *
+ * Raw tracepoints: the same sched tracepoints, attached to the tracepoint
+ * itself rather than through a perf event. Every sonde attaches these three,
+ * and a perf event's tracepoint is removed under the kernel's global
+ * event_mutex, waiting there for grace periods (~0.1 s each, and every
+ * other tracepoint opened or closed on the machine meanwhile waits too);
+ * a raw tracepoint is removed without waiting. */
 #include "common.bpf.h"
 
 const volatile __u32 follow_children = 1;
@@ -19,14 +26,15 @@ static __always_inline void emit_task(__u32 kind, __u64 pid_tgid, __u32 child_pi
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-SEC("tracepoint/sched/sched_process_fork")
-int on_fork(struct trace_event_raw_sched_process_fork *ctx)
+/* args: struct task_struct *parent, *child */
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 	if (filter_mode == SONDE_FILTER_ALL || !is_target(tgid))
 		return 0;
-	__u32 child = ctx->child_pid;
+	__u32 child = BPF_CORE_READ((struct task_struct *)ctx->args[1], pid);
 	/* The tracepoint does not say whether the child is a thread (same tgid,
 	 * already covered) or a process. Adding its tid covers the process case
 	 * and is harmless for a thread: no process has that tgid while the thread
@@ -41,7 +49,7 @@ int on_fork(struct trace_event_raw_sched_process_fork *ctx)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -57,7 +65,7 @@ int on_exec(void *ctx)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int on_exit(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();

@@ -151,23 +151,33 @@ static int calibrate_calls(struct engine *e, struct calibration_result *out, cha
 		uint64_t a = monotonic_ns(), b = monotonic_ns();
 		clock_pair = b - a < clock_pair ? b - a : clock_pair;
 	}
+	/* The classes whose function is found and starts as expected, all
+	 * in sonde's own executable, are attached at once. */
+	char path[4096], other[4096];
+	uint64_t offsets[INSN_CLASSES];
+	int cls[INSN_CLASSES];
 	for (int c = 0; c < INSN_CLASSES && class_fns[c]; c++) {
-		char path[4096];
-		uint64_t offset;
-		if (own_code_location((const void *)class_fns[c], path, sizeof(path), &offset)) {
+		char *where = c == 0 ? path : other;
+		if (own_code_location((const void *)class_fns[c], where, sizeof(path), &offsets[c])) {
 			errbuf_set(err, errlen, "cannot find sonde's own code in /proc/self/maps");
 			break;
 		}
-		if (engine_insn_class_at(path, offset) != (enum engine_insn_class)c) {
+		if ((c > 0 && strcmp(other, path) != 0) ||
+		    engine_insn_class_at(path, offsets[c]) != (enum engine_insn_class)c) {
 			errbuf_set(err, errlen, "calibration function %d does not start as expected", c);
 			break;
 		}
 		r[c] = (struct class_floor){least_call_ns(class_fns[c], 200), UINT64_MAX, UINT64_MAX,
 					    UINT64_MAX, UINT64_MAX};
-		if (engine_attach_calibration(e, c, path, offset, err, errlen))
-			break;
+		cls[c] = c;
 		nclasses = c + 1;
 	}
+	/* Should all of them not attach, the first alone may. */
+	if (nclasses > 1 && engine_attach_calibration(e, cls, (size_t)nclasses, path, offsets,
+						      err, errlen))
+		nclasses = 1;
+	if (nclasses == 1 && engine_attach_calibration(e, cls, 1, path, offsets, err, errlen))
+		nclasses = 0;
 	if (nclasses == 0)
 		return -1;
 	for (int c = 0; c < nclasses; c++)

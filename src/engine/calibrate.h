@@ -31,8 +31,10 @@
  * Call figures are the least over 200 single calls: trap costs have a
  * stable floor and a tail of random delay; subtracting the floor never
  * makes a call look shorter than it was. Takes about a third of a second;
- * the calibration probes have ids of their own and are removed in the
- * background (engine_detach_calibration). */
+ * the calibration probes have ids of their own, are attached together (one
+ * uprobe_multi link for their entries, one for their returns: removing
+ * links waits for the kernel per link, and a short session's exit waits
+ * for that) and removed in the background (engine_detach_calibration). */
 #ifndef SONDE_CALIBRATE_H
 #define SONDE_CALIBRATE_H
 

@@ -1164,15 +1164,22 @@ bool engine_uprobe_multi(const struct engine *e)
 	return e->multi;
 }
 
-int engine_attach_calibration(struct engine *e, int cls, const char *binary,
-			      uint64_t file_offset, char *err, size_t errlen)
+int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const char *binary,
+			      const uint64_t *file_offsets, char *err, size_t errlen)
 {
-	if (cls < 0 || cls >= INSN_CLASSES) {
-		snprintf(err, errlen, "no calibration probe for class %d", cls);
+	uint32_t probes[INSN_CLASSES];
+	if (n == 0 || n > INSN_CLASSES) {
+		snprintf(err, errlen, "%zu calibration classes, expected 1 to %d", n, INSN_CLASSES);
 		return -1;
 	}
-	uint32_t probe = engine_calibration_probe(cls);
-	return attach_spans(e, &probe, 1, binary, &file_offset, getpid(), err, errlen);
+	for (size_t i = 0; i < n; i++) {
+		if (cls[i] < 0 || cls[i] >= INSN_CLASSES) {
+			snprintf(err, errlen, "no calibration probe for class %d", cls[i]);
+			return -1;
+		}
+		probes[i] = engine_calibration_probe(cls[i]);
+	}
+	return attach_spans(e, probes, n, binary, file_offsets, getpid(), err, errlen);
 }
 
 void engine_detach_calibration(struct engine *e)

@@ -200,13 +200,16 @@ void engine_discard_span(struct engine *e, uint32_t probe);
 /* sonde's own probes, for calibration (one per instruction class),
  * attached to sonde's own functions for sonde's own process; their ids
  * (engine_calibration_probe) are ENGINE_CALIBRATION_BASE and up, which
- * engine_attach_spans refuses. engine_detach_calibration removes them as
- * engine_discard_span does. */
+ * engine_attach_spans refuses. engine_attach_calibration attaches the
+ * classes cls[0..n-1] at file_offsets in binary at once (with uprobe_multi
+ * links: one link for the entries and one for the returns, so removing
+ * them waits for the kernel twice, not twice per class);
+ * engine_detach_calibration removes them as engine_discard_span does. */
 #define ENGINE_USER_PROBES (SONDE_MAX_PROBES - 4)
 #define ENGINE_CALIBRATION_BASE 0xffffff00u
 uint32_t engine_calibration_probe(int cls);
-int engine_attach_calibration(struct engine *e, int cls, const char *binary,
-			      uint64_t file_offset, char *err, size_t errlen);
+int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const char *binary,
+			      const uint64_t *file_offsets, char *err, size_t errlen);
 void engine_detach_calibration(struct engine *e);
 
 /* Reads a probe's in-kernel log-linear histogram of completed calls
