@@ -102,7 +102,11 @@ expect_error 'needs off-CPU intervals.*record --off-cpu' "" -- "$SONDE" report "
 "$SONDE" report "$WORK/c.sonde" --json >"$WORK/c.json"
 samples=$(jq .samples "$WORK/c.json")
 on_cpu=$(sqlite3 "$WORK/c.sonde" "SELECT SUM(s.weight) FROM samples s JOIN events e ON e.id = s.event WHERE e.name = 'cpu-clock'")
-[ "$samples" = "$on_cpu" ] || fail "the on-CPU report counts $samples, the recording has $on_cpu cpu-clock samples"
+# Every one of them, sonde's own included: a sample that lands in sonde's
+# machinery (its sched_switch program runs in the target's thread) is left
+# out of the default view as [sonde] (1 of 1998 once in CI).
+all=$("$SONDE" report "$WORK/c.sonde" --json --show-overhead | jq -e .samples) || fail "report --show-overhead"
+[ "$all" = "$on_cpu" ] || fail "the on-CPU report (--show-overhead) counts $all, the recording has $on_cpu cpu-clock samples"
 assert_share "work_hot share with --off-cpu" "$(function_share "$WORK/c.json" work_hot)" "$(kv "$WORK/c.out" hot_share)" "$samples"
 assert_samples_match_cpu "samples vs CPU time with --off-cpu" "$samples" "$(kv "$WORK/c.out" cpu_s)" 999
 
