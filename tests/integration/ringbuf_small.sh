@@ -1,4 +1,4 @@
-# A small ring buffer loses nothing silently (and no longer loses half):
+# A small ring buffer loses nothing silently:
 # with --buffer-mb 1 and a record for every call (--all-calls) of a ~2 us
 # function, every call the kernel counted has its record or is counted as
 # lost, and the report says so. Records used to wake the reader only once
