@@ -40,7 +40,12 @@ grep -q "<text id=\"title\"[^<]*(threshold $p95, auto: $FALLBACK)" "$WORK/diff.s
 pass "flame --slow and --diff-slow handle:auto say it"
 
 # --- sonde slow --------------------------------------------------------------
-"${RT[@]}" "$SONDE" slow -o "$WORK/live-diff.svg" handle:auto -- "$TARGETS/microcalls" "${one_mode[@]}" \
+# At -F 49 under 1% of the calls hold a sample, too few to make a mode of
+# their own (1% and 10 calls): at the default 999 Hz a tenth of them do, and
+# when the calibrated cost of a sample fell short of its cost in the run,
+# they made a second mode ~25 us above the rest once in a CI rehearsal (the
+# correction's accuracy is own_cost's and slow_microcalls' subject).
+"${RT[@]}" "$SONDE" slow -F 49 -o "$WORK/live-diff.svg" handle:auto -- "$TARGETS/microcalls" "${one_mode[@]}" \
 	>"$WORK/auto.out" 2>"$WORK/auto.err"
 grep -q '^-- threshold now ' "$WORK/auto.out" || { cat "$WORK/auto.out"; fail "sonde slow handle:auto: no threshold line"; }
 grep '^-- threshold now ' "$WORK/auto.out" | grep -v "(auto: $FALLBACK) over [0-9]* calls\$" &&
@@ -79,7 +84,8 @@ pass "sonde slow handle:p95: $(cat "$WORK/p95.check")"
 # --- the live session ----------------------------------------------------------
 # (8 snapshots: the first ones can come before the target, calibrating its
 # loop at start on a busy machine, has made enough calls for a threshold)
-"${RT[@]}" "$SONDE" top -b -i 0.5 -n 8 -F 99 --no-ctl --trace handle --cmd 'slow handle auto' -- \
+# -F 49: too few sampled calls to make a mode of their own, as for sonde slow
+"${RT[@]}" "$SONDE" top -b -i 0.5 -n 8 -F 49 --no-ctl --trace handle --cmd 'slow handle auto' -- \
 	"$TARGETS/microcalls" 30000 100 0 1000000000 >"$WORK/top.out" 2>"$WORK/top.err"
 views=$(grep -c '^view: .*slow handle > auto (' "$WORK/top.out" || true)
 known=$(grep -c "^view: .*slow handle > auto ($FALLBACK) ([0-9.]*[a-z]*s)\$" "$WORK/top.out" || true)
