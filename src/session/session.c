@@ -630,15 +630,13 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			if (!done[j] && strcmp(t[j].binary, t[attached].binary) == 0) {
 				batch[k] = (uint32_t)ids[j];
 				offsets[k++] = t[j].offset;
+				done[j] = true; /* a failed batch is taken back whole */
 			}
 		}
 		if (attach_uprobes(s, batch, offsets, k, t[attached].binary, why, sizeof(why))) {
 			snprintf(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
-		for (size_t b = 0; b < k; b++)
-			for (int j = attached; j < n; j++)
-				done[j] = done[j] || ids[j] == (int)batch[b];
 	}
 	free(batch);
 	free(offsets);
