@@ -27,6 +27,7 @@ struct collector {
 	struct profile *p;
 	struct symbolizer *syms;
 	struct collector_stats stats;
+	bool keep_last; /* thread states are on: keep each thread's last stacks */
 	struct hashmap last_of_tid; /* tid -> index into last */
 	struct last_stacks *last;
 	size_t nlast, last_cap;
@@ -43,6 +44,12 @@ struct collector *collector_new(struct profile *p, struct symbolizer *syms)
 	for (int i = 0; i < MAX_EVENTS; i++)
 		c->event_weight[i] = 1;
 	return c;
+}
+
+void collector_keep_last_stacks(struct collector *c, bool on)
+{
+	if (c)
+		c->keep_last = on;
 }
 
 void collector_free(struct collector *c)
@@ -277,7 +284,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 		c->stats.offcpu_intervals += s->off_ns != 0 && s->off_state != SONDE_OFF_WAKER;
 		c->stats.wakers += s->off_state == SONDE_OFF_WAKER;
 	}
-	if (!s->off_ns && !overhead && s->hdr.pid) { /* on the CPU: its last stack */
+	if (c->keep_last && !s->off_ns && !overhead && s->hdr.pid) { /* on the CPU: its last stack */
 		struct last_stacks *l = last_stacks_of(c, s->hdr.tid);
 		l->sample_ns = s->hdr.time_ns;
 		l->sample_stack = stack;

@@ -8,6 +8,7 @@
 #ifndef SONDE_COLLECTOR_H
 #define SONDE_COLLECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,12 @@ struct collector;
 /* The collector adds to `p` and resolves with `syms`; it owns neither. */
 struct collector *collector_new(struct profile *p, struct symbolizer *syms);
 void collector_free(struct collector *c);
+
+/* Whether to keep each thread's last on-CPU sample's stack, which
+ * thread-state rows name when it is newer than the stack the thread last
+ * left the CPU with: only while thread states are on (off by default: no
+ * work per sample for it). */
+void collector_keep_last_stacks(struct collector *c, bool on);
 
 /* Handles one ring-buffer record. Returns 0 (never stops the poll). */
 int collector_handle(void *collector, const void *data, size_t size);

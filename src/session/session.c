@@ -1031,6 +1031,7 @@ int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size
 		hz = SESSION_THREADS_HZ;
 	if (engine_set_threads(s->eng, on ? hz : 0, err, errlen))
 		return -1;
+	collector_keep_last_stacks(s->col, on);
 	if (on) { /* the recording holds thread states (and says at what rate) */
 		s->o->threads = true;
 		s->o->threads_hz = hz;
@@ -1328,6 +1329,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->prof = profile_new();
 	s->syms = symbols_new();
 	s->col = collector_new(s->prof, s->syms);
+	collector_keep_last_stacks(s->col, o->threads);
 	collector_set_event(s->col, 0, eo.event.name, 1);
 	if (o->off_cpu)
 		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
