@@ -71,7 +71,7 @@ static void usage(FILE *f)
 		"  --min-block DURATION  with --off-cpu: intervals shorter than this are counted,\n"
 		"                       not recorded (default 5us)\n"
 		"  --wakers             with --off-cpu (implied): also who woke each wait (the\n"
-		"                       waking thread's stacks at sched_wakeup: report/flame\n"
+		"                       waking thread's stacks at sched_waking: report/flame\n"
 		"                       --wakers)\n"
 		"  --threads            also sample every target thread's state, running or not\n"
 		"                       (xcapture-style): state and since when, the system call\n"
