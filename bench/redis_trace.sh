@@ -142,7 +142,7 @@ for c in "${configs[@]}"; do
 done
 added() { awk -v a="$(median <"$tmp/$1.cpu")" -v b="$base_cpu" 'BEGIN { print a - b }'; }
 echo "per traced call, added to redis' CPU time: floor $(added floor) ns, sonde at 99 Hz $(added sonde99) ns" \
-	"(ratio sonde99/floor $(awk -v a="$(added sonde99)" -v b="$(added floor)" 'BEGIN { printf "%.2f", a / b }'), links: $([ -n "$multi" ] \&\& echo uprobe_multi || echo perf-event))"
+	"(ratio sonde99/floor $(awk -v a="$(added sonde99)" -v b="$(added floor)" 'BEGIN { printf "%.2f", a / b }'), links: $([ -n "$multi" ] && echo uprobe_multi || echo perf-event))"
 spc99=$(median <"$tmp/sonde99.spc")
 spc999=$(median <"$tmp/sonde999.spc")
 echo "per sample: (sonde999 - sonde99 CPU per command) / (samples per command $spc999 - $spc99) =" \
