@@ -23,6 +23,15 @@ static bool sample_call(const struct profile *p, const struct sample *s, uint32_
 	return false;
 }
 
+/* Whether the sample names call span_id among its calls in flight. */
+static bool sample_in_span(const struct profile *p, const struct sample *s, uint64_t span_id)
+{
+	for (uint32_t i = 0; i < s->nlinks; i++)
+		if (s->links + i < p->nspan_links && p->span_links[s->links + i].span_id == span_id)
+			return true;
+	return false;
+}
+
 static bool thread_selected(const struct view *v, const struct thread_info *t)
 {
 	if (v->pid > 0 && (int64_t)t->pid != v->pid)
@@ -47,6 +56,8 @@ static bool sample_selected(const struct view *v, const struct profile *p, const
 	if (off ? v->time == VIEW_ON_CPU : v->time == VIEW_OFF_CPU)
 		return false;
 	if (!thread_selected(v, &p->threads[s->thread]))
+		return false;
+	if (v->span_id && !sample_in_span(p, s, v->span_id))
 		return false;
 	return !(v->exclude && v->exclude(p, s));
 }

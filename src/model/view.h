@@ -7,6 +7,9 @@
  *   - time: start_ns <= time <= end_ns (has_range; CLOCK_MONOTONIC);
  *   - thread: its process id is `pid`, its thread id `tid`, its thread name
  *     exactly `comm` (each only when set; set several and all must hold);
+ *   - call: taken inside the call `span_id` (when set: the sample names it
+ *     among its calls in flight, whatever its probe or depth; one call's
+ *     flame chart);
  *   - sonde's own cost: a sample whose leaf is the "[sonde]" frame
  *     (FRAME_OVERHEAD) is left out unless show_overhead;
  *   - `exclude` (optional) does not return true for it;
@@ -90,6 +93,7 @@ struct view {
 	int64_t pid;               /* <= 0 = any */
 	int64_t tid;               /* <= 0 = any */
 	const char *comm;          /* NULL or "" = any; not owned */
+	uint64_t span_id;          /* nonzero: only samples inside this call */
 	enum span_class span_class;
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */

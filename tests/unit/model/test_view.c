@@ -144,6 +144,28 @@ Test(view, pid_tid_and_comm_each_and_together)
 	profile_free(p);
 }
 
+Test(view, one_call_by_its_span_id)
+{
+	/* A sample is in call N when N is among its calls in flight, whatever
+	 * the probe or depth; the other conditions still hold. */
+	struct profile *p = fixture();
+	struct view v = {.span_id = 1};
+	cr_assert_eq(taken(&v, p), BIT(S_SLOW));
+	v.show_overhead = true;
+	cr_assert_eq(taken(&v, p), BIT(S_SLOW) | BIT(S_OVERHEAD));
+	v = (struct view){.span_id = 9}; /* "outer", enclosing call 2 */
+	cr_assert_eq(taken(&v, p), BIT(S_FAST));
+	v = (struct view){.span_id = 6}; /* nested in call 5 */
+	cr_assert_eq(taken(&v, p), BIT(S_RECURSIVE));
+	v = (struct view){.span_id = 4}; /* no record: the samples name it all the same */
+	cr_assert_eq(taken(&v, p), BIT(S_LOST));
+	v = (struct view){.span_id = 2, .tid = 100};
+	cr_assert_eq(taken(&v, p), 0, "every condition given must hold");
+	v = (struct view){.span_id = 8};
+	cr_assert_eq(taken(&v, p), 0);
+	profile_free(p);
+}
+
 static bool odd_weight(const struct profile *p, const struct sample *s)
 {
 	(void)p;
