@@ -69,7 +69,8 @@ static void usage(FILE *f)
 		"               first whole second of the profile (as the heatmap's selection;\n"
 		"               idle samples left out as FlameScope does)\n"
 		"  --chart      a flame chart: samples in time order (x = time) for one thread\n"
-		"               (--tid, default the busiest) or one traced call (--span ID)\n"
+		"               (--tid, default the busiest) or one traced call (--span ID):\n"
+		"               its on-CPU samples\n"
 		"  --diff-width union|base|cmp  what widths show in a differential graph\n"
 		"               (default union: the mean of both normalized shares)\n"
 		"FILE may be any profile sonde reads:\n"
@@ -205,6 +206,7 @@ static int flame_chart(struct flame_args *a)
 		return 1;
 	struct chart_draw d = {.p = p};
 	d.o.tid = a->filter.tid;
+	d.o.show_overhead = a->filter.show_overhead;
 	d.o.span_id = a->span_id;
 	d.o.width = a->svg.width;
 	d.o.title = a->svg.title;

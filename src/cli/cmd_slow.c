@@ -194,9 +194,10 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 		    size_t nsamples)
 {
 	struct slow_state *st = arg;
-	if ((int)sp->probe != st->probe)
-		return;
-	if (!st->threshold_ns || sp->duration_ns <= st->threshold_ns)
+	struct view slow = {.span_class = SPAN_SLOW, .probe = (uint32_t)st->probe,
+			    .threshold_ns = st->threshold_ns};
+	if (st->probe < 0 || !st->threshold_ns ||
+	    !view_takes_call(&slow, session_profile(s), sp))
 		return;
 	if (st->slow_printed++ == 0)
 		printf("%-8s %10s  %s\n", "TID", "DURATION",

@@ -447,6 +447,22 @@ static void second_add(struct live *l, uint64_t sec, uint64_t weight)
 	l->sec_weight[k] += weight;
 }
 
+/* Joins a sample to the calls it was taken in (those in `only`, when
+ * given: span id -> anything). */
+static void join_sample(struct live *l, const struct sample *s, const struct hashmap *only)
+{
+	uint32_t leaf = 0;
+	bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct span_link *link = &l->p->span_links[s->links + i];
+		if (only && !hashmap_find(only, link->span_id))
+			continue;
+		if (on_cpu && !leaf)
+			leaf = leaf_function(l, s->stack);
+		join_add(l, link, s, leaf);
+	}
+}
+
 static void take_samples(struct live *l, uint64_t now)
 {
 	for (; l->cursor < l->p->nsamples; l->cursor++) {
@@ -459,13 +475,7 @@ static void take_samples(struct live *l, uint64_t now)
 			rate_add(&l->sample_rate, sec, 1);
 			second_add(l, sec, s->weight);
 		}
-		uint32_t leaf = 0;
-		bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
-		for (uint32_t i = 0; i < s->nlinks; i++) {
-			if (on_cpu && !leaf)
-				leaf = leaf_function(l, s->stack);
-			join_add(l, &l->p->span_links[s->links + i], s, leaf);
-		}
+		join_sample(l, s, NULL);
 		enum view_decision d = decide(l, s, now);
 		if (d == VIEW_TAKE)
 			take_sample(l, s);
@@ -498,19 +508,70 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 		ps->nslow++;
 }
 
+/* Whether a call goes in its probe's latest-slow list: its probe's slow
+ * view takes it (above the probe's threshold, of the threads the live
+ * view's filter takes). */
+static bool slow_call(const struct live *l, const struct span *sp)
+{
+	if (sp->open || sp->probe >= SESSION_MAX_PROBES)
+		return false;
+	struct view slow = l->view;
+	slow.span_class = SPAN_SLOW;
+	slow.probe = sp->probe;
+	slow.threshold_ns = l->probes[sp->probe].slow_threshold_ns;
+	return view_takes_call(&slow, l->p, sp);
+}
+
 static void take_calls(struct live *l)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
-		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
-			continue;
 		const uint64_t *v = hashmap_find(&l->joins, sp->id);
 		struct join *j = v ? (struct join *)(uintptr_t)*v : NULL;
-		if (sp->duration_ns > l->probes[sp->probe].slow_threshold_ns)
+		if (slow_call(l, sp))
 			note_slow_call(l, sp, j);
 		if (j)
 			join_remove(l, j);
 	}
+}
+
+/* Fills the latest-slow lists again from the calls and samples held, as
+ * take_calls would have with the view and filter now in force. */
+static void refill_slow_calls(struct live *l)
+{
+	uint8_t count[SESSION_MAX_PROBES] = {0};
+	size_t unfilled = l->p->nprobes < SESSION_MAX_PROBES ? l->p->nprobes : SESSION_MAX_PROBES;
+	for (size_t i = 0; i < unfilled; i++)
+		l->probes[i].nslow = l->probes[i].slow_head = 0;
+	/* Each list's calls, newest first. */
+	uint32_t *pick = NULL;
+	size_t npick = 0, cap = 0;
+	struct hashmap picked = {0};
+	for (size_t i = l->span_cursor; i-- > 0 && unfilled;) {
+		const struct span *sp = &l->p->spans[i];
+		if (!slow_call(l, sp) || count[sp->probe] == LIVE_SLOW_KEEP)
+			continue;
+		grow_array((void **)&pick, &cap, npick + 1, sizeof(*pick));
+		pick[npick++] = (uint32_t)i;
+		hashmap_set(&picked, sp->id, 1);
+		if (++count[sp->probe] == LIVE_SLOW_KEEP)
+			unfilled--;
+	}
+	/* Their samples, joined as take_samples joined them when they came. */
+	struct hashmap joins = l->joins;
+	l->joins = (struct hashmap){0};
+	for (size_t i = 0; npick && i < l->cursor; i++)
+		join_sample(l, &l->p->samples[i], &picked);
+	for (size_t k = npick; k-- > 0;) {
+		const struct span *sp = &l->p->spans[pick[k]];
+		const uint64_t *v = hashmap_find(&l->joins, sp->id);
+		note_slow_call(l, sp, v ? (const struct join *)(uintptr_t)*v : NULL);
+	}
+	join_sweep(l, UINT64_MAX); /* frees them all */
+	hashmap_free(&l->joins);
+	l->joins = joins;
+	hashmap_free(&picked);
+	free(pick);
 }
 
 /* Drops raw data older than `keep` (never what is still to be taken in or
@@ -721,6 +782,7 @@ static void rebuild(struct live *l)
 			pending_push(l, (uint32_t)i);
 	}
 	window_advance(l->samples, now);
+	refill_slow_calls(l);
 }
 
 /* --- commands ------------------------------------------------------------------------ */
