@@ -116,9 +116,10 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 
 struct session;
 
-/* Sets everything up and starts the targets. Returns NULL with one line in
- * err. argc/argv are stored as the command line. From here on SIGINT,
- * SIGTERM and SIGHUP end the run (they are caught by the session's loop). */
+/* Sets everything up and starts the targets (a command stays held with
+ * hold_cmd). Returns NULL with one line in err. argc/argv are stored as
+ * the command line. From here on SIGINT, SIGTERM and SIGHUP end the run
+ * (they are caught by the session's loop). */
 struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
 			      size_t errlen);
 
