@@ -25,6 +25,12 @@
 #include "util.h"
 
 #define HTTP_MAX_ROUTES 32
+/* libmicrohttpd's memory per connection (its pool: the request head, then
+ * the buffers): room for heads well over HTTP_MAX_HEADER_BYTES, so that
+ * they reach on_request and are answered 431 with the JSON line. Only a
+ * head past what the pool holds gets libmicrohttpd's own 431 page. Pages
+ * of the pool are touched only as bytes come in. */
+#define HTTP_CONNECTION_MEMORY (4 * HTTP_MAX_HEADER_BYTES)
 
 struct route {
 	char method[8];
@@ -57,6 +63,8 @@ struct http_conn {
 struct http_request {
 	struct http_server *s;
 	struct MHD_Connection *conn;
+	size_t url_len; /* the URL as sent: path and query */
+	bool started;	/* on_request has seen it */
 	char method[8];
 	char *body;
 	size_t body_len;
@@ -405,13 +413,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	(void)version;
 	struct http_server *s = cls;
-	struct http_request *rq = *con_cls;
-	if (!rq) {
-		rq = xcalloc(1, sizeof(*rq));
-		rq->s = s;
-		rq->conn = conn;
+	struct http_request *rq = *con_cls; /* made by on_uri */
+	if (!rq->started) {
+		/* The head is in: answer one over the limits at once. */
+		rq->started = true;
 		snprintf(rq->method, sizeof(rq->method), "%s", method);
-		*con_cls = rq;
+		const union MHD_ConnectionInfo *hi =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+		size_t head = hi ? hi->header_size : 0;
+		if (rq->url_len > HTTP_MAX_URL_BYTES)
+			http_reply_error(rq, 414, "URL too long: %zu bytes, at most %d",
+					 rq->url_len, HTTP_MAX_URL_BYTES);
+		else if (head > HTTP_MAX_HEADER_BYTES)
+			http_reply_error(rq, 431, "request head too large: %zu bytes, at most %d",
+					 head, HTTP_MAX_HEADER_BYTES);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -436,6 +451,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		((struct http_conn *)ci->socket_context)->deadline_ns = 0;
 	dispatch(s, rq, url);
 	return rq->answered ? MHD_YES : MHD_NO;
+}
+
+/* A request's state, made as soon as its request line is read (the URL as
+ * sent: its length is checked against HTTP_MAX_URL_BYTES); freed by
+ * on_completed. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct http_request *rq = xcalloc(1, sizeof(*rq));
+	rq->s = cls;
+	rq->conn = conn;
+	rq->url_len = strlen(uri);
+	return rq;
 }
 
 /* ---- request deadlines ---- */
@@ -644,7 +671,8 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 	s->d = MHD_start_daemon(
 		flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, s,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CLIENTS,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_HEADER_BYTES,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		o->idle_timeout_s ? o->idle_timeout_s : (unsigned)HTTP_IDLE_TIMEOUT_S,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,

@@ -14,8 +14,10 @@
  *
  * Errors are a status code and one line of JSON: {"ok":false,"error":"..."}.
  * Limits: HTTP_MAX_CLIENTS connections at once (more are answered 503 and
- * closed at once), HTTP_MAX_HEADER_BYTES of request head and body buffer per
- * connection (libmicrohttpd answers 431 or 413 past them), request bodies of
+ * closed at once), URLs (path and query) of at most HTTP_MAX_URL_BYTES
+ * (414), request heads of at most HTTP_MAX_HEADER_BYTES (431; a head too
+ * large for libmicrohttpd's memory per connection, 4 times that, gets
+ * libmicrohttpd's own 431 page instead of the JSON line), request bodies of
  * at most HTTP_MAX_BODY bytes (413), HTTP_IDLE_TIMEOUT_S of silence before a
  * connection is closed, and HTTP_REQUEST_DEADLINE_S for a whole request
  * (head and body) to come in, from the connection's start or its previous
@@ -38,6 +40,7 @@
 
 #define HTTP_MAX_CLIENTS 64
 #define HTTP_MAX_HEADER_BYTES (64 * 1024)
+#define HTTP_MAX_URL_BYTES (8 * 1024)
 #define HTTP_MAX_BODY (16 * 1024)
 #define HTTP_IDLE_TIMEOUT_S 15
 #define HTTP_REQUEST_DEADLINE_S 10
