@@ -626,11 +626,10 @@ Test(http, trickling_clients)
 	for (int i = 0; i < TRICKLERS; i++) {
 		t.fds[i] = connect_server();
 		t.connected_ns[i] = monotonic_ns();
-		/* Half trickle their head, half their body after a whole head. */
-		if (i % 2)
-			send_all(t.fds[i], head, strlen(head));
-		else
-			send_all(t.fds[i], "GET /hel", 8);
+		/* Half trickle their head (past its request line), half their
+		 * body after a whole head. */
+		const char *start = i % 2 ? head : "GET /hello?token=" TOKEN " HTTP/1.1\r\nX-Slow: ";
+		send_all(t.fds[i], start, strlen(start));
 		cr_assert_eq(loop_step(lp, 0, err, sizeof(err)), 0, "%s", err);
 		if (i == TRICKLERS - 2) {
 			/* Every slot but one held: a client is served. */
