@@ -184,6 +184,9 @@ int cmd_serve(int argc, char **argv)
 	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;
+	/* The URL is the first line of output: a command sharing our stdout
+	 * runs only once it is printed (and the server listens). */
+	so.hold_cmd = true;
 	char err[1024];
 	char token[HTTP_TOKEN_HEX + 1];
 	if (http_token_new(token, sizeof(token), err, sizeof(err))) {
@@ -219,6 +222,14 @@ int cmd_serve(int argc, char **argv)
 	printf("http://%s%s%s:%u/?token=%s\n", v6 ? "[" : "", host, v6 ? "]" : "",
 	       (unsigned)http_server_port(http), token);
 	fflush(stdout);
+	if (session_release_cmd(s, err, sizeof(err))) {
+		errorf("%s", err);
+		http_server_close(http);
+		webapi_free(api);
+		liverun_free(r);
+		session_free(s);
+		return 1;
+	}
 	if (!is_loopback(o.listen))
 		errorf("warning: listening on %s: anyone who can reach it and has the URL can "
 		       "steer this session",

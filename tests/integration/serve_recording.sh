@@ -5,7 +5,7 @@
 # samples; the flame data shows where the target spent its time; the slow
 # view and a band brushed over the slow calls are dominated by slow_path
 # (>= 85%, as the CLI's test); commands that would steer the session
-# (trace, untrace, sample, reset) answer one JSON error naming the
+# (trace, untrace, sample, reset) answer 400 and one JSON error naming the
 # recording while views and windows work; the event stream says "recording".
 # Colours: every frame and hot function has sonde flame's SVG colour. The
 # sandwich of burn (/api/sandwich); the latest slow calls (all over the
@@ -92,7 +92,7 @@ pass "colours: burn, handle_request, slow_path as in the SVG (last: $svg); the h
 
 # Steering is refused, in one JSON line naming the recording; views work.
 for c in "trace parse_request" "untrace handle_request" "sample 99" "sample-in handle_request" "reset"; do
-	[ "$(post "$c")" = 200 ] || fail "$c: HTTP $(cat "$WORK/body")"
+	[ "$(post "$c")" = 400 ] || fail "$c: not a 400: $(cat "$WORK/body")"
 	jq -e --arg f "$WORK/run.sonde" '.ok == false and (.error | contains($f + " is a recording")) and (.error | contains("\n") | not)' \
 		"$WORK/body" >/dev/null || fail "$c on a recording: $(cat "$WORK/body")"
 done
