@@ -15,7 +15,9 @@
 # "recording", offers no probe to add; colours; the sandwich of burn;
 # search; a refused trace; windows; the histogram's two modes; a brushed
 # slow band >= 85% slow_path; the slow calls and a flame chart; the heat
-# map and the flame graph of a range dragged on it; screenshots
+# map and the flame graph of a range dragged on it; the main flame graph
+# drawn again to its box as each pane opens and closes, its root and
+# handle_request in view, and each pane's graph with its root in view; screenshots
 # in $BUILD/test-artifacts/serve_recording/; skipped only when chromium
 # cannot start). Bad input: a missing file, a file and a target at once, a
 # file and --trace.

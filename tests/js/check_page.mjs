@@ -12,7 +12,7 @@
 // check; exits 1 at the first failure, 77 when chromium cannot start.
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
-import { fail, launchChromium, ok, sleep } from "./pagekit.mjs";
+import { fail, flameInView, launchChromium, ok, sleep } from "./pagekit.mjs";
 import { brushFrom, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, sondePid] = process.argv.slice(2);
@@ -294,6 +294,10 @@ try {
 	const lohi = await page.evaluate(() => [document.getElementById("bandflame").dataset.lo, document.getElementById("bandflame").dataset.hi]);
 	if (!(bandShare >= 0.85)) fail(`the band ${lohi} of handle_request: slow_path is ${(100 * bandShare).toFixed(1)}% of its flame graph, not >= 85%`);
 	ok(`brushed ${span.n} buckets, band ${lohi[0]}..${lohi[1]} ns: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	// the band's pane takes room from the live flame graph, drawn again to
+	// its new box; the band's graph shows its root and slow_path
+	await flameInView(page, "#flame", "handle_request", "band open");
+	await flameInView(page, "#bandflame", "slow_path", "band open");
 	await shot(page, "05b-band");
 	await page.click("#bandclose");
 

@@ -15,7 +15,7 @@
 // cannot start.
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
-import { fail, launchChromium, ok } from "./pagekit.mjs";
+import { fail, flameInView, launchChromium, ok } from "./pagekit.mjs";
 import { brushFrom, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, file, mode] = process.argv.slice(2);
@@ -188,6 +188,10 @@ try {
 	const bandShare = await page.evaluate((w) => (0, eval)(w)(), widest.toString());
 	if (!(bandShare >= 0.85)) fail(`slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph, not >= 85%`);
 	ok(`brushed ${span.n} buckets: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	// the band's pane takes room from the flame graph: drawn again to its new
+	// box at once (a recording sends no update that would do it later)
+	await flameInView(page, "#flame", "handle_request", "band open");
+	await flameInView(page, "#bandflame", "slow_path", "band open");
 	await shot(page, "02-band");
 
 	// ---- the latest slow calls: a click opens that call's flame chart ----
@@ -209,6 +213,7 @@ try {
 		const fill = await page.evaluate((k) => document.querySelectorAll("#chart g.box")[k].querySelector("rect").getAttribute("fill"), last);
 		if (fill !== chart.boxes[last][5]) fail(`a chart box has fill ${fill}, not ${chart.boxes[last][5]}`);
 		ok(`${spans.length} latest slow calls listed; span ${first}'s flame chart: ${drawn.length} boxes as the API lays them out; ${await page.textContent("#charttitle")}`);
+		await flameInView(page, "#flame", "handle_request", "flame chart open");
 		await shot(page, "03-flamechart");
 	}
 
@@ -259,7 +264,11 @@ try {
 		}, null, { timeout: 20000 });
 		ok(`heat map: ${hm.cols} s x ${hm.rows} rows, ${hm.total} samples (sonde report: ${reportSamples}); dragged cells ${kA}..${kB} (${sel} cells, ${want} samples per the API's cells): range flame graph of ${got.total} samples; ${await page.textContent("#rangetitle")}`);
 		console.log(`range_ns=${got.from}-${got.to} range_samples=${got.total} heat_start_ns=${hm.start_ns}`);
+		await flameInView(page, "#flame", "handle_request", "heat map open");
+		await flameInView(page, "#rangeflame", "handle_request", "range selected");
 		await shot(page, "04-heatmap");
+		await page.click("#heatclose");
+		await flameInView(page, "#flame", "handle_request", "heat map closed");
 	}
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));

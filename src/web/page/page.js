@@ -190,9 +190,19 @@ function draw() {
 		/* the pane's height changes as the status line wraps */
 		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
+	if (!inverted) el.scrollTop = el.scrollHeight - el.clientHeight - flameFromBottom;
 	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
 		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
 }
+
+/* A flame graph stands on its root: when it is higher than its box, the box
+ * stays scrolled as far from the bottom as the person left it (at first: at
+ * the bottom, the root in view), whatever the box's or the graph's height. */
+var flameFromBottom = 0;
+$("flame").addEventListener("scroll", function () {
+	var el = $("flame");
+	flameFromBottom = Math.max(0, el.scrollHeight - el.scrollTop - el.clientHeight);
+});
 
 function resetZoom() { zoomed = null; draw(); }
 
@@ -495,8 +505,8 @@ function drawBand(d) {
 	});
 }
 
-/* A flame graph of a tree that does not update (a band, a sandwich): its
- * own colours, clicks zoom within it. */
+/* A flame graph of a tree that does not update (a band, a sandwich, a
+ * range): its own colours, clicks zoom within it. */
 function staticChart(el, r, upsideDown, detailsEl, label) {
 	var c = flamegraph.default()
 		.width(Math.max(300, el.clientWidth - 18))
@@ -508,6 +518,8 @@ function staticChart(el, r, upsideDown, detailsEl, label) {
 		.setDetailsHandler(function (text) { detailsEl.textContent = text || ""; })
 		.setLabelHandler(label);
 	d3.select(el).datum(r).call(c);
+	/* it stands on its root: in view when the graph is higher than its box */
+	if (!upsideDown) el.scrollTop = el.scrollHeight - el.clientHeight;
 	return c;
 }
 
@@ -859,11 +871,23 @@ document.addEventListener("keydown", function (e) {
 	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
 });
 
-var resizeTimer = 0;
-window.addEventListener("resize", function () {
+/* The flame graph is drawn to its box: as wide, and at least as high with
+ * the root at the bottom. The box changes with the window and whenever a pane
+ * under it (band, flame chart, sandwich, heat map) opens or closes: drawn
+ * again then, not at the next update -- which a recording never sends, and
+ * until which the frames would sit below the visible box. A new width makes
+ * a new chart (after a pause, for a window being dragged); a new height
+ * only lays the frames out again. */
+var flameBox = {w: 0, h: 0}, resizeTimer = 0;
+new ResizeObserver(function (entries) {
+	var b = entries[entries.length - 1].borderBoxSize[0], w = b.inlineSize, h = b.blockSize;
+	if (w === flameBox.w && h === flameBox.h) return;
+	var newWidth = w !== flameBox.w && flameBox.w !== 0;
+	flameBox = {w: w, h: h};
+	if (!newWidth) { if (chart) draw(); return; }
 	clearTimeout(resizeTimer);
 	resizeTimer = setTimeout(function () { chart = null; draw(); }, 150);
-});
+}).observe($("flame"), {box: "border-box"});
 
 if (!token) say("no token in this page's URL: open the URL sonde serve printed", true);
 showConn();
