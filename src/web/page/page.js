@@ -47,9 +47,10 @@ function findPath(p) {
 
 function applyFlame(m) {
 	/* full messages come at the start, after a missed event and whenever
-	 * the server renumbers its ids: the zoom stays on the same frames */
-	var zoomPath = m.full && zoomed ? pathOf(zoomed) : null;
-	if (m.full) { nodes.clear(); root = null; zoomed = null; }
+	 * the server renumbers its ids: the zooms and the selection stay on the
+	 * same frames */
+	var zoomPaths = m.full ? zooms.map(pathOf) : null, selPath = m.full && selected ? pathOf(selected) : null;
+	if (m.full) { nodes.clear(); root = null; zooms = []; selected = null; }
 	fractional = m.fractional;
 	m.removed.forEach(function (id) {
 		var n = nodes.get(id);
@@ -70,7 +71,8 @@ function applyFlame(m) {
 		if (n) { n.value = c[1]; n.self = c[2]; }
 	});
 	if (root) root.value = m.total;
-	if (zoomPath) zoomed = findPath(zoomPath);
+	if (zoomPaths) zooms = zoomPaths.map(findPath).filter(function (n) { return n; });
+	if (selPath) selected = findPath(selPath);
 }
 
 function samples(v) { return fractional ? v / 1000 : v; }
@@ -129,7 +131,12 @@ function setSearch(term) {
 
 /* ---- the chart ----------------------------------------------------------- */
 var chart = null;
-var zoomed = null; /* the node zoomed to, or null */
+/* Zoom is a stack, as in sonde top: z (or a click) zooms into a frame, Z
+ * goes back to the previous zoom. z takes the selected frame: the last one
+ * pointed at, clicked, or gone to with n/N. */
+var zooms = [];
+var selected = null;
+function zoomTop() { return zooms.length ? zooms[zooms.length - 1] : null; }
 var inverted = false;
 var paused = false;
 
@@ -155,7 +162,14 @@ function makeChart() {
 			return n.name + " (" + n.kind + ") " + fmtCount(n.value) + " samples, " +
 				pct(n.value, root.value).toFixed(2) + "%, self " + fmtCount(n.self);
 		})
-		.onClick(function (d) { zoomed = d.data === root ? null : d.data; });
+		/* d3-flame-graph has zoomed already, as zoomFlags would */
+		.onHover(function (d) { selected = d.data; markSelected(); })
+		.onClick(function (d) {
+			selected = d.data;
+			if (d.data === root) zooms = [];
+			else if (zoomTop() !== d.data) zooms.push(d.data);
+			markSelected();
+		});
 	chart.setDetailsElement($("details"));
 }
 
@@ -164,8 +178,9 @@ function makeChart() {
  * and go. */
 function zoomFlags() {
 	nodes.forEach(function (n) { n.fade = false; n.hide = false; });
-	if (!zoomed) return;
-	for (var c = zoomed, p = c.parent; p; c = p, p = p.parent) {
+	var z = zoomTop();
+	if (!z) return;
+	for (var c = z, p = c.parent; p; c = p, p = p.parent) {
 		p.fade = true;
 		p.children.forEach(function (s) { if (s !== c) s.hide = true; });
 	}
@@ -181,7 +196,9 @@ function draw() {
 		el.innerHTML = "<div class=\"empty\">No samples in view yet.</div>";
 		return;
 	}
-	if (zoomed && nodes.get(zoomed.id) !== zoomed) zoomed = null;
+	var here = function (n) { return nodes.get(n.id) === n; };
+	zooms = zooms.filter(here);
+	if (selected && !here(selected)) selected = null;
 	zoomFlags();
 	if (!chart) {
 		makeChart();
@@ -191,6 +208,7 @@ function draw() {
 		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
 	if (!inverted) el.scrollTop = el.scrollHeight - el.clientHeight - flameFromBottom;
+	markSelected();
 	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
 		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
 }
@@ -204,14 +222,47 @@ $("flame").addEventListener("scroll", function () {
 	flameFromBottom = Math.max(0, el.scrollHeight - el.scrollTop - el.clientHeight);
 });
 
-function resetZoom() { zoomed = null; draw(); }
+/* The selected frame outlined (d3-flame-graph sets each frame's class at
+ * every update) */
+function markSelected() {
+	d3.select("#flame").selectAll("g.frame").classed("sel", function (d) { return d.data === selected; });
+}
 
-function nextMatch(step) {
-	if (!matches.length) return;
-	matchCursor = (matchCursor + step + matches.length) % matches.length;
-	zoomed = matches[matchCursor];
+function resetZoom() { zooms = []; draw(); }
+
+function zoomIn() {
+	var n = selected;
+	if (!n) { say("z: no frame selected: point at one, or go to a match with n", true); return; }
+	if (n === root) { resetZoom(); return; }
+	if (zoomTop() === n) { say("z: already zoomed into " + n.name + " (Z: zoom out)", true); return; }
+	zooms.push(n);
 	draw();
-	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + zoomed.name;
+	say("zoomed into " + n.name + " (Z or Backspace: zoom out)", false);
+}
+
+function zoomOut() {
+	if (!zooms.length) { say("not zoomed", true); return; }
+	selected = zooms.pop(); /* the frame that was zoomed into, as sonde top */
+	draw();
+	say(zooms.length ? "zoomed out to " + zoomTop().name : "zoomed out: the whole graph", false);
+}
+
+/* Selects the next or previous match, as sonde top does; when the zoom
+ * hides it (it is neither inside the zoomed frame nor one of its callers),
+ * zoomed out until it shows. */
+function nextMatch(step) {
+	if (!searchRe) { say("no search: / to search", true); return; }
+	if (!matches.length) { say("no match for " + searchTerm, true); return; }
+	matchCursor = (matchCursor + step + matches.length) % matches.length;
+	var m = selected = matches[matchCursor];
+	var shows = function (z) {
+		for (var a = m; a; a = a.parent) if (a === z) return true; /* inside z */
+		for (a = z; a; a = a.parent) if (a === m) return true; /* a caller of z */
+		return false;
+	};
+	while (zooms.length && !shows(zoomTop())) zooms.pop();
+	draw();
+	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + m.name + " (z: zoom into it)";
 }
 
 /* ---- status, hot functions, probes ------------------------------------ */
@@ -849,26 +900,52 @@ $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = nu
 $("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
+/* ---- keys: sonde top's (src/tui/tui.c) wherever the page has the same
+ * action, and h for the heat map, which top has not. One table makes both
+ * the handler and the help (?). ---- */
+var KEYS = [
+	[["/"], "search", "search function names (a regular expression)",
+		function () { $("search").focus(); $("search").select(); }],
+	[["n", "N"], "next/previous match", "select the next / previous match (z: zoom into it)",
+		function (k) { nextMatch(k === "n" ? 1 : -1); }],
+	[["Escape"], "clear the search", "clear the search (in a text box: leave the box)",
+		function () { setSearch(""); $("details").textContent = ""; }],
+	[["z"], "zoom in", "zoom into the selected frame: the last one pointed at, clicked or gone to with n/N", zoomIn],
+	[["Z", "Backspace"], "zoom out", "zoom out: back to the previous zoom", zoomOut],
+	[["i"], "icicle", "icicle: the roots at the top / back to the flame graph", function () { $("invert").click(); }],
+	[["p"], "pause", "pause / resume the display (data keeps coming)", function () { setPaused(!paused); }],
+	[[":"], "command", "the command line: any command of sonde top's language", function () { $("cmd").focus(); }],
+	[["h"], "heat map", "the subsecond heat map of the samples held", function () { openHeatmap(); }],
+	[["?"], "all keys", "this help (Esc, q, Enter or ? closes it)", function () { showHelp(true); }],
+];
+var keyName = function (k) { return k === "Escape" ? "Esc" : k; };
+var kbds = function (ks) { return ks.map(function (k) { return "<kbd>" + esc(keyName(k)) + "</kbd>"; }).join(" "); };
+$("keyhint").innerHTML = KEYS.map(function (k) { return kbds(k[0]) + " " + esc(k[1]); }).join(" ");
+$("helpkeys").innerHTML = KEYS.map(function (k) {
+	return "<tr data-keys=\"" + esc(k[0].map(keyName).join(" ")) + "\"><td>" + kbds(k[0]) + "</td><td>" + esc(k[2]) + "</td></tr>";
+}).join("");
+function showHelp(on) { $("help").hidden = !on; }
+$("help").addEventListener("click", function (e) { if (e.target === $("help")) showHelp(false); });
+
 document.addEventListener("keydown", function (e) {
 	var t = e.target;
 	var typing = t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA");
-	if (e.key === "Escape") {
-		if (typing) t.blur();
-		else resetZoom();
+	if (e.ctrlKey || e.metaKey || e.altKey) return;
+	if (!$("help").hidden) {
+		/* as top's overlays: these close it, ':' goes on to the command line */
+		if (["Escape", "q", "Enter", "?", ":"].indexOf(e.key) >= 0) {
+			e.preventDefault();
+			showHelp(false);
+			if (e.key === ":") $("cmd").focus();
+		}
 		return;
 	}
-	if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-	var keys = {
-		"/": function () { $("search").focus(); $("search").select(); },
-		":": function () { $("cmd").focus(); },
-		n: function () { nextMatch(1); },
-		N: function () { nextMatch(-1); },
-		z: resetZoom,
-		i: function () { $("invert").click(); },
-		h: openHeatmap,
-		p: function () { setPaused(!paused); },
-	};
-	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+	if (typing) {
+		if (e.key === "Escape") t.blur();
+		return;
+	}
+	var k = KEYS.find(function (x) { return x[0].indexOf(e.key) >= 0; });
+	if (k) { e.preventDefault(); k[3](e.key); }
 });
 
 /* The flame graph is drawn to its box: as wide, and at least as high with
