@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
 import { fail, flameInView, launchChromium, ok, sleep } from "./pagekit.mjs";
-import { brushFrom, histogramModes } from "./histogram.mjs";
+import { brushFrom, histogramMarks, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, sondePid] = process.argv.slice(2);
 if (!url || !artifacts || !sondePid) {
@@ -340,6 +340,11 @@ try {
 	const { modes, fast: fastMode, slow: slowMode } = await histogramModes(page);
 	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
 	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	// p50, p95, p99 and the threshold where the axis puts the status's values,
+	// the labels apart and inside the SVG (p95 and p99 are both in the slow mode)
+	const marks = await histogramMarks(page);
+	if (marks.problems.length) fail("the histogram's marks: " + marks.problems.join("; ") + " (" + marks.text + ")");
+	ok("histogram marks: " + marks.text);
 	const span = { n: await brushFrom(page, 1e6) };
 	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector("#bandflame svg"),

@@ -16,7 +16,7 @@
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
 import { fail, flameInView, launchChromium, ok } from "./pagekit.mjs";
-import { brushFrom, histogramModes } from "./histogram.mjs";
+import { brushFrom, histogramMarks, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, file, mode] = process.argv.slice(2);
 const reportSamples = mode;
@@ -172,6 +172,22 @@ try {
 	const { modes, fast: fastMode, slow: slowMode } = await histogramModes(page);
 	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
 	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	// p50, p95, p99 and the threshold where the axis puts the status's values,
+	// the labels apart and inside the SVG (p95 and p99 are both in the slow mode)
+	const marks = await histogramMarks(page);
+	if (marks.problems.length) fail("the histogram's marks: " + marks.problems.join("; ") + " (" + marks.text + ")");
+	ok("histogram marks: " + marks.text);
+	// worker: called once (one thread), so its p50, p95 and p99 are the same
+	// value: three labels at one x, still apart and inside the SVG
+	await page.click('#probes tbody tr[data-name="worker"] td.name');
+	await page.waitForFunction(() => /^worker: 1 calls/.test(document.getElementById("histprobe").textContent) &&
+		document.querySelectorAll("#hist rect.bar[data-lo]").length === 1, null, { timeout: 20000 });
+	const one = await histogramMarks(page);
+	if (one.problems.length) fail("the histogram's marks of worker's one call: " + one.problems.join("; ") + " (" + one.text + ")");
+	ok("worker's one call: " + one.text);
+	await page.locator("#hist").screenshot({ path: artifacts + "/02a-hist-one-call.png" });
+	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
+	await page.waitForFunction(() => /^handle_request: /.test(document.getElementById("histprobe").textContent));
 	const span = { n: await brushFrom(page, 1e6) };
 	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector('#bandflame g.frame[name="slow_path"] rect'),

@@ -363,7 +363,10 @@ function showHist(probes) {
 		.attr("height", function (d) { return y(0) - y(d[2]); })
 		.attr("data-lo", function (d) { return d[0]; })
 		.attr("data-hi", function (d) { return d[1]; });
+	/* powers of ten; a few round values when the calls span less (a
+	 * function called once has one bucket) */
 	var ticks = x.ticks().filter(function (t) { return Math.log10(t) % 1 === 0; });
+	if (ticks.length < 2) ticks = x.ticks(3);
 	xaxis.attr("transform", "translate(0," + (HH - HM.b) + ")")
 		.call(d3.axisBottom(x).tickValues(ticks).tickFormat(fmtNs));
 	yaxis.attr("transform", "translate(" + HM.l + ",0)")
@@ -373,8 +376,20 @@ function showHist(probes) {
 	lines.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
 		.attr("x1", function (m) { return x(m[1]); }).attr("x2", function (m) { return x(m[1]); })
 		.attr("y1", HM.t).attr("y2", HH - HM.b);
+	/* each label beside its line, right of it or left where it would leave
+	 * the plot; a row lower where it would overlap one already placed (close
+	 * percentiles, as p95 and p99 in one slow mode, are pixels apart) */
+	var placed = [];
 	lines.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
-		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
+		.text(function (m) { return m[0]; })
+		.each(function (m) {
+			var w = this.getComputedTextLength() || 6.1 * m[0].length, at = x(m[1]);
+			var l = at + 2 + w <= HW - HM.r ? at + 2 : Math.max(0, at - 2 - w);
+			var row = 0;
+			while (placed.some(function (q) { return q.row === row && l < q.r + 3 && q.l < l + w + 3; })) row++;
+			placed.push({l: l, r: l + w, row: row});
+			d3.select(this).attr("x", l).attr("y", HM.t + 8 + 11 * row);
+		});
 	var kde = smooth(b);
 	var line = d3.line().x(function (q) { return x(q[0]); }).y(function (q) { return y(q[1]); });
 	curve.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
