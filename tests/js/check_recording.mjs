@@ -186,6 +186,22 @@ try {
 	if (one.problems.length) fail("the histogram's marks of worker's one call: " + one.problems.join("; ") + " (" + one.text + ")");
 	ok("worker's one call: " + one.text);
 	await page.locator("#hist").screenshot({ path: artifacts + "/02a-hist-one-call.png" });
+	// inner: calls of a few ns (the probe's own cost is taken out), some
+	// under 1 ns, in the bucket [0, 1) ns, which a log axis cannot place at
+	// 0: every bucket drawn, where the axis puts it
+	{
+		const want = (await api("/api/status")).data.probes.find((p) => p.name === "inner");
+		await page.click('#probes tbody tr[data-name="inner"] td.name');
+		await page.waitForFunction((n) => /^inner: /.test(document.getElementById("histprobe").textContent) &&
+			document.querySelectorAll("#hist rect.bar[data-lo]").length === n, want.buckets.length, { timeout: 20000 });
+		const bad = await page.$$eval("#hist rect.bar", (rs) => rs.filter((r) => !(+r.getAttribute("x") >= 0 && +r.getAttribute("width") >= 1 &&
+			+r.getAttribute("x") + +r.getAttribute("width") <= 378)).map((r) => r.outerHTML));
+		if (bad.length) fail(`inner's histogram: ${bad.length} of ${want.buckets.length} bars not drawn inside it, first ${bad[0]}`);
+		const m = await histogramMarks(page);
+		if (m.problems.length) fail("the histogram's marks of inner: " + m.problems.join("; ") + " (" + m.text + ")");
+		ok(`inner's ${want.calls_in_window} calls: all ${want.buckets.length} buckets drawn, from [${want.buckets[0].slice(0, 2)}) ns (${want.buckets[0][2]} calls); ${m.text}`);
+		await page.locator("#hist").screenshot({ path: artifacts + "/02b-hist-inner.png" });
+	}
 	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
 	await page.waitForFunction(() => /^handle_request: /.test(document.getElementById("histprobe").textContent));
 	const span = { n: await brushFrom(page, 1e6) };

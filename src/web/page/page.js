@@ -343,7 +343,7 @@ function showHist(probes) {
 	var el = $("hist");
 	var b = p && p.buckets ? p.buckets : [];
 	if (!b.length) { el.innerHTML = ""; brush = null; return; }
-	var x = histX = d3.scaleLog().domain([b[0][0], b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
+	var x = histX = d3.scaleLog().domain([bucketLo(b[0]), b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
 	/* counts on a log-like scale: a few slow calls next to many fast ones stay visible */
 	var y = d3.scaleSymlog().domain([0, d3.max(b, function (d) { return d[2]; })]).range([HH - HM.b, HM.t]);
 	var svg = d3.select(el).selectAll("svg").data([0]).join("svg").attr("width", HW).attr("height", HH);
@@ -357,8 +357,8 @@ function showHist(probes) {
 	var inBand = function (d) { return band && (d[0] + d[1]) / 2 >= band.lo && (d[0] + d[1]) / 2 <= band.hi; };
 	bars.selectAll("rect.bar").data(b).join("rect")
 		.attr("class", function (d) { return inBand(d) ? "bar inband" : "bar"; })
-		.attr("x", function (d) { return x(d[0]); })
-		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(d[0]) - 0.5); })
+		.attr("x", function (d) { return x(bucketLo(d)); })
+		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(bucketLo(d)) - 0.5); })
 		.attr("y", function (d) { return y(d[2]); })
 		.attr("height", function (d) { return y(0) - y(d[2]); })
 		.attr("data-lo", function (d) { return d[0]; })
@@ -474,9 +474,14 @@ function drawChart(d) {
 	});
 }
 
+/* Where a bucket [LO_NS, HI_NS) starts on the log axis: the first one, of
+ * the calls under 1 ns (0 on a log axis is nowhere), at half a nanosecond. */
+function bucketLo(d) { return d[0] > 0 ? d[0] : d[1] / 2; }
+
 /* A Gaussian kernel density of the calls over log duration (bandwidth by
  * Silverman's rule), scaled to calls per histogram bucket (buckets are
- * equally wide in log duration), on 160 points; and its modes: peaks of at
+ * equally wide in log duration but under 32 ns, where they are 1 ns wide),
+ * on 160 points; and its modes: peaks of at
  * least 3% of the highest, each parted from the one before by a dip below
  * 70% of the lower of the two. b: [[LO_NS, HI_NS, CALLS], ...] ascending. */
 function smooth(b) {
@@ -485,9 +490,9 @@ function smooth(b) {
 	mean /= n;
 	var v = 0;
 	b.forEach(function (d) { var t = Math.log((d[0] + d[1]) / 2) - mean; v += d[2] * t * t; });
-	var width = Math.log(b[0][1] / b[0][0]); /* one bucket, in log duration */
+	var last = b[b.length - 1], width = Math.log(last[1] / bucketLo(last)); /* one bucket, in log duration */
 	var h = Math.max(width, 1.06 * Math.sqrt(v / n) * Math.pow(n, -0.2));
-	var lo = Math.log(b[0][0]), hi = Math.log(b[b.length - 1][1]);
+	var lo = Math.log(bucketLo(b[0])), hi = Math.log(last[1]);
 	var curve = [];
 	for (var i = 0; i < 160; i++) {
 		var at = lo + (hi - lo) * i / 159, dens = 0;
