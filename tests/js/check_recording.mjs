@@ -257,7 +257,14 @@ try {
 		const cellSum = hm.cells.flat().reduce((t, n) => t + n, 0);
 		if (cellSum !== hm.total || hm.total + hm.idle_dropped !== +reportSamples)
 			fail(`the heat map holds ${cellSum} samples in its cells, total ${hm.total} (+${hm.idle_dropped} idle); sonde report says ${reportSamples}`);
+		// opened paused: the frozen flame graph is not drawn again, but its
+		// root stays in view in the smaller box
+		await page.keyboard.press("p");
+		await page.waitForSelector('body[data-conn="paused"]');
 		await page.click("#heatbtn");
+		await flameInView(page, "#flame", "handle_request", "heat map open, paused");
+		await page.keyboard.press("p");
+		await page.waitForSelector('body[data-conn="recording"]');
 		await page.waitForFunction((n) => document.querySelectorAll("#heatmap rect.cell").length === n, hm.cols * hm.rows, { timeout: 20000 });
 		const drawnCells = await page.$$eval("#heatmap rect.cell", (rs) => rs.reduce((t, r) => t + +r.dataset.n, 0));
 		const pageTotal = +(await page.$eval("#heatmap", (e) => e.dataset.total));

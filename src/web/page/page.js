@@ -207,7 +207,7 @@ function draw() {
 		/* the pane's height changes as the status line wraps */
 		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
-	if (!inverted) el.scrollTop = el.scrollHeight - el.clientHeight - flameFromBottom;
+	keepRoot();
 	markSelected();
 	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
 		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
@@ -221,6 +221,10 @@ $("flame").addEventListener("scroll", function () {
 	var el = $("flame");
 	flameFromBottom = Math.max(0, el.scrollHeight - el.scrollTop - el.clientHeight);
 });
+function keepRoot() {
+	var el = $("flame");
+	if (!inverted) el.scrollTop = el.scrollHeight - el.clientHeight - flameFromBottom;
+}
 
 /* The selected frame outlined (d3-flame-graph sets each frame's class at
  * every update) */
@@ -869,6 +873,7 @@ $("invert").onclick = function () {
 	inverted = !inverted;
 	$("invert").classList.toggle("on", inverted);
 	chart = null;
+	flameFromBottom = 0;
 	draw();
 };
 $("resetzoom").onclick = resetZoom;
@@ -981,7 +986,9 @@ new ResizeObserver(function (entries) {
 	if (w === flameBox.w && h === flameBox.h) return;
 	var newWidth = w !== flameBox.w && flameBox.w !== 0;
 	flameBox = {w: w, h: h};
-	if (!newWidth) { if (chart) draw(); return; }
+	/* paused: the frozen graph is not drawn again (its nodes have moved
+	 * on), its root only kept in view */
+	if (!newWidth) { if (chart) { if (paused) keepRoot(); else draw(); } return; }
 	clearTimeout(resizeTimer);
 	resizeTimer = setTimeout(function () { chart = null; draw(); }, 150);
 }).observe($("flame"), {box: "border-box"});
