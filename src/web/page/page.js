@@ -945,7 +945,7 @@ var KEYS = [
 ];
 var keyName = function (k) { return k === "Escape" ? "Esc" : k; };
 var kbds = function (ks) { return ks.map(function (k) { return "<kbd>" + esc(keyName(k)) + "</kbd>"; }).join(" "); };
-$("keyhint").innerHTML = KEYS.map(function (k) { return kbds(k[0]) + " " + esc(k[1]); }).join(" ");
+$("keyhint").innerHTML = KEYS.map(function (k) { return "<span>" + kbds(k[0]) + " " + esc(k[1]) + "</span>"; }).join(" ");
 $("helpkeys").innerHTML = KEYS.map(function (k) {
 	return "<tr data-keys=\"" + esc(k[0].map(keyName).join(" ")) + "\"><td>" + kbds(k[0]) + "</td><td>" + esc(k[2]) + "</td></tr>";
 }).join("");
