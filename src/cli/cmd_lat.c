@@ -167,14 +167,9 @@ int cmd_lat(int argc, char **argv)
 		errorf("name at least one function to trace: sonde lat FUNC... [-- CMD]");
 		return 2;
 	}
-	if (session_args_check(&so))
-		return 2;
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	/* Every figure comes from the kernel's histograms: no call needs a
 	 * record. */
 	for (size_t i = 0; i < session_profile(s)->nprobes; i++)
@@ -188,6 +183,7 @@ int cmd_lat(int argc, char **argv)
 		arm_interval(&ls);
 	}
 	int rc = 0;
+	char err[1024];
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);
 		rc = 1;

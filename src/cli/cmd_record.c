@@ -154,18 +154,14 @@ int cmd_record(int argc, char **argv)
 		errorf("record needs an output file: -o FILE");
 		return 2;
 	}
-	if (session_args_check(&so))
-		return 2;
 	char err[1024];
 	if (recording_check_writable(output, err, sizeof(err))) {
 		errorf("%s", err);
 		return 1;
 	}
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	int rc = 0;
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);

@@ -154,18 +154,14 @@ int cmd_threads(int argc, char **argv)
 	so.threads = true;
 	so.threads_hz = so.freq_given ? so.freq : 10;
 	so.no_sampling = true;
-	if (session_args_check(&so))
-		return 2;
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	struct threads_live tl = {.s = s, .a = &a, .tty = isatty(STDOUT_FILENO)};
 	tl.timer = loop_timer_new(session_loop(s), on_timer, &tl);
 	loop_timer_in(session_loop(s), tl.timer, a.interval);
 	int rc = 0;
+	char err[1024];
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);
 		rc = 1;

@@ -166,8 +166,6 @@ int cmd_top(int argc, char **argv)
 		so.cmd = &argv[optind];
 	}
 	live_args_apply_time(&to.la, &so);
-	if (session_args_check(&so))
-		return 2;
 	so.cmd_output = to.la.target_output ? to.la.target_output : to.batch ? NULL : "/dev/null";
 	if (live_args_check(&to.la))
 		return 2;
@@ -175,23 +173,16 @@ int cmd_top(int argc, char **argv)
 		errorf("the UI needs a terminal: use -b for text snapshots (sonde top -b -i 2)");
 		return 2;
 	}
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
-	struct liverun_options ro = {.live = to.la.live, .no_ctl = to.la.no_ctl,
-				     .stay_after_exit = !to.batch};
-	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
-	if (!r) {
-		errorf("%s", err);
-		session_free(s);
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
+	struct liverun *r = live_args_start_run(&to.la, s, !to.batch);
+	if (!r)
 		return 2;
-	}
 	live_args_run_cmds(&to.la, r, to.batch ? stdout : stderr);
 	struct batch batch = {.run = r, .o = &to};
 	struct tui *tui = NULL;
+	char err[1024];
 	if (to.batch) {
 		const char *path = liverun_ctl_path(r);
 		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),

@@ -101,6 +101,20 @@ int live_args_check(const struct live_args *a)
 	return 0;
 }
 
+struct liverun *live_args_start_run(const struct live_args *a, struct session *s,
+				    bool stay_after_exit)
+{
+	struct liverun_options ro = {
+		.live = a->live, .no_ctl = a->no_ctl, .stay_after_exit = stay_after_exit};
+	char err[1024];
+	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
+	if (!r) {
+		errorf("%s", err);
+		session_free(s);
+	}
+	return r;
+}
+
 void live_args_run_cmds(const struct live_args *a, struct liverun *r, FILE *out)
 {
 	for (int i = 0; i < a->ncmds; i++) {

@@ -170,12 +170,19 @@ int session_args_getopt(struct session_options *o, int argc, char **argv,
 	return 0;
 }
 
-
-int session_args_check(const struct session_options *o)
+struct session *session_args_start(struct session_options *o, int argc, char **argv,
+				   int *exit_code)
 {
-	char err[512];
-	if (session_check_options(o, err, sizeof(err)) == 0)
-		return 0;
-	errorf("%s", err);
-	return -1;
+	char err[1024];
+	if (session_check_options(o, err, sizeof(err))) {
+		errorf("%s", err);
+		*exit_code = 2;
+		return NULL;
+	}
+	struct session *s = session_start(o, argc, argv, err, sizeof(err));
+	if (!s) {
+		errorf("%s", err);
+		*exit_code = 1;
+	}
+	return s;
 }

@@ -64,7 +64,11 @@ struct session_command {
 int session_args_getopt(struct session_options *o, int argc, char **argv,
 			const struct session_command *cmd, int *exit_code);
 
-/* session_check_options, printing its error. Returns 0 or -1. */
-int session_args_check(const struct session_options *o);
+/* session_check_options, then session_start (argc/argv are the command
+ * line the recording keeps). Returns the started session, or NULL with the
+ * error printed and *exit_code set: 2 when the options do not go together,
+ * 1 when the start failed. */
+struct session *session_args_start(struct session_options *o, int argc, char **argv,
+				   int *exit_code);
 
 #endif
