@@ -116,13 +116,9 @@ static int record_option(void *ctx, int c, const char *arg)
 		return 0;
 	}
 	if (c == OPT_THREADS_HZ) {
-		char *end;
-		unsigned long long hz = strtoull(arg, &end, 10);
-		if (*end || hz == 0 || hz > SESSION_THREADS_HZ_MAX) {
-			errorf("bad --threads-hz '%s': expected passes a second, 1 to %d", arg,
-			       SESSION_THREADS_HZ_MAX);
+		uint64_t hz;
+		if (session_args_count("--threads-hz", arg, 1, SESSION_THREADS_HZ_MAX, &hz))
 			return -1;
-		}
 		a->so->threads = true;
 		a->so->threads_hz = hz;
 		return 0;

@@ -56,7 +56,6 @@ struct threads_args {
 static int threads_option(void *ctx, int c, const char *arg)
 {
 	struct threads_args *a = ctx;
-	char *end;
 	switch (c) {
 	case 'b':
 		a->batch = true;
@@ -65,19 +64,9 @@ static int threads_option(void *ctx, int c, const char *arg)
 		a->stacks = true;
 		return 0;
 	case 'i':
-		a->interval = strtod(arg, &end);
-		if (*end || !(a->interval > 0)) {
-			errorf("bad interval '%s': expected seconds > 0", arg);
-			return -1;
-		}
-		return 0;
+		return session_args_interval(arg, &a->interval);
 	case 'n':
-		a->iterations = strtol(arg, &end, 10);
-		if (*end || a->iterations <= 0) {
-			errorf("bad -n '%s': expected a number of snapshots > 0", arg);
-			return -1;
-		}
-		return 0;
+		return session_args_iterations(arg, &a->iterations);
 	}
 	return -1;
 }

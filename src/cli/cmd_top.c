@@ -92,7 +92,6 @@ struct top_options {
 static int top_option(void *ctx, int c, const char *arg)
 {
 	struct top_options *t = ctx;
-	char *end;
 	int shared = live_args_parse_option(&t->la, c, arg);
 	if (shared)
 		return shared < 0 ? -1 : 0;
@@ -101,19 +100,14 @@ static int top_option(void *ctx, int c, const char *arg)
 		t->batch = true;
 		return 0;
 	case 'n':
-		t->iterations = strtol(arg, &end, 10);
-		if (*end || t->iterations < 1) {
-			errorf("bad -n '%s': a count of snapshots >= 1", arg);
+		return session_args_iterations(arg, &t->iterations);
+	case OPT_TOP: {
+		uint64_t rows;
+		if (session_args_count("--top", arg, 1, 10000, &rows))
 			return -1;
-		}
+		t->top_n = (size_t)rows;
 		return 0;
-	case OPT_TOP:
-		t->top_n = (size_t)strtoul(arg, &end, 10);
-		if (*end || t->top_n < 1 || t->top_n > 10000) {
-			errorf("bad --top '%s': rows from 1 to 10000", arg);
-			return -1;
-		}
-		return 0;
+	}
 	}
 	return -1;
 }

@@ -2,7 +2,9 @@
  * in session_args.h. */
 #include "session_args.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,16 +12,52 @@
 #include "target.h"
 #include "util.h"
 
-static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+static int parse_range(const char *opt, const char *s, double min, double max, const char *what,
+		       double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (end == s || *end || errno || v < min || v > max) {
-		errorf("bad value '%s' for %s: expected a number from %g to %g", s, opt, min, max);
+	if (end == s || *end || errno || !(v >= min && v <= max)) {
+		errorf("bad value '%s' for %s: expected %s from %g to %g", s, opt, what, min, max);
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+static int parse_number(const char *opt, const char *arg, double min, double max,
+			double *out)
+{
+	return parse_range(opt, arg, min, max, "a number", out);
+}
+
+int session_args_count(const char *opt, const char *arg, uint64_t min, uint64_t max,
+		       uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)*arg) || *end || errno || v < min || v > max) {
+		errorf("bad value '%s' for %s: expected a whole number from %" PRIu64 " to %" PRIu64,
+		       arg, opt, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int session_args_interval(const char *arg, double *seconds)
+{
+	return parse_range("-i", arg, 0.05, 3600, "seconds", seconds);
+}
+
+int session_args_iterations(const char *arg, long *n)
+{
+	uint64_t v;
+	if (session_args_count("-n", arg, 1, 1000000000, &v))
+		return -1;
+	*n = (long)v;
 	return 0;
 }
 
