@@ -1106,39 +1106,14 @@ static int do_by(struct live *l, const char *var, FILE *out, char *err, size_t e
 	return 0;
 }
 
-/* Commands that change what the kernel side does. */
-static bool changes_gathering(enum command_kind k)
-{
-	switch (k) {
-	case CMD_TRACE:
-	case CMD_UNTRACE:
-	case CMD_SAMPLE_HZ:
-	case CMD_SAMPLE_OFF:
-	case CMD_SAMPLE_EVENT:
-	case CMD_SAMPLE_OFFCPU:
-	case CMD_SAMPLE_OFFCPU_OFF:
-	case CMD_SAMPLE_THREADS:
-	case CMD_SAMPLE_THREADS_OFF:
-	case CMD_SAMPLE_IN:
-	case CMD_SAMPLE_IN_OFF:
-	case CMD_SAMPLE_WHEN:
-	case CMD_SAMPLE_WHEN_OFF:
-	case CMD_SAMPLE_SLOW:
-	case CMD_SAMPLE_SLOW_OFF:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static int exec_command(struct live *l, const struct command *c, FILE *out, FILE *data,
 			char *err, size_t errlen)
 {
 	char why[512];
-	if ((changes_gathering(c->kind) || c->kind == CMD_RESET) &&
+	if ((command_changes_gathering(c->kind) || c->kind == CMD_RESET) &&
 	    session_refuse_replay(l->s, why, sizeof(why)))
 		return errbuf_set(err, errlen, "%s: %s", command_name(c->kind), why);
-	if (l->frozen_ns && changes_gathering(c->kind))
+	if (l->frozen_ns && command_changes_gathering(c->kind))
 		return errbuf_set(err, errlen,
 				  "the session has ended (the targets exited): views, filters, save, "
 				  "status and help still work");
