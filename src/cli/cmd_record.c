@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "recording.h"
+#include "optval.h"
 #include "session_args.h"
 #include "util.h"
 
@@ -117,7 +118,7 @@ static int record_option(void *ctx, int c, const char *arg)
 	}
 	if (c == OPT_THREADS_HZ) {
 		uint64_t hz;
-		if (session_args_count("--threads-hz", arg, 1, SESSION_THREADS_HZ_MAX, &hz))
+		if (optval_count("--threads-hz", arg, 1, SESSION_THREADS_HZ_MAX, &hz))
 			return -1;
 		a->so->threads = true;
 		a->so->threads_hz = hz;

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "live_args.h"
 #include "liverun.h"
+#include "optval.h"
 #include "session_args.h"
 #include "tui.h"
 #include "util.h"
@@ -103,7 +104,7 @@ static int top_option(void *ctx, int c, const char *arg)
 		return session_args_iterations(arg, &t->iterations);
 	case OPT_TOP: {
 		uint64_t rows;
-		if (session_args_count("--top", arg, 1, 10000, &rows))
+		if (optval_count("--top", arg, 1, 10000, &rows))
 			return -1;
 		t->top_n = (size_t)rows;
 		return 0;

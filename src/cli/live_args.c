@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "command.h"
+#include "optval.h"
 #include "session_args.h"
 #include "util.h"
 
@@ -56,7 +57,7 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg)
 		return span_option("--keep", arg, &a->live.keep_s) ? -1 : 1;
 	case LIVE_OPT_KEEP_CALLS: {
 		uint64_t n;
-		if (session_args_count("--keep-calls", arg, 1000, 100000000, &n))
+		if (optval_count("--keep-calls", arg, 1000, 100000000, &n))
 			return -1;
 		a->live.max_spans = (size_t)n;
 		return 1;

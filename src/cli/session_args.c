@@ -2,60 +2,24 @@
  * in session_args.h. */
 #include "session_args.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "latency.h"
+#include "optval.h"
 #include "target.h"
 #include "util.h"
 
-static int parse_range(const char *opt, const char *s, double min, double max, const char *what,
-		       double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= min && v <= max)) {
-		errorf("bad value '%s' for %s: expected %s from %g to %g", s, opt, what, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_number(const char *opt, const char *arg, double min, double max,
-			double *out)
-{
-	return parse_range(opt, arg, min, max, "a number", out);
-}
-
-int session_args_count(const char *opt, const char *arg, uint64_t min, uint64_t max,
-		       uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (!isdigit((unsigned char)*arg) || *end || errno || v < min || v > max) {
-		errorf("bad value '%s' for %s: expected a whole number from %" PRIu64 " to %" PRIu64,
-		       arg, opt, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int session_args_interval(const char *arg, double *seconds)
 {
-	return parse_range("-i", arg, 0.05, 3600, "seconds", seconds);
+	return optval_number("-i", arg, "seconds", 0.05, 3600, seconds);
 }
 
 int session_args_iterations(const char *arg, long *n)
 {
 	uint64_t v;
-	if (session_args_count("-n", arg, 1, 1000000000, &v))
+	if (optval_count("-n", arg, 1, 1000000000, &v))
 		return -1;
 	*n = (long)v;
 	return 0;
@@ -67,13 +31,13 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	double v;
 	switch (c) {
 	case 'F':
-		if (parse_number("-F", arg, 1, 100000, &v))
+		if (optval_number("-F", arg, "a number", 1, 100000, &v))
 			return -1;
 		o->freq = (uint64_t)v;
 		o->freq_given = true;
 		return 1;
 	case 'c':
-		if (parse_number("-c", arg, 1, 1e12, &v))
+		if (optval_number("-c", arg, "a number", 1, 1e12, &v))
 			return -1;
 		o->period = (uint64_t)v;
 		return 1;
@@ -128,9 +92,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 		}
 		return 1;
 	case 'd':
-		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
+		return optval_number("-d", arg, "a number", 0.001, 1e7, &o->duration) ? -1 : 1;
 	case 'B':
-		if (parse_number("--buffer-mb", arg, 1, 4096, &v))
+		if (optval_number("--buffer-mb", arg, "a number", 1, 4096, &v))
 			return -1;
 		o->ringbuf_mb = (size_t)v;
 		if (o->ringbuf_mb & (o->ringbuf_mb - 1)) {

@@ -42,14 +42,8 @@ enum {
 		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS},                           \
 		{"ready-file", required_argument, NULL, SESSION_OPT_READY_FILE}
 
-/* Numeric option values, parsed as the shared options' are (-F, -d, ...):
- * each prints "bad value 'X' for OPT: expected ..." and returns -1 when arg
- * is not one, else 0. */
-/* A whole number (decimal digits) from min to max. */
-int session_args_count(const char *opt, const char *arg, uint64_t min, uint64_t max,
-		       uint64_t *out);
 /* -i/--interval of every command that repeats (lat, threads, top, serve):
- * seconds from 0.05 to 3600. */
+ * seconds from 0.05 to 3600 (optval.h: one error line for a bad value). */
 int session_args_interval(const char *arg, double *seconds);
 /* -n/--iterations (threads, top): a number of snapshots from 1 on. */
 int session_args_iterations(const char *arg, long *n);
