@@ -181,7 +181,7 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	}
 	live_args_apply_time(&o.la, &so);
-	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
+	if (live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;
 	/* The URL is the first line of output: a command sharing our stdout
@@ -194,19 +194,16 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	struct session *s = file ? open_recording(file, &so, &o.la, err, sizeof(err))
-				 : session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
+				 : session_args_start(&so, argc, argv, &exit_code);
+	if (!s && file) {
 		errorf("%s", err);
 		return 1;
 	}
-	struct liverun_options ro = {
-		.live = o.la.live, .no_ctl = o.la.no_ctl, .stay_after_exit = true};
-	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
-	if (!r) {
-		errorf("%s", err);
-		session_free(s);
+	if (!s)
+		return exit_code;
+	struct liverun *r = live_args_start_run(&o.la, s, true);
+	if (!r)
 		return 2;
-	}
 	struct http_options ho = {.listen = o.listen, .port = (uint16_t)o.port, .token = token};
 	struct http_server *http = http_server_open(liverun_loop(r), &ho, err, sizeof(err));
 	if (!http) {

@@ -330,15 +330,10 @@ int cmd_slow(int argc, char **argv)
 	}
 	int func_trace = so.ntraces;
 	so.traces[so.ntraces++] = func;
-	if (session_args_check(&so)) {
-		free(func);
-		return 2;
-	}
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
 	if (!s) {
-		errorf("%s", err);
 		free(func);
-		return 1;
+		return exit_code;
 	}
 	int nfuncs = 0;
 	st.probe = session_trace_probes(s, func_trace, &nfuncs);

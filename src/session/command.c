@@ -1218,6 +1218,11 @@ bool command_equal(const struct command *a, const struct command *b)
 	}
 }
 
+bool command_changes_gathering(enum command_kind kind)
+{
+	return kind >= CMD_TRACE && kind <= CMD_SAMPLE_SLOW_OFF;
+}
+
 const char *command_name(enum command_kind kind)
 {
 	switch (kind) {

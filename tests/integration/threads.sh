@@ -213,7 +213,7 @@ wait "$target" || true
 
 # ---- bad input -------------------------------------------------------------------
 expect_error 'threads takes no on-CPU or off-CPU sampling options' "" -- "$SONDE" threads --off-cpu -p 1
-expect_error 'bad --threads-hz' "$WORK/bad.sonde" -- "$SONDE" record --threads-hz 0 -o "$WORK/bad.sonde" -p 1
+expect_error "bad value '0' for --threads-hz" "$WORK/bad.sonde" -- "$SONDE" record --threads-hz 0 -o "$WORK/bad.sonde" -p 1
 # A kernel without sched:sched_wakeup (hidden by an empty mount in a private
 # mount namespace): one line naming it.
 if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
