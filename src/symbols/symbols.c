@@ -1192,33 +1192,6 @@ static struct binary *binary_from_path(struct symbolizer *s, const char *path)
 	return b;
 }
 
-/* The mapped file, even if deleted or inside another mount namespace:
- * map_files first, then the process's root, then the path as we see it.
- * The last two could be a different file by now, so the inode must match. */
-static int open_mapped_file(pid_t pid, const struct mapping *m)
-{
-	char buf[PATH_MAX + 64];
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
-		 m->end);
-	int fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->deleted)
-		return -1;
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, m->path);
-	const char *candidates[] = { buf, m->path };
-	for (size_t i = 0; i < 2; i++) {
-		struct stat st;
-		fd = open(candidates[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-
 /* The kernel's vDSO is the same image in every process of our ABI, so our
  * own copy (written to a memfd so libdwfl can read it) resolves anybody's
  * whose [vdso] mapping has the same size (a 32-bit one differs). */
@@ -1254,7 +1227,12 @@ static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct map
 	else if (m->inode != 0 && m->path[0] == '/')
 		m->bin = binary_cached(s, m->dev, m->inode);
 	if (!m->bin && m->inode != 0 && m->path[0] == '/') {
-		int fd = open_mapped_file(pid, m);
+		struct procmaps_entry e = {
+			.start = m->start, .end = m->end, .offset = m->offset,
+			.dev = m->dev, .inode = m->inode,
+			.exec = m->exec, .deleted = m->deleted, .path = m->path,
+		};
+		int fd = procmaps_open_mapped(pid, &e);
 		if (fd >= 0)
 			m->bin = binary_from_fd(s, fd, m->path);
 	}
