@@ -141,12 +141,23 @@ ratio() { # a b
 
 up="uprobe:$target:target_fn"
 urp="uretprobe:$target:target_fn"
-measure baseline run_plain
-# Floors and sonde interleaved, so a change of load spreads over both.
-measure floor_multi run_floor --multi
-measure sonde run_sonde
-measure floor_perf run_floor
-measure sonde_perf run_sonde_perf
+# The floors, sonde and the baseline take turns in each round: the cost of
+# a trap drifts with the machine's load by more than sonde adds to it, so
+# the ratio of each round's pair is taken, and its median.
+for _ in $(seq "$runs"); do
+	run_plain >>"$tmp/baseline.runs"
+	run_floor --multi >>"$tmp/floor_multi.runs"
+	run_sonde >>"$tmp/sonde.runs"
+	run_plain >>"$tmp/baseline.runs"
+	run_floor >>"$tmp/floor_perf.runs"
+	run_sonde_perf >>"$tmp/sonde_perf.runs"
+done
+for l in baseline floor_multi sonde floor_perf sonde_perf; do median <"$tmp/$l.runs" >"$tmp/$l"; done
+round_ratios() { # SONDE FLOOR BASELINE-RUNS: each round's (sonde - base) / (floor - base)
+	paste "$tmp/$1.runs" "$tmp/$2.runs" "$3" | awk '{ printf "%.3f\n", ($1 - $3) / ($2 - $3) }'
+}
+round_ratios sonde floor_multi <(awk 'NR % 2 == 1' "$tmp/baseline.runs") >"$tmp/ratio_multi"
+round_ratios sonde_perf floor_perf <(awk 'NR % 2 == 0' "$tmp/baseline.runs") >"$tmp/ratio_perf"
 if [ "$have_bpftrace" = 1 ]; then
 	measure floor run_bpftrace "$up {} $urp {}" 2 || rm -f "$tmp/floor"
 fi
@@ -183,8 +194,8 @@ else
 	echo "sonde calls == N ($n) in every run: NO"
 fi
 [ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
-echo "per-call cost ratio sonde/floor, uprobe_multi links:  $(ratio sonde floor_multi)"
-echo "per-call cost ratio sonde/floor, perf-event links:    $(ratio sonde_perf floor_perf)"
+echo "per-call cost ratio sonde/floor, uprobe_multi links:  $(median <"$tmp/ratio_multi") (median of the rounds: $(paste -sd' ' "$tmp/ratio_multi"))"
+echo "per-call cost ratio sonde/floor, perf-event links:    $(median <"$tmp/ratio_perf") (median of the rounds: $(paste -sd' ' "$tmp/ratio_perf"))"
 echo "per-call cost ratio sonde/bpftrace's empty pair:      $(ratio sonde floor)"
 echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
 echo
