@@ -147,7 +147,7 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
 
 /* Writes the view's status and probes as one JSON object (the "data" of the
  * control socket's `status` answer, ctl.h):
- *   {"target":S,"sampling":S,"window":S,"view":S,"filter":S,"elapsed_s":N,
+ *   {"target":S,"sampling":S,"window":S,"view":S,"filter":S,"time":S,"elapsed_s":N,
  *    "samples":N,"samples_per_s":N,"calls":N,"calls_per_s":N,"drops":N,
  *    "drops_detail":S,"held_s":N,"memory_bytes":N,
  *    "probes":[{"name":S,"attached":B,"calls_in_window":N,"calls_per_s":N,
@@ -156,7 +156,9 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "slow_threshold_note":S|null,
  *               "buckets":[[LO_NS,HI_NS,CALLS],...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
- *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null},
+ *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null,
+ *                        "off_cpu":[{"state":S,"ns":N,"in":S|null},...],
+ *                        "split":S},
  *                       ...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
@@ -164,7 +166,11 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  * using p95" when that is what the threshold is, else null; buckets are the
  * probe's live_bucket list; slow its latest slow calls, newest first (ago_ns:
  * how long before the view they ended; top: the function most of their
- * samples were in). */
+ * samples were in; off_cpu: its off-CPU time by state frame, largest
+ * first, each with the function under the traced one it waited in, null:
+ * in the traced function itself (call_split_order); split: the TUI's text
+ * of it, live_slow_call_split, "" without off-CPU time). time says what the
+ * view's weights are: "on-cpu" (samples), "off-cpu" or "wall" (ns). */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

@@ -78,6 +78,10 @@ function fmtCount(v) {
 	v = samples(v);
 	return v >= 100 || !fractional ? Math.round(v).toString() : v.toFixed(1);
 }
+/* The live view's weights: samples, or ns in an off-CPU or wall-clock view
+ * (the status's time: serve --off-cpu, --wall) */
+var timeView = false;
+function fmtWeight(v) { return timeView ? fmtNs(samples(v)) : fmtCount(v) + " samples"; }
 function pct(part, whole) { return whole > 0 ? (100 * part / whole) : 0; }
 
 /* ---- search: regex on names, share covered by matched frames ---------- */
@@ -152,8 +156,8 @@ function makeChart() {
 		.setDetailsHandler(function (text) { $("details").textContent = text || ""; })
 		.setLabelHandler(function (d) {
 			var n = d.data;
-			return n.name + " (" + n.kind + ") " + fmtCount(n.value) + " samples, " +
-				pct(n.value, root.value).toFixed(2) + "%, self " + fmtCount(n.self);
+			return n.name + " (" + n.kind + ") " + fmtWeight(n.value) + ", " +
+				pct(n.value, root.value).toFixed(2) + "%, self " + (timeView ? fmtNs(samples(n.self)) : fmtCount(n.self));
 		})
 		.onClick(function (d) { zoomed = d.data === root ? null : d.data; });
 	chart.setDetailsElement($("details"));
@@ -190,8 +194,9 @@ function draw() {
 		/* the pane's height changes as the status line wraps */
 		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
-	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
-		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
+	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtWeight(root.value) +
+		(timeView ? {"off-cpu": " off the CPU", wall: " of wall-clock time", wakers: " of waits woken"}[timeKind] || "" : "") +
+		(fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
 }
 
 function resetZoom() { zoomed = null; draw(); }
@@ -218,12 +223,16 @@ function esc(s) {
 }
 function reQuote(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
 
+var timeKind = "on-cpu";
 function showStatus(st) {
+	timeKind = st.time || "on-cpu";
+	timeView = timeKind !== "on-cpu";
 	var parts = [
 		"<b>target</b> " + esc(st.target), "<b>sampling</b> " + esc(st.sampling),
 		"<b>window</b> " + esc(st.window), "<b>view</b> " + esc(st.view),
 	];
 	if (st.filter && st.filter !== "none") parts.push("<b>filter</b> " + esc(st.filter));
+	if (timeView) parts.push("<b>time</b> " + esc(st.time));
 	parts.push("<b>samples/s</b> " + fmtRate(st.samples_per_s));
 	parts.push("<span class=\"" + (st.drops ? "drops" : "") + "\" title=\"" + esc(st.drops_detail || "") +
 		"\"><b>drops</b> " + st.drops + "</span>");
@@ -353,11 +362,33 @@ function showHist(probes) {
 function showSlow(p) {
 	var rows = (p && p.slow ? p.slow : []).map(function (c) {
 		return "<tr data-span=\"" + c.span_id + "\"><td>" + fmtNs(c.duration_ns) + "</td><td>" + fmtNs(c.ago_ns) +
-			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>";
+			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>" +
+			splitRow(c);
 	});
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"5\">none yet</td></tr>";
 	var body = document.querySelector("#slow tbody");
 	if (body.innerHTML !== html) body.innerHTML = html;
+}
+
+/* Where a slow call's time went, with off-CPU recording on (the status's
+ * split, model/callsplit.h): a bar across its duration, on the CPU (the
+ * SVGs' red) then each off-CPU state (their blues), and the TUI's text. */
+var SPLIT_BLUES = ["#3b6fb6", "#5d8fd1", "#8fb3e3", "#b9cff0"];
+function splitRow(c) {
+	if (!c.split) return "";
+	var d = Math.max(1, c.duration_ns);
+	var part = function (ns, colour, title, cls) {
+		return "<span class=\"" + cls + "\" style=\"width:" + Math.min(100, 100 * ns / d).toFixed(2) + "%;background:" + colour +
+			"\" title=\"" + esc(title) + "\"></span>";
+	};
+	var bar = part(c.on_cpu_ns, "#e0584c", "on-CPU ~" + fmtNs(c.on_cpu_ns), "on");
+	(c.off_cpu || []).forEach(function (o, i) {
+		bar += part(o.ns, SPLIT_BLUES[Math.min(i, SPLIT_BLUES.length - 1)],
+			o.state + " " + fmtNs(o.ns) + " in " + (o.in || "(self)"), "off");
+	});
+	return "<tr class=\"split\" data-span=\"" + c.span_id + "\" data-on=\"" + c.on_cpu_ns + "\" data-off=\"" + c.off_cpu_ns +
+		"\"><td colspan=\"5\"><div class=\"splitbar\">" + bar + "</div><div class=\"splittext\">" + esc(c.split) +
+		"</div></td></tr>";
 }
 
 function openChart(span) {

@@ -1,0 +1,174 @@
+// The page's panels of where time goes, in a real browser (Debian's
+// chromium, headless, through playwright-core), against a running `sonde
+// serve` that tests/integration/serve_panels.sh started on a target with
+// known behaviour.
+//
+// usage: node check_panels.mjs PANEL URL ARTIFACTS_DIR [ARGS...]
+//   offcpu URL ART BLOCK_MS
+//       serve --wall --trace handle_request --cmd 'slow handle_request 2ms'
+//       -- blocking N BLOCK_MS: each slow call's time split (on the CPU, off
+//       it by state, the function it waited in) under its row, as the
+//       status has it; a call waiting for the pipe is off the CPU in read at
+//       least BLOCK_MS (the target's helper writes BLOCK_MS after the
+//       request); no call off the CPU longer than it lasted; the flame graph
+//       counts wall-clock time and draws the off-CPU state frames in the
+//       SVGs' blues, [running] in their reds.
+// Prints "ok: ..." per check; exits 1 at the first failure, 77 when
+// chromium cannot start.
+import fs from "node:fs";
+import * as pagekit from "./pagekit.mjs";
+import { fail, launchChromium, ok } from "./pagekit.mjs";
+
+const [panel, url, artifacts, ...rest] = process.argv.slice(2);
+if (!panel || !url || !artifacts) {
+	console.error("usage: node check_panels.mjs PANEL URL ARTIFACTS_DIR [ARGS...]");
+	process.exit(2);
+}
+const base = new URL(url);
+const token = base.searchParams.get("token");
+const origin = base.origin;
+fs.mkdirSync(artifacts, { recursive: true });
+
+// The API's own answer, as a client that is not the page.
+async function api(pathname, init = {}) {
+	const r = await fetch(origin + pathname, {
+		...init,
+		headers: { "X-Sonde-Token": token, ...(init.headers || {}) },
+	});
+	return { status: r.status, body: await r.json() };
+}
+
+// "#rrggbb" or "rgb(r, g, b)" -> [r, g, b]
+function rgb(c) {
+	let m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(c);
+	if (m) return m.slice(1).map((h) => parseInt(h, 16));
+	m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(c);
+	if (m) return m.slice(1).map(Number);
+	fail("not a colour: " + c);
+}
+// Its hue in degrees (HSL).
+function hue(c) {
+	const [r, g, b] = rgb(c).map((x) => x / 255);
+	const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+	if (d === 0) return 0;
+	let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+	h *= 60;
+	return h < 0 ? h + 360 : h;
+}
+
+async function checkOffcpu(page, blockMs) {
+	const blockNs = blockMs * 1e6;
+	await page.goto(url);
+	await page.waitForSelector('body[data-conn="live"]', { timeout: 15000 });
+	// a slow call that waited for the pipe, its split shown under its row
+	await page.waitForFunction(
+		() => [...document.querySelectorAll("#slow tr.split .splittext")].some((t) =>
+			/\[sleeping: read\] [0-9.]+ms in wait_pipe/.test(t.textContent)),
+		null,
+		{ timeout: 30000 },
+	);
+	// What the page shows, and the status it holds (the status event,
+	// patched), read at once: the rows are drawn from that status.
+	const seen = await page.evaluate(() => {
+		const st = window.sondeState().status;
+		const rows = [...document.querySelectorAll("#slow tr.split")].map((tr) => ({
+			span: tr.dataset.span, text: tr.querySelector(".splittext").textContent,
+			parts: [...tr.querySelectorAll(".splitbar span")].map((s) => ({ cls: s.className, width: s.style.width, title: s.title })),
+		}));
+		return { st, rows };
+	});
+	const probe = seen.st.probes.find((p) => p.name === "handle_request");
+	if (!probe) fail("handle_request is not in the page's status");
+	if (seen.st.time !== "wall") fail(`the status's time is ${seen.st.time}, not wall (serve --wall)`);
+	const byId = new Map(probe.slow.map((c) => [String(c.span_id), c]));
+	let pipeWaits = 0;
+	for (const row of seen.rows) {
+		const c = byId.get(row.span);
+		if (!c) fail(`a split row for span ${row.span}, not in the status's slow calls`);
+		// the TUI's text (liveview.h live_slow_call_split), as the status has it
+		if (row.text !== c.split) fail(`span ${row.span}: the page shows '${row.text}', the status '${c.split}'`);
+		if (!/^on-CPU ~[0-9.]+(ns|us|ms|s) off-CPU [0-9.]+(ns|us|ms|s): \[/.test(c.split))
+			fail(`span ${row.span}: not the TUI's split text: '${c.split}'`);
+		// the states, largest first, add up to the call's off-CPU time
+		// (8 kept a call: a call with more has the rest in off_cpu_ns only)
+		const sum = c.off_cpu.reduce((a, o) => a + o.ns, 0);
+		if (c.off_cpu.length < 8 ? sum !== c.off_cpu_ns : sum > c.off_cpu_ns)
+			fail(`span ${row.span}: states add up to ${sum} ns, off_cpu_ns ${c.off_cpu_ns}`);
+		for (let i = 1; i < c.off_cpu.length; i++)
+			if (c.off_cpu[i].ns > c.off_cpu[i - 1].ns) fail(`span ${row.span}: states not largest first`);
+		// never off the CPU longer than it lasted
+		if (c.off_cpu_ns > c.duration_ns) fail(`span ${row.span}: off-CPU ${c.off_cpu_ns} ns > its duration ${c.duration_ns} ns`);
+		// the bar: on the CPU, then one part a state, each its share of the call
+		if (row.parts.length !== 1 + c.off_cpu.length || row.parts[0].cls !== "on")
+			fail(`span ${row.span}: the bar has ${row.parts.length} parts for ${c.off_cpu.length} states`);
+		c.off_cpu.forEach((o, i) => {
+			const want = Math.min(100, (100 * o.ns) / c.duration_ns);
+			if (Math.abs(parseFloat(row.parts[i + 1].width) - want) > 0.01)
+				fail(`span ${row.span}: ${o.state}'s part is ${row.parts[i + 1].width} of the bar, not ${want.toFixed(2)}%`);
+		});
+		const pipe = c.off_cpu.find((o) => o.state === "[sleeping: read]" && o.in === "wait_pipe");
+		if (pipe) {
+			pipeWaits++;
+			// the helper writes BLOCK_MS after the request: read waits at least
+			// that (less the few us between the write and the read)
+			if (pipe.ns < 0.98 * blockNs) fail(`span ${row.span}: in read under wait_pipe ${pipe.ns} ns, less than the target's ${blockMs} ms`);
+		}
+	}
+	if (!pipeWaits) fail("no slow call's split has [sleeping: read] in wait_pipe");
+	ok(`${seen.rows.length} slow calls with their split as the status has it; ${pipeWaits} waited in read under wait_pipe >= ${blockMs} ms, e.g. ${seen.rows.find((r) => /wait_pipe/.test(r.text)).text}`);
+
+	// ---- the flame graph: wall-clock time, states coloured as the SVGs ----
+	await page.waitForFunction(
+		() => document.querySelector('#flame g.frame[name="[sleeping: read]"] rect') &&
+			document.querySelector('#flame g.frame[name="[running]"] rect'),
+		null,
+		{ timeout: 20000 },
+	);
+	const drawn = await page.evaluate(() => {
+		const fill = (n) => [...document.querySelectorAll(`#flame g.frame[name="${n}"] rect`)].map((r) => r.getAttribute("fill") || r.style.fill);
+		return { sleeping: fill("[sleeping: read]"), running: fill("[running]"), title: document.querySelector("#flametitle").textContent };
+	});
+	if (!/of wall-clock time/.test(drawn.title) || !/[0-9.]+(ns|us|ms|s) of wall-clock time/.test(drawn.title))
+		fail("the flame graph's title does not count wall-clock time: " + drawn.title);
+	// the API's colours are the SVGs' (render/flamesvg.c): the page draws them
+	const flame = (await api("/api/flame")).body.data;
+	const colours = new Map();
+	for (const [, , name, kind, , , colour] of flame.added) {
+		if (!colours.has(name)) colours.set(name, new Set());
+		colours.get(name).add(colour + " " + kind);
+	}
+	for (const [name, fills] of [["[sleeping: read]", drawn.sleeping], ["[running]", drawn.running]]) {
+		const api_ = [...(colours.get(name) || [])];
+		if (!api_.length) fail(`/api/flame has no ${name}`);
+		if (!api_.every((c) => / state$/.test(c))) fail(`${name}'s kind is not state: ${api_}`);
+		for (const f of fills) {
+			const h = hue(f);
+			const blue = name !== "[running]";
+			if (blue ? !(h >= 200 && h <= 245) : !(h <= 25 || h >= 355))
+				fail(`${name} drawn in ${f} (hue ${h.toFixed(0)}), not the SVGs' ${blue ? "blues" : "reds"}`);
+			if (!api_.some((c) => c.split(" ")[0].toLowerCase() === "#" + rgb(f).map((x) => x.toString(16).padStart(2, "0")).join("")))
+				fail(`${name} drawn in ${f}, not in the API's colour ${api_}`);
+		}
+	}
+	ok(`flame graph: ${drawn.title}; [sleeping: read] in ${drawn.sleeping[0]}, [running] in ${drawn.running[0]} (the SVGs' palette)`);
+	await pagekit.shot(artifacts, page, "offcpu-split");
+}
+
+const { context, userDataDir } = await launchChromium();
+let exitCode = 0;
+try {
+	const page = context.pages()[0] || (await context.newPage());
+	const errors = [];
+	page.on("pageerror", (e) => errors.push(String(e)));
+	if (panel === "offcpu") await checkOffcpu(page, +rest[0]);
+	else fail("unknown panel " + panel);
+	if (errors.length) fail("errors in the page: " + errors.join("; "));
+	ok("no script errors in the page");
+} catch (e) {
+	console.error("FAIL: " + (e.stack || e));
+	exitCode = 1;
+} finally {
+	await context.close();
+	fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+process.exit(exitCode);
