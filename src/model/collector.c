@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "procmaps.h"
 #include "sonde_abi.h"
 #include "util.h"
 #include "view.h"
@@ -402,19 +403,7 @@ static void handle_thread(struct collector *c, const struct sonde_thread_sample 
  * whether the child is a thread or a process). */
 static bool is_process(uint32_t tid)
 {
-	char path[64], line[128];
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool yes = false;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "Tgid:", 5) == 0) {
-			yes = (uint32_t)strtoul(line + 5, NULL, 10) == tid;
-			break;
-		}
-	fclose(f);
-	return yes;
+	return procmaps_tgid((pid_t)tid) == (pid_t)tid;
 }
 
 int collector_handle(void *arg, const void *data, size_t size)

@@ -1,6 +1,7 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
+#include "threadtable.h"
 #include "valuereport.h"
 
 #include <errno.h>
@@ -1095,6 +1096,22 @@ static void print_status(struct live *l, FILE *out, FILE *data)
 	live_view_free(v);
 }
 
+/* threads: the last pass of the thread-state sampler, as sonde threads
+ * prints it, and its rows as JSON to data (when not NULL). */
+static void print_threads(struct live *l, FILE *out, FILE *data)
+{
+	struct threadstate_row *rows;
+	uint64_t when;
+	size_t n = threadstates_last_pass(l->p, &rows, &when);
+	if (data)
+		threadtable_write_json(data, l->p, rows, n, when, view_time(l));
+	if (n)
+		threadtable_print(out, l->p, rows, n, when, 0);
+	else
+		fprintf(out, "threads: no pass yet (sample threads takes every thread's state)\n");
+	free(rows);
+}
+
 /* by VAR: the view's function's calls held, split by a captured value. */
 static int do_by(struct live *l, const char *var, FILE *out)
 {
@@ -1253,6 +1270,9 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 		return do_save(l, c->arg, out);
 	case CMD_STATUS:
 		print_status(l, out, data);
+		return 0;
+	case CMD_THREADS:
+		print_threads(l, out, data);
 		return 0;
 	case CMD_BY:
 		return do_by(l, c->arg, out);

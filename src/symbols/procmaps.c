@@ -92,7 +92,10 @@ int procmaps_exe(pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
-pid_t procmaps_nspid(pid_t pid)
+/* The value of the line of /proc/PID/status that starts with `field`
+ * ("NSpid:") into buf. Returns 0, 1 when there is no such line, or -1
+ * (gone, unreadable). */
+static int status_value(pid_t pid, const char *field, char *buf, size_t size)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -100,19 +103,39 @@ pid_t procmaps_nspid(pid_t pid)
 	if (!f)
 		return -1;
 	char line[512];
-	pid_t ns = pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		/* "NSpid:\t4242\t7": the outermost first, the innermost last */
-		char *save = NULL;
-		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
-		     tok = strtok_r(NULL, " \t\n", &save))
-			ns = (pid_t)strtol(tok, NULL, 10);
-		break;
-	}
+	size_t len = strlen(field);
+	int rc = 1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, len) == 0) {
+			snprintf(buf, size, "%s", line + len);
+			rc = 0;
+			break;
+		}
 	fclose(f);
+	return rc;
+}
+
+pid_t procmaps_nspid(pid_t pid)
+{
+	char line[512];
+	pid_t ns = pid;
+	int rc = status_value(pid, "NSpid:", line, sizeof(line));
+	if (rc)
+		return rc < 0 ? -1 : pid; /* gone; a kernel without NSpid */
+	/* "\t4242\t7": the outermost first, the innermost last */
+	char *save = NULL;
+	for (char *tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+		ns = (pid_t)strtol(tok, NULL, 10);
 	return ns > 0 ? ns : pid;
+}
+
+pid_t procmaps_tgid(pid_t tid)
+{
+	char line[512];
+	if (status_value(tid, "Tgid:", line, sizeof(line)))
+		return -1;
+	pid_t tgid = (pid_t)strtol(line, NULL, 10);
+	return tgid > 0 ? tgid : -1;
 }
 
 bool procmaps_comm_names(const char *comm, const char *name)

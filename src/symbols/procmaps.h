@@ -62,6 +62,10 @@ int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state,
  * Returns -1 when the process is gone or unreadable. */
 pid_t procmaps_nspid(pid_t pid);
 
+/* The process a thread belongs to (Tgid in /proc/TID/status; a process's
+ * main thread: itself). Returns -1 when it is gone or unreadable. */
+pid_t procmaps_tgid(pid_t tid);
+
 /* Does the command name `comm` name the program `name`: equal, or, where
  * the kernel cut the name to PROC_COMM_MAX characters, its first ones? */
 bool procmaps_comm_names(const char *comm, const char *name);

@@ -106,6 +106,15 @@ static void route_status(void *arg, struct http_request *rq)
 	reply_answer(rq, answer, len);
 }
 
+static void route_threads(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	size_t len = 0;
+	bool ok;
+	char *answer = liverun_answer(a->r, "threads", 7, &len, &ok);
+	reply_answer(rq, answer, len);
+}
+
 static void route_command(void *arg, struct http_request *rq)
 {
 	struct webapi *a = arg;
@@ -616,6 +625,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	a->timer = loop_timer_new(a->lp, tick, a);
 	loop_timer_in(a->lp, a->timer, interval_s);
 	http_server_route(s, "GET", "/api/status", route_status, a);
+	http_server_route(s, "GET", "/api/threads", route_threads, a);
 	http_server_route(s, "POST", "/api/command", route_command, a);
 	http_server_route(s, "GET", "/api/flame", route_flame, a);
 	http_server_route(s, "GET", "/api/events", route_events, a);

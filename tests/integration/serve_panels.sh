@@ -6,6 +6,10 @@
 #    the TUI's split, from the status), a pipe wait off the CPU in read for
 #    at least the target's BLOCK_MS, never longer than the call; the flame
 #    graph counts wall-clock time, its state frames in the SVGs' colours.
+#  - threads (threadstates): the Threads pane's button turns the sampler on
+#    and each blocked thread shows the state, system call and traced call
+#    it is in, the elapsed time of the call within 1 ms of the target's
+#    own, the same rows as the `threads` command's text.
 # Screenshots go to $BUILD/test-artifacts/serve_panels/. Skipped only when
 # chromium cannot start.
 . "$(dirname "$0")/lib.sh"
@@ -68,3 +72,10 @@ BLOCK_MS=4
 serve offcpu -F 99 --wall --trace handle_request --cmd 'slow handle_request 2ms' \
 	--target-output "$WORK/blocking.out" -- "$TARGETS/blocking" 10000000 "$BLOCK_MS"
 panel offcpu "$BLOCK_MS"
+
+# ---- threads: five threads block (read, nanosleep, a futex twice) or spin
+# for HOLD_MS, longer than the check, which the page's session ends.
+HOLD_MS=60000
+serve threads --trace handle_request --target-output "$WORK/threadstates.out" \
+	-- "$TARGETS/threadstates" "$HOLD_MS"
+panel threads "$WORK/threadstates.out"

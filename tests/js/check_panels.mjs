@@ -13,6 +13,19 @@
 //       request); no call off the CPU longer than it lasted; the flame graph
 //       counts wall-clock time and draws the off-CPU state frames in the
 //       SVGs' blues, [running] in their reds.
+//   threads URL ART TARGET_OUTPUT
+//       serve --trace handle_request -- threadstates HOLD_MS (its output in
+//       TARGET_OUTPUT): the Threads pane says no pass yet; its Sample
+//       threads button turns the sampler on (`sample threads`) and the table
+//       shows each of the target's threads (the tids it printed) in the state
+//       and system call it is blocked in (reader: read, sleeper:
+//       clock_nanosleep, locker and idler: futex), the traced call in flight
+//       (handle_request, none for idler) with its elapsed time within 1 ms of
+//       what the target measured, its time in the system call never more
+//       than the target's (a lower bound when it began before the sampler
+//       was on, else within 10 ms + 1%); the spinner running or runnable in spin < run; the same
+//       rows as the `threads` command's text (sonde threads', sonde ctl's);
+//       the button turns it off again.
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when
 // chromium cannot start.
 import fs from "node:fs";
@@ -154,6 +167,101 @@ async function checkOffcpu(page, blockMs) {
 	await pagekit.shot(artifacts, page, "offcpu-split");
 }
 
+// The target's lines "KEY=VALUE ..." that start with `word`, by name.
+function targetLines(file, word) {
+	const out = new Map();
+	for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+		if (!line.startsWith(word + " ")) continue;
+		const kv = Object.fromEntries(line.split(" ").slice(1).map((x) => x.split("=")));
+		out.set(kv.name, kv);
+	}
+	return out;
+}
+
+async function waitFor(what, fn, ms) {
+	for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+		const v = fn();
+		if (v) return v;
+	}
+	fail("timed out waiting for " + what);
+}
+
+async function checkThreads(page, targetOut) {
+	const want = { reader: ["read", "handle_request"], sleeper: ["clock_nanosleep", "handle_request"],
+		locker: ["futex", "handle_request"], idler: ["futex", null] };
+	const started = await waitFor("the target's threads to start", () => {
+		const m = targetLines(targetOut, "start");
+		return m.size === 5 ? m : null;
+	}, 20000);
+	await page.goto(url);
+	await page.waitForSelector('body[data-conn="live"]', { timeout: 15000 });
+	await page.click("#threadsbtn");
+	await page.waitForFunction(() => /No pass yet/.test(document.querySelector("#threadtitle").textContent), null, { timeout: 10000 });
+	ok("Threads: " + (await page.textContent("#threadtitle")));
+	await page.click("#threadsample");
+	// every thread the target started, in its row
+	const tids = [...started.values()].map((t) => t.tid);
+	await page.waitForFunction(
+		(tids) => tids.every((t) => document.querySelector(`#threads tbody tr[data-tid="${t}"]`)) &&
+			/spin < run/.test(document.querySelector(`#threads tbody tr[data-tid="${tids[4]}"] td.stack`).textContent),
+		[...started.values()].filter((t) => t.name !== "spinner").map((t) => t.tid).concat(started.get("spinner").tid),
+		{ timeout: 20000 },
+	);
+	const answer = (await page.textContent("#answer")).trim();
+	if (!/sample threads: sampling every thread's state/.test(answer)) fail("the button's answer: " + answer);
+	ok("Sample threads: " + answer);
+	const seen = await page.evaluate(() => ({
+		d: window.sondeThreads,
+		rows: [...document.querySelectorAll("#threads tbody tr")].map((tr) => ({
+			tid: tr.dataset.tid, cells: [...tr.children].map((td) => td.textContent), title: tr.lastElementChild.title })),
+	}));
+	// the rows drawn are the answer's, in its order
+	if (seen.rows.length !== seen.d.threads.length) fail(`${seen.rows.length} rows drawn for ${seen.d.threads.length} threads`);
+	seen.d.threads.forEach((t, i) => {
+		const c = seen.rows[i].cells;
+		if (seen.rows[i].tid !== String(t.tid) || c[1] !== t.comm || c[2] !== t.state || c[4] !== (t.syscall ?? "-") ||
+			c[6] !== (t.call ?? "-") || c[8] !== t.stack)
+			fail(`row ${i} shows ${c.join(" | ")}, the answer ${JSON.stringify(t)}`);
+	});
+	await pagekit.shot(artifacts, page, "threads");
+	const byTid = new Map(seen.d.threads.map((t) => [String(t.tid), t]));
+	for (const [name, [sc, call]] of Object.entries(want)) {
+		const t = byTid.get(started.get(name).tid);
+		if (t.comm !== name || t.state !== "sleeping" || t.syscall !== sc || t.call !== call)
+			fail(`${name}'s row: ${t.comm} ${t.state} ${t.syscall} ${t.call}, expected sleeping in ${sc}, call ${call}`);
+	}
+	const spin = byTid.get(started.get("spinner").tid);
+	if (!["running", "runnable"].includes(spin.state) || !/spin < run/.test(spin.stack))
+		fail(`the spinner: ${spin.state}, stack ${spin.stack}`);
+	ok(`pass at ${seen.d.time_ns}: ${Object.keys(want).map((n) => n + " sleeping in " + want[n][0]).join(", ")}; spinner ${spin.state} in ${spin.stack}`);
+	// the same rows as the `threads` command's text (sonde threads' table)
+	const text = (await api("/api/command", { method: "POST", body: "threads" })).body;
+	if (!text.ok || !/^threads at /.test(text.text)) fail("the threads command: " + JSON.stringify(text));
+	for (const t of text.data.threads) {
+		const row = text.text.split("\n").find((l) => l.split(/ +/)[0] === String(t.tid));
+		const f = row ? row.split(/ +/) : [];
+		if (f[1] !== t.comm || f[2] !== t.state || f[4] !== (t.syscall ?? "-") || f[6] !== (t.call ?? "-"))
+			fail(`the threads command's text row '${row}' is not its data's ${JSON.stringify(t)}`);
+	}
+	ok(`the threads command's text has the same ${text.data.threads.length} rows as its data`);
+	// The times against what the target measured: when each began its
+	// blocking call (just before it said so; the call in flight began a
+	// few us earlier), to the pass.
+	for (const [name, [sc, call]] of Object.entries(want)) {
+		const t = byTid.get(started.get(name).tid);
+		const measured = Number(BigInt(seen.d.time_ns) - BigInt(started.get(name).start_ns));
+		if (t.syscall_ns > measured + 1e6) fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
+		if (!t.syscall_lower_bound && Math.abs(t.syscall_ns - measured) > 10e6 + measured / 100)
+			fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
+		if (call && Math.abs(t.call_ns - measured) > 1e6) fail(`${name}: in ${call} for ${t.call_ns} ns, the target says ${measured} ns`);
+	}
+	const r = byTid.get(started.get("reader").tid);
+	ok(`times against the target's: reader in handle_request ${r.call_ns} ns (target: ${Number(BigInt(seen.d.time_ns) - BigInt(started.get("reader").start_ns))} ns), in read ${r.syscall_lower_bound ? ">" : ""}${r.syscall_ns} ns`);
+	await page.click("#threadsample");
+	await page.waitForFunction(() => /thread states off/.test(document.querySelector("#answer").textContent), null, { timeout: 10000 });
+	ok("the button again: " + (await page.textContent("#answer")).trim());
+}
+
 const { context, userDataDir } = await launchChromium();
 let exitCode = 0;
 try {
@@ -161,6 +269,7 @@ try {
 	const errors = [];
 	page.on("pageerror", (e) => errors.push(String(e)));
 	if (panel === "offcpu") await checkOffcpu(page, +rest[0]);
+	else if (panel === "threads") await checkThreads(page, rest[0]);
 	else fail("unknown panel " + panel);
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");

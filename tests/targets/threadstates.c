@@ -12,10 +12,10 @@
  *   idler    wait_signal(): pthread_cond_wait (a futex wait) for HOLD_MS,
  *            outside any request
  *   spinner  spin(): spins on the CPU for HOLD_MS, outside any request
- * Each prints, before its blocking call, what it is about to do, and
- * after it when the call began (read just before it, CLOCK_MONOTONIC: the
- * clock of sonde's times) and how long it took:
- *   start name=reader tid=T syscall=read
+ * Each prints, before its blocking call, what it is about to do and when
+ * it began (read just before the line is printed, CLOCK_MONOTONIC: the
+ * clock of sonde's times), and after it how long it took from then:
+ *   start name=reader tid=T syscall=read start_ns=S
  *   done name=reader tid=T start_ns=S blocked_ns=D
  * Main waits until every thread has printed its start, sleeps HOLD_MS,
  * then releases them all (write, unlock, signal) and ends. */
@@ -51,9 +51,11 @@ static unsigned long long begin(const char *name, const char *call)
 	started++;
 	pthread_cond_signal(&started_cond);
 	pthread_mutex_unlock(&started_lock);
-	printf("start name=%s tid=%ld syscall=%s\n", name, (long)syscall(SYS_gettid), call);
+	unsigned long long t0 = now_ns();
+	printf("start name=%s tid=%ld syscall=%s start_ns=%llu\n", name, (long)syscall(SYS_gettid),
+	       call, t0);
 	fflush(stdout);
-	return now_ns();
+	return t0;
 }
 
 static void end(const char *name, unsigned long long t0)

@@ -585,7 +585,7 @@ function drawSandwich(d) {
 var heat = null, heatSel = null, heatDrag = null;
 function openHeatmap() {
 	/* it needs the room of the other panes under the flame graph */
-	["chartclose", "bandclose", "sandclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
+	["chartclose", "bandclose", "sandclose", "threadclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
 	fetch("/api/heatmap", {headers: {"X-Sonde-Token": token}})
 		.then(function (r) { return r.json(); })
 		.then(function (ans) {
@@ -673,6 +673,70 @@ function drawRange(d) {
 	staticChart(el, r, inverted, $("rangedetails"), function (x) {
 		return x.data.name + " (" + x.data.kind + "): " + fmtCount(x.data.value) + " samples, " +
 			pct(x.data.value, d.flame.total).toFixed(2) + "% of the range's";
+	});
+}
+
+/* ---- the thread table: every target thread's state from the last pass of
+ * the thread-state sampler, the rows `sonde threads` prints (/api/threads:
+ * the `threads` command's answer); Sample threads turns the sampler on or
+ * off (`sample threads`, `sample threads off`). Read again every second
+ * while open ---- */
+var threadTimer = 0, threadsOn = null;
+function openThreads() {
+	["chartclose", "bandclose", "sandclose", "heatclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
+	$("threadpane").hidden = false;
+	fetchThreads();
+	clearInterval(threadTimer);
+	threadTimer = setInterval(fetchThreads, 1000);
+}
+function closeThreads() {
+	$("threadpane").hidden = true;
+	clearInterval(threadTimer);
+	threadTimer = 0;
+}
+function fetchThreads() {
+	fetch("/api/threads", {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			if (!$("threadpane").hidden && !paused) drawThreads(ans.data);
+		}, function (e) { say("threads: " + e.message, true); });
+}
+function fmtLower(ns, lower) { return ns === null ? "-" : (lower ? ">" : "") + fmtNs(ns); }
+function drawThreads(d) {
+	var el = $("threads");
+	window.sondeThreads = d; /* what the table shows, for the page's tests */
+	el.dataset.time = d.time_ns === null ? "" : d.time_ns;
+	el.dataset.rows = d.threads.length;
+	/* a pass older than a few intervals: the sampler is off (or the targets exited) */
+	var fresh = d.ago_ns !== null && d.ago_ns < 2e9 && !ended;
+	if (threadsOn === null) threadsOn = fresh; /* what the page finds, until it changes it */
+	$("threadsample").textContent = threadsOn ? "Stop sampling threads" : "Sample threads";
+	$("threadsample").classList.toggle("on", !!threadsOn);
+	if (d.time_ns === null) {
+		$("threadtitle").textContent = "No pass yet: Sample threads takes every thread's state.";
+	} else {
+		var c = d.counts;
+		$("threadtitle").textContent = d.threads.length + " threads (" + Object.keys(c).filter(function (k) { return c[k]; })
+			.map(function (k) { return c[k] + " " + k; }).join(", ") + ") " + (fresh ? "now" : fmtNs(d.ago_ns) + " ago");
+	}
+	var html = d.threads.map(function (t) {
+		var whole = t.frames.map(function (f) { return f[0] + (f[1] === "kernel" ? " [k]" : ""); }).join("\n");
+		return "<tr class=\"" + esc(t.state) + "\" data-tid=\"" + t.tid + "\" data-state=\"" + esc(t.state) + "\" data-syscall=\"" +
+			esc(t.syscall === null ? "" : t.syscall) + "\" data-call=\"" + esc(t.call === null ? "" : t.call) + "\"><td>" + t.tid +
+			"</td><td class=\"name\">" + esc(t.comm) + "</td><td class=\"name state\">" + esc(t.state) + "</td><td>" +
+			fmtLower(t.state_ns, t.state_lower_bound) + "</td><td class=\"name\">" + esc(t.syscall === null ? "-" : t.syscall) +
+			"</td><td>" + fmtLower(t.syscall_ns, t.syscall_lower_bound) + "</td><td class=\"name\">" + esc(t.call === null ? "-" : t.call) +
+			"</td><td>" + fmtLower(t.call_ns, false) + "</td><td class=\"name stack\" title=\"" + esc(whole) + "\">" + esc(t.stack) + "</td></tr>";
+	}).join("");
+	var body = el.querySelector("tbody");
+	if (body.innerHTML !== html) body.innerHTML = html;
+}
+function toggleThreads() {
+	var on = !threadsOn;
+	command(on ? "sample threads" : "sample threads off").then(function (a) {
+		if (a.ok) threadsOn = on;
+		fetchThreads();
 	});
 }
 
@@ -862,6 +926,9 @@ document.querySelector("#slow tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
 	if (tr && tr.dataset.span) openChart(tr.dataset.span);
 });
+$("threadsbtn").onclick = function () { if ($("threadpane").hidden) openThreads(); else closeThreads(); };
+$("threadclose").onclick = closeThreads;
+$("threadsample").onclick = toggleThreads;
 $("heatbtn").onclick = openHeatmap;
 $("heatreload").onclick = openHeatmap;
 $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = null; };
