@@ -1411,6 +1411,14 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->pending_cap * sizeof(uint32_t);
 }
 
+/* A function probe's slow threshold as its row in the view says (0: none
+ * known yet). */
+static uint64_t row_slow_ns(void *arg, uint32_t probe)
+{
+	const struct live_view *v = arg;
+	return probe < v->nprobes ? v->probes[probe].slow_threshold_ns : 0;
+}
+
 static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 {
 	struct stack_weights cw = {0};
@@ -1466,9 +1474,19 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
+		pv->predicate = l->p->probes[i].predicate != NULL;
 	}
 	free(hists);
 	stack_weights_free(&cw);
+	/* Lines: in which calls of the function probes they ran, slow as
+	 * each function's own row says. */
+	for (size_t i = 0; i < v->nprobes; i++) {
+		if (!v->probes[i].line)
+			continue;
+		v->probes[i].in_calls = xcalloc(v->nprobes + 1, sizeof(*v->probes[i].in_calls));
+		v->probes[i].nin_calls =
+			line_calls_of(l->p, (uint32_t)i, row_slow_ns, v, v->probes[i].in_calls);
+	}
 }
 
 static void ensure_fn_scratch(struct live *l, size_t n)

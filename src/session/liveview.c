@@ -28,6 +28,7 @@ void live_view_free(struct live_view *v)
 	for (size_t i = 0; i < v->nprobes; i++) {
 		free((char *)v->probes[i].name);
 		free(v->probes[i].buckets);
+		free(v->probes[i].in_calls);
 	}
 	free(v->probes);
 	free(v);
@@ -496,6 +497,32 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 			(unsigned long long)p->buckets[i].hi_ns);
 		json_write_number(out, p->buckets[i].calls);
 		fputc(']', out);
+	}
+	fputc(']', out);
+	json_member(out, "predicate", false);
+	fputs(p->predicate ? "true" : "false", out);
+	json_member(out, "in_calls", false);
+	fputc('[', out);
+	for (size_t k = 0; k < p->nin_calls; k++) {
+		const struct line_in_calls *c = &p->in_calls[k];
+		const char *fn = c->probe < v->nprobes && v->probes[c->probe].name
+					 ? v->probes[c->probe].name
+					 : "?";
+		fputs(k ? ",{" : "{", out);
+		json_member(out, "probe", true);
+		json_write_string(out, fn);
+		json_number_member(out, "calls", (double)c->calls);
+		json_number_member(out, "hit", (double)c->hit);
+		json_number_member(out, "share", line_calls_share(c->hit, c->calls) / 100);
+		json_member(out, "slow_ns", false);
+		if (c->slow_ns)
+			json_write_number(out, (double)c->slow_ns);
+		else
+			fputs("null", out);
+		json_number_member(out, "slow_recorded", (double)c->slow);
+		json_number_member(out, "slow_hit", (double)c->slow_hit);
+		json_number_member(out, "slow_share", line_calls_share(c->slow_hit, c->slow) / 100);
+		fputc('}', out);
 	}
 	fputc(']', out);
 	json_member(out, "slow", false);

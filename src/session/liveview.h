@@ -22,6 +22,7 @@
 #include "callsplit.h"
 #include "flame.h"
 #include "latency.h"
+#include "linecalls.h"
 #include "view.h"
 
 #define LIVE_SLOW_KEEP 8 /* latest slow calls kept per probe */
@@ -86,6 +87,11 @@ struct live_probe_view {
 	struct live_bucket *buckets; /* the window's calls by duration, ascending,
 				      * buckets that hold calls only */
 	size_t nbuckets;
+	bool predicate;          /* it has `if EXPR`: a line's hits are those where it held */
+	/* A line: in which calls of the function probes it ran (linecalls.h;
+	 * slow: over each function's slow_threshold_ns, among the calls held). */
+	struct line_in_calls *in_calls;
+	size_t nin_calls;
 };
 
 struct live_status {
@@ -154,7 +160,9 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
  *               "total_calls":N,"slow_threshold_ns":N|null,
  *               "slow_threshold_note":S|null,
- *               "buckets":[[LO_NS,HI_NS,CALLS],...],
+ *               "buckets":[[LO_NS,HI_NS,CALLS],...],"predicate":B,
+ *               "in_calls":[{"probe":S,"calls":N,"hit":N,"share":N,"slow_ns":N|null,
+ *                            "slow_recorded":N,"slow_hit":N,"slow_share":N},...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
  *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null,
  *                        "off_cpu":[{"state":S,"ns":N,"in":S|null},...],
@@ -170,7 +178,9 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  * first, each with the function under the traced one it waited in, null:
  * in the traced function itself (call_split_order); split: the TUI's text
  * of it, live_slow_call_split, "" without off-CPU time). time says what the
- * view's weights are: "on-cpu" (samples), "off-cpu" or "wall" (ns). */
+ * view's weights are: "on-cpu" (samples), "off-cpu" or "wall" (ns).
+ * in_calls: a line probe's in_calls (function probes: []), shares as
+ * fractions (report --json's names). */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

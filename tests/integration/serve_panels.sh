@@ -10,6 +10,9 @@
 #    and each blocked thread shows the state, system call and traced call
 #    it is in, the elapsed time of the call within 1 ms of the target's
 #    own, the same rows as the `threads` command's text.
+#  - line probes (lines, gcc -O2: a line inlined in two functions): the
+#    line's row shows its hits, exactly the target's count, and in which
+#    calls of handle_request and handle_batch it ran, the target's counts.
 # Screenshots go to $BUILD/test-artifacts/serve_panels/. Skipped only when
 # chromium cannot start.
 . "$(dirname "$0")/lib.sh"
@@ -79,3 +82,10 @@ HOLD_MS=60000
 serve threads --trace handle_request --target-output "$WORK/threadstates.out" \
 	-- "$TARGETS/threadstates" "$HOLD_MS"
 panel threads "$WORK/threadstates.out"
+
+# ---- line probes: the target counts the line's executions itself and
+# ends; the page shows the session's final data.
+line=$(grep -n 'LINE_HIT' "$SRC/tests/targets/lines/lines.c" | tail -n1 | cut -d: -f1)
+serve lines --no-children --trace handle_request --trace handle_batch --trace "lines.c:$line" \
+	--target-output "$WORK/lines.out" -- "$TARGETS/lines-gcc-O2" 30000
+panel lines "lines.c:$line" "$WORK/lines.out"

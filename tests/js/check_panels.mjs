@@ -26,6 +26,15 @@
 //       was on, else within 10 ms + 1%); the spinner running or runnable in spin < run; the same
 //       rows as the `threads` command's text (sonde threads', sonde ctl's);
 //       the button turns it off again.
+//   lines URL ART LINE TARGET_OUTPUT
+//       serve --no-children --trace handle_request --trace handle_batch
+//       --trace LINE -- lines-gcc-O2 N (its output in TARGET_OUTPUT): once
+//       the target printed what it counted, the line's row in the probes
+//       table shows its hits, exactly the target's, and in which calls it
+//       ran, as sonde report says it: in requests_with_hit of the N calls of
+//       handle_request, and in the calls of handle_batch given a batch
+//       (every 10th request, i % 7 of them: those with i % 7 > 0); no
+//       latency columns.
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when
 // chromium cannot start.
 import fs from "node:fs";
@@ -262,6 +271,42 @@ async function checkThreads(page, targetOut) {
 	ok("the button again: " + (await page.textContent("#answer")).trim());
 }
 
+async function checkLines(page, line, targetOut) {
+	const counted = await waitFor("the target to print what it counted", () => {
+		const l = fs.readFileSync(targetOut, "utf8").split("\n").find((x) => x.startsWith("hits="));
+		return l ? Object.fromEntries(l.split(" ").map((x) => x.split("=").map((v, i) => (i ? +v : v)))) : null;
+	}, 60000);
+	await page.goto(url);
+	await page.waitForSelector('body[data-conn="live"], body[data-conn="ended"]', { timeout: 15000 });
+	const row = `#probes tbody tr.line[data-name="${line}"]`;
+	// the status after the target's end holds its final counts
+	await page.waitForFunction(
+		([row, hits]) => { const h = document.querySelector(row + " .hits"); return h && h.textContent === hits + " hits"; },
+		[row, counted.hits],
+		{ timeout: 20000 },
+	);
+	const seen = await page.evaluate((row) => ({
+		cells: document.querySelectorAll(row + " td").length,
+		incalls: Object.fromEntries([...document.querySelectorAll(row + " .incalls")].map((d) => [d.dataset.probe, d.textContent])),
+		probe: window.sondeState().status.probes.find((p) => p.kind === "line"),
+	}), row);
+	if (seen.probe.name !== line || seen.probe.total_calls !== counted.hits)
+		fail(`the status's line probe: ${seen.probe.name} ${seen.probe.total_calls} hits, the target counted ${counted.hits}`);
+	if (seen.cells !== 3) fail(`the line's row has ${seen.cells} cells: a line has no latency columns`);
+	// in which calls it ran: the target's counts
+	const batchesWithHit = [...Array(counted.batches).keys()].filter((k) => (10 * k) % 7 > 0).length;
+	const want = { handle_request: [counted.requests_with_hit, counted.requests], handle_batch: [batchesWithHit, counted.batches] };
+	for (const [fn, [hit, calls]] of Object.entries(want)) {
+		const text = seen.incalls[fn];
+		const re = new RegExp(`^ran in ${((100 * hit) / calls).toFixed(1).replace(".", "\\.")}% of the calls of ${fn} \\(${hit} of ${calls}\\)`);
+		if (!text || !re.test(text)) fail(`${line} in the calls of ${fn}: '${text}', expected ${hit} of ${calls}`);
+		const c = seen.probe.in_calls.find((x) => x.probe === fn);
+		if (c.slow_hit > c.slow_recorded) fail(`${fn}: ${c.slow_hit} slow calls hit of ${c.slow_recorded}`);
+	}
+	ok(`${line}: ${counted.hits} hits as the target counted; ${Object.values(seen.incalls).join("; ")}`);
+	await pagekit.shot(artifacts, page, "lines");
+}
+
 const { context, userDataDir } = await launchChromium();
 let exitCode = 0;
 try {
@@ -270,6 +315,7 @@ try {
 	page.on("pageerror", (e) => errors.push(String(e)));
 	if (panel === "offcpu") await checkOffcpu(page, +rest[0]);
 	else if (panel === "threads") await checkThreads(page, rest[0]);
+	else if (panel === "lines") await checkLines(page, rest[0], rest[1]);
 	else fail("unknown panel " + panel);
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");

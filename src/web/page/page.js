@@ -238,6 +238,7 @@ function showStatus(st) {
 		"\"><b>drops</b> " + st.drops + "</span>");
 	$("status").innerHTML = parts.map(function (x) { return "<span>" + x + "</span>"; }).join(" ");
 	var rows = st.probes.map(function (p) {
+		if (p.kind === "line") return lineRow(p);
 		/* an untraced probe stays listed with what it gathered */
 		return "<tr data-name=\"" + esc(p.name) + "\"" + (p.attached ? "" : " class=\"detached\"") +
 			"><td class=\"name\" title=\"" + esc(p.name) +
@@ -252,6 +253,25 @@ function showStatus(st) {
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
 	if (body.innerHTML.replace(/ class="sel"| sel/g, "") !== html) body.innerHTML = html;
 	showHist(st.probes);
+}
+
+/* A line probe (trace FILE:LINE) has hits, no durations: its hits and in
+ * which calls of the traced functions it ran, as sonde report says it
+ * (the status's in_calls, model/linecalls.h) */
+function lineInCalls(p, c) {
+	var t = (p.predicate ? "matched" : "ran") + " in " + (100 * c.share).toFixed(1) + "% of the calls of " + c.probe +
+		" (" + c.hit + " of " + c.calls + ")";
+	if (c.slow_recorded) t += " and in " + (100 * c.slow_share).toFixed(1) + "% of its slow calls (over " + fmtNs(c.slow_ns) +
+		": " + c.slow_hit + " of " + c.slow_recorded + " with a record)";
+	return t;
+}
+function lineRow(p) {
+	var info = "<div class=\"hits\">" + p.total_calls + " hit" + (p.total_calls === 1 ? "" : "s") + "</div>" +
+		p.in_calls.map(function (c) { return "<div class=\"incalls\" data-probe=\"" + esc(c.probe) + "\">" + esc(lineInCalls(p, c)) + "</div>"; }).join("");
+	return "<tr data-name=\"" + esc(p.name) + "\" data-kind=\"line\" class=\"line" + (p.attached ? "" : " detached") +
+		"\"><td class=\"name\" title=\"" + esc(p.name) + ": a line" + (p.attached ? "" : ", untraced: what it gathered stays") + "\">" +
+		esc(p.name) + "</td><td colspan=\"5\" class=\"lineinfo\">" + info + "</td><td>" + (p.attached ?
+		"<button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) + "\">&#215;</button>" : "") + "</td></tr>";
 }
 
 function showHot(h) {
@@ -279,7 +299,7 @@ function showHist(probes) {
 	lastProbes = probes;
 	var p = probes.find(function (q) { return q.name === histProbe; });
 	if (!p) {
-		p = probes.find(function (q) { return q.attached; }) || null;
+		p = probes.find(function (q) { return q.attached && q.kind !== "line"; }) || null;
 		histProbe = p ? p.name : null;
 		band = null;
 	}
@@ -910,7 +930,7 @@ document.querySelector("#probes tbody").addEventListener("click", function (e) {
 	var b = e.target.closest("button.untrace");
 	var tr = e.target.closest("tr");
 	if (b) command("untrace " + tr.dataset.name);
-	else if (tr && tr.dataset.name) selectProbe(tr.dataset.name);
+	else if (tr && tr.dataset.name && tr.dataset.kind !== "line") selectProbe(tr.dataset.name); /* a line has no durations */
 });
 $("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
 document.querySelector("#hot tbody").addEventListener("click", function (e) {
