@@ -1411,6 +1411,25 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->pending_cap * sizeof(uint32_t);
 }
 
+/* A probe's captured values over the hits held, as report --json's
+ * "values" (one line); NULL when it captures nothing. */
+static char *captured_values(const struct profile *p, uint32_t probe)
+{
+	bool any = false;
+	for (size_t c = 0; c < p->ncaptures && !any; c++)
+		any = p->captures[c].probe == probe;
+	if (!any)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	valuereport_json_values(f, p, probe);
+	fclose(f);
+	return text;
+}
+
 /* A function probe's slow threshold as its row in the view says (0: none
  * known yet). */
 static uint64_t row_slow_ns(void *arg, uint32_t probe)
@@ -1474,7 +1493,9 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
-		pv->predicate = l->p->probes[i].predicate != NULL;
+		if (l->p->probes[i].predicate)
+			pv->predicate = xstrdup(l->p->probes[i].predicate);
+		pv->values = captured_values(l->p, (uint32_t)i);
 	}
 	free(hists);
 	stack_weights_free(&cw);

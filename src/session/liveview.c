@@ -29,6 +29,8 @@ void live_view_free(struct live_view *v)
 		free((char *)v->probes[i].name);
 		free(v->probes[i].buckets);
 		free(v->probes[i].in_calls);
+		free(v->probes[i].predicate);
+		free(v->probes[i].values);
 	}
 	free(v->probes);
 	free(v);
@@ -500,7 +502,12 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 	}
 	fputc(']', out);
 	json_member(out, "predicate", false);
-	fputs(p->predicate ? "true" : "false", out);
+	if (p->predicate)
+		json_write_string(out, p->predicate);
+	else
+		fputs("null", out);
+	json_member(out, "values", false);
+	fputs(p->values ? p->values : "{}", out);
 	json_member(out, "in_calls", false);
 	fputc('[', out);
 	for (size_t k = 0; k < p->nin_calls; k++) {

@@ -87,7 +87,11 @@ struct live_probe_view {
 	struct live_bucket *buckets; /* the window's calls by duration, ascending,
 				      * buckets that hold calls only */
 	size_t nbuckets;
-	bool predicate;          /* it has `if EXPR`: a line's hits are those where it held */
+	char *predicate;         /* its `if EXPR` as written (NULL: none): a line's hits
+				  * are those where it held; malloc'd */
+	char *values;            /* its captured values as report --json's "values"
+				  * object (valuereport.h), NULL: it captures nothing;
+				  * malloc'd */
 	/* A line: in which calls of the function probes it ran (linecalls.h;
 	 * slow: over each function's slow_threshold_ns, among the calls held). */
 	struct line_in_calls *in_calls;
@@ -160,7 +164,7 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
  *               "total_calls":N,"slow_threshold_ns":N|null,
  *               "slow_threshold_note":S|null,
- *               "buckets":[[LO_NS,HI_NS,CALLS],...],"predicate":B,
+ *               "buckets":[[LO_NS,HI_NS,CALLS],...],"predicate":S|null,"values":{...},
  *               "in_calls":[{"probe":S,"calls":N,"hit":N,"share":N,"slow_ns":N|null,
  *                            "slow_recorded":N,"slow_hit":N,"slow_share":N},...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
@@ -180,7 +184,8 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  * of it, live_slow_call_split, "" without off-CPU time). time says what the
  * view's weights are: "on-cpu" (samples), "off-cpu" or "wall" (ns).
  * in_calls: a line probe's in_calls (function probes: []), shares as
- * fractions (report --json's names). */
+ * fractions (report --json's names); predicate and values as report
+ * --json has them (values: {} for a probe that captures nothing). */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

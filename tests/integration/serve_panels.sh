@@ -12,7 +12,8 @@
 #    own, the same rows as the `threads` command's text.
 #  - line probes (lines, gcc -O2: a line inlined in two functions): the
 #    line's row shows its hits, exactly the target's count, and in which
-#    calls of handle_request and handle_batch it ran, the target's counts.
+#    calls of handle_request and handle_batch it ran, the target's counts,
+#    and the value it captures (v, always 1) read at every hit.
 # Screenshots go to $BUILD/test-artifacts/serve_panels/. Skipped only when
 # chromium cannot start.
 . "$(dirname "$0")/lib.sh"
@@ -86,6 +87,6 @@ panel threads "$WORK/threadstates.out"
 # ---- line probes: the target counts the line's executions itself and
 # ends; the page shows the session's final data.
 line=$(grep -n 'LINE_HIT' "$SRC/tests/targets/lines/lines.c" | tail -n1 | cut -d: -f1)
-serve lines --no-children --trace handle_request --trace handle_batch --trace "lines.c:$line" \
+serve lines --no-children --trace handle_request --trace handle_batch --trace "lines.c:$line v" \
 	--target-output "$WORK/lines.out" -- "$TARGETS/lines-gcc-O2" 30000
 panel lines "lines.c:$line" "$WORK/lines.out"

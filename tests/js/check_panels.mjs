@@ -34,7 +34,8 @@
 //       ran, as sonde report says it: in requests_with_hit of the N calls of
 //       handle_request, and in the calls of handle_batch given a batch
 //       (every 10th request, i % 7 of them: those with i % 7 > 0); no
-//       latency columns.
+//       latency columns; the value of v it captures (count_hit's argument,
+//       always 1) read at every hit, as sonde report shows it.
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when
 // chromium cannot start.
 import fs from "node:fs";
@@ -288,6 +289,7 @@ async function checkLines(page, line, targetOut) {
 	const seen = await page.evaluate((row) => ({
 		cells: document.querySelectorAll(row + " td").length,
 		incalls: Object.fromEntries([...document.querySelectorAll(row + " .incalls")].map((d) => [d.dataset.probe, d.textContent])),
+		values: Object.fromEntries([...document.querySelectorAll(row + " .values")].map((d) => [d.dataset.var, d.textContent])),
 		probe: window.sondeState().status.probes.find((p) => p.kind === "line"),
 	}), row);
 	if (seen.probe.name !== line || seen.probe.total_calls !== counted.hits)
@@ -304,6 +306,15 @@ async function checkLines(page, line, targetOut) {
 		if (c.slow_hit > c.slow_recorded) fail(`${fn}: ${c.slow_hit} slow calls hit of ${c.slow_recorded}`);
 	}
 	ok(`${line}: ${counted.hits} hits as the target counted; ${Object.values(seen.incalls).join("; ")}`);
+	// v, captured at every hit: always 1
+	const v = seen.probe.values.v;
+	if (!v || v.count !== counted.hits || v.min !== 1 || v.max !== 1 || v.top.length !== 1 || v.top[0][0] !== 1 ||
+		v.top[0][1] !== counted.hits)
+		fail(`the status's captured v: ${JSON.stringify(v)}, expected ${counted.hits} reads of 1`);
+	const vt = seen.values.v || "";
+	if (!new RegExp(`^v \\([^)]+\\): ${counted.hits} read; min 1, max 1; top: 1 x${counted.hits}$`).test(vt))
+		fail(`the row shows v as '${vt}'`);
+	ok("captured: " + vt);
 	await pagekit.shot(artifacts, page, "lines");
 }
 

@@ -265,9 +265,28 @@ function lineInCalls(p, c) {
 		": " + c.slow_hit + " of " + c.slow_recorded + " with a record)";
 	return t;
 }
+/* One captured variable as sonde report shows it: "v (unsigned long):
+ * 18999 read; min 1, max 1; top: 1 x18999" (strings quoted) */
+function valueText(name, v) {
+	var t = name + " (" + v.type + "): " + v.count + " read";
+	if (v.optimized_out) t += ", " + v.optimized_out + " optimized out";
+	if (v.unavailable) t += ", " + v.unavailable + " not available at this address";
+	if (v.read_errors) t += ", " + v.read_errors + " read errors";
+	if ("min" in v) t += "; min " + v.min + ", max " + v.max;
+	/* strings (char arrays and char *) quoted; numbers, enumerators, pointers as they are */
+	var str = /char\s*(\*|\[)/.test(v.type);
+	if (v.top.length) t += "; top: " + v.top.map(function (x) {
+		return (str ? JSON.stringify(x[0]) : String(x[0])) + " x" + x[1];
+	}).join(", ");
+	return t;
+}
 function lineRow(p) {
-	var info = "<div class=\"hits\">" + p.total_calls + " hit" + (p.total_calls === 1 ? "" : "s") + "</div>" +
-		p.in_calls.map(function (c) { return "<div class=\"incalls\" data-probe=\"" + esc(c.probe) + "\">" + esc(lineInCalls(p, c)) + "</div>"; }).join("");
+	var info = "<div class=\"hits\">" + p.total_calls + " hit" + (p.total_calls === 1 ? "" : "s") +
+		(p.predicate ? " where " + esc(p.predicate) : "") + "</div>" +
+		p.in_calls.map(function (c) { return "<div class=\"incalls\" data-probe=\"" + esc(c.probe) + "\">" + esc(lineInCalls(p, c)) + "</div>"; }).join("") +
+		Object.keys(p.values || {}).map(function (k) {
+			return "<div class=\"values\" data-var=\"" + esc(k) + "\">" + esc(valueText(k, p.values[k])) + "</div>";
+		}).join("");
 	return "<tr data-name=\"" + esc(p.name) + "\" data-kind=\"line\" class=\"line" + (p.attached ? "" : " detached") +
 		"\"><td class=\"name\" title=\"" + esc(p.name) + ": a line" + (p.attached ? "" : ", untraced: what it gathered stays") + "\">" +
 		esc(p.name) + "</td><td colspan=\"5\" class=\"lineinfo\">" + info + "</td><td>" + (p.attached ?
