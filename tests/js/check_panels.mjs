@@ -10,7 +10,9 @@
 //       it by state, the function it waited in) under its row, as the
 //       status has it; a call waiting for the pipe is off the CPU in read at
 //       least BLOCK_MS (the target's helper writes BLOCK_MS after the
-//       request); no call off the CPU longer than it lasted; the flame graph
+//       request); no call off the CPU longer than it lasted; the page's
+//       status after the patches it applied is a new client's whole one;
+//       the flame graph
 //       counts wall-clock time and draws the off-CPU state frames in the
 //       SVGs' blues, [running] in their reds.
 //   threads URL ART TARGET_OUTPUT
@@ -138,6 +140,11 @@ async function checkOffcpu(page, blockMs) {
 		}
 	}
 	if (!pipeWaits) fail("no slow call's split has [sleeping: read] in wait_pipe");
+	// the slow calls' splits come as patches of the status too: applied,
+	// they are what a new client is sent whole
+	await page.waitForFunction(() => window.sondeEvents.status_delta >= 2, null, { timeout: 15000 });
+	const fresh = await pagekit.patchedIsWhole(page, token);
+	if (!fresh.same) fail("the page's status after patches is not a new client's: " + JSON.stringify(fresh).slice(0, 3000));
 	ok(`${seen.rows.length} slow calls with their split as the status has it; ${pipeWaits} waited in read under wait_pipe >= ${blockMs} ms, e.g. ${seen.rows.find((r) => /wait_pipe/.test(r.text)).text}`);
 
 	// ---- the flame graph: wall-clock time, states coloured as the SVGs ----
