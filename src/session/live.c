@@ -1069,8 +1069,10 @@ int live_rescue_unsaved(struct live *l, char *msg, size_t msglen)
 static void print_status(struct live *l, FILE *out, FILE *data)
 {
 	struct live_view *v = live_view_build(l, 0);
-	if (data)
+	if (data) {
+		live_view_add_probe_details(l, v);
 		live_view_write_json(data, v);
+	}
 	const struct live_status *st = &v->status;
 	fprintf(out, "target:   %s\n", st->target);
 	fprintf(out, "sampling: %s\n", st->sampling);
@@ -1493,20 +1495,26 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;
-		if (l->p->probes[i].predicate)
-			pv->predicate = xstrdup(l->p->probes[i].predicate);
-		pv->values = captured_values(l->p, (uint32_t)i);
 	}
 	free(hists);
 	stack_weights_free(&cw);
-	/* Lines: in which calls of the function probes they ran, slow as
-	 * each function's own row says. */
-	for (size_t i = 0; i < v->nprobes; i++) {
-		if (!v->probes[i].line)
+}
+
+void live_view_add_probe_details(struct live *l, struct live_view *v)
+{
+	for (size_t i = 0; i < v->nprobes && i < l->p->nprobes; i++) {
+		struct live_probe_view *pv = &v->probes[i];
+		if (pv->predicate || pv->values || pv->in_calls)
+			continue; /* added already */
+		if (l->p->probes[i].predicate)
+			pv->predicate = xstrdup(l->p->probes[i].predicate);
+		pv->values = captured_values(l->p, (uint32_t)i);
+		/* A line: in which calls of the function probes it ran, slow
+		 * as each function's own row says. */
+		if (!pv->line)
 			continue;
-		v->probes[i].in_calls = xcalloc(v->nprobes + 1, sizeof(*v->probes[i].in_calls));
-		v->probes[i].nin_calls =
-			line_calls_of(l->p, (uint32_t)i, row_slow_ns, v, v->probes[i].in_calls);
+		pv->in_calls = xcalloc(v->nprobes + 1, sizeof(*pv->in_calls));
+		pv->nin_calls = line_calls_of(l->p, (uint32_t)i, row_slow_ns, v, pv->in_calls);
 	}
 }
 

@@ -87,13 +87,15 @@ struct live_probe_view {
 	struct live_bucket *buckets; /* the window's calls by duration, ascending,
 				      * buckets that hold calls only */
 	size_t nbuckets;
+	/* What only the JSON status shows (live_view_add_probe_details, live.h;
+	 * NULL/0 until then): */
 	char *predicate;         /* its `if EXPR` as written (NULL: none): a line's hits
 				  * are those where it held; malloc'd */
 	char *values;            /* its captured values as report --json's "values"
 				  * object (valuereport.h), NULL: it captures nothing;
 				  * malloc'd */
-	/* A line: in which calls of the function probes it ran (linecalls.h;
-	 * slow: over each function's slow_threshold_ns, among the calls held). */
+	/* a line: in which calls of the function probes it ran (linecalls.h;
+	 * slow: over each function's slow_threshold_ns, among the calls held) */
 	struct line_in_calls *in_calls;
 	size_t nin_calls;
 };

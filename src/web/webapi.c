@@ -570,6 +570,7 @@ static void tick(void *arg)
 	if (!a->clients)
 		return;
 	struct live_view *v = live_view_build(liverun_live(a->r), WEBAPI_HOT_MAX);
+	live_view_add_probe_details(liverun_live(a->r), v);
 	char *status = NULL, *hot = NULL;
 	size_t slen = 0, hlen = 0;
 	FILE *f = membuf(&status, &slen);

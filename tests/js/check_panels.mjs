@@ -22,8 +22,9 @@
 //       shows each of the target's threads (the tids it printed) in the state
 //       and system call it is blocked in (reader: read, sleeper:
 //       clock_nanosleep, locker and idler: futex), the traced call in flight
-//       (handle_request, none for idler) with its elapsed time within 1 ms of
-//       what the target measured, its time in the system call never more
+//       (handle_request, none for idler) with its elapsed time at least what
+//       the target measured from just after the call began, at most 20 ms
+//       more, its time in the system call never more
 //       than the target's (a lower bound when it began before the sampler
 //       was on, else within 10 ms + 1%); the spinner running or runnable in spin < run; the same
 //       rows as the `threads` command's text (sonde threads', sonde ctl's);
@@ -270,7 +271,10 @@ async function checkThreads(page, targetOut) {
 		if (t.syscall_ns > measured + 1e6) fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
 		if (!t.syscall_lower_bound && Math.abs(t.syscall_ns - measured) > 10e6 + measured / 100)
 			fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
-		if (call && Math.abs(t.call_ns - measured) > 1e6) fail(`${name}: in ${call} for ${t.call_ns} ns, the target says ${measured} ns`);
+		// the call began before the target read its clock, at most 20 ms
+		// before (a thread preempted in between on a busy machine)
+		if (call && !(t.call_ns >= measured && t.call_ns <= measured + 20e6))
+			fail(`${name}: in ${call} for ${t.call_ns} ns, the target says ${measured} ns since just after the call began`);
 	}
 	const r = byTid.get(started.get("reader").tid);
 	ok(`times against the target's: reader in handle_request ${r.call_ns} ns (target: ${Number(BigInt(seen.d.time_ns) - BigInt(started.get("reader").start_ns))} ns), in read ${r.syscall_lower_bound ? ">" : ""}${r.syscall_ns} ns`);
