@@ -9,7 +9,8 @@
 #  - threads (threadstates): the Threads pane's button turns the sampler on
 #    and each blocked thread shows the state, system call and traced call
 #    it is in, the elapsed time of the call at least the target's own
-#    (measured from just after the call began) and at most 20 ms more, the same rows as the `threads` command's text.
+#    (from when it said, inside the call, what it would do) and at most
+#    20 ms more, the same rows as the `threads` command's text.
 #  - line probes (lines, gcc -O2: a line inlined in two functions): the
 #    line's row shows its hits, exactly the target's count, and in which
 #    calls of handle_request and handle_batch it ran, the target's counts,

@@ -22,11 +22,11 @@
 //       shows each of the target's threads (the tids it printed) in the state
 //       and system call it is blocked in (reader: read, sleeper:
 //       clock_nanosleep, locker and idler: futex), the traced call in flight
-//       (handle_request, none for idler) with its elapsed time at least what
-//       the target measured from just after the call began, at most 20 ms
-//       more, its time in the system call never more
-//       than the target's (a lower bound when it began before the sampler
-//       was on, else within 10 ms + 1%); the spinner running or runnable in spin < run; the same
+//       (handle_request, none for idler) with its elapsed time at least the
+//       time since the target said what it would do (inside the call), at
+//       most 20 ms more, its time in the system call never more than that
+//       (a lower bound when it began before the sampler was on, else within
+//       10 ms + 1%); the spinner running or runnable in spin < run; the same
 //       rows as the `threads` command's text (sonde threads', sonde ctl's);
 //       the button turns it off again.
 //   lines URL ART LINE TARGET_OUTPUT
@@ -262,22 +262,24 @@ async function checkThreads(page, targetOut) {
 			fail(`the threads command's text row '${row}' is not its data's ${JSON.stringify(t)}`);
 	}
 	ok(`the threads command's text has the same ${text.data.threads.length} rows as its data`);
-	// The times against what the target measured: when each began its
-	// blocking call (just before it said so; the call in flight began a
-	// few us earlier), to the pass.
+	// The times against the target's clock as it said what it would do
+	// (at_ns: after its request began, before its system call did), to the
+	// pass.
 	for (const [name, [sc, call]] of Object.entries(want)) {
 		const t = byTid.get(started.get(name).tid);
-		const measured = Number(BigInt(seen.d.time_ns) - BigInt(started.get(name).start_ns));
-		if (t.syscall_ns > measured + 1e6) fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
-		if (!t.syscall_lower_bound && Math.abs(t.syscall_ns - measured) > 10e6 + measured / 100)
+		const measured = Number(BigInt(seen.d.time_ns) - BigInt(started.get(name).at_ns));
+		// the system call began after it (exactly; plus how long the
+		// target took to say so when sonde saw its start: within 10 ms + 1%)
+		if (t.syscall_ns > measured) fail(`${name}: ${t.syscall_ns} ns in ${sc}, more than the target's ${measured} ns`);
+		if (!t.syscall_lower_bound && measured - t.syscall_ns > 10e6 + measured / 100)
 			fail(`${name}: ${t.syscall_ns} ns in ${sc}, the target says ${measured} ns`);
-		// the call began before the target read its clock, at most 20 ms
-		// before (a thread preempted in between on a busy machine)
+		// the call began before it, at most 20 ms before (a thread
+		// preempted in between on a busy machine)
 		if (call && !(t.call_ns >= measured && t.call_ns <= measured + 20e6))
 			fail(`${name}: in ${call} for ${t.call_ns} ns, the target says ${measured} ns since just after the call began`);
 	}
 	const r = byTid.get(started.get("reader").tid);
-	ok(`times against the target's: reader in handle_request ${r.call_ns} ns (target: ${Number(BigInt(seen.d.time_ns) - BigInt(started.get("reader").start_ns))} ns), in read ${r.syscall_lower_bound ? ">" : ""}${r.syscall_ns} ns`);
+	ok(`times against the target's: reader in handle_request ${r.call_ns} ns (target: ${Number(BigInt(seen.d.time_ns) - BigInt(started.get("reader").at_ns))} ns), in read ${r.syscall_lower_bound ? ">" : ""}${r.syscall_ns} ns`);
 	await page.click("#threadsample");
 	await page.waitForFunction(() => /thread states off/.test(document.querySelector("#answer").textContent), null, { timeout: 10000 });
 	ok("the button again: " + (await page.textContent("#answer")).trim());
