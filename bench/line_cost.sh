@@ -20,6 +20,7 @@
 # `bytes`.
 # usage: bench/line_cost.sh [BUILD_DIR] [N] [RUNS]
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:-build}
 n=${2:-300000}
 runs=${3:-5}
@@ -37,23 +38,12 @@ cleanup() {
 trap cleanup EXIT
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-loop_ns() { awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $3 } END { if (ns == "") exit 1; print ns }'; }
-
 # The file offset of a line's statement address in target_fn (the lowest).
 line_offset() {
 	local vaddr
 	vaddr=$(readelf --wide --debug-dump=decodedline "$calls" |
 		awk -v l="$1" '$1 == "calls.c" && $2 == l && $NF == "x" { print $3 }' | sort | head -n1)
-	# bench/calls's code segment: file offset = vaddr - p_vaddr + p_offset
-	local _ off va sz flags
-	while read -r _ off va _ _ sz flags; do
-		[[ $flags == *E* ]] || continue
-		if ((vaddr >= va && vaddr < va + sz)); then
-			printf '0x%x\n' $((vaddr - va + off))
-			return 0
-		fi
-	done < <(readelf -lW "$calls" | awk '$1 == "LOAD"')
-	return 1
+	file_offset "$calls" "$vaddr"
 }
 
 run_plain() { "$calls" "$n" | loop_ns; }

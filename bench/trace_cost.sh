@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Per-call cost of tracing one function: bench/calls calls an empty
-# target_fn() N times and prints the loop's own wall time (start-up and
-# attach excluded). The added ns/call of a configuration is
-# (its loop time - the loop time with no probes) / N, for:
-#   floor     an empty BPF program on the same uprobe + uretprobe (bpftrace)
-#   sonde     sonde record -F 1 --trace target_fn (sampling made negligible)
-#   bpftrace  bpftrace computing the same latency histogram
+# target_fn() N times and prints its own CPU time (user + system: the traps
+# and BPF programs run in its context; other processes do not count). The
+# added ns/call of a configuration is (its CPU time - the CPU time with no
+# probes) / N, for:
+#   floor     an empty BPF program on the same uprobe + uretprobe, on the
+#             same kind of link as sonde's (bench/emptyprobe): uprobe_multi
+#             links (sonde's on Linux 6.11+) and perf-event links (one a
+#             uprobe: sonde's on older kernels, and bpftrace's)
+#   sonde     sonde record -F 1 --trace target_fn (sampling made negligible),
+#             with uprobe_multi links and with SONDE_UPROBE_MULTI=0
+#   bpftrace  an empty uprobe + uretprobe pair (bpftrace's floor)
+#   bthist    bpftrace computing the same latency histogram
 #   captures  sonde tracing it with three captures and a predicate
 #             (--trace 'target_fn it->len it->id i if it->len > 4096'), and
 #             bpftrace printing the same three values for the same calls
@@ -16,6 +22,7 @@
 # missing; if that fails the bpftrace configurations are skipped.
 # usage: bench/trace_cost.sh [BUILD_DIR] [N] [RUNS]
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:-build}
 n=${2:-1000000}
 runs=${3:-3}
@@ -31,9 +38,8 @@ trap cleanup EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-loop_ns() { # the loop time the target printed ("LOOP_NS CALLS CPU_NS") in the output on stdin
-	awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $3 } END { if (ns == "") exit 1; print ns }'
-}
+empty="$build/bench/emptyprobe"
+fn_offset=$(file_offset "$target" "0x$(nm "$target" | awk '$3 == "target_fn" { print $1 }')")
 
 have_bpftrace=1
 if ! command -v bpftrace >/dev/null; then
@@ -78,6 +84,7 @@ bt_stop() { # SIGINT prints the maps; bpftrace can miss one sent while it is sti
 }
 
 run_plain() { "$target" "$n" | loop_ns; }
+run_floor() { "$empty" --return "$@" "$target" "$fn_offset" -- "$target" "$n" | loop_ns; }
 run_bpftrace() { # SCRIPT NPROBES
 	bt_start "$1" "$2" || return 1
 	"$target" "$n" | loop_ns
@@ -85,6 +92,7 @@ run_bpftrace() { # SCRIPT NPROBES
 }
 sonde_bad=0
 capture_spec='target_fn it->len it->id i if it->len > 4096'
+run_sonde_perf() { SONDE_UPROBE_MULTI=0 run_sonde; }
 run_sonde() { # [SPEC]
 	local out="$tmp/s.sonde" calls kcalls lost
 	rm -f "$out"
@@ -134,10 +142,14 @@ ratio() { # a b
 up="uprobe:$target:target_fn"
 urp="uretprobe:$target:target_fn"
 measure baseline run_plain
+# Floors and sonde interleaved, so a change of load spreads over both.
+measure floor_multi run_floor --multi
+measure sonde run_sonde
+measure floor_perf run_floor
+measure sonde_perf run_sonde_perf
 if [ "$have_bpftrace" = 1 ]; then
 	measure floor run_bpftrace "$up {} $urp {}" 2 || rm -f "$tmp/floor"
 fi
-measure sonde run_sonde
 if [ "$have_bpftrace" = 1 ]; then
 	# The last run's histogram must have counted every call.
 	measure bthist run_bpftrace \
@@ -157,8 +169,11 @@ fi
 echo "$n calls of target_fn per run, median of $runs runs; loop time, and per-call cost added to the no-probe loop"
 printf '%-44s loop %8.1f ms   %8s ns/call\n' "no probes:" "$(awk -v a="$(cat "$tmp/baseline")" 'BEGIN { print a / 1e6 }')" \
 	"$(awk -v a="$(cat "$tmp/baseline")" -v n="$n" 'BEGIN { printf "%.1f", a / n }')"
-row floor "empty uprobe+uretprobe (bpftrace, floor)"
+row floor_multi "floor: empty pair, uprobe_multi links"
 row sonde "sonde record -F 1 --trace target_fn"
+row floor_perf "floor: empty pair, perf-event links"
+row sonde_perf "the same, SONDE_UPROBE_MULTI=0"
+row floor "empty uprobe+uretprobe (bpftrace)"
 row bthist "bpftrace latency histogram"
 echo
 echo "sonde per run (calls received, kernel_calls, lost_spans): $(paste -sd, "$tmp/sonde_calls" | sed 's/,/; /g')"
@@ -168,7 +183,9 @@ else
 	echo "sonde calls == N ($n) in every run: NO"
 fi
 [ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
-echo "per-call cost ratio sonde/floor:          $(ratio sonde floor)"
+echo "per-call cost ratio sonde/floor, uprobe_multi links:  $(ratio sonde floor_multi)"
+echo "per-call cost ratio sonde/floor, perf-event links:    $(ratio sonde_perf floor_perf)"
+echo "per-call cost ratio sonde/bpftrace's empty pair:      $(ratio sonde floor)"
 echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
 echo
 echo "Three captures and a predicate (it->len it->id i if it->len > 4096; $(awk -v n="$n" 'BEGIN { c = int(n / 8192) * 4095; r = n % 8192; if (r > 4097) c += r - 4097; print c }') of $n calls match):"

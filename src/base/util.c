@@ -111,17 +111,35 @@ void errorf(const char *fmt, ...)
 	free(msg);
 }
 
-int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+static int errbuf_vset(char *err, size_t errlen, const char *fmt, va_list ap)
 {
 	if (!err || !errlen)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 	for (char *p = err; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
+	return -1;
+}
+
+int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	errbuf_vset(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int errbuf_first(struct errbuf *e, const char *fmt, ...)
+{
+	if (e->failed)
+		return -1;
+	e->failed = true;
+	va_list ap;
+	va_start(ap, fmt);
+	errbuf_vset(e->err, e->errlen, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 

@@ -14,9 +14,11 @@
 #include "formats.h"
 #include "registry.h"
 #include "heatmap.h"
+#include "optval.h"
 #include "outfile.h"
 #include "query.h"
 #include "util.h"
+#include "view_args.h"
 
 static void usage(FILE *f)
 {
@@ -69,25 +71,13 @@ static void usage(FILE *f)
 		"               first whole second of the profile (as the heatmap's selection;\n"
 		"               idle samples left out as FlameScope does)\n"
 		"  --chart      a flame chart: samples in time order (x = time) for one thread\n"
-		"               (--tid, default the busiest) or one traced call (--span ID)\n"
+		"               (--tid, default the busiest) or one traced call (--span ID):\n"
+		"               its on-CPU samples\n"
 		"  --diff-width union|base|cmp  what widths show in a differential graph\n"
 		"               (default union: the mean of both normalized shares)\n"
 		"FILE may be any profile sonde reads:\n"
 		"  %s.\n",
 		readable);
-}
-
-static int parse_positive(const char *opt, const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || v < 0 || v > 1e6) {
-		errorf("bad value '%s' for %s: expected a non-negative number", s, opt);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 struct flame_args {
@@ -205,6 +195,7 @@ static int flame_chart(struct flame_args *a)
 		return 1;
 	struct chart_draw d = {.p = p};
 	d.o.tid = a->filter.tid;
+	d.o.show_overhead = a->filter.show_overhead;
 	d.o.span_id = a->span_id;
 	d.o.width = a->svg.width;
 	d.o.title = a->svg.title;
@@ -331,17 +322,14 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"icicle", no_argument, NULL, 'i'},
 		{"title", required_argument, NULL, 't'},  {"width", required_argument, NULL, 'w'},
-		{"minwidth", required_argument, NULL, 'm'}, {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'},    {"comm", required_argument, NULL, 'C'},
+		{"minwidth", required_argument, NULL, 'm'}, VIEW_ARGS_FILTER_OPTS,
 		{"in", required_argument, NULL, 'n'},
 		{"slow", required_argument, NULL, 's'},   {"fast", required_argument, NULL, 'f'},
 		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
 		{"span", required_argument, NULL, 'S'},   {"lines", no_argument, NULL, 'l'},
-		{"show-overhead", no_argument, NULL, 'O'},
-		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
-		{"wakers", no_argument, NULL, 'K'},
+		VIEW_ARGS_TIME_OPTS,
 		{0},
 	};
 	memset(a, 0, sizeof(*a));
@@ -350,27 +338,25 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		int r = view_args_parse_option(&a->filter, &a->time, c, optarg);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'o': a->output = optarg; break;
 		case 'i': a->svg.icicle = true; break;
 		case 't': a->svg.title = optarg; break;
 		case 'w':
-			if (parse_positive("--width", optarg, &v))
+			if (optval_number("--width", optarg, "pixels", 100, 1e6, &v))
 				return -1;
-			if (v < 100) {
-				errorf("--width must be at least 100 pixels");
-				return -1;
-			}
 			a->svg.width = (int)v;
 			break;
 		case 'm':
-			if (parse_positive("--minwidth", optarg, &v))
+			if (optval_number("--minwidth", optarg, "pixels", 0, 1e6, &v))
 				return -1;
 			a->svg.minwidth = v;
 			break;
-		case 'P': a->filter.pid = atoll(optarg); break;
-		case 'T': a->filter.tid = atoll(optarg); break;
-		case 'C': a->filter.comm = optarg; break;
 		case 'n':
 		case 's':
 		case 'f':
@@ -410,10 +396,6 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		}
 		case 'c': a->chart = true; break;
 		case 'l': a->lines = true; break;
-		case 'O': a->filter.show_overhead = true; break;
-		case 'X': a->time = VIEW_OFF_CPU; break;
-		case 'L': a->time = VIEW_WALL; break;
-		case 'K': a->time = VIEW_WAKERS; break;
 		case 'S': {
 			char *end;
 			a->span_id = strtoull(optarg, &end, 10);

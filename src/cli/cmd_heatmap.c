@@ -7,8 +7,10 @@
 #include "commands.h"
 #include "formats.h"
 #include "heatmap.h"
+#include "optval.h"
 #include "outfile.h"
 #include "util.h"
+#include "view_args.h"
 
 static void usage(FILE *f)
 {
@@ -49,8 +51,7 @@ int cmd_heatmap(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"rows", required_argument, NULL, 'r'},
-		{"title", required_argument, NULL, 't'},  {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'},    {"comm", required_argument, NULL, 'C'},
+		{"title", required_argument, NULL, 't'},  VIEW_ARGS_FILTER_OPTS,
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -60,19 +61,21 @@ int cmd_heatmap(int argc, char **argv)
 	int rows = 50, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		int r = view_args_parse_option(&filter, NULL, c, optarg);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'o': output = optarg; break;
-		case 'r':
-			rows = atoi(optarg);
-			if (rows < 1 || rows > 10000) {
-				errorf("bad --rows '%s': expected 1 to 10000", optarg);
+		case 'r': {
+			uint64_t n;
+			if (optval_count("--rows", optarg, 1, 10000, &n))
 				return 2;
-			}
+			rows = (int)n;
 			break;
+		}
 		case 't': d.title = optarg; break;
-		case 'P': filter.pid = atoll(optarg); break;
-		case 'T': filter.tid = atoll(optarg); break;
-		case 'C': filter.comm = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

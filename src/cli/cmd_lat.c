@@ -21,10 +21,10 @@ static void usage(FILE *f)
 		"\n"
 		"Traces every call of each FUNC (FUNC, BINARY:FUNC, LIB:FUNC or a glob) and prints\n"
 		"calls, mean, p50/p90/p95/p99/p99.9/max and a log2 histogram per function: at the\n"
-		"end, and every SECONDS with -i (counts of that interval). Ends at Ctrl-C, after\n"
-		"-d, or when the command / all PIDs exit. -p takes the processes' descendants\n"
-		"and the processes they create too (--no-children: not), -p NAME every process\n"
-		"of that name; a LIB:FUNC probe counts the calls of each of them.\n"
+		"end, and every SECONDS with -i (0.05 to 3600; counts of that interval). Ends at\n"
+		"Ctrl-C, after -d, or when the command / all PIDs exit. -p takes the processes'\n"
+		"descendants and the processes they create too (--no-children: not), -p NAME\n"
+		"every process of that name; a LIB:FUNC probe counts the calls of each of them.\n"
 		"  --ready-file FILE  write sonde's PID to FILE once every FUNC is traced (see\n"
 		"                     record --help)\n");
 }
@@ -122,15 +122,9 @@ static void print_final(struct lat_state *ls)
 
 static int lat_option(void *ctx, int c, const char *arg)
 {
-	double *interval = ctx;
 	if (c != 'i')
 		return -1;
-	*interval = atof(arg);
-	if (*interval <= 0) {
-		errorf("bad interval '%s': expected seconds > 0", arg);
-		return -1;
-	}
-	return 0;
+	return session_args_interval(arg, ctx);
 }
 
 int cmd_lat(int argc, char **argv)
@@ -167,14 +161,9 @@ int cmd_lat(int argc, char **argv)
 		errorf("name at least one function to trace: sonde lat FUNC... [-- CMD]");
 		return 2;
 	}
-	if (session_args_check(&so))
-		return 2;
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	/* Every figure comes from the kernel's histograms: no call needs a
 	 * record. */
 	for (size_t i = 0; i < session_profile(s)->nprobes; i++)
@@ -188,6 +177,7 @@ int cmd_lat(int argc, char **argv)
 		arm_interval(&ls);
 	}
 	int rc = 0;
+	char err[1024];
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);
 		rc = 1;

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "recording.h"
+#include "optval.h"
 #include "session_args.h"
 #include "util.h"
 
@@ -116,13 +117,9 @@ static int record_option(void *ctx, int c, const char *arg)
 		return 0;
 	}
 	if (c == OPT_THREADS_HZ) {
-		char *end;
-		unsigned long long hz = strtoull(arg, &end, 10);
-		if (*end || hz == 0 || hz > SESSION_THREADS_HZ_MAX) {
-			errorf("bad --threads-hz '%s': expected passes a second, 1 to %d", arg,
-			       SESSION_THREADS_HZ_MAX);
+		uint64_t hz;
+		if (optval_count("--threads-hz", arg, 1, SESSION_THREADS_HZ_MAX, &hz))
 			return -1;
-		}
 		a->so->threads = true;
 		a->so->threads_hz = hz;
 		return 0;
@@ -154,18 +151,14 @@ int cmd_record(int argc, char **argv)
 		errorf("record needs an output file: -o FILE");
 		return 2;
 	}
-	if (session_args_check(&so))
-		return 2;
 	char err[1024];
 	if (recording_check_writable(output, err, sizeof(err))) {
 		errorf("%s", err);
 		return 1;
 	}
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	int rc = 0;
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "folded.h"
+#include "optval.h"
 #include "outfile.h"
 #include "query.h"
 #include "formats.h"
@@ -13,6 +14,7 @@
 #include "report.h"
 #include "valuereport.h"
 #include "util.h"
+#include "view_args.h"
 
 static void usage(FILE *f)
 {
@@ -70,14 +72,11 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'}, {"folded", no_argument, NULL, 'f'},
-		{"top", required_argument, NULL, 't'}, {"pid", required_argument, NULL, 'P'},
-		{"tid", required_argument, NULL, 'T'}, {"comm", required_argument, NULL, 'C'},
+		{"top", required_argument, NULL, 't'}, VIEW_ARGS_FILTER_OPTS,
 		{"output", required_argument, NULL, 'o'},
 		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
 		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
-		{"show-overhead", no_argument, NULL, 'O'},
-		{"off-cpu", no_argument, NULL, 'X'}, {"wall", no_argument, NULL, 'L'},
-		{"wakers", no_argument, NULL, 'K'},
+		VIEW_ARGS_TIME_OPTS,
 		{"by", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
@@ -90,6 +89,11 @@ int cmd_report(int argc, char **argv)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		int r = view_args_parse_option(&ro.filter, &time, c, optarg);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'j':
 			mode = JSON;
@@ -97,20 +101,15 @@ int cmd_report(int argc, char **argv)
 		case 'f':
 			mode = FOLDED;
 			break;
-		case 't':
-			ro.top = atoi(optarg);
+		case 't': {
+			uint64_t top;
+			if (optval_count("--top", optarg, 1, 1000000, &top))
+				return 2;
+			ro.top = (int)top;
 			break;
+		}
 		case 'l':
 			ro.lines = true;
-			break;
-		case 'P':
-			ro.filter.pid = atoll(optarg);
-			break;
-		case 'T':
-			ro.filter.tid = atoll(optarg);
-			break;
-		case 'C':
-			ro.filter.comm = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -124,18 +123,6 @@ int cmd_report(int argc, char **argv)
 			}
 			span_arg = optarg;
 			span_cls = c == 'i' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
-			break;
-		case 'O':
-			ro.filter.show_overhead = true;
-			break;
-		case 'X':
-			time = VIEW_OFF_CPU;
-			break;
-		case 'L':
-			time = VIEW_WALL;
-			break;
-		case 'K':
-			time = VIEW_WAKERS;
 			break;
 		case 'B':
 			ro.by = optarg;

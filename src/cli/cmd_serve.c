@@ -181,9 +181,12 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	}
 	live_args_apply_time(&o.la, &so);
-	if ((!file && session_args_check(&so)) || live_args_check(&o.la))
+	if (live_args_check(&o.la))
 		return 2;
 	so.cmd_output = o.la.target_output;
+	/* The URL is the first line of output: a command sharing our stdout
+	 * runs only once it is printed (and the server listens). */
+	so.hold_cmd = true;
 	char err[1024];
 	char token[HTTP_TOKEN_HEX + 1];
 	if (http_token_new(token, sizeof(token), err, sizeof(err))) {
@@ -191,19 +194,16 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	struct session *s = file ? open_recording(file, &so, &o.la, err, sizeof(err))
-				 : session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
+				 : session_args_start(&so, argc, argv, &exit_code);
+	if (!s && file) {
 		errorf("%s", err);
 		return 1;
 	}
-	struct liverun_options ro = {
-		.live = o.la.live, .no_ctl = o.la.no_ctl, .stay_after_exit = true};
-	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
-	if (!r) {
-		errorf("%s", err);
-		session_free(s);
+	if (!s)
+		return exit_code;
+	struct liverun *r = live_args_start_run(&o.la, s, true);
+	if (!r)
 		return 2;
-	}
 	struct http_options ho = {.listen = o.listen, .port = (uint16_t)o.port, .token = token};
 	struct http_server *http = http_server_open(liverun_loop(r), &ho, err, sizeof(err));
 	if (!http) {
@@ -219,6 +219,14 @@ int cmd_serve(int argc, char **argv)
 	printf("http://%s%s%s:%u/?token=%s\n", v6 ? "[" : "", host, v6 ? "]" : "",
 	       (unsigned)http_server_port(http), token);
 	fflush(stdout);
+	if (session_release_cmd(s, err, sizeof(err))) {
+		errorf("%s", err);
+		http_server_close(http);
+		webapi_free(api);
+		liverun_free(r);
+		session_free(s);
+		return 1;
+	}
 	if (!is_loopback(o.listen))
 		errorf("warning: listening on %s: anyone who can reach it and has the URL can "
 		       "steer this session",

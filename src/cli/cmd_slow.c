@@ -31,8 +31,11 @@ static void usage(FILE *f)
 		"THRESHOLD as it ends: thread, duration, and the functions its samples were in.\n"
 		"THRESHOLD is p95 (default), pNN, a duration (750us, 5ms, 1.5s) or auto;\n"
 		"percentiles and auto are computed over the calls seen so far (from %d calls on)\n"
-		"while running, and over all calls for the final summary. At the end: the frames\n"
-		"whose share grew most in slow calls, with their shares in slow and fast calls.\n"
+		"while running, and over all calls for the final summary. Only calls above the\n"
+		"threshold in force are printed; a line \"-- threshold now ...\" says when it\n"
+		"moves by more than 5%%. At the end: the frames whose share grew most in slow\n"
+		"calls, with their shares in slow and fast calls, and how many printed calls\n"
+		"are not above the final threshold.\n"
 		"  -o DIFF.svg  write the differential flame graph (slow vs fast)\n"
 		"  --off-cpu    also where each slow call waited: its time split into on the\n"
 		"               CPU (~ samples x 1/F) and off it, by state and system call\n"
@@ -191,9 +194,10 @@ static void on_span(struct session *s, void *arg, const struct span *sp, const u
 		    size_t nsamples)
 {
 	struct slow_state *st = arg;
-	if ((int)sp->probe != st->probe)
-		return;
-	if (!st->threshold_ns || sp->duration_ns <= st->threshold_ns)
+	struct view slow = {.span_class = SPAN_SLOW, .probe = (uint32_t)st->probe,
+			    .threshold_ns = st->threshold_ns};
+	if (st->probe < 0 || !st->threshold_ns ||
+	    !view_takes_call(&slow, session_profile(s), sp))
 		return;
 	if (st->slow_printed++ == 0)
 		printf("%-8s %10s  %s\n", "TID", "DURATION",
@@ -326,15 +330,10 @@ int cmd_slow(int argc, char **argv)
 	}
 	int func_trace = so.ntraces;
 	so.traces[so.ntraces++] = func;
-	if (session_args_check(&so)) {
-		free(func);
-		return 2;
-	}
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
 	if (!s) {
-		errorf("%s", err);
 		free(func);
-		return 1;
+		return exit_code;
 	}
 	int nfuncs = 0;
 	st.probe = session_trace_probes(s, func_trace, &nfuncs);

@@ -56,7 +56,6 @@ struct threads_args {
 static int threads_option(void *ctx, int c, const char *arg)
 {
 	struct threads_args *a = ctx;
-	char *end;
 	switch (c) {
 	case 'b':
 		a->batch = true;
@@ -65,19 +64,9 @@ static int threads_option(void *ctx, int c, const char *arg)
 		a->stacks = true;
 		return 0;
 	case 'i':
-		a->interval = strtod(arg, &end);
-		if (*end || !(a->interval > 0)) {
-			errorf("bad interval '%s': expected seconds > 0", arg);
-			return -1;
-		}
-		return 0;
+		return session_args_interval(arg, &a->interval);
 	case 'n':
-		a->iterations = strtol(arg, &end, 10);
-		if (*end || a->iterations <= 0) {
-			errorf("bad -n '%s': expected a number of snapshots > 0", arg);
-			return -1;
-		}
-		return 0;
+		return session_args_iterations(arg, &a->iterations);
 	}
 	return -1;
 }
@@ -154,18 +143,14 @@ int cmd_threads(int argc, char **argv)
 	so.threads = true;
 	so.threads_hz = so.freq_given ? so.freq : 10;
 	so.no_sampling = true;
-	if (session_args_check(&so))
-		return 2;
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
 	struct threads_live tl = {.s = s, .a = &a, .tty = isatty(STDOUT_FILENO)};
 	tl.timer = loop_timer_new(session_loop(s), on_timer, &tl);
 	loop_timer_in(session_loop(s), tl.timer, a.interval);
 	int rc = 0;
+	char err[1024];
 	if (session_run(s, err, sizeof(err))) {
 		errorf("%s", err);
 		rc = 1;

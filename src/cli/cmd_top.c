@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "live_args.h"
 #include "liverun.h"
+#include "optval.h"
 #include "session_args.h"
 #include "tui.h"
 #include "util.h"
@@ -92,7 +93,6 @@ struct top_options {
 static int top_option(void *ctx, int c, const char *arg)
 {
 	struct top_options *t = ctx;
-	char *end;
 	int shared = live_args_parse_option(&t->la, c, arg);
 	if (shared)
 		return shared < 0 ? -1 : 0;
@@ -101,19 +101,14 @@ static int top_option(void *ctx, int c, const char *arg)
 		t->batch = true;
 		return 0;
 	case 'n':
-		t->iterations = strtol(arg, &end, 10);
-		if (*end || t->iterations < 1) {
-			errorf("bad -n '%s': a count of snapshots >= 1", arg);
+		return session_args_iterations(arg, &t->iterations);
+	case OPT_TOP: {
+		uint64_t rows;
+		if (optval_count("--top", arg, 1, 10000, &rows))
 			return -1;
-		}
+		t->top_n = (size_t)rows;
 		return 0;
-	case OPT_TOP:
-		t->top_n = (size_t)strtoul(arg, &end, 10);
-		if (*end || t->top_n < 1 || t->top_n > 10000) {
-			errorf("bad --top '%s': rows from 1 to 10000", arg);
-			return -1;
-		}
-		return 0;
+	}
 	}
 	return -1;
 }
@@ -166,8 +161,6 @@ int cmd_top(int argc, char **argv)
 		so.cmd = &argv[optind];
 	}
 	live_args_apply_time(&to.la, &so);
-	if (session_args_check(&so))
-		return 2;
 	so.cmd_output = to.la.target_output ? to.la.target_output : to.batch ? NULL : "/dev/null";
 	if (live_args_check(&to.la))
 		return 2;
@@ -175,23 +168,16 @@ int cmd_top(int argc, char **argv)
 		errorf("the UI needs a terminal: use -b for text snapshots (sonde top -b -i 2)");
 		return 2;
 	}
-	char err[1024];
-	struct session *s = session_start(&so, argc, argv, err, sizeof(err));
-	if (!s) {
-		errorf("%s", err);
-		return 1;
-	}
-	struct liverun_options ro = {.live = to.la.live, .no_ctl = to.la.no_ctl,
-				     .stay_after_exit = !to.batch};
-	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
-	if (!r) {
-		errorf("%s", err);
-		session_free(s);
+	struct session *s = session_args_start(&so, argc, argv, &exit_code);
+	if (!s)
+		return exit_code;
+	struct liverun *r = live_args_start_run(&to.la, s, !to.batch);
+	if (!r)
 		return 2;
-	}
 	live_args_run_cmds(&to.la, r, to.batch ? stdout : stderr);
 	struct batch batch = {.run = r, .o = &to};
 	struct tui *tui = NULL;
+	char err[1024];
 	if (to.batch) {
 		const char *path = liverun_ctl_path(r);
 		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "command.h"
+#include "optval.h"
+#include "session_args.h"
 #include "util.h"
 
 void live_args_init(struct live_args *a)
@@ -26,15 +28,9 @@ static int span_option(const char *opt, const char *arg, double *seconds)
 
 int live_args_parse_option(struct live_args *a, int c, const char *arg)
 {
-	char *end;
 	switch (c) {
 	case 'i':
-		a->interval = strtod(arg, &end);
-		if (*end || !(a->interval >= 0.05 && a->interval <= 3600)) {
-			errorf("bad interval '%s': seconds from 0.05 to 3600", arg);
-			return -1;
-		}
-		return 1;
+		return session_args_interval(arg, &a->interval) ? -1 : 1;
 	case LIVE_OPT_CMD: {
 		struct command cmd;
 		char err[512];
@@ -59,13 +55,13 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg)
 		return span_option("--ewma", arg, &a->live.halflife_s) ? -1 : 1;
 	case LIVE_OPT_KEEP:
 		return span_option("--keep", arg, &a->live.keep_s) ? -1 : 1;
-	case LIVE_OPT_KEEP_CALLS:
-		a->live.max_spans = (size_t)strtoull(arg, &end, 10);
-		if (*end || a->live.max_spans < 1000 || a->live.max_spans > 100000000) {
-			errorf("bad --keep-calls '%s': a count from 1000 to 100000000", arg);
+	case LIVE_OPT_KEEP_CALLS: {
+		uint64_t n;
+		if (optval_count("--keep-calls", arg, 1000, 100000000, &n))
 			return -1;
-		}
+		a->live.max_spans = (size_t)n;
 		return 1;
+	}
 	case LIVE_OPT_TARGET_OUTPUT:
 		a->target_output = arg;
 		return 1;
@@ -99,6 +95,20 @@ int live_args_check(const struct live_args *a)
 		return -1;
 	}
 	return 0;
+}
+
+struct liverun *live_args_start_run(const struct live_args *a, struct session *s,
+				    bool stay_after_exit)
+{
+	struct liverun_options ro = {
+		.live = a->live, .no_ctl = a->no_ctl, .stay_after_exit = stay_after_exit};
+	char err[1024];
+	struct liverun *r = liverun_new(s, &ro, err, sizeof(err));
+	if (!r) {
+		errorf("%s", err);
+		session_free(s);
+	}
+	return r;
 }
 
 void live_args_run_cmds(const struct live_args *a, struct liverun *r, FILE *out)

@@ -67,6 +67,12 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg);
  * the error printed. */
 int live_args_check(const struct live_args *a);
 
+/* The live run of the started session s (liverun_new with these options;
+ * stay_after_exit: the targets exiting does not end it). Returns NULL with
+ * the error printed and s freed: the command then exits with 2. */
+struct liverun *live_args_start_run(const struct live_args *a, struct session *s,
+				    bool stay_after_exit);
+
 /* Runs the --cmd commands on the run, each echoed as "> CMD" with its answer
  * to out. A failing one is reported and the session goes on, as at a
  * prompt. */

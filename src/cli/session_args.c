@@ -7,19 +7,21 @@
 #include <string.h>
 
 #include "latency.h"
+#include "optval.h"
 #include "target.h"
 #include "util.h"
 
-static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+int session_args_interval(const char *arg, double *seconds)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || v < min || v > max) {
-		errorf("bad value '%s' for %s: expected a number from %g to %g", s, opt, min, max);
+	return optval_number("-i", arg, "seconds", 0.05, 3600, seconds);
+}
+
+int session_args_iterations(const char *arg, long *n)
+{
+	uint64_t v;
+	if (optval_count("-n", arg, 1, 1000000000, &v))
 		return -1;
-	}
-	*out = v;
+	*n = (long)v;
 	return 0;
 }
 
@@ -29,13 +31,13 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	double v;
 	switch (c) {
 	case 'F':
-		if (parse_number("-F", arg, 1, 100000, &v))
+		if (optval_number("-F", arg, "a number", 1, 100000, &v))
 			return -1;
 		o->freq = (uint64_t)v;
 		o->freq_given = true;
 		return 1;
 	case 'c':
-		if (parse_number("-c", arg, 1, 1e12, &v))
+		if (optval_number("-c", arg, "a number", 1, 1e12, &v))
 			return -1;
 		o->period = (uint64_t)v;
 		return 1;
@@ -90,9 +92,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 		}
 		return 1;
 	case 'd':
-		return parse_number("-d", arg, 0.001, 1e7, &o->duration) ? -1 : 1;
+		return optval_number("-d", arg, "a number", 0.001, 1e7, &o->duration) ? -1 : 1;
 	case 'B':
-		if (parse_number("--buffer-mb", arg, 1, 4096, &v))
+		if (optval_number("--buffer-mb", arg, "a number", 1, 4096, &v))
 			return -1;
 		o->ringbuf_mb = (size_t)v;
 		if (o->ringbuf_mb & (o->ringbuf_mb - 1)) {
@@ -170,12 +172,19 @@ int session_args_getopt(struct session_options *o, int argc, char **argv,
 	return 0;
 }
 
-
-int session_args_check(const struct session_options *o)
+struct session *session_args_start(struct session_options *o, int argc, char **argv,
+				   int *exit_code)
 {
-	char err[512];
-	if (session_check_options(o, err, sizeof(err)) == 0)
-		return 0;
-	errorf("%s", err);
-	return -1;
+	char err[1024];
+	if (session_check_options(o, err, sizeof(err))) {
+		errorf("%s", err);
+		*exit_code = 2;
+		return NULL;
+	}
+	struct session *s = session_start(o, argc, argv, err, sizeof(err));
+	if (!s) {
+		errorf("%s", err);
+		*exit_code = 1;
+	}
+	return s;
 }

@@ -42,6 +42,12 @@ enum {
 		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS},                           \
 		{"ready-file", required_argument, NULL, SESSION_OPT_READY_FILE}
 
+/* -i/--interval of every command that repeats (lat, threads, top, serve):
+ * seconds from 0.05 to 3600 (optval.h: one error line for a bad value). */
+int session_args_interval(const char *arg, double *seconds);
+/* -n/--iterations (threads, top): a number of snapshots from 1 on. */
+int session_args_iterations(const char *arg, long *n);
+
 /* Handles one shared option `c` (getopt character) with its `arg`; returns
  * 1 when it was one of them, 0 when not, -1 on a bad value (error printed). */
 int session_args_parse_option(struct session_options *o, int c, const char *arg);
@@ -64,7 +70,11 @@ struct session_command {
 int session_args_getopt(struct session_options *o, int argc, char **argv,
 			const struct session_command *cmd, int *exit_code);
 
-/* session_check_options, printing its error. Returns 0 or -1. */
-int session_args_check(const struct session_options *o);
+/* session_check_options, then session_start (argc/argv are the command
+ * line the recording keeps). Returns the started session, or NULL with the
+ * error printed and *exit_code set: 2 when the options do not go together,
+ * 1 when the start failed. */
+struct session *session_args_start(struct session_options *o, int argc, char **argv,
+				   int *exit_code);
 
 #endif

@@ -23,6 +23,15 @@ static bool sample_call(const struct profile *p, const struct sample *s, uint32_
 	return false;
 }
 
+/* Whether the sample names call span_id among its calls in flight. */
+static bool sample_in_span(const struct profile *p, const struct sample *s, uint64_t span_id)
+{
+	for (uint32_t i = 0; i < s->nlinks; i++)
+		if (s->links + i < p->nspan_links && p->span_links[s->links + i].span_id == span_id)
+			return true;
+	return false;
+}
+
 static bool thread_selected(const struct view *v, const struct thread_info *t)
 {
 	if (v->pid > 0 && (int64_t)t->pid != v->pid)
@@ -48,12 +57,31 @@ static bool sample_selected(const struct view *v, const struct profile *p, const
 		return false;
 	if (!thread_selected(v, &p->threads[s->thread]))
 		return false;
+	if (v->span_id && !sample_in_span(p, s, v->span_id))
+		return false;
 	return !(v->exclude && v->exclude(p, s));
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Whether a call that lasted `duration` is in the view's span class. */
+static bool duration_in_class(const struct view *v, uint64_t duration)
+{
+	switch (v->span_class) {
+	case SPAN_SLOW:
+		return duration > v->threshold_ns;
+	case SPAN_FAST:
+		return duration <= v->threshold_ns;
+	case SPAN_BAND:
+	case SPAN_NOT_BAND:
+		return (duration >= v->band_lo_ns && duration <= v->band_hi_ns) ==
+		       (v->span_class == SPAN_BAND);
+	default:
+		return true;
+	}
 }
 
 enum view_decision view_decide(const struct view *v, const struct profile *p,
@@ -86,28 +114,35 @@ enum view_decision view_decide(const struct view *v, const struct profile *p,
 			return VIEW_WAIT;
 		duration = sat_add(cutoff, 1);
 	}
-	bool takes;
-	switch (v->span_class) {
-	case SPAN_SLOW:
-		takes = duration > v->threshold_ns;
-		break;
-	case SPAN_FAST:
-		takes = duration <= v->threshold_ns;
-		break;
-	case SPAN_BAND:
-	case SPAN_NOT_BAND:
-		takes = (duration >= v->band_lo_ns && duration <= v->band_hi_ns) ==
-			(v->span_class == SPAN_BAND);
-		break;
-	default:
-		takes = true;
-	}
-	return takes ? VIEW_TAKE : VIEW_SKIP;
+	return duration_in_class(v, duration) ? VIEW_TAKE : VIEW_SKIP;
 }
 
 bool view_takes(const struct view *v, const struct profile *p, const struct sample *s)
 {
 	return view_decide(v, p, s, NULL) == VIEW_TAKE;
+}
+
+bool view_takes_thread_at(const struct view *v, const struct profile *p, uint32_t thread,
+			  uint64_t time_ns)
+{
+	if (!v)
+		return true;
+	if (v->has_range && (time_ns < v->start_ns || time_ns > v->end_ns))
+		return false;
+	return thread < p->nthreads && thread_selected(v, &p->threads[thread]);
+}
+
+bool view_takes_call(const struct view *v, const struct profile *p, const struct span *sp)
+{
+	if (!view_takes_thread_at(v, p, sp->thread, sp->start_ns))
+		return false;
+	if (!v)
+		return true;
+	if (v->span_id && sp->id != v->span_id)
+		return false;
+	if (v->span_class == SPAN_ANY)
+		return true;
+	return sp->probe == v->probe && duration_in_class(v, sp->duration_ns);
 }
 
 uint64_t view_count_unknown(const struct view *v, const struct profile *p)

@@ -7,6 +7,9 @@
  *   - time: start_ns <= time <= end_ns (has_range; CLOCK_MONOTONIC);
  *   - thread: its process id is `pid`, its thread id `tid`, its thread name
  *     exactly `comm` (each only when set; set several and all must hold);
+ *   - call: taken inside the call `span_id` (when set: the sample names it
+ *     among its calls in flight, whatever its probe or depth; one call's
+ *     flame chart);
  *   - sonde's own cost: a sample whose leaf is the "[sonde]" frame
  *     (FRAME_OVERHEAD) is left out unless show_overhead;
  *   - `exclude` (optional) does not return true for it;
@@ -90,6 +93,7 @@ struct view {
 	int64_t pid;               /* <= 0 = any */
 	int64_t tid;               /* <= 0 = any */
 	const char *comm;          /* NULL or "" = any; not owned */
+	uint64_t span_id;          /* nonzero: only samples inside this call */
 	enum span_class span_class;
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
@@ -167,6 +171,29 @@ enum view_decision view_decide(const struct view *v, const struct profile *p,
 
 /* view_decide(v, p, s, NULL) == VIEW_TAKE. */
 bool view_takes(const struct view *v, const struct profile *p, const struct sample *s);
+
+/* Calls. Whether a view takes a call (a span record): the calls `report
+ * --by` counts in the view, the slow calls `sonde slow` prints and the
+ * latest slow calls `top` lists. It does when
+ *   - its thread passes the pid, tid and comm filters, and it started
+ *     within the time range (has_range) (view_takes_thread_at);
+ *   - span_id, when set, is its id;
+ *   - for a span class other than SPAN_ANY, it is a call of `probe` whose
+ *     duration (the record's corrected duration; for a call still running
+ *     at the end, the time it had run) is in the class: SPAN_IN any,
+ *     SPAN_SLOW > threshold_ns, SPAN_FAST <= threshold_ns, SPAN_BAND within
+ *     band_lo_ns..band_hi_ns (both included), SPAN_NOT_BAND outside it:
+ *     the classes of the samples taken inside it.
+ * The conditions on samples alone (view_time, show_overhead, exclude) do
+ * not apply to calls. A call that has no record is not a span: no call
+ * rule counts it. */
+bool view_takes_call(const struct view *v, const struct profile *p, const struct span *sp);
+
+/* The view's thread filters (pid, tid, comm) and time range alone, for
+ * something of thread index `thread` at time_ns: a call at its entry (a
+ * captured value's hit; view_takes_call). A NULL view takes all. */
+bool view_takes_thread_at(const struct view *v, const struct profile *p, uint32_t thread,
+			  uint64_t time_ns);
 
 /* Samples the view would take but for their span condition, in calls of
  * its probe that have no record (see above: in neither slow nor fast).

@@ -13,6 +13,7 @@
 #include "flame.h"
 #include "flamesvg.h"
 #include "util.h"
+#include "view.h"
 #include "xml.h"
 
 /* ---- XML text --------------------------------------------------------- */
@@ -151,14 +152,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool linked_to(const struct profile *p, const struct sample *s, uint64_t span_id)
-{
-	for (uint32_t k = 0; k < s->nlinks; k++)
-		if (s->links + k < p->nspan_links && p->span_links[s->links + k].span_id == span_id)
-			return true;
-	return false;
-}
-
 struct tid_count {
 	uint32_t tid;
 	uint64_t count;
@@ -173,11 +166,15 @@ static int by_tid(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Picks the thread (or span) and its samples, in time order. */
+/* Picks the thread (or span) and its samples, in time order. Which samples
+ * is the view engine's to say (view.h): a chart is of on-CPU samples (it
+ * draws them in time, each a tick), never of off-CPU intervals, wakers or
+ * sonde's own cost (unless show_overhead), as any on-CPU view. */
 static int chart_select(struct chart *c, const struct flamechart_options *o, char *err,
 			size_t errlen)
 {
 	const struct profile *p = c->p;
+	struct view v = {.show_overhead = o->show_overhead};
 	int64_t tid = o->tid > 0 ? o->tid : 0;
 	if (o->span_id) {
 		int64_t idx = profile_span_find(p, o->span_id);
@@ -193,6 +190,7 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 				o->span_id, span_tid, tid);
 			return -1;
 		}
+		v.span_id = o->span_id;
 	} else if (tid) {
 		bool found = false;
 		for (size_t i = 0; i < p->nthreads && !found; i++)
@@ -204,16 +202,18 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 			errbuf_set(err, errlen, "no thread with tid %" PRId64 " in the profile", tid);
 			return -1;
 		}
+		v.tid = tid;
 	} else {
-		/* The busiest thread: most samples, summed over its (pid, tid, comm)
-		 * entries; ties go to the lower tid. Tid 0 is every CPU's idle task
-		 * (swapper), not a thread: it is only taken when nothing else ran. */
+		/* The busiest thread: most samples the view takes, summed over its
+		 * (pid, tid, comm) entries; ties go to the lower tid. Tid 0 is
+		 * every CPU's idle task (swapper), not a thread: it is only taken
+		 * when nothing else ran. */
 		size_t nt = p->nthreads;
 		struct tid_count *tc = xcalloc(nt ? nt : 1, sizeof(*tc));
 		for (size_t i = 0; i < nt; i++)
 			tc[i] = (struct tid_count){p->threads[i].tid, 0, (uint32_t)i};
 		for (size_t i = 0; i < p->nsamples; i++)
-			if (p->samples[i].thread < nt)
+			if (p->samples[i].thread < nt && view_takes(&v, p, &p->samples[i]))
 				tc[p->samples[i].thread].count++;
 		qsort(tc, nt, sizeof(*tc), by_tid);
 		uint64_t best = 0;
@@ -235,21 +235,19 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 		}
 		free(tc);
 		if (!best) {
-			errbuf_set(err, errlen, "the profile has no samples");
+			errbuf_set(err, errlen,
+				   p->nsamples ? "the profile has no on-CPU samples, which a flame "
+						 "chart draws"
+					       : "the profile has no samples");
 			return -1;
 		}
-		tid = p->threads[c->thread].tid;
+		v.tid = p->threads[c->thread].tid;
 	}
-	uint32_t want_tid = c->thread < p->nthreads ? p->threads[c->thread].tid : 0;
 
 	c->samples = xmalloc((p->nsamples ? p->nsamples : 1) * sizeof(*c->samples));
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct sample *s = &p->samples[i];
-		bool take = c->span ? linked_to(p, s, c->span->id)
-				    : s->thread < p->nthreads && p->threads[s->thread].tid == want_tid;
-		if (take)
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (view_takes(&v, p, &p->samples[i]))
 			c->samples[c->n++] = (uint32_t)i;
-	}
 	qsort_r(c->samples, c->n, sizeof(*c->samples), by_time, p->samples);
 	return 0;
 }

@@ -1,6 +1,11 @@
 /* flamechart — one thread's (or one traced call's) samples in time order, as
  * an interactive SVG flame chart.
  *
+ * Which samples: the thread's (or the call's) on-CPU samples, as the view
+ * engine takes them (view.h: a view with that tid, or that span_id): never
+ * off-CPU intervals or wakers, and sonde's own cost only with
+ * show_overhead.
+ *
  * x is time: each sample occupies [its time, the next sample's time), cut at
  * the sampling interval (1e9 / meta "frequency_hz" when known, else the
  * median gap between the drawn samples) so a thread that was off CPU leaves a
@@ -37,6 +42,7 @@ struct flamechart_options {
 	int64_t tid;      /* thread to draw; 0 (or negative) = the one with most samples */
 	uint64_t span_id; /* nonzero: only the samples linked to this span, x = its
 			   * start .. start + duration (the span's thread is drawn) */
+	bool show_overhead; /* keep samples of sonde's own cost ("[sonde]") */
 	int width;        /* image width in px; <= 0 = 1200 */
 	const char *title; /* NULL = "Flame Chart" */
 };

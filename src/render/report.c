@@ -371,6 +371,9 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 		else if (!pi->all_calls)
 			fprintf(out, " (those samples landed in, and the slowest; figures from the "
 				     "kernel's histogram, within 3.2%%)");
+		if (!pi->all_calls && profile_meta_u64(p, "lost_spans"))
+			fprintf(out, "; %" PRIu64 " call records of the recording lost (ring buffer full)",
+				profile_meta_u64(p, "lost_spans"));
 		if (pi->raw_ns && ps.kernel_calls)
 			fprintf(out, "\n  durations without sonde's own cost (%s per call taken out)",
 				duration_format(pi->own_ns / ps.kernel_calls, b[0], 32));
@@ -545,9 +548,11 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			o->filter.sample_ns);
 	fprintf(out, "  %s   %" PRIu64 "\n", view_counts_time(&o->filter) ? "time ns:" : "samples:",
 		s.samples);
-	fprintf(out, "  lost:      %" PRIu64 "%s\n", profile_meta_u64(p, "lost_samples"),
-		profile_meta_u64(p, "lost_samples") ? " (ring buffer full: raise --buffer-mb or lower -F)"
-					    : "");
+	uint64_t lost_samples = profile_meta_u64(p, "lost_samples");
+	uint64_t lost_spans = profile_meta_u64(p, "lost_spans");
+	fprintf(out, "  lost:      %" PRIu64 " samples, %" PRIu64 " call records%s\n", lost_samples,
+		lost_spans,
+		lost_samples || lost_spans ? " (ring buffer full: raise --buffer-mb or lower -F)" : "");
 	if (s.broken)
 		fprintf(out,
 			"  broken:    %" PRIu64 " (%.2f%%) with a user stack cut where a return address "
@@ -595,10 +600,11 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 	json_write_string(out, profile_meta_get(p, "event"));
 	fprintf(out,
 		",\n  \"frequency_hz\": %" PRIu64 ",\n  \"period\": %" PRIu64
-		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64
+		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64 ",\n  \"lost_spans\": %" PRIu64
 		",\n  \"broken_stacks\": %" PRIu64 ",\n  \"duration_s\": %.6f,\n",
 		profile_meta_u64(p, "frequency_hz"), profile_meta_u64(p, "period"), s.samples,
-		profile_meta_u64(p, "lost_samples"), s.broken, profile_meta_double(p, "duration_s"));
+		profile_meta_u64(p, "lost_samples"), profile_meta_u64(p, "lost_spans"), s.broken,
+		profile_meta_double(p, "duration_s"));
 	if (profile_meta_get(p, "unwind")) {
 		fprintf(out, "  \"unwind\": ");
 		json_write_string(out, profile_meta_get(p, "unwind"));

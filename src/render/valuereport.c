@@ -185,17 +185,6 @@ static struct by_row *row_of(struct by_split *s, const struct hit_value *v)
 	return &s->rows[s->n++];
 }
 
-static bool call_in_view(const struct view *v, const struct span *sp)
-{
-	switch (v->span_class) {
-	case SPAN_SLOW: return sp->duration_ns > v->threshold_ns;
-	case SPAN_FAST: return sp->duration_ns <= v->threshold_ns;
-	case SPAN_BAND: return sp->duration_ns >= v->band_lo_ns && sp->duration_ns <= v->band_hi_ns;
-	case SPAN_NOT_BAND: return sp->duration_ns < v->band_lo_ns || sp->duration_ns > v->band_hi_ns;
-	default: return true;
-	}
-}
-
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct by_row *x = a, *y = b;
@@ -233,7 +222,7 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 	*capture = c;
 	for (size_t h = 0; h < p->nhits; h++) {
 		const struct probe_hit *hit = &p->hits[h];
-		if (hit->probe != v->probe)
+		if (hit->probe != v->probe || !view_takes_thread_at(v, p, hit->thread, hit->time_ns))
 			continue;
 		const struct hit_value *val = NULL;
 		for (uint32_t i = 0; i < hit->n; i++)
@@ -243,7 +232,7 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 	}
 	for (size_t i = 0; i < p->nspans; i++) {
 		const struct span *sp = &p->spans[i];
-		if (sp->probe != v->probe || !call_in_view(v, sp))
+		if (!view_takes_call(v, p, sp))
 			continue;
 		row_of(s, values_of_span(p, &s->spans, (uint32_t)c, sp->id))->view_calls++;
 	}
@@ -305,8 +294,9 @@ int valuereport_by_text(FILE *out, const struct profile *p, const struct view *v
 			printable(keep, row_text(p, &s.rows[i], buf, sizeof(buf))), s.rows[i].calls,
 			s.rows[i].view_calls, s.rows[i].samples);
 	}
-	fprintf(out, "  (CALLS: every call with its value at entry; IN VIEW: calls with a record "
-		     "the view takes; SAMPLES: samples the view takes inside them)\n");
+	fprintf(out, "  (CALLS: every call of the view's threads with its value at entry; IN VIEW: "
+		     "calls with a record the view takes; SAMPLES: samples the view takes inside "
+		     "them)\n");
 	split_free(&s);
 	return 0;
 }

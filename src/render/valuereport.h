@@ -3,7 +3,9 @@
  * most frequent values (values.h); and the calls of a traced function
  * split by the value of one of its captures (--by VAR with --in/--slow/
  * --fast FUNC): per value, its calls, its calls the view takes, and the
- * samples the view takes inside them.
+ * samples the view takes inside them. The view's thread filters and time
+ * range (view_takes_thread_at) hold for all three; its calls are those
+ * view_takes_call takes.
  *
  * JSON, inside a probe's object (a function's or a line's): "hits": N,
  * "predicate": "..." (or null), "values": {VAR: {"type", "count", "min",

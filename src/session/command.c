@@ -869,6 +869,7 @@ static const struct command_info commands[] = {
 	 "filter comm NAME: only threads named NAME (at most 15 bytes: the kernel\n"
 	 "  keeps no more of a name; quote a name with spaces).\n"
 	 "filter clear: no filters. A filter replaces the one before.\n"
+	 "The latest slow calls and `by` are of the filtered threads' calls too.\n"
 	 "e.g.  filter tid 4243\n"
 	 "      filter comm \"Web Content\""},
 	{"reset", CMD_RESET, parse_no_arg, NULL, "reset", "drop the data collected so far", NULL,
@@ -1226,6 +1227,11 @@ bool command_equal(const struct command *a, const struct command *b)
 	default:
 		return true;
 	}
+}
+
+bool command_changes_gathering(enum command_kind kind)
+{
+	return kind >= CMD_TRACE && kind <= CMD_SAMPLE_SLOW_OFF;
 }
 
 const char *command_name(enum command_kind kind)

@@ -64,6 +64,8 @@
 #define COMMAND_COMM_MAX 15     /* TASK_COMM_LEN - 1 */
 #define COMMAND_FORMAT_MAX 1024 /* a buffer this large always holds command_format's text */
 
+/* The commands from CMD_TRACE to CMD_SAMPLE_SLOW_OFF change what the kernel
+ * side gathers (command_changes_gathering): keep them together. */
 enum command_kind {
 	CMD_NONE,
 	CMD_TRACE,
@@ -132,6 +134,11 @@ int command_parse_span(const char *s, uint64_t *ns);
 
 /* True when a and b are the same command (the fields their kind uses). */
 bool command_equal(const struct command *a, const struct command *b);
+
+/* Whether a command changes what the kernel side gathers (trace, untrace,
+ * sample ...): a session replaying a recording, or whose targets exited,
+ * refuses these. */
+bool command_changes_gathering(enum command_kind kind);
 
 /* The name of the command a kind belongs to ("sample-slow" for
  * CMD_SAMPLE_SLOW_OFF, "filter" for CMD_FILTER_TID); "" for CMD_NONE. */

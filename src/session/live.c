@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -448,6 +447,22 @@ static void second_add(struct live *l, uint64_t sec, uint64_t weight)
 	l->sec_weight[k] += weight;
 }
 
+/* Joins a sample to the calls it was taken in (those in `only`, when
+ * given: span id -> anything). */
+static void join_sample(struct live *l, const struct sample *s, const struct hashmap *only)
+{
+	uint32_t leaf = 0;
+	bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct span_link *link = &l->p->span_links[s->links + i];
+		if (only && !hashmap_find(only, link->span_id))
+			continue;
+		if (on_cpu && !leaf)
+			leaf = leaf_function(l, s->stack);
+		join_add(l, link, s, leaf);
+	}
+}
+
 static void take_samples(struct live *l, uint64_t now)
 {
 	for (; l->cursor < l->p->nsamples; l->cursor++) {
@@ -460,13 +475,7 @@ static void take_samples(struct live *l, uint64_t now)
 			rate_add(&l->sample_rate, sec, 1);
 			second_add(l, sec, s->weight);
 		}
-		uint32_t leaf = 0;
-		bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
-		for (uint32_t i = 0; i < s->nlinks; i++) {
-			if (on_cpu && !leaf)
-				leaf = leaf_function(l, s->stack);
-			join_add(l, &l->p->span_links[s->links + i], s, leaf);
-		}
+		join_sample(l, s, NULL);
 		enum view_decision d = decide(l, s, now);
 		if (d == VIEW_TAKE)
 			take_sample(l, s);
@@ -499,19 +508,70 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 		ps->nslow++;
 }
 
+/* Whether a call goes in its probe's latest-slow list: its probe's slow
+ * view takes it (above the probe's threshold, of the threads the live
+ * view's filter takes). */
+static bool slow_call(const struct live *l, const struct span *sp)
+{
+	if (sp->open || sp->probe >= SESSION_MAX_PROBES)
+		return false;
+	struct view slow = l->view;
+	slow.span_class = SPAN_SLOW;
+	slow.probe = sp->probe;
+	slow.threshold_ns = l->probes[sp->probe].slow_threshold_ns;
+	return view_takes_call(&slow, l->p, sp);
+}
+
 static void take_calls(struct live *l)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
-		if (sp->open || sp->probe >= SESSION_MAX_PROBES)
-			continue;
 		const uint64_t *v = hashmap_find(&l->joins, sp->id);
 		struct join *j = v ? (struct join *)(uintptr_t)*v : NULL;
-		if (sp->duration_ns > l->probes[sp->probe].slow_threshold_ns)
+		if (slow_call(l, sp))
 			note_slow_call(l, sp, j);
 		if (j)
 			join_remove(l, j);
 	}
+}
+
+/* Fills the latest-slow lists again from the calls and samples held, as
+ * take_calls would have with the view and filter now in force. */
+static void refill_slow_calls(struct live *l)
+{
+	uint8_t count[SESSION_MAX_PROBES] = {0};
+	size_t unfilled = l->p->nprobes < SESSION_MAX_PROBES ? l->p->nprobes : SESSION_MAX_PROBES;
+	for (size_t i = 0; i < unfilled; i++)
+		l->probes[i].nslow = l->probes[i].slow_head = 0;
+	/* Each list's calls, newest first. */
+	uint32_t *pick = NULL;
+	size_t npick = 0, cap = 0;
+	struct hashmap picked = {0};
+	for (size_t i = l->span_cursor; i-- > 0 && unfilled;) {
+		const struct span *sp = &l->p->spans[i];
+		if (!slow_call(l, sp) || count[sp->probe] == LIVE_SLOW_KEEP)
+			continue;
+		grow_array((void **)&pick, &cap, npick + 1, sizeof(*pick));
+		pick[npick++] = (uint32_t)i;
+		hashmap_set(&picked, sp->id, 1);
+		if (++count[sp->probe] == LIVE_SLOW_KEEP)
+			unfilled--;
+	}
+	/* Their samples, joined as take_samples joined them when they came. */
+	struct hashmap joins = l->joins;
+	l->joins = (struct hashmap){0};
+	for (size_t i = 0; npick && i < l->cursor; i++)
+		join_sample(l, &l->p->samples[i], &picked);
+	for (size_t k = npick; k-- > 0;) {
+		const struct span *sp = &l->p->spans[pick[k]];
+		const uint64_t *v = hashmap_find(&l->joins, sp->id);
+		note_slow_call(l, sp, v ? (const struct join *)(uintptr_t)*v : NULL);
+	}
+	join_sweep(l, UINT64_MAX); /* frees them all */
+	hashmap_free(&l->joins);
+	l->joins = joins;
+	hashmap_free(&picked);
+	free(pick);
 }
 
 /* Drops raw data older than `keep` (never what is still to be taken in or
@@ -722,25 +782,18 @@ static void rebuild(struct live *l)
 			pending_push(l, (uint32_t)i);
 	}
 	window_advance(l->samples, now);
+	refill_slow_calls(l);
 }
 
 /* --- commands ------------------------------------------------------------------------ */
 
-static int fail(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(FILE *out, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
-	va_end(ap);
-	fputc('\n', out);
-	return -1;
-}
+/* A command writes its answer to out and returns 0, or returns -1 with
+ * one line in err, which live_exec* add to the answer. */
 
 /* The probe a view names, traced now when it is not yet. */
-static int view_probe(struct live *l, const char *func, FILE *out, bool *traced_now)
+static int view_probe(struct live *l, const char *func, bool *traced_now, char *err,
+		      size_t errlen)
 {
-	char err[512];
 	*traced_now = false;
 	int id = profile_probe_find(l->p, func);
 	if (id < 0) {
@@ -754,12 +807,13 @@ static int view_probe(struct live *l, const char *func, FILE *out, bool *traced_
 	if (id >= 0 && (session_probe_attached(l->s, (uint32_t)id) || session_replay_path(l->s)))
 		return id;
 	int n = 0;
-	id = session_trace(l->s, func, &n, err, sizeof(err));
+	id = session_trace(l->s, func, &n, err, errlen);
 	if (id < 0)
-		return fail(out, "%s", err);
+		return -1;
 	if (n != 1)
-		return fail(out, "'%s' names %d functions: a view takes one (untrace %s to undo)",
-			    func, n, func);
+		return errbuf_set(err, errlen,
+				  "'%s' names %d functions: a view takes one (untrace %s to undo)", func,
+				  n, func);
 	*traced_now = true;
 	return id;
 }
@@ -825,14 +879,15 @@ static double held_seconds(const struct live *l)
 	return now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
 }
 
-static int set_view(struct live *l, const struct command *c, FILE *out)
+static int set_view(struct live *l, const struct command *c, FILE *out, char *err,
+		    size_t errlen)
 {
 	enum span_class cls = SPAN_ANY;
 	uint32_t probe = 0;
 	struct threshold threshold = {0};
 	bool traced_now = false;
 	if (c->kind != CMD_VIEW_ALL) {
-		int id = view_probe(l, c->arg, out, &traced_now);
+		int id = view_probe(l, c->arg, &traced_now, err, errlen);
 		if (id < 0)
 			return -1;
 		probe = (uint32_t)id;
@@ -881,14 +936,14 @@ static void print_probe_list(const struct live *l, FILE *out, int first, int cou
 		fprintf(out, "%s%s", i > first ? ", " : "", l->p->probes[i].name);
 }
 
-static int do_trace(struct live *l, const char *spec, FILE *out)
+static int do_trace(struct live *l, const char *spec, FILE *out, char *err, size_t errlen)
 {
-	char err[1024] = "";
+	char note[1024] = "";
 	size_t before = l->p->nprobes;
 	int n = 0;
-	int first = session_trace(l->s, spec, &n, err, sizeof(err));
+	int first = session_trace(l->s, spec, &n, note, sizeof(note));
 	if (first < 0)
-		return fail(out, "%s", err);
+		return errbuf_set(err, errlen, "%s", note);
 	if (l->p->probes[first].point >= 0) { /* a line: n is its addresses */
 		fprintf(out, "tracing line %s at %d address%s\n", l->p->probes[first].name, n,
 			n == 1 ? "" : "es");
@@ -899,15 +954,15 @@ static int do_trace(struct live *l, const char *spec, FILE *out)
 		print_probe_list(l, out, (int)before, (int)(l->p->nprobes - before));
 	else
 		fprintf(out, "%s", l->p->probes[first].name);
-	if (*err) /* functions the pattern named that a probe would break */
-		fprintf(out, "; %s", err);
+	if (*note) /* functions the pattern named that a probe would break */
+		fprintf(out, "; %s", note);
 	fputc('\n', out);
 	return 0;
 }
 
-static int do_sampling(struct live *l, const struct command *c, FILE *out)
+static int do_sampling(struct live *l, const struct command *c, FILE *out, char *err,
+		       size_t errlen)
 {
-	char err[512];
 	const struct session_options *o = session_options(l->s);
 	const char *event = o->event;
 	/* o->freq is the last rate asked for, kept while a counted event
@@ -918,8 +973,8 @@ static int do_sampling(struct live *l, const struct command *c, FILE *out)
 		period = 0;
 	} else if (c->kind == CMD_SAMPLE_EVENT) {
 		struct event_spec ev;
-		if (events_parse(c->arg, &ev, err, sizeof(err)))
-			return fail(out, "%s", err);
+		if (events_parse(c->arg, &ev, err, errlen))
+			return -1;
 		event = c->arg;
 		/* As record does: time-based events keep the rate (99 Hz when
 		 * there was none), counted events take every occurrence. */
@@ -928,9 +983,9 @@ static int do_sampling(struct live *l, const struct command *c, FILE *out)
 			freq = 99;
 	}
 	int r = session_set_sampling(l->s, c->kind == CMD_SAMPLE_OFF ? NULL : event, freq, period,
-				     err, sizeof(err));
+				     err, errlen);
 	if (r)
-		return fail(out, "%s", err);
+		return -1;
 	if (c->kind == CMD_SAMPLE_OFF) {
 		fprintf(out, "sampling off (traced calls are still timed)\n");
 		return 0;
@@ -984,14 +1039,15 @@ static void forget_unsaved(struct live *l)
 }
 
 /* The recording kept from a failed save, written to `path` at last. */
-static int save_unsaved(struct live *l, const char *path, FILE *out)
+static int save_unsaved(struct live *l, const char *path, FILE *out, char *err, size_t errlen)
 {
-	char err[512], size[32];
+	char why[512], size[32];
 	struct unsaved *u = &l->unsaved;
-	if (recording_image_write(u->img, path, err, sizeof(err)))
-		return fail(out, "%s; the recording (%s) is still kept in memory: save it to another "
-				 "file",
-			    err, outfile_size_text(recording_image_size(u->img), size, sizeof(size)));
+	if (recording_image_write(u->img, path, why, sizeof(why)))
+		return errbuf_set(err, errlen,
+				  "%s; the recording (%s) is still kept in memory: save it to another "
+				  "file",
+				  why, outfile_size_text(recording_image_size(u->img), size, sizeof(size)));
 	fprintf(out,
 		"saved %zu samples and %zu calls (the last %.0f s held at %.0f s, kept since the "
 		"save to %s failed) to %s; save again for the data since\n",
@@ -1000,15 +1056,15 @@ static int save_unsaved(struct live *l, const char *path, FILE *out)
 	return 0;
 }
 
-static int do_save(struct live *l, const char *path, FILE *out)
+static int do_save(struct live *l, const char *path, FILE *out, char *err, size_t errlen)
 {
-	char err[512];
+	char why[512];
 	if (l->unsaved.img)
-		return save_unsaved(l, path, out);
-	struct recording_image *img = session_recording(l->s, err, sizeof(err));
+		return save_unsaved(l, path, out, err, errlen);
+	struct recording_image *img = session_recording(l->s, err, errlen);
 	if (!img)
-		return fail(out, "%s", err);
-	if (recording_image_write(img, path, err, sizeof(err))) {
+		return -1;
+	if (recording_image_write(img, path, why, sizeof(why))) {
 		/* Nothing is lost: the recording waits in memory for a path
 		 * that has room. */
 		char size[32];
@@ -1020,10 +1076,10 @@ static int do_save(struct live *l, const char *path, FILE *out)
 			.calls = l->p->nspans,
 			.held_s = held_seconds(l),
 		};
-		return fail(out,
-			    "%s; the recording (%s) is kept in memory: `save OTHER_FILE` writes it "
-			    "(else it is saved in $TMPDIR or /tmp when the session ends)",
-			    err, outfile_size_text(recording_image_size(img), size, sizeof(size)));
+		return errbuf_set(err, errlen,
+				  "%s; the recording (%s) is kept in memory: `save OTHER_FILE` writes "
+				  "it (else it is saved in $TMPDIR or /tmp when the session ends)",
+				  why, outfile_size_text(recording_image_size(img), size, sizeof(size)));
 	}
 	recording_image_free(img);
 	fprintf(out, "saved %zu samples and %zu calls (the last %.0f s held) to %s\n",
@@ -1115,65 +1171,42 @@ static void print_threads(struct live *l, FILE *out, FILE *data)
 }
 
 /* by VAR: the view's function's calls held, split by a captured value. */
-static int do_by(struct live *l, const char *var, FILE *out)
+static int do_by(struct live *l, const char *var, FILE *out, char *err, size_t errlen)
 {
-	char err[512];
-	if (valuereport_by_check(l->p, &l->view, var, err, sizeof(err)))
-		return fail(out, "%s", err);
+	if (valuereport_by_check(l->p, &l->view, var, err, errlen))
+		return -1;
 	if ((l->view.span_class == SPAN_SLOW || l->view.span_class == SPAN_FAST) &&
 	    !l->threshold_known)
-		return fail(out, "the view's threshold is not known yet (too few calls): ask again "
-				 "in a moment");
+		return errbuf_set(err, errlen,
+				  "the view's threshold is not known yet (too few calls): ask again "
+				  "in a moment");
 	struct printable keep = {0};
 	fprintf(out, "over the %.0f s held:", held_seconds(l));
-	valuereport_by_text(out, l->p, &l->view, var, &keep, err, sizeof(err));
+	valuereport_by_text(out, l->p, &l->view, var, &keep, err, errlen);
 	printable_free(&keep);
 	return 0;
 }
 
-/* Commands that change what the kernel side does. */
-static bool changes_gathering(enum command_kind k)
+static int exec_command(struct live *l, const struct command *c, FILE *out, FILE *data,
+			char *err, size_t errlen)
 {
-	switch (k) {
-	case CMD_TRACE:
-	case CMD_UNTRACE:
-	case CMD_SAMPLE_HZ:
-	case CMD_SAMPLE_OFF:
-	case CMD_SAMPLE_EVENT:
-	case CMD_SAMPLE_OFFCPU:
-	case CMD_SAMPLE_OFFCPU_OFF:
-	case CMD_SAMPLE_THREADS:
-	case CMD_SAMPLE_THREADS_OFF:
-	case CMD_SAMPLE_IN:
-	case CMD_SAMPLE_IN_OFF:
-	case CMD_SAMPLE_WHEN:
-	case CMD_SAMPLE_WHEN_OFF:
-	case CMD_SAMPLE_SLOW:
-	case CMD_SAMPLE_SLOW_OFF:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static int exec_command(struct live *l, const struct command *c, FILE *out, FILE *data)
-{
-	char err[512];
-	if ((changes_gathering(c->kind) || c->kind == CMD_RESET) &&
-	    session_refuse_replay(l->s, err, sizeof(err)))
-		return fail(out, "%s: %s", command_name(c->kind), err);
-	if (l->frozen_ns && changes_gathering(c->kind))
-		return fail(out, "the session has ended (the targets exited): views, filters, save, "
-				 "status and help still work");
+	char why[512];
+	if ((command_changes_gathering(c->kind) || c->kind == CMD_RESET) &&
+	    session_refuse_replay(l->s, why, sizeof(why)))
+		return errbuf_set(err, errlen, "%s: %s", command_name(c->kind), why);
+	if (l->frozen_ns && command_changes_gathering(c->kind))
+		return errbuf_set(err, errlen,
+				  "the session has ended (the targets exited): views, filters, save, "
+				  "status and help still work");
 	switch (c->kind) {
 	case CMD_NONE:
 		return 0;
 	case CMD_TRACE:
-		return do_trace(l, c->arg, out);
+		return do_trace(l, c->arg, out, err, errlen);
 	case CMD_UNTRACE: {
-		int n = session_untrace(l->s, c->arg, err, sizeof(err));
+		int n = session_untrace(l->s, c->arg, err, errlen);
 		if (n < 0)
-			return fail(out, "%s", err);
+			return -1;
 		fprintf(out, "untraced %d function%s (what they gathered stays)\n", n,
 			n == 1 ? "" : "s");
 		return 0;
@@ -1181,19 +1214,19 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_HZ:
 	case CMD_SAMPLE_OFF:
 	case CMD_SAMPLE_EVENT:
-		return do_sampling(l, c, out);
+		return do_sampling(l, c, out, err, errlen);
 	case CMD_SAMPLE_OFFCPU:
 	case CMD_SAMPLE_OFFCPU_OFF:
-		if (session_set_offcpu(l->s, c->kind == CMD_SAMPLE_OFFCPU, err, sizeof(err)))
-			return fail(out, "%s", err);
+		if (session_set_offcpu(l->s, c->kind == CMD_SAMPLE_OFFCPU, err, errlen))
+			return -1;
 		fprintf(out, c->kind == CMD_SAMPLE_OFFCPU
 				     ? "recording off-CPU intervals too (where threads wait)\n"
 				     : "off-CPU intervals off\n");
 		return 0;
 	case CMD_SAMPLE_THREADS:
 	case CMD_SAMPLE_THREADS_OFF:
-		if (session_set_threads(l->s, c->kind == CMD_SAMPLE_THREADS, c->hz, err, sizeof(err)))
-			return fail(out, "%s", err);
+		if (session_set_threads(l->s, c->kind == CMD_SAMPLE_THREADS, c->hz, err, errlen))
+			return -1;
 		if (c->kind == CMD_SAMPLE_THREADS)
 			fprintf(out, "sampling every thread's state %" PRIu64 " times a second\n",
 				c->hz ? c->hz : (uint64_t)SESSION_THREADS_HZ);
@@ -1203,8 +1236,8 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_IN:
 	case CMD_SAMPLE_IN_OFF:
 		if (session_set_sample_in(l->s, c->kind == CMD_SAMPLE_IN ? c->arg : NULL, err,
-					  sizeof(err)))
-			return fail(out, "%s", err);
+					  errlen))
+			return -1;
 		if (c->kind == CMD_SAMPLE_IN)
 			fprintf(out, "sampling only inside calls of %s (decided in the kernel)\n", c->arg);
 		else
@@ -1213,8 +1246,8 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_WHEN:
 	case CMD_SAMPLE_WHEN_OFF:
 		if (session_set_sample_when(l->s, c->kind == CMD_SAMPLE_WHEN ? c->arg : NULL, err,
-					    sizeof(err)))
-			return fail(out, "%s", err);
+					    errlen))
+			return -1;
 		if (c->kind == CMD_SAMPLE_WHEN)
 			fprintf(out, "sampling only in calls during which %s ran (decided in the "
 				     "kernel)\n",
@@ -1225,8 +1258,8 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_SAMPLE_SLOW:
 	case CMD_SAMPLE_SLOW_OFF: {
 		if (session_set_sample_slow(l->s, c->kind == CMD_SAMPLE_SLOW ? c->arg : NULL, c->ns,
-					    err, sizeof(err)))
-			return fail(out, "%s", err);
+					    err, errlen))
+			return -1;
 		char d[32];
 		if (c->kind == CMD_SAMPLE_SLOW)
 			fprintf(out, "sampling only inside calls of %s running longer than %s\n",
@@ -1239,14 +1272,14 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_VIEW_SLOW:
 	case CMD_VIEW_FAST:
 	case CMD_VIEW_ALL:
-		return set_view(l, c, out);
+		return set_view(l, c, out, err, errlen);
 	case CMD_WINDOW: {
 		double s = ceil((double)c->ns / 1e9);
 		if (s > l->o.keep_s)
-			return fail(out,
-				    "window %gs is longer than the %gs held: start sonde top with "
-				    "--keep %gs",
-				    s, l->o.keep_s, s);
+			return errbuf_set(err, errlen,
+					  "window %gs is longer than the %gs held: start sonde top with "
+					  "--keep %gs",
+					  s, l->o.keep_s, s);
 		l->o.window_s = s;
 		l->o.ewma = false;
 		fprintf(out, "window: last %gs\n", s);
@@ -1255,7 +1288,7 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_EWMA: {
 		double h = (double)c->ns / 1e9;
 		if (window_set_halflife(l->samples, h) || window_set_halflife(l->calls, h))
-			return fail(out, "bad half-life");
+			return errbuf_set(err, errlen, "bad half-life");
 		l->o.halflife_s = h;
 		l->o.ewma = true;
 		fprintf(out, "window: EWMA half-life %gs\n", h);
@@ -1269,7 +1302,7 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 	case CMD_RESET:
 		return do_reset(l, out);
 	case CMD_SAVE:
-		return do_save(l, c->arg, out);
+		return do_save(l, c->arg, out, err, errlen);
 	case CMD_STATUS:
 		print_status(l, out, data);
 		return 0;
@@ -1277,17 +1310,21 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 		print_threads(l, out, data);
 		return 0;
 	case CMD_BY:
-		return do_by(l, c->arg, out);
+		return do_by(l, c->arg, out, err, errlen);
 	case CMD_HELP:
 		command_help(out, c->arg);
 		return 0;
 	}
-	return fail(out, "command not handled");
+	return errbuf_set(err, errlen, "command not handled");
 }
 
 int live_exec_command(struct live *l, const struct command *c, FILE *out)
 {
-	return exec_command(l, c, out, NULL);
+	char err[1024];
+	if (exec_command(l, c, out, NULL, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(out, "%s\n", err);
+	return -1;
 }
 
 int live_exec(struct live *l, const char *line, FILE *out)
@@ -1298,16 +1335,21 @@ int live_exec(struct live *l, const char *line, FILE *out)
 int live_exec_data(struct live *l, const char *line, FILE *out, FILE *data)
 {
 	struct command c;
-	char err[512];
+	char err[1024];
 	/* Answers quote the command (names, paths, globs) and what they found
 	 * (function and process names): every frontend shows them as text. */
 	char *text = NULL;
 	size_t len = 0;
 	FILE *answer = open_memstream(&text, &len);
-	if (!answer)
-		return fail(out, "out of memory");
-	int rc = command_parse(line, &c, err, sizeof(err)) ? fail(answer, "%s", err)
-							     : exec_command(l, &c, answer, data);
+	if (!answer) {
+		fprintf(out, "out of memory\n");
+		return -1;
+	}
+	int rc = command_parse(line, &c, err, sizeof(err));
+	if (rc == 0)
+		rc = exec_command(l, &c, answer, data, err, sizeof(err));
+	if (rc)
+		fprintf(answer, "%s\n", err);
 	fclose(answer);
 	struct printable keep = {0};
 	fputs(printable_text(&keep, text), out);

@@ -29,11 +29,12 @@
  * calls in the window, as `report` resolves one over a recording's
  * (view_durations, threshold_resolve). A probe's "slow" calls (its
  * latest-slow list) are those above the view's threshold when the view is
- * on that probe, else above its p95 over the window.
+ * on that probe, else above its p95 over the window, of the threads the
+ * filter takes (view_takes_call).
  *
  * Changing the view or the filter rebuilds the window from the raw samples
  * held (the EWMA's older history cannot be re-filtered: it restarts from
- * what is held). Changing window/ewma only changes how the window is read.
+ * what is held), and the latest-slow lists from the calls held. Changing window/ewma only changes how the window is read.
  *
  * Not thread-safe: one loop (the session's, driven by liverun.h) calls
  * live_update, live_exec and live_view_build. */

@@ -1417,20 +1417,26 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->start_wall = now_s(CLOCK_REALTIME);
 	if (setup_loop(s, err, errlen))
 		goto fail;
-	if (o->cmd) {
-		if (target_release(&s->cmd, why, sizeof(why))) {
-			errbuf_set(err, errlen, "%s: %s", o->cmd[0], why);
-			goto fail;
-		}
-		s->cmd_running = true;
-		symbols_note_process(s->syms, s->cmd.pid);
-	}
+	if (!o->hold_cmd && session_release_cmd(s, err, errlen))
+		goto fail;
 	return s;
 fail:
 	for (int i = 0; i < nresolved; i++)
 		resolved_spec_free(&resolved[i]);
 	session_free(s);
 	return NULL;
+}
+
+int session_release_cmd(struct session *s, char *err, size_t errlen)
+{
+	if (!s->o->cmd || s->cmd_running)
+		return 0;
+	char why[512];
+	if (target_release(&s->cmd, why, sizeof(why)))
+		return errbuf_set(err, errlen, "%s: %s", s->o->cmd[0], why);
+	s->cmd_running = true;
+	symbols_note_process(s->syms, s->cmd.pid);
+	return 0;
 }
 
 static bool any_pid_alive(const pid_t *pids, int n)

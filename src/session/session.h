@@ -59,6 +59,10 @@ struct session_options {
 	char **cmd;          /* NULL-terminated, or NULL */
 	const char *cmd_output; /* the command's stdout/stderr go here (stdin:
 				 * /dev/null); NULL = sonde's own */
+	bool hold_cmd;       /* session_start leaves the command held before its
+			      * exec, until session_release_cmd: for a frontend
+			      * that must print something before the command
+			      * can (serve's URL comes first) */
 	double duration;     /* seconds; 0 = until the targets end or a signal */
 	size_t ringbuf_mb;   /* default 16 */
 	enum sonde_unwind_mode unwind; /* --unwind: how user stacks are walked (default auto) */
@@ -112,11 +116,16 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 
 struct session;
 
-/* Sets everything up and starts the targets. Returns NULL with one line in
- * err. argc/argv are stored as the command line. From here on SIGINT,
- * SIGTERM and SIGHUP end the run (they are caught by the session's loop). */
+/* Sets everything up and starts the targets (a command stays held with
+ * hold_cmd). Returns NULL with one line in err. argc/argv are stored as
+ * the command line. From here on SIGINT, SIGTERM and SIGHUP end the run
+ * (they are caught by the session's loop). */
 struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
 			      size_t errlen);
+
+/* Lets the command held by hold_cmd exec (nothing without one, or once it
+ * was let go). Returns 0, or -1 with err when its exec failed. */
+int session_release_cmd(struct session *s, char *err, size_t errlen);
 
 /* A session over a recording (`sonde serve FILE`): the profile loaded from
  * it (taken over: freed with the session) as if it had just been gathered.

@@ -25,24 +25,21 @@ struct parser {
 	size_t len;
 	int64_t num;
 	int depth;
-	char *err;
-	size_t errlen;
-	bool failed;
+	struct errbuf e; /* the first failure: what comes after it follows from it */
 };
 
 static const char *const ops2[] = {"->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", NULL};
 static const char ops1[] = ".[]()*&!~-+/%<>|^,";
 
-static void fail(struct parser *p, const char *what)
+/* A failure at the current token, named with its place in the text (the
+ * first failure is the one reported). */
+static void fail_at(struct parser *p, const char *what)
 {
-	if (p->failed)
-		return;
-	p->failed = true;
 	if (p->kind == T_END)
-		errbuf_set(p->err, p->errlen, "%s at the end of \"%s\"", what, p->text);
+		errbuf_first(&p->e, "%s at the end of \"%s\"", what, p->text);
 	else
-		errbuf_set(p->err, p->errlen, "%s at \"%.*s\" (column %zu of \"%s\")", what,
-			   (int)p->len, p->text + p->start, p->start + 1, p->text);
+		errbuf_first(&p->e, "%s at \"%.*s\" (column %zu of \"%s\")", what, (int)p->len,
+			     p->text + p->start, p->start + 1, p->text);
 }
 
 static void next(struct parser *p)
@@ -71,7 +68,7 @@ static void next(struct parser *p)
 			while (isalnum((unsigned char)s[p->pos]) || s[p->pos] == '_')
 				p->pos++;
 			p->len = p->pos - p->start;
-			fail(p, "not a number (decimal, 0x hex or 0 octal, at most 2^63-1)");
+			fail_at(p, "not a number (decimal, 0x hex or 0 octal, at most 2^63-1)");
 			return;
 		}
 		p->num = (int64_t)v;
@@ -86,7 +83,7 @@ static void next(struct parser *p)
 			n = 1;
 		if (!n) {
 			p->len = 1;
-			fail(p, "unexpected character");
+			fail_at(p, "unexpected character");
 			return;
 		}
 		p->pos += n;
@@ -130,7 +127,7 @@ static struct cap_node *expr(struct parser *p);
 static bool enter(struct parser *p)
 {
 	if (++p->depth > CAPEXPR_MAX_DEPTH) {
-		fail(p, "nested too deep");
+		fail_at(p, "nested too deep");
 		return false;
 	}
 	return true;
@@ -139,7 +136,7 @@ static bool enter(struct parser *p)
 static struct cap_node *primary(struct parser *p)
 {
 	struct cap_node *n = NULL;
-	if (p->failed)
+	if (p->e.failed)
 		return NULL;
 	if (p->kind == T_ID && !is_keyword_if(p)) {
 		n = node(CAP_VAR, CAP_OP_NONE, NULL, NULL);
@@ -152,13 +149,13 @@ static struct cap_node *primary(struct parser *p)
 	} else if (is_op(p, "(")) {
 		next(p);
 		n = expr(p);
-		if (!p->failed && !is_op(p, ")"))
-			fail(p, "expected \")\"");
+		if (!p->e.failed && !is_op(p, ")"))
+			fail_at(p, "expected \")\"");
 		next(p);
 	} else {
-		fail(p, "expected a variable, a number or \"(\"");
+		fail_at(p, "expected a variable, a number or \"(\"");
 	}
-	if (p->failed) {
+	if (p->e.failed) {
 		node_free(n);
 		return NULL;
 	}
@@ -167,7 +164,7 @@ static struct cap_node *primary(struct parser *p)
 			enum cap_kind k = is_op(p, ".") ? CAP_MEMBER : CAP_ARROW;
 			next(p);
 			if (p->kind != T_ID) {
-				fail(p, "expected a member name");
+				fail_at(p, "expected a member name");
 				break;
 			}
 			n = node(k, CAP_OP_NONE, n, NULL);
@@ -177,10 +174,10 @@ static struct cap_node *primary(struct parser *p)
 			next(p);
 			struct cap_node *i = expr(p);
 			n = node(CAP_INDEX, CAP_OP_NONE, n, i);
-			if (p->failed)
+			if (p->e.failed)
 				break;
 			if (!is_op(p, "]")) {
-				fail(p, "expected \"]\"");
+				fail_at(p, "expected \"]\"");
 				break;
 			}
 			next(p);
@@ -188,7 +185,7 @@ static struct cap_node *primary(struct parser *p)
 			break;
 		}
 	}
-	if (p->failed) {
+	if (p->e.failed) {
 		node_free(n);
 		return NULL;
 	}
@@ -197,7 +194,7 @@ static struct cap_node *primary(struct parser *p)
 
 static struct cap_node *unary(struct parser *p)
 {
-	if (p->failed || !enter(p))
+	if (p->e.failed || !enter(p))
 		return NULL;
 	struct cap_node *n;
 	if (is_op(p, "*") || is_op(p, "&") || is_op(p, "-") || is_op(p, "!") || is_op(p, "~")) {
@@ -247,7 +244,7 @@ static struct cap_node *binary(struct parser *p, size_t level)
 	if (!enter(p))
 		return NULL;
 	struct cap_node *l = binary(p, level + 1);
-	while (l && !p->failed) {
+	while (l && !p->e.failed) {
 		enum cap_op op = CAP_OP_NONE;
 		for (int i = 0; i < 5 && levels[level].text[i]; i++)
 			if (is_op(p, levels[level].text[i]))
@@ -264,7 +261,7 @@ static struct cap_node *binary(struct parser *p, size_t level)
 		l = node(CAP_BINARY, op, l, r);
 	}
 	p->depth--;
-	if (p->failed) {
+	if (p->e.failed) {
 		node_free(l);
 		return NULL;
 	}
@@ -310,9 +307,9 @@ int capexpr_parse(const char *text, struct cap_spec *out, char *err, size_t errl
 			   CAPEXPR_MAX_TEXT);
 		return -1;
 	}
-	struct parser p = {.text = text, .err = err, .errlen = errlen};
+	struct parser p = {.text = text, .e = {.err = err, .errlen = errlen}};
 	next(&p);
-	while (!p.failed && p.kind != T_END && !is_keyword_if(&p)) {
+	while (!p.e.failed && p.kind != T_END && !is_keyword_if(&p)) {
 		if (is_op(&p, ",")) {
 			next(&p);
 			continue;
@@ -326,13 +323,13 @@ int capexpr_parse(const char *text, struct cap_spec *out, char *err, size_t errl
 			p.start = start;
 			p.len = p.pos - start;
 			p.kind = T_OP;
-			fail(&p, "a capture is a variable path (name, .member, ->member, [index], *, &): "
-				 "arithmetic belongs after \"if\"");
+			fail_at(&p, "a capture is a variable path (name, .member, ->member, [index], *, &): "
+				    "arithmetic belongs after \"if\"");
 			break;
 		}
 		if (out->ncaptures == CAPEXPR_MAX_CAPTURES) {
 			node_free(n);
-			fail(&p, "too many captures (at most 8 per probe)");
+			fail_at(&p, "too many captures (at most 8 per probe)");
 			break;
 		}
 		char *t = trimmed(text, start, p.start);
@@ -345,25 +342,25 @@ int capexpr_parse(const char *text, struct cap_spec *out, char *err, size_t errl
 			p.start = start;
 			p.len = p.pos - start;
 			p.kind = T_OP;
-			fail(&p, "captured twice");
+			fail_at(&p, "captured twice");
 			break;
 		}
 		out->texts[out->ncaptures] = t;
 		out->captures[out->ncaptures++] = n;
 	}
-	if (!p.failed && is_keyword_if(&p)) {
+	if (!p.e.failed && is_keyword_if(&p)) {
 		size_t start = p.pos;
 		next(&p);
 		if (p.kind == T_END)
-			fail(&p, "\"if\" needs an expression");
+			fail_at(&p, "\"if\" needs an expression");
 		else
 			out->pred = expr(&p);
-		if (!p.failed && p.kind != T_END)
-			fail(&p, "unexpected text after the predicate");
-		if (!p.failed)
+		if (!p.e.failed && p.kind != T_END)
+			fail_at(&p, "unexpected text after the predicate");
+		if (!p.e.failed)
 			out->pred_text = trimmed(text, start, strlen(text));
 	}
-	if (p.failed) {
+	if (p.e.failed) {
 		capexpr_free(out);
 		return -1;
 	}

@@ -7,7 +7,6 @@
 
 #include <dwarf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -46,34 +45,19 @@ struct ctx {
 	int nscopes;
 	struct sonde_fetch_op *ops;
 	int nops;
-	char *err;
-	size_t errlen;
-	bool failed;
+	struct errbuf e; /* the first failure: what comes after it follows from it */
 };
-
-static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct ctx *c, const char *fmt, ...)
-{
-	if (c->failed)
-		return -1;
-	c->failed = true;
-	va_list ap;
-	va_start(ap, fmt);
-	char buf[512];
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return errbuf_set(c->err, c->errlen, "%s", buf);
-}
 
 /* ---- the program ------------------------------------------------------- */
 
 static void emit(struct ctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
 {
-	if (c->failed)
+	if (c->e.failed)
 		return;
 	if (dwarfexpr_emit(c->ops, &c->nops, SONDE_FETCH_OPS, code, a, b, imm))
-		fail(c, "the captures and predicate need more than %d operations: capture fewer",
-		     SONDE_FETCH_OPS);
+		errbuf_first(&c->e,
+			     "the captures and predicate need more than %d operations: capture fewer",
+			     SONDE_FETCH_OPS);
 }
 
 /* ---- types ---------------------------------------------------------------- */
@@ -419,7 +403,7 @@ static bool abi_parameter(struct ctx *c, Dwarf_Die *param, struct val *v)
 				emit(c, FETCH_REG, 7, 0, 8 + 8 * (k - 6));
 				v->where = DWARFEXPR_MEM;
 			}
-			return !c->failed;
+			return !c->e.failed;
 		}
 		k++;
 	} while (dwarf_siblingof(&child, &child) == 0);
@@ -455,15 +439,16 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 		else if (dwarf_formudata(&a, &uv) == 0)
 			emit(c, FETCH_CONST, 0, 0, (int64_t)uv);
 		else
-			return fail(c, "%s is a constant sonde cannot read (not an integer)", name);
+			return errbuf_first(&c->e,
+					    "%s is a constant sonde cannot read (not an integer)", name);
 		v->where = DWARFEXPR_VAL;
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	}
 	if (!dwarf_hasattr_integrate(die, DW_AT_location) &&
 	    dwarf_hasattr_integrate(die, DW_AT_declaration))
-		return fail(c, "%s is declared in %s but defined in another binary (a library): "
-			       "capture it in a probe on that binary",
-			    name, c->binary);
+		return errbuf_first(&c->e, "%s is declared in %s but defined in another binary (a library): "
+					   "capture it in a probe on that binary",
+					name, c->binary);
 	Dwarf_Op *expr;
 	size_t n;
 	int got = dwarf_attr_integrate(die, DW_AT_location, &a)
@@ -480,7 +465,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 			v->abi = true;
 			return 0;
 		}
-		if (c->failed)
+		if (c->e.failed)
 			return -1;
 		v->status = SONDE_VAL_UNAVAILABLE;
 		snprintf(v->why, sizeof(v->why),
@@ -497,7 +482,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 		Dwarf_Addr addr;
 		if (dwarf_getlocation_attr(&a, &expr[i], &r) || dwarf_formaddr(&r, &addr)) {
 			free(copy);
-			return fail(c, "%s: DW_OP_addrx whose address sonde cannot find", name);
+			return errbuf_first(&c->e, "%s: DW_OP_addrx whose address sonde cannot find", name);
 		}
 		copy[i].number = addr;
 		copy[i].number2 = 1;
@@ -513,7 +498,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	if (k < 0) {
 		char at[256];
 		where_text(c, at, sizeof(at));
-		return fail(c, "%s at %s: %s", name, at, why);
+		return errbuf_first(&c->e, "%s at %s: %s", name, at, why);
 	}
 	c->nops += k;
 	v->where = where;
@@ -543,10 +528,10 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 	uint64_t size = v->syn ? 8 : typed ? type_size(&t) : 0;
 	int tag = typed && !v->syn ? dwarf_tag(&t) : 0;
 	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_array_type)
-		return fail(c, "%s is a %s, not a number", what, val_type_name(v));
+		return errbuf_first(&c->e, "%s is a %s, not a number", what, val_type_name(v));
 	if (!v->syn && (!typed || size == 0 || size > 8))
-		return fail(c, "%s has type %s, which sonde cannot read as a value", what,
-			    val_type_name(v));
+		return errbuf_first(&c->e, "%s has type %s, which sonde cannot read as a value", what,
+					val_type_name(v));
 	bool sign = false;
 	if (tag == DW_TAG_base_type || tag == DW_TAG_enumeration_type) {
 		Dwarf_Attribute a;
@@ -561,8 +546,8 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 	if (v->syn)
 		size = 8;
 	if (size != 1 && size != 2 && size != 4 && size != 8)
-		return fail(c, "%s is %llu bytes: sonde reads values of 1, 2, 4 or 8", what,
-			    (unsigned long long)size);
+		return errbuf_first(&c->e, "%s is %llu bytes: sonde reads values of 1, 2, 4 or 8", what,
+					(unsigned long long)size);
 	if (v->where == DWARFEXPR_MEM)
 		emit(c, FETCH_DEREF, (uint8_t)size, sign, 0);
 	else if (v->where == DWARFEXPR_REG)
@@ -570,7 +555,7 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 	if (v->where != DWARFEXPR_MEM && size < 8)
 		emit(c, FETCH_EXT, (uint8_t)size, sign, 0);
 	v->where = DWARFEXPR_VAL;
-	return c->failed ? -1 : 0;
+	return c->e.failed ? -1 : 0;
 }
 
 static void member_names(Dwarf_Die *s, char *buf, size_t size)
@@ -634,7 +619,8 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 	if (n->kind == CAP_ARROW) {
 		if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
 			if (!v->status)
-				fail(c, "%s is a %s, not a pointer: use \".\"", what, val_type_name(v));
+				errbuf_first(&c->e, "%s is a %s, not a pointer: use \".\"", what,
+					     val_type_name(v));
 			goto out;
 		}
 		if (rvalue(c, v, what))
@@ -650,9 +636,9 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 		if (v->status) {
 		} else if (dwarf_tag(&t) == DW_TAG_pointer_type && die_type(&t, &pt) && strip(&pt) &&
 			   (dwarf_tag(&pt) == DW_TAG_structure_type || dwarf_tag(&pt) == DW_TAG_union_type))
-			fail(c, "%s is a %s: use %s->%s", what, val_type_name(v), what, n->name);
+			errbuf_first(&c->e, "%s is a %s: use %s->%s", what, val_type_name(v), what, n->name);
 		else
-			fail(c, "%s is a %s, which has no members", what, val_type_name(v));
+			errbuf_first(&c->e, "%s is a %s, which has no members", what, val_type_name(v));
 		goto out;
 	}
 	Dwarf_Die m;
@@ -660,11 +646,12 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 	if (!find_member(&t, n->name, &m, &off, 0)) {
 		char names[256];
 		member_names(&t, names, sizeof(names));
-		fail(c, "%s has no member \"%s\" (%s has: %s)", what, n->name, val_type_name(v), names);
+		errbuf_first(&c->e, "%s has no member \"%s\" (%s has: %s)", what, n->name,
+			     val_type_name(v), names);
 		goto out;
 	}
 	if (dwarf_hasattr(&m, DW_AT_bit_size)) {
-		fail(c, "%s.%s is a bit-field: sonde does not read bit-fields", what, n->name);
+		errbuf_first(&c->e, "%s.%s is a bit-field: sonde does not read bit-fields", what, n->name);
 		goto out;
 	}
 	if (!v->status) {
@@ -685,10 +672,10 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 		}
 	}
 	v->has_type = die_type(&m, &v->type);
-	rc = c->failed ? -1 : 0;
+	rc = c->e.failed ? -1 : 0;
 out:
 	free(what);
-	return c->failed ? -1 : rc;
+	return c->e.failed ? -1 : rc;
 }
 
 static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
@@ -701,28 +688,30 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 	if (!val_stripped(v, &t) ||
 	    (dwarf_tag(&t) != DW_TAG_array_type && dwarf_tag(&t) != DW_TAG_pointer_type)) {
 		if (!v->status)
-			fail(c, "%s is a %s, not an array or a pointer", what, val_type_name(v));
+			errbuf_first(&c->e, "%s is a %s, not an array or a pointer", what, val_type_name(v));
 		goto out;
 	}
 	bool array = dwarf_tag(&t) == DW_TAG_array_type;
 	bool has_elem = die_type(&t, &elem);
 	uint64_t esize = has_elem ? type_size(&elem) : 0;
 	if (!esize) {
-		fail(c, "%s: elements of unknown size", what);
+		errbuf_first(&c->e, "%s: elements of unknown size", what);
 		goto out;
 	}
 	if (array && n->r->kind == CAP_NUM) {
 		Dwarf_Word total;
 		if (dwarf_aggregate_size(&t, &total) == 0 && total / esize > 0 &&
 		    (uint64_t)n->r->num >= total / esize) {
-			fail(c, "%s[%lld] is out of bounds: %s has %llu elements", what,
-			     (long long)n->r->num, what, (unsigned long long)(total / esize));
+			errbuf_first(&c->e, "%s[%lld] is out of bounds: %s has %llu elements", what,
+					 (long long)n->r->num, what, (unsigned long long)(total / esize));
 			goto out;
 		}
 	}
 	if (!v->status) {
 		if (array && v->where != DWARFEXPR_MEM) {
-			fail(c, "%s is an array held outside memory here: sonde cannot index it", what);
+			errbuf_first(&c->e,
+				     "%s is an array held outside memory here: sonde cannot index it",
+				     what);
 			goto out;
 		}
 		if (!array && rvalue(c, v, what))
@@ -731,7 +720,8 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 		if (compile(c, n->r, &iv, depth + 1))
 			goto out;
 		char *itext = node_text(n->r);
-		int r = iv.status ? fail(c, "index %s is %s", itext, iv.why) : rvalue(c, &iv, itext);
+		int r = iv.status ? errbuf_first(&c->e, "index %s is %s", itext, iv.why)
+				  : rvalue(c, &iv, itext);
 		free(itext);
 		if (r)
 			goto out;
@@ -746,13 +736,13 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 	rc = 0;
 out:
 	free(what);
-	return c->failed ? -1 : rc;
+	return c->e.failed ? -1 : rc;
 }
 
 static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
 {
 	if (depth > CAPEXPR_MAX_DEPTH * 2)
-		return fail(c, "expression nested too deep");
+		return errbuf_first(&c->e, "expression nested too deep");
 	memset(v, 0, sizeof(*v));
 	switch (n->kind) {
 	case CAP_VAR: {
@@ -771,7 +761,8 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 			char at[256], names[512];
 			where_text(c, at, sizeof(at));
 			visible_names(c, names, sizeof(names));
-			return fail(c, "%s is not visible at %s; visible: %s", n->name, at, names);
+			return errbuf_first(&c->e, "%s is not visible at %s; visible: %s", n->name,
+					    at, names);
 		}
 		return load_variable(c, &d, n->name, v);
 	}
@@ -779,7 +770,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 		emit(c, FETCH_CONST, 0, 0, n->num);
 		v->where = DWARFEXPR_VAL;
 		v->syn = SYN_INT;
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	case CAP_MEMBER:
 	case CAP_ARROW:
 		return compile_member(c, n, v, depth);
@@ -792,9 +783,10 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 		Dwarf_Die t, pt;
 		if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
 			if (!v->status)
-				fail(c, "%s is a %s, not a pointer", what, val_type_name(v));
+				errbuf_first(&c->e, "%s is a %s, not a pointer", what, val_type_name(v));
 		} else if (!die_type(&t, &pt)) {
-			fail(c, "%s is a void pointer: it points at nothing sonde can read", what);
+			errbuf_first(&c->e, "%s is a void pointer: it points at nothing sonde can read",
+				     what);
 		} else {
 			if (!v->status)
 				rvalue(c, v, what);
@@ -802,15 +794,15 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 			v->where = DWARFEXPR_MEM;
 		}
 		free(what);
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	}
 	case CAP_ADDR: {
 		if (compile(c, n->l, v, depth + 1))
 			return -1;
 		if (!v->status && v->where != DWARFEXPR_MEM) {
 			char *what = node_text(n->l);
-			fail(c, "%s has no address here (it is %s)", what,
-			     v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
+			errbuf_first(&c->e, "%s has no address here (it is %s)", what,
+					 v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
 			free(what);
 			return -1;
 		}
@@ -824,7 +816,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 		char *lt = node_text(n->l);
 		int rc = compile(c, n->l, &l, depth + 1);
 		if (!rc && l.status)
-			rc = fail(c, "the predicate reads %s, which is %s", lt, l.why);
+			rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", lt, l.why);
 		if (!rc)
 			rc = rvalue(c, &l, lt);
 		free(lt);
@@ -841,7 +833,7 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 			char *rt = node_text(n->r);
 			rc = compile(c, n->r, &r, depth + 1);
 			if (!rc && r.status)
-				rc = fail(c, "the predicate reads %s, which is %s", rt, r.why);
+				rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", rt, r.why);
 			if (!rc)
 				rc = rvalue(c, &r, rt);
 			free(rt);
@@ -863,10 +855,10 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 		}
 		v->where = DWARFEXPR_VAL;
 		v->syn = SYN_INT;
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	}
 	}
-	return fail(c, "unknown expression");
+	return errbuf_first(&c->e, "unknown expression");
 }
 
 static char *node_text(const struct cap_node *n)
@@ -961,7 +953,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 		d->status = v.status;
 		snprintf(d->why, sizeof(d->why), "%s", v.why);
 		emit(c, FETCH_STATUS, (uint8_t)slot, v.status, 0);
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	}
 	bool chars = (tag == DW_TAG_array_type || tag == DW_TAG_pointer_type) &&
 		     die_type(&t, &elem) && is_char_type(&elem);
@@ -971,7 +963,8 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 		uint64_t max = SONDE_CAPTURE_STR;
 		if (tag == DW_TAG_array_type) {
 			if (v.where != DWARFEXPR_MEM)
-				return fail(c, "%s is a char array held outside memory here", text);
+				return errbuf_first(&c->e,
+						    "%s is a char array held outside memory here", text);
 			Dwarf_Word total;
 			if (dwarf_aggregate_size(&t, &total) == 0 && total && total < max)
 				max = total + 1 > max ? max : total + 1;
@@ -980,19 +973,19 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 		}
 		d->size = (uint32_t)max;
 		emit(c, FETCH_EMIT_STR, (uint8_t)slot, 0, (int64_t)max);
-		return c->failed ? -1 : 0;
+		return c->e.failed ? -1 : 0;
 	}
 	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
 		char names[256];
 		member_names(&t, names, sizeof(names));
 		char *tn = val_type_name(&v);
-		fail(c, "%s is a %s: capture one of its members (%s)", text, tn, names);
+		errbuf_first(&c->e, "%s is a %s: capture one of its members (%s)", text, tn, names);
 		free(tn);
 		return -1;
 	}
 	if (tag == DW_TAG_array_type) {
 		char *tn = val_type_name(&v);
-		fail(c, "%s is an array (%s): capture an element, like %s[0]", text, tn, text);
+		errbuf_first(&c->e, "%s is an array (%s): capture an element, like %s[0]", text, tn, text);
 		free(tn);
 		return -1;
 	}
@@ -1000,7 +993,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 	if (rvalue(c, &v, text))
 		return -1;
 	emit(c, FETCH_EMIT, (uint8_t)slot, 0, 0);
-	return c->failed ? -1 : 0;
+	return c->e.failed ? -1 : 0;
 }
 
 /* ---- opening -------------------------------------------------------------- */
@@ -1051,23 +1044,22 @@ static int ctx_open(struct ctx *c, const char *binary, uint64_t file_offset, cha
 	memset(c, 0, sizeof(*c));
 	c->fd = c->dbg_fd = -1;
 	c->binary = binary;
-	c->err = err;
-	c->errlen = errlen;
+	c->e = (struct errbuf){.err = err, .errlen = errlen};
 #if !defined(__x86_64__)
-	return fail(c, "captures are read on x86-64 only (DWARF register numbers)");
+	return errbuf_first(&c->e, "captures are read on x86-64 only (DWARF register numbers)");
 #endif
 	elf_version(EV_CURRENT);
 	c->fd = open(binary, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0)
-		return fail(c, "cannot open %s: %s", binary, strerror(errno));
+		return errbuf_first(&c->e, "cannot open %s: %s", binary, strerror(errno));
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
-		return fail(c, "%s is not an ELF file", binary);
+		return errbuf_first(&c->e, "%s is not an ELF file", binary);
 	char why[256];
 	c->cfi = cfi_table_from_fd(c->fd, binary, why, sizeof(why));
 	if (!c->cfi || !cfi_table_vaddr(c->cfi, file_offset, &c->vaddr))
-		return fail(c, "offset 0x%llx of %s is in no loaded segment",
-			    (unsigned long long)file_offset, binary);
+		return errbuf_first(&c->e, "offset 0x%llx of %s is in no loaded segment",
+					(unsigned long long)file_offset, binary);
 	c->dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
 	if (!has_cus(c->dw)) {
 		if (c->dw)
@@ -1078,12 +1070,14 @@ static int ctx_open(struct ctx *c, const char *binary, uint64_t file_offset, cha
 			c->dw = dwarf_begin_elf(c->dbg_elf, DWARF_C_READ, NULL);
 	}
 	if (!has_cus(c->dw))
-		return fail(c, "%s has no DWARF debug info: install its debug symbols (the -dbgsym "
-			       "package, or libc6-dbg for libc) or rebuild it with -g",
-			    binary);
+		return errbuf_first(&c->e,
+				    "%s has no DWARF debug info: install its debug symbols (the -dbgsym "
+				    "package, or libc6-dbg for libc) or rebuild it with -g",
+				    binary);
 	if (!dwarf_addrdie(c->dw, c->vaddr, &c->cu) && !cu_by_ranges(c))
-		return fail(c, "no DWARF compile unit of %s covers address 0x%llx (built without -g?)",
-			    binary, (unsigned long long)c->vaddr);
+		return errbuf_first(&c->e,
+				    "no DWARF compile unit of %s covers address 0x%llx (built without -g?)",
+				    binary, (unsigned long long)c->vaddr);
 	c->nscopes = dwarf_getscopes(&c->cu, c->vaddr, &c->scopes);
 	if (c->nscopes <= 0) {
 		c->nscopes = 1;
@@ -1109,17 +1103,17 @@ int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_
 		struct val v;
 		if (compile(&c, spec->pred, &v, 0) == 0) {
 			if (v.status)
-				fail(&c, "the predicate is %s here", v.why);
+				errbuf_first(&c.e, "the predicate is %s here", v.why);
 			else if (rvalue(&c, &v, spec->pred_text) == 0)
 				emit(&c, FETCH_PRED, 0, 0, 0);
 		}
 	}
-	for (int i = 0; i < spec->ncaptures && !c.failed; i++)
+	for (int i = 0; i < spec->ncaptures && !c.e.failed; i++)
 		compile_capture(&c, spec->captures[i], spec->texts[i], i, &out->desc[i]);
 	out->ndesc = spec->ncaptures;
 	out->prog.nvalues = (uint32_t)spec->ncaptures;
 	out->prog.nops = (uint32_t)c.nops;
-	int rc = c.failed ? -1 : 0;
+	int rc = c.e.failed ? -1 : 0;
 	ctx_close(&c);
 	if (rc)
 		dwarfvar_build_free(out);
@@ -1187,10 +1181,8 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 			struct val val;
 			c.ops = scratch;
 			c.nops = 0;
-			c.failed = false;
 			char why[256] = "";
-			c.err = why;
-			c.errlen = sizeof(why);
+			c.e = (struct errbuf){.err = why, .errlen = sizeof(why)};
 			if (!has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration))
 				e->readable = xstrdup("no: defined in another binary");
 			else if (load_variable(&c, &d, name, &val))

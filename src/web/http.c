@@ -25,6 +25,12 @@
 #include "util.h"
 
 #define HTTP_MAX_ROUTES 32
+/* libmicrohttpd's memory per connection (its pool: the request head, then
+ * the buffers): room for heads well over HTTP_MAX_HEADER_BYTES, so that
+ * they reach on_request and are answered 431 with the JSON line. Only a
+ * head past what the pool holds gets libmicrohttpd's own 431 page. Pages
+ * of the pool are touched only as bytes come in. */
+#define HTTP_CONNECTION_MEMORY (4 * HTTP_MAX_HEADER_BYTES)
 
 struct route {
 	char method[8];
@@ -45,9 +51,20 @@ struct http_stream {
 	struct http_stream *prev, *next;
 };
 
+/* One connection, from accept to close: the deadline for its request. */
+struct http_conn {
+	struct http_server *s;
+	int fd;
+	uint64_t deadline_ns; /* its request must be dispatched by then; 0: none
+			       * (dispatched, or being answered) */
+	struct http_conn *prev, *next;
+};
+
 struct http_request {
 	struct http_server *s;
 	struct MHD_Connection *conn;
+	size_t url_len; /* the URL as sent: path and query */
+	bool started;	/* on_request has seen it */
 	char method[8];
 	char *body;
 	size_t body_len;
@@ -61,6 +78,9 @@ struct http_server {
 	int epoll_fd;
 	int listen_fd;
 	int timer;
+	int deadline_timer;	  /* due at the earliest connection deadline */
+	uint64_t request_deadline_ns; /* a request's time to come in whole */
+	struct http_conn *conns;  /* every open connection */
 	uint16_t port;
 	bool loopback;			 /* listening on a loopback address: Host must name it */
 	char addr[INET6_ADDRSTRLEN + 2]; /* as it appears in a Host header ([v6]) */
@@ -393,13 +413,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	(void)version;
 	struct http_server *s = cls;
-	struct http_request *rq = *con_cls;
-	if (!rq) {
-		rq = xcalloc(1, sizeof(*rq));
-		rq->s = s;
-		rq->conn = conn;
+	struct http_request *rq = *con_cls; /* made by on_uri */
+	if (!rq->started) {
+		/* The head is in: answer one over the limits at once. */
+		rq->started = true;
 		snprintf(rq->method, sizeof(rq->method), "%s", method);
-		*con_cls = rq;
+		const union MHD_ConnectionInfo *hi =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+		size_t head = hi ? hi->header_size : 0;
+		if (rq->url_len > HTTP_MAX_URL_BYTES)
+			http_reply_error(rq, 414, "URL too long: %zu bytes, at most %d",
+					 rq->url_len, HTTP_MAX_URL_BYTES);
+		else if (head > HTTP_MAX_HEADER_BYTES)
+			http_reply_error(rq, 431, "request head too large: %zu bytes, at most %d",
+					 head, HTTP_MAX_HEADER_BYTES);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -416,15 +443,108 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (rq->answered)
 		return MHD_YES;
+	/* The request came in whole: no deadline while it is answered (an
+	 * event stream is answered for as long as it lasts). */
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci && ci->socket_context)
+		((struct http_conn *)ci->socket_context)->deadline_ns = 0;
 	dispatch(s, rq, url);
 	return rq->answered ? MHD_YES : MHD_NO;
+}
+
+/* A request's state, made as soon as its request line is read (the URL as
+ * sent: its length is checked against HTTP_MAX_URL_BYTES); freed by
+ * on_completed. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct http_request *rq = xcalloc(1, sizeof(*rq));
+	rq->s = cls;
+	rq->conn = conn;
+	rq->url_len = strlen(uri);
+	return rq;
+}
+
+/* ---- request deadlines ---- */
+
+/* Arms the deadline timer for the earliest deadline of any connection. */
+static void arm_deadlines(struct http_server *s)
+{
+	uint64_t first = 0;
+	for (struct http_conn *c = s->conns; c; c = c->next)
+		if (c->deadline_ns && (!first || c->deadline_ns < first))
+			first = c->deadline_ns;
+	if (first)
+		loop_timer_at(s->lp, s->deadline_timer, first);
+	else
+		loop_timer_cancel(s->lp, s->deadline_timer);
+}
+
+static void start_deadline(struct http_conn *c)
+{
+	c->deadline_ns = monotonic_ns() + c->s->request_deadline_ns;
+	arm_deadlines(c->s);
+}
+
+/* Connections whose request has not come in whole by its deadline are
+ * shut down: a client trickling its request in (a byte now and then, never
+ * idle long enough for the idle timeout) holds one of the bounded
+ * connections only that long. libmicrohttpd sees the end of the socket at
+ * its next run and closes the connection. */
+static void on_deadline(void *arg)
+{
+	struct http_server *s = arg;
+	uint64_t now = monotonic_ns();
+	bool cut = false;
+	for (struct http_conn *c = s->conns; c; c = c->next) {
+		if (!c->deadline_ns || c->deadline_ns > now)
+			continue;
+		c->deadline_ns = 0;
+		if (c->fd >= 0)
+			shutdown(c->fd, SHUT_RDWR);
+		s->counts.timed_out++;
+		cut = true;
+	}
+	if (cut)
+		run_mhd(s);
+	arm_deadlines(s);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *s = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct http_conn *c = xcalloc(1, sizeof(*c));
+		c->s = s;
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci ? ci->connect_fd : -1;
+		c->next = s->conns;
+		if (c->next)
+			c->next->prev = c;
+		s->conns = c;
+		*socket_context = c;
+		start_deadline(c);
+		return;
+	}
+	struct http_conn *c = *socket_context;
+	if (!c)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c);
+	*socket_context = NULL;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)conn;
 	(void)toe;
 	struct http_request *rq = *con_cls;
 	if (rq) {
@@ -432,6 +552,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		free(rq);
 		*con_cls = NULL;
 	}
+	/* Answered: a connection kept alive has the deadline again for its
+	 * next request. */
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && ci && ci->socket_context)
+		start_deadline(ci->socket_context);
 }
 
 static void on_timer(void *arg)
@@ -528,6 +654,10 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 	s->lp = lp;
 	s->listen_fd = lfd;
 	s->loopback = loopback;
+	s->request_deadline_ns =
+		(o->request_deadline_ms ? o->request_deadline_ms : HTTP_REQUEST_DEADLINE_S * 1000ull) *
+		1000000ull;
+	s->deadline_timer = loop_timer_new(lp, on_deadline, s);
 	snprintf(s->token, sizeof(s->token), "%s", o->token);
 	if (sa->sa_family == AF_INET6)
 		snprintf(s->addr, sizeof(s->addr), "[%s]", listen);
@@ -541,10 +671,12 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 	s->d = MHD_start_daemon(
 		flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, s,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CLIENTS,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MAX_HEADER_BYTES,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		o->idle_timeout_s ? o->idle_timeout_s : (unsigned)HTTP_IDLE_TIMEOUT_S,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, s, MHD_OPTION_END);
 	const union MHD_DaemonInfo *info =
 		s->d ? MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	s->epoll_fd = info ? info->epoll_fd : -1;
@@ -559,6 +691,7 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 	if (s->d)
 		MHD_stop_daemon(s->d);
 	loop_timer_cancel(lp, s->timer);
+	loop_timer_cancel(lp, s->deadline_timer);
 	close(lfd);
 	free(s);
 	return NULL;
@@ -612,7 +745,8 @@ void http_server_close(struct http_server *s)
 	loop_remove_fd(s->lp, s->listen_fd);
 	close(s->listen_fd);
 	loop_remove_fd(s->lp, s->epoll_fd);
-	loop_timer_cancel(s->lp, s->timer);
 	MHD_stop_daemon(s->d);
+	loop_timer_cancel(s->lp, s->timer);
+	loop_timer_cancel(s->lp, s->deadline_timer);
 	free(s);
 }

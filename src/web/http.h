@@ -14,11 +14,17 @@
  *
  * Errors are a status code and one line of JSON: {"ok":false,"error":"..."}.
  * Limits: HTTP_MAX_CLIENTS connections at once (more are answered 503 and
- * closed at once), HTTP_MAX_HEADER_BYTES of request head and body buffer per
- * connection (libmicrohttpd answers 431 or 413 past them), request bodies of
+ * closed at once), URLs (path and query) of at most HTTP_MAX_URL_BYTES
+ * (414), request heads of at most HTTP_MAX_HEADER_BYTES (431; a head too
+ * large for libmicrohttpd's memory per connection, 4 times that, gets
+ * libmicrohttpd's own 431 page instead of the JSON line), request bodies of
  * at most HTTP_MAX_BODY bytes (413), HTTP_IDLE_TIMEOUT_S of silence before a
- * connection is closed (a client trickling a request in ties up one of the
- * bounded connections, never the loop).
+ * connection is closed, and HTTP_REQUEST_DEADLINE_S for a whole request
+ * (head and body) to come in, from the connection's start or its previous
+ * answer: a connection past it is shut down, so a client trickling a
+ * request in (never silent long enough for the idle timeout) ties up one of
+ * the bounded connections that long at most, never the loop. An answer
+ * being sent (an event stream for as long as it lasts) has no deadline.
  *
  * Streams (Server-Sent Events): a route may turn its request into a stream
  * and send events into it at any time; each stream queues at most
@@ -34,8 +40,10 @@
 
 #define HTTP_MAX_CLIENTS 64
 #define HTTP_MAX_HEADER_BYTES (64 * 1024)
+#define HTTP_MAX_URL_BYTES (8 * 1024)
 #define HTTP_MAX_BODY (16 * 1024)
 #define HTTP_IDLE_TIMEOUT_S 15
+#define HTTP_REQUEST_DEADLINE_S 10
 #define HTTP_STREAM_MAX_QUEUE (4u << 20)
 #define HTTP_TOKEN_HEX 32 /* characters of a token made by http_token_new */
 
@@ -44,6 +52,7 @@ struct http_options {
 	uint16_t port;	    /* 0: any free port */
 	const char *token;  /* what every request must carry (copied) */
 	unsigned idle_timeout_s; /* 0: HTTP_IDLE_TIMEOUT_S */
+	unsigned request_deadline_ms; /* 0: HTTP_REQUEST_DEADLINE_S */
 };
 
 struct http_server;
@@ -81,6 +90,7 @@ struct http_counts {
 	uint64_t refused;	   /* 401/403 */
 	uint64_t stream_overflows; /* events not queued: the client was too slow */
 	uint64_t busy;             /* connections refused at HTTP_MAX_CLIENTS (503) */
+	uint64_t timed_out;        /* connections shut down at their request deadline */
 };
 void http_server_counts(const struct http_server *s, struct http_counts *c);
 

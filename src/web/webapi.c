@@ -87,13 +87,14 @@ static FILE *membuf(char **buf, size_t *len)
 
 /* ---- request/answer routes ---- */
 
-static void reply_answer(struct http_request *rq, char *answer, size_t len)
+/* The control socket's answer (one line of JSON), with its status. */
+static void reply_answer(struct http_request *rq, unsigned status, char *answer, size_t len)
 {
 	if (!answer) {
 		http_reply_error(rq, 500, "out of memory for the answer");
 		return;
 	}
-	http_reply(rq, 200, "application/json", answer, len);
+	http_reply(rq, status, "application/json", answer, len);
 	free(answer);
 }
 
@@ -103,7 +104,7 @@ static void route_status(void *arg, struct http_request *rq)
 	size_t len = 0;
 	bool ok;
 	char *answer = liverun_answer(a->r, "status", 6, &len, &ok);
-	reply_answer(rq, answer, len);
+	reply_answer(rq, 200, answer, len);
 }
 
 static void route_threads(void *arg, struct http_request *rq)
@@ -112,7 +113,7 @@ static void route_threads(void *arg, struct http_request *rq)
 	size_t len = 0;
 	bool ok;
 	char *answer = liverun_answer(a->r, "threads", 7, &len, &ok);
-	reply_answer(rq, answer, len);
+	reply_answer(rq, 200, answer, len);
 }
 
 static void route_command(void *arg, struct http_request *rq)
@@ -134,7 +135,9 @@ static void route_command(void *arg, struct http_request *rq)
 	size_t len = 0;
 	bool ok;
 	char *answer = liverun_answer(a->r, body, blen, &len, &ok);
-	reply_answer(rq, answer, len);
+	/* A command refused (unknown, malformed, a bad spec, nothing to steer
+	 * in a recording) is a bad request: 400 with its one error line. */
+	reply_answer(rq, ok ? 200 : 400, answer, len);
 	webapi_refresh_now(a); /* the view may have changed: show it at once */
 }
 

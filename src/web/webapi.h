@@ -8,8 +8,8 @@
  *                      the rows of `sonde threads` (threadtable.h)
  *   POST /api/command  one command line (the body) -> the control socket's
  *                      answer: {"ok":true,"text":...[,"data":...]} or
- *                      {"ok":false,"error":...} (status 200 either way; 400
- *                      for a body that is no command line)
+ *                      {"ok":false,"error":...} (status 200, or 400 for a
+ *                      command refused or a body that is no command line)
  *   GET  /api/flame    the current view's flame tree, every node (a full
  *                      flamedelta.h message as "data")
  *   GET  /api/band?probe=F&min_ns=A&max_ns=B

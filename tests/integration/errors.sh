@@ -17,6 +17,28 @@ expect_error "cannot write /nonexistent/dir/x.sonde" "/nonexistent/dir/x.sonde" 
 	"$SONDE" record -a -d 1 -o /nonexistent/dir/x.sonde
 expect_error "bad value 'fast' for -F" "$out" -- "$SONDE" record -F fast -a -o "$out"
 expect_error "exclude each other" "$out" -- "$SONDE" record -F 99 -c 10 -a -o "$out"
+# -i and -n: one parser, so the same forms and the same line in every
+# command that repeats.
+for cmd in "lat -a -i 0 f" "threads -a -i 1s" "top -b -a -i x" "serve -a -i 4000"; do
+	# shellcheck disable=SC2086 # the words of each command line
+	expect_error "^sonde: bad value '[^']*' for -i: expected seconds from 0.05 to 3600$" "" -- \
+		"$SONDE" $cmd
+done
+for cmd in "threads -a -n 2.5" "top -b -a -n 0"; do
+	# shellcheck disable=SC2086
+	expect_error "^sonde: bad value '[^']*' for -n: expected a whole number from 1 to" "" -- \
+		"$SONDE" $cmd
+done
+# The offline commands' numbers: the same parser, the same line (a PID that
+# is not a number was once no filter at all).
+expect_error "^sonde: bad value 'abc' for --pid: expected a whole number from 1 to" "" -- \
+	"$SONDE" report "$WORK/none.sonde" --pid abc
+expect_error "^sonde: bad value '1x' for --tid: expected a whole number from 1 to" "$WORK/t.svg" -- \
+	"$SONDE" flame "$WORK/none.sonde" -o "$WORK/t.svg" --tid 1x
+expect_error "^sonde: bad value '50' for --width: expected pixels from 100 to" "$WORK/w.svg" -- \
+	"$SONDE" flame "$WORK/none.sonde" -o "$WORK/w.svg" --width 50
+expect_error "^sonde: bad value '5x' for --rows: expected a whole number from 1 to 10000$" \
+	"$WORK/h.svg" -- "$SONDE" heatmap "$WORK/none.sonde" -o "$WORK/h.svg" --rows 5x
 
 # report / flame on files that are not recordings.
 head -c 4096 /dev/urandom >"$WORK/random.bin"

@@ -27,4 +27,9 @@ line="Traced calls of handle: $records calls; the kernel counted $N completed of
 [ "$lost" -gt 0 ] && line="$line ($lost records lost: ring buffer full"
 grep -qF "$line" "$WORK/r.txt" || { grep "^Traced calls" "$WORK/r.txt"; fail "report: expected '$line'"; }
 pass "report: $line"
+# The summary's lost line counts them too, whatever the probes' mode.
+lost_samples=$(sqlite3 "$WORK/r.sonde" "SELECT value FROM meta WHERE key = 'lost_samples'")
+grep -qE "^  lost: +$lost_samples samples, $lost call records" "$WORK/r.txt" ||
+	{ grep "lost:" "$WORK/r.txt"; fail "report: the lost line does not say $lost_samples samples, $lost call records"; }
+[ "$(jq .lost_spans "$WORK/r.json")" = "$lost" ] || fail "report --json: lost_spans $(jq .lost_spans "$WORK/r.json"), expected $lost"
 pass "1 MB ring buffer: $records of $N call records kept, $lost lost and counted"

@@ -2,10 +2,10 @@
 # its token; the API answers nothing without the token (401) or with a
 # wrong one (403); /api/status and POST /api/command give the control
 # socket's answers (a probe added over HTTP counts the target's calls; a bad
-# command is one error line and the session goes on); a cross-origin POST
-# is refused and changes nothing; the flame data shows where the target
-# spends its time; the event stream's flame deltas, applied as a page does,
-# keep a consistent tree that grows; sonde ctl steers the same session; and
+# or unknown command is a 400 with one error line and the session goes on);
+# a cross-origin POST is refused and changes nothing; the flame data shows
+# where the target spends its time; the event stream's flame deltas,
+# applied as a page does, keep a consistent tree that grows; sonde ctl steers the same session; and
 # Ctrl-C ends it cleanly.
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -45,11 +45,14 @@ pass "/api/status is the control socket's status answer"
 
 [ "$(code -X POST --data 'trace handle_request' "$(q /api/command)")" = 200 ] || fail "trace: $(cat "$WORK/body")"
 jq -e '.ok and (.text | test("handle_request"))' "$WORK/body" >/dev/null || fail "trace answer: $(cat "$WORK/body")"
-[ "$(code -X POST --data 'trace no_such_function_here' "$(q /api/command)")" = 200 ] || fail "bad trace: status"
+[ "$(code -X POST --data 'trace no_such_function_here' "$(q /api/command)")" = 400 ] || fail "bad trace: not a 400: $(cat "$WORK/body")"
 jq -e '.ok == false and (.error | test("no_such_function_here")) and (.error | contains("\n") | not)' "$WORK/body" >/dev/null ||
 	fail "bad command answer: $(cat "$WORK/body")"
+[ "$(code -X POST --data 'no_such_command 1' "$(q /api/command)")" = 400 ] || fail "an unknown command was not a 400"
+jq -e '.ok == false and (.error | length > 0) and (.error | contains("\n") | not)' "$WORK/body" >/dev/null ||
+	fail "unknown command answer: $(cat "$WORK/body")"
 [ "$(code -X POST --data '' "$(q /api/command)")" = 400 ] || fail "an empty command was not a 400"
-pass "POST /api/command: a probe added, a bad one refused in one line"
+pass "POST /api/command: a probe added (200), a bad one and an unknown command refused (400) in one line"
 
 # The probe counts the target's calls.
 calls=0

@@ -3,9 +3,11 @@
 # requests target (real BPF). Checks: 401 without the token, 403 with a
 # wrong one; the live flame graph shows handle_request and grows; search
 # highlights and its matched share is within 1 point of the share computed
-# from /api/flame; zoom survives updates; icicle, pause and the keys; a
+# from /api/flame; zoom survives updates; the keys as in sonde top (z, Z, Backspace, n, Esc, ?, i, p, :); a
 # probe added from the page shows in the probes table with calls and its
-# histogram, a failing command shows its error; the status and hot list
+# histogram, a failing command shows its error; the histogram's p50, p95,
+# p99 and threshold lines where its axis puts the status's values, their
+# labels apart inside it; the status and hot list
 # the page holds after their patches (status_delta, hot_delta) are what a
 # new client is sent whole at the same moment, the patch in fewer bytes; a
 # cross-origin POST with the token is refused

@@ -5,7 +5,7 @@
 # samples; the flame data shows where the target spent its time; the slow
 # view and a band brushed over the slow calls are dominated by slow_path
 # (>= 85%, as the CLI's test); commands that would steer the session
-# (trace, untrace, sample, reset) answer one JSON error naming the
+# (trace, untrace, sample, reset) answer 400 and one JSON error naming the
 # recording while views and windows work; the event stream says "recording".
 # Colours: every frame and hot function has sonde flame's SVG colour. The
 # sandwich of burn (/api/sandwich); the latest slow calls (all over the
@@ -13,9 +13,14 @@
 # sonde flame --chart --span draws it.
 # Then the page in a real browser (tests/js/check_recording.mjs: it says
 # "recording", offers no probe to add; colours; the sandwich of burn;
-# search; a refused trace; windows; the histogram's two modes; a brushed
+# search; a refused trace; windows; the histogram's two modes, its p50,
+# p95, p99 and threshold lines where its axis puts the status's values and
+# their labels apart inside it (also for worker's one call), inner's
+# histogram from under 1 ns drawn whole; a brushed
 # slow band >= 85% slow_path; the slow calls and a flame chart; the heat
-# map and the flame graph of a range dragged on it; screenshots
+# map and the flame graph of a range dragged on it; the main flame graph
+# drawn again to its box as each pane opens and closes, its root and
+# handle_request in view, and each pane's graph with its root in view; screenshots
 # in $BUILD/test-artifacts/serve_recording/; skipped only when chromium
 # cannot start). Bad input: a missing file, a file and a target at once, a
 # file and --trace.
@@ -25,8 +30,10 @@ command -v curl >/dev/null || skip "needs curl"
 export SONDE_RUNTIME_DIR="$WORK/run"
 JS="$SRC/tests/js"
 
-# ~100us a request, every 10th ~2ms more in slow_path.
-"$SONDE" record -F 499 --all-calls --trace handle_request -o "$WORK/run.sonde" \
+# ~100us a request, every 10th ~2ms more in slow_path; worker (the thread,
+# one call) gives the page a histogram whose percentiles are one value,
+# inner (3 calls a request of a few ns) one from under 1 ns.
+"$SONDE" record -F 499 --all-calls --trace handle_request --trace worker --trace inner -o "$WORK/run.sonde" \
 	-- "$TARGETS/requests" 4000 >"$WORK/target.out" 2>"$WORK/record.err" ||
 	{ cat "$WORK/record.err" >&2; fail "sonde record failed"; }
 requests=$(kv "$WORK/target.out" requests)
@@ -92,7 +99,7 @@ pass "colours: burn, handle_request, slow_path as in the SVG (last: $svg); the h
 
 # Steering is refused, in one JSON line naming the recording; views work.
 for c in "trace parse_request" "untrace handle_request" "sample 99" "sample-in handle_request" "reset"; do
-	[ "$(post "$c")" = 200 ] || fail "$c: HTTP $(cat "$WORK/body")"
+	[ "$(post "$c")" = 400 ] || fail "$c: not a 400: $(cat "$WORK/body")"
 	jq -e --arg f "$WORK/run.sonde" '.ok == false and (.error | contains($f + " is a recording")) and (.error | contains("\n") | not)' \
 		"$WORK/body" >/dev/null || fail "$c on a recording: $(cat "$WORK/body")"
 done

@@ -12,8 +12,8 @@
 // check; exits 1 at the first failure, 77 when chromium cannot start.
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
-import { fail, launchChromium, ok, sleep } from "./pagekit.mjs";
-import { brushFrom, histogramModes } from "./histogram.mjs";
+import { fail, flameInView, launchChromium, ok, sleep } from "./pagekit.mjs";
+import { brushFrom, histogramMarks, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, sondePid] = process.argv.slice(2);
 if (!url || !artifacts || !sondePid) {
@@ -156,12 +156,16 @@ try {
 	ok(`${hl.length} slow_path frame(s) highlighted, "${matchedText}"`);
 	await shot(page, "03-search");
 
-	// ---- zoom: click a frame; it stays zoomed through updates; z resets ----
-	await page.keyboard.press("Escape");
+	// ---- zoom, as in sonde top: a stack; click a frame or z on the
+	// selected one (the last pointed at) zooms in and stays through updates,
+	// Z or Backspace goes back to the previous zoom ----
+	await page.keyboard.press("Escape"); // leaves the search box, keeps the search
+	// the widest box of a function, as a share of the graph's width (a few
+	// stacks reach a function by another path, in narrow boxes)
 	const widthOf = (name) =>
 		page.evaluate((n) => {
-			const r = document.querySelector(`#flame g.frame[name="${n}"] rect`);
-			return r ? +r.getAttribute("width") / +document.querySelector("#flame svg").getAttribute("width") : 0;
+			const ws = [...document.querySelectorAll(`#flame g.frame[name="${n}"] rect`)].map((r) => +r.getAttribute("width"));
+			return ws.length ? Math.max(...ws) / +document.querySelector("#flame svg").getAttribute("width") : 0;
 		}, name);
 	await page.click('#flame g.frame[name="slow_path"] rect');
 	const seqBefore = await look();
@@ -172,10 +176,41 @@ try {
 		fail(`zoom on slow_path lost after updates: slow_path ${zoomedW}, parse_request ${siblingW} of the width`);
 	ok(`zoomed on slow_path: ${(100 * zoomedW).toFixed(1)}% of the width after updates, its sibling hidden`);
 	await shot(page, "03b-zoom");
+	// the boxes move in a 200 ms transition: wait for the widths, not a time
+	const widthsAre = (want, what) =>
+		page.waitForFunction((w) => Object.entries(w).every(([n, [lo, hi]]) => {
+			const ws = [...document.querySelectorAll(`#flame g.frame[name="${n}"] rect`)].map((r) => +r.getAttribute("width"));
+			const f = ws.length ? Math.max(...ws) / +document.querySelector("#flame svg").getAttribute("width") : 0;
+			return f >= lo && f <= hi;
+		}), want, { timeout: 10000 }).catch(async () => {
+			const got = {};
+			for (const n of Object.keys(want)) got[n] = await widthOf(n);
+			fail(`${what}: widths ${JSON.stringify(got)}, wanted ${JSON.stringify(want)}`);
+		});
+	const whole = { slow_path: [0.01, 0.9], parse_request: [0.01, 0.97] }; // neither zoomed into, both shown
+	await page.keyboard.press("Z");
+	await widthsAre(whole, "Z after a click on slow_path");
+	ok(`Z: zoomed out, slow_path back to ${(100 * (await widthOf("slow_path"))).toFixed(1)}%, parse_request ${(100 * (await widthOf("parse_request"))).toFixed(1)}%`);
+	await page.keyboard.press("Z");
+	await page.waitForFunction(() => /^not zoomed/.test(document.getElementById("answer").textContent));
+	ok("Z when not zoomed: " + (await page.textContent("#answer")));
+	// z zooms into the frame pointed at, which stays selected when the
+	// pointer leaves the graph; Backspace zooms out as Z
+	const at = await page.evaluate(() => {
+		const rs = [...document.querySelectorAll('#flame g.frame[name="parse_request"] rect')].map((r) => r.getBoundingClientRect());
+		const r = rs.reduce((a, q) => (q.width > a.width ? q : a));
+		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+	});
+	await page.mouse.move(at.x, at.y);
+	await page.hover("#flametitle");
+	const sel = await page.$$eval("#flame g.frame.sel", (gs) => gs.map((g) => g.getAttribute("name")));
+	if (sel.join() !== "parse_request") fail("the frame pointed at last is not the one selected: " + sel);
 	await page.keyboard.press("z");
-	await page.waitForFunction(() => document.querySelector('#flame g.frame[name="parse_request"]'));
-	await sleep(500); /* the boxes move in a 200 ms transition */
-	ok(`z: zoom reset, slow_path back to ${(100 * (await widthOf("slow_path"))).toFixed(1)}%`);
+	await widthsAre({ parse_request: [0.97, 1], slow_path: [0, 0] }, "z on parse_request");
+	ok(`z: zoomed into the frame pointed at last (parse_request: ${(100 * (await widthOf("parse_request"))).toFixed(1)}% of the width, slow_path hidden); ${await page.textContent("#answer")}`);
+	await page.keyboard.press("Backspace");
+	await widthsAre(whole, "Backspace after z");
+	ok("Backspace: zoomed out");
 
 	// ---- keys: i (icicle), p (pause) ----
 	await page.keyboard.press("i");
@@ -257,11 +292,42 @@ try {
 	await page.click("#setwindow");
 	await statusHas(/window last 60s/);
 	ok("back to view all, window last 60s");
+	// n selects the first match (the widest), z zooms into it, Z back; Esc
+	// clears the search
+	await page.hover("#flametitle");
 	await page.keyboard.press("n");
 	const nth = await page.textContent("#details");
 	if (!/^match 1\/\d+: slow_path/.test(nth)) fail("n did not go to the first match: " + nth);
-	ok("n: " + nth);
+	const nsel = await page.$$eval("#flame g.frame.sel", (gs) => gs.map((g) => g.getAttribute("name")));
+	if (nsel.join() !== "slow_path") fail("n did not select slow_path: " + nsel);
 	await page.keyboard.press("z");
+	await widthsAre({ slow_path: [0.97, 1], parse_request: [0, 0] }, "z after n");
+	ok(`n: ${nth}; z: zoomed into it`);
+	await page.keyboard.press("Z");
+	await widthsAre(whole, "Z after n, z");
+	await page.keyboard.press("Escape");
+	await page.waitForFunction(() => document.getElementById("search").value === "" && document.getElementById("matched").textContent === "");
+	const magenta = await page.$$eval("#flame g.frame rect", (rs) => rs.filter((r) => getComputedStyle(r).fill === "rgb(230, 0, 230)").length);
+	if (magenta) fail(`Esc: ${magenta} frames still highlighted`);
+	await page.keyboard.press("n");
+	const noSearch = await page.textContent("#answer");
+	if (!/^no search/.test(noSearch)) fail("n without a search: " + noSearch);
+	ok("Esc: the search cleared, no frame highlighted; n then says: " + noSearch);
+	// ? shows the keys: exactly those the page has, from one table; the
+	// help takes the keys (i does nothing) until Esc closes it
+	await page.keyboard.press("?");
+	await page.waitForSelector("#help", { state: "visible" });
+	const listed = await page.$$eval("#helpkeys tr", (trs) => trs.map((t) => t.dataset.keys).join(" ").split(" "));
+	const want = ["/", "n", "N", "Esc", "z", "Z", "Backspace", "i", "p", ":", "h", "?"];
+	if (listed.slice().sort().join() !== want.slice().sort().join()) fail(`? lists the keys ${listed}, not ${want}`);
+	await shot(page, "05c-help");
+	const titleBefore = await page.textContent("#flametitle");
+	await page.keyboard.press("i");
+	if ((await page.textContent("#flametitle")).startsWith("Icicle") || !(await page.isVisible("#help")))
+		fail(`i with the help open: the help ${await page.isVisible("#help") ? "stays" : "closed"}, title "${titleBefore}" -> "${await page.textContent("#flametitle")}"`);
+	await page.keyboard.press("Escape");
+	await page.waitForSelector("#help", { state: "hidden" });
+	ok(`?: the help lists ${listed.join(" ")}; keys go to it while open, Esc closes it`);
 
 	// ---- the latency histogram: brush the slow band -> its flame graph ----
 	// handle_request's calls are ~100us, or ~2ms more when they take
@@ -274,6 +340,11 @@ try {
 	const { modes, fast: fastMode, slow: slowMode } = await histogramModes(page);
 	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
 	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	// p50, p95, p99 and the threshold where the axis puts the status's values,
+	// the labels apart and inside the SVG (p95 and p99 are both in the slow mode)
+	const marks = await histogramMarks(page);
+	if (marks.problems.length) fail("the histogram's marks: " + marks.problems.join("; ") + " (" + marks.text + ")");
+	ok("histogram marks: " + marks.text);
 	const span = { n: await brushFrom(page, 1e6) };
 	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector("#bandflame svg"),
@@ -294,6 +365,10 @@ try {
 	const lohi = await page.evaluate(() => [document.getElementById("bandflame").dataset.lo, document.getElementById("bandflame").dataset.hi]);
 	if (!(bandShare >= 0.85)) fail(`the band ${lohi} of handle_request: slow_path is ${(100 * bandShare).toFixed(1)}% of its flame graph, not >= 85%`);
 	ok(`brushed ${span.n} buckets, band ${lohi[0]}..${lohi[1]} ns: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	// the band's pane takes room from the live flame graph, drawn again to
+	// its new box; the band's graph shows its root and slow_path
+	await flameInView(page, "#flame", "handle_request", "band open");
+	await flameInView(page, "#bandflame", "slow_path", "band open");
 	await shot(page, "05b-band");
 	await page.click("#bandclose");
 

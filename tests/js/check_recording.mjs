@@ -15,8 +15,8 @@
 // cannot start.
 import fs from "node:fs";
 import * as pagekit from "./pagekit.mjs";
-import { fail, launchChromium, ok } from "./pagekit.mjs";
-import { brushFrom, histogramModes } from "./histogram.mjs";
+import { fail, flameInView, launchChromium, ok } from "./pagekit.mjs";
+import { brushFrom, histogramMarks, histogramModes } from "./histogram.mjs";
 
 const [url, artifacts, file, mode] = process.argv.slice(2);
 const reportSamples = mode;
@@ -172,6 +172,38 @@ try {
 	const { modes, fast: fastMode, slow: slowMode } = await histogramModes(page);
 	if (!fastMode || !slowMode) fail(`the histogram's modes ${modes} ns lack ~100us or ~2ms`);
 	ok(`histogram modes: ${modes.map((m) => (m / 1e3).toFixed(0) + "us").join(", ")}`);
+	// p50, p95, p99 and the threshold where the axis puts the status's values,
+	// the labels apart and inside the SVG (p95 and p99 are both in the slow mode)
+	const marks = await histogramMarks(page);
+	if (marks.problems.length) fail("the histogram's marks: " + marks.problems.join("; ") + " (" + marks.text + ")");
+	ok("histogram marks: " + marks.text);
+	// worker: called once (one thread), so its p50, p95 and p99 are the same
+	// value: three labels at one x, still apart and inside the SVG
+	await page.click('#probes tbody tr[data-name="worker"] td.name');
+	await page.waitForFunction(() => /^worker: 1 calls/.test(document.getElementById("histprobe").textContent) &&
+		document.querySelectorAll("#hist rect.bar[data-lo]").length === 1, null, { timeout: 20000 });
+	const one = await histogramMarks(page);
+	if (one.problems.length) fail("the histogram's marks of worker's one call: " + one.problems.join("; ") + " (" + one.text + ")");
+	ok("worker's one call: " + one.text);
+	await page.locator("#hist").screenshot({ path: artifacts + "/02a-hist-one-call.png" });
+	// inner: calls of a few ns (the probe's own cost is taken out), some
+	// under 1 ns, in the bucket [0, 1) ns, which a log axis cannot place at
+	// 0: every bucket drawn, where the axis puts it
+	{
+		const want = (await api("/api/status")).data.probes.find((p) => p.name === "inner");
+		await page.click('#probes tbody tr[data-name="inner"] td.name');
+		await page.waitForFunction((n) => /^inner: /.test(document.getElementById("histprobe").textContent) &&
+			document.querySelectorAll("#hist rect.bar[data-lo]").length === n, want.buckets.length, { timeout: 20000 });
+		const bad = await page.$$eval("#hist rect.bar", (rs) => rs.filter((r) => !(+r.getAttribute("x") >= 0 && +r.getAttribute("width") >= 1 &&
+			+r.getAttribute("x") + +r.getAttribute("width") <= 378)).map((r) => r.outerHTML));
+		if (bad.length) fail(`inner's histogram: ${bad.length} of ${want.buckets.length} bars not drawn inside it, first ${bad[0]}`);
+		const m = await histogramMarks(page);
+		if (m.problems.length) fail("the histogram's marks of inner: " + m.problems.join("; ") + " (" + m.text + ")");
+		ok(`inner's ${want.calls_in_window} calls: all ${want.buckets.length} buckets drawn, from [${want.buckets[0].slice(0, 2)}) ns (${want.buckets[0][2]} calls); ${m.text}`);
+		await page.locator("#hist").screenshot({ path: artifacts + "/02b-hist-inner.png" });
+	}
+	await page.click('#probes tbody tr[data-name="handle_request"] td.name');
+	await page.waitForFunction(() => /^handle_request: /.test(document.getElementById("histprobe").textContent));
 	const span = { n: await brushFrom(page, 1e6) };
 	if (!span.n) fail("no calls of 1 ms or more in handle_request's histogram");
 	await page.waitForFunction(() => !document.getElementById("bandpane").hidden && document.querySelector('#bandflame g.frame[name="slow_path"] rect'),
@@ -188,6 +220,10 @@ try {
 	const bandShare = await page.evaluate((w) => (0, eval)(w)(), widest.toString());
 	if (!(bandShare >= 0.85)) fail(`slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph, not >= 85%`);
 	ok(`brushed ${span.n} buckets: slow_path is ${(100 * bandShare).toFixed(1)}% of the band's flame graph; ${await page.textContent("#bandtitle")}`);
+	// the band's pane takes room from the flame graph: drawn again to its new
+	// box at once (a recording sends no update that would do it later)
+	await flameInView(page, "#flame", "handle_request", "band open");
+	await flameInView(page, "#bandflame", "slow_path", "band open");
 	await shot(page, "02-band");
 
 	// ---- the latest slow calls: a click opens that call's flame chart ----
@@ -209,6 +245,7 @@ try {
 		const fill = await page.evaluate((k) => document.querySelectorAll("#chart g.box")[k].querySelector("rect").getAttribute("fill"), last);
 		if (fill !== chart.boxes[last][5]) fail(`a chart box has fill ${fill}, not ${chart.boxes[last][5]}`);
 		ok(`${spans.length} latest slow calls listed; span ${first}'s flame chart: ${drawn.length} boxes as the API lays them out; ${await page.textContent("#charttitle")}`);
+		await flameInView(page, "#flame", "handle_request", "flame chart open");
 		await shot(page, "03-flamechart");
 	}
 
@@ -220,7 +257,14 @@ try {
 		const cellSum = hm.cells.flat().reduce((t, n) => t + n, 0);
 		if (cellSum !== hm.total || hm.total + hm.idle_dropped !== +reportSamples)
 			fail(`the heat map holds ${cellSum} samples in its cells, total ${hm.total} (+${hm.idle_dropped} idle); sonde report says ${reportSamples}`);
+		// opened paused: the frozen flame graph is not drawn again, but its
+		// root stays in view in the smaller box
+		await page.keyboard.press("p");
+		await page.waitForSelector('body[data-conn="paused"]');
 		await page.click("#heatbtn");
+		await flameInView(page, "#flame", "handle_request", "heat map open, paused");
+		await page.keyboard.press("p");
+		await page.waitForSelector('body[data-conn="recording"]');
 		await page.waitForFunction((n) => document.querySelectorAll("#heatmap rect.cell").length === n, hm.cols * hm.rows, { timeout: 20000 });
 		const drawnCells = await page.$$eval("#heatmap rect.cell", (rs) => rs.reduce((t, r) => t + +r.dataset.n, 0));
 		const pageTotal = +(await page.$eval("#heatmap", (e) => e.dataset.total));
@@ -259,7 +303,11 @@ try {
 		}, null, { timeout: 20000 });
 		ok(`heat map: ${hm.cols} s x ${hm.rows} rows, ${hm.total} samples (sonde report: ${reportSamples}); dragged cells ${kA}..${kB} (${sel} cells, ${want} samples per the API's cells): range flame graph of ${got.total} samples; ${await page.textContent("#rangetitle")}`);
 		console.log(`range_ns=${got.from}-${got.to} range_samples=${got.total} heat_start_ns=${hm.start_ns}`);
+		await flameInView(page, "#flame", "handle_request", "heat map open");
+		await flameInView(page, "#rangeflame", "handle_request", "range selected");
 		await shot(page, "04-heatmap");
+		await page.click("#heatclose");
+		await flameInView(page, "#flame", "handle_request", "heat map closed");
 	}
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));

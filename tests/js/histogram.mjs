@@ -39,3 +39,69 @@ export async function brushFrom(page, minNs) {
 	await page.mouse.up();
 	return span.n;
 }
+
+// The percentile marks and the threshold line of the histogram shown,
+// checked against the status the page holds (window.sondeState) and the
+// histogram's own axis: each line (p50, p95, p99, the slow threshold) at the
+// x the axis gives its value (log scale, from the first and last tick;
+// within 1 px: d3's axis draws its ticks half a pixel right, for crisp
+// lines), the threshold line there iff the status has a threshold,
+// and each label beside its line, inside the SVG, overlapping no other.
+// Returns the problems found ([] when none) and what was measured.
+export async function histogramMarks(page) {
+	return page.evaluate(() => {
+		const problems = [];
+		const name = document.querySelector("#probes tbody tr.sel")?.dataset.name;
+		const p = window.sondeState().status.probes.find((q) => q.name === name);
+		if (!p) return { problems: [`no probe selected (${name})`] };
+		const svg = document.querySelector("#hist svg");
+		const ticks = [...svg.querySelectorAll("g.xaxis g.tick")].map((g) => ({
+			v: g.__data__, x: +/translate\(([-\d.]+)/.exec(g.getAttribute("transform"))[1],
+		}));
+		if (ticks.length < 2) problems.push(`${ticks.length} ticks on the axis`);
+		const [a, z] = [ticks[0], ticks[ticks.length - 1]];
+		const axisX = (ns) => ticks.length < 2 ? NaN : a.x + ((Math.log(ns) - Math.log(a.v)) / (Math.log(z.v) - Math.log(a.v))) * (z.x - a.x);
+		const want = [["p50", p.p50_ns], ["p95", p.p95_ns], ["p99", p.p99_ns]].filter((m) => m[1] > 0);
+		const lines = [...svg.querySelectorAll("line.mark")];
+		if (lines.length !== want.length) problems.push(`${lines.length} percentile lines, the status has ${want.length}`);
+		const at = {};
+		for (const [label, ns] of want) {
+			const l = lines.find((e) => e.__data__[0] === label);
+			at[label] = l && +l.getAttribute("x1");
+			if (!l || (ticks.length >= 2 && !(Math.abs(at[label] - axisX(ns)) <= 1))) problems.push(`${label} ${ns} ns: line at ${at[label]}, the axis puts it at ${axisX(ns).toFixed(1)}`);
+		}
+		const thr = [...svg.querySelectorAll("line.thr")];
+		const t = p.slow_threshold_ns;
+		if (thr.length !== (t ? 1 : 0)) problems.push(`${thr.length} threshold lines, the status's threshold ${t}`);
+		let thrX = null;
+		if (t && thr.length) {
+			thrX = +thr[0].getAttribute("x1");
+			if ((ticks.length >= 2 && !(Math.abs(thrX - axisX(t)) <= 1)) || +thr[0].getAttribute("x2") !== thrX)
+				problems.push(`threshold ${t} ns: line at ${thrX}, the axis puts it at ${axisX(t).toFixed(1)}`);
+			if (!(thrX >= 0 && thrX <= +svg.getAttribute("width"))) problems.push(`threshold line at ${thrX}, outside the SVG`);
+		}
+		const sb = svg.getBoundingClientRect();
+		const labels = [...svg.querySelectorAll("text.mark")].map((e) => {
+			const r = e.getBoundingClientRect();
+			return { label: e.textContent, l: r.left, r: r.right, t: r.top, b: r.bottom };
+		});
+		if (labels.length !== want.length) problems.push(`${labels.length} percentile labels, ${want.length} lines`);
+		for (const q of labels) {
+			if (q.l < sb.left || q.r > sb.right || q.t < sb.top || q.b > sb.bottom)
+				problems.push(`label ${q.label} ${JSON.stringify(q)} outside the SVG ${JSON.stringify([sb.left, sb.right, sb.top, sb.bottom])}`);
+			const lx = sb.left + at[q.label];
+			if (!(Math.abs(q.l - lx) <= 4 || Math.abs(q.r - lx) <= 4)) problems.push(`label ${q.label} (${q.l.toFixed(1)}..${q.r.toFixed(1)}) is not beside its line at ${lx}`);
+		}
+		for (let i = 0; i < labels.length; i++)
+			for (let j = i + 1; j < labels.length; j++) {
+				const [u, v] = [labels[i], labels[j]];
+				if (u.l < v.r && v.l < u.r && u.t < v.b && v.t < u.b) problems.push(`labels ${u.label} and ${v.label} overlap: ${JSON.stringify([u, v])}`);
+			}
+		const fmt = (x) => (x == null ? "-" : x.toFixed(1));
+		return {
+			problems,
+			text: `${want.map(([l, ns]) => `${l} ${ns} ns at x ${fmt(at[l])}`).join(", ")}; threshold ${t} ns at x ${fmt(thrX)} ` +
+				`(axis ${t ? axisX(t).toFixed(1) : "-"}); labels ${labels.map((q) => `${q.label} ${q.l.toFixed(0)}..${q.r.toFixed(0)}x${q.t.toFixed(0)}..${q.b.toFixed(0)}`).join(", ")}`,
+		};
+	});
+}

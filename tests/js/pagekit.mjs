@@ -81,3 +81,39 @@ export async function patchedIsWhole(page, token) {
 		}), token);
 	return fresh;
 }
+
+// Waits until a flame graph (not inverted) shows its root and the widest box
+// of the function `name` wholly inside the visible part of its box `sel`
+// (#flame, #bandflame, #rangeflame); for the main one (#flame), which is
+// drawn to its box's height, also that the root stands at the bottom (at
+// most 30 px above its bottom edge: the page leaves 20). Fails saying what
+// was where after 10 s. `when` says in which state, for the messages.
+export async function flameInView(page, sel, name, when) {
+	const look = ([s, fn]) => {
+		const el = document.querySelector(s);
+		const b = el.getBoundingClientRect();
+		const box = { top: b.top + el.clientTop, left: b.left + el.clientLeft };
+		box.bottom = box.top + el.clientHeight;
+		box.right = box.left + el.clientWidth;
+		const widest = (q) => {
+			const rs = [...el.querySelectorAll(q)].map((r) => r.getBoundingClientRect());
+			return rs.length ? rs.reduce((a, r) => (r.width > a.width ? r : a)) : null;
+		};
+		const root = widest('g.frame[name="all"] rect'), hot = widest(`g.frame[name="${fn}"] rect`);
+		const inside = (r) => r && r.height > 0 && r.width > 0 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5 &&
+			r.left >= box.left - 0.5 && r.right <= box.right + 0.5;
+		const at = (r) => r && { top: Math.round(r.top), bottom: Math.round(r.bottom), width: Math.round(r.width) };
+		return {
+			ok: inside(root) && (s !== "#flame" || root.bottom >= box.bottom - 30) && inside(hot),
+			box: { top: Math.round(box.top), bottom: Math.round(box.bottom) }, root: at(root), [fn]: at(hot),
+		};
+	};
+	const args = [sel, name];
+	try {
+		await page.waitForFunction(`(${look})(${JSON.stringify(args)}).ok`, null, { timeout: 10000, polling: 100 });
+	} catch {
+		fail(`${when}: the flame graph ${sel} is not in its box: ${JSON.stringify(await page.evaluate(look, args))}`);
+	}
+	const got = await page.evaluate(look, args);
+	ok(`${when}: the flame graph ${sel} shows in its box (${got.box.top}..${got.box.bottom} px) its root ${got.root.top}..${got.root.bottom}, ${name} ${got[name].top}..${got[name].bottom}, ${got[name].width} px wide`);
+}

@@ -1,7 +1,9 @@
 /* cpusplit — burns CPU in two functions with a known split and measures it.
  *
  * usage: cpusplit SECONDS [HOT_UNITS COLD_UNITS] [wait]
- * Loops for SECONDS of wall time; each round calls work_hot() HOT_UNITS
+ * Loops for SECONDS of wall time, and until it used at least 0.3 s of CPU
+ * time however busy the machine (tests compare samples with it: it must be
+ * a measurement; tests/integration/lib.sh asks for 0.2 s); each round calls work_hot() HOT_UNITS
  * times and work_cold() COLD_UNITS times (default 3 and 1), every call
  * spinning the same number of iterations. It measures the thread CPU time
  * spent inside each function itself and prints at exit:
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #define UNIT_ITERATIONS 200000
+#define MIN_CPU_S 0.3
 
 static volatile unsigned long sink;
 
@@ -57,7 +60,7 @@ __attribute__((noinline)) void run(double seconds, int hot_units, int cold_units
 {
 	double hot = 0, cold = 0, t0 = cpu_now();
 	double end = wall_now() + seconds;
-	while (wall_now() < end) {
+	while (wall_now() < end || cpu_now() - t0 < MIN_CPU_S) {
 		double a = cpu_now();
 		for (int i = 0; i < hot_units; i++)
 			work_hot();

@@ -1,5 +1,6 @@
 /* forker — a parent that forks a child which execs nothing and burns CPU in
- * child_work() while the parent burns in parent_work(), both for SECONDS.
+ * child_work() while the parent burns in parent_work(), both for SECONDS
+ * of wall time and at least 0.3 s of their own CPU time.
  * Used to check that a profiled command's children are followed.
  * usage: forker SECONDS
  * Each prints "<child|parent> pid=<pid> cpu_s=<its own CPU time>" as it ends
@@ -19,10 +20,22 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Each process burns at least this much CPU time, however busy the machine:
+ * the tests compare its samples with its CPU time, which must be large
+ * enough to be a measurement (tests/integration/lib.sh asks for 0.2 s). */
+#define MIN_CPU_S 0.3
+
+static double own_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 __attribute__((noinline)) static void burn_until(double end)
 {
 	unsigned long x = sink;
-	while (wall_now() < end)
+	while (wall_now() < end || own_cpu_s() < MIN_CPU_S)
 		for (int i = 0; i < 10000; i++)
 			x = x * 6364136223846793005UL + 1;
 	sink = x;

@@ -2,7 +2,8 @@
  *
  * usage: threads SECONDS NTHREADS [wait]
  * Thread i runs worker_even() when i is even and worker_odd() when odd, each
- * spinning for SECONDS of wall time; threads are started 100 ms after the
+ * spinning for SECONDS of wall time and at least 0.3 s of its own CPU
+ * time; threads are started 100 ms after the
  * process, or with "wait" only once the process gets SIGUSR1 (so a profiler
  * attached with -p sees them created, however long it took to attach). The
  * main thread sleeps in pthread_join. Prints "pid=<pid> threads=<n>" at
@@ -29,10 +30,22 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Each thread burns at least this much CPU time, however busy the machine:
+ * the tests compare its samples with its CPU time, which must be large
+ * enough to be a measurement (tests/integration/lib.sh asks for 0.2 s). */
+#define MIN_CPU_S 0.3
+
+static double own_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 __attribute__((noinline)) static void burn_until(double end)
 {
 	unsigned long x = sink;
-	while (wall_now() < end)
+	while (wall_now() < end || own_cpu_s() < MIN_CPU_S)
 		for (int i = 0; i < 10000; i++)
 			x = x * 6364136223846793005UL + 1442695040888963407UL;
 	sink = x;

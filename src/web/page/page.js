@@ -47,9 +47,10 @@ function findPath(p) {
 
 function applyFlame(m) {
 	/* full messages come at the start, after a missed event and whenever
-	 * the server renumbers its ids: the zoom stays on the same frames */
-	var zoomPath = m.full && zoomed ? pathOf(zoomed) : null;
-	if (m.full) { nodes.clear(); root = null; zoomed = null; }
+	 * the server renumbers its ids: the zooms and the selection stay on the
+	 * same frames */
+	var zoomPaths = m.full ? zooms.map(pathOf) : null, selPath = m.full && selected ? pathOf(selected) : null;
+	if (m.full) { nodes.clear(); root = null; zooms = []; selected = null; }
 	fractional = m.fractional;
 	m.removed.forEach(function (id) {
 		var n = nodes.get(id);
@@ -70,7 +71,8 @@ function applyFlame(m) {
 		if (n) { n.value = c[1]; n.self = c[2]; }
 	});
 	if (root) root.value = m.total;
-	if (zoomPath) zoomed = findPath(zoomPath);
+	if (zoomPaths) zooms = zoomPaths.map(findPath).filter(function (n) { return n; });
+	if (selPath) selected = findPath(selPath);
 }
 
 function samples(v) { return fractional ? v / 1000 : v; }
@@ -133,7 +135,12 @@ function setSearch(term) {
 
 /* ---- the chart ----------------------------------------------------------- */
 var chart = null;
-var zoomed = null; /* the node zoomed to, or null */
+/* Zoom is a stack, as in sonde top: z (or a click) zooms into a frame, Z
+ * goes back to the previous zoom. z takes the selected frame: the last one
+ * pointed at, clicked, or gone to with n/N. */
+var zooms = [];
+var selected = null;
+function zoomTop() { return zooms.length ? zooms[zooms.length - 1] : null; }
 var inverted = false;
 var paused = false;
 
@@ -159,7 +166,14 @@ function makeChart() {
 			return n.name + " (" + n.kind + ") " + fmtWeight(n.value) + ", " +
 				pct(n.value, root.value).toFixed(2) + "%, self " + (timeView ? fmtNs(samples(n.self)) : fmtCount(n.self));
 		})
-		.onClick(function (d) { zoomed = d.data === root ? null : d.data; });
+		/* d3-flame-graph has zoomed already, as zoomFlags would */
+		.onHover(function (d) { selected = d.data; markSelected(); })
+		.onClick(function (d) {
+			selected = d.data;
+			if (d.data === root) zooms = [];
+			else if (zoomTop() !== d.data) zooms.push(d.data);
+			markSelected();
+		});
 	chart.setDetailsElement($("details"));
 }
 
@@ -168,8 +182,9 @@ function makeChart() {
  * and go. */
 function zoomFlags() {
 	nodes.forEach(function (n) { n.fade = false; n.hide = false; });
-	if (!zoomed) return;
-	for (var c = zoomed, p = c.parent; p; c = p, p = p.parent) {
+	var z = zoomTop();
+	if (!z) return;
+	for (var c = z, p = c.parent; p; c = p, p = p.parent) {
 		p.fade = true;
 		p.children.forEach(function (s) { if (s !== c) s.hide = true; });
 	}
@@ -185,7 +200,9 @@ function draw() {
 		el.innerHTML = "<div class=\"empty\">No samples in view yet.</div>";
 		return;
 	}
-	if (zoomed && nodes.get(zoomed.id) !== zoomed) zoomed = null;
+	var here = function (n) { return nodes.get(n.id) === n; };
+	zooms = zooms.filter(here);
+	if (selected && !here(selected)) selected = null;
 	zoomFlags();
 	if (!chart) {
 		makeChart();
@@ -194,19 +211,67 @@ function draw() {
 		/* the pane's height changes as the status line wraps */
 		chart.minHeight(inverted ? 0 : el.clientHeight - 20).height(null).update(root);
 	}
+	keepRoot();
+	markSelected();
 	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtWeight(root.value) +
 		(timeView ? {"off-cpu": " off the CPU", wall: " of wall-clock time", wakers: " of waits woken"}[timeKind] || "" : "") +
 		(fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
 }
 
-function resetZoom() { zoomed = null; draw(); }
+/* A flame graph stands on its root: when it is higher than its box, the box
+ * stays scrolled as far from the bottom as the person left it (at first: at
+ * the bottom, the root in view), whatever the box's or the graph's height. */
+var flameFromBottom = 0;
+$("flame").addEventListener("scroll", function () {
+	var el = $("flame");
+	flameFromBottom = Math.max(0, el.scrollHeight - el.scrollTop - el.clientHeight);
+});
+function keepRoot() {
+	var el = $("flame");
+	if (!inverted) el.scrollTop = el.scrollHeight - el.clientHeight - flameFromBottom;
+}
 
-function nextMatch(step) {
-	if (!matches.length) return;
-	matchCursor = (matchCursor + step + matches.length) % matches.length;
-	zoomed = matches[matchCursor];
+/* The selected frame outlined (d3-flame-graph sets each frame's class at
+ * every update) */
+function markSelected() {
+	d3.select("#flame").selectAll("g.frame").classed("sel", function (d) { return d.data === selected; });
+}
+
+function resetZoom() { zooms = []; draw(); }
+
+function zoomIn() {
+	var n = selected;
+	if (!n) { say("z: no frame selected: point at one, or go to a match with n", true); return; }
+	if (n === root) { resetZoom(); return; }
+	if (zoomTop() === n) { say("z: already zoomed into " + n.name + " (Z: zoom out)", true); return; }
+	zooms.push(n);
 	draw();
-	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + zoomed.name;
+	say("zoomed into " + n.name + " (Z or Backspace: zoom out)", false);
+}
+
+function zoomOut() {
+	if (!zooms.length) { say("not zoomed", true); return; }
+	selected = zooms.pop(); /* the frame that was zoomed into, as sonde top */
+	draw();
+	say(zooms.length ? "zoomed out to " + zoomTop().name : "zoomed out: the whole graph", false);
+}
+
+/* Selects the next or previous match, as sonde top does; when the zoom
+ * hides it (it is neither inside the zoomed frame nor one of its callers),
+ * zoomed out until it shows. */
+function nextMatch(step) {
+	if (!searchRe) { say("no search: / to search", true); return; }
+	if (!matches.length) { say("no match for " + searchTerm, true); return; }
+	matchCursor = (matchCursor + step + matches.length) % matches.length;
+	var m = selected = matches[matchCursor];
+	var shows = function (z) {
+		for (var a = m; a; a = a.parent) if (a === z) return true; /* inside z */
+		for (a = z; a; a = a.parent) if (a === m) return true; /* a caller of z */
+		return false;
+	};
+	while (zooms.length && !shows(zoomTop())) zooms.pop();
+	draw();
+	$("details").textContent = "match " + (matchCursor + 1) + "/" + matches.length + ": " + m.name + " (z: zoom into it)";
 }
 
 /* ---- status, hot functions, probes ------------------------------------ */
@@ -330,7 +395,7 @@ function showHist(probes) {
 	var el = $("hist");
 	var b = p && p.buckets ? p.buckets : [];
 	if (!b.length) { el.innerHTML = ""; brush = null; return; }
-	var x = histX = d3.scaleLog().domain([b[0][0], b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
+	var x = histX = d3.scaleLog().domain([bucketLo(b[0]), b[b.length - 1][1]]).range([HM.l, HW - HM.r]);
 	/* counts on a log-like scale: a few slow calls next to many fast ones stay visible */
 	var y = d3.scaleSymlog().domain([0, d3.max(b, function (d) { return d[2]; })]).range([HH - HM.b, HM.t]);
 	var svg = d3.select(el).selectAll("svg").data([0]).join("svg").attr("width", HW).attr("height", HH);
@@ -344,13 +409,16 @@ function showHist(probes) {
 	var inBand = function (d) { return band && (d[0] + d[1]) / 2 >= band.lo && (d[0] + d[1]) / 2 <= band.hi; };
 	bars.selectAll("rect.bar").data(b).join("rect")
 		.attr("class", function (d) { return inBand(d) ? "bar inband" : "bar"; })
-		.attr("x", function (d) { return x(d[0]); })
-		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(d[0]) - 0.5); })
+		.attr("x", function (d) { return x(bucketLo(d)); })
+		.attr("width", function (d) { return Math.max(1, x(d[1]) - x(bucketLo(d)) - 0.5); })
 		.attr("y", function (d) { return y(d[2]); })
 		.attr("height", function (d) { return y(0) - y(d[2]); })
 		.attr("data-lo", function (d) { return d[0]; })
 		.attr("data-hi", function (d) { return d[1]; });
+	/* powers of ten; a few round values when the calls span less (a
+	 * function called once has one bucket) */
 	var ticks = x.ticks().filter(function (t) { return Math.log10(t) % 1 === 0; });
+	if (ticks.length < 2) ticks = x.ticks(3);
 	xaxis.attr("transform", "translate(0," + (HH - HM.b) + ")")
 		.call(d3.axisBottom(x).tickValues(ticks).tickFormat(fmtNs));
 	yaxis.attr("transform", "translate(" + HM.l + ",0)")
@@ -360,8 +428,20 @@ function showHist(probes) {
 	lines.selectAll("line.mark").data(marks).join("line").attr("class", "mark")
 		.attr("x1", function (m) { return x(m[1]); }).attr("x2", function (m) { return x(m[1]); })
 		.attr("y1", HM.t).attr("y2", HH - HM.b);
+	/* each label beside its line, right of it or left where it would leave
+	 * the plot; a row lower where it would overlap one already placed (close
+	 * percentiles, as p95 and p99 in one slow mode, are pixels apart) */
+	var placed = [];
 	lines.selectAll("text.mark").data(marks).join("text").attr("class", "mark")
-		.attr("x", function (m) { return x(m[1]) + 2; }).attr("y", HM.t + 8).text(function (m) { return m[0]; });
+		.text(function (m) { return m[0]; })
+		.each(function (m) {
+			var w = this.getComputedTextLength() || 6.1 * m[0].length, at = x(m[1]);
+			var l = at + 2 + w <= HW - HM.r ? at + 2 : Math.max(0, at - 2 - w);
+			var row = 0;
+			while (placed.some(function (q) { return q.row === row && l < q.r + 3 && q.l < l + w + 3; })) row++;
+			placed.push({l: l, r: l + w, row: row});
+			d3.select(this).attr("x", l).attr("y", HM.t + 8 + 11 * row);
+		});
 	var kde = smooth(b);
 	var line = d3.line().x(function (q) { return x(q[0]); }).y(function (q) { return y(q[1]); });
 	curve.selectAll("path.kde").data([kde.curve]).join("path").attr("class", "kde").attr("d", line);
@@ -468,9 +548,14 @@ function drawChart(d) {
 	});
 }
 
+/* Where a bucket [LO_NS, HI_NS) starts on the log axis: the first one, of
+ * the calls under 1 ns (0 on a log axis is nowhere), at half a nanosecond. */
+function bucketLo(d) { return d[0] > 0 ? d[0] : d[1] / 2; }
+
 /* A Gaussian kernel density of the calls over log duration (bandwidth by
  * Silverman's rule), scaled to calls per histogram bucket (buckets are
- * equally wide in log duration), on 160 points; and its modes: peaks of at
+ * equally wide in log duration but under 32 ns, where they are 1 ns wide),
+ * on 160 points; and its modes: peaks of at
  * least 3% of the highest, each parted from the one before by a dip below
  * 70% of the lower of the two. b: [[LO_NS, HI_NS, CALLS], ...] ascending. */
 function smooth(b) {
@@ -479,9 +564,9 @@ function smooth(b) {
 	mean /= n;
 	var v = 0;
 	b.forEach(function (d) { var t = Math.log((d[0] + d[1]) / 2) - mean; v += d[2] * t * t; });
-	var width = Math.log(b[0][1] / b[0][0]); /* one bucket, in log duration */
+	var last = b[b.length - 1], width = Math.log(last[1] / bucketLo(last)); /* one bucket, in log duration */
 	var h = Math.max(width, 1.06 * Math.sqrt(v / n) * Math.pow(n, -0.2));
-	var lo = Math.log(b[0][0]), hi = Math.log(b[b.length - 1][1]);
+	var lo = Math.log(bucketLo(b[0])), hi = Math.log(last[1]);
 	var curve = [];
 	for (var i = 0; i < 160; i++) {
 		var at = lo + (hi - lo) * i / 159, dens = 0;
@@ -565,8 +650,8 @@ function drawBand(d) {
 	});
 }
 
-/* A flame graph of a tree that does not update (a band, a sandwich): its
- * own colours, clicks zoom within it. */
+/* A flame graph of a tree that does not update (a band, a sandwich, a
+ * range): its own colours, clicks zoom within it. */
 function staticChart(el, r, upsideDown, detailsEl, label) {
 	var c = flamegraph.default()
 		.width(Math.max(300, el.clientWidth - 18))
@@ -578,6 +663,8 @@ function staticChart(el, r, upsideDown, detailsEl, label) {
 		.setDetailsHandler(function (text) { detailsEl.textContent = text || ""; })
 		.setLabelHandler(label);
 	d3.select(el).datum(r).call(c);
+	/* it stands on its root: in view when the graph is higher than its box */
+	if (!upsideDown) el.scrollTop = el.scrollHeight - el.clientHeight;
 	return c;
 }
 
@@ -920,6 +1007,7 @@ $("invert").onclick = function () {
 	inverted = !inverted;
 	$("invert").classList.toggle("on", inverted);
 	chart = null;
+	flameFromBottom = 0;
 	draw();
 };
 $("resetzoom").onclick = resetZoom;
@@ -974,33 +1062,73 @@ $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = nu
 $("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
+/* ---- keys: sonde top's (src/tui/tui.c) wherever the page has the same
+ * action, and h for the heat map, which top has not. One table makes both
+ * the handler and the help (?). ---- */
+var KEYS = [
+	[["/"], "search", "search function names (a regular expression)",
+		function () { $("search").focus(); $("search").select(); }],
+	[["n", "N"], "next/previous match", "select the next / previous match (z: zoom into it)",
+		function (k) { nextMatch(k === "n" ? 1 : -1); }],
+	[["Escape"], "clear the search", "clear the search (in a text box: leave the box)",
+		function () { setSearch(""); $("details").textContent = ""; }],
+	[["z"], "zoom in", "zoom into the selected frame: the last one pointed at, clicked or gone to with n/N", zoomIn],
+	[["Z", "Backspace"], "zoom out", "zoom out: back to the previous zoom", zoomOut],
+	[["i"], "icicle", "icicle: the roots at the top / back to the flame graph", function () { $("invert").click(); }],
+	[["p"], "pause", "pause / resume the display (data keeps coming)", function () { setPaused(!paused); }],
+	[[":"], "command", "the command line: any command of sonde top's language", function () { $("cmd").focus(); }],
+	[["h"], "heat map", "the subsecond heat map of the samples held", function () { openHeatmap(); }],
+	[["?"], "all keys", "this help (Esc, q, Enter or ? closes it)", function () { showHelp(true); }],
+];
+var keyName = function (k) { return k === "Escape" ? "Esc" : k; };
+var kbds = function (ks) { return ks.map(function (k) { return "<kbd>" + esc(keyName(k)) + "</kbd>"; }).join(" "); };
+$("keyhint").innerHTML = KEYS.map(function (k) { return "<span>" + kbds(k[0]) + " " + esc(k[1]) + "</span>"; }).join(" ");
+$("helpkeys").innerHTML = KEYS.map(function (k) {
+	return "<tr data-keys=\"" + esc(k[0].map(keyName).join(" ")) + "\"><td>" + kbds(k[0]) + "</td><td>" + esc(k[2]) + "</td></tr>";
+}).join("");
+function showHelp(on) { $("help").hidden = !on; }
+$("help").addEventListener("click", function (e) { if (e.target === $("help")) showHelp(false); });
+
 document.addEventListener("keydown", function (e) {
 	var t = e.target;
 	var typing = t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA");
-	if (e.key === "Escape") {
-		if (typing) t.blur();
-		else resetZoom();
+	if (e.ctrlKey || e.metaKey || e.altKey) return;
+	if (!$("help").hidden) {
+		/* as top's overlays: these close it, ':' goes on to the command line */
+		if (["Escape", "q", "Enter", "?", ":"].indexOf(e.key) >= 0) {
+			e.preventDefault();
+			showHelp(false);
+			if (e.key === ":") $("cmd").focus();
+		}
 		return;
 	}
-	if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-	var keys = {
-		"/": function () { $("search").focus(); $("search").select(); },
-		":": function () { $("cmd").focus(); },
-		n: function () { nextMatch(1); },
-		N: function () { nextMatch(-1); },
-		z: resetZoom,
-		i: function () { $("invert").click(); },
-		h: openHeatmap,
-		p: function () { setPaused(!paused); },
-	};
-	if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+	if (typing) {
+		if (e.key === "Escape") t.blur();
+		return;
+	}
+	var k = KEYS.find(function (x) { return x[0].indexOf(e.key) >= 0; });
+	if (k) { e.preventDefault(); k[3](e.key); }
 });
 
-var resizeTimer = 0;
-window.addEventListener("resize", function () {
+/* The flame graph is drawn to its box: as wide, and at least as high with
+ * the root at the bottom. The box changes with the window and whenever a pane
+ * under it (band, flame chart, sandwich, heat map) opens or closes: drawn
+ * again then, not at the next update -- which a recording never sends, and
+ * until which the frames would sit below the visible box. A new width makes
+ * a new chart (after a pause, for a window being dragged); a new height
+ * only lays the frames out again. */
+var flameBox = {w: 0, h: 0}, resizeTimer = 0;
+new ResizeObserver(function (entries) {
+	var b = entries[entries.length - 1].borderBoxSize[0], w = b.inlineSize, h = b.blockSize;
+	if (w === flameBox.w && h === flameBox.h) return;
+	var newWidth = w !== flameBox.w && flameBox.w !== 0;
+	flameBox = {w: w, h: h};
+	/* paused: the frozen graph is not drawn again (its nodes have moved
+	 * on), its root only kept in view */
+	if (!newWidth) { if (chart) { if (paused) keepRoot(); else draw(); } return; }
 	clearTimeout(resizeTimer);
 	resizeTimer = setTimeout(function () { chart = null; draw(); }, 150);
-});
+}).observe($("flame"), {box: "border-box"});
 
 if (!token) say("no token in this page's URL: open the URL sonde serve printed", true);
 showConn();

@@ -26,6 +26,27 @@ Test(errbuf, set_without_room_writes_nothing)
 	cr_assert_str_eq(err, "trun");
 }
 
+Test(errbuf, first_keeps_the_first_failure)
+{
+	char err[64] = "";
+	struct errbuf e = {.err = err, .errlen = sizeof(err)};
+	cr_assert_not(e.failed);
+	cr_assert_eq(errbuf_first(&e, "unexpected %s", "\"]\""), -1);
+	cr_assert(e.failed);
+	/* what follows from the first failure does not replace it */
+	cr_assert_eq(errbuf_first(&e, "expected a member name"), -1);
+	cr_assert_str_eq(err, "unexpected \"]\"");
+	/* one line, as errbuf_set */
+	char two[16];
+	struct errbuf f = {.err = two, .errlen = sizeof(two)};
+	errbuf_first(&f, "a\nb");
+	cr_assert_str_eq(two, "a b");
+	/* no buffer: only the state */
+	struct errbuf none = {0};
+	cr_assert_eq(errbuf_first(&none, "x"), -1);
+	cr_assert(none.failed);
+}
+
 Test(errbuf, prefix_goes_in_front_and_the_end_is_cut)
 {
 	char err[32];

@@ -11,6 +11,51 @@
 #include "folded.h"
 #include "profile.h"
 
+uint32_t unit_frame_at(struct profile *p, const char *name, const char *module, uint32_t line,
+		       enum frame_kind k)
+{
+	return frames_intern(p->frames, name, module, "x.c", line, k);
+}
+
+uint32_t unit_frame(struct profile *p, const char *name, enum frame_kind k)
+{
+	return unit_frame_at(p, name, "/bin/x", 1, k);
+}
+
+void unit_add(struct profile *p, struct unit_sample s)
+{
+	for (uint64_t i = 0; i < (s.count ? s.count : 1); i++) {
+		struct sample x = {.time_ns = s.time_ns + 1000 * i,
+				   .weight = s.weight ? s.weight : 1,
+				   .cpu = s.cpu,
+				   .thread = s.thread,
+				   .event = s.event,
+				   .stack = s.stack};
+		profile_add_sample(p, &x, s.links, s.nlinks);
+	}
+}
+
+void unit_sample(struct profile *p, uint32_t thread, uint64_t time_ns, uint32_t stack,
+		 uint64_t weight)
+{
+	unit_add(p, (struct unit_sample){.thread = thread, .stack = stack, .time_ns = time_ns,
+					 .weight = weight});
+}
+
+void unit_span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
+	       uint64_t start_ns, uint64_t duration_ns, uint32_t depth, bool open)
+{
+	struct span s = {.id = id,
+			 .parent = parent,
+			 .start_ns = start_ns,
+			 .duration_ns = duration_ns,
+			 .probe = probe,
+			 .thread = thread,
+			 .depth = depth,
+			 .open = open};
+	cr_assert_geq(profile_span_add(p, &s), 0);
+}
+
 bool svg_attr(const char *from, const char *to, const char *key, char *buf, size_t size)
 {
 	char pattern[64];
@@ -149,6 +194,17 @@ char *node_check_text(const char *script, const char *text)
 	unlink(path);
 	cr_assert_gt(strlen(out), 0, "%s printed nothing", script);
 	return out;
+}
+
+void node_check_refuses(const char *script, const char *text, const char *verdict,
+			const char *const *reasons)
+{
+	char *report = node_check_text(script, text);
+	if (verdict)
+		cr_assert(strstr(report, verdict), "%s: no %s in %s", script, verdict, report);
+	for (const char *const *r = reasons; *r; r++)
+		cr_assert(strstr(report, *r), "%s: no \"%s\" in %s", script, *r, report);
+	free(report);
 }
 
 /* Where the value of "key": starts. */

@@ -1,6 +1,7 @@
 /* unitkit — what several unit tests need, once: reading sonde's own SVG and
- * HTML back (attributes, text, xmllint's verdict), asking for a tool, the
- * folded stacks of a profile, and running a node checker of tests/js.
+ * HTML back (attributes, text, xmllint's verdict), profiles built by hand
+ * (frames, samples, calls), asking for a tool, the folded stacks of a
+ * profile, and running a node checker of tests/js.
  * Compiled into every unit test (tests/CMakeLists.txt). Failures are
  * Criterion assertions; a missing tool skips the test that needs it. */
 #ifndef SONDE_UNITKIT_H
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct profile;
+#include "profile.h"
 
 /* ---- markup --------------------------------------------------------------- */
 
@@ -41,6 +42,39 @@ const struct svg_frame *svg_find_frame(const struct svg_frame *f, size_t n, cons
  * nothing (--html exits 0 even on errors); skips without xmllint. */
 void svg_assert_well_formed(const char *doc, const char *flags);
 
+/* ---- profiles built by hand ------------------------------------------------- */
+
+/* A frame `name` of kind k in `module` at x.c:`line`. */
+uint32_t unit_frame_at(struct profile *p, const char *name, const char *module, uint32_t line,
+		       enum frame_kind k);
+/* The same in /bin/x at x.c:1. */
+uint32_t unit_frame(struct profile *p, const char *name, enum frame_kind k);
+
+/* The stack of the frames listed, root first (one or more). */
+#define UNIT_STACK(p, ...)                                                                    \
+	profile_stack_intern((p), (uint32_t[]){__VA_ARGS__},                                  \
+			     sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t))
+
+/* Samples of one stack on one thread, for unit_add. */
+struct unit_sample {
+	uint32_t thread;  /* profile_thread_intern's id */
+	uint32_t stack;   /* profile_stack_intern's id */
+	uint64_t time_ns; /* of the first; each next one 1000 ns later */
+	uint64_t count;   /* how many (0: one) */
+	uint64_t weight;  /* each (0: 1) */
+	uint32_t event, cpu;
+	const struct span_link *links; /* the calls in flight, on every sample */
+	size_t nlinks;
+};
+void unit_add(struct profile *p, struct unit_sample s);
+/* One sample: unit_add's common case. */
+void unit_sample(struct profile *p, uint32_t thread, uint64_t time_ns, uint32_t stack,
+		 uint64_t weight);
+
+/* Adds a call record (asserting the profile takes it). */
+void unit_span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
+	       uint64_t start_ns, uint64_t duration_ns, uint32_t depth, bool open);
+
 /* ---- tools and fixtures ------------------------------------------------------ */
 
 /* Whether a command is on PATH. */
@@ -55,6 +89,11 @@ char *folded_of(struct profile *p);
 char *node_check_file(const char *script, const char *path, int *status);
 /* The same on a temporary file holding `text`; asserts it printed something. */
 char *node_check_text(const char *script, const char *text);
+/* Asserts that a checker refuses `text` (it is not vacuous): its report
+ * holds `verdict` (e.g. "\"ok\":false"; NULL: not looked for) and each of
+ * the NULL-terminated `reasons`. */
+void node_check_refuses(const char *script, const char *text, const char *verdict,
+			const char *const *reasons);
 /* The number after "key": in a flat JSON report; asserts it is there. */
 double json_num(const char *json, const char *key);
 uint64_t json_u64(const char *json, const char *key); /* exact to 2^64 */

@@ -23,20 +23,6 @@
 
 /* ---- building profiles ------------------------------------------------ */
 
-static void sample(struct profile *p, uint32_t thread, uint64_t t, uint32_t stack)
-{
-	struct sample s = {.time_ns = t, .weight = 1, .thread = thread, .stack = stack};
-	profile_add_sample(p, &s, NULL, 0);
-}
-
-static void span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
-		 uint64_t start, uint64_t dur, uint32_t depth, bool open)
-{
-	struct span s = {.id = id, .parent = parent, .start_ns = start, .duration_ns = dur,
-			 .probe = probe, .thread = thread, .depth = depth, .open = open};
-	cr_assert_geq(profile_span_add(p, &s), 0);
-}
-
 struct stacks {
 	uint32_t a, b, c; /* main;work  main;work;do_syscall_64  main;helper */
 };
@@ -68,20 +54,20 @@ static struct profile *build(bool times)
 	uint32_t t2 = profile_thread_intern(p, 100, 101, "wo\"rk\\er\n\x01\xff");
 	uint32_t t1 = profile_thread_intern(p, 100, 100, "app");
 	uint64_t b = times ? T0 : 0;
-	sample(p, t1, times ? b + 3 * MS : 0, s.a);
-	sample(p, t1, times ? b + 1 * MS : 0, s.a);
-	sample(p, t2, times ? b + 3 * MS / 2 : 0, s.c);
-	sample(p, t1, times ? b + 2 * MS : 0, s.b);
-	sample(p, t1, times ? b + 10 * MS : 0, s.c);
-	sample(p, t2, times ? b + 5 * MS / 2 : 0, s.a);
+	unit_sample(p, t1, times ? b + 3 * MS : 0, s.a, 1);
+	unit_sample(p, t1, times ? b + 1 * MS : 0, s.a, 1);
+	unit_sample(p, t2, times ? b + 3 * MS / 2 : 0, s.c, 1);
+	unit_sample(p, t1, times ? b + 2 * MS : 0, s.b, 1);
+	unit_sample(p, t1, times ? b + 10 * MS : 0, s.c, 1);
+	unit_sample(p, t2, times ? b + 5 * MS / 2 : 0, s.a, 1);
 	uint32_t handle = profile_probe_add(p, "handle \"req\"", "/bin/app", 0x1000);
 	uint32_t parse = profile_probe_add(p, "parse", "/bin/app", 0x2000);
-	span(p, 1, 0, handle, t1, T0 + MS / 2, 5 * MS, 1, false);
-	span(p, 2, 1, parse, t1, T0 + MS, MS, 2, false);
-	span(p, 3, 1, parse, t1, T0 + 3 * MS, MS, 2, false);
-	span(p, 5, 1, parse, t1, T0 + 5 * MS, 2 * MS, 2, false); /* ends after handle */
-	span(p, 6, 0, parse, t1, T0 + 20 * MS, 0, 1, false);
-	span(p, 4, 0, handle, t2, T0 + 2 * MS, 100 * MS + 1, 1, true);
+	unit_span(p, 1, 0, handle, t1, T0 + MS / 2, 5 * MS, 1, false);
+	unit_span(p, 2, 1, parse, t1, T0 + MS, MS, 2, false);
+	unit_span(p, 3, 1, parse, t1, T0 + 3 * MS, MS, 2, false);
+	unit_span(p, 5, 1, parse, t1, T0 + 5 * MS, 2 * MS, 2, false); /* ends after handle */
+	unit_span(p, 6, 0, parse, t1, T0 + 20 * MS, 0, 1, false);
+	unit_span(p, 4, 0, handle, t2, T0 + 2 * MS, 100 * MS + 1, 1, true);
 	return p;
 }
 
@@ -210,7 +196,7 @@ Test(chrometrace, chunks)
 	const size_t n = 25000;
 	const uint64_t step = 1234567; /* ns: 1234.567 µs */
 	for (size_t k = 0; k < n; k++)
-		sample(p, t, T0 + 999 + k * step, k < 20000 ? s.a : s.b);
+		unit_sample(p, t, T0 + 999 + k * step, k < 20000 ? s.a : s.b, 1);
 	char *json = render(p);
 	size_t chunks = 0;
 	for (const char *c = json; (c = strstr(c, "\"name\":\"ProfileChunk\"")); c++)
@@ -244,10 +230,10 @@ Test(chrometrace, same_tid_one_track)
 	uint32_t a = profile_thread_intern(p, 5, 6, "before");
 	uint32_t b = profile_thread_intern(p, 5, 6, "after");
 	uint32_t pr = profile_probe_add(p, "f", "/bin/f", 0);
-	sample(p, a, 100000, s.a);
-	sample(p, b, 300000, s.b);
-	span(p, 1, 0, pr, a, 100000, 100000, 1, false);
-	span(p, 2, 0, pr, b, 250000, 100000, 1, false);
+	unit_sample(p, a, 100000, s.a, 1);
+	unit_sample(p, b, 300000, s.b, 1);
+	unit_span(p, 1, 0, pr, a, 100000, 100000, 1, false);
+	unit_span(p, 2, 0, pr, b, 250000, 100000, 1, false);
 	char *json = render(p);
 	size_t names = 0;
 	for (const char *c = json; (c = strstr(c, "\"thread_name\"")); c++)
@@ -336,7 +322,8 @@ Test(chrometrace, write_error)
 Test(chrometrace, checker_rejects_broken_files)
 {
 	REQUIRE_NODE();
-	char *report = check(
+	node_check_refuses(
+		"check_chrometrace.mjs",
 		"{\"traceEvents\":["
 		"{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":1},"
 		"{\"ph\":\"X\",\"name\":\"b\",\"ts\":5,\"dur\":10,\"pid\":1,\"tid\":1},"
@@ -348,20 +335,14 @@ Test(chrometrace, checker_rejects_broken_files)
 		"\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":["
 		"{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\"}},"
 		"{\"id\":3,\"parent\":7,\"callFrame\":{\"functionName\":\"f\"}}],"
-		"\"samples\":[1,9]},\"timeDeltas\":[0.5]}}}]}");
-	cr_assert(strstr(report, "\"ok\":false"), "%s", report);
-	cr_assert(strstr(report, "no Profile with id 0x1 before it"), "%s", report);
-	cr_assert(strstr(report, "parent 7 is not an earlier node"), "%s", report);
-	cr_assert(strstr(report, "1 timeDeltas for 2 samples"), "%s", report);
-	cr_assert(strstr(report, "sample names node 9"), "%s", report);
-	cr_assert(strstr(report, "not dense"), "%s", report);
-	cr_assert(strstr(report, "pid 1 has no process_name"), "%s", report);
-	cr_assert(strstr(report, "thread 1/1 has no thread_name"), "%s", report);
-	cr_assert(strstr(report, "slice b [5000, 15000] ns overlaps a"), "%s", report);
-	free(report);
-	report = check("{\"traceEvents\":[");
-	cr_assert(strstr(report, "not JSON"), "%s", report);
-	free(report);
+		"\"samples\":[1,9]},\"timeDeltas\":[0.5]}}}]}",
+		"\"ok\":false",
+		(const char *const[]){"no Profile with id 0x1 before it", "parent 7 is not an earlier node",
+				      "1 timeDeltas for 2 samples", "sample names node 9", "not dense",
+				      "pid 1 has no process_name", "thread 1/1 has no thread_name",
+				      "slice b [5000, 15000] ns overlaps a", NULL});
+	node_check_refuses("check_chrometrace.mjs", "{\"traceEvents\":[", NULL,
+			   (const char *const[]){"not JSON", NULL});
 }
 
 /* One function sampled at different lines is one node under its parent. */
@@ -372,9 +353,9 @@ Test(chrometrace, nodes_grouped_by_function)
 	uint32_t m12 = frames_intern(p->frames, "main", "/bin/app", "main.c", 12, FRAME_USER);
 	uint32_t w = frames_intern(p->frames, "work", "/bin/app", "w.c", 7, FRAME_USER);
 	uint32_t t = profile_thread_intern(p, 1, 1, "x");
-	sample(p, t, 1000, profile_stack_intern(p, (uint32_t[]){m10, w}, 2));
-	sample(p, t, 2000, profile_stack_intern(p, (uint32_t[]){m12, w}, 2));
-	sample(p, t, 3000, profile_stack_intern(p, (uint32_t[]){m12}, 1));
+	unit_sample(p, t, 1000, UNIT_STACK(p, m10, w), 1);
+	unit_sample(p, t, 2000, UNIT_STACK(p, m12, w), 1);
+	unit_sample(p, t, 3000, UNIT_STACK(p, m12), 1);
 	char *json = render(p);
 	cr_assert(strstr(json, "{\"id\":2,\"parent\":1,\"callFrame\":{\"functionName\":\"main\","
 			       "\"url\":\"main.c\",\"lineNumber\":-1,"),

@@ -15,23 +15,6 @@
 #include "profile.h"
 #include "unitkit.h"
 
-static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
-{
-	return frames_intern(p->frames, name, "/bin/x", "x.c", 7, k);
-}
-
-static void add(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
-		const uint32_t *frames, size_t n, uint64_t time_ns, uint64_t weight, uint32_t cpu)
-{
-	struct sample s = {.time_ns = time_ns,
-			   .weight = weight,
-			   .cpu = cpu,
-			   .thread = profile_thread_intern(p, pid, tid, comm),
-			   .event = 0,
-			   .stack = profile_stack_intern(p, frames, n)};
-	profile_add_sample(p, &s, NULL, 0);
-}
-
 #define T0 5000000000ull /* monotonic ns at the start */
 
 /* Two processes ("prog" with two threads, "my prog"), user, kernel and
@@ -47,18 +30,31 @@ static struct profile *sample_profile(bool wall, uint64_t weight)
 		profile_meta_set(p, "end_ns", "5900000000");
 		profile_meta_set(p, "start_unix_s", "1700000000.250000");
 	}
-	uint32_t m = fr(p, "main", FRAME_USER), a = fr(p, "a", FRAME_USER),
-		 b = fr(p, "b", FRAME_USER), k = fr(p, "schedule", FRAME_KERNEL),
-		 sys = fr(p, "do_syscall_64", FRAME_KERNEL), i = fr(p, "inl", FRAME_INLINED),
-		 b2 = frames_intern(p->frames, "b", "/bin/x", "x.c", 99, FRAME_USER);
-	add(p, 100, 101, "prog", (uint32_t[]){m, a, b}, 3, T0 + 30000000, 1, 0);
-	add(p, 100, 101, "prog", (uint32_t[]){m, a, b2}, 3, T0 + 10000000, weight, 1);
-	add(p, 100, 102, "prog", (uint32_t[]){m, a}, 2, T0 + 20000123, 1, 2);
-	add(p, 200, 200, "my prog", (uint32_t[]){m, sys, k}, 3, T0 + 40000456, weight, 3);
-	add(p, 200, 200, "my prog", (uint32_t[]){m, sys, k}, 3, T0 + 40000456, 1, 3);
-	add(p, 100, 101, "prog", (uint32_t[]){m, i}, 2, T0 + 812345678, 1, 0);
-	add(p, 200, 201, "my prog", NULL, 0, T0 + 500000001, 1, 1);
-	add(p, 100, 102, "prog", (uint32_t[]){m, a, b}, 3, T0 + 600000000, 1, 2);
+	uint32_t m = unit_frame(p, "main", FRAME_USER), a = unit_frame(p, "a", FRAME_USER),
+		 b = unit_frame(p, "b", FRAME_USER), k = unit_frame(p, "schedule", FRAME_KERNEL),
+		 sys = unit_frame(p, "do_syscall_64", FRAME_KERNEL),
+		 i = unit_frame(p, "inl", FRAME_INLINED),
+		 b2 = unit_frame_at(p, "b", "/bin/x", 99, FRAME_USER);
+	uint32_t p1 = profile_thread_intern(p, 100, 101, "prog"),
+		 p2 = profile_thread_intern(p, 100, 102, "prog"),
+		 my1 = profile_thread_intern(p, 200, 200, "my prog"),
+		 my2 = profile_thread_intern(p, 200, 201, "my prog");
+	uint32_t mab = UNIT_STACK(p, m, a, b), msk = UNIT_STACK(p, m, sys, k);
+	unit_add(p, (struct unit_sample){.thread = p1, .stack = mab, .time_ns = T0 + 30000000});
+	unit_add(p, (struct unit_sample){.thread = p1, .stack = UNIT_STACK(p, m, a, b2),
+					 .time_ns = T0 + 10000000, .weight = weight, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = p2, .stack = UNIT_STACK(p, m, a),
+					 .time_ns = T0 + 20000123, .cpu = 2});
+	unit_add(p, (struct unit_sample){.thread = my1, .stack = msk, .time_ns = T0 + 40000456,
+					 .weight = weight, .cpu = 3});
+	unit_add(p, (struct unit_sample){.thread = my1, .stack = msk, .time_ns = T0 + 40000456,
+					 .cpu = 3});
+	unit_add(p, (struct unit_sample){.thread = p1, .stack = UNIT_STACK(p, m, i),
+					 .time_ns = T0 + 812345678});
+	unit_add(p, (struct unit_sample){.thread = my2, .stack = profile_stack_intern(p, NULL, 0),
+					 .time_ns = T0 + 500000001, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = p2, .stack = mab, .time_ns = T0 + 600000000,
+					 .cpu = 2});
 	return p;
 }
 

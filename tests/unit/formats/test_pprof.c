@@ -22,29 +22,6 @@
 
 #define APP "/usr/bin/app"
 
-static uint32_t fr(struct profile *p, const char *name, const char *module, uint32_t line,
-		   enum frame_kind k)
-{
-	return frames_intern(p->frames, name, module, "app.c", line, k);
-}
-
-static void add(struct profile *p, uint32_t thread, const uint32_t *frames, size_t n,
-		uint64_t count, uint64_t weight, uint32_t event, const struct span_link *links,
-		size_t nlinks)
-{
-	static uint64_t clock = 1000000;
-	uint32_t st = profile_stack_intern(p, frames, n);
-	for (uint64_t i = 0; i < count; i++) {
-		struct sample s = {.time_ns = clock += 1000,
-				   .weight = weight,
-				   .cpu = 1,
-				   .thread = thread,
-				   .event = event,
-				   .stack = st};
-		profile_add_sample(p, &s, links, nlinks);
-	}
-}
-
 /* Two threads; an inline chain of two, a single inlined frame, kernel frames
  * (vmlinux, a module, a module-less one), unknown frames, a JIT frame, a
  * second event, spans. */
@@ -59,12 +36,12 @@ static struct profile *sample_profile(void)
 	profile_meta_set(p, "command_line", "sonde record -o x.sonde -- ./app --fast");
 	uint32_t app = profile_thread_intern(p, 100, 100, "app");
 	uint32_t worker = profile_thread_intern(p, 100, 101, "worker thread");
-	uint32_t main_ = fr(p, "main", APP, 10, FRAME_USER),
-		 work20 = fr(p, "work", APP, 20, FRAME_USER),
-		 work22 = fr(p, "work", APP, 22, FRAME_USER),
-		 outer = fr(p, "inl_outer", APP, 30, FRAME_INLINED),
-		 inner = fr(p, "inl_inner", APP, 40, FRAME_INLINED),
-		 readf = fr(p, "read_file", APP, 50, FRAME_USER),
+	uint32_t main_ = unit_frame_at(p, "main", APP, 10, FRAME_USER),
+		 work20 = unit_frame_at(p, "work", APP, 20, FRAME_USER),
+		 work22 = unit_frame_at(p, "work", APP, 22, FRAME_USER),
+		 outer = unit_frame_at(p, "inl_outer", APP, 30, FRAME_INLINED),
+		 inner = unit_frame_at(p, "inl_inner", APP, 40, FRAME_INLINED),
+		 readf = unit_frame_at(p, "read_file", APP, 50, FRAME_USER),
 		 sys = frames_intern(p->frames, "do_syscall_64", "[kernel.kallsyms]", "", 0,
 				     FRAME_KERNEL),
 		 ext4 = frames_intern(p->frames, "ext4_file_read_iter", "[ext4]", "", 0,
@@ -77,7 +54,7 @@ static struct profile *sample_profile(void)
 		 sched = frames_intern(p->frames, "schedule", "", "", 0, FRAME_KERNEL),
 		 jit = frames_intern(p->frames, "Interpreter", "/tmp/perf-4242.map", "", 0,
 				     FRAME_JIT),
-		 semi = fr(p, "ns;fn", APP, 60, FRAME_USER);
+		 semi = unit_frame_at(p, "ns;fn", APP, 60, FRAME_USER);
 	uint32_t probe = profile_probe_add(p, "handle_request", APP, 0x1000);
 	uint32_t probe2 = profile_probe_add(p, "parse", APP, 0x2000);
 	profile_span_add(p, &(struct span){.id = 42,
@@ -95,15 +72,31 @@ static struct profile *sample_profile(void)
 					   .depth = 2});
 	struct span_link links[2] = {{42, probe}, {43, probe2}};
 
-	add(p, app, (uint32_t[]){main_, work20, outer, inner}, 4, 3, 1, 0, NULL, 0);
-	add(p, app, (uint32_t[]){main_, work20, outer, inner}, 4, 1, 1, 0, links, 2);
-	add(p, app, (uint32_t[]){main_, work22}, 2, 2, 1, 0, links, 1);
-	add(p, app, (uint32_t[]){main_, work22, outer}, 3, 1, 1, 0, NULL, 0);
-	add(p, worker, (uint32_t[]){main_, readf, sys, ext4, kunk}, 5, 2, 1, 0, NULL, 0);
-	add(p, worker, (uint32_t[]){start, uunk, sched}, 3, 1, 1, 0, NULL, 0);
-	add(p, app, (uint32_t[]){main_, jit}, 2, 1, 5, 0, NULL, 0);
-	add(p, app, (uint32_t[]){main_, semi}, 2, 1, 1, 1, NULL, 0);
-	add(p, worker, NULL, 0, 1, 1, 0, NULL, 0); /* an empty stack */
+	/* Samples 1 us apart, in this order, on CPU 1. */
+	uint32_t chain = UNIT_STACK(p, main_, work20, outer, inner);
+	unit_add(p, (struct unit_sample){.thread = app, .stack = chain, .time_ns = 1001000,
+					 .count = 3, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = app, .stack = chain, .time_ns = 1004000,
+					 .cpu = 1, .links = links, .nlinks = 2});
+	unit_add(p, (struct unit_sample){.thread = app, .stack = UNIT_STACK(p, main_, work22),
+					 .time_ns = 1005000, .count = 2, .cpu = 1, .links = links,
+					 .nlinks = 1});
+	unit_add(p, (struct unit_sample){.thread = app,
+					 .stack = UNIT_STACK(p, main_, work22, outer),
+					 .time_ns = 1007000, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = worker,
+					 .stack = UNIT_STACK(p, main_, readf, sys, ext4, kunk),
+					 .time_ns = 1008000, .count = 2, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = worker,
+					 .stack = UNIT_STACK(p, start, uunk, sched),
+					 .time_ns = 1010000, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = app, .stack = UNIT_STACK(p, main_, jit),
+					 .time_ns = 1011000, .weight = 5, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = app, .stack = UNIT_STACK(p, main_, semi),
+					 .time_ns = 1012000, .event = 1, .cpu = 1});
+	unit_add(p, (struct unit_sample){.thread = worker,
+					 .stack = profile_stack_intern(p, NULL, 0), /* empty */
+					 .time_ns = 1013000, .cpu = 1});
 	return p;
 }
 
@@ -181,10 +174,10 @@ Test(pprof, roundtrip_same_folded_stacks)
 	for (size_t i = 1; i <= frames_count(q->frames); i++) {
 		const struct frame *f = frames_get(q->frames, (uint32_t)i);
 		if (strcmp(f->name, "work") == 0 && f->line == 22 && strcmp(f->module, APP) == 0 &&
-		    strcmp(f->file, "app.c") == 0)
+		    strcmp(f->file, "x.c") == 0)
 			found = true;
 	}
-	cr_assert(found, "work at app.c:22 in " APP);
+	cr_assert(found, "work at x.c:22 in " APP);
 	free(a);
 	free(b);
 	profile_free(p);
@@ -246,7 +239,8 @@ Test(pprof, no_frequency_means_one_value_and_period_by_count)
 	profile_meta_set(p, "period", "10000");
 	uint32_t th = profile_thread_intern(p, 7, 7, "x");
 	uint32_t f = frames_intern(p->frames, "f", "", "", 0, FRAME_USER);
-	add(p, th, &f, 1, 3, 10000, 0, NULL, 0);
+	unit_add(p, (struct unit_sample){.thread = th, .stack = UNIT_STACK(p, f),
+					 .time_ns = 1001000, .count = 3, .weight = 10000});
 	struct profile *q = roundtrip(p, NULL);
 	cr_assert_str_eq(profile_meta_get(q, "sample_types"), "samples/count");
 	cr_assert_str_eq(profile_meta_get(q, "period"), "10000");

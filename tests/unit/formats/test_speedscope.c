@@ -30,20 +30,6 @@ struct fixture {
 	uint32_t handle, parse;
 };
 
-static void sample(struct profile *p, uint32_t thread, uint64_t t, uint32_t stack, uint64_t w)
-{
-	struct sample s = {.time_ns = t, .weight = w, .thread = thread, .stack = stack};
-	profile_add_sample(p, &s, NULL, 0);
-}
-
-static void span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
-		 uint64_t start, uint64_t dur, uint32_t depth, bool open)
-{
-	struct span s = {.id = id, .parent = parent, .start_ns = start, .duration_ns = dur,
-			 .probe = probe, .thread = thread, .depth = depth, .open = open};
-	cr_assert_geq(profile_span_add(p, &s), 0);
-}
-
 /* Two threads of pid 100: "app" (4 samples) and a worker with an awkward
  * name (2 samples); user, kernel and inlined frames; spans nested, one
  * overlapping its caller's end, one still open. */
@@ -68,22 +54,22 @@ static struct fixture build(bool times, bool frequency, bool spans)
 	f.t2 = profile_thread_intern(p, 100, 101, "wo\"rk\\er\n\xff");
 	uint64_t b = times ? T0 : 0;
 	/* out of time order on purpose */
-	sample(p, f.t1, times ? b + 3 * MS : 0, f.stack_a, 1);
-	sample(p, f.t1, times ? b + 1 * MS : 0, f.stack_a, 1);
-	sample(p, f.t2, times ? b + 3 * MS / 2 : 0, f.stack_c, times ? 1 : 5);
-	sample(p, f.t1, times ? b + 2 * MS : 0, f.stack_b, 1);
-	sample(p, f.t1, times ? b + 10 * MS : 0, f.stack_c, 1);
-	sample(p, f.t2, times ? b + 5 * MS / 2 : 0, f.stack_a, 1);
+	unit_sample(p, f.t1, times ? b + 3 * MS : 0, f.stack_a, 1);
+	unit_sample(p, f.t1, times ? b + 1 * MS : 0, f.stack_a, 1);
+	unit_sample(p, f.t2, times ? b + 3 * MS / 2 : 0, f.stack_c, times ? 1 : 5);
+	unit_sample(p, f.t1, times ? b + 2 * MS : 0, f.stack_b, 1);
+	unit_sample(p, f.t1, times ? b + 10 * MS : 0, f.stack_c, 1);
+	unit_sample(p, f.t2, times ? b + 5 * MS / 2 : 0, f.stack_a, 1);
 	f.handle = profile_probe_add(p, "handle \"req\"", "/bin/app", 0x1000);
 	f.parse = profile_probe_add(p, "parse", "/bin/app", 0x2000);
 	if (spans) {
-		span(p, 1, 0, f.handle, f.t1, T0 + MS / 2, 5 * MS, 1, false);
-		span(p, 2, 1, f.parse, f.t1, T0 + MS, MS, 2, false);
-		span(p, 3, 1, f.parse, f.t1, T0 + 3 * MS, MS, 2, false);
+		unit_span(p, 1, 0, f.handle, f.t1, T0 + MS / 2, 5 * MS, 1, false);
+		unit_span(p, 2, 1, f.parse, f.t1, T0 + MS, MS, 2, false);
+		unit_span(p, 3, 1, f.parse, f.t1, T0 + 3 * MS, MS, 2, false);
 		/* starts inside handle (ends at 5.5 ms) but ends after it */
-		span(p, 5, 1, f.parse, f.t1, T0 + 5 * MS, 2 * MS, 2, false);
-		span(p, 6, 0, f.parse, f.t1, T0 + 20 * MS, 0, 1, false);
-		span(p, 4, 0, f.handle, f.t2, T0 + 2 * MS, 100 * MS, 1, true);
+		unit_span(p, 5, 1, f.parse, f.t1, T0 + 5 * MS, 2 * MS, 2, false);
+		unit_span(p, 6, 0, f.parse, f.t1, T0 + 20 * MS, 0, 1, false);
+		unit_span(p, 4, 0, f.handle, f.t2, T0 + 2 * MS, 100 * MS, 1, true);
 	}
 	return f;
 }
@@ -338,8 +324,8 @@ Test(speedscope, spans_without_samples)
 	struct profile *p = profile_new();
 	uint32_t t = profile_thread_intern(p, 7, 8, "tracee");
 	uint32_t pr = profile_probe_add(p, "f", "/bin/f", 0);
-	span(p, 1, 0, pr, t, 5000, 100, 1, false);
-	span(p, 2, 1, pr, t, 5010, 10, 2, false);
+	unit_span(p, 1, 0, pr, t, 5000, 100, 1, false);
+	unit_span(p, 2, 1, pr, t, 5010, 10, 2, false);
 	char *json = render(p, "spans");
 	cr_assert_eq(check_lengths(json), 0);
 	cr_assert_eq(check_events(json), 4);
@@ -380,7 +366,7 @@ Test(speedscope, empty_stack_sample)
 {
 	struct profile *p = profile_new();
 	uint32_t t = profile_thread_intern(p, 1, 1, "x");
-	sample(p, t, 10, 0, 1);
+	unit_sample(p, t, 10, 0, 1);
 	char *json = render(p, "x");
 	cr_assert(strstr(json, "\"samples\":[[]],\"weights\":["), "%s", json);
 	if (have_checker()) {
@@ -407,27 +393,24 @@ Test(speedscope, write_error)
 Test(speedscope, checker_rejects_broken_files)
 {
 	REQUIRE_CHECKER();
-	char *report = check("{\"$schema\":\"" "https://www.speedscope.app/file-format-schema.json"
-			     "\",\"shared\":{\"frames\":[{\"name\":\"a\"}]},\"profiles\":["
-			     "{\"type\":\"sampled\",\"name\":\"x\",\"unit\":\"nanoseconds\","
-			     "\"startValue\":0,\"endValue\":1,\"samples\":[[0],[1]],\"weights\":[1]},"
-			     "{\"type\":\"evented\",\"name\":\"y\",\"unit\":\"nanoseconds\","
-			     "\"startValue\":0,\"endValue\":5,\"events\":["
-			     "{\"type\":\"O\",\"at\":3,\"frame\":0},{\"type\":\"C\",\"at\":2,\"frame\":0},"
-			     "{\"type\":\"C\",\"at\":4,\"frame\":0}]}]}");
-	cr_assert(strstr(report, "\"valid\":false"), "%s", report);
-	cr_assert(strstr(report, "2 samples but 1 weights"), "%s", report);
-	cr_assert(strstr(report, "bad frame index"), "%s", report);
-	cr_assert(strstr(report, "at 2 before 3"), "%s", report);
-	cr_assert(strstr(report, "closes with nothing open"), "%s", report);
-	free(report);
-	report = check("{\"shared\":{\"frames\":[]},\"profiles\":[{\"type\":\"sampled\"}]}");
-	cr_assert(strstr(report, "\"valid\":false"), "%s", report);
-	cr_assert(strstr(report, "schema: "), "%s", report);
-	free(report);
-	report = check("{\"profiles\":[");
-	cr_assert(strstr(report, "not JSON"), "%s", report);
-	free(report);
+	node_check_refuses(
+		"check_speedscope.mjs",
+		"{\"$schema\":\"" "https://www.speedscope.app/file-format-schema.json"
+		"\",\"shared\":{\"frames\":[{\"name\":\"a\"}]},\"profiles\":["
+		"{\"type\":\"sampled\",\"name\":\"x\",\"unit\":\"nanoseconds\","
+		"\"startValue\":0,\"endValue\":1,\"samples\":[[0],[1]],\"weights\":[1]},"
+		"{\"type\":\"evented\",\"name\":\"y\",\"unit\":\"nanoseconds\","
+		"\"startValue\":0,\"endValue\":5,\"events\":["
+		"{\"type\":\"O\",\"at\":3,\"frame\":0},{\"type\":\"C\",\"at\":2,\"frame\":0},"
+		"{\"type\":\"C\",\"at\":4,\"frame\":0}]}]}",
+		"\"valid\":false",
+		(const char *const[]){"2 samples but 1 weights", "bad frame index", "at 2 before 3",
+				      "closes with nothing open", NULL});
+	node_check_refuses("check_speedscope.mjs",
+			   "{\"shared\":{\"frames\":[]},\"profiles\":[{\"type\":\"sampled\"}]}",
+			   "\"valid\":false", (const char *const[]){"schema: ", NULL});
+	node_check_refuses("check_speedscope.mjs", "{\"profiles\":[", NULL,
+			   (const char *const[]){"not JSON", NULL});
 }
 
 /* Frames of one function sampled at different lines are one speedscope
@@ -441,10 +424,10 @@ Test(speedscope, frames_grouped_by_function)
 	uint32_t w2 = frames_intern(p->frames, "work", "/lib/other.so", "", 0, FRAME_USER);
 	uint32_t wi = frames_intern(p->frames, "work", "/bin/app", "", 0, FRAME_INLINED);
 	uint32_t t = profile_thread_intern(p, 1, 1, "x");
-	sample(p, t, 10, profile_stack_intern(p, (uint32_t[]){m10, w}, 2), 1);
-	sample(p, t, 20, profile_stack_intern(p, (uint32_t[]){m12, w}, 2), 1);
-	sample(p, t, 30, profile_stack_intern(p, (uint32_t[]){m12, w2}, 2), 1);
-	sample(p, t, 40, profile_stack_intern(p, (uint32_t[]){m10, wi}, 2), 1);
+	unit_sample(p, t, 10, UNIT_STACK(p, m10, w), 1);
+	unit_sample(p, t, 20, UNIT_STACK(p, m12, w), 1);
+	unit_sample(p, t, 30, UNIT_STACK(p, m12, w2), 1);
+	unit_sample(p, t, 40, UNIT_STACK(p, m10, wi), 1);
 	char *json = render(p, "x");
 	cr_assert(strstr(json, "\"frames\":[\n{\"name\":\"main\",\"file\":\"main.c\"},\n"
 			       "{\"name\":\"work\",\"file\":\"/bin/app\"},\n"

@@ -13,44 +13,31 @@
 #include "report.h"
 #include "unitkit.h"
 
-static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
-{
-	return frames_intern(p->frames, name, "/bin/x", "x.c", 1, k);
-}
-
-static void add(struct profile *p, const char *comm, uint32_t tid, const uint32_t *frames,
-		size_t n, uint64_t count)
-{
-	uint32_t st = profile_stack_intern(p, frames, n);
-	uint32_t th = profile_thread_intern(p, 100, tid, comm);
-	for (uint64_t i = 0; i < count; i++) {
-		struct sample s = {.time_ns = 1000 + i, .weight = 1, .cpu = 0, .thread = th,
-				   .event = 0, .stack = st};
-		profile_add_sample(p, &s, NULL, 0);
-	}
-}
-
 /* main;a;b x3, main;a x1, main;c;schedule[k] x2 (in "my prog"), main;inl[i] x1 */
 static struct profile *sample_profile(void)
 {
 	struct profile *p = profile_new();
 	profile_event_intern(p, "cpu-clock");
-	uint32_t m = fr(p, "main", FRAME_USER), a = fr(p, "a", FRAME_USER),
-		 b = fr(p, "b", FRAME_USER), c = fr(p, "c", FRAME_USER),
-		 k = fr(p, "schedule", FRAME_KERNEL), i = fr(p, "inl", FRAME_INLINED),
-		 semi = fr(p, "ns;fn", FRAME_USER);
-	add(p, "prog", 101, (uint32_t[]){m, a, b}, 3, 3);
-	add(p, "prog", 101, (uint32_t[]){m, a}, 2, 1);
-	add(p, "my prog", 102, (uint32_t[]){m, c, k}, 3, 2);
-	add(p, "prog", 101, (uint32_t[]){m, i}, 2, 1);
-	add(p, "prog", 101, (uint32_t[]){m, semi}, 2, 1);
+	uint32_t m = unit_frame(p, "main", FRAME_USER), a = unit_frame(p, "a", FRAME_USER),
+		 b = unit_frame(p, "b", FRAME_USER), c = unit_frame(p, "c", FRAME_USER),
+		 k = unit_frame(p, "schedule", FRAME_KERNEL),
+		 i = unit_frame(p, "inl", FRAME_INLINED),
+		 semi = unit_frame(p, "ns;fn", FRAME_USER);
+	uint32_t prog = profile_thread_intern(p, 100, 101, "prog"),
+		 my_prog = profile_thread_intern(p, 100, 102, "my prog");
+	unit_add(p, (struct unit_sample){.thread = prog, .stack = UNIT_STACK(p, m, a, b), .count = 3});
+	unit_add(p, (struct unit_sample){.thread = prog, .stack = UNIT_STACK(p, m, a)});
+	unit_add(p, (struct unit_sample){.thread = my_prog, .stack = UNIT_STACK(p, m, c, k),
+					 .count = 2});
+	unit_add(p, (struct unit_sample){.thread = prog, .stack = UNIT_STACK(p, m, i)});
+	unit_add(p, (struct unit_sample){.thread = prog, .stack = UNIT_STACK(p, m, semi)});
 	return p;
 }
 
 Test(profile, stack_trie_shares_prefixes)
 {
 	struct profile *p = profile_new();
-	uint32_t x = fr(p, "x", FRAME_USER), y = fr(p, "y", FRAME_USER);
+	uint32_t x = unit_frame(p, "x", FRAME_USER), y = unit_frame(p, "y", FRAME_USER);
 	uint32_t s1 = profile_stack_intern(p, (uint32_t[]){x, y}, 2);
 	uint32_t s2 = profile_stack_intern(p, (uint32_t[]){x, y}, 2);
 	uint32_t s3 = profile_stack_intern(p, (uint32_t[]){x}, 1);
@@ -177,8 +164,10 @@ Test(report, recursion_counts_total_once)
 {
 	struct profile *p = profile_new();
 	profile_event_intern(p, "cpu-clock");
-	uint32_t r = fr(p, "rec", FRAME_USER);
-	add(p, "prog", 1, (uint32_t[]){r, r, r}, 3, 2);
+	uint32_t r = unit_frame(p, "rec", FRAME_USER);
+	unit_add(p, (struct unit_sample){.thread = profile_thread_intern(p, 100, 1, "prog"),
+					 .stack = UNIT_STACK(p, r, r, r),
+					 .count = 2});
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -260,7 +249,7 @@ Test(folded, read_rejects_garbage)
 Test(profile, trim_keeps_links_and_span_index)
 {
 	struct profile *p = profile_new();
-	uint32_t f[1] = {fr(p, "work", FRAME_USER)};
+	uint32_t f[1] = {unit_frame(p, "work", FRAME_USER)};
 	uint32_t st = profile_stack_intern(p, f, 1);
 	uint32_t th = profile_thread_intern(p, 100, 100, "x");
 	for (uint64_t i = 0; i < 10; i++) {

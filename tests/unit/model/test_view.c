@@ -144,6 +144,96 @@ Test(view, pid_tid_and_comm_each_and_together)
 	profile_free(p);
 }
 
+Test(view, one_call_by_its_span_id)
+{
+	/* A sample is in call N when N is among its calls in flight, whatever
+	 * the probe or depth; the other conditions still hold. */
+	struct profile *p = fixture();
+	struct view v = {.span_id = 1};
+	cr_assert_eq(taken(&v, p), BIT(S_SLOW));
+	v.show_overhead = true;
+	cr_assert_eq(taken(&v, p), BIT(S_SLOW) | BIT(S_OVERHEAD));
+	v = (struct view){.span_id = 9}; /* "outer", enclosing call 2 */
+	cr_assert_eq(taken(&v, p), BIT(S_FAST));
+	v = (struct view){.span_id = 6}; /* nested in call 5 */
+	cr_assert_eq(taken(&v, p), BIT(S_RECURSIVE));
+	v = (struct view){.span_id = 4}; /* no record: the samples name it all the same */
+	cr_assert_eq(taken(&v, p), BIT(S_LOST));
+	v = (struct view){.span_id = 2, .tid = 100};
+	cr_assert_eq(taken(&v, p), 0, "every condition given must hold");
+	v = (struct view){.span_id = 8};
+	cr_assert_eq(taken(&v, p), 0);
+	profile_free(p);
+}
+
+/* The calls a view takes (view_takes_call), as a bit set by span id. */
+static unsigned calls_taken(const struct view *v, const struct profile *p)
+{
+	unsigned set = 0;
+	for (size_t i = 0; i < p->nspans; i++)
+		if (view_takes_call(v, p, &p->spans[i]))
+			set |= 1u << p->spans[i].id;
+	return set;
+}
+
+Test(view, calls_by_class_and_by_the_thread_and_time_filters)
+{
+	struct profile *p = fixture();
+	/* work's calls: 1 (srv, 5ms), 2 (worker, 1ms), 3 (srv, 3ms so far,
+	 * still running), 5 (worker, 1ms), 6 (worker, 5ms), 7 (worker, 2ms);
+	 * outer's: 9 (worker, 9ms). */
+	struct view v = {0};
+	cr_assert_eq(calls_taken(&v, p), BIT(1) | BIT(2) | BIT(3) | BIT(5) | BIT(6) | BIT(7) | BIT(9));
+	cr_assert_eq(calls_taken(NULL, p), calls_taken(&v, p));
+	v = (struct view){.span_class = SPAN_IN, .probe = 1};
+	cr_assert_eq(calls_taken(&v, p), BIT(9));
+	v = (struct view){.span_class = SPAN_SLOW, .probe = 0, .threshold_ns = 2 * MS};
+	cr_assert_eq(calls_taken(&v, p), BIT(1) | BIT(3) | BIT(6));
+	v.span_class = SPAN_FAST;
+	cr_assert_eq(calls_taken(&v, p), BIT(2) | BIT(5) | BIT(7), "2 ms exactly is fast");
+	v = (struct view){.span_class = SPAN_BAND, .probe = 0, .band_lo_ns = 1 * MS,
+			  .band_hi_ns = 2 * MS};
+	cr_assert_eq(calls_taken(&v, p), BIT(2) | BIT(5) | BIT(7));
+	v.span_class = SPAN_NOT_BAND;
+	cr_assert_eq(calls_taken(&v, p), BIT(1) | BIT(3) | BIT(6));
+	/* The thread filters, as for samples. */
+	v = (struct view){.span_class = SPAN_SLOW, .probe = 0, .threshold_ns = 2 * MS, .tid = 101};
+	cr_assert_eq(calls_taken(&v, p), BIT(6));
+	v.tid = 0;
+	v.comm = "srv";
+	cr_assert_eq(calls_taken(&v, p), BIT(1) | BIT(3));
+	v.comm = NULL;
+	v.pid = 200;
+	cr_assert_eq(calls_taken(&v, p), 0);
+	/* A time range takes the calls that started in it. */
+	v = (struct view){.has_range = true, .start_ns = 1000, .end_ns = 4000};
+	cr_assert_eq(calls_taken(&v, p), BIT(2) | BIT(3) | BIT(9));
+	v.span_id = 3;
+	cr_assert_eq(calls_taken(&v, p), BIT(3));
+	/* A sample's class is its outermost call's: for every sample in a call
+	 * of work that has a record, each class takes both or neither. */
+	enum span_class classes[] = {SPAN_IN, SPAN_SLOW, SPAN_FAST, SPAN_BAND, SPAN_NOT_BAND};
+	for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++) {
+		v = (struct view){.span_class = classes[c], .probe = 0, .threshold_ns = 2 * MS,
+				  .band_lo_ns = 1 * MS, .band_hi_ns = 2 * MS, .show_overhead = true};
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct sample *s = &p->samples[i];
+			for (uint32_t k = 0; k < s->nlinks; k++) {
+				const struct span_link *l = &p->span_links[s->links + k];
+				int64_t span = profile_span_find(p, l->span_id);
+				if (l->probe != 0)
+					continue;
+				if (span >= 0)
+					cr_assert_eq(view_takes(&v, p, s),
+						     view_takes_call(&v, p, &p->spans[span]),
+						     "class %d, sample %zu", (int)classes[c], i);
+				break; /* the outermost call decides */
+			}
+		}
+	}
+	profile_free(p);
+}
+
 static bool odd_weight(const struct profile *p, const struct sample *s)
 {
 	(void)p;

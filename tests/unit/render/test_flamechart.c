@@ -1,6 +1,7 @@
 /* flamechart: consecutive samples sharing a prefix merge into one box per
  * level, gaps break boxes, span filtering, errors, colours identical to
- * flamesvg's, and a well-formed document. Boxes are read back from the
+ * flamesvg's, a well-formed document, and the samples are the view engine's
+ * (on-CPU only). Boxes are read back from the
  * document's data-* attributes. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -14,7 +15,9 @@
 #include "flamechart.h"
 #include "flamesvg.h"
 #include "profile.h"
+#include "sonde_abi.h"
 #include "unitkit.h"
+#include "view.h"
 
 #define MS 1000000ULL
 
@@ -23,10 +26,12 @@ static uint32_t fr(struct profile *p, const char *name)
 	return frames_intern(p->frames, name, "/bin/x", "", 0, FRAME_USER);
 }
 
-/* One sample at t ns on (tid, comm) with a stack of user frames given root
- * first as a ';'-separated string; links to span `span` when nonzero. */
-static void add(struct profile *p, uint64_t t, uint32_t tid, const char *comm, const char *stack,
-		uint64_t span)
+/* One sample of `event` weighing `weight` at t ns on (tid, comm) with a
+ * stack of user frames given root first as a ';'-separated string, then
+ * frame `leaf` (0: none); links to span `span` when nonzero. */
+static void add_event(struct profile *p, uint64_t t, uint32_t tid, const char *comm,
+		      const char *stack, uint64_t span, uint32_t event, uint64_t weight,
+		      uint32_t leaf)
 {
 	uint32_t frames[32];
 	size_t n = 0;
@@ -34,12 +39,22 @@ static void add(struct profile *p, uint64_t t, uint32_t tid, const char *comm, c
 	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
 		frames[n++] = fr(p, tok);
 	free(copy);
+	if (leaf)
+		frames[n++] = leaf;
 	struct sample s = {.time_ns = t,
-			   .weight = 1,
+			   .weight = weight,
+			   .event = event,
 			   .thread = profile_thread_intern(p, 100, tid, comm),
 			   .stack = profile_stack_intern(p, frames, n)};
 	struct span_link link = {.span_id = span, .probe = 0};
-	profile_add_sample(p, &s, span ? &link : NULL, span ? 1 : 0);
+	cr_assert_eq(profile_add_sample(p, &s, span ? &link : NULL, span ? 1 : 0), 0);
+}
+
+/* One on-CPU sample (weight 1, the profile's first event). */
+static void add(struct profile *p, uint64_t t, uint32_t tid, const char *comm, const char *stack,
+		uint64_t span)
+{
+	add_event(p, t, tid, comm, stack, span, 0, 1, 0);
 }
 
 struct box {
@@ -278,6 +293,110 @@ Test(flamechart, errors)
 	free(render(e, &o, -1, err, sizeof(err)));
 	cr_assert_not_null(strstr(err, "no samples"), "message: %s", err);
 	profile_free(e);
+}
+
+/* A recording made with --off-cpu --wakers: the chart of a call, or of a
+ * thread, takes exactly the samples the view engine takes for that call or
+ * thread (view.h): its on-CPU samples, never its off-CPU intervals, the
+ * wakers of its waits or sonde's own cost. */
+static size_t taken_by_view(const struct profile *p, const struct view *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		n += view_takes(v, p, &p->samples[i]);
+	return n;
+}
+
+static size_t boxes_named(const struct flamechart_layout *l, const char *name)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->nboxes; i++)
+		n += l->boxes[i].fn != UINT32_MAX && strcmp(l->ff->name[l->boxes[i].fn], name) == 0;
+	return n;
+}
+
+Test(flamechart, takes_the_samples_the_view_engine_takes)
+{
+	struct profile *p = profile_new();
+	profile_meta_set(p, "frequency_hz", "1000");
+	uint32_t cpu = profile_event_intern(p, "cpu-clock");
+	uint32_t off = profile_event_intern(p, PROFILE_EVENT_OFFCPU);
+	uint32_t wake = profile_event_intern(p, PROFILE_EVENT_WAKER);
+	cr_assert_eq(cpu, 0);
+	uint32_t probe = profile_probe_add(p, "handle_request", "/bin/x", 0x1000);
+	uint32_t th = profile_thread_intern(p, 100, 7, "app");
+	struct span sp = {.id = 42, .start_ns = 1000 * MS, .duration_ns = 30 * MS, .probe = probe,
+			  .thread = th, .depth = 1};
+	cr_assert_geq(profile_span_add(p, &sp), 0);
+	uint32_t asleep = view_state_frame(p, SONDE_OFF_SLEEPING, 0 /* read */);
+	uint32_t wakes = view_waker_frame(p, "app");
+	uint32_t own = frames_intern(p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
+	/* In call 42 on tid 7: 3 on-CPU samples, one of sonde's own cost, a
+	 * 10 ms wait in read and the stack of the thread that ended it (tid
+	 * 9). Outside it: one on-CPU sample; and tid 8 spends the run off CPU
+	 * (12 waits: more records than tid 7 has samples). */
+	add(p, 1001 * MS, 7, "app", "main;handle_request;parse", 42);
+	add(p, 1002 * MS, 7, "app", "main;handle_request;parse", 42);
+	add_event(p, 1003 * MS, 7, "app", "main;handle_request;parse", 42, cpu, 1, own);
+	add_event(p, 1004 * MS, 7, "app", "main;handle_request;recv", 42, off, 10 * MS, asleep);
+	add_event(p, 1004 * MS, 9, "helper", "helper_main;send", 42, wake, 10 * MS, wakes);
+	add(p, 1015 * MS, 7, "app", "main;handle_request;reply", 42);
+	add(p, 1050 * MS, 7, "app", "main;idle", 0);
+	for (int i = 0; i < 12; i++)
+		add_event(p, 1000 * MS + (uint64_t)i * 5 * MS, 8, "sleeper", "sleeper_main;wait", 0,
+			  off, 5 * MS, asleep);
+
+	char err[256] = "";
+	struct flamechart_layout l;
+	/* The call: 3 on-CPU samples. */
+	struct flamechart_options o = {.span_id = 42};
+	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), 0, "%s", err);
+	struct view v = {.span_id = 42};
+	cr_assert_eq(taken_by_view(p, &v), 3);
+	cr_assert_eq(l.nsamples, 3);
+	cr_assert_eq(l.boxes[0].samples, 3);
+	cr_assert_eq(boxes_named(&l, "[sonde]"), 0);
+	cr_assert_eq(boxes_named(&l, "[sleeping: read]"), 0);
+	cr_assert_eq(boxes_named(&l, "recv"), 0, "the off-CPU interval's stack");
+	cr_assert_eq(boxes_named(&l, "send"), 0, "the waker's stack");
+	cr_assert_eq(boxes_named(&l, "parse"), 1);
+	flamechart_layout_free(&l);
+	/* With sonde's own cost: 4, one box [sonde] under parse. */
+	o.show_overhead = v.show_overhead = true;
+	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(taken_by_view(p, &v), 4);
+	cr_assert_eq(l.nsamples, 4);
+	cr_assert_eq(boxes_named(&l, "[sonde]"), 1);
+	flamechart_layout_free(&l);
+
+	/* The thread, by default the busiest: tid 7's 4 on-CPU samples (but
+	 * sonde's own), not tid 8, whose records are all off-CPU intervals. */
+	o = (struct flamechart_options){0};
+	v = (struct view){.tid = 7};
+	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(l.root_label, "app (tid 7)");
+	cr_assert_eq(taken_by_view(p, &v), 4);
+	cr_assert_eq(l.nsamples, 4);
+	cr_assert_eq(boxes_named(&l, "[sleeping: read]"), 0);
+	cr_assert_eq(boxes_named(&l, "idle"), 1);
+	flamechart_layout_free(&l);
+	/* Named, tid 8 has nothing a chart draws: an empty chart. */
+	o.tid = 8;
+	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(l.nsamples, 0);
+	cr_assert_eq(boxes_named(&l, "wait"), 0);
+	flamechart_layout_free(&l);
+	profile_free(p);
+
+	/* Only off-CPU intervals: no thread to default to, and says why. */
+	p = profile_new();
+	profile_event_intern(p, "cpu-clock");
+	off = profile_event_intern(p, PROFILE_EVENT_OFFCPU);
+	add_event(p, 1000 * MS, 8, "sleeper", "sleeper_main;wait", 0, off, 5 * MS, 0);
+	o = (struct flamechart_options){0};
+	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "on-CPU"), "%s", err);
+	profile_free(p);
 }
 
 /* The chart's colours are flamesvg's, for every kind. */

@@ -16,32 +16,25 @@
 
 #define S(sec) ((uint64_t)((sec) * 1000000ULL + 0.5) * 1000ULL) /* seconds, µs precision */
 
-static uint32_t fr(struct profile *p, const char *name, enum frame_kind k)
-{
-	return frames_intern(p->frames, name, k == FRAME_KERNEL ? "[kernel.kallsyms]" : "/bin/x", "",
-			     0, k);
-}
-
-/* Adds one sample at t ns for (comm, tid) with the stack given root first. */
+/* One sample at t ns for (comm, tid, with pid tid) with the stack given root first. */
 static void add_at(struct profile *p, uint64_t t, const char *comm, uint32_t tid,
 		   const uint32_t *frames, size_t n)
 {
-	uint32_t st = profile_stack_intern(p, frames, n);
-	uint32_t th = profile_thread_intern(p, tid, tid, comm);
-	struct sample s = {.time_ns = t, .weight = 1, .thread = th, .stack = st};
-	profile_add_sample(p, &s, NULL, 0);
+	unit_sample(p, profile_thread_intern(p, tid, tid, comm), t,
+		    profile_stack_intern(p, frames, n), 1);
 }
+
 
 static void add_user(struct profile *p, uint64_t t, const char *leaf)
 {
-	uint32_t f[2] = {fr(p, "main", FRAME_USER), fr(p, leaf, FRAME_USER)};
+	uint32_t f[2] = {unit_frame(p, "main", FRAME_USER), unit_frame(p, leaf, FRAME_USER)};
 	add_at(p, t, "java", 8192, f, 2);
 }
 
 static void add_idle(struct profile *p, uint64_t t)
 {
-	uint32_t f[3] = {fr(p, "start_secondary", FRAME_KERNEL), fr(p, "default_idle", FRAME_KERNEL),
-			 fr(p, "native_safe_halt", FRAME_KERNEL)};
+	uint32_t f[3] = {unit_frame(p, "start_secondary", FRAME_KERNEL), unit_frame(p, "default_idle", FRAME_KERNEL),
+			 unit_frame(p, "native_safe_halt", FRAME_KERNEL)};
 	add_at(p, t, "swapper", 0, f, 3);
 }
 
@@ -171,11 +164,11 @@ Test(heatmap, column_count)
 Test(heatmap, idle_dropping)
 {
 	struct profile *p = profile_new();
-	uint32_t halt = fr(p, "native_safe_halt", FRAME_KERNEL),
-		 cpuidle = fr(p, "intel_idle_cpuidle_enter", FRAME_KERNEL),
-		 xen = fr(p, "xen_hypercall_sched_op", FRAME_KERNEL),
-		 work = fr(p, "run_timer_softirq", FRAME_KERNEL),
-		 main_ = fr(p, "main", FRAME_USER);
+	uint32_t halt = unit_frame(p, "native_safe_halt", FRAME_KERNEL),
+		 cpuidle = unit_frame(p, "intel_idle_cpuidle_enter", FRAME_KERNEL),
+		 xen = unit_frame(p, "xen_hypercall_sched_op", FRAME_KERNEL),
+		 work = unit_frame(p, "run_timer_softirq", FRAME_KERNEL),
+		 main_ = unit_frame(p, "main", FRAME_USER);
 	add_at(p, S(1.11), "swapper", 0, (uint32_t[]){work, halt}, 2);    /* idle */
 	add_at(p, S(1.21), "swapper/3", 0, (uint32_t[]){cpuidle}, 1);     /* idle: substring */
 	add_at(p, S(1.31), "swapper", 0, (uint32_t[]){xen, work}, 2);      /* idle: any frame */
@@ -200,7 +193,7 @@ Test(heatmap, idle_dropping)
 Test(heatmap, filter_limits_samples)
 {
 	struct profile *p = profile_new();
-	uint32_t m = fr(p, "main", FRAME_USER);
+	uint32_t m = unit_frame(p, "main", FRAME_USER);
 	add_at(p, S(10.1), "a", 1, &m, 1);
 	add_at(p, S(12.1), "b", 2, &m, 1);
 	add_at(p, S(14.1), "b", 2, &m, 1);
@@ -399,7 +392,7 @@ Test(heatmap, html_document)
 {
 	struct profile *p = flamescope_test01();
 	/* a name that would end the script element if copied raw */
-	uint32_t evil[2] = {fr(p, "main", FRAME_USER), fr(p, "</script><b>x", FRAME_USER)};
+	uint32_t evil[2] = {unit_frame(p, "main", FRAME_USER), unit_frame(p, "</script><b>x", FRAME_USER)};
 	add_at(p, S(5110.75), "java", 8192, evil, 2);
 	struct heatmap h;
 	cr_assert_eq(heatmap_build(p, NULL, 0, &h), 0);

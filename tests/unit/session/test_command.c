@@ -626,6 +626,19 @@ Test(command, equal_and_names)
 	cr_assert_str_eq(command_name(CMD_NONE), "");
 }
 
+/* The commands that change the kernel side are exactly trace, untrace and
+ * the sample family, whatever the order of the enum. */
+Test(command, changes_gathering)
+{
+	for (int k = CMD_NONE; k <= CMD_HELP; k++) {
+		const char *name = command_name((enum command_kind)k);
+		bool kernel = strcmp(name, "trace") == 0 || strcmp(name, "untrace") == 0 ||
+			      strncmp(name, "sample", 6) == 0;
+		cr_assert_eq(command_changes_gathering((enum command_kind)k), kernel, "%s (%d)",
+			     name, k);
+	}
+}
+
 /* ---- help ---------------------------------------------------------------------- */
 
 static char *help_text(const char *topic)

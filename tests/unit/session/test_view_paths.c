@@ -5,6 +5,8 @@
  * all, in, slow and fast with percentile, auto and absolute thresholds, and
  * pid, tid and comm filters; while the session runs and after it ended,
  * with samples in calls still running and in calls whose record was lost.
+ * The calls too: `by VAR` (report --by) and the latest slow calls count the
+ * same calls both ways (view_takes_call), with the same filters.
  *
  * The live session runs on a stand-in for session.c (below): the recording
  * plays the profile a running session fills, and the kernel's histograms
@@ -16,12 +18,15 @@
 #include <unistd.h>
 
 #include "flame.h"
+#include "dwarfvar.h"
 #include "formats.h"
 #include "live.h"
 #include "query.h"
 #include "recording.h"
 #include "session.h"
 #include "util.h"
+#include "valuereport.h"
+#include "values.h"
 #include "view.h"
 
 /* ---- a session that replays a recording ------------------------------------ */
@@ -145,7 +150,7 @@ enum extra {
  * has i % 4 samples in it (a record each: samples landed in them) and every
  * slow call has a record. Idle samples between the calls, on srv; one
  * sample in sonde's own machinery. The kernel's histogram counts every call
- * that ended. */
+ * that ended. Each call captured n = i % 3 at its entry. */
 static char *write_recording(const char *dir, uint64_t base, int extra)
 {
 	struct profile *p = profile_new();
@@ -165,6 +170,8 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 			       profile_thread_intern(p, 100, 101, "worker"),
 			       profile_thread_intern(p, 200, 200, "other")};
 	cr_assert_eq(profile_probe_add(p, "work", "/bin/t", 0x1000), 0);
+	uint32_t cap_n = values_capture_intern(p, 0, "n", "int", CAPTURE_SIGNED, NULL, 0);
+	values_set_probe(p, 0, &cap_n, 1, NULL);
 	uint64_t id = 0;
 	for (int i = 0; i < NCALLS + (extra ? 1 : 0); i++) {
 		bool slow = i % 20 == 7;
@@ -185,6 +192,11 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 			cr_assert_geq(profile_span_add(p, &sp), 0);
 		if (!sp.open)
 			p->probes[0].hist[latency_loglin_bucket(sp.duration_ns)]++;
+		struct probe_hit hit = {.time_ns = sp.start_ns, .span_id = sp.id, .probe = 0,
+					.thread = th};
+		struct hit_value val = {.capture = cap_n, .status = SONDE_VAL_OK,
+					.num = (uint64_t)(i % 3)};
+		values_add_hit(p, &hit, &val, 1);
 		struct span_link link = {sp.id, 0};
 		for (int k = 0; k < nsamples; k++) {
 			struct sample s = {.time_ns = sp.start_ns + (uint64_t)(k + 1) * 200 * US,
@@ -474,5 +486,103 @@ Test(view_paths, a_running_session_waits_for_a_missing_record)
 	live_view_free(v);
 	free(off);
 	free(live);
+	paths_close(&x);
+}
+
+/* ---- the calls ---------------------------------------------------------------------- */
+
+/* `by n` both ways, and the latest slow calls of work: the live list holds
+ * the newest LIVE_SLOW_KEEP calls that work's slow view (the live filter,
+ * above the list's threshold) takes, as view_takes_call takes them offline.
+ * Returns the calls counted under CALLS for n = 0 (offline). */
+static unsigned long long same_calls(struct paths *x, const char *live_filter,
+				     const char *live_view, const struct view *filter,
+				     enum span_class cls, const char *query)
+{
+	char line[128];
+	snprintf(line, sizeof(line), "filter %s", live_filter ? live_filter : "clear");
+	live_command(x, line);
+	live_command(x, live_view);
+	char *answer = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&answer, &len);
+	cr_assert_eq(live_exec(x->live, "by n", out), 0);
+	fclose(out);
+
+	struct view v = *filter;
+	struct span_query q;
+	char err[512];
+	cr_assert_eq(query_parse(x->offline, cls, query, &q, err, sizeof(err)), 0, "%s", err);
+	query_apply(&q, &v);
+	char *offline = NULL;
+	out = open_memstream(&offline, &len);
+	struct printable keep = {0};
+	cr_assert_eq(valuereport_by_text(out, x->offline, &v, "n", &keep, err, sizeof(err)), 0,
+		     "%s", err);
+	printable_free(&keep);
+	fclose(out);
+	const char *table = strstr(answer, "\nCalls of");
+	cr_assert_not_null(table, "%s", answer);
+	cr_assert_str_eq(table, offline, "filter %s, view %s:\nlive:\n%s\noffline:\n%s",
+			 live_filter, live_view, table, offline);
+	unsigned long long calls0 = 0;
+	const char *row0 = strstr(offline, "\n  0 ");
+	cr_assert_not_null(row0, "%s", offline);
+	cr_assert_eq(sscanf(row0, " 0 %llu", &calls0), 1);
+	free(answer);
+	free(offline);
+
+	/* The latest slow calls. */
+	struct live_view *lv = live_view_build(x->live, 0);
+	cr_assert_geq(lv->nprobes, 1);
+	const struct live_probe_view *pv = &lv->probes[0];
+	struct view slow = *filter;
+	slow.span_class = SPAN_SLOW;
+	slow.probe = 0;
+	slow.threshold_ns = pv->slow_threshold_ns;
+	size_t k = 0;
+	for (size_t i = x->offline->nspans; i-- > 0 && k < LIVE_SLOW_KEEP;) {
+		const struct span *sp = &x->offline->spans[i];
+		if (sp->open || !view_takes_call(&slow, x->offline, sp))
+			continue;
+		cr_assert_lt(k, pv->nslow, "filter %s, view %s: live lists %zu slow calls, offline more",
+			     live_filter, live_view, pv->nslow);
+		cr_assert_eq(pv->slow[k].span_id, sp->id, "filter %s, view %s: slow call %zu",
+			     live_filter, live_view, k);
+		uint32_t inside = 0;
+		for (size_t j = 0; j < x->offline->nsamples; j++) {
+			const struct sample *s = &x->offline->samples[j];
+			for (uint32_t l = 0; l < s->nlinks; l++)
+				inside += x->offline->span_links[s->links + l].span_id == sp->id;
+		}
+		cr_assert_eq(pv->slow[k].samples, inside, "span %llu",
+			     (unsigned long long)sp->id);
+		k++;
+	}
+	cr_assert_eq(pv->nslow, k, "filter %s, view %s", live_filter, live_view);
+	cr_assert_gt(k, 0, "filter %s, view %s: no slow call to compare", live_filter, live_view);
+	live_view_free(lv);
+	return calls0;
+}
+
+Test(view_paths, the_same_calls_both_ways)
+{
+	struct paths x;
+	paths_open(&x, PLAIN, false);
+	/* Calls with n = 0 (i % 3 == 0): 67 of 200; of tid 101 (odd i < 180):
+	 * 30; of comm other (i >= 180): 7; of pid 100: 60. */
+	cr_assert_eq(same_calls(&x, NULL, "in work", &(struct view){0}, SPAN_IN, "work"), 67);
+	cr_assert_eq(same_calls(&x, "tid 101", "in work", &(struct view){.tid = 101}, SPAN_IN,
+				"work"),
+		     30);
+	cr_assert_eq(same_calls(&x, "comm other", "fast work 5ms", &(struct view){.comm = "other"},
+				SPAN_FAST, "work:5ms"),
+		     7);
+	cr_assert_eq(same_calls(&x, "pid 100", "slow work p95", &(struct view){.pid = 100},
+				SPAN_SLOW, "work:p95"),
+		     60);
+	cr_assert_eq(same_calls(&x, "tid 101", "slow work auto", &(struct view){.tid = 101},
+				SPAN_SLOW, "work:auto"),
+		     30);
 	paths_close(&x);
 }
