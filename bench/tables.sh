@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The hash tables and string pools under sonde's offline work: callgrind
-# instruction counts (deterministic, so a busy machine does not matter) of
-# report, convert and symbolize, for BASE (default main, built from git into
-# a separate directory) and for BUILD_DIR's sonde, and their ratio
-# after/before (< 1: fewer instructions now). No recording with BPF: inputs
-# are the shared corpus's perf script capture, a generated folded file of
-# 50,000 distinct stacks, a recording converted from it, and libc.so.6; the
-# live window (per-second maps, views) runs as bench/windowfeed.c, compiled
-# against each build's model and base libraries.
+# The hash tables and string pools under sonde's work: callgrind
+# instruction counts (deterministic for the offline commands, so a busy
+# machine does not matter; see record's row below) of report, convert,
+# symbolize and record, for BASE (default main, built from
+# git into a separate directory) and for BUILD_DIR's sonde, and their ratio
+# after/before (< 1: fewer instructions now). The offline inputs are the
+# shared corpus's perf script capture, a generated folded file of 50,000
+# distinct stacks, a recording converted from it, and libc.so.6; the live
+# window (per-second maps, views) runs as bench/windowfeed.c, compiled
+# against each build's model and base libraries. The record row records
+# bench/cpubound with BPF (root only; skipped with a line otherwise).
 # usage: bench/tables.sh [BUILD_DIR] [BASE_REF]
 #        (BASE_SONDE=path skips building BASE_REF and uses that binary)
 set -euo pipefail
@@ -30,6 +32,12 @@ if [ -z "$before" ]; then
 		echo "building $base_ref (${sha:0:12}) into $bdir ..."
 		rm -rf "$bdir.src" && mkdir -p "$bdir.src"
 		git -C "$src" archive "$sha" | tar -x -C "$bdir.src"
+		# sonde serve's page is built from npm packages (not in git): this
+		# tree's, when BASE has the page and the same lock file.
+		if [ -f "$bdir.src/src/web/page/package-lock.json" ] &&
+			cmp -s "$bdir.src/src/web/page/package-lock.json" "$src/src/web/page/package-lock.json"; then
+			ln -s "$src/src/web/page/node_modules" "$bdir.src/src/web/page/node_modules"
+		fi
 		cmake -S "$bdir.src" -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$bdir.log" 2>&1 &&
 			cmake --build "$bdir" -j "$(nproc)" --target sonde >>"$bdir.log" 2>&1 ||
 			{ echo "tables bench: building $base_ref failed, see $bdir.log"; exit 1; }
@@ -72,11 +80,15 @@ instructions() { # sonde args... -> instructions executed (callgrind's Ir)
 	awk '/Collected :/ { print $NF }' "$tmp/vg"
 }
 
-# The window feeder, built against each side's libraries (window.h is the
-# same on both); both must print the same checksum of their views.
+# The window feeder, built against each side's libraries and headers (its
+# source tree: BUILD.src for a build made here, else this one); both must
+# print the same checksum of their views.
 feeder() { # build dir, output
-	cc -O2 -g -I"$src/src/model" -I"$src/src/base" -I"$src/src/symbols" "$src/bench/windowfeed.c" \
-		"$1/libsonde_model.a" "$1/libsonde_base.a" -lm -o "$2"
+	local inc=$src
+	[ -d "$1.src" ] && inc="$1.src"
+	cc -O2 -g -I"$inc/src/model" -I"$inc/src/engine" -I"$inc/src/base" -I"$inc/src/symbols" \
+		-I"$inc/bpf" "$src/bench/windowfeed.c" "$1/libsonde_model.a" "$1/libsonde_base.a" -lm \
+		-o "$2"
 }
 feeder "$(dirname "$before")" "$tmp/feed-before"
 feeder "$(dirname "$after")" "$tmp/feed-after"
@@ -104,3 +116,41 @@ row "convert folded 50k -> nflx" convert "$tmp/stacks.folded" --to nflx -o -
 row "convert folded 50k -> chrome" convert "$tmp/stacks.folded" --to chrome -o -
 STDIN="$tmp/addrs" row "symbolize -e libc.so.6 (2,000 addresses)" symbolize -e "$libc"
 BEFORE="$tmp/feed-before" AFTER="$tmp/feed-after" row "live window: 120 s x 2,000 samples, views" 120 2000 5000
+
+# sonde record: the recorder's user-side work, in all of sonde's processes
+# (callgrind follows the helpers sonde forks to attach and detach uprobes,
+# and the target until its exec; the target's own work runs natively, not
+# counted), recording cpubound (fixed CPU work under a 20-frame stack, one
+# binary built here for both sides) at 999 Hz with one traced function, its
+# calls all recorded. Under callgrind sonde's calibration sees no calls
+# (its probes are on code valgrind runs translated copies of), the same on
+# both sides. Unlike the offline rows this is not deterministic: the
+# samples are as many as the target's CPU time gives, and the ring-buffer
+# polls and unwind-table loads follow time; so each side runs ROUNDS (3)
+# times, alternating, and the row gives the medians; each run's count is
+# printed below it.
+if [ "$(id -u)" != 0 ]; then
+	echo "record: skipped (recording needs BPF: run as root)"
+	exit 0
+fi
+cc -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer "$src/bench/cpubound.c" -o "$tmp/cpubound"
+record_ir() { # sonde -> "instructions samples"
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" record -F 999 --trace 'leaf*' \
+		--all-calls -o "$tmp/rec.sonde" -- "$tmp/cpubound" 1000 >/dev/null 2>"$tmp/vg" ||
+		{ echo "failed: $1 record" >&2; cat "$tmp/vg" >&2; exit 1; }
+	awk '/Collected :/ { ir += $NF } /recorded to/ { for (i = 1; i <= NF; i++) if ($i ~ /^samples/) n = $(i - 1) }
+	     END { print ir, n }' "$tmp/vg"
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+rb=() ra=() runs_b="" runs_a=""
+for ((r = 0; r < ${ROUNDS:-3}; r++)); do
+	read -r ir n < <(record_ir "$before")
+	rb+=("$ir") runs_b+=" $ir ($n samples)"
+	read -r ir n < <(record_ir "$after")
+	ra+=("$ir") runs_a+=" $ir ($n samples)"
+done
+mb=$(median "${rb[@]}") ma=$(median "${ra[@]}")
+printf '%-44s %15s %15s %7s\n' "record (cpubound 1000, -F 999, --trace leaf*)" "$mb" "$ma" \
+	"$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')"
+echo "record, before:$runs_b"
+echo "record, after: $runs_a"

@@ -55,5 +55,27 @@ for file in src/*/*.[ch]; do
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
 done
 
-[ "$fail" = 0 ] && echo "layers: every include goes down or stays in its layer"
+# Each external library is private to the layer that owns it: its headers
+# are included by that layer's .c files only. A header of the layer would
+# hand the library to every layer above (they see its headers), so a
+# header names a library's types opaquely (typedef struct Elf Elf;).
+declare -A owner=([zlib.h]=base [elfutils]=symbols [libelf.h]=symbols [gelf.h]=symbols
+		  [dwarf.h]=symbols [capstone]=symbols [bpf]=engine [sqlite3.h]=formats
+		  [curses.h]=tui [ncurses.h]=tui [ncursesw]=tui [microhttpd.h]=web)
+for file in src/*/*.[ch]; do
+	layer=${file#src/}
+	layer=${layer%%/*}
+	while IFS= read -r inc; do
+		lib=${inc%%/*}
+		own=${owner[$lib]:-}
+		[ -n "$own" ] || continue
+		if [ "$own" != "$layer" ]; then
+			complain "$file ($layer) includes <$inc>: that library is $own's own"
+		elif [ "${file%.h}" != "$file" ]; then
+			complain "$file includes <$inc>: a header would hand $own's library to the layers above"
+		fi
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$file")
+done
+
+[ "$fail" = 0 ] && echo "layers: every include goes down or stays in its layer, every library stays with its owner"
 exit "$fail"

@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -496,4 +497,75 @@ void outfile_abort(struct outfile *o)
 	if (o->tmp)
 		unlink(o->tmp);
 	release(o);
+}
+
+/* ---- gzip mode ------------------------------------------------------------ */
+
+struct gzip_sink {
+	z_stream z;
+	FILE *under;
+	bool failed;
+	uint8_t chunk[1 << 16]; /* what deflate gives, on its way to under */
+};
+
+/* Feeds bytes to the gzip stream and writes what comes out. */
+static int gzip_feed(struct gzip_sink *g, const uint8_t *data, size_t len, int flush)
+{
+	do {
+		size_t piece = len > (1u << 30) ? (1u << 30) : len;
+		g->z.next_in = (Bytef *)(uintptr_t)data;
+		g->z.avail_in = (uInt)piece;
+		if (piece) /* data may be NULL when len is 0 */
+			data += piece;
+		len -= piece;
+		int mode = len ? Z_NO_FLUSH : flush;
+		do {
+			g->z.next_out = g->chunk;
+			g->z.avail_out = sizeof(g->chunk);
+			if (deflate(&g->z, mode) == Z_STREAM_ERROR)
+				return -1;
+			size_t have = sizeof(g->chunk) - g->z.avail_out;
+			if (have && fwrite(g->chunk, 1, have, g->under) != have)
+				return -1;
+		} while (g->z.avail_out == 0);
+	} while (len);
+	return 0;
+}
+
+/* A failure is kept for the close, not returned: glibc's stdio does not
+ * recover from a cookie write that fails (as with the sink above). */
+static ssize_t gzip_write(void *cookie, const char *buf, size_t n)
+{
+	struct gzip_sink *g = cookie;
+	if (!g->failed && gzip_feed(g, (const uint8_t *)buf, n, Z_NO_FLUSH))
+		g->failed = true;
+	return (ssize_t)n; /* accepted either way */
+}
+
+static int gzip_close(void *cookie)
+{
+	struct gzip_sink *g = cookie;
+	bool ok = !g->failed && gzip_feed(g, NULL, 0, Z_FINISH) == 0;
+	deflateEnd(&g->z);
+	free(g);
+	return ok ? 0 : -1;
+}
+
+FILE *outfile_gzip(FILE *under)
+{
+	struct gzip_sink *g = xcalloc(1, sizeof(*g));
+	g->under = under;
+	/* 15 + 16: a gzip header and trailer around the deflate stream. */
+	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		return NULL;
+	}
+	FILE *f = fopencookie(g, "w", (cookie_io_functions_t){.write = gzip_write, .close = gzip_close});
+	if (!f) {
+		deflateEnd(&g->z);
+		free(g);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	return f;
 }

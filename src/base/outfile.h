@@ -72,6 +72,13 @@ void outfile_abort(struct outfile *o);
 int outfile_write_regular(const char *path, const char *what, const void *data, size_t len,
 			  char *err, size_t errlen);
 
+/* Gzip mode: a stream that gzips what is written to it (zlib's fastest
+ * level) into `under`, for outputs whose format is gzipped (pprof). fclose
+ * it to end the gzip stream: EOF when compressing or writing to `under`
+ * failed. `under` stays open (its own errors are its own: check them after).
+ * Returns NULL when zlib cannot start (out of memory). */
+FILE *outfile_gzip(FILE *under);
+
 /* "52.4 MB": a size for messages. */
 const char *outfile_size_text(uint64_t bytes, char *buf, size_t size);
 

@@ -164,17 +164,8 @@ int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t err
 
 bool target_pid_alive(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* The state follows the last ')' (comm may contain parentheses). */
-	char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	char state;
+	return procmaps_stat(pid, 0, NULL, 0, &state, NULL) == 0 && procmaps_state_alive(state);
 }
 
 bool target_is_pid_list(const char *s)
@@ -217,11 +208,6 @@ static size_t list_processes(struct proc_entry **out)
 	return n;
 }
 
-static bool alive_state(char state)
-{
-	return state != 'Z' && state != 'X' && state != 'x';
-}
-
 static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -237,7 +223,7 @@ int target_find_by_name(const char *name, pid_t **out)
 	pid_t self = getpid();
 	for (size_t i = 0; i < n; i++) {
 		char comm[64], exe[PATH_MAX];
-		if (ps[i].pid == self || !alive_state(ps[i].state))
+		if (ps[i].pid == self || !procmaps_state_alive(ps[i].state))
 			continue;
 		/* Kernel threads have no executable. */
 		if (procmaps_exe(ps[i].pid, exe, sizeof(exe)))
@@ -267,7 +253,7 @@ int target_descendants(const pid_t *roots, int nroots, pid_t **out)
 		tree[ntree++] = roots[i];
 	for (size_t at = 0; at < ntree; at++) {
 		for (size_t i = 0; i < n; i++) {
-			if (ps[i].ppid != tree[at] || !alive_state(ps[i].state))
+			if (ps[i].ppid != tree[at] || !procmaps_state_alive(ps[i].state))
 				continue;
 			bool seen = false;
 			for (size_t k = 0; k < ntree && !seen; k++)

@@ -339,21 +339,14 @@ struct load {
 };
 
 /* The table of one file mapping, or NULL; *st: the file's status. The
- * file is opened as mapped (map_files), else by its path in the process's
- * root. */
+ * file is opened as mapped (procmaps_open_mapped). */
 static const struct cfi_table *mapping_table(struct unwind *u, pid_t pid,
 					     const struct procmaps_entry *e, struct stat *st)
 {
 	if (e->path[0] != '/')
 		return NULL;
-	char path[PATH_MAX + 64], err[256];
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)e->start, (unsigned long long)e->end);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	char err[256];
+	int fd = procmaps_open_mapped(pid, e);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, st) != 0)

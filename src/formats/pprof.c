@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "outfile.h"
 #include "pb.h"
 #include "registry.h"
 #include "strpool.h"
@@ -274,31 +274,6 @@ static void put_value_type(struct pb_buf *b, uint32_t field, uint32_t type, uint
 	pb_buf_free(&m);
 }
 
-/* Feeds bytes to the gzip stream and writes what comes out. */
-static int gz_write(z_stream *z, FILE *out, const uint8_t *data, size_t len, int flush)
-{
-	uint8_t chunk[1 << 16];
-	do {
-		size_t piece = len > (1u << 30) ? (1u << 30) : len;
-		z->next_in = (Bytef *)(uintptr_t)data;
-		z->avail_in = (uInt)piece;
-		if (piece) /* data may be NULL when len is 0 */
-			data += piece;
-		len -= piece;
-		int mode = len ? Z_NO_FLUSH : flush;
-		do {
-			z->next_out = chunk;
-			z->avail_out = sizeof(chunk);
-			if (deflate(z, mode) == Z_STREAM_ERROR)
-				return -1;
-			size_t have = sizeof(chunk) - z->avail_out;
-			if (have && fwrite(chunk, 1, have, out) != have)
-				return -1;
-		} while (z->avail_out == 0);
-	} while (len);
-	return 0;
-}
-
 int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 {
 	static const struct pprof_options defaults = {0};
@@ -400,18 +375,18 @@ int pprof_write(FILE *out, struct profile *p, const struct pprof_options *o)
 			     strpool_len(&w.strs, i));
 
 	int rc = 0;
-	z_stream z = {0};
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	FILE *gz = outfile_gzip(out);
+	if (!gz) {
 		rc = -1;
 	} else {
 		const struct pb_buf *parts[] = {&head,	      &w.samples,   &w.mappings,
 						&w.locations, &w.functions, &strings,
 						&tail};
-		size_t nparts = sizeof(parts) / sizeof(*parts);
-		for (size_t i = 0; i < nparts && rc == 0; i++)
-			rc = gz_write(&z, out, parts[i]->data, parts[i]->len,
-				      i + 1 == nparts ? Z_FINISH : Z_NO_FLUSH);
-		deflateEnd(&z);
+		for (size_t i = 0; i < sizeof(parts) / sizeof(*parts) && rc == 0; i++)
+			if (parts[i]->len && fwrite(parts[i]->data, 1, parts[i]->len, gz) != parts[i]->len)
+				rc = -1;
+		if (fclose(gz) != 0)
+			rc = -1;
 	}
 	if (fflush(out) || ferror(out))
 		rc = -1;

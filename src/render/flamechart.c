@@ -498,16 +498,7 @@ static void write_chart(const struct chart *c, FILE *out)
 		2 * FONT_SIZE + SUBTITLE_BAND);
 	xml_put_text(out, c->subtitle);
 	fputs("</text>\n", out);
-	int right = w - MARGIN_X, top = 2 * FONT_SIZE, bottom = h - FONT_SIZE;
-	fprintf(out, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
-		MARGIN_X, top);
-	fprintf(out, "<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"%d\">Search</text>\n", right,
-		top);
-	fprintf(out,
-		"<text id=\"resetsearch\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Search</text>\n",
-		right - 70, top);
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", MARGIN_X, bottom);
-	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", right, bottom);
+	flamesvg_write_controls(out, w, h);
 	write_axis(c, out);
 	if (c->n == 0)
 		fprintf(out, "<text x=\"%.2f\" y=\"%d\" fill=\"#555\">no samples</text>\n",

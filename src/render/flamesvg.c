@@ -297,11 +297,10 @@ static void write_titles(const struct svg_writer *w)
 
 /* Zoom and search controls along the top, the detail line and the search
  * result along the bottom. Hidden controls appear when they can do something. */
-static void write_controls(const struct svg_writer *w)
+void flamesvg_write_controls(FILE *out, int width, int height)
 {
-	FILE *out = w->out;
-	int right = w->opt.width - MARGIN_X;
-	int top = 2 * FONT_SIZE, bottom = w->layout.height - FONT_SIZE;
+	int right = width - MARGIN_X;
+	int top = 2 * FONT_SIZE, bottom = height - FONT_SIZE;
 	fprintf(out, "<text id=\"unzoom\" class=\"ctl hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
 		MARGIN_X, top);
 	fprintf(out, "<text id=\"search\" class=\"ctl\" x=\"%d\" y=\"%d\">Search</text>\n", right,
@@ -426,7 +425,7 @@ static void write_document(const struct svg_writer *w)
 	write_style(w);
 	write_background(w);
 	write_titles(w);
-	write_controls(w);
+	flamesvg_write_controls(w->out, w->opt.width, w->layout.height);
 	write_frames(w);
 	write_script(w);
 	fputs("</svg>\n", w->out);

@@ -63,6 +63,12 @@ void flamesvg_default_options(struct flamesvg_options *o);
  * name is the root ("all"). Other views use it so colours never drift. */
 void flamesvg_color(const char *name, enum frame_kind kind, unsigned char rgb[3]);
 
+/* The controls flamecontrols.js drives, in an SVG `width` x `height` laid
+ * out as flame graphs are (flamechart's too): Reset Zoom and Search/Reset
+ * Search in the title band, the hover details and the matched share on the
+ * bottom line. Other views use it so every SVG has the same controls. */
+void flamesvg_write_controls(FILE *out, int width, int height);
+
 /* Writes the SVG document for t to out. o may be NULL for the defaults; a
  * width <= 0, a negative minwidth and NULL strings also fall back to defaults
  * (minwidth 0 keeps every frame with samples).

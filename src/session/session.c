@@ -274,12 +274,9 @@ static char *target_executable(const struct session_options *o)
 	if (o->cmd)
 		return probes_which(o->cmd[0]);
 	if (o->npids > 0) {
-		char link[64], path[PATH_MAX];
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o->pids[0]);
-		ssize_t n = readlink(link, path, sizeof(path) - 1);
-		if (n <= 0)
+		char path[PATH_MAX];
+		if (procmaps_exe(o->pids[0], path, sizeof(path)))
 			return NULL;
-		path[n] = 0;
 		/* Through /proc/PID/root when a containerized target's file is
 		 * only there. */
 		return procmaps_root_path(o->pids[0], path);

@@ -72,7 +72,8 @@ static int cfa_ops(uint32_t rule, struct sonde_fetch_op *ops, int *n, int max, c
 }
 
 /* One segment of an expression (no DW_OP_piece inside). */
-static int translate_one(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb,
+static int translate_one(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
+			 size_t nfb,
 			 uint32_t cfa_rule, struct sonde_fetch_op *ops, int *no, int max, int *where,
 			 int *reg, int depth, char *err, size_t errlen)
 {
@@ -230,7 +231,7 @@ static int translate_one(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t
 	return 0;
 }
 
-int dwarfexpr_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb,
+int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
 		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
 		       int *where, int *reg, char *err, size_t errlen)
 {

@@ -15,11 +15,19 @@
 #ifndef SONDE_DWARFEXPR_H
 #define SONDE_DWARFEXPR_H
 
-#include <elfutils/libdw.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "sonde_abi.h"
+
+/* One operation of a location expression: libdw's Dwarf_Op without its
+ * offset (the caller copies atom, number and number2 from what libdw
+ * gives), so this header leaves libdw to the symbols layer. For
+ * DW_OP_implicit_value, number2 points at the value's bytes, as in libdw. */
+struct dwarfexpr_op {
+	uint8_t atom;
+	uint64_t number, number2;
+};
 
 /* Where an expression leaves its value. */
 enum dwarfexpr_where {
@@ -33,7 +41,8 @@ enum dwarfexpr_where {
  * at the address (a struct cfi_row rule; 0: none) into ops[max]. Returns
  * the number of operations written and sets *where (and *reg for
  * DWARFEXPR_REG), or -1 with one line in err naming what it cannot read. */
-int dwarfexpr_translate(const Dwarf_Op *expr, size_t n, const Dwarf_Op *fb, size_t nfb,
+int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
+			size_t nfb,
 			uint32_t cfa_rule, struct sonde_fetch_op *ops, int max, int *where,
 			int *reg, char *err, size_t errlen);
 

@@ -410,6 +410,15 @@ static bool abi_parameter(struct ctx *c, Dwarf_Die *param, struct val *v)
 	return false;
 }
 
+/* libdw's operations as dwarfexpr reads them (allocated). */
+static struct dwarfexpr_op *expr_ops(const Dwarf_Op *e, size_t n)
+{
+	struct dwarfexpr_op *ops = xmalloc((n ? n : 1) * sizeof(*ops));
+	for (size_t i = 0; i < n; i++)
+		ops[i] = (struct dwarfexpr_op){e[i].atom, e[i].number, e[i].number2};
+	return ops;
+}
+
 /* A location that is one expression for the whole function (not a list)
  * and is a stack slot: at -O0 it holds the value only after the prologue. */
 static bool slot_after_prologue(Dwarf_Attribute *a, const Dwarf_Op *e, size_t n)
@@ -473,8 +482,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 		return 0;
 	}
 	/* DW_OP_addrx: the address comes from .debug_addr. */
-	Dwarf_Op *copy = xmalloc(n * sizeof(*copy));
-	memcpy(copy, expr, n * sizeof(*copy));
+	struct dwarfexpr_op *copy = expr_ops(expr, n);
 	for (size_t i = 0; i < n; i++) {
 		if (copy[i].atom != DW_OP_addrx && copy[i].atom != DW_OP_GNU_addr_index)
 			continue;
@@ -490,11 +498,14 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	Dwarf_Op *fb = NULL;
 	size_t nfb = 0;
 	frame_base(c, &fb, &nfb);
+	struct dwarfexpr_op *fbops = fb ? expr_ops(fb, nfb) : NULL;
 	int where = DWARFEXPR_MEM, reg = 0;
 	char why[256];
-	int k = dwarfexpr_translate(copy, n, fb, nfb, cfa_rule_here(c), c->ops + c->nops,
-				   SONDE_FETCH_OPS - c->nops, &where, &reg, why, sizeof(why));
+	int k = dwarfexpr_translate(copy, n, fbops, fbops ? nfb : 0, cfa_rule_here(c),
+				    c->ops + c->nops, SONDE_FETCH_OPS - c->nops, &where, &reg, why,
+				    sizeof(why));
 	free(copy);
+	free(fbops);
 	if (k < 0) {
 		char at[256];
 		where_text(c, at, sizeof(at));

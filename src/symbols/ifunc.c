@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "util.h"
 
 /* Where the process maps a file (by device and inode): the load bias, the
@@ -50,32 +50,29 @@ static bool bias_from_code(Elf *elf, uint64_t start, uint64_t off, struct placem
 	return found;
 }
 
+struct placement_search {
+	uint64_t dev, ino;
+	bool need_dev;
+	Elf *elf;
+	struct placement *p;
+};
+
+static int placement_mapping(const struct procmaps_entry *e, void *arg)
+{
+	struct placement_search *ps = arg;
+	if (e->inode != ps->ino || (ps->need_dev && e->dev != ps->dev) || !e->exec)
+		return 0;
+	snprintf(ps->p->path, sizeof(ps->p->path), "%s", e->path);
+	return bias_from_code(ps->elf, e->start, e->offset, ps->p);
+}
+
 /* Overlay file systems show another device in maps than stat gives: when
  * no mapping has both, the inode alone decides. */
 static bool find_placement_on(pid_t pid, uint64_t dev, uint64_t ino, Elf *elf, struct placement *p,
 			      bool need_dev)
 {
-	char path[64], line[PATH_MAX + 256];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off, inode;
-		unsigned maj, min;
-		char perms[8];
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end, perms, &off, &maj,
-			   &min, &inode) != 7 ||
-		    inode != ino || (need_dev && makedev(maj, min) != dev) || !strchr(perms, 'x'))
-			continue;
-		found = bias_from_code(elf, start, off, p);
-		const char *file = strchr(line, '/');
-		snprintf(p->path, sizeof(p->path), "%s", file ? file : "");
-		p->path[strcspn(p->path, "\n")] = 0;
-	}
-	fclose(f);
-	return found;
+	struct placement_search ps = {.dev = dev, .ino = ino, .need_dev = need_dev, .elf = elf, .p = p};
+	return procmaps_each(pid, placement_mapping, &ps) > 0;
 }
 
 static bool find_placement(pid_t pid, uint64_t dev, uint64_t ino, Elf *elf, struct placement *p)

@@ -2,6 +2,7 @@
 #include "lines.h"
 
 #include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

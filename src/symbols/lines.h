@@ -20,9 +20,10 @@
 #ifndef SONDE_LINES_H
 #define SONDE_LINES_H
 
-#include <elfutils/libdw.h>
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct Dwarf Dwarf; /* libdw's, opaque here: libdw is the symbols layer's own */
 
 struct line_site {
 	uint64_t vaddr;

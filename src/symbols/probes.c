@@ -82,36 +82,22 @@ static void list_free(struct function_list *l)
 	free(l->f);
 }
 
-/* Reads the functions of .symtab and .dynsym (types: SHT_SYMTAB and/or
- * SHT_DYNSYM, as a mask of 1 << type). */
-static void read_symbols(Elf *elf, struct function_list *l, unsigned types)
+/* Keeps a defined function symbol (STT_FUNC or STT_GNU_IFUNC) with a
+ * name and a non-zero address. */
+static void add_function(const struct elf_symbol *sym, void *arg)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !(types & (1u << sh.sh_type)))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB)
-			l->had_symtab = true;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data || sh.sh_entsize == 0)
-			continue;
-		size_t count = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < count; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(data, (int)i, &sym))
-				continue;
-			int type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_value == 0)
-				continue;
-			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			list_add(l, name, sym.st_value, sym.st_size, type == STT_GNU_IFUNC);
-		}
-	}
+	struct function_list *l = arg;
+	if ((sym->type != STT_FUNC && sym->type != STT_GNU_IFUNC) || sym->shndx == SHN_UNDEF ||
+	    sym->value == 0 || !sym->name || !*sym->name)
+		return;
+	list_add(l, sym->name, sym->value, sym->size, sym->type == STT_GNU_IFUNC);
+}
+
+/* Reads the functions of .symtab and/or .dynsym (tables: SYMBOLS_ELF_*). */
+static void read_symbols(Elf *elf, struct function_list *l, unsigned tables)
+{
+	if (symbols_elf_each(elf, tables, add_function, l) & SYMBOLS_ELF_SYMTAB)
+		l->had_symtab = true;
 }
 
 /* File offset of a virtual address, through the PT_LOAD segment holding it. */
@@ -913,12 +899,12 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	}
 	const char *shown = display_path(binary);
 	struct function_list fl = {0};
-	read_symbols(elf, &fl, 1u << SHT_SYMTAB | 1u << SHT_DYNSYM);
+	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
 	/* Stripped (only .dynsym: the exported functions): the static ones are
 	 * in the debug file, if one is installed. */
 	struct debug_file dbg = {.fd = -1};
 	if (!fl.had_symtab && find_debug_file(elf, binary, &dbg))
-		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
+		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
 	int n = 0, nunsafe = 0, nskipped = 0;
 	bool refused = false;
 	struct probe_target *t = NULL;
@@ -1094,11 +1080,11 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 		return -1;
 	}
 	struct function_list fl = {0};
-	read_symbols(elf, &fl, 1u << SHT_SYMTAB | 1u << SHT_DYNSYM);
+	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
 	struct debug_file dbg = {.fd = -1};
 	bool have_dbg = find_debug_file(elf, path, &dbg);
 	if (!fl.had_symtab && have_dbg)
-		read_symbols(dbg.elf, &fl, 1u << SHT_SYMTAB);
+		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
 	const struct elf_function *f = NULL;
 	for (size_t i = 0; i < fl.n && !f; i++)
 		if (strcmp(fl.f[i].name, func) == 0 && !fl.f[i].ifunc)

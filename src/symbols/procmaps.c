@@ -2,6 +2,8 @@
 #include "procmaps.h"
 #include "util.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,50 +94,46 @@ int procmaps_exe(pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
-/* The value of the line of /proc/PID/status that starts with `field`
- * ("NSpid:") into buf. Returns 0, 1 when there is no such line, or -1
- * (gone, unreadable). */
-static int status_value(pid_t pid, const char *field, char *buf, size_t size)
+/* The line of /proc/PID/status that starts with key, into line: 1, 0 when
+ * there is none, -1 when the file cannot be read. */
+static int status_line(pid_t pid, const char *key, char *line, size_t size)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	char line[512];
-	size_t len = strlen(field);
-	int rc = 1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, len) == 0) {
-			snprintf(buf, size, "%s", line + len);
-			rc = 0;
-			break;
-		}
+	int found = 0;
+	size_t klen = strlen(key);
+	while (!found && fgets(line, (int)size, f))
+		found = strncmp(line, key, klen) == 0;
 	fclose(f);
-	return rc;
+	return found;
 }
 
 pid_t procmaps_nspid(pid_t pid)
 {
 	char line[512];
 	pid_t ns = pid;
-	int rc = status_value(pid, "NSpid:", line, sizeof(line));
-	if (rc)
-		return rc < 0 ? -1 : pid; /* gone; a kernel without NSpid */
-	/* "\t4242\t7": the outermost first, the innermost last */
-	char *save = NULL;
-	for (char *tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
-		ns = (pid_t)strtol(tok, NULL, 10);
+	int got = status_line(pid, "NSpid:", line, sizeof(line));
+	if (got < 0)
+		return -1;
+	if (got > 0) {
+		/* "NSpid:\t4242\t7": the outermost first, the innermost last */
+		char *save = NULL;
+		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			ns = (pid_t)strtol(tok, NULL, 10);
+	}
 	return ns > 0 ? ns : pid;
 }
 
 pid_t procmaps_tgid(pid_t tid)
 {
-	char line[512];
-	if (status_value(tid, "Tgid:", line, sizeof(line)))
+	char line[128];
+	if (status_line(tid, "Tgid:", line, sizeof(line)) <= 0)
 		return -1;
-	pid_t tgid = (pid_t)strtol(line, NULL, 10);
-	return tgid > 0 ? tgid : -1;
+	return (pid_t)strtol(line + 5, NULL, 10);
 }
 
 bool procmaps_comm_names(const char *comm, const char *name)
@@ -156,6 +154,28 @@ char *procmaps_root_path(pid_t pid, const char *path)
 		return xstrdup(path);
 	}
 	return through_root;
+}
+
+int procmaps_open_mapped(pid_t pid, const struct procmaps_entry *e)
+{
+	char buf[PATH_MAX + 64];
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	int fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || e->deleted)
+		return fd;
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, e->path);
+	const char *candidates[] = { buf, e->path };
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+		fd = open(candidates[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == e->inode)
+			return fd;
+		close(fd);
+	}
+	return -1;
 }
 
 int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state, pid_t *ppid)
@@ -188,4 +208,9 @@ int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state,
 	if (ppid)
 		*ppid = (pid_t)pp;
 	return 0;
+}
+
+bool procmaps_state_alive(char state)
+{
+	return state != 'Z' && state != 'X' && state != 'x';
 }

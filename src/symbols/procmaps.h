@@ -2,9 +2,11 @@
  * (/proc/PID/maps), its command name and its executable.
  *
  * The one reader of these files: the symbolizer (which binary is mapped
- * where), probe resolution (which library a running target really loaded)
- * and the calibration (where sonde's own code lives) all parse the same
- * lines here. */
+ * where), probe resolution (which library a running target really loaded),
+ * IFUNC resolution (where the library is loaded), the unwinder's tables,
+ * the targets (alive, by name, descendants) and the calibration (where
+ * sonde's own code lives) all parse the same lines here, and open a
+ * mapped file the same way (procmaps_open_mapped). */
 #ifndef SONDE_PROCMAPS_H
 #define SONDE_PROCMAPS_H
 
@@ -50,6 +52,14 @@ int procmaps_exe(pid_t pid, char *buf, size_t size);
  * ENOENT). Allocated (free it). */
 char *procmaps_root_path(pid_t pid, const char *path);
 
+/* Opens the file of a mapping of pid, even if deleted or inside another
+ * mount namespace: /proc/PID/map_files first, then the path in the
+ * process's root, then the path as sonde sees it. The last two could be
+ * another file by now, so they count only when the inode is the
+ * mapping's; a deleted file is reached through map_files alone. Returns an
+ * O_RDONLY | O_CLOEXEC fd, or -1. */
+int procmaps_open_mapped(pid_t pid, const struct procmaps_entry *e);
+
 /* A process's or thread's /proc stat line (tid 0: /proc/PID/stat, else
  * /proc/PID/task/TID/stat): its command name (into comm, at most
  * commlen - 1 bytes; NULL: not wanted), state letter and parent PID (NULL:
@@ -57,13 +67,17 @@ char *procmaps_root_path(pid_t pid, const char *path);
  * last ')'. Returns 0, or -1 (gone, unreadable). */
 int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state, pid_t *ppid);
 
+/* Is a state letter of procmaps_stat a living process's (not a zombie, not
+ * dead)? */
+bool procmaps_state_alive(char state);
+
 /* The process's PID in its own (innermost) PID namespace: the last number
  * of NSpid in /proc/PID/status; pid itself on kernels without NSpid.
  * Returns -1 when the process is gone or unreadable. */
 pid_t procmaps_nspid(pid_t pid);
 
-/* The process a thread belongs to (Tgid in /proc/TID/status; a process's
- * main thread: itself). Returns -1 when it is gone or unreadable. */
+/* The process a thread belongs to (Tgid in /proc/TID/status: tid itself
+ * for a process's main thread), or -1 when it is gone or unreadable. */
 pid_t procmaps_tgid(pid_t tid);
 
 /* Does the command name `comm` name the program `name`: equal, or, where

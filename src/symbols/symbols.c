@@ -80,16 +80,16 @@ struct elf_symtab {
 
 /* Symbols that can name code: not data, TLS, sections, files, and not the
  * hidden local sizeless markers annotation plugins emit. */
-static bool elf_sym_names_code(const GElf_Sym *sym)
+static bool elf_sym_names_code(const struct elf_symbol *sym)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
+	int type = sym->type;
 	if (type == STT_OBJECT || type == STT_COMMON || type == STT_TLS || type == STT_SECTION ||
 	    type == STT_FILE)
 		return false;
-	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+	if (sym->shndx == SHN_UNDEF || sym->shndx >= SHN_LORESERVE)
 		return false;
-	if (sym->st_size == 0 && GELF_ST_BIND(sym->st_info) == STB_LOCAL && type == STT_NOTYPE &&
-	    GELF_ST_VISIBILITY(sym->st_other) == STV_HIDDEN)
+	if (sym->size == 0 && sym->bind == STB_LOCAL && type == STT_NOTYPE &&
+	    sym->visibility == STV_HIDDEN)
 		return false;
 	return true;
 }
@@ -112,10 +112,12 @@ static Elf_Scn *elf_find_section_of_type(Elf *elf, Elf64_Word type, GElf_Shdr *s
 	return NULL;
 }
 
-/* Reads one symbol table. A file symbol names the symbols after it, but
- * (as in binutils) a global symbol only while no file symbol has followed
- * a symbol: global symbols of linked binaries come after all the files. */
-static void elf_symtab_read(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+_Static_assert(SYMBOLS_ELF_SYMTAB == 1u << SHT_SYMTAB && SYMBOLS_ELF_DYNSYM == 1u << SHT_DYNSYM,
+	       "symbols.h's table masks are 1 << the section type");
+
+/* Walks one symbol table (see struct elf_symbol for the file names). */
+static void elf_table_each(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			   void (*fn)(const struct elf_symbol *sym, void *arg), void *arg)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	if (!data || shdr->sh_entsize == 0)
@@ -134,23 +136,55 @@ static void elf_symtab_read(struct elf_symtab *t, Elf *elf, Elf_Scn *scn, const 
 			continue;
 		}
 		symbol_seen = true;
-		if (!name || !elf_sym_names_code(&sym))
-			continue;
 		bool local = GELF_ST_BIND(sym.st_info) == STB_LOCAL;
-		grow_array((void **)&t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
-		t->syms[t->n++] = (struct elf_sym){
-			.value = sym.st_value,
-			.size = sym.st_size ? sym.st_size : 1,
-			.sizeless = sym.st_size == 0,
-			.name = name,
-			.file = (local || !file_after_symbol) ? file : NULL,
-			.shndx = sym.st_shndx,
-			.order = (uint32_t)i,
-			.is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
-				   GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
-			.is_notype = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE,
-		};
+		fn(&(struct elf_symbol){
+			   .name = name,
+			   .file = (local || !file_after_symbol) ? file : NULL,
+			   .value = sym.st_value,
+			   .size = sym.st_size,
+			   .index = (uint32_t)i,
+			   .shndx = sym.st_shndx,
+			   .type = (uint8_t)GELF_ST_TYPE(sym.st_info),
+			   .bind = (uint8_t)GELF_ST_BIND(sym.st_info),
+			   .visibility = (uint8_t)GELF_ST_VISIBILITY(sym.st_other),
+		   },
+		   arg);
 	}
+}
+
+unsigned symbols_elf_each(Elf *elf, unsigned tables,
+			  void (*fn)(const struct elf_symbol *sym, void *arg), void *arg)
+{
+	unsigned found = 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !(tables & (1u << sh.sh_type)))
+			continue;
+		found |= 1u << sh.sh_type;
+		elf_table_each(elf, scn, &sh, fn, arg);
+	}
+	return found;
+}
+
+/* Keeps a symbol that can name code in the symbolizer's table. */
+static void elf_symtab_add(const struct elf_symbol *sym, void *arg)
+{
+	struct elf_symtab *t = arg;
+	if (!sym->name || !elf_sym_names_code(sym))
+		return;
+	grow_array((void **)&t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
+	t->syms[t->n++] = (struct elf_sym){
+		.value = sym->value,
+		.size = sym->size ? sym->size : 1,
+		.sizeless = sym->size == 0,
+		.name = sym->name,
+		.file = sym->file,
+		.shndx = sym->shndx,
+		.order = sym->index,
+		.is_func = sym->type == STT_FUNC || sym->type == STT_GNU_IFUNC,
+		.is_notype = sym->type == STT_NOTYPE,
+	};
 }
 
 /* Links each symbol to the sized symbols open at its value, innermost
@@ -175,12 +209,9 @@ static void elf_symtab_link(struct elf_symtab *t)
 /* .symtab when there is one, else .dynsym (stripped binaries keep it). */
 static void elf_symtab_build(struct elf_symtab *t, Elf *elf)
 {
-	GElf_Shdr shdr;
-	Elf_Scn *scn = elf_find_section_of_type(elf, SHT_SYMTAB, &shdr);
-	if (scn)
-		elf_symtab_read(t, elf, scn, &shdr);
-	if (t->n == 0 && (scn = elf_find_section_of_type(elf, SHT_DYNSYM, &shdr)))
-		elf_symtab_read(t, elf, scn, &shdr);
+	symbols_elf_each(elf, SYMBOLS_ELF_SYMTAB, elf_symtab_add, t);
+	if (t->n == 0)
+		symbols_elf_each(elf, SYMBOLS_ELF_DYNSYM, elf_symtab_add, t);
 	if (t->n)
 		qsort(t->syms, t->n, sizeof(*t->syms), elf_sym_cmp);
 	elf_symtab_link(t);
@@ -1192,33 +1223,6 @@ static struct binary *binary_from_path(struct symbolizer *s, const char *path)
 	return b;
 }
 
-/* The mapped file, even if deleted or inside another mount namespace:
- * map_files first, then the process's root, then the path as we see it.
- * The last two could be a different file by now, so the inode must match. */
-static int open_mapped_file(pid_t pid, const struct mapping *m)
-{
-	char buf[PATH_MAX + 64];
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
-		 m->end);
-	int fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->deleted)
-		return -1;
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, m->path);
-	const char *candidates[] = { buf, m->path };
-	for (size_t i = 0; i < 2; i++) {
-		struct stat st;
-		fd = open(candidates[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-
 /* The kernel's vDSO is the same image in every process of our ABI, so our
  * own copy (written to a memfd so libdwfl can read it) resolves anybody's
  * whose [vdso] mapping has the same size (a 32-bit one differs). */
@@ -1254,7 +1258,12 @@ static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct map
 	else if (m->inode != 0 && m->path[0] == '/')
 		m->bin = binary_cached(s, m->dev, m->inode);
 	if (!m->bin && m->inode != 0 && m->path[0] == '/') {
-		int fd = open_mapped_file(pid, m);
+		struct procmaps_entry e = {
+			.start = m->start, .end = m->end, .offset = m->offset,
+			.dev = m->dev, .inode = m->inode,
+			.exec = m->exec, .deleted = m->deleted, .path = m->path,
+		};
+		int fd = procmaps_open_mapped(pid, &e);
 		if (fd >= 0)
 			m->bin = binary_from_fd(s, fd, m->path);
 	}

@@ -9,7 +9,9 @@
  * fails half-way (here a file size limit, as a full disk does) leaves no
  * file and says which file, why, and how much the whole output needed; the
  * same for a recording built in memory, which can then be written
- * elsewhere. Every test works in a fresh directory. */
+ * elsewhere. Gzip mode: what is written comes back whole through infile's
+ * gunzip, in pieces large and small; a destination that refuses the bytes
+ * makes the close fail. Every test works in a fresh directory. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "infile.h"
 #include "outfile.h"
 #include "profile.h"
 #include "recording.h"
@@ -512,4 +515,52 @@ Test(outfile, sizes_for_messages)
 	cr_assert_str_eq(outfile_size_text(200000, b, sizeof(b)), "195.3 kB");
 	cr_assert_str_eq(outfile_size_text(52428800, b, sizeof(b)), "50.0 MB");
 	cr_assert_str_eq(outfile_size_text(3ull << 30, b, sizeof(b)), "3.0 GB");
+}
+
+Test(outfile, gzip_mode_round_trips_and_reports_a_failed_destination)
+{
+	/* 3 MB of varied text, written in pieces of 1 byte to 1 MB. */
+	size_t len = 3u << 20, done = 0, piece = 1;
+	char *text = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		text[i] = (char)('a' + (i * 7919 + i / 4096) % 26);
+	char *packed = NULL;
+	size_t packed_len = 0;
+	FILE *mem = open_memstream(&packed, &packed_len);
+	FILE *gz = outfile_gzip(mem);
+	cr_assert_not_null(gz);
+	while (done < len) {
+		size_t n = piece < len - done ? piece : len - done;
+		cr_assert_eq(fwrite(text + done, 1, n, gz), n);
+		done += n;
+		piece = piece >= (1u << 20) ? 1 : piece * 3;
+	}
+	cr_assert_eq(fclose(gz), 0);
+	cr_assert_eq(fclose(mem), 0);
+	cr_assert_lt(packed_len, len / 4, "gzip mode wrote %zu bytes for %zu", packed_len, len);
+
+	struct infile in;
+	char err[256];
+	uint8_t *back;
+	size_t back_len;
+	infile_from_memory(&in, packed, packed_len);
+	cr_assert_eq(infile_read_all(&in, len + 1, "test", &back, &back_len, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert(in.gzip);
+	cr_assert_eq(back_len, len);
+	cr_assert_eq(memcmp(back, text, len), 0);
+	infile_close(&in);
+	free(back);
+	free(packed);
+
+	/* /dev/full, unbuffered: the first bytes out of zlib fail. */
+	FILE *full = fopen("/dev/full", "w");
+	cr_assert_not_null(full);
+	setvbuf(full, NULL, _IONBF, 0);
+	gz = outfile_gzip(full);
+	cr_assert_not_null(gz);
+	fwrite(text, 1, len, gz);
+	cr_assert_eq(fclose(gz), EOF);
+	fclose(full);
+	free(text);
 }

@@ -12,7 +12,8 @@
 #include "dwarfexpr.h"
 #include "dwarfvar.h"
 
-#define OP(a, n1, n2) ((Dwarf_Op){.atom = (a), .number = (Dwarf_Word)(n1), .number2 = (Dwarf_Word)(n2)})
+#define OP(a, n1, n2)                                                                        \
+	((struct dwarfexpr_op){.atom = (a), .number = (uint64_t)(n1), .number2 = (uint64_t)(n2)})
 #define NOPS(x) (sizeof(x) / sizeof((x)[0]))
 
 /* CFI rules (sonde_abi.h): CFA = rsp + 8, CFA = rbp + 16, CFA = *(rsp+8). */
@@ -28,8 +29,8 @@ struct want {
 	int64_t imm;
 };
 
-static void translates(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb, uint32_t rule,
-		       int where, const struct want *want, int nwant)
+static void translates(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
+		       size_t nfb, uint32_t rule, int where, const struct want *want, int nwant)
 {
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
@@ -48,8 +49,8 @@ static void translates(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t n
 	}
 }
 
-static void refuses(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb, uint32_t rule,
-		    const char *why)
+static void refuses(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
+		    size_t nfb, uint32_t rule, const char *why)
 {
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
@@ -63,28 +64,28 @@ static void refuses(const Dwarf_Op *e, size_t n, const Dwarf_Op *fb, size_t nfb,
 
 Test(dwarfvar, registers)
 {
-	Dwarf_Op reg5[] = {OP(DW_OP_reg5, 0, 0)};
+	struct dwarfexpr_op reg5[] = {OP(DW_OP_reg5, 0, 0)};
 	struct sonde_fetch_op ops[4];
 	char err[128];
 	int w, reg;
 	cr_assert_eq(dwarfexpr_translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_REG);
 	cr_assert_eq(reg, 5);
-	Dwarf_Op regx[] = {OP(DW_OP_regx, 14, 0)};
+	struct dwarfexpr_op regx[] = {OP(DW_OP_regx, 14, 0)};
 	cr_assert_eq(dwarfexpr_translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(reg, 14);
-	Dwarf_Op xmm[] = {OP(DW_OP_reg17, 0, 0)};
+	struct dwarfexpr_op xmm[] = {OP(DW_OP_reg17, 0, 0)};
 	refuses(xmm, 1, NULL, 0, 0, "DWARF register 17");
-	Dwarf_Op breg[] = {OP(DW_OP_breg6, (Dwarf_Word)-24, 0)};
+	struct dwarfexpr_op breg[] = {OP(DW_OP_breg6, (uint64_t)-24, 0)};
 	translates(breg, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 6, 0, -24}}, 1);
-	Dwarf_Op bregx[] = {OP(DW_OP_bregx, 3, 40)};
+	struct dwarfexpr_op bregx[] = {OP(DW_OP_bregx, 3, 40)};
 	translates(bregx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 3, 0, 40}}, 1);
 }
 
 Test(dwarfvar, frame_base_from_cfi)
 {
-	Dwarf_Op fb_cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0)};
-	Dwarf_Op var[] = {OP(DW_OP_fbreg, (Dwarf_Word)-20, 0)};
+	struct dwarfexpr_op fb_cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0)};
+	struct dwarfexpr_op var[] = {OP(DW_OP_fbreg, (uint64_t)-20, 0)};
 	translates(var, 1, fb_cfa, 1, RULE_RSP8, W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
 		   3);
@@ -95,11 +96,11 @@ Test(dwarfvar, frame_base_from_cfi)
 	refuses(var, 1, fb_cfa, 1, 0, "cannot fold");
 	refuses(var, 1, NULL, 0, RULE_RSP8, "no frame base");
 	/* clang's frame base: a register. */
-	Dwarf_Op fb_rbp[] = {OP(DW_OP_reg6, 0, 0)};
+	struct dwarfexpr_op fb_rbp[] = {OP(DW_OP_reg6, 0, 0)};
 	translates(var, 1, fb_rbp, 1, 0, W_MEM,
 		   (struct want[]){{FETCH_REG, 6, 0, 0}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
 		   3);
-	Dwarf_Op cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0), OP(DW_OP_plus_uconst, 16, 0)};
+	struct dwarfexpr_op cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0), OP(DW_OP_plus_uconst, 16, 0)};
 	translates(cfa, 2, NULL, 0, RULE_RSP8, W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}},
 		   3);
@@ -107,80 +108,80 @@ Test(dwarfvar, frame_base_from_cfi)
 
 Test(dwarfvar, addresses_and_constants)
 {
-	Dwarf_Op addr[] = {OP(DW_OP_addr, 0x4010, 0)};
+	struct dwarfexpr_op addr[] = {OP(DW_OP_addr, 0x4010, 0)};
 	translates(addr, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x4010}}, 1);
 	/* DW_OP_addrx once its address is looked up (number2 = 1). */
-	Dwarf_Op addrx[] = {OP(DW_OP_addrx, 0x5020, 1)};
+	struct dwarfexpr_op addrx[] = {OP(DW_OP_addrx, 0x5020, 1)};
 	translates(addrx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x5020}}, 1);
-	Dwarf_Op lits[] = {OP(DW_OP_lit7, 0, 0), OP(DW_OP_const1s, (Dwarf_Word)-2, 0),
-			   OP(DW_OP_minus, 0, 0), OP(DW_OP_constu, 1000, 0), OP(DW_OP_plus, 0, 0),
-			   OP(DW_OP_stack_value, 0, 0)};
+	struct dwarfexpr_op lits[] = {OP(DW_OP_lit7, 0, 0), OP(DW_OP_const1s, (uint64_t)-2, 0),
+				      OP(DW_OP_minus, 0, 0), OP(DW_OP_constu, 1000, 0), OP(DW_OP_plus, 0, 0),
+				      OP(DW_OP_stack_value, 0, 0)};
 	translates(lits, NOPS(lits), NULL, 0, 0, W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 7}, {FETCH_CONST, 0, 0, -2},
 				   {FETCH_SUB, 0, 0, 0}, {FETCH_CONST, 0, 0, 1000}, {FETCH_ADD, 0, 0, 0}},
 		   5);
 	uint8_t bytes[4] = {0x78, 0x56, 0x34, 0x12};
-	Dwarf_Op imp[] = {OP(DW_OP_implicit_value, 4, (uintptr_t)bytes)};
+	struct dwarfexpr_op imp[] = {OP(DW_OP_implicit_value, 4, (uintptr_t)bytes)};
 	translates(imp, 1, NULL, 0, 0, W_VAL, (struct want[]){{FETCH_CONST, 0, 0, 0x12345678}}, 1);
-	Dwarf_Op big[] = {OP(DW_OP_implicit_value, 16, (uintptr_t)bytes)};
+	struct dwarfexpr_op big[] = {OP(DW_OP_implicit_value, 16, (uintptr_t)bytes)};
 	refuses(big, 1, NULL, 0, 0, "DW_OP_implicit_value of 16 bytes");
 }
 
 Test(dwarfvar, dereferences)
 {
-	Dwarf_Op e[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref, 0, 0), OP(DW_OP_plus_uconst, 16, 0),
-			OP(DW_OP_deref_size, 4, 0)};
+	struct dwarfexpr_op e[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref, 0, 0),
+				   OP(DW_OP_plus_uconst, 16, 0), OP(DW_OP_deref_size, 4, 0)};
 	translates(e, NOPS(e), NULL, 0, 0, W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_DEREF, 8, 0, 0},
 				   {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}, {FETCH_DEREF, 4, 0, 0}},
 		   5);
-	Dwarf_Op odd[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref_size, 3, 0)};
+	struct dwarfexpr_op odd[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref_size, 3, 0)};
 	refuses(odd, 2, NULL, 0, 0, "DW_OP_deref_size 3");
 }
 
 Test(dwarfvar, pieces)
 {
 	/* A 64-bit value in two 32-bit registers, and one half in memory. */
-	Dwarf_Op e[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0),
-			OP(DW_OP_piece, 4, 0)};
+	struct dwarfexpr_op e[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0),
+				   OP(DW_OP_piece, 4, 0)};
 	translates(e, NOPS(e), NULL, 0, 0, W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 0, 0, 0}, {FETCH_PIECE, 4, 0, 0},
 				   {FETCH_REG, 1, 0, 0}, {FETCH_PIECE, 4, 32, 0}},
 		   5);
-	Dwarf_Op m[] = {OP(DW_OP_breg7, 16, 0), OP(DW_OP_piece, 2, 0), OP(DW_OP_lit1, 0, 0),
-			OP(DW_OP_stack_value, 0, 0), OP(DW_OP_piece, 2, 0)};
+	struct dwarfexpr_op m[] = {OP(DW_OP_breg7, 16, 0), OP(DW_OP_piece, 2, 0), OP(DW_OP_lit1, 0, 0),
+				   OP(DW_OP_stack_value, 0, 0), OP(DW_OP_piece, 2, 0)};
 	translates(m, NOPS(m), NULL, 0, 0, W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 7, 0, 16}, {FETCH_DEREF, 2, 0, 0},
 				   {FETCH_PIECE, 2, 0, 0}, {FETCH_CONST, 0, 0, 1}, {FETCH_PIECE, 2, 16, 0}},
 		   6);
-	Dwarf_Op wide[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 8, 0), OP(DW_OP_reg1, 0, 0),
-			   OP(DW_OP_piece, 8, 0)};
+	struct dwarfexpr_op wide[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 8, 0), OP(DW_OP_reg1, 0, 0),
+				      OP(DW_OP_piece, 8, 0)};
 	refuses(wide, NOPS(wide), NULL, 0, 0, "more than 8 bytes");
-	Dwarf_Op hole[] = {OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0), OP(DW_OP_piece, 4, 0)};
+	struct dwarfexpr_op hole[] = {OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0), OP(DW_OP_piece, 4, 0)};
 	refuses(hole, NOPS(hole), NULL, 0, 0, "optimized out");
 }
 
 Test(dwarfvar, unavailable_and_refused)
 {
-	Dwarf_Op entry[] = {OP(DW_OP_entry_value, 0, 0), OP(DW_OP_stack_value, 0, 0)};
+	struct dwarfexpr_op entry[] = {OP(DW_OP_entry_value, 0, 0), OP(DW_OP_stack_value, 0, 0)};
 	struct sonde_fetch_op ops[8];
 	char err[128];
 	int w, reg;
 	cr_assert_geq(dwarfexpr_translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_UNAVAILABLE);
-	Dwarf_Op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
+	struct dwarfexpr_op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
 	refuses(bra, 2, NULL, 0, 0, "its location uses DW_OP_bra, which sonde cannot read");
-	Dwarf_Op tls[] = {OP(DW_OP_const8u, 16, 0), OP(DW_OP_form_tls_address, 0, 0)};
+	struct dwarfexpr_op tls[] = {OP(DW_OP_const8u, 16, 0), OP(DW_OP_form_tls_address, 0, 0)};
 	refuses(tls, 2, NULL, 0, 0, "DW_OP_form_tls_address");
-	Dwarf_Op impl[] = {OP(DW_OP_implicit_pointer, 0x40, 0)};
+	struct dwarfexpr_op impl[] = {OP(DW_OP_implicit_pointer, 0x40, 0)};
 	refuses(impl, 1, NULL, 0, 0, "DW_OP_implicit_pointer");
-	Dwarf_Op midreg[] = {OP(DW_OP_reg3, 0, 0), OP(DW_OP_lit1, 0, 0)};
+	struct dwarfexpr_op midreg[] = {OP(DW_OP_reg3, 0, 0), OP(DW_OP_lit1, 0, 0)};
 	refuses(midreg, 2, NULL, 0, 0, "not at the end");
 }
 
 Test(dwarfvar, program_too_long)
 {
-	Dwarf_Op e[SONDE_FETCH_OPS + 1];
+	struct dwarfexpr_op e[SONDE_FETCH_OPS + 1];
 	for (size_t i = 0; i < NOPS(e); i++)
 		e[i] = OP(DW_OP_lit1, 0, 0);
 	refuses(e, NOPS(e), NULL, 0, 0, "too long");
