@@ -87,6 +87,11 @@ static long take_slot(const struct tstate_maps *m, uint32_t tid)
 
 int tstate_seed_process(const struct tstate_maps *m, pid_t pid)
 {
+	/* The targets hold threads too (a thread's creation adds it): their
+	 * threads are their process's, with its PID. */
+	pid = procmaps_tgid(pid);
+	if (pid <= 0)
+		return 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);

@@ -49,6 +49,19 @@ void call_split_add(struct call_split *c, struct profile *p, const struct sample
 	}
 }
 
+void call_split_order(const struct call_split *c, uint32_t order[CALL_SPLIT_STATES])
+{
+	bool used[CALL_SPLIT_STATES] = {false};
+	for (uint32_t shown = 0; shown < c->nstates && shown < CALL_SPLIT_STATES; shown++) {
+		uint32_t best = CALL_SPLIT_STATES;
+		for (uint32_t k = 0; k < c->nstates; k++)
+			if (!used[k] && (best == CALL_SPLIT_STATES || c->off[k].ns > c->off[best].ns))
+				best = k;
+		used[best] = true;
+		order[shown] = best;
+	}
+}
+
 const char *call_split_off_text(const struct call_split *c, const struct frame_table *frames,
 				int show, char *buf, size_t size)
 {
@@ -56,14 +69,10 @@ const char *call_split_off_text(const struct call_split *c, const struct frame_t
 	size_t off = 0;
 	int n = snprintf(buf, size, "off-CPU %s", duration_format(c->off_ns, b, sizeof(b)));
 	off = n > 0 && (size_t)n < size ? (size_t)n : size ? size - 1 : 0;
-	bool used[CALL_SPLIT_STATES] = {false};
-	/* The largest states first. */
+	uint32_t order[CALL_SPLIT_STATES];
+	call_split_order(c, order);
 	for (int shown = 0; shown < show && (uint32_t)shown < c->nstates; shown++) {
-		uint32_t best = CALL_SPLIT_STATES;
-		for (uint32_t k = 0; k < c->nstates; k++)
-			if (!used[k] && (best == CALL_SPLIT_STATES || c->off[k].ns > c->off[best].ns))
-				best = k;
-		used[best] = true;
+		uint32_t best = order[shown];
 		char st[256], ce[256];
 		const char *callee = c->off[best].callee
 					     ? frames_get(frames, c->off[best].callee)->name

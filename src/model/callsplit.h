@@ -38,6 +38,11 @@ uint32_t call_split_callee(const struct profile *p, const uint32_t *stack, size_
 void call_split_add(struct call_split *c, struct profile *p, const struct sample *s,
 		    const char *traced);
 
+/* The states' indices into c->off, largest first (ties: the first seen
+ * first): c->nstates of them to order[]. What every output of the split
+ * lists them by (the text below, the live status's JSON). */
+void call_split_order(const struct call_split *c, uint32_t order[CALL_SPLIT_STATES]);
+
 /* The off-CPU part as text (frame names from `frames`, the profile's): "off-CPU 6.94ms: [sleeping: read] 6.94ms in
  * wait_pipe, [runnable] 12us in (self)", the `show` largest states.
  * Returns buf. */

@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "latency.h"
+#include "linecalls.h"
 #include "printable.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -297,49 +298,23 @@ static void json_overhead(FILE *out, const struct profile *p)
 		profile_meta_double(p, "calib_sample_full_ns"));
 }
 
-/* How a line probe's hits sit in the calls of one function probe: of its
- * calls that ended while the line was traced (the kernel's count), how many
- * ran the line; of its slow
- * calls (over the report's threshold for it) that have a record, how many
- * hit it. */
-struct line_in_calls {
-	uint32_t probe;          /* the function probe */
-	uint64_t calls, hit;     /* its calls; those during which the line ran */
-	uint64_t slow_ns;        /* the slow threshold (auto, else p95) */
-	uint64_t slow, slow_hit; /* its recorded calls over it; those that hit the line */
-};
+/* A function probe's slow threshold for the line reports: auto, else p95
+ * (as its own section says). */
+static uint64_t report_slow_ns(void *arg, uint32_t probe)
+{
+	struct probe_summary ps;
+	summarize_probe(arg, probe, &ps);
+	return ps.modes.found ? ps.modes.threshold_ns : ps.st.p95_ns;
+}
 
-/* Fills out[] (at most p->nprobes) for line probe `line`; returns how many. */
 static size_t line_in_calls(const struct profile *p, uint32_t line, struct line_in_calls *out)
 {
-	size_t n = 0;
-	int bit = p->probes[line].point;
-	for (size_t k = 0; k < p->npoint_calls; k++) {
-		const struct point_calls *pc = &p->point_calls[k];
-		if (pc->point_probe != line || pc->probe >= p->nprobes)
-			continue;
-		struct probe_summary ps;
-		summarize_probe(p, pc->probe, &ps);
-		struct line_in_calls *o = &out[n++];
-		*o = (struct line_in_calls){.probe = pc->probe,
-					    .calls = pc->calls,
-					    .hit = pc->hit,
-					    .slow_ns = ps.modes.found ? ps.modes.threshold_ns
-								      : ps.st.p95_ns};
-		for (size_t i = 0; i < p->nspans; i++) {
-			const struct span *sp = &p->spans[i];
-			if (sp->probe != pc->probe || sp->open || sp->duration_ns < o->slow_ns)
-				continue;
-			o->slow++;
-			o->slow_hit += bit >= 0 && (sp->points >> bit & 1);
-		}
-	}
-	return n;
+	return line_calls_of(p, line, report_slow_ns, (void *)p, out);
 }
 
 static double share(uint64_t part, uint64_t whole)
 {
-	return whole ? 100.0 * (double)part / (double)whole : 0;
+	return line_calls_share(part, whole);
 }
 
 static void text_lines(FILE *out, const struct profile *p, struct printable *keep)

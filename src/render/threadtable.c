@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "latency.h"
 #include "printable.h"
 #include "sonde_abi.h"
@@ -68,6 +69,21 @@ void threadtable_print_stack(FILE *f, const struct profile *p, const struct thre
 	}
 }
 
+/* The system call a thread is in: its name, "syscall N" for a number
+ * without one, "?" when /proc did not say at the start; NULL: none. */
+static const char *syscall_label(const struct thread_sample *t, char *buf, size_t size)
+{
+	if (t->syscall == SONDE_SYSCALL_UNKNOWN)
+		return "?";
+	if (t->syscall < 0)
+		return NULL;
+	const char *sc = syscalls_name(t->syscall);
+	if (sc)
+		return sc;
+	snprintf(buf, size, "syscall %d", (int)t->syscall);
+	return buf;
+}
+
 void threadtable_print(FILE *f, const struct profile *p, const struct threadstate_row *rows,
 		       size_t n, uint64_t time_ns, size_t width)
 {
@@ -86,16 +102,12 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 		const struct thread_info *ti = &p->threads[t->thread];
 		char comm[64], st[32], sc_name[32], sc_time[32] = "-", call[128] = "-",
 			call_time[32] = "-";
-		const char *sc = t->syscall == SONDE_SYSCALL_UNKNOWN ? "?" : "-";
-		if (t->syscall >= 0) {
-			sc = syscalls_name(t->syscall);
-			if (!sc) {
-				snprintf(sc_name, sizeof(sc_name), "syscall %d", (int)t->syscall);
-				sc = sc_name;
-			}
+		const char *sc = syscall_label(t, sc_name, sizeof(sc_name));
+		if (!sc)
+			sc = "-";
+		else if (t->syscall >= 0)
 			time_cell(r->syscall_ns, t->flags & SONDE_TSTATE_SYSCALL_SEEDED, sc_time,
 				  sizeof(sc_time));
-		}
 		if (t->span_id && t->probe < p->nprobes) {
 			printable_copy(call, sizeof(call), p->probes[t->probe].name);
 			time_cell(r->call_ns, false, call_time, sizeof(call_time));
@@ -114,4 +126,83 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 		fprintf(f, "%.*s\n", (int)(width && len > width ? width : len), buf);
 		free(buf);
 	}
+}
+
+/* A JSON string member, or null for NULL. */
+static void json_str_or_null(FILE *f, const char *name, const char *v)
+{
+	fprintf(f, ",\"%s\":", name);
+	if (v)
+		json_write_string(f, v);
+	else
+		fputs("null", f);
+}
+
+void threadtable_write_json(FILE *f, const struct profile *p, const struct threadstate_row *rows,
+			    size_t n, uint64_t time_ns, uint64_t now_ns)
+{
+	size_t counts[SONDE_OFF_STOPPED + 1];
+	threadstates_count(rows, n, counts);
+	if (n)
+		fprintf(f, "{\"time_ns\":%" PRIu64 ",\"ago_ns\":%" PRIu64, time_ns,
+			now_ns > time_ns ? now_ns - time_ns : 0);
+	else
+		fputs("{\"time_ns\":null,\"ago_ns\":null", f);
+	fputs(",\"counts\":{", f);
+	for (unsigned s = 0; s <= SONDE_OFF_STOPPED; s++)
+		fprintf(f, "%s\"%s\":%zu", s ? "," : "", view_state_name(s), counts[s]);
+	fputs("},\"threads\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct threadstate_row *r = &rows[i];
+		const struct thread_sample *t = r->ts;
+		const struct thread_info *ti = &p->threads[t->thread];
+		char sc_name[32];
+		const char *sc = syscall_label(t, sc_name, sizeof(sc_name));
+		fprintf(f, "%s{\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"comm\":", i ? "," : "",
+			ti->tid, ti->pid);
+		json_write_string(f, ti->comm);
+		fprintf(f, ",\"state\":\"%s\",\"state_ns\":%" PRIu64 ",\"state_lower_bound\":%s",
+			view_state_name(t->state), r->state_ns,
+			t->flags & SONDE_TSTATE_SEEDED ? "true" : "false");
+		json_str_or_null(f, "syscall", sc);
+		if (t->syscall >= 0)
+			fprintf(f, ",\"syscall_ns\":%" PRIu64 ",\"syscall_lower_bound\":%s",
+				r->syscall_ns,
+				t->flags & SONDE_TSTATE_SYSCALL_SEEDED ? "true" : "false");
+		else
+			fputs(",\"syscall_ns\":null,\"syscall_lower_bound\":false", f);
+		bool call = t->span_id && t->probe < p->nprobes;
+		json_str_or_null(f, "call", call ? p->probes[t->probe].name : NULL);
+		if (call)
+			fprintf(f, ",\"call_ns\":%" PRIu64 ",\"span_id\":%" PRIu64, r->call_ns,
+				t->span_id);
+		else
+			fputs(",\"call_ns\":null,\"span_id\":null", f);
+		/* The STACK column as text, and the whole stack. */
+		char *cell = NULL;
+		size_t len = 0;
+		FILE *c = open_memstream(&cell, &len);
+		if (c) {
+			stack_cell(p, t->stack, c);
+			fclose(c);
+		}
+		json_str_or_null(f, "stack", cell);
+		free(cell);
+		fputs(",\"frames\":[", f);
+		uint32_t ids[STACK_MAX];
+		size_t depth = t->stack ? stack_leaf_first(p, t->stack, ids) : 0;
+		for (size_t k = 0; k < depth; k++) {
+			const struct frame *fr = frames_get(p->frames, ids[k]);
+			fputs(k ? ",[" : "[", f);
+			json_write_string(f, fr->name);
+			fprintf(f, ",\"%s\"]", frames_kind_name(fr->kind));
+		}
+		fprintf(f, "],\"stack_ns\":");
+		if (t->stack)
+			fprintf(f, "%" PRIu64, t->stack_ns);
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
+	fputs("]}", f);
 }

@@ -25,4 +25,22 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 void threadtable_print_stack(FILE *f, const struct profile *p, const struct thread_sample *t,
 			     int indent);
 
+/* The same rows as one JSON object (the `threads` command's data, sonde
+ * serve's /api/threads):
+ *   {"time_ns":N|null,"ago_ns":N|null,
+ *    "counts":{"running":N,"runnable":N,"sleeping":N,"uninterruptible":N,
+ *              "disk":N,"stopped":N},
+ *    "threads":[{"tid":N,"pid":N,"comm":S,"state":S,"state_ns":N,
+ *                "state_lower_bound":B,"syscall":S|null,"syscall_ns":N|null,
+ *                "syscall_lower_bound":B,"call":S|null,"call_ns":N|null,
+ *                "span_id":N|null,"stack":S,"frames":[[NAME,KIND],...],
+ *                "stack_ns":N|null}, ...]}
+ * in the table's order. time_ns: the pass's (null: no pass yet); ago_ns:
+ * how long before now_ns it was taken; syscall as the SYSCALL column ("?":
+ * not known, null: none); stack: the STACK column's text; frames: the
+ * whole stack, innermost first, with frames_kind_name's kinds; stack_ns:
+ * when it was taken. */
+void threadtable_write_json(FILE *f, const struct profile *p, const struct threadstate_row *rows,
+			    size_t n, uint64_t time_ns, uint64_t now_ns);
+
 #endif

@@ -90,15 +90,11 @@ void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct
 	}
 }
 
-void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
+/* The "values" object; each variable after `indent` (report: on a line of
+ * its own). */
+static void values_json(FILE *out, const struct profile *p, uint32_t probe, const char *indent)
 {
-	const struct probe_info *pi = &p->probes[probe];
-	fprintf(out, ", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
-	if (pi->predicate)
-		json_write_string(out, pi->predicate);
-	else
-		fprintf(out, "null");
-	fprintf(out, ", \"values\": {");
+	fprintf(out, "{");
 	int n = 0;
 	for (size_t c = 0; c < p->ncaptures; c++) {
 		const struct probe_capture *cap = &p->captures[c];
@@ -106,7 +102,7 @@ void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
 			continue;
 		struct value_stats st;
 		values_stats(p, (uint32_t)c, NULL, NULL, VALUEREPORT_TOP, &st);
-		fprintf(out, "%s\n       ", n++ ? "," : "");
+		fprintf(out, "%s%s", n++ ? "," : "", indent);
 		json_write_string(out, cap->name);
 		fprintf(out, ": {\"type\": ");
 		json_write_string(out, cap->type);
@@ -131,6 +127,23 @@ void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
 		values_stats_free(&st);
 	}
 	fprintf(out, "}");
+}
+
+void valuereport_json(FILE *out, const struct profile *p, uint32_t probe)
+{
+	const struct probe_info *pi = &p->probes[probe];
+	fprintf(out, ", \"hits\": %" PRIu64 ", \"predicate\": ", pi->hits);
+	if (pi->predicate)
+		json_write_string(out, pi->predicate);
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"values\": ");
+	values_json(out, p, probe, "\n       ");
+}
+
+void valuereport_json_values(FILE *out, const struct profile *p, uint32_t probe)
+{
+	values_json(out, p, probe, "");
 }
 
 /* ---- --by ---------------------------------------------------------------- */

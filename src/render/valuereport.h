@@ -29,6 +29,8 @@
 void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct printable *keep);
 /* Writes the keys above, each preceded by ", ". */
 void valuereport_json(FILE *out, const struct profile *p, uint32_t probe);
+/* Writes the "values" object alone, on one line (the live status's). */
+void valuereport_json_values(FILE *out, const struct profile *p, uint32_t probe);
 
 /* Whether the split below can be made: 0, or -1 with err (one line): no
  * probe in the view, or `var` not captured by it. */

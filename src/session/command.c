@@ -895,6 +895,16 @@ static const struct command_info commands[] = {
 	 "probes, sampling, view, window and filters", NULL, "status",
 	 "Shows the probes, the sampling settings, the view, the window and the\n"
 	 "filters, and how much was collected and dropped.\n"},
+	{"threads", CMD_THREADS, parse_no_arg, NULL, "threads",
+	 "the thread table (sample threads first)", NULL, "threads",
+	 "Shows the last pass of the thread-state sampler (sample threads turns it\n"
+	 "on), as sonde threads does: every target thread by state (running,\n"
+	 "runnable, disk, uninterruptible, sleeping, stopped), with the time in it,\n"
+	 "the system call it is in and the time in it, the traced call in flight and\n"
+	 "its elapsed time, and the stack it last left the CPU with (innermost\n"
+	 "first). A time that began before sonde did is a lower bound (\">1.20s\").\n"
+	 "e.g.  sample threads\n"
+	 "      threads"},
 	{"help", CMD_HELP, parse_help, NULL, "help [COMMAND]", "list the commands, or one in detail",
 	 "an optional COMMAND", "help or help slow",
 	 "help lists the commands; help COMMAND shows one in detail.\n"
@@ -1088,6 +1098,7 @@ const char *command_format(const struct command *c, char *buf, size_t size)
 	case CMD_VIEW_ALL:
 	case CMD_RESET:
 	case CMD_STATUS:
+	case CMD_THREADS:
 		break;
 	case CMD_TRACE:
 	case CMD_UNTRACE:
@@ -1272,6 +1283,8 @@ const char *command_name(enum command_kind kind)
 		return "save";
 	case CMD_STATUS:
 		return "status";
+	case CMD_THREADS:
+		return "threads";
 	case CMD_BY:
 		return "by";
 	case CMD_HELP:

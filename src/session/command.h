@@ -96,6 +96,7 @@ enum command_kind {
 	CMD_RESET,
 	CMD_SAVE,
 	CMD_STATUS,
+	CMD_THREADS,
 	CMD_BY,
 	CMD_HELP
 };

@@ -1,6 +1,7 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
+#include "threadtable.h"
 #include "valuereport.h"
 
 #include <errno.h>
@@ -1124,8 +1125,10 @@ int live_rescue_unsaved(struct live *l, char *msg, size_t msglen)
 static void print_status(struct live *l, FILE *out, FILE *data)
 {
 	struct live_view *v = live_view_build(l, 0);
-	if (data)
+	if (data) {
+		live_view_add_probe_details(l, v);
 		live_view_write_json(data, v);
+	}
 	const struct live_status *st = &v->status;
 	fprintf(out, "target:   %s\n", st->target);
 	fprintf(out, "sampling: %s\n", st->sampling);
@@ -1149,6 +1152,22 @@ static void print_status(struct live *l, FILE *out, FILE *data)
 			(unsigned long long)pv->total_calls);
 	}
 	live_view_free(v);
+}
+
+/* threads: the last pass of the thread-state sampler, as sonde threads
+ * prints it, and its rows as JSON to data (when not NULL). */
+static void print_threads(struct live *l, FILE *out, FILE *data)
+{
+	struct threadstate_row *rows;
+	uint64_t when;
+	size_t n = threadstates_last_pass(l->p, &rows, &when);
+	if (data)
+		threadtable_write_json(data, l->p, rows, n, when, view_time(l));
+	if (n)
+		threadtable_print(out, l->p, rows, n, when, 0);
+	else
+		fprintf(out, "threads: no pass yet (sample threads takes every thread's state)\n");
+	free(rows);
 }
 
 /* by VAR: the view's function's calls held, split by a captured value. */
@@ -1286,6 +1305,9 @@ static int exec_command(struct live *l, const struct command *c, FILE *out, FILE
 		return do_save(l, c->arg, out, err, errlen);
 	case CMD_STATUS:
 		print_status(l, out, data);
+		return 0;
+	case CMD_THREADS:
+		print_threads(l, out, data);
 		return 0;
 	case CMD_BY:
 		return do_by(l, c->arg, out, err, errlen);
@@ -1433,6 +1455,33 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->pending_cap * sizeof(uint32_t);
 }
 
+/* A probe's captured values over the hits held, as report --json's
+ * "values" (one line); NULL when it captures nothing. */
+static char *captured_values(const struct profile *p, uint32_t probe)
+{
+	bool any = false;
+	for (size_t c = 0; c < p->ncaptures && !any; c++)
+		any = p->captures[c].probe == probe;
+	if (!any)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	valuereport_json_values(f, p, probe);
+	fclose(f);
+	return text;
+}
+
+/* A function probe's slow threshold as its row in the view says (0: none
+ * known yet). */
+static uint64_t row_slow_ns(void *arg, uint32_t probe)
+{
+	const struct live_view *v = arg;
+	return probe < v->nprobes ? v->probes[probe].slow_threshold_ns : 0;
+}
+
 static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 {
 	struct stack_weights cw = {0};
@@ -1491,6 +1540,24 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 	}
 	free(hists);
 	stack_weights_free(&cw);
+}
+
+void live_view_add_probe_details(struct live *l, struct live_view *v)
+{
+	for (size_t i = 0; i < v->nprobes && i < l->p->nprobes; i++) {
+		struct live_probe_view *pv = &v->probes[i];
+		if (pv->predicate || pv->values || pv->in_calls)
+			continue; /* added already */
+		if (l->p->probes[i].predicate)
+			pv->predicate = xstrdup(l->p->probes[i].predicate);
+		pv->values = captured_values(l->p, (uint32_t)i);
+		/* A line: in which calls of the function probes it ran, slow
+		 * as each function's own row says. */
+		if (!pv->line)
+			continue;
+		pv->in_calls = xcalloc(v->nprobes + 1, sizeof(*pv->in_calls));
+		pv->nin_calls = line_calls_of(l->p, (uint32_t)i, row_slow_ns, v, pv->in_calls);
+	}
 }
 
 static void ensure_fn_scratch(struct live *l, size_t n)

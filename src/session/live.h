@@ -117,4 +117,10 @@ void live_band_free(struct live_band *b);
 /* A snapshot of the current view (hot functions: at most hot_max). */
 struct live_view *live_view_build(struct live *l, size_t hot_max);
 
+/* Adds to a snapshot what only the JSON status shows (liveview.h), which
+ * costs a pass over the hits or calls held: each probe's predicate and
+ * captured values, and a line's in_calls. For the control socket's and
+ * the web's status, not for every frame of the TUI. */
+void live_view_add_probe_details(struct live *l, struct live_view *v);
+
 #endif

@@ -28,6 +28,9 @@ void live_view_free(struct live_view *v)
 	for (size_t i = 0; i < v->nprobes; i++) {
 		free((char *)v->probes[i].name);
 		free(v->probes[i].buckets);
+		free(v->probes[i].in_calls);
+		free(v->probes[i].predicate);
+		free(v->probes[i].values);
 	}
 	free(v->probes);
 	free(v);
@@ -425,6 +428,42 @@ static void json_number_member(FILE *out, const char *name, double value)
 	json_write_number(out, value);
 }
 
+/* A slow call's off-CPU time by state, as call_split_off_text lists it
+ * (largest first), and the whole split as the TUI shows it. */
+static void write_split_json(FILE *out, const struct live_view *v, const struct live_slow_call *c)
+{
+	json_member(out, "off_cpu", false);
+	fputc('[', out);
+	uint32_t order[CALL_SPLIT_STATES];
+	call_split_order(&c->split, order);
+	for (uint32_t i = 0; v->flame && i < c->split.nstates; i++) {
+		const struct frame_table *ft = v->flame->frames;
+		uint32_t k = order[i];
+		fprintf(out, "%s{\"state\":", i ? "," : "");
+		json_write_string(out, frames_get(ft, c->split.off[k].state)->name);
+		fprintf(out, ",\"ns\":%llu,\"in\":", (unsigned long long)c->split.off[k].ns);
+		if (c->split.off[k].callee)
+			json_write_string(out, frames_get(ft, c->split.off[k].callee)->name);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	char text[512];
+	json_string_member(out, "split", live_slow_call_split(v, c, text, sizeof(text)));
+}
+
+static const char *time_name(enum view_time t)
+{
+	switch (t) {
+	case VIEW_OFF_CPU: return "off-cpu";
+	case VIEW_WALL: return "wall";
+	case VIEW_WAKERS: return "wakers";
+	case VIEW_ON_CPU: break;
+	}
+	return "on-cpu";
+}
+
 static void write_probe_json(FILE *out, const struct live_view *v,
 			     const struct live_probe_view *p)
 {
@@ -462,6 +501,37 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 		fputc(']', out);
 	}
 	fputc(']', out);
+	json_member(out, "predicate", false);
+	if (p->predicate)
+		json_write_string(out, p->predicate);
+	else
+		fputs("null", out);
+	json_member(out, "values", false);
+	fputs(p->values ? p->values : "{}", out);
+	json_member(out, "in_calls", false);
+	fputc('[', out);
+	for (size_t k = 0; k < p->nin_calls; k++) {
+		const struct line_in_calls *c = &p->in_calls[k];
+		const char *fn = c->probe < v->nprobes && v->probes[c->probe].name
+					 ? v->probes[c->probe].name
+					 : "?";
+		fputs(k ? ",{" : "{", out);
+		json_member(out, "probe", true);
+		json_write_string(out, fn);
+		json_number_member(out, "calls", (double)c->calls);
+		json_number_member(out, "hit", (double)c->hit);
+		json_number_member(out, "share", line_calls_share(c->hit, c->calls) / 100);
+		json_member(out, "slow_ns", false);
+		if (c->slow_ns)
+			json_write_number(out, (double)c->slow_ns);
+		else
+			fputs("null", out);
+		json_number_member(out, "slow_recorded", (double)c->slow);
+		json_number_member(out, "slow_hit", (double)c->slow_hit);
+		json_number_member(out, "slow_share", line_calls_share(c->slow_hit, c->slow) / 100);
+		fputc('}', out);
+	}
+	fputc(']', out);
 	json_member(out, "slow", false);
 	fputc('[', out);
 	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
@@ -482,6 +552,7 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 		} else {
 			fputs("null", out);
 		}
+		write_split_json(out, v, c);
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -497,6 +568,7 @@ void live_view_write_json(FILE *out, const struct live_view *v)
 	json_string_member(out, "window", st->window);
 	json_string_member(out, "view", st->view);
 	json_string_member(out, "filter", st->filter);
+	json_string_member(out, "time", time_name(st->time));
 	json_number_member(out, "elapsed_s", st->elapsed_s);
 	json_number_member(out, "samples", (double)st->samples);
 	json_number_member(out, "samples_per_s", st->samples_per_s);

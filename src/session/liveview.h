@@ -22,6 +22,7 @@
 #include "callsplit.h"
 #include "flame.h"
 #include "latency.h"
+#include "linecalls.h"
 #include "view.h"
 
 #define LIVE_SLOW_KEEP 8 /* latest slow calls kept per probe */
@@ -86,6 +87,17 @@ struct live_probe_view {
 	struct live_bucket *buckets; /* the window's calls by duration, ascending,
 				      * buckets that hold calls only */
 	size_t nbuckets;
+	/* What only the JSON status shows (live_view_add_probe_details, live.h;
+	 * NULL/0 until then): */
+	char *predicate;         /* its `if EXPR` as written (NULL: none): a line's hits
+				  * are those where it held; malloc'd */
+	char *values;            /* its captured values as report --json's "values"
+				  * object (valuereport.h), NULL: it captures nothing;
+				  * malloc'd */
+	/* a line: in which calls of the function probes it ran (linecalls.h;
+	 * slow: over each function's slow_threshold_ns, among the calls held) */
+	struct line_in_calls *in_calls;
+	size_t nin_calls;
 };
 
 struct live_status {
@@ -147,16 +159,20 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
 
 /* Writes the view's status and probes as one JSON object (the "data" of the
  * control socket's `status` answer, ctl.h):
- *   {"target":S,"sampling":S,"window":S,"view":S,"filter":S,"elapsed_s":N,
+ *   {"target":S,"sampling":S,"window":S,"view":S,"filter":S,"time":S,"elapsed_s":N,
  *    "samples":N,"samples_per_s":N,"calls":N,"calls_per_s":N,"drops":N,
  *    "drops_detail":S,"held_s":N,"memory_bytes":N,
  *    "probes":[{"name":S,"attached":B,"calls_in_window":N,"calls_per_s":N,
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
  *               "total_calls":N,"slow_threshold_ns":N|null,
  *               "slow_threshold_note":S|null,
- *               "buckets":[[LO_NS,HI_NS,CALLS],...],
+ *               "buckets":[[LO_NS,HI_NS,CALLS],...],"predicate":S|null,"values":{...},
+ *               "in_calls":[{"probe":S,"calls":N,"hit":N,"share":N,"slow_ns":N|null,
+ *                            "slow_recorded":N,"slow_hit":N,"slow_share":N},...],
  *               "slow":[{"span_id":N,"duration_ns":N,"ago_ns":N,"pid":N,"tid":N,
- *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null},
+ *                        "samples":N,"on_cpu_ns":N,"off_cpu_ns":N,"top":S|null,
+ *                        "off_cpu":[{"state":S,"ns":N,"in":S|null},...],
+ *                        "split":S},
  *                       ...]}, ...]}
  * Strings are as the status shows them; N are plain numbers (durations in
  * ns; calls_in_window decayed for EWMA windows); slow_threshold_ns is null
@@ -164,7 +180,14 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  * using p95" when that is what the threshold is, else null; buckets are the
  * probe's live_bucket list; slow its latest slow calls, newest first (ago_ns:
  * how long before the view they ended; top: the function most of their
- * samples were in). */
+ * samples were in; off_cpu: its off-CPU time by state frame, largest
+ * first, each with the function under the traced one it waited in, null:
+ * in the traced function itself (call_split_order); split: the TUI's text
+ * of it, live_slow_call_split, "" without off-CPU time). time says what the
+ * view's weights are: "on-cpu" (samples), "off-cpu" or "wall" (ns).
+ * in_calls: a line probe's in_calls (function probes: []), shares as
+ * fractions (report --json's names); predicate and values as report
+ * --json has them (values: {} for a probe that captures nothing). */
 void live_view_write_json(FILE *out, const struct live_view *v);
 
 #endif

@@ -107,6 +107,15 @@ static void route_status(void *arg, struct http_request *rq)
 	reply_answer(rq, 200, answer, len);
 }
 
+static void route_threads(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	size_t len = 0;
+	bool ok;
+	char *answer = liverun_answer(a->r, "threads", 7, &len, &ok);
+	reply_answer(rq, 200, answer, len);
+}
+
 static void route_command(void *arg, struct http_request *rq)
 {
 	struct webapi *a = arg;
@@ -564,6 +573,7 @@ static void tick(void *arg)
 	if (!a->clients)
 		return;
 	struct live_view *v = live_view_build(liverun_live(a->r), WEBAPI_HOT_MAX);
+	live_view_add_probe_details(liverun_live(a->r), v);
 	char *status = NULL, *hot = NULL;
 	size_t slen = 0, hlen = 0;
 	FILE *f = membuf(&status, &slen);
@@ -619,6 +629,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	a->timer = loop_timer_new(a->lp, tick, a);
 	loop_timer_in(a->lp, a->timer, interval_s);
 	http_server_route(s, "GET", "/api/status", route_status, a);
+	http_server_route(s, "GET", "/api/threads", route_threads, a);
 	http_server_route(s, "POST", "/api/command", route_command, a);
 	http_server_route(s, "GET", "/api/flame", route_flame, a);
 	http_server_route(s, "GET", "/api/events", route_events, a);

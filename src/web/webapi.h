@@ -3,6 +3,9 @@
  * `sonde ctl`, nothing computed twice. docs/http-api.md documents them:
  *
  *   GET  /api/status   the control socket's answer to `status`
+ *   GET  /api/threads  the control socket's answer to `threads`: the last
+ *                      pass of the thread-state sampler (`sample threads`),
+ *                      the rows of `sonde threads` (threadtable.h)
  *   POST /api/command  one command line (the body) -> the control socket's
  *                      answer: {"ok":true,"text":...[,"data":...]} or
  *                      {"ok":false,"error":...} (status 200, or 400 for a

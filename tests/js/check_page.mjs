@@ -377,33 +377,7 @@ try {
 	// at the same moment, in fewer bytes ----
 	await page.waitForFunction(() => window.sondeEvents.status_delta >= 2 && window.sondeEvents.hot_delta >= 1,
 		null, { timeout: 15000 });
-	let fresh = null;
-	for (let attempt = 0; attempt < 3 && !(fresh && fresh.same); attempt++)
-		fresh = await page.evaluate((t) => new Promise((resolve) => {
-			const eq = (a, b) => {
-				if (a === b) return true;
-				if (typeof a !== "object" || typeof b !== "object" || !a || !b || Array.isArray(a) !== Array.isArray(b)) return false;
-				const ka = Object.keys(a), kb = Object.keys(b);
-				return ka.length === kb.length && ka.every((k) => k in b && eq(a[k], b[k]));
-			};
-			const es = new EventSource("/api/events?token=" + encodeURIComponent(t));
-			const got = {};
-			es.addEventListener("status", (e) => { got.status = JSON.parse(e.data); got.size = e.data.length; });
-			es.addEventListener("hot", (e) => { got.hot = JSON.parse(e.data); });
-			const t0 = performance.now();
-			const done = (r) => { es.close(); resolve(r); };
-			(function poll() {
-				const s = window.sondeState(), ev = window.sondeEvents;
-				const at = got.status && s.status && s.status.elapsed_s === got.status.elapsed_s;
-				if (at && got.hot && eq(s.status, got.status) && eq(s.hot, got.hot))
-					return done({ same: true, full: got.size, last: ev.last.status, events: ev });
-				if (got.status && s.status && s.status.elapsed_s > got.status.elapsed_s)
-					return done({ same: false, why: "the page moved on to the next status first" });
-				if (performance.now() - t0 > 4000)
-					return done({ same: false, why: "differs", page: s, fresh: got });
-				setTimeout(poll, 5);
-			})();
-		}), token);
+	const fresh = await pagekit.patchedIsWhole(page, token);
 	if (!fresh.same) fail("the page's status and hot list after patches are not a new client's: " + JSON.stringify(fresh).slice(0, 3000));
 	if (fresh.last.type !== "status_delta" || !(fresh.last.size < fresh.full))
 		fail(`the status at that moment came as ${fresh.last.type} of ${fresh.last.size} bytes, a new client's whole status is ${fresh.full}`);

@@ -45,6 +45,43 @@ export async function shot(artifacts, page, name) {
 	ok("screenshot " + file);
 }
 
+// Whether the status and hot list the page holds, after the patches it
+// applied (status_delta, hot_delta), are what a new client is sent whole
+// at the same moment (the same elapsed_s): {same: true, full: the whole
+// status's bytes, last: the page's last status event {type, size}, events:
+// the page's counts}, or {same: false, why, ...}. Three tries: the page may
+// move on to the next status while the new client connects.
+export async function patchedIsWhole(page, token) {
+	let fresh = null;
+	for (let attempt = 0; attempt < 3 && !(fresh && fresh.same); attempt++)
+		fresh = await page.evaluate((t) => new Promise((resolve) => {
+			const eq = (a, b) => {
+				if (a === b) return true;
+				if (typeof a !== "object" || typeof b !== "object" || !a || !b || Array.isArray(a) !== Array.isArray(b)) return false;
+				const ka = Object.keys(a), kb = Object.keys(b);
+				return ka.length === kb.length && ka.every((k) => k in b && eq(a[k], b[k]));
+			};
+			const es = new EventSource("/api/events?token=" + encodeURIComponent(t));
+			const got = {};
+			es.addEventListener("status", (e) => { got.status = JSON.parse(e.data); got.size = e.data.length; });
+			es.addEventListener("hot", (e) => { got.hot = JSON.parse(e.data); });
+			const t0 = performance.now();
+			const done = (r) => { es.close(); resolve(r); };
+			(function poll() {
+				const s = window.sondeState(), ev = window.sondeEvents;
+				const at = got.status && s.status && s.status.elapsed_s === got.status.elapsed_s;
+				if (at && got.hot && eq(s.status, got.status) && eq(s.hot, got.hot))
+					return done({ same: true, full: got.size, last: ev.last.status, events: ev });
+				if (got.status && s.status && s.status.elapsed_s > got.status.elapsed_s)
+					return done({ same: false, why: "the page moved on to the next status first" });
+				if (performance.now() - t0 > 4000)
+					return done({ same: false, why: "differs", page: s, fresh: got });
+				setTimeout(poll, 5);
+			})();
+		}), token);
+	return fresh;
+}
+
 // Waits until a flame graph (not inverted) shows its root and the widest box
 // of the function `name` wholly inside the visible part of its box `sel`
 // (#flame, #bandflame, #rangeflame); for the main one (#flame), which is

@@ -12,10 +12,12 @@
  *   idler    wait_signal(): pthread_cond_wait (a futex wait) for HOLD_MS,
  *            outside any request
  *   spinner  spin(): spins on the CPU for HOLD_MS, outside any request
- * Each prints, before its blocking call, what it is about to do, and
- * after it when the call began (read just before it, CLOCK_MONOTONIC: the
- * clock of sonde's times) and how long it took:
- *   start name=reader tid=T syscall=read
+ * Each prints, before its blocking call, what it is about to do (and
+ * at_ns: the time as it says so, inside its request: after the request
+ * began, before the call did), and after it when the call began (read
+ * just before it) and how long it took; times are CLOCK_MONOTONIC, the
+ * clock of sonde's times:
+ *   start name=reader tid=T syscall=read at_ns=A
  *   done name=reader tid=T start_ns=S blocked_ns=D
  * Main waits until every thread has printed its start, sleeps HOLD_MS,
  * then releases them all (write, unlock, signal) and ends. */
@@ -51,7 +53,8 @@ static unsigned long long begin(const char *name, const char *call)
 	started++;
 	pthread_cond_signal(&started_cond);
 	pthread_mutex_unlock(&started_lock);
-	printf("start name=%s tid=%ld syscall=%s\n", name, (long)syscall(SYS_gettid), call);
+	printf("start name=%s tid=%ld syscall=%s at_ns=%llu\n", name, (long)syscall(SYS_gettid),
+	       call, now_ns());
 	fflush(stdout);
 	return now_ns();
 }

@@ -80,6 +80,10 @@ function fmtCount(v) {
 	v = samples(v);
 	return v >= 100 || !fractional ? Math.round(v).toString() : v.toFixed(1);
 }
+/* The live view's weights: samples, or ns in an off-CPU or wall-clock view
+ * (the status's time: serve --off-cpu, --wall) */
+var timeView = false;
+function fmtWeight(v) { return timeView ? fmtNs(samples(v)) : fmtCount(v) + " samples"; }
 function pct(part, whole) { return whole > 0 ? (100 * part / whole) : 0; }
 
 /* ---- search: regex on names, share covered by matched frames ---------- */
@@ -159,8 +163,8 @@ function makeChart() {
 		.setDetailsHandler(function (text) { $("details").textContent = text || ""; })
 		.setLabelHandler(function (d) {
 			var n = d.data;
-			return n.name + " (" + n.kind + ") " + fmtCount(n.value) + " samples, " +
-				pct(n.value, root.value).toFixed(2) + "%, self " + fmtCount(n.self);
+			return n.name + " (" + n.kind + ") " + fmtWeight(n.value) + ", " +
+				pct(n.value, root.value).toFixed(2) + "%, self " + (timeView ? fmtNs(samples(n.self)) : fmtCount(n.self));
 		})
 		/* d3-flame-graph has zoomed already, as zoomFlags would */
 		.onHover(function (d) { selected = d.data; markSelected(); })
@@ -209,8 +213,9 @@ function draw() {
 	}
 	keepRoot();
 	markSelected();
-	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtCount(root.value) +
-		" samples" + (fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
+	$("flametitle").textContent = (inverted ? "Icicle" : "Flame graph") + ": " + fmtWeight(root.value) +
+		(timeView ? {"off-cpu": " off the CPU", wall: " of wall-clock time", wakers: " of waits woken"}[timeKind] || "" : "") +
+		(fractional ? " (EWMA)" : "") + ", " + nodes.size + " frames";
 }
 
 /* A flame graph stands on its root: when it is higher than its box, the box
@@ -283,17 +288,22 @@ function esc(s) {
 }
 function reQuote(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
 
+var timeKind = "on-cpu";
 function showStatus(st) {
+	timeKind = st.time || "on-cpu";
+	timeView = timeKind !== "on-cpu";
 	var parts = [
 		"<b>target</b> " + esc(st.target), "<b>sampling</b> " + esc(st.sampling),
 		"<b>window</b> " + esc(st.window), "<b>view</b> " + esc(st.view),
 	];
 	if (st.filter && st.filter !== "none") parts.push("<b>filter</b> " + esc(st.filter));
+	if (timeView) parts.push("<b>time</b> " + esc(st.time));
 	parts.push("<b>samples/s</b> " + fmtRate(st.samples_per_s));
 	parts.push("<span class=\"" + (st.drops ? "drops" : "") + "\" title=\"" + esc(st.drops_detail || "") +
 		"\"><b>drops</b> " + st.drops + "</span>");
 	$("status").innerHTML = parts.map(function (x) { return "<span>" + x + "</span>"; }).join(" ");
 	var rows = st.probes.map(function (p) {
+		if (p.kind === "line") return lineRow(p);
 		/* an untraced probe stays listed with what it gathered */
 		return "<tr data-name=\"" + esc(p.name) + "\"" + (p.attached ? "" : " class=\"detached\"") +
 			"><td class=\"name\" title=\"" + esc(p.name) +
@@ -308,6 +318,44 @@ function showStatus(st) {
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"7\">none: trace a function below</td></tr>";
 	if (body.innerHTML.replace(/ class="sel"| sel/g, "") !== html) body.innerHTML = html;
 	showHist(st.probes);
+}
+
+/* A line probe (trace FILE:LINE) has hits, no durations: its hits and in
+ * which calls of the traced functions it ran, as sonde report says it
+ * (the status's in_calls, model/linecalls.h) */
+function lineInCalls(p, c) {
+	var t = (p.predicate ? "matched" : "ran") + " in " + (100 * c.share).toFixed(1) + "% of the calls of " + c.probe +
+		" (" + c.hit + " of " + c.calls + ")";
+	if (c.slow_recorded) t += " and in " + (100 * c.slow_share).toFixed(1) + "% of its slow calls (over " + fmtNs(c.slow_ns) +
+		": " + c.slow_hit + " of " + c.slow_recorded + " with a record)";
+	return t;
+}
+/* One captured variable as sonde report shows it: "v (unsigned long):
+ * 18999 read; min 1, max 1; top: 1 x18999" (strings quoted) */
+function valueText(name, v) {
+	var t = name + " (" + v.type + "): " + v.count + " read";
+	if (v.optimized_out) t += ", " + v.optimized_out + " optimized out";
+	if (v.unavailable) t += ", " + v.unavailable + " not available at this address";
+	if (v.read_errors) t += ", " + v.read_errors + " read errors";
+	if ("min" in v) t += "; min " + v.min + ", max " + v.max;
+	/* strings (char arrays and char *) quoted; numbers, enumerators, pointers as they are */
+	var str = /char\s*(\*|\[)/.test(v.type);
+	if (v.top.length) t += "; top: " + v.top.map(function (x) {
+		return (str ? JSON.stringify(x[0]) : String(x[0])) + " x" + x[1];
+	}).join(", ");
+	return t;
+}
+function lineRow(p) {
+	var info = "<div class=\"hits\">" + p.total_calls + " hit" + (p.total_calls === 1 ? "" : "s") +
+		(p.predicate ? " where " + esc(p.predicate) : "") + "</div>" +
+		p.in_calls.map(function (c) { return "<div class=\"incalls\" data-probe=\"" + esc(c.probe) + "\">" + esc(lineInCalls(p, c)) + "</div>"; }).join("") +
+		Object.keys(p.values || {}).map(function (k) {
+			return "<div class=\"values\" data-var=\"" + esc(k) + "\">" + esc(valueText(k, p.values[k])) + "</div>";
+		}).join("");
+	return "<tr data-name=\"" + esc(p.name) + "\" data-kind=\"line\" class=\"line" + (p.attached ? "" : " detached") +
+		"\"><td class=\"name\" title=\"" + esc(p.name) + ": a line" + (p.attached ? "" : ", untraced: what it gathered stays") + "\">" +
+		esc(p.name) + "</td><td colspan=\"5\" class=\"lineinfo\">" + info + "</td><td>" + (p.attached ?
+		"<button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) + "\">&#215;</button>" : "") + "</td></tr>";
 }
 
 function showHot(h) {
@@ -335,7 +383,7 @@ function showHist(probes) {
 	lastProbes = probes;
 	var p = probes.find(function (q) { return q.name === histProbe; });
 	if (!p) {
-		p = probes.find(function (q) { return q.attached; }) || null;
+		p = probes.find(function (q) { return q.attached && q.kind !== "line"; }) || null;
 		histProbe = p ? p.name : null;
 		band = null;
 	}
@@ -433,11 +481,33 @@ function showHist(probes) {
 function showSlow(p) {
 	var rows = (p && p.slow ? p.slow : []).map(function (c) {
 		return "<tr data-span=\"" + c.span_id + "\"><td>" + fmtNs(c.duration_ns) + "</td><td>" + fmtNs(c.ago_ns) +
-			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>";
+			" ago</td><td>" + c.tid + "</td><td>" + c.samples + "</td><td class=\"name\">" + esc(c.top || "-") + "</td></tr>" +
+			splitRow(c);
 	});
 	var html = rows.join("") || "<tr><td class=\"name\" colspan=\"5\">none yet</td></tr>";
 	var body = document.querySelector("#slow tbody");
 	if (body.innerHTML !== html) body.innerHTML = html;
+}
+
+/* Where a slow call's time went, with off-CPU recording on (the status's
+ * split, model/callsplit.h): a bar across its duration, on the CPU (the
+ * SVGs' red) then each off-CPU state (their blues), and the TUI's text. */
+var SPLIT_BLUES = ["#3b6fb6", "#5d8fd1", "#8fb3e3", "#b9cff0"];
+function splitRow(c) {
+	if (!c.split) return "";
+	var d = Math.max(1, c.duration_ns);
+	var part = function (ns, colour, title, cls) {
+		return "<span class=\"" + cls + "\" style=\"width:" + Math.min(100, 100 * ns / d).toFixed(2) + "%;background:" + colour +
+			"\" title=\"" + esc(title) + "\"></span>";
+	};
+	var bar = part(c.on_cpu_ns, "#e0584c", "on-CPU ~" + fmtNs(c.on_cpu_ns), "on");
+	(c.off_cpu || []).forEach(function (o, i) {
+		bar += part(o.ns, SPLIT_BLUES[Math.min(i, SPLIT_BLUES.length - 1)],
+			o.state + " " + fmtNs(o.ns) + " in " + (o.in || "(self)"), "off");
+	});
+	return "<tr class=\"split\" data-span=\"" + c.span_id + "\" data-on=\"" + c.on_cpu_ns + "\" data-off=\"" + c.off_cpu_ns +
+		"\"><td colspan=\"5\"><div class=\"splitbar\">" + bar + "</div><div class=\"splittext\">" + esc(c.split) +
+		"</div></td></tr>";
 }
 
 function openChart(span) {
@@ -641,7 +711,7 @@ function drawSandwich(d) {
 var heat = null, heatSel = null, heatDrag = null;
 function openHeatmap() {
 	/* it needs the room of the other panes under the flame graph */
-	["chartclose", "bandclose", "sandclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
+	["chartclose", "bandclose", "sandclose", "threadclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
 	fetch("/api/heatmap", {headers: {"X-Sonde-Token": token}})
 		.then(function (r) { return r.json(); })
 		.then(function (ans) {
@@ -729,6 +799,70 @@ function drawRange(d) {
 	staticChart(el, r, inverted, $("rangedetails"), function (x) {
 		return x.data.name + " (" + x.data.kind + "): " + fmtCount(x.data.value) + " samples, " +
 			pct(x.data.value, d.flame.total).toFixed(2) + "% of the range's";
+	});
+}
+
+/* ---- the thread table: every target thread's state from the last pass of
+ * the thread-state sampler, the rows `sonde threads` prints (/api/threads:
+ * the `threads` command's answer); Sample threads turns the sampler on or
+ * off (`sample threads`, `sample threads off`). Read again every second
+ * while open ---- */
+var threadTimer = 0, threadsOn = null;
+function openThreads() {
+	["chartclose", "bandclose", "sandclose", "heatclose"].forEach(function (id) { if (!$(id).closest("[hidden]")) $(id).click(); });
+	$("threadpane").hidden = false;
+	fetchThreads();
+	clearInterval(threadTimer);
+	threadTimer = setInterval(fetchThreads, 1000);
+}
+function closeThreads() {
+	$("threadpane").hidden = true;
+	clearInterval(threadTimer);
+	threadTimer = 0;
+}
+function fetchThreads() {
+	fetch("/api/threads", {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (!ans.ok) { say(ans.error, true); return; }
+			if (!$("threadpane").hidden && !paused) drawThreads(ans.data);
+		}, function (e) { say("threads: " + e.message, true); });
+}
+function fmtLower(ns, lower) { return ns === null ? "-" : (lower ? ">" : "") + fmtNs(ns); }
+function drawThreads(d) {
+	var el = $("threads");
+	window.sondeThreads = d; /* what the table shows, for the page's tests */
+	el.dataset.time = d.time_ns === null ? "" : d.time_ns;
+	el.dataset.rows = d.threads.length;
+	/* a pass older than a few intervals: the sampler is off (or the targets exited) */
+	var fresh = d.ago_ns !== null && d.ago_ns < 2e9 && !ended;
+	if (threadsOn === null) threadsOn = fresh; /* what the page finds, until it changes it */
+	$("threadsample").textContent = threadsOn ? "Stop sampling threads" : "Sample threads";
+	$("threadsample").classList.toggle("on", !!threadsOn);
+	if (d.time_ns === null) {
+		$("threadtitle").textContent = "No pass yet: Sample threads takes every thread's state.";
+	} else {
+		var c = d.counts;
+		$("threadtitle").textContent = d.threads.length + " threads (" + Object.keys(c).filter(function (k) { return c[k]; })
+			.map(function (k) { return c[k] + " " + k; }).join(", ") + ") " + (fresh ? "now" : fmtNs(d.ago_ns) + " ago");
+	}
+	var html = d.threads.map(function (t) {
+		var whole = t.frames.map(function (f) { return f[0] + (f[1] === "kernel" ? " [k]" : ""); }).join("\n");
+		return "<tr class=\"" + esc(t.state) + "\" data-tid=\"" + t.tid + "\" data-state=\"" + esc(t.state) + "\" data-syscall=\"" +
+			esc(t.syscall === null ? "" : t.syscall) + "\" data-call=\"" + esc(t.call === null ? "" : t.call) + "\"><td>" + t.tid +
+			"</td><td class=\"name\">" + esc(t.comm) + "</td><td class=\"name state\">" + esc(t.state) + "</td><td>" +
+			fmtLower(t.state_ns, t.state_lower_bound) + "</td><td class=\"name\">" + esc(t.syscall === null ? "-" : t.syscall) +
+			"</td><td>" + fmtLower(t.syscall_ns, t.syscall_lower_bound) + "</td><td class=\"name\">" + esc(t.call === null ? "-" : t.call) +
+			"</td><td>" + fmtLower(t.call_ns, false) + "</td><td class=\"name stack\" title=\"" + esc(whole) + "\">" + esc(t.stack) + "</td></tr>";
+	}).join("");
+	var body = el.querySelector("tbody");
+	if (body.innerHTML !== html) body.innerHTML = html;
+}
+function toggleThreads() {
+	var on = !threadsOn;
+	command(on ? "sample threads" : "sample threads off").then(function (a) {
+		if (a.ok) threadsOn = on;
+		fetchThreads();
 	});
 }
 
@@ -903,7 +1037,7 @@ document.querySelector("#probes tbody").addEventListener("click", function (e) {
 	var b = e.target.closest("button.untrace");
 	var tr = e.target.closest("tr");
 	if (b) command("untrace " + tr.dataset.name);
-	else if (tr && tr.dataset.name) selectProbe(tr.dataset.name);
+	else if (tr && tr.dataset.name && tr.dataset.kind !== "line") selectProbe(tr.dataset.name); /* a line has no durations */
 });
 $("bandclose").onclick = function () { $("bandpane").hidden = true; band = null; showHist(lastProbes); };
 document.querySelector("#hot tbody").addEventListener("click", function (e) {
@@ -919,6 +1053,9 @@ document.querySelector("#slow tbody").addEventListener("click", function (e) {
 	var tr = e.target.closest("tr");
 	if (tr && tr.dataset.span) openChart(tr.dataset.span);
 });
+$("threadsbtn").onclick = function () { if ($("threadpane").hidden) openThreads(); else closeThreads(); };
+$("threadclose").onclick = closeThreads;
+$("threadsample").onclick = toggleThreads;
 $("heatbtn").onclick = openHeatmap;
 $("heatreload").onclick = openHeatmap;
 $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = null; };

@@ -211,6 +211,7 @@ Test(command, all_reset_status_help)
 	cr_assert_eq(parse_ok("all").kind, CMD_VIEW_ALL);
 	cr_assert_eq(parse_ok("reset").kind, CMD_RESET);
 	cr_assert_eq(parse_ok("status").kind, CMD_STATUS);
+	cr_assert_eq(parse_ok("threads").kind, CMD_THREADS);
 	struct command c = parse_ok("help");
 	cr_assert_eq(c.kind, CMD_HELP);
 	cr_assert_str_empty(c.arg);
@@ -587,7 +588,8 @@ Test(command, round_trip_built_commands)
 	struct command k = {.kind = CMD_NONE};
 	round_trip(&k);
 	enum command_kind plain[] = {CMD_SAMPLE_OFF, CMD_SAMPLE_IN_OFF, CMD_SAMPLE_SLOW_OFF,
-				     CMD_VIEW_ALL, CMD_FILTER_CLEAR, CMD_RESET, CMD_STATUS, CMD_HELP};
+				     CMD_VIEW_ALL, CMD_FILTER_CLEAR, CMD_RESET, CMD_STATUS, CMD_THREADS,
+				     CMD_HELP};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		k = (struct command){.kind = plain[i]};
 		round_trip(&k);
@@ -651,7 +653,7 @@ static char *help_text(const char *topic)
 
 static const char *const NAMES[] = {"trace", "untrace", "sample", "sample-in", "sample-when", "sample-slow",
 				    "in", "slow", "fast", "all", "window", "ewma", "filter",
-				    "reset", "save", "by", "status", "help"};
+				    "reset", "save", "by", "threads", "status", "help"};
 #define NNAMES (sizeof(NAMES) / sizeof(NAMES[0]))
 
 Test(command, help_lists_every_command)

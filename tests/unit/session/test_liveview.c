@@ -356,6 +356,28 @@ Test(liveview, status_json_exact)
 	v->probes[0].buckets[1] = (struct live_bucket){2000000, 2090000, 1.5};
 	v->probes[0].nbuckets = 2;
 	v->probes[0].slow_auto_fallback = true; /* auto found one mode: the p95, said */
+	/* A slow call's time split: its states largest first, the function
+	 * each waited in (null: the traced one itself), and the TUI's text. */
+	struct live_slow_call *c = &v->probes[0].slow[0];
+	c->on_ns = 4 * MS;
+	c->split.off_ns = 7 * MS;
+	c->split.nstates = 2;
+	c->split.off[0].state = frames_intern(f.ft, "[runnable]", "", "", 0, FRAME_STATE);
+	c->split.off[0].ns = 1 * MS;
+	c->split.off[1].state = frames_intern(f.ft, "[sleeping: read]", "", "", 0, FRAME_STATE);
+	c->split.off[1].callee = f.slow_path;
+	c->split.off[1].ns = 6 * MS;
+	/* A line probe: its hits, and in which calls of handle_request it ran
+	 * (shares as fractions, report --json's names). */
+	struct live_probe_view *line = &v->probes[1];
+	free((char *)line->name);
+	line->name = strdup("lines.c:19");
+	line->line = true;
+	line->predicate = strdup("v > 0");
+	line->in_calls = calloc(1, sizeof(*line->in_calls));
+	line->in_calls[0] = (struct line_in_calls){.probe = 0, .calls = 300, .hit = 100,
+						   .slow_ns = 3100000, .slow = 8, .slow_hit = 6};
+	line->nin_calls = 1;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
@@ -364,7 +386,8 @@ Test(liveview, status_json_exact)
 	cr_assert_str_eq(
 		text,
 		"{\"target\":\"PID 1234 (server)\",\"sampling\":\"cpu-clock @ 999 Hz\","
-		"\"window\":\"last 10s\",\"view\":\"all\",\"filter\":\"none\",\"elapsed_s\":12.34,"
+		"\"window\":\"last 10s\",\"view\":\"all\",\"filter\":\"none\",\"time\":\"on-cpu\","
+		"\"elapsed_s\":12.34,"
 		"\"samples\":12345,\"samples_per_s\":998.1,\"calls\":1234,\"calls_per_s\":120,"
 		"\"drops\":7,\"drops_detail\":\"(ring \\\"full\\\")\",\"held_s\":12,"
 		"\"memory_bytes\":3565158,\"probes\":["
@@ -375,15 +398,24 @@ Test(liveview, status_json_exact)
 		"\"slow_threshold_ns\":3100000,"
 		"\"slow_threshold_note\":\"auto: no second mode; using p95\","
 		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]],"
+		"\"predicate\":null,\"values\":{},\"in_calls\":[],"
 		"\"slow\":[{\"span_id\":77,\"duration_ns\":12300000,\"ago_ns\":1500000000,"
-		"\"pid\":1234,\"tid\":1235,\"samples\":4,\"on_cpu_ns\":0,\"off_cpu_ns\":0,\"top\":\"slow_path\"},"
+		"\"pid\":1234,\"tid\":1235,\"samples\":4,\"on_cpu_ns\":4000000,\"off_cpu_ns\":7000000,"
+		"\"top\":\"slow_path\",\"off_cpu\":[{\"state\":\"[sleeping: read]\",\"ns\":6000000,"
+		"\"in\":\"slow_path\"},{\"state\":\"[runnable]\",\"ns\":1000000,\"in\":null}],"
+		"\"split\":\"on-CPU ~4.00ms off-CPU 7.00ms: [sleeping: read] 6.00ms in slow_path, "
+		"[runnable] 1.00ms in (self)\"},"
 		"{\"span_id\":78,\"duration_ns\":5000000,\"ago_ns\":2500000000,\"pid\":1234,"
-		"\"tid\":1236,\"samples\":0,\"on_cpu_ns\":0,\"off_cpu_ns\":0,\"top\":null}]},"
-		"{\"name\":\"libc:malloc\",\"attached\":false,\"kind\":\"function\","
+		"\"tid\":1236,\"samples\":0,\"on_cpu_ns\":0,\"off_cpu_ns\":0,\"top\":null,"
+		"\"off_cpu\":[],\"split\":\"\"}]},"
+		"{\"name\":\"lines.c:19\",\"attached\":false,\"kind\":\"line\","
 		"\"calls_in_window\":0,"
 		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
 		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null,"
-		"\"slow_threshold_note\":null,\"buckets\":[],\"slow\":[]}]}");
+		"\"slow_threshold_note\":null,\"buckets\":[],\"predicate\":\"v > 0\",\"values\":{},"
+		"\"in_calls\":[{\"probe\":\"handle_request\",\"calls\":300,\"hit\":100,"
+		"\"share\":0.333333,\"slow_ns\":3100000,\"slow_recorded\":8,\"slow_hit\":6,"
+		"\"slow_share\":0.75}],\"slow\":[]}]}");
 	free(text);
 	live_view_free(v);
 	frames_free(f.ft);
