@@ -420,6 +420,33 @@ try {
 	);
 	ok(`parse_request's histogram: ${await page.textContent("#histprobe")}, ${await page.$$eval("#hist rect.bar[data-lo]", (r) => r.length)} bars`);
 
+	// ---- an auto threshold says what it is: with no second mode, "no
+	// second mode; using p95" beside the threshold in the probe's row and
+	// in the threshold line's title, as every other output says it ----
+	await page.selectOption("#viewkind", "slow");
+	await page.fill("#viewfunc", "parse_request");
+	await page.fill("#viewthr", "auto");
+	await page.click("#setview");
+	await statusHas(/view slow parse_request/);
+	const noteShown = await page.waitForFunction(() => {
+		const tr = document.querySelector('#probes tbody tr[data-name="parse_request"]');
+		const title = document.querySelector("#hist line.thr title");
+		if (!tr || !title) return null;
+		return { cell: tr.children[5].textContent, title: title.textContent };
+	}, null, { timeout: 10000 }).then((h) => h.jsonValue());
+	const autoSt = (await api("/api/status")).body.data.probes.find((p) => p.name === "parse_request");
+	const note = autoSt.slow_threshold_note;
+	if (note) {
+		if (!noteShown.cell.includes(note) || !noteShown.title.includes(note))
+			fail(`the status says "${note}", the page shows "${noteShown.cell}" and "${noteShown.title}"`);
+	} else if (/no second mode/.test(noteShown.cell + noteShown.title)) {
+		fail(`the page says no second mode where the status found one: ${noteShown.cell}`);
+	}
+	ok(`slow parse_request auto: the row's threshold "${noteShown.cell}", the line's title "${noteShown.title}" (status note: ${note})`);
+	await page.selectOption("#viewkind", "all");
+	await page.click("#setview");
+	await statusHas(/view all/);
+
 	// ---- the probe's x button removes it ----
 	await page.click('#probes tbody tr[data-name="parse_request"] button.untrace');
 	// (an untraced probe stays listed, with what it gathered)

@@ -310,7 +310,8 @@ function showStatus(st) {
 			(p.attached ? "" : ": untraced, what it gathered stays") + "\">" + esc(p.name) +
 			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" +
 			fmtNs(p.p50_ns) + "</td><td>" + fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" +
-			fmtNs(p.slow_threshold_ns) + "</td><td>" + (p.attached ?
+			fmtNs(p.slow_threshold_ns) + (p.slow_threshold_note ? " <span class=\"thrnote\">(" +
+			esc(p.slow_threshold_note) + ")</span>" : "") + "</td><td>" + (p.attached ?
 			"<button type=\"button\" class=\"untrace\" title=\"untrace " + esc(p.name) + "\">&#215;</button>" : "") +
 			"</td></tr>";
 	});
@@ -455,7 +456,9 @@ function showHist(probes) {
 	lines.selectAll("line.thr").data(thr).join("line").attr("class", "thr")
 		.attr("x1", x).attr("x2", x).attr("y1", HM.t).attr("y2", HH - HM.b)
 		.selectAll("title").data(function (t) { return [t]; }).join("title")
-		.text(function (t) { return "slow threshold " + fmtNs(t); });
+		.text(function (t) {
+			return "slow threshold " + fmtNs(t) + (p.slow_threshold_note ? " (" + p.slow_threshold_note + ")" : "");
+		});
 	if (!brush) {
 		brush = d3.brushX().on("start", function (ev) {
 			if (ev.sourceEvent) brushing = true;
