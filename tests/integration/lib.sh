@@ -75,6 +75,20 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
+# require_browser NAME: node, playwright-core in tests/js and Debian's
+# chromium for a page test; sets JS (the checkers' folder) and ART (an empty
+# folder for NAME's screenshots, $BUILD/test-artifacts/NAME).
+require_browser() {
+	JS="$SRC/tests/js"
+	command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"
+	[ -d "$JS/node_modules/playwright-core" ] ||
+		fail "playwright-core is not installed in tests/js: run scripts/bootstrap.sh test"
+	[ -x /usr/bin/chromium ] || skip "chromium cannot start: /usr/bin/chromium is not installed (scripts/bootstrap.sh test installs it)"
+	ART="${BUILD:-$WORK}/test-artifacts/$1"
+	rm -rf "$ART"
+	mkdir -p "$ART"
+}
+
 require_bpf() {
 	[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (CI runs as root)"
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"

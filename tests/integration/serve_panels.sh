@@ -20,14 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 require_bpf
 export SONDE_RUNTIME_DIR="$WORK/run"
-JS="$SRC/tests/js"
-command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"
-[ -d "$JS/node_modules/playwright-core" ] ||
-	fail "playwright-core is not installed in tests/js: run scripts/bootstrap.sh test"
-[ -x /usr/bin/chromium ] || skip "chromium cannot start: /usr/bin/chromium is not installed (scripts/bootstrap.sh test installs it)"
-ART="${BUILD:-$WORK}/test-artifacts/serve_panels"
-rm -rf "$ART"
-mkdir -p "$ART"
+require_browser serve_panels
 
 spid=
 # Stopped with SIGINT, never SIGKILL: it has probes attached.

@@ -28,7 +28,6 @@
 require_bpf
 command -v curl >/dev/null || skip "needs curl"
 export SONDE_RUNTIME_DIR="$WORK/run"
-JS="$SRC/tests/js"
 
 # ~100us a request, every 10th ~2ms more in slow_path; worker (the thread,
 # one call) gives the page a histogram whose percentiles are one value,
@@ -178,12 +177,7 @@ cli_range=$(grep -o '<title>all ([0-9]* samples' "$WORK/range.svg" | head -n1 | 
 pass "heat map: $report_samples samples as sonde report; /api/range 0.5-1.5 s: $api_range samples as sonde flame --range"
 
 # The page in a real browser.
-command -v node >/dev/null || fail "node is not installed: run scripts/bootstrap.sh test"
-[ -d "$JS/node_modules/playwright-core" ] ||
-	fail "playwright-core is not installed in tests/js: run scripts/bootstrap.sh test"
-[ -x /usr/bin/chromium ] || skip "chromium cannot start: /usr/bin/chromium is not installed (scripts/bootstrap.sh test installs it)"
-ART="${BUILD:-$WORK}/test-artifacts/serve_recording"
-rm -rf "$ART"
+require_browser serve_recording
 rc=0
 node "$JS/check_recording.mjs" "$url" "$ART" "$WORK/run.sonde" "$report_samples" || rc=$?
 [ "$rc" -eq 77 ] && skip "chromium cannot start (see above)"

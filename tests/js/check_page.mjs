@@ -27,13 +27,7 @@ fs.mkdirSync(artifacts, { recursive: true });
 
 
 // The API's own answer, as a client that is not the page.
-async function api(pathname, init = {}) {
-	const r = await fetch(origin + pathname, {
-		...init,
-		headers: { "X-Sonde-Token": token, ...(init.headers || {}) },
-	});
-	return { status: r.status, body: await r.json() };
-}
+const api = pagekit.apiClient(url);
 
 // The share (percent) of the view's samples whose stack has a frame whose
 // name matches re, from /api/flame's full tree: frames inside a matched

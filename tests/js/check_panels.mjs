@@ -52,17 +52,10 @@ if (!panel || !url || !artifacts) {
 }
 const base = new URL(url);
 const token = base.searchParams.get("token");
-const origin = base.origin;
 fs.mkdirSync(artifacts, { recursive: true });
 
 // The API's own answer, as a client that is not the page.
-async function api(pathname, init = {}) {
-	const r = await fetch(origin + pathname, {
-		...init,
-		headers: { "X-Sonde-Token": token, ...(init.headers || {}) },
-	});
-	return { status: r.status, body: await r.json() };
-}
+const api = pagekit.apiClient(url);
 
 // "#rrggbb" or "rgb(r, g, b)" -> [r, g, b]
 function rgb(c) {

@@ -24,16 +24,11 @@ if (!url || !artifacts || !file || !mode) {
 	console.error("usage: node check_recording.mjs URL ARTIFACTS_DIR FILE --render-only | SAMPLES");
 	process.exit(2);
 }
-const base = new URL(url);
-const token = base.searchParams.get("token");
-const origin = base.origin;
 fs.mkdirSync(artifacts, { recursive: true });
 
 
-async function api(pathname) {
-	const r = await fetch(origin + pathname, { headers: { "X-Sonde-Token": token } });
-	return r.json();
-}
+const apiAnswer = pagekit.apiClient(url);
+const api = async (pathname) => (await apiAnswer(pathname)).body;
 
 const { context, userDataDir } = await launchChromium();
 const shot = (page, name) => pagekit.shot(artifacts, page, name);

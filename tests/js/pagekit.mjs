@@ -1,5 +1,6 @@
-// pagekit.mjs — what the page checks (check_page.mjs, check_recording.mjs)
-// share: their ok/fail lines and headless Debian chromium.
+// pagekit.mjs — what the page checks (check_page.mjs, check_recording.mjs,
+// check_panels.mjs) share: their ok/fail lines, headless Debian chromium and
+// the API as a client that is not the page.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,6 +16,21 @@ export function ok(msg) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// The API of the server at `url` (the URL sonde serve printed, with its
+// token) as a client that is not the page: api(pathname, init) answers
+// {status, body} (body: the parsed JSON).
+export function apiClient(url) {
+	const base = new URL(url);
+	const token = base.searchParams.get("token");
+	return async function api(pathname, init = {}) {
+		const r = await fetch(base.origin + pathname, {
+			...init,
+			headers: { "X-Sonde-Token": token, ...(init.headers || {}) },
+		});
+		return { status: r.status, body: await r.json() };
+	};
+}
 
 // Debian's chromium, headless, at 1280x800, with a profile of its own
 // (userDataDir: removed by the caller at the end). A chromium that cannot
