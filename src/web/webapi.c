@@ -98,22 +98,23 @@ static void reply_answer(struct http_request *rq, unsigned status, char *answer,
 	free(answer);
 }
 
-static void route_status(void *arg, struct http_request *rq)
+/* A command's structured answer as the control socket gives it. */
+static void reply_command(struct webapi *a, struct http_request *rq, const char *command)
 {
-	struct webapi *a = arg;
 	size_t len = 0;
 	bool ok;
-	char *answer = liverun_answer(a->r, "status", 6, &len, &ok);
+	char *answer = liverun_answer(a->r, command, strlen(command), &len, &ok);
 	reply_answer(rq, 200, answer, len);
+}
+
+static void route_status(void *arg, struct http_request *rq)
+{
+	reply_command(arg, rq, "status");
 }
 
 static void route_threads(void *arg, struct http_request *rq)
 {
-	struct webapi *a = arg;
-	size_t len = 0;
-	bool ok;
-	char *answer = liverun_answer(a->r, "threads", 7, &len, &ok);
-	reply_answer(rq, 200, answer, len);
+	reply_command(arg, rq, "threads");
 }
 
 static void route_command(void *arg, struct http_request *rq)
