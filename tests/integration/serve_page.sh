@@ -27,16 +27,7 @@ require_browser serve_page
 "$SONDE" serve -F 499 --window 60s --trace handle_request -- "$TARGETS/requests" 10000000 \
 	>"$WORK/serve.out" 2>"$WORK/serve.err" &
 spid=$!
-# Stopped with SIGINT, never SIGKILL: it has probes attached.
-stop_serve() {
-	kill -INT "$spid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$spid" 2>/dev/null || true
-}
-trap 'stop_serve; cleanup' EXIT
+BG_PIDS+=("$spid") # stopped gently at the end (never SIGKILL first: it has probes attached)
 
 url=$(serve_url "$spid" "$WORK/serve.out" "$WORK/serve.err")
 pass "sonde serve: $url"

@@ -23,18 +23,6 @@ export SONDE_RUNTIME_DIR="$WORK/run"
 require_browser serve_panels
 
 spid=
-# Stopped with SIGINT, never SIGKILL: it has probes attached.
-stop_serve() {
-	[ -n "$spid" ] || return 0
-	kill -INT "$spid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$spid" 2>/dev/null || true
-	spid=
-}
-trap 'stop_serve; cleanup' EXIT
 
 # serve NAME ARGS...: starts sonde serve (output in $WORK/NAME.*), sets
 # spid and url once it samples and every probe is attached.
@@ -44,13 +32,9 @@ serve() {
 	rm -f "$WORK/$name.ready"
 	"$SONDE" serve --ready-file "$WORK/$name.ready" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
 	spid=$!
+	BG_PIDS+=("$spid") # stopped gently (never SIGKILL first: it has probes attached)
 	url=$(serve_url "$spid" "$WORK/$name.out" "$WORK/$name.err")
-	for _ in $(seq 300); do
-		[ -s "$WORK/$name.ready" ] && break
-		kill -0 "$spid" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "sonde serve ($name) exited"; }
-		sleep 0.1
-	done
-	[ -s "$WORK/$name.ready" ] || fail "sonde serve ($name) never said it was ready"
+	wait_sampling "$spid" "$WORK/$name.ready" "$WORK/$name.err"
 }
 
 # panel NAME ARGS...: runs check_panels.mjs NAME against $url.
@@ -60,7 +44,7 @@ panel() {
 	node "$JS/check_panels.mjs" "$name" "$url" "$ART" "$@" || rc=$?
 	[ "$rc" -eq 77 ] && skip "chromium cannot start (see above)"
 	[ "$rc" -eq 0 ] || { cat "$WORK/$name.err" >&2; fail "the $name panel checks failed (screenshots so far in $ART)"; }
-	stop_serve
+	stop_gently "$spid"
 }
 
 # ---- off-CPU: every 4th request waits BLOCK_MS in read, nanosleep or a

@@ -47,15 +47,7 @@ expect_error "is a recording: tracing and sampling options" "" -- "$SONDE" serve
 
 "$SONDE" serve --no-ctl -i 0.5 "$WORK/run.sonde" >"$WORK/serve.out" 2>"$WORK/serve.err" &
 spid=$!
-stop_serve() {
-	kill -INT "$spid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$spid" 2>/dev/null || true
-}
-trap 'stop_serve; cleanup' EXIT
+BG_PIDS+=("$spid") # stopped gently at the end (never SIGKILL first: it has probes attached)
 url=$(serve_url "$spid" "$WORK/serve.out" "$WORK/serve.err")
 base=${url%%/\?*}
 token=${url##*token=}
