@@ -70,8 +70,7 @@ async function apiShare(re) {
 const { context, userDataDir } = await launchChromium();
 const shot = (page, name) => pagekit.shot(artifacts, page, name);
 
-let exitCode = 0;
-try {
+await pagekit.runChecks(context, userDataDir, async () => {
 	const page = context.pages()[0] || (await context.newPage());
 	const errors = [];
 	page.on("pageerror", (e) => errors.push(String(e)));
@@ -469,11 +468,4 @@ try {
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");
-} catch (e) {
-	console.error("FAIL: " + (e.stack || e));
-	exitCode = 1;
-} finally {
-	await context.close();
-	fs.rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

@@ -325,8 +325,7 @@ async function checkLines(page, line, targetOut) {
 }
 
 const { context, userDataDir } = await launchChromium();
-let exitCode = 0;
-try {
+await pagekit.runChecks(context, userDataDir, async () => {
 	const page = context.pages()[0] || (await context.newPage());
 	const errors = [];
 	page.on("pageerror", (e) => errors.push(String(e)));
@@ -336,11 +335,4 @@ try {
 	else fail("unknown panel " + panel);
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");
-} catch (e) {
-	console.error("FAIL: " + (e.stack || e));
-	exitCode = 1;
-} finally {
-	await context.close();
-	fs.rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

@@ -39,8 +39,7 @@ const drawn = () => {
 	return root && +root.getAttribute("width") > 0;
 };
 
-let exitCode = 0;
-try {
+await pagekit.runChecks(context, userDataDir, async () => {
 	const page = context.pages()[0] || (await context.newPage());
 	const errors = [];
 	page.on("pageerror", (e) => errors.push(String(e)));
@@ -307,11 +306,4 @@ try {
 
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");
-} catch (e) {
-	console.error("FAIL: " + (e.stack || e));
-	exitCode = 1;
-} finally {
-	await context.close();
-	fs.rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

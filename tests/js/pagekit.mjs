@@ -32,6 +32,23 @@ export function apiClient(url) {
 	};
 }
 
+// Runs a page check's body with the browser launchChromium gave, then
+// closes it and removes its profile, and exits: 0, or 1 with the error's
+// stack when the body threw (fail() exits by itself).
+export async function runChecks(context, userDataDir, body) {
+	let exitCode = 0;
+	try {
+		await body();
+	} catch (e) {
+		console.error("FAIL: " + (e.stack || e));
+		exitCode = 1;
+	} finally {
+		await context.close();
+		fs.rmSync(userDataDir, { recursive: true, force: true });
+	}
+	process.exit(exitCode);
+}
+
 // Debian's chromium, headless, at 1280x800, with a profile of its own
 // (userDataDir: removed by the caller at the end). A chromium that cannot
 // start skips the test (exit 77), saying why.
