@@ -46,10 +46,13 @@ typedef struct {
 } sonde_counters_map;
 extern sonde_counters_map counters SEC(".maps");
 
-/* tid -> the thread's spans in flight: tracing writes it, sampling reads it. */
+/* The threads' spans in flight: tracing writes them, sampling reads them
+ * (struct sonde_thread_state says how a thread finds its slot). User space
+ * maps it to read the calls still in flight. */
 typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SONDE_THREAD_SLOTS);
 	__type(key, __u32);
 	__type(value, struct sonde_thread_state);
 } sonde_threads_map;
@@ -288,5 +291,32 @@ static __always_inline __u64 span_id_of(struct sonde_span_frame *f)
  * program writes to the thread's state is seen, in program order, by a
  * sampler that interrupts it on the same CPU. */
 #define state_barrier() asm volatile("" ::: "memory")
+
+/* The state of thread tid, or NULL when it has none. */
+static __always_inline struct sonde_thread_state *thread_state_of(__u32 tid)
+{
+	if (!tid)
+		return NULL;
+	__u32 k = SONDE_THREAD_SLOT_A(tid);
+	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &k);
+	if (st && st->tid == tid)
+		return st;
+	k = SONDE_THREAD_SLOT_B(tid);
+	st = bpf_map_lookup_elem(&threads, &k);
+	return st && st->tid == tid ? st : NULL;
+}
+
+/* Gives thread tid's slot back (the thread exited), emptied before it is
+ * free, so that the next thread to take it finds no calls in flight. */
+static __always_inline void thread_state_release(__u32 tid)
+{
+	struct sonde_thread_state *st = thread_state_of(tid);
+	if (!st)
+		return;
+	st->depth = 0;
+	st->own_ns = 0;
+	state_barrier();
+	st->tid = 0;
+}
 
 #endif

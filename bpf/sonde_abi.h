@@ -28,13 +28,30 @@
 #define SONDE_HIST_SUB (1u << SONDE_HIST_SUB_BITS)
 #define SONDE_HIST_BUCKETS ((64 - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB) /* 976 */
 
-/* One probe's histogram, the value of the per-CPU map `hists` (key: the
- * probe's slot). One value per probe, not one per bucket: a per-CPU array
- * allocates each value apart, and 250,000 of them took the kernel 0.3-1.4 s
- * to create and as long to free at every start and exit of sonde. */
-struct sonde_hist {
-	__u64 buckets[SONDE_HIST_BUCKETS];
-};
+/* The bucket of a duration v, for the BPF programs and user space alike.
+ * One branch on v and none on its bits: the verifier follows two paths
+ * here, not one per bit tested. floor(log2 v) is the count of the bits
+ * below v's highest one (__builtin_clzll crashes Debian 12's clang for
+ * BPF). */
+static inline __u32 sonde_hist_bucket(__u64 v)
+{
+	if (v < SONDE_HIST_SUB)
+		return (__u32)v;
+	__u64 x = v >> 1;
+	x |= x >> 1;
+	x |= x >> 2;
+	x |= x >> 4;
+	x |= x >> 8;
+	x |= x >> 16;
+	x |= x >> 32;
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	__u32 k = (__u32)((x * 0x0101010101010101ull) >> 56); /* >= SUB_BITS */
+	return (k - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB +
+	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
+}
+
 #define SONDE_CALIB_TIMES 1024 /* calibration sample times kept (power of two) */
 /* The in-kernel unwinder's tables (see src/engine/unwind.h and the row
  * format in src/symbols/cfi.h): per process, its executable mappings sorted
@@ -83,7 +100,7 @@ enum sonde_record_kind {
 	X(SPAN_OVERFLOW, span_overflow, "span_depth_overflow", UNTIMED, 1, "calls nested too deep") \
 	/* spans whose return was never seen (longjmp, exceptions) */ \
 	X(SPAN_ORPHAN, span_orphans, "span_orphans", UNTIMED, 0, "without return") \
-	/* thread-state map full: a call was not traced */ \
+	/* both thread-state slots of a tid taken: a call was not traced */ \
 	X(THREADS_FULL, threads_full, "threads_full", UNTIMED, 1, "with no thread slot") \
 	/* target map full: a forked child could not be followed */ \
 	X(TARGETS_FULL, targets_full, "children_not_followed", CHILDREN, 1, \
@@ -402,8 +419,21 @@ struct sonde_span_frame {
 
 #define SONDE_FRAME_SAMPLED 1u /* a sample was taken during this call */
 
-/* Per-thread state shared by tracing (writes) and sampling (reads). */
+/* Per-thread state shared by tracing (writes) and sampling (reads), in
+ * the array `threads` of SONDE_THREAD_SLOTS slots: a thread's state is in
+ * one of the two slots its tid picks (SONDE_THREAD_SLOT_A/B), the one whose
+ * tid field is the thread's. A slot is taken by a compare-and-swap of tid
+ * from 0, and given back with depth and own_ns zeroed first, then tid. An
+ * array, not a hash map: finding a state is an index and a compare, where a
+ * hash lookup (a helper call, hashing, a bucket walk) cost about 15 ns of
+ * what tracing adds to every call, twice a call (bench/README.md). */
+#define SONDE_THREAD_SLOTS 65536 /* power of two */
+#define SONDE_THREAD_SLOT_A(tid) ((__u32)(tid) & (SONDE_THREAD_SLOTS - 1))
+#define SONDE_THREAD_SLOT_B(tid) \
+	((((__u32)(tid) * 0x9e3779b1u) >> 16) & (SONDE_THREAD_SLOTS - 1))
 struct sonde_thread_state {
+	__u64 tid;   /* the thread whose state this is; 0: a free slot (64 bits:
+		      * the BPF compiler's compare-and-swap) */
 	__u32 depth; /* calls in flight; levels >= SONDE_SPAN_DEPTH are counted, not stored */
 	__u32 _pad;
 	/* sonde's own time on this thread so far: every handler's and sample's
@@ -434,7 +464,7 @@ struct sonde_point_calls {
 	__u64 hit;
 };
 
-/* Per-probe totals (per-CPU array `probe_stats`, key = probe id). */
+/* Per-probe totals (in struct sonde_probe_counts). */
 struct sonde_probe_stats {
 	__u64 entered;    /* calls that began (counted at entry) */
 	__u64 completed;  /* calls whose return was seen */
@@ -443,6 +473,18 @@ struct sonde_probe_stats {
 	__u64 handler_ns; /* sum of the run times of sending span records (the
 			   * rest of the handlers is in the calibrated trap cost) */
 	__u64 emitted;    /* span records sent */
+};
+
+/* One probe's counts on one CPU, the value of the per-CPU map
+ * `probe_counts` (key: the probe's slot): its totals, then its histogram.
+ * One value, so that a call touches one map entry for both (each distinct
+ * piece of memory a handler touches costs it: see bench/README.md); one
+ * value per probe, not one per bucket: a per-CPU array allocates each value
+ * apart, and 250,000 of them took the kernel 0.3-1.4 s to create and as
+ * long to free at every start and exit of sonde. */
+struct sonde_probe_counts {
+	struct sonde_probe_stats stats;
+	__u64 buckets[SONDE_HIST_BUCKETS];
 };
 
 /* Sampling decisions pushed by user space (array map `sampler_cfg`, key 0).
@@ -457,7 +499,7 @@ struct sonde_sampler_config {
 };
 
 /* A uprobe's attach cookie: bits 0..15 the probe's slot (its key in
- * probe_cfg, probe_stats, fetch_progs...), bits 16..31 for a point probe
+ * probe_cfg, probe_counts, fetch_progs...), bits 16..31 for a point probe
  * the key in fetch_progs of the program of this one address (0: none; a
  * line's addresses each have their own: locations differ per address),
  * bits 32..63 the probe's attach generation. */
@@ -488,9 +530,12 @@ struct sonde_probe_config {
 	__u32 emit_all;
 	/* 0: a span probe (entry and return). Else a point probe (a source
 	 * line: one uprobe per address, no return), whose hits are counted in
-	 * probe_stats.entered and set bit point_bit - 1 in the innermost call
+	 * probe_counts' stats.entered and set bit point_bit - 1 in the innermost call
 	 * in flight. */
 	__u32 point_bit;
+	/* 1: a span probe with a capture program (fetch_progs, key = the
+	 * slot), run at entry; 0: its entry never looks one up. */
+	__u32 fetch;
 };
 
 /* A sample, or an off-CPU interval (off_ns > 0: a thread's time between

@@ -8,22 +8,14 @@
 #include "common.bpf.h"
 #include "fetch.bpf.h"
 
-/* A zeroed thread state to create entries from (too big for the stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sonde_thread_state);
-} zero_state SEC(".maps");
-
-/* Completed calls per probe in log-linear buckets (sonde_abi.h): key =
- * probe, value its struct sonde_hist. */
+/* Per probe, its totals and its histogram of completed calls in
+ * log-linear buckets (struct sonde_probe_counts). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SONDE_MAX_PROBES);
 	__type(key, __u32);
-	__type(value, struct sonde_hist);
-} hists SEC(".maps");
+	__type(value, struct sonde_probe_counts);
+} probe_counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -31,14 +23,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sonde_probe_config);
 } probe_cfg SEC(".maps");
-
-/* Per-probe totals: calls entered and completed, raw and own time. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SONDE_MAX_PROBES);
-	__type(key, __u32);
-	__type(value, struct sonde_probe_stats);
-} probe_stats SEC(".maps");
 
 /* Calls of each span probe while each point probe was attached, and
  * those during which it was hit (struct sonde_point_calls). Counted when
@@ -53,40 +37,6 @@ struct {
 /* The point bits attached now (user space sets them). */
 __u64 points_active = 0;
 
-static __always_inline __u32 log2_floor(__u64 v)
-{
-	__u32 r = 0;
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
-	return r;
-}
-
-static __always_inline __u32 hist_bucket(__u64 v)
-{
-	if (v < SONDE_HIST_SUB)
-		return (__u32)v;
-	__u32 k = log2_floor(v);
-	return (k - SONDE_HIST_SUB_BITS + 1) * SONDE_HIST_SUB +
-	       (__u32)((v >> (k - SONDE_HIST_SUB_BITS)) & (SONDE_HIST_SUB - 1));
-}
-
-/* Counts a call of `duration` in the probe's histogram. A global function
- * of scalars, verified once on its own: the bucket's bounds, known in each
- * of log2_floor's branches, would otherwise split every later state of
- * span_exit by them. */
-__noinline int hist_count(__u32 probe, __u64 duration)
-{
-	__u32 bucket = hist_bucket(duration);
-	struct sonde_hist *h = bpf_map_lookup_elem(&hists, &probe);
-	if (h && bucket < SONDE_HIST_BUCKETS)
-		h->buckets[bucket] += 1;
-	return 0;
-}
-
 /* The config of an attachment still in force: the cookie (sonde_abi.h)
  * names the probe's slot and its generation. Uprobes of a detached probe
  * that the kernel has not removed yet carry an older generation, so the
@@ -100,20 +50,24 @@ static __always_inline struct sonde_probe_config *probe_config(__u64 cookie)
 	return cfg && cfg->active && cfg->gen == SONDE_COOKIE_GEN(cookie) ? cfg : NULL;
 }
 
+/* Thread tid's state, its slot taken now if it has none (states are
+ * made only for targets' threads, and given back when they exit); NULL
+ * when both of its slots are taken by other threads (counted). */
 static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
 {
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	if (st)
+	struct sonde_thread_state *st = thread_state_of(tid);
+	if (st || !tid)
 		return st;
-	__u32 zero = 0;
-	struct sonde_thread_state *z = bpf_map_lookup_elem(&zero_state, &zero);
-	if (!z)
-		return NULL;
-	if (bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST) && bpf_map_lookup_elem(&threads, &tid) == NULL) {
-		count(SONDE_CNT_THREADS_FULL);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&threads, &tid);
+	__u32 k = SONDE_THREAD_SLOT_A(tid);
+	st = bpf_map_lookup_elem(&threads, &k);
+	if (st && __sync_val_compare_and_swap(&st->tid, 0, (__u64)tid) == 0)
+		return st;
+	k = SONDE_THREAD_SLOT_B(tid);
+	st = bpf_map_lookup_elem(&threads, &k);
+	if (st && __sync_val_compare_and_swap(&st->tid, 0, (__u64)tid) == 0)
+		return st;
+	count(SONDE_CNT_THREADS_FULL);
+	return NULL;
 }
 
 /* Where the stack pointer is when a return probe runs, relative to the
@@ -188,21 +142,21 @@ int span_enter(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	/* A thread with a state is a target's (states are made only for
-	 * targets, and dropped when the thread exits): one hash lookup instead
-	 * of two on the path every call takes. */
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	 * targets, and given back when the thread exits): the target check,
+	 * a hash lookup, stays off the path every call takes. */
+	struct sonde_thread_state *st = thread_state_of(tid);
 	if (!st) {
 		if (!is_target(pid_tgid >> 32))
 			return 0;
 		st = thread_state(tid);
 	}
 	__u64 t0 = bpf_ktime_get_ns();
-	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
-	if (ps)
-		ps->entered++;
+	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
+	if (pc)
+		pc->stats.entered++;
 	/* Values captured at entry belong to the call: their record names its
 	 * span id. */
-	struct sonde_fetch_prog *prog = fetch_prog_of(probe, cfg->gen);
+	struct sonde_fetch_prog *prog = cfg->fetch ? fetch_prog_of(probe, cfg->gen) : NULL;
 	if (!st) {
 		if (prog)
 			fetch_run(ctx, prog, probe, 0, pid_tgid);
@@ -285,17 +239,19 @@ static __always_inline void count_points(const struct sonde_span_frame *f)
  * here without a record: nothing crosses to user space for them. */
 static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state *st, __u32 level,
 				      __u64 now, struct sonde_probe_config *cfg,
-				      struct sonde_probe_stats *ps)
+				      struct sonde_probe_counts *pc)
 {
 	struct sonde_span_frame *f = &st->frames[level & (SONDE_SPAN_DEPTH - 1)];
 	__u64 raw = now - f->start_ns;
 	__u64 own = st->own_ns - f->own_at_entry + cfg->self_unseen_ns;
 	__u64 duration = raw > own ? raw - own : 0;
-	hist_count(f->probe, duration);
-	if (ps) {
-		ps->completed++;
-		ps->raw_ns += raw;
-		ps->own_ns += raw - duration;
+	if (pc) {
+		pc->stats.completed++;
+		pc->stats.raw_ns += raw;
+		pc->stats.own_ns += raw - duration;
+		__u32 bucket = sonde_hist_bucket(duration);
+		if (bucket < SONDE_HIST_BUCKETS)
+			pc->buckets[bucket]++;
 	}
 	count_points(f);
 	if (!cfg->emit_all && !(f->flags & SONDE_FRAME_SAMPLED) && duration < cfg->emit_min_ns)
@@ -323,9 +279,9 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	bpf_ringbuf_submit(r, span_submit_flags());
 	__u64 sent = bpf_ktime_get_ns() - t0;
 	st->own_ns += sent;
-	if (ps) {
-		ps->emitted++;
-		ps->handler_ns += sent;
+	if (pc) {
+		pc->stats.emitted++;
+		pc->stats.handler_ns += sent;
 	}
 }
 
@@ -340,7 +296,7 @@ int span_exit(struct pt_regs *ctx)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct sonde_thread_state *st = thread_state_of(tid);
 	if (!st || st->depth == 0)
 		return 0; /* entered before tracing started */
 	__u32 d = st->depth;
@@ -370,7 +326,7 @@ int span_exit(struct pt_regs *ctx)
 	__u32 orphans = d - 1 - (__u32)found;
 	if (orphans)
 		count_orphans(orphans);
-	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
+	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
 	/* What was hit during this call was hit during its caller's too. */
 	if (found > 0)
 		st->frames[(found - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
@@ -384,7 +340,7 @@ int span_exit(struct pt_regs *ctx)
 	 * stays in its slot for emit_span to read. */
 	st->depth = (__u32)found;
 	state_barrier();
-	emit_span(pid_tgid, st, (__u32)found, now, cfg, ps);
+	emit_span(pid_tgid, st, (__u32)found, now, cfg, pc);
 	/* What this call cost sonde, seen from the calls around it, beyond a
 	 * record it sent (charged above): the traps and the handlers' own run
 	 * time, calibrated. */
@@ -392,8 +348,8 @@ int span_exit(struct pt_regs *ctx)
 	return 0;
 }
 
-/* A point probe (a source line) was hit: counted exactly (probe_stats
- * entered), and marked in the innermost traced call in flight, for the
+/* A point probe (a source line) was hit: counted exactly (probe_counts'
+ * stats.entered), and marked in the innermost traced call in flight, for the
  * sampler (sample only in calls that hit it) and for the count of calls
  * that hit it (point_calls, when the call returns). With captures, the
  * program of this address (its key is in the cookie) reads them and sends
@@ -409,12 +365,12 @@ int point_hit(struct pt_regs *ctx)
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct sonde_thread_state *st = thread_state_of(tid);
 	if (!st && !is_target(pid_tgid >> 32))
 		return 0;
-	struct sonde_probe_stats *ps = bpf_map_lookup_elem(&probe_stats, &probe);
-	if (ps)
-		ps->entered++;
+	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
+	if (pc)
+		pc->stats.entered++;
 	__u32 key = SONDE_COOKIE_FETCH(cookie);
 	struct sonde_fetch_prog *prog = key ? fetch_prog_of(key, cfg->gen) : NULL;
 	if (prog) {

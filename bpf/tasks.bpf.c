@@ -86,7 +86,7 @@ int on_exit(void *ctx)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 		bpf_map_delete_elem(&unwind_found, &tgid);
 	}
-	bpf_map_delete_elem(&threads, &tid);
+	thread_state_release(tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);
 	return 0;
 }

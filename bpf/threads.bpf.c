@@ -296,7 +296,7 @@ static long pass_one(__u32 slot, struct pass_ctx *pc)
 	r.syscall = t->syscall;
 	r.state = t->state;
 	r.flags = t->flags;
-	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct sonde_thread_state *st = thread_state_of(tid);
 	if (st) {
 		__u32 depth = st->depth;
 		r.span_depth = depth;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sonde.skel.h"
@@ -57,12 +58,18 @@ struct engine {
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
+	/* The map `threads`, mapped (struct sonde_thread_state says how a
+	 * thread finds its slot). */
+	struct sonde_thread_state *thread_slots;
+	size_t thread_slots_len;
 	/* Per slot (the kernel's probe id): */
 	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
 	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
 	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
 	struct engine_span_policy policy[SONDE_MAX_PROBES];
 	uint8_t point_bit[SONDE_MAX_PROBES]; /* a point probe's bit + 1; 0: a span probe */
+	bool slot_active[SONDE_MAX_PROBES];  /* as last written to its probe_cfg */
+	bool slot_fetch[SONDE_MAX_PROBES];   /* it has a capture program (probe_cfg.fetch) */
 	/* A capturing point probe's programs, one per address: fetch_progs
 	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
 	uint16_t point_progs_first[SONDE_MAX_PROBES], point_progs_n[SONDE_MAX_PROBES];
@@ -365,6 +372,15 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		engine_close(e);
 		return NULL;
 	}
+	e->thread_slots_len = (size_t)SONDE_THREAD_SLOTS * sizeof(struct sonde_thread_state);
+	void *slots = mmap(NULL, e->thread_slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   bpf_map__fd(e->skel->maps.threads), 0);
+	if (slots == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map the thread states: %s", strerror(errno));
+		engine_close(e);
+		return NULL;
+	}
+	e->thread_slots = slots;
 	return e;
 }
 
@@ -869,6 +885,7 @@ static bool probe_attached(const struct engine *e, uint32_t probe)
 
 static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 {
+	e->slot_active[slot] = active;
 	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[slot]];
 	const struct engine_span_policy *pol = &e->policy[slot];
 	struct sonde_probe_config cfg = {
@@ -879,6 +896,7 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.active = active && !e->spans_paused,
 		.gen = e->probe_gen[slot],
 		.point_bit = e->point_bit[slot],
+		.fetch = e->slot_fetch[slot],
 	};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
@@ -893,7 +911,12 @@ int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_
 		p = *prog;
 	p.gen = e->probe_gen[slot];
 	uint32_t key = (uint32_t)slot;
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY))
+		return -1;
+	/* The entry looks the program up only when its config says there is
+	 * one: set after the program is in place, cleared after it is gone. */
+	e->slot_fetch[slot] = p.nops > 0;
+	return set_probe_config(e, (uint32_t)slot, e->slot_active[slot]);
 }
 
 void engine_pause_spans(struct engine *e)
@@ -1022,8 +1045,8 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
-	struct sonde_hist *zeros = xcalloc((size_t)ncpu, sizeof(*zeros));
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.hists), &slot, zeros, BPF_ANY);
+	struct sonde_probe_counts *zeros = xcalloc((size_t)ncpu, sizeof(*zeros));
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_counts), &slot, zeros, BPF_ANY);
 	free(zeros);
 	/* The calls of the slot's span probe that hit each point. */
 	int pfd = bpf_map__fd(e->skel->maps.point_calls);
@@ -1033,9 +1056,6 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 		bpf_map_update_elem(pfd, &key, zpc, BPF_ANY);
 	}
 	free(zpc);
-	struct sonde_probe_stats *zstats = xcalloc((size_t)ncpu, sizeof(*zstats));
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_stats), &slot, zstats, BPF_ANY);
-	free(zstats);
 }
 
 /* Takes a run of n free entries of the point probes' programs for slot.
@@ -1256,6 +1276,7 @@ static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, cons
 				(uint8_t)engine_insn_class_at(binary, offsets[nslots]);
 			e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 			e->point_bit[slot] = 0;
+			e->slot_fetch[slot] = false;
 			e->slot_probe[slot] = probe;
 		}
 		cookies[nslots] = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
@@ -1307,8 +1328,8 @@ static int read_slot_hist(struct engine *e, uint32_t slot, uint64_t *out)
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -1;
-	struct sonde_hist *vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.hists), &slot, vals);
+	struct sonde_probe_counts *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_counts), &slot, vals);
 	memset(out, 0, SONDE_HIST_BUCKETS * sizeof(*out));
 	for (int c = 0; r == 0 && c < ncpu; c++)
 		for (uint32_t b = 0; b < SONDE_HIST_BUCKETS; b++)
@@ -1461,17 +1482,27 @@ int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t poin
 	return r ? -1 : 0;
 }
 
+/* Thread tid's slot in the mapped `threads`, or NULL when it has none. */
+static struct sonde_thread_state *thread_slot(struct engine *e, uint32_t tid)
+{
+	if (!tid || !e->thread_slots)
+		return NULL;
+	struct sonde_thread_state *a = &e->thread_slots[SONDE_THREAD_SLOT_A(tid)];
+	if (__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE) == tid)
+		return a;
+	struct sonde_thread_state *b = &e->thread_slots[SONDE_THREAD_SLOT_B(tid)];
+	return __atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) == tid ? b : NULL;
+}
+
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg)
 {
-	int fd = bpf_map__fd(e->skel->maps.threads);
-	uint32_t key, next;
-	uint32_t *prev = NULL;
-	struct sonde_thread_state st;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
+	for (uint32_t k = 0; e->thread_slots && k < SONDE_THREAD_SLOTS; k++) {
+		if (!__atomic_load_n(&e->thread_slots[k].tid, __ATOMIC_ACQUIRE))
+			continue; /* a free slot: one line read, not the state */
+		struct sonde_thread_state st = e->thread_slots[k];
+		uint32_t key = (uint32_t)st.tid;
+		if (!key)
+			continue; /* given back while it was copied */
 		uint32_t n = st.depth < SONDE_SPAN_DEPTH ? st.depth : SONDE_SPAN_DEPTH;
 		/* Calls no sample or record named have no id yet: give them ids
 		 * from a range the kernel's counter never reaches. */
@@ -1500,15 +1531,16 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe
 	if (ncpu <= 0 || slot < 0)
 		return -1;
 	uint32_t key = (uint32_t)slot;
-	struct sonde_probe_stats *vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_stats), &key, vals);
+	struct sonde_probe_counts *vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.probe_counts), &key, vals);
 	for (int c = 0; r == 0 && c < ncpu; c++) {
-		out->entered += vals[c].entered;
-		out->completed += vals[c].completed;
-		out->raw_ns += vals[c].raw_ns;
-		out->own_ns += vals[c].own_ns;
-		out->handler_ns += vals[c].handler_ns;
-		out->emitted += vals[c].emitted;
+		const struct sonde_probe_stats *v = &vals[c].stats;
+		out->entered += v->entered;
+		out->completed += v->completed;
+		out->raw_ns += v->raw_ns;
+		out->own_ns += v->own_ns;
+		out->handler_ns += v->handler_ns;
+		out->emitted += v->emitted;
 	}
 	free(vals);
 	return r ? -1 : 0;
@@ -1540,15 +1572,19 @@ size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max)
 
 uint64_t engine_thread_own_ns(struct engine *e, uint32_t tid)
 {
-	struct sonde_thread_state st;
-	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.threads), &tid, &st))
-		return 0;
-	return st.own_ns;
+	struct sonde_thread_state *st = thread_slot(e, tid);
+	return st ? __atomic_load_n(&st->own_ns, __ATOMIC_RELAXED) : 0;
 }
 
 void engine_forget_thread(struct engine *e, uint32_t tid)
 {
-	bpf_map_delete_elem(bpf_map__fd(e->skel->maps.threads), &tid);
+	/* As the BPF side gives a slot back: emptied, then free. */
+	struct sonde_thread_state *st = thread_slot(e, tid);
+	if (!st)
+		return;
+	__atomic_store_n(&st->depth, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->own_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->tid, 0, __ATOMIC_RELEASE);
 }
 
 static int drop_record(void *arg, const void *data, size_t size)
@@ -1623,6 +1659,8 @@ void engine_close(struct engine *e)
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */
+	if (e->thread_slots)
+		munmap(e->thread_slots, e->thread_slots_len);
 	sonde_bpf__destroy(e->skel);
 	free(e);
 }

@@ -233,12 +233,7 @@ int duration_parse(const char *s, uint64_t *ns, char *err, size_t errlen)
 
 unsigned latency_loglin_bucket(uint64_t ns)
 {
-	enum { SUB = 1u << LATENCY_LOGLIN_SUB_BITS };
-	if (ns < SUB)
-		return (unsigned)ns;
-	unsigned k = 63 - (unsigned)__builtin_clzll(ns); /* >= SUB_BITS */
-	unsigned sub = (unsigned)(ns >> (k - LATENCY_LOGLIN_SUB_BITS)) & (SUB - 1);
-	return (k - LATENCY_LOGLIN_SUB_BITS + 1) * SUB + sub;
+	return sonde_hist_bucket(ns); /* the kernel's own, so both always agree */
 }
 
 void latency_loglin_bounds(unsigned b, uint64_t *lo, uint64_t *hi)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "sonde_abi.h"
 
 /* ---- summary statistics ------------------------------------------------ */
 
@@ -62,7 +63,7 @@ void latency_hist_print(FILE *out, const struct latency_hist *h, int width);
  * 16 ns have a bucket each; every power of two above is cut into 16 equal
  * buckets, so a bucket is at most 1/16 of its lower bound wide. It nests in
  * the log2 histogram: each log2 bucket is 16 whole log-linear ones. */
-#define LATENCY_LOGLIN_SUB_BITS 4
+#define LATENCY_LOGLIN_SUB_BITS SONDE_HIST_SUB_BITS
 #define LATENCY_LOGLIN_BUCKETS ((64 - LATENCY_LOGLIN_SUB_BITS + 1) << LATENCY_LOGLIN_SUB_BITS)
 
 /* The bucket of a duration, 0..LATENCY_LOGLIN_BUCKETS-1. */
