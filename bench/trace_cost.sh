@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Per-call cost of tracing one function: bench/calls calls an empty
-# target_fn() N times and prints its own CPU time (user + system: the traps
-# and BPF programs run in its context; other processes do not count). The
-# added ns/call of a configuration is (its CPU time - the CPU time with no
+# Per-call cost of tracing one function, two ways.
+#
+# Paired (the headline ratios): bench/callpairs calls three identical
+# functions in turns, in batches of 256, and times each function's batches
+# by the thread's own CPU time. An empty BPF program pair (the floor,
+# bench/emptyprobe) is on floor_fn, sonde (`sonde record -F 1 --trace
+# traced_fn`) on traced_fn, nothing on plain_fn; a run's ratio is
+# (traced - plain) / (floor - plain). Both probes run in the same process at
+# the same time, so the drift of a trap's cost on this machine (the same
+# 300,000 calls took 263 to 429 ms, minutes apart) is in both: the runs'
+# ratios agree within a few percent where sequential runs spread over
+# 0.9-1.5. An empty pair on both functions gives 0.99-1.01. Done for
+# uprobe_multi links (sonde's on Linux 6.11+) and perf-event links
+# (SONDE_UPROBE_MULTI=0; the floor on the same kind), and, when bpftrace is
+# there, for bpftrace's latency histogram on floor_fn against sonde.
+#
+# Sequential (the absolute costs): bench/calls calls an empty target_fn() N
+# times and prints its own CPU time (user + system: the traps and BPF
+# programs run in its context; other processes do not count); the added
+# ns/call of a configuration is (its CPU time - the CPU time with no
 # probes) / N, for:
 #   floor     an empty BPF program on the same uprobe + uretprobe, on the
-#             same kind of link as sonde's (bench/emptyprobe): uprobe_multi
-#             links (sonde's on Linux 6.11+) and perf-event links (one a
-#             uprobe: sonde's on older kernels, and bpftrace's)
+#             same kind of link as sonde's (bench/emptyprobe)
 #   sonde     sonde record -F 1 --trace target_fn (sampling made negligible),
 #             with uprobe_multi links and with SONDE_UPROBE_MULTI=0
 #   bpftrace  an empty uprobe + uretprobe pair (bpftrace's floor)
@@ -141,6 +155,34 @@ ratio() { # a b
 
 up="uprobe:$target:target_fn"
 urp="uretprobe:$target:target_fn"
+
+# Paired runs: PROBER (a command that puts a probe on floor_fn and runs the
+# rest) around sonde on traced_fn; prints the run's ratio, the floor's and
+# sonde's added ns/call; sonde must count N calls.
+pairs="$(realpath "$build/bench/callpairs")"
+floor_fn_offset=$(file_offset "$pairs" "0x$(nm "$pairs" | awk '$3 == "floor_fn" { print $1 }')")
+pair_ratio() { awk '/^[0-9]+ [0-9]+ [0-9]+ [0-9]+$/ {
+	printf "%.3f %.1f %.1f\n", ($3 - $1) / ($2 - $1), ($2 - $1) / $4, ($3 - $1) / $4 }'; }
+run_pair() { # PROBER...
+	local out="$tmp/p.sonde" calls
+	rm -f "$out"
+	"$@" "$sonde" record -F 1 --trace traced_fn -o "$out" -- "$pairs" "$n" 2>"$tmp/sonde.err" | pair_ratio
+	calls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "traced_fn") | .calls] | add // 0')
+	[ "$calls" -eq "$n" ] || sonde_bad=1
+}
+run_pair_bthist() {
+	local script="uprobe:$pairs:floor_fn { @s[tid] = nsecs; } uretprobe:$pairs:floor_fn /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"
+	bt_start "$script" 2 || return 1
+	run_pair
+	bt_stop
+}
+for _ in $(seq "$runs"); do
+	run_pair "$empty" --return --multi "$pairs" "$floor_fn_offset" -- >>"$tmp/pair_multi"
+	SONDE_UPROBE_MULTI=0 run_pair "$empty" --return "$pairs" "$floor_fn_offset" -- >>"$tmp/pair_perf"
+	if [ "$have_bpftrace" = 1 ]; then
+		run_pair_bthist >>"$tmp/pair_bthist" || true
+	fi
+done
 # The floors, sonde and the baseline take turns in each round: the cost of
 # a trap drifts with the machine's load by more than sonde adds to it, so
 # the ratio of each round's pair is taken, and its median.
@@ -194,8 +236,19 @@ else
 	echo "sonde calls == N ($n) in every run: NO"
 fi
 [ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
-echo "per-call cost ratio sonde/floor, uprobe_multi links:  $(median <"$tmp/ratio_multi") (median of the rounds: $(paste -sd' ' "$tmp/ratio_multi"))"
-echo "per-call cost ratio sonde/floor, perf-event links:    $(median <"$tmp/ratio_perf") (median of the rounds: $(paste -sd' ' "$tmp/ratio_perf"))"
+echo "sequential: ratio sonde/floor, uprobe_multi links:  $(median <"$tmp/ratio_multi") (the rounds: $(paste -sd' ' "$tmp/ratio_multi"))"
+echo "sequential: ratio sonde/floor, perf-event links:    $(median <"$tmp/ratio_perf") (the rounds: $(paste -sd' ' "$tmp/ratio_perf"))"
+echo
+echo "Paired (bench/callpairs: the floor or bpftrace on floor_fn, sonde on traced_fn, same process, in turns; $n calls each):"
+pair_row() { # FILE LABEL
+	[ -s "$tmp/$1" ] || { printf '%-34s skipped\n' "$2:"; return; }
+	printf '%-34s %s (runs: %s); added ns/call: other %s, sonde %s (medians)\n' "$2:" \
+		"$(awk '{ print $1 }' "$tmp/$1" | median)" "$(awk '{ print $1 }' "$tmp/$1" | paste -sd' ')" \
+		"$(awk '{ print $2 }' "$tmp/$1" | median)" "$(awk '{ print $3 }' "$tmp/$1" | median)"
+}
+pair_row pair_multi "sonde/floor, uprobe_multi links"
+pair_row pair_perf "sonde/floor, perf-event links"
+pair_row pair_bthist "sonde/bpftrace histogram"
 echo "per-call cost ratio sonde/bpftrace's empty pair:      $(ratio sonde floor)"
 echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
 echo
