@@ -292,17 +292,19 @@ static __always_inline __u64 span_id_of(struct sonde_span_frame *f)
  * sampler that interrupts it on the same CPU. */
 #define state_barrier() asm volatile("" ::: "memory")
 
-/* The state of thread tid, or NULL when it has none. */
+/* The state of thread tid, or NULL when it has none. The slot is chosen
+ * first and the pointer comes from one lookup: with two lookups returning
+ * it the verifier followed each caller's rest twice (the sampler's walk
+ * doubled to 163,000 instructions; 96,000 so, 84,000 with a hash map). */
 static __always_inline struct sonde_thread_state *thread_state_of(__u32 tid)
 {
 	if (!tid)
 		return NULL;
 	__u32 k = SONDE_THREAD_SLOT_A(tid);
+	struct sonde_thread_state *a = bpf_map_lookup_elem(&threads, &k);
+	if (!a || a->tid != tid)
+		k = SONDE_THREAD_SLOT_B(tid);
 	struct sonde_thread_state *st = bpf_map_lookup_elem(&threads, &k);
-	if (st && st->tid == tid)
-		return st;
-	k = SONDE_THREAD_SLOT_B(tid);
-	st = bpf_map_lookup_elem(&threads, &k);
 	return st && st->tid == tid ? st : NULL;
 }
 

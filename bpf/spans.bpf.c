@@ -50,24 +50,23 @@ static __always_inline struct sonde_probe_config *probe_config(__u64 cookie)
 	return cfg && cfg->active && cfg->gen == SONDE_COOKIE_GEN(cookie) ? cfg : NULL;
 }
 
-/* Thread tid's state, its slot taken now if it has none (states are
- * made only for targets' threads, and given back when they exit); NULL
- * when both of its slots are taken by other threads (counted). */
-static __always_inline struct sonde_thread_state *thread_state(__u32 tid)
+/* Takes a slot for thread tid, which has none (states are made only for
+ * targets' threads, and given back when they exit): 1, or 0 when both of
+ * its slots are taken by other threads (counted). A global function: it
+ * returns no pointer, so span_enter finds the state through one lookup
+ * whether it was just made or not (see thread_state_of). */
+__noinline int thread_state_claim(__u32 tid)
 {
-	struct sonde_thread_state *st = thread_state_of(tid);
-	if (st || !tid)
-		return st;
 	__u32 k = SONDE_THREAD_SLOT_A(tid);
-	st = bpf_map_lookup_elem(&threads, &k);
-	if (st && __sync_val_compare_and_swap(&st->tid, 0, (__u64)tid) == 0)
-		return st;
+	struct sonde_thread_state *c = bpf_map_lookup_elem(&threads, &k);
+	if (c && __sync_val_compare_and_swap(&c->tid, 0, (__u64)tid) == 0)
+		return 1;
 	k = SONDE_THREAD_SLOT_B(tid);
-	st = bpf_map_lookup_elem(&threads, &k);
-	if (st && __sync_val_compare_and_swap(&st->tid, 0, (__u64)tid) == 0)
-		return st;
+	c = bpf_map_lookup_elem(&threads, &k);
+	if (c && __sync_val_compare_and_swap(&c->tid, 0, (__u64)tid) == 0)
+		return 1;
 	count(SONDE_CNT_THREADS_FULL);
-	return NULL;
+	return 0;
 }
 
 /* Where the stack pointer is when a return probe runs, relative to the
@@ -144,12 +143,13 @@ int span_enter(struct pt_regs *ctx)
 	/* A thread with a state is a target's (states are made only for
 	 * targets, and given back when the thread exits): the target check,
 	 * a hash lookup, stays off the path every call takes. */
-	struct sonde_thread_state *st = thread_state_of(tid);
-	if (!st) {
+	if (!thread_state_of(tid)) {
 		if (!is_target(pid_tgid >> 32))
 			return 0;
-		st = thread_state(tid);
+		if (tid)
+			thread_state_claim(tid);
 	}
+	struct sonde_thread_state *st = thread_state_of(tid);
 	__u64 t0 = bpf_ktime_get_ns();
 	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
 	if (pc)
