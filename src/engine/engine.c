@@ -219,6 +219,22 @@ static void explain_load_error(int err, char *buf, size_t len)
 			 strerror(-err));
 }
 
+/* The programs of off-CPU intervals and thread states: the tracepoints
+ * (and the pass) a kernel may lack. */
+#define STATE_PROGRAMS 8
+static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_program **out)
+{
+	out[0] = skel->progs.offcpu_switch;
+	out[1] = skel->progs.tstate_sys_enter;
+	out[2] = skel->progs.tstate_sys_exit;
+	out[3] = skel->progs.offcpu_wakeup;
+	out[4] = skel->progs.tstate_switch;
+	out[5] = skel->progs.tstate_wakeup;
+	out[6] = skel->progs.threads_pass;
+	out[7] = NULL;
+	return out;
+}
+
 /* The skeleton, opened and configured, not loaded yet (NULL, errno). */
 static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb,
 				       uint32_t unwind_rows, bool multi)
@@ -232,6 +248,20 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		for (size_t i = 0; i < sizeof(up) / sizeof(*up); i++)
 			bpf_program__set_expected_attach_type(
 				up[i], (enum bpf_attach_type)UPROBES_MULTI_ATTACH_TYPE);
+	}
+	if (o->fixed) {
+		/* The perf-event program also serves the sample calibration
+		 * (cpu-clock), whatever the session's event. */
+		bool tp = !o->no_sampler && o->event.type == EVENT_TRACEPOINT;
+		bool perf = (!o->no_sampler && !tp) || o->calibrate_samples;
+		bpf_program__set_autoload(skel->progs.sample_tp, tp);
+		bpf_program__set_autoload(skel->progs.sample_perf, perf);
+		if (!o->off_cpu && !o->wakers && !o->tstate_freq) {
+			struct bpf_program *progs[STATE_PROGRAMS];
+			offcpu_programs(skel, progs);
+			for (int i = 0; progs[i]; i++)
+				bpf_program__set_autoload(progs[i], false);
+		}
 	}
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
 	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
@@ -255,22 +285,6 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 	return skel;
 }
 
-/* The programs of off-CPU intervals and thread states: the tracepoints
- * (and the pass) a kernel may lack. */
-#define STATE_PROGRAMS 8
-static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_program **out)
-{
-	out[0] = skel->progs.offcpu_switch;
-	out[1] = skel->progs.tstate_sys_enter;
-	out[2] = skel->progs.tstate_sys_exit;
-	out[3] = skel->progs.offcpu_wakeup;
-	out[4] = skel->progs.tstate_switch;
-	out[5] = skel->progs.tstate_wakeup;
-	out[6] = skel->progs.threads_pass;
-	out[7] = NULL;
-	return out;
-}
-
 /* The skeleton again, without the off-CPU and thread-state programs
  * (NULL, errno). */
 static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct engine_options *o,
@@ -285,6 +299,10 @@ static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct en
 		bpf_program__set_autoload(progs[i], false);
 	return skel;
 }
+
+/* What engine_set_* say in a session whose gathering is fixed. */
+static const char fixed_refusal[] =
+	"what this session gathers cannot change (only a live session's can: sonde top, serve)";
 
 struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
 {
@@ -594,6 +612,10 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 	}
 	if (engine_offcpu_on(e))
 		return 0;
+	if (e->opt.fixed && !e->opt.off_cpu && !e->opt.wakers && !e->opt.tstate_freq) {
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	if (e->offcpu_unavailable[0]) {
 		snprintf(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
@@ -723,6 +745,10 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
 		return 0;
 	}
 	uint64_t old = e->opt.tstate_freq;
+	if (!e->tstate_links[0] && e->opt.fixed && !e->opt.off_cpu && !e->opt.wakers && !old) {
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	e->opt.tstate_freq = freq;
 	if (!e->tstate_links[0]) {
 		if (threads_attach(e, err, errlen)) {
@@ -822,6 +848,10 @@ bool engine_sampling(const struct engine *e)
 int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64_t freq,
 			uint64_t period, char *err, size_t errlen)
 {
+	if (e->opt.fixed) {
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	struct engine_options old = e->opt;
 	bool was_on = engine_sampling(e);
 	engine_stop(e);

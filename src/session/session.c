@@ -1338,6 +1338,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.period = o->period;
 	eo.system_wide = o->system_wide;
 	eo.no_sampler = o->no_sampling;
+	eo.fixed = !o->live;
+	eo.calibrate_samples = !o->no_sampling || o->live; /* as session_calibrate */
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
