@@ -86,7 +86,7 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 	}
 	struct sonde_sample *s = &e->s;
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct sonde_thread_state *st = thread_state_of(tid);
+	struct sonde_thread_state *st = thread_state_of_walker(tid);
 	__sync_fetch_and_add(&e->seq, 1); /* odd: being written */
 	fill_hdr(&s->hdr, offcpu_intervals ? SONDE_REC_SAMPLE : 0, pid_tgid, now);
 	s->event = offcpu_event_index;
@@ -106,7 +106,7 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
  * they return, as those a sample landed in do. */
 static __always_inline void mark_calls(__u32 tid, const struct sonde_sample *s)
 {
-	struct sonde_thread_state *st = thread_state_of(tid);
+	struct sonde_thread_state *st = thread_state_of_walker(tid);
 	if (!st)
 		return;
 	for (__u32 i = 0; i < SONDE_SAMPLE_SPANS; i++) {

@@ -90,7 +90,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	 * is part of the picture and heatmaps need it to tell idle apart. */
 	if (!is_target(tgid))
 		return 0;
-	struct sonde_thread_state *st = thread_state_of(tid);
+	struct sonde_thread_state *st = thread_state_of_walker(tid);
 	/* The calibrating thread's samples take the whole path (stacks, ring
 	 * buffer) so that their cost is a real sample's; user space discards
 	 * them. */

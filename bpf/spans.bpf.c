@@ -143,13 +143,14 @@ int span_enter(struct pt_regs *ctx)
 	/* A thread with a state is a target's (states are made only for
 	 * targets, and given back when the thread exits): the target check,
 	 * a hash lookup, stays off the path every call takes. */
-	if (!thread_state_of(tid)) {
+	struct sonde_thread_state *st = thread_state_of(tid);
+	if (!st) {
 		if (!is_target(pid_tgid >> 32))
 			return 0;
 		if (tid)
 			thread_state_claim(tid);
+		st = thread_state_of(tid);
 	}
-	struct sonde_thread_state *st = thread_state_of(tid);
 	__u64 t0 = bpf_ktime_get_ns();
 	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
 	if (pc)
