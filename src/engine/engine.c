@@ -61,6 +61,7 @@ struct engine {
 	/* The map `threads`, mapped (struct sonde_thread_state says how a
 	 * thread finds its slot). */
 	struct sonde_thread_state *thread_slots;
+	uint32_t nthread_slots; /* SONDE_THREAD_SLOTS, or 1 with no_spans */
 	size_t thread_slots_len;
 	/* Per slot (the kernel's probe id): */
 	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
@@ -256,6 +257,14 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		bool perf = (!o->no_sampler && !tp) || o->calibrate_samples;
 		bpf_program__set_autoload(skel->progs.sample_tp, tp);
 		bpf_program__set_autoload(skel->progs.sample_perf, perf);
+		if (o->no_spans) {
+			bpf_program__set_autoload(skel->progs.span_enter, false);
+			bpf_program__set_autoload(skel->progs.span_exit, false);
+			bpf_program__set_autoload(skel->progs.point_hit, false);
+			/* No thread gets a state: one slot, not 100 MB to zero
+			 * (a lookup past the end finds no state). */
+			bpf_map__set_max_entries(skel->maps.threads, 1);
+		}
 		if (!o->off_cpu && !o->wakers && !o->tstate_freq) {
 			struct bpf_program *progs[STATE_PROGRAMS];
 			offcpu_programs(skel, progs);
@@ -390,7 +399,8 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		engine_close(e);
 		return NULL;
 	}
-	e->thread_slots_len = (size_t)SONDE_THREAD_SLOTS * sizeof(struct sonde_thread_state);
+	e->nthread_slots = bpf_map__max_entries(e->skel->maps.threads);
+	e->thread_slots_len = (size_t)e->nthread_slots * sizeof(struct sonde_thread_state);
 	void *slots = mmap(NULL, e->thread_slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			   bpf_map__fd(e->skel->maps.threads), 0);
 	if (slots == MAP_FAILED) {
@@ -1190,9 +1200,20 @@ uint32_t engine_calibration_probe(int cls)
 static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
 			const uint64_t *offsets, pid_t pid, char *err, size_t errlen);
 
+/* -1 with fixed_refusal when the session loaded no uprobe program. */
+static int refuse_without_spans(const struct engine *e, char *err, size_t errlen)
+{
+	if (!(e->opt.fixed && e->opt.no_spans))
+		return 0;
+	snprintf(err, errlen, "%s", fixed_refusal);
+	return -1;
+}
+
 int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
 			const uint64_t *file_offsets, pid_t pid, char *err, size_t errlen)
 {
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
 	int need = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (is_calibration(probes[i])) {
@@ -1229,6 +1250,8 @@ int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const 
 		}
 		probes[i] = engine_calibration_probe(cls[i]);
 	}
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
 	return attach_spans(e, probes, n, binary, file_offsets, getpid(), err, errlen);
 }
 
@@ -1424,6 +1447,8 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		snprintf(err, errlen, "bad point probe %u (bit %u)", probe, bit);
 		return -1;
 	}
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
 	int found = slot_of(e, probe);
 	bool fresh = found < 0;
 	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0)) {
@@ -1517,16 +1542,17 @@ static struct sonde_thread_state *thread_slot(struct engine *e, uint32_t tid)
 {
 	if (!tid || !e->thread_slots)
 		return NULL;
-	struct sonde_thread_state *a = &e->thread_slots[SONDE_THREAD_SLOT_A(tid)];
-	if (__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE) == tid)
+	uint32_t ka = SONDE_THREAD_SLOT_A(tid), kb = SONDE_THREAD_SLOT_B(tid);
+	struct sonde_thread_state *a = ka < e->nthread_slots ? &e->thread_slots[ka] : NULL;
+	if (a && __atomic_load_n(&a->tid, __ATOMIC_ACQUIRE) == tid)
 		return a;
-	struct sonde_thread_state *b = &e->thread_slots[SONDE_THREAD_SLOT_B(tid)];
-	return __atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) == tid ? b : NULL;
+	struct sonde_thread_state *b = kb < e->nthread_slots ? &e->thread_slots[kb] : NULL;
+	return b && __atomic_load_n(&b->tid, __ATOMIC_ACQUIRE) == tid ? b : NULL;
 }
 
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg)
 {
-	for (uint32_t k = 0; e->thread_slots && k < SONDE_THREAD_SLOTS; k++) {
+	for (uint32_t k = 0; e->thread_slots && k < e->nthread_slots; k++) {
 		if (!__atomic_load_n(&e->thread_slots[k].tid, __ATOMIC_ACQUIRE))
 			continue; /* a free slot: one line read, not the state */
 		struct sonde_thread_state st = e->thread_slots[k];

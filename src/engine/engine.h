@@ -38,6 +38,7 @@ struct engine_options {
 	 * 0.3 s over each at every start. */
 	bool fixed;
 	bool calibrate_samples; /* with fixed: calibrate.c samples at start */
+	bool no_spans; /* with fixed: no function or line is traced (their programs are not loaded) */
 	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */

@@ -1339,7 +1339,9 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.system_wide = o->system_wide;
 	eo.no_sampler = o->no_sampling;
 	eo.fixed = !o->live;
-	eo.calibrate_samples = !o->no_sampling || o->live; /* as session_calibrate */
+	eo.calibrate_samples = !o->no_sampling || o->live; /* as calibrate_session */
+	eo.no_spans = !o->live && !o->ntraces && !o->sample_in && !o->sample_slow &&
+		      !o->sample_when;
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
