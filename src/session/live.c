@@ -1684,6 +1684,11 @@ static void fill_hot_lines(struct live *l, struct live_view *v, double scale)
 	free(seen);
 }
 
+bool live_shows_overhead(const struct live *l)
+{
+	return l->view.show_overhead;
+}
+
 struct live_view *live_view_build(struct live *l, size_t hot_max)
 {
 	uint64_t now = view_time(l);

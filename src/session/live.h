@@ -117,6 +117,10 @@ void live_band_free(struct live_band *b);
 /* A snapshot of the current view (hot functions: at most hot_max). */
 struct live_view *live_view_build(struct live *l, size_t hot_max);
 
+/* Whether the session's views keep sonde's own samples (--show-overhead):
+ * for views drawn outside live.c (the web's flame chart). */
+bool live_shows_overhead(const struct live *l);
+
 /* Adds to a snapshot what only the JSON status shows (liveview.h), which
  * costs a pass over the hits or calls held: each probe's predicate and
  * captured values, and a line's in_calls. For the control socket's and

@@ -373,7 +373,8 @@ static void route_flamechart(void *arg, struct http_request *rq)
 	}
 	char err[512];
 	struct flamechart_layout fc;
-	struct flamechart_options o = {.span_id = span};
+	struct flamechart_options o = {.span_id = span,
+				       .show_overhead = live_shows_overhead(liverun_live(a->r))};
 	if (flamechart_layout(liverun_profile(a->r), &o, &fc, err, sizeof(err))) {
 		http_reply_error(rq, 400, "%s (calls older than --keep are no longer held)", err);
 		return;
