@@ -58,6 +58,7 @@ struct engine {
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
+	bool state_programs; /* the off-CPU and thread-state programs are loaded */
 	/* The map `threads`, mapped (struct sonde_thread_state says how a
 	 * thread finds its slot). */
 	struct sonde_thread_state *thread_slots;
@@ -236,6 +237,13 @@ static struct bpf_program **offcpu_programs(struct sonde_bpf *skel, struct bpf_p
 	return out;
 }
 
+/* Whether the off-CPU and thread-state programs are loaded: not in a
+ * fixed session that gathers neither. */
+static bool loads_state_programs(const struct engine_options *o)
+{
+	return !o->fixed || o->off_cpu || o->wakers || o->tstate_freq;
+}
+
 /* The skeleton, opened and configured, not loaded yet (NULL, errno). */
 static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb,
 				       uint32_t unwind_rows, bool multi)
@@ -265,7 +273,7 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 			 * (a lookup past the end finds no state). */
 			bpf_map__set_max_entries(skel->maps.threads, 1);
 		}
-		if (!o->off_cpu && !o->wakers && !o->tstate_freq) {
+		if (!loads_state_programs(o)) {
 			struct bpf_program *progs[STATE_PROGRAMS];
 			offcpu_programs(skel, progs);
 			for (int i = 0; progs[i]; i++)
@@ -320,6 +328,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 
 	struct engine *e = xcalloc(1, sizeof(*e));
 	e->opt = *o;
+	e->state_programs = loads_state_programs(o);
 	for (int i = 0; i < MAX_CPUS; i++)
 		e->perf_fds[i] = -1;
 	e->tstate_fd = -1;
@@ -622,7 +631,7 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 	}
 	if (engine_offcpu_on(e))
 		return 0;
-	if (e->opt.fixed && !e->opt.off_cpu && !e->opt.wakers && !e->opt.tstate_freq) {
+	if (!e->state_programs) {
 		snprintf(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
@@ -755,7 +764,7 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
 		return 0;
 	}
 	uint64_t old = e->opt.tstate_freq;
-	if (!e->tstate_links[0] && e->opt.fixed && !e->opt.off_cpu && !e->opt.wakers && !old) {
+	if (!e->state_programs) {
 		snprintf(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}

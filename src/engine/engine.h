@@ -30,12 +30,13 @@ struct engine_options {
 	uint64_t period;       /* every Nth event when freq == 0 */
 	bool system_wide;      /* false: only processes added with engine_add_pid */
 	bool no_sampler;       /* trace only: open no sampling event */
-	/* What is gathered never changes (engine_set_sampling, engine_set_offcpu
-	 * and engine_set_threads are refused): the programs of what is off are
-	 * not loaded — the sampler of the other kind of event (both with
-	 * no_sampler and no sample calibration), the off-CPU and thread-state
-	 * programs without off_cpu or tstate_freq. The verifier takes up to
-	 * 0.3 s over each at every start. */
+	/* What is gathered never changes: the programs of what is off are not
+	 * loaded — the sampler of the other kind of event (both with no_sampler
+	 * and no sample calibration), the off-CPU and thread-state programs
+	 * without off_cpu, wakers or tstate_freq, the uprobe programs with
+	 * no_spans. The verifier takes up to 0.3 s over each at every start.
+	 * engine_set_sampling is refused; engine_set_offcpu/_threads and
+	 * attaching probes are refused when their programs were not loaded. */
 	bool fixed;
 	bool calibrate_samples; /* with fixed: calibrate.c samples at start */
 	bool no_spans; /* with fixed: no function or line is traced (their programs are not loaded) */

@@ -1068,20 +1068,32 @@ int session_set_sampling(struct session *s, const char *event, uint64_t freq, ui
 
 /* --- start, run, finish ---------------------------------------------------- */
 
+/* Whether the session traces calls (now, or later: a live one), whose
+ * durations the calibration corrects. */
+static bool traces_calls(const struct session_options *o)
+{
+	return o->ntraces > 0 || o->sample_in || o->sample_slow || o->live;
+}
+
+/* Whether the calibration measures what a sample costs too. */
+static bool calibrates_samples(const struct session_options *o)
+{
+	return !o->no_sampling || o->live;
+}
+
 /* Measures what sonde's probes and samples cost that BPF cannot time, so
  * call durations are corrected for it (see calibrate.h). Only needed where
  * calls are traced; a failure leaves the correction to what BPF timed. */
 static void calibrate_session(struct session *s)
 {
 	const struct session_options *o = s->o;
-	bool spans = o->ntraces > 0 || o->sample_in || o->sample_slow || o->live;
-	if (!spans)
+	if (!traces_calls(o))
 		return;
 	char err[256];
 	uint64_t t0 = monotonic_ns();
 	/* Said once the probes are attached: a command that fails on a bad
 	 * probe says only why. */
-	if (calibrate_run(s->eng, !o->no_sampling || o->live, &s->calib, err, sizeof(err)))
+	if (calibrate_run(s->eng, calibrates_samples(o), &s->calib, err, sizeof(err)))
 		snprintf(s->calib_warning, sizeof(s->calib_warning),
 			 "warning: cannot calibrate sonde's own cost (%s): call durations are "
 			 "corrected only by what its BPF programs timed",
@@ -1339,9 +1351,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.system_wide = o->system_wide;
 	eo.no_sampler = o->no_sampling;
 	eo.fixed = !o->live;
-	eo.calibrate_samples = !o->no_sampling || o->live; /* as calibrate_session */
-	eo.no_spans = !o->live && !o->ntraces && !o->sample_in && !o->sample_slow &&
-		      !o->sample_when;
+	eo.calibrate_samples = calibrates_samples(o);
+	eo.no_spans = !traces_calls(o) && !o->sample_when; /* a line probe's program too */
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
 	eo.no_children = o->no_children;
