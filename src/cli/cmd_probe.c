@@ -194,7 +194,10 @@ static int list_vars(const char *binary, const char *vars)
 			       naddr == 1 ? "" : "s");
 			for (int k = i; k < j; k++)
 				printf(" 0x%llx", (unsigned long long)t[k].offset);
-			printf("):\n  %-9s %-28s %-20s %s\n", "WHERE", "TYPE", "NAME", "READABLE");
+			printf("):\n");
+			if (t[i].moved) /* the variables are read where the probe goes */
+				printf("  the entry probe is %s\n", printable(&keep, t[i].moved));
+			printf("  %-9s %-28s %-20s %s\n", "WHERE", "TYPE", "NAME", "READABLE");
 		}
 		for (int k = 0; k < nrows; k++) {
 			struct row *r = &rows[k];

@@ -442,6 +442,17 @@ struct uprobes *uprobes_start(char *err, size_t errlen)
 	return u;
 }
 
+/* An attach error as text: the kernel's own errno 524 (ENOTSUPP, which
+ * strerror does not know) is the uprobes refusing the instruction at the
+ * address when the file is mapped. */
+static const char *attach_error(int e)
+{
+	if (e == 524)
+		return "the kernel's uprobes do not support the instruction at that address "
+		       "(ENOTSUPP)";
+	return strerror(e);
+}
+
 int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
 		   const uint64_t *file_offsets, const uint64_t *cookies, size_t n, pid_t pid,
 		   bool retprobe, bool multi, char *why, size_t whylen)
@@ -469,7 +480,7 @@ int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
 	if (!u) {
 		int link = attach_here(prog_fd, &r);
 		if (link < 0)
-			errbuf_set(why, whylen, "%s", strerror(-link));
+			errbuf_set(why, whylen, "%s", attach_error(-link));
 		return link < 0 ? -1 : link;
 	}
 	int32_t answer;
@@ -487,7 +498,7 @@ int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
 	if (answer != 0 || nfds != 1) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
-		errbuf_set(why, whylen, "%s", strerror(answer ? answer : EPROTO));
+		errbuf_set(why, whylen, "%s", attach_error(answer ? answer : EPROTO));
 		return -1;
 	}
 	return fds[0];

@@ -662,6 +662,18 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			update_span_policy(s, (uint32_t)ids[i]);
 		}
 	}
+	int nmoved = 0;
+	for (int i = 0; i < n; i++)
+		nmoved += t[i].moved != NULL;
+	for (int i = 0; i < n && (nmoved == 1 || s->o->verbose); i++)
+		if (t[i].moved)
+			notef(s->o, "trace %s: the entry probe of %s is %s", spec, t[i].function,
+			      t[i].moved);
+	if (nmoved > 1 && !s->o->verbose)
+		notef(s->o,
+		      "trace %s: the entry probes of %d functions are placed past first "
+		      "instructions the kernel's uprobes cannot step (AVX code; -v says which)",
+		      spec, nmoved);
 	for (int i = 0; i < n && s->o->verbose; i++) {
 		if (!t[i].ifunc_impl)
 			continue;

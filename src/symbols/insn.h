@@ -1,10 +1,23 @@
-/* insn — where machine instructions begin, decoded with capstone.
+/* insn — where machine instructions begin, and which of them the kernel's
+ * uprobes can be trusted with, decoded with capstone.
  *
  * A uprobe replaces the first byte of the instruction at its address with
  * a breakpoint. At an address inside an instruction it overwrites part of
  * an operand instead: the probe never fires and the program computes with
  * the changed bytes. Only an address that decoding from a known start
- * (a function's first instruction) reaches is safe. */
+ * (a function's first instruction) reaches is safe.
+ *
+ * At a breakpoint the kernel runs the original instruction a copy at a
+ * time (out of line) or emulates it. Its x86 decoder reads the opcode byte
+ * of a VEX (AVX, AVX2), EVEX (AVX-512) or XOP instruction as if it were a
+ * one-byte legacy opcode, with what follows (Linux 6.18,
+ * arch/x86/kernel/uprobes.c): vmovd's 0x6e reads as outs, refused with
+ * ENOTSUPP when the file is mapped (no word to the user, the probe simply
+ * never fires); vpbroadcastb's 0x78 reads as js, "emulated" as a jump
+ * instead of being run (the function computes garbage, in every process
+ * the breakpoint is in); an opcode 0xc2 reads as ret, whose instruction
+ * pointer is never fixed up. So no VEX, EVEX or XOP instruction is ever
+ * probed, whichever way this kernel would take it. */
 #ifndef SONDE_INSN_H
 #define SONDE_INSN_H
 
@@ -24,11 +37,27 @@ enum insn_reach {
 enum insn_reach insn_reaches(const uint8_t *code, size_t size, uint64_t start, uint64_t addr,
 			     uint64_t *inside_of);
 
-/* Says, in why, when the kernel's uprobes refuse the instruction at
- * `code` (its first bytes, `size` of them) and returns 1; else 0. x86-64:
- * a lock or ES/CS/SS/DS segment prefix, and instructions a breakpoint
- * cannot stand in for (int3, int n, into, iret, int1, hlt, in/out,
- * cli/sti), as the kernel's uprobe_analyze_insn decides. */
+/* Says, in why, when the kernel's uprobes refuse or mis-step the
+ * instruction at `code` (its first bytes, `size` of them) and returns 1;
+ * else 0. x86-64: a VEX, EVEX or XOP encoding (above); a lock or
+ * ES/CS/SS/DS segment prefix; an opcode the kernel's table of good
+ * instructions leaves out (int3, int n, into, iret, int1, hlt, in/out,
+ * ins/outs, cli/sti, the opcodes invalid in 64-bit mode); mov to %ss; a
+ * branch with an operand-size prefix; bytes that do not decode. */
 int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen);
+
+/* Where an entry probe on the function whose code (`size` bytes: its
+ * symbol's size, or as much as is known) starts at `start` can go: its
+ * first instruction when the kernel can step it; else the first one after
+ * it that the kernel can, provided every instruction skipped is a plain
+ * computation on vector registers (it writes no general-purpose register,
+ * no %rsp, no memory, branches nowhere: so the return address is still at
+ * the top of the stack for the return probe, and the arguments are where
+ * the caller put them) and no branch of the function lands between the
+ * two. Returns 0 with *site (start, or the later address; then `why` says
+ * which instructions were stepped over and why), or -1 with why naming
+ * the instruction that stops it. Not x86-64: *site = start. */
+int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *site, char *why,
+		    size_t whylen);
 
 #endif

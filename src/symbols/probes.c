@@ -547,6 +547,7 @@ enum unsafe {
 	UNSAFE_ENTRY,    /* the process's entry point: never called, never returns */
 	UNSAFE_NORETURN, /* DW_AT_noreturn */
 	UNSAFE_INSIDE,   /* the address is inside an instruction */
+	UNSAFE_INSN,     /* the kernel cannot step its first instructions (insn.h) */
 };
 
 /* Is the subprogram at vaddr, among the children of `parent`, noreturn? */
@@ -629,13 +630,36 @@ static bool inside_instruction(struct safety *c, uint64_t vaddr, uint64_t *insn_
 	return false;
 }
 
+/* The bytes of the function at vaddr: its symbol's size (at least 64, at
+ * most 64 KiB). Returns how many were read (0: none), in *buf (malloc'd). */
+static size_t read_function_code(struct safety *c, uint64_t vaddr, uint64_t size, uint8_t **buf)
+{
+	uint64_t off;
+	*buf = NULL;
+	if (vaddr_to_offset(c->elf, vaddr, &off))
+		return 0;
+	size_t len = size < 64 ? 64 : size > 65536 ? 65536 : (size_t)size;
+	*buf = xmalloc(len);
+	ssize_t got = pread(c->fd, *buf, len, (off_t)off);
+	if (got <= 0) {
+		free(*buf);
+		*buf = NULL;
+		return 0;
+	}
+	return (size_t)got;
+}
+
 /* Why a span probe on f would break the target, with the details in why
- * (for a glob's note, short) or err (for a refused name). */
-static enum unsafe check_safe(struct safety *c, const struct elf_function *f, char *why,
-			      size_t size)
+ * (for a glob's note, short) or err (for a refused name). *site is where
+ * its entry probe goes: f's address, or past first instructions the
+ * kernel cannot step (insn_entry_site; then `moved` says so, else ""). */
+static enum unsafe check_safe(struct safety *c, const struct elf_function *f, uint64_t *site,
+			      char *moved, size_t movedlen, char *why, size_t size)
 {
 	uint64_t insn_at = 0;
 	const char *container = NULL;
+	*site = f->vaddr;
+	moved[0] = 0;
 	if (c->entry && f->vaddr == c->entry) {
 		snprintf(why, size, "the entry point, never returns");
 		return UNSAFE_ENTRY;
@@ -649,6 +673,17 @@ static enum unsafe check_safe(struct safety *c, const struct elf_function *f, ch
 			 (unsigned long long)insn_at, container ? " of " : "",
 			 container ? container : "");
 		return UNSAFE_INSIDE;
+	}
+	uint8_t *code;
+	size_t len = read_function_code(c, f->vaddr, f->size, &code);
+	if (len == 0)
+		return SAFE;
+	int r = insn_entry_site(code, len, f->vaddr, site, moved, movedlen);
+	free(code);
+	if (r < 0) {
+		snprintf(why, size, "%s", moved);
+		moved[0] = 0;
+		return UNSAFE_INSN;
 	}
 	return SAFE;
 }
@@ -669,6 +704,9 @@ static void explain_unsafe(enum unsafe u, const char *func, const char *binary, 
 			 "cannot trace %s: it never returns (noreturn in the debug info of %s), so "
 			 "its calls have no end to time; trace its callers instead",
 			 func, binary);
+		break;
+	case UNSAFE_INSN:
+		snprintf(err, errlen, "cannot trace %s in %s: %s", func, binary, why);
 		break;
 	default:
 		snprintf(err, errlen,
@@ -956,15 +994,17 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		}
 		bool seen = false; /* aliases and .symtab/.dynsym duplicates */
 		for (int k = 0; k < n && !seen; k++)
-			seen = t[k].offset == off;
+			seen = t[k].offset - t[k].entry_skip == off;
 		for (int k = 0; k < nunsafe && !seen; k++)
 			seen = unsafe_offs[k] == off;
 		if (seen) {
 			free(impl.name);
 			continue;
 		}
-		char why[160];
-		enum unsafe u = check_safe(&safety, code, why, sizeof(why));
+		char why[400], moved[400];
+		uint64_t site;
+		enum unsafe u = check_safe(&safety, code, &site, moved, sizeof(moved), why,
+					   sizeof(why));
 		if (u != SAFE && !is_glob(func)) {
 			explain_unsafe(u, f->name, shown, why, err, errlen);
 			free(impl.name);
@@ -980,10 +1020,20 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 			free(impl.name);
 			continue;
 		}
+		uint64_t site_off = off + (site - code->vaddr);
+		bool dup = false; /* an alias's probe moved to the same place */
+		for (int k = 0; k < n && !dup; k++)
+			dup = t[k].offset == site_off;
+		if (dup) {
+			free(impl.name);
+			continue;
+		}
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
 		t[n++] = (struct probe_target){.function = xstrdup(f->name),
 					       .binary = xstrdup(binary),
-					       .offset = off,
+					       .offset = site_off,
+					       .entry_skip = site - code->vaddr,
+					       .moved = moved[0] ? xstrdup(moved) : NULL,
 					       .size = code->size,
 					       .dev = (uint64_t)st.st_dev,
 					       .ino = (uint64_t)st.st_ino,
@@ -1050,6 +1100,7 @@ void probes_free(struct probe_target *t, int n)
 		free(t[i].binary);
 		free(t[i].ifunc_impl);
 		free(t[i].location);
+		free(t[i].moved);
 	}
 	free(t);
 }

@@ -48,7 +48,11 @@
 struct probe_target {
 	char *function; /* symbol name */
 	char *binary;   /* path to attach to */
-	uint64_t offset; /* file offset of the function's entry */
+	uint64_t offset; /* file offset of the function's entry probe */
+	uint64_t entry_skip; /* bytes from the function's first instruction to
+			      * offset: past instructions the kernel cannot step
+			      * (insn_entry_site), 0 almost always */
+	char *moved;     /* then why, for a note; else NULL */
 	uint64_t size;   /* symbol size in bytes (0 if unknown) */
 	uint64_t dev, ino; /* the file's identity: one file reached by two paths is one */
 	char *ifunc_impl;  /* for an IFUNC symbol, the implementation probed instead */
@@ -81,7 +85,11 @@ struct probe_scope {
  *    installed): its calls have no end;
  *  - a symbol that starts inside an instruction (decoding from the start of
  *    the function holding it, by its FDE or an enclosing symbol, does not
- *    reach it): the breakpoint would rewrite that instruction.
+ *    reach it): the breakpoint would rewrite that instruction;
+ *  - a function whose first instruction the kernel's uprobes refuse or
+ *    mis-step (VEX/EVEX-encoded AVX code, a lock prefix...: insn.h) and
+ *    whose entry probe cannot move past it. When it can, the target's
+ *    offset is the later instruction's (entry_skip, moved).
  * A glob leaves such functions out and describes them in `note` (one line,
  * "" when none; note may be NULL). */
 int probes_resolve(const char *spec, const struct probe_scope *scope,

@@ -1,0 +1,127 @@
+/* insn: which first instructions the kernel's uprobes refuse or mis-step
+ * (Linux 6.18's arch/x86/kernel/uprobes.c reads a VEX/EVEX opcode byte as
+ * a legacy one), and where an entry probe goes instead. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "insn.h"
+
+static int refused(const uint8_t *code, size_t n, const char *want)
+{
+	char why[256] = "";
+	int r = insn_unprobeable(code, n, why, sizeof(why));
+	if (r && want)
+		cr_expect(strstr(why, want), "'%s' does not say '%s'", why, want);
+	return r;
+}
+
+Test(insn, vector_encodings_are_never_probed)
+{
+	/* vmovd %esi,%xmm0: 0x6e reads as outs, refused when mapped */
+	static const uint8_t vmovd[] = {0xc5, 0xf9, 0x6e, 0xc6};
+	/* vpbroadcastb %xmm0,%xmm1 (VEX3): 0x78 reads as js, "emulated" */
+	static const uint8_t vpbroadcastb[] = {0xc4, 0xe2, 0x79, 0x78, 0xc8};
+	/* vpbroadcastb %esi,%ymm17 (EVEX), the AVX-512 repro */
+	static const uint8_t evex[] = {0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce};
+	/* vpcmov (XOP, AMD): 8f with map >= 8 */
+	static const uint8_t xop[] = {0x8f, 0xe8, 0x78, 0xa2, 0xc2, 0x10};
+	/* with a prefix in front: still VEX */
+	static const uint8_t prefixed[] = {0x66, 0xc5, 0xf9, 0x6e, 0xc6};
+	cr_expect(refused(vmovd, sizeof(vmovd), "VEX"));
+	cr_expect(refused(vmovd, sizeof(vmovd), "vmovd"));
+	cr_expect(refused(vpbroadcastb, sizeof(vpbroadcastb), "VEX"));
+	cr_expect(refused(evex, sizeof(evex), "EVEX"));
+	cr_expect(refused(xop, sizeof(xop), "XOP"));
+	cr_expect(refused(prefixed, sizeof(prefixed), "VEX"));
+	/* pop %rax is 8f /0: not XOP */
+	static const uint8_t pop_mem[] = {0x8f, 0x00};
+	cr_expect(!refused(pop_mem, sizeof(pop_mem), NULL));
+}
+
+Test(insn, legacy_instructions_the_kernel_refuses)
+{
+	static const uint8_t lock_add[] = {0xf0, 0x48, 0x83, 0x05, 0x00, 0x00, 0x00, 0x00, 0x01};
+	static const uint8_t ds_mov[] = {0x3e, 0x8b, 0x07};
+	static const uint8_t int3[] = {0xcc};
+	static const uint8_t insb[] = {0x6c};
+	static const uint8_t mov_ss[] = {0x8e, 0xd0};        /* mov %eax,%ss */
+	static const uint8_t call16[] = {0x66, 0xe8, 0, 0}; /* callw */
+	static const uint8_t jcc16[] = {0x66, 0x0f, 0x84, 0, 0};
+	cr_expect(refused(lock_add, sizeof(lock_add), "lock"));
+	cr_expect(refused(ds_mov, sizeof(ds_mov), "segment prefix (0x3e)"));
+	cr_expect(refused(int3, sizeof(int3), "int3"));
+	cr_expect(refused(insb, sizeof(insb), "insb"));
+	cr_expect(refused(mov_ss, sizeof(mov_ss), "%ss"));
+	cr_expect(refused(call16, sizeof(call16), "operand-size"));
+	cr_expect(refused(jcc16, sizeof(jcc16), "operand-size"));
+	/* ordinary first instructions pass */
+	static const uint8_t ok[][9] = {
+		{0x55},                                           /* push %rbp */
+		{0xf3, 0x0f, 0x1e, 0xfa},                         /* endbr64 */
+		{0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0},    /* mov %fs:0x28,%rax */
+		{0x48, 0x89, 0xf8},                               /* mov %rdi,%rax */
+		{0x0f, 0x84, 0x10, 0, 0, 0},                      /* je */
+		{0xe8, 0, 0, 0, 0},                               /* call */
+		{0x66, 0x0f, 0x6f, 0x06},                         /* movdqa (%rsi),%xmm0: SSE */
+		{0x0f, 0x1f, 0x44, 0, 0},                         /* nopl */
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_expect(!refused(ok[i], sizeof(ok[i]), NULL), "instruction %zu refused", i);
+}
+
+static int site_of(const uint8_t *code, size_t n, uint64_t *site, char *why, size_t len)
+{
+	return insn_entry_site(code, n, 0x1000, site, why, len);
+}
+
+Test(insn, entry_probe_moves_past_vector_setup)
+{
+	char why[512];
+	uint64_t site = 0;
+	/* memset's AVX2 version: vmovd %esi,%xmm0; mov %rdi,%rax; ... */
+	static const uint8_t memset_avx2[] = {0xc5, 0xf9, 0x6e, 0xc6, 0x48, 0x89, 0xf8,
+					      0x48, 0x83, 0xfa, 0x20, 0xc3};
+	cr_assert_eq(site_of(memset_avx2, sizeof(memset_avx2), &site, why, sizeof(why)), 0, "%s",
+		     why);
+	cr_expect_eq(site, 0x1004);
+	cr_expect(strstr(why, "+4, after vmovd"), "%s", why);
+	/* rawmemchr's: vmovd, vpbroadcastb (two skipped), mov %edi,%eax */
+	static const uint8_t rawmemchr[] = {0xc5, 0xf9, 0x6e, 0xc6, 0xc4, 0xe2, 0x7d,
+					    0x78, 0xc0, 0x89, 0xf8, 0xc3};
+	cr_assert_eq(site_of(rawmemchr, sizeof(rawmemchr), &site, why, sizeof(why)), 0, "%s", why);
+	cr_expect_eq(site, 0x1009);
+	/* a safe first instruction stays */
+	static const uint8_t plain[] = {0x55, 0x48, 0x89, 0xe5, 0xc3};
+	cr_assert_eq(site_of(plain, sizeof(plain), &site, why, sizeof(why)), 0);
+	cr_expect_eq(site, 0x1000);
+	cr_expect_str_eq(why, "");
+}
+
+Test(insn, entry_probe_refused_where_moving_would_change_the_call)
+{
+	char why[512];
+	uint64_t site = 0;
+	/* vmovd %xmm0,%eax first: a general-purpose register is written */
+	static const uint8_t gpr[] = {0xc5, 0xf9, 0x7e, 0xc0, 0x83, 0xc0, 0x01, 0xc3};
+	cr_expect_eq(site_of(gpr, sizeof(gpr), &site, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "writes %eax"), "%s", why);
+	/* vmovdqu %ymm0,(%rdi) first: memory is written */
+	static const uint8_t store[] = {0xc5, 0xfe, 0x7f, 0x07, 0x31, 0xc0, 0xc3};
+	cr_expect_eq(site_of(store, sizeof(store), &site, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "writes memory"), "%s", why);
+	/* the EVEX repro: vpbroadcastb %esi,%ymm17; vmovd %xmm17,%eax */
+	static const uint8_t evex[] = {0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce, 0x62, 0xe1,
+				       0x7d, 0x08, 0x7e, 0xc8, 0xc5, 0xf8, 0x77, 0xc3};
+	cr_expect_eq(site_of(evex, sizeof(evex), &site, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "EVEX") && strstr(why, "writes %eax"), "%s", why);
+	/* vpxor; 1: add $3,%esi; dec %edi; jnz 1b: the loop lands on the site */
+	static const uint8_t loop[] = {0xc5, 0xf9, 0xef, 0xc0, 0x83, 0xc6, 0x03,
+				       0xff, 0xcf, 0x75, 0xf9, 0x89, 0xf0, 0xc3};
+	cr_expect_eq(site_of(loop, sizeof(loop), &site, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "branch at 0x1009 lands there"), "%s", why);
+	/* a lock-prefixed first instruction writes memory: no move */
+	static const uint8_t lock[] = {0xf0, 0x48, 0x0f, 0xb1, 0x17, 0xc3};
+	cr_expect_eq(site_of(lock, sizeof(lock), &site, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "lock"), "%s", why);
+}
