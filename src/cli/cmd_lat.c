@@ -16,14 +16,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde lat [-p PID[,PID...]|NAME | -a] [--no-children] [-i SECONDS] [-d SECONDS]\n"
+		"usage: sonde lat [-p PID[,PID...]|NAME | -a] [--no-children | --exact-children]\n"
+		"                 [-i SECONDS] [-d SECONDS]\n"
 		"                 FUNC... [-- CMD ARGS...]\n"
 		"\n"
 		"Traces every call of each FUNC (FUNC, BINARY:FUNC, LIB:FUNC or a glob) and prints\n"
 		"calls, mean, p50/p90/p95/p99/p99.9/max and a log2 histogram per function: at the\n"
 		"end, and every SECONDS with -i (0.05 to 3600; counts of that interval). Ends at\n"
 		"Ctrl-C, after -d, or when the command / all PIDs exit. -p takes the processes'\n"
-		"descendants and the processes they create too (--no-children: not), -p NAME\n"
+		"descendants and the processes they create too (--no-children: not; a new one\n"
+		"gets its probes ~1 ms after its fork, --exact-children: from its first\n"
+		"instruction, with the probes on the file for every process), -p NAME\n"
 		"every process of that name; a LIB:FUNC probe counts the calls of each of them.\n"
 		"  --ready-file FILE  write sonde's PID to FILE once every FUNC is traced (see\n"
 		"                     record --help)\n");

@@ -24,7 +24,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sonde slow [-p PID[,PID...]|NAME] [--no-children] [-F HZ] [-d SECONDS]\n"
+		"usage: sonde slow [-p PID[,PID...]|NAME] [--no-children | --exact-children]\n"
+		"                  [-F HZ] [-d SECONDS]\n"
 		"                  [-o DIFF.svg] FUNC[:THRESHOLD] [-- CMD ARGS...]\n"
 		"\n"
 		"Traces FUNC and samples stacks (default -F 999). Prints every call slower than\n"

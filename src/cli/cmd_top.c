@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		"  -p PID[,PID...]    running processes (their threads, descendants, children)\n"
 		"  -p NAME, --pid-of NAME  every process of that command name or executable\n"
 		"  --no-children      only those processes (or the command): no descendants\n"
+		"  --exact-children   probes on their files for every process: a new child\n"
+		"                     is traced from its first instruction, not ~1 ms later\n"
 		"  -a                 the whole system\n"
 		"  -- CMD ARGS...     start CMD and profile it (it is stopped when top ends)\n"
 		"  -F HZ              samples per second per CPU (default 99)\n"

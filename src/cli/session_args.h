@@ -17,6 +17,7 @@
 enum {
 	SESSION_OPT_PID_OF = 2000,
 	SESSION_OPT_NO_CHILDREN,
+	SESSION_OPT_EXACT_CHILDREN,
 	SESSION_OPT_UNWIND,
 	SESSION_OPT_OFF_CPU,
 	SESSION_OPT_MIN_BLOCK,
@@ -36,6 +37,7 @@ enum {
 		{"sample-when", required_argument, NULL, SESSION_OPT_SAMPLE_WHEN},           \
 		{"pid-of", required_argument, NULL, SESSION_OPT_PID_OF},                     \
 		{"no-children", no_argument, NULL, SESSION_OPT_NO_CHILDREN},                 \
+		{"exact-children", no_argument, NULL, SESSION_OPT_EXACT_CHILDREN},           \
 		{"unwind", required_argument, NULL, SESSION_OPT_UNWIND},                     \
 		{"off-cpu", no_argument, NULL, SESSION_OPT_OFF_CPU},                         \
 		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK},               \

@@ -28,6 +28,7 @@
 struct span_attachment {
 	uint32_t probe; /* the caller's id */
 	uint32_t slot;  /* the kernel's: attach cookie and map key */
+	pid_t pid;      /* the process its uprobes are for, -1: every process */
 	int enter, exit; /* link fds (uprobes.h); a uprobe_multi link's fd is
 			  * in the attachment of every probe it serves */
 };
@@ -1155,6 +1156,32 @@ int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
 }
 
+/* Whether probe has an attachment for process pid. */
+static bool attached_for(const struct engine *e, uint32_t probe, pid_t pid)
+{
+	for (size_t i = 0; i < e->nspans; i++)
+		if (e->spans[i].probe == probe && e->spans[i].pid == pid)
+			return true;
+	return false;
+}
+
+void engine_forget_process(struct engine *e, pid_t pid)
+{
+	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
+	size_t n = 0, kept = 0;
+	for (size_t i = 0; i < e->nspans; i++) {
+		if (e->spans[i].pid == pid && pid >= 0) {
+			links[n++] = e->spans[i].enter;
+			links[n++] = e->spans[i].exit;
+		} else {
+			e->spans[kept++] = e->spans[i];
+		}
+	}
+	e->nspans = kept;
+	remove_uprobes(e, links, n);
+	free(links);
+}
+
 /* Detaches every attachment of a probe without waiting for the kernel.
  * deliver: first hand the caller the records of its calls already in the
  * ring buffer (after this, records of the slot no longer name the probe and
@@ -1236,7 +1263,20 @@ int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, cons
 			 ENGINE_USER_PROBES);
 		return -1;
 	}
-	return attach_spans(e, probes, n, binary, file_offsets, pid, err, errlen);
+	/* A probe already attached for this process keeps its attachment: a
+	 * second would count each call twice. */
+	uint32_t *todo = xcalloc(n + 1, sizeof(*todo));
+	uint64_t *offs = xcalloc(n + 1, sizeof(*offs));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!attached_for(e, probes[i], pid)) {
+			todo[k] = probes[i];
+			offs[k++] = file_offsets[i];
+		}
+	int r = k ? attach_spans(e, todo, k, binary, offs, pid, err, errlen) : 0;
+	free(todo);
+	free(offs);
+	return r;
 }
 
 bool engine_uprobe_multi(const struct engine *e)
@@ -1368,8 +1408,11 @@ static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, cons
 	}
 	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
 	for (size_t i = 0; i < n; i++)
-		e->spans[e->nspans++] = (struct span_attachment){
-			.probe = probes[i], .slot = slots[i], .enter = enter[i], .exit = exit_[i]};
+		e->spans[e->nspans++] = (struct span_attachment){.probe = probes[i],
+								  .slot = slots[i],
+								  .pid = pid,
+								  .enter = enter[i],
+								  .exit = exit_[i]};
 	r = 0;
 out:
 	if (r) /* the slots this call took are free again */
@@ -1458,6 +1501,8 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
+	if (attached_for(e, probe, pid)) /* a second would count each hit twice */
+		return 0;
 	int found = slot_of(e, probe);
 	bool fresh = found < 0;
 	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0)) {
@@ -1511,7 +1556,7 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
 		for (size_t i = 0; i < n; i++)
 			e->spans[e->nspans++] = (struct span_attachment){
-				.probe = probe, .slot = slot, .enter = fds[i], .exit = -1};
+				.probe = probe, .slot = slot, .pid = pid, .enter = fds[i], .exit = -1};
 		__atomic_or_fetch(&e->skel->bss->points_active, 1ull << bit, __ATOMIC_RELAXED);
 	}
 	free(cookies);

@@ -168,7 +168,8 @@ bool engine_sampling(const struct engine *e);
  * trap (use it for shared libraries). Every completed call is counted in the
  * probe's histogram and totals; which ones also send a span record is the
  * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
- * id again for another PID adds attachments. */
+ * id again for another PID adds attachments; for a PID it is attached for
+ * already, changes nothing (engine_attach_point likewise). */
 int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
 			const uint64_t *file_offsets, pid_t pid, char *err, size_t errlen);
 
@@ -206,6 +207,10 @@ int engine_probes_available(const struct engine *e);
  * knew it). */
 void engine_detach_span(struct engine *e, uint32_t probe);
 void engine_discard_span(struct engine *e, uint32_t probe);
+
+/* Removes the attachments made for process pid (it exited): every probe
+ * keeps its others, its histogram and totals. */
+void engine_forget_process(struct engine *e, pid_t pid);
 
 /* sonde's own probes, for calibration (one per instruction class),
  * attached to sonde's own functions for sonde's own process; their ids

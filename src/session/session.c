@@ -98,6 +98,18 @@ struct session {
 	enum session_end_reason notified; /* the last reason on_end was told */
 	bool ring_failed;
 	char *replay_path; /* a recording shown (session_replay): no engine */
+	/* A line probe's addresses, for the processes that come later. */
+	struct point_sites {
+		uint64_t *offsets;
+		size_t n;
+		bool fetch;
+	} point_sites[SESSION_MAX_PROBES];
+	/* Processes given probes of their own as they appeared (follow_process),
+	 * forgotten once they exit; how soon after each began its probes were
+	 * in place. */
+	pid_t *followed;
+	size_t nfollowed, followed_cap;
+	uint64_t follows, follow_failures, follow_delay_sum_ns, follow_delay_max_ns;
 };
 
 struct probe_counts {
@@ -193,6 +205,14 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 			   "process)");
 		return -1;
 	}
+	if (o->exact_children && (o->no_children || o->system_wide)) {
+		errbuf_set(err, errlen,
+			   "--exact-children goes with -p or a command that sonde follows the "
+			   "children of: not with %s",
+			   o->system_wide ? "-a (whose probes are on every process already)"
+					  : "--no-children");
+		return -1;
+	}
 	if (o->period && o->freq_given) {
 		errbuf_set(err, errlen, "-F and -c exclude each other: sample by frequency or by period");
 		return -1;
@@ -244,10 +264,96 @@ static void pending_free_all(struct session *s)
 	hashmap_free(&s->point_hit_before);
 }
 
+/* Gives process pid, new in the target, the uprobes of every probe
+ * attached now (probe_pids says why it needs its own). born_ns: when it
+ * was created (CLOCK_MONOTONIC), for the delay. */
+static void follow_process(struct session *s, pid_t pid, uint64_t born_ns)
+{
+	const struct profile *p = s->prof;
+	size_t n = p->nprobes;
+	uint32_t *ids = xcalloc(n + 1, sizeof(*ids));
+	uint64_t *offs = xcalloc(n + 1, sizeof(*offs));
+	bool *done = xcalloc(n + 1, sizeof(*done));
+	char why[512];
+	bool any = false, failed = false;
+	for (size_t i = 0; i < n && i < SESSION_MAX_PROBES; i++) {
+		if (!s->attached[i] || done[i])
+			continue;
+		any = true;
+		if (p->probes[i].point >= 0) {
+			const struct point_sites *ps = &s->point_sites[i];
+			failed |= ps->n && engine_attach_point(s->eng, (uint32_t)i,
+							       (uint32_t)p->probes[i].point,
+							       p->probes[i].binary, ps->offsets, ps->n,
+							       ps->fetch, pid, why, sizeof(why));
+			done[i] = true;
+			continue;
+		}
+		size_t k = 0; /* this binary's function probes: one batch */
+		for (size_t j = i; j < n && j < SESSION_MAX_PROBES; j++)
+			if (s->attached[j] && !done[j] && p->probes[j].point < 0 &&
+			    strcmp(p->probes[j].binary, p->probes[i].binary) == 0) {
+				ids[k] = (uint32_t)j;
+				offs[k++] = p->probes[j].offset;
+				done[j] = true;
+			}
+		failed |= engine_attach_spans(s->eng, ids, k, p->probes[i].binary, offs, pid, why,
+					      sizeof(why)) != 0;
+	}
+	free(ids);
+	free(offs);
+	free(done);
+	if (!any)
+		return;
+	if (failed) /* it exited meanwhile, most often */
+		s->follow_failures++;
+	grow_array((void **)&s->followed, &s->followed_cap, s->nfollowed + 1, sizeof(*s->followed));
+	s->followed[s->nfollowed++] = pid;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t delay = now > born_ns ? now - born_ns : 0;
+	s->follows++;
+	s->follow_delay_sum_ns += delay;
+	if (delay > s->follow_delay_max_ns)
+		s->follow_delay_max_ns = delay;
+}
+
+/* The uprobes of followed processes that exited go. */
+static void forget_exited(struct session *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->nfollowed; i++) {
+		if (target_pid_alive(s->followed[i]))
+			s->followed[kept++] = s->followed[i];
+		else
+			engine_forget_process(s->eng, s->followed[i]);
+	}
+	s->nfollowed = kept;
+}
+
+/* A fork record of a new process of the target: its probes now, unless
+ * they are on every process already. */
+static void follow_forks(struct session *s, const void *data, size_t size)
+{
+	const struct sonde_task_event *t = data;
+	if (!s->eng || s->o->system_wide || s->o->no_children || s->o->exact_children ||
+	    size < sizeof(*t) || t->hdr.kind != SONDE_REC_FORK)
+		return;
+	bool any = false;
+	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES && !any; i++)
+		any = s->attached[i];
+	pid_t child = (pid_t)t->child_pid;
+	if (!any || procmaps_tgid(child) != child) /* a thread: its process has them */
+		return;
+	follow_process(s, child, t->hdr.time_ns);
+}
+
 static int handle_record(void *arg, const void *data, size_t size)
 {
 	struct session *s = arg;
 	size_t nsamples = s->prof->nsamples, nspans = s->prof->nspans;
+	follow_forks(s, data, size);
 	collector_handle(s->col, data, size);
 	if (!s->on_span)
 		return 0;
@@ -357,36 +463,49 @@ static bool interrupted(const struct session *s, char *err, size_t errlen)
 	return true;
 }
 
-/* The processes a probe's uprobes go on (pids[], at most
- * SESSION_MAX_PIDS + 1; -1: every process). Returns how many, or -1 with
- * err. */
-static int probe_pids(struct session *s, pid_t *pids, char *err, size_t errlen)
+/* The processes a probe's uprobes go on (*pids, malloc'd; -1 alone:
+ * every process). Returns how many, or -1 with err. */
+static int probe_pids(struct session *s, pid_t **pids, char *err, size_t errlen)
 {
 	/* Where the uprobes go. The kernel-side target filter decides what is
-	 * counted; the attachment decides which processes take the trap.
-	 * Processes a target forks and execs later map the binary after sonde
-	 * could attach anything to them, so the uprobes are on the file for
-	 * every process (pid -1): every process running that code takes the
-	 * trap (about 1 us a call, bench/README.md), only targets are counted,
-	 * and no call of a new process is missed. With --no-children the
-	 * target set is fixed: one attachment per target process, which spares
-	 * all others the trap (a process that execs keeps its attachment). */
-	int npids = 0;
-	bool per_process = s->o->no_children && !s->o->system_wide;
-	if (per_process) {
-		if (s->o->cmd && !target_cmd_exited(&s->cmd))
-			pids[npids++] = s->cmd.pid;
-		for (int i = 0; i < s->o->npids; i++)
-			if (target_pid_alive(s->o->pids[i]))
-				pids[npids++] = s->o->pids[i];
-		if (npids == 0) {
-			snprintf(err, errlen, "every process of the target has exited");
-			return -1;
-		}
+	 * counted; the attachment decides which processes take the trap. A
+	 * session's breakpoints are in its own processes only: one attachment
+	 * per target process running now (with its descendants, unless
+	 * --no-children); a process the targets create later gets its own
+	 * when its fork record arrives (follow_process), and its calls before
+	 * that are not seen (follows_* say how soon that was). The kernel
+	 * cannot do better: a uprobe_multi link's PID filter takes one
+	 * process, and perf events inherited by children drop their BPF
+	 * program from the tracepoint when a child exits (Linux 6.18). -a and
+	 * --exact-children put them on the file for every process: each that
+	 * runs the code takes the trap, and a child counts from its first
+	 * instruction. */
+	*pids = NULL;
+	if (s->o->system_wide || s->o->exact_children) {
+		*pids = xmalloc(sizeof(**pids));
+		(*pids)[0] = -1;
+		return 1;
 	}
-	if (npids == 0)
-		pids[npids++] = -1;
-	return npids;
+	const struct session_options *o = s->o;
+	pid_t roots[SESSION_MAX_PIDS + 1];
+	int nroots = 0;
+	if (o->cmd && !target_cmd_exited(&s->cmd)) /* also while held before its exec */
+		roots[nroots++] = s->cmd.pid;
+	for (int i = 0; i < o->npids; i++)
+		if (target_pid_alive(o->pids[i]))
+			roots[nroots++] = o->pids[i];
+	if (nroots == 0) {
+		snprintf(err, errlen, "every process of the target has exited");
+		return -1;
+	}
+	pid_t *desc = NULL;
+	int nd = o->no_children ? 0 : target_descendants(roots, nroots, &desc);
+	*pids = xmalloc((size_t)(nroots + nd) * sizeof(**pids));
+	memcpy(*pids, roots, (size_t)nroots * sizeof(**pids));
+	if (nd)
+		memcpy(*pids + nroots, desc, (size_t)nd * sizeof(**pids));
+	free(desc);
+	return nroots + nd;
 }
 
 /* Puts the uprobes of n probes, probes[i] at offsets[i] of binary, on
@@ -395,18 +514,20 @@ static int probe_pids(struct session *s, pid_t *pids, char *err, size_t errlen)
 static int attach_uprobes(struct session *s, const uint32_t *probes, const uint64_t *offsets,
 			  size_t n, const char *binary, char *err, size_t errlen)
 {
-	pid_t pids[SESSION_MAX_PIDS + 1];
-	int npids = probe_pids(s, pids, err, errlen);
+	pid_t *pids;
+	int npids = probe_pids(s, &pids, err, errlen);
 	if (npids < 0)
 		return -1;
-	for (int i = 0; i < npids; i++) {
+	int r = 0;
+	for (int i = 0; i < npids && !r; i++) {
 		if (engine_attach_spans(s->eng, probes, n, binary, offsets, pids[i], err, errlen)) {
 			for (size_t k = 0; k < n; k++)
 				engine_discard_span(s->eng, probes[k]);
-			return -1;
+			r = -1;
 		}
 	}
-	return 0;
+	free(pids);
+	return r;
 }
 
 /* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
@@ -451,12 +572,13 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
 	for (int i = 0; i < n; i++)
 		offs[i] = t[i].offset;
-	pid_t pids[SESSION_MAX_PIDS + 1];
-	int npids = probe_pids(s, pids, why, sizeof(why));
+	pid_t *pids;
+	int npids = probe_pids(s, &pids, why, sizeof(why));
 	int ok = npids > 0 && !interrupted(s, why, sizeof(why));
 	for (int i = 0; ok && i < npids; i++)
 		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
 					 (size_t)n, plan->n > 0, pids[i], why, sizeof(why)) == 0;
+	free(pids);
 	free(offs);
 	if (!ok) {
 		engine_discard_span(s->eng, probe);
@@ -470,6 +592,13 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 		s->probe_ino[id] = t[0].ino;
 	}
 	s->attached[id] = true;
+	struct point_sites *ps = &s->point_sites[id];
+	free(ps->offsets);
+	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
+	for (int i = 0; i < n; i++)
+		ps->offsets[i] = t[i].offset;
+	ps->n = (size_t)n;
+	ps->fetch = plan->n > 0;
 	r = id;
 	if (capture_apply_points(plan, s->eng, s->prof, probe, why, sizeof(why)))
 		notef(s->o, "trace %s: %s", spec, why);
@@ -1574,6 +1703,11 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
 	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
 	set_meta_u64(p, "pending_dropped", s->pending_dropped);
+	set_meta_u64(p, "followed_processes", s->follows);
+	set_meta_u64(p, "follow_failures", s->follow_failures);
+	set_meta_u64(p, "follow_delay_max_ns", s->follow_delay_max_ns);
+	set_meta_u64(p, "follow_delay_mean_ns", s->follows ? s->follow_delay_sum_ns / s->follows : 0);
+	set_meta_u64(p, "exact_children", o->exact_children);
 	/* sonde's own cost: what calibration found BPF cannot time, and the
 	 * samples that landed in sonde's own machinery. */
 	set_meta_u64(p, "calib_call_unseen_ns", s->calib.classes[INSN_PUSH].call_unseen_ns);
@@ -1763,6 +1897,7 @@ static void session_tick(void *arg)
 	double now = now_s(CLOCK_MONOTONIC);
 	if (now < s->next_refresh_s)
 		return;
+	forget_exited(s);
 	session_refresh_calls(s);
 	/* Until every probe has its p99, every call crosses: look again soon. */
 	bool settled = true;
@@ -1843,6 +1978,14 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
 		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));
+	if (s->follows)
+		fprintf(out,
+			"; %llu new process%s got probes %.2f ms after starting (mean; at most %.2f "
+			"ms%s): calls before then not counted (--exact-children counts them)",
+			(unsigned long long)s->follows, s->follows == 1 ? "" : "es",
+			(double)s->follow_delay_sum_ns / (double)s->follows / 1e6,
+			(double)s->follow_delay_max_ns / 1e6,
+			s->follow_failures ? ", some had exited" : "");
 	if (s->o->off_cpu || drops_sum(&es, DROPS_OFFCPU, false)) {
 		char wakers[64] = "";
 		if (s->o->wakers)
@@ -1902,5 +2045,8 @@ void session_free(struct session *s)
 	free(s->counted_before);
 	free(s->event_name);
 	free(s->replay_path);
+	for (size_t i = 0; i < SESSION_MAX_PROBES; i++)
+		free(s->point_sites[i].offsets);
+	free(s->followed);
 	free(s);
 }

@@ -56,6 +56,12 @@ struct session_options {
 	const char *pid_of;  /* -p NAME / --pid-of NAME: every process of that name */
 	bool no_children;    /* only the named processes or the command: not their
 			      * descendants, nor the processes they create later */
+	bool exact_children; /* probes on their files for every process (-1), so
+			      * that a process the target creates is traced from
+			      * its first instruction: every process on the
+			      * machine running that code takes the trap. Else a
+			      * new process gets its probes once sonde hears of
+			      * it (a fork record), ~0.1-1 ms later */
 	char **cmd;          /* NULL-terminated, or NULL */
 	const char *cmd_output; /* the command's stdout/stderr go here (stdin:
 				 * /dev/null); NULL = sonde's own */

@@ -1,5 +1,5 @@
 # Probes reach every process of the target: library probes count the calls
-# of processes forked and exec'd later (sh -c), -p includes the existing
+# of processes forked and exec'd later (sh -c, with --exact-children), -p includes the existing
 # descendants (--no-children leaves them out), -p NAME / --pid-of NAME attach
 # to every process of that name, and an executable reached through a symlink
 # is found by the symlink's name. Every count is exact: the targets count
@@ -32,7 +32,11 @@ wait_comm() {
 T=$TARGETS
 
 # --- fork + exec: sh -c runs the program twice, in new processes ----------
-"$SONDE" lat "$T/libcounted.so:counted_work" -- sh -c "'$T/counted' 300; '$T/counted' 700" \
+# Counting every call of a process from its first instruction takes the
+# probes on the file for every process (--exact-children): by default a new
+# process gets its own once sonde hears of its fork, ~1 ms later, and these
+# programs are done in less (probes_scope.sh checks the default).
+"$SONDE" lat --exact-children "$T/libcounted.so:counted_work" -- sh -c "'$T/counted' 300; '$T/counted' 700" \
 	>"$WORK/chain.out" 2>"$WORK/chain.err"
 [ "$(own_calls "$WORK/chain.out")" = 1000 ] || fail "the programs made $(own_calls "$WORK/chain.out") calls, expected 1000"
 got=$(lat_calls "$WORK/chain.out" counted_work)
@@ -42,7 +46,7 @@ pass "sh -c chain (fork + exec twice): 1000 calls traced, as made"
 # The library by name: the command gets sonde's LD_LIBRARY_PATH, so its
 # loader, and sonde's lookup, find libcounted there. Deeper: a shell in a
 # shell, and a program that forks two children without exec.
-LD_LIBRARY_PATH=$T "$SONDE" lat libcounted:counted_work -- \
+LD_LIBRARY_PATH=$T "$SONDE" lat --exact-children libcounted:counted_work -- \
 	sh -c "sh -c '$T/counted 200'; '$T/counted' 300 --children 2" >"$WORK/deep.out" 2>"$WORK/deep.err"
 [ "$(own_calls "$WORK/deep.out")" = 1100 ] || fail "the programs made $(own_calls "$WORK/deep.out") calls, expected 1100"
 got=$(lat_calls "$WORK/deep.out" counted_work)

@@ -59,7 +59,7 @@ wmemchr wmemcmp wmemset"
 args=()
 for f in $FUNCS; do args+=(--trace "libc:$f"); done
 "$T/strcheck" 2 >"$WORK/alone.out" || { cat "$WORK/alone.out"; fail "strcheck alone found wrong results"; }
-"$SONDE" record -v --no-children "${args[@]}" -o "$WORK/libc.sonde" -- "$T/strcheck" 2 \
+"$SONDE" record -v "${args[@]}" -o "$WORK/libc.sonde" -- "$T/strcheck" 2 \
 	>"$WORK/libc.out" 2>"$WORK/libc.err" || { tail -5 "$WORK/libc.err"; fail "record of strcheck with every probe failed"; }
 grep -q "^strcheck: checks=[0-9]* wrong=0$" "$WORK/libc.out" ||
 	{ tail -1 "$WORK/libc.out"; fail "strcheck computed wrong results under the probes"; }
