@@ -51,13 +51,19 @@ struct http_stream {
 	struct http_stream *prev, *next;
 };
 
+/* Every connection libmicrohttpd holds at once: those with the token and
+ * without, and some being closed. */
+#define HTTP_CONNECTION_LIMIT (HTTP_MAX_CLIENTS + HTTP_MAX_UNPROVEN + 16)
+
 /* One connection, from accept to close: the deadline for its request. */
 struct http_conn {
 	struct http_server *s;
 	int fd;
 	uint64_t deadline_ns; /* its request must be dispatched by then; 0: none
 			       * (dispatched, or being answered) */
-	struct http_conn *prev, *next;
+	bool proven;          /* a request of it carried the session's token */
+	bool evicted;         /* shut down for a newer one, not closed yet */
+	struct http_conn *prev, *next; /* newest first */
 };
 
 struct http_request {
@@ -351,6 +357,56 @@ static bool origin_allowed(struct http_request *rq, const char *host)
 	return strcasecmp(origin, want) == 0;
 }
 
+static struct http_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static size_t count_proven(const struct http_server *s, bool proven)
+{
+	size_t n = 0;
+	for (const struct http_conn *c = s->conns; c; c = c->next)
+		n += !c->evicted && c->proven == proven;
+	return n;
+}
+
+/* The connection showed the token: it takes one of HTTP_MAX_CLIENTS
+ * places, if one is free (false: none is). */
+static bool prove_connection(struct http_server *s, struct MHD_Connection *conn)
+{
+	struct http_conn *c = conn_of(conn);
+	if (!c || c->proven)
+		return true;
+	if (count_proven(s, true) >= HTTP_MAX_CLIENTS) {
+		s->counts.busy++;
+		return false;
+	}
+	c->proven = true;
+	return true;
+}
+
+/* Room for a new connection among those that have not shown the token:
+ * the oldest of them is shut down when HTTP_MAX_UNPROVEN are open
+ * (libmicrohttpd closes it at its next run). */
+static void make_room_unproven(struct http_server *s)
+{
+	if (count_proven(s, false) < HTTP_MAX_UNPROVEN)
+		return;
+	struct http_conn *oldest = NULL;
+	for (struct http_conn *c = s->conns; c; c = c->next)
+		if (!c->proven && !c->evicted)
+			oldest = c;
+	if (!oldest)
+		return;
+	if (oldest->fd >= 0)
+		shutdown(oldest->fd, SHUT_RDWR);
+	oldest->evicted = true;
+	oldest->deadline_ns = 0;
+	s->counts.evicted++;
+}
+
 static void dispatch(struct http_server *s, struct http_request *rq, const char *url)
 {
 	const char *host =
@@ -375,6 +431,10 @@ static void dispatch(struct http_server *s, struct http_request *rq, const char 
 		http_reply_error(rq, 403,
 				 "wrong token: open the URL this sonde serve printed (each "
 				 "session has its own)");
+		return;
+	}
+	if (!prove_connection(s, rq->conn)) {
+		http_reply_error(rq, 503, "too many connections to this session: try again");
 		return;
 	}
 	bool path_known = false;
@@ -565,9 +625,11 @@ static void on_timer(void *arg)
 	run_mhd(arg);
 }
 
-/* Takes every waiting connection: libmicrohttpd gets those it has room
- * for; past HTTP_MAX_CLIENTS a client is told at once that the server is
- * busy (rather than left waiting in the backlog). */
+/* Takes every waiting connection, making room among those that have not
+ * shown the token (make_room_unproven); past the limit of both kinds
+ * (proven ones that wait for a place, connections shut down not yet
+ * closed) a client is told at once that the server is busy (rather than
+ * left waiting in the backlog). */
 static void on_accept(void *arg)
 {
 	struct http_server *s = arg;
@@ -585,7 +647,9 @@ static void on_accept(void *arg)
 				continue;
 			break; /* EAGAIN, or out of descriptors: retried at the next wake */
 		}
-		if (http_server_connections(s) >= HTTP_MAX_CLIENTS) {
+		make_room_unproven(s);
+		run_mhd(s); /* the connection shut down goes */
+		if (http_server_connections(s) >= HTTP_CONNECTION_LIMIT) {
 			s->counts.busy++;
 			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 				/* nothing more to tell a client that cannot take it */
@@ -670,7 +734,7 @@ struct http_server *http_server_open(struct loop *lp, const struct http_options 
 						    : ((struct sockaddr_in *)&bound)->sin_port);
 	s->d = MHD_start_daemon(
 		flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, s,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CLIENTS,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 		MHD_OPTION_CONNECTION_TIMEOUT,

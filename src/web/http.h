@@ -13,8 +13,12 @@
  * headers, so other origins cannot read answers either.
  *
  * Errors are a status code and one line of JSON: {"ok":false,"error":"..."}.
- * Limits: HTTP_MAX_CLIENTS connections at once (more are answered 503 and
- * closed at once), URLs (path and query) of at most HTTP_MAX_URL_BYTES
+ * Limits: HTTP_MAX_CLIENTS connections at once that have shown the token
+ * (a request of theirs passed the check; more are answered 503), and
+ * HTTP_MAX_UNPROVEN that have not yet: a new connection past those takes
+ * the place of the oldest of them, which is shut down (counted: evicted),
+ * so clients without the token holding half-sent requests never keep one
+ * with it out (its request comes in at once and proves it); URLs (path and query) of at most HTTP_MAX_URL_BYTES
  * (414), request heads of at most HTTP_MAX_HEADER_BYTES (431; a head too
  * large for libmicrohttpd's memory per connection, 4 times that, gets
  * libmicrohttpd's own 431 page instead of the JSON line), request bodies of
@@ -39,6 +43,7 @@
 #include "loop.h"
 
 #define HTTP_MAX_CLIENTS 64
+#define HTTP_MAX_UNPROVEN 64
 #define HTTP_MAX_HEADER_BYTES (64 * 1024)
 #define HTTP_MAX_URL_BYTES (8 * 1024)
 #define HTTP_MAX_BODY (16 * 1024)
@@ -90,6 +95,8 @@ struct http_counts {
 	uint64_t refused;	   /* 401/403 */
 	uint64_t stream_overflows; /* events not queued: the client was too slow */
 	uint64_t busy;             /* connections refused at HTTP_MAX_CLIENTS (503) */
+	uint64_t evicted;          /* connections without the token shut down for a
+				    * newer one (HTTP_MAX_UNPROVEN) */
 	uint64_t timed_out;        /* connections shut down at their request deadline */
 };
 void http_server_counts(const struct http_server *s, struct http_counts *c);
