@@ -28,9 +28,16 @@ struct {
 } sampler_cfg SEC(".maps");
 
 __u64 calib_samples = 0; /* samples of calib.calib_tid, for calibration */
-/* When each of the first SONDE_CALIB_TIMES calibration samples was taken:
- * user space finds the gap in its own timeline that each one made. */
+/* When each of the first SONDE_CALIB_TIMES calibration samples was taken,
+ * how late after its timer, and how long the program ran: user space finds
+ * the gap in its own timeline that each one made, and what of it the
+ * program did not measure. */
 __u64 calib_times[SONDE_CALIB_TIMES] = {};
+__u64 calib_late[SONDE_CALIB_TIMES] = {};
+__u64 calib_run[SONDE_CALIB_TIMES] = {};
+/* What samples of the session were charged (count, and their lateness and
+ * run time, measured): the cost per sample as measured in the run. */
+__u64 charged_samples = 0, charged_late_ns = 0, charged_run_ns = 0;
 
 /* Applies the in-kernel sampling decisions to the thread's span stack:
  * "only inside probe P" and "only when P's current call already ran longer
@@ -72,17 +79,45 @@ static __always_inline int sampler_wants(const struct sonde_thread_state *st, __
 	return (seen & when) != 0;
 }
 
-/* Charges a sample's cost (measured run time of the sampler plus the
- * calibrated interrupt entry/exit) to the thread. */
-static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0)
+/* How late after its timer's expiry (the interrupt's entry) a timer sample's
+ * program runs: the hrtimer of a cpu-clock or task-clock event is forwarded
+ * only after the overflow handler returns, so its expiry is still the one
+ * that fired. 0 for other events (no timer interrupt). */
+static __always_inline __u64 timer_lateness(struct bpf_perf_event_data *ctx, __u64 now)
 {
-	if (st)
-		st->own_ns += bpf_ktime_get_ns() - t0 + calib.sample_unseen_ns;
+	struct bpf_perf_event_data_kern *k = (void *)ctx;
+	struct perf_event *ev = NULL;
+	if (bpf_probe_read_kernel(&ev, sizeof(ev), &k->event) || !ev)
+		return 0;
+	/* The kernel moves cpu-clock and task-clock to PMUs of their own and
+	 * rewrites attr.type (6.x): the type asked for is in orig_type. */
+	__u32 type = bpf_core_field_exists(ev->orig_type) ? BPF_CORE_READ(ev, orig_type)
+							   : BPF_CORE_READ(ev, attr.type);
+	__u64 config = BPF_CORE_READ(ev, attr.config);
+	if (type != PERF_TYPE_SOFTWARE ||
+	    (config != PERF_COUNT_SW_CPU_CLOCK && config != PERF_COUNT_SW_TASK_CLOCK))
+		return 0;
+	__s64 expires = BPF_CORE_READ(ev, hw.hrtimer.node.expires);
+	if (expires <= 0 || (__u64)expires > now || now - (__u64)expires > 1000000000ull)
+		return 0;
+	return now - (__u64)expires;
 }
 
-static __always_inline int emit_sample(void *ctx, __u32 event)
+/* Charges a sample's cost to the thread: the sampler's measured run time,
+ * its measured lateness up to the cap, and the calibrated exit. */
+static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0, __u64 late)
 {
-	__u64 t0 = bpf_ktime_get_ns();
+	__u64 run = bpf_ktime_get_ns() - t0;
+	__u64 charged_late = late < calib.late_cap_ns ? late : calib.late_cap_ns;
+	if (st)
+		st->own_ns += run + charged_late + calib.sample_unseen_ns;
+	__sync_fetch_and_add(&charged_samples, 1);
+	__sync_fetch_and_add(&charged_late_ns, charged_late);
+	__sync_fetch_and_add(&charged_run_ns, run);
+}
+
+static __always_inline int emit_sample(void *ctx, __u32 event, __u64 t0, __u64 late)
+{
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
@@ -94,12 +129,16 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	/* The calibrating thread's samples take the whole path (stacks, ring
 	 * buffer) so that their cost is a real sample's; user space discards
 	 * them. */
+	__u64 calib_i = SONDE_CALIB_TIMES;
 	if (calib.calib_tid && tid == calib.calib_tid) {
 		__u64 i = __sync_fetch_and_add(&calib_samples, 1);
-		if (i < SONDE_CALIB_TIMES)
+		if (i < SONDE_CALIB_TIMES) {
+			calib_i = i;
 			calib_times[i & (SONDE_CALIB_TIMES - 1)] = t0;
+			calib_late[i & (SONDE_CALIB_TIMES - 1)] = late;
+		}
 	} else if (!sampler_wants(st, t0)) {
-		sample_charge(st, t0);
+		sample_charge(st, t0, late);
 		return 0;
 	}
 	sample_mark(st);
@@ -119,18 +158,21 @@ static __always_inline int emit_sample(void *ctx, __u32 event)
 	__u64 flags = stacks_submit_flags(s, t0);
 	if (bpf_ringbuf_output(&events, s, size, flags))
 		count(SONDE_CNT_LOST_SAMPLES);
-	sample_charge(st, t0);
+	if (calib_i < SONDE_CALIB_TIMES)
+		calib_run[calib_i & (SONDE_CALIB_TIMES - 1)] = bpf_ktime_get_ns() - t0;
+	sample_charge(st, t0, late);
 	return 0;
 }
 
 SEC("perf_event")
 int sample_perf(struct bpf_perf_event_data *ctx)
 {
-	return emit_sample(ctx, sample_event_index);
+	__u64 t0 = bpf_ktime_get_ns();
+	return emit_sample(ctx, sample_event_index, t0, timer_lateness(ctx, t0));
 }
 
 SEC("tracepoint")
 int sample_tp(void *ctx)
 {
-	return emit_sample(ctx, tp_event_index);
+	return emit_sample(ctx, tp_event_index, bpf_ktime_get_ns(), 0);
 }

@@ -448,8 +448,14 @@ struct sonde_thread_state {
  * (global `calib` in .bss). Per-probe trap costs are in sonde_probe_config:
  * they depend on the probed instruction. */
 struct sonde_calibration {
-	__u64 sample_unseen_ns; /* per sample, interrupt entry/exit around the
-				 * sampler program */
+	__u64 sample_unseen_ns; /* per sample, what the sampler cannot time: the
+				 * interrupt's exit after the program */
+	/* A timer sample (cpu-clock, task-clock) also measures how late its
+	 * program ran after the timer expired (the interrupt's entry), and
+	 * charges that, up to late_cap_ns: more than that is the CPU held from
+	 * the interrupt (a hypervisor's stall, interrupts off), which the
+	 * thread would have lost without the sample too. */
+	__u64 late_cap_ns;
 	__u32 calib_tid;        /* the calibrating thread (0: none): its samples
 				 * and span records are accounted but not sent */
 	__u32 _pad;

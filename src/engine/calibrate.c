@@ -290,7 +290,8 @@ static const struct gap *gap_at(const struct gap *g, size_t n, uint64_t t)
  * thread spins reading the clock while the session's kind of sampler (per
  * CPU, by frequency) runs on its CPU; the sampler notes when each sample
  * was taken, and the gap in the thread's clock readings around that time is
- * what the sample cost. The 90th percentile over the samples is kept. */
+ * what the sample cost; the sampler measured how late it ran and how long,
+ * the rest is what it cannot time (the medians are kept). */
 static int calibrate_samples(struct engine *e, struct calibration_result *out, char *err,
 			     size_t errlen)
 {
@@ -331,19 +332,40 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	sched_setaffinity(0, sizeof(old_set), &old_set);
 
 	uint64_t *times = xcalloc(SONDE_CALIB_TIMES, sizeof(*times));
+	uint64_t *late = xcalloc(SONDE_CALIB_TIMES, sizeof(*late));
+	uint64_t *run = xcalloc(SONDE_CALIB_TIMES, sizeof(*run));
 	size_t nt = engine_calib_times(e, times, SONDE_CALIB_TIMES);
-	uint64_t *costs = xcalloc(nt + 1, sizeof(*costs));
+	size_t nl = engine_calib_lateness(e, late, run, SONDE_CALIB_TIMES);
+	nt = nl < nt ? nl : nt;
+	/* Per sample seen in the thread's timeline: its whole cost (the gap),
+	 * how late its program ran, and the rest the program did not time. */
+	uint64_t *full = xcalloc(nt + 1, sizeof(*full));
+	uint64_t *lates = xcalloc(nt + 1, sizeof(*lates));
+	uint64_t *rest = xcalloc(nt + 1, sizeof(*rest));
 	size_t nc = 0;
 	for (size_t i = (size_t)n0; i < nt; i++) {
 		const struct gap *g = gap_at(gaps, ngaps, times[i]);
-		if (g)
-			costs[nc++] = g->end - g->start - iter;
+		if (!g)
+			continue;
+		uint64_t cost = g->end - g->start - iter;
+		full[nc] = cost;
+		lates[nc] = late[i];
+		rest[nc] = cost > late[i] + run[i] ? cost - late[i] - run[i] : 0;
+		if (getenv("SONDE_CALIB_DUMP"))
+			fprintf(stderr, "calib sample gap %llu late %llu run %llu\n",
+				(unsigned long long)cost, (unsigned long long)late[i],
+				(unsigned long long)run[i]);
+		nc++;
 	}
 	free(gaps);
 	free(times);
+	free(late);
+	free(run);
 	uint64_t n = n1 - n0;
 	if (nc < 20) {
-		free(costs);
+		free(full);
+		free(lates);
+		free(rest);
 		if (n < 20)
 			errbuf_set(err, errlen,
 				   "only %llu calibration samples were taken while it spun, 20 are "
@@ -356,20 +378,27 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 				   nc, (unsigned long long)n);
 		return -1;
 	}
-	qsort(costs, nc, sizeof(*costs), cmp_u64);
-	/* A sample's cost has a long tail (p50 ~16 us, p90 ~25 us here): taking
-	 * out the 90th percentile leaves at most one sampled call in ten
-	 * longer than sonde found it, at the price of the others looking a
-	 * little shorter (a few us per sample; durations are clamped at 0). A
-	 * sampled fast call left long would count as slow, and its samples
-	 * would fill the slow view. */
-	double per_sample = (double)costs[nc * 9 / 10];
-	free(costs);
+	/* Medians: a sample's gap has a long tail on a busy machine (the thread
+	 * preempted at the interrupt's exit, the virtual CPU stalled by its
+	 * host: 71 us at the 90th percentile where the median was 20), which is
+	 * not the sample's cost; most samples are not caught by it. What each
+	 * sample costs beyond the median's constant is measured in the run
+	 * itself: its program's run time and its lateness (timer_lateness in
+	 * bpf/sampler.bpf.c), the lateness charged up to 3 medians (+2 us),
+	 * more being the CPU held from the interrupt. */
+	qsort(full, nc, sizeof(*full), cmp_u64);
+	qsort(lates, nc, sizeof(*lates), cmp_u64);
+	qsort(rest, nc, sizeof(*rest), cmp_u64);
 	double handler = n ? (double)(own1 - own0) / (double)n : 0;
 	out->samples = (unsigned long)n;
-	out->sample_full_ns = per_sample;
+	out->sample_full_ns = (double)full[nc / 2];
 	out->sample_handler_ns = handler;
-	out->calib.sample_unseen_ns = per_sample > handler ? (uint64_t)(per_sample - handler) : 0;
+	out->sample_late_ns = (double)lates[nc / 2];
+	out->calib.late_cap_ns = 3 * lates[nc / 2] + 2000;
+	out->calib.sample_unseen_ns = rest[nc / 2];
+	free(full);
+	free(lates);
+	free(rest);
 	return 0;
 }
 

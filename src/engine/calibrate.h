@@ -20,13 +20,20 @@
  *  - self_unseen_ns: the part of that which falls inside the call's own
  *    measured interval (the empty function's measured duration: it does
  *    nothing, so all of it is trap exit and return trampoline entry);
- *  - sample_unseen_ns: one sample's cost to the interrupted thread (a thread
- *    of sonde's spins reading CLOCK_MONOTONIC while the session's kind of
- *    sampler runs on its CPU; the sampler notes when each sample was taken
- *    and the gap in the thread's readings at that moment is its cost; the
- *    90th percentile of ~300 is kept, since the cost has a long tail and a
- *    sampled call left too long would look slow) minus what the sampler
- *    program timed itself.
+ *  - sample_unseen_ns: what of one sample's cost to the interrupted thread
+ *    the sampler cannot measure in the run (a thread of sonde's spins
+ *    reading CLOCK_MONOTONIC while a cpu-clock sampler runs on its CPU; the
+ *    sampler notes when each sample was taken, how late after its timer's
+ *    expiry it ran and for how long; the gap in the thread's readings at
+ *    that moment is the sample's whole cost, and the median over ~300 of
+ *    the gap minus the lateness and run time is kept: the interrupt's exit).
+ *    The lateness and run time are measured for every sample of the run
+ *    and charged as they were (the lateness up to late_cap_ns, 3 medians
+ *    + 2 us: more is the CPU held from the interrupt, not the sample's
+ *    doing). Medians, never a tail's percentile: on a busy machine the
+ *    gaps' tail is preemption at the interrupt's exit (71 us at the 90th
+ *    percentile with another process on every core), and taking it out of
+ *    every sampled call made them look fast.
  *
  * Call figures are the least over 200 single calls: trap costs have a
  * stable floor and a tail of random delay; subtracting the floor never
@@ -53,6 +60,7 @@ struct calibration_result {
 	double call_handler_ns;
 	double sample_full_ns;  /* a sample's whole cost to the interrupted thread */
 	double sample_handler_ns; /* of which the sampler timed itself */
+	double sample_late_ns;  /* how late after its timer the sampler ran (median) */
 	unsigned long samples;  /* samples taken while calibrating */
 };
 

@@ -1680,6 +1680,28 @@ size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max)
 	return (size_t)n;
 }
 
+size_t engine_calib_lateness(const struct engine *e, uint64_t *late, uint64_t *run,
+			     size_t max)
+{
+	uint64_t n = engine_calib_samples(e);
+	if (n > SONDE_CALIB_TIMES)
+		n = SONDE_CALIB_TIMES;
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++) {
+		late[i] = __atomic_load_n(&e->skel->bss->calib_late[i], __ATOMIC_RELAXED);
+		run[i] = __atomic_load_n(&e->skel->bss->calib_run[i], __ATOMIC_RELAXED);
+	}
+	return (size_t)n;
+}
+
+void engine_sample_charges(const struct engine *e, struct engine_sample_charges *out)
+{
+	out->samples = __atomic_load_n(&e->skel->bss->charged_samples, __ATOMIC_RELAXED);
+	out->late_ns = __atomic_load_n(&e->skel->bss->charged_late_ns, __ATOMIC_RELAXED);
+	out->run_ns = __atomic_load_n(&e->skel->bss->charged_run_ns, __ATOMIC_RELAXED);
+}
+
 uint64_t engine_thread_own_ns(struct engine *e, uint32_t tid)
 {
 	struct sonde_thread_state *st = thread_slot(e, tid);

@@ -318,6 +318,18 @@ const char *engine_insn_class_name(enum engine_insn_class cls);
  * copies min(n, max, SONDE_CALIB_TIMES) times and returns how many. */
 uint64_t engine_calib_samples(const struct engine *e);
 size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max);
+/* For the same samples: how late each ran after its timer expired (0: not a
+ * timer event), and how long the sampler program ran. */
+size_t engine_calib_lateness(const struct engine *e, uint64_t *late, uint64_t *run,
+			     size_t max);
+
+/* What the session's samples were charged so far, as measured in the run:
+ * their number, and the sum of their charged lateness and program run
+ * times (struct sonde_calibration says what each is). */
+struct engine_sample_charges {
+	uint64_t samples, late_ns, run_ns;
+};
+void engine_sample_charges(const struct engine *e, struct engine_sample_charges *out);
 
 /* sonde's own time charged to a thread so far (0 when it has no state),
  * and forgetting the thread's state (its calls in flight are dropped). */
