@@ -351,10 +351,6 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 		full[nc] = cost;
 		lates[nc] = late[i];
 		rest[nc] = cost > late[i] + run[i] ? cost - late[i] - run[i] : 0;
-		if (getenv("SONDE_CALIB_DUMP"))
-			fprintf(stderr, "calib sample gap %llu late %llu run %llu\n",
-				(unsigned long long)cost, (unsigned long long)late[i],
-				(unsigned long long)run[i]);
 		nc++;
 	}
 	free(gaps);

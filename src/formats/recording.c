@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "owncost.h"
 #include "registry.h"
 #include "util.h"
 #include "syscalls.h"
@@ -1373,6 +1374,7 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 		profile_free(l.p);
 		return NULL;
 	}
+	owncost_count(l.p); /* which calls samples landed in, and how sure that is */
 	return l.p;
 }
 

@@ -64,6 +64,9 @@ struct probe_info {
 	uint64_t entered;  /* calls that began */
 	uint64_t raw_ns;   /* summed measured durations of completed calls */
 	uint64_t own_ns;   /* of which sonde's own cost (probes, samples) */
+	/* How far a sampled call's corrected duration may be from the truth,
+	 * per sample in it (owncost.h); 0: not known. */
+	uint64_t sample_uncertainty_ns;
 	/* -1: a function probe (a span per call). Else a line probe (a point:
 	 * hits, no spans; `entered` is its hits), and its index among the
 	 * session's line probes: bit `point` of a span's `points`. */
@@ -100,6 +103,7 @@ struct span {
 	uint32_t thread;      /* index into threads */
 	uint32_t depth;       /* 1 = outermost traced call on its thread */
 	bool open;            /* still running when the profile ended */
+	uint32_t samples;     /* on-CPU samples taken in it (owncost_count) */
 	uint64_t points;      /* line probes hit during the call, by their `point` bit */
 };
 

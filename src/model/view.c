@@ -84,6 +84,38 @@ static bool duration_in_class(const struct view *v, uint64_t duration)
 	}
 }
 
+/* Whether a sampled call is too close to the view's threshold (or a band's
+ * edge) to be told on either side: within its samples' uncertainty
+ * (owncost.h). */
+static bool too_close_to_call(const struct view *v, const struct profile *p,
+			      const struct span *sp)
+{
+	uint64_t u = sp->samples && sp->probe < p->nprobes
+			     ? p->probes[sp->probe].sample_uncertainty_ns * sp->samples
+			     : 0;
+	if (!u)
+		return false;
+	uint64_t d = sp->duration_ns;
+	uint64_t edges[2] = {v->threshold_ns, v->threshold_ns};
+	if (v->span_class == SPAN_BAND || v->span_class == SPAN_NOT_BAND) {
+		edges[0] = v->band_lo_ns;
+		edges[1] = v->band_hi_ns;
+	} else if (v->span_class != SPAN_SLOW && v->span_class != SPAN_FAST) {
+		return false;
+	}
+	for (int i = 0; i < 2; i++)
+		if ((d > edges[i] ? d - edges[i] : edges[i] - d) < u)
+			return true;
+	return false;
+}
+
+/* Whether a call is in the view's span class: its duration is, and it is
+ * not too close to call. */
+static bool span_in_class(const struct view *v, const struct profile *p, const struct span *sp)
+{
+	return duration_in_class(v, sp->duration_ns) && !too_close_to_call(v, p, sp);
+}
+
 enum view_decision view_decide(const struct view *v, const struct profile *p,
 			       const struct sample *s, const struct view_live *live)
 {
@@ -101,7 +133,7 @@ enum view_decision view_decide(const struct view *v, const struct profile *p,
 		return VIEW_WAIT;
 	uint64_t duration;
 	if (span >= 0) {
-		duration = p->spans[span].duration_ns;
+		return span_in_class(v, p, &p->spans[span]) ? VIEW_TAKE : VIEW_SKIP;
 	} else if (!live) {
 		return VIEW_SKIP; /* no record: its duration is unknown */
 	} else {
@@ -142,7 +174,7 @@ bool view_takes_call(const struct view *v, const struct profile *p, const struct
 		return false;
 	if (v->span_class == SPAN_ANY)
 		return true;
-	return sp->probe == v->probe && duration_in_class(v, sp->duration_ns);
+	return sp->probe == v->probe && span_in_class(v, p, sp);
 }
 
 uint64_t view_count_unknown(const struct view *v, const struct profile *p)

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "drops.h"
 #include "outfile.h"
+#include "owncost.h"
 #include "hashmap.h"
 #include "unwind.h"
 #include "latency.h"
@@ -1764,6 +1765,9 @@ void session_end(struct session *s)
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
 	for (size_t i = 0; i < s->prof->nprobes; i++)
 		refresh_probe(s, (uint32_t)i);
+	/* Every call is in: what samples cost the calls beyond what was
+	 * measured, read from the calls without one (owncost.h). */
+	owncost_correct_all(s->prof);
 	add_metadata(s, s->end_mono);
 }
 

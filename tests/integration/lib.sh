@@ -95,25 +95,36 @@ require_bpf() {
 }
 
 # assert_near NAME ACTUAL EXPECTED TOLERANCE: |actual - expected| <= tolerance
+# is_number VALUE: a decimal number (sign, digits, a fraction, an
+# exponent), not "null", "", "abc" or "1e": awk compares those as strings,
+# and a check on them would pass.
+is_number() {
+	[[ $1 =~ ^[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]
+}
+# need_numbers NAME VALUE...: fails unless every VALUE is a number.
+need_numbers() {
+	local what=$1 v
+	shift
+	for v in "$@"; do
+		is_number "$v" || fail "$what: '$v' is not a number"
+	done
+}
 assert_near() {
+	need_numbers "$1" "$2" "$3" "$4"
 	awk -v a="$2" -v e="$3" -v t="$4" 'BEGIN { d = a - e; if (d < 0) d = -d; exit !(d <= t) }' ||
 		fail "$1: got $2, expected $3 ± $4"
 	pass "$1: $2 (expected $3 ± $4)"
 }
-
-# assert_ge NAME ACTUAL MIN
 assert_ge() {
+	need_numbers "$1" "$2" "$3"
 	awk -v a="$2" -v m="$3" 'BEGIN { exit !(a >= m) }' || fail "$1: got $2, expected >= $3"
 	pass "$1: $2 >= $3"
 }
-
-# assert_le NAME ACTUAL MAX
 assert_le() {
+	need_numbers "$1" "$2" "$3"
 	awk -v a="$2" -v m="$3" 'BEGIN { exit !(a <= m) }' || fail "$1: got $2, expected <= $3"
 	pass "$1: $2 <= $3"
 }
-
-# The share (0..1) of samples whose stack contains FUNCTION, from report JSON.
 function_share() {
 	jq -r --arg f "$2" '([.functions[] | select(.name == $f) | .total] | add // 0) / .samples' "$1"
 }
