@@ -250,6 +250,47 @@ static void summarize_overhead(const struct profile *p, struct overhead_summary 
 	}
 }
 
+/* What the run's samples were charged as measured, and what each probe's
+ * own calls said was left (owncost.h). */
+static void text_sample_cost(FILE *out, const struct profile *p)
+{
+	uint64_t n = profile_meta_u64(p, "sample_charges");
+	char b[4][32];
+	if (n)
+		fprintf(out,
+			"  a sample as measured in this run: %s of sampler, %s late after its "
+			"timer, and %s of interrupt exit (calibrated), over %" PRIu64 " samples\n",
+			duration_format((uint64_t)profile_meta_double(p, "sample_charged_run_ns"), b[0], 32),
+			duration_format((uint64_t)profile_meta_double(p, "sample_charged_late_ns"), b[1],
+					32),
+			duration_format(profile_meta_u64(p, "calib_sample_unseen_ns"), b[2], 32), n);
+	for (size_t i = 0; i < p->nprobes; i++) {
+		const struct probe_info *pi = &p->probes[i];
+		char key[320];
+		struct printable keep = {0};
+		snprintf(key, sizeof(key), "sample_residual_ns:%s", pi->name);
+		const char *res = profile_meta_get(p, key);
+		snprintf(key, sizeof(key), "sample_residual_unknown:%s", pi->name);
+		const char *unknown = profile_meta_get(p, key);
+		if (res) {
+			long long r = strtoll(res, NULL, 10);
+			fprintf(out,
+				"  %s: each sample left %s%s that nothing measured (the calls without "
+				"one say so), taken out of its sampled calls; those within +-%s a "
+				"sample of a threshold are on neither side of it\n",
+				printable(&keep, pi->name), r < 0 ? "-" : "",
+				duration_format((uint64_t)(r < 0 ? -r : r), b[0], 32),
+				duration_format(pi->sample_uncertainty_ns, b[1], 32));
+		} else if (unknown) {
+			fprintf(out,
+				"  %s: too few calls to tell what samples cost its calls beyond what "
+				"was measured (%s): its sampled calls keep that cost\n",
+				printable(&keep, pi->name), printable(&keep, unknown));
+		}
+		printable_free(&keep);
+	}
+}
+
 static void text_overhead(FILE *out, const struct profile *p)
 {
 	struct overhead_summary o;
@@ -282,6 +323,7 @@ static void text_overhead(FILE *out, const struct profile *p)
 			duration_format((uint64_t)profile_meta_double(p, "calib_sample_full_ns"), b[2],
 					32));
 	}
+	text_sample_cost(out, p);
 }
 
 static void json_overhead(FILE *out, const struct profile *p)
