@@ -12,6 +12,7 @@ echo; echo "### format conversion and rendering"; ./bench/formats_throughput.sh 
 echo; echo "### hash tables and string pools: instructions against main"; ./bench/tables.sh "$build"
 echo; echo "### tracing cost per call"; ./bench/trace_cost.sh "$build"
 echo; echo "### a real server: redis under redis-benchmark"; ./bench/redis_trace.sh "$build"
+echo; echo "### the headline on redis: slow/fast views, quiet and loaded"; ./bench/redis_headline.sh "$build"
 echo; echo "### library probes: the trap for processes that are not targets"; ./bench/library_trap.sh "$build"
 echo; echo "### span ring-buffer throughput"; ./bench/ringbuf_throughput.sh "$build"
 echo; echo "### live session: responsiveness with 33 probes"; ./bench/live_responsive.sh "$build"
