@@ -104,9 +104,11 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 		uint64_t mu = median_in(uns, nu, m / 2, 2 * m, &in_u);
 		int64_t res = 0;
 		for (int round = 0; round < 3; round++) {
-			int64_t lo = (int64_t)(m / 2) + res, hi = (int64_t)(2 * m) + res;
-			uint64_t ms = median_in(one, none, lo > 0 ? (uint64_t)lo : 0,
-						hi > 0 ? (uint64_t)hi : 0, &in_s);
+			/* A sample's cost varies by more than a short call lasts:
+			 * the mode's one-sample calls spread over [0, 4m + r) (a
+			 * narrower window drifts along a broad spread). */
+			int64_t hi = (int64_t)(4 * m) + res;
+			uint64_t ms = median_in(one, none, 0, hi > 0 ? (uint64_t)hi : 0, &in_s);
 			if (in_s < OWNCOST_MIN_SAMPLED)
 				break;
 			res = (int64_t)ms - (int64_t)mu;
@@ -151,6 +153,14 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 				d = 0;
 			if ((uint64_t)d > sp->raw_duration_ns)
 				d = (int64_t)sp->raw_duration_ns;
+			/* The histogram of every call keeps holding the spans'
+			 * durations: those who subtract a span from it find it. */
+			uint64_t *h = p->probes[probe].hist;
+			unsigned from = latency_loglin_bucket(sp->duration_ns);
+			if (h[from]) {
+				h[from]--;
+				h[latency_loglin_bucket((uint64_t)d)]++;
+			}
 			sp->duration_ns = (uint64_t)d;
 			r.calls_changed++;
 		}

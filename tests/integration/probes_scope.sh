@@ -23,7 +23,15 @@ BG_PIDS+=("$bystander")
 # scope NAME EXPECT_BYSTANDER SONDE_ARGS... : runs sonde on a command (or -p)
 # that waits for $WORK/go, checks whose code has breakpoints, lets it go.
 check_code() { # PID FILE want(clean|probed) WHO
-	local out
+	local out i
+	# A new process gets its probes once sonde hears of its fork: wait for
+	# them (bounded), on a busy machine that takes a while.
+	if [ "$3" = probed ]; then
+		for ((i = 0; i < 500; i++)); do
+			code_is_file "$1" "$2" >/dev/null || break
+			sleep 0.02
+		done
+	fi
 	if out=$(code_is_file "$1" "$2"); then
 		[ "$3" = clean ] || fail "$4 (PID $1): no breakpoint in its $(basename "$2"), it should be traced"
 	else
@@ -49,7 +57,7 @@ run_scope() {
 run_scope cmd clean -- sh -c "'$T/counted' 200 --children 1 --go '$WORK/go'; '$T/counted' 300 --go '$WORK/go2'"
 # The first counted and its child are waiting; sh waits for them.
 for _ in $(seq 500); do
-	kids=$(pgrep -f "counted 200 --children" | sort -n | tr '\n' ' ')
+	kids=$(pgrep -f "counted 200 --children 1 --go $WORK/go" | sort -n | tr '\n' ' ')
 	[ "$(wc -w <<<"$kids")" -ge 2 ] && break
 	sleep 0.01
 done
@@ -64,7 +72,7 @@ check_code "$bystander" "$LIBCOUNTED" clean "the bystander"
 touch "$WORK/go"
 # The second program, once sh started it, waits for go2.
 for _ in $(seq 500); do
-	second=$(pgrep -f "counted 300 --go" || true)
+	second=$(pgrep -f "counted 300 --go $WORK/go2" || true)
 	[ -n "$second" ] && break
 	sleep 0.01
 done
