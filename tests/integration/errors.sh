@@ -100,5 +100,5 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 			"$SONDE" record -a -d 1 -o "$WORK/np.sonde"
 	fi
 else
-	echo "note: BPF-dependent error cases skipped (not root or no BTF)"
+	skip "the BPF-dependent error cases need root and BTF"
 fi

@@ -20,7 +20,7 @@ if [ -d "$CORPUS/flamegraph" ]; then
 	done
 	pass "perf script -> folded matches FlameGraph's results for all $n input x mode cases"
 else
-	echo "note: $CORPUS absent: FlameGraph corpus comparison skipped"
+	fail "$CORPUS is absent: the shared corpus belongs beside the repository (../shared/corpus), and the FlameGraph comparison needs it"
 fi
 
 # --- FlameScope's capture: heatmap cells, and the range flame graph -------
@@ -41,7 +41,7 @@ if [ -f "$CORPUS/flamescope/perf.test01" ]; then
 		fail "flame --range 10-21 should hold STACK-2 and STACK-3 only"
 	pass "flame --range takes exactly the samples of the range"
 else
-	echo "note: $CORPUS/flamescope absent: heatmap comparison skipped"
+	fail "$CORPUS/flamescope is absent: the heatmap comparison needs the shared corpus"
 fi
 
 # --- round trips -----------------------------------------------------------
@@ -77,7 +77,7 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 			fail "chrome trace: $(cat "$WORK/ct.json")"
 		pass "Chrome trace: 300 spans as X events, $samples samples in Profile chunks"
 	else
-		echo "note: node or tests/js/node_modules missing: independent decoder checks skipped"
+		fail "node or tests/js/node_modules is missing: run make test-deps (the independent decoder checks need them)"
 	fi
 	# Differential views take any two inputs in any format.
 	"$SONDE" flame --diff "$WORK/r.sonde" "$WORK/r.pb.gz" -o "$WORK/d.svg"

@@ -82,7 +82,7 @@ if mknod null c 1 3 2>/dev/null && mknod full c 1 7 2>/dev/null; then
 	pass "device nodes written through, still devices"
 	rm null full
 else
-	echo "note: device-node cases skipped (mknod needs root)"
+	skip "the device-node cases need root (mknod)"
 fi
 only_these adir dangling fifo in.folded link.svg real.svg stdout
 pass "no temporary file left"

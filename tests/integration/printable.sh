@@ -62,7 +62,7 @@ if command -v objcopy >/dev/null && command -v nm >/dev/null; then
 	grep -qF 'evil\e[2J' "$WORK/sym.txt" || fail "symbolize lacks the escaped name: $(cat "$WORK/sym.txt")"
 	pass "symbolize shows the symbol escaped"
 else
-	echo "note: symbolize case skipped (no objcopy/nm)"
+	fail "objcopy and nm are needed for the symbolize case (binutils)"
 fi
 
 # A live session (root): a program whose very name is a terminal command,
@@ -79,5 +79,5 @@ if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
 	[ "$n" -ge 2 ] || fail "top: the target line is not escaped in the answer and the snapshots"
 	pass "top -b shows the program's name escaped (answer and snapshots)"
 else
-	echo "note: live session case skipped (not root or no BTF)"
+	skip "the live session case needs root and BTF"
 fi

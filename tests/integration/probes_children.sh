@@ -178,7 +178,7 @@ for _ in $(seq 1200); do [ "$(grep -c 'calls=1500 traced=1' "$WORK/live.out")" =
 # The children have exited; the parent waits for "release", so the session lives.
 "$SONDE" ctl "$top" save "$WORK/live.sonde" >/dev/null || fail "ctl save failed"
 touch "$WORK/release"
-wait "$top" || true
+wait "$top" || fail "the live session did not end with status 0 once its targets exited"
 calls=$(sqlite3 "$WORK/live.sonde" "SELECT sum(count) FROM probe_hist h JOIN probes p ON p.id = h.probe WHERE p.name = 'counted_work'")
 [ "$calls" = 4500 ] || fail "live: $calls calls of counted_work saved, the three processes made 4500"
 pass "live session: a bad library probe answered and the session went on; libcounted found in the targets' maps, 4500 calls"

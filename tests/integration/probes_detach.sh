@@ -149,7 +149,9 @@ helpers=$(helpers_of "$spid")
 kill -TERM "$spid"
 wait_for "$WORK/kill.err" "sonde: traced" 60 # the removal starts right after
 kill -KILL "$spid"
-wait "$spid" 2>/dev/null || true
+rc=0
+wait "$spid" 2>/dev/null || rc=$?
+[ "$rc" = 137 ] || fail "sonde ended with status $rc, not by the SIGKILL it was sent (137)"
 gone $helpers
 after kill "SIGKILL during the removal"
 
@@ -209,7 +211,9 @@ SONDE_UPROBE_MULTI=0 start_sonde akill 'manyfuncs:f[01]*'
 attaching akill
 helpers=$(helpers_of "$spid")
 kill -KILL "$spid"
-wait "$spid" 2>/dev/null || true
+rc=0
+wait "$spid" 2>/dev/null || rc=$?
+[ "$rc" = 137 ] || fail "sonde ended with status $rc, not by the SIGKILL it was sent (137)"
 gone $helpers
 after akill "SIGKILL during the attach"
 

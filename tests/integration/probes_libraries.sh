@@ -84,5 +84,5 @@ if [ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; th
 		{ cat "$WORK/dbg.err"; fail "libc:_int_malloc (static, in libc6-dbg's debug file) was not found"; }
 	assert_ge "_int_malloc calls" "$(lat_calls "$WORK/dbg.out" _int_malloc)" 1
 else
-	echo "note: libc6-dbg's debug file for $libc is not installed; static-function lookup not checked"
+	fail "libc6-dbg's debug file for $libc is not installed (scripts/bootstrap.sh installs it): the static-function lookup needs it"
 fi

@@ -184,7 +184,7 @@ until_ok() {
 	fail "timed out waiting for $1"
 }
 until_ok "the session" '"$SONDE" ctl status'
-rows() { sqlite3 "$1" "SELECT count(*) FROM thread_samples" 2>/dev/null || echo 0; }
+rows() { sqlite3 "$1" "SELECT count(*) FROM thread_samples"; }
 "$SONDE" ctl save "$WORK/before.sonde" >/dev/null || fail "ctl save failed"
 assert_near "thread states before sample threads" "$(rows "$WORK/before.sonde")" 0 0
 out=$("$SONDE" ctl sample threads 20) || fail "ctl sample threads 20 failed: $out"

@@ -116,8 +116,10 @@ leaf=$(samples replaced ';leaf_spin [0-9]+$')
 whole=$(samples replaced "^nofp-replaced;$chain [0-9]+\$")
 assert_ge "replaced on disk: samples in leaf_spin" "$leaf" 100
 assert_ge "replaced on disk: share of leaf_spin's samples with the whole chain" "$(share "$whole" "$leaf")" 0.95
-kill "$rpid" 2>/dev/null || true
-wait "$rpid" || true
+kill "$rpid"
+rc=0
+wait "$rpid" || rc=$?
+[ "$rc" = 143 ] || fail "the replaced target ended with status $rc, not the SIGTERM it was sent (143)"
 
 # Unreadable stack memory: cut there, counted, nothing made up.
 record unreadable auto "$TARGETS/unreadable" 1.5
