@@ -19,31 +19,38 @@
 #define KDE_POINTS_PER_BANDWIDTH 4.0  /* so each kernel spans several points */
 #define KDE_PAD_BANDWIDTHS 3.0        /* grid margin beyond min and max */
 #define KDE_KERNEL_CUTOFF 5.0         /* bandwidths; the Gaussian is ~4e-6 there */
-#define KDE_MIN_BANDWIDTH 0.01        /* log units: modes closer than ~1% are one */
-#define MODE_MIN_SHARE 0.01           /* of all calls */
-#define MODE_MIN_CALLS 10
+/* The kernel histogram counts 1 ns buckets below 16 ns and buckets of at
+ * most 1/16 of their start above: in log(16 ns + duration) every bucket is
+ * at most log(17/16) wide, so no bandwidth narrower than that (ripples of
+ * the buckets would be taken for modes) and one shift makes durations near
+ * 0 (calls sonde's correction brought to ~0) no farther from 20 ns than
+ * 40 ns is. */
+#define KDE_SHIFT_NS 16.0
+#define KDE_MIN_BANDWIDTH 0.0606      /* log(17/16) */
+#define MODE_MIN_SHARE 0.002          /* of all calls: a rare far tail is a mode */
+#define MODE_MIN_CALLS 20
 #define VALLEY_MAX_RATIO 0.8          /* valley / smaller peak, for distinct modes */
 #define VALLEY_NOISE_SIGMAS 2.5       /* and the dip must exceed the noise this much */
 #define VALLEY_TIE_SHARE 0.005        /* of the smaller peak: valleys this close tie */
 
-/* Density of log(ns) on an even grid: point i is at log-ns x0 + i * dx. The
- * scale is arbitrary; only ratios are used. */
+/* Density of log(KDE_SHIFT_NS + ns) on an even grid: point i is at x0 + i *
+ * dx. The scale is arbitrary; only ratios are used. */
 struct kde {
 	double *f;
 	size_t npoints;
 	double x0, dx;
 };
 
-/* log of a subsample at evenly spaced ranks: on sorted input this keeps the
- * shape of the distribution, deterministically. Ascending. */
+/* log(KDE_SHIFT_NS + ns) of a subsample at evenly spaced ranks: on sorted
+ * input this keeps the shape of the distribution, deterministically.
+ * Ascending. */
 static double *log_values_take(const uint64_t *sorted, size_t n, size_t *m)
 {
 	*m = n < KDE_MAX_VALUES ? n : KDE_MAX_VALUES;
 	double *y = xmalloc(*m * sizeof(*y));
 	for (size_t i = 0; i < *m; i++) {
 		size_t rank = (size_t)(((2 * (uint64_t)i + 1) * n) / (2 * (uint64_t)*m));
-		uint64_t ns = sorted[rank];
-		y[i] = log((double)(ns ? ns : 1));
+		y[i] = log(KDE_SHIFT_NS + (double)sorted[rank]);
 	}
 	return y;
 }
@@ -134,12 +141,12 @@ static void kde_estimate(const uint64_t *sorted, size_t n, struct kde *k)
 	free(y);
 }
 
-/* The duration at grid point i, in whole ns within [1, UINT64_MAX]. */
+/* The duration at grid point i, in whole ns within [0, UINT64_MAX]. */
 static uint64_t kde_point_ns(const struct kde *k, size_t i)
 {
-	double ns = round(exp(k->x0 + (double)i * k->dx));
-	if (ns < 1)
-		return 1;
+	double ns = round(exp(k->x0 + (double)i * k->dx) - KDE_SHIFT_NS);
+	if (ns < 0)
+		return 0;
 	if (ns >= 18446744073709551616.0)
 		return UINT64_MAX;
 	return (uint64_t)ns;
@@ -282,6 +289,18 @@ static size_t peaks_smallest_basin(const struct peaks *p, const struct kde *k,
 	return smallest;
 }
 
+/* Calls that sonde's correction for its own cost brought to 0 ns or a few
+ * pile up at the bottom: that is the limit of what can be told apart (the
+ * correction's error is tens of ns), not a kind of call. A peak below
+ * FLOOR_MODE_NS joins the mode above it. */
+#define FLOOR_MODE_NS 16
+
+static void peaks_merge_floor(struct peaks *p, const struct kde *k)
+{
+	while (p->n > 1 && kde_point_ns(k, p->peak[0]) < FLOOR_MODE_NS)
+		peaks_remove(p, k, 0);
+}
+
 /* Merges ripples until every remaining mode is distinct (clear valleys),
  * large enough, and there are at most LATENCY_MAX_MODES. The least
  * significant goes first, since each merge changes its neighbours. */
@@ -329,34 +348,146 @@ static size_t modes_main(const struct latency_modes *m)
 	return best;
 }
 
-/* A mode within SLOW_MIN_RATIO of the main mode's location is its shoulder
- * (e.g. the same work with a cache miss or a preemption), not "the slow
- * calls". */
-#define SLOW_MIN_RATIO 1.5
+/* Two neighbouring modes less than this far apart (in 16 ns + duration) are
+ * sub-modes of one kind of call: the same work with a cache miss, a
+ * preemption or the cost of a sample. */
+#define NEAR_RATIO 2.0
 
-/* The main mode's cluster: the modes after it each within SLOW_MIN_RATIO of
- * the one before (fast calls split by jitter, a cache state, or the cost of
- * a sample, are still fast calls). Returns the cluster's last mode. */
-static size_t modes_main_cluster_end(const struct latency_modes *m, size_t main)
-{
-	size_t end = main;
-	while (end + 1 < m->nmodes &&
-	       (double)m->modes[end + 1].ns < SLOW_MIN_RATIO * (double)m->modes[end].ns)
-		end++;
-	return end;
-}
-
-/* A mode holding this many times the share of every mode above it is the
- * slow mode whatever lies beyond it. */
+/* A group of modes holding this many times the share of every group above
+ * it is the slow calls whatever lies beyond it. */
 #define SLOW_SHARE_DOMINANCE 3.0
 
-/* The largest-share mode above valley `v` (between modes v and v + 1). */
-static size_t modes_largest_above(const struct latency_modes *m, size_t v)
+/* A farther valley must score this many times the nearer one's to win: on
+ * a near tie, everything above the typical calls counts as slow. */
+#define FARTHER_VALLEY_MARGIN 1.25
+
+/* How modes stand around the valleys, for the choice of one. */
+struct valley_view {
+	const struct latency_modes *m;
+	const struct peaks *p;
+	const struct kde *k;
+	size_t main;                    /* the main mode */
+	size_t group[LATENCY_MAX_MODES]; /* group of each mode: chains of near modes */
+	size_t ngroups;
+};
+
+/* The distance between modes j and j + 1 in log(16 ns + duration). */
+static double modes_distance(const struct valley_view *w, size_t j)
 {
-	size_t best = v + 1;
-	for (size_t j = v + 2; j < m->nmodes; j++)
-		if (m->modes[j].share > m->modes[best].share)
+	return (double)(w->p->peak[j + 1] - w->p->peak[j]) * w->k->dx;
+}
+
+/* How far apart the calls on either side of valley j are: the distance
+ * between their mean log(16 ns + duration), read on the density. A small
+ * hump just above the main mode moves the mean above a farther valley
+ * little, a far mode much. */
+static double valley_separation(const struct valley_view *w, size_t j)
+{
+	const struct kde *k = w->k;
+	size_t v = w->p->valley[j];
+	double mass[2] = {0, 0}, moment[2] = {0, 0};
+	for (size_t i = 0; i < k->npoints; i++) {
+		int side = i > v;
+		mass[side] += k->f[i];
+		moment[side] += k->f[i] * (double)i;
+	}
+	if (mass[0] <= 0 || mass[1] <= 0)
+		return 0;
+	return (moment[1] / mass[1] - moment[0] / mass[0]) * k->dx;
+}
+
+static void valley_view_init(struct valley_view *w, const struct latency_modes *m,
+			     const struct peaks *p, const struct kde *k)
+{
+	*w = (struct valley_view){.m = m, .p = p, .k = k, .main = modes_main(m)};
+	for (size_t j = 0; j < m->nmodes; j++) {
+		if (j > 0 && modes_distance(w, j - 1) >= log(NEAR_RATIO))
+			w->ngroups++;
+		w->group[j] = w->ngroups;
+	}
+	w->ngroups++;
+}
+
+static double group_share(const struct valley_view *w, size_t g)
+{
+	double share = 0;
+	for (size_t j = 0; j < w->m->nmodes; j++)
+		if (w->group[j] == g)
+			share += w->m->modes[j].share;
+	return share;
+}
+
+/* The last group the threshold may go below: the largest-share group above
+ * the main one when it holds over SLOW_SHARE_DOMINANCE times the share of
+ * every group above it (a small far hump, e.g. slow calls that were also
+ * preempted, stays on the slow side), else the farthest group of
+ * comparable share (humps of fast calls lengthened by interrupts, 2-4x the
+ * main mode, can hold more calls than the real slow mode). */
+static size_t valley_last_group(const struct valley_view *w)
+{
+	size_t first = w->group[w->main] + 1, largest = first;
+	for (size_t g = first + 1; g < w->ngroups; g++)
+		if (group_share(w, g) > group_share(w, largest))
+			largest = g;
+	size_t last = largest;
+	for (size_t g = largest + 1; g < w->ngroups; g++)
+		if (SLOW_SHARE_DOMINANCE * group_share(w, g) >= group_share(w, largest))
+			last = g;
+	return last;
+}
+
+/* The highest density peak among modes [from, to). */
+static double peaks_highest(const struct valley_view *w, size_t from, size_t to)
+{
+	double high = 0;
+	for (size_t j = from; j < to; j++)
+		high = fmax(high, w->k->f[w->p->peak[j]]);
+	return high;
+}
+
+/* How well the valley between modes j and j + 1 separates the calls: its
+ * depth under the lower of the highest peaks on either side (1: empty, 0:
+ * no dip), times the separation of the calls on either side. */
+static double valley_score(const struct valley_view *w, size_t j)
+{
+	double lower = fmin(peaks_highest(w, 0, j + 1), peaks_highest(w, j + 1, w->m->nmodes));
+	double depth = lower > 0 ? 1 - w->k->f[w->p->valley[j]] / lower : 0;
+	return depth * valley_separation(w, j);
+}
+
+/* The valley the threshold goes in (between modes j and j + 1), or
+ * SIZE_MAX when the main mode is the slowest. Candidates are the valleys
+ * between groups above the main mode's, up to valley_last_group; only
+ * when there is none, those between sub-modes above the main mode. The
+ * best score wins, a nearer one on a near tie. */
+static size_t valley_choose(const struct valley_view *w, bool *between_groups)
+{
+	size_t main_group = w->group[w->main], last = 0;
+	*between_groups = main_group + 1 < w->ngroups;
+	if (*between_groups)
+		last = valley_last_group(w);
+	size_t best = SIZE_MAX;
+	double best_score = 0;
+	for (size_t j = w->main; j + 1 < w->m->nmodes; j++) {
+		bool across = w->group[j + 1] != w->group[j];
+		if (*between_groups && (!across || w->group[j + 1] > last))
+			continue;
+		double score = valley_score(w, j);
+		if (best == SIZE_MAX || score > FARTHER_VALLEY_MARGIN * best_score) {
 			best = j;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+/* The largest-share mode above valley j. */
+static size_t modes_largest_above(const struct latency_modes *m, size_t j)
+{
+	size_t best = j + 1;
+	for (size_t i = j + 2; i < m->nmodes; i++)
+		if (m->modes[i].share > m->modes[best].share)
+			best = i;
 	return best;
 }
 
@@ -377,63 +508,34 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 				 const struct kde *k)
 {
 	char a[32], b[32], c[32];
-	size_t main = modes_main(out);
-	const struct latency_mode *mm = &out->modes[main];
 	if (out->nmodes == 0)
 		return no_threshold(out, "no mode found");
+	struct valley_view w;
+	valley_view_init(&w, out, p, k);
+	const struct latency_mode *mm = &out->modes[w.main];
 	if (out->nmodes == 1)
 		return no_threshold(out, "unimodal: one mode at %s",
 				    duration_format(mm->ns, a, sizeof(a)));
-	size_t cluster_end = modes_main_cluster_end(out, main);
-	if (cluster_end + 1 >= out->nmodes)
-		return no_threshold(out, "no mode slower than the main one (%s, %.0f%% of calls) among %zu modes",
+	bool between_groups;
+	size_t best = valley_choose(&w, &between_groups);
+	if (best == SIZE_MAX)
+		return no_threshold(out,
+				    "no mode slower than the main mode at %s (%.1f%% of calls) among %zu modes",
 				    duration_format(mm->ns, a, sizeof(a)), 100 * mm->share, out->nmodes);
-
-	/* The valleys that may hold the threshold: from the main cluster up
-	 * to the slow mode. The slow mode is the largest-share mode above the
-	 * cluster when it holds over SLOW_SHARE_DOMINANCE times the share of
-	 * every mode above it (a small far hump, e.g. slow calls that were
-	 * also preempted, is on the slow side). When modes above it hold
-	 * comparable shares, shares cannot tell which is the slow one: humps
-	 * of fast calls lengthened by interrupts or trap jitter (2-4x the
-	 * main mode, 1-2% of the calls each) can hold more calls than the
-	 * real slow mode (1%); then the farthest comparable mode bounds the
-	 * search and the clearest valley decides. */
-	size_t largest = modes_largest_above(out, cluster_end);
-	size_t last = largest;
-	for (size_t j = largest + 1; j < out->nmodes; j++)
-		if (SLOW_SHARE_DOMINANCE * out->modes[j].share >= out->modes[largest].share)
-			last = j;
-	/* Of those valleys, the deepest relative to its lower neighbouring
-	 * peak: a narrow dip beside a small extra mode must not beat the gap
-	 * before the slow mode, even when that gap is partly filled (calls
-	 * preempted on a busy machine). Valleys within VALLEY_TIE_SHARE of
-	 * each other (e.g. two empty gaps) tie, and the one nearest the main
-	 * mode wins: everything above the typical calls counts as slow. */
-	size_t best = cluster_end;
-	double best_ratio = INFINITY;
-	for (size_t j = cluster_end; j < last; j++) {
-		double lower = fmin(k->f[p->peak[j]], k->f[p->peak[j + 1]]);
-		double ratio = lower > 0 ? k->f[p->valley[j]] / lower : 1.0;
-		if (ratio < best_ratio - VALLEY_TIE_SHARE) {
-			best_ratio = ratio;
-			best = j;
-		}
-	}
-	size_t slow = modes_largest_above(out, best);
 	/* Within it, the middle of the widest near-lowest stretch; "near" is
 	 * relative to the smaller peak, so a tall, narrow main mode's own tail
 	 * does not count as valley. */
 	double smaller = fmin(k->f[p->peak[best]], k->f[p->peak[best + 1]]);
-	double tol = VALLEY_TIE_SHARE * smaller;
-	size_t v = kde_valley(k, p->peak[best], p->peak[best + 1], tol);
-	const struct latency_mode *ms = &out->modes[slow];
+	size_t v = kde_valley(k, p->peak[best], p->peak[best + 1], VALLEY_TIE_SHARE * smaller);
+	const struct latency_mode *ms = &out->modes[modes_largest_above(out, best)];
 	out->found = true;
 	out->threshold_ns = kde_point_ns(k, v);
 	snprintf(out->reason, sizeof(out->reason),
-		 "threshold %s between the main mode at %s (%.0f%% of calls) and the slow one at %s (%.0f%%)",
+		 "threshold %s between the main mode at %s (%.1f%% of calls) and the slow one at %s "
+		 "(%.1f%%)%s",
 		 duration_format(out->threshold_ns, a, sizeof(a)), duration_format(mm->ns, b, sizeof(b)),
-		 100 * mm->share, duration_format(ms->ns, c, sizeof(c)), 100 * ms->share);
+		 100 * mm->share, duration_format(ms->ns, c, sizeof(c)), 100 * ms->share,
+		 between_groups ? "" : ", less than 2x apart: no mode farther");
 	return 0;
 }
 
@@ -447,6 +549,7 @@ int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_mode
 	struct peaks p;
 	kde_estimate(sorted, n, &k);
 	peaks_find(&k, &p);
+	peaks_merge_floor(&p, &k);
 	peaks_merge_insignificant(&p, &k, sorted, n);
 	modes_fill(out, &p, &k, sorted, n);
 	int rc = modes_place_threshold(out, &p, &k);
