@@ -15,14 +15,13 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-uint64_t latency_percentile(const uint64_t *sorted, size_t n, double pct)
+/* The index latency_percentile reads in n > 0 ascending values. */
+static size_t percentile_index(size_t n, double pct)
 {
-	if (n == 0)
-		return 0;
 	if (!(pct > 0)) /* also NaN */
-		return sorted[0];
+		return 0;
 	if (pct >= 100)
-		return sorted[n - 1];
+		return n - 1;
 	double rank = pct * (double)n / 100.0;
 	/* 99.9 has no exact binary form, so pct * n can land a hair above a
 	 * whole rank; that hair is rounding, not a fraction of a call. */
@@ -31,7 +30,12 @@ uint64_t latency_percentile(const uint64_t *sorted, size_t n, double pct)
 		r = 1;
 	if (r > n)
 		r = n;
-	return sorted[r - 1];
+	return r - 1;
+}
+
+uint64_t latency_percentile(const uint64_t *sorted, size_t n, double pct)
+{
+	return n ? sorted[percentile_index(n, pct)] : 0;
 }
 
 static double mean_of(const uint64_t *d, size_t n)
@@ -269,12 +273,41 @@ static uint64_t loglin_spread(unsigned b, uint64_t pos, uint64_t count)
 	return v < hi ? v : hi - 1;
 }
 
-uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
-				   uint64_t *total)
+/* All calls the histogram counts (saturating). */
+static uint64_t loglin_total(const uint64_t *counts)
 {
 	uint64_t all = 0;
 	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 		all = counts[b] > UINT64_MAX - all ? UINT64_MAX : all + counts[b];
+	return all;
+}
+
+/* The rank of the call the i-th of m stand-in values is: (i + 0.5) * all /
+ * m (every call when m == all). */
+static uint64_t loglin_rank(size_t i, size_t m, uint64_t all)
+{
+	uint64_t rank = m == all ? i : (uint64_t)(((double)i + 0.5) * (double)all / (double)m);
+	return rank < all ? rank : all - 1;
+}
+
+/* Where a walk through the buckets is: bucket b, `below` calls before it. */
+struct loglin_walk {
+	unsigned b;
+	uint64_t below;
+};
+
+/* The value of the call of `rank`, walking on from w (ranks ascend). */
+static uint64_t loglin_walk_to(const uint64_t *counts, struct loglin_walk *w, uint64_t rank)
+{
+	while (w->b < LATENCY_LOGLIN_BUCKETS && w->below + counts[w->b] <= rank)
+		w->below += counts[w->b++];
+	return loglin_spread(w->b, rank - w->below, counts[w->b]);
+}
+
+uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
+				   uint64_t *total)
+{
+	uint64_t all = loglin_total(counts);
 	if (total)
 		*total = all;
 	*n = 0;
@@ -282,20 +315,21 @@ uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n
 		return NULL;
 	size_t m = all <= max ? (size_t)all : max;
 	uint64_t *d = xmalloc(m * sizeof(*d));
-	/* The i-th value is the call of rank (i + 0.5) * all / m (all of them
-	 * when m == all). */
-	unsigned b = 0;
-	uint64_t below = 0; /* calls in buckets before b */
-	for (size_t i = 0; i < m; i++) {
-		uint64_t rank = m == all ? i : (uint64_t)(((double)i + 0.5) * (double)all / (double)m);
-		if (rank >= all)
-			rank = all - 1;
-		while (b < LATENCY_LOGLIN_BUCKETS && below + counts[b] <= rank)
-			below += counts[b++];
-		d[i] = loglin_spread(b, rank - below, counts[b]);
-	}
+	struct loglin_walk w = {0};
+	for (size_t i = 0; i < m; i++)
+		d[i] = loglin_walk_to(counts, &w, loglin_rank(i, m, all));
 	*n = m;
 	return d;
+}
+
+uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct)
+{
+	uint64_t all = loglin_total(counts);
+	if (!all || !max)
+		return 0;
+	size_t m = all <= max ? (size_t)all : max;
+	struct loglin_walk w = {0};
+	return loglin_walk_to(counts, &w, loglin_rank(percentile_index(m, pct), m, all));
 }
 
 unsigned latency_hist_bucket(uint64_t ns)

@@ -83,6 +83,12 @@ uint64_t latency_loglin_mid(unsigned b);
 uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
 				   uint64_t *total);
 
+/* latency_percentile over latency_loglin_durations(counts, max), without
+ * building the array: the same number, so a percentile shown beside a
+ * threshold resolved on those durations is that threshold's figure. 0 when
+ * the histogram is empty; pct 100 gives the largest value. */
+uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct);
+
 /* ---- durations ----------------------------------------------------------- */
 
 /* Parses a duration: a decimal number (digits, optionally a '.' and more
