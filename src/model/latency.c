@@ -322,6 +322,20 @@ uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n
 	return d;
 }
 
+uint64_t latency_loglin_count_over(unsigned b, uint64_t count, uint64_t ns)
+{
+	/* The spread values ascend with their position: find the first over ns. */
+	uint64_t lo = 0, hi = count;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (loglin_spread(b, mid, count) > ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return count - lo;
+}
+
 uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct)
 {
 	uint64_t all = loglin_total(counts);

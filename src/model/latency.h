@@ -4,7 +4,8 @@
  *
  * Pure user-space math: no I/O except latency_hist_print, no global state.
  * Durations are nanoseconds (uint64_t). Arrays said to be "sorted" are in
- * ascending order. A call is "slow" when its duration is > the threshold. */
+ * ascending order. A call is "slow", "slower than T", when its duration is
+ * > T: a call of exactly T is not, in every count and view. */
 #ifndef SONDE_LATENCY_H
 #define SONDE_LATENCY_H
 
@@ -82,6 +83,10 @@ uint64_t latency_loglin_mid(unsigned b);
  * empty). */
 uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
 				   uint64_t *total);
+
+/* Of `count` calls in bucket b, spread evenly over it as
+ * latency_loglin_durations spreads them, those standing above ns. */
+uint64_t latency_loglin_count_over(unsigned b, uint64_t count, uint64_t ns);
 
 /* latency_percentile over latency_loglin_durations(counts, max), without
  * building the array: the same number, so a percentile shown beside a
