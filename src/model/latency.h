@@ -4,7 +4,8 @@
  *
  * Pure user-space math: no I/O except latency_hist_print, no global state.
  * Durations are nanoseconds (uint64_t). Arrays said to be "sorted" are in
- * ascending order. A call is "slow" when its duration is > the threshold. */
+ * ascending order. A call is "slow", "slower than T", when its duration is
+ * > T: a call of exactly T is not, in every count and view. */
 #ifndef SONDE_LATENCY_H
 #define SONDE_LATENCY_H
 
@@ -83,6 +84,16 @@ uint64_t latency_loglin_mid(unsigned b);
 uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n,
 				   uint64_t *total);
 
+/* Of `count` calls in bucket b, spread evenly over it as
+ * latency_loglin_durations spreads them, those standing above ns. */
+uint64_t latency_loglin_count_over(unsigned b, uint64_t count, uint64_t ns);
+
+/* latency_percentile over latency_loglin_durations(counts, max), without
+ * building the array: the same number, so a percentile shown beside a
+ * threshold resolved on those durations is that threshold's figure. 0 when
+ * the histogram is empty; pct 100 gives the largest value. */
+uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct);
+
 /* ---- durations ----------------------------------------------------------- */
 
 /* Parses a duration: a decimal number (digits, optionally a '.' and more
@@ -139,44 +150,64 @@ struct latency_modes {
 	struct latency_mode modes[LATENCY_MAX_MODES]; /* location, share of calls in its basin */
 	bool found;                                   /* a threshold could be placed */
 	uint64_t threshold_ns; /* the valley between the main mode and the slow one */
-	char reason[160];      /* !found: why (e.g. "unimodal: one mode at 1.20ms");
-	                        * found: a one-line summary of the modes and threshold */
+	char reason[192];      /* !found: why (e.g. "unimodal: one mode at 1.20ms");
+	                        * found: "threshold T between the main mode at A
+	                        * (S% of calls) and the slow one at B (S%)", the
+	                        * modes as listed */
 };
 
 /* Finds the modes of the durations and, when there is a mode slower than the
  * main one, the threshold in the valley between them.
  *
- * Kernel density estimation on log(duration): Gaussian kernel, bandwidth by
- * Silverman's rule on the log values (at least 0.01, i.e. 1%), evaluated on a
- * grid of at least 512 points between min and max log padded by 3
- * bandwidths (more points when the bandwidth is narrow, so every kernel spans
- * several grid steps). Local maxima are modes unless insignificant: a mode
- * needs at least 1% of the calls and 10 calls, and the valley between two
+ * The density: kernel density estimation on log(16 ns + duration), the
+ * coordinate in which the kernel's histogram (1 ns buckets below 16 ns, at
+ * most 1/16 of their start wide above) has buckets of about equal width,
+ * at most log(17/16); above ~200 ns it is log(duration) within 8%. Gaussian
+ * kernel, bandwidth by Silverman's rule on those values but never below
+ * log(17/16), so the buckets' ripples are not taken for modes; a grid of at
+ * least 512 points between the extremes padded by 3 bandwidths.
+ *
+ * The modes: the density's local maxima, less the insignificant ones,
+ * merged into a neighbour least significant first (at most
+ * LATENCY_MAX_MODES remain): a peak below 16 ns (calls sonde's correction
+ * for its own cost brought to ~0 ns: the limit of what can be told apart,
+ * not a kind of call) joins the mode above; a mode needs 0.2% of the calls
+ * and 20 calls (so a rare far tail is a mode), and the valley between two
  * neighbouring modes must be below 80% of the smaller peak and deeper than
  * 2.5 standard errors of the estimate (so the sparse tail of a heavy-tailed
- * distribution does not make modes out of noise); insignificant modes merge
- * into a neighbour, least significant first (at most LATENCY_MAX_MODES
- * remain). In practice: a slow mode holding 2% of the calls is found from
- * about 1000 calls, one holding 1% from about 3000. The main mode is the one
- * with the largest share of calls; the modes after it each within 1.5x of
- * the one before are its cluster (fast calls split by jitter or cache state).
- * The search for the threshold runs from that cluster up to the
- * largest-share mode above it when that mode holds over 3x the share of
- * every mode above it (a small far hump stays on the slow side), else up to
- * the farthest mode of comparable share (humps of fast calls lengthened by
- * interrupts, 2-4x the main mode, can hold more calls than the real slow
- * mode). Of the valleys in that range, the threshold goes in the deepest
- * relative to its lower neighbouring peak (at the middle of its near-lowest
- * stretch, e.g. of an empty gap). Valleys within 0.5% of each other in that
- * depth (e.g. two empty gaps) tie, and the one nearest the main mode wins,
- * so everything above the typical calls counts as slow. The slow mode
- * reported is the largest-share mode above the threshold.
+ * distribution does not make modes out of noise). A slow mode holding 2% of
+ * the calls is found from about 1000 calls, one holding 1% from about 3000.
+ * The main mode holds the largest share of calls. Neighbouring modes less
+ * than 2x apart (in 16 ns + duration) are sub-modes, one group: the same
+ * work with a cache miss, a preemption or a sample in it.
  *
- * `sorted` is ascending; durations of 0 count as 1 ns. Large inputs are
- * subsampled at evenly spaced ranks (at most 65536 values feed the density;
- * shares are counted on all values). Returns 0 when found, -1 otherwise
- * (fewer than LATENCY_AUTO_MIN_CALLS calls, one mode, or the main mode is the
- * slowest) with reason filled. */
+ * The valley: candidates are the valleys between groups above the main
+ * mode's group, up to the largest-share group above it when that group
+ * holds over 3x the share of every group above it (a small far hump, e.g.
+ * slow calls that were also preempted, stays on the slow side), else up to
+ * the farthest group of comparable share (humps of fast calls lengthened by
+ * interrupts, 2-4x the main mode, can hold more calls than the real slow
+ * mode). Only when there is no group above the main one, the valleys
+ * between the sub-modes above the main mode are candidates (the reason
+ * then says "less than 2x apart: no mode farther"). Each candidate scores
+ * depth x separation: depth is 1 - the valley's density over the lower of
+ * the highest peaks on either side (1 for an empty gap), separation the
+ * distance between the mean log(16 ns + duration) of the calls below and
+ * above it (a small hump just above the main mode moves the mean above a
+ * farther valley little, a far slow mode much). The best score wins; a
+ * farther valley must score over 1.25x a nearer one, so on a near tie
+ * everything above the typical calls counts as slow. The threshold is the
+ * middle of the valley's near-lowest stretch (e.g. of an empty gap); the
+ * slow mode reported is the largest-share mode above it.
+ *
+ * The reason names the main and the slow mode as the list has them: "at
+ * 1.71us (94.2%", duration_format and shares to 0.1%.
+ *
+ * `sorted` is ascending. Large inputs are subsampled at evenly spaced ranks
+ * (at most 65536 values feed the density; shares are counted on all
+ * values). Returns 0 when found, -1 otherwise (fewer than
+ * LATENCY_AUTO_MIN_CALLS calls, one mode, or the main mode is the slowest)
+ * with reason filled. */
 int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_modes *out);
 
 /* Resolves a threshold against data (sorted ascending): percentile ->

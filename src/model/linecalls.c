@@ -18,7 +18,7 @@ size_t line_calls_of(const struct profile *p, uint32_t line, line_calls_slow_fn 
 			continue;
 		for (size_t i = 0; i < p->nspans; i++) {
 			const struct span *sp = &p->spans[i];
-			if (sp->probe != pc->probe || sp->open || sp->duration_ns < o->slow_ns)
+			if (sp->probe != pc->probe || sp->open || sp->duration_ns <= o->slow_ns)
 				continue;
 			o->slow++;
 			o->slow_hit += bit >= 0 && (sp->points >> bit & 1);

@@ -282,6 +282,31 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 	return d;
 }
 
+uint64_t profile_probe_calls_over(const struct profile *p, uint32_t probe, uint64_t ns)
+{
+	bool hist = probe < p->nprobes && probe_uses_hist(p, probe);
+	uint64_t *unrecorded = NULL, over = 0;
+	if (hist) {
+		unrecorded = xmalloc(sizeof(p->probes[probe].hist));
+		memcpy(unrecorded, p->probes[probe].hist, sizeof(p->probes[probe].hist));
+	}
+	for (size_t i = 0; i < p->nspans; i++) {
+		const struct span *sp = &p->spans[i];
+		if (sp->probe != probe)
+			continue;
+		over += sp->duration_ns > ns;
+		/* Calls still running are not in the kernel's histogram. */
+		unsigned b = latency_loglin_bucket(sp->duration_ns);
+		if (hist && !sp->open && unrecorded[b])
+			unrecorded[b]--;
+	}
+	for (unsigned b = 0; hist && b < LATENCY_LOGLIN_BUCKETS; b++)
+		if (unrecorded[b])
+			over += latency_loglin_count_over(b, unrecorded[b], ns);
+	free(unrecorded);
+	return over;
+}
+
 uint64_t profile_probe_calls(const struct profile *p, uint32_t probe)
 {
 	uint64_t calls = 0, open = 0, spans = 0;

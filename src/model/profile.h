@@ -320,6 +320,14 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
  * profile has no histogram) plus those still running at the end. */
 uint64_t profile_probe_calls(const struct profile *p, uint32_t probe);
 
+/* Of those, the calls slower than ns (duration > ns, latency.h), counted as
+ * the views take calls: one with a record by its duration, one the
+ * kernel's histogram counts without a record as if the calls of its bucket
+ * with none were spread evenly over the bucket. So when every call over ns
+ * has a record (ns is over the keep threshold, or every call was kept),
+ * the count is exact: the recording's `spans` with duration_ns > ns. */
+uint64_t profile_probe_calls_over(const struct profile *p, uint32_t probe, uint64_t ns);
+
 /* True when the sample is an off-CPU interval (event PROFILE_EVENT_OFFCPU). */
 bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s);
 

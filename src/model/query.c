@@ -56,13 +56,9 @@ int query_parse(struct profile *p, enum span_class cls, const char *arg, struct 
 	size_t n;
 	uint64_t *d = profile_probe_durations(p, (uint32_t)q->probe, &n);
 	q->threshold_ns = threshold_resolve(&q->threshold, d, n, &q->modes);
-	size_t slow = 0;
-	for (size_t i = 0; i < n; i++)
-		slow += d[i] > q->threshold_ns;
 	free(d);
-	/* The durations may stand for more calls than there are values. */
 	q->calls = profile_probe_calls(p, (uint32_t)q->probe);
-	q->slow_calls = n ? (size_t)((double)slow * (double)q->calls / (double)n + 0.5) : 0;
+	q->slow_calls = profile_probe_calls_over(p, (uint32_t)q->probe, q->threshold_ns);
 	return 0;
 }
 

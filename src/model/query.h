@@ -22,7 +22,7 @@ struct span_query {
 	uint64_t threshold_ns;  /* resolved */
 	struct latency_modes modes; /* for auto: the analysis */
 	size_t calls;           /* calls of the probe */
-	size_t slow_calls;      /* calls longer than threshold_ns */
+	size_t slow_calls;      /* calls slower than threshold_ns (profile_probe_calls_over) */
 };
 
 /* Parses "FUNC" or "FUNC:THRESHOLD" for class cls and resolves it against p.

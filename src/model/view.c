@@ -328,3 +328,8 @@ uint64_t *view_durations(const uint64_t *counts, size_t *n)
 {
 	return latency_loglin_durations(counts, VIEW_DURATIONS_MAX, n, NULL);
 }
+
+uint64_t view_durations_percentile(const uint64_t *counts, double pct)
+{
+	return latency_loglin_percentile(counts, VIEW_DURATIONS_MAX, pct);
+}

@@ -210,4 +210,9 @@ uint64_t view_count_unknown(const struct view *v, const struct profile *p);
 #define VIEW_DURATIONS_MAX (1u << 20)
 uint64_t *view_durations(const uint64_t *counts, size_t *n);
 
+/* latency_percentile over view_durations(counts): a live window's p50..p99
+ * and max are those a recording of the same calls gives, and those its
+ * thresholds resolve to. 0 when there are no calls. */
+uint64_t view_durations_percentile(const uint64_t *counts, double pct);
+
 #endif

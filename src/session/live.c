@@ -316,41 +316,21 @@ static void probe_slice(const struct stack_weights *cw, uint32_t probe, size_t *
 	*to = e;
 }
 
-/* Nearest-rank percentile over a slice of (bucket, weight), as a bucket
- * midpoint. */
-static uint64_t slice_percentile(const struct stack_weights *cw, size_t from, size_t to,
-				 double total, double pct)
-{
-	if (from == to || total <= 0)
-		return 0;
-	double rank = ceil(pct / 100.0 * total - 1e-9);
-	if (rank < 1)
-		rank = 1;
-	double cum = 0;
-	for (size_t i = from; i < to; i++) {
-		cum += cw->weight[i];
-		if (cum >= rank - 1e-9)
-			return fine_mid(cw->stack[i] & ((1u << FINE_BITS) - 1));
-	}
-	return fine_mid(cw->stack[to - 1] & ((1u << FINE_BITS) - 1));
-}
-
 static double read_calls(struct live *l, uint64_t now, struct stack_weights *out)
 {
 	return l->o.ewma ? window_ewma(l->calls, now, out)
 			 : window_sum_last(l->calls, now, l->o.window_s, out);
 }
 
-/* Durations that stand for a probe's calls in the window, ascending (from
- * its log-linear counts there). */
-static uint64_t *window_durations(const struct stack_weights *cw, size_t from, size_t to, size_t *n)
+/* A probe's log-linear counts in the window (a slice of a calls-window
+ * read), in whole calls; malloc'd. Every figure of the window's durations
+ * is read on them, as a recording's on its histogram. */
+static uint64_t *window_counts(const struct stack_weights *cw, size_t from, size_t to)
 {
 	uint64_t *counts = xcalloc(LATENCY_LOGLIN_BUCKETS, sizeof(*counts));
 	for (size_t i = from; i < to; i++)
 		counts[cw->stack[i] & ((1u << FINE_BITS) - 1)] += (uint64_t)llround(cw->weight[i]);
-	uint64_t *d = view_durations(counts, n);
-	free(counts);
-	return d;
+	return counts;
 }
 
 /* Puts the calls the kernel counted since the last time in the calls
@@ -387,15 +367,16 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 	for (size_t p = 0; p < l->p->nprobes; p++) {
 		size_t a, b;
 		probe_slice(&cw, (uint32_t)p, &a, &b);
-		double total = 0;
-		for (size_t i = a; i < b; i++)
-			total += cw.weight[i];
-		l->probes[p].slow_threshold_ns =
-			total > 0 ? slice_percentile(&cw, a, b, total, 95) : UINT64_MAX;
-		if (l->view.span_class != SPAN_SLOW && l->view.span_class != SPAN_FAST)
+		uint64_t *counts = window_counts(&cw, a, b);
+		bool any = false;
+		for (unsigned k = 0; k < LATENCY_LOGLIN_BUCKETS && !any; k++)
+			any = counts[k] > 0;
+		l->probes[p].slow_threshold_ns = any ? view_durations_percentile(counts, 95) : UINT64_MAX;
+		if ((l->view.span_class != SPAN_SLOW && l->view.span_class != SPAN_FAST) ||
+		    p != l->view.probe) {
+			free(counts);
 			continue;
-		if (p != l->view.probe)
-			continue;
+		}
 		/* As a recording's: over the durations that stand for the
 		 * window's calls (view_durations), so the same calls give the
 		 * same threshold as `report --slow`. */
@@ -405,7 +386,7 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			l->threshold_known = true;
 		} else {
 			size_t n;
-			uint64_t *d = window_durations(&cw, a, b, &n);
+			uint64_t *d = view_durations(counts, &n);
 			if (n > 0) {
 				struct latency_modes modes;
 				l->view.threshold_ns = threshold_resolve(t, d, n, &modes);
@@ -414,6 +395,7 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			}
 			free(d);
 		}
+		free(counts);
 		if (l->threshold_known)
 			l->probes[p].slow_threshold_ns = l->view.threshold_ns;
 	}
@@ -1513,11 +1495,14 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		}
 		pv->calls = total;
 		pv->calls_per_s = l->o.ewma ? total * rate_base : span_s >= 1 ? total / span_s : total;
-		pv->p50_ns = slice_percentile(&cw, a, b, total, 50);
-		pv->p90_ns = slice_percentile(&cw, a, b, total, 90);
-		pv->p95_ns = slice_percentile(&cw, a, b, total, 95);
-		pv->p99_ns = slice_percentile(&cw, a, b, total, 99);
-		pv->max_ns = b > a ? fine_mid(cw.stack[b - 1] & ((1u << FINE_BITS) - 1)) : 0;
+		/* As a recording's and the thresholds': on the same durations. */
+		uint64_t *counts = window_counts(&cw, a, b);
+		pv->p50_ns = view_durations_percentile(counts, 50);
+		pv->p90_ns = view_durations_percentile(counts, 90);
+		pv->p95_ns = view_durations_percentile(counts, 95);
+		pv->p99_ns = view_durations_percentile(counts, 99);
+		pv->max_ns = view_durations_percentile(counts, 100);
+		free(counts);
 		uint64_t all = 0;
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];

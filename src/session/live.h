@@ -8,7 +8,8 @@
  *     weights, read as the last N seconds (sliding) or as an EWMA of all
  *     time with a half-life;
  *   - a window of call durations per probe (log-linear buckets, 16 per
- *     octave), for calls/s, percentiles (bucket midpoints: within 2.2%) and
+ *     octave), for calls/s, percentiles (view_durations_percentile: those
+ *     a recording and the thresholds give over the same calls) and
  *     histograms over the same window;
  *   - the latest slow calls of every probe, with the samples taken inside
  *     them (joined by span id as samples and calls arrive);

@@ -450,6 +450,42 @@ static void data_teardown(void)
 	free(data);
 }
 
+/* "4.2us 74.0%, 5.0us 20.1%, ...": the modes, for failure messages. */
+static const char *modes_text(const struct latency_modes *m)
+{
+	static char text[512];
+	size_t off = 0;
+	text[0] = 0;
+	for (size_t i = 0; i < m->nmodes && off < sizeof(text); i++) {
+		char ns[32];
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s %.1f%%", i ? ", " : "",
+					duration_format(m->modes[i].ns, ns, sizeof(ns)),
+					100 * m->modes[i].share);
+	}
+	return text;
+}
+
+/* The modes a reason names ("at 1.20us (65.0%") are listed modes, as
+ * listed. */
+static void assert_reason_names_modes(const struct latency_modes *m)
+{
+	static const char *const cues[] = {"the main mode at ", "the slow one at "};
+	for (size_t c = 0; c < 2; c++) {
+		const char *at = strstr(m->reason, cues[c]);
+		if (!at)
+			continue;
+		at += strlen(cues[c]);
+		bool listed = false;
+		for (size_t i = 0; i < m->nmodes && !listed; i++) {
+			char ns[32], want[64];
+			snprintf(want, sizeof(want), "%s (%.1f%%",
+				 duration_format(m->modes[i].ns, ns, sizeof(ns)), 100 * m->modes[i].share);
+			listed = strncmp(at, want, strlen(want)) == 0;
+		}
+		cr_assert(listed, "'%s' names a mode not in %s", m->reason, modes_text(m));
+	}
+}
+
 static double share_sum(const struct latency_modes *m)
 {
 	double sum = 0;
@@ -545,8 +581,8 @@ Test(latency, auto_humps_of_lengthened_fast_calls_are_not_the_slow_mode, .init =
 
 	struct latency_modes m;
 	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
-	cr_assert(m.threshold_ns > 35 * US && m.threshold_ns < 55 * US, "threshold %llu: %s",
-		  (unsigned long long)m.threshold_ns, m.reason);
+	cr_assert(m.threshold_ns > 35 * US && m.threshold_ns < 55 * US, "threshold %llu: %s; modes %s",
+		  (unsigned long long)m.threshold_ns, m.reason, modes_text(&m));
 	cr_assert(strstr(m.reason, "slow one at 6"), "%s", m.reason);
 }
 
@@ -618,17 +654,98 @@ Test(latency, auto_all_equal_is_unimodal)
 	assert_within_pct(m.modes[0].ns, 1200000, 1, "mode");
 }
 
-Test(latency, auto_zero_durations_count_as_one_ns)
+/* Calls sonde's correction brought to 0 ns (or 1) are no mode of their own:
+ * they join the mode above, and the threshold goes before the slow calls,
+ * not among the nanoseconds (regression: malloc's "modes: 1ns (75.4% of
+ * calls)", "auto threshold 11ns"). */
+Test(latency, auto_calls_corrected_to_zero_join_the_mode_above, .init = data_setup,
+     .fini = data_teardown)
 {
-	uint64_t d[200];
-	for (int i = 0; i < 200; i++)
-		d[i] = i < 150 ? (uint64_t)(i % 2) : 1000000 + (uint64_t)i;
+	rng_state = 17;
+	for (int i = 0; i < 6000; i++)
+		data[ndata++] = (uint64_t)(i % 2);
+	add_lognormal(data, &ndata, 3000, 200, 0.1);
+	add_lognormal(data, &ndata, 1000, 1 * MS, 0.1);
+	sort_u64(data, ndata);
 	struct latency_modes m;
-	cr_assert_eq(latency_auto_threshold(d, 200, &m), 0, "%s", m.reason);
-	cr_assert_eq(m.nmodes, 2);
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert_eq(m.nmodes, 2, "%s; modes %s", m.reason, modes_text(&m));
 	cr_assert_eq(m.modes[0].lo_ns, 0);
-	assert_near(m.modes[0].share, 0.75, 1e-9, "fast share");
-	cr_assert(m.threshold_ns > 1 && m.threshold_ns < 1000000);
+	assert_near(m.modes[0].share, 0.9, 0.01, "fast share");
+	cr_assert(m.threshold_ns > 400 && m.threshold_ns < 500 * US, "threshold %llu: %s",
+		  (unsigned long long)m.threshold_ns, m.reason);
+	assert_reason_names_modes(&m);
+}
+
+/* Modes less than 2x apart are sub-modes of one kind of call: with a slow
+ * mode farther away, the threshold goes before it, not between them. */
+Test(latency, auto_sub_modes_within_2x_stay_together, .init = data_setup, .fini = data_teardown)
+{
+	rng_state = 23;
+	add_lognormal(data, &ndata, 14000, 1 * US, 0.05);
+	add_lognormal(data, &ndata, 5000, 1.6 * US, 0.05);
+	add_lognormal(data, &ndata, 1000, 20 * US, 0.1);
+	sort_u64(data, ndata);
+	struct latency_modes m;
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert_eq(m.nmodes, 3, "%s; modes %s", m.reason, modes_text(&m));
+	cr_assert(m.threshold_ns > 2 * US && m.threshold_ns < 15 * US, "threshold %llu: %s",
+		  (unsigned long long)m.threshold_ns, m.reason);
+	cr_assert_null(strstr(m.reason, "less than 2x apart"), "%s", m.reason);
+	assert_reason_names_modes(&m);
+}
+
+/* ... and only when nothing else is there, between them, saying so. */
+Test(latency, auto_sub_modes_split_when_no_mode_is_farther, .init = data_setup,
+     .fini = data_teardown)
+{
+	rng_state = 29;
+	add_lognormal(data, &ndata, 15000, 1 * US, 0.05);
+	add_lognormal(data, &ndata, 5000, 1.6 * US, 0.05);
+	sort_u64(data, ndata);
+	struct latency_modes m;
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert(m.threshold_ns > 1.1 * US && m.threshold_ns < 1.5 * US, "threshold %llu: %s",
+		  (unsigned long long)m.threshold_ns, m.reason);
+	cr_assert(strstr(m.reason, "less than 2x apart: no mode farther"), "%s", m.reason);
+	assert_reason_names_modes(&m);
+}
+
+/* A rare far tail (0.3% of the calls, 1000x slower) is a mode, and the
+ * threshold separates it. */
+Test(latency, auto_rare_far_tail_is_separated, .init = data_setup, .fini = data_teardown)
+{
+	rng_state = 31;
+	add_lognormal(data, &ndata, 100000, 1 * US, 0.3);
+	add_lognormal(data, &ndata, 300, 1 * MS, 0.2);
+	sort_u64(data, ndata);
+	struct latency_modes m;
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert(m.threshold_ns > 5 * US && m.threshold_ns < 500 * US, "threshold %llu: %s",
+		  (unsigned long long)m.threshold_ns, m.reason);
+	assert_near(m.modes[m.nmodes - 1].share, 0.003, 0.0005, "tail share");
+	assert_reason_names_modes(&m);
+}
+
+/* The shape redis-server showed under SET/GET with LRANGE at once: the main
+ * mode with sub-modes up to 1.95x above it, and the LRANGE calls at 14 us.
+ * The threshold separates LRANGE (regression: it fell at 471 ns, between
+ * the main mode and its 489 ns sub-mode). */
+Test(latency, auto_redis_set_get_with_lrange, .init = data_setup, .fini = data_teardown)
+{
+	rng_state = 37;
+	add_lognormal(data, &ndata, 65000, 251, 0.05);
+	add_lognormal(data, &ndata, 12000, 295, 0.05);
+	add_lognormal(data, &ndata, 8000, 409, 0.05);
+	add_lognormal(data, &ndata, 4000, 489, 0.05);
+	add_lognormal(data, &ndata, 11000, 14 * US, 0.1);
+	sort_u64(data, ndata);
+	struct latency_modes m;
+	cr_assert_eq(latency_auto_threshold(data, ndata, &m), 0, "%s", m.reason);
+	cr_assert(m.threshold_ns > 1 * US && m.threshold_ns < 10 * US, "threshold %llu: %s; modes %s",
+		  (unsigned long long)m.threshold_ns, m.reason, modes_text(&m));
+	cr_assert(strstr(m.reason, "the slow one at 14"), "%s", m.reason);
+	assert_reason_names_modes(&m);
 }
 
 Test(latency, auto_too_few_calls)
@@ -653,7 +770,7 @@ Test(latency, auto_main_mode_slowest_has_no_threshold, .init = data_setup, .fini
 	struct latency_modes m;
 	cr_assert_eq(latency_auto_threshold(data, ndata, &m), -1);
 	cr_assert_eq(m.nmodes, 2);
-	cr_assert(strstr(m.reason, "no mode slower than the main one"), "%s", m.reason);
+	cr_assert(strstr(m.reason, "no mode slower than the main mode at "), "%s", m.reason);
 	struct threshold t = {.kind = THRESHOLD_AUTO};
 	cr_assert_eq(threshold_resolve(&t, data, ndata, NULL), latency_percentile(data, ndata, 95));
 }
@@ -803,6 +920,35 @@ Test(latency, loglin_durations_give_percentiles_within_the_bucket_width)
 		assert_within_pct(approx.threshold_ns, (double)exact.threshold_ns, 10, "auto threshold");
 		free(h);
 	}
+	free(counts);
+	free(d);
+}
+
+/* A percentile read on the histogram without its stand-in durations is the
+ * number read on them, exactly (a window's p99 and a p99 threshold are one
+ * figure), whether every call or 2^14 evenly ranked ones stand in. */
+Test(latency, loglin_percentile_is_that_of_the_durations)
+{
+	rng_state = 99;
+	size_t n = 0;
+	uint64_t *d = malloc(60000 * sizeof(*d));
+	add_lognormal(d, &n, 50000, 14 * US, 0.3);
+	add_lognormal(d, &n, 10000, 300 * US, 0.2);
+	uint64_t *counts = calloc(LATENCY_LOGLIN_BUCKETS, sizeof(*counts));
+	for (size_t i = 0; i < n; i++)
+		counts[latency_loglin_bucket(d[i])]++;
+	size_t maxes[] = {n, 1u << 14, 7};
+	double pcts[] = {0, 0.1, 1, 50, 90, 95, 99, 99.9, 99.99, 100};
+	for (int m = 0; m < 3; m++) {
+		size_t k;
+		uint64_t *h = latency_loglin_durations(counts, maxes[m], &k, NULL);
+		for (int p = 0; p < 10; p++)
+			cr_assert_eq(latency_loglin_percentile(counts, maxes[m], pcts[p]),
+				     latency_percentile(h, k, pcts[p]), "p%g of %zu values", pcts[p], k);
+		free(h);
+	}
+	memset(counts, 0, LATENCY_LOGLIN_BUCKETS * sizeof(*counts));
+	cr_assert_eq(latency_loglin_percentile(counts, n, 99), 0);
 	free(counts);
 	free(d);
 }

@@ -8,7 +8,10 @@
 
 #include "flame.h"
 #include "folded.h"
+#include "latency.h"
+#include "linecalls.h"
 #include "profile.h"
+#include "query.h"
 #include "recording.h"
 #include "report.h"
 #include "unitkit.h"
@@ -278,5 +281,64 @@ Test(profile, trim_keeps_links_and_span_index)
 	struct span sp = {.id = 999, .start_ns = 1, .duration_ns = 1};
 	cr_assert_eq(profile_span_add(p, &sp), 5);
 	cr_assert_eq(profile_span_find(p, 999), 5);
+	profile_free(p);
+}
+
+static uint64_t slow_at_5ms(void *arg, uint32_t probe)
+{
+	(void)arg, (void)probe;
+	return 5000000;
+}
+
+/* "Slower than T" is duration > T wherever calls are counted: the query's
+ * count (report --slow's "N of M calls") and the line report's slow calls
+ * agree with the spans table's `duration_ns > T`, a call of exactly T is in
+ * neither, and calls with a record count by their duration, not spread over
+ * their histogram bucket (regression: the report said 94 calls over 5 ms
+ * where the spans table had 95). */
+Test(profile, slower_than_is_over_not_at)
+{
+	struct profile *p = profile_new();
+	uint32_t th = profile_thread_intern(p, 100, 100, "srv");
+	uint32_t work = profile_probe_add(p, "work", "/bin/t", 0x1000);
+	uint32_t line = profile_probe_add(p, "t.c:12", "/bin/t", 0x1010);
+	p->probes[line].point = 0;
+	uint64_t id = 0, over = 0;
+	for (int i = 0; i < 1000; i++) {
+		/* 900 fast calls counted in the histogram only; 20 kept around
+		 * 5 ms (5.000000 ms itself among them), 80 at 8-9 ms */
+		uint64_t d = i < 900   ? 100000 + (uint64_t)i * 100
+			     : i < 920 ? 4990000 + (uint64_t)(i - 900) * 10000
+				       : 8000000 + (uint64_t)(i - 920) * 10000;
+		p->probes[work].hist[latency_loglin_bucket(d)]++;
+		if (i < 900)
+			continue;
+		struct span sp = {.id = ++id, .start_ns = (uint64_t)i * 10000000, .duration_ns = d,
+				  .raw_duration_ns = d, .probe = work, .thread = th, .depth = 1,
+				  .points = 1};
+		cr_assert_geq(profile_span_add(p, &sp), 0);
+		over += d > 5000000;
+	}
+	cr_assert_eq(over, 98);
+	profile_point_calls_set(p, line, work, 1000, 100);
+
+	cr_assert_eq(profile_probe_calls_over(p, work, 5000000), over);
+	struct span_query q;
+	char err[256], text[512];
+	cr_assert_eq(query_parse(p, SPAN_SLOW, "work:5ms", &q, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(q.slow_calls, over);
+	query_describe(&q, p, NULL, text, sizeof(text));
+	cr_assert(strstr(text, "98 of 1000 calls"), "%s", text);
+
+	struct line_in_calls in[2];
+	cr_assert_eq(line_calls_of(p, line, slow_at_5ms, NULL, in), 1);
+	cr_assert_eq(in[0].slow, over, "line report: %llu slow calls",
+		     (unsigned long long)in[0].slow);
+	cr_assert_eq(in[0].slow_hit, over);
+	/* A threshold within the fast calls, which have no record: those
+	 * are taken as spread evenly over their buckets. */
+	uint64_t fast_over = profile_probe_calls_over(p, work, 145000);
+	cr_assert(fast_over >= 100 + 440 && fast_over <= 100 + 460, "%llu",
+		  (unsigned long long)fast_over);
 	profile_free(p);
 }

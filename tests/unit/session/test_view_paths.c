@@ -586,3 +586,44 @@ Test(view_paths, the_same_calls_both_ways)
 		     30);
 	paths_close(&x);
 }
+
+/* ---- the figures ------------------------------------------------------------------ */
+
+/* A percentile is one figure everywhere: the live probe row's p50..p99 and
+ * max are the recording's (report), and the view line's p99 threshold is
+ * the row's p99 and `report --slow work:p99`'s (regression: top showed
+ * "p99 (15.3us)" in its view line and 14.8us in its probe row, one read at
+ * a bucket's middle, the other on the durations spread in the bucket). */
+Test(view_paths, percentiles_are_one_figure_everywhere)
+{
+	struct paths x;
+	paths_open(&x, PLAIN, false);
+	live_command(&x, "slow work p99");
+	struct live_view *v = live_view_build(x.live, 0);
+	cr_assert_geq(v->nprobes, 1);
+	const struct live_probe_view *pv = &v->probes[0];
+
+	size_t n;
+	uint64_t *d = profile_probe_durations(x.offline, 0, &n);
+	struct latency_stats st;
+	latency_compute(d, n, &st);
+	free(d);
+	cr_assert_eq(pv->p50_ns, st.p50_ns);
+	cr_assert_eq(pv->p90_ns, st.p90_ns);
+	cr_assert_eq(pv->p95_ns, st.p95_ns);
+	cr_assert_eq(pv->p99_ns, st.p99_ns);
+	cr_assert_eq(pv->max_ns, st.max_ns);
+
+	struct span_query q;
+	char err[512], want[64], p99[32];
+	cr_assert_eq(query_parse(x.offline, SPAN_SLOW, "work:p99", &q, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(q.threshold_ns, pv->p99_ns);
+	cr_assert_eq(pv->slow_threshold_ns, pv->p99_ns);
+	snprintf(want, sizeof(want), "> p99 (%s)", duration_format(pv->p99_ns, p99, sizeof(p99)));
+	cr_assert(strstr(v->status.view, want), "view line '%s', row p99 %s", v->status.view, p99);
+	/* a bucket's middle would be another number here */
+	cr_assert_neq(pv->p99_ns, latency_loglin_mid(latency_loglin_bucket(pv->p99_ns)));
+	live_view_free(v);
+	paths_close(&x);
+}
