@@ -472,8 +472,9 @@ struct sonde_point_calls {
 
 /* Per-probe totals (in struct sonde_probe_counts). */
 struct sonde_probe_stats {
-	__u64 entered;    /* calls that began (counted at entry) */
-	__u64 completed;  /* calls whose return was seen */
+	__u64 entered;    /* calls that began (counted at entry), every one */
+	__u64 completed;  /* calls whose return was seen: with a predicate,
+			   * only calls where it held at entry are timed */
 	__u64 raw_ns;     /* sum of measured durations of completed calls */
 	__u64 own_ns;     /* sum of sonde's own cost inside them (raw - corrected) */
 	__u64 handler_ns; /* sum of the run times of sending span records (the
@@ -520,7 +521,8 @@ struct sonde_probe_config {
 	/* Which completed calls cross to user space as span records: every one
 	 * (emit_all), else those a sample landed in and those lasting at least
 	 * emit_min_ns (UINT64_MAX: none). All calls are counted in the
-	 * histogram and the probe's totals either way. */
+	 * histogram and the probe's totals either way (with a predicate, the
+	 * calls where it held at entry: the others are counted entered only). */
 	__u64 emit_min_ns;
 	/* Calibrated trap costs no handler can time, for this probe's kind of
 	 * first instruction (emulated by the kernel, or single-stepped): */
@@ -540,7 +542,9 @@ struct sonde_probe_config {
 	 * in flight. */
 	__u32 point_bit;
 	/* 1: a span probe with a capture program (fetch_progs, key = the
-	 * slot), run at entry; 0: its entry never looks one up. */
+	 * slot), run at entry before the call is pushed: a call failing its
+	 * predicate is not pushed (no sample is in it, its return counts
+	 * nothing); 0: its entry never looks one up. */
 	__u32 fetch;
 };
 
@@ -651,7 +655,8 @@ struct sonde_thread_pass {
  * 64-bit words, at most SONDE_FETCH_OPS operations run once each in order
  * (no jumps: every program ends). The predicate's code comes first: a
  * FETCH_PRED that pops 0, or follows a failed read, ends the hit with
- * nothing sent. Then each capture's code ends in FETCH_EMIT (or
+ * nothing sent (at a function's entry, the call is left out:
+ * sonde_probe_config.fetch). Then each capture's code ends in FETCH_EMIT (or
  * FETCH_STATUS for a value with no location there), which fills its slot
  * of a struct sonde_values record; the record is sent at the end.
  *

@@ -2,8 +2,9 @@
 /* spans.bpf.c — span probes: one program pair (`span_enter` on a uprobe,
  * `span_exit` on its uretprobe), attached once per traced function with the
  * probe id (its slot) and attach generation as the attach cookie. Entry
- * pushes the call on the thread's stack of spans in flight (the sampler
- * reads it), exit pops it, counts its duration into the probe's histogram
+ * counts the call as entered and pushes it on the thread's stack of spans
+ * in flight (the sampler reads it) unless the probe's predicate fails
+ * there, exit pops it, counts its duration into the probe's histogram
  * and sends a record when the probe's policy wants one. */
 #include "common.bpf.h"
 #include "fetch.bpf.h"
@@ -130,6 +131,28 @@ static __always_inline void drop_abandoned(struct sonde_thread_state *st, __u64 
 	st->depth = alive;
 }
 
+/* Runs the probe's capture program at a call's entry, before the call is
+ * pushed: its values name the call's span id, and a call failing the
+ * predicate is not pushed at all. Its run is charged to the calls around
+ * this one, and so are the traps of a call left out (what span_exit
+ * charges for a call it pops). Returns whether the call is kept. */
+static __always_inline int span_filter(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
+				       struct sonde_thread_state *st, struct sonde_span_frame *f,
+				       __u64 t0, __u64 pid_tgid, struct sonde_probe_config *cfg)
+{
+	int kept = fetch_run(ctx, prog, f->probe, span_id_of(f), pid_tgid);
+	__u64 t1 = bpf_ktime_get_ns();
+	st->own_ns += t1 - t0;
+	if (!kept) {
+		st->own_ns += cfg->call_unseen_ns;
+		return 0;
+	}
+	/* The call begins after its values are read. */
+	f->own_at_entry = st->own_ns;
+	f->start_ns = t1;
+	return 1;
+}
+
 SEC("uprobe")
 int span_enter(struct pt_regs *ctx)
 {
@@ -156,7 +179,8 @@ int span_enter(struct pt_regs *ctx)
 	if (pc)
 		pc->stats.entered++;
 	/* Values captured at entry belong to the call: their record names its
-	 * span id. */
+	 * span id. With a predicate, only the calls where it holds are
+	 * calls of the probe: pushed, timed, seen by the sampler. */
 	struct sonde_fetch_prog *prog = cfg->fetch ? fetch_prog_of(probe, cfg->gen) : NULL;
 	if (!st) {
 		if (prog)
@@ -167,6 +191,8 @@ int span_enter(struct pt_regs *ctx)
 	drop_abandoned(st, sp);
 	__u32 d = st->depth;
 	if (d >= SONDE_SPAN_DEPTH) {
+		/* An untimed level, kept whatever the predicate says: its return
+		 * takes one level off. */
 		st->depth = d + 1;
 		count(SONDE_CNT_SPAN_OVERFLOW);
 		if (prog)
@@ -185,20 +211,15 @@ int span_enter(struct pt_regs *ctx)
 	 * call_unseen_ns for the calls around it). */
 	f->own_at_entry = st->own_ns;
 	f->start_ns = t0;
+	/* A call left out is never pushed: its return finds no frame of its
+	 * own (frames pair with returns by stack slot) and counts nothing. */
+	if (prog && !span_filter(ctx, prog, st, f, t0, pid_tgid, cfg))
+		return 0;
 	/* The frame is whole before the depth shows it to a sampler that
 	 * interrupts this program: none reads the last call's start, marks
 	 * or id in this one. */
 	state_barrier();
 	st->depth = d + 1;
-	if (prog) {
-		/* Timed, and charged to the calls around this one, not to it: it
-		 * begins after its values are read. */
-		fetch_run(ctx, prog, probe, span_id_of(f), pid_tgid);
-		__u64 t1 = bpf_ktime_get_ns();
-		st->own_ns += t1 - t0;
-		f->own_at_entry = st->own_ns;
-		f->start_ns = t1;
-	}
 	return 0;
 }
 
@@ -319,7 +340,8 @@ int span_exit(struct pt_regs *ctx)
 	}
 	if (found < 0) {
 		/* Not a timed call: an untimed level past the stored ones returns,
-		 * or a call that began before tracing did (ignored). */
+		 * or a call its predicate left out, or one that began before
+		 * tracing did (ignored). */
 		if (d > SONDE_SPAN_DEPTH)
 			st->depth = d - 1;
 		return 0;

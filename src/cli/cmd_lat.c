@@ -28,6 +28,8 @@ static void usage(FILE *f)
 		"gets its probes ~1 ms after its fork, --exact-children: from its first\n"
 		"instruction, with the probes on the file for every process), -p NAME\n"
 		"every process of that name; a LIB:FUNC probe counts the calls of each of them.\n"
+		"A 'FUNC VAR... if EXPR' (record --help) times only the calls where EXPR held at\n"
+		"their entry: its line says how many of how many entered.\n"
 		"  --ready-file FILE  write sonde's PID to FILE once every FUNC is traced (see\n"
 		"                     record --help)\n");
 }
@@ -35,6 +37,7 @@ static void usage(FILE *f)
 struct lat_state {
 	uint64_t (*shown)[LATENCY_LOGLIN_BUCKETS]; /* per probe: counts already shown in an
 						    * interval */
+	uint64_t *shown_entered; /* per probe: calls entered already shown */
 	size_t nshown;
 	double interval;      /* -i seconds; 0 = none */
 	struct session *s;
@@ -42,8 +45,10 @@ struct lat_state {
 	uint64_t next_ns;     /* when the next interval ends */
 };
 
-/* Prints the calls a probe's histogram counts (the kernel's, of every call). */
-static void print_probe(const struct profile *p, uint32_t probe, const uint64_t *counts)
+/* Prints the calls a probe's histogram counts (the kernel's, of every call;
+ * with a predicate, of every call where it held, out of `entered`). */
+static void print_probe(const struct profile *p, uint32_t probe, const uint64_t *counts,
+			uint64_t entered)
 {
 	size_t n;
 	uint64_t total;
@@ -59,8 +64,13 @@ static void print_probe(const struct profile *p, uint32_t probe, const uint64_t 
 			latency_hist_add(&h, lo, counts[b]);
 	}
 	char b[7][32], name[512];
-	printf("%s: %" PRIu64 " calls", printable_copy(name, sizeof(name), p->probes[probe].name),
-	       total);
+	printf("%s", printable_copy(name, sizeof(name), p->probes[probe].name));
+	if (p->probes[probe].predicate)
+		printf(" where %s: %" PRIu64 " calls of %" PRIu64 " entered",
+		       printable_copy(name, sizeof(name), p->probes[probe].predicate), total,
+		       entered);
+	else
+		printf(": %" PRIu64 " calls", total);
 	if (total)
 		printf(", mean %s  p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s",
 		       duration_format((uint64_t)st.mean_ns, b[0], 32),
@@ -82,6 +92,10 @@ static void print_interval(struct session *s, struct lat_state *ls)
 	if (ls->nshown < p->nprobes) {
 		ls->shown = xrealloc(ls->shown, p->nprobes * sizeof(*ls->shown));
 		memset(ls->shown + ls->nshown, 0, (p->nprobes - ls->nshown) * sizeof(*ls->shown));
+		ls->shown_entered =
+			xrealloc(ls->shown_entered, p->nprobes * sizeof(*ls->shown_entered));
+		memset(ls->shown_entered + ls->nshown, 0,
+		       (p->nprobes - ls->nshown) * sizeof(*ls->shown_entered));
 		ls->nshown = p->nprobes;
 	}
 	uint64_t delta[LATENCY_LOGLIN_BUCKETS];
@@ -91,7 +105,10 @@ static void print_interval(struct session *s, struct lat_state *ls)
 			delta[b] = now_b > ls->shown[i][b] ? now_b - ls->shown[i][b] : 0;
 			ls->shown[i][b] = now_b;
 		}
-		print_probe(p, (uint32_t)i, delta);
+		uint64_t entered = p->probes[i].entered;
+		print_probe(p, (uint32_t)i, delta,
+			    entered > ls->shown_entered[i] ? entered - ls->shown_entered[i] : 0);
+		ls->shown_entered[i] = entered;
 	}
 }
 
@@ -119,7 +136,7 @@ static void print_final(struct lat_state *ls)
 		print_interval(ls->s, ls);
 	printf("\n%s:\n", ls->interval > 0 ? "All calls" : "Calls");
 	for (size_t i = 0; i < p->nprobes; i++)
-		print_probe(p, (uint32_t)i, p->probes[i].hist);
+		print_probe(p, (uint32_t)i, p->probes[i].hist, p->probes[i].entered);
 	fflush(stdout);
 }
 
@@ -188,6 +205,7 @@ int cmd_lat(int argc, char **argv)
 	print_final(&ls);
 	session_print_summary(s, "traced", stderr);
 	free(ls.shown);
+	free(ls.shown_entered);
 	session_free(s);
 	return rc;
 }

@@ -951,22 +951,20 @@ static int set_probe_config(struct engine *e, uint32_t slot, bool active)
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
 
-int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog)
+/* Puts prog (NULL: none) in slot's place in fetch_progs, for its current
+ * generation, and says so in its config. */
+static int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *prog)
 {
-	int slot = slot_of(e, probe);
-	if (slot < 0)
-		return -1;
 	struct sonde_fetch_prog p = {0};
 	if (prog)
 		p = *prog;
 	p.gen = e->probe_gen[slot];
-	uint32_t key = (uint32_t)slot;
-	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &slot, &p, BPF_ANY))
 		return -1;
 	/* The entry looks the program up only when its config says there is
 	 * one: set after the program is in place, cleared after it is gone. */
 	e->slot_fetch[slot] = p.nops > 0;
-	return set_probe_config(e, (uint32_t)slot, e->slot_active[slot]);
+	return set_probe_config(e, slot, e->slot_active[slot]);
 }
 
 void engine_pause_spans(struct engine *e)
@@ -1210,7 +1208,7 @@ static void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 		__atomic_and_fetch(&e->skel->bss->points_active, ~(1ull << (e->point_bit[slot] - 1)),
 				   __ATOMIC_RELAXED);
 	clear_slot_counts(e, slot);
-	engine_set_fetch(e, probe, NULL);
+	set_fetch(e, slot, NULL);
 	free_point_progs(e, slot);
 	e->slot_probe[slot] = NO_PROBE;
 	e->point_bit[slot] = 0;
@@ -1233,8 +1231,8 @@ uint32_t engine_calibration_probe(int cls)
 	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
 }
 
-static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
-			const uint64_t *offsets, pid_t pid, char *err, size_t errlen);
+static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen);
 
 /* -1 with fixed_refusal when the session loaded no uprobe program. */
 static int refuse_without_spans(const struct engine *e, char *err, size_t errlen)
@@ -1245,18 +1243,18 @@ static int refuse_without_spans(const struct engine *e, char *err, size_t errlen
 	return -1;
 }
 
-int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
-			const uint64_t *file_offsets, pid_t pid, char *err, size_t errlen)
+int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen)
 {
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
 	int need = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (is_calibration(probes[i])) {
-			snprintf(err, errlen, "probe id %u is sonde's own", probes[i]);
+	for (size_t i = 0; i < b->n; i++) {
+		if (is_calibration(b->probes[i])) {
+			snprintf(err, errlen, "probe id %u is sonde's own", b->probes[i]);
 			return -1;
 		}
-		need += !probe_attached(e, probes[i]);
+		need += !probe_attached(e, b->probes[i]);
 	}
 	if (need > engine_probes_available(e)) {
 		snprintf(err, errlen, "too many traced functions at once (at most %d): untrace some",
@@ -1265,17 +1263,21 @@ int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, cons
 	}
 	/* A probe already attached for this process keeps its attachment: a
 	 * second would count each call twice. */
-	uint32_t *todo = xcalloc(n + 1, sizeof(*todo));
-	uint64_t *offs = xcalloc(n + 1, sizeof(*offs));
+	uint32_t *todo = xcalloc(b->n + 1, sizeof(*todo));
+	uint64_t *offs = xcalloc(b->n + 1, sizeof(*offs));
+	const struct sonde_fetch_prog **fetch = xcalloc(b->n + 1, sizeof(*fetch));
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!attached_for(e, probes[i], pid)) {
-			todo[k] = probes[i];
-			offs[k++] = file_offsets[i];
+	for (size_t i = 0; i < b->n; i++)
+		if (!attached_for(e, b->probes[i], b->pid)) {
+			todo[k] = b->probes[i];
+			fetch[k] = b->fetch ? b->fetch[i] : NULL;
+			offs[k++] = b->file_offsets[i];
 		}
-	int r = k ? attach_spans(e, todo, k, binary, offs, pid, err, errlen) : 0;
+	struct engine_span_batch left = {todo, offs, fetch, k, b->binary, b->pid};
+	int r = k ? attach_spans(e, &left, err, errlen) : 0;
 	free(todo);
 	free(offs);
+	free(fetch);
 	return r;
 }
 
@@ -1301,7 +1303,8 @@ int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const 
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	return attach_spans(e, probes, n, binary, file_offsets, getpid(), err, errlen);
+	struct engine_span_batch b = {probes, file_offsets, NULL, n, binary, getpid()};
+	return attach_spans(e, &b, err, errlen);
 }
 
 void engine_detach_calibration(struct engine *e)
@@ -1349,9 +1352,14 @@ static int link_uprobes(struct engine *e, struct bpf_program *prog, const char *
 	return 0;
 }
 
-static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
-			const uint64_t *offsets, pid_t pid, char *err, size_t errlen)
+static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen)
 {
+	const uint32_t *probes = b->probes;
+	const uint64_t *offsets = b->file_offsets;
+	const char *binary = b->binary;
+	size_t n = b->n;
+	pid_t pid = b->pid;
 	uint32_t *slots = xcalloc(n + 1, sizeof(*slots));
 	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
 	bool *fresh = xcalloc(n + 1, sizeof(*fresh));
@@ -1395,7 +1403,9 @@ static int attach_spans(struct engine *e, const uint32_t *probes, size_t n, cons
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (set_probe_config(e, slots[i], true)) {
+		/* A fresh probe's program first: its hits count once it is active. */
+		const struct sonde_fetch_prog *prog = b->fetch && fresh[i] ? b->fetch[i] : NULL;
+		if ((prog && set_fetch(e, slots[i], prog)) || set_probe_config(e, slots[i], true)) {
 			snprintf(err, errlen, "cannot configure probe %u: %s", probes[i],
 				 strerror(errno));
 			for (size_t j = 0; j < i; j++)

@@ -158,7 +158,13 @@ bool engine_sampling(const struct engine *e);
  * records, histograms and open spans are handed back under the caller's
  * ids. At most ENGINE_USER_PROBES are attached at once.
  * engine_attach_spans attaches n probes, probes[i] at file_offsets[i] of
- * one binary, all or none: on a kernel with uprobe_multi links (6.11+) all n
+ * one binary, each with the fetch program fetch[i] (captures and a
+ * predicate, sonde_abi.h; dwarfvar.h builds it; fetch or fetch[i] NULL:
+ * none), all or none. A probe's program is in place before its first hit
+ * counts, so with a predicate no call is ever counted undecided; a probe
+ * attached already (one more PID) keeps the program it has. A hit's values
+ * arrive as SONDE_REC_VALUES records under the caller's probe id. On a kernel
+ * with uprobe_multi links (6.11+) all n
  * entries are one link and all n returns another, so the kernel removes
  * them with one grace period each instead of ~0.15 s a uprobe; a probe
  * detached while others of its link stay attached keeps its uprobes (its
@@ -170,8 +176,16 @@ bool engine_sampling(const struct engine *e);
  * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
  * id again for another PID adds attachments; for a PID it is attached for
  * already, changes nothing (engine_attach_point likewise). */
-int engine_attach_spans(struct engine *e, const uint32_t *probes, size_t n, const char *binary,
-			const uint64_t *file_offsets, pid_t pid, char *err, size_t errlen);
+struct engine_span_batch {
+	const uint32_t *probes;
+	const uint64_t *file_offsets;
+	const struct sonde_fetch_prog *const *fetch;
+	size_t n;
+	const char *binary;
+	pid_t pid;
+};
+int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen);
 
 /* Whether uprobes go on in uprobe_multi links (else one link a uprobe:
  * a caller attaching many may as well attach them one at a time). */
@@ -187,12 +201,6 @@ struct engine_span_policy {
 	bool emit_all;
 };
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
-
-/* The fetch program an attached probe runs at each hit (captures and a
- * predicate, sonde_abi.h; dwarfvar.h builds it); NULL: none. A hit's
- * values arrive as SONDE_REC_VALUES records under the caller's probe id.
- * Takes effect at once. Returns 0, or -1 when the probe is not attached. */
-int engine_set_fetch(struct engine *e, uint32_t probe, const struct sonde_fetch_prog *prog);
 
 /* How many more probes can be attached now. */
 int engine_probes_available(const struct engine *e);

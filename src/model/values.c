@@ -73,6 +73,11 @@ uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *na
 	return (uint32_t)p->ncaptures++;
 }
 
+uint32_t values_next_layout(const struct profile *p, uint32_t probe)
+{
+	return probe < p->nprobes ? p->probes[probe].capture_layout + 1 : 1;
+}
+
 uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures,
 			  uint32_t n, const char *predicate)
 {
@@ -85,7 +90,8 @@ uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *cap
 	pi->ncapture_slots = n;
 	free(pi->predicate);
 	pi->predicate = predicate ? xstrdup(predicate) : NULL;
-	return ++pi->capture_layout;
+	pi->capture_layout = values_next_layout(p, probe);
+	return pi->capture_layout;
 }
 
 uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const struct hit_value *v,

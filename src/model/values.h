@@ -27,9 +27,12 @@ uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *na
 /* What a probe's hit records hold from now on: captures[i] for slot i, and
  * its predicate (NULL: none). Returns the layout number to put in the
  * probe's fetch program (struct sonde_fetch_prog): records carrying another
- * are of an earlier program and are dropped. */
+ * are of an earlier program and are dropped. It is values_next_layout's:
+ * a program can be written before the probe is in p (a probe not in p yet
+ * gets 1 once added). */
 uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *captures,
 			  uint32_t n, const char *predicate);
+uint32_t values_next_layout(const struct profile *p, uint32_t probe);
 
 /* Adds a hit (values n, in slot order). Returns its index. */
 uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const struct hit_value *v,

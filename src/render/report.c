@@ -397,8 +397,14 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 		summarize_probe(p, (uint32_t)i, &ps);
 		char b[7][32];
 		const struct probe_info *pi = &p->probes[i];
-		fprintf(out, "\nTraced calls of %s: %" PRIu64 " calls", printable(keep, pi->name),
-			ps.st.count);
+		fprintf(out, "\nTraced calls of %s", printable(keep, pi->name));
+		/* Decided at entry: the calls where it failed were counted entered
+		 * only, and nothing below is about them. */
+		if (pi->predicate && profile_meta_u64(p, "predicates_select_calls"))
+			fprintf(out, " where %s", printable(keep, pi->predicate));
+		else if (pi->predicate)
+			fprintf(out, " (every call: recorded before a predicate selected calls)");
+		fprintf(out, ": %" PRIu64 " calls", ps.st.count);
 		if (ps.open)
 			fprintf(out, " (%zu still running at the end, counted with their elapsed time)",
 				ps.open);

@@ -71,17 +71,20 @@ static uint32_t name_captures(const struct capture_plan *plan, const struct fetc
 	return values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
 }
 
-int capture_apply(const struct capture_plan *plan, int i, struct engine *e, struct profile *p,
-		  uint32_t probe, char *err, size_t errlen)
+bool capture_program(const struct capture_plan *plan, int i, const struct profile *p,
+		     uint32_t probe, struct sonde_fetch_prog *out)
 {
 	if (!plan->builds || i >= plan->n)
-		return 0;
-	const struct fetch_build *b = &plan->builds[i];
-	struct sonde_fetch_prog prog = b->prog;
-	prog.layout = name_captures(plan, b, p, probe);
-	if (engine_set_fetch(e, probe, &prog))
-		return errbuf_set(err, errlen, "cannot store the fetch program of probe %u", probe);
-	return 0;
+		return false;
+	*out = plan->builds[i].prog;
+	out->layout = values_next_layout(p, probe);
+	return true;
+}
+
+void capture_name(const struct capture_plan *plan, int i, struct profile *p, uint32_t probe)
+{
+	if (plan->builds && i < plan->n)
+		name_captures(plan, &plan->builds[i], p, probe);
 }
 
 int capture_apply_points(const struct capture_plan *plan, struct engine *e, struct profile *p,

@@ -6,9 +6,11 @@
  * translates it at each resolved probe address (dwarfvar.h), before
  * anything is attached, so bad input (a name not visible, no such member,
  * a type a predicate cannot compare, no DWARF, a location operation sonde
- * cannot read) refuses the whole spec with one line. capture_apply then
- * writes a probe's program into the kernel and names its slots in the
- * profile. */
+ * cannot read) refuses the whole spec with one line. A function's program
+ * (capture_program) goes into the kernel with its attachment
+ * (engine_attach_spans), so that its predicate decides every call counted;
+ * capture_name then names its slots in the profile. A line's programs are
+ * put on its addresses once attached (capture_apply_points). */
 #ifndef SONDE_CAPTURE_H
 #define SONDE_CAPTURE_H
 
@@ -32,10 +34,15 @@ struct capture_plan {
 int capture_prepare(const char *tail, const struct probe_target *t, int n, bool one_probe,
 		    struct capture_plan *plan, char *err, size_t errlen);
 
-/* Puts target i's program on `probe` (attached) and its captures in p.
- * Returns 0 or -1 with err. */
-int capture_apply(const struct capture_plan *plan, int i, struct engine *e, struct profile *p,
-		  uint32_t probe, char *err, size_t errlen);
+/* Target i's program for function probe `probe` (in p or about to be
+ * added), into *out: true, or false when the spec captures nothing. Its
+ * records carry the layout capture_name gives the probe next. */
+bool capture_program(const struct capture_plan *plan, int i, const struct profile *p,
+		     uint32_t probe, struct sonde_fetch_prog *out);
+
+/* Names target i's captures (and the predicate) in p as `probe`'s, once
+ * its program is attached with it. */
+void capture_name(const struct capture_plan *plan, int i, struct profile *p, uint32_t probe);
 
 /* A line probe (attached with a program per address, engine_attach_point):
  * puts each target's program on its address and the captures in p.

@@ -44,6 +44,7 @@ struct probe_state {
 	size_t nslow, slow_head;
 	uint64_t slow_threshold_ns; /* cached, re-resolved every second */
 	uint64_t calls_base;        /* in-kernel count at the last reset */
+	uint64_t entered_base;      /* calls entered at the last reset */
 };
 
 struct rate_ring {
@@ -1000,6 +1001,7 @@ static int do_reset(struct live *l, FILE *out)
 			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
 				total += h[b];
 		l->probes[i].calls_base = total;
+		l->probes[i].entered_base = l->p->probes[i].entered;
 		l->probes[i].nslow = l->probes[i].slow_head = 0;
 	}
 	memset(&l->sample_rate, 0, sizeof(l->sample_rate));
@@ -1127,11 +1129,15 @@ static void print_status(struct live *l, FILE *out, FILE *data)
 	for (size_t i = 0; i < v->nprobes; i++) {
 		const struct live_probe_view *pv = &v->probes[i];
 		char p50[16], p99[16];
-		fprintf(out, "probe:    %s%s: %.0f calls in window, %.1f/s, p50 %s, p99 %s, %llu total\n",
+		fprintf(out, "probe:    %s%s: %.0f calls in window, %.1f/s, p50 %s, p99 %s, %llu total",
 			pv->name, pv->attached ? "" : " (untraced)", pv->calls, pv->calls_per_s,
 			duration_format(pv->p50_ns, p50, sizeof(p50)),
 			duration_format(pv->p99_ns, p99, sizeof(p99)),
 			(unsigned long long)pv->total_calls);
+		if (pv->predicated)
+			fprintf(out, " where its predicate held, of %llu entered",
+				(unsigned long long)pv->entered);
+		fputc('\n', out);
 	}
 	live_view_free(v);
 }
@@ -1507,6 +1513,9 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
+		uint64_t entered = l->p->probes[i].entered;
+		pv->entered = entered > ps->entered_base ? entered - ps->entered_base : 0;
+		pv->predicated = l->p->probes[i].predicate != NULL;
 		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */
 			/* Brings its hits up to date (a line has no histogram). */
 			uint64_t none[SONDE_HIST_BUCKETS];

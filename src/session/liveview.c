@@ -353,6 +353,10 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 	else
 		fprintf(out, "  calls:    %.0f in window (%.1f/s), %llu since tracing began\n",
 			p->calls, p->calls_per_s, (unsigned long long)p->total_calls);
+	if (p->predicated)
+		fprintf(out, "  entered:  %llu since tracing began; the calls above are those where "
+			     "its predicate held\n",
+			(unsigned long long)p->entered);
 	if (p->calls > 0)
 		fprintf(out, "  latency:  p50 %s  p90 %s  p95 %s  p99 %s  max %s\n",
 			duration_format(p->p50_ns, a, sizeof(a)),
@@ -482,6 +486,7 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 	json_number_member(out, "p99_ns", (double)p->p99_ns);
 	json_number_member(out, "max_ns", (double)p->max_ns);
 	json_number_member(out, "total_calls", (double)p->total_calls);
+	json_number_member(out, "entered", (double)p->entered);
 	json_member(out, "slow_threshold_ns", false);
 	if (p->slow_threshold_ns == UINT64_MAX || p->slow_threshold_ns == 0)
 		fputs("null", out);

@@ -78,7 +78,12 @@ struct live_probe_view {
 	double calls_per_s;      /* rate over the window */
 	uint64_t p50_ns, p90_ns, p95_ns, p99_ns, max_ns; /* over the window, from hist_fine */
 	struct latency_hist hist; /* log2 counts over the window (rounded for EWMA) */
-	uint64_t total_calls;    /* every call since tracing began (in-kernel count) */
+	uint64_t total_calls;    /* every call since tracing began (in-kernel count); with
+				  * a predicate, every call where it held at entry */
+	uint64_t entered;        /* calls that began since tracing began, every one
+				  * (with a predicate, those where it failed too) */
+	bool predicated;         /* a function probe with `if EXPR`: its calls, latencies
+				  * and slow calls are those where EXPR held */
 	uint64_t slow_threshold_ns; /* what "slow" means for this probe now (see live.h) */
 	bool slow_auto_fallback; /* the view asked auto, which found no second mode:
 	                          * slow_threshold_ns is the p95, and outputs say so */
@@ -164,7 +169,7 @@ void live_view_print(FILE *out, const struct live_view *v, size_t top_n);
  *    "drops_detail":S,"held_s":N,"memory_bytes":N,
  *    "probes":[{"name":S,"attached":B,"calls_in_window":N,"calls_per_s":N,
  *               "p50_ns":N,"p90_ns":N,"p95_ns":N,"p99_ns":N,"max_ns":N,
- *               "total_calls":N,"slow_threshold_ns":N|null,
+ *               "total_calls":N,"entered":N,"slow_threshold_ns":N|null,
  *               "slow_threshold_note":S|null,
  *               "buckets":[[LO_NS,HI_NS,CALLS],...],"predicate":S|null,"values":{...},
  *               "in_calls":[{"probe":S,"calls":N,"hit":N,"share":N,"slow_ns":N|null,

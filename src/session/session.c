@@ -298,8 +298,9 @@ static void follow_process(struct session *s, pid_t pid, uint64_t born_ns)
 				offs[k++] = p->probes[j].offset;
 				done[j] = true;
 			}
-		failed |= engine_attach_spans(s->eng, ids, k, p->probes[i].binary, offs, pid, why,
-					      sizeof(why)) != 0;
+		/* Attached already: each keeps its fetch program. */
+		struct engine_span_batch b = {ids, offs, NULL, k, p->probes[i].binary, pid};
+		failed |= engine_attach_spans(s->eng, &b, why, sizeof(why)) != 0;
 	}
 	free(ids);
 	free(offs);
@@ -509,11 +510,11 @@ static int probe_pids(struct session *s, pid_t **pids, char *err, size_t errlen)
 	return nroots + nd;
 }
 
-/* Puts the uprobes of n probes, probes[i] at offsets[i] of binary, on
- * every process probe_pids names: all or none. Returns 0, or -1 with err
- * and nothing of these probes left attached. */
-static int attach_uprobes(struct session *s, const uint32_t *probes, const uint64_t *offsets,
-			  size_t n, const char *binary, char *err, size_t errlen)
+/* Puts the uprobes of a batch of probes (its pid aside) on every process
+ * probe_pids names: all or none. Returns 0, or -1 with err and nothing of
+ * these probes left attached. */
+static int attach_uprobes(struct session *s, const struct engine_span_batch *batch, char *err,
+			  size_t errlen)
 {
 	pid_t *pids;
 	int npids = probe_pids(s, &pids, err, errlen);
@@ -521,9 +522,11 @@ static int attach_uprobes(struct session *s, const uint32_t *probes, const uint6
 		return -1;
 	int r = 0;
 	for (int i = 0; i < npids && !r; i++) {
-		if (engine_attach_spans(s->eng, probes, n, binary, offsets, pids[i], err, errlen)) {
-			for (size_t k = 0; k < n; k++)
-				engine_discard_span(s->eng, probes[k]);
+		struct engine_span_batch b = *batch;
+		b.pid = pids[i];
+		if (engine_attach_spans(s->eng, &b, err, errlen)) {
+			for (size_t k = 0; k < b.n; k++)
+				engine_discard_span(s->eng, b.probes[k]);
 			r = -1;
 		}
 	}
@@ -685,13 +688,111 @@ static int resolve_spec(struct session *s, const char *spec, struct resolved_spe
 	return 0;
 }
 
+/* The calls a probe counts are those of one predicate: a spec with
+ * captures naming a function traced now is refused (a second program would
+ * change mid-run which calls count), and so is one that traces again, with
+ * another predicate, a function traced before (its counts go on). Returns
+ * 0, or -1 with err. */
+static int refuse_other_predicate(struct session *s, const char *spec,
+				  const struct capture_plan *plan, const int *ids, const bool *fresh,
+				  int n, char *err, size_t errlen)
+{
+	const char *want = plan->spec.pred_text;
+	for (int i = 0; i < n; i++) {
+		if (ids[i] >= (int)s->prof->nprobes)
+			continue; /* new */
+		const struct probe_info *pi = &s->prof->probes[ids[i]];
+		if (!fresh[i] && plan->builds) {
+			snprintf(err, errlen,
+				 "trace %s: %s is traced already: untrace it first to change what it "
+				 "captures",
+				 spec, pi->name);
+			return -1;
+		}
+		const char *had = pi->predicate;
+		if (fresh[i] && (want || had) && (!want || !had || strcmp(want, had) != 0)) {
+			if (had)
+				snprintf(err, errlen,
+					 "trace %s: %s was traced with 'if %s' in this session and "
+					 "its counts go on: trace it with that predicate again",
+					 spec, pi->name, had);
+			else
+				snprintf(err, errlen,
+					 "trace %s: %s was traced without a predicate in this "
+					 "session and its counts go on: trace it without one again",
+					 spec, pi->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
+ * when it is not attached now, fetch[i] its program (NULL: none). */
+struct spec_functions {
+	const struct probe_target *t;
+	int n;
+	const int *ids;
+	const bool *fresh;
+	const struct sonde_fetch_prog *const *fetch;
+};
+
+/* Attaches the fresh probes of f, a binary at a time: each binary's are
+ * one batch (engine_attach_spans: one uprobe_multi link for all). Returns
+ * 0, or -1 with err and none of them left attached. */
+static int attach_functions(struct session *s, const char *spec, const struct spec_functions *f,
+			    char *err, size_t errlen)
+{
+	char why[512];
+	int n = f->n, attached = 0;
+	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
+	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
+	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
+	for (int i = 0; i < n; i++)
+		done[i] = !f->fresh[i];
+	for (; attached < n; attached++) {
+		if (done[attached])
+			continue;
+		if (interrupted(s, why, sizeof(why))) {
+			snprintf(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
+		/* One link a uprobe: a function at a time, so that a signal
+		 * stops the attach between two of them. */
+		size_t k = 0, most = engine_uprobe_multi(s->eng) ? (size_t)n : 1;
+		const char *binary = f->t[attached].binary;
+		for (int j = attached; j < n && k < most; j++) {
+			if (!done[j] && strcmp(f->t[j].binary, binary) == 0) {
+				batch[k] = (uint32_t)f->ids[j];
+				fetch[k] = f->fetch[j];
+				offsets[k++] = f->t[j].offset;
+				done[j] = true; /* a failed batch is taken back whole */
+			}
+		}
+		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1};
+		if (attach_uprobes(s, &b, why, sizeof(why))) {
+			snprintf(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
+	}
+	if (attached < n) /* take back what this spec attached */
+		for (int i = 0; i < n; i++)
+			if (f->fresh[i] && done[i])
+				engine_discard_span(s->eng, (uint32_t)f->ids[i]);
+	free(batch);
+	free(offsets);
+	free(fetch);
+	free(done);
+	return attached < n ? -1 : 0;
+}
+
 /* Attaches a resolved spec (taking what r holds). Returns the first probe
  * id, or -1 with err (and nothing of the spec attached); on success err
  * holds the spec's note, if any. */
 static int attach_resolved(struct session *s, const char *spec, struct resolved_spec *r,
 			   int *count, char *err, size_t errlen)
 {
-	char why[512];
 	if (r->line) {
 		int id = attach_line_spec(s, spec, r->location, &r->plan, r->t, r->n, count, err,
 					  errlen);
@@ -720,7 +821,7 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 		need += fresh[i];
 	}
 	int avail = engine_probes_available(s->eng);
-	int first = -1, attached = 0;
+	int first = -1;
 	if (need > avail) {
 		snprintf(err, errlen,
 			 "trace %s: names %d function%s to add, more than sonde can trace at once "
@@ -736,45 +837,19 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			 spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
-	/* The functions to attach, a binary at a time: each binary's are one
-	 * batch (engine_attach_spans: one uprobe_multi link for all). */
-	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
-	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
-	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
-	for (int i = 0; i < n; i++)
-		done[i] = !fresh[i];
-	for (; attached < n; attached++) {
-		if (done[attached])
-			continue;
-		if (interrupted(s, why, sizeof(why))) {
-			snprintf(err, errlen, "trace %s: %s", spec, why);
-			break;
-		}
-		/* One link a uprobe: a function at a time, so that a signal
-		 * stops the attach between two of them. */
-		size_t k = 0, most = engine_uprobe_multi(s->eng) ? (size_t)n : 1;
-		for (int j = attached; j < n && k < most; j++) {
-			if (!done[j] && strcmp(t[j].binary, t[attached].binary) == 0) {
-				batch[k] = (uint32_t)ids[j];
-				offsets[k++] = t[j].offset;
-				done[j] = true; /* a failed batch is taken back whole */
-			}
-		}
-		if (attach_uprobes(s, batch, offsets, k, t[attached].binary, why, sizeof(why))) {
-			snprintf(err, errlen, "trace %s: %s", spec, why);
-			break;
-		}
-	}
-	free(batch);
-	free(offsets);
-	if (attached < n) { /* take back what this spec attached */
-		for (int i = 0; i < n; i++)
-			if (fresh[i] && done[i])
-				engine_discard_span(s->eng, (uint32_t)ids[i]);
-		free(done);
+	if (refuse_other_predicate(s, spec, &plan, ids, fresh, n, err, errlen))
 		goto out;
-	}
-	free(done);
+	struct sonde_fetch_prog *progs = xcalloc((size_t)n + 1, sizeof(*progs));
+	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	for (int i = 0; i < n; i++)
+		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
+			fetch[i] = &progs[i];
+	struct spec_functions fns = {t, n, ids, fresh, fetch};
+	int rc = attach_functions(s, spec, &fns, err, errlen);
+	free(progs);
+	free(fetch);
+	if (rc)
+		goto out;
 	for (int i = 0; i < n; i++) {
 		if (ids[i] >= (int)s->prof->nprobes) { /* new: in id order */
 			char *name = probe_display_name(s->prof, &t[i]);
@@ -784,8 +859,8 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			s->probe_ino[ids[i]] = t[i].ino;
 		}
 		s->attached[ids[i]] = true;
-		if (capture_apply(&plan, i, s->eng, s->prof, (uint32_t)ids[i], why, sizeof(why)))
-			notef(s->o, "trace %s: %s", spec, why);
+		if (fresh[i])
+			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
 		if (fresh[i]) { /* its kernel slot starts with no policy */
 			s->policy_sent[ids[i]] = false;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
@@ -1676,6 +1751,8 @@ static void add_metadata(struct session *s, double end_mono)
 	for (int k = 0; k < SONDE_CNT_NUM; k++)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
 	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
+	/* Earlier recordings timed every call of a probe with a predicate. */
+	set_meta_u64(p, "predicates_select_calls", 1);
 	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
 	if (engine_offcpu_on(s->eng) || o->off_cpu)
 		set_meta_u64(p, "min_block_ns", o->min_block_ns);

@@ -307,6 +307,8 @@ function showStatus(st) {
 		/* an untraced probe stays listed with what it gathered */
 		return "<tr data-name=\"" + esc(p.name) + "\"" + (p.attached ? "" : " class=\"detached\"") +
 			"><td class=\"name\" title=\"" + esc(p.name) +
+			/* with a predicate, the row is the calls where it held */
+			(p.predicate ? " if " + esc(p.predicate) + ": " + p.total_calls + " of " + p.entered + " calls entered" : "") +
 			(p.attached ? "" : ": untraced, what it gathered stays") + "\">" + esc(p.name) +
 			"</td><td>" + fmtRate(p.calls_per_s) + "</td><td>" +
 			fmtNs(p.p50_ns) + "</td><td>" + fmtNs(p.p95_ns) + "</td><td>" + fmtNs(p.p99_ns) + "</td><td>" +

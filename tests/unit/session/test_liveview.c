@@ -102,6 +102,8 @@ static struct live_view *make_view(struct fixture *f, bool reverse, bool ewma)
 	p->p99_ns = 10200 * 1000;
 	p->max_ns = 15 * MS;
 	p->total_calls = 56789;
+	p->entered = 60000; /* with a predicate: the others failed it */
+	p->predicated = true;
 	p->slow_threshold_ns = 3100 * 1000;
 	p->slow[0] = (struct live_slow_call){.end_ns = NOW - 1500 * MS, .duration_ns = 12300 * 1000,
 					     .pid = 1234, .tid = 1235, .samples = 4,
@@ -114,6 +116,7 @@ static struct live_view *make_view(struct fixture *f, bool reverse, bool ewma)
 	p->name = strdup("libc:malloc");
 	p->attached = false;
 	p->total_calls = 100;
+	p->entered = 100;
 
 	struct live_status *st = &v->status;
 	snprintf(st->target, sizeof(st->target), "PID 1234 (server)");
@@ -176,6 +179,8 @@ static const char *PROBES_SLIDING =
 	"\n"
 	"PROBE handle_request\n"
 	"  calls:    1234 in window (123.4/s), 56789 since tracing began\n"
+	"  entered:  60000 since tracing began; the calls above are those where its predicate "
+	"held\n"
 	"  latency:  p50 1.20ms  p90 2.00ms  p95 3.10ms  p99 10.2ms  max 15.0ms\n"
 	"  slow:     slower than 3.10ms\n"
 	"  latest slow calls (newest first):\n"
@@ -264,7 +269,9 @@ Test(liveview, ewma_shows_shares_and_rates_only)
 	/* Shares are the same as with exact counts (weights scaled by 1000). */
 	cr_assert(strstr(text, TABLES), "%s", text);
 	cr_assert(strstr(text, "PROBE handle_request\n"
-			       "  calls:    123.4/s in window, 56789 since tracing began\n"),
+			       "  calls:    123.4/s in window, 56789 since tracing began\n"
+			       "  entered:  60000 since tracing began; the calls above are those "
+			       "where its predicate held\n"),
 		  "%s", text);
 	cr_assert_null(strstr(text, "1234 in window"), "%s", text);
 	cr_assert_null(strstr(text, "1235 in window"), "%s", text);
@@ -394,7 +401,7 @@ Test(liveview, status_json_exact)
 		"{\"name\":\"handle_request\",\"attached\":true,\"kind\":\"function\","
 		"\"calls_in_window\":1234,"
 		"\"calls_per_s\":123.4,\"p50_ns\":1200000,\"p90_ns\":2000000,\"p95_ns\":3100000,"
-		"\"p99_ns\":10200000,\"max_ns\":15000000,\"total_calls\":56789,"
+		"\"p99_ns\":10200000,\"max_ns\":15000000,\"total_calls\":56789,\"entered\":60000,"
 		"\"slow_threshold_ns\":3100000,"
 		"\"slow_threshold_note\":\"auto: no second mode; using p95\","
 		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]],"
@@ -411,7 +418,7 @@ Test(liveview, status_json_exact)
 		"{\"name\":\"lines.c:19\",\"attached\":false,\"kind\":\"line\","
 		"\"calls_in_window\":0,"
 		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
-		"\"max_ns\":0,\"total_calls\":100,\"slow_threshold_ns\":null,"
+		"\"max_ns\":0,\"total_calls\":100,\"entered\":100,\"slow_threshold_ns\":null,"
 		"\"slow_threshold_note\":null,\"buckets\":[],\"predicate\":\"v > 0\",\"values\":{},"
 		"\"in_calls\":[{\"probe\":\"handle_request\",\"calls\":300,\"hit\":100,"
 		"\"share\":0.333333,\"slow_ns\":3100000,\"slow_recorded\":8,\"slow_hit\":6,"
