@@ -151,7 +151,7 @@ static void print_top(struct name_count *c, size_t nc, size_t total, int show)
 static void print_slow_call(struct profile *p, const struct span *sp, const uint32_t *samples,
 			    size_t nsamples, uint64_t sample_ns, bool off_cpu)
 {
-	char dur[32], shown[512], b[32];
+	char dur[32], shown[512], b[64];
 	const char *fname = p->probes[sp->probe].name;
 	struct name_count callees[64], leaves[64];
 	size_t ncallees = 0, nleaves = 0, non = 0;
@@ -174,8 +174,9 @@ static void print_slow_call(struct profile *p, const struct span *sp, const uint
 	printf("%-8u %10s  %s  ", p->threads[sp->thread].tid,
 	       duration_format(sp->duration_ns, dur, sizeof(dur)),
 	       printable_copy(shown, sizeof(shown), fname));
+	call_split_bound(&split, sample_ns, sp->duration_ns);
 	if (off_cpu)
-		printf("on-CPU ~%s ", duration_format(non * sample_ns, b, sizeof(b)));
+		printf("%s ", call_split_on_text(&split, b, sizeof(b)));
 	printf("[%zu samples", non);
 	if (ncallees) {
 		printf(" in: ");

@@ -49,6 +49,24 @@ void call_split_add(struct call_split *c, struct profile *p, const struct sample
 	}
 }
 
+void call_split_bound(struct call_split *c, uint64_t sample_ns, uint64_t duration_ns)
+{
+	if (c->off_ns > duration_ns)
+		c->off_ns = duration_ns;
+	uint64_t left = duration_ns - c->off_ns;
+	uint64_t estimate = (uint64_t)c->on_samples * sample_ns;
+	c->on_capped = estimate > left;
+	c->on_ns = c->on_capped ? left : estimate;
+}
+
+const char *call_split_on_text(const struct call_split *c, char *buf, size_t size)
+{
+	char b[32];
+	snprintf(buf, size, "on-CPU %s%s", c->on_capped ? "<=" : "~",
+		 duration_format(c->on_ns, b, sizeof(b)));
+	return buf;
+}
+
 void call_split_order(const struct call_split *c, uint32_t order[CALL_SPLIT_STATES])
 {
 	bool used[CALL_SPLIT_STATES] = {false};

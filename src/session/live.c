@@ -478,7 +478,8 @@ static void note_slow_call(struct live *l, const struct span *sp, const struct j
 		c->samples = j->nsamples;
 		c->split = j->split;
 		const struct session_options *o = session_options(l->s);
-		c->on_ns = o->freq && !o->period ? j->split.on_samples * (1000000000ull / o->freq) : 0;
+		call_split_bound(&c->split, o->freq && !o->period ? 1000000000ull / o->freq : 0,
+				 sp->duration_ns);
 		uint32_t best = 0;
 		for (int k = 0; k < JOIN_MAX_FRAMES; k++)
 			if (j->frame[k] && j->count[k] > best) {

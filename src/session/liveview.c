@@ -60,8 +60,8 @@ const char *live_slow_call_split(const struct live_view *v, const struct live_sl
 		buf[0] = 0;
 	if (!c->split.off_ns || !v->flame || size < 64)
 		return buf;
-	char on[32];
-	int n = snprintf(buf, size, "on-CPU ~%s ", duration_format(c->on_ns, on, sizeof(on)));
+	char on[64];
+	int n = snprintf(buf, size, "%s ", call_split_on_text(&c->split, on, sizeof(on)));
 	if (n > 0 && (size_t)n < size)
 		call_split_off_text(&c->split, v->flame->frames, 3, buf + n, size - (size_t)n);
 	return buf;
@@ -548,7 +548,7 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 			"\"tid\":%u,\"samples\":%u,\"on_cpu_ns\":%llu,\"off_cpu_ns\":%llu,\"top\":",
 			i ? "," : "", (unsigned long long)c->span_id,
 			(unsigned long long)c->duration_ns, (unsigned long long)ago, (unsigned)c->pid,
-			(unsigned)c->tid, (unsigned)c->samples, (unsigned long long)c->on_ns,
+			(unsigned)c->tid, (unsigned)c->samples, (unsigned long long)c->split.on_ns,
 			(unsigned long long)c->split.off_ns);
 		if (c->top_frame && v->flame) {
 			char raw[LABEL_MAX];

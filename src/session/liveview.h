@@ -52,10 +52,10 @@ struct live_slow_call {
 	uint64_t span_id;     /* its record in the session's profile (a flame chart of
 			       * its samples while it is held, flamechart.h) */
 	/* Where its time went (with off-CPU recording on): on the CPU, about
-	 * samples x the sampling interval (on_ns; 0 when sampling is not by
-	 * frequency), and off it by state (split.off_ns 0: no off-CPU time
+	 * samples x the sampling interval, at most the duration less the
+	 * off-CPU time (split.on_ns, call_split_bound; 0 when sampling is not
+	 * by frequency), and off it by state (split.off_ns 0: no off-CPU time
 	 * seen, or off-CPU recording off). */
-	uint64_t on_ns;
 	struct call_split split;
 };
 

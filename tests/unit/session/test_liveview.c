@@ -366,7 +366,7 @@ Test(liveview, status_json_exact)
 	/* A slow call's time split: its states largest first, the function
 	 * each waited in (null: the traced one itself), and the TUI's text. */
 	struct live_slow_call *c = &v->probes[0].slow[0];
-	c->on_ns = 4 * MS;
+	c->split.on_ns = 4 * MS;
 	c->split.off_ns = 7 * MS;
 	c->split.nstates = 2;
 	c->split.off[0].state = frames_intern(f.ft, "[runnable]", "", "", 0, FRAME_STATE);
