@@ -5,6 +5,7 @@
 #include "latency.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@
 #define KDE_SHIFT_NS 16.0
 #define KDE_MIN_BANDWIDTH 0.0606      /* log(17/16) */
 #define MODE_MIN_SHARE 0.002          /* of all calls: a rare far tail is a mode */
-#define MODE_MIN_CALLS 20
+#define MODE_MIN_CALLS 10
 #define VALLEY_MAX_RATIO 0.8          /* valley / smaller peak, for distinct modes */
 #define VALLEY_NOISE_SIGMAS 2.5       /* and the dip must exceed the noise this much */
 #define VALLEY_TIE_SHARE 0.005        /* of the smaller peak: valleys this close tie */
@@ -531,10 +532,9 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 	out->found = true;
 	out->threshold_ns = kde_point_ns(k, v);
 	snprintf(out->reason, sizeof(out->reason),
-		 "threshold %s between the main mode at %s (%.1f%% of calls) and the slow one at %s "
-		 "(%.1f%%)%s",
-		 duration_format(out->threshold_ns, a, sizeof(a)), duration_format(mm->ns, b, sizeof(b)),
-		 100 * mm->share, duration_format(ms->ns, c, sizeof(c)), 100 * ms->share,
+		 "between the main mode at %s (%.1f%% of calls) and the slow one at %s (%.1f%%)%s",
+		 duration_format(mm->ns, b, sizeof(b)), 100 * mm->share,
+		 duration_format(ms->ns, c, sizeof(c)), 100 * ms->share,
 		 between_groups ? "" : ", less than 2x apart: no mode farther");
 	return 0;
 }
@@ -556,4 +556,13 @@ int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_mode
 	peaks_free(&p);
 	free(k.f);
 	return rc;
+}
+
+const char *latency_auto_note(const struct latency_modes *m, char *buf, size_t size)
+{
+	if (m->found)
+		snprintf(buf, size, "auto: %s", m->reason);
+	else
+		snprintf(buf, size, LATENCY_AUTO_FALLBACK);
+	return buf;
 }
