@@ -5,8 +5,8 @@
 #include "latency.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +22,10 @@
 #define KDE_KERNEL_CUTOFF 5.0         /* bandwidths; the Gaussian is ~4e-6 there */
 /* The kernel histogram counts 1 ns buckets below 16 ns and buckets of at
  * most 1/16 of their start above: in log(16 ns + duration) every bucket is
- * at most log(17/16) wide, so no bandwidth narrower than that (ripples of
- * the buckets would be taken for modes) and one shift makes durations near
- * 0 (calls sonde's correction brought to ~0) no farther from 20 ns than
- * 40 ns is. */
+ * at most log(17/16) wide, so no bandwidth is narrower than that (the
+ * buckets' ripples would be taken for modes), and 0 ns is a finite distance
+ * below the rest (as far below 16 ns as 16 ns is below 48 ns), not
+ * infinitely far as in log(duration). */
 #define KDE_SHIFT_NS 16.0
 #define KDE_MIN_BANDWIDTH 0.0606      /* log(17/16) */
 #define MODE_MIN_SHARE 0.002          /* of all calls: a rare far tail is a mode */
