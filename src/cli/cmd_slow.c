@@ -81,12 +81,12 @@ static void update_threshold(struct slow_state *st, struct profile *p)
 	    (st->shown_ns && st->threshold_ns <= st->shown_ns + st->shown_ns / 20 &&
 	     st->threshold_ns + st->shown_ns / 20 >= st->shown_ns))
 		return;
-	char a[32], b[32];
+	char a[32], b[sizeof(modes.reason) + 16];
 	threshold_format(&st->threshold, b, sizeof(b));
-	if (st->threshold.kind == THRESHOLD_AUTO && !modes.found)
-		printf("-- threshold now %s (auto: no second mode; using p95) over %" PRIu64
-		       " calls\n",
+	if (st->threshold.kind == THRESHOLD_AUTO)
+		printf("-- threshold now %s (%s) over %" PRIu64 " calls\n",
 		       duration_format(st->threshold_ns, a, sizeof(a)),
+		       latency_auto_note(&modes, b, sizeof(b)),
 		       profile_probe_calls(p, (uint32_t)st->probe));
 	else
 		printf("-- threshold now %s (%s over %" PRIu64 " calls)\n",

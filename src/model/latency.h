@@ -151,9 +151,9 @@ struct latency_modes {
 	bool found;                                   /* a threshold could be placed */
 	uint64_t threshold_ns; /* the valley between the main mode and the slow one */
 	char reason[192];      /* !found: why (e.g. "unimodal: one mode at 1.20ms");
-	                        * found: "threshold T between the main mode at A
-	                        * (S% of calls) and the slow one at B (S%)", the
-	                        * modes as listed */
+	                        * found: "between the main mode at A (S% of
+	                        * calls) and the slow one at B (S%)", the modes
+	                        * as listed; outputs print it after the threshold */
 };
 
 /* Finds the modes of the durations and, when there is a mode slower than the
@@ -172,7 +172,7 @@ struct latency_modes {
  * LATENCY_MAX_MODES remain): a peak below 16 ns (calls sonde's correction
  * for its own cost brought to ~0 ns: the limit of what can be told apart,
  * not a kind of call) joins the mode above; a mode needs 0.2% of the calls
- * and 20 calls (so a rare far tail is a mode), and the valley between two
+ * and 10 calls (so a rare far tail is a mode), and the valley between two
  * neighbouring modes must be below 80% of the smaller peak and deeper than
  * 2.5 standard errors of the estimate (so the sparse tail of a heavy-tailed
  * distribution does not make modes out of noise). A slow mode holding 2% of
@@ -200,8 +200,10 @@ struct latency_modes {
  * middle of the valley's near-lowest stretch (e.g. of an empty gap); the
  * slow mode reported is the largest-share mode above it.
  *
- * The reason names the main and the slow mode as the list has them: "at
- * 1.71us (94.2%", duration_format and shares to 0.1%.
+ * The reason names the main and the slow mode as the list has them
+ * ("between the main mode at 1.71us (94.2% of calls) and the slow one at
+ * 53.5us (5.8%)": duration_format, shares to 0.1%); outputs print it after
+ * the threshold (latency_auto_note).
  *
  * `sorted` is ascending. Large inputs are subsampled at evenly spaced ranks
  * (at most 65536 values feed the density; shares are counted on all
@@ -209,6 +211,13 @@ struct latency_modes {
  * LATENCY_AUTO_MIN_CALLS calls, one mode, or the main mode is the slowest)
  * with reason filled. */
 int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_modes *out);
+
+/* What every output that shows an auto threshold says of it, after the
+ * threshold: "auto: between the main mode at 1.71us (94.2% of calls) and
+ * the slow one at 53.5us (5.8%)" (the reason), or LATENCY_AUTO_FALLBACK when
+ * no valley was found and the p95 is in force. Returns buf. */
+#define LATENCY_AUTO_FALLBACK "auto: no second mode; using p95"
+const char *latency_auto_note(const struct latency_modes *m, char *buf, size_t size);
 
 /* Resolves a threshold against data (sorted ascending): percentile ->
  * latency_percentile; absolute -> ns; auto -> latency_auto_threshold, falling

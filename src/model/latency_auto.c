@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,14 +22,14 @@
 #define KDE_KERNEL_CUTOFF 5.0         /* bandwidths; the Gaussian is ~4e-6 there */
 /* The kernel histogram counts 1 ns buckets below 16 ns and buckets of at
  * most 1/16 of their start above: in log(16 ns + duration) every bucket is
- * at most log(17/16) wide, so no bandwidth narrower than that (ripples of
- * the buckets would be taken for modes) and one shift makes durations near
- * 0 (calls sonde's correction brought to ~0) no farther from 20 ns than
- * 40 ns is. */
+ * at most log(17/16) wide, so no bandwidth is narrower than that (the
+ * buckets' ripples would be taken for modes), and 0 ns is a finite distance
+ * below the rest (as far below 16 ns as 16 ns is below 48 ns), not
+ * infinitely far as in log(duration). */
 #define KDE_SHIFT_NS 16.0
 #define KDE_MIN_BANDWIDTH 0.0606      /* log(17/16) */
 #define MODE_MIN_SHARE 0.002          /* of all calls: a rare far tail is a mode */
-#define MODE_MIN_CALLS 20
+#define MODE_MIN_CALLS 10
 #define VALLEY_MAX_RATIO 0.8          /* valley / smaller peak, for distinct modes */
 #define VALLEY_NOISE_SIGMAS 2.5       /* and the dip must exceed the noise this much */
 #define VALLEY_TIE_SHARE 0.005        /* of the smaller peak: valleys this close tie */
@@ -531,10 +532,9 @@ static int modes_place_threshold(struct latency_modes *out, const struct peaks *
 	out->found = true;
 	out->threshold_ns = kde_point_ns(k, v);
 	snprintf(out->reason, sizeof(out->reason),
-		 "threshold %s between the main mode at %s (%.1f%% of calls) and the slow one at %s "
-		 "(%.1f%%)%s",
-		 duration_format(out->threshold_ns, a, sizeof(a)), duration_format(mm->ns, b, sizeof(b)),
-		 100 * mm->share, duration_format(ms->ns, c, sizeof(c)), 100 * ms->share,
+		 "between the main mode at %s (%.1f%% of calls) and the slow one at %s (%.1f%%)%s",
+		 duration_format(mm->ns, b, sizeof(b)), 100 * mm->share,
+		 duration_format(ms->ns, c, sizeof(c)), 100 * ms->share,
 		 between_groups ? "" : ", less than 2x apart: no mode farther");
 	return 0;
 }
@@ -556,4 +556,13 @@ int latency_auto_threshold(const uint64_t *sorted, size_t n, struct latency_mode
 	peaks_free(&p);
 	free(k.f);
 	return rc;
+}
+
+const char *latency_auto_note(const struct latency_modes *m, char *buf, size_t size)
+{
+	if (m->found)
+		snprintf(buf, size, "auto: %s", m->reason);
+	else
+		snprintf(buf, size, LATENCY_AUTO_FALLBACK);
+	return buf;
 }

@@ -437,8 +437,8 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 				duration_format(ps.modes.modes[m].ns, b[0], 32),
 				100.0 * ps.modes.modes[m].share);
 		if (ps.modes.found)
-			fprintf(out, "; auto threshold %s\n",
-				duration_format(ps.modes.threshold_ns, b[0], 32));
+			fprintf(out, "; auto threshold %s %s\n",
+				duration_format(ps.modes.threshold_ns, b[0], 32), ps.modes.reason);
 		else
 			fprintf(out, "%sauto: no second mode; using p95 = %s (%s)\n",
 				ps.modes.nmodes ? "; " : " ", duration_format(ps.st.p95_ns, b[0], 32),

@@ -65,7 +65,7 @@ struct live {
 	struct threshold view_threshold;
 	char filter_comm[COMMAND_COMM_MAX + 1];
 	bool threshold_known;
-	bool view_auto_fallback; /* auto found no second mode: p95 is in force */
+	struct latency_modes view_modes; /* auto: what it found (found false: the p95) */
 	size_t cursor;       /* next raw sample to take in */
 	size_t span_cursor;  /* next raw call to take in */
 	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
@@ -391,7 +391,7 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			if (n > 0) {
 				struct latency_modes modes;
 				l->view.threshold_ns = threshold_resolve(t, d, n, &modes);
-				l->view_auto_fallback = !modes.found;
+				l->view_modes = modes;
 				l->threshold_known = true;
 			}
 			free(d);
@@ -817,7 +817,7 @@ static void describe_view(const struct live *l, char *buf, size_t size)
 	case SPAN_FAST:
 		threshold_format(&l->view_threshold, th, sizeof(th));
 		if (l->view_threshold.kind == THRESHOLD_AUTO && l->threshold_known &&
-		    l->view_auto_fallback)
+		    !l->view_modes.found)
 			snprintf(th, sizeof(th), "auto (no second mode; using p95)"); /* LIVE_AUTO_FALLBACK, in a view line */
 		if (l->threshold_known)
 			duration_format(l->view.threshold_ns, val, sizeof(val));
@@ -1525,10 +1525,11 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 			pv->total_calls = l->p->probes[i].entered;
 		}
 		pv->slow_threshold_ns = ps->slow_threshold_ns == UINT64_MAX ? 0 : ps->slow_threshold_ns;
-		pv->slow_auto_fallback = (l->view.span_class == SPAN_SLOW ||
-					  l->view.span_class == SPAN_FAST) &&
-					 i == l->view.probe && l->threshold_known &&
-					 l->view_threshold.kind == THRESHOLD_AUTO && l->view_auto_fallback;
+		if ((l->view.span_class == SPAN_SLOW || l->view.span_class == SPAN_FAST) &&
+		    i == l->view.probe && l->threshold_known &&
+		    l->view_threshold.kind == THRESHOLD_AUTO)
+			latency_auto_note(&l->view_modes, pv->slow_threshold_note,
+					  sizeof(pv->slow_threshold_note));
 		for (size_t k = 0; k < ps->nslow; k++)
 			pv->slow[k] = ps->slow[(ps->slow_head + LIVE_SLOW_KEEP - 1 - k) % LIVE_SLOW_KEEP];
 		pv->nslow = ps->nslow;

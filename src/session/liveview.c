@@ -367,9 +367,10 @@ static void print_probe(FILE *out, const struct live_view *v, const struct live_
 	else
 		fprintf(out, "  latency:  no calls in this window\n");
 	if (p->slow_threshold_ns)
-		fprintf(out, "  slow:     slower than %s%s\n",
+		fprintf(out, "  slow:     slower than %s%s%s%s\n",
 			duration_format(p->slow_threshold_ns, a, sizeof(a)),
-			p->slow_auto_fallback ? " (" LIVE_AUTO_FALLBACK ")" : "");
+			p->slow_threshold_note[0] ? " (" : "", p->slow_threshold_note,
+			p->slow_threshold_note[0] ? ")" : "");
 	else
 		fprintf(out, "  slow:     no threshold yet (no calls in the window)\n");
 	size_t nslow = p->nslow < LIVE_SLOW_KEEP ? p->nslow : LIVE_SLOW_KEEP;
@@ -493,8 +494,8 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 	else
 		json_write_number(out, (double)p->slow_threshold_ns);
 	json_member(out, "slow_threshold_note", false);
-	if (p->slow_auto_fallback)
-		json_write_string(out, LIVE_AUTO_FALLBACK);
+	if (p->slow_threshold_note[0])
+		json_write_string(out, p->slow_threshold_note);
 	else
 		fputs("null", out);
 	json_member(out, "buckets", false);

@@ -61,7 +61,7 @@ struct live_slow_call {
 
 /* What every output that shows a threshold says when `auto` found no
  * second mode and the p95 is in force. */
-#define LIVE_AUTO_FALLBACK "auto: no second mode; using p95"
+#define LIVE_AUTO_FALLBACK LATENCY_AUTO_FALLBACK
 
 /* Calls in one log-linear bucket of durations (16 per octave). */
 struct live_bucket {
@@ -85,8 +85,10 @@ struct live_probe_view {
 	bool predicated;         /* a function probe with `if EXPR`: its calls, latencies
 				  * and slow calls are those where EXPR held */
 	uint64_t slow_threshold_ns; /* what "slow" means for this probe now (see live.h) */
-	bool slow_auto_fallback; /* the view asked auto, which found no second mode:
-	                          * slow_threshold_ns is the p95, and outputs say so */
+	/* the view asked auto for this probe: what outputs say after the
+	 * threshold (latency_auto_note: the modes it lies between, or
+	 * LIVE_AUTO_FALLBACK when the p95 is in force); "" otherwise */
+	char slow_threshold_note[sizeof(((struct latency_modes *)0)->reason) + 8];
 	struct live_slow_call slow[LIVE_SLOW_KEEP]; /* newest first */
 	size_t nslow;
 	struct live_bucket *buckets; /* the window's calls by duration, ascending,

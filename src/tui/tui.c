@@ -901,9 +901,9 @@ static int draw_slow_calls(const struct tui *t, const struct live_probe_view *pv
 	char a[32], b[32];
 	if (!pv->nslow || y >= ymax)
 		return y;
-	putf(y++, r.x, xmax, style(t, ST_HEADER), "SLOW CALLS (> %s%s), newest first",
+	putf(y++, r.x, xmax, style(t, ST_HEADER), "SLOW CALLS (> %s%s%s), newest first",
 	     dur(pv->slow_threshold_ns, a, sizeof(a)),
-	     pv->slow_auto_fallback ? ", " LIVE_AUTO_FALLBACK : "");
+	     pv->slow_threshold_note[0] ? ", " : "", pv->slow_threshold_note);
 	for (size_t i = 0; i < pv->nslow && y < ymax; i++, y++) {
 		const struct live_slow_call *c = &pv->slow[i];
 		char lab[LABEL_MAX] = "";
@@ -964,9 +964,10 @@ static void draw_probes(struct tui *t)
 			duration_format(pv->slow_threshold_ns, a, sizeof(a));
 		char name[LABEL_MAX];
 		printable_copy(name, sizeof(name), pv->name);
-		putf(y++, r.x, xmax, style(t, ST_HEADER), "%s: latency in the window%s%s%s", name,
+		putf(y++, r.x, xmax, style(t, ST_HEADER), "%s: latency in the window%s%s%s%s%s", name,
 		     a[0] ? ", slow > " : "", a,
-		     a[0] && pv->slow_auto_fallback ? " (" LIVE_AUTO_FALLBACK ")" : "");
+		     a[0] && pv->slow_threshold_note[0] ? " (" : "", a[0] ? pv->slow_threshold_note : "",
+		     a[0] && pv->slow_threshold_note[0] ? ")" : "");
 	}
 	int slow_rows = pv->nslow ? clampi((int)pv->nslow + 1, 0, (ymax - y) / 2) : 0;
 	y = draw_histogram(t, pv, r, y, ymax - slow_rows);

@@ -362,7 +362,9 @@ Test(liveview, status_json_exact)
 	v->probes[0].buckets[0] = (struct live_bucket){1000000, 1043000, 3};
 	v->probes[0].buckets[1] = (struct live_bucket){2000000, 2090000, 1.5};
 	v->probes[0].nbuckets = 2;
-	v->probes[0].slow_auto_fallback = true; /* auto found one mode: the p95, said */
+	/* auto found one mode: the p95, said */
+	snprintf(v->probes[0].slow_threshold_note, sizeof(v->probes[0].slow_threshold_note), "%s",
+		 LIVE_AUTO_FALLBACK);
 	/* A slow call's time split: its states largest first, the function
 	 * each waited in (null: the traced one itself), and the TUI's text. */
 	struct live_slow_call *c = &v->probes[0].slow[0];

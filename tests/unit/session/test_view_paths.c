@@ -627,3 +627,33 @@ Test(view_paths, percentiles_are_one_figure_everywhere)
 	live_view_free(v);
 	paths_close(&x);
 }
+
+/* An auto threshold is said alike: the live probe row's note (top's probe
+ * line, ctl status, serve's threshold line) is what `report` finds over
+ * the same calls, modes as it lists them. */
+Test(view_paths, auto_is_said_as_the_report_says_it)
+{
+	struct paths x;
+	paths_open(&x, PLAIN, false);
+	live_command(&x, "slow work auto");
+	struct live_view *v = live_view_build(x.live, 0);
+	const struct live_probe_view *pv = &v->probes[0];
+	struct span_query q;
+	char err[512], note[256];
+	cr_assert_eq(query_parse(x.offline, SPAN_SLOW, "work:auto", &q, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert(q.modes.found, "%s", q.modes.reason);
+	cr_assert_eq(pv->slow_threshold_ns, q.threshold_ns);
+	cr_assert_str_eq(pv->slow_threshold_note, latency_auto_note(&q.modes, note, sizeof(note)));
+	cr_assert(strncmp(pv->slow_threshold_note, "auto: between the main mode at ", 31) == 0, "%s",
+		  pv->slow_threshold_note);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	live_view_print(out, v, 5);
+	fclose(out);
+	cr_assert(strstr(text, note), "top -b does not say '%s':\n%s", note, text);
+	free(text);
+	live_view_free(v);
+	paths_close(&x);
+}
