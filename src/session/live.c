@@ -1019,7 +1019,7 @@ static int do_reset(struct live *l, FILE *out)
 			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
 				total += h[b];
 		l->probes[i].calls_base = total;
-		l->probes[i].entered_base = l->p->probes[i].entered;
+		l->probes[i].entered_base = session_probe_entered(l->s, (uint32_t)i);
 		l->probes[i].nslow = l->probes[i].slow_head = 0;
 	}
 	memset(&l->sample_rate, 0, sizeof(l->sample_rate));
@@ -1528,7 +1528,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
-		uint64_t entered = l->p->probes[i].entered;
+		uint64_t entered = session_probe_entered(l->s, (uint32_t)i);
 		pv->entered = entered > ps->entered_base ? entered - ps->entered_base : 0;
 		pv->predicated = l->p->probes[i].predicate != NULL;
 		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */

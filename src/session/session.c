@@ -1092,6 +1092,14 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 	return 0;
 }
 
+uint64_t session_probe_entered(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes)
+		return 0;
+	refresh_probe(s, probe);
+	return s->prof->probes[probe].entered;
+}
+
 int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
 	size_t n = s->prof->nprobes;
