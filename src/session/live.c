@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "printable.h"
 #include "probes.h"
+#include "query.h"
 #include "sonde_abi.h"
 #include "util.h"
 #include "view.h"
@@ -796,14 +797,7 @@ static int view_probe(struct live *l, const char *func, bool *traced_now, char *
 		      size_t errlen)
 {
 	*traced_now = false;
-	int id = profile_probe_find(l->p, func);
-	if (id < 0) {
-		for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
-			int colon = probes_split(l->p->probes[i].name);
-			if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, func) == 0)
-				id = (int)i;
-		}
-	}
+	int id = query_probe(l->p, func);
 	/* A recording's probes are all there is: none is attached. */
 	if (id >= 0 && (session_probe_attached(l->s, (uint32_t)id) || session_replay_path(l->s)))
 		return id;
@@ -1736,12 +1730,7 @@ struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo
 		errbuf_set(err, errlen, "empty band: its lower end is above its upper end");
 		return NULL;
 	}
-	int id = profile_probe_find(l->p, probe);
-	for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
-		int colon = probes_split(l->p->probes[i].name);
-		if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, probe) == 0)
-			id = (int)i;
-	}
+	int id = query_probe(l->p, probe);
 	if (id < 0) {
 		errbuf_set(err, errlen, "'%s' is not traced: trace it first", probe);
 		return NULL;
