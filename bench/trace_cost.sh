@@ -31,7 +31,8 @@
 #             bpftrace printing the same three values for the same calls
 #             (its floor: an empty uprobe alone)
 # Each configuration runs RUNS times; the median loop time counts. sonde's
-# `calls` (span records received) must equal N in every run.
+# `calls` must equal N in every run (with the predicate, the calls with
+# len > 4096), and `entered` N.
 # bpftrace (Debian package, 0.17 on Debian 12) is installed with apt-get when
 # missing; if that fails the bpftrace configurations are skipped.
 # usage: bench/trace_cost.sh [BUILD_DIR] [N] [RUNS]
@@ -106,9 +107,11 @@ run_bpftrace() { # SCRIPT NPROBES
 }
 sonde_bad=0
 capture_spec='target_fn it->len it->id i if it->len > 4096'
+# The calls with len > 4096: with the predicate, the calls sonde times.
+matching=$(awk -v n="$n" 'BEGIN { c = int(n / 8192) * 4095; r = n % 8192; if (r > 4097) c += r - 4097; print c }')
 run_sonde_perf() { SONDE_UPROBE_MULTI=0 run_sonde; }
 run_sonde() { # [SPEC]
-	local out="$tmp/s.sonde" calls kcalls lost
+	local out="$tmp/s.sonde" calls kcalls lost entered
 	rm -f "$out"
 	"$sonde" record -F 1 --trace "${1:-target_fn}" -o "$out" -- "$target" "$n" 2>"$tmp/sonde.err" | loop_ns
 	if [ -n "${1:-}" ]; then # the hits the predicate kept: the calls with len > 4096
@@ -118,8 +121,10 @@ run_sonde() { # [SPEC]
 	calls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .calls] | add // 0')
 	kcalls=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .kernel_calls] | add // 0')
 	lost=$(sqlite3 "$out" "select value from meta where key = 'lost_spans'")
+	entered=$("$sonde" report "$out" --json | jq '[.probes[] | select(.name == "target_fn") | .entered] | add // 0')
 	echo "$calls $kcalls $lost" >>"$tmp/sonde_calls"
-	[ "$calls" -eq "$n" ] || sonde_bad=1
+	# With the predicate, the calls where it held; every call entered.
+	[ "$calls" -eq "$([ -n "${1:-}" ] && echo "$matching" || echo "$n")" ] && [ "$entered" -eq "$n" ] || sonde_bad=1
 }
 
 measure() { # label function args...: the median loop time of RUNS runs, in ns
@@ -231,9 +236,9 @@ row bthist "bpftrace latency histogram"
 echo
 echo "sonde per run (calls received, kernel_calls, lost_spans): $(paste -sd, "$tmp/sonde_calls" | sed 's/,/; /g')"
 if [ "$sonde_bad" = 0 ]; then
-	echo "sonde calls == N ($n) in every run: yes"
+	echo "sonde calls == N ($n) in every run (with the predicate, the $matching matching; $n entered): yes"
 else
-	echo "sonde calls == N ($n) in every run: NO"
+	echo "sonde calls == N ($n) in every run (with the predicate, the $matching matching; $n entered): NO"
 fi
 [ -n "${bt_counted:-}" ] && echo "bpftrace histogram total (last run): $bt_counted"
 echo "sequential: ratio sonde/floor, uprobe_multi links:  $(median <"$tmp/ratio_multi") (the rounds: $(paste -sd' ' "$tmp/ratio_multi"))"
@@ -252,7 +257,7 @@ pair_row pair_bthist "sonde/bpftrace histogram"
 echo "per-call cost ratio sonde/bpftrace's empty pair:      $(ratio sonde floor)"
 echo "per-call cost ratio sonde/bpftrace-hist:  $(ratio sonde bthist)"
 echo
-echo "Three captures and a predicate (it->len it->id i if it->len > 4096; $(awk -v n="$n" 'BEGIN { c = int(n / 8192) * 4095; r = n % 8192; if (r > 4097) c += r - 4097; print c }') of $n calls match):"
+echo "Three captures and a predicate (it->len it->id i if it->len > 4096; $matching of $n calls match, the calls sonde times):"
 row floor_entry "empty uprobe (bpftrace, floor)"
 row sonde_caps "sonde --trace '$capture_spec'"
 row bt_caps "bpftrace printf of the same, same predicate"

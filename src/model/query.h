@@ -25,9 +25,18 @@ struct span_query {
 	size_t slow_calls;      /* calls slower than threshold_ns (profile_probe_calls_over) */
 };
 
-/* Parses "FUNC" or "FUNC:THRESHOLD" for class cls and resolves it against p.
- * Returns 0, or -1 with one line in err (unknown function: lists the traced
- * ones; bad threshold). */
+/* The function probe of p a user's spec names, or -1: its name as reports
+ * show it (FUNC, or BASE:FUNC when two binaries have a FUNC), or any
+ * spelling --trace accepted for it: FUNC (the first probe of that
+ * function), BINARY:FUNC (its file's name, or that of the file a symlink
+ * names), LIB:FUNC (a library name as the dynamic loader matches it:
+ * libsqlite3 for libsqlite3.so.0) or PATH:FUNC (the path it was traced at,
+ * or one to the same file). A line probe is named by its name only. */
+int query_probe(const struct profile *p, const char *spec);
+
+/* Parses "FUNC" or "FUNC:THRESHOLD" for class cls and resolves it against p
+ * (FUNC any spelling query_probe takes). Returns 0, or -1 with one line in
+ * err (unknown function: lists the traced ones; bad threshold). */
 int query_parse(struct profile *p, enum span_class cls, const char *arg, struct span_query *q,
 		char *err, size_t errlen);
 

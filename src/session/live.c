@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "printable.h"
 #include "probes.h"
+#include "query.h"
 #include "sonde_abi.h"
 #include "util.h"
 #include "view.h"
@@ -779,14 +780,7 @@ static int view_probe(struct live *l, const char *func, bool *traced_now, char *
 		      size_t errlen)
 {
 	*traced_now = false;
-	int id = profile_probe_find(l->p, func);
-	if (id < 0) {
-		for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
-			int colon = probes_split(l->p->probes[i].name);
-			if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, func) == 0)
-				id = (int)i;
-		}
-	}
+	int id = query_probe(l->p, func);
 	/* A recording's probes are all there is: none is attached. */
 	if (id >= 0 && (session_probe_attached(l->s, (uint32_t)id) || session_replay_path(l->s)))
 		return id;
@@ -1002,7 +996,7 @@ static int do_reset(struct live *l, FILE *out)
 			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
 				total += h[b];
 		l->probes[i].calls_base = total;
-		l->probes[i].entered_base = l->p->probes[i].entered;
+		l->probes[i].entered_base = session_probe_entered(l->s, (uint32_t)i);
 		l->probes[i].nslow = l->probes[i].slow_head = 0;
 	}
 	memset(&l->sample_rate, 0, sizeof(l->sample_rate));
@@ -1514,7 +1508,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
-		uint64_t entered = l->p->probes[i].entered;
+		uint64_t entered = session_probe_entered(l->s, (uint32_t)i);
 		pv->entered = entered > ps->entered_base ? entered - ps->entered_base : 0;
 		pv->predicated = l->p->probes[i].predicate != NULL;
 		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */
@@ -1723,12 +1717,7 @@ struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo
 		errbuf_set(err, errlen, "empty band: its lower end is above its upper end");
 		return NULL;
 	}
-	int id = profile_probe_find(l->p, probe);
-	for (size_t i = 0; i < l->p->nprobes && id < 0; i++) {
-		int colon = probes_split(l->p->probes[i].name);
-		if (colon >= 0 && strcmp(l->p->probes[i].name + colon + 1, probe) == 0)
-			id = (int)i;
-	}
+	int id = query_probe(l->p, probe);
 	if (id < 0) {
 		errbuf_set(err, errlen, "'%s' is not traced: trace it first", probe);
 		return NULL;

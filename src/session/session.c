@@ -688,21 +688,31 @@ static int resolve_spec(struct session *s, const char *spec, struct resolved_spe
 	return 0;
 }
 
+/* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
+ * when it is not attached now, fetch[i] its program (NULL: none). */
+struct spec_functions {
+	const struct probe_target *t;
+	int n;
+	const int *ids;
+	const bool *fresh;
+	const struct sonde_fetch_prog *const *fetch;
+};
+
 /* The calls a probe counts are those of one predicate: a spec with
  * captures naming a function traced now is refused (a second program would
  * change mid-run which calls count), and so is one that traces again, with
  * another predicate, a function traced before (its counts go on). Returns
  * 0, or -1 with err. */
 static int refuse_other_predicate(struct session *s, const char *spec,
-				  const struct capture_plan *plan, const int *ids, const bool *fresh,
-				  int n, char *err, size_t errlen)
+				  const struct capture_plan *plan, const struct spec_functions *f,
+				  char *err, size_t errlen)
 {
 	const char *want = plan->spec.pred_text;
-	for (int i = 0; i < n; i++) {
-		if (ids[i] >= (int)s->prof->nprobes)
+	for (int i = 0; i < f->n; i++) {
+		if (f->ids[i] >= (int)s->prof->nprobes)
 			continue; /* new */
-		const struct probe_info *pi = &s->prof->probes[ids[i]];
-		if (!fresh[i] && plan->builds) {
+		const struct probe_info *pi = &s->prof->probes[f->ids[i]];
+		if (!f->fresh[i] && plan->builds) {
 			snprintf(err, errlen,
 				 "trace %s: %s is traced already: untrace it first to change what it "
 				 "captures",
@@ -710,7 +720,7 @@ static int refuse_other_predicate(struct session *s, const char *spec,
 			return -1;
 		}
 		const char *had = pi->predicate;
-		if (fresh[i] && (want || had) && (!want || !had || strcmp(want, had) != 0)) {
+		if (f->fresh[i] && (want || had) && (!want || !had || strcmp(want, had) != 0)) {
 			if (had)
 				snprintf(err, errlen,
 					 "trace %s: %s was traced with 'if %s' in this session and "
@@ -726,16 +736,6 @@ static int refuse_other_predicate(struct session *s, const char *spec,
 	}
 	return 0;
 }
-
-/* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
- * when it is not attached now, fetch[i] its program (NULL: none). */
-struct spec_functions {
-	const struct probe_target *t;
-	int n;
-	const int *ids;
-	const bool *fresh;
-	const struct sonde_fetch_prog *const *fetch;
-};
 
 /* Attaches the fresh probes of f, a binary at a time: each binary's are
  * one batch (engine_attach_spans: one uprobe_multi link for all). Returns
@@ -837,14 +837,16 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			 spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
-	if (refuse_other_predicate(s, spec, &plan, ids, fresh, n, err, errlen))
+	struct spec_functions fns = {t, n, ids, fresh, NULL};
+	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
 		goto out;
+	/* Each new probe's program goes in with it. */
 	struct sonde_fetch_prog *progs = xcalloc((size_t)n + 1, sizeof(*progs));
 	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	for (int i = 0; i < n; i++)
 		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
 			fetch[i] = &progs[i];
-	struct spec_functions fns = {t, n, ids, fresh, fetch};
+	fns.fetch = fetch;
 	int rc = attach_functions(s, spec, &fns, err, errlen);
 	free(progs);
 	free(fetch);
@@ -859,9 +861,8 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 			s->probe_ino[ids[i]] = t[i].ino;
 		}
 		s->attached[ids[i]] = true;
-		if (fresh[i])
+		if (fresh[i]) { /* its captures named; its kernel slot starts with no policy */
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
-		if (fresh[i]) { /* its kernel slot starts with no policy */
 			s->policy_sent[ids[i]] = false;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
 			update_span_policy(s, (uint32_t)ids[i]);
@@ -1091,6 +1092,14 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 	refresh_probe(s, probe);
 	memcpy(buckets, s->prof->probes[probe].hist, sizeof(s->prof->probes[probe].hist));
 	return 0;
+}
+
+uint64_t session_probe_entered(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes)
+		return 0;
+	refresh_probe(s, probe);
+	return s->prof->probes[probe].entered;
 }
 
 int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])

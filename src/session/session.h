@@ -267,6 +267,11 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets);
  * probe count (one batched read of the kernel's maps). Returns 0 or -1. */
 int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
 
+/* The calls of a probe that began since it was first traced: every one,
+ * those its predicate left out too (the kernel's count at entry, kept
+ * across untrace); the profile's figures are brought up to date too. */
+uint64_t session_probe_entered(struct session *s, uint32_t probe);
+
 /* Changes the sampled event and rate (freq samples/s, or every `period`
  * events when period > 0); event NULL turns sampling off. */
 int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,

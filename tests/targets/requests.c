@@ -25,7 +25,13 @@
  * "slow_cpu_past_ns=<ns>".
  * With REQUESTS_WAIT_TRACED=1, it starts only once handle_request() has a
  * uprobe (probes/traced.h), so a tool attached with -p sees every request
- * however long it takes to start. */
+ * however long it takes to start; with REQUESTS_WAIT_TRACED=go, once
+ * requests_go() (never called) has one: traced after handle_request, it
+ * says handle_request's probe is complete, its config and fetch program
+ * in place, so a tool counts every call exactly.
+ * With REQUESTS_LINGER=FILE, it waits once done (its line printed) until
+ * FILE exists, so a live session on it can be asked about all its requests
+ * before it ends. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +133,12 @@ static inline __attribute__((always_inline)) int request_is_slow(int id)
 	return id % slow_every == slow_every - 1;
 }
 
+/* A marker for REQUESTS_WAIT_TRACED=go: only its uprobe matters. */
+__attribute__((noinline)) void requests_go(void)
+{
+	sink++;
+}
+
 __attribute__((noinline)) void handle_request(int id)
 {
 	unsigned long long t0 = times ? mono_ns() : 0;
@@ -183,6 +195,8 @@ int main(int argc, char **argv)
 	const char *wait = getenv("REQUESTS_WAIT_TRACED");
 	if (wait && strcmp(wait, "1") == 0)
 		wait_traced((const void *)handle_request, NULL);
+	else if (wait && strcmp(wait, "go") == 0)
+		wait_traced((const void *)requests_go, NULL);
 	pthread_t t[64];
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(long)i);
@@ -194,5 +208,10 @@ int main(int argc, char **argv)
 	       per_thread * threads / slow_every);
 	if (slow_past_ns)
 		printf("slow_cpu_past_ns=%llu\n", slow_cpu_past_ns);
+	fflush(stdout);
+	const char *linger = getenv("REQUESTS_LINGER");
+	const struct timespec ms = {0, 1000000};
+	while (linger && *linger && access(linger, F_OK) != 0)
+		nanosleep(&ms, NULL);
 	return 0;
 }

@@ -71,6 +71,10 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 		session_probe_hist(s, (uint32_t)i, out[i]);
 	return 0;
 }
+uint64_t session_probe_entered(struct session *s, uint32_t probe)
+{
+	return s->p->probes[probe].entered;
+}
 void session_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs)
 {
 	(void)s;
