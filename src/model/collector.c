@@ -259,7 +259,8 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	comm[SONDE_COMM_LEN] = 0;
 	bool overhead;
 	uint32_t stack = stack_of(c, s, &overhead);
-	c->stats.overhead_samples += overhead;
+	/* Of the on-CPU samples: an interval's weight is time, not a count. */
+	c->stats.overhead_samples += overhead && !s->off_ns;
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;

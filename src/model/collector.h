@@ -30,7 +30,7 @@ struct collector_stats {
 	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
-	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */
+	uint64_t overhead_samples; /* on-CPU samples that interrupted sonde's own probe machinery */
 	uint64_t returns_restored; /* return addresses a uretprobe had replaced, put back */
 	/* Thread states (record --threads): threads' records received, passes,
 	 * and the passes' own run time summed (ns, each pass timed itself). */
