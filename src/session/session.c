@@ -53,6 +53,7 @@ struct session {
 	struct target_cmd cmd;
 	char *executable;
 	double start_mono, start_wall, end_mono;
+	double setup_mono; /* when session_start began: start_mono - it is the set-up */
 	session_span_fn on_span;
 	void *on_span_arg;
 	struct hashmap pending; /* span id -> struct pending * */
@@ -1458,6 +1459,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct engine_options eo = {0};
 	struct resolved_spec resolved[SESSION_MAX_TRACES];
 	int nresolved = 0;
+	double setup_mono = now_s(CLOCK_MONOTONIC);
 	if (ready_file_prepare(o, err, errlen) || events_parse(o->event, &eo.event, err, errlen))
 		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
@@ -1474,6 +1476,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
+	s->setup_mono = setup_mono;
 	s->sample_in_probe = s->sample_slow_probe = s->sample_when_probe = -1;
 	s->argc = argc;
 	s->argv = argv;
@@ -1668,6 +1671,7 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "start_ns", (uint64_t)(s->start_mono * 1e9));
 	set_meta_u64(p, "end_ns", (uint64_t)(end_mono * 1e9));
 	set_meta_double(p, "duration_s", end_mono - s->start_mono);
+	set_meta_double(p, "setup_s", s->start_mono - s->setup_mono);
 	set_meta_double(p, "start_unix_s", s->start_wall);
 	struct engine_stats es;
 	struct collector_stats cs;
@@ -1969,7 +1973,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			(unsigned long long)calls, (unsigned long long)cs.open_spans,
 			(unsigned long long)cs.spans);
 	}
-	fprintf(out, " in %.2f s", s->end_mono - s->start_mono);
+	/* -d counts from when sampling is on: say what came before it. */
+	fprintf(out, " in %.2f s (after %.2f s of set-up)", s->end_mono - s->start_mono,
+		s->start_mono - s->setup_mono);
 	char list[512];
 	if (drops_sum(&es, DROPS_LOST, false))
 		fprintf(out, "; lost %s (ring buffer full: try --buffer-mb or a lower -F)",
