@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "offcpucut.h"
 #include "sonde.skel.h"
 #include "uprobes.h"
 #include "sonde_abi.h"
@@ -56,6 +57,7 @@ struct engine {
 	struct bpf_link *tstate_pass;
 	struct bpf_link *wakers_link;     /* sched_waking: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
+	uint64_t offcpu_cut_below;        /* intervals cut at the end, then below the minimum */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
@@ -618,6 +620,33 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 	return 0;
 }
 
+void engine_end_offcpu(struct engine *e, uint64_t end_ns)
+{
+	__atomic_store_n(&e->skel->bss->offcpu_until_ns, end_ns, __ATOMIC_RELEASE);
+}
+
+static int deliver_cut(void *ctx, const void *data, size_t size)
+{
+	struct engine *e = ctx;
+	const void *rec = record_with_ids(e, data, size);
+	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
+}
+
+uint64_t engine_cut_offcpu(struct engine *e)
+{
+	uint64_t until = e->skel->bss->offcpu_until_ns;
+	if (!until || !engine_offcpu_on(e) || !e->offcpu_links[0])
+		return 0;
+	struct offcpu_cut c = {.stash_fd = bpf_map__fd(e->skel->maps.offcpu_stash),
+			       .since_ns = e->skel->bss->offcpu_since_ns,
+			       .until_ns = until,
+			       .min_ns = e->skel->data->offcpu_min_ns};
+	struct offcpu_cut_counts n;
+	offcpu_cut_open(&c, deliver_cut, e, &n);
+	e->offcpu_cut_below += n.below;
+	return n.cut;
+}
+
 bool engine_offcpu_on(const struct engine *e)
 {
 	return e->skel->bss->offcpu_intervals != 0;
@@ -916,6 +945,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 			totals[k] += vals[c];
 	}
 	free(vals);
+	totals[SONDE_CNT_OFFCPU_SHORT] += e->offcpu_cut_below; /* cut at the end, then short */
 	memcpy(out->count, totals, sizeof(out->count));
 }
 

@@ -110,6 +110,15 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen);
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen);
 bool engine_offcpu_on(const struct engine *e);
 
+/* The end of a recording, for off-CPU intervals (offcpucut.h): from end_ns
+ * (CLOCK_MONOTONIC ns) on, the kernel side stashes and sends nothing, so
+ * the drain that follows ends and no interval ends after end_ns; then
+ * engine_cut_offcpu delivers through on_record each interval still going
+ * at end_ns, cut there, and returns how many (those shorter than the
+ * minimum once cut count as OFFCPU_SHORT). A session ends only once. */
+void engine_end_offcpu(struct engine *e, uint64_t end_ns);
+uint64_t engine_cut_offcpu(struct engine *e);
+
 /* Thread states (tstate_freq > 0): tracepoints keep each target thread's
  * state, system call and since when (threads existing at the start are
  * read from /proc, SONDE_TSTATE_SEEDED); a cpu-clock event on one CPU runs

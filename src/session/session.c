@@ -59,6 +59,7 @@ struct session {
 	struct hashmap pending; /* span id -> struct pending * */
 	size_t npending;
 	uint64_t pending_dropped;
+	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
 	bool attached[SESSION_MAX_PROBES]; /* probe id -> its uprobes are in place */
@@ -1681,8 +1682,11 @@ static void add_metadata(struct session *s, double end_mono)
 		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
 	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
 	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
-	if (engine_offcpu_on(s->eng) || o->off_cpu)
+	if (engine_offcpu_on(s->eng) || o->off_cpu) {
 		set_meta_u64(p, "min_block_ns", o->min_block_ns);
+		set_meta_u64(p, "offcpu_cut_at_end", s->offcpu_cut);
+	}
+	set_meta_u64(p, "records_after_end", cs.after_end);
 	set_meta_u64(p, "wakers", o->wakers);
 	if (o->threads) {
 		set_meta_u64(p, "thread_states_hz", o->threads_hz ? o->threads_hz : o->freq);
@@ -1747,6 +1751,12 @@ void session_end(struct session *s)
 		return;
 	s->ended = true;
 	s->end_mono = now_s(CLOCK_MONOTONIC);
+	/* The end, as the metadata says it: off-CPU intervals stop there at
+	 * once (threads still away would send theirs as long as they sleep
+	 * on), and nothing taken after it counts. */
+	uint64_t end_ns = (uint64_t)(s->end_mono * 1e9);
+	engine_end_offcpu(s->eng, end_ns);
+	collector_set_end(s->col, end_ns);
 	/* What still arrives is drained below, not by the loop. */
 	if (s->loop) {
 		loop_remove_fd(s->loop, engine_ring_fd(s->eng));
@@ -1765,7 +1775,8 @@ void session_end(struct session *s)
 		quiet++;
 		usleep(2000);
 	}
-	struct open_span_ctx ctx = {s->col, monotonic_ns()};
+	s->offcpu_cut = engine_cut_offcpu(s->eng);
+	struct open_span_ctx ctx = {s->col, end_ns};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
 	for (size_t i = 0; i < s->prof->nprobes; i++)
 		refresh_probe(s, (uint32_t)i);
@@ -2010,8 +2021,11 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		if (s->o->wakers)
 			snprintf(wakers, sizeof(wakers), " (%llu with their waker)",
 				 (unsigned long long)cs.wakers);
-		fprintf(out, "; off-CPU intervals: %llu kept%s, %s",
+		fprintf(out,
+			"; off-CPU intervals: %llu kept%s, %llu of them still going at the end "
+			"(cut there), %s",
 			(unsigned long long)cs.offcpu_intervals, wakers,
+			(unsigned long long)s->offcpu_cut,
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
 	}
 	if (s->o->threads)
