@@ -63,6 +63,7 @@ struct engine {
 	size_t nspans, spans_cap;
 	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
 	bool state_programs; /* the off-CPU and thread-state programs are loaded */
+	bool thread_programs; /* of those, the thread states' (not in a fixed session without) */
 	/* The map `threads`, mapped (struct sonde_thread_state says how a
 	 * thread finds its slot). */
 	struct sonde_thread_state *thread_slots;
@@ -283,6 +284,17 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 			for (int i = 0; progs[i]; i++)
 				bpf_program__set_autoload(progs[i], false);
 		}
+		/* Of the rest, only what the session gathers: ~0.2 s of the
+		 * verifier's time on a busy machine. */
+		if (!o->wakers)
+			bpf_program__set_autoload(skel->progs.offcpu_wakeup, false);
+		if (!o->tstate_freq) {
+			bpf_program__set_autoload(skel->progs.tstate_switch, false);
+			bpf_program__set_autoload(skel->progs.tstate_wakeup, false);
+			bpf_program__set_autoload(skel->progs.threads_pass, false);
+		}
+		if (o->no_points)
+			bpf_program__set_autoload(skel->progs.point_hit, false);
 	}
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
 	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
@@ -333,6 +345,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	struct engine *e = xcalloc(1, sizeof(*e));
 	e->opt = *o;
 	e->state_programs = loads_state_programs(o);
+	e->thread_programs = e->state_programs && (!o->fixed || o->tstate_freq);
 	for (int i = 0; i < MAX_CPUS; i++)
 		e->perf_fds[i] = -1;
 	e->tstate_fd = -1;
@@ -604,6 +617,10 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 		snprintf(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
 		return -1;
 	}
+	if (e->opt.fixed && !e->opt.wakers) { /* its program was not loaded */
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	if (e->wakers_link)
 		return 0;
 	char why[256];
@@ -795,7 +812,7 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
 		return 0;
 	}
 	uint64_t old = e->opt.tstate_freq;
-	if (!e->state_programs) {
+	if (!e->thread_programs) {
 		snprintf(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
@@ -1532,6 +1549,10 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
+	if (e->opt.fixed && e->opt.no_points) { /* point_hit was not loaded */
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	if (attached_for(e, probe, pid)) /* a second would count each hit twice */
 		return 0;
 	int found = slot_of(e, probe);

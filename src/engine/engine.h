@@ -33,13 +33,16 @@ struct engine_options {
 	/* What is gathered never changes: the programs of what is off are not
 	 * loaded — the sampler of the other kind of event (both with no_sampler
 	 * and no sample calibration), the off-CPU and thread-state programs
-	 * without off_cpu, wakers or tstate_freq, the uprobe programs with
-	 * no_spans. The verifier takes up to 0.3 s over each at every start.
+	 * without off_cpu, wakers or tstate_freq (the wakers' without wakers,
+	 * the thread states' without tstate_freq), the uprobe programs with
+	 * no_spans, the point probes' with no_points. The verifier takes up to
+	 * 0.6 s over each at every start on a busy machine.
 	 * engine_set_sampling is refused; engine_set_offcpu/_threads and
 	 * attaching probes are refused when their programs were not loaded. */
 	bool fixed;
 	bool calibrate_samples; /* with fixed: calibrate.c samples at start */
 	bool no_spans; /* with fixed: no function or line is traced (their programs are not loaded) */
+	bool no_points; /* with fixed: no line probe nor --sample-when (point_hit is not loaded) */
 	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */

@@ -1528,6 +1528,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		}
 		nresolved = i + 1;
 	}
+	/* A line probe's program only where a line is traced. */
+	eo.no_points = !o->sample_when;
+	for (int i = 0; i < nresolved; i++)
+		eo.no_points = eo.no_points && !resolved[i].line;
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
