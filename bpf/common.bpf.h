@@ -84,27 +84,15 @@ extern sonde_tstate_tids_map tstate_tids SEC(".maps");
 extern __u64 tstate_next; /* slots taken so far (may pass the map's size) */
 
 /* tid -> a target thread's stacks and calls in flight when it last left
- * the CPU (offcpu.bpf.c writes them at sched_switch, attached while off-CPU
- * intervals or thread states are on): the record an off-CPU interval sends
- * when the thread runs again, and the stacks a thread-state pass sends once
- * (SONDE_REC_THREAD_STACK) and its rows then name. `seq` is odd while the
- * switch-out writes the entry, so a pass on another CPU never sends stacks
- * half written. Allocated as threads first leave the CPU, at most
- * max_entries (user space sizes it): a thread beyond is counted
- * (OFFCPU_FULL). */
-struct offcpu_entry {
-	__u32 seq;
-	__u32 _pad;
-	__u64 in_ns; /* when it last got a CPU (0: not seen yet) */
-	struct sonde_sample s; /* hdr.kind: SONDE_REC_SAMPLE while an off-CPU
-				* interval waits to be sent, else 0 */
-};
+ * the CPU (struct sonde_offcpu_entry, sonde_abi.h). Allocated as threads
+ * first leave the CPU, at most max_entries (user space sizes it): a thread
+ * beyond is counted (OFFCPU_FULL). */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, struct offcpu_entry);
+	__type(value, struct sonde_offcpu_entry);
 } sonde_offcpu_stash_map;
 extern sonde_offcpu_stash_map offcpu_stash SEC(".maps");
 

@@ -8,7 +8,10 @@
  * it is switched back in, one struct sonde_sample goes to the ring buffer
  * with off_ns = the time it was away, if that is at least offcpu_min_ns
  * (shorter ones are counted, OFFCPU_SHORT). The system call is the one
- * threads.bpf.c's sys_enter/sys_exit programs keep in `thread_now`. With --wakers,
+ * threads.bpf.c's sys_enter/sys_exit programs keep in `thread_now`. Once
+ * the recording ended (offcpu_until_ns), nothing is stashed or sent: the
+ * intervals still going are user space's to cut at the end
+ * (src/engine/offcpucut.h). With --wakers,
  * `offcpu_wakeup` (sched_waking) keeps who woke each waiting thread in
  * `waker_stash`, sent after the woken thread's record as a record of event
  * offcpu_event_index + 1 (off_state SONDE_OFF_WAKER) of the same weight.
@@ -33,7 +36,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_entry);
+	__type(value, struct sonde_offcpu_entry);
 } offcpu_blank SEC(".maps");
 
 /* Wakers (--wakers): woken tid -> the record of the thread that woke it
@@ -55,11 +58,23 @@ __u32 offcpu_wakers = 0;
  * not sent: they would span a time off-CPU recording was off. */
 __u32 offcpu_intervals = 0;
 __u64 offcpu_since_ns = 0;
+/* When the recording ended (user space sets it as it ends; 0 before).
+ * From then on nothing is stashed or sent: a thread still away keeps its
+ * entry, which user space reads as an interval cut at the end
+ * (engine_end_offcpu), so no interval ends after the recording. */
+__u64 offcpu_until_ns = 0;
+
+static __always_inline bool recording_over(__u64 now)
+{
+	return offcpu_until_ns && now >= offcpu_until_ns;
+}
 
 static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	if (recording_over(now))
+		return; /* an exiting thread's entry too: it holds its last wait */
 	if (prev_state & (STATE_X | STATE_Z)) { /* its last switch: it exits */
 		/* Before the target check: a process's last thread is no
 		 * target any more once sched_process_exit ran, and its entries
@@ -71,10 +86,10 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 	}
 	if (tgid == 0 || !is_target(tgid))
 		return;
-	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	struct sonde_offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!e) {
 		__u32 zero = 0;
-		struct offcpu_entry *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
+		struct sonde_offcpu_entry *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
 		if (!blank)
 			return;
 		bpf_map_update_elem(&offcpu_stash, &tid, blank, BPF_NOEXIST);
@@ -96,10 +111,14 @@ static __always_inline void switch_out(void *ctx, long prev_state, __u64 now)
 	s->off_ns = 0;
 	stacks_fill_spans(s, st);
 	stacks_fill(ctx, s, tgid);
+	/* Taking the stacks ran on the thread's time, inside its calls (their
+	 * durations leave it out): the interval starts once they are taken,
+	 * so a call's off-CPU time never counts them too. */
+	__u64 walked = bpf_ktime_get_ns();
+	s->hdr.time_ns = walked;
 	__sync_fetch_and_add(&e->seq, 1); /* even: whole */
-	/* Taking the stacks ran on the thread's time, inside its calls. */
 	if (st)
-		st->own_ns += bpf_ktime_get_ns() - now;
+		st->own_ns += walked - now;
 }
 
 /* The calls in flight the record names get a record of their own when
@@ -124,8 +143,8 @@ static __always_inline void mark_calls(__u32 tid, const struct sonde_sample *s)
  * was preempted) has none: a waking before it ended a sleep that never
  * began. Its calls in flight are the woken thread's: the wait belongs to
  * them. */
-static __always_inline struct sonde_sample *waker_of(__u32 tid, const struct offcpu_entry *e,
-						     __u64 in_ns)
+static __always_inline struct sonde_sample *waker_of(__u32 tid,
+						     const struct sonde_offcpu_entry *e, __u64 in_ns)
 {
 	struct sonde_sample *w = offcpu_wakers ? bpf_map_lookup_elem(&waker_stash, &tid) : NULL;
 	if (!w || w->hdr.kind != SONDE_REC_SAMPLE)
@@ -147,9 +166,9 @@ static __always_inline struct sonde_sample *waker_of(__u32 tid, const struct off
 
 static __always_inline void switch_in(__u32 tid, __u64 now)
 {
-	if (tid == 0)
-		return;
-	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	if (tid == 0 || recording_over(now))
+		return; /* after the end: the entry stays for user space to cut */
+	struct sonde_offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!e)
 		return;
 	__u64 in_ns = e->in_ns;
@@ -161,7 +180,7 @@ static __always_inline void switch_in(__u32 tid, __u64 now)
 		s->hdr.kind = 0; /* left while off-CPU recording was off */
 		return;
 	}
-	__u64 away = now - s->hdr.time_ns;
+	__u64 away = now > s->hdr.time_ns ? now - s->hdr.time_ns : 0;
 	struct sonde_sample *w = waker_of(tid, e, in_ns);
 	if (away < offcpu_min_ns) {
 		count(SONDE_CNT_OFFCPU_SHORT);
@@ -212,7 +231,7 @@ int offcpu_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 	struct sonde_sample *w = bpf_map_lookup_elem(&waker_stash, &woken);
 	if (!w) {
 		__u32 zero = 0;
-		struct offcpu_entry *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
+		struct sonde_offcpu_entry *blank = bpf_map_lookup_elem(&offcpu_blank, &zero);
 		if (!blank)
 			return 0;
 		bpf_map_update_elem(&waker_stash, &woken, &blank->s, BPF_NOEXIST);

@@ -589,6 +589,24 @@ struct sonde_sample {
 #define SONDE_SAMPLE_HEAD __builtin_offsetof(struct sonde_sample, ips)
 #define SONDE_SAMPLE_BYTES(nframes) (SONDE_SAMPLE_HEAD + (nframes) * sizeof(__u64))
 
+/* A target thread's stacks and calls in flight when it last left the CPU,
+ * by tid in the map `offcpu_stash` (bpf/offcpu.bpf.c writes it at
+ * sched_switch, attached while off-CPU intervals or thread states are on):
+ * the record an off-CPU interval sends when the thread runs again, the
+ * stacks a thread-state pass sends once (SONDE_REC_THREAD_STACK) and its
+ * rows then name, and, once the recording ended (offcpu_until_ns), the
+ * interval user space cuts at the end. `seq` is odd while the switch-out
+ * writes the entry, so a reader on another CPU never takes stacks half
+ * written. */
+struct sonde_offcpu_entry {
+	__u32 seq;
+	__u32 _pad;
+	__u64 in_ns; /* when it last got a CPU (0: not seen yet) */
+	struct sonde_sample s; /* hdr.kind: SONDE_REC_SAMPLE while an off-CPU
+				* interval waits to be sent, else 0; hdr.time_ns:
+				* when it left (its stacks taken) */
+};
+
 struct sonde_span {
 	struct sonde_hdr hdr;  /* time_ns = end of the call */
 	__u32 probe;

@@ -236,7 +236,7 @@ struct {
  * (the entry's seq: the thread may be leaving a CPU right now). */
 static __always_inline void send_stack(struct sonde_thread_now *t, __u32 tid, __u64 now)
 {
-	struct offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	struct sonde_offcpu_entry *e = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!e)
 		return;
 	__u32 seq = *(volatile __u32 *)&e->seq;

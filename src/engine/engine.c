@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "offcpucut.h"
 #include "sonde.skel.h"
 #include "uprobes.h"
 #include "sonde_abi.h"
@@ -56,10 +58,12 @@ struct engine {
 	struct bpf_link *tstate_pass;
 	struct bpf_link *wakers_link;     /* sched_waking: while --wakers */
 	char offcpu_unavailable[512];     /* why off-CPU cannot be recorded ("" when it can) */
+	uint64_t offcpu_cut_below;        /* intervals cut at the end, then below the minimum */
 	struct span_attachment *spans;
 	size_t nspans, spans_cap;
 	bool multi; /* uprobes go on in uprobe_multi links (uprobes.h) */
 	bool state_programs; /* the off-CPU and thread-state programs are loaded */
+	bool thread_programs; /* of those, the thread states' (not in a fixed session without) */
 	/* The map `threads`, mapped (struct sonde_thread_state says how a
 	 * thread finds its slot). */
 	struct sonde_thread_state *thread_slots;
@@ -280,6 +284,17 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 			for (int i = 0; progs[i]; i++)
 				bpf_program__set_autoload(progs[i], false);
 		}
+		/* Of the rest, only what the session gathers: ~0.2 s of the
+		 * verifier's time on a busy machine. */
+		if (!o->wakers)
+			bpf_program__set_autoload(skel->progs.offcpu_wakeup, false);
+		if (!o->tstate_freq) {
+			bpf_program__set_autoload(skel->progs.tstate_switch, false);
+			bpf_program__set_autoload(skel->progs.tstate_wakeup, false);
+			bpf_program__set_autoload(skel->progs.threads_pass, false);
+		}
+		if (o->no_points)
+			bpf_program__set_autoload(skel->progs.point_hit, false);
 	}
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
 	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;
@@ -330,6 +345,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	struct engine *e = xcalloc(1, sizeof(*e));
 	e->opt = *o;
 	e->state_programs = loads_state_programs(o);
+	e->thread_programs = e->state_programs && (!o->fixed || o->tstate_freq);
 	for (int i = 0; i < MAX_CPUS; i++)
 		e->perf_fds[i] = -1;
 	e->tstate_fd = -1;
@@ -601,6 +617,10 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 		snprintf(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
 		return -1;
 	}
+	if (e->opt.fixed && !e->opt.wakers) { /* its program was not loaded */
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	if (e->wakers_link)
 		return 0;
 	char why[256];
@@ -616,6 +636,33 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 	}
 	e->skel->bss->offcpu_wakers = 1;
 	return 0;
+}
+
+void engine_end_offcpu(struct engine *e, uint64_t end_ns)
+{
+	__atomic_store_n(&e->skel->bss->offcpu_until_ns, end_ns, __ATOMIC_RELEASE);
+}
+
+static int deliver_cut(void *ctx, const void *data, size_t size)
+{
+	struct engine *e = ctx;
+	const void *rec = record_with_ids(e, data, size);
+	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
+}
+
+uint64_t engine_cut_offcpu(struct engine *e)
+{
+	uint64_t until = e->skel->bss->offcpu_until_ns;
+	if (!until || !engine_offcpu_on(e) || !e->offcpu_links[0])
+		return 0;
+	struct offcpu_cut c = {.stash_fd = bpf_map__fd(e->skel->maps.offcpu_stash),
+			       .since_ns = e->skel->bss->offcpu_since_ns,
+			       .until_ns = until,
+			       .min_ns = e->skel->data->offcpu_min_ns};
+	struct offcpu_cut_counts n;
+	offcpu_cut_open(&c, deliver_cut, e, &n);
+	e->offcpu_cut_below += n.below;
+	return n.cut;
 }
 
 bool engine_offcpu_on(const struct engine *e)
@@ -765,7 +812,7 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
 		return 0;
 	}
 	uint64_t old = e->opt.tstate_freq;
-	if (!e->state_programs) {
+	if (!e->thread_programs) {
 		snprintf(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
@@ -916,6 +963,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *out)
 			totals[k] += vals[c];
 	}
 	free(vals);
+	totals[SONDE_CNT_OFFCPU_SHORT] += e->offcpu_cut_below; /* cut at the end, then short */
 	memcpy(out->count, totals, sizeof(out->count));
 }
 
@@ -1511,6 +1559,10 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
+	if (e->opt.fixed && e->opt.no_points) { /* point_hit was not loaded */
+		snprintf(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
 	if (attached_for(e, probe, pid)) /* a second would count each hit twice */
 		return 0;
 	int found = slot_of(e, probe);
@@ -1770,6 +1822,34 @@ void engine_detach_fd(struct bpf_link *link)
 	bpf_link__destroy(link);
 }
 
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Destroys n links (NULLs skipped) at once, a thread each: taking a
+ * tracepoint's last program off waits for the kernel's grace periods (70 to
+ * 90 ms a link measured under load, after every recording), and waits that
+ * run together end together. One by one where a thread cannot start. */
+static void destroy_links_together(struct bpf_link **links, size_t n)
+{
+	pthread_t *threads = xcalloc(n ? n : 1, sizeof(*threads));
+	bool *started = xcalloc(n ? n : 1, sizeof(*started));
+	for (size_t i = 0; i < n; i++)
+		if (links[i])
+			started[i] = pthread_create(&threads[i], NULL, destroy_link, links[i]) == 0;
+	for (size_t i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(threads[i], NULL);
+		else if (links[i])
+			bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+	free(started);
+	free(threads);
+}
+
 void engine_close(struct engine *e)
 {
 	if (!e)
@@ -1790,14 +1870,10 @@ void engine_close(struct engine *e)
 	free(links);
 	uprobes_finish(e->up);
 	free(e->spans);
-	for (int i = 0; i < 3; i++)
-		bpf_link__destroy(e->task_links[i]);
-	bpf_link__destroy(e->offcpu_links[0]);
-	for (int i = 0; i < 2; i++) {
-		bpf_link__destroy(e->sys_links[i]);
-		bpf_link__destroy(e->tstate_links[i]);
-	}
-	bpf_link__destroy(e->wakers_link);
+	struct bpf_link *links_left[] = {e->task_links[0], e->task_links[1], e->task_links[2],
+					 e->offcpu_links[0], e->sys_links[0],  e->sys_links[1],
+					 e->tstate_links[0], e->tstate_links[1], e->wakers_link};
+	destroy_links_together(links_left, sizeof(links_left) / sizeof(links_left[0]));
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);
 	unwind_free(e->unwind); /* unmaps the rows before the map goes */

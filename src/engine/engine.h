@@ -33,13 +33,16 @@ struct engine_options {
 	/* What is gathered never changes: the programs of what is off are not
 	 * loaded — the sampler of the other kind of event (both with no_sampler
 	 * and no sample calibration), the off-CPU and thread-state programs
-	 * without off_cpu, wakers or tstate_freq, the uprobe programs with
-	 * no_spans. The verifier takes up to 0.3 s over each at every start.
+	 * without off_cpu, wakers or tstate_freq (the wakers' without wakers,
+	 * the thread states' without tstate_freq), the uprobe programs with
+	 * no_spans, the point probes' with no_points. The verifier takes up to
+	 * 0.6 s over each at every start on a busy machine.
 	 * engine_set_sampling is refused; engine_set_offcpu/_threads and
 	 * attaching probes are refused when their programs were not loaded. */
 	bool fixed;
 	bool calibrate_samples; /* with fixed: calibrate.c samples at start */
 	bool no_spans; /* with fixed: no function or line is traced (their programs are not loaded) */
+	bool no_points; /* with fixed: no line probe nor --sample-when (point_hit is not loaded) */
 	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */
@@ -109,6 +112,15 @@ int engine_poll(struct engine *e, int timeout_ms);
 int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen);
 int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, size_t errlen);
 bool engine_offcpu_on(const struct engine *e);
+
+/* The end of a recording, for off-CPU intervals (offcpucut.h): from end_ns
+ * (CLOCK_MONOTONIC ns) on, the kernel side stashes and sends nothing, so
+ * the drain that follows ends and no interval ends after end_ns; then
+ * engine_cut_offcpu delivers through on_record each interval still going
+ * at end_ns, cut there, and returns how many (those shorter than the
+ * minimum once cut count as OFFCPU_SHORT). A session ends only once. */
+void engine_end_offcpu(struct engine *e, uint64_t end_ns);
+uint64_t engine_cut_offcpu(struct engine *e);
 
 /* Thread states (tstate_freq > 0): tracepoints keep each target thread's
  * state, system call and since when (threads existing at the start are

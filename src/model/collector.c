@@ -29,6 +29,7 @@ struct collector {
 	struct symbolizer *syms;
 	struct collector_stats stats;
 	bool keep_last; /* thread states are on: keep each thread's last stacks */
+	uint64_t end_ns;  /* the recording's end (0: not ended) */
 	struct hashmap last_of_tid; /* tid -> index into last */
 	struct last_stacks *last;
 	size_t nlast, last_cap;
@@ -51,6 +52,26 @@ void collector_keep_last_stacks(struct collector *c, bool on)
 {
 	if (c)
 		c->keep_last = on;
+}
+
+void collector_set_end(struct collector *c, uint64_t end_ns)
+{
+	c->end_ns = end_ns;
+}
+
+/* Whether a record lies after the recording's end (a handler that ran as
+ * it ended); an off-CPU interval that only ends after it is cut there
+ * (*off_ns). */
+static bool after_end(const struct collector *c, const struct sonde_sample *s, uint64_t *off_ns)
+{
+	*off_ns = s->off_ns;
+	if (!c->end_ns)
+		return false;
+	if (s->hdr.time_ns >= c->end_ns)
+		return true;
+	if (s->off_ns > c->end_ns - s->hdr.time_ns)
+		*off_ns = c->end_ns - s->hdr.time_ns;
+	return false;
 }
 
 void collector_free(struct collector *c)
@@ -257,9 +278,15 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	char comm[SONDE_COMM_LEN + 1];
 	memcpy(comm, s->hdr.comm, SONDE_COMM_LEN);
 	comm[SONDE_COMM_LEN] = 0;
+	uint64_t off_ns;
+	if (after_end(c, s, &off_ns)) {
+		c->stats.after_end++;
+		return;
+	}
 	bool overhead;
 	uint32_t stack = stack_of(c, s, &overhead);
-	c->stats.overhead_samples += overhead;
+	/* Of the on-CPU samples: an interval's weight is time, not a count. */
+	c->stats.overhead_samples += overhead && !s->off_ns;
 
 	struct span_link links[SONDE_SAMPLE_SPANS];
 	uint32_t nlinks = s->nspans < SONDE_SAMPLE_SPANS ? s->nspans : SONDE_SAMPLE_SPANS;
@@ -271,7 +298,7 @@ static void handle_sample(struct collector *c, const struct sonde_sample *s)
 	uint32_t ev = s->event < MAX_EVENTS ? s->event : 0;
 	struct sample out = {
 		.time_ns = s->hdr.time_ns,
-		.weight = s->off_ns ? s->off_ns : c->event_weight[ev],
+		.weight = s->off_ns ? off_ns : c->event_weight[ev],
 		.cpu = s->hdr.cpu,
 		.thread = profile_thread_intern(c->p, s->hdr.pid, s->hdr.tid, comm),
 		.event = c->event_map[ev],

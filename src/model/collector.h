@@ -30,7 +30,8 @@ struct collector_stats {
 	uint64_t sample_spans_truncated; /* samples in more nested calls than they carry */
 	uint64_t broken_stacks;       /* user stacks cut where a return address was not code */
 	uint64_t broken_stack_frames; /* the addresses cut off them */
-	uint64_t overhead_samples; /* samples that interrupted sonde's own probe machinery */
+	uint64_t overhead_samples; /* on-CPU samples that interrupted sonde's own probe machinery */
+	uint64_t after_end;        /* records taken after the end (collector_set_end): left out */
 	uint64_t returns_restored; /* return addresses a uretprobe had replaced, put back */
 	/* Thread states (record --threads): threads' records received, passes,
 	 * and the passes' own run time summed (ns, each pass timed itself). */
@@ -59,6 +60,11 @@ int collector_handle(void *collector, const void *data, size_t size);
  * profile's event index, and sets its weight. */
 void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,
 			 uint64_t weight);
+
+/* The recording ended at end_ns (CLOCK_MONOTONIC ns): samples and
+ * off-CPU intervals taken from then on are left out (counted: after_end),
+ * and an interval that ends after it is cut there. */
+void collector_set_end(struct collector *c, uint64_t end_ns);
 
 /* Records a traced call still in flight when profiling ended (read from the
  * kernel's thread state): it counts with its elapsed time until end_ns,

@@ -227,7 +227,7 @@ static void summarize_probe(const struct profile *p, uint32_t probe, struct prob
 /* sonde's own cost over the whole recording: samples that interrupted its
  * probe machinery, and the time it took inside traced calls. */
 struct overhead_summary {
-	uint64_t samples, all_samples; /* "[sonde]" samples, all samples */
+	uint64_t samples, all_samples; /* "[sonde]" samples, all on-CPU samples */
 	uint64_t own_ns, raw_ns;        /* inside traced calls, summed over probes */
 };
 
@@ -235,9 +235,14 @@ static void summarize_overhead(const struct profile *p, struct overhead_summary 
 {
 	memset(o, 0, sizeof(*o));
 	for (size_t i = 0; i < p->nsamples; i++) {
-		o->all_samples += p->samples[i].weight;
-		if (profile_sample_is_overhead(p, &p->samples[i]))
-			o->samples += p->samples[i].weight;
+		const struct sample *s = &p->samples[i];
+		/* A share of the on-CPU samples: off-CPU intervals and their
+		 * wakers weigh nanoseconds, not samples. */
+		if (profile_sample_is_offcpu(p, s) || profile_sample_is_waker(p, s))
+			continue;
+		o->all_samples += s->weight;
+		if (profile_sample_is_overhead(p, s))
+			o->samples += s->weight;
 	}
 	for (size_t i = 0; i < p->nprobes; i++) {
 		/* Nested probes' own cost is inside their callers' too: count

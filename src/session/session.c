@@ -53,11 +53,13 @@ struct session {
 	struct target_cmd cmd;
 	char *executable;
 	double start_mono, start_wall, end_mono;
+	double setup_mono; /* when session_start began: start_mono - it is the set-up */
 	session_span_fn on_span;
 	void *on_span_arg;
 	struct hashmap pending; /* span id -> struct pending * */
 	size_t npending;
 	uint64_t pending_dropped;
+	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
 	bool attached[SESSION_MAX_PROBES]; /* probe id -> its uprobes are in place */
@@ -1542,6 +1544,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct engine_options eo = {0};
 	struct resolved_spec resolved[SESSION_MAX_TRACES];
 	int nresolved = 0;
+	double setup_mono = now_s(CLOCK_MONOTONIC);
 	if (ready_file_prepare(o, err, errlen) || events_parse(o->event, &eo.event, err, errlen))
 		return NULL;
 	if (!eo.event.time_based && !o->period && !o->freq_given)
@@ -1558,6 +1561,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
 	s->o = o;
+	s->setup_mono = setup_mono;
 	s->sample_in_probe = s->sample_slow_probe = s->sample_when_probe = -1;
 	s->argc = argc;
 	s->argv = argv;
@@ -1608,6 +1612,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		}
 		nresolved = i + 1;
 	}
+	/* A line probe's program only where a line is traced. */
+	eo.no_points = !o->sample_when;
+	for (int i = 0; i < nresolved; i++)
+		eo.no_points = eo.no_points && !resolved[i].line;
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
@@ -1752,6 +1760,7 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "start_ns", (uint64_t)(s->start_mono * 1e9));
 	set_meta_u64(p, "end_ns", (uint64_t)(end_mono * 1e9));
 	set_meta_double(p, "duration_s", end_mono - s->start_mono);
+	set_meta_double(p, "setup_s", s->start_mono - s->setup_mono);
 	set_meta_double(p, "start_unix_s", s->start_wall);
 	struct engine_stats es;
 	struct collector_stats cs;
@@ -1763,8 +1772,11 @@ static void add_metadata(struct session *s, double end_mono)
 	/* Earlier recordings timed every call of a probe with a predicate. */
 	set_meta_u64(p, "predicates_select_calls", 1);
 	set_meta_u64(p, "off_cpu", engine_offcpu_on(s->eng) || o->off_cpu);
-	if (engine_offcpu_on(s->eng) || o->off_cpu)
+	if (engine_offcpu_on(s->eng) || o->off_cpu) {
 		set_meta_u64(p, "min_block_ns", o->min_block_ns);
+		set_meta_u64(p, "offcpu_cut_at_end", s->offcpu_cut);
+	}
+	set_meta_u64(p, "records_after_end", cs.after_end);
 	set_meta_u64(p, "wakers", o->wakers);
 	if (o->threads) {
 		set_meta_u64(p, "thread_states_hz", o->threads_hz ? o->threads_hz : o->freq);
@@ -1829,6 +1841,12 @@ void session_end(struct session *s)
 		return;
 	s->ended = true;
 	s->end_mono = now_s(CLOCK_MONOTONIC);
+	/* The end, as the metadata says it: off-CPU intervals stop there at
+	 * once (threads still away would send theirs as long as they sleep
+	 * on), and nothing taken after it counts. */
+	uint64_t end_ns = (uint64_t)(s->end_mono * 1e9);
+	engine_end_offcpu(s->eng, end_ns);
+	collector_set_end(s->col, end_ns);
 	/* What still arrives is drained below, not by the loop. */
 	if (s->loop) {
 		loop_remove_fd(s->loop, engine_ring_fd(s->eng));
@@ -1847,7 +1865,8 @@ void session_end(struct session *s)
 		quiet++;
 		usleep(2000);
 	}
-	struct open_span_ctx ctx = {s->col, monotonic_ns()};
+	s->offcpu_cut = engine_cut_offcpu(s->eng);
+	struct open_span_ctx ctx = {s->col, end_ns};
 	engine_for_each_open_span(s->eng, add_open_span, &ctx);
 	for (size_t i = 0; i < s->prof->nprobes; i++)
 		refresh_probe(s, (uint32_t)i);
@@ -2055,7 +2074,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			(unsigned long long)calls, (unsigned long long)cs.open_spans,
 			(unsigned long long)cs.spans);
 	}
-	fprintf(out, " in %.2f s", s->end_mono - s->start_mono);
+	/* -d counts from when sampling is on: say what came before it. */
+	fprintf(out, " in %.2f s (after %.2f s of set-up)", s->end_mono - s->start_mono,
+		s->start_mono - s->setup_mono);
 	char list[512];
 	if (drops_sum(&es, DROPS_LOST, false))
 		fprintf(out, "; lost %s (ring buffer full: try --buffer-mb or a lower -F)",
@@ -2090,8 +2111,11 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		if (s->o->wakers)
 			snprintf(wakers, sizeof(wakers), " (%llu with their waker)",
 				 (unsigned long long)cs.wakers);
-		fprintf(out, "; off-CPU intervals: %llu kept%s, %s",
+		fprintf(out,
+			"; off-CPU intervals: %llu kept%s, %llu of them still going at the end "
+			"(cut there), %s",
 			(unsigned long long)cs.offcpu_intervals, wakers,
+			(unsigned long long)s->offcpu_cut,
 			drops_list(&es, DROPS_OFFCPU, list, sizeof(list)));
 	}
 	if (s->o->threads)
