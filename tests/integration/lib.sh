@@ -283,3 +283,21 @@ serve_url() {
 	[[ "$url" =~ ^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}$ ]] || fail "first line is not the URL: '$url'"
 	echo "$url"
 }
+
+# start_redis: a redis-server of the test's own, on a unix socket in $WORK
+# (no TCP port: loopback only), no persistence; sets $sock and $rpid and
+# waits (bounded) until it answers.
+start_redis() {
+	sock="$WORK/redis.sock"
+	redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save "" --appendonly no \
+		--dir "$WORK" --logfile "$WORK/redis.log" --daemonize no &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && return 0
+		sleep 0.05
+	done
+	cat "$WORK/redis.log"
+	fail "redis-server did not start"
+}

@@ -11,16 +11,7 @@ done
 [ -L "$(command -v redis-server)" ] || echo "note: redis-server is not a symlink here; the symlink case is covered by probes_children.sh"
 
 lat_calls() { sed -n "s/^$2: \([0-9]*\) calls.*/\1/p" "$1" | tail -n1; }
-sock="$WORK/redis.sock"
-redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save "" --appendonly no \
-	--dir "$WORK" --logfile "$WORK/redis.log" --daemonize no &
-rpid=$!
-BG_PIDS+=("$rpid")
-for _ in $(seq 600); do
-	[ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && break
-	sleep 0.05
-done
-[ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] || { cat "$WORK/redis.log"; fail "redis-server did not start"; }
+start_redis
 
 processed() { redis-cli -s "$sock" INFO stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
 

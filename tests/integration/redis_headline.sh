@@ -14,16 +14,7 @@ for p in redis-server redis-cli redis-benchmark; do
 	command -v "$p" >/dev/null || fail "$p is not installed: run scripts/bootstrap.sh (packages redis-server, redis-tools)"
 done
 
-sock="$WORK/redis.sock"
-redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save "" --appendonly no \
-	--dir "$WORK" --logfile "$WORK/redis.log" --daemonize no &
-rpid=$!
-BG_PIDS+=("$rpid")
-for _ in $(seq 600); do
-	[ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && break
-	sleep 0.05
-done
-[ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] || { cat "$WORK/redis.log"; fail "redis-server did not start"; }
+start_redis
 redis-cli -s "$sock" RPUSH mylist $(seq 600) >/dev/null
 [ "$(redis-cli -s "$sock" LLEN mylist)" = 600 ] || fail "the list does not have 600 elements"
 processed() { redis-cli -s "$sock" INFO stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
