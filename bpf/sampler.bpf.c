@@ -35,9 +35,43 @@ __u64 calib_samples = 0; /* samples of calib.calib_tid, for calibration */
 __u64 calib_times[SONDE_CALIB_TIMES] = {};
 __u64 calib_late[SONDE_CALIB_TIMES] = {};
 __u64 calib_run[SONDE_CALIB_TIMES] = {};
-/* What samples of the session were charged (count, and their lateness and
- * run time, measured): the cost per sample as measured in the run. */
+__u64 calib_exit[SONDE_CALIB_TIMES] = {};
+/* What samples of the session were charged (count, and their lateness, run
+ * time and interrupt exit, measured): the cost per sample as measured in
+ * the run. */
 __u64 charged_samples = 0, charged_late_ns = 0, charged_run_ns = 0;
+__u64 charged_exits = 0, charged_exit_ns = 0;
+
+/* A timer sample whose interrupt has not ended yet, per CPU: the thread it
+ * interrupted and when its program ended. sample_irq_exit charges the rest
+ * of the interrupt to that thread; when the sample woke sonde's reader, the
+ * irq_work interrupt that does it follows the timer's (a self-IPI, held
+ * while the timer's interrupt runs), and sample_work_exit charges up to its
+ * end. */
+enum { TAIL_NONE, TAIL_IN_TIMER, TAIL_WAKEUP_DUE, TAIL_IN_WORK };
+
+struct sample_tail {
+	__u32 tid;
+	__u32 calib_i; /* index in calib_exit, or SONDE_CALIB_TIMES */
+	__u64 end_ns;  /* when the last part timed ended */
+	__u64 exit_ns; /* what was timed of the interrupts so far */
+	__u32 state;   /* TAIL_* */
+	__u32 wakeup;  /* the sample's record forced a wake-up */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_tail);
+} sample_tails SEC(".maps");
+
+/* Longer than this after the program, the interrupt's end is not its own
+ * (the tracepoint missed it: a later interrupt's exit). */
+#define SAMPLE_TAIL_MAX_NS 1000000ull
+/* The irq_work interrupt of a wake-up comes this soon after the timer's
+ * ends (~10 us on a virtual machine), or it is not the sample's. */
+#define SAMPLE_WORK_DUE_NS 100000ull
 
 /* Applies the in-kernel sampling decisions to the thread's span stack:
  * "only inside probe P" and "only when P's current call already ran longer
@@ -104,16 +138,31 @@ static __always_inline __u64 timer_lateness(struct bpf_perf_event_data *ctx, __u
 }
 
 /* Charges a sample's cost to the thread: the sampler's measured run time,
- * its measured lateness up to the cap, and the calibrated exit. */
-static __always_inline void sample_charge(struct sonde_thread_state *st, __u64 t0, __u64 late)
+ * its measured lateness up to the cap, and the calibrated exit. A timer
+ * sample (late > 0) leaves its tail pending for sample_irq_exit. */
+static __always_inline void sample_charge(struct sonde_thread_state *st, __u32 tid, __u64 t0,
+					  __u64 late, __u64 calib_i, __u64 flags)
 {
-	__u64 run = bpf_ktime_get_ns() - t0;
+	__u64 end = bpf_ktime_get_ns();
+	__u64 run = end - t0;
 	__u64 charged_late = late < calib.late_cap_ns ? late : calib.late_cap_ns;
 	if (st)
 		st->own_ns += run + charged_late + calib.sample_unseen_ns;
 	__sync_fetch_and_add(&charged_samples, 1);
 	__sync_fetch_and_add(&charged_late_ns, charged_late);
 	__sync_fetch_and_add(&charged_run_ns, run);
+	__u32 zero = 0;
+	struct sample_tail *tail = bpf_map_lookup_elem(&sample_tails, &zero);
+	if (tail && late) {
+		if (calib_i < SONDE_CALIB_TIMES)
+			calib_exit[calib_i & (SONDE_CALIB_TIMES - 1)] = 0;
+		tail->tid = tid;
+		tail->calib_i = (__u32)calib_i;
+		tail->end_ns = end;
+		tail->exit_ns = 0;
+		tail->state = TAIL_IN_TIMER;
+		tail->wakeup = (flags & BPF_RB_FORCE_WAKEUP) != 0;
+	}
 }
 
 static __always_inline int emit_sample(void *ctx, __u32 event, __u64 t0, __u64 late)
@@ -138,7 +187,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event, __u64 t0, __u64 l
 			calib_late[i & (SONDE_CALIB_TIMES - 1)] = late;
 		}
 	} else if (!sampler_wants(st, t0)) {
-		sample_charge(st, t0, late);
+		sample_charge(st, tid, t0, late, calib_i, 0);
 		return 0;
 	}
 	sample_mark(st);
@@ -160,7 +209,7 @@ static __always_inline int emit_sample(void *ctx, __u32 event, __u64 t0, __u64 l
 		count(SONDE_CNT_LOST_SAMPLES);
 	if (calib_i < SONDE_CALIB_TIMES)
 		calib_run[calib_i & (SONDE_CALIB_TIMES - 1)] = bpf_ktime_get_ns() - t0;
-	sample_charge(st, t0, late);
+	sample_charge(st, tid, t0, late, calib_i, flags);
 	return 0;
 }
 
@@ -169,6 +218,83 @@ int sample_perf(struct bpf_perf_event_data *ctx)
 {
 	__u64 t0 = bpf_ktime_get_ns();
 	return emit_sample(ctx, sample_event_index, t0, timer_lateness(ctx, t0));
+}
+
+/* Charges the time since the tail's last mark, when the interrupted thread
+ * is still current and it is not too long after; 1 when it did. */
+static __always_inline int sample_tail_charge(struct sample_tail *tail, __u64 max_gap)
+{
+	__u64 now = bpf_ktime_get_ns(), end = tail->end_ns;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	if (tid != tail->tid || now < end || now - end > max_gap) {
+		tail->state = TAIL_NONE;
+		return 0;
+	}
+	tail->exit_ns += now - end;
+	tail->end_ns = now;
+	return 1;
+}
+
+/* A part of the sample's interrupts ended (the timer's, the wake-up's):
+ * charged up to the cap. */
+static __always_inline void sample_tail_charge_part(struct sample_tail *tail)
+{
+	__u64 exit = tail->exit_ns;
+	__u32 i = tail->calib_i;
+	tail->exit_ns = 0;
+	if (i < SONDE_CALIB_TIMES)
+		calib_exit[i & (SONDE_CALIB_TIMES - 1)] += exit;
+	if (!calib.exit_cap_ns)
+		return;
+	__u64 charged = exit < calib.exit_cap_ns ? exit : calib.exit_cap_ns;
+	struct sonde_thread_state *st = thread_state_of(tail->tid);
+	if (st)
+		st->own_ns += charged;
+	__sync_fetch_and_add(&charged_exit_ns, charged);
+}
+
+static __always_inline struct sample_tail *sample_tail_in(__u32 state)
+{
+	__u32 zero = 0;
+	struct sample_tail *tail = bpf_map_lookup_elem(&sample_tails, &zero);
+	return tail && tail->state == state ? tail : NULL;
+}
+
+/* The end of a timer sample's interrupt (every local timer interrupt ends
+ * here, on every CPU: one per-CPU lookup when no sample is pending). */
+SEC("raw_tp/local_timer_exit")
+int sample_irq_exit(void *ctx)
+{
+	struct sample_tail *tail = sample_tail_in(TAIL_IN_TIMER);
+	if (!tail || !sample_tail_charge(tail, SAMPLE_TAIL_MAX_NS))
+		return 0;
+	sample_tail_charge_part(tail);
+	if (calib.exit_cap_ns)
+		__sync_fetch_and_add(&charged_exits, 1);
+	tail->state = tail->wakeup ? TAIL_WAKEUP_DUE : TAIL_NONE;
+	return 0;
+}
+
+/* The wake-up's irq_work begins: the gap since the timer's end is the
+ * sample's too (the thread ran nothing in it but the way out and in). */
+SEC("raw_tp/irq_work_entry")
+int sample_work_entry(void *ctx)
+{
+	struct sample_tail *tail = sample_tail_in(TAIL_WAKEUP_DUE);
+	if (tail && sample_tail_charge(tail, SAMPLE_WORK_DUE_NS))
+		tail->state = TAIL_IN_WORK;
+	return 0;
+}
+
+SEC("raw_tp/irq_work_exit")
+int sample_work_exit(void *ctx)
+{
+	struct sample_tail *tail = sample_tail_in(TAIL_IN_WORK);
+	if (tail && sample_tail_charge(tail, SAMPLE_TAIL_MAX_NS)) {
+		sample_tail_charge_part(tail);
+		tail->state = TAIL_NONE;
+	}
+	return 0;
 }
 
 SEC("tracepoint")

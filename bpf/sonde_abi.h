@@ -456,6 +456,12 @@ struct sonde_calibration {
 	 * the interrupt (a hypervisor's stall, interrupts off), which the
 	 * thread would have lost without the sample too. */
 	__u64 late_cap_ns;
+	/* ... and the rest of its interrupt after the program, timed where
+	 * the interrupt ends (local_timer_exit), up to exit_cap_ns (0: not
+	 * timed there, sample_unseen_ns holds it): a sample's interrupt takes
+	 * 8-30 us on a virtual machine, its tail being the sample's own VM
+	 * exits (timer reprogramming), which no median can charge. */
+	__u64 exit_cap_ns;
 	__u32 calib_tid;        /* the calibrating thread (0: none): its samples
 				 * and span records are accounted but not sent */
 	__u32 _pad;

@@ -272,6 +272,10 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A sample's interrupt exit is charged up to this many times its median
+ * (+10 us). */
+#define EXIT_CAP_MEDIANS 4
+
 /* The gap that contains time t (gaps are in time order), or NULL. */
 static const struct gap *gap_at(const struct gap *g, size_t n, uint64_t t)
 {
@@ -334,34 +338,45 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	uint64_t *times = xcalloc(SONDE_CALIB_TIMES, sizeof(*times));
 	uint64_t *late = xcalloc(SONDE_CALIB_TIMES, sizeof(*late));
 	uint64_t *run = xcalloc(SONDE_CALIB_TIMES, sizeof(*run));
+	uint64_t *exit = xcalloc(SONDE_CALIB_TIMES, sizeof(*exit));
 	size_t nt = engine_calib_times(e, times, SONDE_CALIB_TIMES);
-	size_t nl = engine_calib_lateness(e, late, run, SONDE_CALIB_TIMES);
+	size_t nl = engine_calib_lateness(e, late, run, exit, SONDE_CALIB_TIMES);
 	nt = nl < nt ? nl : nt;
 	/* Per sample seen in the thread's timeline: its whole cost (the gap),
-	 * how late its program ran, and the rest the program did not time. */
+	 * how late its program ran, how long the rest of its interrupt took
+	 * (when timed), and the rest no program timed. */
 	uint64_t *full = xcalloc(nt + 1, sizeof(*full));
 	uint64_t *lates = xcalloc(nt + 1, sizeof(*lates));
+	uint64_t *exits = xcalloc(nt + 1, sizeof(*exits));
 	uint64_t *rest = xcalloc(nt + 1, sizeof(*rest));
-	size_t nc = 0;
+	uint64_t *rest_untimed = xcalloc(nt + 1, sizeof(*rest_untimed)); /* exit not timed */
+	size_t nc = 0, nexits = 0;
 	for (size_t i = (size_t)n0; i < nt; i++) {
 		const struct gap *g = gap_at(gaps, ngaps, times[i]);
 		if (!g)
 			continue;
 		uint64_t cost = g->end - g->start - iter;
+		uint64_t timed = late[i] + run[i] + exit[i], program = late[i] + run[i];
 		full[nc] = cost;
 		lates[nc] = late[i];
-		rest[nc] = cost > late[i] + run[i] ? cost - late[i] - run[i] : 0;
+		rest[nc] = cost > timed ? cost - timed : 0;
+		rest_untimed[nc] = cost > program ? cost - program : 0;
+		if (exit[i])
+			exits[nexits++] = exit[i];
 		nc++;
 	}
 	free(gaps);
 	free(times);
 	free(late);
 	free(run);
+	free(exit);
 	uint64_t n = n1 - n0;
 	if (nc < 20) {
 		free(full);
 		free(lates);
+		free(exits);
 		free(rest);
+		free(rest_untimed);
 		if (n < 20)
 			errbuf_set(err, errlen,
 				   "only %llu calibration samples were taken while it spun, 20 are "
@@ -379,22 +394,34 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	 * host: 71 us at the 90th percentile where the median was 20), which is
 	 * not the sample's cost; most samples are not caught by it. What each
 	 * sample costs beyond the median's constant is measured in the run
-	 * itself: its program's run time and its lateness (timer_lateness in
-	 * bpf/sampler.bpf.c), the lateness charged up to 3 medians (+2 us),
-	 * more being the CPU held from the interrupt. */
+	 * itself: its program's run time, its lateness (timer_lateness in
+	 * bpf/sampler.bpf.c), charged up to 3 medians (+2 us), more being the
+	 * CPU held from the interrupt, and the rest of its interrupt
+	 * (sample_irq_exit), charged up to EXIT_CAP_MEDIANS medians (+10 us):
+	 * its tail is the sample's own work (8-30 us interrupts on a virtual
+	 * machine), more is a stall. Every sample's exit is timed unless the
+	 * tracepoint missed it (then its median is charged as unseen). */
 	qsort(full, nc, sizeof(*full), cmp_u64);
 	qsort(lates, nc, sizeof(*lates), cmp_u64);
+	qsort(exits, nexits ? nexits : 1, sizeof(*exits), cmp_u64);
 	qsort(rest, nc, sizeof(*rest), cmp_u64);
+	qsort(rest_untimed, nc, sizeof(*rest_untimed), cmp_u64);
 	double handler = n ? (double)(own1 - own0) / (double)n : 0;
+	bool exits_timed = engine_times_sample_exits(e) && nexits * 2 >= nc;
 	out->samples = (unsigned long)n;
 	out->sample_full_ns = (double)full[nc / 2];
 	out->sample_handler_ns = handler;
 	out->sample_late_ns = (double)lates[nc / 2];
+	out->sample_exit_ns = exits_timed ? (double)exits[nexits / 2] : 0;
 	out->calib.late_cap_ns = 3 * lates[nc / 2] + 2000;
-	out->calib.sample_unseen_ns = rest[nc / 2];
+	out->calib.exit_cap_ns = exits_timed ? EXIT_CAP_MEDIANS * exits[nexits / 2] + 10000 : 0;
+	/* Without timed exits, the unseen rest holds them. */
+	out->calib.sample_unseen_ns = exits_timed ? rest[nc / 2] : rest_untimed[nc / 2];
 	free(full);
 	free(lates);
+	free(exits);
 	free(rest);
+	free(rest_untimed);
 	return 0;
 }
 

@@ -61,6 +61,7 @@ struct calibration_result {
 	double sample_full_ns;  /* a sample's whole cost to the interrupted thread */
 	double sample_handler_ns; /* of which the sampler timed itself */
 	double sample_late_ns;  /* how late after its timer the sampler ran (median) */
+	double sample_exit_ns;  /* the rest of its interrupt, timed (median; 0: not timed) */
 	unsigned long samples;  /* samples taken while calibrating */
 };
 

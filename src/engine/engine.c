@@ -45,6 +45,11 @@ struct engine {
 	struct bpf_link *perf_links[MAX_CPUS];
 	int ncpus;
 	struct bpf_link *tp_link;
+	/* sample_irq_exit on irq_vectors:local_timer_exit, sample_work_entry
+	 * and _exit on irq_work_entry/exit: time the end of a timer sample's
+	 * interrupt and of the wake-up it raised (NULL where the tracepoints
+	 * are missing: the calibrated median charges them). */
+	struct bpf_link *tail_links[3];
 	struct bpf_link *task_links[3];
 	/* offcpu_switch on sched_switch: while off-CPU intervals (--off-cpu)
 	 * or thread states are on (it keeps each thread's last stacks for
@@ -270,6 +275,9 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		bool perf = (!o->no_sampler && !tp) || o->calibrate_samples;
 		bpf_program__set_autoload(skel->progs.sample_tp, tp);
 		bpf_program__set_autoload(skel->progs.sample_perf, perf);
+		bpf_program__set_autoload(skel->progs.sample_irq_exit, perf);
+		bpf_program__set_autoload(skel->progs.sample_work_entry, perf);
+		bpf_program__set_autoload(skel->progs.sample_work_exit, perf);
 		if (o->no_spans) {
 			bpf_program__set_autoload(skel->progs.span_enter, false);
 			bpf_program__set_autoload(skel->progs.span_exit, false);
@@ -336,6 +344,27 @@ static struct sonde_bpf *reopen_without_offcpu(struct engine *e, const struct en
 /* What engine_set_* say in a session whose gathering is fixed. */
 static const char fixed_refusal[] =
 	"what this session gathers cannot change (only a live session's can: sonde top, serve)";
+
+/* The programs that time a timer sample's interrupt to its end; without
+ * them (a kernel without these tracepoints) the calibrated median charges
+ * it, as the rest it cannot time. */
+static void attach_sample_tails(struct engine *e)
+{
+	struct bpf_program *progs[3] = {e->skel->progs.sample_irq_exit,
+					e->skel->progs.sample_work_entry,
+					e->skel->progs.sample_work_exit};
+	const char *names[3] = {"local_timer_exit", "irq_work_entry", "irq_work_exit"};
+	if (!bpf_program__autoload(progs[0]))
+		return;
+	for (int i = 0; i < 3; i++) {
+		e->tail_links[i] = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
+		if (!e->tail_links[i] && e->opt.verbose)
+			fprintf(stderr,
+				"sonde: cannot attach to irq_vectors:%s (%s): a sample's interrupt "
+				"is charged as calibrated after its program\n",
+				names[i], strerror(errno));
+	}
+}
 
 struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
 {
@@ -435,6 +464,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		return NULL;
 	}
 	e->thread_slots = slots;
+	attach_sample_tails(e);
 	return e;
 }
 
@@ -1743,7 +1773,7 @@ size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max)
 }
 
 size_t engine_calib_lateness(const struct engine *e, uint64_t *late, uint64_t *run,
-			     size_t max)
+			     uint64_t *exit, size_t max)
 {
 	uint64_t n = engine_calib_samples(e);
 	if (n > SONDE_CALIB_TIMES)
@@ -1753,6 +1783,7 @@ size_t engine_calib_lateness(const struct engine *e, uint64_t *late, uint64_t *r
 	for (size_t i = 0; i < n; i++) {
 		late[i] = __atomic_load_n(&e->skel->bss->calib_late[i], __ATOMIC_RELAXED);
 		run[i] = __atomic_load_n(&e->skel->bss->calib_run[i], __ATOMIC_RELAXED);
+		exit[i] = __atomic_load_n(&e->skel->bss->calib_exit[i], __ATOMIC_RELAXED);
 	}
 	return (size_t)n;
 }
@@ -1762,6 +1793,13 @@ void engine_sample_charges(const struct engine *e, struct engine_sample_charges 
 	out->samples = __atomic_load_n(&e->skel->bss->charged_samples, __ATOMIC_RELAXED);
 	out->late_ns = __atomic_load_n(&e->skel->bss->charged_late_ns, __ATOMIC_RELAXED);
 	out->run_ns = __atomic_load_n(&e->skel->bss->charged_run_ns, __ATOMIC_RELAXED);
+	out->exits = __atomic_load_n(&e->skel->bss->charged_exits, __ATOMIC_RELAXED);
+	out->exit_ns = __atomic_load_n(&e->skel->bss->charged_exit_ns, __ATOMIC_RELAXED);
+}
+
+bool engine_times_sample_exits(const struct engine *e)
+{
+	return e->tail_links[0] != NULL;
 }
 
 uint64_t engine_thread_own_ns(struct engine *e, uint32_t tid)
@@ -1872,7 +1910,8 @@ void engine_close(struct engine *e)
 	free(e->spans);
 	struct bpf_link *links_left[] = {e->task_links[0], e->task_links[1], e->task_links[2],
 					 e->offcpu_links[0], e->sys_links[0],  e->sys_links[1],
-					 e->tstate_links[0], e->tstate_links[1], e->wakers_link};
+					 e->tstate_links[0], e->tstate_links[1], e->wakers_link,
+					 e->tail_links[0], e->tail_links[1], e->tail_links[2]};
 	destroy_links_together(links_left, sizeof(links_left) / sizeof(links_left[0]));
 	ring_buffer__free(e->rb);
 	ring_buffer__free(e->unwind_rb);

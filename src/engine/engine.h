@@ -339,15 +339,20 @@ const char *engine_insn_class_name(enum engine_insn_class cls);
 uint64_t engine_calib_samples(const struct engine *e);
 size_t engine_calib_times(const struct engine *e, uint64_t *out, size_t max);
 /* For the same samples: how late each ran after its timer expired (0: not a
- * timer event), and how long the sampler program ran. */
+ * timer event), how long the sampler program ran, and how long the rest of
+ * its interrupt took (0: not timed, engine_times_sample_exits). */
 size_t engine_calib_lateness(const struct engine *e, uint64_t *late, uint64_t *run,
-			     size_t max);
+			     uint64_t *exit, size_t max);
+/* Whether the end of each timer sample's interrupt is timed (a program on
+ * irq_vectors:local_timer_exit), so that calib.exit_cap_ns can charge it. */
+bool engine_times_sample_exits(const struct engine *e);
 
 /* What the session's samples were charged so far, as measured in the run:
  * their number, and the sum of their charged lateness and program run
  * times (struct sonde_calibration says what each is). */
 struct engine_sample_charges {
 	uint64_t samples, late_ns, run_ns;
+	uint64_t exits, exit_ns; /* interrupts' ends timed and charged (exit_cap_ns) */
 };
 void engine_sample_charges(const struct engine *e, struct engine_sample_charges *out);
 

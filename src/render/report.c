@@ -260,15 +260,21 @@ static void summarize_overhead(const struct profile *p, struct overhead_summary 
 static void text_sample_cost(FILE *out, const struct profile *p)
 {
 	uint64_t n = profile_meta_u64(p, "sample_charges");
-	char b[4][32];
+	uint64_t exits = profile_meta_u64(p, "sample_exits_charged");
+	char b[4][32], timed[96] = "";
+	if (exits)
+		snprintf(timed, sizeof(timed), "%s of interrupt exit timed in %" PRIu64 " of them, + ",
+			 duration_format((uint64_t)profile_meta_double(p, "sample_charged_exit_ns"),
+					 b[3], 32),
+			 exits);
 	if (n)
 		fprintf(out,
 			"  a sample as measured in this run: %s of sampler, %s late after its "
-			"timer, and %s of interrupt exit (calibrated), over %" PRIu64 " samples\n",
+			"timer, and %s%s of interrupt exit (calibrated), over %" PRIu64 " samples\n",
 			duration_format((uint64_t)profile_meta_double(p, "sample_charged_run_ns"), b[0], 32),
 			duration_format((uint64_t)profile_meta_double(p, "sample_charged_late_ns"), b[1],
 					32),
-			duration_format(profile_meta_u64(p, "calib_sample_unseen_ns"), b[2], 32), n);
+			timed, duration_format(profile_meta_u64(p, "calib_sample_unseen_ns"), b[2], 32), n);
 	for (size_t i = 0; i < p->nprobes; i++) {
 		const struct probe_info *pi = &p->probes[i];
 		char key[320];

@@ -1816,6 +1816,8 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "calib_sample_unseen_ns", s->calib.calib.sample_unseen_ns);
 	set_meta_u64(p, "calib_sample_late_cap_ns", s->calib.calib.late_cap_ns);
 	set_meta_double(p, "calib_sample_late_ns", s->calib.sample_late_ns);
+	set_meta_double(p, "calib_sample_exit_ns", s->calib.sample_exit_ns);
+	set_meta_u64(p, "calib_sample_exit_cap_ns", s->calib.calib.exit_cap_ns);
 	/* What the run's samples were charged, measured as they were taken
 	 * (beside the calibration's figures: bench/README.md compares them). */
 	struct engine_sample_charges ch;
@@ -1823,6 +1825,8 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "sample_charges", ch.samples);
 	set_meta_double(p, "sample_charged_late_ns", ch.samples ? (double)ch.late_ns / (double)ch.samples : 0);
 	set_meta_double(p, "sample_charged_run_ns", ch.samples ? (double)ch.run_ns / (double)ch.samples : 0);
+	set_meta_u64(p, "sample_exits_charged", ch.exits);
+	set_meta_double(p, "sample_charged_exit_ns", ch.exits ? (double)ch.exit_ns / (double)ch.exits : 0);
 	set_meta_double(p, "calib_call_full_ns", s->calib.call_full_ns);
 	set_meta_double(p, "calib_sample_full_ns", s->calib.sample_full_ns);
 	set_meta_double(p, "calib_ms", s->calib_ms);
