@@ -65,9 +65,10 @@ child_named() {
 	return 0
 }
 
+# (SONDE_TEST_KEEP=1 keeps the work folder, to look into a failure.)
 cleanup() {
 	for p in "${BG_PIDS[@]}"; do stop_gently "$p"; done
-	rm -rf "$WORK"
+	if [ -n "${SONDE_TEST_KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 

@@ -36,13 +36,20 @@ jq -e "$j | .auto.found" "$WORK/all.json" >/dev/null ||
 	fail "auto found no valley between ~5 us and ~105 us calls: $(jq -c "$j | .auto" "$WORK/all.json")"
 pass "handle: $N calls; $(jq -r "$j | .auto.reason" "$WORK/all.json")"
 
-# The slow calls are slow_fn's: >= 85% of the samples in them (the rest is
-# fast_work's 5 us in each). Enough samples that 85% is a measurement: at
-# 150 a share of 0.95 has a standard deviation of 0.018.
+# The slow calls are slow_fn's: >= 80% of the samples in them. The rest is
+# fast_work's 5 us in each (5%), and fast calls the machine made slow while
+# a sample stretched them: a call a sample is in lasts ~6x longer on the
+# wall clock (~30 us raw on a virtual machine), so a tick with its softirq
+# or a host's stall lands in it ~6x as often as in an unsampled one
+# (asserted below: sampled calls classified slow as often as their time
+# share predicts). With the sample's interrupt timed to its end, 0.86-0.91
+# over eight runs on a quiet 2-CPU VM; before, 0.78 on CI's busier one.
+# Enough samples that 80% is a measurement: at 150 a share of 0.9 has a
+# standard deviation of 0.025.
 for t in auto p99; do
 	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow-$t.json"
 	assert_ge "samples in slow calls ($t)" "$(jq .samples "$WORK/slow-$t.json")" 150
-	assert_ge "slow_fn share in slow calls ($t)" "$(function_share "$WORK/slow-$t.json" slow_fn)" 0.85
+	assert_ge "slow_fn share in slow calls ($t)" "$(function_share "$WORK/slow-$t.json" slow_fn)" 0.80
 done
 "$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
 assert_ge "samples in fast calls (auto)" "$(jq .samples "$WORK/fast.json")" 500
@@ -70,14 +77,15 @@ read -r all all_slow < <(sqlite3 -separator ' ' "$WORK/r.sonde" "SELECT bucket, 
 	} END { printf "%d %.1f\n", n, a }')
 [ "$all" = "$N" ] || fail "the kernel's histogram holds $all calls, expected $N"
 # auto's threshold separates the calls the target made slow from the rest:
-# above it, those, and the few fast calls preempted or stalled longer than
-# it (0.01-0.02 of the fast calls on a busy machine). (Before, auto took a
-# hump of fast calls lengthened by interrupts for the slow mode: 3-5x as
-# many calls above a threshold of ~7 us.)
+# above it, those, and the few fast calls stalled longer than it (a tick
+# and its softirq, a host's stall: 0.1-0.3% of the fast calls on a 2-CPU
+# VM, 0.1-0.3x the slow calls). (Before, auto took a hump of fast calls
+# lengthened by interrupts for the slow mode: 3-5x as many calls above a
+# threshold of ~7 us.)
 assert_ge "calls above the auto threshold / the target's slow calls" \
 	"$(awk -v a="$all_slow" -v s="$slow_truth" 'BEGIN { print a / s }')" 0.97
 assert_le "calls above the auto threshold / the target's slow calls" \
-	"$(awk -v a="$all_slow" -v s="$slow_truth" 'BEGIN { print a / s }')" 1.25
+	"$(awk -v a="$all_slow" -v s="$slow_truth" 'BEGIN { print a / s }')" 1.5
 assert_ge "calls with a sample in them" "$sampled" 1000
 share_sampled=$(awk -v s="$sampled_slow" -v n="$sampled" 'BEGIN { printf "%.4f", s / n }')
 share_unsampled=$(awk -v s="$all_slow" -v ss="$sampled_slow" -v n="$all" -v sn="$sampled" 'BEGIN { printf "%.5f", (s - ss) / (n - sn) }')
