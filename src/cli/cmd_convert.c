@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		"  --pid     process name as comm-PID        --tid    comm-PID/TID\n"
 		"  --kernel  kernel frames end in _[k]       --jit    JIT frames end in _[j]\n"
 		"  --all     both annotations                --addrs  unknown symbols as addresses\n"
-		"  --event NAME  from perf script, only samples of this event (default: the first)\n"
+		"  --event NAME  of an input with several events, only the samples of this one\n"
+		"                (default: the first; the others are counted on stderr)\n"
 		"  --show-overhead  keep samples taken inside sonde's own probe machinery\n"
 		"                (frame [sonde]); left out of every format but a recording\n"
 		"  --off-cpu, --wall  of a recording made with --off-cpu: the off-CPU time, or\n"
@@ -101,10 +102,12 @@ int cmd_convert(int argc, char **argv)
 		errorf("sonde reads %s but does not write it", to->name);
 		return 2;
 	}
-	char err[512] = "";
-	if (formats_convert(argv[optind], from, out, to, &m, err, sizeof(err))) {
+	char err[512] = "", note[512] = "";
+	if (formats_convert(argv[optind], from, out, to, &m, note, sizeof(note), err, sizeof(err))) {
 		errorf("%s", err);
 		return 1;
 	}
+	if (note[0])
+		errorf("%s: %s", argv[optind], note);
 	return 0;
 }

@@ -27,6 +27,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
+		"                        [--event NAME]\n"
 		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
 		"                        [--off-cpu | --wall | --wakers]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 		"  --minwidth PX  omit frames narrower than this (default 0.1)\n"
 		"  --pid PID, --tid TID, --comm NAME  only samples of this process / thread /\n"
 		"               thread name (all that are given hold)\n"
+		"  --event NAME of a file with samples of several events, this event's\n"
+		"               (default: the first)\n"
 		"  --lines      a frame per source line, function:line (a caller's line is that\n"
 		"               of its call), so each line of a function is its own box; with\n"
 		"               any graph but --chart\n"
@@ -225,7 +228,8 @@ static int flame_single(struct flame_args *a)
 		profile_free(p);
 		return 1;
 	}
-	if (view_set_time(&a->filter, p, a->time, err, sizeof(err))) {
+	if (view_set_time(&a->filter, p, a->time, err, sizeof(err)) ||
+	    view_set_event(&a->filter, p, err, sizeof(err))) {
 		errorf("%s", err);
 		profile_free(p);
 		return 1;
@@ -271,6 +275,7 @@ static int flame_diff_slow(struct flame_args *a)
 	}
 	struct span_query slow, fast;
 	if (view_set_time(&a->filter, p, a->time, err, sizeof(err)) ||
+	    view_set_event(&a->filter, p, err, sizeof(err)) ||
 	    query_parse(p, SPAN_SLOW, a->diff_slow, &slow, err, sizeof(err)) ||
 	    query_parse(p, SPAN_FAST, a->diff_slow, &fast, err, sizeof(err))) {
 		errorf("%s", err);
@@ -304,8 +309,17 @@ static int flame_diff_files(struct flame_args *a)
 		profile_free(pa);
 		return 1;
 	}
-	struct flame_tree *ta = tree_of(pa, &a->filter, a);
-	struct flame_tree *tb = tree_of(pb, &a->filter, a);
+	/* The event is each file's own (its index differs from file to file). */
+	struct view fa = a->filter, fb = a->filter;
+	char err[512];
+	if (view_set_event(&fa, pa, err, sizeof(err)) || view_set_event(&fb, pb, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(pa);
+		profile_free(pb);
+		return 1;
+	}
+	struct flame_tree *ta = tree_of(pa, &fa, a);
+	struct flame_tree *tb = tree_of(pb, &fb, a);
 	struct diff_draw d = {flamediff_new(ta, tb), {a->diff_width, a->files[0], a->files[1]},
 			      &a->svg};
 	int rc = write_svg(a->output, draw_diff, &d);

@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sonde heatmap FILE -o OUT.svg|OUT.html [--rows N] [--title TEXT]\n"
-		"                          [--pid PID] [--tid TID] [--comm NAME]\n"
+		"                          [--pid PID] [--tid TID] [--comm NAME] [--event NAME]\n"
 		"\n"
 		"Draws FlameScope's subsecond-offset heatmap: one column per second, rows are the\n"
 		"offset within the second (--rows, default 50: 20 ms each), colour = samples in\n"
@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		"(click a start cell and an end cell, or drag) and it shows the flame graph of\n"
 		"exactly that range; #range=START-END in its URL preselects one. The same range\n"
 		"from the command line: sonde flame FILE --range START-END -o range.svg.\n"
-		"--pid, --tid and --comm keep the samples of one process, thread or thread name.\n"
+		"--pid, --tid and --comm keep the samples of one process, thread or thread name;\n"
+		"--event NAME those of one event (default: the first) of a file with several.\n"
 		"FILE may be a recording or perf script (with timestamps), pprof or nflxprofile.\n");
 }
 
@@ -93,6 +94,11 @@ int cmd_heatmap(int argc, char **argv)
 	d.p = formats_load(argv[optind], NULL, NULL, err, sizeof(err));
 	if (!d.p) {
 		errorf("%s", err);
+		return 1;
+	}
+	if (view_set_event(&filter, d.p, err, sizeof(err))) {
+		errorf("%s", err);
+		profile_free(d.p);
 		return 1;
 	}
 	int rc = 1;

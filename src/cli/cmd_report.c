@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	registry_list_readable(readable, sizeof(readable));
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
-		"                         [--tid TID] [--comm NAME] [--in|--slow|--fast ...]\n"
+		"                         [--tid TID] [--comm NAME] [--event NAME]\n"
+		"                         [--in|--slow|--fast ...]\n"
 		"                         [--off-cpu | --wall | --wakers] [--by VAR]\n"
 		"                         [-o OUT]\n"
 		"\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 		"  --top N      rows per table in the text report (default 20)\n"
 		"  --pid PID    only samples of this process; --tid TID: of this thread;\n"
 		"               --comm NAME: of threads named NAME (all that are given hold)\n"
+		"  --event NAME of a file with samples of several events (perf script of perf\n"
+		"               record -e A -e B), this event's (default: the first)\n"
 		"  --in FUNC    only samples taken inside calls of traced FUNC\n"
 		"  --slow FUNC[:THRESHOLD]  only samples inside calls of FUNC slower than\n"
 		"               THRESHOLD: p95 (default), pNN or pNN.N, a duration (750us, 5ms,\n"
@@ -147,7 +150,8 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	ro.source = path;
-	if (view_set_time(&ro.filter, p, time, err, sizeof(err))) {
+	if (view_set_time(&ro.filter, p, time, err, sizeof(err)) ||
+	    view_set_event(&ro.filter, p, err, sizeof(err))) {
 		errorf("%s", err);
 		profile_free(p);
 		return 1;

@@ -19,6 +19,9 @@ int view_args_parse_option(struct view *v, enum view_time *time, int c, const ch
 	case 'C':
 		v->comm = arg;
 		return 1;
+	case 'E':
+		v->event = arg;
+		return 1;
 	case 'O':
 		v->show_overhead = true;
 		return 1;

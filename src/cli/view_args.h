@@ -1,6 +1,7 @@
 /* view_args — the options of the offline commands that choose which
- * samples a view takes and what they weigh: --pid, --tid and --comm
- * (report, flame, heatmap), --show-overhead, --off-cpu, --wall and
+ * samples a view takes and what they weigh: --pid, --tid, --comm and
+ * --event (report, flame, heatmap; --event is resolved by view_set_event
+ * once the profile is loaded), --show-overhead, --off-cpu, --wall and
  * --wakers (report, flame). They fill a struct view (view.h) and the time
  * the command passes to view_set_time; errors are printed here. */
 #ifndef SONDE_VIEW_ARGS_H
@@ -13,7 +14,7 @@
 /* getopt_long entries: the filters, then the time options. */
 #define VIEW_ARGS_FILTER_OPTS                                                                 \
 	{"pid", required_argument, NULL, 'P'}, {"tid", required_argument, NULL, 'T'},        \
-		{"comm", required_argument, NULL, 'C'}
+		{"comm", required_argument, NULL, 'C'}, {"event", required_argument, NULL, 'E'}
 #define VIEW_ARGS_TIME_OPTS                                                                   \
 	{"show-overhead", no_argument, NULL, 'O'}, {"off-cpu", no_argument, NULL, 'X'},      \
 		{"wall", no_argument, NULL, 'L'}, {"wakers", no_argument, NULL, 'K'}

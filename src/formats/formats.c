@@ -94,7 +94,8 @@ struct profile *formats_load(const char *path, const struct format_entry *forced
  * through an outfile: committed when complete, removed otherwise. */
 static int write_output(struct format_input *x, const struct format_entry *from,
 			struct profile *p, const char *out, const struct format_entry *to,
-			const struct folded_modes *modes, char *err, size_t errlen)
+			const struct folded_modes *modes, char *note, size_t notelen, char *err,
+			size_t errlen)
 {
 	struct outfile o;
 	if (outfile_open(&o, out, err, errlen))
@@ -106,7 +107,7 @@ static int write_output(struct format_input *x, const struct format_entry *from,
 		rc = to->write(o.f, p, &wo);
 	} else {
 		char inner[512];
-		rc = from->direct(&x->in, o.f, modes, inner, sizeof(inner));
+		rc = from->direct(&x->in, o.f, modes, note, notelen, inner, sizeof(inner));
 		if (rc)
 			errbuf_set(err, errlen, "%s: %s", x->path, inner);
 	}
@@ -133,11 +134,37 @@ static int write_output(struct format_input *x, const struct format_entry *from,
 	return outfile_commit(&o, err, errlen);
 }
 
+/* Keeps the on-CPU samples of one event: `event`, or the main one; says in
+ * note how many of others were left out. Returns 0, or -1 with err. */
+static int keep_one_event(struct profile *p, const char *event, char *note, size_t notelen,
+			  char *err, size_t errlen)
+{
+	uint32_t ev = p->main_event;
+	if (event && event[0]) {
+		struct view v = {.event = event};
+		if (view_set_event(&v, p, err, errlen))
+			return -1;
+		ev = v.event_plus1 - 1;
+	}
+	if (ev == UINT32_MAX)
+		return 0;
+	size_t dropped = profile_keep_event(p, ev);
+	if (dropped && note && notelen) {
+		size_t k = strlen(note);
+		snprintf(note + k, notelen - k,
+			 "%s%zu samples of other events than %s left out (--event picks one)",
+			 k ? "; " : "", dropped, p->events[ev]);
+	}
+	return 0;
+}
+
 /* The input is read once (it may be standard input). */
 int formats_convert(const char *in, const struct format_entry *from, const char *out,
-		    const struct format_entry *to, const struct folded_modes *modes, char *err,
-		    size_t errlen)
+		    const struct format_entry *to, const struct folded_modes *modes, char *note,
+		    size_t notelen, char *err, size_t errlen)
 {
+	if (note && notelen)
+		note[0] = 0;
 	static const struct folded_modes none = {0};
 	if (!modes)
 		modes = &none;
@@ -153,6 +180,13 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	int rc = -1;
 	if (!direct && !(p = parse(&x, from, err, errlen)))
 		goto out;
+	if (p && note && notelen)
+		profile_input_note(p, note, notelen);
+	/* Weights of different events do not add up: one event's samples go
+	 * out (the first, or --event's), as stackcollapse-perf.pl keeps the
+	 * first. A recording keeps everything. */
+	if (p && !to->marks_overhead && keep_one_event(p, modes->event, note, notelen, err, errlen))
+		goto out;
 	/* Other formats cannot tell sonde's own samples apart: leave them out,
 	 * as every view does. A recording keeps everything. */
 	if (p && !to->marks_overhead && !modes->show_overhead)
@@ -164,7 +198,7 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	    view_profile_rewrite(p, modes->time, modes->time ? 1000 : 1, err, errlen))
 		goto out;
 	rc = to->save ? to->save(p, out, err, errlen)
-		      : write_output(&x, from, p, out, to, modes, err, errlen);
+		      : write_output(&x, from, p, out, to, modes, note, notelen, err, errlen);
 out:
 	profile_free(p);
 	input_close(&x);

@@ -22,9 +22,10 @@ struct profile *formats_load(const char *path, const struct format_entry *forced
 
 /* Converts `in` (format `from`, or NULL to detect it) to `out` in format
  * `to` (atomically: a failed conversion leaves no file). `modes` may be
- * NULL. Returns 0, or -1 with err. */
+ * NULL. What the reader left out of the input goes in note (one line, ""
+ * when nothing: profile.h's input_note_format). Returns 0, or -1 with err. */
 int formats_convert(const char *in, const struct format_entry *from, const char *out,
-		    const struct format_entry *to, const struct folded_modes *modes, char *err,
-		    size_t errlen);
+		    const struct format_entry *to, const struct folded_modes *modes, char *note,
+		    size_t notelen, char *err, size_t errlen);
 
 #endif

@@ -1,7 +1,8 @@
 /* perfscript — `perf script` text to folded stacks and to profiles.
  *
  * The collapse reproduces the behaviour of FlameGraph's stackcollapse-perf.pl
- * (the revision that produced the corpus in shared/corpus/flamegraph). Its
+ * (the revision that wrote the corpus's results in shared/corpus/flamegraph:
+ * a14f791). Its
  * regular expressions are re-implemented here as small linear scanners whose
  * results equal what Perl's backtracking would capture; the comments at each
  * scanner say why. Perl character classes on byte strings: \s is
@@ -463,195 +464,7 @@ static bool clean_append(struct buf *b, struct buf *tmp, struct sv field,
 	return false;
 }
 
-/* --- collapse -------------------------------------------------------------- */
-
-struct frag {
-	size_t off, len; /* in the frame buffer */
-};
-
-struct group {
-	size_t first, n; /* frags of one stack line */
-};
-
-/* Orders key ids by their keys' bytes (a shorter prefix first). */
-static int key_cmp(const void *a, const void *b, void *arg)
-{
-	const struct strpool *keys = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	size_t nx = strpool_len(keys, x), ny = strpool_len(keys, y);
-	int c = memcmp(strpool_str(keys, x), strpool_str(keys, y), nx < ny ? nx : ny);
-	if (c)
-		return c;
-	return nx < ny ? -1 : nx > ny;
-}
-
-int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
-			char *err, size_t errlen)
-{
-	struct infile in;
-	infile_from_memory(&in, text, len);
-	int rc = perfscript_collapse_lines(&in, o, out, err, errlen);
-	infile_close(&in);
-	return rc;
-}
-
-int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
-			      char *err, size_t errlen)
-{
-	struct collapse_options none = {0};
-	if (!o)
-		o = &none;
-	struct table t = {0};
-	struct buf pname = {0}, frames = {0}, key = {0}, tmp = {0};
-	struct frag *frags = NULL;
-	size_t nfrags = 0, frags_cap = 0;
-	struct group *groups = NULL;
-	size_t ngroups = 0, groups_cap = 0;
-	struct fields fields = {0};
-	bool have_pname = false;
-	struct count period = {.u = 1};
-	struct sv filter = {NULL, 0};
-	bool have_filter = false;
-	if (o->event && o->event[0]) {
-		filter = (struct sv){o->event, strlen(o->event)};
-		have_filter = true;
-	}
-
-	const char *s;
-	size_t n;
-	int got;
-	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
-		if (n && s[0] == '#')
-			continue;
-		if (n == 0) {
-			if (!have_pname)
-				continue;
-			key.n = 0;
-			buf_add(&key, pname.p, pname.n);
-			for (size_t g = ngroups; g-- > 0;) {
-				for (size_t i = 0; i < groups[g].n; i++) {
-					const struct frag *fr = &frags[groups[g].first + i];
-					buf_addc(&key, ';');
-					buf_add(&key, frames.p + fr->off, fr->len);
-				}
-			}
-			count_add(table_get(&t, key.p, key.n, NULL), period);
-			frames.n = nfrags = ngroups = 0;
-			have_pname = false;
-			continue;
-		}
-		struct header h;
-		struct stackline sl;
-		if (parse_header(s, n, &h)) {
-			struct count c = {.u = 1};
-			if (h.has_event) {
-				if (!have_filter) {
-					filter = h.event;
-					have_filter = true;
-				} else if (h.event.n != filter.n || memcmp(h.event.p, filter.p, filter.n)) {
-					continue;
-				}
-				if (h.period.n && !sv_eq(h.period, "0"))
-					c = count_of_digits(h.period.p, h.period.n);
-			}
-			period = c;
-			pname.n = 0;
-			buf_add(&pname, h.comm.p, h.comm.n);
-			if (o->tid || o->pid) {
-				buf_addc(&pname, '-');
-				if (h.pid.p)
-					buf_add(&pname, h.pid.p, h.pid.n);
-				else
-					buf_addc(&pname, '?');
-				if (o->tid) {
-					buf_addc(&pname, '/');
-					buf_add(&pname, h.tid.p, h.tid.n);
-				}
-			}
-			for (size_t i = 0; i < pname.n; i++)
-				if (pname.p[i] == ' ')
-					pname.p[i] = '_';
-			have_pname = true;
-		} else if (parse_stackline(s, n, &sl)) {
-			if (!have_pname)
-				continue;
-			struct sv func = strip_offset(sl.func);
-			if (func.n && func.p[0] == '(')
-				continue;
-			bool java = pname.n == 4 && memcmp(pname.p, "java", 4) == 0;
-			split_arrows(func, &fields);
-			if (nfrags + fields.n > MAX_RECORD_FRAMES) {
-				snprintf(err, errlen, "line %zu: %s", in->lineno, too_deep);
-				got = -1;
-				break;
-			}
-			grow_array((void **)&groups, &groups_cap, ngroups + 1, sizeof(*groups));
-			groups[ngroups++] = (struct group){nfrags, 0};
-			for (size_t i = 0; i < fields.n; i++) {
-				struct sv field = fields.v[i];
-				size_t off = frames.n;
-				clean_append(&frames, &tmp, field, &sl, o->addrs, java);
-				switch (frame_annotation(i, sl.mod, o->kernel, o->jit)) {
-				case ANN_INLINED:
-					buf_add(&frames, "_[i]", 4);
-					break;
-				case ANN_KERNEL:
-					buf_add(&frames, "_[k]", 4);
-					break;
-				case ANN_JIT:
-					buf_add(&frames, "_[j]", 4);
-					break;
-				case ANN_NONE:
-					break;
-				}
-				grow_array((void **)&frags, &frags_cap, nfrags + 1, sizeof(*frags));
-				frags[nfrags++] = (struct frag){off, frames.n - off};
-				groups[ngroups - 1].n++;
-			}
-		}
-		/* else: Perl warns "Unrecognized line" and skips it. */
-	}
-	int rc = 0;
-	if (got < 0) {
-		rc = -1;
-		goto done;
-	}
-
-	errno = 0;
-	size_t k = strpool_count(&t.keys);
-	uint32_t *sorted = xmalloc((k ? k : 1) * sizeof(*sorted));
-	for (size_t i = 0; i < k; i++)
-		sorted[i] = (uint32_t)i;
-	qsort_r(sorted, k, sizeof(*sorted), key_cmp, &t.keys);
-	for (size_t i = 0; i < k; i++) {
-		const struct count *x = &t.val[sorted[i]];
-		char num[64];
-		int nn;
-		if (x->nv)
-			nn = snprintf(num, sizeof(num), " %.15g\n", x->d);
-		else
-			nn = snprintf(num, sizeof(num), " %" PRIu64 "\n", x->u);
-		fwrite(strpool_str(&t.keys, sorted[i]), 1, strpool_len(&t.keys, sorted[i]), out);
-		fwrite(num, 1, (size_t)nn, out);
-	}
-	free(sorted);
-	if (fflush(out) != 0 || ferror(out)) {
-		snprintf(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
-		rc = -1;
-	}
-done:
-	table_free(&t);
-	free(pname.p);
-	free(frames.p);
-	free(key.p);
-	free(tmp.p);
-	free(frags);
-	free(groups);
-	free(fields.v);
-	return rc;
-}
-
-/* --- reading into a profile ------------------------------------------------ */
+/* --- the records: one scanner for every reader ----------------------------- */
 
 static uint32_t u32_of(struct sv s)
 {
@@ -720,6 +533,352 @@ static struct sv next_token(const char *s, size_t n, size_t *i)
 	return t;
 }
 
+/* A record's header, as every reader sees it. */
+struct record_head {
+	struct header h;
+	uint32_t cpu;
+	bool has_cpu, has_time;
+	uint64_t time_ns;
+	struct sv event;  /* n == 0: the line names none ("samples" in a profile) */
+	struct sv period; /* n == 0: none (a weight of 1) */
+};
+
+/* The header line's fields: COMM PID[/TID] as parse_header reads them, then
+ * "[CPU]" and "TIME:" after the PID/TID, and the event with its period: at
+ * the end of the line ("[PERIOD] EVENT:", as stackcollapse-perf.pl reads
+ * it), else right after the time (a tracepoint's fields follow it). */
+static bool parse_record_head(const char *s, size_t n, struct record_head *rh)
+{
+	memset(rh, 0, sizeof(*rh));
+	if (!parse_header(s, n, &rh->h))
+		return false;
+	size_t i = rh->h.rest;
+	struct sv tok = next_token(s, n, &i);
+	if (tok.n >= 3 && tok.p[0] == '[' && tok.p[tok.n - 1] == ']' &&
+	    all_digits(tok.p + 1, tok.n - 2)) {
+		rh->cpu = u32_of((struct sv){tok.p + 1, tok.n - 2});
+		rh->has_cpu = true;
+		tok = next_token(s, n, &i);
+	}
+	if (parse_time(tok, &rh->time_ns)) {
+		rh->has_time = true;
+		tok = next_token(s, n, &i);
+	}
+	if (rh->h.has_event) {
+		rh->event = rh->h.event;
+		rh->period = rh->h.period;
+		return true;
+	}
+	if (all_digits(tok.p, tok.n)) {
+		size_t j = i;
+		struct sv ev = next_token(s, n, &j);
+		if (ev.n >= 2 && ev.p[ev.n - 1] == ':') {
+			rh->period = tok;
+			tok = ev;
+		}
+	}
+	if (tok.n >= 2 && tok.p[tok.n - 1] == ':')
+		rh->event = (struct sv){tok.p, tok.n - 1};
+	else
+		rh->period = (struct sv){NULL, 0};
+	return true;
+}
+
+/* What a reader does with the records the scanner finds: a header begins
+ * one, its stack lines follow (leaf first), and it ends. Each returns 0, or
+ * -1 with one line in err to stop. */
+struct record_sink {
+	void *arg;
+	int (*begin)(void *arg, const struct record_head *rh, size_t line, char *err,
+		     size_t errlen);
+	int (*frame)(void *arg, const struct stackline *sl, size_t line, char *err, size_t errlen);
+	int (*end)(void *arg, char *err, size_t errlen);
+};
+
+/* The one scanner of perf script text, behind report, convert and every
+ * other reader, so that none can count other records than the rest: '#'
+ * lines are comments, a trailing '\r' is dropped; a record begins at a
+ * header and ends at a blank line or at the next header; one that the end
+ * of the input cuts is left out, as stackcollapse-perf.pl leaves it
+ * (counted: c->unterminated); its stack lines are those that parse as one;
+ * any other line after the first header is skipped (c->skipped_lines).
+ * Errors: a NUL byte, a first non-comment line that is not a header.
+ * (stackcollapse-perf.pl merges a header's frames into the next record
+ * when no blank line ends it, and skips what comes before the first
+ * header: perf script ends every record with a blank line, and text that
+ * does not begin with a header is not perf script.) */
+struct scan_counts {
+	uint64_t skipped_lines, unterminated; /* what input_note_format says */
+};
+
+static int scan_records(struct infile *in, const struct record_sink *k, struct scan_counts *c,
+			char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	bool open = false, seen_header = false;
+	const char *s;
+	size_t n;
+	int got;
+	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
+		if (memchr(s, 0, n)) {
+			snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", in->lineno);
+			return -1;
+		}
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n && s[0] == '#')
+			continue;
+		if (n == 0) {
+			if (open && k->end(k->arg, err, errlen))
+				return -1;
+			open = false;
+			continue;
+		}
+		struct record_head rh;
+		struct stackline sl;
+		if (parse_record_head(s, n, &rh)) {
+			if (open && k->end(k->arg, err, errlen))
+				return -1;
+			if (k->begin(k->arg, &rh, in->lineno, err, errlen))
+				return -1;
+			open = seen_header = true;
+		} else if (!seen_header) {
+			snprintf(err, errlen, "line %zu: expected a perf script record header",
+				 in->lineno);
+			return -1;
+		} else if (open && parse_stackline(s, n, &sl)) {
+			if (k->frame(k->arg, &sl, in->lineno, err, errlen))
+				return -1;
+		} else {
+			c->skipped_lines++;
+		}
+	}
+	if (got < 0)
+		return -1;
+	c->unterminated = open;
+	return 0;
+}
+
+/* --- collapse -------------------------------------------------------------- */
+
+struct frag {
+	size_t off, len; /* in the frame buffer */
+};
+
+struct group {
+	size_t first, n; /* frags of one stack line */
+};
+
+/* Orders key ids by their keys' bytes (a shorter prefix first). */
+static int key_cmp(const void *a, const void *b, void *arg)
+{
+	const struct strpool *keys = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	size_t nx = strpool_len(keys, x), ny = strpool_len(keys, y);
+	int c = memcmp(strpool_str(keys, x), strpool_str(keys, y), nx < ny ? nx : ny);
+	if (c)
+		return c;
+	return nx < ny ? -1 : nx > ny;
+}
+
+int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
+			char *err, size_t errlen)
+{
+	struct infile in;
+	infile_from_memory(&in, text, len);
+	int rc = perfscript_collapse_lines(&in, o, out, NULL, 0, err, errlen);
+	infile_close(&in);
+	return rc;
+}
+
+/* The collapse's state: the open record's frames, its root frame, and the
+ * counts by stack. */
+struct collapser {
+	const struct collapse_options *o;
+	struct table t;
+	struct buf pname, frames, key, tmp, filter;
+	struct frag *frags;
+	size_t nfrags, frags_cap;
+	struct group *groups;
+	size_t ngroups, groups_cap;
+	struct fields fields;
+	bool have_filter, skip, java;
+	struct count period;
+	uint64_t other_events; /* records of events not kept */
+};
+
+static int collapse_begin(void *arg, const struct record_head *rh, size_t line, char *err,
+			  size_t errlen)
+{
+	(void)line;
+	(void)err;
+	(void)errlen;
+	struct collapser *c = arg;
+	const struct header *h = &rh->h;
+	c->frames.n = c->nfrags = c->ngroups = 0;
+	c->skip = false;
+	struct count period = {.u = 1};
+	if (rh->event.n) {
+		/* The first event seen, unless asked for one (kept in a buffer of
+		 * its own: the line's goes with the next line). */
+		if (!c->have_filter) {
+			buf_add(&c->filter, rh->event.p, rh->event.n);
+			c->have_filter = true;
+		} else if (rh->event.n != c->filter.n ||
+			   memcmp(rh->event.p, c->filter.p, c->filter.n)) {
+			c->skip = true;
+			c->other_events++;
+			return 0;
+		}
+		if (rh->period.n && !sv_eq(rh->period, "0"))
+			period = count_of_digits(rh->period.p, rh->period.n);
+	}
+	c->period = period;
+	c->pname.n = 0;
+	buf_add(&c->pname, h->comm.p, h->comm.n);
+	if (c->o->tid || c->o->pid) {
+		buf_addc(&c->pname, '-');
+		if (h->pid.p)
+			buf_add(&c->pname, h->pid.p, h->pid.n);
+		else
+			buf_addc(&c->pname, '?');
+		if (c->o->tid) {
+			buf_addc(&c->pname, '/');
+			buf_add(&c->pname, h->tid.p, h->tid.n);
+		}
+	}
+	for (size_t i = 0; i < c->pname.n; i++)
+		if (c->pname.p[i] == ' ')
+			c->pname.p[i] = '_';
+	c->java = c->pname.n == 4 && memcmp(c->pname.p, "java", 4) == 0;
+	return 0;
+}
+
+static int collapse_frame(void *arg, const struct stackline *sl, size_t line, char *err,
+			  size_t errlen)
+{
+	struct collapser *c = arg;
+	if (c->skip)
+		return 0;
+	struct sv func = strip_offset(sl->func);
+	if (func.n && func.p[0] == '(')
+		return 0;
+	split_arrows(func, &c->fields);
+	if (c->nfrags + c->fields.n > MAX_RECORD_FRAMES) {
+		snprintf(err, errlen, "line %zu: %s", line, too_deep);
+		return -1;
+	}
+	grow_array((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof(*c->groups));
+	c->groups[c->ngroups++] = (struct group){c->nfrags, 0};
+	for (size_t i = 0; i < c->fields.n; i++) {
+		size_t off = c->frames.n;
+		clean_append(&c->frames, &c->tmp, c->fields.v[i], sl, c->o->addrs, c->java);
+		switch (frame_annotation(i, sl->mod, c->o->kernel, c->o->jit)) {
+		case ANN_INLINED:
+			buf_add(&c->frames, "_[i]", 4);
+			break;
+		case ANN_KERNEL:
+			buf_add(&c->frames, "_[k]", 4);
+			break;
+		case ANN_JIT:
+			buf_add(&c->frames, "_[j]", 4);
+			break;
+		case ANN_NONE:
+			break;
+		}
+		grow_array((void **)&c->frags, &c->frags_cap, c->nfrags + 1, sizeof(*c->frags));
+		c->frags[c->nfrags++] = (struct frag){off, c->frames.n - off};
+		c->groups[c->ngroups - 1].n++;
+	}
+	return 0;
+}
+
+static int collapse_end(void *arg, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct collapser *c = arg;
+	if (c->skip)
+		return 0;
+	c->key.n = 0;
+	buf_add(&c->key, c->pname.p, c->pname.n);
+	for (size_t g = c->ngroups; g-- > 0;) {
+		for (size_t i = 0; i < c->groups[g].n; i++) {
+			const struct frag *fr = &c->frags[c->groups[g].first + i];
+			buf_addc(&c->key, ';');
+			buf_add(&c->key, c->frames.p + fr->off, fr->len);
+		}
+	}
+	count_add(table_get(&c->t, c->key.p, c->key.n, NULL), c->period);
+	c->frames.n = c->nfrags = c->ngroups = 0;
+	return 0;
+}
+
+/* The stacks, sorted bytewise, each with its count. */
+static int collapse_write(struct collapser *c, FILE *out, char *err, size_t errlen)
+{
+	errno = 0;
+	size_t k = strpool_count(&c->t.keys);
+	uint32_t *sorted = xmalloc((k ? k : 1) * sizeof(*sorted));
+	for (size_t i = 0; i < k; i++)
+		sorted[i] = (uint32_t)i;
+	qsort_r(sorted, k, sizeof(*sorted), key_cmp, &c->t.keys);
+	for (size_t i = 0; i < k; i++) {
+		const struct count *x = &c->t.val[sorted[i]];
+		char num[64];
+		int nn;
+		if (x->nv)
+			nn = snprintf(num, sizeof(num), " %.15g\n", x->d);
+		else
+			nn = snprintf(num, sizeof(num), " %" PRIu64 "\n", x->u);
+		fwrite(strpool_str(&c->t.keys, sorted[i]), 1, strpool_len(&c->t.keys, sorted[i]), out);
+		fwrite(num, 1, (size_t)nn, out);
+	}
+	free(sorted);
+	if (fflush(out) != 0 || ferror(out)) {
+		snprintf(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
+			      char *note, size_t notelen, char *err, size_t errlen)
+{
+	struct collapse_options none = {0};
+	struct collapser c = {.o = o ? o : &none};
+	if (c.o->event && c.o->event[0]) {
+		buf_add(&c.filter, c.o->event, strlen(c.o->event));
+		c.have_filter = true;
+	}
+	struct record_sink k = {&c, collapse_begin, collapse_frame, collapse_end};
+	struct scan_counts counts;
+	int rc = scan_records(in, &k, &counts, err, errlen);
+	if (rc == 0)
+		rc = collapse_write(&c, out, err, errlen);
+	if (rc == 0 && note && notelen) {
+		input_note_format(counts.skipped_lines, counts.unterminated, note, notelen);
+		size_t k = strlen(note);
+		if (c.other_events)
+			snprintf(note + k, notelen - k,
+				 "%s%" PRIu64 " samples of other events than %.*s left out (--event "
+				 "picks one)",
+				 k ? "; " : "", c.other_events, (int)c.filter.n, c.filter.p);
+	}
+	table_free(&c.t);
+	free(c.pname.p);
+	free(c.frames.p);
+	free(c.key.p);
+	free(c.tmp.p);
+	free(c.filter.p);
+	free(c.frags);
+	free(c.groups);
+	free(c.fields.v);
+	return rc;
+}
+
+/* --- reading into a profile ------------------------------------------------ */
+
 struct record {
 	bool open;
 	uint32_t pid, tid, cpu, event, thread;
@@ -741,7 +900,7 @@ struct reader {
 	size_t root_cap;
 	struct fields fields;
 	struct record rec;
-	bool any_time, too_many_events;
+	bool any_time, too_many_events, java;
 	uint64_t start_ns, end_ns;
 };
 
@@ -783,10 +942,11 @@ static uint32_t intern_thread(struct reader *r, uint32_t pid, uint32_t tid, stru
 	return (uint32_t)x->u;
 }
 
-/* Adds the open record as a sample. Returns 0, or -1 when its weight would
- * take the profile past PROFILE_MAX_WEIGHT. */
-static int finish_record(struct reader *r)
+/* Adds the open record as a sample. Returns 0, or -1 with err when its
+ * weight would take the profile past PROFILE_MAX_WEIGHT. */
+static int read_end(void *arg, char *err, size_t errlen)
 {
+	struct reader *r = arg;
 	if (!r->rec.open)
 		return 0;
 	grow_array((void **)&r->root_first, &r->root_cap, r->nframes + 1, sizeof(*r->root_first));
@@ -802,8 +962,13 @@ static int finish_record(struct reader *r)
 		.event = r->rec.event,
 		.stack = profile_stack_intern(r->p, r->root_first, k),
 	};
-	if (profile_add_sample(r->p, &s, NULL, 0))
+	if (profile_add_sample(r->p, &s, NULL, 0)) {
+		snprintf(err, errlen,
+			 "line %zu: the periods add up to more than %" PRIu64
+			 " (the most one profile holds)",
+			 r->rec.line, PROFILE_MAX_WEIGHT);
 		return -1;
+	}
 	if (r->rec.has_time) {
 		if (!r->any_time || r->rec.time_ns < r->start_ns)
 			r->start_ns = r->rec.time_ns;
@@ -816,53 +981,25 @@ static int finish_record(struct reader *r)
 	return 0;
 }
 
-static void start_record(struct reader *r, const char *s, size_t n, const struct header *h,
-			 size_t line)
+static void start_record(struct reader *r, const struct record_head *rh, size_t line)
 {
 	struct record *rec = &r->rec;
 	memset(rec, 0, sizeof(*rec));
 	rec->open = true;
 	rec->line = line;
-	rec->pid = h->pid.p ? u32_of(h->pid) : 0;
-	rec->tid = u32_of(h->tid);
+	rec->pid = rh->h.pid.p ? u32_of(rh->h.pid) : 0;
+	rec->tid = u32_of(rh->h.tid);
+	rec->cpu = rh->cpu;
+	rec->time_ns = rh->time_ns;
+	rec->has_time = rh->has_time;
 	rec->weight = 1;
-	/* [CPU] and TIME: tokens after the PID/TID. */
-	size_t i = h->rest;
-	struct sv tok = next_token(s, n, &i);
-	if (tok.n >= 3 && tok.p[0] == '[' && tok.p[tok.n - 1] == ']' &&
-	    all_digits(tok.p + 1, tok.n - 2)) {
-		rec->cpu = u32_of((struct sv){tok.p + 1, tok.n - 2});
-		tok = next_token(s, n, &i);
-	}
-	if (parse_time(tok, &rec->time_ns)) {
-		rec->has_time = true;
-		tok = next_token(s, n, &i);
-	}
-	struct sv event = {"samples", 7}, period = {NULL, 0};
-	if (h->has_event) {
-		event = h->event;
-		period = h->period;
-	} else {
-		/* Not at the end of the line (a tracepoint's fields follow it):
-		 * "[PERIOD] EVENT:" right after the time. */
-		if (all_digits(tok.p, tok.n)) {
-			size_t j = i;
-			struct sv ev = next_token(s, n, &j);
-			if (ev.n >= 2 && ev.p[ev.n - 1] == ':') {
-				period = tok;
-				tok = ev;
-			}
-		}
-		if (tok.n >= 2 && tok.p[tok.n - 1] == ':')
-			event = (struct sv){tok.p, tok.n - 1};
-	}
-	if (period.n) {
-		uint64_t w = u64_sat(period);
+	if (rh->period.n) {
+		uint64_t w = u64_sat(rh->period);
 		rec->weight = w ? w : 1;
 		rec->weight_too_large = w > PROFILE_MAX_WEIGHT;
 	}
-	rec->event = intern_event(r, event);
-	rec->thread = intern_thread(r, rec->pid, rec->tid, h->comm);
+	rec->event = intern_event(r, rh->event.n ? rh->event : (struct sv){"samples", 7});
+	rec->thread = intern_thread(r, rec->pid, rec->tid, rh->h.comm);
 }
 
 static void add_stackline(struct reader *r, const struct stackline *sl, bool java)
@@ -925,78 +1062,50 @@ struct profile *perfscript_read(const char *text, size_t len, char *err, size_t 
 	return p;
 }
 
+static int read_begin(void *arg, const struct record_head *rh, size_t line, char *err,
+		      size_t errlen)
+{
+	struct reader *r = arg;
+	if (read_end(r, err, errlen))
+		return -1;
+	start_record(r, rh, line);
+	if (r->too_many_events) {
+		snprintf(err, errlen, "line %zu: more than %d distinct event names", line, MAX_EVENTS);
+		return -1;
+	}
+	if (r->rec.weight_too_large) {
+		snprintf(err, errlen, "line %zu: the period is too large (at most %" PRIu64 ")", line,
+			 PROFILE_MAX_WEIGHT);
+		return -1;
+	}
+	r->java = sv_eq(rh->h.comm, "java");
+	return 0;
+}
+
+static int read_frame(void *arg, const struct stackline *sl, size_t line, char *err,
+		      size_t errlen)
+{
+	struct reader *r = arg;
+	add_stackline(r, sl, r->java);
+	if (r->nframes > MAX_RECORD_FRAMES) {
+		snprintf(err, errlen, "line %zu: %s", line, too_deep);
+		return -1;
+	}
+	return 0;
+}
+
 struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errlen)
 {
 	struct reader r = {0};
 	r.p = profile_new();
 	profile_meta_set(r.p, "source_format", "perf-script");
-	bool java = false, seen_header = false;
-	uint64_t skipped = 0;
-	const char *s;
-	size_t n;
-	int got;
-	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
-		if (memchr(s, 0, n)) {
-			snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", in->lineno);
-			got = -1;
-			break;
-		}
-		if (n && s[n - 1] == '\r')
-			n--;
-		if (n && s[0] == '#')
-			continue;
-		if (n == 0) {
-			if (finish_record(&r))
-				goto sum_too_large;
-			continue;
-		}
-		struct header h;
-		struct stackline sl;
-		if (parse_header(s, n, &h)) {
-			if (finish_record(&r))
-				goto sum_too_large;
-			start_record(&r, s, n, &h, in->lineno);
-			if (r.too_many_events) {
-				snprintf(err, errlen, "line %zu: more than %d distinct event names",
-					 in->lineno, MAX_EVENTS);
-				reader_free(&r);
-				profile_free(r.p);
-				return NULL;
-			}
-			if (r.rec.weight_too_large) {
-				snprintf(err, errlen, "line %zu: the period is too large (at most %" PRIu64
-						      ")",
-					 in->lineno, PROFILE_MAX_WEIGHT);
-				reader_free(&r);
-				profile_free(r.p);
-				return NULL;
-			}
-			java = sv_eq(h.comm, "java");
-			seen_header = true;
-		} else if (!seen_header) {
-			snprintf(err, errlen, "line %zu: expected a perf script record header",
-				 in->lineno);
-			reader_free(&r);
-			profile_free(r.p);
-			return NULL;
-		} else if (r.rec.open && parse_stackline(s, n, &sl)) {
-			add_stackline(&r, &sl, java);
-			if (r.nframes > MAX_RECORD_FRAMES) {
-				snprintf(err, errlen, "line %zu: %s", in->lineno, too_deep);
-				got = -1;
-				break;
-			}
-		} else {
-			skipped++;
-		}
-	}
-	if (got < 0) {
+	struct scan_counts counts;
+	struct record_sink k = {&r, read_begin, read_frame, read_end};
+	if (scan_records(in, &k, &counts, err, errlen)) {
 		reader_free(&r);
 		profile_free(r.p);
 		return NULL;
 	}
-	if (finish_record(&r))
-		goto sum_too_large;
 	char num[64];
 	if (r.p->nevents)
 		profile_meta_set(r.p, "event", r.p->events[0]);
@@ -1008,19 +1117,14 @@ struct profile *perfscript_read_lines(struct infile *in, char *err, size_t errle
 		snprintf(num, sizeof(num), "%.6f", (double)(r.end_ns - r.start_ns) / 1e9);
 		profile_meta_set(r.p, "duration_s", num);
 	}
-	if (skipped) {
-		snprintf(num, sizeof(num), "%" PRIu64, skipped);
-		profile_meta_set(r.p, "skipped_lines", num);
+	if (counts.skipped_lines) {
+		snprintf(num, sizeof(num), "%" PRIu64, counts.skipped_lines);
+		profile_meta_set(r.p, "input_skipped_lines", num);
 	}
+	if (counts.unterminated)
+		profile_meta_set(r.p, "input_unterminated_records", "1");
 	reader_free(&r);
 	return r.p;
-sum_too_large:
-	snprintf(err, errlen,
-		 "line %zu: the periods add up to more than %" PRIu64 " (the most one profile holds)",
-		 r.rec.line, PROFILE_MAX_WEIGHT);
-	reader_free(&r);
-	profile_free(r.p);
-	return NULL;
 }
 
 /* --- detection ------------------------------------------------------------- */
@@ -1095,13 +1199,13 @@ static bool detect_perfscript(const struct format_head *h)
 }
 
 static int collapse_to_folded(struct infile *in, FILE *out, const struct folded_modes *m,
-			      char *err, size_t errlen)
+			      char *note, size_t notelen, char *err, size_t errlen)
 {
 	struct collapse_options o = {
 		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
 		.event = m->event,
 	};
-	return perfscript_collapse_lines(in, &o, out, err, errlen);
+	return perfscript_collapse_lines(in, &o, out, note, notelen, err, errlen);
 }
 
 const struct format_entry format_perfscript = {

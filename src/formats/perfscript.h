@@ -1,10 +1,10 @@
 /* perfscript — the text `perf script` prints (one record header line, then
  * the call chain leaf first, one frame a line, then a blank line).
  *
- * Two readers share one line grammar:
- *  - perfscript_collapse() writes folded stacks exactly as FlameGraph's
+ * One scanner finds the records; two readers take them:
+ *  - perfscript_collapse() writes folded stacks as FlameGraph's
  *    stackcollapse-perf.pl does (the revision whose output is the test
- *    corpus in shared/corpus/flamegraph), quirks included;
+ *    corpus in shared/corpus/flamegraph, a14f791);
  *  - perfscript_read() builds sonde's profile model from the same records.
  *
  * Line grammar (what the Perl tool accepts, reproduced byte for byte):
@@ -38,20 +38,24 @@ struct collapse_options {
 	const char *event; /* keep only this event; NULL or "" = the first event seen */
 };
 
-/* Writes the folded stacks of `text` (len bytes, text[len] == 0; NUL bytes
- * inside are ordinary characters) to `out`, sorted bytewise, identical
- * stacks summed, exactly as `stackcollapse-perf.pl` with the same options.
- * Like the Perl tool it never rejects input: lines it cannot parse are
- * skipped, a record is counted only when a blank line ends it, and stack
- * lines of a record whose event is filtered out are dropped. Returns 0, or
- * -1 with one line in err when writing failed. */
+/* Writes the folded stacks of `text` (len bytes, text[len] == 0) to `out`,
+ * sorted bytewise, identical stacks summed, as `stackcollapse-perf.pl` with
+ * the same options, over the records the one scanner of this module finds
+ * (perfscript.c, scan_records: the same records perfscript_read makes
+ * samples of; it differs from the Perl tool only on text perf script does
+ * not write: a record no blank line ends before the next header, lines
+ * before the first header, NUL bytes). Records of events other than the
+ * one kept are left out. Returns 0, or -1 with one line in err (bad input,
+ * or writing failed). */
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
 			char *err, size_t errlen);
 
 /* The same, line by line from an input (memory holds the distinct stacks,
- * not the text); also -1 with err when the input fails (infile_line). */
+ * not the text); also -1 with err when the input fails (infile_line). What
+ * it left out of the input goes in note (input_note_format; "" when
+ * nothing; note may be NULL). */
 int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
-			      char *err, size_t errlen);
+			      char *note, size_t notelen, char *err, size_t errlen);
 
 /* Reads the records into a profile: one sample per record (time_ns from the
  * timestamp in seconds, 0 when absent; cpu from "[NNN]"; thread (pid, tid,
@@ -63,12 +67,11 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
  * kinds: FRAME_INLINED for the 2nd.. parts of "a->b" symbols and for module
  * "(inlined)", else FRAME_KERNEL (module "[...]" or "...vmlinux"), FRAME_JIT
  * (/tmp/perf-PID.map), FRAME_UNKNOWN ("[unknown]" symbol), FRAME_USER.
- * Differences from the collapse, to be lenient: a record also ends at the
- * next record header or at the end of the input; a trailing '\r' is
- * ignored; unparsable lines after the first record are skipped (their count
- * is in meta "skipped_lines"). Errors (NULL, one line in err): a NUL byte,
- * a first non-comment line that is not a record header, more than 4096
- * distinct event names.
+ * The records are the collapse's (scan_records); what it left out is in
+ * meta input_skipped_lines and input_unterminated_records (profile.h,
+ * profile_input_note). Errors (NULL, one line in err): a NUL byte, a first
+ * non-comment line that is not a record header, more than 4096 distinct
+ * event names.
  * Meta: source_format "perf-script", event (the first), start_ns, end_ns,
  * duration_s (when the records have timestamps). */
 struct profile *perfscript_read(const char *text, size_t len, char *err, size_t errlen);

@@ -86,11 +86,13 @@ struct format_entry {
 	bool marks_overhead;
 
 	/* A conversion to `direct_to` that bypasses the profile model (perf
-	 * script -> folded keeps stackcollapse-perf.pl's exact rules): the input
-	 * streamed to out. Returns 0, or -1 with err (without the file's name). */
+	 * script -> folded, streamed with stackcollapse-perf.pl's rules over
+	 * the records read_lines reads): the input streamed to out, what was
+	 * left out of it in note (input_note_format). Returns 0, or -1 with err
+	 * (without the file's name). */
 	const struct format_entry *direct_to;
-	int (*direct)(struct infile *in, FILE *out, const struct folded_modes *m, char *err,
-		      size_t errlen);
+	int (*direct)(struct infile *in, FILE *out, const struct folded_modes *m, char *note,
+		      size_t notelen, char *err, size_t errlen);
 };
 
 /* The table, in the order detection tries it (a stricter format before a

@@ -17,6 +17,7 @@ struct profile *profile_new(void)
 	p->nnodes = 1;
 	p->offcpu_event = UINT32_MAX;
 	p->waker_event = UINT32_MAX;
+	p->main_event = UINT32_MAX;
 	return p;
 }
 
@@ -133,6 +134,9 @@ uint32_t profile_event_intern(struct profile *p, const char *name)
 		p->offcpu_event = (uint32_t)p->nevents;
 	if (strcmp(name, PROFILE_EVENT_WAKER) == 0)
 		p->waker_event = (uint32_t)p->nevents;
+	if (p->main_event == UINT32_MAX && p->offcpu_event != p->nevents &&
+	    p->waker_event != p->nevents)
+		p->main_event = (uint32_t)p->nevents;
 	return (uint32_t)p->nevents++;
 }
 
@@ -355,6 +359,28 @@ double profile_meta_double(const struct profile *p, const char *key)
 	return v && *v ? strtod(v, NULL) : 0.0;
 }
 
+bool input_note_format(uint64_t skipped_lines, uint64_t unterminated_records, char *buf,
+		       size_t n)
+{
+	int k = 0;
+	buf[0] = 0;
+	if (skipped_lines)
+		k = snprintf(buf, n, "%" PRIu64 " line%s of the input skipped (not part of a record)",
+			     skipped_lines, skipped_lines == 1 ? "" : "s");
+	if (unterminated_records && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k,
+			 "%sthe last record left out: no blank line ends it (a capture cut short; "
+			 "stackcollapse-perf.pl leaves it out too)",
+			 k ? "; " : "");
+	return skipped_lines || unterminated_records;
+}
+
+bool profile_input_note(const struct profile *p, char *buf, size_t n)
+{
+	return input_note_format(profile_meta_u64(p, "input_skipped_lines"),
+				 profile_meta_u64(p, "input_unterminated_records"), buf, n);
+}
+
 uint64_t profile_time_base(const struct profile *p, bool has_times)
 {
 	uint64_t base = profile_meta_u64(p, "start_ns");
@@ -426,6 +452,28 @@ size_t profile_drop_overhead(struct profile *p)
 			p->samples[kept++] = p->samples[i];
 	size_t dropped = p->nsamples - kept;
 	p->nsamples = kept; /* their span links stay, unreferenced */
+	return dropped;
+}
+
+int64_t profile_event_find(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		if (strcmp(p->events[i], name) == 0)
+			return (int64_t)i;
+	return -1;
+}
+
+size_t profile_keep_event(struct profile *p, uint32_t event)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct sample *s = &p->samples[i];
+		if (s->event == event || profile_sample_is_offcpu(p, s) || profile_sample_is_waker(p, s))
+			p->samples[kept++] = *s;
+	}
+	size_t dropped = p->nsamples - kept;
+	p->nsamples = kept; /* their span links stay, unreferenced */
+	p->main_event = event;
 	return dropped;
 }
 

@@ -211,6 +211,7 @@ struct profile {
 	size_t nline_of;
 	uint32_t offcpu_event; /* index of PROFILE_EVENT_OFFCPU in events, or UINT32_MAX */
 	uint32_t waker_event;  /* index of PROFILE_EVENT_WAKER in events, or UINT32_MAX */
+	uint32_t main_event;   /* the first other event (on-CPU samples), or UINT32_MAX */
 	uint64_t weight_added; /* every sample weight ever added (trimmed ones too),
 				* at most PROFILE_MAX_WEIGHT */
 };
@@ -284,6 +285,15 @@ const char *profile_meta_get(const struct profile *p, const char *key);
 uint64_t profile_meta_u64(const struct profile *p, const char *key);
 double profile_meta_double(const struct profile *p, const char *key);
 
+/* What a reader of text left out of its input: lines it skipped (neither a
+ * record nor part of one) and a last record no end marked (a capture cut
+ * short), as one line for the user in buf; returns false (buf "") when it
+ * left nothing out. profile_input_note reads them from a profile's meta
+ * input_skipped_lines and input_unterminated_records. */
+bool input_note_format(uint64_t skipped_lines, uint64_t unterminated_records, char *buf,
+		       size_t n);
+bool profile_input_note(const struct profile *p, char *buf, size_t n);
+
 /* The profile's time origin: meta start_ns, or the earliest sample (when
  * has_times) or span start when that is earlier or start_ns is unknown;
  * 0 when nothing has a time. Exporters make their times relative to it. */
@@ -333,6 +343,17 @@ bool profile_sample_is_offcpu(const struct profile *p, const struct sample *s);
 
 /* True when the sample is a waker (event PROFILE_EVENT_WAKER). */
 bool profile_sample_is_waker(const struct profile *p, const struct sample *s);
+
+/* Events. The on-CPU samples of a profile may be of several events (perf
+ * script of `perf record -e cycles -e instructions`): their weights are of
+ * different things and never add up, so a view takes one event's
+ * (view_set_event; by default the profile's main_event, the first). The
+ * index of the event named `name`, or -1. */
+int64_t profile_event_find(const struct profile *p, const char *name);
+/* The on-CPU samples of each event but `event`, removed (for exports that
+ * write one event's); the off-CPU and waker ones stay. Returns how many
+ * were removed; main_event is `event` afterwards. */
+size_t profile_keep_event(struct profile *p, uint32_t event);
 
 /* True when the sample's leaf is the "[sonde]" frame (sonde's own cost). */
 bool profile_sample_is_overhead(const struct profile *p, const struct sample *s);

@@ -42,6 +42,13 @@ static bool thread_selected(const struct view *v, const struct thread_info *t)
 }
 
 /* Every condition but the span condition. */
+/* An on-CPU sample of another event than the view's. */
+static bool other_event(const struct view *v, const struct profile *p, const struct sample *s)
+{
+	uint32_t want = v->event_plus1 ? v->event_plus1 - 1 : p->main_event;
+	return want != UINT32_MAX && s->event != want;
+}
+
 static bool sample_selected(const struct view *v, const struct profile *p, const struct sample *s)
 {
 	if (!(v && v->show_overhead) && profile_sample_is_overhead(p, s))
@@ -54,6 +61,8 @@ static bool sample_selected(const struct view *v, const struct profile *p, const
 		return false;
 	bool off = profile_sample_is_offcpu(p, s);
 	if (off ? v->time == VIEW_ON_CPU : v->time == VIEW_OFF_CPU)
+		return false;
+	if (!off && v->time != VIEW_WAKERS && other_event(v, p, s))
 		return false;
 	if (!thread_selected(v, &p->threads[s->thread]))
 		return false;
@@ -286,6 +295,30 @@ uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall)
 	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
 }
 
+int view_set_event(struct view *v, const struct profile *p, char *err, size_t errlen)
+{
+	v->event_plus1 = 0;
+	if (!v->event)
+		return 0;
+	int64_t i = profile_event_find(p, v->event);
+	if (i >= 0 && (uint32_t)i != p->offcpu_event && (uint32_t)i != p->waker_event) {
+		v->event_plus1 = (uint32_t)i + 1;
+		return 0;
+	}
+	char names[256] = "";
+	size_t k = 0;
+	for (size_t j = 0; j < p->nevents && k < sizeof(names); j++) {
+		if (j == p->offcpu_event || j == p->waker_event)
+			continue;
+		int w = snprintf(names + k, sizeof(names) - k, "%s%s", k ? ", " : "", p->events[j]);
+		if (w < 0)
+			break;
+		k += (size_t)w;
+	}
+	return errbuf_set(err, errlen, "no samples of event '%s' here; its events: %s", v->event,
+			  k ? names : "none");
+}
+
 int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char *err,
 			 size_t errlen)
 {
@@ -303,6 +336,8 @@ int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char
 			continue;
 		if (profile_sample_is_waker(p, &s) != (t == VIEW_WAKERS))
 			continue;
+		if (!off && t != VIEW_WAKERS && other_event(&v, p, &s))
+			continue;
 		uint64_t w = (view_weight(&v, p, &s) + div / 2) / div;
 		uint32_t leaf = view_leaf_frame(&v, p, &s);
 		if (leaf)
@@ -311,9 +346,15 @@ int view_profile_rewrite(struct profile *p, enum view_time t, uint64_t div, char
 		p->samples[kept++] = s; /* span links stay where they are */
 	}
 	p->nsamples = kept;
-	/* What is left is plain weights now: no view tells its samples apart. */
+	/* What is left is plain weights now: no view tells its samples apart
+	 * (all of one event). */
+	uint32_t main = p->main_event != UINT32_MAX ? p->main_event : 0;
+	for (size_t i = 0; i < kept; i++)
+		p->samples[i].event = main;
 	p->offcpu_event = UINT32_MAX;
 	p->waker_event = UINT32_MAX;
+	if (p->nevents && p->main_event == UINT32_MAX)
+		p->main_event = 0;
 	return 0;
 }
 

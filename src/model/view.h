@@ -85,8 +85,8 @@ enum view_time {
 	VIEW_WAKERS,     /* wakers (record --wakers): who woke the waits, in ns */
 };
 
-/* Which samples a view takes. Zero-initialised = every on-CPU sample but
- * sonde's own cost. */
+/* Which samples a view takes. Zero-initialised = every on-CPU sample of
+ * the profile's main event (profile.h) but sonde's own cost. */
 struct view {
 	bool has_range;
 	uint64_t start_ns, end_ns; /* inclusive, CLOCK_MONOTONIC */
@@ -105,7 +105,16 @@ struct view {
 	enum view_time time;
 	uint64_t sample_ns;        /* VIEW_WALL: what an on-CPU sample stands for
 				    * (view_set_time sets it) */
+	/* The on-CPU samples of one event (profile.h): `event` names it (NULL:
+	 * the profile's main_event), view_set_event resolves it into
+	 * event_plus1 (its index + 1; 0: main_event). */
+	const char *event;
+	uint32_t event_plus1;
 };
+
+/* Resolves v->event in p. Returns 0, or -1 with one line in err naming the
+ * events there are. */
+int view_set_event(struct view *v, const struct profile *p, char *err, size_t errlen);
 
 /* Sets a view's time. VIEW_WALL needs the profile's samples to be taken
  * by time (a frequency): otherwise returns -1 with one line in err. */
@@ -165,7 +174,8 @@ struct view_live {
 
 /* Decides a sample. `live` NULL: the profile holds every record (a
  * recording, or a session that ended): never VIEW_WAIT. A NULL view takes
- * every sample but sonde's own cost. */
+ * every on-CPU sample, of every event, but sonde's own cost (writers that
+ * label each sample with its event). */
 enum view_decision view_decide(const struct view *v, const struct profile *p,
 			       const struct sample *s, const struct view_live *live);
 

@@ -575,6 +575,35 @@ static void text_unwind(FILE *out, struct profile *p)
 	fprintf(out, "\n");
 }
 
+/* The event of the view's on-CPU samples: the one --event named, else the
+ * profile's main event when it has several, else what the file says. */
+static const char *view_event_name(const struct profile *p, const struct view *v)
+{
+	if (v->event_plus1)
+		return p->events[v->event_plus1 - 1];
+	size_t oncpu = 0;
+	for (size_t i = 0; i < p->nevents; i++)
+		oncpu += i != p->offcpu_event && i != p->waker_event;
+	if (oncpu > 1 && p->main_event != UINT32_MAX)
+		return p->events[p->main_event];
+	return profile_meta_get(p, "event");
+}
+
+/* The profile's other on-CPU events, for the event line ("" when none). */
+static void other_events(const struct profile *p, const char *shown, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < p->nevents && k < n; i++) {
+		if (i == p->offcpu_event || i == p->waker_event || (shown && !strcmp(p->events[i], shown)))
+			continue;
+		int w = snprintf(buf + k, n - k, "%s%s", k ? ", " : "", p->events[i]);
+		if (w < 0)
+			break;
+		k += (size_t)w;
+	}
+}
+
 int report_write_text(FILE *out, struct profile *p, const struct report_options *o)
 {
 	struct summary s;
@@ -582,17 +611,25 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	int top = o->top > 0 ? o->top : 20;
 	/* Names, paths and metadata come from the file: shown, never obeyed. */
 	struct printable keep = {0};
-	const char *event = printable(&keep, profile_meta_get(p, "event"));
+	const char *event_name = view_event_name(p, &o->filter);
+	const char *event = printable(&keep, event_name);
+	char others[256];
+	other_events(p, event_name, others, sizeof(others));
 	uint64_t hz = profile_meta_u64(p, "frequency_hz"), period = profile_meta_u64(p, "period");
 	fprintf(out, "Recording: %s\n", o->source ? printable(&keep, o->source) : "-");
 	if (profile_meta_get(p, "command_line"))
 		fprintf(out, "  command:   %s\n",
 			printable(&keep, profile_meta_get(p, "command_line")));
 	if (event) {
+		fprintf(out, "  event:     %s", event);
 		if (hz)
-			fprintf(out, "  event:     %s at %" PRIu64 " Hz\n", event, hz);
-		else
-			fprintf(out, "  event:     %s every %" PRIu64 " events\n", event, period);
+			fprintf(out, " at %" PRIu64 " Hz", hz);
+		else if (period)
+			fprintf(out, " every %" PRIu64 " events", period);
+		if (others[0])
+			fprintf(out, " (also in the file: %s; --event picks one)",
+				printable(&keep, others));
+		fprintf(out, "\n");
 	}
 	fprintf(out, "  duration:  %.2f s\n", profile_meta_double(p, "duration_s"));
 	if (o->view)
@@ -612,6 +649,9 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	fprintf(out, "  lost:      %" PRIu64 " samples, %" PRIu64 " call records%s\n", lost_samples,
 		lost_spans,
 		lost_samples || lost_spans ? " (ring buffer full: raise --buffer-mb or lower -F)" : "");
+	char note[512];
+	if (profile_input_note(p, note, sizeof(note)))
+		fprintf(out, "  input:     %s\n", printable(&keep, note));
 	if (s.broken)
 		fprintf(out,
 			"  broken:    %" PRIu64 " (%.2f%%) with a user stack cut where a return address "
@@ -656,7 +696,7 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 	fprintf(out, "{\n  \"source\": ");
 	json_write_string(out, o->source ? o->source : "");
 	fprintf(out, ",\n  \"event\": ");
-	json_write_string(out, profile_meta_get(p, "event"));
+	json_write_string(out, view_event_name(p, &o->filter));
 	fprintf(out,
 		",\n  \"frequency_hz\": %" PRIu64 ",\n  \"period\": %" PRIu64
 		",\n  \"samples\": %" PRIu64 ",\n  \"lost\": %" PRIu64 ",\n  \"lost_spans\": %" PRIu64

@@ -19,6 +19,20 @@ if [ -d "$CORPUS/flamegraph" ]; then
 		done
 	done
 	pass "perf script -> folded matches FlameGraph's results for all $n input x mode cases"
+	# FlameGraph's own example capture (1315 samples; it crashed the
+	# converter with --from perf-script): against what stackcollapse-perf.pl
+	# (the corpus's revision) made of it, tests/integration/expected/.
+	ex="$CORPUS/flamegraph/example-perf-stacks.txt.gz"
+	for mode in pid tid kernel jit all addrs; do
+		for from in "" "--from perf-script"; do
+			# shellcheck disable=SC2086 # from is zero or two words
+			"$SONDE" convert $from "--$mode" "$ex" -o "$WORK/ex.folded"
+			cmp -s <(sort "$WORK/ex.folded") \
+				<(gzip -dc "$SRC/tests/integration/expected/example-perf-stacks-collapsed-$mode.txt.gz" | sort) ||
+				fail "convert $from --$mode example-perf-stacks differs from stackcollapse-perf.pl's output"
+		done
+	done
+	pass "example-perf-stacks.txt.gz -> folded matches stackcollapse-perf.pl in all 6 modes, detected or --from"
 else
 	fail "$CORPUS is absent: the shared corpus belongs beside the repository (../shared/corpus), and the FlameGraph comparison needs it"
 fi

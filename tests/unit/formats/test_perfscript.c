@@ -242,21 +242,49 @@ Test(perfscript_collapse, jit_java_inline)
 	free(out);
 }
 
-Test(perfscript_collapse, perl_quirks)
+/* The collapse reads the records perfscript_read does (one scanner): the
+ * same samples in report and convert. Where stackcollapse-perf.pl differs
+ * is text perf script does not write. */
+Test(perfscript_collapse, same_records_as_the_reader)
 {
-	/* No blank line at the end: the last record is not counted. A stack line
-	 * with no header before it is skipped. */
-	char *out = collapse_cstr("\tabc f (/x)\n\nab 1 ev:\n\t1 f (/x)\n\nbc 2 ev:\n\t1 g (/x)\n", NULL);
+	/* No blank line at the end: the last record is left out (as Perl does). */
+	char *out = collapse_cstr("ab 1 ev:\n\t1 f (/x)\n\nbc 2 ev:\n\t1 g (/x)\n", NULL);
 	cr_assert_str_eq(out, "ab;f 1\n");
 	free(out);
-	/* Junk, CR line ends and NUL bytes never crash; NULs are ordinary bytes. */
-	const char junk[] = "\x01\x02 zz\r\nab 12 ev:\n\t1 f\0g (/x)\n\n";
-	out = collapse_str(junk, sizeof(junk) - 1, NULL);
-	cr_assert_eq(memcmp(out, "ab;f\0g 1\n", 9), 0);
+	/* A header ends the record before it (Perl would merge their frames). */
+	out = collapse_cstr("ab 1 ev:\n\t1 f (/x)\nbc 2 ev:\n\t1 g (/x)\n\n", NULL);
+	cr_assert_str_eq(out, "ab;f 1\nbc;g 1\n");
+	free(out);
+	/* The event after the time, where a tracepoint's fields follow it, is
+	 * the record's event too: the other event's record is left out. */
+	out = collapse_cstr("ab 1 1.0: sched:a: x=1\n\t1 f (/x)\n\nab 1 2.0: sched:b: y=2\n"
+			    "\t1 g (/x)\n\n",
+			    NULL);
+	cr_assert_str_eq(out, "ab;f 1\n");
 	free(out);
 	out = collapse_cstr("", NULL);
 	cr_assert_str_eq(out, "");
 	free(out);
+	/* CR line ends are read as LF ones. */
+	out = collapse_cstr("ab 12 ev:\r\n\t1 f (/x)\r\n\r\n", NULL);
+	cr_assert_str_eq(out, "ab;f 1\n");
+	free(out);
+}
+
+/* What neither reader takes: text that does not begin with a header, NUL
+ * bytes. The collapse refuses them with the reader's line. */
+Test(perfscript_collapse, refuses_what_the_reader_refuses)
+{
+	char err[256] = "";
+	FILE *f = tmpfile();
+	const char headless[] = "\tabc f (/x)\n\nab 1 ev:\n\t1 f (/x)\n\n";
+	cr_assert_eq(perfscript_collapse(headless, sizeof(headless) - 1, NULL, f, err, sizeof(err)),
+		     -1);
+	cr_assert_str_eq(err, "line 1: expected a perf script record header");
+	const char nul[] = "ab 12 ev:\n\t1 f\0g (/x)\n\n";
+	cr_assert_eq(perfscript_collapse(nul, sizeof(nul) - 1, NULL, f, err, sizeof(err)), -1);
+	cr_assert_str_eq(err, "line 2: a NUL byte: not perf script text");
+	fclose(f);
 }
 
 Test(perfscript_collapse, write_error)
@@ -285,7 +313,8 @@ static const char sample_text[] =
 	"\t7f73 outer->inner (/bin/x)\n"
 	"\n"
 	"perf 977/978 [002] 7628264.000000: 7 instructions:\n"
-	"\t7f0012 main (/usr/bin/perf)\n";
+	"\t7f0012 main (/usr/bin/perf)\n"
+	"\n";
 
 static const char *frame_name(struct profile *p, uint32_t id, enum frame_kind *kind,
 			      const char **module)
@@ -351,7 +380,6 @@ Test(perfscript_read, samples_threads_frames)
 	cr_assert_str_eq(frame_name(p, fr[2], &k, &mod), "java/io/PrintStream:::print");
 	cr_assert_eq(k, FRAME_JIT);
 
-	/* The last record has no blank line after it: still a sample. */
 	s = &p->samples[2];
 	cr_assert_eq(s->event, 1);
 	cr_assert_eq(s->weight, 7);
@@ -420,12 +448,19 @@ Test(perfscript_read, errors)
 	cr_assert_null(perfscript_read(json, strlen(json), err, sizeof(err)));
 	cr_assert_str_eq(err, "line 1: expected a perf script record header");
 
-	/* Stray lines after the first record are skipped and counted. */
+	/* Stray lines after the first record are skipped and counted; a last
+	 * record no blank line ends is left out, and said. */
 	const char *stray = "ab 1 ev:\n\t1 f (/x)\n???\n\n\t2 g (/x)\nbc 2 ev:\n";
 	struct profile *p = perfscript_read(stray, strlen(stray), err, sizeof(err));
 	cr_assert_not_null(p, "%s", err);
-	cr_assert_eq(p->nsamples, 2);
-	cr_assert_str_eq(profile_meta_get(p, "skipped_lines"), "2");
+	cr_assert_eq(p->nsamples, 1);
+	cr_assert_str_eq(profile_meta_get(p, "input_skipped_lines"), "2");
+	cr_assert_str_eq(profile_meta_get(p, "input_unterminated_records"), "1");
+	char note[256];
+	cr_assert(profile_input_note(p, note, sizeof(note)));
+	cr_assert_str_eq(note, "2 lines of the input skipped (not part of a record); the last record "
+			       "left out: no blank line ends it (a capture cut short; "
+			       "stackcollapse-perf.pl leaves it out too)");
 	cr_assert_null(profile_meta_get(p, "start_ns"), "no timestamps");
 	profile_free(p);
 
