@@ -16,7 +16,8 @@ set -uo pipefail
 build=${1:?usage: fuzz.sh BUILD_DIR SECONDS [NAME...]}
 seconds=${2:?usage: fuzz.sh BUILD_DIR SECONDS [NAME...]}
 shift 2
-corpora=${FUZZ_CORPUS:-$(cd "$(dirname "$0")/.." && pwd)/tests/fuzz/corpus}
+root=$(cd "$(dirname "$0")/.." && pwd)
+corpora=${FUZZ_CORPUS:-$root/tests/fuzz/corpus}
 
 case $seconds in
 '' | *[!0-9]*) echo "fuzz: FUZZ_SECONDS must be a whole number of seconds, not '$seconds'" >&2; exit 2 ;;
@@ -47,9 +48,21 @@ for bin in "${targets[@]}"; do
 	before=$(find "$corpus" -type f | wc -l)
 	echo "fuzz: $name for ${seconds}s from $corpus ($before inputs)"
 	touch "$artifacts/.started" # what is newer is this run's
+	# A reader's larger inputs and the shared corpus's captures
+	# (tests/fuzz/readers.txt).
+	extra=()
+	read -r -a reader < <(awk -v n="$name" '$1 == n' "$root/tests/fuzz/readers.txt")
+	if [ ${#reader[@]} -gt 0 ]; then
+		extra+=("-max_len=${reader[1]}")
+		for d in "${reader[@]:2}"; do
+			[ -d "$root/../shared/corpus/$d" ] ||
+				{ echo "fuzz: $name: $root/../shared/corpus/$d is missing: the shared corpus belongs beside the repository" >&2; failed+=("$name"); continue 2; }
+			extra+=("$root/../shared/corpus/$d")
+		done
+	fi
 	if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "$corpus" \
-		>"$artifacts/log" 2>&1; then
+		-artifact_prefix="$artifacts/" -print_final_stats=1 "${extra[@]:0:1}" "$work" "$corpus" \
+		"${extra[@]:1}" >"$artifacts/log" 2>&1; then
 		echo "fuzz: $name FAILED: $(grep -m1 -E '(ERROR|runtime error|SUMMARY)' "$artifacts/log")" >&2
 		input=$(find "$artifacts" -type f ! -name '*log' -newer "$artifacts/.started" -printf '%T@ %p\n' |
 			sort -n | tail -1 | cut -d' ' -f2-)

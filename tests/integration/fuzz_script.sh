@@ -60,6 +60,19 @@ grep -qxF "fuzz_alpha -max_total_time=7 -timeout=10 -rss_limit_mb=2048 -artifact
 [ "$(grep -c -- '-max_total_time=7' "$WORK/calls")" = 3 ] || fail "not every target ran: $(cat "$WORK/calls")"
 pass "every target of the build ran for 7 s; corpora grew; the crash failed the run and named its input"
 
+# A reader of tests/fuzz/readers.txt runs with its larger inputs and the
+# shared corpus's captures as seeds.
+cp "$WORK/fake" "$B/tests/fuzz_perfscript"
+chmod +x "$B/tests/fuzz_perfscript"
+: >"$WORK/calls"
+FUZZ_CORPUS="$WORK/corpus" "$SRC/scripts/fuzz.sh" "$B" 2 perfscript >"$WORK/out" ||
+	fail "perfscript alone failed: $(cat "$WORK/out")"
+SHARED=$SRC/../shared/corpus
+grep -qxF "fuzz_perfscript -max_total_time=2 -timeout=10 -rss_limit_mb=2048 -artifact_prefix=$B/fuzz-artifacts/perfscript/ -print_final_stats=1 -max_len=2097152 $B/fuzz-work/perfscript $WORK/corpus/perfscript $SHARED/flamegraph $SHARED/flamescope" \
+	"$WORK/calls" || fail "perfscript was not run with readers.txt's options: $(cat "$WORK/calls")"
+rm "$B/tests/fuzz_perfscript"
+pass "a reader runs with -max_len=2097152 and the shared corpus's captures"
+
 # Some targets only; bad arguments.
 : >"$WORK/calls"
 FUZZ_CORPUS="$WORK/corpus" "$SRC/scripts/fuzz.sh" "$B" 3 alpha beta >"$WORK/out" ||
