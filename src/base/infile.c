@@ -229,6 +229,21 @@ static int too_large(struct infile *in, size_t max, const char *what, char *err,
 	return -1;
 }
 
+/* A whole read of gzip that has grown past BOMB_MIN_BYTES to over
+ * BOMB_RATIO times the compressed bytes read is refused there, before the
+ * rest is inflated (a 1 MB file of zeros inflates to 1 GB; profiles
+ * compress 4-50x). */
+#define BOMB_MIN_BYTES ((size_t)64 << 20)
+#define BOMB_RATIO 200
+
+static bool inflating_a_bomb(const struct infile *in, size_t out)
+{
+	if (!in->gzip || !in->z || out < BOMB_MIN_BYTES)
+		return false;
+	uint64_t compressed = in->z->total_in ? in->z->total_in : 1;
+	return out / compressed > BOMB_RATIO;
+}
+
 int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **data, size_t *len,
 		    char *err, size_t errlen)
 {
@@ -249,6 +264,14 @@ int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **d
 	for (;;) {
 		if (in->end - in->start > max)
 			return too_large(in, max, what, err, errlen);
+		if (inflating_a_bomb(in, in->end - in->start)) {
+			snprintf(err, errlen,
+				 "gunzipped, over %d times its compressed size (%zu MiB of %llu KiB so far): "
+				 "not a profile but a gzip bomb",
+				 BOMB_RATIO, (in->end - in->start) >> 20,
+				 (unsigned long long)(in->z->total_in >> 10));
+			return -1;
+		}
 		int r = fill(in, err, errlen);
 		if (r < 0)
 			return -1;

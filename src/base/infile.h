@@ -59,8 +59,10 @@ int infile_head(struct infile *in, const uint8_t **head, size_t *len, bool *comp
 int infile_line(struct infile *in, const char **line, size_t *len, char *err, size_t errlen);
 
 /* Everything not yet consumed, in one malloc'd buffer (NUL-terminated, the
- * NUL not counted), refused when larger than `max` bytes: `what` names the
- * format in that message ("pprof"). Returns 0, or -1 with err. */
+ * NUL not counted), refused when larger than `max` bytes (`what` names the
+ * format in that message: "pprof"), or when gzip that inflates past 64 MiB
+ * to over 200 times the compressed bytes (a bomb: refused as it inflates).
+ * Returns 0, or -1 with err. */
 int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **data, size_t *len,
 		    char *err, size_t errlen);
 

@@ -26,28 +26,46 @@ struct folded_lines {
 
 static void append_label(struct folded_lines *fl, size_t *len, uint32_t frame)
 {
-	char raw[1024], label[1024];
 	const struct frame *f = frames_get(fl->t->frames, frame);
 	unsigned bit = !f ? 0
 		       : f->kind == FRAME_KERNEL ? FOLDED_ANNOTATE_KERNEL
 		       : f->kind == FRAME_INLINED ? FOLDED_ANNOTATE_INLINED
 		       : f->kind == FRAME_JIT	   ? FOLDED_ANNOTATE_JIT
 						   : 0;
-	flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, raw, sizeof(raw));
-	/* one line per stack, whatever the names hold (printable.h) */
-	printable_copy(label, sizeof(label), raw);
+	/* The whole name, however long (C++ names can be kilobytes): two
+	 * long names that differ near their end stay two frames. */
+	char small_raw[1024], small_label[1024];
+	char *raw = small_raw, *label = small_label;
+	size_t need = flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, raw, sizeof(small_raw));
+	if (need >= sizeof(small_raw)) {
+		raw = xmalloc(need + 1);
+		flame_frame_label(fl->t, frame, (fl->kinds & bit) != 0, raw, need + 1);
+	}
+	/* one line per stack, whatever the names hold (printable.h: an escape
+	 * is at most 4 bytes a byte) */
+	size_t label_size = 4 * need + 1;
+	if (label_size > sizeof(small_label))
+		label = xmalloc(label_size);
+	else
+		label_size = sizeof(small_label);
+	printable_copy(label, label_size, raw);
 	for (char *c = label; *c; c++)
 		if (*c == ';')
 			*c = ':';
-	size_t need = *len + strlen(label) + 2;
+	size_t n = strlen(label);
+	need = *len + n + 2;
 	if (need > fl->path_cap) {
 		fl->path_cap = need * 2;
 		fl->path = xrealloc(fl->path, fl->path_cap);
 	}
 	if (*len)
 		fl->path[(*len)++] = ';';
-	strcpy(fl->path + *len, label);
-	*len += strlen(label);
+	memcpy(fl->path + *len, label, n + 1);
+	*len += n;
+	if (raw != small_raw)
+		free(raw);
+	if (label != small_label)
+		free(label);
 }
 
 static int collect(const struct flame_node *n, int depth, void *arg)
@@ -280,8 +298,20 @@ bool folded_detect(const char *text, size_t len)
 /* The registry's entry                                                      */
 /* ========================================================================= */
 
+/* A first line longer than the head (a stack of 20,000 frames is 1 MiB):
+ * the head holds no whole line to judge, only that line's start. It is
+ * folded when it begins like one (no blank or '{' first, ';'-joined frames)
+ * and holds no NUL byte; its count comes at its end. */
+static bool starts_like_folded(const char *text, size_t len)
+{
+	return len > 0 && text[0] != ' ' && text[0] != '\t' && text[0] != '{' &&
+	       !memchr(text, 0, len) && !memchr(text, '\n', len) && memchr(text, ';', len);
+}
+
 static bool detect_folded(const struct format_head *h)
 {
+	if (h->text == 0 && !h->complete)
+		return starts_like_folded((const char *)h->data, h->len);
 	return folded_detect((const char *)h->data, h->text);
 }
 

@@ -1120,6 +1120,33 @@ static int load_probes(struct loader *l)
 	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
 }
 
+/* The first of a row's n columns that holds no integer (a NULL is one
+ * where bit i of `nullable` says it may be), or -1: SQLite keeps whatever
+ * a file puts in an INTEGER column, and reading text as a number gives 0
+ * ("samples: 0" from a file whose weights were text). */
+static int non_integer_column(sqlite3_stmt *st, int n, unsigned nullable)
+{
+	for (int i = 0; i < n; i++) {
+		int t = sqlite3_column_type(st, i);
+		if (t != SQLITE_INTEGER && !(t == SQLITE_NULL && (nullable >> i & 1)))
+			return i;
+	}
+	return -1;
+}
+
+/* Fails the load naming a row's column that is not an integer. */
+static int load_fail_type(struct loader *l, sqlite3_stmt *st, const char *table, int col)
+{
+	char bad[256];
+	snprintf(bad, sizeof(bad), "%s row %lld: its %s is %s, not an integer", table,
+		 (long long)sqlite3_column_int64(st, 0), sqlite3_column_name(st, col),
+		 sqlite3_column_type(st, col) == SQLITE_TEXT    ? "text"
+		 : sqlite3_column_type(st, col) == SQLITE_FLOAT ? "a real number"
+		 : sqlite3_column_type(st, col) == SQLITE_NULL  ? "NULL"
+								: "a blob");
+	return load_fail(l, bad);
+}
+
 static int load_spans(struct loader *l)
 {
 	sqlite3_stmt *st;
@@ -1134,6 +1161,13 @@ static int load_spans(struct loader *l)
 		return load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		/* parent may be NULL (a call with none), raw_duration_ns too */
+		int col = non_integer_column(st, has_raw ? 9 : 8, 1u << 3 | 1u << 8);
+		if (col >= 0) {
+			int rc = load_fail_type(l, st, "spans", col);
+			sqlite3_finalize(st);
+			return rc;
+		}
 		sqlite3_int64 probe = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2);
 		if (probe < 0 || (size_t)probe >= l->p->nprobes || thread < 0 ||
 		    (size_t)thread >= l->p->nthreads) {
@@ -1270,7 +1304,7 @@ static int load_samples(struct loader *l)
 {
 	sqlite3_stmt *st, *links;
 	if (sqlite3_prepare_v2(l->db,
-			       "SELECT time_ns, cpu, thread, event, stack, weight, id FROM samples"
+			       "SELECT id, time_ns, cpu, thread, event, stack, weight FROM samples"
 			       " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail_sqlite(l);
@@ -1284,7 +1318,14 @@ static int load_samples(struct loader *l)
 	struct span_link buf[64];
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		sqlite3_int64 id = sqlite3_column_int64(st, 6);
+		int col = non_integer_column(st, 7, 1u << 5);
+		if (col >= 0) {
+			int rc = load_fail_type(l, st, "samples", col);
+			sqlite3_finalize(st);
+			sqlite3_finalize(links);
+			return rc;
+		}
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
 		size_t nl = 0;
 		/* Links are ordered by sample id, as samples are: merge the two. */
 		while (lr == SQLITE_ROW && sqlite3_column_int64(links, 0) <= id) {
@@ -1295,11 +1336,11 @@ static int load_samples(struct loader *l)
 					(uint64_t)sqlite3_column_int64(links, 1), (uint32_t)probe};
 			lr = sqlite3_step(links);
 		}
-		sqlite3_int64 thread = sqlite3_column_int64(st, 2);
-		sqlite3_int64 event = sqlite3_column_int64(st, 3);
-		sqlite3_int64 stack = sqlite3_column_type(st, 4) == SQLITE_NULL
+		sqlite3_int64 thread = sqlite3_column_int64(st, 3);
+		sqlite3_int64 event = sqlite3_column_int64(st, 4);
+		sqlite3_int64 stack = sqlite3_column_type(st, 5) == SQLITE_NULL
 					      ? 0
-					      : sqlite3_column_int64(st, 4);
+					      : sqlite3_column_int64(st, 5);
 		if (thread < 0 || (size_t)thread >= l->p->nthreads || event < 0 ||
 		    (size_t)event >= l->p->nevents || stack < 0 || (size_t)stack >= l->nstack_map ||
 		    (stack && !l->stack_map[stack])) {
@@ -1308,15 +1349,15 @@ static int load_samples(struct loader *l)
 			return load_fail(l, "a sample refers to a missing thread, event or stack");
 		}
 		struct sample s = {
-			.time_ns = (uint64_t)sqlite3_column_int64(st, 0),
-			.cpu = (uint32_t)sqlite3_column_int64(st, 1),
+			.time_ns = (uint64_t)sqlite3_column_int64(st, 1),
+			.cpu = (uint32_t)sqlite3_column_int64(st, 2),
 			.thread = (uint32_t)thread,
 			.event = (uint32_t)event,
 			.stack = l->stack_map[stack],
-			.weight = (uint64_t)sqlite3_column_int64(st, 5),
+			.weight = (uint64_t)sqlite3_column_int64(st, 6),
 		};
 		char bad[128] = "";
-		if (sqlite3_column_int64(st, 5) < 0)
+		if (sqlite3_column_int64(st, 6) < 0)
 			snprintf(bad, sizeof(bad), "sample %lld has a negative weight", (long long)id);
 		else if (profile_add_sample(l->p, &s, buf, nl))
 			snprintf(bad, sizeof(bad),

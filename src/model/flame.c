@@ -68,27 +68,55 @@ int flame_add(struct flame_tree *t, const uint32_t *frames, size_t depth, uint64
 	return 0;
 }
 
-void flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate, char *buf,
-		       size_t size)
+size_t flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate, char *buf,
+			 size_t size)
 {
 	const struct frame *f = frames_get(t->frames, frame);
-	if (!f) {
-		snprintf(buf, size, "all");
-		return;
-	}
-	snprintf(buf, size, "%s%s", f->name, annotate ? frames_kind_suffix(f->kind) : "");
+	int n = f ? snprintf(buf, size, "%s%s", f->name, annotate ? frames_kind_suffix(f->kind) : "")
+		  : snprintf(buf, size, "all");
+	return n > 0 ? (size_t)n : 0;
 }
 
 static const struct flame_tree *sort_tree; /* qsort has no context argument */
+
+/* The annotated label's two parts (flame_frame_label): name and suffix. */
+static void label_parts(const struct flame_tree *t, uint32_t frame, const char **name,
+			const char **suffix)
+{
+	const struct frame *f = frames_get(t->frames, frame);
+	*name = f ? f->name : "all";
+	*suffix = f ? frames_kind_suffix(f->kind) : "";
+}
+
+/* Compares a1 a2 with b1 b2 (each the concatenation of its two parts) as
+ * strcmp would, however long they are. */
+static int concat_cmp(const char *a1, const char *a2, const char *b1, const char *b2)
+{
+	for (;;) {
+		if (!*a1 && a2) {
+			a1 = a2;
+			a2 = NULL;
+		}
+		if (!*b1 && b2) {
+			b1 = b2;
+			b2 = NULL;
+		}
+		unsigned char ca = (unsigned char)*a1, cb = (unsigned char)*b1;
+		if (ca != cb || !ca)
+			return (ca > cb) - (ca < cb);
+		a1++;
+		b1++;
+	}
+}
 
 static int child_cmp(const void *a, const void *b)
 {
 	const struct flame_node *x = *(const struct flame_node *const *)a;
 	const struct flame_node *y = *(const struct flame_node *const *)b;
-	char lx[512], ly[512];
-	flame_frame_label(sort_tree, x->frame, true, lx, sizeof(lx));
-	flame_frame_label(sort_tree, y->frame, true, ly, sizeof(ly));
-	int c = strcmp(lx, ly);
+	const char *nx, *sx, *ny, *sy;
+	label_parts(sort_tree, x->frame, &nx, &sx);
+	label_parts(sort_tree, y->frame, &ny, &sy);
+	int c = concat_cmp(nx, sx, ny, sy);
 	if (c)
 		return c;
 	return x->frame < y->frame ? -1 : x->frame > y->frame;

@@ -48,9 +48,10 @@ struct flame_node *flame_child(struct flame_node *parent, uint32_t frame);
 void flame_sort(struct flame_tree *t);
 
 /* The name a frame is drawn with: its name plus the kind suffix ("_[k]" ...)
- * when `annotate` is true. Writes at most `size` bytes (NUL-terminated). */
-void flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate,
-		       char *buf, size_t size);
+ * when `annotate` is true. Writes at most `size` bytes (NUL-terminated);
+ * returns the whole label's length (more than size - 1: it was cut). */
+size_t flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate, char *buf,
+			 size_t size);
 
 /* The sandwich of one function: `callers`, an inverted tree (the function
  * at depth 1, each path from it up to the root's child below it, every

@@ -309,9 +309,8 @@ static int find_label(const struct flame_node *n, int depth, void *arg)
 	struct find_label *f = arg;
 	if (!depth)
 		return 0;
-	char label[512];
-	flame_frame_label(f->t, n->frame, false, label, sizeof(label));
-	if (strcmp(label, f->name) != 0)
+	const struct frame *fr = frames_get(f->t->frames, n->frame);
+	if (strcmp(fr ? fr->name : "all", f->name) != 0) /* the whole name, however long */
 		return 0;
 	f->frame = n->frame;
 	return 1;

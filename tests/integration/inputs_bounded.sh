@@ -27,6 +27,34 @@ expect_error "/dev/zero: not a valid folded file: line 1 is longer than 16 MiB" 
 	limited "$SONDE" convert /dev/zero --from folded -o "$WORK/x.pb.gz"
 expect_error "/dev/zero: line 1 is longer than 16 MiB" "$WORK/x.folded" -- \
 	limited "$SONDE" convert /dev/zero --from perf-script -o "$WORK/x.folded"
+# A gzip bomb read whole (pprof, nflxprofile): refused as it inflates, at
+# 64 MiB (it inflates to over 200x), not after holding all 256 MB of it
+# (a 1 MB bomb of 1 GB once cost 986 MB before it was refused).
+for fmt in pprof nflx; do
+	expect_error "bomb.gz: gunzipped, over 200 times its compressed size .*: not a profile but a gzip bomb" \
+		"$WORK/x.folded" -- \
+		bash -c 'ulimit -v 300000 && exec "$@"' - "$SONDE" convert "$WORK/bomb.gz" --from "$fmt" -o "$WORK/x.folded"
+done
+pass "a gzip bomb read whole is refused as it inflates, within 300 MB"
+
+# Valid files past the buffers' sizes: a folded file whose first line (a
+# stack of 20,000 frames) is longer than the 1 MiB head detection reads;
+# frame names longer than 1 KiB, kept whole by every output.
+awk 'BEGIN { printf "app"; for (i = 0; i < 20000; i++) printf ";frame_%060d", i; print " 3"; print "app;main 2" }' \
+	>"$WORK/wide.folded"
+[ "$(stat -c %s "$WORK/wide.folded")" -gt 1048576 ] || fail "wide.folded is not over 1 MiB"
+[ "$(limited "$SONDE" report --json "$WORK/wide.folded" | jq -e .samples)" = 5 ] ||
+	fail "a folded file with a 1.4 MB first line was not read"
+limited "$SONDE" convert "$WORK/wide.folded" -o "$WORK/wide2.folded"
+cmp -s "$WORK/wide.folded" <(sort "$WORK/wide2.folded") || fail "the 1.4 MB stack did not convert whole"
+long=$(head -c 1500 /dev/zero | tr '\0' a)
+printf 'app;%sX 1\napp;%sY 2\n' "$long" "$long" >"$WORK/long.folded"
+limited "$SONDE" report --folded "$WORK/long.folded" >"$WORK/long.out"
+cmp -s "$WORK/long.folded" "$WORK/long.out" || fail "report --folded cut or merged 1.5 KB names: $(cut -c1-20,1500- "$WORK/long.out")"
+limited "$SONDE" convert "$WORK/long.folded" -o "$WORK/long2.folded"
+cmp -s "$WORK/long.folded" "$WORK/long2.folded" || fail "convert cut or merged 1.5 KB names"
+pass "a 1.4 MB first line is detected and read whole; 1.5 KB names stay whole and apart"
+
 # perf script whose records never end (no blank line): refused at a depth
 # no perf stack has, not after swallowing the input.
 { echo 'prog 123 cpu-clock:'; repeat $'\tffffffff main (/bin/x)' 1100000; } >"$WORK/deep.perf"

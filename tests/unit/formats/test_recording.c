@@ -138,6 +138,17 @@ Test(recording_hostile, thread_sample_with_a_bad_stack, .timeout = 60)
 		       "a thread sample has a bad stack");
 }
 
+/* SQLite keeps text in an INTEGER column; read as a number it is 0
+ * ("samples: 0" and exit 0 before). */
+Test(recording_hostile, numbers_that_are_not_integers, .timeout = 60)
+{
+	expect_refused("UPDATE samples SET weight = 'abc' WHERE id = (SELECT min(id) FROM samples)",
+		       "its weight is text, not an integer");
+	expect_refused("UPDATE samples SET time_ns = 1.5", "its time_ns is a real number");
+	expect_refused("UPDATE spans SET duration_ns = x'00'", "its duration_ns is a blob");
+	expect_refused("UPDATE spans SET depth = ''", "its depth is text");
+}
+
 Test(recording_hostile, endless_recursive_view, .timeout = 60)
 {
 	expect_refused("DROP TABLE frames;"
