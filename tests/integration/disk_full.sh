@@ -74,7 +74,10 @@ pass "the kept recording saved to another path: $kept samples"
 # Once more, and end the session (Ctrl-C) with it unsaved: it is rescued.
 "$SONDE" ctl save "$TINY/c.sonde" >/dev/null 2>&1 && fail "ctl save to a full disk succeeded"
 kill -INT "$spid"
-wait "$spid" || true
+rc=0
+wait "$spid" || rc=$?
+# The session ended as asked; the save that failed said so when it did.
+[ "$rc" -eq 0 ] || { cat "$WORK/top.err" >&2; fail "sonde top ended by Ctrl-C: exit $rc"; }
 grep -Eq "the recording that could not be saved to $TINY/c.sonde \([0-9]+ samples, [0-9]+ calls\) was saved to $WORK/rescue/rescued-$spid-c.sonde" \
 	"$WORK/top.err" || { cat "$WORK/top.err" >&2; fail "the unsaved recording was not rescued at the end"; }
 assert_ge "samples in the recording rescued at the end" \
