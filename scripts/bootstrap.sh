@@ -32,6 +32,7 @@ packages=(
 	clang llvm # clang compiles the BPF programs (and the sanitizer build)
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libsqlite3-dev libncurses-dev
 	libcapstone-dev # decodes instructions: a probe address must start one
+	libiberty-dev # demangles C++ and Rust names (binutils' and GCC's demangler)
 	libmicrohttpd-dev # sonde serve's HTTP server
 	libcriterion-dev # tests/unit, built by the default build
 )

@@ -1,6 +1,6 @@
 /* sonde symbolize — addresses to function and source line.
  *
- *   sonde symbolize -e BINARY [ADDR...]   output identical to addr2line -f -i -e
+ *   sonde symbolize -e BINARY [ADDR...]   output identical to addr2line -f -i -C -e
  *   sonde symbolize -p PID ADDR...        runtime addresses of a live process
  *
  * With no addresses on the command line they are read from stdin, one per
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "demangle.h"
 #include "printable.h"
 #include "symbols.h"
 #include "util.h"
@@ -30,27 +31,31 @@ struct symbolize_opts {
 	const char *binary; /* -e */
 	pid_t pid;          /* -p, 0 when not given */
 	bool show_address;  /* -a: each answer starts with the address */
+	bool mangled;       /* --mangled: C++ and Rust names as linked */
 	char **addrs;
 	int naddrs;
 };
 
 static void print_usage(FILE *f)
 {
-	fputs("usage: sonde symbolize [-a] -e BINARY [ADDR...]\n"
-	      "       sonde symbolize [-a] -p PID [ADDR...]\n"
+	fputs("usage: sonde symbolize [-a] [--mangled] -e BINARY [ADDR...]\n"
+	      "       sonde symbolize [-a] [--mangled] -p PID [ADDR...]\n"
 	      "\n"
 	      "Prints the function and source line of each address (hex, 0x optional),\n"
 	      "innermost inlined function first. Without ADDRs, reads one per line\n"
 	      "from stdin.\n"
 	      "\n"
 	      "  -e BINARY  addresses are ELF virtual addresses in BINARY; the output\n"
-	      "             matches `addr2line -f -i -e BINARY`, except past a symbol's\n"
+	      "             matches `addr2line -f -i -C -e BINARY`, except past a symbol's\n"
 	      "             end: addr2line names the symbol, sonde the function that\n"
 	      "             holds the address (by DWARF, else \"[BINARY+0xSTART]\" with\n"
 	      "             START the function's start from .eh_frame)\n"
 	      "  -p PID     addresses are runtime addresses in process PID; prints\n"
 	      "             \"function file:line\" per frame\n"
 	      "  -a         print each address (as 0x%016x) before its frames\n"
+	      "  C++ and Rust names are demangled with their parameters, as by\n"
+	      "  `addr2line -C` (and `-p` prints them so too);\n"
+	      "  --mangled  prints the linkage names instead, as addr2line without -C\n"
 	      "  -h, --help show this help\n",
 	      f);
 }
@@ -66,6 +71,8 @@ static int parse_args(int argc, char **argv, struct symbolize_opts *o)
 			return 1;
 		} else if (strcmp(a, "-a") == 0 || strcmp(a, "--addresses") == 0) {
 			o->show_address = true;
+		} else if (strcmp(a, "--mangled") == 0) {
+			o->mangled = true;
 		} else if (strcmp(a, "--") == 0) {
 			i++;
 			break;
@@ -112,12 +119,26 @@ static uint64_t parse_address(const char *s)
  * innermost line, yet addr2line repeats it on every frame; so do we.
  * Where addr2line would name an address past a symbol's end after that
  * symbol, the function holding it is unnamed: "[binary+0xSTART]". */
-static void print_addr2line_frames(const struct sym_frame *f, int n)
+/* A frame's name as asked: a C++ or Rust name with its parameters
+ * (`addr2line -C`), or as linked (--mangled). malloc'd or NULL: then
+ * f->name. */
+static char *shown_name(const struct sym_frame *f, bool mangled)
+{
+	if (!f->system_name)
+		return NULL;
+	return mangled ? xstrdup(f->system_name) : demangle_full(f->system_name);
+}
+
+static void print_addr2line_frames(const struct sym_frame *f, int n, bool mangled)
 {
 	struct printable keep = {0}; /* names and paths come from the binary */
 	for (int i = 0; i < n; i++) {
 		bool unknown = f[i].kind == FRAME_UNKNOWN;
-		fputs(unknown && !f[i].unnamed_function ? "??" : printable(&keep, f[i].name), stdout);
+		char *name = shown_name(&f[i], mangled);
+		fputs(unknown && !f[i].unnamed_function ? "??"
+							: printable(&keep, name ? name : f[i].name),
+		      stdout);
+		free(name);
 		putchar('\n');
 		if (unknown && f[i].file[0] == '\0') {
 			fputs("??:0\n", stdout);
@@ -135,12 +156,15 @@ static void print_addr2line_frames(const struct sym_frame *f, int n)
 	printable_free(&keep);
 }
 
-static void print_process_frames(const struct sym_frame *f, int n)
+static void print_process_frames(const struct sym_frame *f, int n, bool mangled)
 {
 	struct printable keep = {0};
-	for (int i = 0; i < n; i++)
-		printf("%s %s:%" PRIu32 "\n", printable(&keep, f[i].name),
+	for (int i = 0; i < n; i++) {
+		char *name = shown_name(&f[i], mangled);
+		printf("%s %s:%" PRIu32 "\n", printable(&keep, name ? name : f[i].name),
 		       f[i].file[0] ? printable(&keep, f[i].file) : "??", f[i].line);
+		free(name);
+	}
 	printable_free(&keep);
 }
 
@@ -152,11 +176,12 @@ static void symbolize_one(struct symbolizer *s, const struct symbolize_opts *o, 
 	if (o->show_address)
 		printf("0x%016" PRIx64 "\n", addr);
 	if (o->pid) {
-		print_process_frames(frames, symbols_user(s, o->pid, addr, false, frames, CHAIN_MAX));
+		print_process_frames(frames, symbols_user(s, o->pid, addr, false, frames, CHAIN_MAX),
+				     o->mangled);
 		return;
 	}
 	int n = symbols_file(s, o->binary, addr, false, frames, CHAIN_MAX);
-	print_addr2line_frames(frames, n > 0 ? n : 0);
+	print_addr2line_frames(frames, n > 0 ? n : 0, o->mangled);
 }
 
 /* A pipe or terminal on stdin may be a program asking one address at a

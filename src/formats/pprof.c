@@ -76,7 +76,7 @@ static uint32_t lazy_sid(struct writer *w, uint32_t *k, const char *s)
 
 static const struct frame *frame_at(const struct writer *w, uint32_t id)
 {
-	static const struct frame unknown = {"[unknown]", "", "", 0, FRAME_UNKNOWN};
+	static const struct frame unknown = {"[unknown]", "", "", 0, FRAME_UNKNOWN, ""};
 	const struct frame *f = frames_get(w->p->frames, id);
 	return f ? f : &unknown;
 }
@@ -86,14 +86,16 @@ static uint32_t function_id(struct writer *w, uint32_t frame)
 	if (frame < w->nfunc_of && w->func_of[frame])
 		return w->func_of[frame];
 	const struct frame *f = frame_at(w, frame);
-	uint32_t key[2] = {sid(w, f->name), sid(w, f->file)};
+	/* system_name: the linkage name of a demangled C++ or Rust name */
+	const char *sys = f->system_name && *f->system_name ? f->system_name : f->name;
+	uint32_t key[3] = {sid(w, f->name), sid(w, f->file), sid(w, sys)};
 	bool added;
 	uint32_t id = strpool_add(&w->funcs, key, sizeof(key), &added) + 1;
 	if (added) {
 		struct pb_buf m = {0};
 		pb_put_uint(&m, 1, id);
 		pb_put_uint(&m, 2, key[0]); /* name */
-		pb_put_uint(&m, 3, key[0]); /* system_name */
+		pb_put_uint(&m, 3, key[2]); /* system_name */
 		if (key[1])
 			pb_put_uint(&m, 4, key[1]); /* filename */
 		pb_put_message(&w->functions, P_FUNCTION, &m);
@@ -906,8 +908,12 @@ static int build_locations(struct reader *r)
 			uint32_t line = ln->line < 0		? 0
 					: ln->line > UINT32_MAX ? UINT32_MAX
 								: (uint32_t)ln->line;
-			r->loc_frames[r->nloc_frames++] = frames_intern(
-				p->frames, name, module, cstr(r, fn->filename), line, kind);
+			uint32_t id = frames_intern(p->frames, name, module, cstr(r, fn->filename),
+						    line, kind);
+			const char *sys = cstr(r, fn->system_name);
+			if (strcmp(sys, name) != 0)
+				frames_set_system_name(p->frames, id, sys);
+			r->loc_frames[r->nloc_frames++] = id;
 		}
 	}
 	r->loc_first[r->nlocs] = r->nloc_frames;

@@ -26,7 +26,8 @@ static const char *const schema_sql =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 	"CREATE TABLE events(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
 	"CREATE TABLE frames(id INTEGER PRIMARY KEY, name TEXT NOT NULL, module TEXT NOT NULL,"
-	" file TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL);"
+	" file TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" system_name TEXT NOT NULL DEFAULT '');"
 	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent INTEGER REFERENCES stacks(id),"
 	" frame INTEGER NOT NULL REFERENCES frames(id), depth INTEGER NOT NULL);"
 	"CREATE TABLE threads(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
@@ -173,7 +174,9 @@ static int save_frames_and_stacks(sqlite3 *db, const struct profile *p, char *er
 {
 	sqlite3_stmt *st;
 	int rc = 0;
-	if (prepare(db, "INSERT INTO frames(id, name, module, file, line, kind) VALUES (?,?,?,?,?,?)",
+	if (prepare(db,
+		    "INSERT INTO frames(id, name, module, file, line, kind, system_name)"
+		    " VALUES (?,?,?,?,?,?,?)",
 		    &st, err, errlen))
 		return -1;
 	size_t nframes = frames_count(p->frames);
@@ -185,6 +188,7 @@ static int save_frames_and_stacks(sqlite3 *db, const struct profile *p, char *er
 		sqlite3_bind_text(st, 4, f->file, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 5, f->line);
 		sqlite3_bind_text(st, 6, kind_names[f->kind], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, f->system_name ? f->system_name : "", -1, SQLITE_STATIC);
 		rc = step_done(db, st, err, errlen);
 	}
 	sqlite3_finalize(st);
@@ -594,6 +598,7 @@ struct loader {
 	bool probe_totals;    /* probes has entered, raw_ns, own_ns */
 	bool probe_all_calls; /* probes has all_calls (log-linear histograms) */
 	bool span_raw;        /* spans has raw_duration_ns */
+	bool frame_system_names; /* frames has system_name */
 	bool probe_kind;      /* probes has kind and point (line probes) */
 	bool span_points;     /* spans has points */
 	bool has_point_calls; /* the point_calls table exists */
@@ -639,7 +644,7 @@ static const struct table_spec {
 } tables_read[] = {
 	{"meta", {"key", "value"}},
 	{"events", {"id", "name"}},
-	{"frames", {"id", "name", "module", "file", "line", "kind"}},
+	{"frames", {"id", "name", "module", "file", "line", "kind", "?system_name"}},
 	{"stacks", {"id", "parent", "frame", "depth"}},
 	{"threads", {"id", "pid", "tid", "comm"}},
 	{"probes",
@@ -732,6 +737,8 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 			l->probe_all_calls = has;
 		else if (!strcmp(col, "?raw_duration_ns"))
 			l->span_raw = has;
+		else if (!strcmp(col, "?system_name"))
+			l->frame_system_names = has;
 		else if (!strcmp(col, "?point"))
 			l->probe_kind = has;
 		else if (!strcmp(col, "?points"))
@@ -979,8 +986,11 @@ static void id_map_set(uint32_t **map, size_t *n, size_t *cap, size_t id, uint32
 static int load_frames(struct loader *l)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(l->db, "SELECT id, name, module, file, line, kind FROM frames", -1,
-			       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(l->db,
+			       l->frame_system_names
+				       ? "SELECT id, name, module, file, line, kind, system_name FROM frames"
+				       : "SELECT id, name, module, file, line, kind FROM frames",
+			       -1, &st, NULL) != SQLITE_OK)
 		return load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
@@ -996,6 +1006,9 @@ static int load_frames(struct loader *l)
 					     (const char *)sqlite3_column_text(st, 3),
 					     (uint32_t)sqlite3_column_int64(st, 4),
 					     kind_from_name(kind ? kind : ""));
+		if (l->frame_system_names)
+			frames_set_system_name(l->p->frames, fid,
+					       (const char *)sqlite3_column_text(st, 6));
 		id_map_set(&l->frame_map, &l->nframe_map, &cap, (size_t)id, fid);
 	}
 	sqlite3_finalize(st);

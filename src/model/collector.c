@@ -113,9 +113,11 @@ static size_t intern_sym_frames(struct collector *c, size_t n, const struct sym_
 				int count)
 {
 	/* Symbolizer order is innermost first; the stack wants outermost first. */
-	for (int i = count - 1; i >= 0 && n < MAX_FRAMES; i--)
-		c->frames[n++] = frames_intern(c->p->frames, sf[i].name, sf[i].module, sf[i].file,
-					       sf[i].line, sf[i].kind);
+	for (int i = count - 1; i >= 0 && n < MAX_FRAMES; i--) {
+		c->frames[n] = frames_intern(c->p->frames, sf[i].name, sf[i].module, sf[i].file,
+					     sf[i].line, sf[i].kind);
+		frames_set_system_name(c->p->frames, c->frames[n++], sf[i].system_name);
+	}
 	return n;
 }
 

@@ -64,9 +64,16 @@ uint32_t frames_intern(struct frame_table *t, const char *name, const char *modu
 	}
 	grow_array((void **)&t->frames, &t->cap, t->n + 1, sizeof(*t->frames));
 	uint32_t id = (uint32_t)t->n++;
-	t->frames[id] = (struct frame){name, module, file, line, kind};
+	t->frames[id] = (struct frame){name, module, file, line, kind, frames_strdup(t, "")};
 	hashmap_add(&t->index, h, id);
 	return id;
+}
+
+void frames_set_system_name(struct frame_table *t, uint32_t id, const char *system_name)
+{
+	if (id == 0 || id >= t->n || !system_name || !*system_name || *t->frames[id].system_name)
+		return;
+	t->frames[id].system_name = frames_strdup(t, system_name);
 }
 
 const struct frame *frames_get(const struct frame_table *t, uint32_t id)

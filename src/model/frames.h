@@ -20,6 +20,10 @@ struct frame {
 	const char *file;   /* source file, "" when unknown */
 	uint32_t line;      /* source line, 0 when unknown */
 	enum frame_kind kind;
+	/* The linkage name `name` was demangled from (pprof's system_name),
+	 * "" when the name is its own. Not part of what makes frames equal:
+	 * set once, by frames_set_system_name. */
+	const char *system_name;
 };
 
 struct frame_table;
@@ -31,6 +35,9 @@ void frames_free(struct frame_table *t);
  * memory. NULL strings are treated as "". */
 uint32_t frames_intern(struct frame_table *t, const char *name, const char *module,
 		       const char *file, uint32_t line, enum frame_kind kind);
+
+/* Gives a frame its linkage name, unless it has one ("" or NULL: none). */
+void frames_set_system_name(struct frame_table *t, uint32_t id, const char *system_name);
 
 /* Looks a frame up by id; NULL when the id is not in the table. */
 const struct frame *frames_get(const struct frame_table *t, uint32_t id);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "ifunc.h"
 #include "insn.h"
 #include "lines.h"
@@ -27,13 +28,52 @@ struct elf_function {
 	char *name;
 	uint64_t vaddr, size;
 	bool ifunc; /* STT_GNU_IFUNC: vaddr is the resolver */
+	/* A C++ or Rust name demangled (function_list_demangle): without and
+	 * with its parameters; NULL when not mangled. */
+	char *readable, *signature;
 };
 
 struct function_list {
 	struct elf_function *f;
 	size_t n, cap;
 	bool had_symtab; /* a .symtab was read (the binary's or its debug file's) */
+	bool demangled;  /* readable and signature are filled */
 };
+
+/* Fills every mangled function's demangled names (once: only a spec that
+ * no linkage name matches needs them). */
+static void function_list_demangle(struct function_list *l)
+{
+	if (l->demangled)
+		return;
+	l->demangled = true;
+	for (size_t i = 0; i < l->n; i++) {
+		struct elf_function *f = &l->f[i];
+		f->readable = demangle_short(f->name);
+		f->signature = f->readable ? demangle_full(f->name) : NULL;
+	}
+}
+
+/* The name a function is shown by: demangled when it is C++ or Rust. */
+static const char *function_shown(const struct elf_function *f)
+{
+	return f->readable ? f->readable : f->name;
+}
+
+/* Does `spec` name function f: its linkage name, or (once demangled) its
+ * readable name ("shop::Cart::total") or whole signature ("shop::Cart::
+ * total(int) const"); a glob matches any of them. */
+static bool function_named(const struct elf_function *f, const char *spec, bool glob)
+{
+	const char *names[3] = {f->name, f->readable, f->signature};
+	for (int i = 0; i < 3; i++) {
+		if (!names[i])
+			continue;
+		if (glob ? fnmatch(spec, names[i], 0) == 0 : strcmp(spec, names[i]) == 0)
+			return true;
+	}
+	return false;
+}
 
 int probes_split(const char *spec)
 {
@@ -72,13 +112,16 @@ static void list_add(struct function_list *l, const char *name, uint64_t vaddr, 
 		     bool ifunc)
 {
 	grow_array((void **)&l->f, &l->cap, l->n + 1, sizeof(*l->f));
-	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size, ifunc};
+	l->f[l->n++] = (struct elf_function){xstrdup(name), vaddr, size, ifunc, NULL, NULL};
 }
 
 static void list_free(struct function_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->f[i].name);
+		free(l->f[i].readable);
+		free(l->f[i].signature);
+	}
 	free(l->f);
 }
 
@@ -274,7 +317,7 @@ static void nearest_names(const struct function_list *l, const char *want, char 
 	const char *best[3] = {0};
 	size_t bestd[3] = {(size_t)-1, (size_t)-1, (size_t)-1};
 	for (size_t i = 0; i < l->n; i++) {
-		const char *name = l->f[i].name;
+		const char *name = function_shown(&l->f[i]);
 		size_t d = strstr(name, want) ? 0 : edit_distance(want, name);
 		bool dup = false;
 		for (int k = 0; k < 3; k++)
@@ -616,7 +659,7 @@ static bool inside_instruction(struct safety *c, uint64_t vaddr, uint64_t *insn_
 	    reach_from(c, start, vaddr, insn_at) == INSN_INSIDE) {
 		for (size_t i = 0; i < c->fl->n; i++)
 			if (c->fl->f[i].vaddr == start)
-				*container = c->fl->f[i].name;
+				*container = function_shown(&c->fl->f[i]);
 		return true;
 	}
 	for (size_t i = 0; i < c->fl->n; i++) {
@@ -749,7 +792,7 @@ static int resolve_ifunc(Elf *elf, const struct stat *st, const struct function_
 		*asked = 0;
 	if (r < 0)
 		return -1;
-	*impl = (struct elf_function){NULL, vaddr, 0, false};
+	*impl = (struct elf_function){NULL, vaddr, 0, false, NULL, NULL};
 	for (size_t i = 0; i < fl->n && !impl->name; i++)
 		if (fl->f[i].vaddr == vaddr && !fl->f[i].ifunc) {
 			impl->name = xstrdup(fl->f[i].name);
@@ -965,9 +1008,16 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		refused = n < 0;
 		goto resolved;
 	}
+	/* A C++ or Rust function by its demangled name, when no linkage name
+	 * is the spec (a glob may match either). */
+	bool by_linkage = false;
+	for (size_t i = 0; i < fl.n && !by_linkage && !is_glob(func); i++)
+		by_linkage = strcmp(fl.f[i].name, func) == 0;
+	if (!by_linkage)
+		function_list_demangle(&fl);
 	for (size_t i = 0; i < fl.n; i++) {
 		const struct elf_function *f = &fl.f[i];
-		if (is_glob(func) ? fnmatch(func, f->name, 0) != 0 : strcmp(func, f->name) != 0)
+		if (!function_named(f, func, is_glob(func)))
 			continue;
 		struct elf_function impl = {0};
 		pid_t asked = 0;
@@ -1006,7 +1056,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		enum unsafe u = check_safe(&safety, code, &site, moved, sizeof(moved), why,
 					   sizeof(why));
 		if (u != SAFE && !is_glob(func)) {
-			explain_unsafe(u, f->name, shown, why, err, errlen);
+			explain_unsafe(u, function_shown(f), shown, why, err, errlen);
 			free(impl.name);
 			refused = true;
 			break;
@@ -1016,7 +1066,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 				   sizeof(*unsafe_offs));
 			unsafe_offs[nunsafe++] = off;
 			nskipped++;
-			note_skip(skipped, sizeof(skipped), &skipped_len, f->name, why);
+			note_skip(skipped, sizeof(skipped), &skipped_len, function_shown(f), why);
 			free(impl.name);
 			continue;
 		}
@@ -1029,7 +1079,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 			continue;
 		}
 		grow_array((void **)&t, &cap, (size_t)n + 1, sizeof(*t));
-		t[n++] = (struct probe_target){.function = xstrdup(f->name),
+		t[n++] = (struct probe_target){.function = xstrdup(function_shown(f)),
 					       .binary = xstrdup(binary),
 					       .offset = site_off,
 					       .entry_skip = site - code->vaddr,
@@ -1140,6 +1190,12 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 	for (size_t i = 0; i < fl.n && !f; i++)
 		if (strcmp(fl.f[i].name, func) == 0 && !fl.f[i].ifunc)
 			f = &fl.f[i];
+	if (!f) {
+		function_list_demangle(&fl);
+		for (size_t i = 0; i < fl.n && !f; i++)
+			if (function_named(&fl.f[i], func, false) && !fl.f[i].ifunc)
+				f = &fl.f[i];
+	}
 	Dwarf *dw = open_dwarf(fd, &dbg);
 	int n = -1;
 	if (!f) {

@@ -40,6 +40,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "ehframe.h"
 #include "hashmap.h"
 #include "perfmap.h"
@@ -862,6 +863,9 @@ struct ksym {
 
 struct symbolizer {
 	struct strpool strings;
+	/* interned linkage name -> interned demangled name (the linkage
+	 * name itself when it is not mangled) */
+	struct hashmap demangled;
 	struct hashmap binaries;  /* hash of (dev, inode) -> struct binary * (hashed keys) */
 	struct hashmap paths;     /* interned path of symbols_file() -> binary */
 	struct hashmap processes; /* pid -> struct process * */
@@ -1040,6 +1044,25 @@ static const char *binary_unknown_name(struct symbolizer *s, const struct binary
 	return unknown_name(s, b->label, binary_vaddr_to_offset(b, vaddr));
 }
 
+/* Names a frame from a linkage name: demangled when it is a C++ or Rust
+ * one (once per name), the linkage name kept as its system name. */
+static void frame_name(struct symbolizer *s, struct sym_frame *f, const char *linkage)
+{
+	const char *raw = strpool_intern(&s->strings, linkage);
+	uint64_t known;
+	const char *shown;
+	if (hashmap_get(&s->demangled, (uint64_t)(uintptr_t)raw, &known)) {
+		shown = (const char *)(uintptr_t)known;
+	} else {
+		char *d = demangle_short(raw);
+		shown = d ? strpool_intern(&s->strings, d) : raw;
+		free(d);
+		*hashmap_put(&s->demangled, (uint64_t)(uintptr_t)raw, NULL) = (uint64_t)(uintptr_t)shown;
+	}
+	f->name = shown;
+	f->system_name = shown != raw ? raw : NULL;
+}
+
 /* Innermost first: the inlined functions' chain from the DIE nesting, each
  * caller at the call site of the function it inlined. */
 static int frames_from_dwarf(struct symbolizer *s, struct binary *b, uint64_t vaddr,
@@ -1055,8 +1078,10 @@ static int frames_from_dwarf(struct symbolizer *s, struct binary *b, uint64_t va
 	};
 	for (;;) {
 		const char *name = dwarf_function_name(b, ans, f);
-		out[n - 1].name = name ? strpool_intern(&s->strings, name)
-				       : binary_unknown_name(s, b, vaddr);
+		if (name)
+			frame_name(s, &out[n - 1], name);
+		else
+			out[n - 1].name = binary_unknown_name(s, b, vaddr);
 		out[n - 1].module = b->path;
 		out[n - 1].kind = FRAME_INLINED;
 		const struct dw_func *fn = &cu->funcs[f];
@@ -1077,7 +1102,6 @@ static int frame_from_symbol(struct symbolizer *s, struct binary *b, const struc
 			     const struct dwarf_answer *ans, struct sym_frame *out)
 {
 	*out = (struct sym_frame){
-		.name = strpool_intern(&s->strings, sym->name),
 		.module = b->path,
 		.file = ans->has_line ? addr2line_path(s, ans->cu, ans->file)
 				      : strpool_intern(&s->strings, sym->file),
@@ -1085,6 +1109,7 @@ static int frame_from_symbol(struct symbolizer *s, struct binary *b, const struc
 		.discriminator = ans->discriminator,
 		.kind = FRAME_USER,
 	};
+	frame_name(s, out, sym->name);
 	return 1;
 }
 
@@ -1573,6 +1598,7 @@ void symbols_free(struct symbolizer *s)
 	free(s->ksyms);
 	free(s->frames);
 	hashmap_free(&s->binaries);
+	hashmap_free(&s->demangled);
 	hashmap_free(&s->paths);
 	hashmap_free(&s->processes);
 	strpool_free(&s->strings);

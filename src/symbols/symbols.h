@@ -56,7 +56,10 @@
  * several: the innermost inlined function first (kind FRAME_INLINED), its
  * caller(s) next, the real (out-of-line) function last (kind FRAME_USER). */
 struct sym_frame {
-	const char *name;   /* function, or "[module+0x...]" when unknown */
+	const char *name;   /* function, or "[module+0x...]" when unknown; a C++
+			     * or Rust name demangled (demangle_short) */
+	const char *system_name; /* the linkage name a demangled name came from
+				  * (_ZNK4shop4Cart5totalEi), else NULL */
 	const char *module; /* path of the binary, "[kernel.kallsyms]", or "" */
 	const char *file;   /* source file ("" when unknown) */
 	uint32_t line;      /* source line (0 when unknown) */

@@ -3,7 +3,8 @@
 // prints one line of JSON:
 //   {"samples":N,"total":SUM_OF_VALUE0,"sample_types":[{"type","unit"}...],
 //    "labels":[distinct label keys],"locations":N,"functions":N,
-//    "mappings":N,"max_lines":N,"period":N,"time_nanos":N,"comments":[...]}
+//    "mappings":N,"max_lines":N,"period":N,"time_nanos":N,"comments":[...],
+//    "function_names":[{"name","system_name"}...] (distinct pairs, sorted)}
 // Exits 1 (message on stderr) when the file does not decode or is
 // inconsistent. Usage: node check_pprof.mjs FILE
 import { readFileSync } from 'node:fs';
@@ -92,6 +93,9 @@ const out = {
   period: BigInt(p.period ?? 0).toString(),
   time_nanos: BigInt(p.timeNanos ?? 0).toString(),
   comments: p.comment.map((c) => str(c, 'comment')),
+  function_names: [...new Set(p.function.map((f) => JSON.stringify({ name: str(f.name, 'name'), system_name: str(f.systemName, 'system_name') })))]
+    .sort()
+    .map((j) => JSON.parse(j)),
 };
 // total/period/time_nanos as bare numbers (they may exceed 2^53: print digits).
 process.stdout.write(
