@@ -91,7 +91,10 @@ static void print_file(const struct line_row *rows, int n, struct printable *kee
 			continue;
 		}
 		gap = false;
-		if (code)
+		if (code && rows[k].refused)
+			printf("      -  %4u  %s\n  ^ no line probe here: %s\n", l,
+			       printable_text(keep, text), printable(keep, rows[k].refused));
+		else if (code)
 			printf("  %5d  %4u  %s\n", rows[k].sites, l, printable_text(keep, text));
 		else
 			printf("         %4u  %s\n", l, printable_text(keep, text));

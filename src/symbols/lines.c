@@ -339,9 +339,12 @@ int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, c
 		if (nrows && rows[nrows - 1].line == found.v[i].line &&
 		    strcmp(rows[nrows - 1].file, found.v[i].path) == 0) {
 			rows[nrows - 1].sites++;
+			if (found.v[i].vaddr < rows[nrows - 1].first_site)
+				rows[nrows - 1].first_site = found.v[i].vaddr;
 			continue;
 		}
-		rows[nrows++] = (struct line_row){found.v[i].path, found.v[i].line, 1};
+		rows[nrows++] = (struct line_row){found.v[i].path, found.v[i].line, 1,
+						  found.v[i].vaddr, NULL};
 	}
 	free(found.v);
 	*out = rows;

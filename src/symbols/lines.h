@@ -44,6 +44,10 @@ struct line_row {
 	const char *file; /* the line table's path (owned by dw) */
 	unsigned line;
 	int sites;        /* probe addresses of this line inside the function */
+	uint64_t first_site; /* the lowest of them */
+	/* Why a line probe here is refused (the kernel cannot step one of its
+	 * addresses: probes_function_lines fills it, malloc'd), or NULL. */
+	char *refused;
 };
 
 /* The lines with code in [lo, hi) of the CU holding lo, sorted by file then

@@ -1157,6 +1157,28 @@ void probes_free(struct probe_target *t, int n)
 
 /* --- listings: where a line probe can go in a function ---------------------- */
 
+/* Why a line probe on the row's line would be refused (the first of its
+ * addresses the kernel cannot step, as resolve_line refuses it), malloc'd;
+ * NULL when it would not. */
+static char *line_refused(struct safety *c, Dwarf *dw, const char *binary,
+			  const struct line_row *row)
+{
+	struct line_site *sites;
+	char ignored[256];
+	int n = lines_resolve(dw, binary, row->file, row->line, &sites, ignored, sizeof(ignored));
+	char *why = NULL;
+	for (int i = 0; i < n && !why; i++) {
+		uint64_t off;
+		char w[256];
+		if (!vaddr_to_offset(c->elf, sites[i].vaddr, &off) &&
+		    line_site_unsafe(c, sites[i].vaddr, off, w, sizeof(w)))
+			why = xstrdup(w);
+	}
+	if (n > 0)
+		free(sites);
+	return why;
+}
+
 int probes_function_lines(const char *binary, const char *func, struct probes_lines *out,
 			  char *err, size_t errlen)
 {
@@ -1214,6 +1236,18 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 		out->lo = f->vaddr;
 		out->hi = f->vaddr + (f->size ? f->size : 1);
 		n = lines_in_range(dw, out->lo, out->hi, &out->rows, err, errlen);
+		/* A line whose addresses (in any instance) the kernel cannot step
+		 * is one a line probe refuses: say so where it is listed. */
+		GElf_Ehdr eh;
+		struct safety safety = {.elf = elf,
+					.fd = fd,
+					.dwarf_fd = dbg.fd >= 0 ? dbg.fd : fd,
+					.debug_elf = dbg.elf,
+					.fl = &fl,
+					.entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0};
+		for (int i = 0; i < n; i++)
+			out->rows[i].refused = line_refused(&safety, dw, path, &out->rows[i]);
+		symbols_fdes_free(safety.fdes);
 	}
 	list_free(&fl);
 	elf_end(elf);
@@ -1238,6 +1272,8 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 
 void probes_lines_free(struct probes_lines *l)
 {
+	for (int i = 0; i < l->n; i++)
+		free(l->rows[i].refused);
 	free(l->rows);
 	if (l->dwarf)
 		dwarf_end(l->dwarf);

@@ -80,3 +80,18 @@ for f in $FUNCS; do
 done
 [ "$total_traced" -ge "$total_own" ] || fail "$total_traced calls traced in all, strcheck made $total_own"
 pass "$(echo $FUNCS | wc -w) libc functions traced at once ($moved entry probes moved past AVX code): every result right, $total_traced calls traced >= $total_own made"
+
+# --- line probes: a line whose code begins with a VEX instruction ---------
+# probe --lines marks it, and a line probe there is refused with the same
+# reason (vex_line in avxentry.c).
+vex_line=$(grep -n 'VEX_LINE' "$SRC/tests/targets/avxentry.c" | cut -d: -f1)
+need_numbers "the VEX_LINE line of avxentry.c" "$vex_line"
+"$SONDE" probe -e "$T/avxentry" --lines vex_line >"$WORK/lines.txt"
+grep -Eq "^ +- +$vex_line  .*VEX_LINE" "$WORK/lines.txt" ||
+	{ cat "$WORK/lines.txt"; fail "probe --lines vex_line does not mark line $vex_line as refused"; }
+why=$(grep -A1 -E "^ +- +$vex_line  " "$WORK/lines.txt" | sed -n 's/^  ^ no line probe here: //p')
+[[ $why == *"VEX-encoded"* ]] || fail "probe --lines: the reason for line $vex_line is '$why'"
+expect_error "cannot trace avxentry.c:$vex_line in vex_line: .*VEX-encoded" "" -- \
+	"$SONDE" record --trace "avxentry.c:$vex_line" -o "$WORK/line.sonde" -- "$T/avxentry" 1
+grep -qF "$why" "$WORK/stderr" || fail "the refusal's reason differs from probe --lines': $(cat "$WORK/stderr")"
+pass "a line beginning with a VEX instruction: probe --lines marks it, --trace refuses it, for one reason"

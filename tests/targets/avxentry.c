@@ -53,6 +53,16 @@ unsigned vex_loop(unsigned n, unsigned acc);
 unsigned evex_gpr(unsigned unused, unsigned c);
 unsigned evex_moved(unsigned c);
 
+/* vex_line: a C line whose code begins with a VEX instruction (the load of
+ * its vector add): a line probe there is refused, and `sonde probe
+ * --lines vex_line` marks the line so (trace_avx.sh). */
+typedef int v8si __attribute__((vector_size(32)));
+__attribute__((noinline, used, target("avx2"))) int vex_line(const v8si *a, const v8si *b)
+{
+	v8si s = *a + *b; /* VEX_LINE */
+	return s[0] + s[7];
+}
+
 static void report(const char *name, long calls, long wrong, int *bad)
 {
 	printf("%s calls=%ld wrong=%ld\n", name, calls, wrong);
