@@ -88,10 +88,11 @@ static void label_parts(const struct flame_tree *t, uint32_t frame, const char *
 	*suffix = f ? frames_kind_suffix(f->kind) : "";
 }
 
-/* Compares a1 a2 with b1 b2 (each the concatenation of its two parts) as
- * strcmp would, however long they are. */
-static int concat_cmp(const char *a1, const char *a2, const char *b1, const char *b2)
+int flame_label_cmp(const struct flame_tree *t, uint32_t x, uint32_t y)
 {
+	const char *a1, *a2, *b1, *b2;
+	label_parts(t, x, &a1, &a2);
+	label_parts(t, y, &b1, &b2);
 	for (;;) {
 		if (!*a1 && a2) {
 			a1 = a2;
@@ -113,10 +114,7 @@ static int child_cmp(const void *a, const void *b)
 {
 	const struct flame_node *x = *(const struct flame_node *const *)a;
 	const struct flame_node *y = *(const struct flame_node *const *)b;
-	const char *nx, *sx, *ny, *sy;
-	label_parts(sort_tree, x->frame, &nx, &sx);
-	label_parts(sort_tree, y->frame, &ny, &sy);
-	int c = concat_cmp(nx, sx, ny, sy);
+	int c = flame_label_cmp(sort_tree, x->frame, y->frame);
 	if (c)
 		return c;
 	return x->frame < y->frame ? -1 : x->frame > y->frame;

@@ -53,6 +53,10 @@ void flame_sort(struct flame_tree *t);
 size_t flame_frame_label(const struct flame_tree *t, uint32_t frame, bool annotate, char *buf,
 			 size_t size);
 
+/* Compares the annotated labels of frames x and y as strcmp would, however
+ * long they are, without building them (sorting by label). */
+int flame_label_cmp(const struct flame_tree *t, uint32_t x, uint32_t y);
+
 /* The sandwich of one function: `callers`, an inverted tree (the function
  * at depth 1, each path from it up to the root's child below it, every
  * stack where it appears weighted by the samples in it) and `callees`, its

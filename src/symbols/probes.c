@@ -822,6 +822,20 @@ int probes_split_line(const char *spec, char **binary, char **file, unsigned *li
 	return 1;
 }
 
+/* What the safety checks read for a binary's functions fl: the binary
+ * (elf, fd) and its separate debug file, if any. */
+static struct safety safety_of(Elf *elf, int fd, const struct debug_file *dbg,
+			       const struct function_list *fl)
+{
+	GElf_Ehdr eh;
+	return (struct safety){.elf = elf,
+			       .fd = fd,
+			       .dwarf_fd = dbg->fd >= 0 ? dbg->fd : fd,
+			       .debug_elf = dbg->elf,
+			       .fl = fl,
+			       .entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0};
+}
+
 /* The DWARF of a binary: its own, or its separate debug file's. */
 static Dwarf *open_dwarf(int fd, const struct debug_file *dbg)
 {
@@ -990,13 +1004,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	bool refused = false;
 	struct probe_target *t = NULL;
 	size_t cap = 0;
-	GElf_Ehdr eh;
-	struct safety safety = {.elf = elf,
-				.fd = fd,
-				.dwarf_fd = dbg.fd >= 0 ? dbg.fd : fd,
-				.debug_elf = dbg.elf,
-				.fl = &fl,
-				.entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0};
+	struct safety safety = safety_of(elf, fd, &dbg, &fl);
 	char skipped[512] = "";
 	size_t skipped_len = 0;
 	uint64_t *unsafe_offs = NULL; /* aliases of a refused function are refused too */
@@ -1238,13 +1246,7 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 		n = lines_in_range(dw, out->lo, out->hi, &out->rows, err, errlen);
 		/* A line whose addresses (in any instance) the kernel cannot step
 		 * is one a line probe refuses: say so where it is listed. */
-		GElf_Ehdr eh;
-		struct safety safety = {.elf = elf,
-					.fd = fd,
-					.dwarf_fd = dbg.fd >= 0 ? dbg.fd : fd,
-					.debug_elf = dbg.elf,
-					.fl = &fl,
-					.entry = gelf_getehdr(elf, &eh) ? eh.e_entry : 0};
+		struct safety safety = safety_of(elf, fd, &dbg, &fl);
 		for (int i = 0; i < n; i++)
 			out->rows[i].refused = line_refused(&safety, dw, path, &out->rows[i]);
 		symbols_fdes_free(safety.fdes);

@@ -161,43 +161,17 @@ static void node_set_expanded(struct tuitree *t, uint32_t i, bool on)
 
 /* ---- the flattened tree ----------------------------------------------------- */
 
-/* strcmp of a1 a2 (concatenated) against b1 b2, without building them. */
-static int cmp_concat(const char *a1, const char *a2, const char *b1, const char *b2)
-{
-	for (;;) {
-		while (!*a1 && a2) {
-			a1 = a2;
-			a2 = NULL;
-		}
-		while (!*b1 && b2) {
-			b1 = b2;
-			b2 = NULL;
-		}
-		unsigned char ca = (unsigned char)*a1, cb = (unsigned char)*b1;
-		if (ca != cb || !ca)
-			return (int)ca - (int)cb;
-		a1++;
-		b1++;
-	}
-}
-
 static int child_cmp(const void *a, const void *b, void *arg)
 {
 	const struct flame_node *x = *(const struct flame_node *const *)a;
 	const struct flame_node *y = *(const struct flame_node *const *)b;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
-	/* The label is name + kind suffix: compare the parts, no copies (ties
-	 * are common among small nodes). */
-	const struct flame_tree *ft = arg;
-	const struct frame *fx = frames_get(ft->frames, x->frame);
-	const struct frame *fy = frames_get(ft->frames, y->frame);
-	if (fx && fy) {
-		int c = cmp_concat(fx->name, frames_kind_suffix(fx->kind), fy->name,
-				   frames_kind_suffix(fy->kind));
-		if (c)
-			return c;
-	}
+	/* The label is name + kind suffix: compared without copies (ties are
+	 * common among small nodes). */
+	int c = flame_label_cmp(arg, x->frame, y->frame);
+	if (c)
+		return c;
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
