@@ -427,19 +427,21 @@ static double group_share(const struct valley_view *w, size_t g)
  * every group above it (a small far hump, e.g. slow calls that were also
  * preempted, stays on the slow side), else the farthest group of
  * comparable share (humps of fast calls lengthened by interrupts, 2-4x the
- * main mode, can hold more calls than the real slow mode). A largest group
- * of TYPICAL_SHARE of the main group's calls or more is a second common
- * kind of call, not the slow one: every group above it stays a candidate
- * (redis' SET/GET calls in two modes 3.5x apart, 70% and 25%, with LRANGE
- * at 5% 24x above them). */
+ * main mode, can hold more calls than the real slow mode). Groups right
+ * above the main one holding TYPICAL_SHARE of its calls or more are a
+ * second common kind of call, not the slow one: the largest is looked for
+ * above them (redis' SET/GET calls in two modes 3.5x apart, 70% and 25%,
+ * with LRANGE at 5% 24x above them). */
 static size_t valley_last_group(const struct valley_view *w)
 {
-	size_t first = w->group[w->main] + 1, largest = first;
+	size_t first = w->group[w->main] + 1;
+	double main_share = group_share(w, w->group[w->main]);
+	while (first + 1 < w->ngroups && group_share(w, first) >= TYPICAL_SHARE * main_share)
+		first++;
+	size_t largest = first;
 	for (size_t g = first + 1; g < w->ngroups; g++)
 		if (group_share(w, g) > group_share(w, largest))
 			largest = g;
-	if (group_share(w, largest) >= TYPICAL_SHARE * group_share(w, w->group[w->main]))
-		return w->ngroups - 1;
 	size_t last = largest;
 	for (size_t g = largest + 1; g < w->ngroups; g++)
 		if (SLOW_SHARE_DOMINANCE * group_share(w, g) >= group_share(w, largest))

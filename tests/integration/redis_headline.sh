@@ -56,6 +56,7 @@ run() {
 	assert_ge "$name: commands redis processed under the benchmarks" "$expected" 165000
 	[ "$calls" = "$expected" ] || fail "$name: processCommand $calls calls traced, redis processed $expected"
 	pass "$name: processCommand $calls calls = redis' total_commands_processed delta + 1"
+	echo "$name: auto: $(jq -r '.probes[] | select(.name == "processCommand") | .auto.reason' "$WORK/$name.json")"
 
 	for view in "--slow processCommand:auto" "--slow processCommand:5us" "--slow processCommand:2us" \
 		"--fast processCommand:auto"; do

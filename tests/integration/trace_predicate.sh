@@ -153,8 +153,11 @@ status_probe() {
 	"$SONDE" ctl --json "$spid" status | jq -e --arg f "$1" '.data.probes[] | select(.name == "handle_request") | .[$f]' ||
 		fail "ctl status: no $1 for handle_request"
 }
+# (the calls' records reach the window in batches, after the kernel's
+# counts: wait for both, up to 10 s on a busy machine)
 for _ in $(seq 100); do
-	[ "$(status_probe total_calls)" = "$M" ] && [ "$(status_probe entered)" = "$N" ] && break
+	[ "$(status_probe total_calls)" = "$M" ] && [ "$(status_probe entered)" = "$N" ] &&
+		[ "$(status_probe calls_in_window)" = "$M" ] && break
 	sleep 0.1
 done
 [ "$(status_probe total_calls)" = "$M" ] || fail "live: $(status_probe total_calls) calls, expected the $M matching ones"
