@@ -65,16 +65,13 @@ run() {
 			fail "$name: report $view failed"
 		read -r n lr sg <<<"$(share "$WORK/$name.folded")"
 		assert_ge "$name: samples in the view $view" "$n" 100
+		# (2 us: SET/GET calls of ~1 us corrected, whose samples cost ~25 us
+		# each; since the end of a sample's interrupt is timed, 0.91-0.95
+		# LRANGE and 0.009-0.03 SET/GET over six runs quiet and loaded,
+		# where they were 0.70 and 0.12 at worst)
 		case $view in
 		*fast*)
 			assert_le "$name: LRANGE code in $view" "$lr" 0.05
-			;;
-		*2us)
-			# Calls of ~1 us corrected: a sampled SET/GET call whose
-			# sample cost more than sonde measured (~1 us of cache
-			# refill the program cannot time) crosses 2 us.
-			assert_ge "$name: LRANGE code in $view" "$lr" 0.70
-			assert_le "$name: SET/GET code in $view" "$sg" 0.12
 			;;
 		*)
 			assert_ge "$name: LRANGE code in $view" "$lr" 0.85
