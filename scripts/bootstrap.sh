@@ -84,25 +84,30 @@ fi
 
 # The npm packages sonde serve's page is built from, exactly as
 # src/web/page/package-lock.json pins them.
+# node_modules/.sonde-installed marks an install that ended well: one cut
+# short (no registry) leaves packages half there, and the next run must
+# install them again, not take them for complete.
 page="$(dirname "$0")/../src/web/page"
-if [ ! -d "$page/node_modules/d3-flame-graph" ] || [ "$page/package-lock.json" -nt "$page/node_modules" ]; then
+stamp="$page/node_modules/.sonde-installed"
+if [ ! -f "$stamp" ] || [ "$page/package-lock.json" -nt "$stamp" ]; then
 	echo "bootstrap: installing the npm packages of src/web/page (npm ci)"
 	(cd "$page" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
 		echo "bootstrap: npm ci in src/web/page failed (the page's packages come from the npm registry)" >&2
 		exit 1
 	}
-	touch "$page/node_modules"
+	touch "$stamp"
 fi
 
 if [ "$mode" = test ]; then
 	# Independent decoders/schemas the format tests use (tests/js/package.json).
 	js="$(dirname "$0")/../tests/js"
-	if [ ! -d "$js/node_modules/playwright-core" ] || [ "$js/package.json" -nt "$js/node_modules" ]; then
+	stamp="$js/node_modules/.sonde-installed"
+	if [ ! -f "$stamp" ] || [ "$js/package.json" -nt "$stamp" ]; then
 		echo "bootstrap: installing the npm packages of tests/js"
 		(cd "$js" && npm install --no-audit --no-fund --loglevel=error >/dev/null) || {
 			echo "bootstrap: npm install in tests/js failed (the format tests need the npm registry)" >&2
 			exit 1
 		}
-		touch "$js/node_modules"
+		touch "$stamp"
 	fi
 fi
