@@ -358,9 +358,12 @@ static size_t modes_main(const struct latency_modes *m)
  * it is the slow calls whatever lies beyond it. */
 #define SLOW_SHARE_DOMINANCE 3.0
 
-/* A group above the main one holding this share of the main group's calls
- * is of the typical calls too. */
-#define TYPICAL_SHARE 0.25
+/* A group above the main mode holding this share of the main group's calls,
+ * within this ratio of the main mode, is of the typical calls too (redis'
+ * SET/GET at 0.3 us and at 1-1.5 us, 17-25% of the calls; a slow mode 20x
+ * away holding 10% is the slow one). */
+#define TYPICAL_SHARE 0.1
+#define TYPICAL_RATIO 8.0
 
 /* A farther valley must score this many times the nearer one's to win: on
  * a near tie, everything above the typical calls counts as slow. */
@@ -427,16 +430,34 @@ static double group_share(const struct valley_view *w, size_t g)
  * every group above it (a small far hump, e.g. slow calls that were also
  * preempted, stays on the slow side), else the farthest group of
  * comparable share (humps of fast calls lengthened by interrupts, 2-4x the
- * main mode, can hold more calls than the real slow mode). Groups right
- * above the main one holding TYPICAL_SHARE of its calls or more are a
- * second common kind of call, not the slow one: the largest is looked for
- * above them (redis' SET/GET calls in two modes 3.5x apart, 70% and 25%,
- * with LRANGE at 5% 24x above them). */
+ * main mode, can hold more calls than the real slow mode). Groups of
+ * typical calls right above the main one (group_typical) are a second
+ * common kind of call, not the slow one: the largest is looked for above
+ * them (redis' SET/GET calls in two modes 3.5-5x apart, 70-77% and 17-25%,
+ * with LRANGE at 5% 24-75x above them). */
+/* The mode (its duration) a group starts with. */
+static uint64_t group_first_ns(const struct valley_view *w, size_t g)
+{
+	for (size_t j = 0; j < w->m->nmodes; j++)
+		if (w->group[j] == g)
+			return w->m->modes[j].ns;
+	return 0;
+}
+
+/* A group above the main one of typical calls: TYPICAL_SHARE of the main
+ * group's calls or more, less than TYPICAL_RATIO times the main mode. */
+static bool group_typical(const struct valley_view *w, size_t g)
+{
+	double main_share = group_share(w, w->group[w->main]);
+	uint64_t main_ns = w->m->modes[w->main].ns;
+	return group_share(w, g) >= TYPICAL_SHARE * main_share &&
+	       (double)group_first_ns(w, g) < TYPICAL_RATIO * (double)(main_ns ? main_ns : 1);
+}
+
 static size_t valley_last_group(const struct valley_view *w)
 {
 	size_t first = w->group[w->main] + 1;
-	double main_share = group_share(w, w->group[w->main]);
-	while (first + 1 < w->ngroups && group_share(w, first) >= TYPICAL_SHARE * main_share)
+	while (first + 1 < w->ngroups && group_typical(w, first))
 		first++;
 	size_t largest = first;
 	for (size_t g = first + 1; g < w->ngroups; g++)

@@ -55,6 +55,28 @@ static uint64_t median_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi,
 	return b > a ? v[a + (b - a) / 2] : 0;
 }
 
+/* The same, each value weighted by itself: the middle of the durations a
+ * sample would land in, since it lands in a call as often as the call is
+ * long. */
+static uint64_t weighted_median_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi,
+				   size_t *n_in)
+{
+	size_t a = 0, b;
+	while (a < n && v[a] < lo)
+		a++;
+	double total = 0;
+	for (b = a; b < n && v[b] < hi; b++)
+		total += (double)v[b];
+	*n_in = b - a;
+	double half = total / 2, cum = 0;
+	for (size_t i = a; i < b; i++) {
+		cum += (double)v[i];
+		if (cum >= half)
+			return v[i];
+	}
+	return b > a ? v[b - 1] : 0;
+}
+
 struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 {
 	struct owncost_residual r = {0};
@@ -101,19 +123,33 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 	if (nu >= OWNCOST_MIN_UNSAMPLED) {
 		uint64_t m = uns[nu / 2];
 		size_t in_u = 0, in_s = 0;
-		uint64_t mu = median_in(uns, nu, m / 2, 2 * m, &in_u);
+		/* The calls below the valley auto finds above the main mode,
+		 * when it lies beyond 2m: the fast side may hold several modes
+		 * of typical calls (redis' SET/GET at 0.3 and 1 us), whose
+		 * sampled calls mix as a sample lands in calls, in proportion
+		 * to their length: against those, the unsampled calls' median
+		 * weighted by duration, over the same side. Else the main
+		 * mode's plain median. */
+		struct latency_modes modes;
+		bool side = latency_auto_threshold(uns, nu, &modes) == 0 && modes.threshold_ns > 2 * m;
+		uint64_t top = side ? modes.threshold_ns : 4 * m;
+		uint64_t mu = side ? weighted_median_in(uns, nu, 0, top, &in_u)
+				   : median_in(uns, nu, m / 2, 2 * m, &in_u);
 		int64_t res = 0;
 		for (int round = 0; round < 3; round++) {
 			/* A sample's cost varies by more than a short call lasts:
-			 * the mode's one-sample calls spread over [0, 4m + r) (a
-			 * narrower window drifts along a broad spread). */
-			int64_t hi = (int64_t)(4 * m) + res;
+			 * the one-sample calls of that side spread over [0, top +
+			 * r), top being 4m for a lone mode (a narrower window
+			 * drifts along a broad spread). */
+			int64_t hi = (int64_t)top + res;
 			uint64_t ms = median_in(one, none, 0, hi > 0 ? (uint64_t)hi : 0, &in_s);
 			if (in_s < OWNCOST_MIN_SAMPLED)
 				break;
 			res = (int64_t)ms - (int64_t)mu;
 		}
 		r.mode_ns = m;
+		r.side_ns = top;
+		r.side = side;
 		r.sampled = in_s;
 		r.unsampled = in_u;
 		r.known = in_s >= OWNCOST_MIN_SAMPLED && in_u >= OWNCOST_MIN_UNSAMPLED;
@@ -126,13 +162,13 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 		size_t nc = 0;
 		for (size_t i = 0; i < none; i++) {
 			int64_t d = (int64_t)one[i] - r.ns_per_sample;
-			if (d < (int64_t)(4 * r.mode_ns))
+			if (d < (int64_t)r.side_ns)
 				c[nc++] = d > 0 ? (uint64_t)d : 0;
 		}
 		size_t a = 0, b;
-		while (a < nu && uns[a] < r.mode_ns / 2)
+		while (a < nu && uns[a] < (r.side ? 0 : r.mode_ns / 2))
 			a++;
-		for (b = a; b < nu && uns[b] < 2 * r.mode_ns; b++)
+		for (b = a; b < nu && uns[b] < (r.side ? r.side_ns : 2 * r.mode_ns); b++)
 			;
 		uint64_t su = spread(uns + a, b - a), ss = spread(c, nc);
 		r.uncertainty_ns = ss > su ? ss - su : 0;

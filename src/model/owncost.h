@@ -10,18 +10,25 @@
  *
  * Per function probe: m is the median corrected duration of the calls no
  * sample landed in (read from the kernel's histogram of every call less
- * the sampled calls, or from the spans with --all-calls). Among calls in
- * [m/2, 2m) — the mode most calls are in — the median of calls with one
- * sample, shifted back by the residual r found so far, against the median
- * of those with none, gives r (three rounds). Then each sampled call's
+ * the sampled calls, or from the spans with --all-calls). The calls
+ * compared are those of the fast side: below the valley `auto` finds above
+ * the main mode when it lies beyond 2m (latency.h), else of the main mode
+ * alone. The median of the one-sample calls there (up to the side's end
+ * plus r: their samples' cost spreads them), shifted back by the residual
+ * r found so far, against that of the calls without one, gives r (three
+ * rounds); on a side of several modes the unsampled calls' median is
+ * weighted by duration, as a sample lands in a call in proportion to its
+ * length (redis' SET/GET calls at 0.3 and 1 us: the sampled ones are
+ * mostly the longer kind), the main mode's [m/2, 2m) plain one otherwise.
+ * Then each sampled call's
  * duration loses k * r for its k samples (never below 0, never above its
  * raw duration when r < 0). With fewer than OWNCOST_MIN_SAMPLED one-sample
  * calls or OWNCOST_MIN_UNSAMPLED others in that mode nothing is changed and
  * the probe's result says so: sonde does not guess.
  *
  * What is left is how much one sample's cost varies: the spread (half the
- * 10th-90th percentile range) of the corrected one-sample calls of the mode
- * beyond that of the calls without a sample is the probe's
+ * 10th-90th percentile range) of the corrected one-sample calls of that
+ * side beyond that of the calls without a sample is the probe's
  * sample_uncertainty_ns. A sampled call of k samples closer than k times it
  * to a threshold is in neither the slow nor the fast calls (view.h): on
  * redis, a 1 us SET with a 30 us sample in it cannot be told from a 2.5 us
@@ -42,6 +49,8 @@ struct owncost_residual {
 	uint64_t uncertainty_ns; /* per sample (see above) */
 	int64_t ns_per_sample; /* r */
 	uint64_t mode_ns;     /* m */
+	uint64_t side_ns;     /* the compared calls' end (the valley, or 4m) */
+	bool side;            /* the fast side of a valley (else m's mode) */
 	uint64_t sampled;     /* one-sample calls in the mode */
 	uint64_t unsampled;   /* calls without a sample in the mode */
 	uint64_t calls_changed;
