@@ -55,6 +55,7 @@ struct proc {
 	uint64_t loaded_ns; /* when its maps were last read (0: never) */
 	uint32_t first, n;  /* its mappings in the kernel's array */
 	uint64_t shape;     /* a hash of those mappings' addresses */
+	uint64_t exec_maps; /* exec_maps_hash when its maps were last read */
 	uint32_t reload_ms; /* the least time between two reloads a miss asks for */
 	bool in_kernel;
 };
@@ -401,10 +402,30 @@ static int add_mapping(const struct procmaps_entry *e, void *arg)
 	return 0;
 }
 
+static int hash_exec_mapping(const struct procmaps_entry *e, void *arg)
+{
+	uint64_t *h = arg;
+	if (e->exec) {
+		uint64_t v[4] = {e->start, e->end, e->offset, e->inode};
+		*h = hash_bytes(v, sizeof(v), *h);
+	}
+	return 0;
+}
+
+/* A hash of a process's executable mappings as /proc/PID/maps lists them
+ * now: reading them costs ~50 us, loading their tables far more. */
+static uint64_t exec_maps_hash(pid_t pid)
+{
+	uint64_t h = 1;
+	procmaps_each(pid, hash_exec_mapping, &h);
+	return h;
+}
+
 int unwind_load_pid(struct unwind *u, pid_t pid, char *err, size_t errlen)
 {
 	struct proc *p = proc_of(u, pid);
 	p->loaded_ns = monotonic_ns();
+	p->exec_maps = exec_maps_hash(pid);
 	struct load l = { .u = u, .pid = pid };
 	l.m = xcalloc(SONDE_UNWIND_MAPPINGS, sizeof(*l.m));
 	int r = procmaps_each(pid, add_mapping, &l);
@@ -487,7 +508,12 @@ int unwind_preload(struct unwind *u, const char *path)
 void unwind_on_miss(struct unwind *u, pid_t pid)
 {
 	struct proc *p = proc_of(u, pid);
-	if (p->loaded_ns && monotonic_ns() - p->loaded_ns < p->reload_ms * 1000000ull)
+	/* While reloads wait (they found nothing new), a miss still reloads
+	 * at once when the process mapped new code since (dlopen: its
+	 * samples would otherwise end early until the wait is over, 130 ms
+	 * of them once). */
+	if (p->loaded_ns && monotonic_ns() - p->loaded_ns < p->reload_ms * 1000000ull &&
+	    exec_maps_hash(pid) == p->exec_maps)
 		return;
 	char err[256];
 	if (unwind_load_pid(u, pid, err, sizeof(err)) == 0)

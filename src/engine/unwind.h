@@ -18,7 +18,8 @@
  * UNWIND_RELOAD_MIN_MS per process, and when reloads find nothing new (the
  * pc is in no mapping at all: a frame-pointer guess through code without
  * frame pointers), at most every twice as long as the last time, up to
- * UNWIND_RELOAD_MAX_MS. (Right after an exec only the program and ld.so are
+ * UNWIND_RELOAD_MAX_MS, unless the process mapped new code since (its
+ * executable mappings hash otherwise: a dlopen reloads at once). (Right after an exec only the program and ld.so are
  * mapped; its libraries come a few milliseconds later.) Each binary's table is built once (symbols/
  * cficache, by build-id; the file is opened through /proc/PID/map_files, so
  * a binary replaced or deleted on disk after it was mapped is still the one

@@ -92,8 +92,15 @@ record dlopen auto "$TARGETS/nofp-gcc" dlopen "$TARGETS/libnofp-clang.so" 2.5
 leaf=$(samples dlopen ';leaf_spin [0-9]+$')
 whole=$(samples dlopen '^nofp-gcc;_start;__libc_start_main_impl;__libc_start_call_main;main;run_dl;nofp_lib_stage;stage_b;leaf_spin [0-9]+$')
 assert_ge "dlopen: samples in leaf_spin" "$leaf" 100
+# Until the library's tables are loaded (a miss asks for them), its samples
+# end at the miss, counted: once in ~20 runs that took 130 ms here (the
+# reload itself slow), 0-6 samples otherwise. Every sample is whole or
+# counted, and the wait is bounded.
+missed=$(meta "$WORK/dlopen.sonde" stacks_end_table_miss)
+assert_ge "dlopen: share of leaf_spin's samples with the whole chain, or ended at a counted table miss" \
+	"$(share "$((whole + missed))" "$leaf")" 0.97
 assert_ge "dlopen: share of leaf_spin's samples with the whole chain through the dlopened library" \
-	"$(share "$whole" "$leaf")" 0.95
+	"$(share "$whole" "$leaf")" 0.85
 assert_ge "dlopen: table misses counted" "$(meta "$WORK/dlopen.sonde" unwind_table_misses)" 1
 assert_ge "dlopen: tables reloaded for a miss" "$(meta "$WORK/dlopen.sonde" unwind_miss_reloads)" 1
 
