@@ -53,14 +53,20 @@ one() { # SONDE HZ LOAD
 		"$s" report "$rec" --folded $v >"$work/f" 2>/dev/null || : >"$work/f"
 		row+="$(share "$work/f") "
 	done
+	# The unsampled calls' median weighted by duration (what sampled calls
+	# would be if samples cost nothing: a sample lands in a call as often
+	# as it is long), then the sampled calls' plain median.
 	local med
-	med=$(sqlite3 "$rec" "WITH c AS (SELECT sp.duration_ns AS d, EXISTS (SELECT 1 FROM sample_spans ss WHERE ss.span = sp.id) AS s FROM spans sp WHERE sp.duration_ns < 8000), m AS (SELECT s, d, row_number() OVER (PARTITION BY s ORDER BY d) AS i, count(*) OVER (PARTITION BY s) AS n FROM c) SELECT group_concat(d, '/') FROM (SELECT d FROM m WHERE i = (n + 1) / 2 ORDER BY s)")
+	med=$(sqlite3 "$rec" "WITH c AS (SELECT sp.duration_ns AS d, EXISTS (SELECT 1 FROM sample_spans ss WHERE ss.span = sp.id) AS s FROM spans sp WHERE sp.duration_ns < 8000),
+		u AS (SELECT d, sum(d) OVER (ORDER BY d ROWS UNBOUNDED PRECEDING) AS cum, sum(d) OVER () AS tot FROM c WHERE NOT s),
+		m AS (SELECT d, row_number() OVER (ORDER BY d) AS i, count(*) OVER () AS n FROM c WHERE s)
+		SELECT (SELECT min(d) FROM u WHERE 2 * cum >= tot) || '/' || (SELECT d FROM m WHERE i = (n + 1) / 2)")
 	local cost
 	cost=$(sqlite3 "$rec" "SELECT printf('%.1f/%.1f', (SELECT value FROM meta WHERE key = 'calib_sample_full_ns') / 1000.0,
-		(COALESCE((SELECT value FROM meta WHERE key = 'sample_charged_run_ns'), 0) + COALESCE((SELECT value FROM meta WHERE key = 'sample_charged_late_ns'), 0) + (SELECT value FROM meta WHERE key = 'calib_sample_unseen_ns')) / 1000.0)")
+		(COALESCE((SELECT value FROM meta WHERE key = 'sample_charged_run_ns'), 0) + COALESCE((SELECT value FROM meta WHERE key = 'sample_charged_late_ns'), 0) + COALESCE((SELECT value FROM meta WHERE key = 'sample_charged_exit_ns'), 0) + (SELECT value FROM meta WHERE key = 'calib_sample_unseen_ns')) / 1000.0)")
 	printf "%-7s %4s %-7s %s %-15s %s\n" "$3" "$hz" "$4" "$row" "$med" "$cost"
 }
-echo "load    Hz   sonde   LRANGE/SETGET share: slow auto  slow 2us  slow 5us  fast auto   median ns unsampled/sampled (<8us)   sample us calibrated/charged"
+echo "load    Hz   sonde   LRANGE/SETGET share: slow auto  slow 2us  slow 5us  fast auto   median ns unsampled weighted/sampled (<8us)   sample us calibrated/charged"
 for load in quiet loaded; do
 	if [ "$load" = loaded ]; then
 		for _ in $(seq "$(nproc)"); do (while :; do :; done) & hogs+=("$!"); done
