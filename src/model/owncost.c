@@ -120,6 +120,8 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 	}
 	if (one)
 		qsort(one, none, sizeof(*one), cmp_u64);
+	bool side = false; /* compared on the fast side of auto's valley */
+	uint64_t top = 0;  /* where the compared calls end */
 	if (nu >= OWNCOST_MIN_UNSAMPLED) {
 		uint64_t m = uns[nu / 2];
 		size_t in_u = 0, in_s = 0;
@@ -131,8 +133,8 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 		 * weighted by duration, over the same side. Else the main
 		 * mode's plain median. */
 		struct latency_modes modes;
-		bool side = latency_auto_threshold(uns, nu, &modes) == 0 && modes.threshold_ns > 2 * m;
-		uint64_t top = side ? modes.threshold_ns : 4 * m;
+		side = latency_auto_threshold(uns, nu, &modes) == 0 && modes.threshold_ns > 2 * m;
+		top = side ? modes.threshold_ns : 4 * m;
 		uint64_t mu = side ? weighted_median_in(uns, nu, 0, top, &in_u)
 				   : median_in(uns, nu, m / 2, 2 * m, &in_u);
 		int64_t res = 0;
@@ -148,8 +150,6 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 			res = (int64_t)ms - (int64_t)mu;
 		}
 		r.mode_ns = m;
-		r.side_ns = top;
-		r.side = side;
 		r.sampled = in_s;
 		r.unsampled = in_u;
 		r.known = in_s >= OWNCOST_MIN_SAMPLED && in_u >= OWNCOST_MIN_UNSAMPLED;
@@ -162,13 +162,13 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 		size_t nc = 0;
 		for (size_t i = 0; i < none; i++) {
 			int64_t d = (int64_t)one[i] - r.ns_per_sample;
-			if (d < (int64_t)r.side_ns)
+			if (d < (int64_t)top)
 				c[nc++] = d > 0 ? (uint64_t)d : 0;
 		}
 		size_t a = 0, b;
-		while (a < nu && uns[a] < (r.side ? 0 : r.mode_ns / 2))
+		while (a < nu && uns[a] < (side ? 0 : r.mode_ns / 2))
 			a++;
-		for (b = a; b < nu && uns[b] < (r.side ? r.side_ns : 2 * r.mode_ns); b++)
+		for (b = a; b < nu && uns[b] < (side ? top : 2 * r.mode_ns); b++)
 			;
 		uint64_t su = spread(uns + a, b - a), ss = spread(c, nc);
 		r.uncertainty_ns = ss > su ? ss - su : 0;

@@ -49,8 +49,6 @@ struct owncost_residual {
 	uint64_t uncertainty_ns; /* per sample (see above) */
 	int64_t ns_per_sample; /* r */
 	uint64_t mode_ns;     /* m */
-	uint64_t side_ns;     /* the compared calls' end (the valley, or 4m) */
-	bool side;            /* the fast side of a valley (else m's mode) */
 	uint64_t sampled;     /* one-sample calls in the mode */
 	uint64_t unsampled;   /* calls without a sample in the mode */
 	uint64_t calls_changed;
