@@ -56,7 +56,9 @@ run() {
 	assert_ge "$name: commands redis processed under the benchmarks" "$expected" 165000
 	[ "$calls" = "$expected" ] || fail "$name: processCommand $calls calls traced, redis processed $expected"
 	pass "$name: processCommand $calls calls = redis' total_commands_processed delta + 1"
-	echo "$name: auto: $(jq -r '.probes[] | select(.name == "processCommand") | .auto.reason' "$WORK/$name.json")"
+	# the reason and the modes it chose among, for a run whose auto view fails
+	echo "$name: auto: $(jq -r '.probes[] | select(.name == "processCommand") | .auto |
+		.reason + "; modes: " + ([.modes[] | "\(.ns)ns \(.share * 1000 | round / 10)%"] | join(", "))' "$WORK/$name.json")"
 
 	for view in "--slow processCommand:auto" "--slow processCommand:5us" "--slow processCommand:2us" \
 		"--fast processCommand:auto"; do
