@@ -29,13 +29,13 @@ fs.mkdirSync(artifacts, { recursive: true });
 
 const apiAnswer = pagekit.apiClient(url);
 const api = async (pathname) => (await apiAnswer(pathname)).body;
-/* Waits until the session's view (the status's words for it) matches re. */
-const viewIs = async (re) => {
-	for (let i = 0; i < 200; i++) {
-		if (re.test((await api("/api/status")).data.view)) return;
-		await new Promise((r) => setTimeout(r, 100));
-	}
-	fail(`the view did not become ${re}: ${(await api("/api/status")).data.view}`);
+/* Types a command at the page's prompt and waits until the page's status
+ * line shows `shown` (a regexp); then the keys go to the page again. */
+const typeCommand = async (page, cmd, shown) => {
+	await page.fill("#cmd", cmd);
+	await page.press("#cmd", "Enter");
+	await page.waitForFunction((re) => new RegExp(re).test(document.getElementById("status").textContent), shown.source, { timeout: 20000 });
+	await page.$eval("#cmd", (e) => e.blur());
 };
 
 const { context, userDataDir } = await launchChromium();
@@ -160,12 +160,8 @@ await pagekit.runChecks(context, userDataDir, async () => {
 	const err = await page.textContent("#answer");
 	if (!err.includes(file + " is a recording")) fail("trace on a recording: " + err);
 	ok("trace on a recording: " + err);
-	await page.fill("#cmd", "window 2s");
-	await page.press("#cmd", "Enter");
-	await page.waitForFunction(() => /window last 2s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
-	await page.fill("#cmd", "window 60s");
-	await page.press("#cmd", "Enter");
-	await page.waitForFunction(() => /window last 60s/.test(document.getElementById("status").textContent), null, { timeout: 20000 });
+	await typeCommand(page, "window 2s", /window last 2s/);
+	await typeCommand(page, "window 60s", /window last 60s/);
 	ok("window 2s, then 60s: the status follows");
 
 	// ---- the histogram from the recording's calls; brush the slow band ----
@@ -233,9 +229,7 @@ await pagekit.runChecks(context, userDataDir, async () => {
 	// which on a quiet machine can hold every slow request)
 	{
 		await page.click("#bandclose");
-		await page.fill("#cmd", "slow handle_request 1ms");
-		await page.press("#cmd", "Enter");
-		await viewIs(/^slow handle_request/);
+		await typeCommand(page, "slow handle_request 1ms", /view slow handle_request/);
 		const st = (await api("/api/status")).data.probes.find((p) => p.name === "handle_request");
 		if (!st.slow.length) fail("no latest slow calls over 1 ms in the status");
 		const ids = st.slow.map((c) => c.span_id).join();
@@ -258,10 +252,7 @@ await pagekit.runChecks(context, userDataDir, async () => {
 		await flameInView(page, "#flame", "handle_request", "flame chart open");
 		await shot(page, "03-flamechart");
 		await page.click("#chartclose");
-		await page.fill("#cmd", "all");
-		await page.press("#cmd", "Enter");
-		await viewIs(/^all/);
-		await page.$eval("#cmd", (e) => e.blur()); /* keys go to the page again */
+		await typeCommand(page, "all", /view all/);
 	}
 
 	// ---- the subsecond heat map: every sample of the recording in its cells;
