@@ -130,6 +130,46 @@ function_share() {
 	jq -r --arg f "$2" '([.functions[] | select(.name == $f) | .total] | add // 0) / .samples' "$1"
 }
 
+# expected_slow_share REC PROBE THRESHOLD_NS SLOW_LO_NS SLOW_HI_NS INNER
+# The share of a slow view's samples that a target's slow kind of call
+# should hold when the host stalls some of its fast calls past the
+# threshold: a stalled call is slow (by the wall clock, sonde or not), and
+# a sample lands in it in proportion to its length. Both are read from the
+# calls no sample landed in (the kernel's histogram of every call less the
+# sampled calls' records), as a sample does not make those slow: above the
+# threshold, the slow calls are those in [SLOW_LO_NS, SLOW_HI_NS] (where the
+# target's slow kind lies), the rest are stalled fast calls. INNER is the
+# share of a slow call's samples in the code the view is checked for.
+# Prints the expected share (0-1), weighing each call by its time up to the
+# sampling period (the recording's): a stall longer than that draws one
+# sample, not more, as the sampler's timer fires once when the host gives
+# the CPU back.
+expected_slow_share() {
+	local rec=$1 probe=$2 thr=$3 lo=$4 hi=$5 inner=$6 h period
+	period=$(sqlite3 "$rec" "SELECT CAST(1e9 / value AS INTEGER) FROM meta WHERE key = 'frequency_hz'")
+	need_numbers "expected_slow_share" "$thr" "$lo" "$hi" "$inner" "$period"
+	h="(SELECT id FROM probes WHERE name = '$probe')"
+	{
+		sqlite3 -separator ' ' "$rec" "SELECT 'h', bucket, count FROM probe_hist WHERE probe = $h"
+		sqlite3 -separator ' ' "$rec" "SELECT 's', duration_ns FROM spans sp WHERE probe = $h AND EXISTS (SELECT 1 FROM sample_spans x WHERE x.span = sp.id)"
+	} | awk -v t="$thr" -v lo="$lo" -v hi="$hi" -v inner="$inner" -v period="$period" '
+		function add(v, n) {
+			if (v <= t) return
+			if (v >= lo && v <= hi) slow_ns += n * v; else stall_ns += n * (v < period ? v : period)
+		}
+		$1 == "h" {
+			b = $2; c = $3
+			if (b < 16) { a = b; z = b + 1 } else { k = int(b / 16) + 3; w = 2 ^ (k - 4); a = 2 ^ k + (b % 16) * w; z = a + w }
+			add((a + z) / 2, c)
+		}
+		$1 == "s" { add($2, -1) }
+		END {
+			if (stall_ns < 0) stall_ns = 0
+			if (slow_ns <= 0) { print "none"; exit }
+			printf "%.4f\n", inner * slow_ns / (slow_ns + stall_ns)
+		}'
+}
+
 # Reads key=value from a target's output line.
 kv() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | head -n1; }
 

@@ -57,14 +57,30 @@ assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 
 # slow_microcalls.sh asserts the issue's 85% on 100 us slow calls; these
 # bounds catch a threshold in the wrong place.
 # Since the sample cost is measured in the run (its median, never the 90th
-# percentile that made every sampled call look fast), about a tenth of the
-# sampled 5 us calls here come out 10-40 us long (a sample's cost has a tail
-# no program times) and reach the slow views: auto held 0.58-0.83 of
-# slow_fn over six runs on a quiet 2-CPU VM. The fix belongs to that tail
-# (issue 25, left open); this bound catches a threshold in the wrong place.
-for t in auto:0.55 p99:0.55; do
-	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:${t%%:*}" >"$WORK/slow.json"
-	assert_ge "slow_fn share in slow calls (${t%%:*})" "$(function_share "$WORK/slow.json" slow_fn)" "${t##*:}"
+# percentile that made every sampled call look fast), the rest is the host:
+# the fast calls it stalls past the threshold are slow, and samples land in
+# them. Their share is read from the calls no sample landed in
+# (expected_slow_share, lib.sh, as slow_microcalls.sh does; slow_fn's 60 us
+# are 60/65 of a slow call): auto held 0.58-0.83 of slow_fn over six runs
+# on a quiet 2-CPU VM, where 0.55 was the bound; the bound is now the
+# prediction less 0.08.
+# The slow calls: within 15% of the mode of the recording's calls nearest
+# their mean by the target's own clock (which holds the traps and samples).
+slow_mean=$(awk -v s="$(kv "$WORK/out.txt" slow_ns)" -v n="$slow_truth" 'BEGIN { printf "%d", s / n }')
+need_numbers "the target's mean slow call (ns)" "$slow_mean"
+slow_mode=$(jq --argjson m "$slow_mean" '[.probes[] | select(.name == "handle") | .auto.modes[] |
+	{ns, d: ((.ns / $m) | log | fabs)}] | min_by(.d) | .ns' "$WORK/all.json")
+need_numbers "the slow calls' mode (ns)" "$slow_mode"
+for t in auto p99; do
+	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow.json"
+	j='.probes[] | select(.name == "handle")'
+	[ "$t" = auto ] && t_ns=$(jq "$j | .auto.threshold_ns" "$WORK/all.json") || t_ns=$(jq "$j | .p99_ns" "$WORK/all.json")
+	expected=$(expected_slow_share "$WORK/r.sonde" handle "$t_ns" $((slow_mode * 85 / 100)) $((slow_mode * 115 / 100)) "$(awk 'BEGIN { print 60 / 65 }')")
+	need_numbers "expected slow_fn share ($t)" "$expected"
+	awk -v e="$expected" 'BEGIN { exit !(e < 0.5) }' &&
+		skip "the host stalled so many fast calls past the $t threshold that slow_fn can hold only $expected of the slow view: too few to tell sonde's errors from the host's"
+	assert_ge "slow_fn share in slow calls ($t), against $expected expected from the host's stalls of unsampled calls" \
+		"$(function_share "$WORK/slow.json" slow_fn)" "$(awk -v e="$expected" 'BEGIN { print e - 0.08 }')"
 done
 "$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
 assert_le "slow_fn share in fast calls (auto)" "$(function_share "$WORK/fast.json" slow_fn)" 0.03

@@ -60,27 +60,39 @@ run() {
 	echo "$name: auto: $(jq -r '.probes[] | select(.name == "processCommand") | .auto |
 		.reason + "; modes: " + ([.modes[] | "\(.ns)ns \(.share * 1000 | round / 10)%"] | join(", "))' "$WORK/$name.json")"
 
-	for view in "--slow processCommand:auto" "--slow processCommand:5us" "--slow processCommand:2us" \
-		"--fast processCommand:auto"; do
+	# 2 us is checked against the 8 us view and the calls between (below).
+	local lr8 sg8
+	for view in "--slow processCommand:8us" "--slow processCommand:auto" "--slow processCommand:5us" \
+		"--slow processCommand:2us" "--fast processCommand:auto"; do
 		# shellcheck disable=SC2086 # the view is two words
 		"$SONDE" report "$WORK/$name.sonde" --folded $view >"$WORK/$name.folded" ||
 			fail "$name: report $view failed"
 		read -r n lr sg <<<"$(share "$WORK/$name.folded")"
 		assert_ge "$name: samples in the view $view" "$n" 100
-		# 2 us: SET/GET's calls of 0.3-1.5 us, whose samples cost them ~25 us
-		# give or take a few: with their corrected median where it belongs
-		# (within 0.2 us, below), 0.88-0.91 LRANGE and 0.029-0.053 SET/GET
-		# over seven runs quiet and loaded. The issue asks 0.85 and 0.05:
-		# not met with a margin yet (issue 25 stays open); these bounds catch
-		# a correction gone wrong (0.70 and 0.12 before the interrupt's end
-		# was timed).
 		case $view in
 		*fast*)
 			assert_le "$name: LRANGE code in $view" "$lr" 0.05
 			;;
+		*8us)
+			lr8=$lr sg8=$sg
+			;;
 		*2us)
-			assert_ge "$name: LRANGE code in $view" "$lr" 0.80
-			assert_le "$name: SET/GET code in $view" "$sg" 0.08
+			# Between 2 and 8 us are SET/GET calls that took that long (LRANGE
+			# takes 17 us or more): the host or the kernel held them up, or
+			# they had more to do, and samples land in them as in any call
+			# as long. So the 2 us view holds the 8 us view's LRANGE share
+			# less those calls' part of the samples, read from the calls no
+			# sample landed in (expected_slow_share, lib.sh). On a quiet
+			# machine SET/GET calls of 2-8 us are a few percent, and the view
+			# held 0.88-0.91 LRANGE (seven runs); on a slower hour with a
+			# mode of 3.6 us SET/GET calls (20% of them), 0.79.
+			local e
+			e=$(expected_slow_share "$WORK/$name.sonde" processCommand 2000 8000 1000000000000 "$lr8")
+			need_numbers "$name: expected LRANGE share at 2 us" "$e"
+			assert_ge "$name: LRANGE code in $view (expected $e from the calls of 2-8 us)" "$lr" \
+				"$(awk -v e="$e" 'BEGIN { print e - 0.08 }')"
+			assert_le "$name: SET/GET code in $view (the 8 us view: $sg8)" "$sg" \
+				"$(awk -v s="$sg8" -v e="$e" -v l="$lr8" 'BEGIN { print s + (1 - e / l) + 0.03 }')"
 			;;
 		*)
 			assert_ge "$name: LRANGE code in $view" "$lr" 0.85

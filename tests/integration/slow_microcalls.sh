@@ -36,20 +36,36 @@ jq -e "$j | .auto.found" "$WORK/all.json" >/dev/null ||
 	fail "auto found no valley between ~5 us and ~105 us calls: $(jq -c "$j | .auto" "$WORK/all.json")"
 pass "handle: $N calls; $(jq -r "$j | .auto.reason" "$WORK/all.json")"
 
-# The slow calls are slow_fn's: >= 80% of the samples in them. The rest is
-# fast_work's 5 us in each (5%), and fast calls the machine made slow while
-# a sample stretched them: a call a sample is in lasts ~6x longer on the
-# wall clock (~30 us raw on a virtual machine), so a tick with its softirq
-# or a host's stall lands in it ~6x as often as in an unsampled one
-# (asserted below: sampled calls classified slow as often as their time
-# share predicts). With the sample's interrupt timed to its end, 0.86-0.91
-# over eight runs on a quiet 2-CPU VM; before, 0.78 on CI's busier one.
-# Enough samples that 80% is a measurement: at 150 a share of 0.9 has a
-# standard deviation of 0.025.
+# The slow calls are slow_fn's: the samples in them are slow_fn's but for
+# fast_work's 5 us in each (5%) and the fast calls the host stalled past
+# the threshold. Those are slow (the target's own clock says so too), and a
+# sample lands in one as often as in any call as long; how many there were
+# is read from the calls no sample landed in (expected_slow_share, lib.sh).
+# With the host busy (steal ~10% of both CPUs) it predicted 0.65-0.82 for
+# auto and 0.82-0.90 for p99 over 16 runs; the views held their prediction
+# -0.02 to +0.09 (a sample landing in a stall runs late, and lateness is
+# charged: the stall is partly taken out). So the bound is the prediction
+# less 0.08. A sample that made fast calls slow takes the view far below
+# it: a correction gone wrong left 0.34 against 0.78. Enough samples that
+# the share is a measurement: at 150 a share of 0.9 has a standard
+# deviation of 0.025.
+# The slow calls: within 15% of the mode of the recording's calls nearest
+# their mean by the target's own clock (which holds the traps and samples).
+slow_mean=$(awk -v s="$(kv "$WORK/out.txt" slow_ns)" -v n="$slow_truth" 'BEGIN { printf "%d", s / n }')
+need_numbers "the target's mean slow call (ns)" "$slow_mean"
+slow_mode=$(jq --argjson m "$slow_mean" '[.probes[] | select(.name == "handle") | .auto.modes[] |
+	{ns, d: ((.ns / $m) | log | fabs)}] | min_by(.d) | .ns' "$WORK/all.json")
+need_numbers "the slow calls' mode (ns)" "$slow_mode"
 for t in auto p99; do
 	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow-$t.json"
 	assert_ge "samples in slow calls ($t)" "$(jq .samples "$WORK/slow-$t.json")" 150
-	assert_ge "slow_fn share in slow calls ($t)" "$(function_share "$WORK/slow-$t.json" slow_fn)" 0.80
+	[ "$t" = auto ] && t_ns=$(jq "$j | .auto.threshold_ns" "$WORK/all.json") || t_ns=$(jq "$j | .p99_ns" "$WORK/all.json")
+	expected=$(expected_slow_share "$WORK/r.sonde" handle "$t_ns" $((slow_mode * 85 / 100)) $((slow_mode * 115 / 100)) "$(awk 'BEGIN { print 100 / 105 }')")
+	need_numbers "expected slow_fn share ($t)" "$expected"
+	awk -v e="$expected" 'BEGIN { exit !(e < 0.5) }' &&
+		skip "the host stalled so many fast calls past the $t threshold that slow_fn can hold only $expected of the slow view: too few to tell sonde's errors from the host's"
+	assert_ge "slow_fn share in slow calls ($t), against $expected expected from the host's stalls of unsampled calls" \
+		"$(function_share "$WORK/slow-$t.json" slow_fn)" "$(awk -v e="$expected" 'BEGIN { print e - 0.08 }')"
 done
 "$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
 assert_ge "samples in fast calls (auto)" "$(jq .samples "$WORK/fast.json")" 500
