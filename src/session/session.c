@@ -513,8 +513,11 @@ static int probe_pids(struct session *s, pid_t **pids, char *err, size_t errlen)
 }
 
 /* Puts the uprobes of a batch of probes (its pid aside) on every process
- * probe_pids names: all or none. Returns 0, or -1 with err and nothing of
- * these probes left attached. */
+ * probe_pids names: all or none, but for a process that exits meanwhile
+ * (a target that runs once traced can be done before its second probe is
+ * placed: the kernel then refuses it with "No such process"), which is
+ * passed over as long as another process takes them. Returns 0, or -1 with
+ * err and nothing of these probes left attached. */
 static int attach_uprobes(struct session *s, const struct engine_span_batch *batch, char *err,
 			  size_t errlen)
 {
@@ -522,16 +525,22 @@ static int attach_uprobes(struct session *s, const struct engine_span_batch *bat
 	int npids = probe_pids(s, &pids, err, errlen);
 	if (npids < 0)
 		return -1;
-	int r = 0;
+	int r = 0, placed = 0;
 	for (int i = 0; i < npids && !r; i++) {
 		struct engine_span_batch b = *batch;
 		b.pid = pids[i];
-		if (engine_attach_spans(s->eng, &b, err, errlen)) {
-			for (size_t k = 0; k < b.n; k++)
-				engine_discard_span(s->eng, b.probes[k]);
+		if (!engine_attach_spans(s->eng, &b, err, errlen))
+			placed++;
+		else if (target_pid_alive(pids[i]))
 			r = -1;
-		}
 	}
+	if (!r && !placed) {
+		snprintf(err, errlen, "every process of the target has exited");
+		r = -1;
+	}
+	if (r)
+		for (size_t k = 0; k < batch->n; k++)
+			engine_discard_span(s->eng, batch->probes[k]);
 	free(pids);
 	return r;
 }

@@ -130,6 +130,35 @@ function_share() {
 	jq -r --arg f "$2" '([.functions[] | select(.name == $f) | .total] | add // 0) / .samples' "$1"
 }
 
+# assert_slow_fn_share REC ALL_JSON OUT_TXT VIEW_JSON VIEW INNER
+# For the microcalls target (its handle calls, 1% slow in slow_fn): the
+# share of VIEW_JSON's samples in slow_fn (the view `--slow handle:VIEW`,
+# auto or p99) is at least what expected_slow_share predicts from the host's
+# stalls of the calls no sample landed in, less 0.08. The slow calls are
+# those within 15% of the mode of the recording's calls nearest their mean
+# by the target's own clock (OUT_TXT's slow_ns / slow: that clock holds
+# the traps and samples); INNER is slow_fn's part of a slow call. Skips
+# (77) when the host stalled so much that slow_fn could hold under half.
+assert_slow_fn_share() {
+	local rec=$1 all=$2 out=$3 json=$4 view=$5 inner=$6 j mean mode t_ns expected
+	j='.probes[] | select(.name == "handle")'
+	mean=$(awk -v s="$(kv "$out" slow_ns)" -v n="$(kv "$out" slow)" 'BEGIN { if (n > 0) printf "%d", s / n }')
+	need_numbers "the target's mean slow call (ns)" "$mean"
+	mode=$(jq --argjson m "$mean" "[$j | .auto.modes[] | {ns, d: ((.ns / \$m) | log | fabs)}] | min_by(.d) | .ns" "$all")
+	need_numbers "the slow calls' mode (ns)" "$mode"
+	case $view in
+	auto) t_ns=$(jq "$j | .auto.threshold_ns" "$all") ;;
+	p99) t_ns=$(jq "$j | .p99_ns" "$all") ;;
+	*) fail "assert_slow_fn_share: view $view is not auto or p99" ;;
+	esac
+	expected=$(expected_slow_share "$rec" handle "$t_ns" $((mode * 85 / 100)) $((mode * 115 / 100)) "$inner")
+	need_numbers "expected slow_fn share ($view)" "$expected"
+	awk -v e="$expected" 'BEGIN { exit !(e < 0.5) }' &&
+		skip "the host stalled so many fast calls past the $view threshold that slow_fn can hold only $expected of the slow view: too few to tell sonde's errors from the host's"
+	assert_ge "slow_fn share in slow calls ($view), against $expected expected from the host's stalls of unsampled calls" \
+		"$(function_share "$json" slow_fn)" "$(awk -v e="$expected" 'BEGIN { print e - 0.08 }')"
+}
+
 # expected_slow_share REC PROBE THRESHOLD_NS SLOW_LO_NS SLOW_HI_NS INNER
 # The share of a slow view's samples that a target's slow kind of call
 # should hold when the host stalls some of its fast calls past the

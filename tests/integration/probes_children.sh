@@ -98,8 +98,8 @@ BG_PIDS+=("$lat")
 for _ in $(seq 1200); do grep -q "pid=$parent " "$WORK/nc.out" && break; sleep 0.05; done
 grep -q "pid=$parent calls=1000 traced=1" "$WORK/nc.out" || fail "--no-children: the parent was not traced"
 touch "$WORK/go"
-wait "$lat"
-wait "$parent"
+wait "$lat" || { rc=$?; cat "$WORK/nc.lat"; fail "--no-children: sonde lat exited $rc"; }
+wait "$parent" || fail "--no-children: counted exited $?"
 [ "$(grep -c 'traced=0' "$WORK/nc.out")" = 2 ] || { cat "$WORK/nc.out"; fail "--no-children: a child had the uprobe in its memory"; }
 got=$(lat_calls "$WORK/nc.lat" counted_work)
 [ "$got" = 1000 ] || { cat "$WORK/nc.lat"; fail "--no-children: $got calls traced, expected the parent's 1000"; }
@@ -116,8 +116,9 @@ BG_PIDS+=("$a" "$b")
 wait_comm "$a" "$name"
 wait_comm "$b" "$name"
 "$SONDE" lat -p "$name" libcounted:counted_work libcounted:counted_ready >"$WORK/name.out" \
-	2>"$WORK/name.err"
-wait "$a" "$b"
+	2>"$WORK/name.err" || { rc=$?; cat "$WORK/name.err"; fail "lat -p $name exited $rc"; }
+wait "$a" || fail "counted ($name, 500 calls) exited $?"
+wait "$b" || fail "counted ($name, 700 calls) exited $?"
 want="sonde: attaching to 2 processes named $name: $(printf '%s\n' "$a" "$b" | sort -n | tr '\n' ' ' | sed 's/ $//')"
 grep -qxF "$want" "$WORK/name.err" || { cat "$WORK/name.err"; fail "-p NAME: expected the line '$want'"; }
 got=$(lat_calls "$WORK/name.out" counted_work)

@@ -49,23 +49,11 @@ pass "handle: $N calls; $(jq -r "$j | .auto.reason" "$WORK/all.json")"
 # it: a correction gone wrong left 0.34 against 0.78. Enough samples that
 # the share is a measurement: at 150 a share of 0.9 has a standard
 # deviation of 0.025.
-# The slow calls: within 15% of the mode of the recording's calls nearest
-# their mean by the target's own clock (which holds the traps and samples).
-slow_mean=$(awk -v s="$(kv "$WORK/out.txt" slow_ns)" -v n="$slow_truth" 'BEGIN { printf "%d", s / n }')
-need_numbers "the target's mean slow call (ns)" "$slow_mean"
-slow_mode=$(jq --argjson m "$slow_mean" '[.probes[] | select(.name == "handle") | .auto.modes[] |
-	{ns, d: ((.ns / $m) | log | fabs)}] | min_by(.d) | .ns' "$WORK/all.json")
-need_numbers "the slow calls' mode (ns)" "$slow_mode"
 for t in auto p99; do
 	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow-$t.json"
 	assert_ge "samples in slow calls ($t)" "$(jq .samples "$WORK/slow-$t.json")" 150
-	[ "$t" = auto ] && t_ns=$(jq "$j | .auto.threshold_ns" "$WORK/all.json") || t_ns=$(jq "$j | .p99_ns" "$WORK/all.json")
-	expected=$(expected_slow_share "$WORK/r.sonde" handle "$t_ns" $((slow_mode * 85 / 100)) $((slow_mode * 115 / 100)) "$(awk 'BEGIN { print 100 / 105 }')")
-	need_numbers "expected slow_fn share ($t)" "$expected"
-	awk -v e="$expected" 'BEGIN { exit !(e < 0.5) }' &&
-		skip "the host stalled so many fast calls past the $t threshold that slow_fn can hold only $expected of the slow view: too few to tell sonde's errors from the host's"
-	assert_ge "slow_fn share in slow calls ($t), against $expected expected from the host's stalls of unsampled calls" \
-		"$(function_share "$WORK/slow-$t.json" slow_fn)" "$(awk -v e="$expected" 'BEGIN { print e - 0.08 }')"
+	assert_slow_fn_share "$WORK/r.sonde" "$WORK/all.json" "$WORK/out.txt" "$WORK/slow-$t.json" "$t" \
+		"$(awk 'BEGIN { print 100 / 105 }')"
 done
 "$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
 assert_ge "samples in fast calls (auto)" "$(jq .samples "$WORK/fast.json")" 500
