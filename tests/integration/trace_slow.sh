@@ -54,8 +54,24 @@ assert_ge "parse_request share in fast calls" "$(function_share "$WORK/fast.json
 # machine disturbed most (in a Debian 12 chroot's run the 2.1 ms slow paths
 # took up to 5.8 ms; a sample the VM takes after a stall lands in whatever
 # the call ran): 0.80 there, where the auto view held 0.95.
+# p95 is read at the top of its histogram bucket, and here it falls in
+# the slow-path mode: the view holds the few calls above it (10-28 samples
+# over 5 runs; none when every slow-path call is in p95's bucket), so a
+# stray sample weighs 0.1. At most a quarter of the samples, and two more,
+# are elsewhere (CI's 0.67 was 6 of 9).
 "$SONDE" report "$WORK/r.sonde" --json --slow handle_request >"$WORK/p95.json"
-assert_ge "slow_path share above p95" "$(function_share "$WORK/p95.json" slow_path)" 0.75
+n95=$(jq .samples "$WORK/p95.json")
+p95=$(jq '.probes[0].p95_ns' "$WORK/all.json")
+need_numbers "samples above p95" "$n95" "$p95"
+if [ "$n95" = 0 ]; then
+	over=$(sqlite3 "$WORK/r.sonde" "SELECT count(*) FROM spans WHERE duration_ns > $p95 AND EXISTS (SELECT 1 FROM sample_spans x WHERE x.span = spans.id)")
+	[ "$over" = 0 ] || fail "no samples above p95 ($p95 ns), but $over sampled calls are longer"
+	pass "no sampled call above p95 ($p95 ns), none in its view"
+else
+	in95=$(jq '[.functions[] | select(.name == "slow_path") | .total] | add // 0' "$WORK/p95.json")
+	assert_le "samples above p95 outside slow_path (of $n95)" "$(awk -v n="$n95" -v i="$in95" 'BEGIN { print n - i }')" \
+		"$(awk -v n="$n95" 'BEGIN { print 0.25 * n + 2 }')"
+fi
 # An absolute threshold, and --in.
 "$SONDE" report "$WORK/r.sonde" --json --slow handle_request:1ms >"$WORK/ms.json"
 assert_ge "slow_path share above 1ms" "$(function_share "$WORK/ms.json" slow_path)" 0.85
