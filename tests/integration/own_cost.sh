@@ -54,21 +54,20 @@ assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 
 # right after the host stalled it lands in whatever (fast) call was
 # stalled. With exactly 1% slow calls, p99 sits on the slow mode's lower
 # edge and loses the slow calls a sample's correction left a little short.
-# slow_microcalls.sh asserts the issue's 85% on 100 us slow calls; these
-# bounds catch a threshold in the wrong place.
 # Since the sample cost is measured in the run (its median, never the 90th
 # percentile that made every sampled call look fast), the rest is the host:
 # the fast calls it stalls past the threshold are slow, and samples land in
 # them. Their share is read from the calls no sample landed in
-# (expected_slow_share, lib.sh, as slow_microcalls.sh does; slow_fn's 60 us
-# are 60/65 of a slow call): auto held 0.58-0.83 of slow_fn over six runs
-# on a quiet 2-CPU VM, where 0.55 was the bound; the bound is now the
-# prediction less 0.08.
-for t in auto p99; do
-	"$SONDE" report "$WORK/r.sonde" --json --slow "handle:$t" >"$WORK/slow.json"
-	assert_slow_fn_share "$WORK/r.sonde" "$WORK/all.json" "$WORK/out.txt" "$WORK/slow.json" "$t" \
-		"$(awk 'BEGIN { print 60 / 65 }')"
-done
+# (assert_slow_fn_share, lib.sh, as slow_microcalls.sh does; slow_fn's 60 us
+# are 60/65 of a slow call): the views held -0.08..+0.08 around it over six
+# runs on a busy 2-CPU VM. p99 is not asserted here: with exactly 1% slow
+# calls and the host's stalls of 40-60 us beside them it lies inside the
+# slow calls' own mode (CI's run: 0.41 against 0.74 predicted), where the
+# share turns on how each slow call's correction falls around it;
+# slow_microcalls.sh, whose slow calls stand far from the stalls, asserts it.
+"$SONDE" report "$WORK/r.sonde" --json --slow "handle:auto" >"$WORK/slow.json"
+assert_slow_fn_share "$WORK/r.sonde" "$WORK/all.json" "$WORK/out.txt" "$WORK/slow.json" auto \
+	"$(awk 'BEGIN { print 60 / 65 }')"
 "$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
 assert_le "slow_fn share in fast calls (auto)" "$(function_share "$WORK/fast.json" slow_fn)" 0.03
 thr=$(jq '.probes[] | select(.name == "handle") | .auto.threshold_ns' "$WORK/all.json")

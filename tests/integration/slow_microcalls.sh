@@ -44,8 +44,8 @@ pass "handle: $N calls; $(jq -r "$j | .auto.reason" "$WORK/all.json")"
 # With the host busy (steal ~10% of both CPUs) it predicted 0.65-0.82 for
 # auto and 0.82-0.90 for p99 over 16 runs; the views held their prediction
 # -0.02 to +0.09 (a sample landing in a stall runs late, and lateness is
-# charged: the stall is partly taken out). So the bound is the prediction
-# less 0.08. A sample that made fast calls slow takes the view far below
+# charged: the stall is partly taken out). The bound is the prediction less
+# its sampling error (assert_slow_fn_share). A sample that made fast calls slow takes the view far below
 # it: a correction gone wrong left 0.34 against 0.78. Enough samples that
 # the share is a measurement: at 150 a share of 0.9 has a standard
 # deviation of 0.025.
