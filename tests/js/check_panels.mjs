@@ -129,9 +129,15 @@ async function checkOffcpu(page, blockMs) {
 		const pipe = c.off_cpu.find((o) => o.state === "[sleeping: read]" && o.in === "wait_pipe");
 		if (pipe) {
 			pipeWaits++;
-			// the helper writes BLOCK_MS after the request: read waits at least
-			// that (less the few us between the write and the read)
-			if (pipe.ns < 0.98 * blockNs) fail(`span ${row.span}: in read under wait_pipe ${pipe.ns} ns, less than the target's ${blockMs} ms`);
+			// the helper writes BLOCK_MS after the request: the call is off
+			// the CPU at least that long (less the few us between the write
+			// and the read), in read, or runnable where a busy machine
+			// preempted it before the read (CI: 2.86 ms in read; a state's
+			// "in" is that of its largest interval, so runnable is counted
+			// wherever it was)
+			const runnable = c.off_cpu.filter((o) => o.state === "[runnable]").reduce((a, o) => a + o.ns, 0);
+			if (pipe.ns + runnable < 0.98 * blockNs)
+				fail(`span ${row.span}: in read under wait_pipe ${pipe.ns} ns and runnable ${runnable} ns, less than the target's ${blockMs} ms`);
 		}
 	}
 	if (!pipeWaits) fail("no slow call's split has [sleeping: read] in wait_pipe");
@@ -140,7 +146,7 @@ async function checkOffcpu(page, blockMs) {
 	await page.waitForFunction(() => window.sondeEvents.status_delta >= 2, null, { timeout: 15000 });
 	const fresh = await pagekit.patchedIsWhole(page, token);
 	if (!fresh.same) fail("the page's status after patches is not a new client's: " + JSON.stringify(fresh).slice(0, 3000));
-	ok(`${seen.rows.length} slow calls with their split as the status has it; ${pipeWaits} waited in read under wait_pipe >= ${blockMs} ms, e.g. ${seen.rows.find((r) => /wait_pipe/.test(r.text)).text}`);
+	ok(`${seen.rows.length} slow calls with their split as the status has it; ${pipeWaits} waited >= ${blockMs} ms in read under wait_pipe (with any runnable time), e.g. ${seen.rows.find((r) => /wait_pipe/.test(r.text)).text}`);
 
 	// ---- the flame graph: wall-clock time, states coloured as the SVGs ----
 	await page.waitForFunction(
