@@ -130,6 +130,20 @@ function_share() {
 	jq -r --arg f "$2" '([.functions[] | select(.name == $f) | .total] | add // 0) / .samples' "$1"
 }
 
+# run_quiet_and_loaded FN: FN quiet, then FN loaded with a CPU-bound
+# process on every core (stopped after; the cleanup kills them on a failure).
+run_quiet_and_loaded() {
+	local fn=$1 hogs=() h
+	"$fn" quiet
+	for _ in $(seq "$(nproc)"); do
+		(while :; do :; done) &
+		hogs+=("$!")
+		BG_PIDS+=("$!")
+	done
+	"$fn" loaded
+	for h in "${hogs[@]}"; do kill "$h"; done
+}
+
 # assert_mode_medians LABEL REC PROBE SPLIT_NS
 # The property of the own-cost correction: the corrected durations
 # of the calls a sample landed in are distributed as those of the calls

@@ -108,12 +108,4 @@ run() {
 	assert_mode_medians "$name" "$WORK/$name.sonde" processCommand 8000
 }
 
-run quiet
-hogs=()
-for _ in $(seq "$(nproc)"); do
-	(while :; do :; done) &
-	hogs+=("$!")
-	BG_PIDS+=("$!")
-done
-run loaded
-for h in "${hogs[@]}"; do kill "$h"; done
+run_quiet_and_loaded run

@@ -26,12 +26,4 @@ run() {
 	assert_mode_medians "$name: requests" "$WORK/$name-ms.sonde" handle_request 500000
 }
 
-run quiet
-hogs=()
-for _ in $(seq "$(nproc)"); do
-	(while :; do :; done) &
-	hogs+=("$!")
-	BG_PIDS+=("$!")
-done
-run loaded
-for h in "${hogs[@]}"; do kill "$h"; done
+run_quiet_and_loaded run
