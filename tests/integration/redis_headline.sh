@@ -60,8 +60,9 @@ run() {
 	echo "$name: auto: $(jq -r '.probes[] | select(.name == "processCommand") | .auto |
 		.reason + "; modes: " + ([.modes[] | "\(.ns)ns \(.share * 1000 | round / 10)%"] | join(", "))' "$WORK/$name.json")"
 
-	# 2 us is checked against the 8 us view and the calls between (below).
-	local lr8 sg8
+	# The slow views are checked against the 8 us view and the SET/GET calls
+	# between their threshold and 8 us (below).
+	local lr8 sg8 t e
 	for view in "--slow processCommand:8us" "--slow processCommand:auto" "--slow processCommand:5us" \
 		"--slow processCommand:2us" "--fast processCommand:auto"; do
 		# shellcheck disable=SC2086 # the view is two words
@@ -76,27 +77,31 @@ run() {
 		*8us)
 			lr8=$lr sg8=$sg
 			;;
-		*2us)
-			# Between 2 and 8 us are SET/GET calls that took that long (LRANGE
-			# takes 17 us or more): the host or the kernel held them up, or
-			# they had more to do, and samples land in them as in any call
-			# as long. So the 2 us view holds the 8 us view's LRANGE share
-			# less those calls' part of the samples, read from the calls no
-			# sample landed in (expected_slow_share, lib.sh). On a quiet
-			# machine SET/GET calls of 2-8 us are a few percent, and the view
-			# held 0.88-0.91 LRANGE (seven runs); on a slower hour with a
-			# mode of 3.6 us SET/GET calls (20% of them), 0.79.
-			local e
-			e=$(expected_slow_share "$WORK/$name.sonde" processCommand 2000 8000 1000000000000 "$lr8")
-			need_numbers "$name: expected LRANGE share at 2 us" "$e"
-			assert_ge "$name: LRANGE code in $view (expected $e from the calls of 2-8 us)" "$lr" \
-				"$(awk -v e="$e" 'BEGIN { print e - 0.08 }')"
-			assert_le "$name: SET/GET code in $view (the 8 us view: $sg8)" "$sg" \
-				"$(awk -v s="$sg8" -v e="$e" -v l="$lr8" 'BEGIN { print s + (1 - e / l) + 0.03 }')"
-			;;
 		*)
-			assert_ge "$name: LRANGE code in $view" "$lr" 0.85
-			assert_le "$name: SET/GET code in $view" "$sg" 0.05
+			# The issue's 85% LRANGE and 5% SET/GET, unless redis' own calls
+			# make it more than the machine has: SET/GET calls that took
+			# longer than the threshold (LRANGE takes 17 us or more), held
+			# up by the host, the kernel or the benchmark clients beside
+			# redis on two CPUs, are slow calls, and samples land in them as
+			# in any call as long. What they draw is read from the calls no
+			# sample landed in (expected_slow_share, lib.sh): the view holds
+			# the 8 us view's LRANGE share less that, within its error. On a
+			# quiet hour 0.88-0.95 at 2-5 us; in an hour where 24% of the
+			# unsampled SET/GET calls took over 2 us and 3.6% over 5 us
+			# (10,622 calls), 0.80 at 2 us and 0.846 at 5 us, predicted
+			# 0.72 and 0.85.
+			case $view in
+			*auto) t=$(jq '.probes[] | select(.name == "processCommand") | .auto.threshold_ns' "$WORK/$name.json") ;;
+			*5us) t=5000 ;;
+			*2us) t=2000 ;;
+			esac
+			need_numbers "$name: threshold of $view" "$t"
+			e=$(expected_slow_share "$WORK/$name.sonde" processCommand "$t" 8000 1000000000000 "$lr8")
+			need_numbers "$name: expected LRANGE share in $view" "$e"
+			assert_ge "$name: LRANGE code in $view (the SET/GET calls over $t ns leave $e)" "$lr" \
+				"$(awk -v e="$e" 'BEGIN { b = e - 0.08; print (b < 0.85 ? b : 0.85) }')"
+			assert_le "$name: SET/GET code in $view (the 8 us view: $sg8)" "$sg" \
+				"$(awk -v s="$sg8" -v e="$e" -v l="$lr8" 'BEGIN { b = s + (1 - e / l) + 0.03; print (b > 0.05 ? b : 0.05) }')"
 			;;
 		esac
 	done
