@@ -130,6 +130,20 @@ function_share() {
 	jq -r --arg f "$2" '([.functions[] | select(.name == $f) | .total] | add // 0) / .samples' "$1"
 }
 
+# hist_ranges REC PROBE: the kernel's histogram of PROBE's calls in a
+# recording, a line per bucket "LO HI COUNT" (ns, [LO, HI)): the
+# log-linear buckets of bpf/sonde_abi.h's sonde_hist_bucket, 16 a power
+# of two from 16 ns, exact below.
+hist_ranges() {
+	sqlite3 -separator ' ' "$1" \
+		"SELECT bucket, count FROM probe_hist WHERE probe = (SELECT id FROM probes WHERE name = '$2')" |
+		awk '{
+			b = $1
+			if (b < 16) { lo = b; hi = b + 1 } else { k = int(b / 16) + 3; w = 2 ^ (k - 4); lo = 2 ^ k + (b % 16) * w; hi = lo + w }
+			print lo, hi, $2
+		}'
+}
+
 # run_quiet_and_loaded FN: FN quiet, then FN loaded with a CPU-bound
 # process on every core (stopped after; the cleanup kills them on a failure).
 run_quiet_and_loaded() {
@@ -233,18 +247,14 @@ expected_slow_share() {
 	need_numbers "expected_slow_share" "$thr" "$lo" "$hi" "$inner" "$period"
 	h="(SELECT id FROM probes WHERE name = '$probe')"
 	{
-		sqlite3 -separator ' ' "$rec" "SELECT 'h', bucket, count FROM probe_hist WHERE probe = $h"
+		hist_ranges "$rec" "$probe" | sed 's/^/h /'
 		sqlite3 -separator ' ' "$rec" "SELECT 's', duration_ns FROM spans sp WHERE probe = $h AND EXISTS (SELECT 1 FROM sample_spans x WHERE x.span = sp.id)"
 	} | awk -v t="$thr" -v lo="$lo" -v hi="$hi" -v inner="$inner" -v period="$period" '
 		function add(v, n) {
 			if (v <= t) return
 			if (v >= lo && v <= hi) slow_ns += n * v; else stall_ns += n * (v < period ? v : period)
 		}
-		$1 == "h" {
-			b = $2; c = $3
-			if (b < 16) { a = b; z = b + 1 } else { k = int(b / 16) + 3; w = 2 ^ (k - 4); a = 2 ^ k + (b % 16) * w; z = a + w }
-			add((a + z) / 2, c)
-		}
+		$1 == "h" { add(($2 + $3) / 2, $4) }
 		$1 == "s" { add($2, -1) }
 		END {
 			if (stall_ns < 0) stall_ns = 0

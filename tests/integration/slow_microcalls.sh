@@ -73,10 +73,9 @@ h="(SELECT id FROM probes WHERE name = 'handle')"
 # evenly, and in the valley it holds next to nothing).
 read -r sampled sampled_slow < <(sqlite3 -separator ' ' "$WORK/r.sonde" \
 	"SELECT count(*), total(duration_ns > $thr) FROM spans sp WHERE probe = $h AND EXISTS (SELECT 1 FROM sample_spans x WHERE x.span = sp.id)")
-read -r all all_slow < <(sqlite3 -separator ' ' "$WORK/r.sonde" "SELECT bucket, count FROM probe_hist WHERE probe = $h" |
+read -r all all_slow < <(hist_ranges "$WORK/r.sonde" handle |
 	awk -v t="$thr" '{
-		b = $1; c = $2
-		if (b < 16) { lo = b; hi = b + 1 } else { k = int(b / 16) + 3; w = 2 ^ (k - 4); lo = 2 ^ k + (b % 16) * w; hi = lo + w }
+		lo = $1; hi = $2; c = $3
 		n += c; if (lo > t) a += c; else if (hi > t) a += c * (hi - t) / (hi - lo)
 	} END { printf "%d %.1f\n", n, a }')
 [ "$all" = "$N" ] || fail "the kernel's histogram holds $all calls, expected $N"
