@@ -19,6 +19,7 @@
 #include "query.h"
 #include "util.h"
 #include "view_args.h"
+#include "viewtree.h"
 
 static void usage(FILE *f)
 {
@@ -105,8 +106,8 @@ struct flame_args {
 static struct flame_tree *tree_of(struct profile *p, const struct view *f,
 				  const struct flame_args *a)
 {
-	return a->lines ? profile_flame_lines(p, f, FLAME_ROOT_COMM)
-			: profile_flame(p, f, FLAME_ROOT_COMM);
+	return a->lines ? viewtree_flame_lines(p, f, FLAME_ROOT_COMM)
+			: viewtree_flame(p, f, FLAME_ROOT_COMM);
 }
 
 static int write_svg(const char *output, int (*draw)(FILE *, void *), void *arg)

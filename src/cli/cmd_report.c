@@ -15,6 +15,7 @@
 #include "valuereport.h"
 #include "util.h"
 #include "view_args.h"
+#include "viewtree.h"
 
 static void usage(FILE *f)
 {
@@ -183,8 +184,8 @@ int cmd_report(int argc, char **argv)
 	if (mode == JSON) {
 		rc = report_write_json(out.f, p, &ro);
 	} else if (mode == FOLDED) {
-		struct flame_tree *t = ro.lines ? profile_flame_lines(p, &ro.filter, FLAME_ROOT_COMM)
-					        : profile_flame(p, &ro.filter, FLAME_ROOT_COMM);
+		struct flame_tree *t = ro.lines ? viewtree_flame_lines(p, &ro.filter, FLAME_ROOT_COMM)
+					        : viewtree_flame(p, &ro.filter, FLAME_ROOT_COMM);
 		rc = folded_write_view(out.f, t, true, &ro.filter);
 		flame_free(t);
 	} else {

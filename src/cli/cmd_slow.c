@@ -18,6 +18,7 @@
 #include "query.h"
 #include "session_args.h"
 #include "util.h"
+#include "viewtree.h"
 
 #define MIN_CALLS_FOR_PERCENTILE 20
 
@@ -254,8 +255,8 @@ static int summarize(struct profile *p, const char *arg, const char *svg_path)
 	struct view fs = {0}, ff = {0};
 	query_apply(&slow, &fs);
 	query_apply(&fast, &ff);
-	struct flame_tree *ts = profile_flame(p, &fs, FLAME_ROOT_NONE);
-	struct flame_tree *tf = profile_flame(p, &ff, FLAME_ROOT_NONE);
+	struct flame_tree *ts = viewtree_flame(p, &fs, FLAME_ROOT_NONE);
+	struct flame_tree *tf = viewtree_flame(p, &ff, FLAME_ROOT_NONE);
 	struct printable keep = {0};
 	printf("\nSummary: %s; %" PRIu64 " samples in slow calls, %" PRIu64 " in fast calls\n",
 	       printable(&keep, view), ts->root->total, tf->root->total);

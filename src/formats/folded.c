@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "hashmap.h"
 #include "util.h"
+#include "viewtree.h"
 
 struct folded_lines {
 	const struct flame_tree *t;
@@ -320,7 +321,7 @@ static int write_folded(FILE *f, struct profile *p, const struct format_write_op
 {
 	const struct folded_modes *m = o->modes;
 	enum flame_root root = m->tid ? FLAME_ROOT_TID : m->pid ? FLAME_ROOT_PID : FLAME_ROOT_COMM;
-	struct flame_tree *t = profile_flame(p, NULL, root);
+	struct flame_tree *t = viewtree_flame(p, NULL, root);
 	unsigned kinds = FOLDED_ANNOTATE_INLINED;
 	if (m->kernel)
 		kinds |= FOLDED_ANNOTATE_KERNEL;

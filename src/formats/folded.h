@@ -31,7 +31,7 @@ int folded_write_kinds(FILE *out, const struct flame_tree *t, unsigned kinds);
  * are left out). */
 int folded_write_scaled(FILE *out, const struct flame_tree *t, unsigned kinds, uint64_t div);
 
-/* A view's tree (profile_flame with v): off-CPU and wall views (their
+/* A view's tree (viewtree_flame with v): off-CPU and wall views (their
  * weights are nanoseconds) count microseconds, as offcputime -f does. */
 int folded_write_view(FILE *out, const struct flame_tree *t, bool annotate, const struct view *v);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "pb.h"
 #include "registry.h"
 #include "hashmap.h"
@@ -757,17 +758,8 @@ static int rnode_cmp(const void *a, const void *b)
 /* Index of node `id`, or NONE. */
 static uint32_t find_node(const struct reader *r, uint32_t id)
 {
-	size_t lo = 0, hi = r->nnodes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->nodes[mid].id == id)
-			return (uint32_t)mid;
-		if (r->nodes[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NONE;
+	size_t k = ORDER_PARTITION(r->nnodes, i, r->nodes[i].id < id);
+	return k < r->nnodes && r->nodes[k].id == id ? (uint32_t)k : NONE;
 }
 
 static const struct str *param(const struct reader *r, const char *key)

@@ -288,7 +288,7 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)ns_since(t->time_ns, t->state_since_ns));
 		char nr[32];
 		const char *sc = t->syscall >= 0 ? syscalls_name(t->syscall) : NULL;
-		if (t->syscall == SONDE_SYSCALL_UNKNOWN) {
+		if (t->syscall == TSTATE_SYSCALL_UNKNOWN) {
 			sqlite3_bind_text(st, 6, "?", -1, SQLITE_STATIC);
 			sqlite3_bind_null(st, 7);
 			sqlite3_bind_null(st, 8);
@@ -302,7 +302,7 @@ static int save_thread_samples(sqlite3 *db, const struct profile *p, char *err, 
 			sqlite3_bind_int64(st, 7, t->syscall);
 			sqlite3_bind_int64(st, 8,
 					   (sqlite3_int64)ns_since(t->time_ns, t->syscall_since_ns));
-		} else if (t->syscall != SONDE_SYSCALL_UNKNOWN) {
+		} else if (t->syscall != TSTATE_SYSCALL_UNKNOWN) {
 			for (int c = 6; c <= 8; c++)
 				sqlite3_bind_null(st, c);
 		}
@@ -839,7 +839,7 @@ static int load_thread_samples(struct loader *l)
 			}
 		} else if (sqlite3_column_type(st, 10) == SQLITE_TEXT &&
 			   strcmp((const char *)sqlite3_column_text(st, 10), "?") == 0) {
-			ts.syscall = SONDE_SYSCALL_UNKNOWN;
+			ts.syscall = TSTATE_SYSCALL_UNKNOWN;
 		}
 		if (in_call) {
 			ts.span_id = (uint64_t)sqlite3_column_int64(st, 6);

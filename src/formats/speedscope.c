@@ -11,6 +11,7 @@
 
 #include "hashmap.h"
 #include "json.h"
+#include "order.h"
 #include "registry.h"
 #include "util.h"
 
@@ -227,12 +228,6 @@ static void write_stack(struct ss *s, uint32_t node)
 	fputc(']', s->out);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The typical gap between consecutive samples of a thread (median). */
 static double median_gap(const struct profile *p, const uint32_t *idx, const size_t *off,
 			 size_t nthreads)
@@ -248,7 +243,7 @@ static double median_gap(const struct profile *p, const uint32_t *idx, const siz
 	double m = 0;
 	if (n) {
 		/* a partial selection would do; sorting is simple and fast enough */
-		qsort(gaps, n, sizeof(*gaps), cmp_u64);
+		qsort(gaps, n, sizeof(*gaps), order_u64);
 		m = (double)gaps[n / 2];
 	}
 	free(gaps);

@@ -14,6 +14,20 @@
 
 #define MAX_EVENTS 8
 /* Every user address can expand into an inline chain; kernel frames too. */
+/* The profile keeps the kernel's values (and recordings keep the profile's). */
+_Static_assert((int)TSTATE_RUNNING == SONDE_OFF_NONE && (int)TSTATE_RUNNABLE == SONDE_OFF_RUNNABLE &&
+		       (int)TSTATE_SLEEPING == SONDE_OFF_SLEEPING &&
+		       (int)TSTATE_UNINTERRUPTIBLE == SONDE_OFF_UNINTERRUPTIBLE &&
+		       (int)TSTATE_DISK == SONDE_OFF_DISK && (int)TSTATE_STOPPED == SONDE_OFF_STOPPED,
+	       "enum thread_run_state is the kernel's enum sonde_off_state");
+_Static_assert(TSTATE_FLAG_SEEDED == SONDE_TSTATE_SEEDED &&
+		       TSTATE_FLAG_SYSCALL_SEEDED == SONDE_TSTATE_SYSCALL_SEEDED &&
+		       TSTATE_SYSCALL_UNKNOWN == SONDE_SYSCALL_UNKNOWN,
+	       "thread states' flags are the kernel's");
+_Static_assert(LATENCY_LOGLIN_SUB_BITS == SONDE_HIST_SUB_BITS &&
+		       LATENCY_LOGLIN_BUCKETS == SONDE_HIST_BUCKETS,
+	       "latency's histogram is the kernel's");
+
 #define MAX_FRAMES (SONDE_MAX_STACK * (SYM_MAX_INLINE + 1))
 
 /* A thread's last stacks, which its thread-state rows name: those it last

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
+#include "sonde_abi.h"
 #include "util.h"
 
 /* ==== summary statistics ================================================== */
@@ -325,15 +327,7 @@ uint64_t *latency_loglin_durations(const uint64_t *counts, size_t max, size_t *n
 uint64_t latency_loglin_count_over(unsigned b, uint64_t count, uint64_t ns)
 {
 	/* The spread values ascend with their position: find the first over ns. */
-	uint64_t lo = 0, hi = count;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (loglin_spread(b, mid, count) > ns)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return count - lo;
+	return count - ORDER_PARTITION(count, i, loglin_spread(b, i, count) <= ns);
 }
 
 uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct)
@@ -344,6 +338,16 @@ uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pc
 	size_t m = all <= max ? (size_t)all : max;
 	struct loglin_walk w = {0};
 	return loglin_walk_to(counts, &w, loglin_rank(percentile_index(m, pct), m, all));
+}
+
+uint64_t *latency_hist_durations(const uint64_t *counts, size_t *n)
+{
+	return latency_loglin_durations(counts, LATENCY_DURATIONS_MAX, n, NULL);
+}
+
+uint64_t latency_hist_percentile(const uint64_t *counts, double pct)
+{
+	return latency_loglin_percentile(counts, LATENCY_DURATIONS_MAX, pct);
 }
 
 unsigned latency_hist_bucket(uint64_t ns)

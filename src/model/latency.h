@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "sonde_abi.h"
 
 /* ---- summary statistics ------------------------------------------------ */
 
@@ -64,7 +63,7 @@ void latency_hist_print(FILE *out, const struct latency_hist *h, int width);
  * 16 ns have a bucket each; every power of two above is cut into 16 equal
  * buckets, so a bucket is at most 1/16 of its lower bound wide. It nests in
  * the log2 histogram: each log2 bucket is 16 whole log-linear ones. */
-#define LATENCY_LOGLIN_SUB_BITS SONDE_HIST_SUB_BITS
+#define LATENCY_LOGLIN_SUB_BITS 4 /* the kernel's SONDE_HIST_SUB_BITS (collector.c checks) */
 #define LATENCY_LOGLIN_BUCKETS ((64 - LATENCY_LOGLIN_SUB_BITS + 1) << LATENCY_LOGLIN_SUB_BITS)
 
 /* The bucket of a duration, 0..LATENCY_LOGLIN_BUCKETS-1. */
@@ -93,6 +92,21 @@ uint64_t latency_loglin_count_over(unsigned b, uint64_t count, uint64_t ns);
  * threshold resolved on those durations is that threshold's figure. 0 when
  * the histogram is empty; pct 100 gives the largest value. */
 uint64_t latency_loglin_percentile(const uint64_t *counts, size_t max, double pct);
+
+/* The durations that stand for the calls of a probe's histogram, as every
+ * figure of sonde reads them: latency_loglin_durations with at most
+ * LATENCY_DURATIONS_MAX values. A recording's figures
+ * (profile_probe_durations) and a live window's thresholds both take them
+ * so, and threshold_resolve over them gives the threshold: the same calls
+ * give the same threshold offline and live. *n receives the number of
+ * values; NULL when there are none. */
+#define LATENCY_DURATIONS_MAX (1u << 20)
+uint64_t *latency_hist_durations(const uint64_t *counts, size_t *n);
+
+/* latency_percentile over latency_hist_durations(counts): a live window's
+ * p50..p99 and max are those a recording of the same calls gives, and
+ * those its thresholds resolve to. 0 when there are no calls. */
+uint64_t latency_hist_percentile(const uint64_t *counts, double pct);
 
 /* ---- durations ----------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "util.h"
 
 /* ==== the auto threshold =================================================== */
@@ -226,15 +227,7 @@ static void peaks_remove(struct peaks *p, const struct kde *k, size_t j)
 /* Values < ns in sorted. */
 static size_t count_below(const uint64_t *sorted, size_t n, uint64_t ns)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sorted[mid] < ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ORDER_PARTITION(n, i, sorted[i] < ns);
 }
 
 /* Calls in the basin of peak j: from the valley below it to the one above. */

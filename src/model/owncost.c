@@ -5,13 +5,8 @@
 #include <string.h>
 
 #include "latency.h"
+#include "order.h"
 #include "util.h"
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 static bool is_on_cpu(const struct profile *p, const struct sample *s)
 {
@@ -112,14 +107,14 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 	size_t nu = 0;
 	uint64_t *uns;
 	if (pi->all_calls) {
-		qsort(uns_spans, nuns, sizeof(*uns_spans), cmp_u64);
+		qsort(uns_spans, nuns, sizeof(*uns_spans), order_u64);
 		uns = uns_spans;
 		nu = nuns;
 	} else {
 		uns = latency_loglin_durations(hist, 200000, &nu, NULL);
 	}
 	if (one)
-		qsort(one, none, sizeof(*one), cmp_u64);
+		qsort(one, none, sizeof(*one), order_u64);
 	bool side = false; /* compared on the fast side of auto's valley */
 	uint64_t top = 0;  /* where the compared calls end */
 	if (nu >= OWNCOST_MIN_UNSAMPLED) {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "util.h"
-#include "view.h"
 
 struct profile *profile_new(void)
 {
@@ -241,12 +241,6 @@ int64_t profile_span_add(struct profile *p, const struct span *sp)
 	return (int64_t)p->nspans - 1;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static bool probe_hist_empty(const struct probe_info *pi)
 {
 	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
@@ -272,7 +266,7 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 		for (size_t i = 0; i < p->nspans; i++)
 			if (p->spans[i].probe == probe && p->spans[i].open)
 				counts[latency_loglin_bucket(p->spans[i].duration_ns)]++;
-		uint64_t *d = view_durations(counts, n);
+		uint64_t *d = latency_hist_durations(counts, n);
 		free(counts);
 		return d ? d : xmalloc(sizeof(*d));
 	}
@@ -281,7 +275,7 @@ uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_
 	for (size_t i = 0; i < p->nspans; i++)
 		if (p->spans[i].probe == probe)
 			d[k++] = p->spans[i].duration_ns;
-	qsort(d, k, sizeof(*d), u64_cmp);
+	qsort(d, k, sizeof(*d), order_u64);
 	*n = k;
 	return d;
 }
@@ -477,38 +471,6 @@ size_t profile_keep_event(struct profile *p, uint32_t event)
 	return dropped;
 }
 
-uint64_t profile_total_weight(const struct profile *p, const struct view *v)
-{
-	uint64_t total = 0;
-	for (size_t i = 0; i < p->nsamples; i++)
-		if (view_takes(v, p, &p->samples[i]))
-			total += view_weight(v, p, &p->samples[i]);
-	return total;
-}
-
-static uint32_t root_frame(struct profile *p, const struct thread_info *t, enum flame_root root)
-{
-	char name[128];
-	/* FlameGraph turns spaces in process names into underscores. */
-	char comm[64];
-	snprintf(comm, sizeof(comm), "%s", t->comm);
-	for (char *c = comm; *c; c++)
-		if (*c == ' ')
-			*c = '_';
-	switch (root) {
-	case FLAME_ROOT_PID:
-		snprintf(name, sizeof(name), "%s-%u", comm, t->pid);
-		break;
-	case FLAME_ROOT_TID:
-		snprintf(name, sizeof(name), "%s-%u/%u", comm, t->pid, t->tid);
-		break;
-	default:
-		snprintf(name, sizeof(name), "%s", comm);
-		break;
-	}
-	return frames_intern(p->frames, name, "", "", 0, FRAME_PROCESS);
-}
-
 uint32_t profile_function_frame(struct profile *p, uint32_t frame)
 {
 	const struct frame *f = frames_get(p->frames, frame);
@@ -552,48 +514,6 @@ uint32_t profile_line_frame(struct profile *p, uint32_t frame)
 		free(name);
 	}
 	return p->line_of[frame];
-}
-
-static struct flame_tree *flame_grouped(struct profile *p, const struct view *v,
-					enum flame_root root,
-					uint32_t (*group)(struct profile *, uint32_t))
-{
-	struct flame_tree *t = flame_new(p->frames);
-	size_t cap = 256;
-	uint32_t *buf = xmalloc(cap * sizeof(*buf));
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct sample *s = &p->samples[i];
-		if (!view_takes(v, p, s))
-			continue;
-		size_t depth = p->nodes[s->stack].depth + 2;
-		if (depth > cap) {
-			cap = depth * 2;
-			buf = xrealloc(buf, cap * sizeof(*buf));
-		}
-		size_t off = 0;
-		if (root != FLAME_ROOT_NONE)
-			buf[off++] = root_frame(p, &p->threads[s->thread], root);
-		size_t n = profile_stack_frames(p, s->stack, buf + off, cap - off);
-		for (size_t k = off; k < off + n; k++)
-			buf[k] = group(p, buf[k]);
-		uint32_t leaf = view_leaf_frame(v, p, s);
-		if (leaf)
-			buf[off + n++] = leaf;
-		flame_add(t, buf, off + n, view_weight(v, p, s));
-	}
-	free(buf);
-	return t;
-}
-
-struct flame_tree *profile_flame(struct profile *p, const struct view *v, enum flame_root root)
-{
-	return flame_grouped(p, v, root, profile_function_frame);
-}
-
-struct flame_tree *profile_flame_lines(struct profile *p, const struct view *v,
-				       enum flame_root root)
-{
-	return flame_grouped(p, v, root, profile_line_frame);
 }
 
 void profile_add_thread_sample(struct profile *p, const struct thread_sample *ts)

@@ -116,6 +116,26 @@ struct span {
  * "[wakes: COMM]" FRAME_STATE frame (view.h). */
 #define PROFILE_EVENT_WAKER "off-cpu-waker"
 
+/* What a thread is doing: a thread state's `state`, and why an off-CPU
+ * interval's thread was away. The values are the kernel's (enum
+ * sonde_off_state; the collector checks that they agree) and a
+ * recording's. */
+enum thread_run_state {
+	TSTATE_RUNNING = 0,         /* on a CPU */
+	TSTATE_RUNNABLE = 1,        /* preempted, or yielded: waiting for a CPU */
+	TSTATE_SLEEPING = 2,        /* interruptible sleep (S, also I and P) */
+	TSTATE_UNINTERRUPTIBLE = 3, /* uninterruptible sleep (D), not in I/O wait */
+	TSTATE_DISK = 4,            /* uninterruptible in I/O wait */
+	TSTATE_STOPPED = 5,         /* stopped or traced (T, t) */
+};
+#define TSTATE_COUNT (TSTATE_STOPPED + 1)
+/* thread_sample.flags: the times are lower bounds, as the thread was in its
+ * state (or system call) before sonde began. */
+#define TSTATE_FLAG_SEEDED 1u
+#define TSTATE_FLAG_SYSCALL_SEEDED 2u
+/* thread_sample.syscall of a thread whose system call is not known. */
+#define TSTATE_SYSCALL_UNKNOWN (-2)
+
 /* A thread's state at one pass of the thread-state sampler (record
  * --threads, sonde threads; struct sonde_thread_sample): every target
  * thread, running or not, once per pass. */
@@ -133,8 +153,8 @@ struct thread_sample {
 	uint32_t thread;           /* index into threads */
 	uint32_t probe;            /* that call's probe (span_id != 0) */
 	int32_t syscall;           /* the system call it was in, -1: none */
-	uint8_t state;             /* enum sonde_off_state; SONDE_OFF_NONE: running */
-	uint8_t flags;             /* SONDE_TSTATE_*: the times are lower bounds */
+	uint8_t state;             /* enum thread_run_state */
+	uint8_t flags;             /* TSTATE_FLAG_* */
 	bool stack_on_cpu;
 };
 
@@ -321,7 +341,7 @@ uint64_t span_end_ns(const struct span *sp);
 /* Durations that stand for every call of a probe, ascending (caller frees):
  * the spans' (and calls still running at the end, with their elapsed time)
  * when the profile holds every call, else the histogram's
- * (view_durations: at most VIEW_DURATIONS_MAX values at evenly spaced
+ * (latency_hist_durations: at most LATENCY_DURATIONS_MAX values at evenly spaced
  * ranks, plus the calls still running). *n receives the values returned;
  * profile_probe_calls says how many calls they stand for. */
 uint64_t *profile_probe_durations(const struct profile *p, uint32_t probe, size_t *n);
@@ -381,23 +401,5 @@ uint32_t profile_function_frame(struct profile *p, uint32_t frame);
  * the line is unknown. The result has line 0, so it maps to itself through
  * both functions. */
 uint32_t profile_line_frame(struct profile *p, uint32_t frame);
-
-/* Views (view.h) say which samples trees and totals take; NULL = every
- * sample but sonde's own cost. */
-struct view;
-
-/* Builds the call tree of the samples a view takes (weights summed), one
- * node per function (profile_function_frame) on each path. The
- * tree's root frames are interned into the profile's frame table as
- * FRAME_PROCESS frames. The caller frees it with flame_free(). */
-struct flame_tree *profile_flame(struct profile *p, const struct view *v,
-				 enum flame_root root);
-
-/* The same tree with a node per source line (profile_line_frame). */
-struct flame_tree *profile_flame_lines(struct profile *p, const struct view *v,
-				       enum flame_root root);
-
-/* Sum of the weights of all samples a view takes. */
-uint64_t profile_total_weight(const struct profile *p, const struct view *v);
 
 #endif

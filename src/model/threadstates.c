@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 
-#include "sonde_abi.h"
 #include "util.h"
 
 static uint64_t since(uint64_t now, uint64_t then)
@@ -14,8 +13,8 @@ static uint64_t since(uint64_t now, uint64_t then)
 static int state_rank(uint8_t state)
 {
 	static const int rank[] = {
-		[SONDE_OFF_NONE] = 0,       [SONDE_OFF_RUNNABLE] = 1, [SONDE_OFF_DISK] = 2,
-		[SONDE_OFF_UNINTERRUPTIBLE] = 3, [SONDE_OFF_SLEEPING] = 4, [SONDE_OFF_STOPPED] = 5,
+		[TSTATE_RUNNING] = 0,       [TSTATE_RUNNABLE] = 1, [TSTATE_DISK] = 2,
+		[TSTATE_UNINTERRUPTIBLE] = 3, [TSTATE_SLEEPING] = 4, [TSTATE_STOPPED] = 5,
 	};
 	return state < sizeof(rank) / sizeof(rank[0]) ? rank[state] : 6;
 }
@@ -60,9 +59,9 @@ size_t threadstates_last_pass(const struct profile *p, struct threadstate_row **
 
 void threadstates_count(const struct threadstate_row *rows, size_t n, size_t *counts)
 {
-	for (unsigned s = 0; s <= SONDE_OFF_STOPPED; s++)
+	for (unsigned s = 0; s <= TSTATE_STOPPED; s++)
 		counts[s] = 0;
 	for (size_t i = 0; i < n; i++)
-		if (rows[i].ts->state <= SONDE_OFF_STOPPED)
+		if (rows[i].ts->state <= TSTATE_STOPPED)
 			counts[rows[i].ts->state]++;
 }

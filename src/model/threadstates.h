@@ -24,8 +24,8 @@ struct threadstate_row {
 size_t threadstates_last_pass(const struct profile *p, struct threadstate_row **rows,
 			      uint64_t *time_ns);
 
-/* How many of the rows are in each state (counts[enum sonde_off_state],
- * at least SONDE_OFF_STOPPED + 1 entries). */
+/* How many of the rows are in each state (counts[enum thread_run_state],
+ * at least TSTATE_COUNT entries). */
 void threadstates_count(const struct threadstate_row *rows, size_t n, size_t *counts);
 
 #endif

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sonde_abi.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -253,16 +252,16 @@ uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct s
 {
 	if (!v || v->time != VIEW_WALL || profile_sample_is_offcpu(p, s))
 		return 0;
-	return view_state_frame(p, SONDE_OFF_NONE, -1);
+	return view_state_frame(p, TSTATE_RUNNING, -1);
 }
 
 static const char *const state_names[] = {
-	[SONDE_OFF_NONE] = "running",
-	[SONDE_OFF_RUNNABLE] = "runnable",
-	[SONDE_OFF_SLEEPING] = "sleeping",
-	[SONDE_OFF_UNINTERRUPTIBLE] = "uninterruptible",
-	[SONDE_OFF_DISK] = "disk",
-	[SONDE_OFF_STOPPED] = "stopped",
+	[TSTATE_RUNNING] = "running",
+	[TSTATE_RUNNABLE] = "runnable",
+	[TSTATE_SLEEPING] = "sleeping",
+	[TSTATE_UNINTERRUPTIBLE] = "uninterruptible",
+	[TSTATE_DISK] = "disk",
+	[TSTATE_STOPPED] = "stopped",
 };
 
 const char *view_state_name(unsigned off_state)
@@ -286,7 +285,7 @@ uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall)
 	const char *sc = syscall >= 0 ? syscalls_name(syscall) : NULL;
 	char name[96];
 	/* Waiting for a CPU says nothing about the call it was in. */
-	if (syscall < 0 || off_state == SONDE_OFF_NONE || off_state == SONDE_OFF_RUNNABLE)
+	if (syscall < 0 || off_state == TSTATE_RUNNING || off_state == TSTATE_RUNNABLE)
 		snprintf(name, sizeof(name), "[%s]", state);
 	else if (sc)
 		snprintf(name, sizeof(name), "[%s: %s]", state, sc);
@@ -363,14 +362,4 @@ uint32_t view_waker_frame(struct profile *p, const char *woken_comm)
 	char name[64];
 	snprintf(name, sizeof(name), "[wakes: %s]", woken_comm);
 	return frames_intern(p->frames, name, "", "", 0, FRAME_STATE);
-}
-
-uint64_t *view_durations(const uint64_t *counts, size_t *n)
-{
-	return latency_loglin_durations(counts, VIEW_DURATIONS_MAX, n, NULL);
-}
-
-uint64_t view_durations_percentile(const uint64_t *counts, double pct)
-{
-	return latency_loglin_percentile(counts, VIEW_DURATIONS_MAX, pct);
 }

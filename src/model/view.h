@@ -129,14 +129,14 @@ uint64_t view_weight(const struct view *v, const struct profile *p, const struct
  * on-CPU sample in a wall view), or 0 for none. */
 uint32_t view_leaf_frame(const struct view *v, struct profile *p, const struct sample *s);
 
-/* A thread state's name (enum sonde_off_state; SONDE_OFF_NONE is
+/* A thread state's name (enum thread_run_state; TSTATE_RUNNING is
  * "running"): "runnable", "sleeping", "uninterruptible", "disk",
  * "stopped"; and back (-1: not a state's name). */
 const char *view_state_name(unsigned off_state);
 int view_state_parse(const char *name);
 
 /* The FRAME_STATE frame of an off-CPU interval: why the thread was away
- * (enum sonde_off_state) and the system call it was in (-1: none). */
+ * (enum thread_run_state) and the system call it was in (-1: none). */
 uint32_t view_state_frame(struct profile *p, unsigned off_state, long syscall);
 
 /* Turns a profile into what a view of time t counts, for writers that know
@@ -209,20 +209,5 @@ bool view_takes_thread_at(const struct view *v, const struct profile *p, uint32_
  * its probe that have no record (see above: in neither slow nor fast).
  * 0 for SPAN_ANY. */
 uint64_t view_count_unknown(const struct view *v, const struct profile *p);
-
-/* The durations that stand for the calls a log-linear histogram counts
- * (counts[LATENCY_LOGLIN_BUCKETS], latency.h), ascending: every call, or at
- * most VIEW_DURATIONS_MAX at evenly spaced ranks (latency_loglin_durations).
- * A recording's figures (profile_probe_durations) and a live window's
- * thresholds both take them so, and threshold_resolve over them gives the
- * threshold: the same calls give the same threshold offline and live.
- * *n receives the number of values; NULL when there are none. */
-#define VIEW_DURATIONS_MAX (1u << 20)
-uint64_t *view_durations(const uint64_t *counts, size_t *n);
-
-/* latency_percentile over view_durations(counts): a live window's p50..p99
- * and max are those a recording of the same calls gives, and those its
- * thresholds resolve to. 0 when there are no calls. */
-uint64_t view_durations_percentile(const uint64_t *counts, double pct);
 
 #endif

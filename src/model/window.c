@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "order.h"
 #include "util.h"
 
 #define NS_PER_S 1000000000LL
@@ -92,12 +93,6 @@ double stack_weights_total(const struct stack_weights *sw)
 	return t;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Copies the scratch map into out, sorted by key; returns the total. */
 static double emit(struct window *w, struct stack_weights *out)
 {
@@ -116,7 +111,7 @@ static double emit(struct window *w, struct stack_weights *out)
 	for (size_t pos = 0; map_each(m, &pos, &key, &v);)
 		out->stack[out->n++] = key;
 	if (out->n) /* qsort's array may not be NULL, even for no elements */
-		qsort(out->stack, out->n, sizeof(*out->stack), cmp_u32);
+		qsort(out->stack, out->n, sizeof(*out->stack), order_u32);
 	double total = 0;
 	for (size_t i = 0; i < out->n; i++) {
 		out->weight[i] = map_find(m, out->stack[i])->d;

@@ -155,7 +155,7 @@ double stack_weights_total(const struct stack_weights *sw);
 
 /* A flame tree of stack weights: every entry's stack from p's trie (root
  * first, frames merged by function through profile_function_frame, like
- * profile_flame; no process level), counted llround(weight · scale).
+ * viewtree_flame; no process level), counted llround(weight · scale).
  * Entries whose count rounds to <= 0 are skipped; so are stack ids not in
  * the profile. The caller frees it with flame_free(). */
 struct flame_tree *window_flame(struct profile *p, const struct stack_weights *sw,

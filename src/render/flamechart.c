@@ -12,6 +12,7 @@
 #include "assets.h"
 #include "flame.h"
 #include "flamesvg.h"
+#include "order.h"
 #include "util.h"
 #include "view.h"
 #include "xml.h"
@@ -146,12 +147,6 @@ static int by_time(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 struct tid_count {
 	uint32_t tid;
 	uint64_t count;
@@ -270,7 +265,7 @@ static uint64_t sampling_interval(const struct chart *c)
 	}
 	uint64_t r = FALLBACK_INTERVAL_NS;
 	if (ng) {
-		qsort(gaps, ng, sizeof(*gaps), cmp_u64);
+		qsort(gaps, ng, sizeof(*gaps), order_u64);
 		r = gaps[ng / 2];
 	}
 	free(gaps);

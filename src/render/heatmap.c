@@ -469,7 +469,7 @@ static void write_page_data(FILE *f, const struct profile *p, const struct heatm
 	for (size_t k = 1; k < p->nnodes; k++)
 		if (renum[k])
 			fn_of[renum[k] - 1] = flamechart_funcs_of_frame(&ff, p->nodes[k].frame);
-	/* Processes: the root level, named as profile_flame names it. */
+	/* Processes: the root level, named as viewtree_flame names it. */
 	uint32_t *comm_of_thread = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(*comm_of_thread));
 	uint32_t *comm_fn = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*comm_fn));
 	size_t ncomms = 0;

@@ -9,7 +9,6 @@
 #include "latency.h"
 #include "linecalls.h"
 #include "printable.h"
-#include "sonde_abi.h"
 #include "util.h"
 
 struct function_stat {
@@ -79,7 +78,7 @@ static void summarize(struct profile *p, const struct view *f, bool lines,
 {
 	memset(s, 0, sizeof(*s));
 	if (f && f->time == VIEW_WALL)
-		view_state_frame(p, SONDE_OFF_NONE, -1); /* "[running]" has a row */
+		view_state_frame(p, TSTATE_RUNNING, -1); /* "[running]" has a row */
 	size_t *fidx = function_index(p, s, lines);
 	size_t nframes = frames_count(p->frames);
 	uint64_t *per_thread = xcalloc(p->nthreads + 1, sizeof(*per_thread));

@@ -7,7 +7,6 @@
 #include "json.h"
 #include "latency.h"
 #include "printable.h"
-#include "sonde_abi.h"
 #include "syscalls.h"
 #include "view.h"
 
@@ -73,7 +72,7 @@ void threadtable_print_stack(FILE *f, const struct profile *p, const struct thre
  * without one, "?" when /proc did not say at the start; NULL: none. */
 static const char *syscall_label(const struct thread_sample *t, char *buf, size_t size)
 {
-	if (t->syscall == SONDE_SYSCALL_UNKNOWN)
+	if (t->syscall == TSTATE_SYSCALL_UNKNOWN)
 		return "?";
 	if (t->syscall < 0)
 		return NULL;
@@ -87,11 +86,11 @@ static const char *syscall_label(const struct thread_sample *t, char *buf, size_
 void threadtable_print(FILE *f, const struct profile *p, const struct threadstate_row *rows,
 		       size_t n, uint64_t time_ns, size_t width)
 {
-	size_t counts[SONDE_OFF_STOPPED + 1];
+	size_t counts[TSTATE_COUNT];
 	threadstates_count(rows, n, counts);
 	fprintf(f, "threads at %" PRIu64 ".%06" PRIu64 " s: %zu", time_ns / 1000000000u,
 		time_ns % 1000000000u / 1000u, n);
-	for (unsigned s = 0; s <= SONDE_OFF_STOPPED; s++)
+	for (unsigned s = 0; s <= TSTATE_STOPPED; s++)
 		fprintf(f, "%s%zu %s", s ? ", " : " (", counts[s], view_state_name(s));
 	fprintf(f, ")\n");
 	fprintf(f, "%-8s %-16s %-16s %10s  %-18s %10s  %-24s %10s  %s\n", "TID", "COMM", "STATE",
@@ -106,7 +105,7 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 		if (!sc)
 			sc = "-";
 		else if (t->syscall >= 0)
-			time_cell(r->syscall_ns, t->flags & SONDE_TSTATE_SYSCALL_SEEDED, sc_time,
+			time_cell(r->syscall_ns, t->flags & TSTATE_FLAG_SYSCALL_SEEDED, sc_time,
 				  sizeof(sc_time));
 		if (t->span_id && t->probe < p->nprobes) {
 			printable_copy(call, sizeof(call), p->probes[t->probe].name);
@@ -119,7 +118,7 @@ void threadtable_print(FILE *f, const struct profile *p, const struct threadstat
 			continue;
 		fprintf(line, "%-8" PRIu32 " %-16s %-16s %10s  %-18s %10s  %-24s %10s  ", ti->tid,
 			printable_copy(comm, sizeof(comm), ti->comm), view_state_name(t->state),
-			time_cell(r->state_ns, t->flags & SONDE_TSTATE_SEEDED, st, sizeof(st)), sc,
+			time_cell(r->state_ns, t->flags & TSTATE_FLAG_SEEDED, st, sizeof(st)), sc,
 			sc_time, call, call_time);
 		stack_cell(p, t->stack, line);
 		fclose(line);
@@ -141,7 +140,7 @@ static void json_str_or_null(FILE *f, const char *name, const char *v)
 void threadtable_write_json(FILE *f, const struct profile *p, const struct threadstate_row *rows,
 			    size_t n, uint64_t time_ns, uint64_t now_ns)
 {
-	size_t counts[SONDE_OFF_STOPPED + 1];
+	size_t counts[TSTATE_COUNT];
 	threadstates_count(rows, n, counts);
 	if (n)
 		fprintf(f, "{\"time_ns\":%" PRIu64 ",\"ago_ns\":%" PRIu64, time_ns,
@@ -149,7 +148,7 @@ void threadtable_write_json(FILE *f, const struct profile *p, const struct threa
 	else
 		fputs("{\"time_ns\":null,\"ago_ns\":null", f);
 	fputs(",\"counts\":{", f);
-	for (unsigned s = 0; s <= SONDE_OFF_STOPPED; s++)
+	for (unsigned s = 0; s <= TSTATE_STOPPED; s++)
 		fprintf(f, "%s\"%s\":%zu", s ? "," : "", view_state_name(s), counts[s]);
 	fputs("},\"threads\":[", f);
 	for (size_t i = 0; i < n; i++) {
@@ -163,12 +162,12 @@ void threadtable_write_json(FILE *f, const struct profile *p, const struct threa
 		json_write_string(f, ti->comm);
 		fprintf(f, ",\"state\":\"%s\",\"state_ns\":%" PRIu64 ",\"state_lower_bound\":%s",
 			view_state_name(t->state), r->state_ns,
-			t->flags & SONDE_TSTATE_SEEDED ? "true" : "false");
+			t->flags & TSTATE_FLAG_SEEDED ? "true" : "false");
 		json_str_or_null(f, "syscall", sc);
 		if (t->syscall >= 0)
 			fprintf(f, ",\"syscall_ns\":%" PRIu64 ",\"syscall_lower_bound\":%s",
 				r->syscall_ns,
-				t->flags & SONDE_TSTATE_SYSCALL_SEEDED ? "true" : "false");
+				t->flags & TSTATE_FLAG_SYSCALL_SEEDED ? "true" : "false");
 		else
 			fputs(",\"syscall_ns\":null,\"syscall_lower_bound\":false", f);
 		bool call = t->span_id && t->probe < p->nprobes;

@@ -35,6 +35,7 @@
 
 #include "command.h"
 #include "json.h"
+#include "order.h"
 #include "util.h"
 
 #define CTL_WRITE_STALL_MS 200     /* a client that takes nothing this long is dropped */
@@ -604,12 +605,6 @@ void ctl_server_close(struct ctl_server *s)
 
 /* ---- client ------------------------------------------------------------------ */
 
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* "123.sock" -> 123; 0 for anything else. */
 static pid_t sock_name_pid(const char *name)
 {
@@ -656,7 +651,7 @@ static int scan_sessions(const char *dir, pid_t **pids, char *err, size_t errlen
 	}
 	closedir(d);
 	if (n > 1)
-		qsort(*pids, n, sizeof(**pids), cmp_pid);
+		qsort(*pids, n, sizeof(**pids), order_pid);
 	return (int)n;
 }
 

@@ -373,14 +373,14 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 		bool any = false;
 		for (unsigned k = 0; k < LATENCY_LOGLIN_BUCKETS && !any; k++)
 			any = counts[k] > 0;
-		l->probes[p].slow_threshold_ns = any ? view_durations_percentile(counts, 95) : UINT64_MAX;
+		l->probes[p].slow_threshold_ns = any ? latency_hist_percentile(counts, 95) : UINT64_MAX;
 		if ((l->view.span_class != SPAN_SLOW && l->view.span_class != SPAN_FAST) ||
 		    p != l->view.probe) {
 			free(counts);
 			continue;
 		}
 		/* As a recording's: over the durations that stand for the
-		 * window's calls (view_durations), so the same calls give the
+		 * window's calls (latency_hist_durations), so the same calls give the
 		 * same threshold as `report --slow`. */
 		const struct threshold *t = &l->view_threshold;
 		if (t->kind == THRESHOLD_ABSOLUTE) {
@@ -388,7 +388,7 @@ static void resolve_thresholds(struct live *l, uint64_t now)
 			l->threshold_known = true;
 		} else {
 			size_t n;
-			uint64_t *d = view_durations(counts, &n);
+			uint64_t *d = latency_hist_durations(counts, &n);
 			if (n > 0) {
 				struct latency_modes modes;
 				l->view.threshold_ns = threshold_resolve(t, d, n, &modes);
@@ -1498,11 +1498,11 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		pv->calls_per_s = l->o.ewma ? total * rate_base : span_s >= 1 ? total / span_s : total;
 		/* As a recording's and the thresholds': on the same durations. */
 		uint64_t *counts = window_counts(&cw, a, b);
-		pv->p50_ns = view_durations_percentile(counts, 50);
-		pv->p90_ns = view_durations_percentile(counts, 90);
-		pv->p95_ns = view_durations_percentile(counts, 95);
-		pv->p99_ns = view_durations_percentile(counts, 99);
-		pv->max_ns = view_durations_percentile(counts, 100);
+		pv->p50_ns = latency_hist_percentile(counts, 50);
+		pv->p90_ns = latency_hist_percentile(counts, 90);
+		pv->p95_ns = latency_hist_percentile(counts, 95);
+		pv->p99_ns = latency_hist_percentile(counts, 99);
+		pv->max_ns = latency_hist_percentile(counts, 100);
 		free(counts);
 		uint64_t all = 0;
 		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)

@@ -8,7 +8,7 @@
  *     weights, read as the last N seconds (sliding) or as an EWMA of all
  *     time with a half-life;
  *   - a window of call durations per probe (log-linear buckets, 16 per
- *     octave), for calls/s, percentiles (view_durations_percentile: those
+ *     octave), for calls/s, percentiles (latency_hist_percentile: those
  *     a recording and the thresholds give over the same calls) and
  *     histograms over the same window;
  *   - the latest slow calls of every probe, with the samples taken inside
@@ -28,7 +28,7 @@
  * threshold); once the session has ended, as a recording's samples are. A
  * percentile or `auto` threshold is re-resolved every second over the
  * calls in the window, as `report` resolves one over a recording's
- * (view_durations, threshold_resolve). A probe's "slow" calls (its
+ * (latency_hist_durations, threshold_resolve). A probe's "slow" calls (its
  * latest-slow list) are those above the view's threshold when the view is
  * on that probe, else above its p95 over the window, of the threads the
  * filter takes (view_takes_call).

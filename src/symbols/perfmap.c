@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "order.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -201,12 +202,6 @@ static int entry_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-	return a < b ? -1 : a > b;
-}
-
 static void push_sym(struct perfmap_sym **v, size_t *n, size_t *cap, uint64_t start, uint64_t end,
 		     const char *name)
 {
@@ -279,7 +274,7 @@ static struct perfmap_sym *flatten_batch(struct entry *b, size_t n, size_t *nout
 		bounds[2 * i] = b[i].start;
 		bounds[2 * i + 1] = b[i].end;
 	}
-	qsort(bounds, 2 * n, sizeof(*bounds), u64_cmp);
+	qsort(bounds, 2 * n, sizeof(*bounds), order_u64);
 	struct heap h = {0};
 	size_t next = 0;
 	for (size_t k = 0; k + 1 < 2 * n; k++) {
@@ -303,15 +298,7 @@ static struct perfmap_sym *flatten_batch(struct entry *b, size_t n, size_t *nout
  * sorted, so their ends are sorted too). */
 static size_t first_ending_after(const struct perfmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ORDER_PARTITION(m->nsyms, i, m->syms[i].end <= addr);
 }
 
 /* Lays the batch over the ranges in effect. Only the ranges between the
@@ -466,14 +453,7 @@ int perfmap_refresh(struct perfmap *m, bool final)
 
 const struct perfmap_sym *perfmap_find(const struct perfmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(m->nsyms, i, m->syms[i].start <= addr);
 	return lo > 0 && addr < m->syms[lo - 1].end ? &m->syms[lo - 1] : NULL;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "order.h"
 #include "util.h"
 
 #define NONE UINT32_MAX
@@ -95,15 +96,7 @@ static void state_free_kids(struct tt_state *s)
 /* Index of the first kid with frame >= `frame`. */
 static size_t state_lower(const struct tt_state *s, uint32_t frame)
 {
-	size_t lo = 0, hi = s->nkids;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->kids[mid]->frame < frame)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ORDER_PARTITION(s->nkids, i, s->kids[i]->frame < frame);
 }
 
 static struct tt_state *state_find(const struct tt_state *s, uint32_t frame)
@@ -290,14 +283,7 @@ static void rows_build(struct tuitree *t)
 /* Row of a node, -1 when it is not shown (rows are ascending node indexes). */
 static long row_of(const struct tuitree *t, uint32_t node)
 {
-	size_t lo = 0, hi = t->nrows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid] < node)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(t->nrows, i, t->rows[i] < node);
 	return lo < t->nrows && t->rows[lo] == node ? (long)lo : -1;
 }
 

@@ -13,6 +13,7 @@
 #include "jsondelta.h"
 #include "liveview.h"
 #include "util.h"
+#include "viewtree.h"
 
 /* What the `state` event says. */
 enum state { STATE_LIVE, STATE_ENDED, STATE_RECORDING };
@@ -280,7 +281,7 @@ static void route_range(void *arg, struct http_request *rq)
 	}
 	struct view v = {.has_range = true, .start_ns = from, .end_ns = to,
 			 .exclude = heatmap_sample_idle};
-	struct flame_tree *t = profile_flame(liverun_profile(a->r), &v, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(liverun_profile(a->r), &v, FLAME_ROOT_COMM);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = membuf(&buf, &len);

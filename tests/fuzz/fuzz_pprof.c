@@ -11,10 +11,11 @@
 #include "flame.h"
 #include "folded.h"
 #include "pprof.h"
+#include "viewtree.h"
 
 static char *folded_of(struct profile *p)
 {
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -54,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (q->nsamples != p->nsamples ||
-	    profile_total_weight(q, NULL) != profile_total_weight(p, NULL))
+	    viewtree_total_weight(q, NULL) != viewtree_total_weight(p, NULL))
 		abort();
 	if (p->nsamples) { /* folded_write of an empty tree: qsort(NULL, 0) in folded.c */
 		char *a = folded_of(p), *b = folded_of(q);

@@ -35,6 +35,7 @@
 #include "tuitree.h"
 #include "util.h"
 #include "view.h"
+#include "viewtree.h"
 
 #define SEC 1000000000ULL
 #define DEEP_FRAMES 4096 /* added to the first stack when the "deepen" byte is 0xff */
@@ -126,7 +127,7 @@ static void check_folded_round_trip(struct profile *p, const struct flame_tree *
 	struct profile *q = folded_read(buf, len, err, sizeof(err));
 	if (!q)
 		fail("folded output does not read back", err);
-	if (profile_total_weight(q, NULL) != profile_total_weight(p, NULL))
+	if (viewtree_total_weight(q, NULL) != viewtree_total_weight(p, NULL))
 		fail("folded round trip changed the total weight", NULL);
 	profile_free(q);
 	free(buf);
@@ -153,8 +154,8 @@ static void check_diff(struct profile *p)
 	uint64_t mid = first + (last - first) / 2;
 	struct view a = {.has_range = true, .start_ns = 0, .end_ns = mid};
 	struct view b = {.has_range = true, .start_ns = mid + 1, .end_ns = UINT64_MAX};
-	struct flame_tree *ta = profile_flame(p, &a, FLAME_ROOT_COMM);
-	struct flame_tree *tb = profile_flame(p, &b, FLAME_ROOT_COMM);
+	struct flame_tree *ta = viewtree_flame(p, &a, FLAME_ROOT_COMM);
+	struct flame_tree *tb = viewtree_flame(p, &b, FLAME_ROOT_COMM);
 	struct flamediff *d = flamediff_new(ta, tb);
 	if (flamediff_write_svg(devnull, d, NULL, NULL))
 		fail("flamediff_write_svg failed", NULL);
@@ -187,7 +188,7 @@ static void check_pprof(struct profile *p, bool deep)
 			struct profile *q = pprof_read(fb.data, fb.len, err, sizeof(err));
 			if (!q)
 				fail("pprof output does not read back", err);
-			if (profile_total_weight(q, NULL) != profile_total_weight(p, NULL))
+			if (viewtree_total_weight(q, NULL) != viewtree_total_weight(p, NULL))
 				fail("pprof round trip changed the total weight", NULL);
 			profile_free(q);
 			filebuf_free(&fb);
@@ -208,7 +209,7 @@ static void check_nflx(struct profile *p)
 	struct profile *q = nflx_read((const uint8_t *)buf, len, err, sizeof(err));
 	if (!q)
 		fail("nflxprofile output does not read back", err);
-	if (profile_total_weight(q, NULL) != profile_total_weight(p, NULL))
+	if (viewtree_total_weight(q, NULL) != viewtree_total_weight(p, NULL))
 		fail("nflxprofile round trip changed the total weight", NULL);
 	profile_free(q);
 	free(buf);
@@ -271,13 +272,13 @@ static void *write_everything(void *arg)
 	bool deep = p->nsamples && p->nodes[p->samples[0].stack].depth > 16384;
 	uint8_t look = next(&sh);
 
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	flame_sort(t);
 	check_folded_round_trip(p, t);
 	check_svgs(t, look);
 	check_tui_tree(t);
 	flame_free(t);
-	t = profile_flame_lines(p, NULL, FLAME_ROOT_TID);
+	t = viewtree_flame_lines(p, NULL, FLAME_ROOT_TID);
 	if (folded_write(devnull, t, false))
 		fail("folded_write (lines) failed", NULL);
 	flame_free(t);

@@ -33,6 +33,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "recording.h"
+#include "viewtree.h"
 
 static char dir[64];
 
@@ -437,7 +438,7 @@ Test(outfile, recordings_refuse_links_and_devices_and_leave_no_temporary_file)
 	struct profile *q = recording_load(in_dir("ok.sonde"), err, sizeof(err));
 	cr_assert_not_null(q, "%s", err);
 	cr_assert_eq(q->nsamples, 2);
-	cr_assert_eq(profile_total_weight(q, NULL), 5);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 5);
 	profile_free(q);
 	profile_free(p);
 }

@@ -10,6 +10,7 @@
 #include "flame.h"
 #include "folded.h"
 #include "profile.h"
+#include "viewtree.h"
 
 uint32_t unit_frame_at(struct profile *p, const char *name, const char *module, uint32_t line,
 		       enum frame_kind k)
@@ -158,7 +159,7 @@ bool have_tool(const char *name)
 
 char *folded_of(struct profile *p)
 {
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);

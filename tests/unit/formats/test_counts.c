@@ -23,6 +23,7 @@
 #include "profile.h"
 #include "recording.h"
 #include "speedscope.h"
+#include "viewtree.h"
 
 #define MAX "9223372036854775807"
 
@@ -57,8 +58,8 @@ Test(counts, the_largest_folded_total_is_kept_exactly)
 	char err[256];
 	struct profile *p = folded("p;a 9223372036854775806\n\np;b 1\n", err, sizeof(err));
 	cr_assert_not_null(p, "%s", err);
-	cr_assert_eq(profile_total_weight(p, NULL), PROFILE_MAX_WEIGHT);
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	cr_assert_eq(viewtree_total_weight(p, NULL), PROFILE_MAX_WEIGHT);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	cr_assert_eq(t->root->total, PROFILE_MAX_WEIGHT);
 	flame_free(t);
 	/* not one more */
@@ -111,7 +112,7 @@ Test(counts, pprof_values_past_the_limit_are_refused)
 	pprof_of_two(PROFILE_MAX_WEIGHT - 1, 1, &b);
 	struct profile *p = pprof_read(b.data, b.len, err, sizeof(err));
 	cr_assert_not_null(p, "%s", err);
-	cr_assert_eq(profile_total_weight(p, NULL), PROFILE_MAX_WEIGHT);
+	cr_assert_eq(viewtree_total_weight(p, NULL), PROFILE_MAX_WEIGHT);
 	profile_free(p);
 	pb_buf_free(&b);
 	pprof_of_two(PROFILE_MAX_WEIGHT, PROFILE_MAX_WEIGHT, &b);

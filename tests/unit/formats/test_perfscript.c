@@ -13,6 +13,7 @@
 #include "perfscript.h"
 #include "profile.h"
 #include "view.h"
+#include "viewtree.h"
 
 #define CORPUS SRC_DIR "/../shared/corpus/flamegraph"
 
@@ -415,7 +416,7 @@ Test(perfscript_read, folds_like_the_collapse)
 			if (p->samples[i].event == 0)
 				p->samples[w++] = p->samples[i];
 		p->nsamples = w;
-		struct flame_tree *t = profile_flame(p, &f, FLAME_ROOT_COMM);
+		struct flame_tree *t = viewtree_flame(p, &f, FLAME_ROOT_COMM);
 		char *buf = NULL;
 		size_t n = 0;
 		FILE *mf = open_memstream(&buf, &n);

@@ -19,6 +19,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "unitkit.h"
+#include "viewtree.h"
 
 #define APP "/usr/bin/app"
 
@@ -145,7 +146,7 @@ Test(pprof, roundtrip_same_folded_stacks)
 	cr_assert(strstr(a, "ext4_file_read_iter_[k]"));
 	cr_assert(strstr(a, "Interpreter_[j]"));
 	cr_assert(strstr(a, "schedule_[k]"));
-	cr_assert_eq(profile_total_weight(q, NULL), profile_total_weight(p, NULL));
+	cr_assert_eq(viewtree_total_weight(q, NULL), viewtree_total_weight(p, NULL));
 	cr_assert_eq(q->nsamples, p->nsamples);
 	/* One sonde sample per pprof Sample, in order: threads, times, events. */
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -204,7 +205,7 @@ Test(pprof, aggregate_merges_samples)
 	struct profile *q = roundtrip(p, &(struct pprof_options){.aggregate = true});
 	char *a = folded_of(p), *b = folded_of(q);
 	cr_assert_str_eq(b, a);
-	cr_assert_eq(profile_total_weight(q, NULL), profile_total_weight(p, NULL));
+	cr_assert_eq(viewtree_total_weight(q, NULL), viewtree_total_weight(p, NULL));
 	cr_assert_lt(q->nsamples, p->nsamples);
 	cr_assert_eq(q->nsamples, 8); /* distinct (stack, thread, event) */
 	for (size_t i = 0; i < q->nsamples; i++)
@@ -224,7 +225,7 @@ Test(pprof, filter_selects_samples)
 	struct profile *p = sample_profile();
 	struct view f = {.tid = 101};
 	struct profile *q = roundtrip(p, &(struct pprof_options){.filter = &f});
-	cr_assert_eq(profile_total_weight(q, NULL), profile_total_weight(p, &f));
+	cr_assert_eq(viewtree_total_weight(q, NULL), viewtree_total_weight(p, &f));
 	for (size_t i = 0; i < q->nsamples; i++)
 		cr_assert_eq(q->threads[q->samples[i].thread].tid, 101);
 	profile_free(p);
@@ -244,7 +245,7 @@ Test(pprof, no_frequency_means_one_value_and_period_by_count)
 	struct profile *q = roundtrip(p, NULL);
 	cr_assert_str_eq(profile_meta_get(q, "sample_types"), "samples/count");
 	cr_assert_str_eq(profile_meta_get(q, "period"), "10000");
-	cr_assert_eq(profile_total_weight(q, NULL), 30000);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 30000);
 	profile_free(p);
 	profile_free(q);
 }
@@ -389,7 +390,7 @@ Test(pprof, reads_foreign_profile)
 	struct profile *q = pprof_read(b.data, b.len, err, sizeof(err));
 	cr_assert(q, "%s", err);
 	cr_assert_eq(q->nsamples, 3);
-	cr_assert_eq(profile_total_weight(q, NULL), 10);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 10);
 	char *f = folded_of(q);
 	cr_assert_str_eq(f, "pprof;main.main;[goprog+0x3000] 1\n"
 			    "pprof;main.main;main.hot;runtime.add_[i] 7\n"
@@ -423,13 +424,13 @@ Test(pprof, weight_from_default_or_first_type)
 	char err[256];
 	struct profile *q = pprof_read(b.data, b.len, err, sizeof(err));
 	cr_assert(q, "%s", err);
-	cr_assert_eq(profile_total_weight(q, NULL), 100);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 100);
 	cr_assert_str_eq(profile_meta_get(q, "event"), "alloc_space");
 	profile_free(q);
 	pb_put_uint(&b, 14, 3); /* default_sample_type = inuse_space */
 	q = pprof_read(b.data, b.len, err, sizeof(err));
 	cr_assert(q, "%s", err);
-	cr_assert_eq(profile_total_weight(q, NULL), 5);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 5);
 	cr_assert_str_eq(profile_meta_get(q, "event"), "inuse_space");
 	profile_free(q);
 	pb_buf_free(&b);
@@ -616,7 +617,7 @@ static void check_with_node(const struct pprof_options *o, const char *const *la
 	if (o && o->aggregate)
 		expect_samples = 8;
 	cr_assert_eq(json_u64(out, "samples"), expect_samples, "%s", out);
-	cr_assert_eq(json_u64(out, "total"), profile_total_weight(p, NULL), "%s", out);
+	cr_assert_eq(json_u64(out, "total"), viewtree_total_weight(p, NULL), "%s", out);
 	cr_assert(strstr(out, "\"sample_types\":[{\"type\":\"samples\",\"unit\":\"count\"},"
 			      "{\"type\":\"cpu\",\"unit\":\"nanoseconds\"}]"),
 		  "%s", out);

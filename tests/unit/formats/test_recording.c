@@ -38,7 +38,7 @@ static struct profile *small_profile(void)
 	uint32_t v = profile_thread_intern(p, 10, 13, "prog");
 	profile_add_thread_sample(p, &(struct thread_sample){
 		.time_ns = 1000, .state_since_ns = 900, .thread = t, .syscall = 0, .syscall_since_ns = 900,
-		.state = SONDE_OFF_SLEEPING, .stack = profile_stack_intern(p, (uint32_t[]){m, b}, 2),
+		.state = TSTATE_SLEEPING, .stack = profile_stack_intern(p, (uint32_t[]){m, b}, 2),
 		.stack_ns = 899});
 	profile_add_thread_sample(p, &(struct thread_sample){
 		.time_ns = 1000, .state_since_ns = 950, .thread = u, .syscall = -1,
@@ -46,7 +46,7 @@ static struct profile *small_profile(void)
 		.stack_on_cpu = true});
 	profile_add_thread_sample(p, &(struct thread_sample){
 		.time_ns = 1000, .state_since_ns = 500, .thread = v, .syscall = -1,
-		.state = SONDE_OFF_SLEEPING});
+		.state = TSTATE_SLEEPING});
 	return p;
 }
 

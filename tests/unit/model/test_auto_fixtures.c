@@ -15,7 +15,7 @@
 #define FIXTURES SRC_DIR "/tests/unit/model/fixtures/auto/"
 
 /* The durations that stand for a fixture's calls, as a recording's figures
- * take them (view_durations). */
+ * take them (latency_hist_durations). */
 static uint64_t *fixture_durations(const char *name, size_t *n)
 {
 	static uint64_t counts[LATENCY_LOGLIN_BUCKETS];
@@ -37,7 +37,7 @@ static uint64_t *fixture_durations(const char *name, size_t *n)
 		counts[b] += calls;
 	}
 	fclose(f);
-	uint64_t *d = view_durations(counts, n);
+	uint64_t *d = latency_hist_durations(counts, n);
 	cr_assert(d && *n > 0, "%s: no calls", name);
 	return d;
 }

@@ -15,6 +15,7 @@
 #include "recording.h"
 #include "report.h"
 #include "unitkit.h"
+#include "viewtree.h"
 
 /* main;a;b x3, main;a x1, main;c;schedule[k] x2 (in "my prog"), main;inl[i] x1 */
 static struct profile *sample_profile(void)
@@ -70,7 +71,7 @@ Test(folded, exact_output)
 Test(folded, root_modes)
 {
 	struct profile *p = sample_profile();
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_TID);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_TID);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -86,7 +87,7 @@ Test(folded, root_modes)
 Test(flame, totals_and_self)
 {
 	struct profile *p = sample_profile();
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_NONE);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_NONE);
 	cr_assert_eq(t->root->total, 8);
 	cr_assert_eq(t->root->nchildren, 1);
 	const struct flame_node *main_node = t->root->children[0];
@@ -213,7 +214,7 @@ Test(folded, empty_stack_round_trip)
 	struct profile *q = folded_read(text, strlen(text), err, sizeof(err));
 	cr_assert_not_null(q, "%s", err);
 	cr_assert_eq(q->nsamples, 2);
-	cr_assert_eq(profile_total_weight(q, NULL), 5);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 5);
 	cr_assert_eq(q->nodes[q->samples[0].stack].depth, 0);
 	free(text);
 	profile_free(q);

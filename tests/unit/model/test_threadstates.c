@@ -21,13 +21,13 @@ Test(threadstates, the_last_pass_in_reading_order)
 	profile_add_thread_sample(p, &(struct thread_sample){.time_ns = 50 * MS, .thread = a,
 							    .syscall = -1});
 	struct thread_sample last[] = {
-		{.time_ns = 100 * MS, .thread = a, .state = SONDE_OFF_SLEEPING, .state_since_ns = 90 * MS,
+		{.time_ns = 100 * MS, .thread = a, .state = TSTATE_SLEEPING, .state_since_ns = 90 * MS,
 		 .syscall = 0, .syscall_since_ns = 89 * MS},
-		{.time_ns = 100 * MS, .thread = b, .state = SONDE_OFF_NONE, .state_since_ns = 99 * MS,
+		{.time_ns = 100 * MS, .thread = b, .state = TSTATE_RUNNING, .state_since_ns = 99 * MS,
 		 .syscall = -1},
-		{.time_ns = 100 * MS, .thread = c, .state = SONDE_OFF_SLEEPING, .state_since_ns = 20 * MS,
+		{.time_ns = 100 * MS, .thread = c, .state = TSTATE_SLEEPING, .state_since_ns = 20 * MS,
 		 .syscall = 202, .syscall_since_ns = 20 * MS, .span_id = 7, .span_start_ns = 10 * MS},
-		{.time_ns = 100 * MS, .thread = d, .state = SONDE_OFF_DISK, .state_since_ns = 95 * MS,
+		{.time_ns = 100 * MS, .thread = d, .state = TSTATE_DISK, .state_since_ns = 95 * MS,
 		 .syscall = 0, .syscall_since_ns = 94 * MS},
 	};
 	for (size_t i = 0; i < 4; i++)
@@ -47,11 +47,11 @@ Test(threadstates, the_last_pass_in_reading_order)
 	cr_assert_eq(rows[2].call_ns, 90 * MS);
 	cr_assert_eq(rows[3].syscall_ns, 11 * MS);
 	cr_assert_eq(rows[0].syscall_ns, 0);
-	size_t counts[SONDE_OFF_STOPPED + 1];
+	size_t counts[TSTATE_COUNT];
 	threadstates_count(rows, n, counts);
-	cr_assert_eq(counts[SONDE_OFF_NONE], 1);
-	cr_assert_eq(counts[SONDE_OFF_SLEEPING], 2);
-	cr_assert_eq(counts[SONDE_OFF_DISK], 1);
+	cr_assert_eq(counts[TSTATE_RUNNING], 1);
+	cr_assert_eq(counts[TSTATE_SLEEPING], 2);
+	cr_assert_eq(counts[TSTATE_DISK], 1);
 	free(rows);
 	/* A live view keeps the last pass only. */
 	profile_trim_thread_samples(p, 100 * MS);
@@ -78,8 +78,8 @@ Test(callsplit, on_cpu_samples_and_off_cpu_time_by_state)
 	uint32_t req = frames_intern(p->frames, "handle_request", "/x", "x.c", 1, FRAME_USER);
 	uint32_t pipe = frames_intern(p->frames, "wait_pipe", "/x", "x.c", 2, FRAME_USER);
 	uint32_t sleep = frames_intern(p->frames, "wait_sleep", "/x", "x.c", 3, FRAME_USER);
-	uint32_t rd = view_state_frame(p, SONDE_OFF_SLEEPING, 0);
-	uint32_t run = view_state_frame(p, SONDE_OFF_RUNNABLE, -1);
+	uint32_t rd = view_state_frame(p, TSTATE_SLEEPING, 0);
+	uint32_t run = view_state_frame(p, TSTATE_RUNNABLE, -1);
 	uint32_t s_on = profile_stack_intern(p, (uint32_t[]){req, pipe}, 2);
 	uint32_t s_rd = profile_stack_intern(p, (uint32_t[]){req, pipe, rd}, 3);
 	uint32_t s_rd2 = profile_stack_intern(p, (uint32_t[]){req, sleep, rd}, 3);

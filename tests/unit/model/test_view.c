@@ -10,6 +10,7 @@
 #include "query.h"
 #include "view.h"
 #include "sonde_abi.h"
+#include "viewtree.h"
 
 #define MS 1000000ull
 
@@ -99,7 +100,7 @@ Test(view, no_view_takes_all_but_sondes_own_cost)
 	v.show_overhead = true;
 	cr_assert_eq(taken(&v, p), (1u << NSAMPLES) - 1);
 	/* 1 + 2 + ... + 8, less S_OVERHEAD's weight 6 */
-	cr_assert_eq(profile_total_weight(p, NULL), 36 - 6);
+	cr_assert_eq(viewtree_total_weight(p, NULL), 36 - 6);
 	profile_free(p);
 }
 
@@ -405,7 +406,7 @@ Test(view, durations_of_counts_are_the_same_offline_and_live)
 	counts[latency_loglin_bucket(1000)] = 900;
 	counts[latency_loglin_bucket(50000)] = 100;
 	size_t n;
-	uint64_t *d = view_durations(counts, &n);
+	uint64_t *d = latency_hist_durations(counts, &n);
 	cr_assert_eq(n, 1000);
 	struct threshold p95 = {.kind = THRESHOLD_PERCENTILE, .percentile = 95};
 	uint64_t lo, hi, t = threshold_resolve(&p95, d, n, NULL);
@@ -419,13 +420,13 @@ Test(view, durations_of_counts_are_the_same_offline_and_live)
 	memcpy(p->probes[0].hist, counts, sizeof(counts));
 	size_t m;
 	uint64_t *e = profile_probe_durations(p, 0, &m);
-	d = view_durations(counts, &n);
+	d = latency_hist_durations(counts, &n);
 	cr_assert_eq(m, n);
 	cr_assert_arr_eq(e, d, n * sizeof(*d));
 	free(d);
 	free(e);
 	profile_free(p);
-	cr_assert_null(view_durations((uint64_t[LATENCY_LOGLIN_BUCKETS]){0}, &n));
+	cr_assert_null(latency_hist_durations((uint64_t[LATENCY_LOGLIN_BUCKETS]){0}, &n));
 	cr_assert_eq(n, 0);
 }
 
@@ -440,8 +441,8 @@ static struct profile *time_fixture(void)
 	profile_meta_set(p, "frequency_hz", "1000");
 	uint32_t m = frames_intern(p->frames, "main", "/bin/x", "x.c", 1, FRAME_USER);
 	uint32_t w = frames_intern(p->frames, "work", "/bin/x", "x.c", 2, FRAME_USER);
-	uint32_t sl = view_state_frame(p, SONDE_OFF_SLEEPING, 0 /* read */);
-	uint32_t rn = view_state_frame(p, SONDE_OFF_RUNNABLE, 0);
+	uint32_t sl = view_state_frame(p, TSTATE_SLEEPING, 0 /* read */);
+	uint32_t rn = view_state_frame(p, TSTATE_RUNNABLE, 0);
 	uint32_t t = profile_thread_intern(p, 100, 100, "srv");
 	cr_assert_eq(profile_probe_add(p, "work", "/bin/x", 0x10), 0);
 	struct span sp = {.id = 1, .start_ns = 0, .duration_ns = 10 * MS, .probe = 0, .thread = t};
@@ -466,27 +467,27 @@ Test(view, time_views_take_and_weigh_their_samples)
 {
 	struct profile *p = time_fixture();
 	char err[256];
-	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_SLEEPING, 0))->name,
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, TSTATE_SLEEPING, 0))->name,
 			 "[sleeping: read]");
-	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_DISK, 74))->name,
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, TSTATE_DISK, 74))->name,
 			 "[disk: fsync]");
-	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, SONDE_OFF_RUNNABLE, 0))->name,
+	cr_assert_str_eq(frames_get(p->frames, view_state_frame(p, TSTATE_RUNNABLE, 0))->name,
 			 "[runnable]");
 	/* The default view: on-CPU samples only, whatever else the profile has. */
-	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	cr_assert_eq(viewtree_total_weight(p, NULL), 2);
 	struct view v = {0};
-	cr_assert_eq(profile_total_weight(p, &v), 2);
+	cr_assert_eq(viewtree_total_weight(p, &v), 2);
 	cr_assert(!view_counts_time(&v));
 	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), 0);
-	cr_assert_eq(profile_total_weight(p, &v), 5 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 5 * MS);
 	cr_assert(view_counts_time(&v));
 	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), 0);
 	cr_assert_eq(v.sample_ns, MS);
-	cr_assert_eq(profile_total_weight(p, &v), 7 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 7 * MS);
 	/* --wall --in work: 2 samples at 1 ms each, 3 ms asleep, 2 ms runnable. */
 	v.span_class = SPAN_IN;
 	v.probe = 0;
-	struct flame_tree *t = profile_flame(p, &v, FLAME_ROOT_NONE);
+	struct flame_tree *t = viewtree_flame(p, &v, FLAME_ROOT_NONE);
 	cr_assert_eq(t->root->total, 7 * MS);
 	flame_free(t);
 	/* [running] on top of the on-CPU samples of a wall view. */
@@ -516,14 +517,14 @@ Test(view, a_rewritten_profile_counts_the_view_in_microseconds)
 	char err[256];
 	cr_assert_eq(view_profile_rewrite(p, VIEW_WALL, 1000, err, sizeof(err)), 0);
 	cr_assert_eq(p->nsamples, 4);
-	cr_assert_eq(profile_total_weight(p, NULL), 7000);
+	cr_assert_eq(viewtree_total_weight(p, NULL), 7000);
 	const struct frame *leaf = frames_get(p->frames, p->nodes[p->samples[0].stack].frame);
 	cr_assert_str_eq(leaf->name, "[running]");
 	profile_free(p);
 	p = time_fixture();
 	cr_assert_eq(view_profile_rewrite(p, VIEW_ON_CPU, 1, err, sizeof(err)), 0);
 	cr_assert_eq(p->nsamples, 2);
-	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	cr_assert_eq(viewtree_total_weight(p, NULL), 2);
 	profile_free(p);
 }
 
@@ -542,16 +543,16 @@ Test(view, wakers_are_only_in_the_wakers_view)
 			   .stack = profile_stack_intern(p, (uint32_t[]){h, wk}, 2)};
 	struct span_link l = {1, 0};
 	cr_assert_eq(profile_add_sample(p, &s, &l, 1), 0);
-	cr_assert_eq(profile_total_weight(p, NULL), 2);
+	cr_assert_eq(viewtree_total_weight(p, NULL), 2);
 	cr_assert_eq(view_set_time(&v, p, VIEW_OFF_CPU, err, sizeof(err)), 0);
-	cr_assert_eq(profile_total_weight(p, &v), 5 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 5 * MS);
 	cr_assert_eq(view_set_time(&v, p, VIEW_WALL, err, sizeof(err)), 0);
-	cr_assert_eq(profile_total_weight(p, &v), 7 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 7 * MS);
 	cr_assert_eq(view_set_time(&v, p, VIEW_WAKERS, err, sizeof(err)), 0);
-	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 3 * MS);
 	/* --wakers --in work: the woken thread's call. */
 	v.span_class = SPAN_IN;
 	v.probe = 0;
-	cr_assert_eq(profile_total_weight(p, &v), 3 * MS);
+	cr_assert_eq(viewtree_total_weight(p, &v), 3 * MS);
 	profile_free(p);
 }

@@ -18,6 +18,7 @@
 #include "sonde_abi.h"
 #include "unitkit.h"
 #include "view.h"
+#include "viewtree.h"
 
 #define MS 1000000ULL
 
@@ -328,7 +329,7 @@ Test(flamechart, takes_the_samples_the_view_engine_takes)
 	struct span sp = {.id = 42, .start_ns = 1000 * MS, .duration_ns = 30 * MS, .probe = probe,
 			  .thread = th, .depth = 1};
 	cr_assert_geq(profile_span_add(p, &sp), 0);
-	uint32_t asleep = view_state_frame(p, SONDE_OFF_SLEEPING, 0 /* read */);
+	uint32_t asleep = view_state_frame(p, TSTATE_SLEEPING, 0 /* read */);
 	uint32_t wakes = view_waker_frame(p, "app");
 	uint32_t own = frames_intern(p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
 	/* In call 42 on tid 7: 3 on-CPU samples, one of sonde's own cost, a
@@ -419,7 +420,7 @@ Test(flamechart, colours_match_flamesvg)
 	size_t cn = read_boxes(chart, cb, 16);
 	cr_assert_eq(cn, 5);
 
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_NONE);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_NONE);
 	char *svg = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&svg, &size);

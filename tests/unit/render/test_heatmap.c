@@ -13,6 +13,7 @@
 #include "heatmap.h"
 #include "profile.h"
 #include "unitkit.h"
+#include "viewtree.h"
 
 #define S(sec) ((uint64_t)((sec) * 1000000ULL + 0.5) * 1000ULL) /* seconds, µs precision */
 
@@ -309,7 +310,7 @@ Test(heatmap, range_filter_round_trip)
 			want += heatmap_cell(&h, k / 50, 49 - k % 50);
 		struct view f = {0};
 		cr_assert_eq(heatmap_range_filter(&h, c0, r0, c1, r1, &f), 0);
-		uint64_t got = profile_total_weight(p, &f);
+		uint64_t got = viewtree_total_weight(p, &f);
 		cr_assert_eq(got, want, "pick %zu: %llu samples in range, %llu in cells", i,
 			     (unsigned long long)got, (unsigned long long)want);
 	}
@@ -330,7 +331,7 @@ Test(heatmap, range_ends_inclusive)
 	cr_assert_eq(heatmap_range_filter(&h, 0, 49, 0, 48, &f), 0);
 	cr_assert_eq(f.start_ns, S(5.0));
 	cr_assert_eq(f.end_ns, S(5.04));
-	cr_assert_eq(profile_total_weight(p, &f), 2);
+	cr_assert_eq(viewtree_total_weight(p, &f), 2);
 	heatmap_free(&h);
 	profile_free(p);
 }

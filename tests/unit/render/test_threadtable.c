@@ -20,12 +20,12 @@ Test(threadtable, json_rows_exact)
 	/* a: asleep in read since before sonde (seeded: lower bounds), in a
 	 * traced call; b: running, its system call not known from /proc */
 	profile_add_thread_sample(p, &(struct thread_sample){
-		.time_ns = 100 * MS, .thread = a, .state = SONDE_OFF_SLEEPING, .state_since_ns = 40 * MS,
+		.time_ns = 100 * MS, .thread = a, .state = TSTATE_SLEEPING, .state_since_ns = 40 * MS,
 		.syscall = 0, .syscall_since_ns = 40 * MS, .span_id = 7, .span_start_ns = 30 * MS,
-		.probe = probe, .flags = SONDE_TSTATE_SEEDED | SONDE_TSTATE_SYSCALL_SEEDED});
+		.probe = probe, .flags = TSTATE_FLAG_SEEDED | TSTATE_FLAG_SYSCALL_SEEDED});
 	profile_add_thread_sample(p, &(struct thread_sample){
-		.time_ns = 100 * MS, .thread = b, .state = SONDE_OFF_NONE, .state_since_ns = 99 * MS,
-		.syscall = SONDE_SYSCALL_UNKNOWN});
+		.time_ns = 100 * MS, .thread = b, .state = TSTATE_RUNNING, .state_since_ns = 99 * MS,
+		.syscall = TSTATE_SYSCALL_UNKNOWN});
 	struct threadstate_row *rows;
 	uint64_t when;
 	size_t n = threadstates_last_pass(p, &rows, &when);

@@ -1,5 +1,5 @@
 /* One recording through the offline path (formats_load, query, view,
- * profile_flame: what report and flame do) and through the live session's
+ * viewtree_flame: what report and flame do) and through the live session's
  * (live.c: its windows, view and filter commands, live_view_build: what top
  * and ctl show) gives identical flame trees, node for node, for every view:
  * all, in, slow and fast with percentile, auto and absolute thresholds, and
@@ -28,6 +28,7 @@
 #include "valuereport.h"
 #include "values.h"
 #include "view.h"
+#include "viewtree.h"
 
 /* ---- a session that replays a recording ------------------------------------ */
 
@@ -369,7 +370,7 @@ static char *offline_tree(struct paths *x, const struct view *filter, enum span_
 		cr_assert_eq(query_parse(x->offline, cls, query, &q, err, sizeof(err)), 0, "%s", err);
 		query_apply(&q, &v);
 	}
-	struct flame_tree *t = profile_flame(x->offline, &v, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(x->offline, &v, FLAME_ROOT_COMM);
 	*total = t->root->total;
 	char *text = tree_text(t);
 	flame_free(t);

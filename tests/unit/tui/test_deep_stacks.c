@@ -27,6 +27,7 @@
 #include "report.h"
 #include "speedscope.h"
 #include "tuitree.h"
+#include "viewtree.h"
 
 #define DEEP 1000000   /* the folded writer's crash */
 #define DEEP_SVG 100000 /* flame's crash; SVG output is ~350 bytes a level, and
@@ -101,7 +102,7 @@ static size_t count(const char *hay, const char *needle)
 Test(deep, folded_writes_the_whole_stack)
 {
 	struct profile *p = deep_profile(DEEP);
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	struct mem m;
 	cr_assert_eq(folded_write(mem_open(&m), t, true), 0);
 	mem_close(&m);
@@ -119,7 +120,7 @@ Test(deep, folded_writes_the_whole_stack)
 static void check_svg(bool icicle)
 {
 	struct profile *p = deep_profile(DEEP_SVG);
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	flame_sort(t);
 	struct flamesvg_options o;
 	flamesvg_default_options(&o);
@@ -155,7 +156,7 @@ Test(deep, icicle_svg_draws_every_level)
 Test(deep, flamediff_merges_and_draws_deep_trees)
 {
 	struct profile *p = deep_profile(DEEP_SVG);
-	struct flame_tree *base = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *base = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	struct flame_tree *cmp = flame_new(p->frames);
 	uint32_t ab[3] = {base->root->children[0]->frame, frames_intern(p->frames, "a", "", "", 0,
 									   FRAME_USER),
@@ -210,7 +211,7 @@ Test(deep, nflx_round_trip_keeps_the_depth)
 	struct profile *q = nflx_read((const uint8_t *)m.buf, m.len, err, sizeof(err));
 	cr_assert_not_null(q, "%s", err);
 	cr_assert_eq(q->nsamples, 3);
-	cr_assert_eq(profile_total_weight(q, NULL), 6);
+	cr_assert_eq(viewtree_total_weight(q, NULL), 6);
 	cr_assert_eq(q->nodes[q->samples[0].stack].depth, DEEP_SVG);
 	free(m.buf);
 	profile_free(q);
@@ -263,7 +264,7 @@ Test(deep, heatmap_chart_and_reports_take_deep_stacks)
 Test(deep, tui_tree_flattens_expands_and_searches_deep_trees)
 {
 	struct profile *p = deep_profile(DEEP);
-	struct flame_tree *t = profile_flame(p, NULL, FLAME_ROOT_COMM);
+	struct flame_tree *t = viewtree_flame(p, NULL, FLAME_ROOT_COMM);
 	struct tuitree *tt = tuitree_new();
 	tuitree_set_tree(tt, t);
 	tuitree_select(tt, 0);
@@ -284,7 +285,7 @@ Test(deep, live_view_prints_the_leaf_end_of_a_deep_stack)
 {
 	struct profile *p = deep_profile(DEEP);
 	struct live_view *v = calloc(1, sizeof(*v));
-	v->flame = profile_flame(p, NULL, FLAME_ROOT_NONE);
+	v->flame = viewtree_flame(p, NULL, FLAME_ROOT_NONE);
 	v->total = 6;
 	struct mem m;
 	live_view_print(mem_open(&m), v, 5);
