@@ -51,6 +51,8 @@ for file in src/*/*.[ch]; do
 			complain "$file includes \"$inc\", which is in no layer"
 		elif [ "$to" != "$layer" ] && [ "${rank[$to]}" -ge "${rank[$layer]}" ]; then
 			complain "$file ($layer) includes $inc from $to, a layer above or beside it"
+		elif [ "$to" = engine ] && [[ $layer =~ ^(model|formats|render)$ ]]; then
+			complain "$file ($layer) includes $inc: profiles are read, written and drawn without the kernel (the session runs the engine)"
 		fi
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
 done
@@ -77,5 +79,48 @@ for file in src/*/*.[ch]; do
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$file")
 done
 
-[ "$fail" = 0 ] && echo "layers: every include goes down or stays in its layer, every library stays with its owner"
+# Inside a layer, modules (a .c and its .h) form no circle: when a.c or a.h
+# includes b.h and b's files include a.h, neither can be read or tested
+# without the other, so one of them holds a job of the other's. Depth-first
+# search over the module graph; each circle is named once, by its path.
+declare -A deps
+for file in src/*/*.[ch]; do
+	layer=${file#src/}
+	layer=${layer%%/*}
+	base=${file##*/}
+	mod=$layer/${base%.*}
+	while IFS= read -r inc; do
+		to=${home[$inc]:-}
+		[ "$to" = "$layer" ] || continue
+		dep=$layer/${inc%.h}
+		[ "$dep" = "$mod" ] && continue
+		case " ${deps[$mod]:-} " in *" $dep "*) ;; *) deps[$mod]="${deps[$mod]:-} $dep" ;; esac
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+done
+declare -A state # 1: on the current path, 2: done
+path=()
+visit() {
+	local m=$1 d i
+	state[$m]=1
+	path+=("$m")
+	for d in ${deps[$m]:-}; do
+		if [ "${state[$d]:-0}" = 1 ]; then
+			local circle=""
+			for ((i = ${#path[@]} - 1; i >= 0; i--)); do
+				circle="${path[i]} -> $circle"
+				[ "${path[i]}" = "$d" ] && break
+			done
+			complain "include circle inside a layer: $circle$d"
+		elif [ "${state[$d]:-0}" = 0 ]; then
+			visit "$d"
+		fi
+	done
+	unset 'path[${#path[@]}-1]'
+	state[$m]=2
+}
+for m in $(printf '%s\n' "${!deps[@]}" | sort); do
+	[ "${state[$m]:-0}" = 0 ] && visit "$m"
+done
+
+[ "$fail" = 0 ] && echo "layers: every include goes down or stays in its layer, no circle inside a layer, every library stays with its owner"
 exit "$fail"

@@ -1,5 +1,7 @@
 #include "filebuf.h"
 
+#include "errbuf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@ int filebuf_read(const char *path, struct filebuf *out, char *err, size_t errlen
 	int rc = filebuf_from_infile(&in, "profile", out, inner, sizeof(inner));
 	infile_close(&in);
 	if (rc)
-		snprintf(err, errlen, "%s: %s", path, inner);
+		errbuf_set(err, errlen, "%s: %s", path, inner);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 #define RAW_CHUNK ((size_t)64 << 10)   /* bytes read from the source at a time */
@@ -27,14 +28,14 @@ int infile_open(struct infile *in, const char *path, char *err, size_t errlen)
 	init(in);
 	in->fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		infile_close(in);
 		return -1;
 	}
 	in->close_fd = !is_stdin;
 	struct stat st;
 	if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot read %s: it is a directory", path);
+		errbuf_set(err, errlen, "cannot read %s: it is a directory", path);
 		infile_close(in);
 		return -1;
 	}
@@ -68,7 +69,7 @@ static ssize_t read_source(struct infile *in, uint8_t *to, size_t n, char *err, 
 		if (got >= 0)
 			return got;
 		if (errno != EINTR) {
-			snprintf(err, errlen, "read error: %s", strerror(errno));
+			errbuf_set(err, errlen, "read error: %s", strerror(errno));
 			return -1;
 		}
 	}
@@ -120,7 +121,7 @@ static int start(struct infile *in, char *err, size_t errlen)
 	}
 	in->z = xcalloc(1, sizeof(*in->z));
 	if (inflateInit2(in->z, 15 + 32) != Z_OK) { /* 32: gzip and zlib headers */
-		snprintf(err, errlen, "cannot start decompression");
+		errbuf_set(err, errlen, "cannot start decompression");
 		return -1;
 	}
 	in->z->next_in = in->zin;
@@ -153,7 +154,7 @@ static int fill(struct infile *in, char *err, size_t errlen)
 			if (got < 0)
 				return -1;
 			if (got == 0) {
-				snprintf(err, errlen, "corrupt or truncated gzip data");
+				errbuf_set(err, errlen, "corrupt or truncated gzip data");
 				return -1;
 			}
 			in->z->next_in = in->zin;
@@ -167,7 +168,7 @@ static int fill(struct infile *in, char *err, size_t errlen)
 		if (r == Z_STREAM_END) {
 			in->eof = true; /* what follows the first member is ignored */
 		} else if (r != Z_OK && !(r == Z_BUF_ERROR && in->z->avail_in == 0)) {
-			snprintf(err, errlen, "corrupt or truncated gzip data");
+			errbuf_set(err, errlen, "corrupt or truncated gzip data");
 			return -1;
 		}
 	}
@@ -202,9 +203,9 @@ int infile_line(struct infile *in, const char **line, size_t *len, char *err, si
 						    : NULL;
 		size_t n = nl ? (size_t)(nl - from) : avail;
 		if (n > INFILE_MAX_LINE) {
-			snprintf(err, errlen, "line %zu is longer than %zu MiB: no text profile has such "
-					      "lines",
-				 in->lineno + 1, INFILE_MAX_LINE >> 20);
+			errbuf_set(err, errlen, "line %zu is longer than %zu MiB: no text profile has such "
+					        "lines",
+				   in->lineno + 1, INFILE_MAX_LINE >> 20);
 			return -1;
 		}
 		if (nl || (in->eof && avail)) {
@@ -224,8 +225,8 @@ int infile_line(struct infile *in, const char **line, size_t *len, char *err, si
 
 static int too_large(struct infile *in, size_t max, const char *what, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "larger than %zu MiB%s: sonde reads %s files whole, up to that size",
-		 max >> 20, in->gzip ? " once gunzipped" : "", what);
+	errbuf_set(err, errlen, "larger than %zu MiB%s: sonde reads %s files whole, up to that size",
+		   max >> 20, in->gzip ? " once gunzipped" : "", what);
 	return -1;
 }
 
@@ -265,11 +266,11 @@ int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **d
 		if (in->end - in->start > max)
 			return too_large(in, max, what, err, errlen);
 		if (inflating_a_bomb(in, in->end - in->start)) {
-			snprintf(err, errlen,
-				 "gunzipped, over %d times its compressed size (%zu MiB of %llu KiB so far): "
-				 "not a profile but a gzip bomb",
-				 BOMB_RATIO, (in->end - in->start) >> 20,
-				 (unsigned long long)(in->z->total_in >> 10));
+			errbuf_set(err, errlen,
+				   "gunzipped, over %d times its compressed size (%zu MiB of %llu KiB so far): "
+				   "not a profile but a gzip bomb",
+				   BOMB_RATIO, (in->end - in->start) >> 20,
+				   (unsigned long long)(in->z->total_in >> 10));
 			return -1;
 		}
 		int r = fill(in, err, errlen);

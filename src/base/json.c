@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not valid. */

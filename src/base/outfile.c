@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 /* ---- the stream: counts on after a failed write -------------------------- */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "formats.h"
 #include "registry.h"
 #include "util.h"

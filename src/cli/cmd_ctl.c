@@ -22,6 +22,7 @@
 #include "command.h"
 #include "commands.h"
 #include "ctl.h"
+#include "errbuf.h"
 #include "json.h"
 #include "printable.h"
 #include "util.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "flamechart.h"
 #include "flamediff.h"
 #include "flamesvg.h"

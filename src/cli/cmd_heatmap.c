@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "formats.h"
 #include "heatmap.h"
 #include "optval.h"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "latency.h"
 #include "printable.h"
 #include "session_args.h"

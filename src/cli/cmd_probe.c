@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "dwarfvar.h"
+#include "errbuf.h"
 #include "lines.h"
 #include "printable.h"
 #include "probes.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "recording.h"
 #include "optval.h"
 #include "session_args.h"

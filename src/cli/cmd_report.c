@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "folded.h"
 #include "optval.h"
 #include "outfile.h"

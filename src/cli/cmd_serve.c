@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "formats.h"
 #include "http.h"
 #include "live_args.h"

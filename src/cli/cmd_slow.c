@@ -9,6 +9,7 @@
 
 #include "callsplit.h"
 #include "commands.h"
+#include "errbuf.h"
 #include "flamediff.h"
 #include "flamesvg.h"
 #include "latency.h"

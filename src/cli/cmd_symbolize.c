@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "demangle.h"
+#include "errbuf.h"
 #include "printable.h"
 #include "symbols.h"
 #include "util.h"

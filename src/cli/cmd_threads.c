@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "session_args.h"
 #include "threadstates.h"
 #include "threadtable.h"

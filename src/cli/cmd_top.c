@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "live_args.h"
 #include "liverun.h"
 #include "optval.h"

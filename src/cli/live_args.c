@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "command.h"
+#include "errbuf.h"
 #include "optval.h"
 #include "session_args.h"
 #include "util.h"

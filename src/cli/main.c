@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "errbuf.h"
 #include "util.h"
 
 #define SONDE_VERSION "0.1.0"

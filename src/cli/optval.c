@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 int optval_number(const char *opt, const char *arg, const char *what, double min, double max,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "latency.h"
 #include "optval.h"
 #include "target.h"

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "events.h"
 #include "procmaps.h"
 #include "util.h"

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "offcpucut.h"
 #include "sonde.skel.h"
 #include "uprobes.h"
@@ -442,15 +443,15 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 					 : NULL;
 		if (!e->unwind_rb) {
 			if (e->unwind)
-				snprintf(err, errlen, "cannot set up the unwind requests' ring buffer: %s",
-					 strerror(errno));
+				errbuf_set(err, errlen, "cannot set up the unwind requests' ring buffer: %s",
+					   strerror(errno));
 			engine_close(e);
 			return NULL;
 		}
 	}
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_ringbuf, e, NULL);
 	if (!e->rb) {
-		snprintf(err, errlen, "cannot set up the BPF ring buffer: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot set up the BPF ring buffer: %s", strerror(errno));
 		engine_close(e);
 		return NULL;
 	}
@@ -459,7 +460,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	void *slots = mmap(NULL, e->thread_slots_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			   bpf_map__fd(e->skel->maps.threads), 0);
 	if (slots == MAP_FAILED) {
-		snprintf(err, errlen, "cannot map the thread states: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot map the thread states: %s", strerror(errno));
 		engine_close(e);
 		return NULL;
 	}
@@ -473,8 +474,8 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &one, BPF_ANY)) {
-		snprintf(err, errlen, "cannot add PID %d to the target set: %s", (int)pid,
-			 strerror(errno));
+		errbuf_set(err, errlen, "cannot add PID %d to the target set: %s", (int)pid,
+			   strerror(errno));
 		return -1;
 	}
 	/* A process that cannot be read now is loaded at its first miss. */
@@ -511,7 +512,7 @@ static int attach_sampler_software(struct engine *e, char *err, size_t errlen)
 	int cpus[MAX_CPUS];
 	int n = events_online_cpus(cpus, MAX_CPUS);
 	if (n <= 0) {
-		snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		errbuf_set(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -523,8 +524,8 @@ static int attach_sampler_software(struct engine *e, char *err, size_t errlen)
 		e->perf_links[e->ncpus] = bpf_program__attach_perf_event(e->skel->progs.sample_perf, fd);
 		e->ncpus++;
 		if (!e->perf_links[e->ncpus - 1]) {
-			snprintf(err, errlen, "cannot attach the sampler to %s on CPU %d: %s",
-				 e->opt.event.name, cpus[i], strerror(errno));
+			errbuf_set(err, errlen, "cannot attach the sampler to %s on CPU %d: %s",
+				   e->opt.event.name, cpus[i], strerror(errno));
 			return -1;
 		}
 	}
@@ -539,8 +540,8 @@ static int attach_sampler_tracepoint(struct engine *e, char *err, size_t errlen)
 	e->tp_link = bpf_program__attach_tracepoint(e->skel->progs.sample_tp,
 						    e->opt.event.category, e->opt.event.tp_name);
 	if (!e->tp_link) {
-		snprintf(err, errlen, "cannot attach to tracepoint %s: %s", e->opt.event.name,
-			 strerror(errno));
+		errbuf_set(err, errlen, "cannot attach to tracepoint %s: %s", e->opt.event.name,
+			   strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -554,13 +555,13 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, const char *
 {
 	char why[256];
 	if (tracefs_tracepoint_id(category, name, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s needs tracepoint %s:%s: %s", what, category, name, why);
+		errbuf_set(err, errlen, "%s needs tracepoint %s:%s: %s", what, category, name, why);
 		return NULL;
 	}
 	struct bpf_link *l = bpf_program__attach(prog);
 	if (!l)
-		snprintf(err, errlen, "cannot attach to tracepoint %s:%s for %s: %s", category, name,
-			 what, strerror(errno));
+		errbuf_set(err, errlen, "cannot attach to tracepoint %s:%s for %s: %s", category, name,
+			   what, strerror(errno));
 	return l;
 }
 
@@ -644,24 +645,24 @@ int engine_set_wakers(struct engine *e, bool on, char *err, size_t errlen)
 		return 0;
 	}
 	if (!engine_offcpu_on(e)) {
-		snprintf(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
+		errbuf_set(err, errlen, "wakers are kept only with off-CPU recording (--off-cpu)");
 		return -1;
 	}
 	if (e->opt.fixed && !e->opt.wakers) { /* its program was not loaded */
-		snprintf(err, errlen, "%s", fixed_refusal);
+		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
 	if (e->wakers_link)
 		return 0;
 	char why[256];
 	if (tracefs_tracepoint_id("sched", "sched_waking", why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "--wakers needs tracepoint sched:sched_waking: %s", why);
+		errbuf_set(err, errlen, "--wakers needs tracepoint sched:sched_waking: %s", why);
 		return -1;
 	}
 	e->wakers_link = bpf_program__attach(e->skel->progs.offcpu_wakeup);
 	if (!e->wakers_link) {
-		snprintf(err, errlen, "cannot attach to tracepoint sched:sched_waking for --wakers: %s",
-			 strerror(errno));
+		errbuf_set(err, errlen, "cannot attach to tracepoint sched:sched_waking for --wakers: %s",
+			   strerror(errno));
 		return -1;
 	}
 	e->skel->bss->offcpu_wakers = 1;
@@ -710,11 +711,11 @@ int engine_set_offcpu(struct engine *e, bool on, uint64_t min_ns, char *err, siz
 	if (engine_offcpu_on(e))
 		return 0;
 	if (!e->state_programs) {
-		snprintf(err, errlen, "%s", fixed_refusal);
+		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
 	if (e->offcpu_unavailable[0]) {
-		snprintf(err, errlen, "%s", e->offcpu_unavailable);
+		errbuf_set(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
 	}
 	const char *what = "off-CPU recording";
@@ -775,7 +776,7 @@ static int pass_attach(struct engine *e, char *err, size_t errlen)
 	struct event_spec clock;
 	if (events_online_cpus(cpus, 1) < 1 || events_parse("cpu-clock", &clock, err, errlen)) {
 		if (!err[0])
-			snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+			errbuf_set(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
 		return -1;
 	}
 	e->tstate_fd = events_open_cpu(&clock, cpus[0], 0, 1000000000ull / e->opt.tstate_freq, err,
@@ -784,8 +785,8 @@ static int pass_attach(struct engine *e, char *err, size_t errlen)
 		return -1;
 	e->tstate_pass = bpf_program__attach_perf_event(e->skel->progs.threads_pass, e->tstate_fd);
 	if (!e->tstate_pass) {
-		snprintf(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
-			 cpus[0], strerror(errno));
+		errbuf_set(err, errlen, "cannot attach the thread-state pass to cpu-clock on CPU %d: %s",
+			   cpus[0], strerror(errno));
 		close(e->tstate_fd);
 		e->tstate_fd = -1;
 		return -1;
@@ -796,7 +797,7 @@ static int pass_attach(struct engine *e, char *err, size_t errlen)
 static int threads_attach(struct engine *e, char *err, size_t errlen)
 {
 	if (e->offcpu_unavailable[0]) {
-		snprintf(err, errlen, "%s", e->offcpu_unavailable);
+		errbuf_set(err, errlen, "%s", e->offcpu_unavailable);
 		return -1;
 	}
 	const char *what = "thread-state sampling";
@@ -843,7 +844,7 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
 	}
 	uint64_t old = e->opt.tstate_freq;
 	if (!e->thread_programs) {
-		snprintf(err, errlen, "%s", fixed_refusal);
+		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
 	e->opt.tstate_freq = freq;
@@ -879,8 +880,8 @@ int engine_start(struct engine *e, char *err, size_t errlen)
 	for (int i = 0; i < 3; i++) {
 		e->task_links[i] = bpf_program__attach(task_progs[i]);
 		if (!e->task_links[i]) {
-			snprintf(err, errlen, "cannot attach the process-lifecycle tracepoint %s: %s",
-				 bpf_program__section_name(task_progs[i]), strerror(errno));
+			errbuf_set(err, errlen, "cannot attach the process-lifecycle tracepoint %s: %s",
+				   bpf_program__section_name(task_progs[i]), strerror(errno));
 			return -1;
 		}
 	}
@@ -946,7 +947,7 @@ int engine_set_sampling(struct engine *e, const struct event_spec *event, uint64
 			uint64_t period, char *err, size_t errlen)
 {
 	if (e->opt.fixed) {
-		snprintf(err, errlen, "%s", fixed_refusal);
+		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
 	struct engine_options old = e->opt;
@@ -1317,7 +1318,7 @@ static int refuse_without_spans(const struct engine *e, char *err, size_t errlen
 {
 	if (!(e->opt.fixed && e->opt.no_spans))
 		return 0;
-	snprintf(err, errlen, "%s", fixed_refusal);
+	errbuf_set(err, errlen, "%s", fixed_refusal);
 	return -1;
 }
 
@@ -1329,14 +1330,14 @@ int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 	int need = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (is_calibration(b->probes[i])) {
-			snprintf(err, errlen, "probe id %u is sonde's own", b->probes[i]);
+			errbuf_set(err, errlen, "probe id %u is sonde's own", b->probes[i]);
 			return -1;
 		}
 		need += !probe_attached(e, b->probes[i]);
 	}
 	if (need > engine_probes_available(e)) {
-		snprintf(err, errlen, "too many traced functions at once (at most %d): untrace some",
-			 ENGINE_USER_PROBES);
+		errbuf_set(err, errlen, "too many traced functions at once (at most %d): untrace some",
+			   ENGINE_USER_PROBES);
 		return -1;
 	}
 	/* A probe already attached for this process keeps its attachment: a
@@ -1369,12 +1370,12 @@ int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const 
 {
 	uint32_t probes[INSN_CLASSES];
 	if (n == 0 || n > INSN_CLASSES) {
-		snprintf(err, errlen, "%zu calibration classes, expected 1 to %d", n, INSN_CLASSES);
+		errbuf_set(err, errlen, "%zu calibration classes, expected 1 to %d", n, INSN_CLASSES);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (cls[i] < 0 || cls[i] >= INSN_CLASSES) {
-			snprintf(err, errlen, "no calibration probe for class %d", cls[i]);
+			errbuf_set(err, errlen, "no calibration probe for class %d", cls[i]);
 			return -1;
 		}
 		probes[i] = engine_calibration_probe(cls[i]);
@@ -1411,14 +1412,14 @@ static int link_uprobes(struct engine *e, struct bpf_program *prog, const char *
 					cookies + done, k, pid, retprobe, e->multi, why, sizeof(why));
 		if (fd < 0) {
 			if (k == 1)
-				snprintf(err, errlen, "cannot attach a %s to %s at offset 0x%llx: %s",
-					 retprobe ? "return probe" : "uprobe", binary,
-					 (unsigned long long)offsets[done], why);
+				errbuf_set(err, errlen, "cannot attach a %s to %s at offset 0x%llx: %s",
+					   retprobe ? "return probe" : "uprobe", binary,
+					   (unsigned long long)offsets[done], why);
 			else
-				snprintf(err, errlen,
-					 "cannot attach %s at %zu offsets of %s (0x%llx...): %s",
-					 retprobe ? "return probes" : "uprobes", k, binary,
-					 (unsigned long long)offsets[done], why);
+				errbuf_set(err, errlen,
+					   "cannot attach %s at %zu offsets of %s (0x%llx...): %s",
+					   retprobe ? "return probes" : "uprobes", k, binary,
+					   (unsigned long long)offsets[done], why);
 			remove_uprobes(e, fds, done);
 			for (size_t i = 0; i < n; i++)
 				fds[i] = -1;
@@ -1450,7 +1451,7 @@ static int attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 		int found = slot_of(e, probe);
 		fresh[nslots] = found < 0;
 		if (fresh[nslots] && (found = take_slot(e)) < 0) {
-			snprintf(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
+			errbuf_set(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
 			goto out;
 		}
 		uint32_t slot = (uint32_t)found;
@@ -1484,8 +1485,8 @@ static int attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 		/* A fresh probe's program first: its hits count once it is active. */
 		const struct sonde_fetch_prog *prog = b->fetch && fresh[i] ? b->fetch[i] : NULL;
 		if ((prog && set_fetch(e, slots[i], prog)) || set_probe_config(e, slots[i], true)) {
-			snprintf(err, errlen, "cannot configure probe %u: %s", probes[i],
-				 strerror(errno));
+			errbuf_set(err, errlen, "cannot configure probe %u: %s", probes[i],
+				   strerror(errno));
 			for (size_t j = 0; j < i; j++)
 				if (fresh[j])
 					set_probe_config(e, slots[j], false);
@@ -1584,13 +1585,13 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 			size_t errlen)
 {
 	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
-		snprintf(err, errlen, "bad point probe %u (bit %u)", probe, bit);
+		errbuf_set(err, errlen, "bad point probe %u (bit %u)", probe, bit);
 		return -1;
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
 	if (e->opt.fixed && e->opt.no_points) { /* point_hit was not loaded */
-		snprintf(err, errlen, "%s", fixed_refusal);
+		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
 	}
 	if (attached_for(e, probe, pid)) /* a second would count each hit twice */
@@ -1598,24 +1599,24 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 	int found = slot_of(e, probe);
 	bool fresh = found < 0;
 	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0)) {
-		snprintf(err, errlen, "too many probes at once (at most %d): untrace some",
-			 ENGINE_USER_PROBES);
+		errbuf_set(err, errlen, "too many probes at once (at most %d): untrace some",
+			   ENGINE_USER_PROBES);
 		return -1;
 	}
 	uint32_t slot = (uint32_t)found;
 	if (!fresh && fetch && e->point_progs_n[slot] != n) {
-		snprintf(err, errlen, "point probe %u has %u programs, not %zu", probe,
-			 e->point_progs_n[slot], n);
+		errbuf_set(err, errlen, "point probe %u has %u programs, not %zu", probe,
+			   e->point_progs_n[slot], n);
 		return -1;
 	}
 	if (fresh && fetch && take_point_progs(e, slot, n)) {
 		size_t used = 0;
 		for (size_t k = 0; k < SONDE_POINT_PROGS; k++)
 			used += e->point_prog_used[k];
-		snprintf(err, errlen,
-			 "captures at %zu addresses: the lines traced at once capture at %d addresses "
-			 "at most (%zu in use): untrace some",
-			 n, SONDE_POINT_PROGS, used);
+		errbuf_set(err, errlen,
+			   "captures at %zu addresses: the lines traced at once capture at %d addresses "
+			   "at most (%zu in use): untrace some",
+			   n, SONDE_POINT_PROGS, used);
 		return -1;
 	}
 	if (fresh) {
@@ -1640,7 +1641,7 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 	bool ok = link_uprobes(e, e->skel->progs.point_hit, binary, offsets, cookies, n, pid,
 			       false, fds, err, errlen) == 0;
 	if (ok && set_probe_config(e, slot, true)) {
-		snprintf(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		remove_uprobes(e, fds, n);
 		ok = false;
 	}
@@ -1850,8 +1851,8 @@ struct bpf_link *engine_attach_perf_fd(struct engine *e, int fd, char *err, size
 {
 	struct bpf_link *l = bpf_program__attach_perf_event(e->skel->progs.sample_perf, fd);
 	if (!l)
-		snprintf(err, errlen, "cannot attach the sampler to a perf event: %s",
-			 strerror(errno));
+		errbuf_set(err, errlen, "cannot attach the sampler to a perf event: %s",
+			   strerror(errno));
 	return l;
 }
 

@@ -18,11 +18,8 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "records.h"
 #include "sonde_abi.h"
-
-/* Called for each ring-buffer record (see bpf/sonde_abi.h for layouts).
- * Returning non-zero stops the current poll. */
-typedef int (*engine_record_fn)(void *arg, const void *data, size_t size);
 
 struct engine_options {
 	struct event_spec event;

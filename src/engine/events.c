@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "tracefs.h"
 
 static const struct {
@@ -67,11 +68,11 @@ int events_parse(const char *spec, struct event_spec *out, char *err, size_t err
 			}
 		}
 	}
-	snprintf(err, errlen,
-		 "unknown event '%s': use cpu-clock, task-clock, page-faults, minor-faults, "
-		 "major-faults, context-switches, cpu-migrations, or a tracepoint as category:name "
-		 "(e.g. sched:sched_switch)",
-		 spec);
+	errbuf_set(err, errlen,
+		   "unknown event '%s': use cpu-clock, task-clock, page-faults, minor-faults, "
+		   "major-faults, context-switches, cpu-migrations, or a tracepoint as category:name "
+		   "(e.g. sched:sched_switch)",
+		   spec);
 	return -1;
 }
 
@@ -102,13 +103,13 @@ int events_open_cpu(const struct event_spec *e, int cpu, uint64_t freq, uint64_t
 	if (fd < 0) {
 		int er = errno;
 		if (er == EACCES || er == EPERM)
-			snprintf(err, errlen,
-				 "not allowed to open perf event %s (%s): run as root or grant "
-				 "CAP_PERFMON and CAP_BPF",
-				 e->name, strerror(er));
+			errbuf_set(err, errlen,
+				   "not allowed to open perf event %s (%s): run as root or grant "
+				   "CAP_PERFMON and CAP_BPF",
+				   e->name, strerror(er));
 		else
-			snprintf(err, errlen, "cannot open perf event %s on CPU %d: %s", e->name,
-				 cpu, strerror(er));
+			errbuf_set(err, errlen, "cannot open perf event %s on CPU %d: %s", e->name,
+				   cpu, strerror(er));
 		return -1;
 	}
 	return fd;

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "engine.h"
+#include "records.h"
 
 struct offcpu_cut {
 	int stash_fd;      /* the map offcpu_stash (struct sonde_offcpu_entry) */

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -29,8 +30,8 @@ int target_spawn(char *const argv[], const char *output, struct target_cmd *t, c
 		out_fd = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (out_fd < 0 || null_fd < 0) {
-			snprintf(err, errlen, "cannot open %s for the command's output: %s", output,
-				 strerror(errno));
+			errbuf_set(err, errlen, "cannot open %s for the command's output: %s", output,
+				   strerror(errno));
 			if (out_fd >= 0)
 				close(out_fd);
 			if (null_fd >= 0)
@@ -40,10 +41,10 @@ int target_spawn(char *const argv[], const char *output, struct target_cmd *t, c
 	}
 	pid_t pid = -1;
 	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "cannot create pipes to start the command: %s",
-			 strerror(errno));
+		errbuf_set(err, errlen, "cannot create pipes to start the command: %s",
+			   strerror(errno));
 	} else if ((pid = fork()) < 0) {
-		snprintf(err, errlen, "cannot fork to start the command: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot fork to start the command: %s", strerror(errno));
 	}
 	if (pid < 0) {
 		if (output) {
@@ -94,7 +95,7 @@ int target_spawn(char *const argv[], const char *output, struct target_cmd *t, c
 int target_release(struct target_cmd *t, char *err, size_t errlen)
 {
 	if (write(t->gate_fd, "g", 1) != 1) {
-		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot start the command: %s", strerror(errno));
 		close(t->gate_fd);
 		t->gate_fd = -1;
 		return -1;
@@ -111,9 +112,9 @@ int target_release(struct target_cmd *t, char *err, size_t errlen)
 		waitpid(t->pid, &t->wait_status, 0);
 		t->exited = true;
 		if (e == ENOENT)
-			snprintf(err, errlen, "command not found (check the name and PATH)");
+			errbuf_set(err, errlen, "command not found (check the name and PATH)");
 		else
-			snprintf(err, errlen, "cannot run the command: %s", strerror(e));
+			errbuf_set(err, errlen, "cannot run the command: %s", strerror(e));
 		return -1;
 	}
 	return 0;
@@ -147,18 +148,18 @@ int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t err
 		errno = 0;
 		long v = strtol(p, &end, 10);
 		if (end == p || errno || v <= 0 || v > INT_MAX || (*end && *end != ',')) {
-			snprintf(err, errlen, "bad PID list '%s': expected PID[,PID...]", s);
+			errbuf_set(err, errlen, "bad PID list '%s': expected PID[,PID...]", s);
 			return -1;
 		}
 		if (n == max) {
-			snprintf(err, errlen, "too many PIDs in '%s' (at most %d)", s, max);
+			errbuf_set(err, errlen, "too many PIDs in '%s' (at most %d)", s, max);
 			return -1;
 		}
 		pids[n++] = (pid_t)v;
 		p = *end ? end + 1 : end;
 	}
 	if (n == 0)
-		snprintf(err, errlen, "empty PID list: expected PID[,PID...]");
+		errbuf_set(err, errlen, "empty PID list: expected PID[,PID...]");
 	return n ? n : -1;
 }
 

@@ -1,5 +1,7 @@
 #include "tracefs.h"
 
+#include "errbuf.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +35,10 @@ const char *tracefs_path(char *err, size_t errlen)
 	/* Old kernels expose tracing only under debugfs. */
 	if (is_fs("/sys/kernel/debug", DEBUGFS_MAGIC_NUMBER) && access(legacy, F_OK) == 0)
 		return legacy;
-	snprintf(err, errlen,
-		 "tracefs is not mounted and mounting it at %s failed (%s); run as root or "
-		 "mount it: mount -t tracefs tracefs %s",
-		 primary, strerror(e), primary);
+	errbuf_set(err, errlen,
+		   "tracefs is not mounted and mounting it at %s failed (%s); run as root or "
+		   "mount it: mount -t tracefs tracefs %s",
+		   primary, strerror(e), primary);
 	return NULL;
 }
 
@@ -49,9 +51,9 @@ long tracefs_tracepoint_id(const char *category, const char *name, char *err, si
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, category, name);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		snprintf(err, errlen,
-			 "unknown tracepoint %s:%s (no %s); list them with: ls %s/events/%s",
-			 category, name, path, root, category);
+		errbuf_set(err, errlen,
+			   "unknown tracepoint %s:%s (no %s); list them with: ls %s/events/%s",
+			   category, name, path, root, category);
 		return -1;
 	}
 	long id = -1;
@@ -59,7 +61,7 @@ long tracefs_tracepoint_id(const char *category, const char *name, char *err, si
 		id = -1;
 	fclose(f);
 	if (id < 0)
-		snprintf(err, errlen, "cannot read the id of tracepoint %s:%s from %s", category,
-			 name, path);
+		errbuf_set(err, errlen, "cannot read the id of tracepoint %s:%s from %s", category,
+			   name, path);
 	return id;
 }

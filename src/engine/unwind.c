@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cficache.h"
+#include "errbuf.h"
 #include "procmaps.h"
 #include "sonde_abi.h"
 #include "hashmap.h"

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 #define FDS_PER_MESSAGE 64

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "infile.h"
 #include "printable.h"
 #include "registry.h"
@@ -203,19 +204,19 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
 		if (n == 0)
 			continue;
 		if (memchr(line, 0, n)) {
-			snprintf(err, errlen, "line %zu: a NUL byte: not folded stacks", lineno);
+			errbuf_set(err, errlen, "line %zu: a NUL byte: not folded stacks", lineno);
 			goto fail;
 		}
 		uint64_t count = 0;
 		const char *digits = NULL;
 		enum count_result cr = split_count(line, &count, &digits);
 		if (cr == COUNT_MISSING) {
-			snprintf(err, errlen, "line %zu: expected \"frame;frame;... COUNT\"", lineno);
+			errbuf_set(err, errlen, "line %zu: expected \"frame;frame;... COUNT\"", lineno);
 			goto fail;
 		}
 		if (cr == COUNT_TOO_LARGE) {
-			snprintf(err, errlen, "line %zu: count %.40s is too large (at most %" PRIu64 ")",
-				 lineno, digits, PROFILE_MAX_WEIGHT);
+			errbuf_set(err, errlen, "line %zu: count %.40s is too large (at most %" PRIu64 ")",
+				   lineno, digits, PROFILE_MAX_WEIGHT);
 			goto fail;
 		}
 		size_t depth = 0;
@@ -253,10 +254,10 @@ struct profile *folded_read_lines(struct infile *in, char *err, size_t errlen)
 			over = profile_add_sample(p, &s, NULL, 0);
 		}
 		if (over) {
-			snprintf(err, errlen,
-				 "line %zu: the counts add up to more than %" PRIu64
-				 " (the most one profile holds)",
-				 lineno, PROFILE_MAX_WEIGHT);
+			errbuf_set(err, errlen,
+				   "line %zu: the counts add up to more than %" PRIu64
+				   " (the most one profile holds)",
+				   lineno, PROFILE_MAX_WEIGHT);
 			goto fail;
 		}
 	}

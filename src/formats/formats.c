@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "outfile.h"
 #include "util.h"
 

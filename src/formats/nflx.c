@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "order.h"
 #include "pb.h"
 #include "registry.h"

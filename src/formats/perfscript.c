@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "folded.h"
 #include "infile.h"
 #include "registry.h"
@@ -621,7 +622,7 @@ static int scan_records(struct infile *in, const struct record_sink *k, struct s
 	int got;
 	while ((got = infile_line(in, &s, &n, err, errlen)) > 0) {
 		if (memchr(s, 0, n)) {
-			snprintf(err, errlen, "line %zu: a NUL byte: not perf script text", in->lineno);
+			errbuf_set(err, errlen, "line %zu: a NUL byte: not perf script text", in->lineno);
 			return -1;
 		}
 		if (n && s[n - 1] == '\r')
@@ -643,8 +644,8 @@ static int scan_records(struct infile *in, const struct record_sink *k, struct s
 				return -1;
 			open = seen_header = true;
 		} else if (!seen_header) {
-			snprintf(err, errlen, "line %zu: expected a perf script record header",
-				 in->lineno);
+			errbuf_set(err, errlen, "line %zu: expected a perf script record header",
+				   in->lineno);
 			return -1;
 		} else if (open && parse_stackline(s, n, &sl)) {
 			if (k->frame(k->arg, &sl, in->lineno, err, errlen))
@@ -765,7 +766,7 @@ static int collapse_frame(void *arg, const struct stackline *sl, size_t line, ch
 		return 0;
 	split_arrows(func, &c->fields);
 	if (c->nfrags + c->fields.n > MAX_RECORD_FRAMES) {
-		snprintf(err, errlen, "line %zu: %s", line, too_deep);
+		errbuf_set(err, errlen, "line %zu: %s", line, too_deep);
 		return -1;
 	}
 	grow_array((void **)&c->groups, &c->groups_cap, c->ngroups + 1, sizeof(*c->groups));
@@ -836,7 +837,7 @@ static int collapse_write(struct collapser *c, FILE *out, char *err, size_t errl
 	}
 	free(sorted);
 	if (fflush(out) != 0 || ferror(out)) {
-		snprintf(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
+		errbuf_set(err, errlen, "cannot write the folded stacks: %s", strerror(errno ? errno : EIO));
 		return -1;
 	}
 	return 0;
@@ -963,10 +964,10 @@ static int read_end(void *arg, char *err, size_t errlen)
 		.stack = profile_stack_intern(r->p, r->root_first, k),
 	};
 	if (profile_add_sample(r->p, &s, NULL, 0)) {
-		snprintf(err, errlen,
-			 "line %zu: the periods add up to more than %" PRIu64
-			 " (the most one profile holds)",
-			 r->rec.line, PROFILE_MAX_WEIGHT);
+		errbuf_set(err, errlen,
+			   "line %zu: the periods add up to more than %" PRIu64
+			   " (the most one profile holds)",
+			   r->rec.line, PROFILE_MAX_WEIGHT);
 		return -1;
 	}
 	if (r->rec.has_time) {
@@ -1070,12 +1071,12 @@ static int read_begin(void *arg, const struct record_head *rh, size_t line, char
 		return -1;
 	start_record(r, rh, line);
 	if (r->too_many_events) {
-		snprintf(err, errlen, "line %zu: more than %d distinct event names", line, MAX_EVENTS);
+		errbuf_set(err, errlen, "line %zu: more than %d distinct event names", line, MAX_EVENTS);
 		return -1;
 	}
 	if (r->rec.weight_too_large) {
-		snprintf(err, errlen, "line %zu: the period is too large (at most %" PRIu64 ")", line,
-			 PROFILE_MAX_WEIGHT);
+		errbuf_set(err, errlen, "line %zu: the period is too large (at most %" PRIu64 ")", line,
+			   PROFILE_MAX_WEIGHT);
 		return -1;
 	}
 	r->java = sv_eq(rh->h.comm, "java");
@@ -1088,7 +1089,7 @@ static int read_frame(void *arg, const struct stackline *sl, size_t line, char *
 	struct reader *r = arg;
 	add_stackline(r, sl, r->java);
 	if (r->nframes > MAX_RECORD_FRAMES) {
-		snprintf(err, errlen, "line %zu: %s", line, too_deep);
+		errbuf_set(err, errlen, "line %zu: %s", line, too_deep);
 		return -1;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "outfile.h"
 #include "pb.h"
 #include "registry.h"

@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "outfile.h"
 #include "owncost.h"
 #include "registry.h"
@@ -110,7 +111,7 @@ static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(err, errlen, "SQLite: %s", msg ? msg : "unknown error");
+		errbuf_set(err, errlen, "SQLite: %s", msg ? msg : "unknown error");
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -120,7 +121,7 @@ static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
 static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, char *err, size_t errlen)
 {
 	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
+		errbuf_set(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
 		return -1;
 	}
 	return 0;
@@ -131,7 +132,7 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, char *err, size_t errlen)
 	int r = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (r != SQLITE_DONE) {
-		snprintf(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
+		errbuf_set(err, errlen, "SQLite: %s", sqlite3_errmsg(db));
 		return -1;
 	}
 	return 0;
@@ -489,8 +490,8 @@ struct recording_image *recording_build(const struct profile *p, char *err, size
 	if (sqlite3_open_v2("file:recording?vfs=memdb", &img->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
 			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot build the recording in memory: %s",
-			 img->db ? sqlite3_errmsg(img->db) : "out of memory");
+		errbuf_set(err, errlen, "cannot build the recording in memory: %s",
+			   img->db ? sqlite3_errmsg(img->db) : "out of memory");
 		recording_image_free(img);
 		return NULL;
 	}
@@ -506,13 +507,13 @@ struct recording_image *recording_build(const struct profile *p, char *err, size
 	    save_values(img->db, p, inner, sizeof(inner)) ||
 	    save_thread_samples(img->db, p, inner, sizeof(inner)) ||
 	    exec_sql(img->db, "COMMIT;", inner, sizeof(inner))) {
-		snprintf(err, errlen, "cannot build the recording in memory: %s", inner);
+		errbuf_set(err, errlen, "cannot build the recording in memory: %s", inner);
 		recording_image_free(img);
 		return NULL;
 	}
 	img->bytes = sqlite3_serialize(img->db, "main", &img->size, SQLITE_SERIALIZE_NOCOPY);
 	if (!img->bytes) {
-		snprintf(err, errlen, "cannot build the recording in memory: SQLite gave no image");
+		errbuf_set(err, errlen, "cannot build the recording in memory: SQLite gave no image");
 		recording_image_free(img);
 		return NULL;
 	}
@@ -1391,17 +1392,17 @@ struct profile *recording_load(const char *path, char *err, size_t errlen)
 {
 	struct loader l = {.path = path, .err = err, .errlen = errlen};
 	if (access(path, R_OK) < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	if (stat(path, &st) < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (sqlite3_open_v2(path, &l.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot open %s: %s", path,
-			 l.db ? sqlite3_errmsg(l.db) : "out of memory");
+		errbuf_set(err, errlen, "cannot open %s: %s", path,
+			   l.db ? sqlite3_errmsg(l.db) : "out of memory");
 		sqlite3_close(l.db);
 		return NULL;
 	}

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 /* The formats, one line each, in the order detection tries them (a

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "order.h"
 #include "sonde_abi.h"
 #include "util.h"

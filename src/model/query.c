@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "ldso.h"
 #include "probes.h"
 #include "util.h"
@@ -107,7 +108,7 @@ int query_parse(struct profile *p, enum span_class cls, const char *arg, struct 
 	char terr[256];
 	bool thr_ok = threshold_parse(thr, &q->threshold, terr, sizeof(terr)) == 0;
 	if (q->probe >= 0 && !thr_ok) {
-		snprintf(err, errlen, "%s", terr);
+		errbuf_set(err, errlen, "%s", terr);
 		free(func);
 		return -1;
 	}
@@ -119,13 +120,13 @@ int query_parse(struct profile *p, enum span_class cls, const char *arg, struct 
 		char names[512];
 		list_probes(p, names, sizeof(names));
 		if (p->nprobes)
-			snprintf(err, errlen, "'%s' was not traced in this recording; traced: %s", func,
-				 names);
+			errbuf_set(err, errlen, "'%s' was not traced in this recording; traced: %s", func,
+				   names);
 		else
-			snprintf(err, errlen,
-				 "'%s' was not traced in this recording (it has no traced functions: "
-				 "record with --trace %s)",
-				 func, func);
+			errbuf_set(err, errlen,
+				   "'%s' was not traced in this recording (it has no traced functions: "
+				   "record with --trace %s)",
+				   func, func);
 		free(func);
 		return -1;
 	}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "syscalls.h"
 #include "util.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "assets.h"
+#include "errbuf.h"
 #include "flame.h"
 #include "flamesvg.h"
 #include "order.h"

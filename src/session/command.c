@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "probes.h"
 #include "session.h"
 #include "util.h"

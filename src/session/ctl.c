@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "errbuf.h"
 #include "json.h"
 #include "order.h"
 #include "util.h"

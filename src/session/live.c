@@ -1,6 +1,7 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
+#include "errbuf.h"
 #include "threadtable.h"
 #include "valuereport.h"
 
@@ -684,10 +685,10 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 {
 	if (o->keep_s < 1 || o->keep_s > 86400 || o->window_s < 1 || o->window_s > o->keep_s ||
 	    !(o->halflife_s > 0) || o->max_spans < 1) {
-		snprintf(err, errlen,
-			 "the window (%gs) must be from 1s up to the time held (--keep %gs, at "
-			 "most 1 day)",
-			 o->window_s, o->keep_s);
+		errbuf_set(err, errlen,
+			   "the window (%gs) must be from 1s up to the time held (--keep %gs, at "
+			   "most 1 day)",
+			   o->window_s, o->keep_s);
 		return NULL;
 	}
 	struct live *l = xcalloc(1, sizeof(*l));
@@ -704,8 +705,8 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->view.time = o->time;
 	if (o->time == VIEW_WALL) {
 		if (!sopt->freq || sopt->period) {
-			snprintf(err, errlen, "--wall needs samples taken at a frequency (-F), "
-					      "not every Nth event: their time is unknown");
+			errbuf_set(err, errlen, "--wall needs samples taken at a frequency (-F), "
+					        "not every Nth event: their time is unknown");
 			free(l);
 			return NULL;
 		}

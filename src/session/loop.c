@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 #define LOOP_MAX_EVENTS 64

@@ -16,6 +16,7 @@
 #include "calibrate.h"
 #include "capture.h"
 #include "drops.h"
+#include "errbuf.h"
 #include "outfile.h"
 #include "owncost.h"
 #include "hashmap.h"
@@ -499,7 +500,7 @@ static int probe_pids(struct session *s, pid_t **pids, char *err, size_t errlen)
 		if (target_pid_alive(o->pids[i]))
 			roots[nroots++] = o->pids[i];
 	if (nroots == 0) {
-		snprintf(err, errlen, "every process of the target has exited");
+		errbuf_set(err, errlen, "every process of the target has exited");
 		return -1;
 	}
 	pid_t *desc = NULL;
@@ -535,7 +536,7 @@ static int attach_uprobes(struct session *s, const struct engine_span_batch *bat
 			r = -1;
 	}
 	if (!r && !placed) {
-		snprintf(err, errlen, "every process of the target has exited");
+		errbuf_set(err, errlen, "every process of the target has exited");
 		r = -1;
 	}
 	if (r)
@@ -558,14 +559,14 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 	int id = profile_probe_find(s->prof, spec);
 	int r = -1;
 	if (id >= 0 && s->prof->probes[id].point < 0) {
-		snprintf(err, errlen, "trace %s: a function probe has that name", spec);
+		errbuf_set(err, errlen, "trace %s: a function probe has that name", spec);
 		goto out;
 	}
 	if (id >= 0 && s->attached[id] && plan->builds) {
-		snprintf(err, errlen,
-			 "trace %s: %s is traced already: untrace it first to change what it "
-			 "captures",
-			 full, spec);
+		errbuf_set(err, errlen,
+			   "trace %s: %s is traced already: untrace it first to change what it "
+			   "captures",
+			   full, spec);
 		goto out;
 	}
 	if (id >= 0 && s->attached[id]) { /* traced already */
@@ -573,13 +574,13 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 		goto done;
 	}
 	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
-		snprintf(err, errlen, "trace %s: a session traces at most %d lines", spec,
-			 SONDE_MAX_POINTS);
+		errbuf_set(err, errlen, "trace %s: a session traces at most %d lines", spec,
+			   SONDE_MAX_POINTS);
 		goto out;
 	}
 	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
-		snprintf(err, errlen, "trace %s: a session traces at most %d different probes",
-			 spec, SESSION_MAX_PROBES);
+		errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
+			   spec, SESSION_MAX_PROBES);
 		goto out;
 	}
 	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
@@ -597,7 +598,7 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 	free(offs);
 	if (!ok) {
 		engine_discard_span(s->eng, probe);
-		snprintf(err, errlen, "trace %s: %s", spec, why);
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
 	}
 	if (id < 0) {
@@ -683,7 +684,7 @@ static int resolve_spec(struct session *s, const char *spec, struct resolved_spe
 	r->n = probes_resolve(r->location, &scope, &r->t, r->note, sizeof(r->note), why, sizeof(why));
 	free(running);
 	if (r->n < 0) {
-		snprintf(err, errlen, "trace %s: %s", spec, why);
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		r->t = NULL;
 		resolved_spec_free(r);
 		return -1;
@@ -691,7 +692,7 @@ static int resolve_spec(struct session *s, const char *spec, struct resolved_spe
 	/* A line's addresses are one probe: their captures must agree. */
 	r->line = r->n > 0 && r->t[0].line;
 	if (capture_prepare(tail, r->t, r->n, r->line, &r->plan, why, sizeof(why))) {
-		snprintf(err, errlen, "trace %s: %s", spec, why);
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		resolved_spec_free(r);
 		return -1;
 	}
@@ -724,24 +725,24 @@ static int refuse_other_predicate(struct session *s, const char *spec,
 			continue; /* new */
 		const struct probe_info *pi = &s->prof->probes[f->ids[i]];
 		if (!f->fresh[i] && plan->builds) {
-			snprintf(err, errlen,
-				 "trace %s: %s is traced already: untrace it first to change what it "
-				 "captures",
-				 spec, pi->name);
+			errbuf_set(err, errlen,
+				   "trace %s: %s is traced already: untrace it first to change what it "
+				   "captures",
+				   spec, pi->name);
 			return -1;
 		}
 		const char *had = pi->predicate;
 		if (f->fresh[i] && (want || had) && (!want || !had || strcmp(want, had) != 0)) {
 			if (had)
-				snprintf(err, errlen,
-					 "trace %s: %s was traced with 'if %s' in this session and "
-					 "its counts go on: trace it with that predicate again",
-					 spec, pi->name, had);
+				errbuf_set(err, errlen,
+					   "trace %s: %s was traced with 'if %s' in this session and "
+					   "its counts go on: trace it with that predicate again",
+					   spec, pi->name, had);
 			else
-				snprintf(err, errlen,
-					 "trace %s: %s was traced without a predicate in this "
-					 "session and its counts go on: trace it without one again",
-					 spec, pi->name);
+				errbuf_set(err, errlen,
+					   "trace %s: %s was traced without a predicate in this "
+					   "session and its counts go on: trace it without one again",
+					   spec, pi->name);
 			return -1;
 		}
 	}
@@ -766,7 +767,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 		if (done[attached])
 			continue;
 		if (interrupted(s, why, sizeof(why))) {
-			snprintf(err, errlen, "trace %s: %s", spec, why);
+			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
 		/* One link a uprobe: a function at a time, so that a signal
@@ -783,7 +784,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 		}
 		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1};
 		if (attach_uprobes(s, &b, why, sizeof(why))) {
-			snprintf(err, errlen, "trace %s: %s", spec, why);
+			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
 	}
@@ -834,18 +835,18 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 	int avail = engine_probes_available(s->eng);
 	int first = -1;
 	if (need > avail) {
-		snprintf(err, errlen,
-			 "trace %s: names %d function%s to add, more than sonde can trace at once "
-			 "(%d at most, %d traced now): narrow the pattern or untrace some",
-			 spec, need, need == 1 ? "" : "s", ENGINE_USER_PROBES,
-			 ENGINE_USER_PROBES - avail);
+		errbuf_set(err, errlen,
+			   "trace %s: names %d function%s to add, more than sonde can trace at once "
+			   "(%d at most, %d traced now): narrow the pattern or untrace some",
+			   spec, need, need == 1 ? "" : "s", ENGINE_USER_PROBES,
+			   ENGINE_USER_PROBES - avail);
 		goto out;
 	}
 	if (s->prof->nprobes + (size_t)nnew > SESSION_MAX_PROBES) {
-		snprintf(err, errlen,
-			 "trace %s: names %d new function%s, but a session traces at most %d "
-			 "different functions (%zu so far)",
-			 spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
+		errbuf_set(err, errlen,
+			   "trace %s: names %d new function%s, but a session traces at most %d "
+			   "different functions (%zu so far)",
+			   spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
 	struct spec_functions fns = {t, n, ids, fresh, NULL};
@@ -903,7 +904,7 @@ static int attach_resolved(struct session *s, const char *spec, struct resolved_
 	first = ids[0];
 	if (count)
 		*count = n;
-	snprintf(err, errlen, "%s", note); /* what the spec named but left out */
+	errbuf_set(err, errlen, "%s", note); /* what the spec named but left out */
 out:
 	free(ids);
 	free(fresh);
@@ -949,10 +950,10 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 			continue;
 		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
 		    (int)i == s->sample_when_probe) {
-			snprintf(err, errlen,
-				 "%s drives the in-kernel sampling filter: run sample-in off, "
-				 "sample-slow off or sample-when off first",
-				 s->prof->probes[i].name);
+			errbuf_set(err, errlen,
+				   "%s drives the in-kernel sampling filter: run sample-in off, "
+				   "sample-slow off or sample-when off first",
+				   s->prof->probes[i].name);
 			return -1;
 		}
 	}
@@ -978,8 +979,8 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 			if (s->attached[i])
 				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
 							off ? ", " : "", s->prof->probes[i].name);
-		snprintf(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
-			 off ? list : "none");
+		errbuf_set(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
+			   off ? list : "none");
 		return -1;
 	}
 	return n;
@@ -1135,8 +1136,8 @@ static int probe_for_function(struct session *s, const char *func, char *err, si
 	int n = 0;
 	int id = attach_probe_spec(s, func, &n, err, errlen);
 	if (id >= 0 && n != 1) {
-		snprintf(err, errlen, "'%s' names %d functions: the in-kernel sampling filter takes one",
-			 func, n);
+		errbuf_set(err, errlen, "'%s' names %d functions: the in-kernel sampling filter takes one",
+			   func, n);
 		return -1;
 	}
 	return id;
@@ -1146,7 +1147,7 @@ static int push_sampler_filter(struct session *s, char *err, size_t errlen)
 {
 	if (engine_set_sampler_filter(s->eng, s->sample_in_probe, s->sample_slow_probe,
 				      s->sample_slow_ns)) {
-		snprintf(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -1196,19 +1197,19 @@ int session_set_sample_when(struct session *s, const char *line, char *err, size
 		char why[512];
 		probe = attach_probe_spec(s, line, &n, why, sizeof(why));
 		if (probe < 0) {
-			snprintf(err, errlen, "%s", why);
+			errbuf_set(err, errlen, "%s", why);
 			return -1;
 		}
 		if (s->prof->probes[probe].point < 0) {
-			snprintf(err, errlen,
-				 "%s is a function: sample-when takes a line (FILE:LINE); for "
-				 "samples inside a function's calls use sample-in",
-				 line);
+			errbuf_set(err, errlen,
+				   "%s is a function: sample-when takes a line (FILE:LINE); for "
+				   "samples inside a function's calls use sample-in",
+				   line);
 			return -1;
 		}
 	}
 	if (engine_set_sample_when(s->eng, probe)) {
-		snprintf(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
+		errbuf_set(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
 		return -1;
 	}
 	s->sample_when_probe = probe;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 static char *dupn(const char *s, size_t n)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ehframe.h"
+#include "errbuf.h"
 #include "util.h"
 
 #define REG_RBP 6

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 /* What a binary is known by: its build-id, else its file's identity. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "errbuf.h"
 #include "util.h"
 
 int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,

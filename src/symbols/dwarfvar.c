@@ -17,6 +17,7 @@
 
 #include "cfi.h"
 #include "dwarfexpr.h"
+#include "errbuf.h"
 #include "probes.h"
 #include "util.h"
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 int lines_file_matches(const char *path, const char *file)
@@ -258,9 +259,9 @@ int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line
 		off = next;
 	}
 	if (npaths == 0) {
-		snprintf(err, errlen,
-			 "no file %s in the debug info of %s (its compile units: %s%s)", file,
-			 binary, *cus ? cus : "none", ncus > 5 ? ", ..." : "");
+		errbuf_set(err, errlen,
+			   "no file %s in the debug info of %s (its compile units: %s%s)", file,
+			   binary, *cus ? cus : "none", ncus > 5 ? ", ..." : "");
 		free(found.v);
 		return -1;
 	}
@@ -269,8 +270,8 @@ int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line
 		size_t lo = 0;
 		for (int k = 0; k < npaths; k++)
 			append(list, sizeof(list), &lo, lo ? ", %s" : "%s", paths[k]);
-		snprintf(err, errlen, "%s names several files in %s: %s; give more of its path",
-			 file, binary, list);
+		errbuf_set(err, errlen, "%s names several files in %s: %s; give more of its path",
+			   file, binary, list);
 		free(found.v);
 		return -1;
 	}
@@ -280,8 +281,8 @@ int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line
 			snprintf(near, sizeof(near), "%u, %u", below, above);
 		else if (below || above)
 			snprintf(near, sizeof(near), "%u", below ? below : above);
-		snprintf(err, errlen, "no code at %s:%u; nearest lines with code: %s", file, line,
-			 *near ? near : "none");
+		errbuf_set(err, errlen, "no code at %s:%u; nearest lines with code: %s", file, line,
+			   *near ? near : "none");
 		return -1;
 	}
 	one_per_instance(&found);
@@ -319,8 +320,8 @@ int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, c
 	Dwarf_Lines *lines;
 	size_t n;
 	if (!cu_of(dw, lo, &cu) || dwarf_getsrclines(&cu, &lines, &n)) {
-		snprintf(err, errlen, "no line table covers address 0x%llx",
-			 (unsigned long long)lo);
+		errbuf_set(err, errlen, "no line table covers address 0x%llx",
+			   (unsigned long long)lo);
 		return -1;
 	}
 	struct stmts found = {0};

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "errbuf.h"
 #include "ifunc.h"
 #include "insn.h"
 #include "lines.h"
@@ -244,7 +245,7 @@ static char *find_binary(const char *part, const struct probe_scope *sc, char *e
 	if (strchr(part, '/')) {
 		if (access(part, R_OK) == 0)
 			return xstrdup(part);
-		snprintf(err, errlen, "cannot read %s: %s", part, strerror(errno));
+		errbuf_set(err, errlen, "cannot read %s: %s", part, strerror(errno));
 		return NULL;
 	}
 	if (is_executable_name(sc, part))
@@ -266,24 +267,24 @@ static char *find_binary(const char *part, const struct probe_scope *sc, char *e
 		if (sc->npids > 1)
 			snprintf(others, sizeof(others), " and %d other process%s", sc->npids - 1,
 				 sc->npids == 2 ? "" : "es");
-		snprintf(err, errlen,
-			 "no process of the target maps a library or runs a program named '%s' "
-			 "(searched PID %d%s): give the library's path to trace it before it is "
-			 "loaded",
-			 part, (int)sc->pids[0], others);
+		errbuf_set(err, errlen,
+			   "no process of the target maps a library or runs a program named '%s' "
+			   "(searched PID %d%s): give the library's path to trace it before it is "
+			   "loaded",
+			   part, (int)sc->pids[0], others);
 	} else if (sc->executable) {
 		const char *prog = sc->nexe_names > 0 && sc->exe_names[0] ? sc->exe_names[0]
 									 : sc->executable;
-		snprintf(err, errlen,
-			 "cannot find the binary or library '%s': %s would not load it (DT_NEEDED, "
-			 "RPATH/RUNPATH, LD_LIBRARY_PATH, /etc/ld.so.cache, system directories) and "
-			 "no program of that name is in PATH; give its path",
-			 part, base_name(prog));
+		errbuf_set(err, errlen,
+			   "cannot find the binary or library '%s': %s would not load it (DT_NEEDED, "
+			   "RPATH/RUNPATH, LD_LIBRARY_PATH, /etc/ld.so.cache, system directories) and "
+			   "no program of that name is in PATH; give its path",
+			   part, base_name(prog));
 	} else {
-		snprintf(err, errlen,
-			 "cannot find the binary or library '%s' (not in LD_LIBRARY_PATH, "
-			 "/etc/ld.so.cache, the system directories or PATH): give its path",
-			 part);
+		errbuf_set(err, errlen,
+			   "cannot find the binary or library '%s' (not in LD_LIBRARY_PATH, "
+			   "/etc/ld.so.cache, the system directories or PATH): give its path",
+			   part);
 	}
 	return NULL;
 }
@@ -418,10 +419,10 @@ static bool describe_inlined_only(int fd, const char *func, const char *binary, 
 	dwarf_end(dw);
 	if (!q.nsites)
 		return false;
-	snprintf(err, errlen,
-		 "'%s' exists only inlined in %s (%d place%s: %s%s); trace a caller instead",
-		 func, binary, q.nsites, q.nsites == 1 ? "" : "s", q.sites,
-		 q.nsites > 3 ? ", ..." : "");
+	errbuf_set(err, errlen,
+		   "'%s' exists only inlined in %s (%d place%s: %s%s); trace a caller instead",
+		   func, binary, q.nsites, q.nsites == 1 ? "" : "s", q.sites,
+		   q.nsites > 3 ? ", ..." : "");
 	return true;
 }
 
@@ -736,26 +737,26 @@ static void explain_unsafe(enum unsafe u, const char *func, const char *binary, 
 {
 	switch (u) {
 	case UNSAFE_ENTRY:
-		snprintf(err, errlen,
-			 "cannot trace %s: it is the entry point of %s, which is jumped to, not "
-			 "called, and never returns (a return probe there overwrites the process's "
-			 "arguments); trace main instead",
-			 func, binary);
+		errbuf_set(err, errlen,
+			   "cannot trace %s: it is the entry point of %s, which is jumped to, not "
+			   "called, and never returns (a return probe there overwrites the process's "
+			   "arguments); trace main instead",
+			   func, binary);
 		break;
 	case UNSAFE_NORETURN:
-		snprintf(err, errlen,
-			 "cannot trace %s: it never returns (noreturn in the debug info of %s), so "
-			 "its calls have no end to time; trace its callers instead",
-			 func, binary);
+		errbuf_set(err, errlen,
+			   "cannot trace %s: it never returns (noreturn in the debug info of %s), so "
+			   "its calls have no end to time; trace its callers instead",
+			   func, binary);
 		break;
 	case UNSAFE_INSN:
-		snprintf(err, errlen, "cannot trace %s in %s: %s", func, binary, why);
+		errbuf_set(err, errlen, "cannot trace %s in %s: %s", func, binary, why);
 		break;
 	default:
-		snprintf(err, errlen,
-			 "cannot trace %s: its address in %s is %s, and a breakpoint there would "
-			 "change that instruction; its symbol does not start a function",
-			 func, binary, why);
+		errbuf_set(err, errlen,
+			   "cannot trace %s: its address in %s is %s, and a breakpoint there would "
+			   "change that instruction; its symbol does not start a function",
+			   func, binary, why);
 		break;
 	}
 }
@@ -884,12 +885,12 @@ static int resolve_line(struct safety *c, const struct debug_file *dbg, const ch
 			elf_end(own.elf);
 			close(own.fd);
 		}
-		snprintf(err, errlen,
-			 "%s has no debug info (DWARF) to find %s:%u in: install its debug symbols "
-			 "(the -dbgsym package of the package that ships it: dpkg -S %s names it; "
-			 "libc6-dbg for libc), or fetch them with debuginfod-find debuginfo %s, or "
-			 "build it with -g",
-			 shown, file, line, shown, shown);
+		errbuf_set(err, errlen,
+			   "%s has no debug info (DWARF) to find %s:%u in: install its debug symbols "
+			   "(the -dbgsym package of the package that ships it: dpkg -S %s names it; "
+			   "libc6-dbg for libc), or fetch them with debuginfod-find debuginfo %s, or "
+			   "build it with -g",
+			   shown, file, line, shown, shown);
 		return -1;
 	}
 	struct line_site *sites;
@@ -900,15 +901,15 @@ static int resolve_line(struct safety *c, const struct debug_file *dbg, const ch
 		uint64_t off;
 		char why[256];
 		if (vaddr_to_offset(c->elf, sites[i].vaddr, &off)) {
-			snprintf(err, errlen, "cannot trace %s: its address 0x%llx is in no executable "
-				 "segment of %s", spec, (unsigned long long)sites[i].vaddr, shown);
+			errbuf_set(err, errlen, "cannot trace %s: its address 0x%llx is in no executable "
+				   "segment of %s", spec, (unsigned long long)sites[i].vaddr, shown);
 			k = -1;
 			break;
 		}
 		if (line_site_unsafe(c, sites[i].vaddr, off, why, sizeof(why))) {
-			snprintf(err, errlen, "cannot trace %s in %s%s: %s; trace a line next to it",
-				 spec, sites[i].function ? sites[i].function : shown,
-				 sites[i].inlined ? " (inlined)" : "", why);
+			errbuf_set(err, errlen, "cannot trace %s in %s%s: %s; trace a line next to it",
+				   spec, sites[i].function ? sites[i].function : shown,
+				   sites[i].inlined ? " (inlined)" : "", why);
 			k = -1;
 			break;
 		}
@@ -952,14 +953,14 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		bin_part = colon > 0 ? strndup(spec, (size_t)colon) : NULL;
 		func = colon > 0 ? spec + colon + 1 : spec;
 	} else if (!*line_file || line_no == 0) {
-		snprintf(err, errlen, "bad probe '%s': expected [BINARY:]FILE:LINE with a line "
-			 "number from 1", spec);
+		errbuf_set(err, errlen, "bad probe '%s': expected [BINARY:]FILE:LINE with a line "
+			   "number from 1", spec);
 		free(bin_part);
 		free(line_file);
 		return -1;
 	}
 	if (!*func) {
-		snprintf(err, errlen, "bad probe '%s': expected FUNC, BINARY:FUNC or LIB:FUNC", spec);
+		errbuf_set(err, errlen, "bad probe '%s': expected FUNC, BINARY:FUNC or LIB:FUNC", spec);
 		free(bin_part);
 		return -1;
 	}
@@ -969,8 +970,8 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	else if (scope->executable)
 		binary = xstrdup(scope->executable);
 	else
-		snprintf(err, errlen, "probe '%s' names no binary and there is no target "
-			 "executable: use BINARY:FUNC", spec);
+		errbuf_set(err, errlen, "probe '%s' names no binary and there is no target "
+			   "executable: use BINARY:FUNC", spec);
 	free(bin_part);
 	if (!binary) {
 		free(line_file);
@@ -982,8 +983,8 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	struct stat st;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || fstat(fd, &st)) {
-		snprintf(err, errlen, "%s is not an ELF binary sonde can read%s%s",
-			 display_path(binary), fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
+		errbuf_set(err, errlen, "%s is not an ELF binary sonde can read%s%s",
+			   display_path(binary), fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
 		if (elf)
 			elf_end(elf);
 		if (fd >= 0)
@@ -1031,11 +1032,11 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		pid_t asked = 0;
 		if (f->ifunc && resolve_ifunc(elf, &st, &fl, f, scope, &impl, &asked)) {
 			if (!is_glob(func)) {
-				snprintf(err, errlen,
-					 "%s in %s is an IFUNC (its implementation is chosen when the "
-					 "library loads) and no process of the target, nor sonde, has it "
-					 "loaded: start the target first (-p), or trace an implementation",
-					 f->name, shown);
+				errbuf_set(err, errlen,
+					   "%s in %s is an IFUNC (its implementation is chosen when the "
+					   "library loads) and no process of the target, nor sonde, has it "
+					   "loaded: start the target first (-p), or trace an implementation",
+					   f->name, shown);
 				refused = true;
 				break;
 			}
@@ -1113,26 +1114,26 @@ resolved:
 		t = NULL;
 		n = -1;
 	} else if (n == 0 && nskipped) {
-		snprintf(err, errlen, "no function in %s that '%s' names can be traced: %s", shown,
-			 func, skipped);
+		errbuf_set(err, errlen, "no function in %s that '%s' names can be traced: %s", shown,
+			   func, skipped);
 		n = -1;
 	} else if (n == 0) {
 		char near[256];
 		nearest_names(&fl, func, near, sizeof(near));
 		if (is_glob(func))
-			snprintf(err, errlen, "no function in %s matches '%s'%s", shown, func,
-				 fl.had_symtab ? "" : " (it has no debug info: only its exported "
-						      "functions were searched)");
+			errbuf_set(err, errlen, "no function in %s matches '%s'%s", shown, func,
+				   fl.had_symtab ? "" : " (it has no debug info: only its exported "
+						        "functions were searched)");
 		else if (describe_inlined_only(dbg.fd >= 0 ? dbg.fd : fd, func, shown, err, errlen))
 			;
 		else if (!fl.had_symtab)
-			snprintf(err, errlen,
-				 "no symbol %s: %s has no debug info; install its -dbgsym package or "
-				 "build with -g",
-				 func, shown);
+			errbuf_set(err, errlen,
+				   "no symbol %s: %s has no debug info; install its -dbgsym package or "
+				   "build with -g",
+				   func, shown);
 		else
-			snprintf(err, errlen, "no function '%s' in %s%s%s", func, shown,
-				 *near ? "; nearest: " : "", near);
+			errbuf_set(err, errlen, "no function '%s' in %s%s%s", func, shown,
+				   *near ? "; nearest: " : "", near);
 		n = -1;
 	}
 	list_free(&fl);
@@ -1195,14 +1196,14 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 	char *path = strchr(binary, '/') ? (access(binary, R_OK) == 0 ? xstrdup(binary) : NULL)
 					 : probes_which(binary);
 	if (!path) {
-		snprintf(err, errlen, "cannot find %s: give its path, or a program in PATH", binary);
+		errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH", binary);
 		return -1;
 	}
 	elf_version(EV_CURRENT);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s is not an ELF binary sonde can read", path);
+		errbuf_set(err, errlen, "%s is not an ELF binary sonde can read", path);
 		if (elf)
 			elf_end(elf);
 		if (fd >= 0)
@@ -1231,15 +1232,15 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 	if (!f) {
 		char near[256];
 		nearest_names(&fl, func, near, sizeof(near));
-		snprintf(err, errlen, "no function '%s' in %s%s%s", func, path,
-			 *near ? "; nearest: " : "", near);
+		errbuf_set(err, errlen, "no function '%s' in %s%s%s", func, path,
+			   *near ? "; nearest: " : "", near);
 	} else if (!dw) {
-		snprintf(err, errlen,
-			 "%s has no debug info (DWARF) to list %s's lines: install its debug "
-			 "symbols (the -dbgsym package of the package that ships it: dpkg -S %s "
-			 "names it), or fetch them with debuginfod-find debuginfo %s, or build it "
-			 "with -g",
-			 path, func, path, path);
+		errbuf_set(err, errlen,
+			   "%s has no debug info (DWARF) to list %s's lines: install its debug "
+			   "symbols (the -dbgsym package of the package that ships it: dpkg -S %s "
+			   "names it), or fetch them with debuginfod-find debuginfo %s, or build it "
+			   "with -g",
+			   path, func, path, path);
 	} else {
 		out->lo = f->vaddr;
 		out->hi = f->vaddr + (f->size ? f->size : 1);

@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "liverun.h"
 #include "printable.h"
 #include "tuitree.h"
@@ -1715,17 +1716,17 @@ static int key(struct tui *t, int ch)
 struct tui *tui_open(const struct tui_options *o, char *err, size_t errlen)
 {
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		snprintf(err, errlen,
-			 "top needs a terminal on stdin and stdout; use top -b for text output");
+		errbuf_set(err, errlen,
+			   "top needs a terminal on stdin and stdout; use top -b for text output");
 		return NULL;
 	}
 	setlocale(LC_CTYPE, ""); /* ncursesw draws UTF-8 names only with a locale */
 	SCREEN *s = newterm(NULL, stdout, stdin);
 	if (!s) {
 		const char *term = getenv("TERM");
-		snprintf(err, errlen,
-			 "cannot use the terminal type '%s': set TERM (e.g. xterm-256color) or use top -b",
-			 term ? term : "");
+		errbuf_set(err, errlen,
+			   "cannot use the terminal type '%s': set TERM (e.g. xterm-256color) or use top -b",
+			   term ? term : "");
 		return NULL;
 	}
 	set_term(s);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "flamesvg.h"
 #include "hashmap.h"
 #include "json.h"

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "json.h"
 #include "util.h"
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "flamechart.h"
 #include "flamedelta.h"
 #include "heatmap.h"

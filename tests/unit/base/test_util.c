@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "util.h"
 
 Test(errbuf, set_writes_one_line_and_returns_minus_one)
