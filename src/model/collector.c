@@ -449,13 +449,14 @@ static bool is_process(uint32_t tid)
 	return procmaps_tgid((pid_t)tid) == (pid_t)tid;
 }
 
-int collector_handle(void *arg, const void *data, size_t size)
+/* Handles the record; the caller says what it added by the profile's
+ * counts before and after. */
+static void handle_record(struct collector *c, const void *data, size_t size)
 {
-	struct collector *c = arg;
 	const struct sonde_hdr *h = data;
 	if (size < sizeof(*h)) {
 		c->stats.bad_records++;
-		return 0;
+		return;
 	}
 	switch (h->kind) {
 	case SONDE_REC_SAMPLE:
@@ -465,7 +466,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 		    smp->nuser > SONDE_MAX_STACK ||
 		    size < SONDE_SAMPLE_BYTES((size_t)smp->nkernel + smp->nuser)) {
 			c->stats.bad_records++;
-			return 0;
+			return;
 		}
 		c->stats.sample_bytes += (size + 8 + 7) / 8 * 8; /* as the ring buffer holds it */
 		if (h->kind == SONDE_REC_SAMPLE)
@@ -477,7 +478,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 	case SONDE_REC_SPAN:
 		if (size < sizeof(struct sonde_span)) {
 			c->stats.bad_records++;
-			return 0;
+			return;
 		}
 		handle_span(c, data);
 		break;
@@ -487,13 +488,13 @@ int collector_handle(void *arg, const void *data, size_t size)
 		if (size < sizeof(struct sonde_values) ||
 		    values_add_record(c->p, data, thread_of(c, h)) == -1) {
 			c->stats.bad_records++;
-			return 0;
+			return;
 		}
 		break;
 	case SONDE_REC_THREAD:
 		if (size < sizeof(struct sonde_thread_sample)) {
 			c->stats.bad_records++;
-			return 0;
+			return;
 		}
 		handle_thread(c, data);
 		break;
@@ -501,7 +502,7 @@ int collector_handle(void *arg, const void *data, size_t size)
 		const struct sonde_thread_pass *tp = data;
 		if (size < sizeof(*tp)) {
 			c->stats.bad_records++;
-			return 0;
+			return;
 		}
 		c->stats.thread_passes++;
 		c->stats.thread_pass_ns += tp->run_ns;
@@ -530,5 +531,16 @@ int collector_handle(void *arg, const void *data, size_t size)
 		c->stats.bad_records++;
 		break;
 	}
-	return 0;
+}
+
+void collector_handle(struct collector *c, const void *data, size_t size,
+		      struct collector_added *added)
+{
+	size_t nsamples = c->p->nsamples, nspans = c->p->nspans;
+	handle_record(c, data, size);
+	if (added)
+		*added = (struct collector_added){.first_sample = nsamples,
+						  .nsamples = c->p->nsamples - nsamples,
+						  .first_span = nspans,
+						  .nspans = c->p->nspans - nspans};
 }

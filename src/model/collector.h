@@ -53,8 +53,18 @@ void collector_free(struct collector *c);
  * work per sample for it). */
 void collector_keep_last_stacks(struct collector *c, bool on);
 
-/* Handles one ring-buffer record. Returns 0 (never stops the poll). */
-int collector_handle(void *collector, const void *data, size_t size);
+/* What one record added to the profile: its samples and calls (spans)
+ * from these indexes on, so that whoever joins them (the session's
+ * span-sample join) needs no look into the profile to find them. */
+struct collector_added {
+	size_t first_sample, nsamples;
+	size_t first_span, nspans;
+};
+
+/* Handles one ring-buffer record; `added` (may be NULL) says what it
+ * added. A record it refuses is counted (bad_records) and adds nothing. */
+void collector_handle(struct collector *c, const void *data, size_t size,
+		      struct collector_added *added);
 
 /* Maps a sample's event index (as the BPF side numbers them) to the
  * profile's event index, and sets its weight. */

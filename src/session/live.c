@@ -1,7 +1,6 @@
 /* live — a session steered while it runs. The contract is in live.h. */
 #define _GNU_SOURCE
 #include "live.h"
-#include "errbuf.h"
 #include "threadtable.h"
 #include "valuereport.h"
 
@@ -13,8 +12,10 @@
 #include <time.h>
 
 #include "drops.h"
+#include "errbuf.h"
 #include "events.h"
 #include "hashmap.h"
+#include "join.h"
 #include "outfile.h"
 #include "printable.h"
 #include "probes.h"
@@ -32,9 +33,9 @@
 
 /* Samples taken inside a call that has not ended yet, by span id: for the
  * latest-slow-calls list (how many samples, and where they were). */
-struct join {
-	uint64_t span_id;
-	uint64_t first_ns;
+/* What a slow call's list entry says of its samples (from the samples
+ * model/join held for it). */
+struct call_samples {
 	uint32_t nsamples;    /* on-CPU samples */
 	struct call_split split; /* on-CPU samples and off-CPU intervals by state */
 	uint32_t frame[JOIN_MAX_FRAMES]; /* leaf functions seen, with counts */
@@ -74,8 +75,7 @@ struct live {
 	size_t npending, pending_cap;
 	uint64_t undecided;  /* samples whose call never ended while held */
 	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
-	struct hashmap joins; /* span id -> struct join * */
-	uint64_t joins_dropped;
+	struct join *join; /* the samples of calls not ended yet (model/join) */
 	struct probe_state probes[SESSION_MAX_PROBES];
 	struct rate_ring sample_rate, call_rate;
 	uint64_t *sec_id, *sec_weight; /* every sample's weight per second, ring of keep_s */
@@ -174,62 +174,9 @@ static double rate_get(const struct rate_ring *r, uint64_t now_second, double el
 
 /* --- span <-> sample join ---------------------------------------------------- */
 
-/* Bounded: as many calls as samples held could ever join. */
-#define JOIN_CAP (1u << 20)
-
-/* A sample (or off-CPU interval) inside a traced call: leaf is its leaf
- * function for an on-CPU sample, 0 for the others. */
-static void join_add(struct live *l, const struct span_link *link, const struct sample *s,
-		     uint32_t leaf)
-{
-	uint64_t *v = hashmap_find(&l->joins, link->span_id);
-	if (!v) {
-		if (hashmap_count(&l->joins) >= JOIN_CAP) {
-			l->joins_dropped++;
-			return;
-		}
-		struct join *n = xcalloc(1, sizeof(*n));
-		n->span_id = link->span_id;
-		n->first_ns = s->time_ns;
-		v = hashmap_put(&l->joins, link->span_id, NULL);
-		*v = (uintptr_t)n;
-	}
-	struct join *j = (struct join *)(uintptr_t)*v;
-	call_split_add(&j->split, l->p, s,
-		       link->probe < l->p->nprobes ? l->p->probes[link->probe].name : "");
-	if (!leaf)
-		return;
-	j->nsamples++;
-	for (int k = 0; k < JOIN_MAX_FRAMES; k++) {
-		if (j->frame[k] == leaf || j->frame[k] == 0) {
-			j->frame[k] = leaf;
-			j->count[k]++;
-			return;
-		}
-	}
-}
-
-static void join_remove(struct live *l, struct join *j)
-{
-	hashmap_remove(&l->joins, j->span_id);
-	free(j);
-}
-
-/* Drops entries of calls that never ended while their samples were held. */
-static void join_sweep(struct live *l, uint64_t cutoff_ns)
-{
-	struct hashmap keep = {0};
-	uint64_t id, *v;
-	for (size_t pos = 0; hashmap_next(&l->joins, &pos, &id, &v);) {
-		struct join *j = (struct join *)(uintptr_t)*v;
-		if (j->first_ns >= cutoff_ns)
-			hashmap_set(&keep, id, *v);
-		else
-			free(j);
-	}
-	hashmap_free(&l->joins);
-	l->joins = keep;
-}
+/* Bounded: past this many samples noted in calls not ended yet, samples
+ * are not noted (and counted among the drops). */
+#define JOIN_LINKS (1u << 22)
 
 /* --- the view ---------------------------------------------------------------------- */
 
@@ -432,19 +379,30 @@ static void second_add(struct live *l, uint64_t sec, uint64_t weight)
 	l->sec_weight[k] += weight;
 }
 
-/* Joins a sample to the calls it was taken in (those in `only`, when
- * given: span id -> anything). */
-static void join_sample(struct live *l, const struct sample *s, const struct hashmap *only)
+/* Sums up a call's samples (indexes into l->p->samples) for its entry in
+ * the latest-slow list: leaf functions of the on-CPU ones, and all of them
+ * by state. */
+static void call_samples_sum(struct live *l, const struct span *sp, const uint32_t *idx, size_t n,
+			     struct call_samples *out)
 {
-	uint32_t leaf = 0;
-	bool on_cpu = !profile_sample_is_offcpu(l->p, s) && !profile_sample_is_waker(l->p, s);
-	for (uint32_t i = 0; i < s->nlinks; i++) {
-		const struct span_link *link = &l->p->span_links[s->links + i];
-		if (only && !hashmap_find(only, link->span_id))
+	*out = (struct call_samples){0};
+	const char *probe = sp->probe < l->p->nprobes ? l->p->probes[sp->probe].name : "";
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *s = &l->p->samples[idx[i]];
+		call_split_add(&out->split, l->p, s, probe);
+		if (profile_sample_is_offcpu(l->p, s) || profile_sample_is_waker(l->p, s))
 			continue;
-		if (on_cpu && !leaf)
-			leaf = leaf_function(l, s->stack);
-		join_add(l, link, s, leaf);
+		uint32_t leaf = leaf_function(l, s->stack);
+		if (!leaf)
+			continue;
+		out->nsamples++;
+		for (int k = 0; k < JOIN_MAX_FRAMES; k++) {
+			if (out->frame[k] == leaf || out->frame[k] == 0) {
+				out->frame[k] = leaf;
+				out->count[k]++;
+				break;
+			}
+		}
 	}
 }
 
@@ -460,7 +418,7 @@ static void take_samples(struct live *l, uint64_t now)
 			rate_add(&l->sample_rate, sec, 1);
 			second_add(l, sec, s->weight);
 		}
-		join_sample(l, s, NULL);
+		join_add_sample(l->join, l->p, l->cursor, NULL);
 		enum view_decision d = decide(l, s, now);
 		if (d == VIEW_TAKE)
 			take_sample(l, s);
@@ -469,7 +427,7 @@ static void take_samples(struct live *l, uint64_t now)
 	}
 }
 
-static void note_slow_call(struct live *l, const struct span *sp, const struct join *j)
+static void note_slow_call(struct live *l, const struct span *sp, const struct call_samples *j)
 {
 	struct probe_state *ps = &l->probes[sp->probe];
 	struct live_slow_call *c = &ps->slow[ps->slow_head];
@@ -512,12 +470,13 @@ static void take_calls(struct live *l)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
-		const uint64_t *v = hashmap_find(&l->joins, sp->id);
-		struct join *j = v ? (struct join *)(uintptr_t)*v : NULL;
-		if (slow_call(l, sp))
-			note_slow_call(l, sp, j);
-		if (j)
-			join_remove(l, j);
+		size_t n;
+		const uint32_t *idx = join_take(l->join, sp->id, &n);
+		if (!slow_call(l, sp))
+			continue;
+		struct call_samples cs;
+		call_samples_sum(l, sp, idx, n, &cs);
+		note_slow_call(l, sp, n ? &cs : NULL);
 	}
 }
 
@@ -544,18 +503,18 @@ static void refill_slow_calls(struct live *l)
 			unfilled--;
 	}
 	/* Their samples, joined as take_samples joined them when they came. */
-	struct hashmap joins = l->joins;
-	l->joins = (struct hashmap){0};
+	struct join *again = join_new(JOIN_LINKS);
 	for (size_t i = 0; npick && i < l->cursor; i++)
-		join_sample(l, &l->p->samples[i], &picked);
+		join_add_sample(again, l->p, i, &picked);
 	for (size_t k = npick; k-- > 0;) {
 		const struct span *sp = &l->p->spans[pick[k]];
-		const uint64_t *v = hashmap_find(&l->joins, sp->id);
-		note_slow_call(l, sp, v ? (const struct join *)(uintptr_t)*v : NULL);
+		size_t n;
+		const uint32_t *idx = join_take(again, sp->id, &n);
+		struct call_samples cs;
+		call_samples_sum(l, sp, idx, n, &cs);
+		note_slow_call(l, sp, n ? &cs : NULL);
 	}
-	join_sweep(l, UINT64_MAX); /* frees them all */
-	hashmap_free(&l->joins);
-	l->joins = joins;
+	join_free(again);
 	hashmap_free(&picked);
 	free(pick);
 }
@@ -586,6 +545,7 @@ static void trim(struct live *l, uint64_t now)
 		drop++;
 	size_t spans_before = l->p->nspans;
 	profile_trim(l->p, drop, cutoff, l->o.max_spans);
+	join_shift(l->join, drop);
 	size_t spans_removed = spans_before - l->p->nspans;
 	l->calls_trimmed += spans_removed;
 	l->cursor -= drop;
@@ -594,7 +554,7 @@ static void trim(struct live *l, uint64_t now)
 	l->span_cursor = l->span_cursor >= spans_removed ? l->span_cursor - spans_removed : 0;
 	if (drop || spans_removed)
 		l->held_from_ns = cutoff;
-	join_sweep(l, cutoff);
+	join_sweep(l->join, cutoff);
 }
 
 /* A recording's calls (a replayed session): each call with a record at
@@ -698,6 +658,7 @@ struct live *live_new(struct session *s, const struct live_options *o, char *err
 	l->o.window_s = ceil(o->window_s);
 	l->samples = new_window(l);
 	l->calls = new_window(l);
+	l->join = join_new(JOIN_LINKS);
 	l->view.threshold_ns = UINT64_MAX;
 	l->view.comm = l->filter_comm;
 	l->view.show_overhead = o->show_overhead;
@@ -734,8 +695,7 @@ void live_free(struct live *l)
 	window_free(l->samples);
 	window_free(l->calls);
 	free(l->pending);
-	join_sweep(l, UINT64_MAX);
-	hashmap_free(&l->joins);
+	join_free(l->join);
 	free(l->calls_fed);
 	free(l->sec_id);
 	free(l->sec_weight);
@@ -990,7 +950,8 @@ static int do_reset(struct live *l, FILE *out)
 	profile_trim(l->p, l->p->nsamples, UINT64_MAX, 0);
 	l->cursor = l->span_cursor = 0;
 	l->npending = 0;
-	join_sweep(l, UINT64_MAX);
+	join_free(l->join); /* its calls' samples are gone */
+	l->join = join_new(JOIN_LINKS);
 	for (size_t i = 0; i < l->p->nprobes; i++) {
 		uint64_t h[SONDE_HIST_BUCKETS], total = 0;
 		if (session_probe_hist(l->s, (uint32_t)i, h) == 0)
@@ -1412,7 +1373,7 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 	session_get_stats(l->s, &es, &cs);
 	struct window_stats ws;
 	window_stats(l->samples, &ws);
-	st->drops = drops_sum(&es, DROPS_ANY, true) + l->joins_dropped + ws.dropped;
+	st->drops = drops_sum(&es, DROPS_ANY, true) + join_dropped(l->join) + ws.dropped;
 	st->drops_detail[0] = 0;
 	char lost[128];
 	if (st->drops)
@@ -1435,7 +1396,7 @@ static void fill_status(struct live *l, struct live_status *st, uint64_t now)
 			   l->p->span_links_cap * sizeof(struct span_link) +
 			   l->p->spans_cap * sizeof(struct span) +
 			   hashmap_bytes(&l->p->span_index) +
-			   hashmap_bytes(&l->joins) + hashmap_count(&l->joins) * sizeof(struct join) +
+			   join_bytes(l->join) +
 			   l->pending_cap * sizeof(uint32_t);
 }
 

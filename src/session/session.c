@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "owncost.h"
 #include "hashmap.h"
+#include "join.h"
 #include "unwind.h"
 #include "latency.h"
 #include "perfmap.h"
@@ -31,17 +32,6 @@
 #include "symbols.h"
 #include "target.h"
 #include "util.h"
-
-/* Samples waiting for the end of a traced call they were taken in, for
- * session_on_span consumers. Bounded: past the cap, samples are not indexed
- * and the drop is counted. */
-#define PENDING_CAP (1u << 20)
-
-struct pending {
-	uint64_t span_id;
-	uint32_t *samples;
-	size_t n, cap;
-};
 
 struct session {
 	struct session_options *o;
@@ -57,9 +47,7 @@ struct session {
 	double setup_mono; /* when session_start began: start_mono - it is the set-up */
 	session_span_fn on_span;
 	void *on_span_arg;
-	struct hashmap pending; /* span id -> struct pending * */
-	size_t npending;
-	uint64_t pending_dropped;
+	struct join *join; /* the calls' samples, for on_span (NULL without it) */
 	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
@@ -224,46 +212,29 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 	return 0;
 }
 
-/* --- the span <-> sample index for live consumers ------------------------ */
+/* --- the span <-> sample join for session_on_span consumers ------------- */
 
-static void pending_add(struct session *s, uint64_t span_id, uint32_t sample)
+/* The calls' samples are held until each call's record comes (model/join):
+ * past this many, samples are not noted and the drop is counted. */
+#define SESSION_JOIN_LINKS (1u << 20)
+
+/* Notes what a record added: its samples in the calls they were taken in,
+ * and a call that ended with the samples noted in it. */
+static void join_added(struct session *s, const struct collector_added *a)
 {
-	if (s->npending >= PENDING_CAP) {
-		s->pending_dropped++;
-		return;
+	for (size_t i = 0; i < a->nsamples; i++)
+		join_add_sample(s->join, s->prof, a->first_sample + i, NULL);
+	for (size_t i = 0; i < a->nspans; i++) {
+		const struct span *sp = &s->prof->spans[a->first_span + i];
+		size_t n;
+		const uint32_t *samples = join_take(s->join, sp->id, &n);
+		s->on_span(s, s->on_span_arg, sp, samples, n);
 	}
-	bool added;
-	uint64_t *v = hashmap_put(&s->pending, span_id, &added);
-	if (added)
-		*v = (uintptr_t)xcalloc(1, sizeof(struct pending));
-	struct pending *p = (struct pending *)(uintptr_t)*v;
-	grow_array((void **)&p->samples, &p->cap, p->n + 1, sizeof(*p->samples));
-	p->samples[p->n++] = sample;
-	s->npending++;
 }
 
-static void pending_take(struct session *s, const struct span *sp)
+static void session_maps_free(struct session *s)
 {
-	const uint64_t *v = hashmap_find(&s->pending, sp->id);
-	struct pending *p = v ? (struct pending *)(uintptr_t)*v : NULL;
-	s->on_span(s, s->on_span_arg, sp, p ? p->samples : NULL, p ? p->n : 0);
-	if (!p)
-		return;
-	hashmap_remove(&s->pending, sp->id);
-	s->npending -= p->n;
-	free(p->samples);
-	free(p);
-}
-
-static void pending_free_all(struct session *s)
-{
-	uint64_t *v;
-	for (size_t pos = 0; hashmap_next(&s->pending, &pos, NULL, &v);) {
-		struct pending *p = (struct pending *)(uintptr_t)*v;
-		free(p->samples);
-		free(p);
-	}
-	hashmap_free(&s->pending);
+	join_free(s->join);
 	hashmap_free(&s->point_calls_before);
 	hashmap_free(&s->point_hit_before);
 }
@@ -357,18 +328,11 @@ static void follow_forks(struct session *s, const void *data, size_t size)
 static int handle_record(void *arg, const void *data, size_t size)
 {
 	struct session *s = arg;
-	size_t nsamples = s->prof->nsamples, nspans = s->prof->nspans;
 	follow_forks(s, data, size);
-	collector_handle(s->col, data, size);
-	if (!s->on_span)
-		return 0;
-	if (s->prof->nsamples > nsamples) {
-		const struct sample *smp = &s->prof->samples[nsamples];
-		for (uint32_t i = 0; i < smp->nlinks; i++)
-			pending_add(s, s->prof->span_links[smp->links + i].span_id, (uint32_t)nsamples);
-	}
-	if (s->prof->nspans > nspans)
-		pending_take(s, &s->prof->spans[nspans]);
+	struct collector_added added;
+	collector_handle(s->col, data, size, &added);
+	if (s->join)
+		join_added(s, &added);
 	return 0;
 }
 
@@ -376,6 +340,8 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg)
 {
 	s->on_span = fn;
 	s->on_span_arg = arg;
+	if (fn && !s->join)
+		s->join = join_new(SESSION_JOIN_LINKS);
 }
 
 /* --- probes ------------------------------------------------------------- */
@@ -1811,7 +1777,7 @@ static void add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "jit_map_lines", ss.jit_map_lines);
 	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
 	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
-	set_meta_u64(p, "pending_dropped", s->pending_dropped);
+	set_meta_u64(p, "pending_dropped", s->join ? join_dropped(s->join) : 0);
 	set_meta_u64(p, "followed_processes", s->follows);
 	set_meta_u64(p, "follow_failures", s->follow_failures);
 	set_meta_u64(p, "follow_delay_max_ns", s->follow_delay_max_ns);
@@ -2139,10 +2105,11 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			(unsigned long long)cs.thread_stacks,
 			cs.thread_stacks_missing ? " (some rows' stacks lost: see lost thread states)"
 						 : "");
-	if (drops_sum(&es, DROPS_UNTIMED, false) || s->pending_dropped)
+	uint64_t join_drops = s->join ? join_dropped(s->join) : 0;
+	if (drops_sum(&es, DROPS_UNTIMED, false) || join_drops)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
-			(unsigned long long)s->pending_dropped);
+			(unsigned long long)join_drops);
 	if (drops_sum(&es, DROPS_VALUES, false))
 		fprintf(out, "; %s (shown as read errors)",
 			drops_list(&es, DROPS_VALUES, list, sizeof(list)));
@@ -2176,7 +2143,7 @@ void session_free(struct session *s)
 	collector_free(s->col);
 	symbols_free(s->syms);
 	profile_free(s->prof);
-	pending_free_all(s);
+	session_maps_free(s);
 	free(s->executable);
 	free(s->exe_alias);
 	free(s->counted_before);
