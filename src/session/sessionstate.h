@@ -1,0 +1,121 @@
+/* sessionstate — what one session holds, shared by the files of the
+ * session layer that do its jobs (run.c: start, run, end; trace.c: the
+ * probes; samplefilter.c: what the sampler keeps; discovery.c: which
+ * processes are the target; summary.c: the recording's metadata and the
+ * closing summary; replay.c: a recording shown as a session). Nothing
+ * outside src/session/ includes it: the API is session.h. */
+#ifndef SONDE_SESSIONSTATE_H
+#define SONDE_SESSIONSTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "calibrate.h"
+#include "collector.h"
+#include "engine.h"
+#include "hashmap.h"
+#include "join.h"
+#include "latency.h"
+#include "loop.h"
+#include "profile.h"
+#include "session.h"
+#include "sonde_abi.h"
+#include "symbols.h"
+#include "target.h"
+
+struct session {
+	struct session_options *o;
+	int argc;
+	char **argv;
+	struct profile *prof;
+	struct symbolizer *syms;
+	struct collector *col;
+	struct engine *eng;
+	struct target_cmd cmd;
+	char *executable;
+	double start_mono, start_wall, end_mono;
+	double setup_mono; /* when session_start began: start_mono - it is the set-up */
+	session_span_fn on_span;
+	void *on_span_arg;
+	struct join *join; /* the calls' samples, for on_span (NULL without it) */
+	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
+	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
+	int trace_probe_count[SESSION_MAX_TRACES];
+	bool attached[SESSION_MAX_PROBES]; /* probe id -> its uprobes are in place */
+	uint64_t probe_dev[SESSION_MAX_PROBES], probe_ino[SESSION_MAX_PROBES]; /* its file */
+	char *exe_alias;  /* another name of the executable: the command as given (a
+			   * symlink's name), the process's command name */
+	bool cmd_running; /* the command was let go: it runs (or ran) */
+	int sample_in_probe, sample_slow_probe; /* in-kernel sampling filter, -1 = off */
+	int sample_when_probe; /* sample only in calls that hit this line probe, -1 = off */
+	uint64_t sample_slow_ns;
+	char *event_name; /* the sampled event after a live change */
+	bool ended;
+	bool ready; /* session_ready ran */
+	/* What earlier attachments of each probe counted: detaching clears the
+	 * kernel's copy. The profile's figures are these plus the kernel's. */
+	struct probe_counts *counted_before; /* [SESSION_MAX_PROBES] */
+	/* Which calls cross to user space (engine_span_policy): calls over
+	 * keep_over_ns[p] when keep_over_set[p], else over the probe's p99 so
+	 * far. */
+	uint64_t keep_over_ns[SESSION_MAX_PROBES];
+	bool keep_over_set[SESSION_MAX_PROBES];
+	uint64_t emit_min_in_force[SESSION_MAX_PROBES];
+	bool policy_sent[SESSION_MAX_PROBES]; /* for the current attachment */
+	double next_refresh_s;
+	int npoints; /* line probes so far: the next one's point bit */
+	/* What detached attachments counted of the calls of a function probe
+	 * while a line probe was traced (and that ran the line): key
+	 * point_probe << 32 | probe. */
+	struct hashmap point_calls_before, point_hit_before;
+	struct calibration_result calib; /* sonde's unseen own costs */
+	double calib_ms;                 /* how long calibrating took */
+	char calib_warning[512];         /* a failed calibration, said once probes are attached */
+	/* The event loop and how a run ends in it. */
+	struct loop *loop;
+	int wake_timer, end_timer;
+	bool signalled;
+	session_end_fn on_end;
+	void *on_end_arg;
+	enum session_end_reason notified; /* the last reason on_end was told */
+	bool ring_failed;
+	char *replay_path; /* a recording shown (session_replay): no engine */
+	/* A line probe's addresses, for the processes that come later. */
+	struct point_sites {
+		uint64_t *offsets;
+		size_t n;
+		bool fetch;
+	} point_sites[SESSION_MAX_PROBES];
+	/* Processes given probes of their own as they appeared (follow_process),
+	 * forgotten once they exit; how soon after each began its probes were
+	 * in place. */
+	pid_t *followed;
+	size_t nfollowed, followed_cap;
+	uint64_t follows, follow_failures, follow_delay_sum_ns, follow_delay_max_ns;
+};
+
+struct probe_counts {
+	uint64_t hist[SONDE_HIST_BUCKETS];
+	uint64_t entered, raw_ns, own_ns;
+};
+
+_Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
+	       "the kernel's histogram is latency.h's log-linear one");
+
+/* The session's own helpers its files share (run.c). */
+double session_now_s(clockid_t clk);
+/* A note on the way (see session_options.note). */
+void session_note(const struct session_options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Whether the user asked to stop (Ctrl-C) during set-up: then err says so. */
+bool session_interrupted(const struct session *s, char *err, size_t errlen);
+/* Ends the session when its reason to run is gone (duration, the command,
+ * the processes). */
+void session_check_end(struct session *s);
+void session_on_signal(void *arg);
+/* --ready-file: checks it can be written before the session starts. */
+int session_ready_file_prepare(const struct session_options *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,652 @@
+#define _GNU_SOURCE
+#include "trace.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "discovery.h"
+#include "errbuf.h"
+#include "sessionstate.h"
+#include "util.h"
+
+static void refresh_point_calls(struct session *s, uint32_t point);
+static void keep_point_calls(struct session *s, uint32_t probe);
+static void update_span_policy(struct session *s, uint32_t probe);
+
+/* A probe is named by its function, or BINARY:FUNC when the name is taken. */
+static char *probe_display_name(const struct profile *p, const struct probe_target *t)
+{
+	if (profile_probe_find(p, t->function) < 0)
+		return xstrdup(t->function);
+	const char *base = strrchr(t->binary, '/');
+	return xasprintf("%s:%s", base ? base + 1 : t->binary, t->function);
+}
+
+/* The probe already on this function, or -1: two specs naming one function
+ * (libc:getppid and getppid, or a glob and a name) share one probe, since
+ * two uprobe pairs on one function would garble the thread's span stack. */
+static int probe_at(const struct session *s, const struct probe_target *t)
+{
+	const struct profile *p = s->prof;
+	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++)
+		if (p->probes[i].offset == t->offset && s->probe_dev[i] == t->dev &&
+		    s->probe_ino[i] == t->ino)
+			return (int)i;
+	return -1;
+}
+
+/* Puts the uprobes of a batch of probes (its pid aside) on every process
+ * probe_pids names: all or none, but for a process that exits meanwhile
+ * (a target that runs once traced can be done before its second probe is
+ * placed: the kernel then refuses it with "No such process"), which is
+ * passed over as long as another process takes them. Returns 0, or -1 with
+ * err and nothing of these probes left attached. */
+static int attach_uprobes(struct session *s, const struct engine_span_batch *batch, char *err,
+			  size_t errlen)
+{
+	pid_t *pids;
+	int npids = discovery_probe_pids(s, &pids, err, errlen);
+	if (npids < 0)
+		return -1;
+	int r = 0, placed = 0;
+	for (int i = 0; i < npids && !r; i++) {
+		struct engine_span_batch b = *batch;
+		b.pid = pids[i];
+		if (!engine_attach_spans(s->eng, &b, err, errlen))
+			placed++;
+		else if (target_pid_alive(pids[i]))
+			r = -1;
+	}
+	if (!r && !placed) {
+		errbuf_set(err, errlen, "every process of the target has exited");
+		r = -1;
+	}
+	if (r)
+		for (size_t k = 0; k < batch->n; k++)
+			engine_discard_span(s->eng, batch->probes[k]);
+	free(pids);
+	return r;
+}
+
+/* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
+ * captures): one probe, named by the spec, with a uprobe at each of its n
+ * addresses, all or none, and with captures (plan, capture_prepare'd for
+ * these addresses) a fetch program at each. Takes t. Returns its probe id,
+ * or -1 with err. */
+static int attach_line_spec(struct session *s, const char *full, const char *spec,
+			    const struct capture_plan *plan, struct probe_target *t, int n,
+			    int *count, char *err, size_t errlen)
+{
+	char why[512];
+	int id = profile_probe_find(s->prof, spec);
+	int r = -1;
+	if (id >= 0 && s->prof->probes[id].point < 0) {
+		errbuf_set(err, errlen, "trace %s: a function probe has that name", spec);
+		goto out;
+	}
+	if (id >= 0 && s->attached[id] && plan->builds) {
+		errbuf_set(err, errlen,
+			   "trace %s: %s is traced already: untrace it first to change what it "
+			   "captures",
+			   full, spec);
+		goto out;
+	}
+	if (id >= 0 && s->attached[id]) { /* traced already */
+		r = id;
+		goto done;
+	}
+	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
+		errbuf_set(err, errlen, "trace %s: a session traces at most %d lines", spec,
+			   SONDE_MAX_POINTS);
+		goto out;
+	}
+	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
+		errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
+			   spec, SESSION_MAX_PROBES);
+		goto out;
+	}
+	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
+	int point = id >= 0 ? s->prof->probes[id].point : s->npoints;
+	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
+	for (int i = 0; i < n; i++)
+		offs[i] = t[i].offset;
+	pid_t *pids;
+	int npids = discovery_probe_pids(s, &pids, why, sizeof(why));
+	int ok = npids > 0 && !session_interrupted(s, why, sizeof(why));
+	for (int i = 0; ok && i < npids; i++)
+		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
+					 (size_t)n, plan->n > 0, pids[i], why, sizeof(why)) == 0;
+	free(pids);
+	free(offs);
+	if (!ok) {
+		engine_discard_span(s->eng, probe);
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
+		goto out;
+	}
+	if (id < 0) {
+		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
+		s->prof->probes[id].point = s->npoints++;
+		s->probe_dev[id] = t[0].dev;
+		s->probe_ino[id] = t[0].ino;
+	}
+	s->attached[id] = true;
+	struct point_sites *ps = &s->point_sites[id];
+	free(ps->offsets);
+	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
+	for (int i = 0; i < n; i++)
+		ps->offsets[i] = t[i].offset;
+	ps->n = (size_t)n;
+	ps->fetch = plan->n > 0;
+	r = id;
+	if (capture_apply_points(plan, s->eng, s->prof, probe, why, sizeof(why)))
+		session_note(s->o, "trace %s: %s", spec, why);
+	for (int i = 0; i < n && s->o->verbose; i++)
+		session_note(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
+		      t[i].function, t[i].inlined ? " (inlined)" : "");
+done:
+	if (count)
+		*count = n;
+	err[0] = 0;
+out:
+	probes_free(t, n);
+	return r;
+}
+
+/* Traces every function a spec names, all or none. Returns the probe id of
+ * the first one (and their number in *count), with a note in err ("" if
+ * none: functions a glob named that a probe would break), or -1 with err.
+ * A function
+ * already traced keeps its probe; one traced before and untraced gets its
+ * probe id back; new ones get the next ids. */
+/* A --trace/trace spec resolved: its probe targets and what they capture,
+ * before anything is attached. */
+
+void trace_spec_free(struct resolved_spec *r)
+{
+	if (r->t)
+		probes_free(r->t, r->n);
+	if (r->planned)
+		capture_plan_free(&r->plan);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Resolves spec against the target as it is now. Returns 0, or -1 with err
+ * ("trace SPEC: why") and nothing to free. */
+int trace_spec_resolve(struct session *s, const char *spec, struct resolved_spec *r, char *err,
+			size_t errlen)
+{
+	char why[512];
+	memset(r, 0, sizeof(*r));
+	pid_t *running;
+	int nrunning = discovery_running_targets(s, &running);
+	const char *names[1] = {s->exe_alias};
+	/* A command not started yet gets sonde's environment: its loader reads
+	 * LD_LIBRARY_PATH and LD_PRELOAD from there. */
+	struct ldso_env env = {getenv("LD_LIBRARY_PATH"), getenv("LD_PRELOAD")};
+	struct probe_scope scope = {.executable = s->executable,
+				    .exe_names = names,
+				    .nexe_names = s->exe_alias ? 1 : 0,
+				    .pids = running,
+				    .npids = nrunning,
+				    .env = &env};
+	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
+	 * rest, what they capture and when (capture.h). */
+	const char *tail;
+	r->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	r->n = probes_resolve(r->location, &scope, &r->t, r->note, sizeof(r->note), why, sizeof(why));
+	free(running);
+	if (r->n < 0) {
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
+		r->t = NULL;
+		trace_spec_free(r);
+		return -1;
+	}
+	/* A line's addresses are one probe: their captures must agree. */
+	r->line = r->n > 0 && r->t[0].line;
+	if (capture_prepare(tail, r->t, r->n, r->line, &r->plan, why, sizeof(why))) {
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
+		trace_spec_free(r);
+		return -1;
+	}
+	r->planned = true;
+	return 0;
+}
+
+/* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
+ * when it is not attached now, fetch[i] its program (NULL: none). */
+struct spec_functions {
+	const struct probe_target *t;
+	int n;
+	const int *ids;
+	const bool *fresh;
+	const struct sonde_fetch_prog *const *fetch;
+};
+
+/* The calls a probe counts are those of one predicate: a spec with
+ * captures naming a function traced now is refused (a second program would
+ * change mid-run which calls count), and so is one that traces again, with
+ * another predicate, a function traced before (its counts go on). Returns
+ * 0, or -1 with err. */
+static int refuse_other_predicate(struct session *s, const char *spec,
+				  const struct capture_plan *plan, const struct spec_functions *f,
+				  char *err, size_t errlen)
+{
+	const char *want = plan->spec.pred_text;
+	for (int i = 0; i < f->n; i++) {
+		if (f->ids[i] >= (int)s->prof->nprobes)
+			continue; /* new */
+		const struct probe_info *pi = &s->prof->probes[f->ids[i]];
+		if (!f->fresh[i] && plan->builds) {
+			errbuf_set(err, errlen,
+				   "trace %s: %s is traced already: untrace it first to change what it "
+				   "captures",
+				   spec, pi->name);
+			return -1;
+		}
+		const char *had = pi->predicate;
+		if (f->fresh[i] && (want || had) && (!want || !had || strcmp(want, had) != 0)) {
+			if (had)
+				errbuf_set(err, errlen,
+					   "trace %s: %s was traced with 'if %s' in this session and "
+					   "its counts go on: trace it with that predicate again",
+					   spec, pi->name, had);
+			else
+				errbuf_set(err, errlen,
+					   "trace %s: %s was traced without a predicate in this "
+					   "session and its counts go on: trace it without one again",
+					   spec, pi->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Attaches the fresh probes of f, a binary at a time: each binary's are
+ * one batch (engine_attach_spans: one uprobe_multi link for all). Returns
+ * 0, or -1 with err and none of them left attached. */
+static int attach_functions(struct session *s, const char *spec, const struct spec_functions *f,
+			    char *err, size_t errlen)
+{
+	char why[512];
+	int n = f->n, attached = 0;
+	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
+	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
+	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
+	for (int i = 0; i < n; i++)
+		done[i] = !f->fresh[i];
+	for (; attached < n; attached++) {
+		if (done[attached])
+			continue;
+		if (session_interrupted(s, why, sizeof(why))) {
+			errbuf_set(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
+		/* One link a uprobe: a function at a time, so that a signal
+		 * stops the attach between two of them. */
+		size_t k = 0, most = engine_uprobe_multi(s->eng) ? (size_t)n : 1;
+		const char *binary = f->t[attached].binary;
+		for (int j = attached; j < n && k < most; j++) {
+			if (!done[j] && strcmp(f->t[j].binary, binary) == 0) {
+				batch[k] = (uint32_t)f->ids[j];
+				fetch[k] = f->fetch[j];
+				offsets[k++] = f->t[j].offset;
+				done[j] = true; /* a failed batch is taken back whole */
+			}
+		}
+		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1};
+		if (attach_uprobes(s, &b, why, sizeof(why))) {
+			errbuf_set(err, errlen, "trace %s: %s", spec, why);
+			break;
+		}
+	}
+	if (attached < n) /* take back what this spec attached */
+		for (int i = 0; i < n; i++)
+			if (f->fresh[i] && done[i])
+				engine_discard_span(s->eng, (uint32_t)f->ids[i]);
+	free(batch);
+	free(offsets);
+	free(fetch);
+	free(done);
+	return attached < n ? -1 : 0;
+}
+
+/* Attaches a resolved spec (taking what r holds). Returns the first probe
+ * id, or -1 with err (and nothing of the spec attached); on success err
+ * holds the spec's note, if any. */
+int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec *r,
+			   int *count, char *err, size_t errlen)
+{
+	if (r->line) {
+		int id = attach_line_spec(s, spec, r->location, &r->plan, r->t, r->n, count, err,
+					  errlen);
+		r->t = NULL; /* taken */
+		trace_spec_free(r);
+		return id;
+	}
+	struct probe_target *t = r->t;
+	int n = r->n;
+	struct capture_plan plan = r->plan;
+	char note[768];
+	snprintf(note, sizeof(note), "%s", r->note);
+	free(r->location);
+	memset(r, 0, sizeof(*r));
+	/* Each function's probe id, and which of them need attaching: counted
+	 * before anything is attached, so a pattern naming more functions than
+	 * the kernel has room for is refused at once. */
+	int *ids = xmalloc((size_t)n * sizeof(*ids));
+	bool *fresh = xcalloc((size_t)n, sizeof(*fresh));
+	int need = 0, nnew = 0;
+	for (int i = 0; i < n; i++) {
+		ids[i] = probe_at(s, &t[i]);
+		if (ids[i] < 0)
+			ids[i] = (int)s->prof->nprobes + nnew++;
+		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->attached[ids[i]];
+		need += fresh[i];
+	}
+	int avail = engine_probes_available(s->eng);
+	int first = -1;
+	if (need > avail) {
+		errbuf_set(err, errlen,
+			   "trace %s: names %d function%s to add, more than sonde can trace at once "
+			   "(%d at most, %d traced now): narrow the pattern or untrace some",
+			   spec, need, need == 1 ? "" : "s", ENGINE_USER_PROBES,
+			   ENGINE_USER_PROBES - avail);
+		goto out;
+	}
+	if (s->prof->nprobes + (size_t)nnew > SESSION_MAX_PROBES) {
+		errbuf_set(err, errlen,
+			   "trace %s: names %d new function%s, but a session traces at most %d "
+			   "different functions (%zu so far)",
+			   spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
+		goto out;
+	}
+	struct spec_functions fns = {t, n, ids, fresh, NULL};
+	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
+		goto out;
+	/* Each new probe's program goes in with it. */
+	struct sonde_fetch_prog *progs = xcalloc((size_t)n + 1, sizeof(*progs));
+	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	for (int i = 0; i < n; i++)
+		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
+			fetch[i] = &progs[i];
+	fns.fetch = fetch;
+	int rc = attach_functions(s, spec, &fns, err, errlen);
+	free(progs);
+	free(fetch);
+	if (rc)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		if (ids[i] >= (int)s->prof->nprobes) { /* new: in id order */
+			char *name = probe_display_name(s->prof, &t[i]);
+			profile_probe_add(s->prof, name, t[i].binary, t[i].offset);
+			free(name);
+			s->probe_dev[ids[i]] = t[i].dev;
+			s->probe_ino[ids[i]] = t[i].ino;
+		}
+		s->attached[ids[i]] = true;
+		if (fresh[i]) { /* its captures named; its kernel slot starts with no policy */
+			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
+			s->policy_sent[ids[i]] = false;
+			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
+			update_span_policy(s, (uint32_t)ids[i]);
+		}
+	}
+	int nmoved = 0;
+	for (int i = 0; i < n; i++)
+		nmoved += t[i].moved != NULL;
+	for (int i = 0; i < n && (nmoved == 1 || s->o->verbose); i++)
+		if (t[i].moved)
+			session_note(s->o, "trace %s: the entry probe of %s is %s", spec, t[i].function,
+			      t[i].moved);
+	if (nmoved > 1 && !s->o->verbose)
+		session_note(s->o,
+		      "trace %s: the entry probes of %d functions are placed past first "
+		      "instructions the kernel's uprobes cannot step (AVX code; -v says which)",
+		      spec, nmoved);
+	for (int i = 0; i < n && s->o->verbose; i++) {
+		if (!t[i].ifunc_impl)
+			continue;
+		char who[64] = "sonde's own process (the same file, CPU and environment)";
+		if (t[i].ifunc_asked)
+			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
+		session_note(s->o, "%s is an IFUNC in %s: tracing %s, the implementation %s uses",
+		      t[i].function, t[i].binary, t[i].ifunc_impl, who);
+	}
+	first = ids[0];
+	if (count)
+		*count = n;
+	errbuf_set(err, errlen, "%s", note); /* what the spec named but left out */
+out:
+	free(ids);
+	free(fresh);
+	capture_plan_free(&plan);
+	probes_free(t, n);
+	return first;
+}
+
+int trace_attach(struct session *s, const char *spec, int *count, char *err,
+			     size_t errlen)
+{
+	struct resolved_spec r;
+	if (trace_spec_resolve(s, spec, &r, err, errlen))
+		return -1;
+	return trace_spec_attach(s, spec, &r, count, err, errlen);
+}
+
+int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
+{
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
+	return trace_attach(s, spec, count, err, errlen);
+}
+
+/* Probes a name selects: a probe's display name, or its function name,
+ * matched exactly or as a glob. */
+static bool probe_selected(const struct probe_info *pi, const char *pattern)
+{
+	const char *func = pi->name;
+	int colon = probes_split(pi->name);
+	if (colon >= 0)
+		func = pi->name + colon + 1;
+	return fnmatch(pattern, pi->name, 0) == 0 || fnmatch(pattern, func, 0) == 0;
+}
+
+int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
+{
+	if (session_refuse_replay(s, err, errlen))
+		return -1;
+	int n = 0;
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+			continue;
+		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
+		    (int)i == s->sample_when_probe) {
+			errbuf_set(err, errlen,
+				   "%s drives the in-kernel sampling filter: run sample-in off, "
+				   "sample-slow off or sample-when off first",
+				   s->prof->probes[i].name);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+			continue;
+		/* Keep what it counted: detaching clears the kernel's copy. */
+		trace_refresh_probe(s, (uint32_t)i);
+		struct probe_counts *c = &s->counted_before[i];
+		memcpy(c->hist, s->prof->probes[i].hist, sizeof(c->hist));
+		c->entered = s->prof->probes[i].entered;
+		c->raw_ns = s->prof->probes[i].raw_ns;
+		c->own_ns = s->prof->probes[i].own_ns;
+		keep_point_calls(s, (uint32_t)i);
+		engine_detach_span(s->eng, (uint32_t)i);
+		s->attached[i] = false;
+		n++;
+	}
+	if (n == 0) {
+		char list[256] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < s->prof->nprobes && off < sizeof(list) - 1; i++)
+			if (s->attached[i])
+				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+							off ? ", " : "", s->prof->probes[i].name);
+		errbuf_set(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
+			   off ? list : "none");
+		return -1;
+	}
+	return n;
+}
+
+bool session_probe_attached(const struct session *s, uint32_t probe)
+{
+	return probe < SESSION_MAX_PROBES && s->attached[probe];
+}
+
+/* The profile's figures of a probe: what earlier attachments counted plus
+ * the kernel's counts of the current one. */
+void trace_refresh_probe(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes)
+		return;
+	struct probe_info *pi = &s->prof->probes[probe];
+	const struct probe_counts *c = &s->counted_before[probe];
+	uint64_t live[SONDE_HIST_BUCKETS] = {0};
+	struct sonde_probe_stats st = {0};
+	if (s->attached[probe] &&
+	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
+		return; /* keep the last figures read */
+	for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+		pi->hist[b] = c->hist[b] + live[b];
+	pi->entered = c->entered + st.entered;
+	pi->raw_ns = c->raw_ns + st.raw_ns;
+	pi->own_ns = c->own_ns + st.own_ns;
+	if (pi->point >= 0)
+		refresh_point_calls(s, probe);
+}
+
+/* The calls of each function probe that hit line probe `point`: what
+ * earlier attachments of the pair counted plus the kernel's count. */
+static void refresh_point_calls(struct session *s, uint32_t point)
+{
+	for (size_t f = 0; f < s->prof->nprobes; f++) {
+		if (s->prof->probes[f].point >= 0)
+			continue;
+		uint64_t key = (uint64_t)point << 32 | f, calls = 0, hit = 0;
+		struct sonde_point_calls live = {0};
+		hashmap_get(&s->point_calls_before, key, &calls);
+		hashmap_get(&s->point_hit_before, key, &hit);
+		if (s->attached[point] && s->attached[f] &&
+		    engine_read_point_calls(s->eng, (uint32_t)f, point, &live))
+			continue; /* keep the last figure read */
+		if (calls + live.calls)
+			profile_point_calls_set(s->prof, point, (uint32_t)f, calls + live.calls,
+						hit + live.hit);
+	}
+}
+
+/* Before a probe is detached (the kernel forgets its pairs): keeps what
+ * its pairs with line probes counted. */
+static void keep_point_calls(struct session *s, uint32_t probe)
+{
+	for (size_t i = 0; i < s->prof->nprobes; i++)
+		if (s->prof->probes[i].point >= 0)
+			refresh_point_calls(s, (uint32_t)i);
+	for (size_t i = 0; i < s->prof->npoint_calls; i++) {
+		const struct point_calls *pc = &s->prof->point_calls[i];
+		if (pc->point_probe == probe || pc->probe == probe) {
+			uint64_t key = (uint64_t)pc->point_probe << 32 | pc->probe;
+			hashmap_set(&s->point_calls_before, key, pc->calls);
+			hashmap_set(&s->point_hit_before, key, pc->hit);
+		}
+	}
+}
+
+/* Calls that need no record stay in the kernel (counted in its histogram):
+ * only those a sample landed in and those over the keep threshold cross.
+ * The automatic threshold is the p99 so far, once 1000 calls gave one. */
+#define KEEP_AUTO_MIN_CALLS 1000
+#define KEEP_AUTO_PERCENTILE 99.0
+
+static void update_span_policy(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes || !s->attached[probe])
+		return;
+	struct engine_span_policy pol = {.emit_all = s->o->all_calls};
+	if (s->keep_over_set[probe]) {
+		pol.emit_min_ns = s->keep_over_ns[probe];
+	} else {
+		size_t n;
+		uint64_t *d = latency_loglin_durations(s->prof->probes[probe].hist, 1u << 16, &n, NULL);
+		pol.emit_min_ns = n >= KEEP_AUTO_MIN_CALLS
+					  ? latency_percentile(d, n, KEEP_AUTO_PERCENTILE)
+					  : UINT64_MAX;
+		free(d);
+	}
+	if (s->policy_sent[probe] && pol.emit_min_ns == s->emit_min_in_force[probe])
+		return;
+	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
+		s->emit_min_in_force[probe] = pol.emit_min_ns;
+		s->policy_sent[probe] = true;
+	}
+}
+
+int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
+{
+	if (probe >= SESSION_MAX_PROBES)
+		return -1;
+	s->keep_over_ns[probe] = ns;
+	s->keep_over_set[probe] = true;
+	update_span_policy(s, probe);
+	return 0;
+}
+
+void session_refresh_calls(struct session *s)
+{
+	for (size_t i = 0; i < s->prof->nprobes; i++) {
+		trace_refresh_probe(s, (uint32_t)i);
+		update_span_policy(s, (uint32_t)i);
+	}
+}
+
+int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
+{
+	if (probe >= s->prof->nprobes)
+		return -1;
+	trace_refresh_probe(s, probe);
+	memcpy(buckets, s->prof->probes[probe].hist, sizeof(s->prof->probes[probe].hist));
+	return 0;
+}
+
+uint64_t session_probe_entered(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes)
+		return 0;
+	trace_refresh_probe(s, probe);
+	return s->prof->probes[probe].entered;
+}
+
+int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
+{
+	size_t n = s->prof->nprobes;
+	if (!s->eng) /* a replay: the recording's counts */
+		memset(out, 0, n * sizeof(*out));
+	else if (engine_read_hists(s->eng, (uint32_t)n, out))
+		return -1;
+	/* Detached probes: the kernel's slots are cleared; what they counted
+	 * before is kept. */
+	for (size_t i = 0; i < n; i++)
+		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+			out[i][b] = (s->attached[i] ? out[i][b] : 0) + s->counted_before[i].hist[b];
+	return 0;
+}
+
+int session_trace_probes(const struct session *s, int i, int *count)
+{
+	if (i < 0 || i >= s->o->ntraces)
+		return -1;
+	*count = s->trace_probe_count[i];
+	return s->trace_first_probe[i];
+}
