@@ -46,6 +46,7 @@
 
 #include "command.h"
 #include "liveview.h"
+#include "livesource.h"
 #include "session.h"
 
 #define LIVE_DEFAULT_WINDOW_S 10
@@ -67,9 +68,10 @@ void live_options_init(struct live_options *o);
 struct live;
 
 /* Wraps a started session (not owned: the caller frees it after
- * live_free). Returns NULL with err when the options are inconsistent. */
-struct live *live_new(struct session *s, const struct live_options *o, char *err,
-		      size_t errlen);
+ * live_free), reached through src (livesource.h: live_session_source for
+ * a real one). Returns NULL with err when the options are inconsistent. */
+struct live *live_new(struct session *s, const struct livesource_ops *src,
+		      const struct live_options *o, char *err, size_t errlen);
 void live_free(struct live *l);
 
 /* Takes in what arrived in the session's profile since the last call (call
@@ -119,7 +121,7 @@ void live_band_free(struct live_band *b);
 struct live_view *live_view_build(struct live *l, size_t hot_max);
 
 /* Whether the session's views keep sonde's own samples (--show-overhead):
- * for views drawn outside live.c (the web's flame chart). */
+ * for views drawn outside the live session (the web's flame chart). */
 bool live_shows_overhead(const struct live *l);
 
 /* Adds to a snapshot what only the JSON status shows (liveview.h), which

@@ -113,7 +113,7 @@ void liverun_stop(struct liverun *r)
 struct liverun *liverun_new(struct session *s, const struct liverun_options *o, char *err,
 			    size_t errlen)
 {
-	struct live *live = live_new(s, &o->live, err, errlen);
+	struct live *live = live_new(s, &live_session_source, &o->live, err, errlen);
 	if (!live)
 		return NULL;
 	struct liverun *r = xcalloc(1, sizeof(*r));

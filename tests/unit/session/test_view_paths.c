@@ -8,8 +8,9 @@
  * The calls too: `by VAR` (report --by) and the latest slow calls count the
  * same calls both ways (view_takes_call), with the same filters.
  *
- * The live session runs on a stand-in for session.c (below): the recording
- * plays the profile a running session fills, and the kernel's histograms
+ * The live session runs on a stand-in for the session (below, through
+ * livesource.h's interface): the recording plays the profile a running
+ * session fills, and the kernel's histograms
  * are the recording's. Nothing here needs BPF. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -39,44 +40,44 @@ struct session {
 	double start_s;
 };
 
-struct profile *session_profile(struct session *s) { return s->p; }
-const struct session_options *session_options(const struct session *s) { return &s->o; }
-double session_start_time(const struct session *s) { return s->start_s; }
-bool session_ended(const struct session *s) { return s->ended; }
+static struct profile *replayed_profile(struct session *s) { return s->p; }
+static const struct session_options *replayed_options(const struct session *s) { return &s->o; }
+static double replayed_start_time(const struct session *s) { return s->start_s; }
+static bool replayed_ended(const struct session *s) { return s->ended; }
 /* It plays a running session (then an ended one), not session_replay's. */
-const char *session_replay_path(const struct session *s) { (void)s; return NULL; }
-double session_end_time(const struct session *s) { (void)s; return 0; }
-bool session_refuse_replay(const struct session *s, char *err, size_t errlen)
+static const char *replayed_replay_path(const struct session *s) { (void)s; return NULL; }
+static double replayed_end_time(const struct session *s) { (void)s; return 0; }
+static bool replayed_refuse_replay(const struct session *s, char *err, size_t errlen)
 {
 	(void)s, (void)err, (void)errlen;
 	return false;
 }
-pid_t session_command_pid(const struct session *s) { (void)s; return 0; }
-bool session_probe_attached(const struct session *s, uint32_t probe)
+static pid_t replayed_command_pid(const struct session *s) { (void)s; return 0; }
+static bool replayed_probe_attached(const struct session *s, uint32_t probe)
 {
 	return probe < s->p->nprobes;
 }
-int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
+static int replayed_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 {
 	(void)s, (void)probe, (void)ns;
 	return 0;
 }
-int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
+static int replayed_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
 {
 	memcpy(buckets, s->p->probes[probe].hist, sizeof(s->p->probes[probe].hist));
 	return 0;
 }
-int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
+static int replayed_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 {
 	for (size_t i = 0; i < s->p->nprobes; i++)
-		session_probe_hist(s, (uint32_t)i, out[i]);
+		replayed_probe_hist(s, (uint32_t)i, out[i]);
 	return 0;
 }
-uint64_t session_probe_entered(struct session *s, uint32_t probe)
+static uint64_t replayed_probe_entered(struct session *s, uint32_t probe)
 {
 	return s->p->probes[probe].entered;
 }
-void session_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs)
+static void replayed_get_stats(struct session *s, struct engine_stats *es, struct collector_stats *cs)
 {
 	(void)s;
 	memset(es, 0, sizeof(*es));
@@ -87,54 +88,81 @@ static int refuse(char *err, size_t errlen)
 	snprintf(err, errlen, "a replayed recording gathers nothing");
 	return -1;
 }
-struct recording_image *session_recording(struct session *s, char *err, size_t errlen)
+static struct recording_image *replayed_recording(struct session *s, char *err, size_t errlen)
 {
 	(void)s;
 	refuse(err, errlen);
 	return NULL;
 }
-int session_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
+static int replayed_trace(struct session *s, const char *spec, int *count, char *err, size_t errlen)
 {
 	(void)s, (void)spec, (void)count;
 	return refuse(err, errlen);
 }
-int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
+static int replayed_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
 {
 	(void)s, (void)pattern;
 	return refuse(err, errlen);
 }
-int session_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
+static int replayed_set_sampling(struct session *s, const char *event, uint64_t freq, uint64_t period,
 			 char *err, size_t errlen)
 {
 	(void)s, (void)event, (void)freq, (void)period;
 	return refuse(err, errlen);
 }
-int session_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
+static int replayed_set_offcpu(struct session *s, bool on, char *err, size_t errlen)
 {
 	(void)s, (void)on;
 	return refuse(err, errlen);
 }
-int session_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen)
+static int replayed_set_threads(struct session *s, bool on, uint64_t hz, char *err, size_t errlen)
 {
 	(void)s, (void)on, (void)hz;
 	return refuse(err, errlen);
 }
-int session_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
+static int replayed_set_sample_in(struct session *s, const char *func, char *err, size_t errlen)
 {
 	(void)s, (void)func;
 	return refuse(err, errlen);
 }
-int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
+static int replayed_set_sample_slow(struct session *s, const char *func, uint64_t ns, char *err,
 			    size_t errlen)
 {
 	(void)s, (void)func, (void)ns;
 	return refuse(err, errlen);
 }
-int session_set_sample_when(struct session *s, const char *line, char *err, size_t errlen)
+static int replayed_set_sample_when(struct session *s, const char *line, char *err, size_t errlen)
 {
 	(void)s, (void)line;
 	return refuse(err, errlen);
 }
+
+/* The stand-in, as live_new takes a session. */
+static const struct livesource_ops replayed = {
+	.profile = replayed_profile,
+	.options = replayed_options,
+	.start_time = replayed_start_time,
+	.ended = replayed_ended,
+	.replay_path = replayed_replay_path,
+	.end_time = replayed_end_time,
+	.refuse_replay = replayed_refuse_replay,
+	.command_pid = replayed_command_pid,
+	.probe_attached = replayed_probe_attached,
+	.keep_calls_over = replayed_keep_calls_over,
+	.probe_hist = replayed_probe_hist,
+	.probe_hists = replayed_probe_hists,
+	.probe_entered = replayed_probe_entered,
+	.get_stats = replayed_get_stats,
+	.recording = replayed_recording,
+	.trace = replayed_trace,
+	.untrace = replayed_untrace,
+	.set_sampling = replayed_set_sampling,
+	.set_offcpu = replayed_set_offcpu,
+	.set_threads = replayed_set_threads,
+	.set_sample_in = replayed_set_sample_in,
+	.set_sample_slow = replayed_set_sample_slow,
+	.set_sample_when = replayed_set_sample_when,
+};
 
 /* ---- the recording ---------------------------------------------------------- */
 
@@ -315,7 +343,7 @@ static void paths_open(struct paths *x, int extra, bool ended)
 	live_options_init(&o);
 	o.keep_s = o.window_s = 60;
 	char err[256];
-	x->live = live_new(s, &o, err, sizeof(err));
+	x->live = live_new(s, &replayed, &o, err, sizeof(err));
 	cr_assert_not_null(x->live, "%s", err);
 	live_update(x->live);
 }

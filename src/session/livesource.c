@@ -1,0 +1,27 @@
+#include "livesource.h"
+
+const struct livesource_ops live_session_source = {
+	.profile = session_profile,
+	.options = session_options,
+	.start_time = session_start_time,
+	.ended = session_ended,
+	.replay_path = session_replay_path,
+	.end_time = session_end_time,
+	.refuse_replay = session_refuse_replay,
+	.command_pid = session_command_pid,
+	.probe_attached = session_probe_attached,
+	.keep_calls_over = session_keep_calls_over,
+	.probe_hist = session_probe_hist,
+	.probe_hists = session_probe_hists,
+	.probe_entered = session_probe_entered,
+	.get_stats = session_get_stats,
+	.recording = session_recording,
+	.trace = session_trace,
+	.untrace = session_untrace,
+	.set_sampling = session_set_sampling,
+	.set_offcpu = session_set_offcpu,
+	.set_threads = session_set_threads,
+	.set_sample_in = session_set_sample_in,
+	.set_sample_slow = session_set_sample_slow,
+	.set_sample_when = session_set_sample_when,
+};
