@@ -1,0 +1,226 @@
+/* Unit tests for the collector (model/collector): records as the kernel
+ * sends them, built by hand, turned into the profile's samples and calls.
+ * The user stacks are addresses of this test's own functions in this
+ * process, so the symbolizer names them from the test binary itself; what
+ * each record added is what collector_handle says it added. Bad records
+ * are counted and add nothing. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "profile.h"
+#include "sonde_abi.h"
+#include "symbols.h"
+
+/* Two functions with bodies long enough that an address a few bytes in,
+ * and one less than it (a return address's call site), is inside them. */
+__attribute__((noinline)) int collector_test_leaf(volatile int *x)
+{
+	for (int i = 0; i < 8; i++)
+		*x += i * *x;
+	return *x;
+}
+
+__attribute__((noinline)) int collector_test_caller(volatile int *x)
+{
+	int r = collector_test_leaf(x);
+	for (int i = 0; i < 8; i++)
+		r += i * *x;
+	return r;
+}
+
+struct rig {
+	struct profile *p;
+	struct symbolizer *syms;
+	struct collector *c;
+};
+
+static void rig_open(struct rig *r)
+{
+	r->p = profile_new();
+	r->syms = symbols_new();
+	r->c = collector_new(r->p, r->syms);
+	collector_set_event(r->c, 0, "cpu-clock", 1);
+	cr_assert_eq(symbols_note_process(r->syms, getpid()), 0);
+}
+
+static void rig_close(struct rig *r)
+{
+	collector_free(r->c);
+	symbols_free(r->syms);
+	profile_free(r->p);
+}
+
+static void header(struct sonde_hdr *h, uint32_t kind, uint64_t time_ns, uint32_t tid)
+{
+	h->kind = kind;
+	h->cpu = 1;
+	h->time_ns = time_ns;
+	h->pid = (uint32_t)getpid();
+	h->tid = tid;
+	memcpy(h->comm, "collect", 8);
+}
+
+/* An on-CPU sample of this process: the leaf in collector_test_leaf, called
+ * from collector_test_caller; in the calls `spans` (outermost first). */
+static size_t sample_record(struct sonde_sample *s, uint64_t time_ns, const uint64_t *spans,
+			    uint32_t nspans)
+{
+	memset(s, 0, sizeof(*s));
+	header(&s->hdr, SONDE_REC_SAMPLE, time_ns, (uint32_t)getpid());
+	s->unwind = SONDE_UNWIND_FP;
+	s->syscall = -1;
+	s->nuser = 2;
+	s->ips[0] = (uint64_t)(uintptr_t)collector_test_leaf + 4;
+	s->ips[1] = (uint64_t)(uintptr_t)collector_test_caller + 9;
+	s->nspans = s->span_depth = nspans;
+	for (uint32_t i = 0; i < nspans; i++) {
+		s->span_ids[i] = spans[i];
+		s->span_probes[i] = 0;
+	}
+	return SONDE_SAMPLE_BYTES(2);
+}
+
+static const char *frame_name(const struct profile *p, uint32_t id)
+{
+	const struct frame *f = frames_get(p->frames, id);
+	cr_assert_not_null(f);
+	return f->name;
+}
+
+Test(collector, a_sample_is_added_with_its_stack_thread_and_calls)
+{
+	struct rig r;
+	rig_open(&r);
+	struct sonde_sample s;
+	uint64_t spans[2] = {7, 9};
+	size_t size = sample_record(&s, 1000, spans, 2);
+	struct collector_added a;
+	collector_handle(r.c, &s, size, &a);
+	cr_assert_eq(a.first_sample, 0);
+	cr_assert_eq(a.nsamples, 1);
+	cr_assert_eq(a.nspans, 0);
+	cr_assert_eq(r.p->nsamples, 1);
+	const struct sample *got = &r.p->samples[0];
+	cr_assert_eq(got->time_ns, 1000);
+	cr_assert_eq(got->weight, 1);
+	cr_assert_eq(got->cpu, 1);
+	const struct thread_info *t = &r.p->threads[got->thread];
+	cr_assert_eq(t->pid, (uint32_t)getpid());
+	cr_assert_eq(t->tid, (uint32_t)getpid());
+	cr_assert_str_eq(t->comm, "collect");
+	uint32_t f[8];
+	size_t n = profile_stack_frames(r.p, got->stack, f, 8);
+	cr_assert_eq(n, 2, "two frames, got %zu", n);
+	cr_assert_str_eq(frame_name(r.p, f[0]), "collector_test_caller");
+	cr_assert_str_eq(frame_name(r.p, f[1]), "collector_test_leaf");
+	cr_assert_eq(got->nlinks, 2);
+	cr_assert_eq(r.p->span_links[got->links].span_id, 7);
+	cr_assert_eq(r.p->span_links[got->links + 1].span_id, 9);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_assert_eq(st.samples, 1);
+	cr_assert_eq(st.bad_records, 0);
+	/* A second one adds at the next index, the stack interned once. */
+	collector_handle(r.c, &s, size, &a);
+	cr_assert_eq(a.first_sample, 1);
+	cr_assert_eq(a.nsamples, 1);
+	cr_assert_eq(r.p->samples[1].stack, got->stack);
+	rig_close(&r);
+}
+
+Test(collector, a_call_is_added_with_its_times)
+{
+	struct rig r;
+	rig_open(&r);
+	profile_probe_add(r.p, "work", "/bin/work", 0x1000);
+	struct sonde_span sp = {0};
+	header(&sp.hdr, SONDE_REC_SPAN, 5000, 42);
+	sp.probe = 0;
+	sp.depth = 1;
+	sp.span_id = 77;
+	sp.start_ns = 2000;
+	sp.duration_ns = 2900;
+	sp.raw_duration_ns = 3000;
+	struct collector_added a;
+	collector_handle(r.c, &sp, sizeof(sp), &a);
+	cr_assert_eq(a.nsamples, 0);
+	cr_assert_eq(a.first_span, 0);
+	cr_assert_eq(a.nspans, 1);
+	const struct span *got = &r.p->spans[0];
+	cr_assert_eq(got->id, 77);
+	cr_assert_eq(got->start_ns, 2000);
+	cr_assert_eq(got->duration_ns, 2900);
+	cr_assert_eq(got->raw_duration_ns, 3000);
+	cr_assert_eq(got->probe, 0);
+	cr_assert_eq(r.p->threads[got->thread].tid, 42);
+	/* The same call again is refused (an id is one call), and a probe the
+	 * profile does not have is a bad record: neither adds anything. */
+	collector_handle(r.c, &sp, sizeof(sp), &a);
+	cr_assert_eq(a.nspans, 0);
+	sp.span_id = 78;
+	sp.probe = 5;
+	collector_handle(r.c, &sp, sizeof(sp), &a);
+	cr_assert_eq(a.nspans, 0);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_assert_eq(st.spans, 1);
+	cr_assert_eq(st.bad_records, 2);
+	rig_close(&r);
+}
+
+Test(collector, bad_records_are_counted_and_add_nothing)
+{
+	struct rig r;
+	rig_open(&r);
+	struct sonde_sample s;
+	size_t size = sample_record(&s, 1000, NULL, 0);
+	struct collector_added a;
+	collector_handle(r.c, &s, 4, &a); /* shorter than a header */
+	cr_assert_eq(a.nsamples, 0);
+	collector_handle(r.c, &s, size - 8, &a); /* its last frame cut off */
+	cr_assert_eq(a.nsamples, 0);
+	s.nuser = SONDE_MAX_STACK + 1; /* more frames than a stack holds */
+	collector_handle(r.c, &s, sizeof(s), &a);
+	cr_assert_eq(a.nsamples, 0);
+	struct sonde_hdr h;
+	header(&h, 0x7fff, 1000, 1); /* a kind no one sends */
+	collector_handle(r.c, &h, sizeof(h), &a);
+	cr_assert_eq(a.nsamples + a.nspans, 0);
+	struct sonde_span sp = {0};
+	header(&sp.hdr, SONDE_REC_SPAN, 5000, 42);
+	collector_handle(r.c, &sp, sizeof(sp) - 1, NULL); /* short, and no `added` asked */
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_assert_eq(st.bad_records, 5);
+	cr_assert_eq(r.p->nsamples, 0);
+	cr_assert_eq(r.p->nspans, 0);
+	rig_close(&r);
+}
+
+Test(collector, after_the_end_nothing_counts_and_an_interval_is_cut_there)
+{
+	struct rig r;
+	rig_open(&r);
+	collector_set_end(r.c, 10000);
+	struct sonde_sample s;
+	size_t size = sample_record(&s, 10001, NULL, 0);
+	struct collector_added a;
+	collector_handle(r.c, &s, size, &a);
+	cr_assert_eq(a.nsamples, 0, "a sample after the end is left out");
+	/* An off-CPU interval: left the CPU at 6000 for 7000 ns, past the end
+	 * at 10000: it weighs the 4000 ns up to the end. */
+	size = sample_record(&s, 6000, NULL, 0);
+	s.off_state = SONDE_OFF_SLEEPING;
+	s.off_ns = 7000;
+	collector_handle(r.c, &s, size, &a);
+	cr_assert_eq(a.nsamples, 1);
+	cr_assert_eq(r.p->samples[a.first_sample].weight, 4000);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_assert_eq(st.after_end, 1);
+	cr_assert_eq(st.offcpu_intervals, 1);
+	rig_close(&r);
+}
