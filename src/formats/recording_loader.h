@@ -39,8 +39,8 @@ struct loader {
 };
 
 /* Puts "PATH is not a readable sonde recording (WHAT)" in l->err; -1. */
-int load_fail(struct loader *l, const char *what);
+int recording_load_fail(struct loader *l, const char *what);
 /* A failed step: SQLite's reason, or the step budget's when it ran out; -1. */
-int load_fail_sqlite(struct loader *l);
+int recording_load_fail_sqlite(struct loader *l);
 
 #endif

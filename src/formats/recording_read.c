@@ -39,19 +39,19 @@
 /* No value a recording holds comes near this: frame names are the longest. */
 #define LOAD_MAX_VALUE_BYTES (16 << 20)
 
-int load_fail(struct loader *l, const char *what)
+int recording_load_fail(struct loader *l, const char *what)
 {
 	return errbuf_set(l->err, l->errlen, "%s is not a readable sonde recording (%s)", l->path,
 			  what);
 }
 
 /* A failed step: SQLite's reason, or ours when the step budget ran out. */
-int load_fail_sqlite(struct loader *l)
+int recording_load_fail_sqlite(struct loader *l)
 {
 	if (l->steps_left <= 0)
-		return load_fail(l, "reading it makes SQLite work far longer than a recording of its "
+		return recording_load_fail(l, "reading it makes SQLite work far longer than a recording of its "
 				    "size needs: a hostile or corrupt file");
-	return load_fail(l, sqlite3_errmsg(l->db));
+	return recording_load_fail(l, sqlite3_errmsg(l->db));
 }
 
 static int count_steps(void *arg)
@@ -76,7 +76,7 @@ static int load_thread_samples(struct loader *l)
 					 " span, probe, span_ns, before_start, syscall FROM thread_samples"
 					 " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 time = sqlite3_column_int64(st, 0), thread = sqlite3_column_int64(st, 1);
@@ -87,7 +87,7 @@ static int load_thread_samples(struct loader *l)
 		if (thread < 0 || (size_t)thread >= l->p->nthreads || s < 0 || time < 0 ||
 		    (in_call && (probe < 0 || (size_t)probe >= l->p->nprobes))) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a thread sample has a bad thread, state or probe");
+			return recording_load_fail(l, "a thread sample has a bad thread, state or probe");
 		}
 		uint64_t t = (uint64_t)time;
 		struct thread_sample ts = {
@@ -103,7 +103,7 @@ static int load_thread_samples(struct loader *l)
 			ts.syscall_since_ns = t - (uint64_t)sqlite3_column_int64(st, 5);
 			if (ts.syscall < 0) {
 				sqlite3_finalize(st);
-				return load_fail(l, "a thread sample has a negative syscall_nr");
+				return recording_load_fail(l, "a thread sample has a negative syscall_nr");
 			}
 		} else if (sqlite3_column_type(st, 10) == SQLITE_TEXT &&
 			   strcmp((const char *)sqlite3_column_text(st, 10), "?") == 0) {
@@ -120,7 +120,7 @@ static int load_thread_samples(struct loader *l)
 			if (stack <= 0 || (size_t)stack >= l->nstack_map || !l->stack_map[stack] ||
 			    !from || (strcmp(from, "left") && strcmp(from, "sample"))) {
 				sqlite3_finalize(st);
-				return load_fail(l, "a thread sample has a bad stack or stack_from");
+				return recording_load_fail(l, "a thread sample has a bad stack or stack_from");
 			}
 			ts.stack = l->stack_map[stack];
 			ts.stack_ns = t - (uint64_t)sqlite3_column_int64(st, 12);
@@ -129,7 +129,7 @@ static int load_thread_samples(struct loader *l)
 		profile_add_thread_sample(l->p, &ts);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 /* Line probes: each probe's point bit, each span's points, and the calls
@@ -141,23 +141,23 @@ static int load_points(struct loader *l)
 	if (l->probe_kind) {
 		if (sqlite3_prepare_v2(l->db, "SELECT id, point FROM probes WHERE point IS NOT NULL",
 				       -1, &st, NULL) != SQLITE_OK)
-			return load_fail_sqlite(l);
+			return recording_load_fail_sqlite(l);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 			sqlite3_int64 id = sqlite3_column_int64(st, 0), pt = sqlite3_column_int64(st, 1);
 			if (id < 0 || (size_t)id >= l->p->nprobes || pt < 0 || pt >= 64) {
 				sqlite3_finalize(st);
-				return load_fail(l, "a line probe has a bad id or point");
+				return recording_load_fail(l, "a line probe has a bad id or point");
 			}
 			l->p->probes[id].point = (int)pt;
 		}
 		sqlite3_finalize(st);
 		if (r != SQLITE_DONE)
-			return load_fail_sqlite(l);
+			return recording_load_fail_sqlite(l);
 	}
 	if (l->span_points) {
 		if (sqlite3_prepare_v2(l->db, "SELECT id, points FROM spans WHERE points != 0", -1,
 				       &st, NULL) != SQLITE_OK)
-			return load_fail_sqlite(l);
+			return recording_load_fail_sqlite(l);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 			int64_t i = profile_span_find(l->p, (uint64_t)sqlite3_column_int64(st, 0));
 			if (i >= 0)
@@ -165,18 +165,18 @@ static int load_points(struct loader *l)
 		}
 		sqlite3_finalize(st);
 		if (r != SQLITE_DONE)
-			return load_fail_sqlite(l);
+			return recording_load_fail_sqlite(l);
 	}
 	if (l->has_point_calls) {
 		if (sqlite3_prepare_v2(l->db, "SELECT point_probe, probe, calls, hit FROM point_calls", -1,
 				       &st, NULL) != SQLITE_OK)
-			return load_fail_sqlite(l);
+			return recording_load_fail_sqlite(l);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 			sqlite3_int64 pp = sqlite3_column_int64(st, 0), fp = sqlite3_column_int64(st, 1);
 			if (pp < 0 || fp < 0 || (size_t)pp >= l->p->nprobes ||
 			    (size_t)fp >= l->p->nprobes) {
 				sqlite3_finalize(st);
-				return load_fail(l, "a point_calls row refers to a missing probe");
+				return recording_load_fail(l, "a point_calls row refers to a missing probe");
 			}
 			profile_point_calls_set(l->p, (uint32_t)pp, (uint32_t)fp,
 						(uint64_t)sqlite3_column_int64(st, 2),
@@ -184,20 +184,20 @@ static int load_points(struct loader *l)
 		}
 		sqlite3_finalize(st);
 	}
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 static int load_meta(struct loader *l)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	size_t rows = 0;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (++rows > LOAD_MAX_META) {
 			sqlite3_finalize(st);
-			return load_fail(l, "more than 10000 meta rows");
+			return recording_load_fail(l, "more than 10000 meta rows");
 		}
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -206,11 +206,11 @@ static int load_meta(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	const char *fmt = profile_meta_get(l->p, "format");
 	const char *ver = profile_meta_get(l->p, "version");
 	if (!fmt || strcmp(fmt, RECORDING_FORMAT) != 0)
-		return load_fail(l, "its meta table does not say format=" RECORDING_FORMAT);
+		return recording_load_fail(l, "its meta table does not say format=" RECORDING_FORMAT);
 	if (!ver || atoi(ver) != RECORDING_VERSION) {
 		snprintf(l->err, l->errlen,
 			 "%s is a sonde recording of version %s; this sonde reads version %d",
@@ -225,18 +225,18 @@ static int load_events(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT name FROM events ORDER BY id", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (l->p->nevents >= LOAD_MAX_EVENTS) {
 			sqlite3_finalize(st);
-			return load_fail(l, "more than 10000 events");
+			return recording_load_fail(l, "more than 10000 events");
 		}
 		const char *n = (const char *)sqlite3_column_text(st, 0);
 		profile_event_intern(l->p, n ? n : "?");
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 /* map[id] = v in a file id -> profile id map, grown as needed (slots
@@ -259,14 +259,14 @@ static int load_frames(struct loader *l)
 				       ? "SELECT id, name, module, file, line, kind, system_name FROM frames"
 				       : "SELECT id, name, module, file, line, kind FROM frames",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
 		if (id <= 0 || (size_t)id > l->max_id) {
 			sqlite3_finalize(st);
-			return load_fail(l, "frame id out of range");
+			return recording_load_fail(l, "frame id out of range");
 		}
 		const char *kind = (const char *)sqlite3_column_text(st, 5);
 		uint32_t fid = frames_intern(l->p->frames, (const char *)sqlite3_column_text(st, 1),
@@ -280,7 +280,7 @@ static int load_frames(struct loader *l)
 		id_map_set(&l->frame_map, &l->nframe_map, &cap, (size_t)id, fid);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 /* Parents are stored before children (ids grow with depth of creation), but
@@ -290,7 +290,7 @@ static int load_stacks(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, parent, frame FROM stacks ORDER BY depth, id", -1,
 			       &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	size_t cap = 0;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -301,13 +301,13 @@ static int load_stacks(struct loader *l)
 		sqlite3_int64 frame = sqlite3_column_int64(st, 2);
 		if (id <= 0 || (size_t)id > l->max_id) {
 			sqlite3_finalize(st);
-			return load_fail(l, "stack id out of range");
+			return recording_load_fail(l, "stack id out of range");
 		}
 		if (parent < 0 ||
 		    (parent && ((size_t)parent >= l->nstack_map || !l->stack_map[parent])) || frame <= 0 ||
 		    (size_t)frame >= l->nframe_map || !l->frame_map[frame]) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a stack refers to a missing frame or parent");
+			return recording_load_fail(l, "a stack refers to a missing frame or parent");
 		}
 		uint32_t node = profile_stack_child(l->p, parent ? l->stack_map[parent] : 0,
 						    l->frame_map[frame]);
@@ -318,7 +318,7 @@ static int load_stacks(struct loader *l)
 		l->stack_map = xcalloc(1, sizeof(*l->stack_map));
 		l->nstack_map = 1;
 	}
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 static int load_threads(struct loader *l)
@@ -326,12 +326,12 @@ static int load_threads(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, pid, tid, comm FROM threads ORDER BY id", -1, &st,
 			       NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nthreads) {
 			sqlite3_finalize(st);
-			return load_fail(l, "thread ids are not dense");
+			return recording_load_fail(l, "thread ids are not dense");
 		}
 		const char *comm = (const char *)sqlite3_column_text(st, 3);
 		size_t before = l->p->nthreads;
@@ -339,11 +339,11 @@ static int load_threads(struct loader *l)
 				      (uint32_t)sqlite3_column_int64(st, 2), comm ? comm : "?");
 		if (l->p->nthreads != before + 1) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a thread is listed twice");
+			return recording_load_fail(l, "a thread is listed twice");
 		}
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 static int load_probes(struct loader *l)
@@ -361,14 +361,14 @@ static int load_probes(struct loader *l)
 					  " FROM probes ORDER BY id"
 					: "SELECT id, name, binary, offset FROM probes ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 		const char *bin = (const char *)sqlite3_column_text(st, 2);
 		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)l->p->nprobes) {
 			sqlite3_finalize(st);
-			return load_fail(l, "probe ids are not dense");
+			return recording_load_fail(l, "probe ids are not dense");
 		}
 		uint32_t id = profile_probe_add(l->p, name ? name : "?", bin ? bin : "",
 						(uint64_t)sqlite3_column_int64(st, 3));
@@ -381,16 +381,16 @@ static int load_probes(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db, "SELECT probe, bucket, count FROM probe_hist", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
 		if (probe < 0 || (size_t)probe >= l->p->nprobes || b < 0 ||
 		    b >= (loglin ? LATENCY_LOGLIN_BUCKETS : 64)) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a histogram row refers to a missing probe or bucket");
+			return recording_load_fail(l, "a histogram row refers to a missing probe or bucket");
 		}
 		/* A log2 bucket [2^b, 2^(b+1)) counts in the log-linear bucket
 		 * starting at 2^b; those recordings take figures from spans. */
@@ -398,7 +398,7 @@ static int load_probes(struct loader *l)
 		l->p->probes[probe].hist[into] += (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 /* The first of a row's n columns that holds no integer (a NULL is one
@@ -425,7 +425,7 @@ static int load_fail_type(struct loader *l, sqlite3_stmt *st, const char *table,
 		 : sqlite3_column_type(st, col) == SQLITE_FLOAT ? "a real number"
 		 : sqlite3_column_type(st, col) == SQLITE_NULL  ? "NULL"
 								: "a blob");
-	return load_fail(l, bad);
+	return recording_load_fail(l, bad);
 }
 
 static int load_spans(struct loader *l)
@@ -439,7 +439,7 @@ static int load_spans(struct loader *l)
 				       : "SELECT id, probe, thread, parent, depth, start_ns, duration_ns,"
 					 " open FROM spans ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		/* parent may be NULL (a call with none), raw_duration_ns too */
@@ -453,7 +453,7 @@ static int load_spans(struct loader *l)
 		if (probe < 0 || (size_t)probe >= l->p->nprobes || thread < 0 ||
 		    (size_t)thread >= l->p->nthreads) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a span refers to a missing probe or thread");
+			return recording_load_fail(l, "a span refers to a missing probe or thread");
 		}
 		struct span sp = {
 			.id = (uint64_t)sqlite3_column_int64(st, 0),
@@ -469,7 +469,7 @@ static int load_spans(struct loader *l)
 		profile_span_add(l->p, &sp);
 	}
 	sqlite3_finalize(st);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 /* Captures, predicates, hits and their values (none in older recordings). */
@@ -478,7 +478,7 @@ static int load_values(struct loader *l)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'captures'",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	int r = sqlite3_step(st);
 	bool present = r == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
 	sqlite3_finalize(st);
@@ -489,7 +489,7 @@ static int load_values(struct loader *l)
 	struct profile *p = l->p;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, probe, name, type, kind FROM captures ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 1);
 		const char *name = (const char *)sqlite3_column_text(st, 2);
@@ -498,42 +498,42 @@ static int load_values(struct loader *l)
 		if (sqlite3_column_int64(st, 0) != (sqlite3_int64)p->ncaptures || probe < 0 ||
 		    (size_t)probe >= p->nprobes || kind < 0 || !name || !type) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a capture is not dense, names a missing probe or an unknown "
+			return recording_load_fail(l, "a capture is not dense, names a missing probe or an unknown "
 					    "kind");
 		}
 		size_t before = p->ncaptures;
 		values_capture_intern(p, (uint32_t)probe, name, type, (enum capture_kind)kind, NULL, 0);
 		if (p->ncaptures != before + 1) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a capture is listed twice");
+			return recording_load_fail(l, "a capture is listed twice");
 		}
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db, "SELECT probe, predicate FROM probe_predicates", -1, &st,
 			       NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 probe = sqlite3_column_int64(st, 0);
 		const char *pred = (const char *)sqlite3_column_text(st, 1);
 		if (probe < 0 || (size_t)probe >= p->nprobes || !pred) {
 			sqlite3_finalize(st);
-			return load_fail(l, "a predicate names a missing probe");
+			return recording_load_fail(l, "a predicate names a missing probe");
 		}
 		free(p->probes[probe].predicate);
 		p->probes[probe].predicate = xstrdup(pred);
 	}
 	sqlite3_finalize(st);
 	if (r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	/* Hits in id order, each with its values (ordered by capture). */
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT h.id, h.probe, h.thread, h.time_ns, h.span, v.capture, v.status,"
 			       " v.value, v.text FROM hits h LEFT JOIN hit_values v ON v.hit = h.id"
 			       " ORDER BY h.id, v.capture",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	struct probe_hit cur = {0};
 	struct hit_value vals[SONDE_CAPTURES];
 	uint32_t nvals = 0;
@@ -576,8 +576,8 @@ static int load_values(struct loader *l)
 		values_add_hit(p, &cur, vals, nvals);
 	sqlite3_finalize(st);
 	if (bad)
-		return load_fail(l, bad);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+		return recording_load_fail(l, bad);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 static int load_samples(struct loader *l)
@@ -587,12 +587,12 @@ static int load_samples(struct loader *l)
 			       "SELECT id, time_ns, cpu, thread, event, stack, weight FROM samples"
 			       " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT sample, span, probe FROM sample_spans ORDER BY sample, position",
 			       -1, &links, NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	}
 	int lr = sqlite3_step(links);
 	struct span_link buf[64];
@@ -626,7 +626,7 @@ static int load_samples(struct loader *l)
 		    (stack && !l->stack_map[stack])) {
 			sqlite3_finalize(st);
 			sqlite3_finalize(links);
-			return load_fail(l, "a sample refers to a missing thread, event or stack");
+			return recording_load_fail(l, "a sample refers to a missing thread, event or stack");
 		}
 		struct sample s = {
 			.time_ns = (uint64_t)sqlite3_column_int64(st, 1),
@@ -646,12 +646,12 @@ static int load_samples(struct loader *l)
 		if (*bad) {
 			sqlite3_finalize(st);
 			sqlite3_finalize(links);
-			return load_fail(l, bad);
+			return recording_load_fail(l, bad);
 		}
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(links);
-	return r == SQLITE_DONE ? 0 : load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
 struct profile *recording_load(const char *path, char *err, size_t errlen)

@@ -133,19 +133,19 @@ static int column_state(struct loader *l, const char *table, const char *column)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT hidden FROM pragma_table_xinfo(?) WHERE name = ?",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
 	int r = sqlite3_step(st);
 	int hidden = r == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_finalize(st);
 	if (r != SQLITE_ROW && r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	if (r == SQLITE_ROW && hidden) {
 		char what[160];
 		snprintf(what, sizeof(what), "%s.%s is a generated column, not stored data", table,
 			 column);
-		return load_fail(l, what);
+		return recording_load_fail(l, what);
 	}
 	return r == SQLITE_ROW;
 }
@@ -160,7 +160,7 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 			       "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE"
 			       " AND type IN ('table', 'view')",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	sqlite3_bind_text(st, 1, spec->name, -1, SQLITE_STATIC);
 	int r = sqlite3_step(st);
 	const char *type = r == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
@@ -177,7 +177,7 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 		snprintf(what, sizeof(what), "%s is a virtual table, not a table", spec->name);
 	sqlite3_finalize(st);
 	if (what[0])
-		return l->steps_left <= 0 ? load_fail_sqlite(l) : load_fail(l, what);
+		return l->steps_left <= 0 ? recording_load_fail_sqlite(l) : recording_load_fail(l, what);
 	for (size_t c = 0; c < sizeof(spec->columns) / sizeof(spec->columns[0]); c++) {
 		const char *col = spec->columns[c];
 		if (!col)
@@ -188,7 +188,7 @@ static int check_table(struct loader *l, const struct table_spec *spec)
 			return -1;
 		if (!has && !optional) {
 			snprintf(what, sizeof(what), "table %s has no column %s", spec->name, col);
-			return load_fail(l, what);
+			return recording_load_fail(l, what);
 		}
 		if (!strcmp(col, "?entered"))
 			l->probe_totals = has;
@@ -226,12 +226,12 @@ static int has_table(struct loader *l, const char *name)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(l->db, "SELECT 1 FROM sqlite_master WHERE name = ? COLLATE NOCASE",
 			       -1, &st, NULL) != SQLITE_OK)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	int r = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (r != SQLITE_ROW && r != SQLITE_DONE)
-		return load_fail_sqlite(l);
+		return recording_load_fail_sqlite(l);
 	return r == SQLITE_ROW;
 }
 

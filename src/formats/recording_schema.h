@@ -5,7 +5,7 @@
  * virtual table or a generated column of that name would run whatever the
  * file brings). The checks record in the loader which optional columns and
  * tables a file has (recordings made before them lack them) and refuse
- * with load_fail (recording_loader.h). Private to formats. */
+ * with recording_load_fail (recording_loader.h). Private to formats. */
 #ifndef SONDE_RECORDING_SCHEMA_H
 #define SONDE_RECORDING_SCHEMA_H
 
