@@ -1067,7 +1067,7 @@ $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = nu
 $("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
-/* ---- keys: sonde top's (src/tui/tui.c) wherever the page has the same
+/* ---- keys: sonde top's (src/tui/tuikeys.c) wherever the page has the same
  * action, and h for the heat map, which top has not. One table makes both
  * the handler and the help (?). ---- */
 var KEYS = [
