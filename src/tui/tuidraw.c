@@ -303,14 +303,33 @@ static void draw_title(const struct tui *t, struct rect r, int y, enum focus f, 
 	}
 }
 
-/* A list panel's title, with "selected/count" on the right. */
-static void draw_list_title(const struct tui *t, struct rect r, enum focus f, const char *title,
-			    size_t sel, size_t n)
+/* Where a panel draws below its title bar: rows y to ymax (exclusive),
+ * columns r.x to xmax (exclusive). */
+struct panel {
+	struct rect r;
+	int y, ymax, xmax;
+};
+
+/* What every panel does first: nothing when it has no rows; else its title
+ * bar (`right` on its right when it fits) and, in *p, the room below it. */
+static bool panel_open(const struct tui *t, struct rect r, enum focus f, const char *title,
+		       const char *right, struct panel *p)
 {
-	char right[32] = "";
-	if (n)
-		snprintf(right, sizeof(right), "%zu/%zu", sel + 1, n);
+	if (r.h <= 0)
+		return false;
 	draw_title(t, r, r.y, f, title, right);
+	*p = (struct panel){r, r.y + 1, r.y + r.h, r.x + r.w};
+	return true;
+}
+
+/* A list panel's position, "selected/count", for its title bar ("" when
+ * the list is empty). */
+static const char *list_position(size_t sel, size_t n, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (n)
+		snprintf(buf, size, "%zu/%zu", sel + 1, n);
+	return buf;
 }
 
 /* Draws a label, the parts matching the search highlighted. */
@@ -429,9 +448,6 @@ static void draw_tree_row(const struct tui *t, struct rect r, int y, size_t i, d
 
 static void draw_flame(struct tui *t)
 {
-	const struct rect r = t->lay.flame;
-	if (r.h <= 0)
-		return;
 	struct tuitree *tt = tuistate_tree(t);
 	const struct flame_node *root = tuitree_display_root(tt);
 	size_t n = tuitree_nrows(tt);
@@ -442,10 +458,13 @@ static void draw_flame(struct tui *t)
 	if (n)
 		snprintf(right + strlen(right), sizeof(right) - strlen(right), "%srow %ld/%zu",
 			 right[0] ? "   " : "", tuitree_selected(tt) + 1, n);
-	draw_title(t, r, r.y, FOCUS_FLAME,
-		   t->inverted ? "CALL TREE (inverted: callers below each function)" : "CALL TREE",
-		   right);
-	int y = r.y + 1, ymax = r.y + r.h, xmax = r.x + r.w;
+	struct panel p;
+	if (!panel_open(t, t->lay.flame, FOCUS_FLAME,
+			t->inverted ? "CALL TREE (inverted: callers below each function)" : "CALL TREE",
+			right, &p))
+		return;
+	const struct rect r = p.r;
+	int y = p.y, ymax = p.ymax, xmax = p.xmax;
 	if (root && tuitree_zoom_depth(tt) && y < ymax)
 		draw_breadcrumb(t, r, y++);
 	if (y < ymax)
@@ -480,13 +499,15 @@ static void scroll_follow(size_t sel, size_t n, size_t height, size_t *top)
 
 static void draw_hot(struct tui *t)
 {
-	const struct rect r = t->lay.hot;
-	if (r.h <= 0)
-		return;
 	const struct live_view *v = t->view;
 	size_t n = v ? v->nhot : 0;
-	draw_list_title(t, r, FOCUS_HOT, "HOTTEST FUNCTIONS", t->hot_sel, n);
-	int y = r.y + 1, ymax = r.y + r.h, xmax = r.x + r.w;
+	char pos[32];
+	struct panel p;
+	if (!panel_open(t, t->lay.hot, FOCUS_HOT, "HOTTEST FUNCTIONS",
+			list_position(t->hot_sel, n, pos, sizeof(pos)), &p))
+		return;
+	const struct rect r = p.r;
+	int y = p.y, ymax = p.ymax, xmax = p.xmax;
 	if (y < ymax)
 		put(y++, r.x, xmax, style(t, ST_HEADER), " SELF%  TOTAL%  FUNCTION");
 	if (!n) {
@@ -670,13 +691,15 @@ static int draw_slow_calls(const struct tui *t, const struct live_probe_view *pv
 
 static void draw_probes(struct tui *t)
 {
-	const struct rect r = t->lay.probes;
-	if (r.h <= 0)
-		return;
 	const struct live_view *v = t->view;
 	size_t n = v ? v->nprobes : 0;
-	draw_list_title(t, r, FOCUS_PROBES, "PROBE LATENCY", t->probe_sel, n);
-	int y = r.y + 1, ymax = r.y + r.h, xmax = r.x + r.w;
+	char pos[32];
+	struct panel p;
+	if (!panel_open(t, t->lay.probes, FOCUS_PROBES, "PROBE LATENCY",
+			list_position(t->probe_sel, n, pos, sizeof(pos)), &p))
+		return;
+	const struct rect r = p.r;
+	int y = p.y, ymax = p.ymax, xmax = p.xmax;
 	if (!n) {
 		if (y < ymax)
 			put(y, r.x + 2, xmax, style(t, ST_HINT),
