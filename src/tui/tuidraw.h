@@ -1,9 +1,8 @@
 /* tuidraw — the screen of `sonde top` drawn from its state (tuistate.h):
- * the layout (the tree gets the most room: the left 60% from 140 columns
- * on, else the upper part; the hottest functions and the probes in the
- * rest), the two status lines, the call tree, hottest functions and probe
- * panels (a title bar each, the focused one standing out), the message
- * line or the prompt being typed, and the overlay's box on top.
+ * in the places tuilayout gives them, the two status lines, the call tree,
+ * hottest functions and probe panels (a title bar each, the focused one
+ * standing out), the message line or the prompt being typed, and the
+ * overlay's box on top.
  * Everything is drawn on stdscr: erase() + draw + refresh() every time, so
  * curses sends only what changed (no clear(), no flicker). Text is clipped
  * to its panel, never wrapped; the bottom-right cell is never written. */
