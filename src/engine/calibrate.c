@@ -14,6 +14,7 @@
 
 #include "errbuf.h"
 #include "events.h"
+#include "order.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -267,12 +268,6 @@ static uint64_t typical_iteration(void)
 	return best;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A sample's interrupt exit is charged up to this many times its median
  * (+10 us). */
 #define EXIT_CAP_MEDIANS 4
@@ -280,14 +275,7 @@ static int cmp_u64(const void *a, const void *b)
 /* The gap that contains time t (gaps are in time order), or NULL. */
 static const struct gap *gap_at(const struct gap *g, size_t n, uint64_t t)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g[mid].end < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(n, i, g[i].end < t);
 	return lo < n && g[lo].start <= t && t <= g[lo].end ? &g[lo] : NULL;
 }
 
@@ -402,11 +390,11 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	 * its tail is the sample's own work (8-30 us interrupts on a virtual
 	 * machine), more is a stall. Every sample's exit is timed unless the
 	 * tracepoint missed it (then its median is charged as unseen). */
-	qsort(full, nc, sizeof(*full), cmp_u64);
-	qsort(lates, nc, sizeof(*lates), cmp_u64);
-	qsort(exits, nexits ? nexits : 1, sizeof(*exits), cmp_u64);
-	qsort(rest, nc, sizeof(*rest), cmp_u64);
-	qsort(rest_untimed, nc, sizeof(*rest_untimed), cmp_u64);
+	qsort(full, nc, sizeof(*full), order_u64);
+	qsort(lates, nc, sizeof(*lates), order_u64);
+	qsort(exits, nexits ? nexits : 1, sizeof(*exits), order_u64);
+	qsort(rest, nc, sizeof(*rest), order_u64);
+	qsort(rest_untimed, nc, sizeof(*rest_untimed), order_u64);
 	double handler = n ? (double)(own1 - own0) / (double)n : 0;
 	bool exits_timed = engine_times_sample_exits(e) && nexits * 2 >= nc;
 	out->samples = (unsigned long)n;
