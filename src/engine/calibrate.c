@@ -175,10 +175,11 @@ static int calibrate_calls(struct engine *e, struct calibration_result *out, cha
 		nclasses = c + 1;
 	}
 	/* Should all of them not attach, the first alone may. */
-	if (nclasses > 1 && engine_attach_calibration(e, cls, (size_t)nclasses, path, offsets,
-						      err, errlen))
+	struct engine_calibration_batch all = {cls, (size_t)nclasses, path, offsets};
+	struct engine_calibration_batch first = {cls, 1, path, offsets};
+	if (nclasses > 1 && engine_attach_calibration(e, &all, err, errlen))
 		nclasses = 1;
-	if (nclasses == 1 && engine_attach_calibration(e, cls, 1, path, offsets, err, errlen))
+	if (nclasses == 1 && engine_attach_calibration(e, &first, err, errlen))
 		nclasses = 0;
 	if (nclasses == 0)
 		return -1;

@@ -1365,9 +1365,11 @@ bool engine_uprobe_multi(const struct engine *e)
 	return e->multi;
 }
 
-int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const char *binary,
-			      const uint64_t *file_offsets, char *err, size_t errlen)
+int engine_attach_calibration(struct engine *e, const struct engine_calibration_batch *c,
+			      char *err, size_t errlen)
 {
+	const int *cls = c->cls;
+	size_t n = c->n;
 	uint32_t probes[INSN_CLASSES];
 	if (n == 0 || n > INSN_CLASSES) {
 		errbuf_set(err, errlen, "%zu calibration classes, expected 1 to %d", n, INSN_CLASSES);
@@ -1382,7 +1384,7 @@ int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const 
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	struct engine_span_batch b = {probes, file_offsets, NULL, n, binary, getpid()};
+	struct engine_span_batch b = {probes, c->file_offsets, NULL, n, c->binary, getpid()};
 	return attach_spans(e, &b, err, errlen);
 }
 
@@ -1394,32 +1396,50 @@ void engine_detach_calibration(struct engine *e)
 		detach_probe(e, engine_calibration_probe(cls), false);
 }
 
-/* Links prog at the n offsets (with their cookies): one uprobe_multi link
- * for each UPROBES_MAX_BATCH of them, or one perf-event link each. fds[i]
- * gets the link of offset i. Returns 0, or -1 with err and nothing of
- * this call attached. */
-static int link_uprobes(struct engine *e, struct bpf_program *prog, const char *binary,
-			const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
-			bool retprobe, int *fds, char *err, size_t errlen)
+/* What link_uprobes links: prog at the n offsets of binary (with their
+ * cookies), for pid (-1: every process); retprobe: as return probes. */
+struct uprobe_links {
+	struct bpf_program *prog;
+	const char *binary;
+	const uint64_t *offsets;
+	const uint64_t *cookies;
+	size_t n;
+	pid_t pid;
+	bool retprobe;
+};
+
+/* Links l's uprobes: one uprobe_multi link for each UPROBES_MAX_BATCH of
+ * them, or one perf-event link each. fds[i] gets the link of offset i.
+ * Returns 0, or -1 with err and nothing of this call attached. */
+static int link_uprobes(struct engine *e, const struct uprobe_links *l, int *fds, char *err,
+			size_t errlen)
 {
 	char why[256];
+	size_t n = l->n;
 	size_t step = e->multi ? UPROBES_MAX_BATCH : 1;
 	for (size_t i = 0; i < n; i++)
 		fds[i] = -1;
 	for (size_t done = 0; done < n; done += step) {
 		size_t k = n - done < step ? n - done : step;
-		int fd = uprobes_attach(e->up, bpf_program__fd(prog), binary, offsets + done,
-					cookies + done, k, pid, retprobe, e->multi, why, sizeof(why));
+		struct uprobes_attach_opts o = {.prog_fd = bpf_program__fd(l->prog),
+						.binary = l->binary,
+						.file_offsets = l->offsets + done,
+						.cookies = l->cookies + done,
+						.n = k,
+						.pid = l->pid,
+						.retprobe = l->retprobe,
+						.multi = e->multi};
+		int fd = uprobes_attach(e->up, &o, why, sizeof(why));
 		if (fd < 0) {
 			if (k == 1)
 				errbuf_set(err, errlen, "cannot attach a %s to %s at offset 0x%llx: %s",
-					   retprobe ? "return probe" : "uprobe", binary,
-					   (unsigned long long)offsets[done], why);
+					   l->retprobe ? "return probe" : "uprobe", l->binary,
+					   (unsigned long long)l->offsets[done], why);
 			else
 				errbuf_set(err, errlen,
 					   "cannot attach %s at %zu offsets of %s (0x%llx...): %s",
-					   retprobe ? "return probes" : "uprobes", k, binary,
-					   (unsigned long long)offsets[done], why);
+					   l->retprobe ? "return probes" : "uprobes", k, l->binary,
+					   (unsigned long long)l->offsets[done], why);
 			remove_uprobes(e, fds, done);
 			for (size_t i = 0; i < n; i++)
 				fds[i] = -1;
@@ -1473,11 +1493,19 @@ static int attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 	/* The return probes first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
 	 * instead of staying "in flight" forever. */
-	if (link_uprobes(e, e->skel->progs.span_exit, binary, offsets, cookies, n, pid, true,
-			 exit_, err, errlen))
+	struct uprobe_links returns = {.prog = e->skel->progs.span_exit,
+				       .binary = binary,
+				       .offsets = offsets,
+				       .cookies = cookies,
+				       .n = n,
+				       .pid = pid,
+				       .retprobe = true};
+	if (link_uprobes(e, &returns, exit_, err, errlen))
 		goto out;
-	if (link_uprobes(e, e->skel->progs.span_enter, binary, offsets, cookies, n, pid, false,
-			 enter, err, errlen)) {
+	struct uprobe_links entries = returns;
+	entries.prog = e->skel->progs.span_enter;
+	entries.retprobe = false;
+	if (link_uprobes(e, &entries, enter, err, errlen)) {
 		remove_uprobes(e, exit_, n);
 		goto out;
 	}
@@ -1580,10 +1608,13 @@ int engine_set_sample_when(struct engine *e, int32_t point_probe)
 	return write_sampler_config(e);
 }
 
-int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
-			const uint64_t *offsets, size_t n, bool fetch, pid_t pid, char *err,
+int engine_attach_point(struct engine *e, const struct engine_point_opts *o, char *err,
 			size_t errlen)
 {
+	uint32_t probe = o->probe, bit = o->bit;
+	size_t n = o->n;
+	bool fetch = o->fetch;
+	pid_t pid = o->pid;
 	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
 		errbuf_set(err, errlen, "bad point probe %u (bit %u)", probe, bit);
 		return -1;
@@ -1638,8 +1669,13 @@ int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const ch
 		uint32_t key = fetch ? SONDE_MAX_PROBES + e->point_progs_first[slot] + (uint32_t)i : 0;
 		cookies[i] = SONDE_COOKIE(e->probe_gen[slot], slot, key);
 	}
-	bool ok = link_uprobes(e, e->skel->progs.point_hit, binary, offsets, cookies, n, pid,
-			       false, fds, err, errlen) == 0;
+	struct uprobe_links hits = {.prog = e->skel->progs.point_hit,
+				    .binary = o->binary,
+				    .offsets = o->offsets,
+				    .cookies = cookies,
+				    .n = n,
+				    .pid = pid};
+	bool ok = link_uprobes(e, &hits, fds, err, errlen) == 0;
 	if (ok && set_probe_config(e, slot, true)) {
 		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		remove_uprobes(e, fds, n);

@@ -233,15 +233,21 @@ void engine_forget_process(struct engine *e, pid_t pid);
  * attached to sonde's own functions for sonde's own process; their ids
  * (engine_calibration_probe) are ENGINE_CALIBRATION_BASE and up, which
  * engine_attach_spans refuses. engine_attach_calibration attaches the
- * classes cls[0..n-1] at file_offsets in binary at once (with uprobe_multi
+ * classes c->cls[0..n-1] at c->file_offsets in c->binary at once (with uprobe_multi
  * links: one link for the entries and one for the returns, so removing
  * them waits for the kernel twice, not twice per class);
  * engine_detach_calibration removes them as engine_discard_span does. */
 #define ENGINE_USER_PROBES (SONDE_MAX_PROBES - 4)
 #define ENGINE_CALIBRATION_BASE 0xffffff00u
 uint32_t engine_calibration_probe(int cls);
-int engine_attach_calibration(struct engine *e, const int *cls, size_t n, const char *binary,
-			      const uint64_t *file_offsets, char *err, size_t errlen);
+struct engine_calibration_batch {
+	const int *cls;
+	size_t n;
+	const char *binary;
+	const uint64_t *file_offsets;
+};
+int engine_attach_calibration(struct engine *e, const struct engine_calibration_batch *c,
+			      char *err, size_t errlen);
 void engine_detach_calibration(struct engine *e);
 
 /* Reads a probe's in-kernel log-linear histogram of completed calls
@@ -259,7 +265,8 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 			      int32_t only_slow_probe, uint64_t only_slow_ns);
 
 /* Point probes (source lines): one probe id, uprobes at n file offsets of
- * binary (no return probes), all with the probe's slot. Every hit is
+ * binary (no return probes), all with the probe's slot (struct
+ * engine_point_opts holds them). Every hit is
  * counted (engine_read_probe_stats: entered); a hit marks the innermost
  * traced call in flight with point bit `bit` (0..SONDE_MAX_POINTS-1,
  * chosen by the caller, one per point probe attached at once; a caller
@@ -270,8 +277,16 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
  * whose predicate fails marks nothing. A probe attached again for another
  * pid gives the same offsets. Returns 0 or -1 with err and nothing of this
  * call attached. Detach with engine_detach_span. */
-int engine_attach_point(struct engine *e, uint32_t probe, uint32_t bit, const char *binary,
-			const uint64_t *offsets, size_t n, bool fetch, pid_t pid, char *err,
+struct engine_point_opts {
+	uint32_t probe;
+	uint32_t bit;
+	const char *binary;
+	const uint64_t *offsets;
+	size_t n;
+	bool fetch;
+	pid_t pid;
+};
+int engine_attach_point(struct engine *e, const struct engine_point_opts *o, char *err,
 			size_t errlen);
 
 /* The fetch program a point probe attached with fetch runs at address

@@ -86,19 +86,18 @@ _Static_assert(offsetof(struct uprobe_multi_attr, pid) == 56, "uprobe_multi.pid"
 #define UPROBE_MULTI_RETURN 1u /* BPF_F_UPROBE_MULTI_RETURN */
 #define BPF_LINK_CREATE_CMD 28  /* BPF_LINK_CREATE */
 
-static int link_uprobe_multi(int prog_fd, const char *path, const uint64_t *offsets,
-			     const uint64_t *cookies, uint32_t n, bool retprobe, pid_t pid)
+static int link_uprobe_multi(const struct uprobes_attach_opts *o)
 {
 	struct uprobe_multi_attr a;
 	memset(&a, 0, sizeof(a));
-	a.prog_fd = (uint32_t)prog_fd;
+	a.prog_fd = (uint32_t)o->prog_fd;
 	a.attach_type = UPROBES_MULTI_ATTACH_TYPE;
-	a.path = (uint64_t)(uintptr_t)path;
-	a.offsets = (uint64_t)(uintptr_t)offsets;
-	a.cookies = (uint64_t)(uintptr_t)cookies;
-	a.cnt = n;
-	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
-	a.pid = pid < 0 ? 0 : (uint32_t)pid;
+	a.path = (uint64_t)(uintptr_t)o->binary;
+	a.offsets = (uint64_t)(uintptr_t)o->file_offsets;
+	a.cookies = (uint64_t)(uintptr_t)o->cookies;
+	a.cnt = (uint32_t)o->n;
+	a.multi_flags = o->retprobe ? UPROBE_MULTI_RETURN : 0;
+	a.pid = o->pid < 0 ? 0 : (uint32_t)o->pid;
 	return (int)syscall(__NR_bpf, BPF_LINK_CREATE_CMD, &a, sizeof(a));
 }
 
@@ -134,7 +133,9 @@ bool uprobes_multi_available(char *why, size_t whylen)
 		return false;
 	}
 	uint64_t zero = 0;
-	int link = link_uprobe_multi(prog, "/", &zero, NULL, 1, false, -1);
+	struct uprobes_attach_opts probe = {
+		.prog_fd = prog, .binary = "/", .file_offsets = &zero, .n = 1, .pid = -1};
+	int link = link_uprobe_multi(&probe);
 	int e = errno;
 	if (link >= 0)
 		close(link);
@@ -158,8 +159,15 @@ static int attach_here(int prog_fd, const struct attach_request *r)
 			offsets[i] = r->at[i].offset;
 			cookies[i] = r->at[i].cookie;
 		}
-		int link = link_uprobe_multi(prog_fd, r->binary, offsets, cookies, r->n,
-					     r->retprobe, r->pid);
+		struct uprobes_attach_opts o = {.prog_fd = prog_fd,
+						.binary = r->binary,
+						.file_offsets = offsets,
+						.cookies = cookies,
+						.n = r->n,
+						.pid = r->pid,
+						.retprobe = r->retprobe,
+						.multi = true};
+		int link = link_uprobe_multi(&o);
 		int e = errno;
 		free(offsets);
 		free(cookies);
@@ -454,30 +462,31 @@ static const char *attach_error(int e)
 	return strerror(e);
 }
 
-int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
-		   const uint64_t *file_offsets, const uint64_t *cookies, size_t n, pid_t pid,
-		   bool retprobe, bool multi, char *why, size_t whylen)
+int uprobes_attach(struct uprobes *u, const struct uprobes_attach_opts *o, char *why,
+		   size_t whylen)
 {
 	static struct attach_request r;
 	memset(&r, 0, request_size(0));
-	if (strlen(binary) >= sizeof(r.binary)) {
+	if (strlen(o->binary) >= sizeof(r.binary)) {
 		errbuf_set(why, whylen, "%s", strerror(ENAMETOOLONG));
 		return -1;
 	}
-	if (n == 0 || n > UPROBES_MAX_BATCH || (!multi && n != 1)) {
+	size_t n = o->n;
+	if (n == 0 || n > UPROBES_MAX_BATCH || (!o->multi && n != 1)) {
 		errbuf_set(why, whylen, "%zu uprobes in one link (%d at most)", n,
-			   multi ? UPROBES_MAX_BATCH : 1);
+			   o->multi ? UPROBES_MAX_BATCH : 1);
 		return -1;
 	}
-	strcpy(r.binary, binary);
+	strcpy(r.binary, o->binary);
 	r.n = (uint32_t)n;
 	for (size_t i = 0; i < n; i++) {
-		r.at[i].offset = file_offsets[i];
-		r.at[i].cookie = cookies[i];
+		r.at[i].offset = o->file_offsets[i];
+		r.at[i].cookie = o->cookies ? o->cookies[i] : 0;
 	}
-	r.pid = pid;
-	r.retprobe = retprobe;
-	r.multi = multi;
+	r.pid = o->pid;
+	r.retprobe = o->retprobe;
+	r.multi = o->multi;
+	int prog_fd = o->prog_fd;
 	if (!u) {
 		int link = attach_here(prog_fd, &r);
 		if (link < 0)

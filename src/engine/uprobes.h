@@ -59,16 +59,28 @@ bool uprobes_multi_available(char *why, size_t whylen);
 /* The most uprobes one uprobes_attach call puts on a file. */
 #define UPROBES_MAX_BATCH 4096
 
-/* Attaches the BPF program prog_fd as uprobes (retprobe: return probes) at
- * the n file_offsets of binary, for process pid (-1: every process), the
- * i-th with cookies[i]. multi: all n in one uprobe_multi link (removed
- * together, with one wait for the kernel's grace period instead of one
- * each: ~0.15 s a uprobe otherwise); else n must be 1 and the uprobe is a
- * perf event. Returns the link fd (the caller's; the uprobes live until it
- * is given back with uprobes_remove), or -1 with why (strerror text). */
-int uprobes_attach(struct uprobes *u, int prog_fd, const char *binary,
-		   const uint64_t *file_offsets, const uint64_t *cookies, size_t n, pid_t pid,
-		   bool retprobe, bool multi, char *why, size_t whylen);
+/* What uprobes_attach attaches: the BPF program prog_fd as uprobes
+ * (retprobe: return probes) at the n file_offsets of binary, for process
+ * pid (-1: every process), the i-th with cookies[i] (NULL: all 0). multi:
+ * all n in one uprobe_multi link (removed together, with one wait for the
+ * kernel's grace period instead of one each: ~0.15 s a uprobe otherwise);
+ * else n must be 1 and the uprobe is a perf event. */
+struct uprobes_attach_opts {
+	int prog_fd;
+	const char *binary;
+	const uint64_t *file_offsets;
+	const uint64_t *cookies;
+	size_t n;
+	pid_t pid;
+	bool retprobe;
+	bool multi;
+};
+
+/* Attaches o's uprobes. Returns the link fd (the caller's; the uprobes
+ * live until it is given back with uprobes_remove), or -1 with why
+ * (strerror text). */
+int uprobes_attach(struct uprobes *u, const struct uprobes_attach_opts *o, char *why,
+		   size_t whylen);
 
 /* Removes uprobes: takes the link fds (closes the caller's copies). */
 void uprobes_remove(struct uprobes *u, const int *fds, size_t n);

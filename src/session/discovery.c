@@ -130,10 +130,14 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		any = true;
 		if (p->probes[i].point >= 0) {
 			const struct point_sites *ps = &s->point_sites[i];
-			failed |= ps->n && engine_attach_point(s->eng, (uint32_t)i,
-							       (uint32_t)p->probes[i].point,
-							       p->probes[i].binary, ps->offsets, ps->n,
-							       ps->fetch, pid, why, sizeof(why));
+			struct engine_point_opts po = {.probe = (uint32_t)i,
+						       .bit = (uint32_t)p->probes[i].point,
+						       .binary = p->probes[i].binary,
+						       .offsets = ps->offsets,
+						       .n = ps->n,
+						       .fetch = ps->fetch,
+						       .pid = pid};
+			failed |= ps->n && engine_attach_point(s->eng, &po, why, sizeof(why));
 			done[i] = true;
 			continue;
 		}

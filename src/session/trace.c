@@ -114,9 +114,16 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 	pid_t *pids;
 	int npids = discovery_probe_pids(s, &pids, why, sizeof(why));
 	int ok = npids > 0 && !session_interrupted(s, why, sizeof(why));
-	for (int i = 0; ok && i < npids; i++)
-		ok = engine_attach_point(s->eng, probe, (uint32_t)point, t[0].binary, offs,
-					 (size_t)n, plan->n > 0, pids[i], why, sizeof(why)) == 0;
+	struct engine_point_opts po = {.probe = probe,
+				       .bit = (uint32_t)point,
+				       .binary = t[0].binary,
+				       .offsets = offs,
+				       .n = (size_t)n,
+				       .fetch = plan->n > 0};
+	for (int i = 0; ok && i < npids; i++) {
+		po.pid = pids[i];
+		ok = engine_attach_point(s->eng, &po, why, sizeof(why)) == 0;
+	}
 	free(pids);
 	free(offs);
 	if (!ok) {
