@@ -104,13 +104,34 @@ struct engine {
 	struct ring_buffer *unwind_rb; /* its requests */
 };
 
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's own log, with -v: its messages come in pieces of lines, without
+ * a context to hand them to, so they go where libbpf prints by default. */
+static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
-	/* Without -v, failures surface as sonde's own one-line errors instead. */
-	return libbpf_verbose ? vfprintf(stderr, fmt, ap) : 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Without -v, failures surface as sonde's own one-line errors instead. */
+static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+/* A note for the caller, with verbose only (engine_options.note). */
+static void note_verbose(const struct engine *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note_verbose(const struct engine *e, const char *fmt, ...)
+{
+	if (!e->opt.verbose || !e->opt.note)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	e->opt.note(e->opt.note_arg, line);
+	free(line);
 }
 
 /* Records name probes by slot; callers know them by their own ids. Returns
@@ -359,18 +380,17 @@ static void attach_sample_tails(struct engine *e)
 		return;
 	for (int i = 0; i < 3; i++) {
 		e->tail_links[i] = bpf_program__attach_raw_tracepoint(progs[i], names[i]);
-		if (!e->tail_links[i] && e->opt.verbose)
-			fprintf(stderr,
-				"sonde: cannot attach to irq_vectors:%s (%s): a sample's interrupt "
-				"is charged as calibrated after its program\n",
-				names[i], strerror(errno));
+		if (!e->tail_links[i])
+			note_verbose(e,
+				     "cannot attach to irq_vectors:%s (%s): a sample's interrupt "
+				     "is charged as calibrated after its program",
+				     names[i], strerror(errno));
 	}
 }
 
 struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
 {
-	libbpf_verbose = o->verbose;
-	libbpf_set_print(libbpf_print);
+	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
 
 	struct engine *e = xcalloc(1, sizeof(*e));
 	e->opt = *o;
@@ -386,12 +406,11 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	 * it, uprobes are removed on sonde's own thread, as unsafely as ever. */
 	char why[256];
 	e->up = uprobes_start(why, sizeof(why));
-	if (!e->up && o->verbose)
-		fprintf(stderr, "sonde: %s; attaching and removing probes in sonde itself\n", why);
+	if (!e->up)
+		note_verbose(e, "%s; attaching and removing probes in sonde itself", why);
 	e->multi = uprobes_multi_available(why, sizeof(why));
-	if (!e->multi && o->verbose)
-		fprintf(stderr, "sonde: %s; one link a uprobe (each takes ~0.15 s to remove)\n",
-			why);
+	if (!e->multi)
+		note_verbose(e, "%s; one link a uprobe (each takes ~0.15 s to remove)", why);
 
 	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
 	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;

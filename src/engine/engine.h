@@ -44,7 +44,13 @@ struct engine_options {
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
 	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */
 	size_t unwind_bytes;   /* the kernel's unwind rows (cfi, auto); 0 = ENGINE_UNWIND_BYTES */
-	bool verbose;          /* let libbpf's messages through */
+	bool verbose;          /* let libbpf's messages through, and the notes below */
+	/* With verbose, what the engine does without (one line each, no
+	 * newline; NULL drops them): no attach helper, no uprobe_multi links,
+	 * a sample-tail tracepoint missing. The engine itself prints nothing
+	 * but libbpf's log. */
+	void (*note)(void *arg, const char *line);
+	void *note_arg;
 	bool off_cpu;          /* record off-CPU intervals from the start (engine_set_offcpu) */
 	uint64_t offcpu_min_ns; /* with off_cpu: the shortest interval sent */
 	uint32_t offcpu_threads; /* switched-out threads kept at once; 0 = 4096 */

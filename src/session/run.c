@@ -385,6 +385,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	eo.no_spans = !traces_calls(o) && !o->sample_when; /* a line probe's program too */
 	eo.ringbuf_bytes = o->ringbuf_mb << 20;
 	eo.verbose = o->verbose;
+	eo.note = o->note;
+	eo.note_arg = o->note_arg;
 	eo.no_children = o->no_children;
 	eo.unwind = o->unwind;
 	eo.off_cpu = o->off_cpu || o->wakers;
