@@ -4,7 +4,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "errbuf.h"
+#include "insn.h"
 #include "offcpucut.h"
 #include "sonde.skel.h"
 #include "uprobes.h"
@@ -1096,28 +1096,16 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
 {
-	unsigned char b[4] = {0};
-	int fd = open(binary, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return INSN_SSTEP;
-	ssize_t n = pread(fd, b, sizeof(b), (off_t)file_offset);
-	close(fd);
-	if (n < 2)
-		return INSN_SSTEP;
-#if defined(__x86_64__)
-	/* What the kernel emulates instead of single-stepping (x86 uprobes):
-	 * push of a register and relative branches and calls. */
-	if ((b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57))
+	switch (insn_trap_at(binary, file_offset)) {
+	case INSN_TRAP_EMULATED:
 		return INSN_PUSH;
-	if (b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb || (b[0] >= 0x70 && b[0] <= 0x7f) ||
-	    (b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f))
-		return INSN_PUSH;
-	if (n >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+	case INSN_TRAP_ENDBR:
 		return INSN_ENDBR;
-	if (b[0] == 0x90 || (b[0] == 0x0f && b[1] == 0x1f) ||
-	    (b[0] == 0x66 && (b[1] == 0x90 || b[1] == 0x0f)))
+	case INSN_TRAP_NOP:
 		return INSN_NOP;
-#endif
+	case INSN_TRAP_STEPPED:
+		break;
+	}
 	return INSN_SSTEP;
 }
 

@@ -347,7 +347,8 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 			   const struct engine_trap_costs *c);
 
 /* The class of the instruction at a file offset of a binary (read from
- * the file; INSN_SSTEP when unreadable or unknown). */
+ * the file and decoded by symbols/insn: insn_trap_at; INSN_SSTEP when
+ * unreadable or unknown). */
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset);
 const char *engine_insn_class_name(enum engine_insn_class cls);
 

@@ -1,9 +1,11 @@
 #include "insn.h"
 
 #include <capstone/capstone.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 enum insn_reach insn_reaches(const uint8_t *code, size_t size, uint64_t start, uint64_t addr,
 			     uint64_t *inside_of)
@@ -308,4 +310,66 @@ int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *
 	(void)code, (void)size;
 	return 0;
 #endif
+}
+
+/* --- how the kernel takes a probed instruction ----------------------------- */
+
+#if defined(__x86_64__)
+/* The kind of a decoded instruction (capstone's id, its bytes b[0..len)).
+ * What the kernel emulates (arch/x86/kernel/uprobes.c) is push of a
+ * register (50+r; 41 50+r for %r8-%r15) and relative branches and calls
+ * (e8, e9, eb, 70-7f, 0f 80-8f), here without any prefix. An operand-size
+ * prefix followed by 0f counts as a nop (66 0f 1f: nopw), whatever follows:
+ * so sonde has always classed it, and a nop's trap costs, no more than a
+ * single step's, under-correct an SSE instruction's (66 0f ef: pxor) but
+ * never over-correct it. */
+static enum insn_trap trap_of(unsigned id, const uint8_t *b, size_t len)
+{
+	if (len == 1)
+		return id == X86_INS_PUSH ? INSN_TRAP_EMULATED
+		       : id == X86_INS_NOP ? INSN_TRAP_NOP
+					   : INSN_TRAP_STEPPED;
+	if (id == X86_INS_PUSH && len == 2 && b[0] == 0x41 && (b[1] & 0xf8) == 0x50)
+		return INSN_TRAP_EMULATED;
+	bool branch = b[0] == 0xe8 || b[0] == 0xe9 || b[0] == 0xeb || (b[0] & 0xf0) == 0x70 ||
+		      (b[0] == 0x0f && (b[1] & 0xf0) == 0x80);
+	if (branch)
+		return INSN_TRAP_EMULATED;
+	if (id == X86_INS_ENDBR64 && len == 4)
+		return INSN_TRAP_ENDBR;
+	if ((id == X86_INS_NOP && ((b[0] == 0x0f && b[1] == 0x1f) || (b[0] == 0x66 && b[1] == 0x90))) ||
+	    (b[0] == 0x66 && b[1] == 0x0f))
+		return INSN_TRAP_NOP;
+	return INSN_TRAP_STEPPED;
+}
+#endif
+
+enum insn_trap insn_trap_kind(const uint8_t *code, size_t size)
+{
+	enum insn_trap t = INSN_TRAP_STEPPED;
+#if defined(__x86_64__)
+	csh cs;
+	if (size < 2 || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return t;
+	cs_insn *insn = NULL;
+	if (cs_disasm(cs, code, size, 0, 1, &insn) == 1) {
+		t = trap_of(insn->id, insn->bytes, insn->size);
+		cs_free(insn, 1);
+	}
+	cs_close(&cs);
+#else
+	(void)code, (void)size;
+#endif
+	return t;
+}
+
+enum insn_trap insn_trap_at(const char *path, uint64_t file_offset)
+{
+	uint8_t b[16]; /* the longest x86 instruction is 15 bytes */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return INSN_TRAP_STEPPED;
+	ssize_t n = pread(fd, b, sizeof(b), (off_t)file_offset);
+	close(fd);
+	return n > 0 ? insn_trap_kind(b, (size_t)n) : INSN_TRAP_STEPPED;
 }

@@ -60,4 +60,24 @@ int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen)
 int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *site, char *why,
 		    size_t whylen);
 
+/* How the kernel's uprobes take the instruction a probe replaces: some it
+ * emulates, the others it single-steps out of line (a second trap inside
+ * the call's measured time), so each kind has its own calibrated trap
+ * costs. */
+enum insn_trap {
+	INSN_TRAP_EMULATED, /* push of a register, relative branches and calls */
+	INSN_TRAP_ENDBR,    /* endbr64 */
+	INSN_TRAP_NOP,      /* nop, multi-byte nop (0f 1f) */
+	INSN_TRAP_STEPPED,  /* anything else: single-stepped */
+};
+
+/* The kind of the instruction at `code` (its first bytes, `size` of them):
+ * INSN_TRAP_STEPPED when fewer than 2 bytes, bytes that do not decode, or
+ * not x86-64. */
+enum insn_trap insn_trap_kind(const uint8_t *code, size_t size);
+
+/* The same for the instruction at a file offset of a binary, read from the
+ * file (INSN_TRAP_STEPPED when it cannot be read). */
+enum insn_trap insn_trap_at(const char *path, uint64_t file_offset);
+
 #endif

@@ -3,7 +3,9 @@
  * a legacy one), and where an entry probe goes instead. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "insn.h"
 
@@ -124,4 +126,65 @@ Test(insn, entry_probe_refused_where_moving_would_change_the_call)
 	static const uint8_t lock[] = {0xf0, 0x48, 0x0f, 0xb1, 0x17, 0xc3};
 	cr_expect_eq(site_of(lock, sizeof(lock), &site, why, sizeof(why)), -1);
 	cr_expect(strstr(why, "lock"), "%s", why);
+}
+
+/* The kind of trap a probed instruction costs (insn_trap_kind): emulated,
+ * endbr64, nop or single-stepped, each with its calibrated costs. */
+#define KIND(...)                                                                  \
+	({                                                                         \
+		static const uint8_t c_[] = {__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0}; \
+		insn_trap_kind(c_, sizeof(c_));                                    \
+	})
+
+Test(insn, emulated_pushes_and_relative_branches)
+{
+	cr_expect_eq(KIND(0x55), INSN_TRAP_EMULATED);                   /* push %rbp */
+	cr_expect_eq(KIND(0x41, 0x54), INSN_TRAP_EMULATED);             /* push %r12 */
+	cr_expect_eq(KIND(0xe8, 1, 2, 3, 4), INSN_TRAP_EMULATED);       /* call rel32 */
+	cr_expect_eq(KIND(0xe9, 1, 2, 3, 4), INSN_TRAP_EMULATED);       /* jmp rel32 */
+	cr_expect_eq(KIND(0xeb, 5), INSN_TRAP_EMULATED);                /* jmp rel8 */
+	cr_expect_eq(KIND(0x74, 5), INSN_TRAP_EMULATED);                /* je rel8 */
+	cr_expect_eq(KIND(0x0f, 0x84, 1, 2, 3, 4), INSN_TRAP_EMULATED); /* je rel32 */
+	/* With a prefix the classes stay as sonde always had them: stepped. */
+	cr_expect_eq(KIND(0x48, 0x55), INSN_TRAP_STEPPED);              /* rex.w push */
+	cr_expect_eq(KIND(0x66, 0x55), INSN_TRAP_STEPPED);              /* push %bp */
+	cr_expect_eq(KIND(0xf2, 0xe9, 1, 2, 3, 4), INSN_TRAP_STEPPED);  /* bnd jmp */
+	cr_expect_eq(KIND(0xe2, 3), INSN_TRAP_STEPPED);                 /* loop */
+	cr_expect_eq(KIND(0xff, 0xd0), INSN_TRAP_STEPPED);              /* call *%rax */
+}
+
+Test(insn, endbr_nops_and_the_rest)
+{
+	cr_expect_eq(KIND(0xf3, 0x0f, 0x1e, 0xfa), INSN_TRAP_ENDBR);          /* endbr64 */
+	cr_expect_eq(KIND(0xf3, 0x0f, 0x1e, 0xfb), INSN_TRAP_STEPPED);        /* endbr32 */
+	cr_expect_eq(KIND(0x90), INSN_TRAP_NOP);                              /* nop */
+	cr_expect_eq(KIND(0x0f, 0x1f, 0x44, 0, 0), INSN_TRAP_NOP);            /* nopl */
+	cr_expect_eq(KIND(0x66, 0x90), INSN_TRAP_NOP);                        /* xchg %ax,%ax */
+	cr_expect_eq(KIND(0x66, 0x0f, 0x1f, 0x44, 0, 0), INSN_TRAP_NOP);      /* nopw */
+	/* 66 0f: a nop's (smaller) costs, as before: under-corrects, never over. */
+	cr_expect_eq(KIND(0x66, 0x0f, 0xef, 0xc0), INSN_TRAP_NOP);            /* pxor */
+	cr_expect_eq(KIND(0xf3, 0x90), INSN_TRAP_STEPPED);                    /* pause */
+	cr_expect_eq(KIND(0x48, 0x8b, 0x05, 1, 2, 3, 4), INSN_TRAP_STEPPED);  /* mov rip-rel */
+	cr_expect_eq(KIND(0x48, 0x89, 0xe5), INSN_TRAP_STEPPED);              /* mov %rsp,%rbp */
+	/* Too short, or bytes that do not decode: stepped. */
+	static const uint8_t one[] = {0x55};
+	cr_expect_eq(insn_trap_kind(one, 1), INSN_TRAP_STEPPED);
+	cr_expect_eq(KIND(0x66, 0x0f, 0xb5, 0xd2), INSN_TRAP_STEPPED);        /* lgs %dx: invalid */
+}
+
+Test(insn, trap_at_reads_the_file)
+{
+	char path[] = "/tmp/sonde-insn-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	static const uint8_t code[] = {0x90, 0x90, 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
+	cr_assert_eq(write(fd, code, sizeof(code)), (ssize_t)sizeof(code));
+	close(fd);
+	cr_expect_eq(insn_trap_at(path, 0), INSN_TRAP_NOP);
+	cr_expect_eq(insn_trap_at(path, 2), INSN_TRAP_ENDBR);
+	cr_expect_eq(insn_trap_at(path, 6), INSN_TRAP_EMULATED);
+	cr_expect_eq(insn_trap_at(path, 7), INSN_TRAP_STEPPED);
+	cr_expect_eq(insn_trap_at(path, 9), INSN_TRAP_STEPPED); /* one byte left */
+	unlink(path);
+	cr_expect_eq(insn_trap_at(path, 0), INSN_TRAP_STEPPED); /* gone */
 }
