@@ -8,7 +8,13 @@
  *
  * Target filtering happens in the kernel: system-wide, or the set of
  * processes added with engine_add_pid (their later threads and children are
- * followed by the BPF side). */
+ * followed by the BPF side).
+ *
+ * The engine's API, one header; its rooms: load.c (open, start, close),
+ * sampling.c, offcpu.c (off-CPU intervals, wakers, thread states), slots.c,
+ * spans.c and points.c (probes), probecounts.c, threadslots.c (calls in
+ * flight), drain.c and recordids.c (records to the caller); enginestate.h
+ * is the state they share. */
 #ifndef SONDE_ENGINE_H
 #define SONDE_ENGINE_H
 

@@ -1,0 +1,141 @@
+#include "points.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enginestate.h"
+#include "errbuf.h"
+#include "slots.h"
+#include "sonde.skel.h"
+#include "util.h"
+
+/* Takes a run of n free entries of the point probes' programs for slot.
+ * Returns 0, or -1 when there is no such run. */
+static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
+{
+	for (size_t first = 0; n && first + n <= SONDE_POINT_PROGS; first++) {
+		size_t k = 0;
+		while (k < n && !e->point_prog_used[first + k])
+			k++;
+		if (k < n) {
+			first += k;
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			e->point_prog_used[first + k] = true;
+		e->point_progs_first[slot] = (uint16_t)first;
+		e->point_progs_n[slot] = (uint16_t)n;
+		return 0;
+	}
+	return -1;
+}
+
+int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
+			   const struct sonde_fetch_prog *prog)
+{
+	int slot = slot_of(e, probe);
+	if (slot < 0 || index >= e->point_progs_n[slot])
+		return -1;
+	struct sonde_fetch_prog p = {0};
+	if (prog)
+		p = *prog;
+	p.gen = e->probe_gen[slot];
+	uint32_t key = SONDE_MAX_PROBES + e->point_progs_first[slot] + index;
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
+}
+
+int engine_attach_point(struct engine *e, const struct engine_point_opts *o, char *err,
+			size_t errlen)
+{
+	uint32_t probe = o->probe, bit = o->bit;
+	size_t n = o->n;
+	bool fetch = o->fetch;
+	pid_t pid = o->pid;
+	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
+		errbuf_set(err, errlen, "bad point probe %u (bit %u)", probe, bit);
+		return -1;
+	}
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
+	if (e->opt.fixed && e->opt.no_points) { /* point_hit was not loaded */
+		errbuf_set(err, errlen, "%s", fixed_refusal);
+		return -1;
+	}
+	if (attached_for(e, probe, pid)) /* a second would count each hit twice */
+		return 0;
+	int found = slot_of(e, probe);
+	bool fresh = found < 0;
+	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0)) {
+		errbuf_set(err, errlen, "too many probes at once (at most %d): untrace some",
+			   ENGINE_USER_PROBES);
+		return -1;
+	}
+	uint32_t slot = (uint32_t)found;
+	if (!fresh && fetch && e->point_progs_n[slot] != n) {
+		errbuf_set(err, errlen, "point probe %u has %u programs, not %zu", probe,
+			   e->point_progs_n[slot], n);
+		return -1;
+	}
+	if (fresh && fetch && take_point_progs(e, slot, n)) {
+		size_t used = 0;
+		for (size_t k = 0; k < SONDE_POINT_PROGS; k++)
+			used += e->point_prog_used[k];
+		errbuf_set(err, errlen,
+			   "captures at %zu addresses: the lines traced at once capture at %d addresses "
+			   "at most (%zu in use): untrace some",
+			   n, SONDE_POINT_PROGS, used);
+		return -1;
+	}
+	if (fresh) {
+		e->probe_gen[slot]++;
+		e->point_bit[slot] = (uint8_t)(bit + 1);
+		/* The bit's column of calls that hit it starts at zero. */
+		int ncpu = libbpf_num_possible_cpus();
+		struct sonde_point_calls *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zeros));
+		for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++) {
+			uint32_t key = s * SONDE_MAX_POINTS + bit;
+			bpf_map_update_elem(bpf_map__fd(e->skel->maps.point_calls), &key, zeros,
+					    BPF_ANY);
+		}
+		free(zeros);
+	}
+	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
+	int *fds = xcalloc(n + 1, sizeof(*fds));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t key = fetch ? SONDE_MAX_PROBES + e->point_progs_first[slot] + (uint32_t)i : 0;
+		cookies[i] = SONDE_COOKIE(e->probe_gen[slot], slot, key);
+	}
+	struct uprobe_links hits = {.prog = e->skel->progs.point_hit,
+				    .binary = o->binary,
+				    .offsets = o->offsets,
+				    .cookies = cookies,
+				    .n = n,
+				    .pid = pid};
+	bool ok = link_uprobes(e, &hits, fds, err, errlen) == 0;
+	if (ok && set_probe_config(e, slot, true)) {
+		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		remove_uprobes(e, fds, n);
+		ok = false;
+	}
+	if (ok) {
+		grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
+		for (size_t i = 0; i < n; i++)
+			e->spans[e->nspans++] = (struct span_attachment){
+				.probe = probe, .slot = slot, .pid = pid, .enter = fds[i], .exit = -1};
+		__atomic_or_fetch(&e->skel->bss->points_active, 1ull << bit, __ATOMIC_RELAXED);
+	}
+	free(cookies);
+	free(fds);
+	if (!ok) {
+		if (fresh) {
+			e->point_bit[slot] = 0;
+			free_point_progs(e, slot);
+		}
+		return -1;
+	}
+	e->slot_probe[slot] = probe;
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* slots — the kernel's probe slots: which of the caller's probes is in
+ * which slot, its generation, class, policy, config and fetch program, and
+ * the uprobe links of its attachments (made and removed through
+ * uprobes.h). Implements engine_pause_spans, engine_set_span_policy,
+ * engine_set_trap_costs, engine_insn_class_at, engine_insn_class_name,
+ * engine_probes_available, engine_forget_process and engine_uprobe_multi
+ * (engine.h). */
+#ifndef SONDE_SLOTS_H
+#define SONDE_SLOTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sonde_abi.h"
+
+struct engine;
+struct bpf_program;
+
+/* The slot a probe id is attached in, or -1; whether it is attached. */
+int slot_of(const struct engine *e, uint32_t probe);
+bool probe_attached(const struct engine *e, uint32_t probe);
+/* The lowest free slot, or -1. */
+int take_slot(const struct engine *e);
+/* Whether probe has an attachment for process pid. */
+bool attached_for(const struct engine *e, uint32_t probe, pid_t pid);
+/* Whether a probe id is one of sonde's calibration probes. */
+bool is_calibration(uint32_t probe);
+/* -1 with fixed_refusal when the session loaded no uprobe program. */
+int refuse_without_spans(const struct engine *e, char *err, size_t errlen);
+
+/* Writes slot's probe_cfg (active, and what the slot's tables say).
+ * Returns 0 or -1 (errno). */
+int set_probe_config(struct engine *e, uint32_t slot, bool active);
+/* Puts prog (NULL: none) in slot's place in fetch_progs, for its current
+ * generation, and says so in its config. */
+int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *prog);
+/* Clears slot's point programs in the kernel and gives their entries back. */
+void free_point_progs(struct engine *e, uint32_t slot);
+
+/* What link_uprobes links: prog at the n offsets of binary (with their
+ * cookies), for pid (-1: every process); retprobe: as return probes. */
+struct uprobe_links {
+	struct bpf_program *prog;
+	const char *binary;
+	const uint64_t *offsets;
+	const uint64_t *cookies;
+	size_t n;
+	pid_t pid;
+	bool retprobe;
+};
+/* Links l's uprobes: one uprobe_multi link for each UPROBES_MAX_BATCH of
+ * them, or one perf-event link each. fds[i] gets the link of offset i.
+ * Returns 0, or -1 with err and nothing of this call attached. */
+int link_uprobes(struct engine *e, const struct uprobe_links *l, int *fds, char *err,
+		 size_t errlen);
+/* Removes the uprobes of these link fds (-1: none; an fd may be named more
+ * than once) in the background, but not those of a link that an
+ * attachment still in e->spans holds (a uprobe_multi link serving probes
+ * that stay). */
+void remove_uprobes(struct engine *e, const int *fds, size_t n);
+/* Detaches every attachment of a probe without waiting for the kernel and
+ * frees its slot. deliver: first hand the caller the records of its calls
+ * already in the ring buffer (after this, records of the slot no longer
+ * name the probe and are dropped). */
+void detach_probe(struct engine *e, uint32_t probe, bool deliver);
+
+#endif

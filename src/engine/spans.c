@@ -1,0 +1,192 @@
+#include "spans.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "enginestate.h"
+#include "errbuf.h"
+#include "slots.h"
+#include "sonde.skel.h"
+#include "util.h"
+
+void engine_detach_span(struct engine *e, uint32_t probe)
+{
+	detach_probe(e, probe, true);
+}
+
+void engine_discard_span(struct engine *e, uint32_t probe)
+{
+	detach_probe(e, probe, false);
+}
+
+uint32_t engine_calibration_probe(int cls)
+{
+	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
+}
+
+static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen);
+
+int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen)
+{
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
+	int need = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (is_calibration(b->probes[i])) {
+			errbuf_set(err, errlen, "probe id %u is sonde's own", b->probes[i]);
+			return -1;
+		}
+		need += !probe_attached(e, b->probes[i]);
+	}
+	if (need > engine_probes_available(e)) {
+		errbuf_set(err, errlen, "too many traced functions at once (at most %d): untrace some",
+			   ENGINE_USER_PROBES);
+		return -1;
+	}
+	/* A probe already attached for this process keeps its attachment: a
+	 * second would count each call twice. */
+	uint32_t *todo = xcalloc(b->n + 1, sizeof(*todo));
+	uint64_t *offs = xcalloc(b->n + 1, sizeof(*offs));
+	const struct sonde_fetch_prog **fetch = xcalloc(b->n + 1, sizeof(*fetch));
+	size_t k = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (!attached_for(e, b->probes[i], b->pid)) {
+			todo[k] = b->probes[i];
+			fetch[k] = b->fetch ? b->fetch[i] : NULL;
+			offs[k++] = b->file_offsets[i];
+		}
+	struct engine_span_batch left = {todo, offs, fetch, k, b->binary, b->pid};
+	int r = k ? attach_spans(e, &left, err, errlen) : 0;
+	free(todo);
+	free(offs);
+	free(fetch);
+	return r;
+}
+
+int engine_attach_calibration(struct engine *e, const struct engine_calibration_batch *c,
+			      char *err, size_t errlen)
+{
+	const int *cls = c->cls;
+	size_t n = c->n;
+	uint32_t probes[INSN_CLASSES];
+	if (n == 0 || n > INSN_CLASSES) {
+		errbuf_set(err, errlen, "%zu calibration classes, expected 1 to %d", n, INSN_CLASSES);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (cls[i] < 0 || cls[i] >= INSN_CLASSES) {
+			errbuf_set(err, errlen, "no calibration probe for class %d", cls[i]);
+			return -1;
+		}
+		probes[i] = engine_calibration_probe(cls[i]);
+	}
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
+	struct engine_span_batch b = {probes, c->file_offsets, NULL, n, c->binary, getpid()};
+	return attach_spans(e, &b, err, errlen);
+}
+
+void engine_detach_calibration(struct engine *e)
+{
+	/* Nothing calls sonde's calibration functions again: no records to
+	 * deliver, and the slots come back once the kernel let them go. */
+	for (int cls = 0; cls < INSN_CLASSES; cls++)
+		detach_probe(e, engine_calibration_probe(cls), false);
+}
+
+static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+			size_t errlen)
+{
+	const uint32_t *probes = b->probes;
+	const uint64_t *offsets = b->file_offsets;
+	const char *binary = b->binary;
+	size_t n = b->n;
+	pid_t pid = b->pid;
+	uint32_t *slots = xcalloc(n + 1, sizeof(*slots));
+	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
+	bool *fresh = xcalloc(n + 1, sizeof(*fresh));
+	int *enter = xcalloc(n + 1, sizeof(*enter));
+	int *exit_ = xcalloc(n + 1, sizeof(*exit_));
+	int r = -1;
+	size_t nslots = 0;
+	for (; nslots < n; nslots++) {
+		uint32_t probe = probes[nslots];
+		int found = slot_of(e, probe);
+		fresh[nslots] = found < 0;
+		if (fresh[nslots] && (found = take_slot(e)) < 0) {
+			errbuf_set(err, errlen, "too many probes (at most %d)", SONDE_MAX_PROBES);
+			goto out;
+		}
+		uint32_t slot = (uint32_t)found;
+		slots[nslots] = slot;
+		/* A fresh attachment (not one more PID of an attached probe)
+		 * starts a new generation: calls entered under an earlier one
+		 * never match its returns. Its slot is taken from here on. */
+		if (fresh[nslots]) {
+			e->probe_gen[slot]++;
+			e->probe_class[slot] =
+				(uint8_t)engine_insn_class_at(binary, offsets[nslots]);
+			e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
+			e->point_bit[slot] = 0;
+			e->slot_fetch[slot] = false;
+			e->slot_probe[slot] = probe;
+		}
+		cookies[nslots] = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
+	}
+	/* The return probes first: a call that enters between the two attaches
+	 * then has no return to miss (a return without an entry is ignored),
+	 * instead of staying "in flight" forever. */
+	struct uprobe_links returns = {.prog = e->skel->progs.span_exit,
+				       .binary = binary,
+				       .offsets = offsets,
+				       .cookies = cookies,
+				       .n = n,
+				       .pid = pid,
+				       .retprobe = true};
+	if (link_uprobes(e, &returns, exit_, err, errlen))
+		goto out;
+	struct uprobe_links entries = returns;
+	entries.prog = e->skel->progs.span_enter;
+	entries.retprobe = false;
+	if (link_uprobes(e, &entries, enter, err, errlen)) {
+		remove_uprobes(e, exit_, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* A fresh probe's program first: its hits count once it is active. */
+		const struct sonde_fetch_prog *prog = b->fetch && fresh[i] ? b->fetch[i] : NULL;
+		if ((prog && set_fetch(e, slots[i], prog)) || set_probe_config(e, slots[i], true)) {
+			errbuf_set(err, errlen, "cannot configure probe %u: %s", probes[i],
+				   strerror(errno));
+			for (size_t j = 0; j < i; j++)
+				if (fresh[j])
+					set_probe_config(e, slots[j], false);
+			remove_uprobes(e, enter, n);
+			remove_uprobes(e, exit_, n);
+			goto out;
+		}
+	}
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n, sizeof(*e->spans));
+	for (size_t i = 0; i < n; i++)
+		e->spans[e->nspans++] = (struct span_attachment){.probe = probes[i],
+								  .slot = slots[i],
+								  .pid = pid,
+								  .enter = enter[i],
+								  .exit = exit_[i]};
+	r = 0;
+out:
+	if (r) /* the slots this call took are free again */
+		for (size_t i = 0; i < nslots; i++)
+			if (fresh[i])
+				e->slot_probe[slots[i]] = NO_PROBE;
+	free(slots);
+	free(cookies);
+	free(fresh);
+	free(enter);
+	free(exit_);
+	return r;
+}
