@@ -125,11 +125,11 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 	char why[512];
 	bool any = false, failed = false;
 	for (size_t i = 0; i < n && i < SESSION_MAX_PROBES; i++) {
-		if (!s->attached[i] || done[i])
+		if (!s->probes[i].attached || done[i])
 			continue;
 		any = true;
 		if (p->probes[i].point >= 0) {
-			const struct point_sites *ps = &s->point_sites[i];
+			const struct point_sites *ps = &s->probes[i].sites;
 			struct engine_point_opts po = {.probe = (uint32_t)i,
 						       .bit = (uint32_t)p->probes[i].point,
 						       .binary = p->probes[i].binary,
@@ -143,7 +143,7 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		}
 		size_t k = 0; /* this binary's function probes: one batch */
 		for (size_t j = i; j < n && j < SESSION_MAX_PROBES; j++)
-			if (s->attached[j] && !done[j] && p->probes[j].point < 0 &&
+			if (s->probes[j].attached && !done[j] && p->probes[j].point < 0 &&
 			    strcmp(p->probes[j].binary, p->probes[i].binary) == 0) {
 				ids[k] = (uint32_t)j;
 				offs[k++] = p->probes[j].offset;
@@ -195,7 +195,7 @@ void discovery_follow_forks(struct session *s, const void *data, size_t size)
 		return;
 	bool any = false;
 	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES && !any; i++)
-		any = s->attached[i];
+		any = s->probes[i].attached;
 	pid_t child = (pid_t)t->child_pid;
 	if (!any || procmaps_tgid(child) != child) /* a thread: its process has them */
 		return;

@@ -44,7 +44,7 @@ struct session *session_replay(struct profile *p, const char *path, struct sessi
 	if (session_ready_file_prepare(o, err, errlen))
 		return NULL;
 	struct session *s = xcalloc(1, sizeof(*s));
-	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
+	s->probes = xcalloc(SESSION_MAX_PROBES, sizeof(*s->probes));
 	s->o = o;
 	s->prof = p;
 	s->replay_path = xstrdup(path);
@@ -58,7 +58,7 @@ struct session *session_replay(struct profile *p, const char *path, struct sessi
 	}
 	loop_on_wake(s->loop, on_replay_wake, s);
 	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++) {
-		struct probe_counts *c = &s->counted_before[i];
+		struct probe_counts *c = &s->probes[i].counted_before;
 		memcpy(c->hist, p->probes[i].hist, sizeof(c->hist));
 		c->entered = p->probes[i].entered;
 		c->raw_ns = p->probes[i].raw_ns;

@@ -359,7 +359,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		}
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
-	s->counted_before = xcalloc(SESSION_MAX_PROBES, sizeof(*s->counted_before));
+	s->probes = xcalloc(SESSION_MAX_PROBES, sizeof(*s->probes));
 	s->o = o;
 	s->setup_mono = setup_mono;
 	s->sample_in_probe = s->sample_slow_probe = s->sample_when_probe = -1;
@@ -614,8 +614,8 @@ static void session_tick(void *arg)
 	/* Until every probe has its p99, every call crosses: look again soon. */
 	bool settled = true;
 	for (size_t i = 0; i < s->prof->nprobes; i++)
-		if (s->attached[i] && !s->keep_over_set[i] && !s->o->all_calls &&
-		    s->emit_min_in_force[i] == UINT64_MAX)
+		if (s->probes[i].attached && !s->probes[i].keep_over_set && !s->o->all_calls &&
+		    s->probes[i].emit_min_in_force == UINT64_MAX)
 			settled = false;
 	s->next_refresh_s = now + (settled ? 1.0 : 0.05);
 }
@@ -652,11 +652,11 @@ void session_free(struct session *s)
 	session_maps_free(s);
 	free(s->executable);
 	free(s->exe_alias);
-	free(s->counted_before);
 	free(s->event_name);
 	free(s->replay_path);
-	for (size_t i = 0; i < SESSION_MAX_PROBES; i++)
-		free(s->point_sites[i].offsets);
+	for (size_t i = 0; s->probes && i < SESSION_MAX_PROBES; i++)
+		free(s->probes[i].sites.offsets);
+	free(s->probes);
 	free(s->followed);
 	free(s);
 }

@@ -25,6 +25,37 @@
 #include "symbols.h"
 #include "target.h"
 
+struct probe_counts {
+	uint64_t hist[SONDE_HIST_BUCKETS];
+	uint64_t entered, raw_ns, own_ns;
+};
+
+/* A line probe's addresses, for the processes that come later. */
+struct point_sites {
+	uint64_t *offsets;
+	size_t n;
+	bool fetch;
+};
+
+/* The probe table: the session's one record of each probe, by probe id
+ * (the index of its probe_info in the profile, which holds its name, file,
+ * offset and what it gathered). Here: where its uprobes are, what earlier
+ * attachments counted (detaching clears the kernel's copy), and which of
+ * its calls cross to user space. The kernel slot it has while attached is
+ * the engine's (engine_attach_spans); records come back with probe ids. */
+struct trace_probe {
+	bool attached;        /* its uprobes are in place */
+	uint64_t dev, ino;    /* its file: one file reached by two paths is one */
+	struct probe_counts counted_before; /* the profile's figures are these plus the kernel's */
+	/* Which calls cross (engine_span_policy): those over keep_over_ns when
+	 * keep_over_set, else over the probe's p99 so far. */
+	uint64_t keep_over_ns;
+	bool keep_over_set;
+	uint64_t emit_min_in_force; /* the threshold the kernel has */
+	bool policy_sent;     /* for the current attachment */
+	struct point_sites sites; /* a line probe's addresses */
+};
+
 struct session {
 	struct session_options *o;
 	int argc;
@@ -40,11 +71,10 @@ struct session {
 	session_span_fn on_span;
 	void *on_span_arg;
 	struct join *join; /* the calls' samples, for on_span (NULL without it) */
+	struct trace_probe *probes; /* [SESSION_MAX_PROBES]: the probe table, by probe id */
 	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */
 	int trace_probe_count[SESSION_MAX_TRACES];
-	bool attached[SESSION_MAX_PROBES]; /* probe id -> its uprobes are in place */
-	uint64_t probe_dev[SESSION_MAX_PROBES], probe_ino[SESSION_MAX_PROBES]; /* its file */
 	char *exe_alias;  /* another name of the executable: the command as given (a
 			   * symlink's name), the process's command name */
 	bool cmd_running; /* the command was let go: it runs (or ran) */
@@ -54,16 +84,6 @@ struct session {
 	char *event_name; /* the sampled event after a live change */
 	bool ended;
 	bool ready; /* session_ready ran */
-	/* What earlier attachments of each probe counted: detaching clears the
-	 * kernel's copy. The profile's figures are these plus the kernel's. */
-	struct probe_counts *counted_before; /* [SESSION_MAX_PROBES] */
-	/* Which calls cross to user space (engine_span_policy): calls over
-	 * keep_over_ns[p] when keep_over_set[p], else over the probe's p99 so
-	 * far. */
-	uint64_t keep_over_ns[SESSION_MAX_PROBES];
-	bool keep_over_set[SESSION_MAX_PROBES];
-	uint64_t emit_min_in_force[SESSION_MAX_PROBES];
-	bool policy_sent[SESSION_MAX_PROBES]; /* for the current attachment */
 	double next_refresh_s;
 	int npoints; /* line probes so far: the next one's point bit */
 	/* What detached attachments counted of the calls of a function probe
@@ -82,12 +102,6 @@ struct session {
 	enum session_end_reason notified; /* the last reason on_end was told */
 	bool ring_failed;
 	char *replay_path; /* a recording shown (session_replay): no engine */
-	/* A line probe's addresses, for the processes that come later. */
-	struct point_sites {
-		uint64_t *offsets;
-		size_t n;
-		bool fetch;
-	} point_sites[SESSION_MAX_PROBES];
 	/* Processes given probes of their own as they appeared (follow_process),
 	 * forgotten once they exit; how soon after each began its probes were
 	 * in place. */
@@ -96,10 +110,6 @@ struct session {
 	uint64_t follows, follow_failures, follow_delay_sum_ns, follow_delay_max_ns;
 };
 
-struct probe_counts {
-	uint64_t hist[SONDE_HIST_BUCKETS];
-	uint64_t entered, raw_ns, own_ns;
-};
 
 _Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
 	       "the kernel's histogram is latency.h's log-linear one");

@@ -30,8 +30,8 @@ static int probe_at(const struct session *s, const struct probe_target *t)
 {
 	const struct profile *p = s->prof;
 	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++)
-		if (p->probes[i].offset == t->offset && s->probe_dev[i] == t->dev &&
-		    s->probe_ino[i] == t->ino)
+		if (p->probes[i].offset == t->offset && s->probes[i].dev == t->dev &&
+		    s->probes[i].ino == t->ino)
 			return (int)i;
 	return -1;
 }
@@ -85,14 +85,14 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 		errbuf_set(err, errlen, "trace %s: a function probe has that name", spec);
 		goto out;
 	}
-	if (id >= 0 && s->attached[id] && plan->builds) {
+	if (id >= 0 && s->probes[id].attached && plan->builds) {
 		errbuf_set(err, errlen,
 			   "trace %s: %s is traced already: untrace it first to change what it "
 			   "captures",
 			   full, spec);
 		goto out;
 	}
-	if (id >= 0 && s->attached[id]) { /* traced already */
+	if (id >= 0 && s->probes[id].attached) { /* traced already */
 		r = id;
 		goto done;
 	}
@@ -134,11 +134,11 @@ static int attach_line_spec(struct session *s, const char *full, const char *spe
 	if (id < 0) {
 		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
 		s->prof->probes[id].point = s->npoints++;
-		s->probe_dev[id] = t[0].dev;
-		s->probe_ino[id] = t[0].ino;
+		s->probes[id].dev = t[0].dev;
+		s->probes[id].ino = t[0].ino;
 	}
-	s->attached[id] = true;
-	struct point_sites *ps = &s->point_sites[id];
+	s->probes[id].attached = true;
+	struct point_sites *ps = &s->probes[id].sites;
 	free(ps->offsets);
 	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
 	for (int i = 0; i < n; i++)
@@ -350,7 +350,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec 
 		ids[i] = probe_at(s, &t[i]);
 		if (ids[i] < 0)
 			ids[i] = (int)s->prof->nprobes + nnew++;
-		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->attached[ids[i]];
+		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->probes[ids[i]].attached;
 		need += fresh[i];
 	}
 	int avail = engine_probes_available(s->eng);
@@ -390,13 +390,13 @@ int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec 
 			char *name = probe_display_name(s->prof, &t[i]);
 			profile_probe_add(s->prof, name, t[i].binary, t[i].offset);
 			free(name);
-			s->probe_dev[ids[i]] = t[i].dev;
-			s->probe_ino[ids[i]] = t[i].ino;
+			s->probes[ids[i]].dev = t[i].dev;
+			s->probes[ids[i]].ino = t[i].ino;
 		}
-		s->attached[ids[i]] = true;
+		s->probes[ids[i]].attached = true;
 		if (fresh[i]) { /* its captures named; its kernel slot starts with no policy */
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
-			s->policy_sent[ids[i]] = false;
+			s->probes[ids[i]].policy_sent = false;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
 			update_span_policy(s, (uint32_t)ids[i]);
 		}
@@ -467,7 +467,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		return -1;
 	int n = 0;
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+		if (!s->probes[i].attached || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
 		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
 		    (int)i == s->sample_when_probe) {
@@ -479,25 +479,25 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		}
 	}
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!s->attached[i] || !probe_selected(&s->prof->probes[i], pattern))
+		if (!s->probes[i].attached || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
 		/* Keep what it counted: detaching clears the kernel's copy. */
 		trace_refresh_probe(s, (uint32_t)i);
-		struct probe_counts *c = &s->counted_before[i];
+		struct probe_counts *c = &s->probes[i].counted_before;
 		memcpy(c->hist, s->prof->probes[i].hist, sizeof(c->hist));
 		c->entered = s->prof->probes[i].entered;
 		c->raw_ns = s->prof->probes[i].raw_ns;
 		c->own_ns = s->prof->probes[i].own_ns;
 		keep_point_calls(s, (uint32_t)i);
 		engine_detach_span(s->eng, (uint32_t)i);
-		s->attached[i] = false;
+		s->probes[i].attached = false;
 		n++;
 	}
 	if (n == 0) {
 		char list[256] = "";
 		size_t off = 0;
 		for (size_t i = 0; i < s->prof->nprobes && off < sizeof(list) - 1; i++)
-			if (s->attached[i])
+			if (s->probes[i].attached)
 				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
 							off ? ", " : "", s->prof->probes[i].name);
 		errbuf_set(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
@@ -509,7 +509,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {
-	return probe < SESSION_MAX_PROBES && s->attached[probe];
+	return probe < SESSION_MAX_PROBES && s->probes[probe].attached;
 }
 
 /* The profile's figures of a probe: what earlier attachments counted plus
@@ -519,10 +519,10 @@ void trace_refresh_probe(struct session *s, uint32_t probe)
 	if (probe >= s->prof->nprobes)
 		return;
 	struct probe_info *pi = &s->prof->probes[probe];
-	const struct probe_counts *c = &s->counted_before[probe];
+	const struct probe_counts *c = &s->probes[probe].counted_before;
 	uint64_t live[SONDE_HIST_BUCKETS] = {0};
 	struct sonde_probe_stats st = {0};
-	if (s->attached[probe] &&
+	if (s->probes[probe].attached &&
 	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
 		return; /* keep the last figures read */
 	for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
@@ -545,7 +545,7 @@ static void refresh_point_calls(struct session *s, uint32_t point)
 		struct sonde_point_calls live = {0};
 		hashmap_get(&s->point_calls_before, key, &calls);
 		hashmap_get(&s->point_hit_before, key, &hit);
-		if (s->attached[point] && s->attached[f] &&
+		if (s->probes[point].attached && s->probes[f].attached &&
 		    engine_read_point_calls(s->eng, (uint32_t)f, point, &live))
 			continue; /* keep the last figure read */
 		if (calls + live.calls)
@@ -579,11 +579,11 @@ static void keep_point_calls(struct session *s, uint32_t probe)
 
 static void update_span_policy(struct session *s, uint32_t probe)
 {
-	if (probe >= s->prof->nprobes || !s->attached[probe])
+	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
 		return;
 	struct engine_span_policy pol = {.emit_all = s->o->all_calls};
-	if (s->keep_over_set[probe]) {
-		pol.emit_min_ns = s->keep_over_ns[probe];
+	if (s->probes[probe].keep_over_set) {
+		pol.emit_min_ns = s->probes[probe].keep_over_ns;
 	} else {
 		size_t n;
 		uint64_t *d = latency_loglin_durations(s->prof->probes[probe].hist, 1u << 16, &n, NULL);
@@ -592,11 +592,11 @@ static void update_span_policy(struct session *s, uint32_t probe)
 					  : UINT64_MAX;
 		free(d);
 	}
-	if (s->policy_sent[probe] && pol.emit_min_ns == s->emit_min_in_force[probe])
+	if (s->probes[probe].policy_sent && pol.emit_min_ns == s->probes[probe].emit_min_in_force)
 		return;
 	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
-		s->emit_min_in_force[probe] = pol.emit_min_ns;
-		s->policy_sent[probe] = true;
+		s->probes[probe].emit_min_in_force = pol.emit_min_ns;
+		s->probes[probe].policy_sent = true;
 	}
 }
 
@@ -604,8 +604,8 @@ int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 {
 	if (probe >= SESSION_MAX_PROBES)
 		return -1;
-	s->keep_over_ns[probe] = ns;
-	s->keep_over_set[probe] = true;
+	s->probes[probe].keep_over_ns = ns;
+	s->probes[probe].keep_over_set = true;
 	update_span_policy(s, probe);
 	return 0;
 }
@@ -646,7 +646,7 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 	 * before is kept. */
 	for (size_t i = 0; i < n; i++)
 		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
-			out[i][b] = (s->attached[i] ? out[i][b] : 0) + s->counted_before[i].hist[b];
+			out[i][b] = (s->probes[i].attached ? out[i][b] : 0) + s->probes[i].counted_before.hist[b];
 	return 0;
 }
 

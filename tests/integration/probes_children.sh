@@ -128,12 +128,19 @@ pass "-p $name: both processes listed, 1200 calls traced"
 # A name longer than the 15 characters the kernel keeps of a command name.
 long="sonde-test-counted-$$"
 ln -s "$T/counted" "$WORK/$long"
-"$WORK/$long" 300 --wait-traced >"$WORK/n3.out" &
+# It holds on after its calls until sonde is ready: the breakpoint it waits
+# for appears with counted_ready's return probe, and a process that ends
+# before the entry probe is in place leaves sonde nothing to attach it to.
+"$WORK/$long" 300 --wait-traced --hold "$WORK/long.hold" >"$WORK/n3.out" &
 c=$!
 BG_PIDS+=("$c")
 wait_comm "$c" "${long:0:15}"
-"$SONDE" lat --pid-of "$long" libcounted:counted_work libcounted:counted_ready \
-	>"$WORK/long.out" 2>"$WORK/long.err" || { cat "$WORK/long.err"; fail "lat --pid-of $long failed"; }
+"$SONDE" lat --pid-of "$long" --ready-file "$WORK/long.ready" libcounted:counted_work \
+	libcounted:counted_ready >"$WORK/long.out" 2>"$WORK/long.err" &
+lat=$!
+wait_sampling "$lat" "$WORK/long.ready" "$WORK/long.err"
+touch "$WORK/long.hold"
+wait "$lat" || { cat "$WORK/long.err"; fail "lat --pid-of $long failed"; }
 wait "$c" || fail "counted ($long) exited $?"
 grep -qxF "sonde: attaching to 1 process named $long: $c" "$WORK/long.err" || { cat "$WORK/long.err"; fail "--pid-of: no listing"; }
 [ "$(lat_calls "$WORK/long.out" counted_work)" = 300 ] || fail "--pid-of $long: $(lat_calls "$WORK/long.out" counted_work) calls, expected 300"
