@@ -18,7 +18,7 @@ running() {
 # its probes first, ~0.2 s each); SIGKILL only after that, and said on
 # stderr. Never SIGKILL first: a sonde killed while the kernel attaches or
 # removes one of its uprobes can leave that uprobe in the kernel ("failed to
-# unregister, leaking uprobe"; README, Safety).
+# unregister, leaking uprobe"; docs/safety.md).
 stop_gently() {
 	local p=$1 i
 	running "$p" || { wait "$p" 2>/dev/null || true; return 0; }

@@ -79,7 +79,7 @@ id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: //p')
 if [ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
 	readelf --dyn-syms -W "$libc" | grep -qw _int_malloc && fail "_int_malloc is exported: pick another static function"
 	# --no-children on libc probes: on the target alone, not in every process on
-	# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+	# the machine (a valgrind run there would stop with SIGTRAP; docs/safety.md).
 	"$SONDE" lat --no-children libc:_int_malloc -- "$T/counted" 10 >"$WORK/dbg.out" 2>"$WORK/dbg.err" ||
 		{ cat "$WORK/dbg.err"; fail "libc:_int_malloc (static, in libc6-dbg's debug file) was not found"; }
 	assert_ge "_int_malloc calls" "$(lat_calls "$WORK/dbg.out" _int_malloc)" 1

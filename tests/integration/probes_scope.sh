@@ -1,4 +1,4 @@
-# A session's breakpoints are in its own processes only (README, Safety):
+# A session's breakpoints are in its own processes only (docs/safety.md):
 # while sonde traces libc:memset and a function of libcounted for a
 # command, a -p process, with --no-children or not, an unrelated process
 # that maps both files keeps their code byte for byte as the files have it,

@@ -5,7 +5,7 @@
 # --threads` keeps every pass in thread_samples, where each sample names
 # the system call's start the target measured and the stack (the one it
 # left the CPU with, or a running thread's last on-CPU sample), and
-# README's SQL example ("stuck in futex for more than 1 s while a request
+# docs/threads.md's SQL example ("stuck in futex for more than 1 s while a request
 # was in flight") finds exactly the thread that was.
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -62,7 +62,7 @@ case "$spin" in
 *) fail "spinner's row says '$spin', expected running (or runnable) outside a system call" ;;
 esac
 
-# ---- recorded: record --threads, and the README's query --------------------
+# ---- recorded: record --threads, and docs/threads.md's query -----------------
 # (with --off-cpu too: the threads' last stacks are the off-CPU program's,
 # which then also sends intervals from the same per-thread store)
 "$SONDE" record --threads --threads-hz 20 -F 49 --off-cpu --trace handle_request -o "$WORK/rec.sonde" \
@@ -132,7 +132,7 @@ read -r with_state intervals <<<"$(sqlite3 -separator ' ' "$WORK/rec.sonde" "
 assert_near "rows whose stack has a state frame on top" "$with_state" 0 0
 assert_ge "off-CPU intervals in the same recording" "$intervals" 5
 
-# README's example, as written there.
+# docs/threads.md's example, as written there.
 sqlite3 -separator ' ' "$WORK/rec.sonde" "
 SELECT t.tid, t.comm, max(s.syscall_ns) / 1e9 AS stuck_s, p.name AS request,
        sp.duration_ns / 1e9 AS request_s

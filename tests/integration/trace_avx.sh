@@ -2,7 +2,7 @@
 # or mis-step (a VEX vpbroadcastb taken for a js) VEX, EVEX and XOP first
 # instructions: sonde puts the entry probe after them where that changes
 # nothing the call computes, or refuses the function in one line naming the
-# instruction; a glob leaves it out with a note (insn.h, README "Safety").
+# instruction; a glob leaves it out with a note (insn.h, docs/safety.md).
 # Then every string and memory function of libc whose implementation the
 # IFUNC resolution picks on this CPU is traced at once while strcheck
 # checks every result against a plain loop: all results right, every call

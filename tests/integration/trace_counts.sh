@@ -17,7 +17,7 @@ check_counts() { # json requests
 }
 
 # --no-children on libc probes: on the target alone, not in every process on
-# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+# the machine (a valgrind run there would stop with SIGTRAP; docs/safety.md).
 "$SONDE" record -F 99 --no-children --all-calls --trace handle_request --trace parse_request --trace slow_path \
 	--trace nested --trace inner --trace recurse --trace libc:getppid \
 	-o "$WORK/one.sonde" -- "$TARGETS/requests" 300 1 >"$WORK/one.out"

@@ -11,7 +11,7 @@ calls() { "$SONDE" report "$1" --json | jq '.probes[] | select(.name == "strlen"
 # (the same libc file, CPU and environment).
 touch "$WORK/ready"
 # --no-children on libc probes: on the target alone, not in every process on
-# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+# the machine (a valgrind run there would stop with SIGTRAP; docs/safety.md).
 "$SONDE" record -v --no-children --trace libc:strlen -o "$WORK/cmd.sonde" -- "$TARGETS/strlens" "$WORK/ready" "$n" \
 	>"$WORK/cmd.out" 2>"$WORK/cmd.err"
 grep -q "^calls=$n " "$WORK/cmd.out" || fail "strlens did not run: $(cat "$WORK/cmd.out")"

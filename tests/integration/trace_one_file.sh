@@ -24,7 +24,7 @@ check() { # recording label
 tpid=$!
 BG_PIDS+=("$tpid")
 # --no-children on libc probes: on the target alone, not in every process on
-# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+# the machine (a valgrind run there would stop with SIGTRAP; docs/safety.md).
 "$SONDE" record -v -p "$tpid" --no-children --trace libc:getppid --trace "$libc:getppid" \
 	--trace /lib/x86_64-linux-gnu/libc.so.6:getppid -o "$WORK/p.sonde" --ready-file "$WORK/p.ready" \
 	>/dev/null 2>"$WORK/p.err" &

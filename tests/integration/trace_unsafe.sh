@@ -44,7 +44,7 @@ for f in exit abort __libc_start_main; do
 		"" -- "$SONDE" record --trace "libc:$f" -o "$WORK/l.sonde" -- /bin/true
 done
 # --no-children on libc probes: on the target alone, not in every process on
-# the machine (a valgrind run there would stop with SIGTRAP; README, Safety).
+# the machine (a valgrind run there would stop with SIGTRAP; docs/safety.md).
 "$SONDE" record --no-children --trace 'libc:ex*' -o "$WORK/ex.sonde" -- /bin/true 2>"$WORK/ex.err"
 grep -q "not traced: .*exit (never returns)" "$WORK/ex.err" || { cat "$WORK/ex.err"; fail "libc:ex* did not leave exit out"; }
 pass "libc's exit, abort and __libc_start_main are refused; a glob leaves exit out"
