@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "httpkit.h"
 #include "loop.h"
 #include "util.h"
 
@@ -79,117 +80,23 @@ static void close_server(void)
 
 static int connect_server(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	cr_assert_geq(fd, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(http_server_port(srv))};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	struct timeval tv = {.tv_sec = 20};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		cr_assert_fail("connect: %m");
-	return fd;
+	return httpkit_connect(http_server_port(srv));
 }
 
-/* One request in a thread: sends `request` (PORT in it replaced by the
- * port), reads the answer until the server closes or max bytes came. */
-struct exchange {
-	char request[320 * 1024];
-	char answer[65536];
-	size_t len;
-	size_t max; /* 0: until closed */
-	atomic_bool done;
-};
-
-static void send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return; /* the server closed: the answer says why */
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-static void *exchange_run(void *arg)
-{
-	struct exchange *x = arg;
-	int fd = connect_server();
-	send_all(fd, x->request, strlen(x->request));
-	size_t max = x->max ? x->max : sizeof(x->answer) - 1;
-	while (x->len < max) {
-		ssize_t r = recv(fd, x->answer + x->len, max - x->len, 0);
-		if (r <= 0)
-			break;
-		x->len += (size_t)r;
-	}
-	x->answer[x->len] = 0;
-	close(fd);
-	atomic_store(&x->done, true);
-	return NULL;
-}
-
-static void step_until(atomic_bool *done)
-{
-	char err[256] = "";
-	for (int i = 0; i < 4000 && !atomic_load(done); i++)
-		cr_assert_eq(loop_step(lp, 5, err, sizeof(err)), 0, "%s", err);
-	cr_assert(atomic_load(done), "the client got no answer");
-}
-
-static struct exchange *roundtrip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static struct exchange *roundtrip(const char *fmt, ...)
-{
-	struct exchange *x = xcalloc(1, sizeof(*x));
-	char tmpl[sizeof(x->request)];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(tmpl, sizeof(tmpl), fmt, ap);
-	va_end(ap);
-	/* PORT stands for the server's port. */
-	char port[8];
-	snprintf(port, sizeof(port), "%u", (unsigned)http_server_port(srv));
-	char *out = x->request;
-	for (const char *p = tmpl; *p;) {
-		if (strncmp(p, "PORT", 4) == 0) {
-			out = stpcpy(out, port);
-			p += 4;
-		} else {
-			*out++ = *p++;
-		}
-	}
-	*out = 0;
-	pthread_t t;
-	pthread_create(&t, NULL, exchange_run, x);
-	step_until(&x->done);
-	pthread_join(t, NULL);
-	return x;
-}
-
-static int status_of(const struct exchange *x)
-{
-	int code = 0;
-	sscanf(x->answer, "HTTP/1.1 %d", &code);
-	return code;
-}
-
-static const char *body_of(const struct exchange *x)
-{
-	const char *b = strstr(x->answer, "\r\n\r\n");
-	return b ? b + 4 : "";
-}
+/* One request to the test's server (httpkit.h). */
+#define roundtrip(...) httpkit_roundtrip(lp, http_server_port(srv), __VA_ARGS__)
 
 /* An error answer: the status, and one line of JSON with ok false. */
-static void assert_error(struct exchange *x, int code, const char *words)
+static void assert_error(struct http_exchange *x, int code, const char *words)
 {
-	cr_assert_eq(status_of(x), code, "status %d, wanted %d: %s", status_of(x), code,
+	cr_assert_eq(httpkit_status(x), code, "status %d, wanted %d: %s", httpkit_status(x), code,
 		     x->answer);
-	const char *b = body_of(x);
+	const char *b = httpkit_body(x);
 	cr_assert(strncmp(b, "{\"ok\":false,\"error\":\"", 21) == 0, "body: %s", b);
 	cr_assert(strstr(b, words), "'%s' not in %s", words, b);
 	const char *nl = strchr(b, '\n');
 	cr_assert(nl && nl[1] == 0, "one line: %s", b);
-	free(x);
+	httpkit_free(x);
 }
 
 #define HOST "Host: 127.0.0.1:PORT\r\n"
@@ -205,13 +112,13 @@ Test(http, token)
 	assert_error(roundtrip("GET /hello?token=%s HTTP/1.1\r\n" HOST CLOSE "\r\n", "short"), 403,
 		     "wrong token");
 	cr_assert_eq(routed, 0);
-	struct exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	cr_assert_str_eq(body_of(x), "hello\n");
-	free(x);
+	struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	cr_assert_str_eq(httpkit_body(x), "hello\n");
+	httpkit_free(x);
 	x = roundtrip("GET /hello HTTP/1.1\r\n" HOST "X-Sonde-Token: " TOKEN "\r\n" CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	free(x);
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	httpkit_free(x);
 	cr_assert_eq(routed, 2);
 	struct http_counts c;
 	http_server_counts(srv, &c);
@@ -229,10 +136,10 @@ Test(http, host_and_origin)
 		     403, "is not this server");
 	assert_error(roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" CLOSE "\r\n"), 403,
 		     "is not this server");
-	struct exchange *x = roundtrip("GET /hello?token=" TOKEN
+	struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN
 				       " HTTP/1.1\r\nHost: localhost:PORT\r\n" CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	free(x);
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	httpkit_free(x);
 	/* POST: another origin's page is refused, the page's own origin and
 	 * clients that send none (curl) are served. */
 	assert_error(roundtrip("POST /echo?token=" TOKEN " HTTP/1.1\r\n" HOST
@@ -244,15 +151,15 @@ Test(http, host_and_origin)
 		     403, "cross-origin");
 	x = roundtrip("POST /echo?token=" TOKEN " HTTP/1.1\r\n" HOST
 		      "Origin: http://127.0.0.1:PORT\r\nContent-Length: 4\r\n" CLOSE "\r\nping");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	cr_assert_str_eq(body_of(x), "ping");
-	free(x);
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	cr_assert_str_eq(httpkit_body(x), "ping");
+	httpkit_free(x);
 	x = roundtrip("POST /echo?token=" TOKEN " HTTP/1.1\r\n" HOST "Content-Length: 4\r\n" CLOSE
 		      "\r\npong");
-	cr_assert_str_eq(body_of(x), "pong");
+	cr_assert_str_eq(httpkit_body(x), "pong");
 	/* No CORS: nothing invites another origin to read answers. */
 	cr_assert_null(strcasestr(x->answer, "Access-Control-Allow"));
-	free(x);
+	httpkit_free(x);
 	close_server();
 }
 
@@ -295,9 +202,9 @@ Test(http, bad_requests)
 			       longurl),
 		     414, "URL too long");
 	cr_assert_eq(routed, 0);
-	struct exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200);
-	free(x);
+	struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
+	cr_assert_eq(httpkit_status(x), 200);
+	httpkit_free(x);
 	close_server();
 }
 
@@ -356,7 +263,7 @@ Test(http, slow_clients)
 	char err[256];
 	for (int i = 0; i < SLOW; i++) {
 		w.fds[i] = connect_server();
-		send_all(w.fds[i], "GET /hel", 8);
+		httpkit_send_all(w.fds[i], "GET /hel", 8);
 		/* The server takes each in as it comes (a full backlog would
 		 * block the next connect). */
 		cr_assert_eq(loop_step(lp, 0, err, sizeof(err)), 0, "%s", err);
@@ -364,10 +271,10 @@ Test(http, slow_clients)
 	cr_assert_leq(http_server_connections(srv), (size_t)HTTP_MAX_UNPROVEN);
 	/* Every place taken by them: a client with the token is served (it
 	 * takes the oldest one's place, then proves itself). */
-	struct exchange *during =
+	struct http_exchange *during =
 		roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(during), 200, "%s", during->answer);
-	free(during);
+	cr_assert_eq(httpkit_status(during), 200, "%s", during->answer);
+	httpkit_free(during);
 	step_until_closed(&w, SLOW);
 	cr_assert_eq(w.nclosed, SLOW, "%d of %d slow clients were closed", w.nclosed, SLOW);
 	cr_assert_eq(w.busy, 0, "%d clients were told 503", w.busy);
@@ -382,9 +289,9 @@ Test(http, slow_clients)
 	cr_assert_eq(c.busy, 0);
 	/* The 16 past the places, and one for the client served meanwhile. */
 	cr_assert_eq(c.evicted, (uint64_t)(SLOW - HTTP_MAX_UNPROVEN + 1));
-	struct exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	free(x);
+	struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	httpkit_free(x);
 	for (int i = 0; i < SLOW; i++)
 		close(w.fds[i]);
 	close_server();
@@ -463,7 +370,7 @@ Test(http, many_streams)
 			int small = 4096;
 			setsockopt(rd[i].fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 		}
-		send_all(rd[i].fd, req, strlen(req));
+		httpkit_send_all(rd[i].fd, req, strlen(req));
 	}
 	char err[256];
 	for (int i = 0; i < 400 && r.open < CLIENTS + 1; i++)
@@ -628,7 +535,7 @@ Test(http, trickling_clients)
 	snprintf(head, sizeof(head),
 		 "GET /events?token=" TOKEN " HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
 		 (unsigned)http_server_port(srv));
-	send_all(rd.fd, head, strlen(head));
+	httpkit_send_all(rd.fd, head, strlen(head));
 	for (int i = 0; i < 400 && r.open < 1; i++)
 		cr_assert_eq(loop_step(lp, 5, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(r.open, 1, "the event stream did not start");
@@ -642,22 +549,22 @@ Test(http, trickling_clients)
 		/* Half trickle their head (past its request line), half their
 		 * body after a whole head. */
 		const char *start = i % 2 ? head : "GET /hello?token=" TOKEN " HTTP/1.1\r\nX-Slow: ";
-		send_all(t.fds[i], start, strlen(start));
+		httpkit_send_all(t.fds[i], start, strlen(start));
 		cr_assert_eq(loop_step(lp, 0, err, sizeof(err)), 0, "%s", err);
 		if (i == TRICKLERS - 2) {
 			/* Every slot but one held: a client is served. */
-			struct exchange *x = roundtrip("GET /hello?token=" TOKEN
+			struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN
 						       " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-			cr_assert_eq(status_of(x), 200, "%s", x->answer);
-			free(x);
+			cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+			httpkit_free(x);
 		}
 	}
 	cr_assert_eq(http_server_connections(srv), (size_t)TRICKLERS + 1);
 	/* Tricklers hold places of connections without the token, never one
 	 * with it: a client is served. */
-	struct exchange *y = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(y), 200, "%s", y->answer);
-	free(y);
+	struct http_exchange *y = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
+	cr_assert_eq(httpkit_status(y), 200, "%s", y->answer);
+	httpkit_free(y);
 	t.give_up_ns = t.connected_ns[0] + (DEADLINE_MS + 10000) * 1000000ull;
 	pthread_t th;
 	pthread_create(&th, NULL, trickle_run, &t);
@@ -685,9 +592,9 @@ Test(http, trickling_clients)
 	http_server_counts(srv, &c);
 	cr_assert_eq(c.timed_out, (uint64_t)TRICKLERS);
 	cr_assert_eq(routed, 2, "a trickled request reached its route"); /* the two served */
-	struct exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
-	cr_assert_eq(status_of(x), 200, "%s", x->answer);
-	free(x);
+	struct http_exchange *x = roundtrip("GET /hello?token=" TOKEN " HTTP/1.1\r\n" HOST CLOSE "\r\n");
+	cr_assert_eq(httpkit_status(x), 200, "%s", x->answer);
+	httpkit_free(x);
 	/* The stream outlived the deadline and still carries events. */
 	cr_assert(!r.gone[0], "the event stream was closed");
 	cr_assert_eq(http_stream_send(r.streams[0], "status", "{}", 2), 0);
