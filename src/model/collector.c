@@ -9,6 +9,7 @@
 #include "hashmap.h"
 #include "procmaps.h"
 #include "sonde_abi.h"
+#include "symstack.h"
 #include "util.h"
 #include "view.h"
 
@@ -29,6 +30,8 @@ _Static_assert(LATENCY_LOGLIN_SUB_BITS == SONDE_HIST_SUB_BITS &&
 	       "latency's histogram is the kernel's");
 
 #define MAX_FRAMES (SONDE_MAX_STACK * (SYM_MAX_INLINE + 1))
+#define USER_FRAMES_MAX SYMSTACK_MAX(SONDE_MAX_STACK)
+_Static_assert(sizeof(__u64) == sizeof(uint64_t), "record addresses are 64 bits");
 
 /* A thread's last stacks, which its thread-state rows name: those it last
  * left the CPU with (SONDE_REC_THREAD_STACK), and its last on-CPU sample's. */
@@ -50,6 +53,9 @@ struct collector {
 	uint32_t event_map[MAX_EVENTS];
 	uint64_t event_weight[MAX_EVENTS];
 	uint32_t frames[MAX_FRAMES];
+	/* One record's frames as the symbolizer gives them (innermost first). */
+	struct sym_frame usf[USER_FRAMES_MAX];
+	struct sym_frame ksf[SONDE_MAX_STACK];
 };
 
 struct collector *collector_new(struct profile *p, struct symbolizer *syms)
@@ -135,112 +141,6 @@ static size_t intern_sym_frames(struct collector *c, size_t n, const struct sym_
 	return n;
 }
 
-/* A frame-pointer walk through code built without frame pointers reads
- * "return addresses" from wherever the frame register points. The first
- * one that cannot be code (heap, stack, data, the uprobe trampoline, no
- * mapping) is where the stack broke: it and every address beyond it (found
- * through the same bad frame) become one "[broken stack: WHERE]" frame at
- * the stack's root (see symbols_user_not_code). Returns how many addresses
- * (leaf first) are kept; the marker is added at c->frames[*n]. */
-static int cut_broken_stack(struct collector *c, uint32_t pid, const __u64 *ips, int nips,
-			    size_t *n)
-{
-	for (int i = 1; i < nips; i++) {
-		const char *marker = symbols_user_not_code(c->syms, (pid_t)pid, ips[i]);
-		if (!marker)
-			continue;
-		if (*n < MAX_FRAMES)
-			c->frames[(*n)++] = frames_intern(c->p->frames, marker, "", "", 0, FRAME_UNKNOWN);
-		c->stats.broken_stacks++;
-		c->stats.broken_stack_frames += (uint64_t)(nips - i);
-		return i;
-	}
-	return nips;
-}
-
-/* Kernel functions that run only for sonde's own probes: the uprobe trap
- * and single-step, the uretprobe trampoline, the BPF handlers. */
-static bool kernel_name_is_probe_machinery(const char *name)
-{
-	static const char *const prefixes[] = {
-		"uprobe_", "uretprobe_", "__uprobe_", "handler_chain", "handle_swbp",
-		"__do_sys_uretprobe", "__x64_sys_uretprobe", "arch_uprobe_", "bpf_prog_",
-		"asm_exc_int3", "exc_int3", "do_int3", "asm_exc_debug", "exc_debug_user",
-		"push_emulate_op", "handle_trampoline",
-	};
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
-}
-
-#define UPROBES_PAGE "[broken stack: uprobes]" /* symbols_user_not_code's name */
-
-/* True when the user address is in the kernel's uprobe page (the return
- * trampoline, the single-step slots): never the program's code. */
-static bool in_uprobes_page(struct collector *c, uint32_t pid, uint64_t addr)
-{
-	const char *where = symbols_user_not_code(c->syms, (pid_t)pid, addr);
-	return where && strcmp(where, UPROBES_PAGE) == 0;
-}
-
-/* A traced call's return address was replaced with the uretprobe
- * trampoline's: put the real ones back, innermost first, from the kernel's
- * list the sampler copied (the leaf is never one: a leaf in the trampoline
- * is sonde's own machinery, handled apart). */
-static void restore_hijacked_returns(struct collector *c, const struct sonde_sample *s,
-				     __u64 *ips, int nips)
-{
-	uint32_t k = 0, n = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
-	for (int i = 1; i < nips && k < n; i++) {
-		const char *where = symbols_user_not_code(c->syms, (pid_t)s->hdr.pid, ips[i]);
-		if (!where)
-			continue;
-		if (strcmp(where, UPROBES_PAGE) != 0)
-			break; /* truly broken here: leave it to cut_broken_stack */
-		while (k < n && (s->returns_chained >> k & 1))
-			k++; /* shares its slot with the next instance */
-		if (k >= n)
-			break;
-		ips[i] = s->returns[k++];
-		c->stats.returns_restored++;
-	}
-}
-
-static size_t add_user_frames(struct collector *c, size_t n, uint32_t pid, const __u64 *ips,
-			      int nips)
-{
-	struct sym_frame sf[SYM_MAX_INLINE];
-	nips = cut_broken_stack(c, pid, ips, nips, &n);
-	for (int i = nips - 1; i >= 0; i--) {
-		int k = symbols_user(c->syms, (pid_t)pid, ips[i], i > 0, sf, SYM_MAX_INLINE);
-		n = intern_sym_frames(c, n, sf, k);
-	}
-	return n;
-}
-
-/* Symbolizes a kernel stack (leaf first) into sf; says whether a frame is
- * sonde's own probe machinery: a sample with one interrupted sonde, not the
- * program. */
-static bool kernel_symbolize(struct collector *c, const __u64 *ips, int nips,
-			     struct sym_frame *sf)
-{
-	bool machinery = false;
-	for (int i = 0; i < nips; i++) {
-		symbols_kernel(c->syms, ips[i], &sf[i]);
-		machinery = machinery || kernel_name_is_probe_machinery(sf[i].name);
-	}
-	return machinery;
-}
-
-static size_t add_kernel_frames(struct collector *c, size_t n, const struct sym_frame *sf,
-				int nips)
-{
-	for (int i = nips - 1; i >= 0 && n < MAX_FRAMES; i--)
-		n = intern_sym_frames(c, n, &sf[i], 1);
-	return n;
-}
-
 /* The record's stack in the profile: its user frames, its kernel frames
  * (or one "[sonde]" frame for sonde's own machinery: *overhead), and for
  * an off-CPU interval why the thread was away, on top. */
@@ -248,33 +148,39 @@ static uint32_t stack_of(struct collector *c, const struct sonde_sample *s, bool
 {
 	int nk = s->nkernel, nu = s->nuser;
 	c->stats.stack_errors += (s->kstack_err != 0) + (s->ustack_err != 0);
-	const __u64 *kstack = s->ips, *ustack = s->ips + nk;
+	/* The ABI's __u64 is the same 64 bits as uint64_t (static-asserted). */
+	const uint64_t *kstack = (const uint64_t *)s->ips, *ustack = kstack + nk;
 	if (nu == 0 && nk == 0)
 		c->stats.empty_stacks++;
-	size_t n = 0;
-	__u64 ips[SONDE_MAX_STACK];
-	struct sym_frame ksf[SONDE_MAX_STACK];
 	/* A sample in sonde's machinery: a kernel frame of the uprobe path, or
-	 * a user leaf in the uprobe page (dropped: it is not the program's). */
-	bool skip_leaf = s->hdr.pid != 0 && nu > 0 && in_uprobes_page(c, s->hdr.pid, ustack[0]);
-	bool overhead = kernel_symbolize(c, kstack, nk, ksf);
-	overhead = s->hdr.pid != 0 && (overhead || skip_leaf);
+	 * a user leaf in the uprobe page (left out: it is not the program's). */
+	bool overhead = symstack_kernel(c->syms, kstack, nk, c->ksf);
+	int nuf = 0;
 	if (s->hdr.pid != 0 && nu > 0) {
-		memcpy(ips, ustack, (size_t)nu * sizeof(*ips));
-		if (skip_leaf) {
-			memmove(ips, ips + 1, (size_t)(nu - 1) * sizeof(*ips));
-			nu--;
+		struct symstack_user u = {.ips = ustack, .n = nu};
+		if (s->unwind == SONDE_UNWIND_FP) { /* the table walk put them back itself */
+			u.returns = (const uint64_t *)s->returns;
+			u.nreturns = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
+			u.chained = s->returns_chained;
 		}
-		if (s->unwind == SONDE_UNWIND_FP)
-			restore_hijacked_returns(c, s, ips, nu); /* the table walk did */
-		n = add_user_frames(c, n, s->hdr.pid, ips, nu);
+		struct symstack_info info;
+		nuf = symstack_user(c->syms, (pid_t)s->hdr.pid, &u, c->usf, USER_FRAMES_MAX, &info);
+		overhead = overhead || info.leaf_in_uprobes;
+		c->stats.returns_restored += (uint64_t)info.returns_restored;
+		if (info.broken) {
+			c->stats.broken_stacks++;
+			c->stats.broken_stack_frames += (uint64_t)info.broken_addresses;
+		}
 	}
+	overhead = s->hdr.pid != 0 && overhead;
+	/* Root first: the user frames from the outermost, then the kernel's. */
+	size_t n = intern_sym_frames(c, 0, c->usf, nuf);
 	if (overhead) {
 		/* One frame for all of sonde's machinery, on top of the code it
 		 * interrupted; views leave these samples out by default. */
 		c->frames[n++] = frames_intern(c->p->frames, "[sonde]", "", "", 0, FRAME_OVERHEAD);
 	} else {
-		n = add_kernel_frames(c, n, ksf, nk);
+		n = intern_sym_frames(c, n, c->ksf, nk);
 	}
 	/* An off-CPU interval: why the thread was away, on top. */
 	if (s->off_ns && n < MAX_FRAMES && s->off_state == SONDE_OFF_WAKER) {

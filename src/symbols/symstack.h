@@ -1,0 +1,57 @@
+/* symstack — a sampled stack resolved in one call: the whole user stack
+ * (the uprobe page at the leaf, hijacked returns put back, the cut where a
+ * frame-pointer walk went astray, every address to its frames with inline
+ * chains), then the whole kernel stack (names, and whether a frame is the
+ * kernel's uprobe machinery, which runs only for sonde's own probes). The
+ * collector hands a record's addresses over once and gets frames back; it
+ * does not climb down into the symbolizer per address. */
+#ifndef SONDE_SYMSTACK_H
+#define SONDE_SYMSTACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbols.h"
+
+/* A user stack as the sampler walked it. */
+struct symstack_user {
+	const uint64_t *ips; /* leaf first */
+	int n;
+	/* A frame-pointer walk leaves the uretprobe trampoline's address where
+	 * a traced call's return address was: the real ones, innermost first
+	 * (bit i of `chained`: returns[i] shares its stack slot with the next
+	 * one), are put back. A table walk put them back itself: NULL. */
+	const uint64_t *returns;
+	uint32_t nreturns;
+	uint32_t chained;
+};
+
+/* What resolving the user stack found besides its frames. */
+struct symstack_info {
+	bool leaf_in_uprobes;  /* the leaf was in the uprobe page: sonde's own */
+	int returns_restored;  /* hijacked returns put back */
+	const char *broken;    /* the stack was cut here ("[broken stack: heap]"...,
+				* its root frame), else NULL */
+	int broken_addresses;  /* addresses left out behind the cut */
+};
+
+/* Frames one user stack can give, at most: each address's inline chain and
+ * the broken-stack marker. */
+#define SYMSTACK_MAX(naddresses) ((size_t)(naddresses) * SYM_MAX_INLINE + 1)
+
+/* Resolves process pid's user stack into out (innermost first, at most
+ * max, SYMSTACK_MAX(u->n) for all) and returns how many frames; *info says
+ * what else it found. A leaf in the uprobe page is not the program's: it is
+ * left out (info->leaf_in_uprobes). The broken-stack marker, when the stack
+ * was cut, is the last (outermost) frame. */
+int symstack_user(struct symbolizer *s, pid_t pid, const struct symstack_user *u,
+		  struct sym_frame *out, size_t max, struct symstack_info *info);
+
+/* Resolves a kernel stack (leaf first) into out[0 .. n) (one frame an
+ * address) and says whether a frame is the kernel's uprobe or BPF
+ * machinery: a sample that interrupted sonde's own probe handling. */
+bool symstack_kernel(struct symbolizer *s, const uint64_t *ips, int n, struct sym_frame *out);
+
+#endif
