@@ -43,6 +43,7 @@
 #include "demangle.h"
 #include "ehframe.h"
 #include "hashmap.h"
+#include "order.h"
 #include "perfmap.h"
 #include "procmaps.h"
 #include "strpool.h"
@@ -244,15 +245,9 @@ static bool elf_sym_better(const struct elf_sym *best, const struct elf_sym *s, 
 static const struct elf_sym *elf_symtab_find(const struct elf_symtab *t, uint32_t shndx,
 					     uint64_t addr)
 {
-	size_t lo = 0, hi = t->n; /* first index ordered after (shndx, addr) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct elf_sym *s = &t->syms[mid];
-		if (s->shndx < shndx || (s->shndx == shndx && s->value <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The first index ordered after (shndx, addr). */
+	size_t lo = ORDER_PARTITION(t->n, i, t->syms[i].shndx < shndx ||
+					     (t->syms[i].shndx == shndx && t->syms[i].value <= addr));
 	if (lo == 0 || t->syms[lo - 1].shndx != shndx)
 		return NULL;
 	size_t first = lo - 1;
@@ -458,14 +453,7 @@ static void cu_index_free(struct cu_index *cu)
 /* The innermost function whose range holds `pc`, or -1. */
 static int32_t cu_index_find(const struct cu_index *cu, uint64_t pc)
 {
-	size_t lo = 0, hi = cu->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->ranges[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(cu->nranges, i, cu->ranges[i].low <= pc);
 	int32_t r = (int32_t)lo - 1;
 	while (r >= 0 && pc >= cu->ranges[r].high)
 		r = cu->ranges[r].enclosing;
@@ -543,14 +531,7 @@ static void fde_table_build(struct fde_table *t, Elf *elf, Elf *debug_elf)
 
 static const struct fde_range *fde_table_find(const struct fde_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->r[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(t->n, i, t->r[i].start <= pc);
 	return lo > 0 && pc < t->r[lo - 1].end ? &t->r[lo - 1] : NULL;
 }
 
@@ -635,14 +616,7 @@ static void cu_ranges_build(Dwarf *dwarf, struct cu_range **out, size_t *n)
 
 static Dwarf_Die *cu_ranges_find(struct cu_range *r, size_t n, uint64_t pc)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(n, i, r[i].low <= pc);
 	/* Ranges of different CUs do not nest; look back a little for overlaps. */
 	for (size_t i = lo; i > 0 && lo - i < 4; i--)
 		if (pc < r[i - 1].high)
@@ -1387,14 +1361,7 @@ static void process_forget_maps(struct process *p)
 
 static struct mapping *process_mapping_at(struct process *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(p->nmaps, i, p->maps[i].start <= addr);
 	if (lo > 0 && addr < p->maps[lo - 1].end)
 		return &p->maps[lo - 1];
 	return NULL;
@@ -1501,14 +1468,7 @@ static void kernel_load(struct symbolizer *s)
 
 static const struct ksym *kernel_symbol_at(const struct symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ORDER_PARTITION(s->nksyms, i, s->ksyms[i].addr <= addr);
 	/* Past the last symbol nothing bounds the range: not ours to guess. */
 	if (lo == 0 || lo == s->nksyms)
 		return NULL;
