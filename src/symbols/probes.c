@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "elfsyms.h"
 #include "errbuf.h"
 #include "ifunc.h"
 #include "insn.h"

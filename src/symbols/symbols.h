@@ -127,33 +127,6 @@ int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is
 
 typedef struct Elf Elf;
 
-/* One symbol of an ELF symbol table, as symbols_elf_each gives it: the
- * fields of the ELF symbol, and the source file binutils would name for
- * it. A file symbol (STT_FILE) names the symbols after it, but a global
- * symbol only while no file symbol has followed a symbol: the global
- * symbols of a linked binary come after all the files. */
-struct elf_symbol {
-	const char *name; /* in the ELF's string table (alive with the Elf), or NULL */
-	const char *file; /* the STT_FILE name naming it, or NULL */
-	uint64_t value, size;
-	uint32_t index;   /* its position in the table (the null symbol 0 is never given) */
-	uint32_t shndx;   /* its section, or SHN_UNDEF, SHN_ABS, ... */
-	uint8_t type;     /* STT_* (never STT_FILE: those are taken as files) */
-	uint8_t bind;     /* STB_* */
-	uint8_t visibility; /* STV_* */
-};
-
-/* The symbol tables symbols_elf_each reads, as a mask. */
-#define SYMBOLS_ELF_SYMTAB (1u << 2)  /* 1 << SHT_SYMTAB */
-#define SYMBOLS_ELF_DYNSYM (1u << 11) /* 1 << SHT_DYNSYM */
-
-/* The one walk over an ELF file's symbols: calls fn for every symbol of
- * each table the mask `tables` names (.symtab, .dynsym), in section then
- * table order. Returns the mask of those tables the file has (readable or
- * not), so a caller knows whether a .symtab was there. */
-unsigned symbols_elf_each(Elf *elf, unsigned tables,
-			  void (*fn)(const struct elf_symbol *sym, void *arg), void *arg);
-
 /* Where functions begin by the unwind tables of an ELF file (.eh_frame,
  * else .debug_frame of it or of its debug file, which may be NULL): the
  * first instruction of the function holding an address, named or not. */
