@@ -19,10 +19,10 @@
 #include "demangle.h"
 #include "elfsyms.h"
 #include "errbuf.h"
+#include "fderanges.h"
 #include "ifunc.h"
 #include "insn.h"
 #include "lines.h"
-#include "symbols.h"
 #include "procmaps.h"
 #include "util.h"
 

@@ -41,8 +41,8 @@
 #include <unistd.h>
 
 #include "demangle.h"
-#include "ehframe.h"
 #include "elfsyms.h"
+#include "fderanges.h"
 #include "hashmap.h"
 #include "order.h"
 #include "perfmap.h"
@@ -266,97 +266,11 @@ static uint32_t die_udata(Dwarf_Die *die, int attr)
 	return (uint32_t)v;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Where functions begin and end, from the unwind tables: every function   */
-/* the compiler emitted has an FDE (in .eh_frame, or .debug_frame) whose    */
-/* range is the whole function, named or not. Symbols can be missing        */
-/* (static functions of stripped libraries) or sizeless (assembly); FDEs     */
-/* say which function an address belongs to all the same.                  */
-
-struct fde_range {
-	uint64_t start, end; /* ELF virtual addresses, [start, end) */
-};
-
-struct fde_table {
-	struct fde_range *r; /* sorted by start; FDEs do not overlap */
-	size_t n, cap;
-};
-
-static bool fde_table_add(const struct ehframe_fde *fde, void *arg)
-{
-	struct fde_table *t = arg;
-	grow_array((void **)&t->r, &t->cap, t->n + 1, sizeof(*t->r));
-	t->r[t->n++] = (struct fde_range){ fde->start, fde->end };
-	return true;
-}
-
-/* Adds every FDE of one CFI section of elf. */
-static void fde_table_add_section(struct fde_table *t, Elf *elf, bool eh_frame)
-{
-	struct ehframe_section sec;
-	if (elf && ehframe_section_find(elf, eh_frame, &sec))
-		ehframe_each_fde(&sec, fde_table_add, t, NULL);
-}
-
-static int fde_range_cmp(const void *pa, const void *pb)
-{
-	const struct fde_range *a = pa, *b = pb;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
-}
-
 static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name)
 {
 	GElf_Shdr shdr;
 	const char *n = scn && gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
 	return n && name && strcmp(n, name) == 0;
-}
-
-/* .eh_frame of the binary, else .debug_frame of the binary or of its
- * separate debug file (code built without unwind tables for exceptions). */
-static void fde_table_build(struct fde_table *t, Elf *elf, Elf *debug_elf)
-{
-	fde_table_add_section(t, elf, true);
-	if (t->n == 0)
-		fde_table_add_section(t, elf, false);
-	if (t->n == 0 && debug_elf && debug_elf != elf)
-		fde_table_add_section(t, debug_elf, false);
-	if (t->n)
-		qsort(t->r, t->n, sizeof(*t->r), fde_range_cmp);
-}
-
-static const struct fde_range *fde_table_find(const struct fde_table *t, uint64_t pc)
-{
-	size_t lo = ORDER_PARTITION(t->n, i, t->r[i].start <= pc);
-	return lo > 0 && pc < t->r[lo - 1].end ? &t->r[lo - 1] : NULL;
-}
-
-struct symbols_fdes {
-	struct fde_table t;
-};
-
-struct symbols_fdes *symbols_fdes_read(Elf *elf, Elf *debug_elf)
-{
-	struct symbols_fdes *f = xcalloc(1, sizeof(*f));
-	fde_table_build(&f->t, elf, debug_elf);
-	return f;
-}
-
-bool symbols_fdes_find(const struct symbols_fdes *f, uint64_t vaddr, uint64_t *start)
-{
-	const struct fde_range *r = f ? fde_table_find(&f->t, vaddr) : NULL;
-	if (r)
-		*start = r->start;
-	return r != NULL;
-}
-
-void symbols_fdes_free(struct symbols_fdes *f)
-{
-	if (!f)
-		return;
-	free(f->t.r);
-	free(f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -561,7 +475,7 @@ static void binary_free(struct binary *b)
 	free(b->segs);
 	free(b->secs);
 	elf_symtab_free(&b->symtab);
-	free(b->fdes.r);
+	fde_table_free(&b->fdes);
 	free(b);
 }
 

@@ -125,17 +125,6 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns);
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
 		 struct sym_frame *out, int max);
 
-typedef struct Elf Elf;
-
-/* Where functions begin by the unwind tables of an ELF file (.eh_frame,
- * else .debug_frame of it or of its debug file, which may be NULL): the
- * first instruction of the function holding an address, named or not. */
-struct symbols_fdes;
-struct symbols_fdes *symbols_fdes_read(Elf *elf, Elf *debug_elf);
-/* True, with *start, when an FDE holds vaddr. */
-bool symbols_fdes_find(const struct symbols_fdes *f, uint64_t vaddr, uint64_t *start);
-void symbols_fdes_free(struct symbols_fdes *f);
-
 /* Counters, for reports and benchmarks. */
 struct symbols_stats {
 	uint64_t binaries_opened; /* distinct binaries parsed */
