@@ -45,13 +45,13 @@
 #include "elfsyms.h"
 #include "fderanges.h"
 #include "hashmap.h"
+#include "kallsyms.h"
 #include "order.h"
 #include "perfmap.h"
 #include "procmaps.h"
 #include "strpool.h"
 #include "util.h"
 
-#define KERNEL_MODULE "[kernel.kallsyms]"
 #define UNKNOWN_NAME "[unknown]"
 #define VDSO_PATH "[vdso]"
 #define MAX_CHAIN 128    /* inline chain kept per address (C++ reaches 30+) */
@@ -271,13 +271,6 @@ struct process {
 	const char *jit_module; /* "/tmp/perf-PID.map", the JIT frames' module */
 };
 
-struct ksym {
-	uint64_t addr;
-	const char *name;
-	const char *module;
-	bool is_text;
-};
-
 struct symbolizer {
 	struct strpool strings;
 	/* interned linkage name -> interned demangled name (the linkage
@@ -288,11 +281,7 @@ struct symbolizer {
 	struct hashmap processes; /* pid -> struct process * */
 	struct sym_frame *frames;  /* the result cache's frames */
 	size_t nframes, frames_cap;
-	struct ksym *ksyms;
-	size_t nksyms;
-	bool ksyms_loaded;
-	char **kernel_names; /* blocks holding kallsyms names */
-	size_t nkernel_names, kernel_names_cap;
+	struct kallsyms kernel;
 	struct binary *vdso;
 	uint64_t vdso_size; /* its mapping's size */
 	/* Perf maps of images replaced by exec: frames still use their names. */
@@ -758,93 +747,6 @@ static void process_free(struct process *p)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Kernel symbols from /proc/kallsyms.                                       */
-
-static char *kernel_name_dup(struct symbolizer *s, const char *name)
-{
-	grow_array((void **)&s->kernel_names, &s->kernel_names_cap, s->nkernel_names + 1,
-		   sizeof(*s->kernel_names));
-	return s->kernel_names[s->nkernel_names++] = xstrdup(name);
-}
-
-static int ksym_type_rank(char type)
-{
-	switch (type) {
-	case 'T': return 0;
-	case 't': return 1;
-	case 'W': case 'w': return 2;
-	default: return 3;
-	}
-}
-
-static int ksym_cmp(const void *pa, const void *pb)
-{
-	const struct ksym *a = pa, *b = pb;
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return (int)b->is_text - (int)a->is_text;
-}
-
-/* One kallsyms line: "ffffffff81000000 T _stext" or "... t fn\t[module]". */
-static bool parse_kallsyms_line(struct symbolizer *s, char *line, struct ksym *k, char *type)
-{
-	char *end;
-	unsigned long long addr = strtoull(line, &end, 16);
-	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
-		return false;
-	*type = end[1];
-	char *name = end + 3;
-	name[strcspn(name, "\n")] = '\0';
-	char *tab = strchr(name, '\t');
-	const char *module = KERNEL_MODULE;
-	if (tab) {
-		*tab = '\0';
-		module = strpool_intern(&s->strings, tab + 1);
-	}
-	*k = (struct ksym){
-		.addr = addr,
-		.name = kernel_name_dup(s, name),
-		.module = module,
-		.is_text = ksym_type_rank(*type) < 3,
-	};
-	return addr != 0; /* all zero: addresses hidden (kptr_restrict) */
-}
-
-static void kernel_load(struct symbolizer *s)
-{
-	s->ksyms_loaded = true;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return;
-	size_t cap = 0;
-	char *line = NULL;
-	size_t linecap = 0;
-	while (getline(&line, &linecap, f) > 0) {
-		grow_array((void **)&s->ksyms, &cap, s->nksyms + 1, sizeof(*s->ksyms));
-		char type;
-		if (parse_kallsyms_line(s, line, &s->ksyms[s->nksyms], &type))
-			s->nksyms++;
-	}
-	free(line);
-	fclose(f);
-	/* Several names can share an address: text first, then file order. */
-	if (s->nksyms)
-		qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), ksym_cmp);
-}
-
-static const struct ksym *kernel_symbol_at(const struct symbolizer *s, uint64_t addr)
-{
-	size_t lo = ORDER_PARTITION(s->nksyms, i, s->ksyms[i].addr <= addr);
-	/* Past the last symbol nothing bounds the range: not ours to guess. */
-	if (lo == 0 || lo == s->nksyms)
-		return NULL;
-	size_t first = lo - 1;
-	while (first > 0 && s->ksyms[first - 1].addr == s->ksyms[lo - 1].addr)
-		first--;
-	return s->ksyms[first].is_text ? &s->ksyms[first] : NULL;
-}
-
-/* ------------------------------------------------------------------------ */
 /* JIT code: /tmp/perf-PID.map                                               */
 
 /* Where a JIT puts code: anonymous executable memory (maybe named with
@@ -918,10 +820,7 @@ void symbols_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nold_jit; i++)
 		perfmap_free(s->old_jit[i]);
 	free(s->old_jit);
-	for (size_t i = 0; i < s->nkernel_names; i++)
-		free(s->kernel_names[i]);
-	free(s->kernel_names);
-	free(s->ksyms);
+	kallsyms_free(&s->kernel);
 	free(s->frames);
 	hashmap_free(&s->binaries);
 	hashmap_free(&s->demangled);
@@ -997,9 +896,9 @@ const char *symbols_user_not_code(struct symbolizer *s, pid_t pid, uint64_t addr
 void symbols_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
 {
 	s->stats.lookups++;
-	if (!s->ksyms_loaded)
-		kernel_load(s);
-	const struct ksym *k = kernel_symbol_at(s, addr);
+	if (!s->kernel.loaded)
+		kallsyms_load(&s->kernel, &s->strings);
+	const struct ksym *k = kallsyms_find(&s->kernel, addr);
 	if (!k) {
 		unknown_frame(s, UNKNOWN_NAME, KERNEL_MODULE, out);
 		return;
