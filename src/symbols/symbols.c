@@ -40,8 +40,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "demangle.h"
+#include "binaries.h"
 #include "cuindex.h"
+#include "demangle.h"
 #include "elfsyms.h"
 #include "fderanges.h"
 #include "hashmap.h"
@@ -53,193 +54,8 @@
 #include "util.h"
 
 #define UNKNOWN_NAME "[unknown]"
-#define VDSO_PATH "[vdso]"
 #define MAX_CHAIN 128    /* inline chain kept per address (C++ reaches 30+) */
 _Static_assert(MAX_CHAIN < 256, "the result cache stores a chain length in 8 bits");
-#define MIN_PAGE_SIZE 4096
-
-static bool section_name_is(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *name)
-{
-	GElf_Shdr shdr;
-	const char *n = scn && gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-	return n && name && strcmp(n, name) == 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Binaries: one per (device, inode), parsed once.                           */
-
-struct segment {
-	uint64_t offset, vaddr, filesz;
-};
-
-struct alloc_section {
-	uint64_t addr, size;
-	uint32_t sym_shndx; /* its index in the symbol table's file, or UINT32_MAX */
-};
-
-struct binary {
-	bool valid; /* false: not ELF or unreadable (remembered, not retried) */
-	const char *path;
-	const char *label; /* see module_label() */
-	uint64_t dev, ino; /* the file's identity: one binary per (dev, inode) */
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	struct dwarf_index dw;
-	struct segment *segs;
-	size_t nsegs;
-	struct alloc_section *secs;
-	size_t nsecs;
-	struct elf_symtab symtab;
-	struct hashmap results[2]; /* [is_return] vaddr -> frame pool index << 8 | count */
-	struct fde_table fdes;   /* built on the first lookup past a symbol */
-	bool fdes_built;
-};
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-static void binary_read_segments(struct binary *b, Elf *elf)
-{
-	size_t phnum;
-	if (elf_getphdrnum(elf, &phnum) != 0)
-		return;
-	b->segs = xcalloc(phnum ? phnum : 1, sizeof(*b->segs));
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-			b->segs[b->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	}
-}
-
-/* The allocated sections of the binary, in header order (the first one
- * holding an address wins, as in addr2line). Symbols may come from the
- * separate debug file, whose section headers mirror the binary's. */
-static void binary_read_sections(struct binary *b, Elf *elf, Elf *symelf)
-{
-	size_t shstrndx, sym_shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0 || elf_getshdrstrndx(symelf, &sym_shstrndx) != 0)
-		return;
-	size_t cap = 0;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) || shdr.sh_size == 0)
-			continue;
-		size_t idx = elf_ndxscn(scn);
-		uint32_t sym_shndx = (uint32_t)idx;
-		if (symelf != elf) {
-			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
-			if (!section_name_is(symelf, sym_shstrndx, elf_getscn(symelf, idx), name))
-				sym_shndx = UINT32_MAX;
-		}
-		grow_array((void **)&b->secs, &cap, b->nsecs + 1, sizeof(*b->secs));
-		b->secs[b->nsecs++] = (struct alloc_section){ shdr.sh_addr, shdr.sh_size, sym_shndx };
-	}
-}
-
-static const struct alloc_section *binary_section_at(const struct binary *b, uint64_t vaddr)
-{
-	for (size_t i = 0; i < b->nsecs; i++)
-		if (vaddr - b->secs[i].addr < b->secs[i].size)
-			return &b->secs[i];
-	return NULL;
-}
-
-/* Which file the function symbols come from: the separate debug file when
- * DWARF came from one (it keeps the full .symtab), else the binary. */
-static Elf *binary_symbol_elf(struct binary *b, Elf *main_elf)
-{
-	Elf *debug_elf = b->dw.dwarf ? dwarf_getelf(b->dw.dwarf) : NULL;
-	if (!debug_elf || debug_elf == main_elf)
-		return main_elf;
-	return elf_has_symtab(debug_elf) ? debug_elf : main_elf;
-}
-
-/* What "[name+0xoffset]" calls a module: the file's base name, or the
- * pseudo-path without its brackets ("[vdso]" -> "vdso"). */
-static const char *module_label(struct strpool *pool, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	if (base[0] != '[')
-		return strpool_intern(pool, base);
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(base + 1, "]"), base + 1);
-	return strpool_intern(pool, buf);
-}
-
-/* Parses the ELF file open on `fd` (the Dwfl takes the descriptor). */
-static void binary_parse(struct binary *b, int fd)
-{
-	b->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!b->dwfl) {
-		close(fd);
-		return;
-	}
-	dwfl_report_begin(b->dwfl);
-	/* Base 0 relative to p_vaddr: module addresses are the file's vaddrs. */
-	b->mod = dwfl_report_elf(b->dwfl, b->label, b->path, fd, 0, true);
-	dwfl_report_end(b->dwfl, NULL, NULL);
-	if (!b->mod) {
-		close(fd);
-		return;
-	}
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(b->mod, &bias);
-	if (!elf)
-		return;
-	b->dw.dwarf = dwfl_module_getdwarf(b->mod, &b->dw.bias);
-	Elf *symelf = binary_symbol_elf(b, elf);
-	binary_read_segments(b, elf);
-	binary_read_sections(b, elf, symelf);
-	elf_symtab_build(&b->symtab, symelf);
-	b->valid = true;
-}
-
-static void binary_free(struct binary *b)
-{
-	dwarf_index_free(&b->dw);
-	hashmap_free(&b->results[0]);
-	hashmap_free(&b->results[1]);
-	if (b->dwfl)
-		dwfl_end(b->dwfl);
-	free(b->segs);
-	free(b->secs);
-	elf_symtab_free(&b->symtab);
-	fde_table_free(&b->fdes);
-	free(b);
-}
-
-static bool binary_offset_to_vaddr(const struct binary *b, uint64_t off, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < b->nsegs; i++) {
-		const struct segment *sg = &b->segs[i];
-		if (off - sg->offset < sg->filesz) {
-			*vaddr = off - sg->offset + sg->vaddr;
-			return true;
-		}
-	}
-	/* The mapping is page-aligned: accept the page around a segment too. */
-	for (size_t i = 0; i < b->nsegs; i++) {
-		const struct segment *sg = &b->segs[i];
-		uint64_t start = sg->offset & ~(uint64_t)(MIN_PAGE_SIZE - 1);
-		if (off >= start && off < sg->offset + sg->filesz + MIN_PAGE_SIZE) {
-			*vaddr = off - sg->offset + sg->vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
-static uint64_t binary_vaddr_to_offset(const struct binary *b, uint64_t vaddr)
-{
-	for (size_t i = 0; i < b->nsegs; i++)
-		if (vaddr - b->segs[i].vaddr < b->segs[i].filesz)
-			return vaddr - b->segs[i].vaddr + b->segs[i].offset;
-	return vaddr;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Processes and their mappings.                                            */
@@ -276,44 +92,19 @@ struct symbolizer {
 	/* interned linkage name -> interned demangled name (the linkage
 	 * name itself when it is not mangled) */
 	struct hashmap demangled;
-	struct hashmap binaries;  /* hash of (dev, inode) -> struct binary * (hashed keys) */
-	struct hashmap paths;     /* interned path of symbols_file() -> binary */
+	struct binary_cache binaries;
 	struct hashmap processes; /* pid -> struct process * */
 	struct sym_frame *frames;  /* the result cache's frames */
 	size_t nframes, frames_cap;
 	struct kallsyms kernel;
-	struct binary *vdso;
-	uint64_t vdso_size; /* its mapping's size */
 	/* Perf maps of images replaced by exec: frames still use their names. */
 	struct perfmap **old_jit;
 	size_t nold_jit, old_jit_cap;
-	bool vdso_tried;
 	struct symbols_stats stats;
 };
 
 /* ------------------------------------------------------------------------ */
 /* Resolution of one address in one binary.                                  */
-
-static const struct elf_sym *binary_symbol_at(const struct binary *b, uint64_t pc)
-{
-	const struct alloc_section *sec = binary_section_at(b, pc);
-	if (!sec || sec->sym_shndx == UINT32_MAX)
-		return NULL;
-	return elf_symtab_find(&b->symtab, sec->sym_shndx, pc);
-}
-
-/* The FDE whose range holds pc, or NULL; the table is built on first use. */
-static const struct fde_range *binary_fde_at(struct binary *b, uint64_t pc)
-{
-	if (!b->fdes_built) {
-		b->fdes_built = true;
-		GElf_Addr bias;
-		Elf *elf = b->mod ? dwfl_module_getelf(b->mod, &bias) : NULL;
-		if (elf)
-			fde_table_build(&b->fdes, elf, b->dw.dwarf ? dwarf_getelf(b->dw.dwarf) : NULL);
-	}
-	return fde_table_find(&b->fdes, pc);
-}
 
 /* The ELF symbol naming the function at pc where DWARF names none, or NULL
  * (then *fde, when set, is the unnamed function's extent). A symbol covers
@@ -514,103 +305,14 @@ static int unknown_frame(struct symbolizer *s, const char *name, const char *mod
 	return 1;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Opening binaries.                                                        */
-
-static uint64_t dev_ino_hash(uint64_t dev, uint64_t ino)
-{
-	uint64_t v[2] = {dev, ino};
-	return hash_bytes(v, sizeof(v), 0);
-}
-
-static struct binary *binary_cached(struct symbolizer *s, uint64_t dev, uint64_t ino)
-{
-	uint64_t h = dev_ino_hash(dev, ino);
-	size_t pos;
-	for (const uint64_t *v = hashmap_first(&s->binaries, h, &pos); v;
-	     v = hashmap_again(&s->binaries, h, &pos)) {
-		struct binary *b = (struct binary *)(uintptr_t)*v;
-		if (b->dev == dev && b->ino == ino)
-			return b;
-	}
-	return NULL;
-}
-
-/* Takes ownership of `fd`. Returns the cached binary for its (dev, inode)
- * or parses it; `path` names it in frames. */
-static struct binary *binary_from_fd(struct symbolizer *s, int fd, const char *path)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
-	}
-	struct binary *b = binary_cached(s, st.st_dev, st.st_ino);
-	if (b) {
-		close(fd);
-		return b;
-	}
-	b = xcalloc(1, sizeof(*b));
-	b->path = strpool_intern(&s->strings, path);
-	b->label = module_label(&s->strings, path);
-	binary_parse(b, fd);
-	s->stats.binaries_opened++;
-	b->dev = st.st_dev;
-	b->ino = st.st_ino;
-	hashmap_add(&s->binaries, dev_ino_hash(b->dev, b->ino), (uintptr_t)b);
-	return b;
-}
-
-/* A path is looked up once: symbols_file() callers ask for the same file
- * thousands of times and a stat() each time would cost more than the
- * cached answer. */
-static struct binary *binary_from_path(struct symbolizer *s, const char *path)
-{
-	const char *key = strpool_intern(&s->strings, path);
-	uint64_t *slot = hashmap_find(&s->paths, (uintptr_t)key);
-	if (slot)
-		return (struct binary *)(uintptr_t)*slot;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct binary *b = fd < 0 ? NULL : binary_from_fd(s, fd, path);
-	if (b)
-		hashmap_set(&s->paths, (uintptr_t)key, (uintptr_t)b);
-	return b;
-}
-
-/* The kernel's vDSO is the same image in every process of our ABI, so our
- * own copy (written to a memfd so libdwfl can read it) resolves anybody's
- * whose [vdso] mapping has the same size (a 32-bit one differs). */
-static struct binary *vdso_binary(struct symbolizer *s, uint64_t mapping_size)
-{
-	if (!s->vdso_tried) {
-		s->vdso_tried = true;
-		const unsigned char *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-		if (!image || memcmp(image, ELFMAG, SELFMAG) != 0 || image[EI_CLASS] != ELFCLASS64)
-			return NULL;
-		const Elf64_Ehdr *eh = (const void *)image;
-		size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-		size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		int fd = memfd_create("sonde-vdso", MFD_CLOEXEC);
-		if (fd < 0)
-			return NULL;
-		if (write(fd, image, size) != (ssize_t)size) {
-			close(fd);
-			return NULL;
-		}
-		s->vdso = binary_from_fd(s, fd, VDSO_PATH);
-		s->vdso_size = (size + page - 1) / page * page;
-	}
-	return mapping_size == s->vdso_size ? s->vdso : NULL;
-}
-
 static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct mapping *m)
 {
 	if (m->bin || m->open_failed)
 		return m->bin;
 	if (strcmp(m->path, VDSO_PATH) == 0)
-		m->bin = vdso_binary(s, m->end - m->start);
+		m->bin = vdso_binary(&s->binaries, m->end - m->start);
 	else if (m->inode != 0 && m->path[0] == '/')
-		m->bin = binary_cached(s, m->dev, m->inode);
+		m->bin = binary_cached(&s->binaries, m->dev, m->inode);
 	if (!m->bin && m->inode != 0 && m->path[0] == '/') {
 		struct procmaps_entry e = {
 			.start = m->start, .end = m->end, .offset = m->offset,
@@ -619,7 +321,7 @@ static struct binary *mapping_binary(struct symbolizer *s, pid_t pid, struct map
 		};
 		int fd = procmaps_open_mapped(pid, &e);
 		if (fd >= 0)
-			m->bin = binary_from_fd(s, fd, m->path);
+			m->bin = binary_from_fd(&s->binaries, fd, m->path);
 	}
 	m->open_failed = m->bin == NULL;
 	return m->bin;
@@ -805,16 +507,17 @@ static int jit_frame(struct symbolizer *s, struct process *p, const struct perfm
 struct symbolizer *symbols_new(void)
 {
 	elf_version(EV_CURRENT);
-	return xcalloc(1, sizeof(struct symbolizer));
+	struct symbolizer *s = xcalloc(1, sizeof(struct symbolizer));
+	s->binaries.strings = &s->strings;
+	return s;
 }
 
 void symbols_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	binary_cache_free(&s->binaries);
 	uint64_t *v;
-	for (size_t pos = 0; hashmap_next(&s->binaries, &pos, NULL, &v);)
-		binary_free((struct binary *)(uintptr_t)*v);
 	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);)
 		process_free((struct process *)(uintptr_t)*v);
 	for (size_t i = 0; i < s->nold_jit; i++)
@@ -822,9 +525,7 @@ void symbols_free(struct symbolizer *s)
 	free(s->old_jit);
 	kallsyms_free(&s->kernel);
 	free(s->frames);
-	hashmap_free(&s->binaries);
 	hashmap_free(&s->demangled);
-	hashmap_free(&s->paths);
 	hashmap_free(&s->processes);
 	strpool_free(&s->strings);
 	free(s);
@@ -933,7 +634,7 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns)
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
 		 struct sym_frame *out, int max)
 {
-	struct binary *b = binary_from_path(s, path);
+	struct binary *b = binary_from_path(&s->binaries, path);
 	if (!b || !b->valid)
 		return -1;
 	if (max < 1)
@@ -954,6 +655,7 @@ static void add_jit_stats(struct symbols_stats *out, const struct perfmap *m)
 void symbols_get_stats(const struct symbolizer *s, struct symbols_stats *out)
 {
 	*out = s->stats;
+	out->binaries_opened = s->binaries.opened;
 	uint64_t *v;
 	for (size_t pos = 0; hashmap_next(&s->processes, &pos, NULL, &v);) {
 		const struct process *p = (const struct process *)(uintptr_t)*v;
