@@ -1,26 +1,6 @@
-/* symbols — addresses to frames. See symbols.h for the contract.
- *
- * The answers are meant to be the ones `addr2line -f -i -e BIN ADDR` gives,
- * because that is what users check a profile against. So the lookup follows
- * binutils' rules rather than libdwfl's conveniences:
- *  - the function is the DWARF subprogram/inlined_subroutine with the
- *    smallest range around the address (deepest inline), named through
- *    abstract_origin/specification; callers come from the DIE nesting with
- *    DW_AT_call_file/DW_AT_call_line;
- *  - where DWARF has no function, the ELF symbol is the nearest preceding
- *    function symbol of the same section, ties broken as binutils does,
- *    taken from the separate debug file's .symtab when DWARF came from there,
- *    else .symtab, else .dynsym.
- * Two deliberate differences. Past a symbol's end addr2line still names
- * the symbol, which in stripped code (static functions have no symbol)
- * names whole functions after the small one before them; sonde names the
- * function the unwind table (.eh_frame FDEs) says holds the address, see
- * symbols.h. And binutils 2.40 reads DWARF 5 line rows whose
- * file register still holds its initial 1 as file entry 0; we report the
- * file the line table says (see bench/README.md).
- * libdw parses DWARF (DIEs, line tables, attributes), libdwfl finds separate
- * debug info (build-id, .gnu_debuglink); per binary we index CU ranges, per
- * CU its function ranges, and cache every answer by address. */
+/* symbols — addresses to frames: the symbolizer's entry points and its
+ * cache of answers. See symbols.h for the contract; how one address in one
+ * binary becomes frames is resolve.h's. */
 #define _GNU_SOURCE
 #include "symbols.h"
 
@@ -49,13 +29,13 @@
 #include "kallsyms.h"
 #include "order.h"
 #include "perfmap.h"
+#include "resolve.h"
 #include "procmaps.h"
 #include "strpool.h"
 #include "util.h"
 
 #define UNKNOWN_NAME "[unknown]"
-#define MAX_CHAIN 128    /* inline chain kept per address (C++ reaches 30+) */
-_Static_assert(MAX_CHAIN < 256, "the result cache stores a chain length in 8 bits");
+_Static_assert(RESOLVE_MAX_CHAIN < 256, "the result cache stores a chain length in 8 bits");
 
 /* ------------------------------------------------------------------------ */
 /* Processes and their mappings.                                            */
@@ -89,9 +69,7 @@ struct process {
 
 struct symbolizer {
 	struct strpool strings;
-	/* interned linkage name -> interned demangled name (the linkage
-	 * name itself when it is not mangled) */
-	struct hashmap demangled;
+	struct frame_namer names;
 	struct binary_cache binaries;
 	struct hashmap processes; /* pid -> struct process * */
 	struct sym_frame *frames;  /* the result cache's frames */
@@ -105,162 +83,6 @@ struct symbolizer {
 
 /* ------------------------------------------------------------------------ */
 /* Resolution of one address in one binary.                                  */
-
-/* The ELF symbol naming the function at pc where DWARF names none, or NULL
- * (then *fde, when set, is the unnamed function's extent). A symbol covers
- * [value, value + size) and nothing past it: beyond, the function is the
- * one whose FDE holds pc, named by the symbol starting where the FDE
- * starts, if any. A sizeless symbol (assembly) reaches as far as the next
- * symbol, as in addr2line, unless an FDE holding pc begins after it. */
-static const struct elf_sym *binary_function_symbol(struct binary *b, uint64_t pc,
-						    const struct fde_range **fde)
-{
-	*fde = NULL;
-	const struct elf_sym *best = binary_symbol_at(b, pc);
-	if (best && elf_sym_covers(best, pc))
-		return best;
-	for (int32_t i = best ? best->enclosing : -1; i >= 0; i = b->symtab.syms[i].enclosing)
-		if (elf_sym_covers(&b->symtab.syms[i], pc))
-			return &b->symtab.syms[i];
-	*fde = binary_fde_at(b, pc);
-	if (!*fde)
-		return best && best->sizeless ? best : NULL;
-	if (best && best->sizeless && best->value >= (*fde)->start)
-		return best;
-	const struct elf_sym *at = binary_symbol_at(b, (*fde)->start);
-	return at && at->value == (*fde)->start ? at : NULL;
-}
-
-/* The name addr2line gives a DWARF function: the linkage name if any, else
- * DW_AT_name; where DW_AT_name is not a symbol name (C++) or is missing,
- * the ELF symbol starting at the function's entry. */
-static const char *dwarf_function_name(const struct binary *b, const struct dwarf_answer *ans,
-				       int32_t f)
-{
-	const char *name = cu_index_linkage_name(ans->cu, f);
-	if (name)
-		return name;
-	name = cu_index_name(ans->cu, f);
-	if (name && cu_index_name_is_symbol(ans->cu))
-		return name;
-	uint64_t entry = cu_index_entry_pc(ans->cu, f) + ans->bias;
-	const struct elf_sym *sym = binary_symbol_at(b, entry);
-	if (sym && sym->value == entry)
-		return sym->name;
-	return name;
-}
-
-static const char *unknown_name(struct symbolizer *s, const char *base, uint64_t off)
-{
-	char buf[PATH_MAX + 40];
-	snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]", base, off);
-	return strpool_intern(&s->strings, buf);
-}
-
-/* "[module+0xoffset]" names the file offset, the same for every process. */
-static const char *binary_unknown_name(struct symbolizer *s, const struct binary *b,
-				       uint64_t vaddr)
-{
-	return unknown_name(s, b->label, binary_vaddr_to_offset(b, vaddr));
-}
-
-/* Names a frame from a linkage name: demangled when it is a C++ or Rust
- * one (once per name), the linkage name kept as its system name. */
-static void frame_name(struct symbolizer *s, struct sym_frame *f, const char *linkage)
-{
-	const char *raw = strpool_intern(&s->strings, linkage);
-	uint64_t known;
-	const char *shown;
-	if (hashmap_get(&s->demangled, (uint64_t)(uintptr_t)raw, &known)) {
-		shown = (const char *)(uintptr_t)known;
-	} else {
-		char *d = demangle_short(raw);
-		shown = d ? strpool_intern(&s->strings, d) : raw;
-		free(d);
-		*hashmap_put(&s->demangled, (uint64_t)(uintptr_t)raw, NULL) = (uint64_t)(uintptr_t)shown;
-	}
-	f->name = shown;
-	f->system_name = shown != raw ? raw : NULL;
-}
-
-/* Innermost first: the inlined functions' chain from the DIE nesting, each
- * caller at the call site of the function it inlined. */
-static int frames_from_dwarf(struct symbolizer *s, struct binary *b, uint64_t vaddr,
-			     const struct dwarf_answer *ans, struct sym_frame *out)
-{
-	struct cu_index *cu = ans->cu;
-	int32_t f = ans->func;
-	int n = 0;
-	out[n++] = (struct sym_frame){
-		.file = ans->has_line ? cu_index_path(cu, &s->strings, ans->file) : "",
-		.line = ans->line,
-		.discriminator = ans->discriminator,
-	};
-	for (;;) {
-		const char *name = dwarf_function_name(b, ans, f);
-		if (name)
-			frame_name(s, &out[n - 1], name);
-		else
-			out[n - 1].name = binary_unknown_name(s, b, vaddr);
-		out[n - 1].module = b->path;
-		out[n - 1].kind = FRAME_INLINED;
-		/* Not inlined: the caller is -1. */
-		int32_t caller = cu_index_inlined_into(cu, f);
-		if (caller < 0 || n == MAX_CHAIN)
-			break;
-		out[n++] = (struct sym_frame){
-			.file = cu_index_path(cu, &s->strings, cu_index_call_file(cu, f)),
-			.line = cu_index_call_line(cu, f),
-		};
-		f = caller;
-	}
-	out[n - 1].kind = FRAME_USER;
-	return n;
-}
-
-static int frame_from_symbol(struct symbolizer *s, struct binary *b, const struct elf_sym *sym,
-			     const struct dwarf_answer *ans, struct sym_frame *out)
-{
-	*out = (struct sym_frame){
-		.module = b->path,
-		.file = ans->has_line ? cu_index_path(ans->cu, &s->strings, ans->file)
-				      : strpool_intern(&s->strings, sym->file),
-		.line = ans->has_line ? ans->line : 0,
-		.discriminator = ans->discriminator,
-		.kind = FRAME_USER,
-	};
-	frame_name(s, out, sym->name);
-	return 1;
-}
-
-/* Resolves without the cache; always at least one frame. */
-static int binary_resolve(struct symbolizer *s, struct binary *b, uint64_t vaddr, bool is_return,
-			  struct sym_frame *out)
-{
-	uint64_t pc = is_return ? vaddr - 1 : vaddr;
-	struct dwarf_answer ans = { .func = -1 };
-	const struct fde_range *fde = NULL;
-	if (b->valid && binary_section_at(b, pc)) {
-		dwarf_index_lookup(&b->dw, pc, &ans);
-		if (ans.func >= 0)
-			return frames_from_dwarf(s, b, vaddr, &ans, out);
-		const struct elf_sym *sym = binary_function_symbol(b, pc, &fde);
-		if (sym)
-			return frame_from_symbol(s, b, sym, &ans, out);
-	}
-	/* An unnamed function is one frame, named by its start; an address in
-	 * no function at all by itself. */
-	*out = (struct sym_frame){
-		.name = binary_unknown_name(s, b, fde ? fde->start : vaddr),
-		.module = b->path,
-		.file = ans.has_line ? cu_index_path(ans.cu, &s->strings, ans.file) : "",
-		.line = ans.line,
-		.discriminator = ans.discriminator,
-		.kind = FRAME_UNKNOWN,
-		.unnamed_function = fde != NULL,
-	};
-	return 1;
-}
 
 /* A chain longer than `max` loses its middle: the innermost frames carry
  * the line, the last one is the function the code really runs in. */
@@ -284,8 +106,8 @@ static int binary_lookup(struct symbolizer *s, struct binary *b, uint64_t vaddr,
 {
 	uint64_t *slot = hashmap_put(&b->results[is_return], vaddr, NULL);
 	if (!*slot) {
-		struct sym_frame frames[MAX_CHAIN];
-		int n = binary_resolve(s, b, vaddr, is_return, frames);
+		struct sym_frame frames[RESOLVE_MAX_CHAIN];
+		int n = binary_resolve(&s->names, b, vaddr, is_return, frames);
 		grow_array((void **)&s->frames, &s->frames_cap, s->nframes + (size_t)n,
 			   sizeof(*s->frames));
 		memcpy(&s->frames[s->nframes], frames, (size_t)n * sizeof(*frames));
@@ -509,6 +331,7 @@ struct symbolizer *symbols_new(void)
 	elf_version(EV_CURRENT);
 	struct symbolizer *s = xcalloc(1, sizeof(struct symbolizer));
 	s->binaries.strings = &s->strings;
+	s->names.strings = &s->strings;
 	return s;
 }
 
@@ -525,7 +348,7 @@ void symbols_free(struct symbolizer *s)
 	free(s->old_jit);
 	kallsyms_free(&s->kernel);
 	free(s->frames);
-	hashmap_free(&s->demangled);
+	hashmap_free(&s->names.demangled);
 	hashmap_free(&s->processes);
 	strpool_free(&s->strings);
 	free(s);
@@ -549,7 +372,7 @@ int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,
 	uint64_t vaddr;
 	if (!b || !binary_offset_to_vaddr(b, off, &vaddr)) {
 		const char *label = module_label(&s->strings, m->path);
-		return unknown_frame(s, unknown_name(s, label, off), m->path, out);
+		return unknown_frame(s, unknown_frame_name(&s->strings, label, off), m->path, out);
 	}
 	return binary_lookup(s, b, vaddr, is_return, out, max);
 }
