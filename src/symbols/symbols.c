@@ -1,6 +1,8 @@
 /* symbols — addresses to frames: the symbolizer's entry points and its
- * cache of answers. See symbols.h for the contract; how one address in one
- * binary becomes frames is resolve.h's. */
+ * cache of answers. See symbols.h for the contract. The pieces: procs.h
+ * (which mapping and binary hold a user address), jit.h (JIT code, from
+ * the perf map), binaries.h (the parsed binaries), resolve.h (an address
+ * in a binary to frames, as addr2line), kallsyms.h (kernel addresses). */
 #include "symbols.h"
 
 #include <libelf.h>
