@@ -87,7 +87,8 @@ feeder() { # build dir, output
 	local inc=$src
 	[ -d "$1.src" ] && inc="$1.src"
 	cc -O2 -g -I"$inc/src/model" -I"$inc/src/engine" -I"$inc/src/base" -I"$inc/src/symbols" \
-		-I"$inc/bpf" "$src/bench/windowfeed.c" "$1/libsonde_model.a" "$1/libsonde_base.a" -lm \
+		-I"$inc/bpf" "$src/bench/windowfeed.c" "$1/libsonde_model.a" "$1/libsonde_symbols.a" \
+		"$1/libsonde_base.a" -lm \
 		-o "$2"
 }
 feeder "$(dirname "$before")" "$tmp/feed-before"

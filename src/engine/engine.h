@@ -321,9 +321,12 @@ int engine_set_sample_when(struct engine *e, int32_t point_probe);
  * kernel's per-thread span stacks), outermost first per thread. `own_ns` is
  * sonde's own cost inside the call so far (to subtract from its elapsed
  * time, as for completed calls). */
-typedef void (*engine_open_span_fn)(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
-				    uint64_t parent_id, uint64_t start_ns, uint32_t depth,
-				    uint64_t own_ns);
+struct engine_open_span {
+	uint32_t tid, probe; /* probe: the session's probe id */
+	uint32_t depth;      /* 1: the thread's outermost traced call */
+	uint64_t span_id, parent_id, start_ns, own_ns;
+};
+typedef void (*engine_open_span_fn)(void *arg, const struct engine_open_span *o);
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg);
 
 /* A probe's totals summed over CPUs (calls entered and completed, raw and

@@ -38,8 +38,14 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 			uint64_t own = st.own_ns >= st.frames[i].own_at_entry
 					       ? st.own_ns - st.frames[i].own_at_entry
 					       : 0;
-			fn(arg, key, probe, st.frames[i].span_id,
-			   i ? st.frames[i - 1].span_id : 0, st.frames[i].start_ns, i + 1, own);
+			struct engine_open_span o = {.tid = key,
+						     .probe = probe,
+						     .depth = i + 1,
+						     .span_id = st.frames[i].span_id,
+						     .parent_id = i ? st.frames[i - 1].span_id : 0,
+						     .start_ns = st.frames[i].start_ns,
+						     .own_ns = own};
+			fn(arg, &o);
 		}
 	}
 }

@@ -284,32 +284,31 @@ static void handle_span(struct collector *c, const struct sonde_span *r)
 		c->stats.spans++;
 }
 
-void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
-			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns,
-			     uint64_t own_ns)
+void collector_add_open_span(struct collector *c, const struct collector_open_span *o,
+			     uint64_t end_ns)
 {
-	if (probe >= c->p->nprobes || profile_span_find(c->p, span_id) >= 0)
+	if (o->probe >= c->p->nprobes || profile_span_find(c->p, o->span_id) >= 0)
 		return;
 	/* The thread is known from its samples or spans, unless it never had any. */
 	uint32_t thread = UINT32_MAX;
 	for (size_t i = c->p->nthreads; i-- > 0;)
-		if (c->p->threads[i].tid == tid) {
+		if (c->p->threads[i].tid == o->tid) {
 			thread = (uint32_t)i;
 			break;
 		}
 	if (thread == UINT32_MAX)
-		thread = profile_thread_intern(c->p, tid, tid, "?");
+		thread = profile_thread_intern(c->p, o->tid, o->tid, "?");
 	struct span sp = {
-		.id = span_id,
-		.parent = parent_id,
-		.start_ns = start_ns,
-		.raw_duration_ns = end_ns > start_ns ? end_ns - start_ns : 0,
-		.probe = probe,
+		.id = o->span_id,
+		.parent = o->parent_id,
+		.start_ns = o->start_ns,
+		.raw_duration_ns = end_ns > o->start_ns ? end_ns - o->start_ns : 0,
+		.probe = o->probe,
 		.thread = thread,
-		.depth = depth,
+		.depth = o->depth,
 		.open = true,
 	};
-	sp.duration_ns = sp.raw_duration_ns > own_ns ? sp.raw_duration_ns - own_ns : 0;
+	sp.duration_ns = sp.raw_duration_ns > o->own_ns ? sp.raw_duration_ns - o->own_ns : 0;
 	if (profile_span_add(c->p, &sp) >= 0)
 		c->stats.open_spans++;
 }

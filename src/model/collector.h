@@ -76,13 +76,18 @@ void collector_set_event(struct collector *c, uint32_t bpf_index, const char *na
  * and an interval that ends after it is cut there. */
 void collector_set_end(struct collector *c, uint64_t end_ns);
 
-/* Records a traced call still in flight when profiling ended (read from the
- * kernel's thread state): it counts with its elapsed time until end_ns,
- * less own_ns (sonde's own cost inside it so far). Probe ids are the
- * profile's probe indexes. */
-void collector_add_open_span(struct collector *c, uint32_t tid, uint32_t probe, uint64_t span_id,
-			     uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t end_ns,
-			     uint64_t own_ns);
+/* A traced call still in flight when profiling ended (read from the
+ * kernel's thread state). The probe is the profile's probe index. */
+struct collector_open_span {
+	uint32_t tid, probe;
+	uint32_t depth;    /* 1: the thread's outermost traced call */
+	uint64_t span_id, parent_id, start_ns;
+	uint64_t own_ns;   /* sonde's own cost inside it so far */
+};
+
+/* Records it: it counts with its elapsed time until end_ns, less own_ns. */
+void collector_add_open_span(struct collector *c, const struct collector_open_span *o,
+			     uint64_t end_ns);
 
 void collector_get_stats(const struct collector *c, struct collector_stats *out);
 

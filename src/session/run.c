@@ -510,12 +510,17 @@ struct open_span_ctx {
 	uint64_t end_ns;
 };
 
-static void add_open_span(void *arg, uint32_t tid, uint32_t probe, uint64_t span_id,
-			  uint64_t parent_id, uint64_t start_ns, uint32_t depth, uint64_t own_ns)
+static void add_open_span(void *arg, const struct engine_open_span *o)
 {
 	struct open_span_ctx *c = arg;
-	collector_add_open_span(c->col, tid, probe, span_id, parent_id, start_ns, depth, c->end_ns,
-				own_ns);
+	struct collector_open_span cs = {.tid = o->tid,
+					 .probe = o->probe,
+					 .depth = o->depth,
+					 .span_id = o->span_id,
+					 .parent_id = o->parent_id,
+					 .start_ns = o->start_ns,
+					 .own_ns = o->own_ns};
+	collector_add_open_span(c->col, &cs, c->end_ns);
 }
 
 void session_end(struct session *s)

@@ -74,10 +74,13 @@ static int attach_uprobes(struct session *s, const struct engine_span_batch *bat
  * addresses, all or none, and with captures (plan, capture_prepare'd for
  * these addresses) a fetch program at each. Takes t. Returns its probe id,
  * or -1 with err. */
-static int attach_line_spec(struct session *s, const char *full, const char *spec,
-			    const struct capture_plan *plan, struct probe_target *t, int n,
+static int attach_line_spec(struct session *s, const char *full, const struct resolved_spec *rs,
 			    int *count, char *err, size_t errlen)
 {
+	const char *spec = rs->location;
+	const struct capture_plan *plan = &rs->plan;
+	struct probe_target *t = rs->t; /* taken: freed here */
+	int n = rs->n;
 	char why[512];
 	int id = profile_probe_find(s->prof, spec);
 	int r = -1;
@@ -327,8 +330,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec 
 			   int *count, char *err, size_t errlen)
 {
 	if (r->line) {
-		int id = attach_line_spec(s, spec, r->location, &r->plan, r->t, r->n, count, err,
-					  errlen);
+		int id = attach_line_spec(s, spec, r, count, err, errlen);
 		r->t = NULL; /* taken */
 		trace_spec_free(r);
 		return id;

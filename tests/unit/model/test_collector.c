@@ -224,3 +224,30 @@ Test(collector, after_the_end_nothing_counts_and_an_interval_is_cut_there)
 	cr_assert_eq(st.offcpu_intervals, 1);
 	rig_close(&r);
 }
+
+Test(collector, a_call_still_open_at_the_end_counts_until_the_end_less_sondes_cost)
+{
+	struct rig r;
+	rig_open(&r);
+	profile_probe_add(r.p, "work", "/bin/work", 0x1000);
+	struct collector_open_span o = {.tid = 42, .probe = 0, .depth = 1, .span_id = 5,
+					.start_ns = 1000, .own_ns = 300};
+	collector_add_open_span(r.c, &o, 9000);
+	cr_assert_eq(r.p->nspans, 1);
+	const struct span *sp = &r.p->spans[0];
+	cr_assert(sp->open);
+	cr_assert_eq(sp->raw_duration_ns, 8000);
+	cr_assert_eq(sp->duration_ns, 7700);
+	cr_assert_eq(r.p->threads[sp->thread].tid, 42);
+	/* One that ended meanwhile (its record came) is not added again, nor
+	 * one of a probe the profile does not have. */
+	collector_add_open_span(r.c, &o, 9000);
+	o.span_id = 6;
+	o.probe = 3;
+	collector_add_open_span(r.c, &o, 9000);
+	cr_assert_eq(r.p->nspans, 1);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_assert_eq(st.open_spans, 1);
+	rig_close(&r);
+}
