@@ -342,7 +342,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 {
 	char why[1024];
 	struct engine_options eo = {0};
-	struct resolved_spec resolved[SESSION_MAX_TRACES];
+	struct probe_plan resolved[SESSION_MAX_TRACES];
 	int nresolved = 0;
 	double setup_mono = session_now_s(CLOCK_MONOTONIC);
 	if (session_ready_file_prepare(o, err, errlen) || events_parse(o->event, &eo.event, err, errlen))
@@ -470,7 +470,7 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	return s;
 fail:
 	for (int i = 0; i < nresolved; i++)
-		trace_spec_free(&resolved[i]);
+		probe_plan_free(&resolved[i]);
 	session_free(s);
 	return NULL;
 }

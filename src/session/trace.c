@@ -71,14 +71,14 @@ static int attach_uprobes(struct session *s, const struct engine_span_batch *bat
 
 /* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
  * captures): one probe, named by the spec, with a uprobe at each of its n
- * addresses, all or none, and with captures (plan, capture_prepare'd for
- * these addresses) a fetch program at each. Takes t. Returns its probe id,
+ * addresses, all or none, and with captures (plan, translated for these
+ * addresses by probe_plan_make) a fetch program at each. Takes t. Returns its probe id,
  * or -1 with err. */
-static int attach_line_spec(struct session *s, const char *full, const struct resolved_spec *rs,
+static int attach_line_spec(struct session *s, const char *full, const struct probe_plan *rs,
 			    int *count, char *err, size_t errlen)
 {
 	const char *spec = rs->location;
-	const struct capture_plan *plan = &rs->plan;
+	const struct capture_plan *plan = &rs->captures;
 	struct probe_target *t = rs->t; /* taken: freed here */
 	int n = rs->n;
 	char why[512];
@@ -163,28 +163,9 @@ out:
 	return r;
 }
 
-/* Traces every function a spec names, all or none. Returns the probe id of
- * the first one (and their number in *count), with a note in err ("" if
- * none: functions a glob named that a probe would break), or -1 with err.
- * A function
- * already traced keeps its probe; one traced before and untraced gets its
- * probe id back; new ones get the next ids. */
-/* A --trace/trace spec resolved: its probe targets and what they capture,
- * before anything is attached. */
-
-void trace_spec_free(struct resolved_spec *r)
-{
-	if (r->t)
-		probes_free(r->t, r->n);
-	if (r->planned)
-		capture_plan_free(&r->plan);
-	free(r->location);
-	memset(r, 0, sizeof(*r));
-}
-
 /* Resolves spec against the target as it is now. Returns 0, or -1 with err
  * ("trace SPEC: why") and nothing to free. */
-int trace_spec_resolve(struct session *s, const char *spec, struct resolved_spec *r, char *err,
+int trace_spec_resolve(struct session *s, const char *spec, struct probe_plan *r, char *err,
 			size_t errlen)
 {
 	char why[512];
@@ -201,26 +182,10 @@ int trace_spec_resolve(struct session *s, const char *spec, struct resolved_spec
 				    .pids = running,
 				    .npids = nrunning,
 				    .env = &env};
-	/* "LOCATION [VAR...] [if EXPR]": the location names the probes; the
-	 * rest, what they capture and when (capture.h). */
-	const char *tail;
-	r->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
-	r->n = probes_resolve(r->location, &scope, &r->t, r->note, sizeof(r->note), why, sizeof(why));
+	int rc = probe_plan_make(spec, &scope, r, why, sizeof(why));
 	free(running);
-	if (r->n < 0) {
-		errbuf_set(err, errlen, "trace %s: %s", spec, why);
-		r->t = NULL;
-		trace_spec_free(r);
-		return -1;
-	}
-	/* A line's addresses are one probe: their captures must agree. */
-	r->line = r->n > 0 && r->t[0].line;
-	if (capture_prepare(tail, r->t, r->n, r->line, &r->plan, why, sizeof(why))) {
-		errbuf_set(err, errlen, "trace %s: %s", spec, why);
-		trace_spec_free(r);
-		return -1;
-	}
-	r->planned = true;
+	if (rc)
+		return errbuf_set(err, errlen, "trace %s: %s", spec, why);
 	return 0;
 }
 
@@ -323,21 +288,24 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	return attached < n ? -1 : 0;
 }
 
-/* Attaches a resolved spec (taking what r holds). Returns the first probe
- * id, or -1 with err (and nothing of the spec attached); on success err
- * holds the spec's note, if any. */
-int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec *r,
+/* Attaches a planned spec (taking what r holds): every function it names,
+ * all or none. Returns the first probe id (and their number in *count), or
+ * -1 with err (and nothing of the spec attached); on success err holds the
+ * spec's note ("" if none: functions a glob named that a probe would
+ * break). A function already traced keeps its probe; one traced before and
+ * untraced gets its probe id back; new ones get the next ids. */
+int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   int *count, char *err, size_t errlen)
 {
 	if (r->line) {
 		int id = attach_line_spec(s, spec, r, count, err, errlen);
 		r->t = NULL; /* taken */
-		trace_spec_free(r);
+		probe_plan_free(r);
 		return id;
 	}
 	struct probe_target *t = r->t;
 	int n = r->n;
-	struct capture_plan plan = r->plan;
+	struct capture_plan plan = r->captures;
 	char note[768];
 	snprintf(note, sizeof(note), "%s", r->note);
 	free(r->location);
@@ -439,7 +407,7 @@ out:
 int trace_attach(struct session *s, const char *spec, int *count, char *err,
 			     size_t errlen)
 {
-	struct resolved_spec r;
+	struct probe_plan r;
 	if (trace_spec_resolve(s, spec, &r, err, errlen))
 		return -1;
 	return trace_spec_attach(s, spec, &r, count, err, errlen);

@@ -11,30 +11,19 @@
 #include <stdint.h>
 
 #include "capture.h"
-#include "probes.h"
+#include "probeplan.h"
 #include "sessionstate.h"
 
-/* A spec resolved to its targets and captures, not attached yet: the
- * session resolves every --trace spec first, then attaches them in one
- * batch. */
-struct resolved_spec {
-	struct probe_target *t;
-	int n;
-	bool line;               /* a line probe: attach_line_spec */
-	char *location;          /* the spec's location part */
-	struct capture_plan plan; /* what each target captures (a line: each address) */
-	bool planned;            /* plan holds something to free */
-	char note[768];          /* what the spec named but left out */
-};
-
+/* A spec is planned (probeplan.h: its addresses and captures), then
+ * attached: the session plans every --trace spec first, then attaches
+ * them in one batch. */
 /* Resolves spec into r. Returns 0, or -1 with err (r holds nothing). */
-int trace_spec_resolve(struct session *s, const char *spec, struct resolved_spec *r, char *err,
+int trace_spec_resolve(struct session *s, const char *spec, struct probe_plan *r, char *err,
 		       size_t errlen);
 /* Attaches what r resolved; *count is how many probes it made. Returns 0,
  * or -1 with err. */
-int trace_spec_attach(struct session *s, const char *spec, struct resolved_spec *r, int *count,
+int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r, int *count,
 		      char *err, size_t errlen);
-void trace_spec_free(struct resolved_spec *r);
 /* Resolves and attaches one spec (session_trace, sample-when's probe). */
 int trace_attach(struct session *s, const char *spec, int *count, char *err, size_t errlen);
 /* Reads the probe's counts and histogram from the kernel into the

@@ -1,0 +1,102 @@
+#include "probeplan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errbuf.h"
+#include "util.h"
+
+/* Whether two addresses' programs read the same captures (a line probe's
+ * records all name its one set). */
+static bool same_captures(const struct fetch_build *a, const struct fetch_build *b)
+{
+	if (a->ndesc != b->ndesc)
+		return false;
+	for (int k = 0; k < a->ndesc; k++)
+		if (strcmp(a->desc[k].type, b->desc[k].type) || a->desc[k].kind != b->desc[k].kind)
+			return false;
+	return true;
+}
+
+/* A line's address i reads other types than its first: says which. */
+static int refuse_other_types(const struct capture_plan *plan, const struct probe_target *t,
+			      int i, char *err, size_t errlen)
+{
+	const struct fetch_build *a = &plan->builds[0], *b = &plan->builds[i];
+	int k = 0;
+	while (k < a->ndesc && k < b->ndesc && !strcmp(a->desc[k].type, b->desc[k].type))
+		k++;
+	if (k >= a->ndesc)
+		k = 0;
+	return errbuf_set(err, errlen,
+			  "%s has type %s at file offset 0x%llx but %s at 0x%llx: one line's "
+			  "addresses must read the same types",
+			  a->desc[k].name, a->desc[k].type, (unsigned long long)t[0].offset,
+			  k < b->ndesc ? b->desc[k].type : "none", (unsigned long long)t[i].offset);
+}
+
+/* The tail's captures at every address of t. */
+static int plan_captures(const char *tail, const struct probe_target *t, int n, bool one_probe,
+			 struct capture_plan *plan, char *err, size_t errlen)
+{
+	memset(plan, 0, sizeof(*plan));
+	if (capexpr_parse(tail, &plan->spec, err, errlen))
+		return -1;
+	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
+		return 0;
+	plan->builds = xcalloc((size_t)n, sizeof(*plan->builds));
+	for (int i = 0; i < n; i++) {
+		if (dwarfvar_compile(t[i].binary, t[i].offset, &plan->spec, &plan->builds[i], err,
+				     errlen)) {
+			capture_plan_free(plan);
+			return -1;
+		}
+		plan->n = i + 1;
+		if (one_probe && !same_captures(&plan->builds[0], &plan->builds[i])) {
+			refuse_other_types(plan, t, i, err, errlen);
+			capture_plan_free(plan);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
+		    char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const char *tail;
+	out->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
+	out->n = probes_resolve(out->location, scope, &out->t, out->note, sizeof(out->note), err,
+				errlen);
+	if (out->n < 0) {
+		out->t = NULL;
+		probe_plan_free(out);
+		return -1;
+	}
+	out->line = out->n > 0 && out->t[0].line;
+	if (plan_captures(tail, out->t, out->n, out->line, &out->captures, err, errlen)) {
+		probe_plan_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+void capture_plan_free(struct capture_plan *plan)
+{
+	for (int i = 0; i < plan->n; i++)
+		dwarfvar_build_free(&plan->builds[i]);
+	free(plan->builds);
+	capexpr_free(&plan->spec);
+	memset(plan, 0, sizeof(*plan));
+}
+
+void probe_plan_free(struct probe_plan *p)
+{
+	if (p->t)
+		probes_free(p->t, p->n);
+	capture_plan_free(&p->captures);
+	free(p->location);
+	memset(p, 0, sizeof(*p));
+}

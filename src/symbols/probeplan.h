@@ -1,0 +1,43 @@
+/* probeplan — a --trace spec from text to what the engine attaches, in one
+ * call: "LOCATION [VAR...] [if EXPR]" split (capexpr_split_spec), the
+ * location resolved to its addresses (probes_resolve: functions, or a
+ * line's addresses, each checked safe), and the captures and predicate
+ * parsed (capexpr.h) and translated at every address (dwarfvar.h) into
+ * fetch programs, before anything is attached: bad input refuses the whole
+ * spec with one line. The session decides probe ids and attaches. */
+#ifndef SONDE_PROBEPLAN_H
+#define SONDE_PROBEPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "capexpr.h"
+#include "dwarfvar.h"
+#include "probes.h"
+
+/* What a spec captures, translated for each of its addresses. */
+struct capture_plan {
+	struct cap_spec spec;
+	struct fetch_build *builds; /* one per probe target; none when it captures nothing */
+	int n;
+};
+
+struct probe_plan {
+	char *location;          /* the spec's location part */
+	struct probe_target *t;  /* its addresses (probes_resolve) */
+	int n;
+	bool line;               /* a line probe: t[] are one probe's addresses */
+	struct capture_plan captures;
+	char note[768];          /* what the spec named but left out ("" if nothing) */
+};
+
+/* Plans spec in scope. Returns 0, or -1 with one line in err (the
+ * location's or the captures' refusal) and nothing in *out to free. A
+ * line's addresses are one probe: their captures must read the same types. */
+int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
+		    char *err, size_t errlen);
+
+void probe_plan_free(struct probe_plan *p);
+void capture_plan_free(struct capture_plan *plan);
+
+#endif
