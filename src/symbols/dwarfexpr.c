@@ -19,7 +19,9 @@ int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, ui
 	return 0;
 }
 
-static const char *op_name(unsigned atom)
+/* The name of an operation sonde cannot read, for its error (buf: when it
+ * has no name here). */
+static const char *op_name(unsigned atom, char *buf, size_t size)
 {
 	switch (atom) {
 	case DW_OP_skip: return "DW_OP_skip";
@@ -47,243 +49,319 @@ static const char *op_name(unsigned atom)
 	case DW_OP_implicit_value: return "DW_OP_implicit_value";
 	case DW_OP_piece: return "DW_OP_piece";
 	}
-	static char buf[32];
-	snprintf(buf, sizeof(buf), "DW_OP 0x%x", atom);
+	snprintf(buf, size, "DW_OP 0x%x", atom);
 	return buf;
 }
 
-/* The CFA at the probe address as a register + offset (the CFI row's rule). */
-static int cfa_ops(uint32_t rule, struct sonde_fetch_op *ops, int *n, int max, char *err,
-		   size_t errlen)
+/* What translating an expression works with: its surroundings at the
+ * address, and the program being written. */
+struct translation {
+	const struct dwarfexpr_op *fb; /* the function's frame base; NULL: none */
+	size_t nfb;
+	uint32_t cfa_rule;           /* the CFA rule at the address; 0: none */
+	struct sonde_fetch_op *ops;  /* the program: ops[max], n written */
+	int n, max;
+	char *err;
+	size_t errlen;
+};
+
+/* Where a segment leaves its value: where (enum dwarfexpr_where), and reg
+ * for DWARFEXPR_REG. */
+struct place {
+	int where, reg;
+};
+
+static int emit(struct translation *tr, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
 {
+	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, code, a, b, imm))
+		return errbuf_set(tr->err, tr->errlen, "location too long for sonde's %d operations",
+				  SONDE_FETCH_OPS);
+	return 0;
+}
+
+/* The CFA at the probe address as a register + offset (the CFI row's rule). */
+static int cfa_ops(struct translation *tr)
+{
+	uint32_t rule = tr->cfa_rule;
 	unsigned kind = rule ? cfi_rule_cfa(rule) : CFI_CFA_NONE;
 	if (kind == CFI_CFA_RSP || kind == CFI_CFA_RBP) {
 		int reg = kind == CFI_CFA_RSP ? 7 : 6;
-		if (dwarfexpr_emit(ops, n, max, FETCH_REG, (uint8_t)reg, 0, cfi_rule_cfa_off(rule)))
-			return errbuf_set(err, errlen, "program too long");
+		if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_REG, (uint8_t)reg, 0,
+				   cfi_rule_cfa_off(rule)))
+			return errbuf_set(tr->err, tr->errlen, "program too long");
 		return 0;
 	}
 	char text[64] = "none";
 	if (rule)
 		cfi_rule_format(rule, text, sizeof(text));
-	return errbuf_set(err, errlen,
+	return errbuf_set(tr->err, tr->errlen,
 			  "its frame base is DW_OP_call_frame_cfa, and the CFA at this address "
 			  "(%s) is not a register plus an offset: sonde cannot fold it",
 			  text);
 }
 
-/* One segment of an expression (no DW_OP_piece inside). */
-static int translate_one(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
-			 size_t nfb,
-			 uint32_t cfa_rule, struct sonde_fetch_op *ops, int *no, int max, int *where,
-			 int *reg, int depth, char *err, size_t errlen)
+/* The operations that become one fetch operation with no operand: its code,
+ * and b (1: the signed form). */
+static const struct {
+	uint8_t atom, code, b;
+} plain_ops[] = {
+	{DW_OP_plus, FETCH_ADD, 0},  {DW_OP_minus, FETCH_SUB, 0}, {DW_OP_mul, FETCH_MUL, 0},
+	{DW_OP_div, FETCH_DIV, 1},   {DW_OP_mod, FETCH_MOD, 0},   {DW_OP_and, FETCH_AND, 0},
+	{DW_OP_or, FETCH_OR, 0},     {DW_OP_xor, FETCH_XOR, 0},   {DW_OP_shl, FETCH_SHL, 0},
+	{DW_OP_shr, FETCH_SHR, 0},   {DW_OP_shra, FETCH_SHR, 1},  {DW_OP_neg, FETCH_NEG, 0},
+	{DW_OP_not, FETCH_BNOT, 0},  {DW_OP_eq, FETCH_EQ, 1},     {DW_OP_ne, FETCH_NE, 1},
+	{DW_OP_lt, FETCH_LT, 1},     {DW_OP_le, FETCH_LE, 1},     {DW_OP_gt, FETCH_GT, 1},
+	{DW_OP_ge, FETCH_GE, 1},     {DW_OP_dup, FETCH_DUP, 0},   {DW_OP_drop, FETCH_DROP, 0},
+	{DW_OP_swap, FETCH_SWAP, 0}, {DW_OP_over, FETCH_OVER, 0},
+};
+
+/* An operation of plain_ops: 1 emitted, 0 not one of them, -1 too long. */
+static int translate_plain(struct translation *tr, unsigned atom)
 {
-	*where = DWARFEXPR_MEM;
-	if (n == 0)
-		return errbuf_set(err, errlen, "an empty location");
-#define E(code, a, b, imm)                                                                       \
-	do {                                                                                     \
-		if (dwarfexpr_emit(ops, no, max, code, a, b, imm))                                       \
-			return errbuf_set(err, errlen, "location too long for sonde's %d operations", \
-					  SONDE_FETCH_OPS);                                       \
-	} while (0)
-	for (size_t i = 0; i < n; i++) {
-		unsigned atom = e[i].atom;
-		bool last = i + 1 == n;
-		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
-			E(FETCH_CONST, 0, 0, atom - DW_OP_lit0);
-		} else if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
-			unsigned r = atom - DW_OP_reg0;
-			if (!last)
-				return errbuf_set(err, errlen, "DW_OP_reg%u not at the end", r);
-			if (r >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "it is in DWARF register %u "
-							       "(not a general register)", r);
-			*where = DWARFEXPR_REG;
-			*reg = (int)r;
-			return 0;
-		} else if (atom == DW_OP_regx) {
-			if (!last || e[i].number >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "it is in DWARF register %llu "
-							       "(not a general register)",
-						  (unsigned long long)e[i].number);
-			*where = DWARFEXPR_REG;
-			*reg = (int)e[i].number;
-			return 0;
-		} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
-			unsigned r = atom - DW_OP_breg0;
-			if (r >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "DW_OP_breg%u: not a general register", r);
-			E(FETCH_REG, (uint8_t)r, 0, (int64_t)e[i].number);
-		} else if (atom == DW_OP_bregx) {
-			if (e[i].number >= SONDE_FETCH_REGS)
-				return errbuf_set(err, errlen, "DW_OP_bregx %llu: not a general register",
-						  (unsigned long long)e[i].number);
-			E(FETCH_REG, (uint8_t)e[i].number, 0, (int64_t)e[i].number2);
-		} else {
-			switch (atom) {
-			case DW_OP_addr:
-				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_addrx:
-			case DW_OP_GNU_addr_index:
-				/* The caller replaced the index by the address (number2 = 1). */
-				if (!e[i].number2)
-					return errbuf_set(err, errlen, "DW_OP_addrx without its address");
-				E(FETCH_ADDR, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
-			case DW_OP_const8u: case DW_OP_constu: case DW_OP_constx:
-			case DW_OP_GNU_const_index:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
-			case DW_OP_const8s: case DW_OP_consts:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				break;
-			case DW_OP_fbreg: {
-				if (!fb || nfb == 0)
-					return errbuf_set(err, errlen, "DW_OP_fbreg, but its function has "
-								       "no frame base");
-				if (depth > 0)
-					return errbuf_set(err, errlen, "a frame base that uses DW_OP_fbreg");
-				int w, r;
-				if (translate_one(fb, nfb, NULL, 0, cfa_rule, ops, no, max, &w, &r,
-						  depth + 1, err, errlen))
-					return -1;
-				if (w == DWARFEXPR_REG)
-					E(FETCH_REG, (uint8_t)r, 0, 0);
-				else if (w != DWARFEXPR_MEM && w != DWARFEXPR_VAL)
-					return errbuf_set(err, errlen, "a frame base sonde cannot read");
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				E(FETCH_ADD, 0, 0, 0);
-				break;
-			}
-			case DW_OP_call_frame_cfa:
-				if (cfa_ops(cfa_rule, ops, no, max, err, errlen))
-					return -1;
-				break;
-			case DW_OP_deref:
-				E(FETCH_DEREF, 8, 0, 0);
-				break;
-			case DW_OP_deref_size:
-				if (e[i].number != 1 && e[i].number != 2 && e[i].number != 4 &&
-				    e[i].number != 8)
-					return errbuf_set(err, errlen, "DW_OP_deref_size %llu",
-							  (unsigned long long)e[i].number);
-				E(FETCH_DEREF, (uint8_t)e[i].number, 0, 0);
-				break;
-			case DW_OP_plus_uconst:
-				E(FETCH_CONST, 0, 0, (int64_t)e[i].number);
-				E(FETCH_ADD, 0, 0, 0);
-				break;
-			case DW_OP_plus: E(FETCH_ADD, 0, 0, 0); break;
-			case DW_OP_minus: E(FETCH_SUB, 0, 0, 0); break;
-			case DW_OP_mul: E(FETCH_MUL, 0, 0, 0); break;
-			case DW_OP_div: E(FETCH_DIV, 0, 1, 0); break;
-			case DW_OP_mod: E(FETCH_MOD, 0, 0, 0); break;
-			case DW_OP_and: E(FETCH_AND, 0, 0, 0); break;
-			case DW_OP_or: E(FETCH_OR, 0, 0, 0); break;
-			case DW_OP_xor: E(FETCH_XOR, 0, 0, 0); break;
-			case DW_OP_shl: E(FETCH_SHL, 0, 0, 0); break;
-			case DW_OP_shr: E(FETCH_SHR, 0, 0, 0); break;
-			case DW_OP_shra: E(FETCH_SHR, 0, 1, 0); break;
-			case DW_OP_neg: E(FETCH_NEG, 0, 0, 0); break;
-			case DW_OP_not: E(FETCH_BNOT, 0, 0, 0); break;
-			case DW_OP_eq: E(FETCH_EQ, 0, 1, 0); break;
-			case DW_OP_ne: E(FETCH_NE, 0, 1, 0); break;
-			case DW_OP_lt: E(FETCH_LT, 0, 1, 0); break;
-			case DW_OP_le: E(FETCH_LE, 0, 1, 0); break;
-			case DW_OP_gt: E(FETCH_GT, 0, 1, 0); break;
-			case DW_OP_ge: E(FETCH_GE, 0, 1, 0); break;
-			case DW_OP_dup: E(FETCH_DUP, 0, 0, 0); break;
-			case DW_OP_drop: E(FETCH_DROP, 0, 0, 0); break;
-			case DW_OP_swap: E(FETCH_SWAP, 0, 0, 0); break;
-			case DW_OP_over: E(FETCH_OVER, 0, 0, 0); break;
-			case DW_OP_nop: break;
-			case DW_OP_stack_value:
-				if (!last)
-					return errbuf_set(err, errlen, "DW_OP_stack_value not at the end");
-				*where = DWARFEXPR_VAL;
-				return 0;
-			case DW_OP_implicit_value: {
-				if (n != 1 || e[i].number > 8)
-					return errbuf_set(err, errlen, "DW_OP_implicit_value of %llu bytes "
-								       "(sonde reads up to 8)",
-							  (unsigned long long)e[i].number);
-				uint64_t v = 0;
-				memcpy(&v, (const void *)(uintptr_t)e[i].number2, e[i].number);
-				E(FETCH_CONST, 0, 0, (int64_t)v);
-				*where = DWARFEXPR_VAL;
-				return 0;
-			}
-			case DW_OP_entry_value:
-			case DW_OP_GNU_entry_value:
-				*where = DWARFEXPR_UNAVAILABLE;
-				return 0;
-			default:
-				return errbuf_set(err, errlen, "its location uses %s, which sonde cannot "
-							       "read",
-						  op_name(atom));
-			}
-		}
-	}
-#undef E
+	for (size_t k = 0; k < sizeof(plain_ops) / sizeof(plain_ops[0]); k++)
+		if (plain_ops[k].atom == atom)
+			return emit(tr, plain_ops[k].code, 0, plain_ops[k].b, 0) ? -1 : 1;
 	return 0;
 }
 
-int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
-		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
-		       int *where, int *reg, char *err, size_t errlen)
+/* DW_OP_reg*, regx (the value is in a register: the expression ends), breg*,
+ * bregx (a register plus an offset). 1 emitted, 2 the value's place is
+ * set (*pl), 0 not one of them, -1 with err. */
+static int translate_register(struct translation *tr, const struct dwarfexpr_op *op, bool last,
+			      struct place *pl)
 {
-	int no = 0;
-	size_t npieces = 0;
-	for (size_t i = 0; i < n; i++)
-		npieces += expr[i].atom == DW_OP_piece;
-	if (npieces == 0) {
-		if (translate_one(expr, n, fb, nfb, cfa_rule, ops, &no, max, where, reg, 0, err,
-				  errlen))
-			return -1;
-		return no;
+	unsigned atom = op->atom;
+	char *err = tr->err;
+	size_t errlen = tr->errlen;
+	if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
+		unsigned r = atom - DW_OP_reg0;
+		if (!last)
+			return errbuf_set(err, errlen, "DW_OP_reg%u not at the end", r);
+		if (r >= SONDE_FETCH_REGS)
+			return errbuf_set(err, errlen, "it is in DWARF register %u "
+						       "(not a general register)", r);
+		*pl = (struct place){DWARFEXPR_REG, (int)r};
+		return 2;
 	}
-	/* Pieces: each part's value, or'ed into place (the whole is at most 8
-	 * bytes). A part without a location is unknown: the whole is too. */
+	if (atom == DW_OP_regx) {
+		if (!last || op->number >= SONDE_FETCH_REGS)
+			return errbuf_set(err, errlen, "it is in DWARF register %llu "
+						       "(not a general register)",
+					  (unsigned long long)op->number);
+		*pl = (struct place){DWARFEXPR_REG, (int)op->number};
+		return 2;
+	}
+	if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+		unsigned r = atom - DW_OP_breg0;
+		if (r >= SONDE_FETCH_REGS)
+			return errbuf_set(err, errlen, "DW_OP_breg%u: not a general register", r);
+		return emit(tr, FETCH_REG, (uint8_t)r, 0, (int64_t)op->number) ? -1 : 1;
+	}
+	if (atom == DW_OP_bregx) {
+		if (op->number >= SONDE_FETCH_REGS)
+			return errbuf_set(err, errlen, "DW_OP_bregx %llu: not a general register",
+					  (unsigned long long)op->number);
+		return emit(tr, FETCH_REG, (uint8_t)op->number, 0, (int64_t)op->number2) ? -1 : 1;
+	}
+	return 0;
+}
+
+/* DW_OP_lit*, addr, addrx, const*: a number pushed. 1 emitted, 0 not one
+ * of them, -1 with err. */
+static int translate_number(struct translation *tr, const struct dwarfexpr_op *op)
+{
+	unsigned atom = op->atom;
+	if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31)
+		return emit(tr, FETCH_CONST, 0, 0, atom - DW_OP_lit0) ? -1 : 1;
+	switch (atom) {
+	case DW_OP_addr:
+		return emit(tr, FETCH_ADDR, 0, 0, (int64_t)op->number) ? -1 : 1;
+	case DW_OP_addrx:
+	case DW_OP_GNU_addr_index:
+		/* The caller replaced the index by the address (number2 = 1). */
+		if (!op->number2)
+			return errbuf_set(tr->err, tr->errlen, "DW_OP_addrx without its address");
+		return emit(tr, FETCH_ADDR, 0, 0, (int64_t)op->number) ? -1 : 1;
+	case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
+	case DW_OP_const8u: case DW_OP_constu: case DW_OP_constx:
+	case DW_OP_GNU_const_index:
+	case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
+	case DW_OP_const8s: case DW_OP_consts:
+		return emit(tr, FETCH_CONST, 0, 0, (int64_t)op->number) ? -1 : 1;
+	}
+	return 0;
+}
+
+static int translate_one(struct translation *tr, const struct dwarfexpr_op *e, size_t n,
+			 int depth, struct place *pl);
+
+/* DW_OP_fbreg: the frame base (translated here: a frame base has none of
+ * its own) plus the offset. */
+static int translate_fbreg(struct translation *tr, const struct dwarfexpr_op *op, int depth)
+{
+	if (depth > 0 || !tr->fb || tr->nfb == 0)
+		return errbuf_set(tr->err, tr->errlen, "DW_OP_fbreg, but its function has "
+						       "no frame base");
+	struct place base;
+	if (translate_one(tr, tr->fb, tr->nfb, depth + 1, &base))
+		return -1;
+	if (base.where == DWARFEXPR_REG) {
+		if (emit(tr, FETCH_REG, (uint8_t)base.reg, 0, 0))
+			return -1;
+	} else if (base.where != DWARFEXPR_MEM && base.where != DWARFEXPR_VAL) {
+		return errbuf_set(tr->err, tr->errlen, "a frame base sonde cannot read");
+	}
+	if (emit(tr, FETCH_CONST, 0, 0, (int64_t)op->number) || emit(tr, FETCH_ADD, 0, 0, 0))
+		return -1;
+	return 0;
+}
+
+/* The operations of no family above: 1 emitted, 2 the value's place is set
+ * (*pl: the expression ends), -1 with err (one sonde cannot read). */
+static int translate_other(struct translation *tr, const struct dwarfexpr_op *e, size_t n,
+			   size_t i, int depth, struct place *pl)
+{
+	const struct dwarfexpr_op *op = &e[i];
+	char *err = tr->err;
+	size_t errlen = tr->errlen;
+	switch (op->atom) {
+	case DW_OP_fbreg:
+		return translate_fbreg(tr, op, depth) ? -1 : 1;
+	case DW_OP_call_frame_cfa:
+		return cfa_ops(tr) ? -1 : 1;
+	case DW_OP_deref:
+		return emit(tr, FETCH_DEREF, 8, 0, 0) ? -1 : 1;
+	case DW_OP_deref_size:
+		if (op->number != 1 && op->number != 2 && op->number != 4 && op->number != 8)
+			return errbuf_set(err, errlen, "DW_OP_deref_size %llu",
+					  (unsigned long long)op->number);
+		return emit(tr, FETCH_DEREF, (uint8_t)op->number, 0, 0) ? -1 : 1;
+	case DW_OP_plus_uconst:
+		if (emit(tr, FETCH_CONST, 0, 0, (int64_t)op->number) || emit(tr, FETCH_ADD, 0, 0, 0))
+			return -1;
+		return 1;
+	case DW_OP_nop:
+		return 1;
+	case DW_OP_stack_value:
+		if (i + 1 != n)
+			return errbuf_set(err, errlen, "DW_OP_stack_value not at the end");
+		pl->where = DWARFEXPR_VAL;
+		return 2;
+	case DW_OP_implicit_value: {
+		if (n != 1 || op->number > 8)
+			return errbuf_set(err, errlen, "DW_OP_implicit_value of %llu bytes "
+						       "(sonde reads up to 8)",
+					  (unsigned long long)op->number);
+		uint64_t v = 0;
+		memcpy(&v, (const void *)(uintptr_t)op->number2, op->number);
+		if (emit(tr, FETCH_CONST, 0, 0, (int64_t)v))
+			return -1;
+		pl->where = DWARFEXPR_VAL;
+		return 2;
+	}
+	case DW_OP_entry_value:
+	case DW_OP_GNU_entry_value:
+		pl->where = DWARFEXPR_UNAVAILABLE;
+		return 2;
+	}
+	char name[32];
+	return errbuf_set(err, errlen, "its location uses %s, which sonde cannot read",
+			  op_name(op->atom, name, sizeof(name)));
+}
+
+/* One segment of an expression (no DW_OP_piece inside) into tr's program;
+ * *pl where it leaves its value. 0, or -1 with err. */
+static int translate_one(struct translation *tr, const struct dwarfexpr_op *e, size_t n,
+			 int depth, struct place *pl)
+{
+	pl->where = DWARFEXPR_MEM;
+	if (n == 0)
+		return errbuf_set(tr->err, tr->errlen, "an empty location");
+	for (size_t i = 0; i < n; i++) {
+		int r = translate_number(tr, &e[i]);
+		if (r == 0)
+			r = translate_register(tr, &e[i], i + 1 == n, pl);
+		if (r == 0)
+			r = translate_plain(tr, e[i].atom);
+		if (r == 0)
+			r = translate_other(tr, e, n, i, depth, pl);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			return 0;
+	}
+	return 0;
+}
+
+/* An expression in pieces: each part's value, or'ed into place (the whole
+ * is at most 8 bytes). A part without a location is unknown: the whole is
+ * too. Returns the number of operations, or -1 with err. */
+static int translate_pieces(struct translation *tr, const struct dwarfexpr_op *expr, size_t n,
+			    int *where)
+{
 	uint64_t bits = 0;
-	if (dwarfexpr_emit(ops, &no, max, FETCH_CONST, 0, 0, 0))
-		return errbuf_set(err, errlen, "location too long");
+	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_CONST, 0, 0, 0))
+		return errbuf_set(tr->err, tr->errlen, "location too long");
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (expr[i].atom != DW_OP_piece)
 			continue;
 		uint64_t size = expr[i].number;
 		if (bits + size * 8 > 64)
-			return errbuf_set(err, errlen, "its value is in pieces of more than 8 bytes "
-						       "(sonde reads up to 8)");
+			return errbuf_set(tr->err, tr->errlen, "its value is in pieces of more than 8 "
+							       "bytes (sonde reads up to 8)");
 		if (i == start) {
 			*where = DWARFEXPR_UNAVAILABLE;
-			return errbuf_set(err, errlen, "a piece of it is optimized out here");
+			return errbuf_set(tr->err, tr->errlen, "a piece of it is optimized out here");
 		}
-		int w, r;
-		if (translate_one(expr + start, i - start, fb, nfb, cfa_rule, ops, &no, max, &w, &r,
-				  0, err, errlen))
+		struct place part;
+		if (translate_one(tr, expr + start, i - start, 0, &part))
 			return -1;
-		if (w == DWARFEXPR_UNAVAILABLE) {
+		if (part.where == DWARFEXPR_UNAVAILABLE) {
 			*where = DWARFEXPR_UNAVAILABLE;
-			return no;
+			return tr->n;
 		}
 		int rc = 0;
-		if (w == DWARFEXPR_REG)
-			rc = dwarfexpr_emit(ops, &no, max, FETCH_REG, (uint8_t)r, 0, 0);
-		else if (w == DWARFEXPR_MEM)
-			rc = dwarfexpr_emit(ops, &no, max, FETCH_DEREF,
-				     (uint8_t)(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1), 0, 0);
-		rc |= dwarfexpr_emit(ops, &no, max, FETCH_PIECE, (uint8_t)size, (uint16_t)bits, 0);
+		if (part.where == DWARFEXPR_REG)
+			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_REG, (uint8_t)part.reg, 0, 0);
+		else if (part.where == DWARFEXPR_MEM)
+			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_DEREF,
+					    (uint8_t)(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1),
+					    0, 0);
+		rc |= dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_PIECE, (uint8_t)size,
+				     (uint16_t)bits, 0);
 		if (rc)
-			return errbuf_set(err, errlen, "location too long");
+			return errbuf_set(tr->err, tr->errlen, "location too long");
 		bits += size * 8;
 		start = i + 1;
 	}
 	*where = DWARFEXPR_VAL;
-	return no;
+	return tr->n;
 }
 
+int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
+		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
+		       int *where, int *reg, char *err, size_t errlen)
+{
+	struct translation tr = {.fb = fb,
+				 .nfb = nfb,
+				 .cfa_rule = cfa_rule,
+				 .ops = ops,
+				 .max = max,
+				 .err = err,
+				 .errlen = errlen};
+	size_t npieces = 0;
+	for (size_t i = 0; i < n; i++)
+		npieces += expr[i].atom == DW_OP_piece;
+	if (npieces)
+		return translate_pieces(&tr, expr, n, where);
+	struct place pl;
+	if (translate_one(&tr, expr, n, 0, &pl)) {
+		*where = pl.where;
+		return -1;
+	}
+	*where = pl.where;
+	if (pl.where == DWARFEXPR_REG)
+		*reg = pl.reg;
+	return tr.n;
+}
