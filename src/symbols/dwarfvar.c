@@ -751,33 +751,132 @@ out:
 	return c->e.failed ? -1 : rc;
 }
 
+/* A variable by name: in the scopes holding the address, innermost first
+ * (an extern declaration there by its definition), else a global. */
+static int compile_var(struct ctx *c, const struct cap_node *n, struct val *v)
+{
+	Dwarf_Die d;
+	bool found = false;
+	for (int s = 0; s < c->nscopes && !found; s++)
+		found = find_in_scope(&c->scopes[s], n->name, &d);
+	if (found && !has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration)) {
+		Dwarf_Die def; /* extern: defined in another unit */
+		if (find_global(c, n->name, &def))
+			d = def;
+	}
+	if (!found)
+		found = find_global(c, n->name, &d);
+	if (!found) {
+		char at[256], names[512];
+		where_text(c, at, sizeof(at));
+		visible_names(c, names, sizeof(names));
+		return errbuf_first(&c->e, "%s is not visible at %s; visible: %s", n->name,
+				    at, names);
+	}
+	return load_variable(c, &d, n->name, v);
+}
+
+/* *P: the value P points at (its address is P's value). */
+static int compile_deref(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	if (compile(c, n->l, v, depth + 1))
+		return -1;
+	char *what = node_text(n->l);
+	Dwarf_Die t, pt;
+	if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
+		if (!v->status)
+			errbuf_first(&c->e, "%s is a %s, not a pointer", what, val_type_name(v));
+	} else if (!die_type(&t, &pt)) {
+		errbuf_first(&c->e, "%s is a void pointer: it points at nothing sonde can read",
+			     what);
+	} else {
+		if (!v->status)
+			rvalue(c, v, what);
+		v->type = pt;
+		v->where = DWARFEXPR_MEM;
+	}
+	free(what);
+	return c->e.failed ? -1 : 0;
+}
+
+/* &X: X's address, as a value (X must be in memory). */
+static int compile_addr(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	if (compile(c, n->l, v, depth + 1))
+		return -1;
+	if (!v->status && v->where != DWARFEXPR_MEM) {
+		char *what = node_text(n->l);
+		errbuf_first(&c->e, "%s has no address here (it is %s)", what,
+			     v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
+		free(what);
+		return -1;
+	}
+	v->where = DWARFEXPR_VAL;
+	v->syn = SYN_PTR_TO;
+	return 0;
+}
+
+/* An operand of the predicate, its value put on the stack: 0 with *sign
+ * (false for a 64-bit value or a pointer, which a signed comparison would
+ * get wrong), or -1. */
+static int compile_operand(struct ctx *c, const struct cap_node *n, int depth, bool *sign)
+{
+	struct val v;
+	char *text = node_text(n);
+	int rc = compile(c, n, &v, depth);
+	if (!rc && v.status)
+		rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", text, v.why);
+	if (!rc)
+		rc = rvalue(c, &v, text);
+	free(text);
+	if (rc)
+		return -1;
+	Dwarf_Die t;
+	*sign = true;
+	if (!v.syn && val_stripped(&v, &t))
+		*sign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
+	return 0;
+}
+
+/* A unary or binary operator of the predicate over its operands' values. */
+static int compile_operator(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
+{
+	bool lsign, rsign = true;
+	if (compile_operand(c, n->l, depth + 1, &lsign))
+		return -1;
+	if (n->kind == CAP_UNARY) {
+		emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
+		     0, 0, 0);
+	} else {
+		if (compile_operand(c, n->r, depth + 1, &rsign))
+			return -1;
+		static const uint8_t codes[] = {
+			[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
+			[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
+			[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
+			[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
+			[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
+			[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
+		};
+		/* Values are extended to 64 bits: a signed comparison is right
+		 * unless a side is a 64-bit unsigned value or a pointer. */
+		emit(c, codes[n->op], 0, lsign && rsign, 0);
+	}
+	v->where = DWARFEXPR_VAL;
+	v->syn = SYN_INT;
+	return c->e.failed ? -1 : 0;
+}
+
+/* A path or a predicate's expression, bottom-up: *v says where its value
+ * is and its type. */
 static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
 {
 	if (depth > CAPEXPR_MAX_DEPTH * 2)
 		return errbuf_first(&c->e, "expression nested too deep");
 	memset(v, 0, sizeof(*v));
 	switch (n->kind) {
-	case CAP_VAR: {
-		Dwarf_Die d;
-		bool found = false;
-		for (int s = 0; s < c->nscopes && !found; s++)
-			found = find_in_scope(&c->scopes[s], n->name, &d);
-		if (found && !has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration)) {
-			Dwarf_Die def; /* extern: defined in another unit */
-			if (find_global(c, n->name, &def))
-				d = def;
-		}
-		if (!found)
-			found = find_global(c, n->name, &d);
-		if (!found) {
-			char at[256], names[512];
-			where_text(c, at, sizeof(at));
-			visible_names(c, names, sizeof(names));
-			return errbuf_first(&c->e, "%s is not visible at %s; visible: %s", n->name,
-					    at, names);
-		}
-		return load_variable(c, &d, n->name, v);
-	}
+	case CAP_VAR:
+		return compile_var(c, n, v);
 	case CAP_NUM:
 		emit(c, FETCH_CONST, 0, 0, n->num);
 		v->where = DWARFEXPR_VAL;
@@ -788,87 +887,13 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 		return compile_member(c, n, v, depth);
 	case CAP_INDEX:
 		return compile_index(c, n, v, depth);
-	case CAP_DEREF: {
-		if (compile(c, n->l, v, depth + 1))
-			return -1;
-		char *what = node_text(n->l);
-		Dwarf_Die t, pt;
-		if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
-			if (!v->status)
-				errbuf_first(&c->e, "%s is a %s, not a pointer", what, val_type_name(v));
-		} else if (!die_type(&t, &pt)) {
-			errbuf_first(&c->e, "%s is a void pointer: it points at nothing sonde can read",
-				     what);
-		} else {
-			if (!v->status)
-				rvalue(c, v, what);
-			v->type = pt;
-			v->where = DWARFEXPR_MEM;
-		}
-		free(what);
-		return c->e.failed ? -1 : 0;
-	}
-	case CAP_ADDR: {
-		if (compile(c, n->l, v, depth + 1))
-			return -1;
-		if (!v->status && v->where != DWARFEXPR_MEM) {
-			char *what = node_text(n->l);
-			errbuf_first(&c->e, "%s has no address here (it is %s)", what,
-					 v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
-			free(what);
-			return -1;
-		}
-		v->where = DWARFEXPR_VAL;
-		v->syn = SYN_PTR_TO;
-		return 0;
-	}
+	case CAP_DEREF:
+		return compile_deref(c, n, v, depth);
+	case CAP_ADDR:
+		return compile_addr(c, n, v, depth);
 	case CAP_UNARY:
-	case CAP_BINARY: {
-		struct val l, r;
-		char *lt = node_text(n->l);
-		int rc = compile(c, n->l, &l, depth + 1);
-		if (!rc && l.status)
-			rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", lt, l.why);
-		if (!rc)
-			rc = rvalue(c, &l, lt);
-		free(lt);
-		if (rc)
-			return -1;
-		bool lsign = true, rsign = true;
-		Dwarf_Die t;
-		if (!l.syn && val_stripped(&l, &t))
-			lsign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
-		if (n->kind == CAP_UNARY) {
-			emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
-			     0, 0, 0);
-		} else {
-			char *rt = node_text(n->r);
-			rc = compile(c, n->r, &r, depth + 1);
-			if (!rc && r.status)
-				rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", rt, r.why);
-			if (!rc)
-				rc = rvalue(c, &r, rt);
-			free(rt);
-			if (rc)
-				return -1;
-			if (!r.syn && val_stripped(&r, &t))
-				rsign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
-			static const uint8_t codes[] = {
-				[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
-				[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
-				[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
-				[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
-				[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
-				[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
-			};
-			/* Values are extended to 64 bits: a signed comparison is right
-			 * unless a side is a 64-bit unsigned value or a pointer. */
-			emit(c, codes[n->op], 0, lsign && rsign, 0);
-		}
-		v->where = DWARFEXPR_VAL;
-		v->syn = SYN_INT;
-		return c->e.failed ? -1 : 0;
-	}
+	case CAP_BINARY:
+		return compile_operator(c, n, v, depth);
 	}
 	return errbuf_first(&c->e, "unknown expression");
 }
