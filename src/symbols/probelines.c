@@ -22,10 +22,12 @@
 /* Every probe address of FILE:LINE (lines.h), all checked safe, or -1 with
  * err: one unsafe address refuses the line, since its hits would be
  * missed. */
-int resolve_line(struct safety *c, const struct debug_file *dbg, const char *binary,
-			const struct stat *st, const char *spec, const char *file, unsigned line,
-			struct probe_target **out, char *err, size_t errlen)
+int resolve_line(struct safety *c, const struct debug_file *dbg, const struct line_query *q,
+		 struct probe_target **out, char *err, size_t errlen)
 {
+	const char *binary = q->binary, *spec = q->spec, *file = q->file;
+	const struct stat *st = q->st;
+	unsigned line = q->line;
 	const char *shown = display_path(binary);
 	Dwarf *dw = open_dwarf(c->fd, dbg);
 	struct debug_file own = {.fd = -1}; /* a debug file a binary with .symtab has too */

@@ -42,40 +42,6 @@ static void note_skip(char *list, size_t size, size_t *len, const char *name, co
 	*len = w < 0 ? size : *len + (size_t)w;
 }
 
-/* --- IFUNC symbols: probe the implementation the target uses ---------------- */
-
-/* The function an IFUNC symbol resolved to, as a function of the list (the
- * symbol at the implementation's address: __strlen_avx2), asking the
- * target's processes that map the file, else sonde's own process (the
- * same file, CPU and environment make the same choice as a command sonde
- * starts will). Fills *impl (name: malloc'd) and *asked (the PID, or 0
- * for sonde itself); -1 when no process knows. */
-static int resolve_ifunc(Elf *elf, const struct stat *st, const struct function_list *fl,
-			 const struct elf_function *f, const struct probe_scope *sc,
-			 struct elf_function *impl, pid_t *asked)
-{
-	uint64_t vaddr = 0;
-	int r = -1;
-	for (int i = 0; i < sc->npids && r < 0; i++)
-		if ((r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, sc->pids[i],
-				       &vaddr)) == 0)
-			*asked = sc->pids[i];
-	if (r < 0 && (r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, getpid(),
-					&vaddr)) == 0)
-		*asked = 0;
-	if (r < 0)
-		return -1;
-	*impl = (struct elf_function){NULL, vaddr, 0, false, NULL, NULL};
-	for (size_t i = 0; i < fl->n && !impl->name; i++)
-		if (fl->f[i].vaddr == vaddr && !fl->f[i].ifunc) {
-			impl->name = xstrdup(fl->f[i].name);
-			impl->size = fl->f[i].size;
-		}
-	if (!impl->name)
-		impl->name = xasprintf("0x%llx", (unsigned long long)vaddr);
-	return 0;
-}
-
 /* --- the spec taken apart, its binary found and opened ---------------------- */
 
 /* A spec's parts: BINARY or LIB, and FUNC or FILE:LINE. */
@@ -179,6 +145,42 @@ static void binary_close(struct opened_binary *b)
 	free(b->path);
 }
 
+/* --- IFUNC symbols: probe the implementation the target uses ---------------- */
+
+/* The function an IFUNC symbol resolved to, as a function of the list (the
+ * symbol at the implementation's address: __strlen_avx2), asking the
+ * target's processes that map the file, else sonde's own process (the
+ * same file, CPU and environment make the same choice as a command sonde
+ * starts will). Fills *impl (name: malloc'd) and *asked (the PID, or 0
+ * for sonde itself); -1 when no process knows. */
+static int resolve_ifunc(const struct opened_binary *b, const struct elf_function *f,
+			 const struct probe_scope *sc, struct elf_function *impl, pid_t *asked)
+{
+	Elf *elf = b->elf;
+	const struct stat *st = &b->st;
+	const struct function_list *fl = &b->fl;
+	uint64_t vaddr = 0;
+	int r = -1;
+	for (int i = 0; i < sc->npids && r < 0; i++)
+		if ((r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, sc->pids[i],
+				       &vaddr)) == 0)
+			*asked = sc->pids[i];
+	if (r < 0 && (r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, getpid(),
+					&vaddr)) == 0)
+		*asked = 0;
+	if (r < 0)
+		return -1;
+	*impl = (struct elf_function){NULL, vaddr, 0, false, NULL, NULL};
+	for (size_t i = 0; i < fl->n && !impl->name; i++)
+		if (fl->f[i].vaddr == vaddr && !fl->f[i].ifunc) {
+			impl->name = xstrdup(fl->f[i].name);
+			impl->size = fl->f[i].size;
+		}
+	if (!impl->name)
+		impl->name = xasprintf("0x%llx", (unsigned long long)vaddr);
+	return 0;
+}
+
 /* --- the functions a spec names --------------------------------------------- */
 
 /* What resolving a spec gathers. */
@@ -208,7 +210,7 @@ struct resolving {
 static int function_code(struct resolving *r, const struct elf_function *f,
 			 struct elf_function *impl, pid_t *asked)
 {
-	if (!f->ifunc || !resolve_ifunc(r->b->elf, &r->b->st, &r->b->fl, f, r->scope, impl, asked))
+	if (!f->ifunc || !resolve_ifunc(r->b, f, r->scope, impl, asked))
 		return 0;
 	if (!r->glob) {
 		errbuf_set(r->err, r->errlen,
@@ -268,13 +270,13 @@ static int take_function(struct resolving *r, const struct elf_function *f)
 		free(impl.name);
 		return 0;
 	}
-	char why[400], moved[400];
-	uint64_t site;
-	enum unsafe u = check_safe(&r->safety, code, &site, moved, sizeof(moved), why, sizeof(why));
+	struct safe_site s;
+	enum unsafe u = check_safe(&r->safety, code, &s);
 	if (u != SAFE) {
 		free(impl.name);
-		return take_unsafe(r, u, f, off, why);
+		return take_unsafe(r, u, f, off, s.why);
 	}
+	uint64_t site = s.site;
 	uint64_t site_off = off + (site - code->vaddr);
 	bool dup = false; /* an alias's probe moved to the same place */
 	for (int k = 0; k < r->n && !dup; k++)
@@ -288,7 +290,7 @@ static int take_function(struct resolving *r, const struct elf_function *f)
 					     .binary = xstrdup(r->b->path),
 					     .offset = site_off,
 					     .entry_skip = site - code->vaddr,
-					     .moved = moved[0] ? xstrdup(moved) : NULL,
+					     .moved = s.moved[0] ? xstrdup(s.moved) : NULL,
 					     .size = code->size,
 					     .dev = (uint64_t)r->b->st.st_dev,
 					     .ino = (uint64_t)r->b->st.st_ino,
@@ -373,8 +375,12 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 			      .err = err,
 			      .errlen = errlen};
 	if (p.line_file) {
-		r.n = resolve_line(&r.safety, &b.dbg, b.path, &b.st, spec, p.line_file, p.line_no,
-				   &r.t, err, errlen);
+		struct line_query q = {.binary = b.path,
+				       .st = &b.st,
+				       .spec = spec,
+				       .file = p.line_file,
+				       .line = p.line_no};
+		r.n = resolve_line(&r.safety, &b.dbg, &q, &r.t, err, errlen);
 		free(p.line_file);
 		r.refused = r.n < 0;
 	} else {

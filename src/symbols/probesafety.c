@@ -119,9 +119,11 @@ static size_t read_function_code(struct safety *c, uint64_t vaddr, uint64_t size
  * (for a glob's note, short) or err (for a refused name). *site is where
  * its entry probe goes: f's address, or past first instructions the
  * kernel cannot step (insn_entry_site; then `moved` says so, else ""). */
-enum unsafe check_safe(struct safety *c, const struct elf_function *f, uint64_t *site,
-			      char *moved, size_t movedlen, char *why, size_t size)
+enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct safe_site *s)
 {
+	uint64_t *site = &s->site;
+	char *moved = s->moved, *why = s->why;
+	size_t movedlen = sizeof(s->moved), size = sizeof(s->why);
 	uint64_t insn_at = 0;
 	const char *container = NULL;
 	*site = f->vaddr;

@@ -43,12 +43,17 @@ struct safety safety_of(Elf *elf, int fd, const struct debug_file *dbg,
 			const struct function_list *fl);
 void safety_end(struct safety *c);
 
-/* Why a span probe on f would break the target, with the details in why
- * (for a glob's note, short). *site is where its entry probe goes: f's
- * address, or past first instructions the kernel cannot step (then `moved`
- * says so, else ""). */
-enum unsafe check_safe(struct safety *c, const struct elf_function *f, uint64_t *site,
-		       char *moved, size_t movedlen, char *why, size_t size);
+/* Where a function's entry probe goes, or why it cannot go there. */
+struct safe_site {
+	uint64_t site;   /* f's address, or past first instructions the kernel
+			  * cannot step (insn_entry_site) */
+	char moved[400]; /* then why it moved, for a note; else "" */
+	char why[400];   /* when unsafe: why, short (for a glob's note) */
+};
+
+/* Why a span probe on f would break the target (SAFE: it would not), and
+ * where its entry probe goes, in *s. */
+enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct safe_site *s);
 
 /* The one line refusing func of binary for reason u (why: check_safe's). */
 void explain_unsafe(enum unsafe u, const char *func, const char *binary, const char *why,
