@@ -15,7 +15,7 @@
 #include "probebinary.h"
 #include "probes.h"
 #include "probesyms.h"
-#include "symbols.h"
+#include "elfsyms.h"
 #include "util.h"
 
 

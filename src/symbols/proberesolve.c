@@ -24,7 +24,7 @@
 #include "probelines.h"
 #include "probesafety.h"
 #include "probesyms.h"
-#include "symbols.h"
+#include "elfsyms.h"
 #include "util.h"
 
 

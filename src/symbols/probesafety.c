@@ -12,7 +12,7 @@
 
 #include "errbuf.h"
 #include "insn.h"
-#include "symbols.h"
+#include "fderanges.h"
 #include "util.h"
 
 

@@ -13,7 +13,7 @@
 #include "demangle.h"
 #include "errbuf.h"
 #include "probebinary.h"
-#include "symbols.h"
+#include "elfsyms.h"
 #include "util.h"
 
 
