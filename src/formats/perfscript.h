@@ -41,12 +41,12 @@ struct collapse_options {
 /* Writes the folded stacks of `text` (len bytes, text[len] == 0) to `out`,
  * sorted bytewise, identical stacks summed, as `stackcollapse-perf.pl` with
  * the same options, over the records the one scanner of this module finds
- * (perfscript.c, scan_records: the same records perfscript_read makes
- * samples of; it differs from the Perl tool only on text perf script does
- * not write: a record no blank line ends before the next header, lines
- * before the first header, NUL bytes). Records of events other than the
- * one kept are left out. Returns 0, or -1 with one line in err (bad input,
- * or writing failed). */
+ * (perfscript_scan.c, perfscript_scan_records: the same records
+ * perfscript_read makes samples of; it differs from the Perl tool only on
+ * text perf script does not write: a record no blank line ends before the
+ * next header, lines before the first header, NUL bytes). Records of
+ * events other than the one kept are left out. Returns 0, or -1 with one
+ * line in err (bad input, or writing failed). */
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
 			char *err, size_t errlen);
 
@@ -67,11 +67,11 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
  * kinds: FRAME_INLINED for the 2nd.. parts of "a->b" symbols and for module
  * "(inlined)", else FRAME_KERNEL (module "[...]" or "...vmlinux"), FRAME_JIT
  * (/tmp/perf-PID.map), FRAME_UNKNOWN ("[unknown]" symbol), FRAME_USER.
- * The records are the collapse's (scan_records); what it left out is in
- * meta input_skipped_lines and input_unterminated_records (profile.h,
- * profile_input_note). Errors (NULL, one line in err): a NUL byte, a first
- * non-comment line that is not a record header, more than 4096 distinct
- * event names.
+ * The records are the collapse's (perfscript_scan_records); what it left
+ * out is in meta input_skipped_lines and input_unterminated_records
+ * (profile.h, profile_input_note). Errors (NULL, one line in err): a NUL
+ * byte, a first non-comment line that is not a record header, more than
+ * 4096 distinct event names.
  * Meta: source_format "perf-script", event (the first), start_ns, end_ns,
  * duration_s (when the records have timestamps). */
 struct profile *perfscript_read(const char *text, size_t len, char *err, size_t errlen);
