@@ -697,7 +697,9 @@ static void set_meta_fmt(struct profile *p, const char *key, const char *fmt, ..
 	profile_meta_set(p, key, buf);
 }
 
-static int build(struct reader *r, struct profile *p)
+/* The start time in range, and every per-sample field as long as the
+ * samples (or absent). */
+static int check_counts(const struct reader *r)
 {
 	size_t n = r->nsamples;
 	if (!r->has_start)
@@ -721,14 +723,19 @@ static int build(struct reader *r, struct profile *p)
 	if (r->nvalues && r->nvalues != n)
 		return errbuf_set(r->err, r->errlen,
 				  "%zu samples but %zu samples_value", n, r->nvalues);
+	return 0;
+}
 
+/* The nodes sorted by id (each id once) and linked to their parents, the
+ * root (if any) resolved: its index in *root, else NONE. */
+static int index_nodes(struct reader *r, struct profile *p, uint32_t *root_out)
+{
 	if (r->nnodes)
 		qsort(r->nodes, r->nnodes, sizeof(*r->nodes), order_u32);
 	for (size_t i = 1; i < r->nnodes; i++)
 		if (r->nodes[i].id == r->nodes[i - 1].id)
 			return errbuf_set(r->err, r->errlen,
 					  "node %u appears twice", r->nodes[i].id);
-	bool node_stack = flag(r, "has_node_stack");
 	if (link_nodes(r, flag(r, "has_parent")))
 		return -1;
 	uint32_t root = find_node(r, 0);
@@ -738,9 +745,14 @@ static int build(struct reader *r, struct profile *p)
 		r->nodes[root].comm = frames_strdup(p->frames, "");
 		r->nodes[root].stack = 0;
 	}
-	r->path = xmalloc((r->nnodes + 1) * sizeof(*r->path));
+	*root_out = root;
+	return 0;
+}
 
-	/* metadata: ours back from params, then what this file says */
+/* Metadata: ours back from the "sonde.KEY" params, then what this file
+ * says (its title). */
+static void meta_from_params(struct reader *r, struct profile *p)
+{
 	for (size_t i = 0; i < r->nparams; i++) {
 		struct str k = r->params[i][0];
 		size_t pl = strlen(PARAM_PREFIX);
@@ -752,12 +764,18 @@ static int build(struct reader *r, struct profile *p)
 	}
 	if (r->title.len && !profile_meta_get(p, "title"))
 		profile_meta_set(p, "title", cstr(r, r->title));
-	const char *ev = profile_meta_get(p, "event");
-	uint32_t event = profile_event_intern(p, ev && *ev && strcmp(ev, "none") ? ev : "samples");
+}
 
-	uint64_t start_ns = (uint64_t)(r->start_time * 1e9 + 0.5), last_ns = start_ns;
+/* One sample per entry of `samples`, its node resolved to a comm and a
+ * stack, its time start_ns plus the deltas summed so far; *last_ns: the
+ * latest time (start_ns at least). */
+static int add_samples(struct reader *r, struct profile *p, uint32_t root, uint32_t event,
+		       uint64_t start_ns, uint64_t *last_ns)
+{
+	bool node_stack = flag(r, "has_node_stack");
 	double cur = r->start_time;
-	for (size_t i = 0; i < n; i++) {
+	*last_ns = start_ns;
+	for (size_t i = 0; i < r->nsamples; i++) {
 		uint32_t idx = find_node(r, r->samples[i]);
 		if (idx == NONE)
 			return errbuf_set(r->err, r->errlen,
@@ -789,10 +807,17 @@ static int build(struct reader *r, struct profile *p)
 					  "sample %zu: the values add up to more than %" PRIu64
 				       " (the most one profile holds)",
 					  i, PROFILE_MAX_WEIGHT);
-		if (s.time_ns > last_ns)
-			last_ns = s.time_ns;
+		if (s.time_ns > *last_ns)
+			*last_ns = s.time_ns;
 	}
+	return 0;
+}
 
+/* The times a reader of the profile finds: start and end (end_time when it
+ * lies past the last sample), the wall start, the duration. */
+static void set_time_meta(const struct reader *r, struct profile *p, uint64_t start_ns,
+			  uint64_t last_ns)
+{
 	uint64_t end_ns = last_ns;
 	if (r->has_end && r->end_time > r->start_time && r->end_time <= NFLX_MAX_SECONDS) {
 		uint64_t e = ns_after(start_ns, r->end_time - r->start_time);
@@ -806,6 +831,21 @@ static int build(struct reader *r, struct profile *p)
 	set_meta_fmt(p, "duration_s", "%.6f", (double)(end_ns - start_ns) / 1e9);
 	if (r->has_idle)
 		set_meta_fmt(p, "idle_samples", "%llu", (unsigned long long)r->idle);
+}
+
+static int build(struct reader *r, struct profile *p)
+{
+	uint32_t root = NONE;
+	if (check_counts(r) || index_nodes(r, p, &root))
+		return -1;
+	r->path = xmalloc((r->nnodes + 1) * sizeof(*r->path));
+	meta_from_params(r, p);
+	const char *ev = profile_meta_get(p, "event");
+	uint32_t event = profile_event_intern(p, ev && *ev && strcmp(ev, "none") ? ev : "samples");
+	uint64_t start_ns = (uint64_t)(r->start_time * 1e9 + 0.5), last_ns;
+	if (add_samples(r, p, root, event, start_ns, &last_ns))
+		return -1;
+	set_time_meta(r, p, start_ns, last_ns);
 	return 0;
 }
 
