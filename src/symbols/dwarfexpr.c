@@ -339,17 +339,19 @@ static int translate_pieces(struct translation *tr, const struct dwarfexpr_op *e
 	return tr->n;
 }
 
-int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
-		       size_t nfb, uint32_t cfa_rule, struct sonde_fetch_op *ops, int max,
-		       int *where, int *reg, char *err, size_t errlen)
+int dwarfexpr_translate(const struct dwarfexpr_input *in, struct dwarfexpr_output *out, char *err,
+			size_t errlen)
 {
-	struct translation tr = {.fb = fb,
-				 .nfb = nfb,
-				 .cfa_rule = cfa_rule,
-				 .ops = ops,
-				 .max = max,
+	struct translation tr = {.fb = in->fb,
+				 .nfb = in->nfb,
+				 .cfa_rule = in->cfa_rule,
+				 .ops = out->ops,
+				 .max = out->max,
 				 .err = err,
 				 .errlen = errlen};
+	const struct dwarfexpr_op *expr = in->expr;
+	size_t n = in->n;
+	int *where = &out->where, *reg = &out->reg;
 	size_t npieces = 0;
 	for (size_t i = 0; i < n; i++)
 		npieces += expr[i].atom == DW_OP_piece;

@@ -37,14 +37,28 @@ enum dwarfexpr_where {
 	DWARFEXPR_UNAVAILABLE, /* not computable here (DW_OP_entry_value) */
 };
 
-/* Translates expr[n] with frame base fb[nfb] (NULL: none) and the CFA rule
- * at the address (a struct cfi_row rule; 0: none) into ops[max]. Returns
- * the number of operations written and sets *where (and *reg for
- * DWARFEXPR_REG), or -1 with one line in err naming what it cannot read. */
-int dwarfexpr_translate(const struct dwarfexpr_op *expr, size_t n, const struct dwarfexpr_op *fb,
-			size_t nfb,
-			uint32_t cfa_rule, struct sonde_fetch_op *ops, int max, int *where,
-			int *reg, char *err, size_t errlen);
+/* A location expression and what it is read against. */
+struct dwarfexpr_input {
+	const struct dwarfexpr_op *expr;
+	size_t n;
+	const struct dwarfexpr_op *fb; /* the frame base's expression (NULL: none) */
+	size_t nfb;
+	uint32_t cfa_rule; /* the CFA rule at the address (a struct cfi_row rule; 0: none) */
+};
+
+/* Where the translation goes: ops[max], and where it leaves the value. */
+struct dwarfexpr_output {
+	struct sonde_fetch_op *ops;
+	int max;
+	int where; /* enum dwarfexpr_where */
+	int reg;   /* DWARFEXPR_REG: the register */
+};
+
+/* Translates in's expression into out->ops. Returns the number of
+ * operations written and sets out->where (and out->reg for DWARFEXPR_REG),
+ * or -1 with one line in err naming what it cannot read. */
+int dwarfexpr_translate(const struct dwarfexpr_input *in, struct dwarfexpr_output *out, char *err,
+			size_t errlen);
 
 /* Appends one operation to ops[max] (*n of them used). Returns 0, or -1
  * when full. */

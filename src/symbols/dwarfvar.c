@@ -500,11 +500,17 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	size_t nfb = 0;
 	frame_base(c, &fb, &nfb);
 	struct dwarfexpr_op *fbops = fb ? expr_ops(fb, nfb) : NULL;
-	int where = DWARFEXPR_MEM, reg = 0;
+	struct dwarfexpr_input in = {.expr = copy,
+				     .n = n,
+				     .fb = fbops,
+				     .nfb = fbops ? nfb : 0,
+				     .cfa_rule = cfa_rule_here(c)};
+	struct dwarfexpr_output out = {.ops = c->ops + c->nops,
+				       .max = SONDE_FETCH_OPS - c->nops,
+				       .where = DWARFEXPR_MEM};
 	char why[256];
-	int k = dwarfexpr_translate(copy, n, fbops, fbops ? nfb : 0, cfa_rule_here(c),
-				    c->ops + c->nops, SONDE_FETCH_OPS - c->nops, &where, &reg, why,
-				    sizeof(why));
+	int k = dwarfexpr_translate(&in, &out, why, sizeof(why));
+	int where = out.where, reg = out.reg;
 	free(copy);
 	free(fbops);
 	if (k < 0) {

@@ -29,14 +29,26 @@ struct want {
 	int64_t imm;
 };
 
+/* dwarfexpr_translate with its input and output spelled out. */
+static int translate(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
+		     size_t nfb, uint32_t rule, struct sonde_fetch_op *ops, int max, int *where,
+		     int *reg, char *err, size_t errlen)
+{
+	struct dwarfexpr_input in = {.expr = e, .n = n, .fb = fb, .nfb = nfb, .cfa_rule = rule};
+	struct dwarfexpr_output out = {.ops = ops, .max = max, .where = -1, .reg = -1};
+	int k = dwarfexpr_translate(&in, &out, err, errlen);
+	*where = out.where;
+	*reg = out.reg;
+	return k;
+}
+
 static void translates(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
 		       size_t nfb, uint32_t rule, int where, const struct want *want, int nwant)
 {
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
 	int w = -1, reg = -1;
-	int got = dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
-				     sizeof(err));
+	int got = translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err, sizeof(err));
 	cr_assert_eq(got, nwant, "%d ops, want %d (%s)", got, nwant, err);
 	cr_assert_eq(w, where, "where %d, want %d", w, where);
 	for (int i = 0; i < nwant; i++) {
@@ -55,8 +67,7 @@ static void refuses(const struct dwarfexpr_op *e, size_t n, const struct dwarfex
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
 	int w, reg;
-	cr_assert_eq(dwarfexpr_translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err,
-					sizeof(err)),
+	cr_assert_eq(translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err, sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, why), "error '%s' lacks '%s'", err, why);
 	cr_assert_null(strchr(err, '\n'));
@@ -68,11 +79,11 @@ Test(dwarfvar, registers)
 	struct sonde_fetch_op ops[4];
 	char err[128];
 	int w, reg;
-	cr_assert_eq(dwarfexpr_translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_REG);
 	cr_assert_eq(reg, 5);
 	struct dwarfexpr_op regx[] = {OP(DW_OP_regx, 14, 0)};
-	cr_assert_eq(dwarfexpr_translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_eq(translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(reg, 14);
 	struct dwarfexpr_op xmm[] = {OP(DW_OP_reg17, 0, 0)};
 	refuses(xmm, 1, NULL, 0, 0, "DWARF register 17");
@@ -167,7 +178,7 @@ Test(dwarfvar, unavailable_and_refused)
 	struct sonde_fetch_op ops[8];
 	char err[128];
 	int w, reg;
-	cr_assert_geq(dwarfexpr_translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
+	cr_assert_geq(translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
 	cr_assert_eq(w, W_UNAVAILABLE);
 	struct dwarfexpr_op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
 	refuses(bra, 2, NULL, 0, 0, "its location uses DW_OP_bra, which sonde cannot read");
