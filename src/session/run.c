@@ -337,31 +337,32 @@ int session_ready(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
-			      size_t errlen)
+/* The options' targets, as they are before anything starts: the event,
+ * the processes -p and --pid-of name (alive). */
+static int check_targets(struct session_options *o, struct event_spec *event, char *err,
+			 size_t errlen)
 {
-	char why[1024];
-	struct engine_options eo = {0};
-	struct probe_plan resolved[SESSION_MAX_TRACES];
-	int nresolved = 0;
-	double setup_mono = session_now_s(CLOCK_MONOTONIC);
-	if (session_ready_file_prepare(o, err, errlen) || events_parse(o->event, &eo.event, err, errlen))
-		return NULL;
-	if (!eo.event.time_based && !o->period && !o->freq_given)
+	if (session_ready_file_prepare(o, err, errlen) || events_parse(o->event, event, err, errlen))
+		return -1;
+	if (!event->time_based && !o->period && !o->freq_given)
 		o->period = 1; /* count events, not time: every occurrence by default */
 	if (discovery_named_processes(o, err, errlen))
-		return NULL;
-	for (int i = 0; i < o->npids; i++) {
-		if (!target_pid_alive(o->pids[i])) {
-			errbuf_set(err, errlen, "no process with PID %d (it does not exist or has exited)",
-				   (int)o->pids[i]);
-			return NULL;
-		}
-	}
+		return -1;
+	for (int i = 0; i < o->npids; i++)
+		if (!target_pid_alive(o->pids[i]))
+			return errbuf_set(err, errlen,
+					  "no process with PID %d (it does not exist or has exited)",
+					  (int)o->pids[i]);
+	return 0;
+}
+
+/* A session with its profile, symbolizer and collector, nothing started. */
+static struct session *session_new(struct session_options *o, int argc, char **argv,
+				   const struct event_spec *event)
+{
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->probes = xcalloc(SESSION_MAX_PROBES, sizeof(*s->probes));
 	s->o = o;
-	s->setup_mono = setup_mono;
 	s->sample_in_probe = s->sample_slow_probe = s->sample_when_probe = -1;
 	s->argc = argc;
 	s->argv = argv;
@@ -369,55 +370,64 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	s->syms = symbols_new();
 	s->col = collector_new(s->prof, s->syms);
 	collector_keep_last_stacks(s->col, o->threads);
-	collector_set_event(s->col, 0, eo.event.name, 1);
+	collector_set_event(s->col, 0, event->name, 1);
 	if (o->off_cpu)
 		collector_set_event(s->col, ENGINE_EVENT_OFFCPU, PROFILE_EVENT_OFFCPU, 1);
 	if (o->wakers)
 		collector_set_event(s->col, ENGINE_EVENT_WAKER, PROFILE_EVENT_WAKER, 1);
 	s->executable = discovery_executable(o);
 	s->exe_alias = discovery_exe_alias(o);
-	eo.freq = o->period ? 0 : o->freq;
-	eo.period = o->period;
-	eo.system_wide = o->system_wide;
-	eo.no_sampler = o->no_sampling;
-	eo.fixed = !o->live;
-	eo.calibrate_samples = calibrates_samples(o);
-	eo.no_spans = !traces_calls(o) && !o->sample_when; /* a line probe's program too */
-	eo.ringbuf_bytes = o->ringbuf_mb << 20;
-	eo.verbose = o->verbose;
-	eo.note = o->note;
-	eo.note_arg = o->note_arg;
-	eo.no_children = o->no_children;
-	eo.unwind = o->unwind;
-	eo.off_cpu = o->off_cpu || o->wakers;
-	eo.wakers = o->wakers;
-	eo.offcpu_min_ns = o->min_block_ns;
-	eo.tstate_freq = o->threads ? (o->threads_hz ? o->threads_hz : o->freq) : 0;
+	return s;
+}
+
+/* What the engine loads and gathers, from the options. */
+static void engine_options_fill(struct session *s, struct engine_options *eo)
+{
+	const struct session_options *o = s->o;
+	eo->freq = o->period ? 0 : o->freq;
+	eo->period = o->period;
+	eo->system_wide = o->system_wide;
+	eo->no_sampler = o->no_sampling;
+	eo->fixed = !o->live;
+	eo->calibrate_samples = calibrates_samples(o);
+	eo->no_spans = !traces_calls(o) && !o->sample_when; /* a line probe's program too */
+	eo->ringbuf_bytes = o->ringbuf_mb << 20;
+	eo->verbose = o->verbose;
+	eo->note = o->note;
+	eo->note_arg = o->note_arg;
+	eo->no_children = o->no_children;
+	eo->unwind = o->unwind;
+	eo->off_cpu = o->off_cpu || o->wakers;
+	eo->wakers = o->wakers;
+	eo->offcpu_min_ns = o->min_block_ns;
+	eo->tstate_freq = o->threads ? (o->threads_hz ? o->threads_hz : o->freq) : 0;
 	/* A pass walks every slot of the map: room for the targets' threads,
 	 * or for a whole machine's. */
-	eo.tstate_threads = o->system_wide ? SESSION_THREADS_ALL : SESSION_THREADS_TARGETS;
-	eo.on_record = handle_record;
-	eo.arg = s;
+	eo->tstate_threads = o->system_wide ? SESSION_THREADS_ALL : SESSION_THREADS_TARGETS;
+	eo->on_record = handle_record;
+	eo->arg = s;
+}
 
-	if (o->cmd && !s->executable) {
-		errbuf_set(err, errlen, "%s: command not found (check the name and PATH)", o->cmd[0]);
-		goto fail;
+/* Every --trace planned before the BPF programs are loaded and calibrated:
+ * a bad spec is said at once, not after seconds of start. *nplans counts
+ * the plans made (to free), also on failure. */
+static int plan_traces(struct session *s, struct probe_plan *plans, int *nplans, char *err,
+		       size_t errlen)
+{
+	char why[1024];
+	for (int i = 0; i < s->o->ntraces; i++) {
+		if (trace_spec_resolve(s, s->o->traces[i], &plans[i], why, sizeof(why)))
+			return errbuf_set(err, errlen, "--%s", why); /* "--trace SPEC: why" */
+		*nplans = i + 1;
 	}
-	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
-		goto fail;
-	/* Every --trace is resolved before the BPF programs are loaded and
-	 * calibrated: a bad spec is said at once, not after seconds of start. */
-	for (int i = 0; i < o->ntraces; i++) {
-		if (trace_spec_resolve(s, o->traces[i], &resolved[i], why, sizeof(why))) {
-			errbuf_set(err, errlen, "--%s", why); /* "--trace SPEC: why" */
-			goto fail;
-		}
-		nresolved = i + 1;
-	}
-	/* A line probe's program only where a line is traced. */
-	eo.no_points = !o->sample_when;
-	for (int i = 0; i < nresolved; i++)
-		eo.no_points = eo.no_points && !resolved[i].line;
+	return 0;
+}
+
+/* The loop and the engine, with the target's processes in it. */
+static int open_engine(struct session *s, const struct engine_options *eo, char *err,
+		       size_t errlen)
+{
+	const struct session_options *o = s->o;
 	/* Signals are caught from before the first probe is attached until the
 	 * last is removed (session_free): one whose default action ends the
 	 * process, arriving while the kernel attaches or removes a uprobe,
@@ -425,36 +435,72 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 	 * are attached stops the attaching. */
 	s->loop = loop_new(err, errlen);
 	if (!s->loop || loop_catch_signals(s->loop, session_on_signal, s, err, errlen))
-		goto fail;
-	s->eng = engine_open(&eo, err, errlen);
+		return -1;
+	s->eng = engine_open(eo, err, errlen);
 	if (!s->eng)
-		goto fail;
+		return -1;
 	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, errlen))
-		goto fail;
+		return -1;
 	if (o->cmd)
 		engine_unwind_preload(s->eng, s->executable);
 	for (int i = 0; i < o->npids; i++) {
 		if (engine_add_pid(s->eng, o->pids[i], err, errlen))
-			goto fail;
+			return -1;
 		symbols_note_process(s->syms, o->pids[i]);
 	}
-	if (discovery_add_descendants(s, err, errlen))
-		goto fail;
-	if (!session_interrupted(s, err, errlen))
-		calibrate_session(s);
+	return discovery_add_descendants(s, err, errlen);
+}
+
+/* Attaches every planned --trace (taking the plans). */
+static int attach_traces(struct session *s, struct probe_plan *plans, char *err, size_t errlen)
+{
+	const struct session_options *o = s->o;
+	char why[1024];
 	for (int i = 0; i < o->ntraces; i++) {
 		int n = 0;
-		s->trace_first_probe[i] = trace_spec_attach(s, o->traces[i], &resolved[i], &n, why,
-							  sizeof(why));
-		if (s->trace_first_probe[i] < 0) {
-			/* "--trace FUNC: why", as the option was given */
-			errbuf_set(err, errlen, "--%s", why);
-			goto fail;
-		}
+		s->trace_first_probe[i] =
+			trace_spec_attach(s, o->traces[i], &plans[i], &n, why, sizeof(why));
+		if (s->trace_first_probe[i] < 0) /* "--trace FUNC: why", as the option was given */
+			return errbuf_set(err, errlen, "--%s", why);
 		s->trace_probe_count[i] = n;
 		if (*why)
 			session_note(o, "--trace %s: %s", o->traces[i], why);
 	}
+	return 0;
+}
+
+struct session *session_start(struct session_options *o, int argc, char **argv, char *err,
+			      size_t errlen)
+{
+	struct engine_options eo = {0};
+	struct probe_plan plans[SESSION_MAX_TRACES];
+	int nplans = 0;
+	double setup_mono = session_now_s(CLOCK_MONOTONIC);
+	if (check_targets(o, &eo.event, err, errlen))
+		return NULL;
+	struct session *s = session_new(o, argc, argv, &eo.event);
+	s->setup_mono = setup_mono;
+	engine_options_fill(s, &eo);
+	if (o->cmd && !s->executable) {
+		errbuf_set(err, errlen, "%s: command not found (check the name and PATH)", o->cmd[0]);
+		goto fail;
+	}
+	if (o->cmd && target_spawn(o->cmd, o->cmd_output, &s->cmd, err, errlen))
+		goto fail;
+	if (plan_traces(s, plans, &nplans, err, errlen))
+		goto fail;
+	/* A line probe's program only where a line is traced. */
+	eo.no_points = !o->sample_when;
+	for (int i = 0; i < nplans; i++)
+		eo.no_points = eo.no_points && !plans[i].line;
+	if (open_engine(s, &eo, err, errlen))
+		goto fail;
+	if (!session_interrupted(s, err, errlen))
+		calibrate_session(s);
+	/* trace_spec_attach takes each plan (left empty); those after a
+	 * failure are freed below. */
+	if (attach_traces(s, plans, err, errlen))
+		goto fail;
 	if (session_interrupted(s, err, errlen) || samplefilter_setup(s, err, errlen))
 		goto fail;
 	if (s->calib_warning[0])
@@ -469,8 +515,8 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		goto fail;
 	return s;
 fail:
-	for (int i = 0; i < nresolved; i++)
-		probe_plan_free(&resolved[i]);
+	for (int i = 0; i < nplans; i++)
+		probe_plan_free(&plans[i]);
 	session_free(s);
 	return NULL;
 }
