@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "events.h"
+#include "insn.h"
 #include "records.h"
 #include "sonde_abi.h"
 
@@ -204,6 +205,10 @@ struct engine_span_batch {
 	size_t n;
 	const char *binary;
 	pid_t pid;
+	/* Each probe's enum engine_insn_class as the spec's plan decoded it
+	 * (engine_insn_class_of), -1 where not known; NULL: none known. A
+	 * class not known is read from the file (engine_insn_class_at). */
+	const int8_t *classes;
 };
 int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
 			size_t errlen);
@@ -355,6 +360,8 @@ struct engine_trap_costs {
 void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 			   const struct engine_trap_costs *c);
 
+/* The class of an instruction as symbols/insn decoded it (insn_trap_kind). */
+enum engine_insn_class engine_insn_class_of(enum insn_trap trap);
 /* The class of the instruction at a file offset of a binary (read from
  * the file and decoded by symbols/insn: insn_trap_at; INSN_SSTEP when
  * unreadable or unknown). */

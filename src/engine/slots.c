@@ -92,7 +92,12 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
 {
-	switch (insn_trap_at(binary, file_offset)) {
+	return engine_insn_class_of(insn_trap_at(binary, file_offset));
+}
+
+enum engine_insn_class engine_insn_class_of(enum insn_trap trap)
+{
+	switch (trap) {
 	case INSN_TRAP_EMULATED:
 		return INSN_PUSH;
 	case INSN_TRAP_ENDBR:

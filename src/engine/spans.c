@@ -52,18 +52,21 @@ int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 	uint32_t *todo = xcalloc(b->n + 1, sizeof(*todo));
 	uint64_t *offs = xcalloc(b->n + 1, sizeof(*offs));
 	const struct sonde_fetch_prog **fetch = xcalloc(b->n + 1, sizeof(*fetch));
+	int8_t *classes = xcalloc(b->n + 1, sizeof(*classes));
 	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (!attached_for(e, b->probes[i], b->pid)) {
 			todo[k] = b->probes[i];
 			fetch[k] = b->fetch ? b->fetch[i] : NULL;
+			classes[k] = b->classes ? b->classes[i] : -1;
 			offs[k++] = b->file_offsets[i];
 		}
-	struct engine_span_batch left = {todo, offs, fetch, k, b->binary, b->pid};
+	struct engine_span_batch left = {todo, offs, fetch, k, b->binary, b->pid, classes};
 	int r = k ? attach_spans(e, &left, err, errlen) : 0;
 	free(todo);
 	free(offs);
 	free(fetch);
+	free(classes);
 	return r;
 }
 
@@ -86,7 +89,7 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	struct engine_span_batch b = {probes, c->file_offsets, NULL, n, c->binary, getpid()};
+	struct engine_span_batch b = {probes, c->file_offsets, NULL, n, c->binary, getpid(), NULL};
 	return attach_spans(e, &b, err, errlen);
 }
 
@@ -128,8 +131,12 @@ static int attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 		 * never match its returns. Its slot is taken from here on. */
 		if (fresh[nslots]) {
 			e->probe_gen[slot]++;
+			/* As the plan decoded it, else read from the file. */
+			int8_t known = b->classes ? b->classes[nslots] : -1;
 			e->probe_class[slot] =
-				(uint8_t)engine_insn_class_at(binary, offsets[nslots]);
+				known >= 0 && known < INSN_CLASSES
+					? (uint8_t)known
+					: (uint8_t)engine_insn_class_at(binary, offsets[nslots]);
 			e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
 			e->point_bit[slot] = 0;
 			e->slot_fetch[slot] = false;

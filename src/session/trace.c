@@ -248,6 +248,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	int n = f->n, attached = 0;
 	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
 	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
+	int8_t *classes = xcalloc((size_t)n + 1, sizeof(*classes));
 	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
 	for (int i = 0; i < n; i++)
@@ -267,11 +268,14 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 			if (!done[j] && strcmp(f->t[j].binary, binary) == 0) {
 				batch[k] = (uint32_t)f->ids[j];
 				fetch[k] = f->fetch[j];
+				classes[k] = f->t[j].trap_known
+						     ? (int8_t)engine_insn_class_of(f->t[j].trap)
+						     : -1;
 				offsets[k++] = f->t[j].offset;
 				done[j] = true; /* a failed batch is taken back whole */
 			}
 		}
-		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1};
+		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1, classes};
 		if (attach_uprobes(s, &b, why, sizeof(why))) {
 			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
@@ -283,6 +287,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				engine_discard_span(s->eng, (uint32_t)f->ids[i]);
 	free(batch);
 	free(offsets);
+	free(classes);
 	free(fetch);
 	free(done);
 	return attached < n ? -1 : 0;

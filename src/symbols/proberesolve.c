@@ -295,7 +295,9 @@ static int take_function(struct resolving *r, const struct elf_function *f)
 					     .dev = (uint64_t)r->b->st.st_dev,
 					     .ino = (uint64_t)r->b->st.st_ino,
 					     .ifunc_impl = impl.name,
-					     .ifunc_asked = asked};
+					     .ifunc_asked = asked,
+					     .trap_known = s.trap_known,
+					     .trap = s.trap};
 	return 0;
 }
 

@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "insn.h"
 #include "ldso.h"
 
 struct probe_target {
@@ -62,6 +63,11 @@ struct probe_target {
 	unsigned line;
 	char *location;
 	bool inlined; /* the address is in an inlined instance */
+	/* How the kernel takes the instruction the entry probe replaces
+	 * (insn.h), as decoded when the entry was checked; not known: the
+	 * engine reads it from the file. */
+	bool trap_known;
+	enum insn_trap trap;
 };
 
 /* Where a spec is resolved. */

@@ -128,6 +128,7 @@ enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct sa
 	const char *container = NULL;
 	*site = f->vaddr;
 	moved[0] = 0;
+	s->trap_known = false;
 	if (c->entry && f->vaddr == c->entry) {
 		snprintf(why, size, "the entry point, never returns");
 		return UNSAFE_ENTRY;
@@ -147,6 +148,11 @@ enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct sa
 	if (len == 0)
 		return SAFE;
 	int r = insn_entry_site(code, len, f->vaddr, site, moved, movedlen);
+	if (r >= 0 && *site >= f->vaddr && *site - f->vaddr < len) {
+		/* Decoded once, here: the engine needs no second read. */
+		s->trap = insn_trap_kind(code + (*site - f->vaddr), len - (*site - f->vaddr));
+		s->trap_known = true;
+	}
 	free(code);
 	if (r < 0) {
 		snprintf(why, size, "%s", moved);

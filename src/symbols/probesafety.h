@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "insn.h"
 #include "probedebug.h"
 #include "probesyms.h"
 
@@ -49,6 +50,8 @@ struct safe_site {
 			  * cannot step (insn_entry_site) */
 	char moved[400]; /* then why it moved, for a note; else "" */
 	char why[400];   /* when unsafe: why, short (for a glob's note) */
+	bool trap_known; /* the code at site was decoded: trap is how the kernel takes it */
+	enum insn_trap trap;
 };
 
 /* Why a span probe on f would break the target (SAFE: it would not), and

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "insn.h"
 #include "probes.h"
 
 #define COUNTED TARGET_DIR "/counted"
@@ -93,6 +94,10 @@ Test(probes, a_function_by_path_resolves_to_its_entry)
 	cr_assert_eq(t[0].offset - t[0].entry_skip, nm_address(COUNTED, "counted_loop"));
 	cr_assert_neq(t[0].ino, 0);
 	cr_assert_eq(t[0].line, 0);
+	/* The entry's instruction was decoded once, when it was checked: as
+	 * reading it from the file again says. */
+	cr_assert(t[0].trap_known);
+	cr_assert_eq(t[0].trap, insn_trap_at(t[0].binary, t[0].offset));
 	probes_free(t, n);
 }
 
@@ -108,6 +113,8 @@ Test(probes, a_glob_gives_every_match_in_a_library)
 	for (int i = 0; i < n; i++) {
 		uint64_t want = nm_address(LIBCOUNTED, t[i].function);
 		cr_assert_eq(t[i].offset - t[i].entry_skip, want, "%s", t[i].function);
+		cr_assert(t[i].trap_known, "%s", t[i].function);
+		cr_assert_eq(t[i].trap, insn_trap_at(t[i].binary, t[i].offset), "%s", t[i].function);
 		add |= strcmp(t[i].function, "counted_add") == 0;
 		ready |= strcmp(t[i].function, "counted_ready") == 0;
 		work |= strcmp(t[i].function, "counted_work") == 0;
