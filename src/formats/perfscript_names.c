@@ -55,7 +55,7 @@ bool perfscript_mod_is_jit(struct sv mod)
  * (".(" ... ")."), cut at the first '(' that does not open
  * "(anonymous namespace)"; drop quote characters; for comm "java" drop the
  * leading 'L' of names with a '/'. Appends to b. */
-static void tidy_append(struct buf *b, struct sv f, bool java)
+void perfscript_tidy_append(struct buf *b, struct sv f, bool java)
 {
 	const char *p = f.p;
 	size_t n = f.n;
@@ -111,43 +111,3 @@ void perfscript_split_arrows(struct sv f, struct fields *out)
 		out->n--;
 }
 
-enum annotate perfscript_frame_annotation(size_t idx, struct sv mod, bool kernel, bool jit)
-{
-	if (idx > 0)
-		return ANN_INLINED;
-	if (kernel && perfscript_mod_is_kernel(mod))
-		return ANN_KERNEL;
-	if (jit && perfscript_mod_is_jit(mod))
-		return ANN_JIT;
-	return ANN_NONE;
-}
-
-/* Appends the cleaned name of one field (no annotation); returns whether
- * the field was "[unknown]". */
-bool perfscript_clean_append(struct buf *b, struct buf *tmp, struct sv field,
-			 const struct stackline *sl, bool addrs, bool java)
-{
-	if (sv_eq(field, "[unknown]")) {
-		struct sv base;
-		if (!sv_eq(sl->mod, "[unknown]")) {
-			const char *slash = memrchr(sl->mod.p, '/', sl->mod.n);
-			base = slash ? (struct sv){slash + 1, sl->mod.n - (size_t)(slash + 1 - sl->mod.p)}
-				     : sl->mod;
-		} else {
-			base = (struct sv){"unknown", 7};
-		}
-		tmp->n = 0;
-		buf_addc(tmp, '[');
-		buf_add(tmp, base.p, base.n);
-		if (addrs) {
-			buf_add(tmp, " <", 2);
-			buf_add(tmp, sl->pc.p, sl->pc.n);
-			buf_addc(tmp, '>');
-		}
-		buf_addc(tmp, ']');
-		tidy_append(b, (struct sv){tmp->p, tmp->n}, java);
-		return true;
-	}
-	tidy_append(b, field, java);
-	return false;
-}

@@ -231,11 +231,51 @@ void perfscript_split_arrows(struct sv f, struct fields *out);
  * "a->b" chain (later parts are inlined), mod the stack line's module. */
 enum annotate { ANN_NONE, ANN_INLINED, ANN_KERNEL, ANN_JIT };
 
-enum annotate perfscript_frame_annotation(size_t idx, struct sv mod, bool kernel, bool jit);
+/* Inline, as the other small steps of a frame here: the collapse calls
+ * them for every frame of every stack. */
+static inline enum annotate perfscript_frame_annotation(size_t idx, struct sv mod, bool kernel,
+							bool jit)
+{
+	if (idx > 0)
+		return ANN_INLINED;
+	if (kernel && perfscript_mod_is_kernel(mod))
+		return ANN_KERNEL;
+	if (jit && perfscript_mod_is_jit(mod))
+		return ANN_JIT;
+	return ANN_NONE;
+}
+
+/* The cleanups FlameGraph applies to one function name, appended to b
+ * (perfscript_names.c). */
+void perfscript_tidy_append(struct buf *b, struct sv f, bool java);
 
 /* Appends the cleaned name of one field (no annotation) to b (tmp: scratch);
- * returns whether the field was "[unknown]". */
-bool perfscript_clean_append(struct buf *b, struct buf *tmp, struct sv field,
-			     const struct stackline *sl, bool addrs, bool java);
+ * returns whether the field was "[unknown]", which becomes "[module]". */
+static inline bool perfscript_clean_append(struct buf *b, struct buf *tmp, struct sv field,
+					   const struct stackline *sl, bool addrs, bool java)
+{
+	if (!sv_eq(field, "[unknown]")) {
+		perfscript_tidy_append(b, field, java);
+		return false;
+	}
+	struct sv base = {"unknown", 7};
+	if (!sv_eq(sl->mod, "[unknown]")) {
+		size_t i = sl->mod.n;
+		while (i > 0 && sl->mod.p[i - 1] != '/')
+			i--;
+		base = (struct sv){sl->mod.p + i, sl->mod.n - i};
+	}
+	tmp->n = 0;
+	buf_addc(tmp, '[');
+	buf_add(tmp, base.p, base.n);
+	if (addrs) {
+		buf_add(tmp, " <", 2);
+		buf_add(tmp, sl->pc.p, sl->pc.n);
+		buf_addc(tmp, '>');
+	}
+	buf_addc(tmp, ']');
+	perfscript_tidy_append(b, (struct sv){tmp->p, tmp->n}, java);
+	return true;
+}
 
 #endif
