@@ -204,7 +204,13 @@ struct engine_span_batch {
 	const struct sonde_fetch_prog *const *fetch;
 	size_t n;
 	const char *binary;
-	pid_t pid;
+	pid_t pid;            /* when npids is 0 */
+	/* Or every process of pids[npids]: one call places the batch in each.
+	 * One that exited meanwhile is passed over; the call fails when one
+	 * still alive refuses, or when none took it ("every process of the
+	 * target has exited"). */
+	const pid_t *pids;
+	size_t npids;
 	/* Each probe's enum engine_insn_class as the spec's plan decoded it
 	 * (engine_insn_class_of), -1 where not known; NULL: none known. A
 	 * class not known is read from the file (engine_insn_class_at). */

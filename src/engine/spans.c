@@ -9,6 +9,7 @@
 #include "errbuf.h"
 #include "slots.h"
 #include "sonde.skel.h"
+#include "target.h"
 #include "util.h"
 
 void engine_detach_span(struct engine *e, uint32_t probe)
@@ -29,8 +30,32 @@ uint32_t engine_calibration_probe(int cls)
 static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
 			size_t errlen);
 
+static int attach_spans_for_pid(struct engine *e, const struct engine_span_batch *b, char *err,
+				size_t errlen);
+
 int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
 			size_t errlen)
+{
+	if (b->npids == 0)
+		return attach_spans_for_pid(e, b, err, errlen);
+	size_t placed = 0;
+	for (size_t i = 0; i < b->npids; i++) {
+		struct engine_span_batch one = *b;
+		one.pid = b->pids[i];
+		one.pids = NULL;
+		one.npids = 0;
+		if (attach_spans_for_pid(e, &one, err, errlen) == 0)
+			placed++;
+		else if (target_pid_alive(b->pids[i]))
+			return -1;
+	}
+	if (!placed)
+		return errbuf_set(err, errlen, "every process of the target has exited");
+	return 0;
+}
+
+static int attach_spans_for_pid(struct engine *e, const struct engine_span_batch *b, char *err,
+				size_t errlen)
 {
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
@@ -61,7 +86,13 @@ int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 			classes[k] = b->classes ? b->classes[i] : -1;
 			offs[k++] = b->file_offsets[i];
 		}
-	struct engine_span_batch left = {todo, offs, fetch, k, b->binary, b->pid, classes};
+	struct engine_span_batch left = {.probes = todo,
+					 .file_offsets = offs,
+					 .fetch = fetch,
+					 .n = k,
+					 .binary = b->binary,
+					 .pid = b->pid,
+					 .classes = classes};
 	int r = k ? attach_spans(e, &left, err, errlen) : 0;
 	free(todo);
 	free(offs);
@@ -89,7 +120,11 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	struct engine_span_batch b = {probes, c->file_offsets, NULL, n, c->binary, getpid(), NULL};
+	struct engine_span_batch b = {.probes = probes,
+				      .file_offsets = c->file_offsets,
+				      .n = n,
+				      .binary = c->binary,
+				      .pid = getpid()};
 	return attach_spans(e, &b, err, errlen);
 }
 

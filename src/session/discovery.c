@@ -150,7 +150,11 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 				done[j] = true;
 			}
 		/* Attached already: each keeps its fetch program. */
-		struct engine_span_batch b = {ids, offs, NULL, k, p->probes[i].binary, pid, NULL};
+		struct engine_span_batch b = {.probes = ids,
+					      .file_offsets = offs,
+					      .n = k,
+					      .binary = p->probes[i].binary,
+					      .pid = pid};
 		failed |= engine_attach_spans(s->eng, &b, why, sizeof(why)) != 0;
 	}
 	free(ids);

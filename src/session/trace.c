@@ -49,19 +49,10 @@ static int attach_uprobes(struct session *s, const struct engine_span_batch *bat
 	int npids = discovery_probe_pids(s, &pids, err, errlen);
 	if (npids < 0)
 		return -1;
-	int r = 0, placed = 0;
-	for (int i = 0; i < npids && !r; i++) {
-		struct engine_span_batch b = *batch;
-		b.pid = pids[i];
-		if (!engine_attach_spans(s->eng, &b, err, errlen))
-			placed++;
-		else if (target_pid_alive(pids[i]))
-			r = -1;
-	}
-	if (!r && !placed) {
-		errbuf_set(err, errlen, "every process of the target has exited");
-		r = -1;
-	}
+	struct engine_span_batch b = *batch;
+	b.pids = pids;
+	b.npids = (size_t)npids;
+	int r = engine_attach_spans(s->eng, &b, err, errlen);
 	if (r)
 		for (size_t k = 0; k < batch->n; k++)
 			engine_discard_span(s->eng, batch->probes[k]);
@@ -275,7 +266,13 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				done[j] = true; /* a failed batch is taken back whole */
 			}
 		}
-		struct engine_span_batch b = {batch, offsets, fetch, k, binary, -1, classes};
+		struct engine_span_batch b = {.probes = batch,
+					      .file_offsets = offsets,
+					      .fetch = fetch,
+					      .n = k,
+					      .binary = binary,
+					      .pid = -1,
+					      .classes = classes};
 		if (attach_uprobes(s, &b, why, sizeof(why))) {
 			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
