@@ -4,6 +4,8 @@
 #include "probebinary.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,5 +161,22 @@ char *find_binary(const char *part, const struct probe_scope *sc, char *err, siz
 			   "/etc/ld.so.cache, the system directories or PATH): give its path",
 			   part);
 	}
+	return NULL;
+}
+
+Elf *probes_open_elf(const char *path, int *fd, char *err, size_t errlen)
+{
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = *fd >= 0 ? elf_begin(*fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		return elf;
+	errbuf_set(err, errlen, "%s is not an ELF binary sonde can read%s%s", display_path(path),
+		   *fd < 0 ? ": " : "", *fd < 0 ? strerror(errno) : "");
+	if (elf)
+		elf_end(elf);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 	return NULL;
 }

@@ -21,4 +21,11 @@ const char *display_path(const char *path);
  * last a program in PATH (probes_which). NULL with one line in err. */
 char *find_binary(const char *part, const struct probe_scope *sc, char *err, size_t errlen);
 
+typedef struct Elf Elf;
+
+/* Opens the binary at path for reading its symbols: its ELF (mapped), the
+ * fd in *fd. NULL with one line in err ("... is not an ELF binary sonde can
+ * read", and why it could not be opened) and nothing left open. */
+Elf *probes_open_elf(const char *path, int *fd, char *err, size_t errlen);
+
 #endif

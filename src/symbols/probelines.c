@@ -126,15 +126,9 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 		errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH", binary);
 		return -1;
 	}
-	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		errbuf_set(err, errlen, "%s is not an ELF binary sonde can read", path);
-		if (elf)
-			elf_end(elf);
-		if (fd >= 0)
-			close(fd);
+	int fd;
+	Elf *elf = probes_open_elf(path, &fd, err, errlen);
+	if (!elf) {
 		free(path);
 		return -1;
 	}

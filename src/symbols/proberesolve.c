@@ -106,16 +106,15 @@ struct opened_binary {
  * -1 with err. End with binary_close. */
 static int binary_open(struct opened_binary *b, char *path, char *err, size_t errlen)
 {
-	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || fstat(fd, &b->st)) {
-		errbuf_set(err, errlen, "%s is not an ELF binary sonde can read%s%s",
-			   display_path(path), fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
-		if (elf)
-			elf_end(elf);
-		if (fd >= 0)
-			close(fd);
+	int fd;
+	Elf *elf = probes_open_elf(path, &fd, err, errlen);
+	if (elf && fstat(fd, &b->st)) {
+		errbuf_set(err, errlen, "%s is not an ELF binary sonde can read", display_path(path));
+		elf_end(elf);
+		close(fd);
+		elf = NULL;
+	}
+	if (!elf) {
 		free(path);
 		return -1;
 	}
