@@ -191,8 +191,17 @@ int main(int argc, char **argv)
 		r = run(argc);
 		printf("rate %.0f\ncpu %.3f\n", (double)rounds / (cpu_seconds() - c0), cpu_seconds());
 	} else if (strcmp(argv[1], "signal-for") == 0 && argc > 2) {
+		/* The timer's SIGALRM must interrupt leaf_spin, never the thread
+		 * that ends the handler: a handler run there would spin for ever
+		 * (the kernel may give a process signal to any thread not
+		 * blocking it). The thread starts with it blocked. */
+		sigset_t alrm, old;
+		sigemptyset(&alrm);
+		sigaddset(&alrm, SIGALRM);
+		pthread_sigmask(SIG_BLOCK, &alrm, &old);
 		pthread_t t;
 		pthread_create(&t, NULL, end_after, argv[2]);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		signal(SIGALRM, spin_in_handler);
 		struct itimerval it = { .it_value = { 0, 10000 } };
 		setitimer(ITIMER_REAL, &it, NULL);
