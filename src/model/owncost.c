@@ -72,13 +72,20 @@ static uint64_t weighted_median_in(const uint64_t *v, size_t n, uint64_t lo, uin
 	return b > a ? v[b - 1] : 0;
 }
 
-struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
+/* The calls compared, their durations sorted: those no sample landed in
+ * (uns) and the one-sample calls (one). */
+struct compared_calls {
+	uint64_t *uns;
+	size_t nu;
+	uint64_t *one;
+	size_t none;
+};
+
+/* The unsampled calls' durations, and the one-sample calls', of probe's
+ * closed spans. */
+static void gather_calls(const struct profile *p, uint32_t probe, struct compared_calls *c)
 {
-	struct owncost_residual r = {0};
 	const struct probe_info *pi = &p->probes[probe];
-	if (pi->point >= 0)
-		return r;
-	/* The unsampled calls' durations, and the one-sample calls'. */
 	uint64_t *hist = xcalloc(LATENCY_LOGLIN_BUCKETS, sizeof(*hist));
 	uint64_t *one = NULL, *uns_spans = NULL;
 	size_t none = 0, ncap = 0, nuns = 0, ucap = 0;
@@ -115,8 +122,29 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 	}
 	if (one)
 		qsort(one, none, sizeof(*one), order_u64);
-	bool side = false; /* compared on the fast side of auto's valley */
-	uint64_t top = 0;  /* where the compared calls end */
+	free(hist);
+	c->uns = uns;
+	c->nu = nu;
+	c->one = one;
+	c->none = none;
+}
+
+/* Where the calls are compared. */
+struct compared_side {
+	bool side;    /* compared on the fast side of auto's valley */
+	uint64_t top; /* where the compared calls end */
+};
+
+/* r from the calls of c: fills r's mode_ns, sampled, unsampled, known and
+ * ns_per_sample when there are enough unsampled calls. Returns where the
+ * calls were compared. */
+static struct compared_side find_residual(const struct compared_calls *c,
+					  struct owncost_residual *r)
+{
+	const uint64_t *uns = c->uns, *one = c->one;
+	size_t nu = c->nu, none = c->none;
+	bool side = false;
+	uint64_t top = 0;
 	if (nu >= OWNCOST_MIN_UNSAMPLED) {
 		uint64_t m = uns[nu / 2];
 		size_t in_u = 0, in_s = 0;
@@ -144,58 +172,86 @@ struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
 				break;
 			res = (int64_t)ms - (int64_t)mu;
 		}
-		r.mode_ns = m;
-		r.sampled = in_s;
-		r.unsampled = in_u;
-		r.known = in_s >= OWNCOST_MIN_SAMPLED && in_u >= OWNCOST_MIN_UNSAMPLED;
-		r.ns_per_sample = r.known ? res : 0;
+		r->mode_ns = m;
+		r->sampled = in_s;
+		r->unsampled = in_u;
+		r->known = in_s >= OWNCOST_MIN_SAMPLED && in_u >= OWNCOST_MIN_UNSAMPLED;
+		r->ns_per_sample = r->known ? res : 0;
 	}
-	if (r.known) {
-		/* The spread the samples add: of the one-sample calls around the
-		 * mode, corrected, beyond that of the calls without one. */
-		uint64_t *c = xcalloc(none + 1, sizeof(*c));
-		size_t nc = 0;
-		for (size_t i = 0; i < none; i++) {
-			int64_t d = (int64_t)one[i] - r.ns_per_sample;
-			if (d < (int64_t)top)
-				c[nc++] = d > 0 ? (uint64_t)d : 0;
+	return (struct compared_side){.side = side, .top = top};
+}
+
+/* The spread the samples add: of the one-sample calls around the mode,
+ * corrected, beyond that of the calls without one. For a known r. */
+static uint64_t sample_uncertainty(const struct compared_calls *cc, struct compared_side s,
+				   const struct owncost_residual *r)
+{
+	const uint64_t *uns = cc->uns, *one = cc->one;
+	size_t nu = cc->nu, none = cc->none;
+	bool side = s.side;
+	uint64_t top = s.top;
+	uint64_t *c = xcalloc(none + 1, sizeof(*c));
+	size_t nc = 0;
+	for (size_t i = 0; i < none; i++) {
+		int64_t d = (int64_t)one[i] - r->ns_per_sample;
+		if (d < (int64_t)top)
+			c[nc++] = d > 0 ? (uint64_t)d : 0;
+	}
+	size_t a = 0, b;
+	while (a < nu && uns[a] < (side ? 0 : r->mode_ns / 2))
+		a++;
+	for (b = a; b < nu && uns[b] < (side ? top : 2 * r->mode_ns); b++)
+		;
+	uint64_t su = spread(uns + a, b - a), ss = spread(c, nc);
+	free(c);
+	return ss > su ? ss - su : 0;
+}
+
+/* Takes ns_per_sample times its samples out of each sampled span of probe
+ * (never below 0, never above its raw duration), moving it in the probe's
+ * histogram along. Returns the spans changed. */
+static uint64_t subtract_residual(struct profile *p, uint32_t probe, int64_t ns_per_sample)
+{
+	uint64_t changed = 0;
+	for (size_t i = 0; i < p->nspans; i++) {
+		struct span *sp = &p->spans[i];
+		uint64_t n = sp->samples;
+		if (sp->probe != probe || n == 0)
+			continue;
+		int64_t d = (int64_t)sp->duration_ns - (int64_t)n * ns_per_sample;
+		if (d < 0)
+			d = 0;
+		if ((uint64_t)d > sp->raw_duration_ns)
+			d = (int64_t)sp->raw_duration_ns;
+		/* The histogram of every call keeps holding the spans'
+		 * durations: those who subtract a span from it find it. */
+		uint64_t *h = p->probes[probe].hist;
+		unsigned from = latency_loglin_bucket(sp->duration_ns);
+		if (h[from]) {
+			h[from]--;
+			h[latency_loglin_bucket((uint64_t)d)]++;
 		}
-		size_t a = 0, b;
-		while (a < nu && uns[a] < (side ? 0 : r.mode_ns / 2))
-			a++;
-		for (b = a; b < nu && uns[b] < (side ? top : 2 * r.mode_ns); b++)
-			;
-		uint64_t su = spread(uns + a, b - a), ss = spread(c, nc);
-		r.uncertainty_ns = ss > su ? ss - su : 0;
-		free(c);
+		sp->duration_ns = (uint64_t)d;
+		changed++;
 	}
-	free(uns);
-	free(one);
-	free(hist);
+	return changed;
+}
+
+struct owncost_residual owncost_correct(struct profile *p, uint32_t probe)
+{
+	struct owncost_residual r = {0};
+	if (p->probes[probe].point >= 0)
+		return r;
+	struct compared_calls calls;
+	gather_calls(p, probe, &calls);
+	struct compared_side side = find_residual(&calls, &r);
+	if (r.known)
+		r.uncertainty_ns = sample_uncertainty(&calls, side, &r);
+	free(calls.uns);
+	free(calls.one);
 	p->probes[probe].sample_uncertainty_ns = r.uncertainty_ns;
-	if (r.known && r.ns_per_sample != 0) {
-		for (size_t i = 0; i < p->nspans; i++) {
-			struct span *sp = &p->spans[i];
-			uint64_t n = sp->samples;
-			if (sp->probe != probe || n == 0)
-				continue;
-			int64_t d = (int64_t)sp->duration_ns - (int64_t)n * r.ns_per_sample;
-			if (d < 0)
-				d = 0;
-			if ((uint64_t)d > sp->raw_duration_ns)
-				d = (int64_t)sp->raw_duration_ns;
-			/* The histogram of every call keeps holding the spans'
-			 * durations: those who subtract a span from it find it. */
-			uint64_t *h = p->probes[probe].hist;
-			unsigned from = latency_loglin_bucket(sp->duration_ns);
-			if (h[from]) {
-				h[from]--;
-				h[latency_loglin_bucket((uint64_t)d)]++;
-			}
-			sp->duration_ns = (uint64_t)d;
-			r.calls_changed++;
-		}
-	}
+	if (r.known && r.ns_per_sample != 0)
+		r.calls_changed = subtract_residual(p, probe, r.ns_per_sample);
 	return r;
 }
 
