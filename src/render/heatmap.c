@@ -427,14 +427,25 @@ static void json_rgb(FILE *f, const unsigned char rgb[3])
 	fprintf(f, "\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
 }
 
-/* The data the page draws from, as JSON: the map's cells, the functions
- * (labels and flamesvg colours), the used part of the stack trie (renumbered,
- * parents before children) and the samples in time order — delta-coded ns
- * from the map's first second, stack node, process. */
-static void write_page_data(FILE *f, const struct profile *p, const struct heatmap *h,
-			    const char *title, size_t max_samples)
+/* What the page's data is built from. */
+struct page_data {
+	uint32_t *idx;  /* the samples embedded, in time order */
+	size_t n;       /* how many are embedded */
+	size_t total;   /* how many the map counted */
+	bool capped;
+	uint32_t *renum; /* stack node -> its number in the page (0: unused) */
+	uint32_t nused;
+	struct flamechart_funcs ff;
+	uint32_t *fn_of;          /* the page's node - 1 -> function */
+	uint32_t *comm_of_thread; /* thread -> comm index + 1 (0: none yet) */
+	uint32_t *comm_fn;        /* comm index -> function */
+	size_t ncomms;
+};
+
+/* The samples the map counted, in time order, capped. */
+static void page_samples(struct page_data *d, const struct profile *p, const struct heatmap *h,
+			 size_t max_samples)
 {
-	/* The samples the map counted, in time order, capped. */
 	struct idle_check ic;
 	idle_init(&ic, p);
 	uint32_t *idx = xmalloc((p->nsamples ? p->nsamples : 1) * sizeof(*idx));
@@ -446,42 +457,54 @@ static void write_page_data(FILE *f, const struct profile *p, const struct heatm
 	}
 	free(ic.frame);
 	qsort_r(idx, n, sizeof(*idx), by_time, p->samples);
-	size_t total = n;
-	bool capped = n > max_samples;
-	if (capped)
+	d->idx = idx;
+	d->total = n;
+	d->capped = n > max_samples;
+	if (d->capped)
 		n = max_samples;
+	d->n = n;
+}
 
-	/* Stack nodes in use, and ancestors: renumbered 1.. in id order (a
-	 * parent's id is below its children's, so parents come first). */
+/* Stack nodes in use, and ancestors: renumbered 1.. in id order (a
+ * parent's id is below its children's, so parents come first). */
+static void page_nodes(struct page_data *d, const struct profile *p)
+{
 	uint32_t *renum = xcalloc(p->nnodes ? p->nnodes : 1, sizeof(*renum));
-	for (size_t i = 0; i < n; i++)
-		for (uint32_t k = p->samples[idx[i]].stack; k && k < p->nnodes && !renum[k];
+	for (size_t i = 0; i < d->n; i++)
+		for (uint32_t k = p->samples[d->idx[i]].stack; k && k < p->nnodes && !renum[k];
 		     k = p->nodes[k].parent)
 			renum[k] = 1;
 	uint32_t nused = 0;
 	for (size_t k = 1; k < p->nnodes; k++)
 		if (renum[k])
 			renum[k] = ++nused;
+	d->renum = renum;
+	d->nused = nused;
+}
 
-	struct flamechart_funcs ff;
-	flamechart_funcs_init(&ff, p->frames);
-	uint32_t *fn_of = xmalloc((nused ? nused : 1) * sizeof(*fn_of));
+/* The functions of the used nodes, and the processes: the root level,
+ * named as viewtree_flame names it; then their colours. */
+static void page_functions(struct page_data *d, const struct profile *p)
+{
+	struct flamechart_funcs *ff = &d->ff;
+	const uint32_t *renum = d->renum;
+	flamechart_funcs_init(ff, p->frames);
+	uint32_t *fn_of = xmalloc((d->nused ? d->nused : 1) * sizeof(*fn_of));
 	for (size_t k = 1; k < p->nnodes; k++)
 		if (renum[k])
-			fn_of[renum[k] - 1] = flamechart_funcs_of_frame(&ff, p->nodes[k].frame);
-	/* Processes: the root level, named as viewtree_flame names it. */
+			fn_of[renum[k] - 1] = flamechart_funcs_of_frame(ff, p->nodes[k].frame);
 	uint32_t *comm_of_thread = xcalloc(p->nthreads ? p->nthreads : 1, sizeof(*comm_of_thread));
 	uint32_t *comm_fn = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*comm_fn));
 	size_t ncomms = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t th = p->samples[idx[i]].thread;
+	for (size_t i = 0; i < d->n; i++) {
+		uint32_t th = p->samples[d->idx[i]].thread;
 		if (th >= p->nthreads || comm_of_thread[th])
 			continue;
 		char *name = xstrdup(p->threads[th].comm ? p->threads[th].comm : "");
 		for (char *c = name; *c; c++)
 			if (*c == ' ')
 				*c = '_';
-		uint32_t fn = flamechart_funcs_intern(&ff, name, FRAME_PROCESS);
+		uint32_t fn = flamechart_funcs_intern(ff, name, FRAME_PROCESS);
 		free(name);
 		size_t j = 0;
 		while (j < ncomms && comm_fn[j] != fn)
@@ -490,47 +513,82 @@ static void write_page_data(FILE *f, const struct profile *p, const struct heatm
 			comm_fn[ncomms++] = fn;
 		comm_of_thread[th] = (uint32_t)j + 1;
 	}
-	flamechart_funcs_colorize(&ff);
+	flamechart_funcs_colorize(ff);
+	d->fn_of = fn_of;
+	d->comm_of_thread = comm_of_thread;
+	d->comm_fn = comm_fn;
+	d->ncomms = ncomms;
+}
 
+static void page_data_free(struct page_data *d)
+{
+	free(d->comm_of_thread);
+	free(d->comm_fn);
+	free(d->fn_of);
+	flamechart_funcs_free(&d->ff);
+	free(d->renum);
+	free(d->idx);
+}
+
+/* The map: its figures and cells. */
+static void write_page_map(FILE *f, const struct page_data *d, const struct profile *p,
+			   const struct heatmap *h, const char *title)
+{
 	uint64_t base = base_ns(h);
+	size_t n = d->n;
 	fputs("{\"v\":1,\"title\":", f);
 	json_write_string(f, title);
 	fprintf(f,
 		",\"rows\":%d,\"cols\":%d,\"startS\":%.0f,\"startLabel\":\"%.0f s\",\"max\":%" PRIu64
 		",\"total\":%" PRIu64 ",\"idle\":%" PRIu64 ",\"embedded\":%zu,\"samples\":%zu,"
 		"\"capped\":%s,\"capEnd\":%" PRId64 ",\n\"cells\":[",
-		h->rows, h->cols, h->start_s, h->start_s, h->max, h->total, h->idle_dropped, n, total,
-		capped ? "true" : "false",
-		n ? (int64_t)(p->samples[idx[n - 1]].time_ns - base) : (int64_t)0);
+		h->rows, h->cols, h->start_s, h->start_s, h->max, h->total, h->idle_dropped, n,
+		d->total, d->capped ? "true" : "false",
+		n ? (int64_t)(p->samples[d->idx[n - 1]].time_ns - base) : (int64_t)0);
 	size_t ncells = (size_t)h->cols * (size_t)h->rows;
 	for (size_t i = 0; i < ncells; i++)
 		fprintf(f, i ? ",%" PRIu64 : "%" PRIu64, h->cells[i]);
+}
+
+/* The functions' labels and colours, the processes, and the trie. */
+static void write_page_functions(FILE *f, const struct page_data *d, const struct profile *p)
+{
+	const struct flamechart_funcs *ff = &d->ff;
 	fputs("],\n\"names\":[", f);
-	for (size_t i = 0; i < ff.n; i++) {
-		char *label = flamechart_funcs_label(&ff, (uint32_t)i);
+	for (size_t i = 0; i < ff->n; i++) {
+		char *label = flamechart_funcs_label(ff, (uint32_t)i);
 		if (i)
 			fputc(',', f);
 		json_write_string(f, label);
 		free(label);
 	}
 	fputs("],\n\"colors\":[", f);
-	for (size_t i = 0; i < ff.n; i++) {
+	for (size_t i = 0; i < ff->n; i++) {
 		if (i)
 			fputc(',', f);
-		json_rgb(f, ff.rgb[i]);
+		json_rgb(f, ff->rgb[i]);
 	}
 	fputs("],\"rootColor\":", f);
-	json_rgb(f, ff.root_rgb);
+	json_rgb(f, ff->root_rgb);
 	fputs(",\n\"comms\":[", f);
-	for (size_t j = 0; j < ncomms; j++)
-		fprintf(f, j ? ",%u" : "%u", comm_fn[j]);
+	for (size_t j = 0; j < d->ncomms; j++)
+		fprintf(f, j ? ",%u" : "%u", d->comm_fn[j]);
 	fputs("],\n\"parent\":[", f);
 	for (size_t k = 1, w = 0; k < p->nnodes; k++)
-		if (renum[k])
-			fprintf(f, w++ ? ",%u" : "%u", renum[p->nodes[k].parent]);
+		if (d->renum[k])
+			fprintf(f, w++ ? ",%u" : "%u", d->renum[p->nodes[k].parent]);
 	fputs("],\n\"func\":[", f);
-	for (uint32_t k = 0; k < nused; k++)
-		fprintf(f, k ? ",%u" : "%u", fn_of[k]);
+	for (uint32_t k = 0; k < d->nused; k++)
+		fprintf(f, k ? ",%u" : "%u", d->fn_of[k]);
+}
+
+/* The samples: delta-coded times, stack nodes, processes. */
+static void write_page_samples(FILE *f, const struct page_data *d, const struct profile *p,
+			       const struct heatmap *h)
+{
+	uint64_t base = base_ns(h);
+	const uint32_t *idx = d->idx;
+	size_t n = d->n;
 	fputs("],\n\"t\":[", f);
 	int64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -541,21 +599,31 @@ static void write_page_data(FILE *f, const struct profile *p, const struct heatm
 	fputs("],\n\"s\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t st = p->samples[idx[i]].stack;
-		fprintf(f, i ? ",%u" : "%u", st < p->nnodes ? renum[st] : 0);
+		fprintf(f, i ? ",%u" : "%u", st < p->nnodes ? d->renum[st] : 0);
 	}
 	fputs("],\n\"c\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t th = p->samples[idx[i]].thread;
-		fprintf(f, i ? ",%u" : "%u", th < p->nthreads ? comm_of_thread[th] - 1 : 0);
+		fprintf(f, i ? ",%u" : "%u", th < p->nthreads ? d->comm_of_thread[th] - 1 : 0);
 	}
 	fputs("]}", f);
+}
 
-	free(comm_of_thread);
-	free(comm_fn);
-	free(fn_of);
-	flamechart_funcs_free(&ff);
-	free(renum);
-	free(idx);
+/* The data the page draws from, as JSON: the map's cells, the functions
+ * (labels and flamesvg colours), the used part of the stack trie (renumbered,
+ * parents before children) and the samples in time order — delta-coded ns
+ * from the map's first second, stack node, process. */
+static void write_page_data(FILE *f, const struct profile *p, const struct heatmap *h,
+			    const char *title, size_t max_samples)
+{
+	struct page_data d = {0};
+	page_samples(&d, p, h, max_samples);
+	page_nodes(&d, p);
+	page_functions(&d, p);
+	write_page_map(f, &d, p, h, title);
+	write_page_functions(f, &d, p);
+	write_page_samples(f, &d, p, h);
+	page_data_free(&d);
 }
 
 /* Copies JSON into a <script> element: '<' only occurs inside JSON strings,
