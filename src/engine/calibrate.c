@@ -280,19 +280,19 @@ static const struct gap *gap_at(const struct gap *g, size_t n, uint64_t t)
 	return lo < n && g[lo].start <= t && t <= g[lo].end ? &g[lo] : NULL;
 }
 
-/* A sample's cost to the thread it interrupts, as that thread sees it: the
- * thread spins reading the clock while the session's kind of sampler (per
- * CPU, by frequency) runs on its CPU; the sampler notes when each sample
- * was taken, and the gap in the thread's clock readings around that time is
- * what the sample cost; the sampler measured how late it ran and how long,
- * the rest is what it cannot time (the medians are kept). */
-static int calibrate_samples(struct engine *e, struct calibration_result *out, char *err,
-			     size_t errlen)
-{
-	uint32_t tid = (uint32_t)gettid();
-	uint64_t iter = typical_iteration();
-	uint64_t gap_min = 4 * iter > 200 ? 4 * iter : 200;
+/* What the thread saw while it spun sampled: its gaps, and the engine's own
+ * time and sample count on it before and after. */
+struct sampled_spin {
+	struct gap *gaps;
+	size_t ngaps;
+	uint64_t own0, own1, n0, n1;
+};
 
+/* Spins on this thread's CPU, kept there, while the session's kind of
+ * sampler runs on it; the thread's affinity is restored after. */
+static int spin_sampled(struct engine *e, uint32_t tid, uint64_t gap_min,
+			struct sampled_spin *sp, char *err, size_t errlen)
+{
 	cpu_set_t old_set, one;
 	int cpu = sched_getcpu();
 	bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof(old_set), &old_set) == 0;
@@ -324,7 +324,35 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	engine_detach_fd(link);
 	close(fd);
 	sched_setaffinity(0, sizeof(old_set), &old_set);
+	*sp = (struct sampled_spin){.gaps = gaps, .ngaps = ngaps, .own0 = own0, .own1 = own1,
+				    .n0 = n0, .n1 = n1};
+	return 0;
+}
 
+/* Per sample seen in the thread's timeline: its whole cost (the gap), how
+ * late its program ran, how long the rest of its interrupt took (when
+ * timed), and the rest no program timed. */
+struct sample_costs {
+	uint64_t *full, *lates, *exits, *rest;
+	uint64_t *rest_untimed; /* exit not timed */
+	size_t nc, nexits;
+};
+
+static void sample_costs_free(struct sample_costs *sc)
+{
+	free(sc->full);
+	free(sc->lates);
+	free(sc->exits);
+	free(sc->rest);
+	free(sc->rest_untimed);
+}
+
+/* The sampler's notes on each sample, matched to the gap around its time. */
+static void match_samples(struct engine *e, const struct sampled_spin *sp, uint64_t iter,
+			  struct sample_costs *sc)
+{
+	const struct gap *gaps = sp->gaps;
+	size_t ngaps = sp->ngaps;
 	uint64_t *times = xcalloc(SONDE_CALIB_TIMES, sizeof(*times));
 	uint64_t *late = xcalloc(SONDE_CALIB_TIMES, sizeof(*late));
 	uint64_t *run = xcalloc(SONDE_CALIB_TIMES, sizeof(*run));
@@ -332,16 +360,13 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	size_t nt = engine_calib_times(e, times, SONDE_CALIB_TIMES);
 	size_t nl = engine_calib_lateness(e, late, run, exit, SONDE_CALIB_TIMES);
 	nt = nl < nt ? nl : nt;
-	/* Per sample seen in the thread's timeline: its whole cost (the gap),
-	 * how late its program ran, how long the rest of its interrupt took
-	 * (when timed), and the rest no program timed. */
 	uint64_t *full = xcalloc(nt + 1, sizeof(*full));
 	uint64_t *lates = xcalloc(nt + 1, sizeof(*lates));
 	uint64_t *exits = xcalloc(nt + 1, sizeof(*exits));
 	uint64_t *rest = xcalloc(nt + 1, sizeof(*rest));
-	uint64_t *rest_untimed = xcalloc(nt + 1, sizeof(*rest_untimed)); /* exit not timed */
+	uint64_t *rest_untimed = xcalloc(nt + 1, sizeof(*rest_untimed));
 	size_t nc = 0, nexits = 0;
-	for (size_t i = (size_t)n0; i < nt; i++) {
+	for (size_t i = (size_t)sp->n0; i < nt; i++) {
 		const struct gap *g = gap_at(gaps, ngaps, times[i]);
 		if (!g)
 			continue;
@@ -355,48 +380,39 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 			exits[nexits++] = exit[i];
 		nc++;
 	}
-	free(gaps);
 	free(times);
 	free(late);
 	free(run);
 	free(exit);
-	uint64_t n = n1 - n0;
-	if (nc < 20) {
-		free(full);
-		free(lates);
-		free(exits);
-		free(rest);
-		free(rest_untimed);
-		if (n < 20)
-			errbuf_set(err, errlen,
-				   "only %llu calibration samples were taken while it spun, 20 are "
-				   "needed: the machine is busy",
-				   (unsigned long long)n);
-		else
-			errbuf_set(err, errlen,
-				   "only %zu of its %llu calibration samples were seen by the "
-				   "spinning thread",
-				   nc, (unsigned long long)n);
-		return -1;
-	}
-	/* Medians: a sample's gap has a long tail on a busy machine (the thread
-	 * preempted at the interrupt's exit, the virtual CPU stalled by its
-	 * host: 71 us at the 90th percentile where the median was 20), which is
-	 * not the sample's cost; most samples are not caught by it. What each
-	 * sample costs beyond the median's constant is measured in the run
-	 * itself: its program's run time, its lateness (timer_lateness in
-	 * bpf/sampler.bpf.c), charged up to 3 medians (+2 us), more being the
-	 * CPU held from the interrupt, and the rest of its interrupt
-	 * (sample_irq_exit), charged up to EXIT_CAP_MEDIANS medians (+10 us):
-	 * its tail is the sample's own work (8-30 us interrupts on a virtual
-	 * machine), more is a stall. Every sample's exit is timed unless the
-	 * tracepoint missed it (then its median is charged as unseen). */
+	*sc = (struct sample_costs){.full = full, .lates = lates, .exits = exits, .rest = rest,
+				    .rest_untimed = rest_untimed, .nc = nc, .nexits = nexits};
+}
+
+/* Medians: a sample's gap has a long tail on a busy machine (the thread
+ * preempted at the interrupt's exit, the virtual CPU stalled by its
+ * host: 71 us at the 90th percentile where the median was 20), which is
+ * not the sample's cost; most samples are not caught by it. What each
+ * sample costs beyond the median's constant is measured in the run
+ * itself: its program's run time, its lateness (timer_lateness in
+ * bpf/sampler.bpf.c), charged up to 3 medians (+2 us), more being the
+ * CPU held from the interrupt, and the rest of its interrupt
+ * (sample_irq_exit), charged up to EXIT_CAP_MEDIANS medians (+10 us):
+ * its tail is the sample's own work (8-30 us interrupts on a virtual
+ * machine), more is a stall. Every sample's exit is timed unless the
+ * tracepoint missed it (then its median is charged as unseen). */
+static void take_medians(struct engine *e, const struct sampled_spin *sp,
+			 struct sample_costs *sc, struct calibration_result *out)
+{
+	uint64_t *full = sc->full, *lates = sc->lates, *exits = sc->exits, *rest = sc->rest,
+		 *rest_untimed = sc->rest_untimed;
+	size_t nc = sc->nc, nexits = sc->nexits;
+	uint64_t n = sp->n1 - sp->n0;
 	qsort(full, nc, sizeof(*full), order_u64);
 	qsort(lates, nc, sizeof(*lates), order_u64);
 	qsort(exits, nexits ? nexits : 1, sizeof(*exits), order_u64);
 	qsort(rest, nc, sizeof(*rest), order_u64);
 	qsort(rest_untimed, nc, sizeof(*rest_untimed), order_u64);
-	double handler = n ? (double)(own1 - own0) / (double)n : 0;
+	double handler = n ? (double)(sp->own1 - sp->own0) / (double)n : 0;
 	bool exits_timed = engine_times_sample_exits(e) && nexits * 2 >= nc;
 	out->samples = (unsigned long)n;
 	out->sample_full_ns = (double)full[nc / 2];
@@ -407,11 +423,44 @@ static int calibrate_samples(struct engine *e, struct calibration_result *out, c
 	out->calib.exit_cap_ns = exits_timed ? EXIT_CAP_MEDIANS * exits[nexits / 2] + 10000 : 0;
 	/* Without timed exits, the unseen rest holds them. */
 	out->calib.sample_unseen_ns = exits_timed ? rest[nc / 2] : rest_untimed[nc / 2];
-	free(full);
-	free(lates);
-	free(exits);
-	free(rest);
-	free(rest_untimed);
+}
+
+/* A sample's cost to the thread it interrupts, as that thread sees it: the
+ * thread spins reading the clock while the session's kind of sampler (per
+ * CPU, by frequency) runs on its CPU; the sampler notes when each sample
+ * was taken, and the gap in the thread's clock readings around that time is
+ * what the sample cost; the sampler measured how late it ran and how long,
+ * the rest is what it cannot time (the medians are kept). */
+static int calibrate_samples(struct engine *e, struct calibration_result *out, char *err,
+			     size_t errlen)
+{
+	uint32_t tid = (uint32_t)gettid();
+	uint64_t iter = typical_iteration();
+	uint64_t gap_min = 4 * iter > 200 ? 4 * iter : 200;
+
+	struct sampled_spin sp;
+	if (spin_sampled(e, tid, gap_min, &sp, err, errlen))
+		return -1;
+	struct sample_costs sc;
+	match_samples(e, &sp, iter, &sc);
+	free(sp.gaps);
+	uint64_t n = sp.n1 - sp.n0;
+	if (sc.nc < 20) {
+		sample_costs_free(&sc);
+		if (n < 20)
+			errbuf_set(err, errlen,
+				   "only %llu calibration samples were taken while it spun, 20 are "
+				   "needed: the machine is busy",
+				   (unsigned long long)n);
+		else
+			errbuf_set(err, errlen,
+				   "only %zu of its %llu calibration samples were seen by the "
+				   "spinning thread",
+				   sc.nc, (unsigned long long)n);
+		return -1;
+	}
+	take_medians(e, &sp, &sc, out);
+	sample_costs_free(&sc);
 	return 0;
 }
 
