@@ -472,20 +472,11 @@ static int load_spans(struct loader *l)
 	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }
 
-/* Captures, predicates, hits and their values (none in older recordings). */
-static int load_values(struct loader *l)
+/* The captures, dense in id order, each of a probe of the recording. */
+static int load_captures(struct loader *l)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'captures'",
-			       -1, &st, NULL) != SQLITE_OK)
-		return recording_load_fail_sqlite(l);
-	int r = sqlite3_step(st);
-	bool present = r == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-	sqlite3_finalize(st);
-	if (!present)
-		return 0;
-	if (recording_check_value_tables(l))
-		return -1;
+	int r;
 	struct profile *p = l->p;
 	if (sqlite3_prepare_v2(l->db, "SELECT id, probe, name, type, kind FROM captures ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -509,8 +500,15 @@ static int load_values(struct loader *l)
 		}
 	}
 	sqlite3_finalize(st);
-	if (r != SQLITE_DONE)
-		return recording_load_fail_sqlite(l);
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
+}
+
+/* The probes' predicates. */
+static int load_predicates(struct loader *l)
+{
+	sqlite3_stmt *st;
+	int r;
+	struct profile *p = l->p;
 	if (sqlite3_prepare_v2(l->db, "SELECT probe, predicate FROM probe_predicates", -1, &st,
 			       NULL) != SQLITE_OK)
 		return recording_load_fail_sqlite(l);
@@ -525,9 +523,15 @@ static int load_values(struct loader *l)
 		p->probes[probe].predicate = xstrdup(pred);
 	}
 	sqlite3_finalize(st);
-	if (r != SQLITE_DONE)
-		return recording_load_fail_sqlite(l);
-	/* Hits in id order, each with its values (ordered by capture). */
+	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
+}
+
+/* Hits in id order, each with its values (ordered by capture). */
+static int load_hits(struct loader *l)
+{
+	sqlite3_stmt *st;
+	int r;
+	struct profile *p = l->p;
 	if (sqlite3_prepare_v2(l->db,
 			       "SELECT h.id, h.probe, h.thread, h.time_ns, h.span, v.capture, v.status,"
 			       " v.value, v.text FROM hits h LEFT JOIN hit_values v ON v.hit = h.id"
@@ -578,6 +582,25 @@ static int load_values(struct loader *l)
 	if (bad)
 		return recording_load_fail(l, bad);
 	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
+}
+
+/* Captures, predicates, hits and their values (none in older recordings). */
+static int load_values(struct loader *l)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM sqlite_master WHERE name = 'captures'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return recording_load_fail_sqlite(l);
+	int r = sqlite3_step(st);
+	bool present = r == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	if (!present)
+		return 0;
+	if (recording_check_value_tables(l))
+		return -1;
+	if ((r = load_captures(l)) || (r = load_predicates(l)))
+		return r;
+	return load_hits(l);
 }
 
 static int load_samples(struct loader *l)
