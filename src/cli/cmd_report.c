@@ -9,7 +9,6 @@
 #include "folded.h"
 #include "optval.h"
 #include "outfile.h"
-#include "query.h"
 #include "formats.h"
 #include "registry.h"
 #include "report.h"
@@ -73,77 +72,133 @@ static void usage(FILE *f)
 		readable);
 }
 
-int cmd_report(int argc, char **argv)
+struct report_args {
+	enum { TEXT, JSON, FOLDED } mode;
+	struct report_options ro;
+	const char *output;
+	struct view_span_arg span; /* --in, --slow, --fast */
+	enum view_time time;
+};
+
+/* One of report's own options (not a view option): 0, or -1 after an error
+ * line (a bad value) or the usage (an unknown option). */
+static int report_option(struct report_args *a, int c, const char *arg)
+{
+	uint64_t top;
+	switch (c) {
+	case 'j':
+		a->mode = JSON;
+		return 0;
+	case 'f':
+		a->mode = FOLDED;
+		return 0;
+	case 't':
+		if (optval_count("--top", arg, 1, 1000000, &top))
+			return -1;
+		a->ro.top = (int)top;
+		return 0;
+	case 'l':
+		a->ro.lines = true;
+		return 0;
+	case 'o':
+		a->output = arg;
+		return 0;
+	case 'B':
+		a->ro.by = arg;
+		return 0;
+	default:
+		usage(stderr);
+		return -1;
+	}
+}
+
+/* Parses argv into a. Returns 0 to go on, or 1 when the command ends with
+ * *exit_code (help: 0; a bad option or operand: 2). */
+static int parse_args(int argc, char **argv, struct report_args *a, int *exit_code)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'}, {"folded", no_argument, NULL, 'f'},
 		{"top", required_argument, NULL, 't'}, VIEW_ARGS_FILTER_OPTS,
 		{"output", required_argument, NULL, 'o'},
-		{"in", required_argument, NULL, 'i'}, {"slow", required_argument, NULL, 's'},
-		{"fast", required_argument, NULL, 'F'}, {"lines", no_argument, NULL, 'l'},
+		VIEW_ARGS_SPAN_OPTS, {"lines", no_argument, NULL, 'l'},
 		VIEW_ARGS_TIME_OPTS,
 		{"by", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'}, {0},
 	};
-	enum { TEXT, JSON, FOLDED } mode = TEXT;
-	struct report_options ro = {0};
-	const char *output = "-";
-	const char *span_arg = NULL;
-	enum span_class span_cls = SPAN_ANY;
-	enum view_time time = VIEW_ON_CPU;
+	memset(a, 0, sizeof(*a));
+	a->output = "-";
+	a->time = VIEW_ON_CPU;
+	*exit_code = 2;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		int r = view_args_parse_option(&ro.filter, &time, c, optarg);
+		int r = view_args_parse_option(&a->ro.filter, &a->time, c, optarg);
+		if (r == 0)
+			r = view_args_parse_span(&a->span, c, optarg);
 		if (r < 0)
-			return 2;
+			return 1;
 		if (r > 0)
 			continue;
-		switch (c) {
-		case 'j':
-			mode = JSON;
-			break;
-		case 'f':
-			mode = FOLDED;
-			break;
-		case 't': {
-			uint64_t top;
-			if (optval_count("--top", optarg, 1, 1000000, &top))
-				return 2;
-			ro.top = (int)top;
-			break;
-		}
-		case 'l':
-			ro.lines = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'i':
-		case 's':
-		case 'F':
-			if (span_arg) {
-				errorf("give one of --in, --slow, --fast");
-				return 2;
-			}
-			span_arg = optarg;
-			span_cls = c == 'i' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
-			break;
-		case 'B':
-			ro.by = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+			*exit_code = 0;
+			return 1;
 		}
+		if (report_option(a, c, optarg))
+			return 1;
 	}
 	if (optind != argc - 1) {
 		errorf("report needs exactly one recording file (see sonde report --help)");
-		return 2;
+		return 1;
 	}
+	return 0;
+}
+
+/* The samples the report takes: --off-cpu/--wall/--wakers, --event,
+ * --in/--slow/--fast (described in view) and --by's check. Returns 0, or -1
+ * after an error line. */
+static int choose_view(struct report_args *a, struct profile *p, char *view, size_t viewlen)
+{
+	char err[512];
+	if (view_set_time(&a->ro.filter, p, a->time, err, sizeof(err)) ||
+	    view_set_event(&a->ro.filter, p, err, sizeof(err))) {
+		errorf("%s", err);
+		return -1;
+	}
+	if (a->span.arg) {
+		if (view_args_apply_span(&a->span, p, &a->ro.filter, view, viewlen))
+			return -1;
+		a->ro.view = view;
+	}
+	if (a->ro.by && valuereport_by_check(p, &a->ro.filter, a->ro.by, err, sizeof(err))) {
+		errorf("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The report in its mode (text, JSON, folded) to f; nonzero when writing failed. */
+static int write_report(FILE *f, struct profile *p, const struct report_args *a)
+{
+	if (a->mode == JSON)
+		return report_write_json(f, p, &a->ro);
+	if (a->mode == FOLDED) {
+		const struct view *v = &a->ro.filter;
+		struct flame_tree *t = a->ro.lines ? viewtree_flame_lines(p, v, FLAME_ROOT_COMM)
+						   : viewtree_flame(p, v, FLAME_ROOT_COMM);
+		int rc = folded_write_view(f, t, true, v);
+		flame_free(t);
+		return rc;
+	}
+	return report_write_text(f, p, &a->ro);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a;
+	int exit_code;
+	if (parse_args(argc, argv, &a, &exit_code))
+		return exit_code;
 	const char *path = argv[optind];
 	char err[512];
 	struct profile *p = formats_load(path, NULL, NULL, err, sizeof(err));
@@ -151,47 +206,19 @@ int cmd_report(int argc, char **argv)
 		errorf("%s", err);
 		return 1;
 	}
-	ro.source = path;
-	if (view_set_time(&ro.filter, p, time, err, sizeof(err)) ||
-	    view_set_event(&ro.filter, p, err, sizeof(err))) {
-		errorf("%s", err);
-		profile_free(p);
-		return 1;
-	}
+	a.ro.source = path;
 	char view[512];
-	if (span_arg) {
-		struct span_query q;
-		if (query_parse(p, span_cls, span_arg, &q, err, sizeof(err))) {
-			errorf("%s", err);
-			profile_free(p);
-			return 1;
-		}
-		query_apply(&q, &ro.filter);
-		query_describe(&q, p, &ro.filter, view, sizeof(view));
-		ro.view = view;
-	}
-	if (ro.by && valuereport_by_check(p, &ro.filter, ro.by, err, sizeof(err))) {
-		errorf("%s", err);
+	if (choose_view(&a, p, view, sizeof(view))) {
 		profile_free(p);
 		return 1;
 	}
 	struct outfile out;
-	if (outfile_open(&out, output, err, sizeof(err))) {
+	if (outfile_open(&out, a.output, err, sizeof(err))) {
 		errorf("%s", err);
 		profile_free(p);
 		return 1;
 	}
-	int rc;
-	if (mode == JSON) {
-		rc = report_write_json(out.f, p, &ro);
-	} else if (mode == FOLDED) {
-		struct flame_tree *t = ro.lines ? viewtree_flame_lines(p, &ro.filter, FLAME_ROOT_COMM)
-					        : viewtree_flame(p, &ro.filter, FLAME_ROOT_COMM);
-		rc = folded_write_view(out.f, t, true, &ro.filter);
-		flame_free(t);
-	} else {
-		rc = report_write_text(out.f, p, &ro);
-	}
+	int rc = write_report(out.f, p, &a);
 	profile_free(p);
 	if (rc) {
 		outfile_abort(&out);

@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 
+#include "errbuf.h"
 #include "optval.h"
+#include "query.h"
 
 int view_args_parse_option(struct view *v, enum view_time *time, int c, const char *arg)
 {
@@ -39,5 +41,32 @@ int view_args_parse_option(struct view *v, enum view_time *time, int c, const ch
 		*time = VIEW_WAKERS;
 		return 1;
 	}
+	return 0;
+}
+
+int view_args_parse_span(struct view_span_arg *s, int c, const char *arg)
+{
+	if (c != VIEW_ARGS_OPT_IN && c != VIEW_ARGS_OPT_SLOW && c != VIEW_ARGS_OPT_FAST)
+		return 0;
+	if (s->arg) {
+		errorf("give one of --in, --slow, --fast");
+		return -1;
+	}
+	s->arg = arg;
+	s->cls = c == VIEW_ARGS_OPT_IN ? SPAN_IN : c == VIEW_ARGS_OPT_SLOW ? SPAN_SLOW : SPAN_FAST;
+	return 1;
+}
+
+int view_args_apply_span(const struct view_span_arg *s, struct profile *p, struct view *v,
+			 char *desc, size_t desclen)
+{
+	char err[512];
+	struct span_query q;
+	if (query_parse(p, s->cls, s->arg, &q, err, sizeof(err))) {
+		errorf("%s", err);
+		return -1;
+	}
+	query_apply(&q, v);
+	query_describe(&q, p, v, desc, desclen);
 	return 0;
 }
