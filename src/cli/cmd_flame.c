@@ -89,8 +89,7 @@ struct flame_args {
 	struct flamesvg_options svg;
 	struct view filter;
 	const char *output;
-	const char *span_arg;
-	enum span_class span_cls;
+	struct view_span_arg span; /* --in, --slow or --fast */
 	const char *diff_slow;
 	bool diff_files;
 	enum flamediff_width diff_width;
@@ -236,15 +235,11 @@ static int flame_single(struct flame_args *a)
 		profile_free(p);
 		return 1;
 	}
-	if (a->span_arg) {
-		struct span_query q;
-		if (query_parse(p, a->span_cls, a->span_arg, &q, err, sizeof(err))) {
-			errorf("%s", err);
+	if (a->span.arg) {
+		if (view_args_apply_span(&a->span, p, &a->filter, view, sizeof(view))) {
 			profile_free(p);
 			return 1;
 		}
-		query_apply(&q, &a->filter);
-		query_describe(&q, p, &a->filter, view, sizeof(view));
 		if (!a->svg.subtitle)
 			a->svg.subtitle = view;
 	}
@@ -339,8 +334,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 		{"output", required_argument, NULL, 'o'}, {"icicle", no_argument, NULL, 'i'},
 		{"title", required_argument, NULL, 't'},  {"width", required_argument, NULL, 'w'},
 		{"minwidth", required_argument, NULL, 'm'}, VIEW_ARGS_FILTER_OPTS,
-		{"in", required_argument, NULL, 'n'},
-		{"slow", required_argument, NULL, 's'},   {"fast", required_argument, NULL, 'f'},
+		VIEW_ARGS_SPAN_OPTS,
 		{"diff-slow", required_argument, NULL, 'D'}, {"diff", no_argument, NULL, 'd'},
 		{"diff-width", required_argument, NULL, 'W'}, {"help", no_argument, NULL, 'h'},
 		{"range", required_argument, NULL, 'r'},  {"chart", no_argument, NULL, 'c'},
@@ -359,6 +353,11 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 			return -1;
 		if (r > 0)
 			continue;
+		r = view_args_parse_span(&a->span, c, optarg);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'o': a->output = optarg; break;
 		case 'i': a->svg.icicle = true; break;
@@ -372,16 +371,6 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 			if (optval_number("--minwidth", optarg, "pixels", 0, 1e6, &v))
 				return -1;
 			a->svg.minwidth = v;
-			break;
-		case 'n':
-		case 's':
-		case 'f':
-			if (a->span_arg) {
-				errorf("give one of --in, --slow, --fast");
-				return -1;
-			}
-			a->span_arg = optarg;
-			a->span_cls = c == 'n' ? SPAN_IN : c == 's' ? SPAN_SLOW : SPAN_FAST;
 			break;
 		case 'D': a->diff_slow = optarg; break;
 		case 'd': a->diff_files = true; break;
@@ -438,7 +427,7 @@ static int parse_args(int argc, char **argv, struct flame_args *a)
 				       "OUT.svg");
 		return -1;
 	}
-	if ((a->diff_slow != NULL) + a->diff_files + (a->span_arg != NULL) + a->chart > 1) {
+	if ((a->diff_slow != NULL) + a->diff_files + (a->span.arg != NULL) + a->chart > 1) {
 		errorf("--diff-slow, --diff, --chart and --in/--slow/--fast exclude each other");
 		return -1;
 	}
