@@ -5,7 +5,7 @@
  * after SONDE_FETCH_OPS rounds.
  *
  * fetch_prog_of(key, gen) finds a program; fetch_run(ctx, prog,
- * probe, span_id, pid_tgid) evaluates the program in
+ * id, span_id, pid_tgid) evaluates the program in
  * the per-CPU scratch record and sends it as a SONDE_REC_VALUES record,
  * unless its predicate failed. The maps are defined in fetch.bpf.c. */
 #ifndef SONDE_FETCH_BPF_H
@@ -246,7 +246,7 @@ static __always_inline struct sonde_fetch_prog *fetch_prog_of(__u32 key, __u32 g
 /* Runs a fetch program at this hit and sends the values (or nothing, when
  * its predicate fails). Returns 0 when its predicate failed, else 1. */
 static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
-				     __u32 probe, __u64 span_id, __u64 pid_tgid)
+				     __u32 id, __u64 span_id, __u64 pid_tgid)
 {
 	__u32 zero = 0;
 	struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
@@ -291,7 +291,7 @@ static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_pro
 	if (s->dropped)
 		return 0;
 	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
-	s->rec.probe = probe;
+	s->rec.probe = id;
 	s->rec.nvalues = prog->nvalues;
 	s->rec.span_id = span_id;
 	s->rec.layout = prog->layout;

@@ -403,10 +403,10 @@ struct sonde_span_frame {
 			 * needs it (most calls never get one) */
 	__u64 start_ns; /* when the entry handler finished its own work */
 	__u64 own_at_entry; /* the thread's own_ns when the call began */
-	__u32 probe;
+	__u32 probe;    /* its slot (probe_cfg's key) */
 	__u32 gen;      /* the probe's attach generation when the call began */
 	__u32 flags;    /* SONDE_FRAME_* */
-	__u32 _pad;
+	__u32 id;       /* the session's id of the probe (sonde_probe_config.id) */
 	/* Point probes hit during this call (bit = the point's bit, see
 	 * sonde_probe_config.point_bit), its traced callees' hits included:
 	 * a call passes its bits to its caller when it returns. */
@@ -552,6 +552,9 @@ struct sonde_probe_config {
 	 * predicate is not pushed (no sample is in it, its return counts
 	 * nothing); 0: its entry never looks one up. */
 	__u32 fetch;
+	/* The session's id of the probe in this slot: what the records of its
+	 * calls, values and samples name (the slot is the kernel's own key). */
+	__u32 id;
 };
 
 /* A sample, or an off-CPU interval (off_ns > 0: a thread's time between
@@ -634,7 +637,7 @@ struct sonde_task_event {
 /* One thread at one pass of the thread-state sampler (SONDE_REC_THREAD):
  * hdr.time_ns is the pass's time, hdr.pid/tid/comm the thread's; then its
  * state (struct sonde_thread_now), its outermost traced calls in flight
- * (span_probes are slots in the kernel, probe ids in user space) and its
+ * (span_probes: the session's probe ids) and its
  * last stacks by reference: stack_ns is the hdr.time_ns of the
  * SONDE_REC_THREAD_STACK record of this thread holding them (sent once, by
  * the first pass that found the thread had left the CPU again; 0: none

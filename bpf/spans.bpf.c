@@ -140,7 +140,7 @@ static __always_inline int span_filter(struct pt_regs *ctx, struct sonde_fetch_p
 				       struct sonde_thread_state *st, struct sonde_span_frame *f,
 				       __u64 t0, __u64 pid_tgid, struct sonde_probe_config *cfg)
 {
-	int kept = fetch_run(ctx, prog, f->probe, span_id_of(f), pid_tgid);
+	int kept = fetch_run(ctx, prog, f->id, span_id_of(f), pid_tgid);
 	__u64 t1 = bpf_ktime_get_ns();
 	st->own_ns += t1 - t0;
 	if (!kept) {
@@ -184,7 +184,7 @@ int span_enter(struct pt_regs *ctx)
 	struct sonde_fetch_prog *prog = cfg->fetch ? fetch_prog_of(probe, cfg->gen) : NULL;
 	if (!st) {
 		if (prog)
-			fetch_run(ctx, prog, probe, 0, pid_tgid);
+			fetch_run(ctx, prog, cfg->id, 0, pid_tgid);
 		return 0;
 	}
 	__u64 sp = PT_REGS_SP(ctx);
@@ -196,12 +196,13 @@ int span_enter(struct pt_regs *ctx)
 		st->depth = d + 1;
 		count(SONDE_CNT_SPAN_OVERFLOW);
 		if (prog)
-			fetch_run(ctx, prog, probe, 0, pid_tgid);
+			fetch_run(ctx, prog, cfg->id, 0, pid_tgid);
 		return 0;
 	}
 	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
 	f->span_id = 0;
 	f->probe = probe;
+	f->id = cfg->id;
 	f->gen = cfg->gen;
 	f->flags = 0;
 	f->points = 0;
@@ -289,7 +290,7 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 		return;
 	}
 	fill_hdr(&r->hdr, SONDE_REC_SPAN, pid_tgid, now);
-	r->probe = f->probe;
+	r->probe = f->id;
 	r->depth = level + 1;
 	r->span_id = span_id_of(f);
 	r->parent_span_id =
@@ -399,7 +400,7 @@ int point_hit(struct pt_regs *ctx)
 	if (prog) {
 		/* Timed and charged to the calls in flight, as at a span's entry. */
 		__u64 t0 = bpf_ktime_get_ns();
-		int kept = fetch_run(ctx, prog, probe, 0, pid_tgid);
+		int kept = fetch_run(ctx, prog, cfg->id, 0, pid_tgid);
 		if (st)
 			st->own_ns += bpf_ktime_get_ns() - t0;
 		if (!kept)

@@ -341,7 +341,7 @@ static __always_inline void stacks_fill_spans(struct sonde_sample *s, struct son
 		if (i >= st->depth || i >= SONDE_SPAN_DEPTH)
 			break;
 		s->span_ids[i] = span_id_of(&st->frames[i]);
-		s->span_probes[i] = st->frames[i].probe;
+		s->span_probes[i] = st->frames[i].id;
 		s->nspans = i + 1;
 	}
 }

@@ -307,7 +307,7 @@ static long pass_one(__u32 slot, struct pass_ctx *pc)
 			f->flags |= SONDE_FRAME_SAMPLED;
 			r.span_ids[i] = span_id_of(f);
 			r.span_start_ns[i] = f->start_ns;
-			r.span_probes[i] = f->probe;
+			r.span_probes[i] = f->id;
 			r.nspans = i + 1;
 		}
 	}

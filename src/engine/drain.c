@@ -39,15 +39,17 @@ int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct engine *e = ctx;
 	unwind_follow(e, data, size);
-	const void *rec = record_with_ids(e->slot_probe, data, size, &e->recbuf, &e->recbuf_cap);
-	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
+	return deliver_cut(e, data, size);
 }
 
 int deliver_cut(void *ctx, const void *data, size_t size)
 {
 	struct engine *e = ctx;
-	const void *rec = record_with_ids(e->slot_probe, data, size, &e->recbuf, &e->recbuf_cap);
-	return rec ? e->opt.on_record(e->opt.arg, rec, size) : 0;
+	/* The kernel wrote the caller's probe ids: records go as they are,
+	 * but for those of a probe being taken back (detach_probe). */
+	if (e->discarding != NO_PROBE && record_probe(data, size) == e->discarding)
+		return 0;
+	return e->opt.on_record(e->opt.arg, data, size);
 }
 
 int engine_poll(struct engine *e, int timeout_ms)

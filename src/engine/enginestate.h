@@ -95,8 +95,7 @@ struct engine {
 	 * them, carry an older generation in their cookie, which the BPF
 	 * programs ignore. */
 	struct uprobes *up;
-	unsigned char *recbuf; /* a record with its slots turned into ids */
-	size_t recbuf_cap;
+	uint32_t discarding; /* a probe whose records are dropped, or NO_PROBE */
 	struct unwind *unwind; /* NULL with --unwind fp */
 	struct ring_buffer *unwind_rb; /* its requests */
 };

@@ -220,6 +220,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	e->tstate_fd = -1;
 	for (int i = 0; i < SONDE_MAX_PROBES; i++)
 		e->slot_probe[i] = NO_PROBE;
+	e->discarding = NO_PROBE;
 	/* Before anything the helper should not inherit (it closes all it
 	 * inherited at once anyway) and while sonde has one thread. Without
 	 * it, uprobes are removed on sonde's own thread, as unsafely as ever. */
@@ -430,7 +431,6 @@ void engine_close(struct engine *e)
 {
 	if (!e)
 		return;
-	free(e->recbuf);
 	engine_stop(e);
 	/* The probes still attached go the way of every detach, and sonde
 	 * waits until the kernel has removed them all (the programs they run

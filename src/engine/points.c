@@ -91,6 +91,7 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 	}
 	if (fresh) {
 		e->probe_gen[slot]++;
+		e->slot_probe[slot] = probe; /* in its config: its records name it */
 		e->point_bit[slot] = (uint8_t)(bit + 1);
 		/* The bit's column of calls that hit it starts at zero. */
 		int ncpu = libbpf_num_possible_cpus();
@@ -133,9 +134,9 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 		if (fresh) {
 			e->point_bit[slot] = 0;
 			free_point_progs(e, slot);
+			e->slot_probe[slot] = NO_PROBE;
 		}
 		return -1;
 	}
-	e->slot_probe[slot] = probe;
 	return 0;
 }

@@ -1,26 +1,22 @@
-/* recordids — records, as the kernel names probes (by slot), turned into
- * records as the caller names them (by its probe ids).
+/* recordids — which probe a record belongs to, as the caller names it.
  *
- * Pure: the slot table is an argument, so it is tested without a kernel. */
+ * The kernel's programs write the caller's probe ids into every record
+ * (sonde_probe_config.id), so records reach the caller as they are; this
+ * says which probe's calls or values a record carries, for the engine to
+ * drop those of a probe being taken back (engine_discard_span).
+ *
+ * Pure: tested without a kernel. */
 #ifndef SONDE_RECORDIDS_H
 #define SONDE_RECORDIDS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* A slot no probe is in (slot_probe[slot]). */
+/* No probe: a slot no probe is in, a record of no probe's. */
 #define NO_PROBE UINT32_MAX
 
-/* The record at data (size bytes) with every slot it names (a values
- * record's, a span's probe; a sample's, a thread stack's or a thread
- * record's probes of the calls in flight) replaced by slot_probe[slot]
- * (SONDE_MAX_PROBES entries; a slot beyond them names NO_PROBE). Returns
- * data itself when every slot is its own id (the usual case), else a copy
- * in *buf (grown as needed, *cap bytes; the caller frees it), or NULL for
- * a span or values record of a slot no probe is in any more (its calls were
- * delivered when it was detached). Records of other kinds come back as
- * they are. */
-const void *record_with_ids(const uint32_t *slot_probe, const void *data, size_t size,
-			    unsigned char **buf, size_t *cap);
+/* The probe id of a span or values record (size bytes at data), or
+ * NO_PROBE for a record of another kind or one too short to be read. */
+uint32_t record_probe(const void *data, size_t size);
 
 #endif

@@ -41,6 +41,7 @@ int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.gen = e->probe_gen[slot],
 		.point_bit = e->point_bit[slot],
 		.fetch = e->slot_fetch[slot],
+		.id = e->slot_probe[slot],
 	};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
@@ -213,9 +214,8 @@ bool attached_for(const struct engine *e, uint32_t probe, pid_t pid)
 }
 
 /* Detaches every attachment of a probe without waiting for the kernel.
- * deliver: first hand the caller the records of its calls already in the
- * ring buffer (after this, records of the slot no longer name the probe and
- * are dropped). */
+ * The records of its calls already in the ring buffer are handed to the
+ * caller first (deliver) or dropped. */
 void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 {
 	int found = slot_of(e, probe);
@@ -223,8 +223,9 @@ void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 		return;
 	uint32_t slot = (uint32_t)found;
 	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
-	if (deliver) /* while its records still name the probe */
-		ring_buffer__consume(e->rb);
+	e->discarding = deliver ? NO_PROBE : probe;
+	ring_buffer__consume(e->rb);
+	e->discarding = NO_PROBE;
 	int *links = xcalloc(2 * e->nspans + 1, sizeof(*links));
 	size_t n = 0, kept = 0;
 	for (size_t i = 0; i < e->nspans; i++) {

@@ -217,14 +217,17 @@ assert_slow_fn_share() {
 	need_numbers "expected slow_fn share ($view)" "$expected"
 	awk -v e="$expected" 'BEGIN { exit !(e < 0.5) }' &&
 		skip "the host stalled so many fast calls past the $view threshold that slow_fn can hold only $expected of the slow view: too few to tell sonde's errors from the host's"
-	# The bound: the prediction less 0.03 and 2.5 standard deviations of a
-	# share of the view's samples (0.09 for slow_microcalls' ~350, 0.13 for
-	# own_cost's ~120).
+	# The bound: the prediction less 0.03 and 3 standard deviations of a
+	# share of the view's samples (0.10 for slow_microcalls' ~350, 0.15 for
+	# own_cost's ~150): the prediction has its own spread (the few stalled
+	# calls it is read from), so the views fall around it wider than their
+	# samples alone would (own_cost, twelve runs on a busy 2-CPU VM whose
+	# samples cost 50 us: -0.13..+0.06, standard deviation 0.06).
 	n=$(jq .samples "$json")
 	need_numbers "samples in the slow view ($view)" "$n"
 	assert_ge "slow_fn share in slow calls ($view), against $expected expected from the host's stalls of unsampled calls" \
 		"$(function_share "$json" slow_fn)" \
-		"$(awk -v e="$expected" -v n="$n" 'BEGIN { print e - 0.03 - 2.5 * sqrt(e * (1 - e) / (n > 0 ? n : 1)) }')"
+		"$(awk -v e="$expected" -v n="$n" 'BEGIN { print e - 0.03 - 3 * sqrt(e * (1 - e) / (n > 0 ? n : 1)) }')"
 }
 
 # expected_slow_share REC PROBE THRESHOLD_NS SLOW_LO_NS SLOW_HI_NS INNER

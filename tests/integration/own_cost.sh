@@ -60,21 +60,14 @@ assert_near "handle p50 - fast_work p50 (ns), corrected" "$((p50_h - p50_f))" 0 
 # them. Their share is read from the calls no sample landed in
 # (assert_slow_fn_share, lib.sh, as slow_microcalls.sh does; slow_fn's 60 us
 # are 60/65 of a slow call): the views held -0.08..+0.08 around it over six
-# runs on a busy 2-CPU VM. p99 is not asserted here: with exactly 1% slow
+# runs on a busy 2-CPU VM, -0.13..+0.06 over twelve on one whose samples
+# cost 50 us (calibrated). p99 is not asserted here: with exactly 1% slow
 # calls and the host's stalls of 40-60 us beside them it lies inside the
 # slow calls' own mode (CI's run: 0.41 against 0.74 predicted), where the
 # share turns on how each slow call's correction falls around it;
 # slow_microcalls.sh, whose slow calls stand far from the stalls, asserts it.
-"$SONDE" report "$WORK/r.sonde" --json --slow "handle:auto" >"$WORK/slow.json"
-assert_slow_fn_share "$WORK/r.sonde" "$WORK/all.json" "$WORK/out.txt" "$WORK/slow.json" auto \
-	"$(awk 'BEGIN { print 60 / 65 }')"
-"$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
-assert_le "slow_fn share in fast calls (auto)" "$(function_share "$WORK/fast.json" slow_fn)" 0.03
-thr=$(jq '.probes[] | select(.name == "handle") | .auto.threshold_ns' "$WORK/all.json")
-jq -e '.probes[] | select(.name == "handle") | .auto.found' "$WORK/all.json" >/dev/null ||
-	fail "auto found no valley between ~5 us and ~65 us calls"
-assert_ge "auto threshold (ns), between the modes" "$thr" 6000
-assert_le "auto threshold (ns), between the modes" "$thr" 60000
+# (Checked after the calls' own truth below, which says first whether a
+# failure here is sampled fast calls the correction left slow.)
 
 # A sample must not make a call slow. Each call's truth is its index (the
 # calls run in order on one thread). Among the calls that were fast by
@@ -107,6 +100,17 @@ assert_le "unsampled fast calls classified slow" "$unsampled_share" 0.03
 assert_le "sampled fast calls classified slow (raw durations: $sampled_raw_share)" "$sampled_share" 0.2
 assert_le "sampled fast calls classified slow, corrected / raw" \
 	"$(awk -v c="$sampled_share" -v r="$sampled_raw_share" 'BEGIN { print (r > 0 ? c / r : 1) }')" 0.34
+
+"$SONDE" report "$WORK/r.sonde" --json --slow "handle:auto" >"$WORK/slow.json"
+assert_slow_fn_share "$WORK/r.sonde" "$WORK/all.json" "$WORK/out.txt" "$WORK/slow.json" auto \
+	"$(awk 'BEGIN { print 60 / 65 }')"
+"$SONDE" report "$WORK/r.sonde" --json --fast handle:auto >"$WORK/fast.json"
+assert_le "slow_fn share in fast calls (auto)" "$(function_share "$WORK/fast.json" slow_fn)" 0.03
+thr=$(jq '.probes[] | select(.name == "handle") | .auto.threshold_ns' "$WORK/all.json")
+jq -e '.probes[] | select(.name == "handle") | .auto.found' "$WORK/all.json" >/dev/null ||
+	fail "auto found no valley between ~5 us and ~65 us calls"
+assert_ge "auto threshold (ns), between the modes" "$thr" 6000
+assert_le "auto threshold (ns), between the modes" "$thr" 60000
 
 # Samples of sonde's own machinery: one frame "[sonde]", left out of views
 # unless asked for, and reported.
