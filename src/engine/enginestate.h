@@ -35,6 +35,21 @@ struct span_attachment {
 };
 
 
+/* One kernel slot (probe_cfg's key, the cookie's slot): the probe in it
+ * and what its config says. */
+struct slot {
+	uint32_t probe;    /* the caller's id, NO_PROBE when not used */
+	uint32_t gen;      /* attach generation */
+	uint8_t cls;       /* enum engine_insn_class of its first instruction */
+	uint8_t point_bit; /* a point probe's bit + 1; 0: a span probe */
+	bool active;       /* as last written to its probe_cfg */
+	bool fetch;        /* it has a capture program (probe_cfg.fetch) */
+	/* A capturing point probe's programs, one per address: fetch_progs
+	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
+	uint16_t point_progs_first, point_progs_n;
+	struct engine_span_policy policy;
+};
+
 struct engine {
 	struct engine_options opt;
 	struct sonde_bpf *skel;
@@ -72,17 +87,7 @@ struct engine {
 	struct sonde_thread_state *thread_slots;
 	uint32_t nthread_slots; /* SONDE_THREAD_SLOTS, or 1 with no_spans */
 	size_t thread_slots_len;
-	/* Per slot (the kernel's probe id): */
-	uint32_t slot_probe[SONDE_MAX_PROBES]; /* the caller's id, NO_PROBE when not used */
-	uint32_t probe_gen[SONDE_MAX_PROBES];  /* attach generation */
-	uint8_t probe_class[SONDE_MAX_PROBES]; /* enum engine_insn_class */
-	struct engine_span_policy policy[SONDE_MAX_PROBES];
-	uint8_t point_bit[SONDE_MAX_PROBES]; /* a point probe's bit + 1; 0: a span probe */
-	bool slot_active[SONDE_MAX_PROBES];  /* as last written to its probe_cfg */
-	bool slot_fetch[SONDE_MAX_PROBES];   /* it has a capture program (probe_cfg.fetch) */
-	/* A capturing point probe's programs, one per address: fetch_progs
-	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
-	uint16_t point_progs_first[SONDE_MAX_PROBES], point_progs_n[SONDE_MAX_PROBES];
+	struct slot slots[SONDE_MAX_PROBES]; /* by the kernel's probe key */
 	bool point_prog_used[SONDE_POINT_PROGS];
 	struct sonde_sampler_config sampler; /* the filters in force (slots) */
 	struct engine_trap_costs trap_costs[INSN_CLASSES];

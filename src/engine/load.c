@@ -219,7 +219,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		e->perf_fds[i] = -1;
 	e->tstate_fd = -1;
 	for (int i = 0; i < SONDE_MAX_PROBES; i++)
-		e->slot_probe[i] = NO_PROBE;
+		e->slots[i].probe = NO_PROBE;
 	e->discarding = NO_PROBE;
 	/* Before anything the helper should not inherit (it closes all it
 	 * inherited at once anyway) and while sonde has one thread. Without

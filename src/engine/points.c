@@ -26,8 +26,8 @@ static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
 		}
 		for (k = 0; k < n; k++)
 			e->point_prog_used[first + k] = true;
-		e->point_progs_first[slot] = (uint16_t)first;
-		e->point_progs_n[slot] = (uint16_t)n;
+		e->slots[slot].point_progs_first = (uint16_t)first;
+		e->slots[slot].point_progs_n = (uint16_t)n;
 		return 0;
 	}
 	return -1;
@@ -37,13 +37,13 @@ int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
 			   const struct sonde_fetch_prog *prog)
 {
 	int slot = slot_of(e, probe);
-	if (slot < 0 || index >= e->point_progs_n[slot])
+	if (slot < 0 || index >= e->slots[slot].point_progs_n)
 		return -1;
 	struct sonde_fetch_prog p = {0};
 	if (prog)
 		p = *prog;
-	p.gen = e->probe_gen[slot];
-	uint32_t key = SONDE_MAX_PROBES + e->point_progs_first[slot] + index;
+	p.gen = e->slots[slot].gen;
+	uint32_t key = SONDE_MAX_PROBES + e->slots[slot].point_progs_first + index;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
 }
 
@@ -74,9 +74,9 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 		return -1;
 	}
 	uint32_t slot = (uint32_t)found;
-	if (!fresh && fetch && e->point_progs_n[slot] != n) {
+	if (!fresh && fetch && e->slots[slot].point_progs_n != n) {
 		errbuf_set(err, errlen, "point probe %u has %u programs, not %zu", probe,
-			   e->point_progs_n[slot], n);
+			   e->slots[slot].point_progs_n, n);
 		return -1;
 	}
 	if (fresh && fetch && take_point_progs(e, slot, n)) {
@@ -90,9 +90,9 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 		return -1;
 	}
 	if (fresh) {
-		e->probe_gen[slot]++;
-		e->slot_probe[slot] = probe; /* in its config: its records name it */
-		e->point_bit[slot] = (uint8_t)(bit + 1);
+		e->slots[slot].gen++;
+		e->slots[slot].probe = probe; /* in its config: its records name it */
+		e->slots[slot].point_bit = (uint8_t)(bit + 1);
 		/* The bit's column of calls that hit it starts at zero. */
 		int ncpu = libbpf_num_possible_cpus();
 		struct sonde_point_calls *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zeros));
@@ -106,8 +106,8 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 	uint64_t *cookies = xcalloc(n + 1, sizeof(*cookies));
 	int *fds = xcalloc(n + 1, sizeof(*fds));
 	for (size_t i = 0; i < n; i++) {
-		uint32_t key = fetch ? SONDE_MAX_PROBES + e->point_progs_first[slot] + (uint32_t)i : 0;
-		cookies[i] = SONDE_COOKIE(e->probe_gen[slot], slot, key);
+		uint32_t key = fetch ? SONDE_MAX_PROBES + e->slots[slot].point_progs_first + (uint32_t)i : 0;
+		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, key);
 	}
 	struct uprobe_links hits = {.prog = e->skel->progs.point_hit,
 				    .binary = o->binary,
@@ -132,9 +132,9 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 	free(fds);
 	if (!ok) {
 		if (fresh) {
-			e->point_bit[slot] = 0;
+			e->slots[slot].point_bit = 0;
 			free_point_progs(e, slot);
-			e->slot_probe[slot] = NO_PROBE;
+			e->slots[slot].probe = NO_PROBE;
 		}
 		return -1;
 	}

@@ -40,7 +40,7 @@ int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_
 {
 	memset(out, 0, (size_t)nprobes * sizeof(*out));
 	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slot_probe[s] < nprobes && read_slot_hist(e, s, out[e->slot_probe[s]]))
+		if (e->slots[s].probe < nprobes && read_slot_hist(e, s, out[e->slots[s].probe]))
 			return -1;
 	return 0;
 }
@@ -74,9 +74,9 @@ int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t poin
 	memset(out, 0, sizeof(*out));
 	int ss = slot_of(e, span_probe), ps = slot_of(e, point_probe);
 	int ncpu = libbpf_num_possible_cpus();
-	if (ss < 0 || ps < 0 || !e->point_bit[ps] || e->point_bit[ss] || ncpu <= 0)
+	if (ss < 0 || ps < 0 || !e->slots[ps].point_bit || e->slots[ss].point_bit || ncpu <= 0)
 		return -1;
-	uint32_t key = (uint32_t)ss * SONDE_MAX_POINTS + (e->point_bit[ps] - 1u);
+	uint32_t key = (uint32_t)ss * SONDE_MAX_POINTS + (e->slots[ps].point_bit - 1u);
 	struct sonde_point_calls *vals = xcalloc((size_t)ncpu, sizeof(*vals));
 	int r = bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.point_calls), &key, vals);
 	for (int c = 0; r == 0 && c < ncpu; c++) {

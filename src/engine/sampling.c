@@ -148,11 +148,11 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t o
 int engine_set_sample_when(struct engine *e, int32_t point_probe)
 {
 	int slot = point_probe >= 0 ? slot_of(e, (uint32_t)point_probe) : -1;
-	if (point_probe >= 0 && (slot < 0 || !e->point_bit[slot])) {
+	if (point_probe >= 0 && (slot < 0 || !e->slots[slot].point_bit)) {
 		errno = EINVAL;
 		return -1;
 	}
-	e->sampler.when_points = slot >= 0 ? 1ull << (e->point_bit[slot] - 1) : 0;
+	e->sampler.when_points = slot >= 0 ? 1ull << (e->slots[slot].point_bit - 1) : 0;
 	return write_sampler_config(e);
 }
 

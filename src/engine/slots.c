@@ -17,7 +17,7 @@
 int slot_of(const struct engine *e, uint32_t probe)
 {
 	for (int s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slot_probe[s] == probe)
+		if (e->slots[s].probe == probe)
 			return s;
 	return -1;
 }
@@ -29,19 +29,19 @@ bool probe_attached(const struct engine *e, uint32_t probe)
 
 int set_probe_config(struct engine *e, uint32_t slot, bool active)
 {
-	e->slot_active[slot] = active;
-	const struct engine_trap_costs *tc = &e->trap_costs[e->probe_class[slot]];
-	const struct engine_span_policy *pol = &e->policy[slot];
+	e->slots[slot].active = active;
+	const struct engine_trap_costs *tc = &e->trap_costs[e->slots[slot].cls];
+	const struct engine_span_policy *pol = &e->slots[slot].policy;
 	struct sonde_probe_config cfg = {
 		.emit_min_ns = pol->emit_min_ns,
 		.emit_all = pol->emit_all,
 		.call_unseen_ns = tc->call_unseen_ns,
 		.self_unseen_ns = tc->self_unseen_ns,
 		.active = active && !e->spans_paused,
-		.gen = e->probe_gen[slot],
-		.point_bit = e->point_bit[slot],
-		.fetch = e->slot_fetch[slot],
-		.id = e->slot_probe[slot],
+		.gen = e->slots[slot].gen,
+		.point_bit = e->slots[slot].point_bit,
+		.fetch = e->slots[slot].fetch,
+		.id = e->slots[slot].probe,
 	};
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
@@ -53,20 +53,20 @@ int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *pr
 	struct sonde_fetch_prog p = {0};
 	if (prog)
 		p = *prog;
-	p.gen = e->probe_gen[slot];
+	p.gen = e->slots[slot].gen;
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &slot, &p, BPF_ANY))
 		return -1;
 	/* The entry looks the program up only when its config says there is
 	 * one: set after the program is in place, cleared after it is gone. */
-	e->slot_fetch[slot] = p.nops > 0;
-	return set_probe_config(e, slot, e->slot_active[slot]);
+	e->slots[slot].fetch = p.nops > 0;
+	return set_probe_config(e, slot, e->slots[slot].active);
 }
 
 void engine_pause_spans(struct engine *e)
 {
 	e->spans_paused = true;
 	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slot_probe[s] != NO_PROBE)
+		if (e->slots[s].probe != NO_PROBE)
 			set_probe_config(e, s, false);
 }
 
@@ -75,7 +75,7 @@ int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine
 	int slot = slot_of(e, probe);
 	if (slot < 0)
 		return -1;
-	e->policy[slot] = *p;
+	e->slots[slot].policy = *p;
 	return set_probe_config(e, (uint32_t)slot, true);
 }
 
@@ -87,7 +87,7 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 	e->trap_costs[cls] = *c;
 	/* Probes already attached take the new figures at once. */
 	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->probe_class[s] == cls && e->slot_probe[s] != NO_PROBE)
+		if (e->slots[s].cls == cls && e->slots[s].probe != NO_PROBE)
 			set_probe_config(e, s, true);
 }
 
@@ -127,7 +127,7 @@ static int user_probes_attached(const struct engine *e)
 {
 	int n = 0;
 	for (int s = 0; s < SONDE_MAX_PROBES; s++)
-		n += e->slot_probe[s] != NO_PROBE && !is_calibration(e->slot_probe[s]);
+		n += e->slots[s].probe != NO_PROBE && !is_calibration(e->slots[s].probe);
 	return n;
 }
 
@@ -167,7 +167,7 @@ void remove_uprobes(struct engine *e, const int *fds, size_t n)
 int take_slot(const struct engine *e)
 {
 	for (int s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slot_probe[s] == NO_PROBE)
+		if (e->slots[s].probe == NO_PROBE)
 			return s;
 	return -1;
 }
@@ -195,13 +195,13 @@ static void clear_slot_counts(struct engine *e, uint32_t slot)
 void free_point_progs(struct engine *e, uint32_t slot)
 {
 	struct sonde_fetch_prog zero = {0};
-	for (uint32_t i = 0; i < e->point_progs_n[slot]; i++) {
-		uint32_t k = e->point_progs_first[slot] + i;
+	for (uint32_t i = 0; i < e->slots[slot].point_progs_n; i++) {
+		uint32_t k = e->slots[slot].point_progs_first + i;
 		uint32_t key = SONDE_MAX_PROBES + k;
 		bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &zero, BPF_ANY);
 		e->point_prog_used[k] = false;
 	}
-	e->point_progs_n[slot] = 0;
+	e->slots[slot].point_progs_n = 0;
 }
 
 /* Whether probe has an attachment for process pid. */
@@ -237,14 +237,14 @@ void detach_probe(struct engine *e, uint32_t probe, bool deliver)
 		}
 	}
 	e->nspans = kept;
-	if (e->point_bit[slot])
-		__atomic_and_fetch(&e->skel->bss->points_active, ~(1ull << (e->point_bit[slot] - 1)),
+	if (e->slots[slot].point_bit)
+		__atomic_and_fetch(&e->skel->bss->points_active, ~(1ull << (e->slots[slot].point_bit - 1)),
 				   __ATOMIC_RELAXED);
 	clear_slot_counts(e, slot);
 	set_fetch(e, slot, NULL);
 	free_point_progs(e, slot);
-	e->slot_probe[slot] = NO_PROBE;
-	e->point_bit[slot] = 0;
+	e->slots[slot].probe = NO_PROBE;
+	e->slots[slot].point_bit = 0;
 	remove_uprobes(e, links, n);
 	free(links);
 }

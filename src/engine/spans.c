@@ -165,19 +165,19 @@ static int attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 		 * starts a new generation: calls entered under an earlier one
 		 * never match its returns. Its slot is taken from here on. */
 		if (fresh[nslots]) {
-			e->probe_gen[slot]++;
+			e->slots[slot].gen++;
 			/* As the plan decoded it, else read from the file. */
 			int8_t known = b->classes ? b->classes[nslots] : -1;
-			e->probe_class[slot] =
+			e->slots[slot].cls =
 				known >= 0 && known < INSN_CLASSES
 					? (uint8_t)known
 					: (uint8_t)engine_insn_class_at(binary, offsets[nslots]);
-			e->policy[slot] = (struct engine_span_policy){0}; /* the caller's comes next */
-			e->point_bit[slot] = 0;
-			e->slot_fetch[slot] = false;
-			e->slot_probe[slot] = probe;
+			e->slots[slot].policy = (struct engine_span_policy){0}; /* the caller's comes next */
+			e->slots[slot].point_bit = 0;
+			e->slots[slot].fetch = false;
+			e->slots[slot].probe = probe;
 		}
-		cookies[nslots] = SONDE_COOKIE(e->probe_gen[slot], slot, 0);
+		cookies[nslots] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
 	}
 	/* The return probes first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
@@ -224,7 +224,7 @@ out:
 	if (r) /* the slots this call took are free again */
 		for (size_t i = 0; i < nslots; i++)
 			if (fresh[i])
-				e->slot_probe[slots[i]] = NO_PROBE;
+				e->slots[slots[i]].probe = NO_PROBE;
 	free(slots);
 	free(cookies);
 	free(fresh);

@@ -32,8 +32,8 @@ void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *a
 				st.frames[i].span_id = (1ull << 62) + ++e->open_span_ids;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t slot = st.frames[i].probe;
-			uint32_t probe = slot < SONDE_MAX_PROBES ? e->slot_probe[slot] : NO_PROBE;
-			if (probe == NO_PROBE || st.frames[i].gen != e->probe_gen[slot])
+			uint32_t probe = slot < SONDE_MAX_PROBES ? e->slots[slot].probe : NO_PROBE;
+			if (probe == NO_PROBE || st.frames[i].gen != e->slots[slot].gen)
 				continue; /* a call of a probe since detached */
 			uint64_t own = st.own_ns >= st.frames[i].own_at_entry
 					       ? st.own_ns - st.frames[i].own_at_entry
