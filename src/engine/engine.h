@@ -179,7 +179,7 @@ bool engine_sampling(const struct engine *e);
  * SONDE_MAX_PROBES slots (the attach cookie and map key) while attached;
  * records, histograms and open spans are handed back under the caller's
  * ids. At most ENGINE_USER_PROBES are attached at once.
- * engine_attach_spans attaches n probes, probes[i] at file_offsets[i] of
+ * engine_attach_probes attaches n probes, probes[i] at file_offsets[i] of
  * one binary, each with the fetch program fetch[i] (captures and a
  * predicate, sonde_abi.h; dwarfvar.h builds it; fetch or fetch[i] NULL:
  * none), all or none. A probe's program is in place before its first hit
@@ -197,8 +197,12 @@ bool engine_sampling(const struct engine *e);
  * probe's histogram and totals; which ones also send a span record is the
  * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
  * id again for another PID adds attachments; for a PID it is attached for
- * already, changes nothing (engine_attach_point likewise). */
-struct engine_span_batch {
+ * already, changes nothing.
+ *
+ * A point probe (a source line) comes in a batch of its own: point_bit
+ * set, probes[0] its id, a uprobe at each of the n offsets (see "Point
+ * probes" below). */
+struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
 	const struct sonde_fetch_prog *const *fetch;
@@ -215,9 +219,14 @@ struct engine_span_batch {
 	 * (engine_insn_class_of), -1 where not known; NULL: none known. A
 	 * class not known is read from the file (engine_insn_class_at). */
 	const int8_t *classes;
+	/* 0: the probes are functions. Else one point probe whose hits mark
+	 * the calls in flight with bit point_bit - 1; point_fetch: each of its
+	 * addresses gets a fetch program of its own (engine_set_point_fetch). */
+	uint32_t point_bit;
+	bool point_fetch;
 };
-int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
-			size_t errlen);
+int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
+			 size_t errlen);
 
 /* Whether uprobes go on in uprobe_multi links (else one link a uprobe:
  * a caller attaching many may as well attach them one at a time). */
@@ -255,7 +264,7 @@ void engine_forget_process(struct engine *e, pid_t pid);
 /* sonde's own probes, for calibration (one per instruction class),
  * attached to sonde's own functions for sonde's own process; their ids
  * (engine_calibration_probe) are ENGINE_CALIBRATION_BASE and up, which
- * engine_attach_spans refuses. engine_attach_calibration attaches the
+ * engine_attach_probes refuses. engine_attach_calibration attaches the
  * classes c->cls[0..n-1] at c->file_offsets in c->binary at once (with uprobe_multi
  * links: one link for the entries and one for the returns, so removing
  * them waits for the kernel twice, not twice per class);
@@ -288,29 +297,17 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 			      int32_t only_slow_probe, uint64_t only_slow_ns);
 
 /* Point probes (source lines): one probe id, uprobes at n file offsets of
- * binary (no return probes), all with the probe's slot (struct
- * engine_point_opts holds them). Every hit is
- * counted (engine_read_probe_stats: entered); a hit marks the innermost
- * traced call in flight with point bit `bit` (0..SONDE_MAX_POINTS-1,
- * chosen by the caller, one per point probe attached at once; a caller
- * that never reuses a bit never sees an earlier point's marks), which the
- * call passes to its caller when it returns. fetch: each address gets a
- * fetch program of its own (engine_set_point_fetch; none runs until set),
- * at most SONDE_POINT_PROGS over the point probes attached at once; a hit
+ * binary (no return probes), all with the probe's slot (attached with
+ * engine_attach_probes, point_bit set). Every hit is counted
+ * (engine_read_probe_stats: entered); a hit marks the innermost traced
+ * call in flight with its point bit (0..SONDE_MAX_POINTS-1, chosen by the
+ * caller, one per point probe attached at once; a caller that never
+ * reuses a bit never sees an earlier point's marks), which the call passes
+ * to its caller when it returns. point_fetch: each address gets a fetch
+ * program of its own (engine_set_point_fetch; none runs until set), at
+ * most SONDE_POINT_PROGS over the point probes attached at once; a hit
  * whose predicate fails marks nothing. A probe attached again for another
- * pid gives the same offsets. Returns 0 or -1 with err and nothing of this
- * call attached. Detach with engine_detach_span. */
-struct engine_point_opts {
-	uint32_t probe;
-	uint32_t bit;
-	const char *binary;
-	const uint64_t *offsets;
-	size_t n;
-	bool fetch;
-	pid_t pid;
-};
-int engine_attach_point(struct engine *e, const struct engine_point_opts *o, char *err,
-			size_t errlen);
+ * pid gives the same offsets. Detach with engine_detach_span. */
 
 /* The fetch program a point probe attached with fetch runs at address
  * `index` (of its offsets); NULL: none. Takes effect at once. Returns 0,

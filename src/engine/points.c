@@ -47,14 +47,13 @@ int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
 }
 
-int engine_attach_point(struct engine *e, const struct engine_point_opts *o, char *err,
-			size_t errlen)
+int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err, size_t errlen)
 {
-	uint32_t probe = o->probe, bit = o->bit;
-	size_t n = o->n;
-	bool fetch = o->fetch;
-	pid_t pid = o->pid;
-	if (is_calibration(probe) || bit >= SONDE_MAX_POINTS) {
+	uint32_t probe = b->probes[0], bit = b->point_bit - 1;
+	size_t n = b->n;
+	bool fetch = b->point_fetch;
+	pid_t pid = b->pid;
+	if (is_calibration(probe) || b->point_bit == 0 || bit >= SONDE_MAX_POINTS) {
 		errbuf_set(err, errlen, "bad point probe %u (bit %u)", probe, bit);
 		return -1;
 	}
@@ -110,8 +109,8 @@ int engine_attach_point(struct engine *e, const struct engine_point_opts *o, cha
 		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, key);
 	}
 	struct uprobe_links hits = {.prog = e->skel->progs.point_hit,
-				    .binary = o->binary,
-				    .offsets = o->offsets,
+				    .binary = b->binary,
+				    .offsets = b->file_offsets,
 				    .cookies = cookies,
 				    .n = n,
 				    .pid = pid};

@@ -7,6 +7,7 @@
 
 #include "enginestate.h"
 #include "errbuf.h"
+#include "points.h"
 #include "slots.h"
 #include "sonde.skel.h"
 #include "target.h"
@@ -27,24 +28,34 @@ uint32_t engine_calibration_probe(int cls)
 	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
 }
 
-static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+static int attach_spans(struct engine *e, const struct engine_probe_batch *b, char *err,
 			size_t errlen);
 
-static int attach_spans_for_pid(struct engine *e, const struct engine_span_batch *b, char *err,
+static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
 				size_t errlen);
 
-int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
-			size_t errlen)
+/* A batch for one process: a point probe's (points.c), or functions'. */
+static int attach_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
+			  size_t errlen)
 {
+	return b->point_bit ? attach_point(e, b, err, errlen)
+			    : attach_spans_for_pid(e, b, err, errlen);
+}
+
+int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
+			 size_t errlen)
+{
+	if (b->n == 0)
+		return 0;
 	if (b->npids == 0)
-		return attach_spans_for_pid(e, b, err, errlen);
+		return attach_for_pid(e, b, err, errlen);
 	size_t placed = 0;
 	for (size_t i = 0; i < b->npids; i++) {
-		struct engine_span_batch one = *b;
+		struct engine_probe_batch one = *b;
 		one.pid = b->pids[i];
 		one.pids = NULL;
 		one.npids = 0;
-		if (attach_spans_for_pid(e, &one, err, errlen) == 0)
+		if (attach_for_pid(e, &one, err, errlen) == 0)
 			placed++;
 		else if (target_pid_alive(b->pids[i]))
 			return -1;
@@ -54,7 +65,7 @@ int engine_attach_spans(struct engine *e, const struct engine_span_batch *b, cha
 	return 0;
 }
 
-static int attach_spans_for_pid(struct engine *e, const struct engine_span_batch *b, char *err,
+static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
 				size_t errlen)
 {
 	if (refuse_without_spans(e, err, errlen))
@@ -86,7 +97,7 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_span_batch
 			classes[k] = b->classes ? b->classes[i] : -1;
 			offs[k++] = b->file_offsets[i];
 		}
-	struct engine_span_batch left = {.probes = todo,
+	struct engine_probe_batch left = {.probes = todo,
 					 .file_offsets = offs,
 					 .fetch = fetch,
 					 .n = k,
@@ -120,7 +131,7 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	struct engine_span_batch b = {.probes = probes,
+	struct engine_probe_batch b = {.probes = probes,
 				      .file_offsets = c->file_offsets,
 				      .n = n,
 				      .binary = c->binary,
@@ -136,7 +147,7 @@ void engine_detach_calibration(struct engine *e)
 		detach_probe(e, engine_calibration_probe(cls), false);
 }
 
-static int attach_spans(struct engine *e, const struct engine_span_batch *b, char *err,
+static int attach_spans(struct engine *e, const struct engine_probe_batch *b, char *err,
 			size_t errlen)
 {
 	const uint32_t *probes = b->probes;

@@ -3,7 +3,7 @@
  * attached), to a fetch program in the kernel and the captures in the
  * profile. A function's program
  * (capture_program) goes into the kernel with its attachment
- * (engine_attach_spans), so that its predicate decides every call counted;
+ * (engine_attach_probes), so that its predicate decides every call counted;
  * capture_name then names its slots in the profile. A line's programs are
  * put on its addresses once attached (capture_apply_points). */
 #ifndef SONDE_CAPTURE_H
@@ -26,7 +26,7 @@ bool capture_program(const struct capture_plan *plan, int i, const struct profil
  * its program is attached with it. */
 void capture_name(const struct capture_plan *plan, int i, struct profile *p, uint32_t probe);
 
-/* A line probe (attached with a program per address, engine_attach_point):
+/* A line probe (attached with a program per address, engine_attach_probes with point_bit):
  * puts each target's program on its address and the captures in p.
  * Returns 0 or -1 with err. */
 int capture_apply_points(const struct capture_plan *plan, struct engine *e, struct profile *p,

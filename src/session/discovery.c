@@ -130,14 +130,15 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		any = true;
 		if (p->probes[i].point >= 0) {
 			const struct point_sites *ps = &s->probes[i].sites;
-			struct engine_point_opts po = {.probe = (uint32_t)i,
-						       .bit = (uint32_t)p->probes[i].point,
-						       .binary = p->probes[i].binary,
-						       .offsets = ps->offsets,
+			uint32_t probe = (uint32_t)i;
+			struct engine_probe_batch b = {.probes = &probe,
+						       .file_offsets = ps->offsets,
 						       .n = ps->n,
-						       .fetch = ps->fetch,
-						       .pid = pid};
-			failed |= ps->n && engine_attach_point(s->eng, &po, why, sizeof(why));
+						       .binary = p->probes[i].binary,
+						       .pid = pid,
+						       .point_bit = (uint32_t)p->probes[i].point + 1,
+						       .point_fetch = ps->fetch};
+			failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
 			done[i] = true;
 			continue;
 		}
@@ -150,12 +151,12 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 				done[j] = true;
 			}
 		/* Attached already: each keeps its fetch program. */
-		struct engine_span_batch b = {.probes = ids,
+		struct engine_probe_batch b = {.probes = ids,
 					      .file_offsets = offs,
 					      .n = k,
 					      .binary = p->probes[i].binary,
 					      .pid = pid};
-		failed |= engine_attach_spans(s->eng, &b, why, sizeof(why)) != 0;
+		failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
 	}
 	free(ids);
 	free(offs);

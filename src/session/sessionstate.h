@@ -42,7 +42,7 @@ struct point_sites {
  * offset and what it gathered). Here: where its uprobes are, what earlier
  * attachments counted (detaching clears the kernel's copy), and which of
  * its calls cross to user space. The kernel slot it has while attached is
- * the engine's (engine_attach_spans); records come back with probe ids. */
+ * the engine's (engine_attach_probes); records come back with probe ids. */
 struct trace_probe {
 	bool attached;        /* its uprobes are in place */
 	uint64_t dev, ino;    /* its file: one file reached by two paths is one */

@@ -42,19 +42,20 @@ static int probe_at(const struct session *s, const struct probe_target *t)
  * placed: the kernel then refuses it with "No such process"), which is
  * passed over as long as another process takes them. Returns 0, or -1 with
  * err and nothing of these probes left attached. */
-static int attach_uprobes(struct session *s, const struct engine_span_batch *batch, char *err,
+static int attach_uprobes(struct session *s, const struct engine_probe_batch *batch, char *err,
 			  size_t errlen)
 {
 	pid_t *pids;
 	int npids = discovery_probe_pids(s, &pids, err, errlen);
 	if (npids < 0)
 		return -1;
-	struct engine_span_batch b = *batch;
+	struct engine_probe_batch b = *batch;
 	b.pids = pids;
 	b.npids = (size_t)npids;
-	int r = engine_attach_spans(s->eng, &b, err, errlen);
+	int r = engine_attach_probes(s->eng, &b, err, errlen);
+	size_t nprobes = batch->point_bit ? 1 : batch->n; /* a point's n are its addresses */
 	if (r)
-		for (size_t k = 0; k < batch->n; k++)
+		for (size_t k = 0; k < nprobes; k++)
 			engine_discard_span(s->eng, batch->probes[k]);
 	free(pids);
 	return r;
@@ -105,23 +106,16 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
 	for (int i = 0; i < n; i++)
 		offs[i] = t[i].offset;
-	pid_t *pids;
-	int npids = discovery_probe_pids(s, &pids, why, sizeof(why));
-	int ok = npids > 0 && !session_interrupted(s, why, sizeof(why));
-	struct engine_point_opts po = {.probe = probe,
-				       .bit = (uint32_t)point,
-				       .binary = t[0].binary,
-				       .offsets = offs,
+	struct engine_probe_batch b = {.probes = &probe,
+				       .file_offsets = offs,
 				       .n = (size_t)n,
-				       .fetch = plan->n > 0};
-	for (int i = 0; ok && i < npids; i++) {
-		po.pid = pids[i];
-		ok = engine_attach_point(s->eng, &po, why, sizeof(why)) == 0;
-	}
-	free(pids);
+				       .binary = t[0].binary,
+				       .point_bit = (uint32_t)point + 1,
+				       .point_fetch = plan->n > 0};
+	int ok = !session_interrupted(s, why, sizeof(why)) &&
+		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	free(offs);
 	if (!ok) {
-		engine_discard_span(s->eng, probe);
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
 	}
@@ -230,7 +224,7 @@ static int refuse_other_predicate(struct session *s, const char *spec,
 }
 
 /* Attaches the fresh probes of f, a binary at a time: each binary's are
- * one batch (engine_attach_spans: one uprobe_multi link for all). Returns
+ * one batch (engine_attach_probes: one uprobe_multi link for all). Returns
  * 0, or -1 with err and none of them left attached. */
 static int attach_functions(struct session *s, const char *spec, const struct spec_functions *f,
 			    char *err, size_t errlen)
@@ -266,7 +260,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				done[j] = true; /* a failed batch is taken back whole */
 			}
 		}
-		struct engine_span_batch b = {.probes = batch,
+		struct engine_probe_batch b = {.probes = batch,
 					      .file_offsets = offsets,
 					      .fetch = fetch,
 					      .n = k,
