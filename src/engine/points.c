@@ -108,12 +108,12 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		uint32_t key = fetch ? SONDE_MAX_PROBES + e->slots[slot].point_progs_first + (uint32_t)i : 0;
 		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, key);
 	}
-	struct uprobe_links hits = {.prog = e->skel->progs.point_hit,
-				    .binary = b->binary,
-				    .offsets = b->file_offsets,
-				    .cookies = cookies,
-				    .n = n,
-				    .pid = pid};
+	struct uprobes_attach_opts hits = {.prog_fd = bpf_program__fd(e->skel->progs.point_hit),
+					   .binary = b->binary,
+					   .file_offsets = b->file_offsets,
+					   .cookies = cookies,
+					   .n = n,
+					   .pid = pid};
 	bool ok = link_uprobes(e, &hits, fds, err, errlen) == 0;
 	if (ok && set_probe_config(e, slot, true)) {
 		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));

@@ -283,35 +283,32 @@ bool engine_uprobe_multi(const struct engine *e)
 /* Links l's uprobes: one uprobe_multi link for each UPROBES_MAX_BATCH of
  * them, or one perf-event link each. fds[i] gets the link of offset i.
  * Returns 0, or -1 with err and nothing of this call attached. */
-int link_uprobes(struct engine *e, const struct uprobe_links *l, int *fds, char *err,
-			size_t errlen)
+int link_uprobes(struct engine *e, const struct uprobes_attach_opts *o, int *fds, char *err,
+		 size_t errlen)
 {
 	char why[256];
-	size_t n = l->n;
+	size_t n = o->n;
 	size_t step = e->multi ? UPROBES_MAX_BATCH : 1;
 	for (size_t i = 0; i < n; i++)
 		fds[i] = -1;
 	for (size_t done = 0; done < n; done += step) {
 		size_t k = n - done < step ? n - done : step;
-		struct uprobes_attach_opts o = {.prog_fd = bpf_program__fd(l->prog),
-						.binary = l->binary,
-						.file_offsets = l->offsets + done,
-						.cookies = l->cookies + done,
-						.n = k,
-						.pid = l->pid,
-						.retprobe = l->retprobe,
-						.multi = e->multi};
-		int fd = uprobes_attach(e->up, &o, why, sizeof(why));
+		struct uprobes_attach_opts part = *o;
+		part.file_offsets = o->file_offsets + done;
+		part.cookies = o->cookies ? o->cookies + done : NULL;
+		part.n = k;
+		part.multi = e->multi;
+		int fd = uprobes_attach(e->up, &part, why, sizeof(why));
 		if (fd < 0) {
 			if (k == 1)
 				errbuf_set(err, errlen, "cannot attach a %s to %s at offset 0x%llx: %s",
-					   l->retprobe ? "return probe" : "uprobe", l->binary,
-					   (unsigned long long)l->offsets[done], why);
+					   o->retprobe ? "return probe" : "uprobe", o->binary,
+					   (unsigned long long)o->file_offsets[done], why);
 			else
 				errbuf_set(err, errlen,
 					   "cannot attach %s at %zu offsets of %s (0x%llx...): %s",
-					   l->retprobe ? "return probes" : "uprobes", k, l->binary,
-					   (unsigned long long)l->offsets[done], why);
+					   o->retprobe ? "return probes" : "uprobes", k, o->binary,
+					   (unsigned long long)o->file_offsets[done], why);
 			remove_uprobes(e, fds, done);
 			for (size_t i = 0; i < n; i++)
 				fds[i] = -1;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "sonde_abi.h"
+#include "uprobes.h"
 
 struct engine;
 struct bpf_program;
@@ -39,21 +40,11 @@ int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *pr
 /* Clears slot's point programs in the kernel and gives their entries back. */
 void free_point_progs(struct engine *e, uint32_t slot);
 
-/* What link_uprobes links: prog at the n offsets of binary (with their
- * cookies), for pid (-1: every process); retprobe: as return probes. */
-struct uprobe_links {
-	struct bpf_program *prog;
-	const char *binary;
-	const uint64_t *offsets;
-	const uint64_t *cookies;
-	size_t n;
-	pid_t pid;
-	bool retprobe;
-};
-/* Links l's uprobes: one uprobe_multi link for each UPROBES_MAX_BATCH of
- * them, or one perf-event link each. fds[i] gets the link of offset i.
- * Returns 0, or -1 with err and nothing of this call attached. */
-int link_uprobes(struct engine *e, const struct uprobe_links *l, int *fds, char *err,
+/* Links o's uprobes (uprobes.h; o->multi is the engine's own choice):
+ * one uprobe_multi link for each UPROBES_MAX_BATCH of them, or one
+ * perf-event link each. fds[i] gets the link of offset i. Returns 0, or -1
+ * with err and nothing of this call attached. */
+int link_uprobes(struct engine *e, const struct uprobes_attach_opts *o, int *fds, char *err,
 		 size_t errlen);
 /* Removes the uprobes of these link fds (-1: none; an fd may be named more
  * than once) in the background, but not those of a link that an

@@ -193,17 +193,17 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b, ch
 	/* The return probes first: a call that enters between the two attaches
 	 * then has no return to miss (a return without an entry is ignored),
 	 * instead of staying "in flight" forever. */
-	struct uprobe_links returns = {.prog = e->skel->progs.span_exit,
-				       .binary = binary,
-				       .offsets = offsets,
-				       .cookies = cookies,
-				       .n = n,
-				       .pid = pid,
-				       .retprobe = true};
+	struct uprobes_attach_opts returns = {.prog_fd = bpf_program__fd(e->skel->progs.span_exit),
+					      .binary = binary,
+					      .file_offsets = offsets,
+					      .cookies = cookies,
+					      .n = n,
+					      .pid = pid,
+					      .retprobe = true};
 	if (link_uprobes(e, &returns, exit_, err, errlen))
 		goto out;
-	struct uprobe_links entries = returns;
-	entries.prog = e->skel->progs.span_enter;
+	struct uprobes_attach_opts entries = returns;
+	entries.prog_fd = bpf_program__fd(e->skel->progs.span_enter);
 	entries.retprobe = false;
 	if (link_uprobes(e, &entries, enter, err, errlen)) {
 		remove_uprobes(e, exit_, n);

@@ -231,7 +231,7 @@ static int do_reset(struct live *l, FILE *out)
 	l->cursor = l->span_cursor = 0;
 	l->npending = 0;
 	join_free(l->join); /* its calls' samples are gone */
-	l->join = join_new(JOIN_LINKS);
+	l->join = join_new(JOIN_MAX_LINKS);
 	for (size_t i = 0; i < l->p->nprobes; i++) {
 		uint64_t h[SONDE_HIST_BUCKETS], total = 0;
 		if (l->src->probe_hist(l->s, (uint32_t)i, h) == 0)

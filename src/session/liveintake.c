@@ -398,7 +398,7 @@ static void refill_slow_calls(struct live *l)
 			unfilled--;
 	}
 	/* Their samples, joined as take_samples joined them when they came. */
-	struct join *again = join_new(JOIN_LINKS);
+	struct join *again = join_new(JOIN_MAX_LINKS);
 	for (size_t i = 0; npick && i < l->cursor; i++)
 		join_add_sample(again, l->p, i, &picked);
 	for (size_t k = npick; k-- > 0;) {
@@ -555,7 +555,7 @@ struct live *live_new(struct session *s, const struct livesource_ops *src,
 	l->o.window_s = ceil(o->window_s);
 	l->samples = live_new_window(l);
 	l->calls = live_new_window(l);
-	l->join = join_new(JOIN_LINKS);
+	l->join = join_new(JOIN_MAX_LINKS);
 	l->view.threshold_ns = UINT64_MAX;
 	l->view.comm = l->filter_comm;
 	l->view.show_overhead = o->show_overhead;

@@ -105,10 +105,6 @@ struct live {
 	} unsaved;
 };
 
-/* Bounded: past this many samples noted in calls not ended yet, samples
- * are not noted (and counted among the drops). */
-#define JOIN_LINKS (1u << 22)
-
 /* What the rooms share (defined in liveintake.c, liveexec.c). */
 /* Calls are counted by probe and log-linear bucket (latency.h), the
  * kernel's histogram layout. */

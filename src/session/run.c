@@ -117,9 +117,8 @@ int session_check_options(const struct session_options *o, char *err, size_t err
 
 /* --- the span <-> sample join for session_on_span consumers ------------- */
 
-/* The calls' samples are held until each call's record comes (model/join):
- * past this many, samples are not noted and the drop is counted. */
-#define SESSION_JOIN_LINKS (1u << 20)
+/* The calls' samples are held until each call's record comes (model/join,
+ * bounded by JOIN_MAX_LINKS). */
 
 /* Notes what a record added: its samples in the calls they were taken in,
  * and a call that ended with the samples noted in it. */
@@ -158,7 +157,7 @@ void session_on_span(struct session *s, session_span_fn fn, void *arg)
 	s->on_span = fn;
 	s->on_span_arg = arg;
 	if (fn && !s->join)
-		s->join = join_new(SESSION_JOIN_LINKS);
+		s->join = join_new(JOIN_MAX_LINKS);
 }
 
 /* True (with err) when a signal came while probes were being attached: the

@@ -6,6 +6,8 @@
 #include <criterion/redirect.h>
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "view_args.h"
 
@@ -79,4 +81,77 @@ Test(view_args, other_options_are_left_to_the_command)
 	cr_assert_eq(v.pid, 0);
 	fflush(stderr);
 	cr_assert_stderr_eq_str("");
+}
+
+/* --in, --slow, --fast: one of them, kept as given until the profile is
+ * loaded. */
+Test(view_args, one_span_option_is_kept_with_its_class)
+{
+	struct view_span_arg s = {0};
+	cr_assert_eq(view_args_parse_span(&s, 'P', "1"), 0, "not a span option");
+	cr_assert_null(s.arg);
+	cr_assert_eq(view_args_parse_span(&s, VIEW_ARGS_OPT_SLOW, "handle:10us"), 1);
+	cr_assert_str_eq(s.arg, "handle:10us");
+	cr_assert_eq(s.cls, SPAN_SLOW);
+	cr_assert_eq(view_args_parse_span(&s, VIEW_ARGS_OPT_FAST, "handle"), -1,
+		     "a second span option is refused");
+	cr_assert_str_eq(s.arg, "handle:10us");
+	struct view_span_arg in = {0};
+	cr_assert_eq(view_args_parse_span(&in, VIEW_ARGS_OPT_IN, "handle"), 1);
+	cr_assert_eq(in.cls, SPAN_IN);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("sonde: give one of --in, --slow, --fast\n");
+}
+
+/* A profile with probe "handle" and ten calls: nine of 1 us, one of 50 us. */
+static struct profile *ten_calls(void)
+{
+	struct profile *p = profile_new();
+	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1000);
+	for (int i = 0; i < 10; i++) {
+		uint64_t d = i == 9 ? 50000 : 1000;
+		struct span sp = {.id = (uint64_t)i + 1,
+				  .start_ns = 1000000 * (uint64_t)i,
+				  .duration_ns = d,
+				  .raw_duration_ns = d,
+				  .probe = probe,
+				  .depth = 1};
+		cr_assert_geq(profile_span_add(p, &sp), 0);
+	}
+	return p;
+}
+
+Test(view_args, a_span_option_is_resolved_against_the_profile)
+{
+	struct profile *p = ten_calls();
+	struct view v = {0};
+	char desc[256];
+	struct view_span_arg s = {.arg = "handle:10us", .cls = SPAN_SLOW};
+	cr_assert_eq(view_args_apply_span(&s, p, &v, desc, sizeof(desc)), 0);
+	cr_expect_eq(v.span_class, SPAN_SLOW);
+	cr_expect_eq(v.probe, 0);
+	cr_expect_eq(v.threshold_ns, 10000);
+	cr_expect(strstr(desc, "samples in slow calls of handle") == desc, "desc: %s", desc);
+	cr_expect(strstr(desc, "1 of 10 calls") != NULL, "desc: %s", desc);
+	profile_free(p);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("");
+}
+
+Test(view_args, an_unknown_function_is_one_error_line)
+{
+	struct profile *p = ten_calls();
+	struct view v = {0};
+	char desc[256] = "";
+	struct view_span_arg s = {.arg = "nosuch:10us", .cls = SPAN_SLOW};
+	cr_assert_eq(view_args_apply_span(&s, p, &v, desc, sizeof(desc)), -1);
+	cr_expect_eq(v.span_class, SPAN_ANY, "the view is left as it was");
+	profile_free(p);
+	fflush(stderr);
+	FILE *f = cr_get_redirected_stderr();
+	char line[512];
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	cr_expect(strncmp(line, "sonde: ", 7) == 0, "%s", line);
+	cr_expect(strstr(line, "nosuch") != NULL, "%s", line);
+	cr_expect_null(fgets(line, sizeof(line), f), "one line only");
 }
