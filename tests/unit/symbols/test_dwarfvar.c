@@ -30,27 +30,20 @@ struct want {
 };
 
 /* dwarfexpr_translate with its input and output spelled out. */
-static int translate(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
-		     size_t nfb, uint32_t rule, struct sonde_fetch_op *ops, int max, int *where,
-		     int *reg, char *err, size_t errlen)
-{
-	struct dwarfexpr_input in = {.expr = e, .n = n, .fb = fb, .nfb = nfb, .cfa_rule = rule};
-	struct dwarfexpr_output out = {.ops = ops, .max = max, .where = -1, .reg = -1};
-	int k = dwarfexpr_translate(&in, &out, err, errlen);
-	*where = out.where;
-	*reg = out.reg;
-	return k;
-}
+/* An expression alone, or with its frame base's and the CFA rule. */
+#define EXPR(ops_, n_) ((struct dwarfexpr_input){.expr = (ops_), .n = (n_)})
+#define EXPR_FB(ops_, n_, fb_, nfb_, rule_)                                                    \
+	((struct dwarfexpr_input){                                                             \
+		.expr = (ops_), .n = (n_), .fb = (fb_), .nfb = (nfb_), .cfa_rule = (rule_)})
 
-static void translates(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
-		       size_t nfb, uint32_t rule, int where, const struct want *want, int nwant)
+static void translates(struct dwarfexpr_input in, int where, const struct want *want, int nwant)
 {
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
-	int w = -1, reg = -1;
-	int got = translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err, sizeof(err));
+	struct dwarfexpr_output out = {.ops = ops, .max = SONDE_FETCH_OPS, .where = -1, .reg = -1};
+	int got = dwarfexpr_translate(&in, &out, err, sizeof(err));
 	cr_assert_eq(got, nwant, "%d ops, want %d (%s)", got, nwant, err);
-	cr_assert_eq(w, where, "where %d, want %d", w, where);
+	cr_assert_eq(out.where, where, "where %d, want %d", out.where, where);
 	for (int i = 0; i < nwant; i++) {
 		cr_assert_eq(ops[i].code, want[i].code, "op %d: code %d, want %d", i, ops[i].code,
 			     want[i].code);
@@ -61,58 +54,64 @@ static void translates(const struct dwarfexpr_op *e, size_t n, const struct dwar
 	}
 }
 
-static void refuses(const struct dwarfexpr_op *e, size_t n, const struct dwarfexpr_op *fb,
-		    size_t nfb, uint32_t rule, const char *why)
+static void refuses(struct dwarfexpr_input in, const char *why)
 {
 	struct sonde_fetch_op ops[SONDE_FETCH_OPS];
 	char err[256] = "";
-	int w, reg;
-	cr_assert_eq(translate(e, n, fb, nfb, rule, ops, SONDE_FETCH_OPS, &w, &reg, err, sizeof(err)),
-		     -1);
+	struct dwarfexpr_output out = {.ops = ops, .max = SONDE_FETCH_OPS, .where = -1, .reg = -1};
+	cr_assert_eq(dwarfexpr_translate(&in, &out, err, sizeof(err)), -1);
 	cr_assert(strstr(err, why), "error '%s' lacks '%s'", err, why);
 	cr_assert_null(strchr(err, '\n'));
+}
+
+/* Translates in with room for max operations: out's where and reg. */
+static int translate_into(struct dwarfexpr_input in, struct sonde_fetch_op *ops, int max,
+			  struct dwarfexpr_output *out)
+{
+	char err[256] = "";
+	*out = (struct dwarfexpr_output){.ops = ops, .max = max, .where = -1, .reg = -1};
+	return dwarfexpr_translate(&in, out, err, sizeof(err));
 }
 
 Test(dwarfvar, registers)
 {
 	struct dwarfexpr_op reg5[] = {OP(DW_OP_reg5, 0, 0)};
 	struct sonde_fetch_op ops[4];
-	char err[128];
-	int w, reg;
-	cr_assert_eq(translate(reg5, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
-	cr_assert_eq(w, W_REG);
-	cr_assert_eq(reg, 5);
+	struct dwarfexpr_output out;
+	cr_assert_eq(translate_into(EXPR(reg5, 1), ops, 4, &out), 0);
+	cr_assert_eq(out.where, W_REG);
+	cr_assert_eq(out.reg, 5);
 	struct dwarfexpr_op regx[] = {OP(DW_OP_regx, 14, 0)};
-	cr_assert_eq(translate(regx, 1, NULL, 0, 0, ops, 4, &w, &reg, err, sizeof(err)), 0);
-	cr_assert_eq(reg, 14);
+	cr_assert_eq(translate_into(EXPR(regx, 1), ops, 4, &out), 0);
+	cr_assert_eq(out.reg, 14);
 	struct dwarfexpr_op xmm[] = {OP(DW_OP_reg17, 0, 0)};
-	refuses(xmm, 1, NULL, 0, 0, "DWARF register 17");
+	refuses(EXPR(xmm, 1), "DWARF register 17");
 	struct dwarfexpr_op breg[] = {OP(DW_OP_breg6, (uint64_t)-24, 0)};
-	translates(breg, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 6, 0, -24}}, 1);
+	translates(EXPR(breg, 1), W_MEM, (struct want[]){{FETCH_REG, 6, 0, -24}}, 1);
 	struct dwarfexpr_op bregx[] = {OP(DW_OP_bregx, 3, 40)};
-	translates(bregx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_REG, 3, 0, 40}}, 1);
+	translates(EXPR(bregx, 1), W_MEM, (struct want[]){{FETCH_REG, 3, 0, 40}}, 1);
 }
 
 Test(dwarfvar, frame_base_from_cfi)
 {
 	struct dwarfexpr_op fb_cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0)};
 	struct dwarfexpr_op var[] = {OP(DW_OP_fbreg, (uint64_t)-20, 0)};
-	translates(var, 1, fb_cfa, 1, RULE_RSP8, W_MEM,
+	translates(EXPR_FB(var, 1, fb_cfa, 1, RULE_RSP8), W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
 		   3);
-	translates(var, 1, fb_cfa, 1, RULE_RBP16, W_MEM,
+	translates(EXPR_FB(var, 1, fb_cfa, 1, RULE_RBP16), W_MEM,
 		   (struct want[]){{FETCH_REG, 6, 0, 16}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
 		   3);
-	refuses(var, 1, fb_cfa, 1, RULE_DEREF, "cannot fold");
-	refuses(var, 1, fb_cfa, 1, 0, "cannot fold");
-	refuses(var, 1, NULL, 0, RULE_RSP8, "no frame base");
+	refuses(EXPR_FB(var, 1, fb_cfa, 1, RULE_DEREF), "cannot fold");
+	refuses(EXPR_FB(var, 1, fb_cfa, 1, 0), "cannot fold");
+	refuses(EXPR_FB(var, 1, NULL, 0, RULE_RSP8), "no frame base");
 	/* clang's frame base: a register. */
 	struct dwarfexpr_op fb_rbp[] = {OP(DW_OP_reg6, 0, 0)};
-	translates(var, 1, fb_rbp, 1, 0, W_MEM,
+	translates(EXPR_FB(var, 1, fb_rbp, 1, 0), W_MEM,
 		   (struct want[]){{FETCH_REG, 6, 0, 0}, {FETCH_CONST, 0, 0, -20}, {FETCH_ADD, 0, 0, 0}},
 		   3);
 	struct dwarfexpr_op cfa[] = {OP(DW_OP_call_frame_cfa, 0, 0), OP(DW_OP_plus_uconst, 16, 0)};
-	translates(cfa, 2, NULL, 0, RULE_RSP8, W_MEM,
+	translates(EXPR_FB(cfa, 2, NULL, 0, RULE_RSP8), W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}},
 		   3);
 }
@@ -120,34 +119,34 @@ Test(dwarfvar, frame_base_from_cfi)
 Test(dwarfvar, addresses_and_constants)
 {
 	struct dwarfexpr_op addr[] = {OP(DW_OP_addr, 0x4010, 0)};
-	translates(addr, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x4010}}, 1);
+	translates(EXPR(addr, 1), W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x4010}}, 1);
 	/* DW_OP_addrx once its address is looked up (number2 = 1). */
 	struct dwarfexpr_op addrx[] = {OP(DW_OP_addrx, 0x5020, 1)};
-	translates(addrx, 1, NULL, 0, 0, W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x5020}}, 1);
+	translates(EXPR(addrx, 1), W_MEM, (struct want[]){{FETCH_ADDR, 0, 0, 0x5020}}, 1);
 	struct dwarfexpr_op lits[] = {OP(DW_OP_lit7, 0, 0), OP(DW_OP_const1s, (uint64_t)-2, 0),
 				      OP(DW_OP_minus, 0, 0), OP(DW_OP_constu, 1000, 0), OP(DW_OP_plus, 0, 0),
 				      OP(DW_OP_stack_value, 0, 0)};
-	translates(lits, NOPS(lits), NULL, 0, 0, W_VAL,
+	translates(EXPR(lits, NOPS(lits)), W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 7}, {FETCH_CONST, 0, 0, -2},
 				   {FETCH_SUB, 0, 0, 0}, {FETCH_CONST, 0, 0, 1000}, {FETCH_ADD, 0, 0, 0}},
 		   5);
 	uint8_t bytes[4] = {0x78, 0x56, 0x34, 0x12};
 	struct dwarfexpr_op imp[] = {OP(DW_OP_implicit_value, 4, (uintptr_t)bytes)};
-	translates(imp, 1, NULL, 0, 0, W_VAL, (struct want[]){{FETCH_CONST, 0, 0, 0x12345678}}, 1);
+	translates(EXPR(imp, 1), W_VAL, (struct want[]){{FETCH_CONST, 0, 0, 0x12345678}}, 1);
 	struct dwarfexpr_op big[] = {OP(DW_OP_implicit_value, 16, (uintptr_t)bytes)};
-	refuses(big, 1, NULL, 0, 0, "DW_OP_implicit_value of 16 bytes");
+	refuses(EXPR(big, 1), "DW_OP_implicit_value of 16 bytes");
 }
 
 Test(dwarfvar, dereferences)
 {
 	struct dwarfexpr_op e[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref, 0, 0),
 				   OP(DW_OP_plus_uconst, 16, 0), OP(DW_OP_deref_size, 4, 0)};
-	translates(e, NOPS(e), NULL, 0, 0, W_MEM,
+	translates(EXPR(e, NOPS(e)), W_MEM,
 		   (struct want[]){{FETCH_REG, 7, 0, 8}, {FETCH_DEREF, 8, 0, 0},
 				   {FETCH_CONST, 0, 0, 16}, {FETCH_ADD, 0, 0, 0}, {FETCH_DEREF, 4, 0, 0}},
 		   5);
 	struct dwarfexpr_op odd[] = {OP(DW_OP_breg7, 8, 0), OP(DW_OP_deref_size, 3, 0)};
-	refuses(odd, 2, NULL, 0, 0, "DW_OP_deref_size 3");
+	refuses(EXPR(odd, 2), "DW_OP_deref_size 3");
 }
 
 Test(dwarfvar, pieces)
@@ -155,39 +154,38 @@ Test(dwarfvar, pieces)
 	/* A 64-bit value in two 32-bit registers, and one half in memory. */
 	struct dwarfexpr_op e[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0),
 				   OP(DW_OP_piece, 4, 0)};
-	translates(e, NOPS(e), NULL, 0, 0, W_VAL,
+	translates(EXPR(e, NOPS(e)), W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 0, 0, 0}, {FETCH_PIECE, 4, 0, 0},
 				   {FETCH_REG, 1, 0, 0}, {FETCH_PIECE, 4, 32, 0}},
 		   5);
 	struct dwarfexpr_op m[] = {OP(DW_OP_breg7, 16, 0), OP(DW_OP_piece, 2, 0), OP(DW_OP_lit1, 0, 0),
 				   OP(DW_OP_stack_value, 0, 0), OP(DW_OP_piece, 2, 0)};
-	translates(m, NOPS(m), NULL, 0, 0, W_VAL,
+	translates(EXPR(m, NOPS(m)), W_VAL,
 		   (struct want[]){{FETCH_CONST, 0, 0, 0}, {FETCH_REG, 7, 0, 16}, {FETCH_DEREF, 2, 0, 0},
 				   {FETCH_PIECE, 2, 0, 0}, {FETCH_CONST, 0, 0, 1}, {FETCH_PIECE, 2, 16, 0}},
 		   6);
 	struct dwarfexpr_op wide[] = {OP(DW_OP_reg0, 0, 0), OP(DW_OP_piece, 8, 0), OP(DW_OP_reg1, 0, 0),
 				      OP(DW_OP_piece, 8, 0)};
-	refuses(wide, NOPS(wide), NULL, 0, 0, "more than 8 bytes");
+	refuses(EXPR(wide, NOPS(wide)), "more than 8 bytes");
 	struct dwarfexpr_op hole[] = {OP(DW_OP_piece, 4, 0), OP(DW_OP_reg1, 0, 0), OP(DW_OP_piece, 4, 0)};
-	refuses(hole, NOPS(hole), NULL, 0, 0, "optimized out");
+	refuses(EXPR(hole, NOPS(hole)), "optimized out");
 }
 
 Test(dwarfvar, unavailable_and_refused)
 {
 	struct dwarfexpr_op entry[] = {OP(DW_OP_entry_value, 0, 0), OP(DW_OP_stack_value, 0, 0)};
 	struct sonde_fetch_op ops[8];
-	char err[128];
-	int w, reg;
-	cr_assert_geq(translate(entry, 2, NULL, 0, 0, ops, 8, &w, &reg, err, sizeof(err)), 0);
-	cr_assert_eq(w, W_UNAVAILABLE);
+	struct dwarfexpr_output out;
+	cr_assert_geq(translate_into(EXPR(entry, 2), ops, 8, &out), 0);
+	cr_assert_eq(out.where, W_UNAVAILABLE);
 	struct dwarfexpr_op bra[] = {OP(DW_OP_lit1, 0, 0), OP(DW_OP_bra, 2, 0)};
-	refuses(bra, 2, NULL, 0, 0, "its location uses DW_OP_bra, which sonde cannot read");
+	refuses(EXPR(bra, 2), "its location uses DW_OP_bra, which sonde cannot read");
 	struct dwarfexpr_op tls[] = {OP(DW_OP_const8u, 16, 0), OP(DW_OP_form_tls_address, 0, 0)};
-	refuses(tls, 2, NULL, 0, 0, "DW_OP_form_tls_address");
+	refuses(EXPR(tls, 2), "DW_OP_form_tls_address");
 	struct dwarfexpr_op impl[] = {OP(DW_OP_implicit_pointer, 0x40, 0)};
-	refuses(impl, 1, NULL, 0, 0, "DW_OP_implicit_pointer");
+	refuses(EXPR(impl, 1), "DW_OP_implicit_pointer");
 	struct dwarfexpr_op midreg[] = {OP(DW_OP_reg3, 0, 0), OP(DW_OP_lit1, 0, 0)};
-	refuses(midreg, 2, NULL, 0, 0, "not at the end");
+	refuses(EXPR(midreg, 2), "not at the end");
 }
 
 Test(dwarfvar, program_too_long)
@@ -195,7 +193,7 @@ Test(dwarfvar, program_too_long)
 	struct dwarfexpr_op e[SONDE_FETCH_OPS + 1];
 	for (size_t i = 0; i < NOPS(e); i++)
 		e[i] = OP(DW_OP_lit1, 0, 0);
-	refuses(e, NOPS(e), NULL, 0, 0, "too long");
+	refuses(EXPR(e, NOPS(e)), "too long");
 }
 
 /* ---- the parser ---------------------------------------------------------- */
