@@ -360,149 +360,188 @@ static bool read_block(const uint8_t **pp, const uint8_t *end, const uint8_t **b
 /* Runs instructions [p, end). False when they are malformed. Every
  * iteration consumes at least one byte, so the loop is bounded by the
  * program's length. */
+/* An operation of the three kinds the high two bits encode (with their
+ * operand in the low six). Returns whether it was read. */
+static bool run_primary(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t u;
+	int64_t f;
+	switch (op & 0xc0) {
+	case DW_CFA_advance_loc:
+		return advance_by(r, op & 0x3f);
+	case DW_CFA_offset:
+		if (!ehframe_read_uleb(p, end, &u) || u > INT64_MAX || !factored(r, (int64_t)u, &f))
+			return false;
+		set_rule(r, op & 0x3f, RULE_OFFSET, f);
+		return true;
+	default: { /* DW_CFA_restore */
+		int t = tracked(r->cie, op & 0x3f);
+		if (t >= 0)
+			r->st.reg[t] = r->init ? r->init->reg[t] : (struct reg_rule){ 0 };
+		return true;
+	}
+	}
+}
+
+/* An operation that sets one register's rule. Returns -1 when op is not
+ * one, else whether it was read. */
+static int run_register_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg, u, v;
+	int64_t s, f;
+	const uint8_t *bs, *be;
+	switch (op) {
+	case DW_CFA_offset_extended:
+	case DW_CFA_val_offset:
+	case DW_CFA_GNU_negative_offset_extended:
+		if (!ehframe_read_uleb(p, end, &reg) || !ehframe_read_uleb(p, end, &u) ||
+		    u > INT64_MAX || !factored(r, (int64_t)u, &f))
+			return false;
+		if (op == DW_CFA_GNU_negative_offset_extended && f == INT64_MIN)
+			return false;
+		set_rule(r, reg, op == DW_CFA_val_offset ? RULE_VAL_OFFSET : RULE_OFFSET,
+			 op == DW_CFA_GNU_negative_offset_extended ? -f : f);
+		return true;
+	case DW_CFA_offset_extended_sf:
+	case DW_CFA_val_offset_sf:
+		if (!ehframe_read_uleb(p, end, &reg) || !ehframe_read_sleb(p, end, &s) ||
+		    !factored(r, s, &f))
+			return false;
+		set_rule(r, reg, op == DW_CFA_val_offset_sf ? RULE_VAL_OFFSET : RULE_OFFSET, f);
+		return true;
+	case DW_CFA_restore_extended: {
+		if (!ehframe_read_uleb(p, end, &reg))
+			return false;
+		int t = tracked(r->cie, reg);
+		if (t >= 0)
+			r->st.reg[t] = r->init ? r->init->reg[t] : (struct reg_rule){ 0 };
+		return true;
+	}
+	case DW_CFA_undefined:
+	case DW_CFA_same_value:
+		if (!ehframe_read_uleb(p, end, &reg))
+			return false;
+		set_rule(r, reg, op == DW_CFA_undefined ? RULE_UNDEF : RULE_SAME, 0);
+		return true;
+	case DW_CFA_register:
+		if (!ehframe_read_uleb(p, end, &reg) || !ehframe_read_uleb(p, end, &v))
+			return false;
+		set_rule(r, reg, RULE_REGISTER, (int64_t)(v & INT64_MAX));
+		return true;
+	case DW_CFA_expression:
+	case DW_CFA_val_expression: {
+		if (!ehframe_read_uleb(p, end, &reg) || !read_block(p, end, &bs, &be))
+			return false;
+		int t = tracked(r->cie, reg);
+		if (t >= 0)
+			r->st.reg[t] = (struct reg_rule){
+				.how = op == DW_CFA_expression ? RULE_EXPR : RULE_VAL_EXPR,
+				.expr = bs, .expr_end = be };
+		return true;
+	}
+	}
+	return -1;
+}
+
+/* An operation that defines the CFA. Returns -1 when op is not one, else
+ * whether it was read. */
+static int run_cfa_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg = 0, u = 0;
+	int64_t s, f = 0;
+	const uint8_t *bs, *be;
+	switch (op) {
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_sf:
+	case DW_CFA_def_cfa_offset:
+	case DW_CFA_def_cfa_offset_sf: {
+		/* The register (def_cfa*), then the offset: unsigned and
+		 * not factored, or signed (_sf) and factored. */
+		bool with_reg = op == DW_CFA_def_cfa || op == DW_CFA_def_cfa_sf;
+		bool sf = op == DW_CFA_def_cfa_sf || op == DW_CFA_def_cfa_offset_sf;
+		if (with_reg && !ehframe_read_uleb(p, end, &reg))
+			return false;
+		if (sf ? !ehframe_read_sleb(p, end, &s) || !factored(r, s, &f)
+		       : !ehframe_read_uleb(p, end, &u) || u > INT64_MAX)
+			return false;
+		if (with_reg) {
+			r->st.cfa_how = CFA_REG_OFF;
+			r->st.cfa_reg = reg;
+		} else {
+			/* Only defined on a register+offset rule. */
+			r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
+		}
+		r->st.cfa_off = sf ? f : (int64_t)u;
+		return true;
+	}
+	case DW_CFA_def_cfa_register:
+		if (!ehframe_read_uleb(p, end, &reg))
+			return false;
+		r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
+		r->st.cfa_reg = reg;
+		return true;
+	case DW_CFA_def_cfa_expression:
+		if (!read_block(p, end, &bs, &be))
+			return false;
+		r->st.cfa_how = CFA_EXPR;
+		r->st.cfa_expr = bs;
+		r->st.cfa_expr_end = be;
+		return true;
+	}
+	return -1;
+}
+
+/* The rest: moving to the next row, remembering and restoring the state,
+ * and what changes nothing sonde reads. Returns whether op was read (an
+ * unknown one cannot be: its operands cannot be stepped over). */
+static bool run_other_op(struct run *r, uint8_t op, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t u;
+	switch (op) {
+	case DW_CFA_nop:
+	case DW_CFA_GNU_window_save:
+		return true;
+	case DW_CFA_set_loc:
+		return ehframe_read_pointer(r->sec, p, end, r->cie->fde_encoding, &u) &&
+		       advance_to(r, u);
+	case DW_CFA_advance_loc1:
+	case DW_CFA_advance_loc2:
+	case DW_CFA_advance_loc4: {
+		size_t size = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+		return read_fixed(r, p, end, size, &u) && advance_by(r, u);
+	}
+	case DW_CFA_remember_state:
+		if (r->depth == MAX_REMEMBER)
+			return false;
+		r->stack[r->depth++] = r->st;
+		return true;
+	case DW_CFA_restore_state:
+		if (r->depth == 0)
+			return false;
+		r->st = r->stack[--r->depth];
+		return true;
+	case DW_CFA_GNU_args_size:
+		return ehframe_read_uleb(p, end, &u);
+	}
+	return false;
+}
+
 static bool run_program(struct run *r, const uint8_t *p, const uint8_t *end)
 {
 	while (p < end && !r->done) {
 		uint8_t op = *p++;
-		uint64_t reg, u, v;
-		int64_t s, f;
-		const uint8_t *bs, *be;
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-			if (!advance_by(r, op & 0x3f))
+		if (op & 0xc0) {
+			if (!run_primary(r, op, &p, end))
 				return false;
 			continue;
-		case DW_CFA_offset:
-			if (!ehframe_read_uleb(&p, end, &u) || u > INT64_MAX ||
-			    !factored(r, (int64_t)u, &f))
-				return false;
-			set_rule(r, op & 0x3f, RULE_OFFSET, f);
-			continue;
-		case DW_CFA_restore: {
-			int t = tracked(r->cie, op & 0x3f);
-			if (t >= 0)
-				r->st.reg[t] = r->init ? r->init->reg[t] : (struct reg_rule){ 0 };
-			continue;
 		}
-		}
-		switch (op) {
-		case DW_CFA_nop:
-		case DW_CFA_GNU_window_save:
-			break;
-		case DW_CFA_set_loc:
-			if (!ehframe_read_pointer(r->sec, &p, end, r->cie->fde_encoding, &u) ||
-			    !advance_to(r, u))
-				return false;
-			break;
-		case DW_CFA_advance_loc1:
-		case DW_CFA_advance_loc2:
-		case DW_CFA_advance_loc4: {
-			size_t size = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
-			if (!read_fixed(r, &p, end, size, &u) || !advance_by(r, u))
-				return false;
-			break;
-		}
-		case DW_CFA_offset_extended:
-		case DW_CFA_val_offset:
-		case DW_CFA_GNU_negative_offset_extended:
-			if (!ehframe_read_uleb(&p, end, &reg) || !ehframe_read_uleb(&p, end, &u) ||
-			    u > INT64_MAX || !factored(r, (int64_t)u, &f))
-				return false;
-			if (op == DW_CFA_GNU_negative_offset_extended && f == INT64_MIN)
-				return false;
-			set_rule(r, reg, op == DW_CFA_val_offset ? RULE_VAL_OFFSET : RULE_OFFSET,
-				 op == DW_CFA_GNU_negative_offset_extended ? -f : f);
-			break;
-		case DW_CFA_offset_extended_sf:
-		case DW_CFA_val_offset_sf:
-			if (!ehframe_read_uleb(&p, end, &reg) || !ehframe_read_sleb(&p, end, &s) ||
-			    !factored(r, s, &f))
-				return false;
-			set_rule(r, reg, op == DW_CFA_val_offset_sf ? RULE_VAL_OFFSET : RULE_OFFSET, f);
-			break;
-		case DW_CFA_restore_extended: {
-			if (!ehframe_read_uleb(&p, end, &reg))
-				return false;
-			int t = tracked(r->cie, reg);
-			if (t >= 0)
-				r->st.reg[t] = r->init ? r->init->reg[t] : (struct reg_rule){ 0 };
-			break;
-		}
-		case DW_CFA_undefined:
-		case DW_CFA_same_value:
-			if (!ehframe_read_uleb(&p, end, &reg))
-				return false;
-			set_rule(r, reg, op == DW_CFA_undefined ? RULE_UNDEF : RULE_SAME, 0);
-			break;
-		case DW_CFA_register:
-			if (!ehframe_read_uleb(&p, end, &reg) || !ehframe_read_uleb(&p, end, &v))
-				return false;
-			set_rule(r, reg, RULE_REGISTER, (int64_t)(v & INT64_MAX));
-			break;
-		case DW_CFA_remember_state:
-			if (r->depth == MAX_REMEMBER)
-				return false;
-			r->stack[r->depth++] = r->st;
-			break;
-		case DW_CFA_restore_state:
-			if (r->depth == 0)
-				return false;
-			r->st = r->stack[--r->depth];
-			break;
-		case DW_CFA_def_cfa:
-		case DW_CFA_def_cfa_sf:
-		case DW_CFA_def_cfa_offset:
-		case DW_CFA_def_cfa_offset_sf: {
-			/* The register (def_cfa*), then the offset: unsigned and
-			 * not factored, or signed (_sf) and factored. */
-			bool with_reg = op == DW_CFA_def_cfa || op == DW_CFA_def_cfa_sf;
-			bool sf = op == DW_CFA_def_cfa_sf || op == DW_CFA_def_cfa_offset_sf;
-			if (with_reg && !ehframe_read_uleb(&p, end, &reg))
-				return false;
-			if (sf ? !ehframe_read_sleb(&p, end, &s) || !factored(r, s, &f)
-			       : !ehframe_read_uleb(&p, end, &u) || u > INT64_MAX)
-				return false;
-			if (with_reg) {
-				r->st.cfa_how = CFA_REG_OFF;
-				r->st.cfa_reg = reg;
-			} else {
-				/* Only defined on a register+offset rule. */
-				r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
-			}
-			r->st.cfa_off = sf ? f : (int64_t)u;
-			break;
-		}
-		case DW_CFA_def_cfa_register:
-			if (!ehframe_read_uleb(&p, end, &reg))
-				return false;
-			r->st.cfa_how = r->st.cfa_how == CFA_REG_OFF ? CFA_REG_OFF : CFA_BAD;
-			r->st.cfa_reg = reg;
-			break;
-		case DW_CFA_def_cfa_expression:
-			if (!read_block(&p, end, &bs, &be))
-				return false;
-			r->st.cfa_how = CFA_EXPR;
-			r->st.cfa_expr = bs;
-			r->st.cfa_expr_end = be;
-			break;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression: {
-			if (!ehframe_read_uleb(&p, end, &reg) || !read_block(&p, end, &bs, &be))
-				return false;
-			int t = tracked(r->cie, reg);
-			if (t >= 0)
-				r->st.reg[t] = (struct reg_rule){
-					.how = op == DW_CFA_expression ? RULE_EXPR : RULE_VAL_EXPR,
-					.expr = bs, .expr_end = be };
-			break;
-		}
-		case DW_CFA_GNU_args_size:
-			if (!ehframe_read_uleb(&p, end, &u))
-				return false;
-			break;
-		default:
-			return false; /* unknown: its operands cannot be stepped over */
-		}
+		int read = run_register_op(r, op, &p, end);
+		if (read < 0)
+			read = run_cfa_op(r, op, &p, end);
+		if (read < 0)
+			read = run_other_op(r, op, &p, end);
+		if (!read)
+			return false;
 	}
 	return true;
 }
