@@ -143,37 +143,44 @@ static int print_json_answer(pid_t pid, const char *line)
 	return rc;
 }
 
-int cmd_ctl(int argc, char **argv)
+/* What the command line asks of ctl. */
+struct ctl_args {
+	bool json;
+	pid_t pid;  /* 0: the one session running */
+	int first;  /* argv[first..] is the session command */
+};
+
+/* Reads the options and the session PID. Returns -1 to go on, else the
+ * exit code (--help, --list, a bad argument). */
+static int parse_ctl_options(int argc, char **argv, struct ctl_args *a)
 {
 	int i = 1;
-	bool json = false;
 	while (i < argc) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		const char *o = argv[i];
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
 			print_usage(stdout);
 			return 0;
 		}
-		if (!strcmp(a, "--list") || !strcmp(a, "-l")) {
+		if (!strcmp(o, "--list") || !strcmp(o, "-l")) {
 			if (argc > 2) {
 				errorf("ctl: --list takes no arguments (see sonde ctl --help)");
 				return 2;
 			}
 			return list_sessions();
 		}
-		if (!strcmp(a, "--json")) {
-			json = true;
+		if (!strcmp(o, "--json")) {
+			a->json = true;
 			i++;
 			continue;
 		}
-		if (!strcmp(a, "--")) {
+		if (!strcmp(o, "--")) {
 			i++;
-		} else if (a[0] == '-' && a[1]) {
-			errorf("ctl: unknown option '%s' (see sonde ctl --help)", a);
+		} else if (o[0] == '-' && o[1]) {
+			errorf("ctl: unknown option '%s' (see sonde ctl --help)", o);
 			return 2;
 		}
 		break;
 	}
-	pid_t pid = 0;
 	if (i < argc && all_digits(argv[i])) {
 		char *end;
 		long v = strtol(argv[i], &end, 10);
@@ -189,7 +196,7 @@ int cmd_ctl(int argc, char **argv)
 			       argv[i], argv[i]);
 			return 2;
 		}
-		pid = (pid_t)v;
+		a->pid = (pid_t)v;
 		i++;
 	}
 	if (i >= argc) {
@@ -197,40 +204,51 @@ int cmd_ctl(int argc, char **argv)
 		       "the commands)");
 		return 2;
 	}
+	a->first = i;
+	return -1;
+}
 
-	char line[COMMAND_LINE_MAX + 1];
+/* The session command line from argv[first..] into line (size bytes):
+ * one argument with spaces is the line itself, split by the session as
+ * the command language does; else the words, quoted where needed.
+ * Returns 0, or -1 after one error line. */
+static int join_command_line(int argc, char **argv, int first, char *line, size_t size)
+{
 	size_t len = 0;
 	line[0] = 0;
-	/* One argument with spaces: the command line itself, split by the
-	 * session as the command language does. */
-	bool whole = argc - i == 1 && strpbrk(argv[i], " \t") != NULL;
-	for (int k = i; k < argc; k++) {
-		if (!one_line(argv[k], k - i + 1))
-			return 2;
+	bool whole = argc - first == 1 && strpbrk(argv[first], " \t") != NULL;
+	for (int k = first; k < argc; k++) {
+		if (!one_line(argv[k], k - first + 1))
+			return -1;
 		if (whole) {
-			len = (size_t)snprintf(line, sizeof(line), "%s", argv[k]);
-			if (len >= sizeof(line)) {
+			len = (size_t)snprintf(line, size, "%s", argv[k]);
+			if (len >= size) {
 				errorf("ctl: command too long: at most %d bytes", COMMAND_LINE_MAX);
-				return 2;
+				return -1;
 			}
 			break;
 		}
-		if (k > i) {
-			if (len + 1 >= sizeof(line))
-				len = sizeof(line);
+		if (k > first) {
+			if (len + 1 >= size)
+				len = size;
 			else
 				line[len++] = ' ';
 		}
-		if (len < sizeof(line))
-			len = append_word(line, len, sizeof(line), argv[k]);
-		if (len >= sizeof(line)) {
+		if (len < size)
+			len = append_word(line, len, size, argv[k]);
+		if (len >= size) {
 			errorf("ctl: command too long: at most %d bytes", COMMAND_LINE_MAX);
-			return 2;
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	if (json)
-		return print_json_answer(pid, line);
+/* Sends line and shows the answer: a text answer on stdout (another
+ * process's text: shown, never obeyed), an error answer as error lines.
+ * Returns the exit code. */
+static int print_text_answer(pid_t pid, const char *line)
+{
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *out = open_memstream(&text, &tlen);
@@ -247,7 +265,6 @@ int cmd_ctl(int argc, char **argv)
 		return 1;
 	}
 	if (rc == 0) {
-		/* the answer is another process's text: shown, never obeyed */
 		struct printable keep = {0};
 		fputs(printable_text(&keep, text), stdout);
 		printable_free(&keep);
@@ -266,4 +283,16 @@ int cmd_ctl(int argc, char **argv)
 	}
 	free(text);
 	return rc == 0 ? 0 : 1;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	struct ctl_args a = {0};
+	int rc = parse_ctl_options(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	char line[COMMAND_LINE_MAX + 1];
+	if (join_command_line(argc, argv, a.first, line, sizeof(line)))
+		return 2;
+	return a.json ? print_json_answer(a.pid, line) : print_text_answer(a.pid, line);
 }
