@@ -432,3 +432,27 @@ const char *capexpr_op_text(enum cap_op op)
 	};
 	return (unsigned)op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
+
+char *capexpr_node_text(const struct cap_node *n)
+{
+	switch (n->kind) {
+	case CAP_VAR: return xstrdup(n->name);
+	case CAP_NUM: return xasprintf("%lld", (long long)n->num);
+	default: break;
+	}
+	char *l = n->l ? capexpr_node_text(n->l) : xstrdup("");
+	char *r = n->r ? capexpr_node_text(n->r) : NULL;
+	char *s;
+	switch (n->kind) {
+	case CAP_MEMBER: s = xasprintf("%s.%s", l, n->name); break;
+	case CAP_ARROW: s = xasprintf("%s->%s", l, n->name); break;
+	case CAP_INDEX: s = xasprintf("%s[%s]", l, r ? r : ""); break;
+	case CAP_DEREF: s = xasprintf("*%s", l); break;
+	case CAP_ADDR: s = xasprintf("&%s", l); break;
+	case CAP_UNARY: s = xasprintf("%s%s", capexpr_op_text(n->op), l); break;
+	default: s = xasprintf("(%s %s %s)", l, capexpr_op_text(n->op), r ? r : ""); break;
+	}
+	free(l);
+	free(r);
+	return s;
+}

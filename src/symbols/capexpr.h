@@ -79,4 +79,8 @@ size_t capexpr_split_spec(const char *spec, const char **tail);
 /* The operator as C writes it ("<=", "&&", "-"...). */
 const char *capexpr_op_text(enum cap_op op);
 
+/* A path or expression of the tree as text ("c->buf[i]", "(len > 4096)"),
+ * malloc'd: how errors name the part they are about. */
+char *capexpr_node_text(const struct cap_node *n);
+
 #endif

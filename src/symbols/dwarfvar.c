@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "dwarfdie.h"
 #include "dwarfexpr.h"
 #include "errbuf.h"
 #include "probes.h"
@@ -63,103 +64,13 @@ static void emit(struct ctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm
 
 /* ---- types ---------------------------------------------------------------- */
 
-static bool die_type(Dwarf_Die *die, Dwarf_Die *out)
-{
-	Dwarf_Attribute a;
-	return dwarf_attr_integrate(die, DW_AT_type, &a) && dwarf_formref_die(&a, out);
-}
-
-/* Follows typedefs and qualifiers. False for void. */
-static bool strip(Dwarf_Die *t)
-{
-	for (int i = 0; i < 32; i++) {
-		int tag = dwarf_tag(t);
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
-		    tag != DW_TAG_restrict_type && tag != DW_TAG_atomic_type)
-			return true;
-		if (!die_type(t, t))
-			return false;
-	}
-	return false;
-}
-
-static uint64_t type_size(Dwarf_Die *t)
-{
-	Dwarf_Die s = *t;
-	if (!strip(&s))
-		return 0;
-	Dwarf_Word size;
-	if (dwarf_aggregate_size(&s, &size) == 0)
-		return size;
-	int tag = dwarf_tag(&s);
-	return tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type ? 8 : 0;
-}
-
-static void type_name(Dwarf_Die *t, bool has, char *buf, size_t size, int depth)
-{
-	if (!has) {
-		snprintf(buf, size, "void");
-		return;
-	}
-	if (depth > 16) {
-		snprintf(buf, size, "...");
-		return;
-	}
-	const char *name = dwarf_diename(t);
-	Dwarf_Die inner;
-	bool hi = die_type(t, &inner);
-	char sub[256];
-	switch (dwarf_tag(t)) {
-	case DW_TAG_pointer_type:
-		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
-		snprintf(buf, size, "%s *", sub);
-		return;
-	case DW_TAG_const_type:
-		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
-		/* const T[N] is an array of const T: say const once; a const
-		 * pointer is T *const. */
-		if (hi && dwarf_tag(&inner) == DW_TAG_pointer_type)
-			snprintf(buf, size, "%sconst", sub);
-		else
-			snprintf(buf, size, "%s%s", strncmp(sub, "const ", 6) ? "const " : "", sub);
-		return;
-	case DW_TAG_volatile_type:
-		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
-		snprintf(buf, size, "volatile %s", sub);
-		return;
-	case DW_TAG_structure_type:
-		snprintf(buf, size, "struct %s", name ? name : "{...}");
-		return;
-	case DW_TAG_union_type:
-		snprintf(buf, size, "union %s", name ? name : "{...}");
-		return;
-	case DW_TAG_enumeration_type:
-		snprintf(buf, size, "enum %s", name ? name : "{...}");
-		return;
-	case DW_TAG_array_type: {
-		type_name(&inner, hi, sub, sizeof(sub), depth + 1);
-		Dwarf_Word total = 0, elem = hi ? type_size(&inner) : 0;
-		if (dwarf_aggregate_size(t, &total) == 0 && elem)
-			snprintf(buf, size, "%s[%llu]", sub, (unsigned long long)(total / elem));
-		else
-			snprintf(buf, size, "%s[]", sub);
-		return;
-	}
-	case DW_TAG_subroutine_type:
-		snprintf(buf, size, "function");
-		return;
-	default:
-		snprintf(buf, size, "%s", name ? name : "?");
-	}
-}
-
 static char *val_type_name(const struct val *v)
 {
 	char buf[300];
 	if (v->syn == SYN_INT)
 		return xstrdup("long");
 	Dwarf_Die t = v->type;
-	type_name(&t, v->has_type, buf, sizeof(buf), 0);
+	dwarfdie_type_name(&t, v->has_type, buf, sizeof(buf), 0);
 	if (v->syn == SYN_PTR_TO)
 		return xasprintf("%s *", buf);
 	return xstrdup(buf);
@@ -171,76 +82,22 @@ static bool val_stripped(const struct val *v, Dwarf_Die *out)
 	if (!v->has_type)
 		return false;
 	*out = v->type;
-	return strip(out);
-}
-
-static bool is_char_type(Dwarf_Die *t)
-{
-	Dwarf_Die s = *t;
-	if (!strip(&s) || dwarf_tag(&s) != DW_TAG_base_type)
-		return false;
-	Dwarf_Attribute a;
-	Dwarf_Word enc = 0;
-	if (dwarf_attr(&s, DW_AT_encoding, &a))
-		dwarf_formudata(&a, &enc);
-	return (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char) && type_size(&s) == 1;
+	return dwarfdie_strip(out);
 }
 
 /* ---- names ------------------------------------------------------------- */
-
-static bool has_location(Dwarf_Die *d)
-{
-	return dwarf_hasattr_integrate(d, DW_AT_location) || dwarf_hasattr_integrate(d, DW_AT_const_value);
-}
-
-/* A variable named `name` among the children of `scope`. */
-static bool find_in_scope(Dwarf_Die *scope, const char *name, Dwarf_Die *out)
-{
-	Dwarf_Die child;
-	if (dwarf_child(scope, &child) != 0)
-		return false;
-	do {
-		int tag = dwarf_tag(&child);
-		if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
-			continue;
-		const char *n = dwarf_diename(&child);
-		if (n && strcmp(n, name) == 0) {
-			*out = child;
-			return true;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
-
-/* A variable named `name` with a location (a definition, not an extern
- * declaration) among the children of a compile unit. */
-static bool find_definition(Dwarf_Die *cu, const char *name, Dwarf_Die *out)
-{
-	Dwarf_Die child;
-	if (dwarf_child(cu, &child) != 0)
-		return false;
-	do {
-		const char *n;
-		if (dwarf_tag(&child) == DW_TAG_variable && (n = dwarf_diename(&child)) &&
-		    strcmp(n, name) == 0 && has_location(&child)) {
-			*out = child;
-			return true;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
 
 /* A definition (with a location) of global `name`: in the probe's compile
  * unit first, then in any other. */
 static bool find_global(struct ctx *c, const char *name, Dwarf_Die *out)
 {
-	if (find_definition(&c->cu, name, out))
+	if (dwarfdie_find_definition(&c->cu, name, out))
 		return true;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	while (dwarf_nextcu(c->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
-		if (dwarf_offdie(c->dw, off + hsize, &cu) && find_definition(&cu, name, out))
+		if (dwarf_offdie(c->dw, off + hsize, &cu) && dwarfdie_find_definition(&cu, name, out))
 			return true;
 		off = next;
 	}
@@ -355,23 +212,6 @@ static bool at_entry(struct ctx *c)
 	return fn && dwarf_entrypc(fn, &lo) == 0 && lo == c->vaddr;
 }
 
-static bool integer_class(Dwarf_Die *type)
-{
-	Dwarf_Die t = *type;
-	if (!strip(&t))
-		return false;
-	int tag = dwarf_tag(&t);
-	if (tag == DW_TAG_pointer_type || tag == DW_TAG_enumeration_type)
-		return true;
-	if (tag != DW_TAG_base_type || type_size(&t) > 8)
-		return false;
-	Dwarf_Attribute a;
-	Dwarf_Word enc = 0;
-	if (dwarf_attr(&t, DW_AT_encoding, &a))
-		dwarf_formudata(&a, &enc);
-	return enc != DW_ATE_float && enc != DW_ATE_complex_float;
-}
-
 /* A parameter at its function's entry, where the compiler's location (a
  * stack slot the prologue fills, at -O0) does not hold it yet: where the
  * x86-64 System V calling convention puts it. Integers and pointers only,
@@ -387,14 +227,14 @@ static bool abi_parameter(struct ctx *c, Dwarf_Die *param, struct val *v)
 		return false;
 	/* A struct returned in memory takes rdi. */
 	int k = 0;
-	if (die_type(fn, &rt) && strip(&rt) &&
+	if (dwarfdie_type(fn, &rt) && dwarfdie_strip(&rt) &&
 	    (dwarf_tag(&rt) == DW_TAG_structure_type || dwarf_tag(&rt) == DW_TAG_union_type))
 		return false;
 	do {
 		if (dwarf_tag(&child) != DW_TAG_formal_parameter)
 			continue;
 		Dwarf_Die t;
-		if (!die_type(&child, &t) || !integer_class(&t))
+		if (!dwarfdie_type(&child, &t) || !dwarfdie_is_integer(&t))
 			return false;
 		if (dwarf_dieoffset(&child) == dwarf_dieoffset(param)) {
 			if (k < 6) {
@@ -439,7 +279,7 @@ static bool slot_after_prologue(Dwarf_Attribute *a, const Dwarf_Op *e, size_t n)
 static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct val *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->has_type = die_type(die, &v->type);
+	v->has_type = dwarfdie_type(die, &v->type);
 	Dwarf_Attribute a;
 	if (dwarf_attr_integrate(die, DW_AT_const_value, &a)) {
 		Dwarf_Sword sv;
@@ -543,7 +383,7 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 		return 0;
 	Dwarf_Die t;
 	bool typed = val_stripped(v, &t);
-	uint64_t size = v->syn ? 8 : typed ? type_size(&t) : 0;
+	uint64_t size = v->syn ? 8 : typed ? dwarfdie_type_size(&t) : 0;
 	int tag = typed && !v->syn ? dwarf_tag(&t) : 0;
 	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_array_type)
 		return errbuf_first(&c->e, "%s is a %s, not a number", what, val_type_name(v));
@@ -555,8 +395,8 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 		Dwarf_Attribute a;
 		Dwarf_Word enc = 0;
 		Dwarf_Die base = t;
-		if (tag == DW_TAG_enumeration_type && die_type(&t, &base))
-			strip(&base);
+		if (tag == DW_TAG_enumeration_type && dwarfdie_type(&t, &base))
+			dwarfdie_strip(&base);
 		if (dwarf_attr(&base, DW_AT_encoding, &a))
 			dwarf_formudata(&a, &enc);
 		sign = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
@@ -576,62 +416,12 @@ static int rvalue(struct ctx *c, struct val *v, const char *what)
 	return c->e.failed ? -1 : 0;
 }
 
-static void member_names(Dwarf_Die *s, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	Dwarf_Die m;
-	if (dwarf_child(s, &m) == 0) {
-		do {
-			const char *n = dwarf_diename(&m);
-			if (dwarf_tag(&m) == DW_TAG_member && n && len + strlen(n) + 8 < size)
-				len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", n);
-		} while (dwarf_siblingof(&m, &m) == 0);
-	}
-	if (!len)
-		snprintf(buf, size, "none");
-}
-
-/* Finds member `name` of struct/union s (in anonymous members too); its
- * byte offset is added to *off. */
-static bool find_member(Dwarf_Die *s, const char *name, Dwarf_Die *out, uint64_t *off, int depth)
-{
-	Dwarf_Die m;
-	if (depth > 8 || dwarf_child(s, &m) != 0)
-		return false;
-	do {
-		if (dwarf_tag(&m) != DW_TAG_member)
-			continue;
-		Dwarf_Attribute a;
-		Dwarf_Word moff = 0;
-		if (dwarf_attr(&m, DW_AT_data_member_location, &a))
-			dwarf_formudata(&a, &moff);
-		const char *n = dwarf_diename(&m);
-		if (n && strcmp(n, name) == 0) {
-			*out = m;
-			*off += moff;
-			return true;
-		}
-		Dwarf_Die t;
-		if (!n && die_type(&m, &t) && strip(&t) &&
-		    (dwarf_tag(&t) == DW_TAG_structure_type || dwarf_tag(&t) == DW_TAG_union_type)) {
-			uint64_t o = *off + moff;
-			if (find_member(&t, name, out, &o, depth + 1)) {
-				*off = o;
-				return true;
-			}
-		}
-	} while (dwarf_siblingof(&m, &m) == 0);
-	return false;
-}
-
-static char *node_text(const struct cap_node *n);
 
 static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v, int depth)
 {
 	if (compile(c, n->l, v, depth + 1))
 		return -1;
-	char *what = node_text(n->l);
+	char *what = capexpr_node_text(n->l);
 	Dwarf_Die t;
 	int rc = -1;
 	if (n->kind == CAP_ARROW) {
@@ -644,7 +434,7 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 		if (rvalue(c, v, what))
 			goto out;
 		Dwarf_Die pt;
-		v->has_type = die_type(&t, &pt);
+		v->has_type = dwarfdie_type(&t, &pt);
 		v->type = pt;
 		v->where = DWARFEXPR_MEM;
 	}
@@ -652,7 +442,7 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 	    (dwarf_tag(&t) != DW_TAG_structure_type && dwarf_tag(&t) != DW_TAG_union_type)) {
 		Dwarf_Die pt;
 		if (v->status) {
-		} else if (dwarf_tag(&t) == DW_TAG_pointer_type && die_type(&t, &pt) && strip(&pt) &&
+		} else if (dwarf_tag(&t) == DW_TAG_pointer_type && dwarfdie_type(&t, &pt) && dwarfdie_strip(&pt) &&
 			   (dwarf_tag(&pt) == DW_TAG_structure_type || dwarf_tag(&pt) == DW_TAG_union_type))
 			errbuf_first(&c->e, "%s is a %s: use %s->%s", what, val_type_name(v), what, n->name);
 		else
@@ -661,9 +451,9 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 	}
 	Dwarf_Die m;
 	uint64_t off = 0;
-	if (!find_member(&t, n->name, &m, &off, 0)) {
+	if (!dwarfdie_find_member(&t, n->name, &m, &off, 0)) {
 		char names[256];
-		member_names(&t, names, sizeof(names));
+		dwarfdie_member_names(&t, names, sizeof(names));
 		errbuf_first(&c->e, "%s has no member \"%s\" (%s has: %s)", what, n->name,
 			     val_type_name(v), names);
 		goto out;
@@ -689,7 +479,7 @@ static int compile_member(struct ctx *c, const struct cap_node *n, struct val *v
 			v->where = DWARFEXPR_VAL;
 		}
 	}
-	v->has_type = die_type(&m, &v->type);
+	v->has_type = dwarfdie_type(&m, &v->type);
 	rc = c->e.failed ? -1 : 0;
 out:
 	free(what);
@@ -700,7 +490,7 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 {
 	if (compile(c, n->l, v, depth + 1))
 		return -1;
-	char *what = node_text(n->l);
+	char *what = capexpr_node_text(n->l);
 	Dwarf_Die t, elem;
 	int rc = -1;
 	if (!val_stripped(v, &t) ||
@@ -710,8 +500,8 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 		goto out;
 	}
 	bool array = dwarf_tag(&t) == DW_TAG_array_type;
-	bool has_elem = die_type(&t, &elem);
-	uint64_t esize = has_elem ? type_size(&elem) : 0;
+	bool has_elem = dwarfdie_type(&t, &elem);
+	uint64_t esize = has_elem ? dwarfdie_type_size(&elem) : 0;
 	if (!esize) {
 		errbuf_first(&c->e, "%s: elements of unknown size", what);
 		goto out;
@@ -737,7 +527,7 @@ static int compile_index(struct ctx *c, const struct cap_node *n, struct val *v,
 		struct val iv;
 		if (compile(c, n->r, &iv, depth + 1))
 			goto out;
-		char *itext = node_text(n->r);
+		char *itext = capexpr_node_text(n->r);
 		int r = iv.status ? errbuf_first(&c->e, "index %s is %s", itext, iv.why)
 				  : rvalue(c, &iv, itext);
 		free(itext);
@@ -764,8 +554,8 @@ static int compile_var(struct ctx *c, const struct cap_node *n, struct val *v)
 	Dwarf_Die d;
 	bool found = false;
 	for (int s = 0; s < c->nscopes && !found; s++)
-		found = find_in_scope(&c->scopes[s], n->name, &d);
-	if (found && !has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration)) {
+		found = dwarfdie_find_in_scope(&c->scopes[s], n->name, &d);
+	if (found && !dwarfdie_has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration)) {
 		Dwarf_Die def; /* extern: defined in another unit */
 		if (find_global(c, n->name, &def))
 			d = def;
@@ -787,12 +577,12 @@ static int compile_deref(struct ctx *c, const struct cap_node *n, struct val *v,
 {
 	if (compile(c, n->l, v, depth + 1))
 		return -1;
-	char *what = node_text(n->l);
+	char *what = capexpr_node_text(n->l);
 	Dwarf_Die t, pt;
 	if (!val_stripped(v, &t) || dwarf_tag(&t) != DW_TAG_pointer_type) {
 		if (!v->status)
 			errbuf_first(&c->e, "%s is a %s, not a pointer", what, val_type_name(v));
-	} else if (!die_type(&t, &pt)) {
+	} else if (!dwarfdie_type(&t, &pt)) {
 		errbuf_first(&c->e, "%s is a void pointer: it points at nothing sonde can read",
 			     what);
 	} else {
@@ -811,7 +601,7 @@ static int compile_addr(struct ctx *c, const struct cap_node *n, struct val *v, 
 	if (compile(c, n->l, v, depth + 1))
 		return -1;
 	if (!v->status && v->where != DWARFEXPR_MEM) {
-		char *what = node_text(n->l);
+		char *what = capexpr_node_text(n->l);
 		errbuf_first(&c->e, "%s has no address here (it is %s)", what,
 			     v->where == DWARFEXPR_REG ? "in a register" : "a computed value");
 		free(what);
@@ -828,7 +618,7 @@ static int compile_addr(struct ctx *c, const struct cap_node *n, struct val *v, 
 static int compile_operand(struct ctx *c, const struct cap_node *n, int depth, bool *sign)
 {
 	struct val v;
-	char *text = node_text(n);
+	char *text = capexpr_node_text(n);
 	int rc = compile(c, n, &v, depth);
 	if (!rc && v.status)
 		rc = errbuf_first(&c->e, "the predicate reads %s, which is %s", text, v.why);
@@ -840,7 +630,7 @@ static int compile_operand(struct ctx *c, const struct cap_node *n, int depth, b
 	Dwarf_Die t;
 	*sign = true;
 	if (!v.syn && val_stripped(&v, &t))
-		*sign = !(dwarf_tag(&t) == DW_TAG_pointer_type || type_size(&t) == 8);
+		*sign = !(dwarf_tag(&t) == DW_TAG_pointer_type || dwarfdie_type_size(&t) == 8);
 	return 0;
 }
 
@@ -904,30 +694,6 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 	return errbuf_first(&c->e, "unknown expression");
 }
 
-static char *node_text(const struct cap_node *n)
-{
-	switch (n->kind) {
-	case CAP_VAR: return xstrdup(n->name);
-	case CAP_NUM: return xasprintf("%lld", (long long)n->num);
-	default: break;
-	}
-	char *l = n->l ? node_text(n->l) : xstrdup("");
-	char *r = n->r ? node_text(n->r) : NULL;
-	char *s;
-	switch (n->kind) {
-	case CAP_MEMBER: s = xasprintf("%s.%s", l, n->name); break;
-	case CAP_ARROW: s = xasprintf("%s->%s", l, n->name); break;
-	case CAP_INDEX: s = xasprintf("%s[%s]", l, r ? r : ""); break;
-	case CAP_DEREF: s = xasprintf("*%s", l); break;
-	case CAP_ADDR: s = xasprintf("&%s", l); break;
-	case CAP_UNARY: s = xasprintf("%s%s", capexpr_op_text(n->op), l); break;
-	default: s = xasprintf("(%s %s %s)", l, capexpr_op_text(n->op), r ? r : ""); break;
-	}
-	free(l);
-	free(r);
-	return s;
-}
-
 /* ---- captures ------------------------------------------------------------ */
 
 static void describe(struct capture_desc *d, const struct val *v)
@@ -943,7 +709,7 @@ static void describe(struct capture_desc *d, const struct val *v)
 	}
 	if (v->syn == SYN_INT || !typed)
 		return;
-	d->size = (uint32_t)type_size(&t);
+	d->size = (uint32_t)dwarfdie_type_size(&t);
 	int tag = dwarf_tag(&t);
 	if (tag == DW_TAG_pointer_type) {
 		d->kind = CAPTURE_POINTER;
@@ -999,7 +765,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 		return c->e.failed ? -1 : 0;
 	}
 	bool chars = (tag == DW_TAG_array_type || tag == DW_TAG_pointer_type) &&
-		     die_type(&t, &elem) && is_char_type(&elem);
+		     dwarfdie_type(&t, &elem) && dwarfdie_is_char(&elem);
 	if (chars) {
 		d->type = val_type_name(&v);
 		d->kind = CAPTURE_STRING;
@@ -1020,7 +786,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 	}
 	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
 		char names[256];
-		member_names(&t, names, sizeof(names));
+		dwarfdie_member_names(&t, names, sizeof(names));
 		char *tn = val_type_name(&v);
 		errbuf_first(&c->e, "%s is a %s: capture one of its members (%s)", text, tn, names);
 		free(tn);
@@ -1211,22 +977,22 @@ int dwarfvar_list(const char *binary, uint64_t file_offset, struct dwarfvar_visi
 			struct dwarfvar_visible *e = &v[n++];
 			e->name = xstrdup(name);
 			Dwarf_Die t;
-			bool typed = die_type(&child, &t);
+			bool typed = dwarfdie_type(&child, &t);
 			char tn[300];
-			type_name(&t, typed, tn, sizeof(tn), 0);
+			dwarfdie_type_name(&t, typed, tn, sizeof(tn), 0);
 			e->type = xstrdup(tn);
 			e->where = xstrdup(tag == DW_TAG_formal_parameter ? "argument"
 					   : dwarf_tag(scope) == DW_TAG_compile_unit ? "global"
 										    : "local");
 			Dwarf_Die d = child;
-			if (!has_location(&d) && !find_global(&c, name, &d))
+			if (!dwarfdie_has_location(&d) && !find_global(&c, name, &d))
 				d = child;
 			struct val val;
 			c.ops = scratch;
 			c.nops = 0;
 			char why[256] = "";
 			c.e = (struct errbuf){.err = why, .errlen = sizeof(why)};
-			if (!has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration))
+			if (!dwarfdie_has_location(&d) && dwarf_hasattr_integrate(&d, DW_AT_declaration))
 				e->readable = xstrdup("no: defined in another binary");
 			else if (load_variable(&c, &d, name, &val))
 				e->readable = xstrdup(why);
