@@ -53,6 +53,7 @@ if [ "$mode" = test ]; then
 		redis-server redis-tools
 		chromium # a real browser for tests/integration/serve_page.sh
 		python3.11 # a real interpreter without frame pointers: unwind_python.sh
+		gdb # reads the Python interpreters' DWARF: python_layout.sh compares with it
 	)
 fi
 # Node.js: npm installs the packages the page is built from, and node runs

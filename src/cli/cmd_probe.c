@@ -11,6 +11,10 @@
  *   sonde probe -e BINARY --vars SPEC   the variables visible at each of the
  *                                       spec's addresses, with their types,
  *                                       and whether each is readable there
+ *   sonde probe -e BINARY --python      the CPython interpreter BINARY runs
+ *                                       (pyruntime.h): its version, file,
+ *                                       and the layout sonde walks its
+ *                                       frames with, and where that came from
  *
  * SPEC is a probe location as --trace takes it (FUNC, LIB:FUNC, globs: the
  * function's entry; FILE:LINE: the line's addresses). A variable readable
@@ -28,12 +32,14 @@
 #include "lines.h"
 #include "printable.h"
 #include "probes.h"
+#include "pyruntime.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
 	fputs("usage: sonde probe -e BINARY --lines FUNC\n"
 	      "       sonde probe -e BINARY --vars SPEC\n"
+	      "       sonde probe -e BINARY --python\n"
 	      "\n"
 	      "--lines lists FUNC's source lines, marking each line a line probe can go on\n"
 	      "(sonde record|top --trace FILE:LINE) with how many addresses it has: one per\n"
@@ -44,12 +50,17 @@ static void usage(FILE *f)
 	      "type and whether sonde can read it there (\"yes\", \"yes (location list)\",\n"
 	      "or why not: optimized out, not available at this address, an operation\n"
 	      "sonde cannot read). Other globals of the program can be captured too.\n"
+	      "--python says which CPython BINARY runs (the program, or the libpython it\n"
+	      "loads), and the offsets sonde reads its threads' Python frames with: from\n"
+	      "the interpreter's own _Py_DebugOffsets (3.13), its DWARF, or sonde's table\n"
+	      "of each version (3.10 to 3.13), and whether that table agrees.\n"
 	      "  -e, --exe BINARY   the program or library (a path, or a program in PATH)\n"
 	      "  --lines FUNC       the function whose lines to list\n"
 	      "  --vars SPEC        FUNC, LIB:FUNC, a glob, or FILE:LINE\n"
+	      "  --python           the Python interpreter BINARY runs\n"
 	      "  -h, --help         show this help\n"
-	      "BINARY needs debug info (DWARF): its own, or a separate debug file\n"
-	      "(a -dbgsym package, libc6-dbg, debuginfod-find).\n",
+	      "--lines and --vars need debug info (DWARF) in BINARY: its own, or a\n"
+	      "separate debug file (a -dbgsym package, libc6-dbg, debuginfod-find).\n",
 	      f);
 }
 
@@ -226,13 +237,79 @@ static int list_vars(const char *binary, const char *vars)
 	return rc;
 }
 
+/* An offset, or "-" for a field the version does not have. */
+static const char *field_text(uint32_t v, char *buf, size_t size)
+{
+	if (v == PY_NO_FIELD)
+		return "-";
+	snprintf(buf, size, "+%u", v);
+	return buf;
+}
+
+static int show_python(const char *binary)
+{
+	char err[512] = "";
+	char *exe = probes_which(binary);
+	struct py_layout l;
+	char *path = NULL;
+	int r = pyruntime_find(exe ? exe : binary, &l, &path, err, sizeof(err));
+	free(exe);
+	if (r < 0) {
+		errorf("probe: %s", err);
+		return 1;
+	}
+	if (r == 0) {
+		errorf("probe: %s runs no CPython interpreter sonde knows: neither it nor a "
+		       "library it loads defines _PyRuntime",
+		       binary);
+		return 1;
+	}
+	char a[16], b[16], c[16], d[16], e[16], f[16];
+	printf("Python %u.%u", l.major, l.minor);
+	if (l.micro >= 0)
+		printf(".%d", l.micro);
+	printf(" in %s (_PyRuntime at 0x%llx)\n", path, (unsigned long long)l.runtime_vaddr);
+	printf("layout from: %s", pyruntime_source_name(l.source));
+	if (l.source == PY_FROM_TABLE)
+		printf(" (%s)", l.why_table);
+	printf("\n");
+	printf("runtime: interpreters.head %s\n", field_text(l.runtime_interpreters_head, a, 16));
+	printf("interpreter: first thread %s\n", field_text(l.interp_threads_head, a, 16));
+	printf("thread: next %s, thread_id %s, native_thread_id %s, frame %s, cframe's frame %s\n",
+	       field_text(l.tstate_next, a, 16), field_text(l.tstate_thread_id, b, 16),
+	       field_text(l.tstate_native_thread_id, c, 16), field_text(l.tstate_frame, d, 16),
+	       field_text(l.cframe_current_frame, e, 16));
+	printf("frame: previous %s, code %s, instruction %s (%s), is_entry %s, owner %s\n",
+	       field_text(l.frame_previous, a, 16), field_text(l.frame_code, b, 16),
+	       field_text(l.frame_instr, c, 16),
+	       l.instr_kind == PY_INSTR_INDEX ? "index" : "pointer",
+	       field_text(l.frame_is_entry, d, 16), field_text(l.frame_owner, e, 16));
+	printf("code: filename %s, name %s, qualname %s, firstlineno %s, linetable %s, "
+	       "bytecode %s\n",
+	       field_text(l.code_filename, a, 16), field_text(l.code_name, b, 16),
+	       field_text(l.code_qualname, c, 16), field_text(l.code_firstlineno, d, 16),
+	       field_text(l.code_linetable, e, 16), field_text(l.code_code, f, 16));
+	printf("strings: ASCII data %s, bytes data %s, size %s\n", field_text(l.ascii_data, a, 16),
+	       field_text(l.bytes_data, b, 16), field_text(l.var_size, c, 16));
+	char why[160];
+	if (l.source != PY_FROM_TABLE) {
+		bool same = pyruntime_matches_table(&l, why, sizeof(why));
+		printf("sonde's table for %u.%u: %s%s\n", l.major, l.minor,
+		       same ? "the same" : "differs: ", same ? "" : why);
+	}
+	free(path);
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	const char *binary = NULL, *func = NULL, *vars = NULL;
-	enum { OPT_LINES = 1000, OPT_VARS };
+	bool python = false;
+	enum { OPT_LINES = 1000, OPT_VARS, OPT_PYTHON };
 	static const struct option longopts[] = {{"exe", required_argument, NULL, 'e'},
 						 {"lines", required_argument, NULL, OPT_LINES},
 						 {"vars", required_argument, NULL, OPT_VARS},
+						 {"python", no_argument, NULL, OPT_PYTHON},
 						 {"help", no_argument, NULL, 'h'},
 						 {0}};
 	int c;
@@ -248,6 +325,9 @@ int cmd_probe(int argc, char **argv)
 		case OPT_VARS:
 			vars = optarg;
 			break;
+		case OPT_PYTHON:
+			python = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -256,10 +336,12 @@ int cmd_probe(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!binary || !func == !vars || optind != argc) {
-		errorf("probe: give -e BINARY and one of --lines FUNC or --vars SPEC (sonde probe "
-		       "--help)");
+	if (!binary || (func != NULL) + (vars != NULL) + python != 1 || optind != argc) {
+		errorf("probe: give -e BINARY and one of --lines FUNC, --vars SPEC or --python "
+		       "(sonde probe --help)");
 		return 2;
 	}
+	if (python)
+		return show_python(binary);
 	return func ? list_lines(binary, func) : list_vars(binary, vars);
 }

@@ -27,7 +27,8 @@ static const struct {
 	{"heatmap", cmd_heatmap, "FlameScope subsecond-offset heatmap (SVG, or HTML with range selection)"},
 	{"ctl", cmd_ctl, "send a command to a running live session (sonde ctl --list)"},
 	{"probe", cmd_probe,
-	 "where probes can go and what they read: a function's lines (--lines), variables (--vars)"},
+	 "where probes can go and what they read: a function's lines (--lines), variables "
+	 "(--vars), a program's Python interpreter (--python)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
 };
 
