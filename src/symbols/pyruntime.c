@@ -216,62 +216,40 @@ static int read_debug_offsets(Elf *elf, int fd, uint64_t vaddr, struct py_layout
 struct dwarf_field {
 	size_t at; /* offsetof(struct py_layout, field) */
 	const char *type, *path;
+	unsigned from, to; /* the minor versions (3.from to 3.to) that have it there */
 };
 
-#define F(field, type, path) {offsetof(struct py_layout, field), type, path}
-static const struct dwarf_field fields_common[] = {
-	F(runtime_interpreters_head, "pyruntimestate", "interpreters.head"),
-	F(tstate_next, "_ts", "next"),
-	F(tstate_thread_id, "_ts", "thread_id"),
-	F(code_filename, "PyCodeObject", "co_filename"),
-	F(code_name, "PyCodeObject", "co_name"),
-	F(code_firstlineno, "PyCodeObject", "co_firstlineno"),
-	F(code_linetable, "PyCodeObject", "co_linetable"),
-	F(bytes_data, "PyBytesObject", "ob_sval"),
-	F(var_size, "PyVarObject", "ob_size"),
-};
-static const struct dwarf_field fields_310[] = {
-	F(interp_threads_head, "_is", "tstate_head"),
-	F(tstate_frame, "_ts", "frame"),
-	F(frame_previous, "_frame", "f_back"),
-	F(frame_code, "_frame", "f_code"),
-	F(frame_instr, "_frame", "f_lasti"),
-	F(code_code, "PyCodeObject", "co_code"),
-};
-static const struct dwarf_field fields_311[] = {
-	F(interp_threads_head, "_is", "threads.head"),
-	F(tstate_native_thread_id, "_ts", "native_thread_id"),
-	F(tstate_frame, "_ts", "cframe"),
-	F(cframe_current_frame, "_PyCFrame", "current_frame"),
-	F(frame_previous, "_PyInterpreterFrame", "previous"),
-	F(frame_code, "_PyInterpreterFrame", "f_code"),
-	F(frame_instr, "_PyInterpreterFrame", "prev_instr"),
-	F(frame_is_entry, "_PyInterpreterFrame", "is_entry"),
-	F(code_qualname, "PyCodeObject", "co_qualname"),
-	F(code_code, "PyCodeObject", "co_code_adaptive"),
-};
-static const struct dwarf_field fields_312[] = {
-	F(interp_threads_head, "_is", "threads.head"),
-	F(tstate_native_thread_id, "_ts", "native_thread_id"),
-	F(tstate_frame, "_ts", "cframe"),
-	F(cframe_current_frame, "_PyCFrame", "current_frame"),
-	F(frame_previous, "_PyInterpreterFrame", "previous"),
-	F(frame_code, "_PyInterpreterFrame", "f_code"),
-	F(frame_instr, "_PyInterpreterFrame", "prev_instr"),
-	F(frame_owner, "_PyInterpreterFrame", "owner"),
-	F(code_qualname, "PyCodeObject", "co_qualname"),
-	F(code_code, "PyCodeObject", "co_code_adaptive"),
-};
-static const struct dwarf_field fields_313[] = {
-	F(interp_threads_head, "_is", "threads.head"),
-	F(tstate_native_thread_id, "_ts", "native_thread_id"),
-	F(tstate_frame, "_ts", "current_frame"),
-	F(frame_previous, "_PyInterpreterFrame", "previous"),
-	F(frame_code, "_PyInterpreterFrame", "f_executable"),
-	F(frame_instr, "_PyInterpreterFrame", "instr_ptr"),
-	F(frame_owner, "_PyInterpreterFrame", "owner"),
-	F(code_qualname, "PyCodeObject", "co_qualname"),
-	F(code_code, "PyCodeObject", "co_code_adaptive"),
+#define F(field, type, path, from, to) {offsetof(struct py_layout, field), type, path, from, to}
+static const struct dwarf_field dwarf_fields[] = {
+	F(runtime_interpreters_head, "pyruntimestate", "interpreters.head", 10, 13),
+	F(interp_threads_head, "_is", "tstate_head", 10, 10),
+	F(interp_threads_head, "_is", "threads.head", 11, 13),
+	F(tstate_next, "_ts", "next", 10, 13),
+	F(tstate_thread_id, "_ts", "thread_id", 10, 13),
+	F(tstate_native_thread_id, "_ts", "native_thread_id", 11, 13),
+	F(tstate_frame, "_ts", "frame", 10, 10),
+	F(tstate_frame, "_ts", "cframe", 11, 12),
+	F(tstate_frame, "_ts", "current_frame", 13, 13),
+	F(cframe_current_frame, "_PyCFrame", "current_frame", 11, 12),
+	F(frame_previous, "_frame", "f_back", 10, 10),
+	F(frame_previous, "_PyInterpreterFrame", "previous", 11, 13),
+	F(frame_code, "_frame", "f_code", 10, 10),
+	F(frame_code, "_PyInterpreterFrame", "f_code", 11, 12),
+	F(frame_code, "_PyInterpreterFrame", "f_executable", 13, 13),
+	F(frame_instr, "_frame", "f_lasti", 10, 10),
+	F(frame_instr, "_PyInterpreterFrame", "prev_instr", 11, 12),
+	F(frame_instr, "_PyInterpreterFrame", "instr_ptr", 13, 13),
+	F(frame_is_entry, "_PyInterpreterFrame", "is_entry", 11, 11),
+	F(frame_owner, "_PyInterpreterFrame", "owner", 12, 13),
+	F(code_filename, "PyCodeObject", "co_filename", 10, 13),
+	F(code_name, "PyCodeObject", "co_name", 10, 13),
+	F(code_qualname, "PyCodeObject", "co_qualname", 11, 13),
+	F(code_firstlineno, "PyCodeObject", "co_firstlineno", 10, 13),
+	F(code_linetable, "PyCodeObject", "co_linetable", 10, 13),
+	F(code_code, "PyCodeObject", "co_code", 10, 10),
+	F(code_code, "PyCodeObject", "co_code_adaptive", 11, 13),
+	F(bytes_data, "PyBytesObject", "ob_sval", 10, 13),
+	F(var_size, "PyVarObject", "ob_size", 10, 13),
 };
 #undef F
 
@@ -341,20 +319,24 @@ static uint32_t member_offset(Dwarf_Die *s, const char *path)
 	return off > UINT32_MAX ? PY_NO_FIELD : (uint32_t)off;
 }
 
-static bool set_fields(Dwarf_Die found[NTYPES], const bool have[NTYPES],
-		       const struct dwarf_field *f, size_t n, struct py_layout *l, char *missing,
-		       size_t missing_len)
+/* Sets each field l's version has from the structures found. False (with
+ * the first one missing named in missing) when one is not there. */
+static bool set_fields(Dwarf_Die found[NTYPES], const bool have[NTYPES], struct py_layout *l,
+		       char *missing, size_t missing_len)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < sizeof(dwarf_fields) / sizeof(dwarf_fields[0]); i++) {
+		const struct dwarf_field *f = &dwarf_fields[i];
+		if (l->minor < f->from || l->minor > f->to)
+			continue;
 		size_t t = 0;
-		while (t < NTYPES && strcmp(dwarf_types[t], f[i].type))
+		while (t < NTYPES && strcmp(dwarf_types[t], f->type))
 			t++;
-		uint32_t v = t < NTYPES && have[t] ? member_offset(&found[t], f[i].path) : PY_NO_FIELD;
+		uint32_t v = t < NTYPES && have[t] ? member_offset(&found[t], f->path) : PY_NO_FIELD;
 		if (v == PY_NO_FIELD) {
-			snprintf(missing, missing_len, "%s.%s", f[i].type, f[i].path);
+			snprintf(missing, missing_len, "%s.%s", f->type, f->path);
 			return false;
 		}
-		memcpy((char *)l + f[i].at, &v, sizeof(v));
+		memcpy((char *)l + f->at, &v, sizeof(v));
 	}
 	return true;
 }
@@ -378,24 +360,8 @@ static int read_dwarf(Elf *elf, struct py_layout *l, char *missing, size_t missi
 	Dwarf_Die found[NTYPES];
 	bool have[NTYPES] = {false};
 	find_types(dw, found, have);
-	static const struct {
-		unsigned minor;
-		const struct dwarf_field *f;
-		size_t n;
-	} by_version[] = {
-		{10, fields_310, sizeof(fields_310) / sizeof(fields_310[0])},
-		{11, fields_311, sizeof(fields_311) / sizeof(fields_311[0])},
-		{12, fields_312, sizeof(fields_312) / sizeof(fields_312[0])},
-		{13, fields_313, sizeof(fields_313) / sizeof(fields_313[0])},
-	};
 	struct py_layout d = *l;
-	bool ok = set_fields(found, have, fields_common,
-			     sizeof(fields_common) / sizeof(fields_common[0]), &d, missing,
-			     missing_len);
-	for (size_t i = 0; ok && i < sizeof(by_version) / sizeof(by_version[0]); i++)
-		if (by_version[i].minor == l->minor)
-			ok = set_fields(found, have, by_version[i].f, by_version[i].n, &d, missing,
-					missing_len);
+	bool ok = set_fields(found, have, &d, missing, missing_len);
 	size_t ascii = 0;
 	while (ascii < NTYPES && strcmp(dwarf_types[ascii], "PyASCIIObject"))
 		ascii++;
