@@ -32,7 +32,10 @@
 #include "lines.h"
 #include "printable.h"
 #include "probes.h"
+#include "probebinary.h"
+#include "pyframes.h"
 #include "pyruntime.h"
+#include "optval.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -40,6 +43,7 @@ static void usage(FILE *f)
 	fputs("usage: sonde probe -e BINARY --lines FUNC\n"
 	      "       sonde probe -e BINARY --vars SPEC\n"
 	      "       sonde probe -e BINARY --python\n"
+	      "       sonde probe -p PID --python\n"
 	      "\n"
 	      "--lines lists FUNC's source lines, marking each line a line probe can go on\n"
 	      "(sonde record|top --trace FILE:LINE) with how many addresses it has: one per\n"
@@ -53,8 +57,12 @@ static void usage(FILE *f)
 	      "--python says which CPython BINARY runs (the program, or the libpython it\n"
 	      "loads), and the offsets sonde reads its threads' Python frames with: from\n"
 	      "the interpreter's own _Py_DebugOffsets (3.13), its DWARF, or sonde's table\n"
-	      "of each version (3.10 to 3.13), and whether that table agrees.\n"
+	      "of each version (3.10 to 3.13), and whether that table agrees. With -p PID,\n"
+	      "of the interpreter that process runs, and then each of its threads' Python\n"
+	      "frames, innermost first, as sonde reads them from its memory (without\n"
+	      "stopping it).\n"
 	      "  -e, --exe BINARY   the program or library (a path, or a program in PATH)\n"
+	      "  -p, --pid PID      with --python: a running Python process\n"
 	      "  --lines FUNC       the function whose lines to list\n"
 	      "  --vars SPEC        FUNC, LIB:FUNC, a glob, or FILE:LINE\n"
 	      "  --python           the Python interpreter BINARY runs\n"
@@ -246,22 +254,70 @@ static const char *field_text(uint32_t v, char *buf, size_t size)
 	return buf;
 }
 
-static int show_python(const char *binary)
+/* Each thread's Python frames, innermost first. */
+static int show_threads(const struct py_process *pp)
+{
+	char err[512];
+	struct py_thread *t;
+	int n = pyprocess_threads(pp, 256, &t, err, sizeof(err));
+	if (n < 0) {
+		errorf("probe: %s", err);
+		return 1;
+	}
+	struct printable keep = {0};
+	for (int i = 0; i < n; i++) {
+		printf("thread %llu (pthread 0x%llx): %zu Python frame%s%s\n",
+		       (unsigned long long)t[i].native_thread_id,
+		       (unsigned long long)t[i].thread_id, t[i].n, t[i].n == 1 ? "" : "s",
+		       t[i].cut ? " (more not read)" : "");
+		for (size_t k = 0; k < t[i].n; k++) {
+			struct py_code_info c;
+			if (pycode_describe(pp, t[i].frames[k].code, t[i].frames[k].lasti, &c)) {
+				printf("  [code at 0x%llx: not readable]\n",
+				       (unsigned long long)t[i].frames[k].code);
+				continue;
+			}
+			printf("  %s", printable_text(&keep, c.qualname));
+			printf(" (%s:%d)\n", printable_text(&keep, c.filename), c.line);
+			pycode_info_free(&c);
+		}
+	}
+	printable_free(&keep);
+	pythreads_free(t, n);
+	return 0;
+}
+
+static int show_python(const char *binary, pid_t pid)
 {
 	char err[512] = "";
-	char *exe = probes_which(binary);
 	struct py_layout l;
 	char *path = NULL;
-	int r = pyruntime_find(exe ? exe : binary, &l, &path, err, sizeof(err));
-	free(exe);
+	struct py_process pp = {0};
+	int r;
+	if (pid > 0) {
+		r = pyprocess_open(pid, &pp, err, sizeof(err));
+		if (r == 1) {
+			l = pp.layout;
+			path = xstrdup(display_path(pp.path));
+		}
+	} else {
+		char *exe = probes_which(binary);
+		r = pyruntime_find(exe ? exe : binary, &l, &path, err, sizeof(err));
+		free(exe);
+	}
 	if (r < 0) {
 		errorf("probe: %s", err);
 		return 1;
 	}
 	if (r == 0) {
-		errorf("probe: %s runs no CPython interpreter sonde knows: neither it nor a "
-		       "library it loads defines _PyRuntime",
-		       binary);
+		if (pid > 0)
+			errorf("probe: process %d runs no CPython interpreter sonde knows: neither "
+			       "its program nor a python library it maps defines _PyRuntime",
+			       (int)pid);
+		else
+			errorf("probe: %s runs no CPython interpreter sonde knows: neither it nor a "
+			       "library it loads defines _PyRuntime",
+			       binary);
 		return 1;
 	}
 	char a[16], b[16], c[16], d[16], e[16], f[16];
@@ -298,15 +354,19 @@ static int show_python(const char *binary)
 		       same ? "the same" : "differs: ", same ? "" : why);
 	}
 	free(path);
-	return 0;
+	int rc = pid > 0 ? show_threads(&pp) : 0;
+	pyprocess_free(&pp);
+	return rc;
 }
 
 int cmd_probe(int argc, char **argv)
 {
 	const char *binary = NULL, *func = NULL, *vars = NULL;
 	bool python = false;
+	pid_t pid = 0;
 	enum { OPT_LINES = 1000, OPT_VARS, OPT_PYTHON };
 	static const struct option longopts[] = {{"exe", required_argument, NULL, 'e'},
+						 {"pid", required_argument, NULL, 'p'},
 						 {"lines", required_argument, NULL, OPT_LINES},
 						 {"vars", required_argument, NULL, OPT_VARS},
 						 {"python", no_argument, NULL, OPT_PYTHON},
@@ -314,11 +374,18 @@ int cmd_probe(int argc, char **argv)
 						 {0}};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			binary = optarg;
 			break;
+		case 'p': {
+			uint64_t v;
+			if (optval_count("--pid", optarg, 1, INT32_MAX, &v))
+				return 2;
+			pid = (pid_t)v;
+			break;
+		}
 		case OPT_LINES:
 			func = optarg;
 			break;
@@ -336,12 +403,13 @@ int cmd_probe(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!binary || (func != NULL) + (vars != NULL) + python != 1 || optind != argc) {
-		errorf("probe: give -e BINARY and one of --lines FUNC, --vars SPEC or --python "
-		       "(sonde probe --help)");
+	if ((!binary == !pid) || (pid && !python) || (func != NULL) + (vars != NULL) + python != 1 ||
+	    optind != argc) {
+		errorf("probe: give -e BINARY and one of --lines FUNC, --vars SPEC or --python, or "
+		       "-p PID --python (sonde probe --help)");
 		return 2;
 	}
 	if (python)
-		return show_python(binary);
+		return show_python(binary, pid);
 	return func ? list_lines(binary, func) : list_vars(binary, vars);
 }
