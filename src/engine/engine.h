@@ -217,7 +217,8 @@ struct engine_probe_batch {
 	size_t npids;
 	/* Each probe's enum engine_insn_class as the spec's plan decoded it
 	 * (engine_insn_class_of), -1 where not known; NULL: none known. A
-	 * class not known is read from the file (engine_insn_class_at). */
+	 * class not known (code the plan could not read) is taken as
+	 * single-stepped; the engine reads no file for it. */
 	const int8_t *classes;
 	/* 0: the probes are functions. Else one point probe whose hits mark
 	 * the calls in flight with bit point_bit - 1; point_fetch: each of its
@@ -367,7 +368,8 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 enum engine_insn_class engine_insn_class_of(enum insn_trap trap);
 /* The class of the instruction at a file offset of a binary (read from
  * the file and decoded by symbols/insn: insn_trap_at; INSN_SSTEP when
- * unreadable or unknown). */
+ * unreadable or unknown): the calibration's check that its own functions
+ * begin as it chose them; attaching never reads a file for it. */
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset);
 const char *engine_insn_class_name(enum engine_insn_class cls);
 

@@ -92,6 +92,13 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		e->slots[slot].gen++;
 		e->slots[slot].probe = probe; /* in its config: its records name it */
 		e->slots[slot].point_bit = (uint8_t)(bit + 1);
+		/* Nothing of the slot's last probe stays: a point sends no span
+		 * records, and its hits charge no trap cost (its class only names
+		 * its first address's kind). */
+		e->slots[slot].policy = (struct engine_span_policy){0};
+		int8_t known = b->classes ? b->classes[0] : -1;
+		e->slots[slot].cls =
+			known >= 0 && known < INSN_CLASSES ? (uint8_t)known : (uint8_t)INSN_SSTEP;
 		/* The bit's column of calls that hit it starts at zero. */
 		int ncpu = libbpf_num_possible_cpus();
 		struct sonde_point_calls *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zeros));

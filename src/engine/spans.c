@@ -131,11 +131,15 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
+	int8_t classes[INSN_CLASSES];
+	for (size_t i = 0; i < n; i++)
+		classes[i] = (int8_t)cls[i]; /* each function is chosen for its class */
 	struct engine_probe_batch b = {.probes = probes,
 				      .file_offsets = c->file_offsets,
 				      .n = n,
 				      .binary = c->binary,
-				      .pid = getpid()};
+				      .pid = getpid(),
+				      .classes = classes};
 	return attach_spans(e, &b, err, errlen);
 }
 
@@ -177,12 +181,12 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b, ch
 		 * never match its returns. Its slot is taken from here on. */
 		if (fresh[nslots]) {
 			e->slots[slot].gen++;
-			/* As the plan decoded it, else read from the file. */
+			/* As the plan decoded it (symbols/probesafety, once); code
+			 * the plan could not read is taken as single-stepped, the
+			 * kernel's way for what it does not know. */
 			int8_t known = b->classes ? b->classes[nslots] : -1;
-			e->slots[slot].cls =
-				known >= 0 && known < INSN_CLASSES
-					? (uint8_t)known
-					: (uint8_t)engine_insn_class_at(binary, offsets[nslots]);
+			e->slots[slot].cls = known >= 0 && known < INSN_CLASSES ? (uint8_t)known
+										 : (uint8_t)INSN_SSTEP;
 			e->slots[slot].policy = (struct engine_span_policy){0}; /* the caller's comes next */
 			e->slots[slot].point_bit = 0;
 			e->slots[slot].fetch = false;

@@ -12,11 +12,6 @@
 
 /* ==== summary statistics ================================================== */
 
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
 
 /* The index latency_percentile reads in n > 0 ascending values. */
 static size_t percentile_index(size_t n, double pct)
@@ -54,7 +49,7 @@ void latency_compute(uint64_t *d, size_t n, struct latency_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return;
-	qsort(d, n, sizeof(*d), compare_u64);
+	qsort(d, n, sizeof(*d), order_u64);
 	out->count = n;
 	out->mean_ns = mean_of(d, n);
 	out->min_ns = d[0];

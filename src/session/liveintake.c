@@ -12,6 +12,7 @@
 
 #include "errbuf.h"
 #include "livestate.h"
+#include "order.h"
 #include "util.h"
 
 void live_options_init(struct live_options *o)
@@ -146,19 +147,8 @@ static void decide_pending(struct live *l, uint64_t now)
 void live_probe_slice(const struct stack_weights *cw, uint32_t probe, size_t *from, size_t *to)
 {
 	uint32_t lo = probe << FINE_BITS, hi = (probe + 1) << FINE_BITS;
-	size_t a = 0, b = cw->n;
-	while (a < b) {
-		size_t m = (a + b) / 2;
-		if (cw->stack[m] < lo)
-			a = m + 1;
-		else
-			b = m;
-	}
-	size_t e = a;
-	while (e < cw->n && cw->stack[e] < hi)
-		e++;
-	*from = a;
-	*to = e;
+	*from = ORDER_PARTITION(cw->n, i, cw->stack[i] < lo);
+	*to = ORDER_PARTITION(cw->n, i, cw->stack[i] < hi);
 }
 
 double live_read_calls(struct live *l, uint64_t now, struct stack_weights *out)

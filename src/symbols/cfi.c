@@ -23,6 +23,7 @@
 
 #include "ehframe.h"
 #include "errbuf.h"
+#include "order.h"
 #include "util.h"
 
 #define REG_RBP 6
@@ -809,16 +810,9 @@ const struct cfi_row *cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
 	if (!t || t->nrows == 0 || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return NULL;
 	uint32_t key = (uint32_t)(vaddr - t->base);
-	/* The last row with pc <= key, in at most 33 halvings. */
-	uint32_t lo = 0, hi = t->nrows;
-	for (int i = 0; i < 33 && lo < hi; i++) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].pc <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	/* The last row with pc <= key. */
+	size_t k = ORDER_PARTITION(t->nrows, i, t->rows[i].pc <= key);
+	return k ? &t->rows[k - 1] : NULL;
 }
 
 bool cfi_table_vaddr(const struct cfi_table *t, uint64_t offset, uint64_t *vaddr)
