@@ -212,7 +212,7 @@ static int load_meta(struct loader *l)
 	if (!fmt || strcmp(fmt, RECORDING_FORMAT) != 0)
 		return recording_load_fail(l, "its meta table does not say format=" RECORDING_FORMAT);
 	if (!ver || atoi(ver) != RECORDING_VERSION) {
-		snprintf(l->err, l->errlen,
+		errbuf_set(l->err, l->errlen,
 			 "%s is a sonde recording of version %s; this sonde reads version %d",
 			 l->path, ver ? ver : "?", RECORDING_VERSION);
 		return -1;

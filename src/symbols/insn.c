@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errbuf.h"
+
 enum insn_reach insn_reaches(const uint8_t *code, size_t size, uint64_t start, uint64_t addr,
 			     uint64_t *inside_of)
 {
@@ -114,7 +116,7 @@ int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen)
 	char text[256]; /* mnemonic[32] and op_str[160] */
 	size_t len = decode_one(code, size, text, sizeof(text));
 	if (len == 0) {
-		snprintf(why, whylen, "bytes that do not decode as an instruction (0x%02x...)",
+		errbuf_set(why, whylen, "bytes that do not decode as an instruction (0x%02x...)",
 			 size ? code[0] : 0);
 		return 1;
 	}
@@ -123,12 +125,12 @@ int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen)
 	for (; i < len && i < 15; i++) {
 		uint8_t b = code[i];
 		if (b == 0xf0) {
-			snprintf(why, whylen, "a lock-prefixed instruction (%s), which uprobes refuse",
+			errbuf_set(why, whylen, "a lock-prefixed instruction (%s), which uprobes refuse",
 				 text);
 			return 1;
 		}
 		if (b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e) {
-			snprintf(why, whylen, "an instruction with a segment prefix (0x%02x), which "
+			errbuf_set(why, whylen, "an instruction with a segment prefix (0x%02x), which "
 				 "uprobes refuse", b);
 			return 1;
 		}
@@ -144,22 +146,22 @@ int insn_unprobeable(const uint8_t *code, size_t size, char *why, size_t whylen)
 	uint8_t op = code[i];
 	const char *vector = vector_encoding(code, len);
 	if (vector) {
-		snprintf(why, whylen, "%s (%s), which the kernel's uprobes refuse or step wrongly",
+		errbuf_set(why, whylen, "%s (%s), which the kernel's uprobes refuse or step wrongly",
 			 text, vector);
 		return 1;
 	}
 	if (opcode_refused(op)) {
-		snprintf(why, whylen, "%s, which uprobes cannot probe", text);
+		errbuf_set(why, whylen, "%s, which uprobes cannot probe", text);
 		return 1;
 	}
 	if (op == 0x8e && i + 1 < len && ((code[i + 1] >> 3) & 7) == 2) {
-		snprintf(why, whylen, "%s (a mov to %%ss), which uprobes refuse", text);
+		errbuf_set(why, whylen, "%s (a mov to %%ss), which uprobes refuse", text);
 		return 1;
 	}
 	bool branch = op == 0xe8 || op == 0xe9 || op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
 		      (op == 0x0f && i + 1 < len && code[i + 1] >= 0x80 && code[i + 1] <= 0x8f);
 	if (branch && opsize) {
-		snprintf(why, whylen, "%s (a branch with an operand-size prefix), which uprobes "
+		errbuf_set(why, whylen, "%s (a branch with an operand-size prefix), which uprobes "
 			 "refuse", text);
 		return 1;
 	}
@@ -246,7 +248,7 @@ int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *
 		return 0;
 	csh cs;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		snprintf(why, whylen, "its first instruction is %s", first);
+		errbuf_set(why, whylen, "its first instruction is %s", first);
 		return -1;
 	}
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
@@ -264,20 +266,20 @@ int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *
 		if (k > 0 && !insn_unprobeable(here, left, bad, sizeof(bad))) {
 			uint64_t from = 0;
 			if (branch_lands_between(cs, code, size, start, here_at, &from)) {
-				snprintf(why, whylen,
+				errbuf_set(why, whylen,
 					 "its first instruction is %s, and the probe cannot move "
 					 "past it: the branch at 0x%llx lands there",
 					 first, (unsigned long long)from);
 				break;
 			}
 			*site = here_at;
-			snprintf(why, whylen, "placed at +%llu, after %s: the first is %s",
+			errbuf_set(why, whylen, "placed at +%llu, after %s: the first is %s",
 				 (unsigned long long)(here_at - start), skipped, first);
 			r = 0;
 			break;
 		}
 		if (!cs_disasm_iter(cs, &p, &left, &at, insn)) {
-			snprintf(why, whylen,
+			errbuf_set(why, whylen,
 				 "its first instruction is %s, and the bytes at 0x%llx after it do "
 				 "not decode",
 				 first, (unsigned long long)here_at);
@@ -286,7 +288,7 @@ int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *
 		const char *no = why_not_stepped_over(cs, here, insn->size, insn, stop,
 						      sizeof(stop));
 		if (no) {
-			snprintf(why, whylen,
+			errbuf_set(why, whylen,
 				 "its first instruction is %s, and the probe cannot move past %s: "
 				 "%s",
 				 first, k == 0 ? "it" : insn->mnemonic, no);
@@ -298,7 +300,7 @@ int insn_entry_site(const uint8_t *code, size_t size, uint64_t start, uint64_t *
 								   : slen + (size_t)w;
 	}
 	if (r < 0 && !why[0])
-		snprintf(why, whylen,
+		errbuf_set(why, whylen,
 			 "its first instruction is %s, and no instruction the kernel can step "
 			 "follows soon enough",
 			 first);

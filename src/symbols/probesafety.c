@@ -130,15 +130,15 @@ enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct sa
 	moved[0] = 0;
 	s->trap_known = false;
 	if (c->entry && f->vaddr == c->entry) {
-		snprintf(why, size, "the entry point, never returns");
+		errbuf_set(why, size, "the entry point, never returns");
 		return UNSAFE_ENTRY;
 	}
 	if (noreturn_in_dwarf(c, f->vaddr)) {
-		snprintf(why, size, "never returns");
+		errbuf_set(why, size, "never returns");
 		return UNSAFE_NORETURN;
 	}
 	if (inside_instruction(c, f->vaddr, &insn_at, &container)) {
-		snprintf(why, size, "inside the instruction at 0x%llx%s%s",
+		errbuf_set(why, size, "inside the instruction at 0x%llx%s%s",
 			 (unsigned long long)insn_at, container ? " of " : "",
 			 container ? container : "");
 		return UNSAFE_INSIDE;
@@ -155,7 +155,7 @@ enum unsafe check_safe(struct safety *c, const struct elf_function *f, struct sa
 	}
 	free(code);
 	if (r < 0) {
-		snprintf(why, size, "%s", moved);
+		errbuf_set(why, size, "%s", moved);
 		moved[0] = 0;
 		return UNSAFE_INSN;
 	}
@@ -212,7 +212,7 @@ bool line_site_unsafe(struct safety *c, uint64_t vaddr, uint64_t off, char *why,
 	uint64_t insn_at = 0;
 	const char *container = NULL;
 	if (inside_instruction(c, vaddr, &insn_at, &container)) {
-		snprintf(why, size, "0x%llx is inside the instruction at 0x%llx%s%s",
+		errbuf_set(why, size, "0x%llx is inside the instruction at 0x%llx%s%s",
 			 (unsigned long long)vaddr, (unsigned long long)insn_at,
 			 container ? " of " : "", container ? container : "");
 		return true;
@@ -221,7 +221,7 @@ bool line_site_unsafe(struct safety *c, uint64_t vaddr, uint64_t off, char *why,
 	ssize_t got = pread(c->fd, code, sizeof(code), (off_t)off);
 	char what[128];
 	if (got > 0 && insn_unprobeable(code, (size_t)got, what, sizeof(what))) {
-		snprintf(why, size, "0x%llx is %s", (unsigned long long)vaddr, what);
+		errbuf_set(why, size, "0x%llx is %s", (unsigned long long)vaddr, what);
 		return true;
 	}
 	return false;
