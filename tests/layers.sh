@@ -41,7 +41,14 @@ for file in src/*/*.[ch]; do
 	layer=${layer%%/*}
 	while IFS= read -r inc; do
 		case "$inc" in
-		sonde_abi.h) continue ;;               # bpf/: below every layer
+		sonde_abi.h) # bpf/: what the kernel and sonde share, for the engine,
+			     # what decodes its records and what writes data for it
+			case "$file" in
+			src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
+				src/symbols/cfi.[ch] | src/symbols/dwarfexpr.[ch] | src/symbols/dwarfvar.[ch]) ;;
+			*) complain "$file includes sonde_abi.h: the kernel's ABI stays with the engine, the record decoders (model/collector, values, latency) and the writers of kernel data (symbols/cfi, dwarfexpr, dwarfvar)" ;;
+			esac
+			continue ;;
 		sonde.skel.h | vmlinux.h)               # generated from bpf/: the engine's
 			[ "$layer" = engine ] || complain "$file includes $inc: only the engine loads the BPF object"
 			continue ;;

@@ -539,7 +539,7 @@ static int load_hits(struct loader *l)
 			       -1, &st, NULL) != SQLITE_OK)
 		return recording_load_fail_sqlite(l);
 	struct probe_hit cur = {0};
-	struct hit_value vals[SONDE_CAPTURES];
+	struct hit_value vals[CAPTURE_MAX];
 	uint32_t nvals = 0;
 	sqlite3_int64 cur_id = -1;
 	const char *bad = NULL;
@@ -566,7 +566,7 @@ static int load_hits(struct loader *l)
 		sqlite3_int64 capture = sqlite3_column_int64(st, 5);
 		int status = values_status_from_name((const char *)sqlite3_column_text(st, 6));
 		if (capture < 0 || (size_t)capture >= p->ncaptures || status < 0 ||
-		    p->captures[capture].probe != cur.probe || nvals == SONDE_CAPTURES) {
+		    p->captures[capture].probe != cur.probe || nvals == CAPTURE_MAX) {
 			bad = "a value names a missing capture, or an unknown status";
 			break;
 		}

@@ -7,7 +7,7 @@
 
 #include "errbuf.h"
 #include "order.h"
-#include "sonde_abi.h"
+#include "sonde_abi.h" /* sonde_hist_bucket: the kernel's own bucketing */
 #include "util.h"
 
 /* ==== summary statistics ================================================== */

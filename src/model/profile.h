@@ -16,7 +16,7 @@
 #include "flame.h"
 #include "frames.h"
 #include "hashmap.h"
-#include "dwarfvar.h"
+#include "capdesc.h"
 #include "latency.h"
 
 struct stack_node {
@@ -74,7 +74,7 @@ struct probe_info {
 	/* Captures (values.h): the predicate as written (NULL: none), the
 	 * captures a hit record's slots hold, and the hits received. */
 	char *predicate;
-	uint32_t capture_slot[SONDE_CAPTURES]; /* index into captures */
+	uint32_t capture_slot[CAPTURE_MAX]; /* index into captures */
 	uint32_t ncapture_slots;
 	uint32_t capture_layout; /* records of another layout are an earlier
 				  * program's: dropped */
@@ -179,7 +179,7 @@ struct probe_hit {
 
 struct hit_value {
 	uint32_t capture;  /* index into captures */
-	uint8_t status;    /* enum sonde_value_status */
+	uint8_t status;    /* enum capture_status */
 	uint64_t num;      /* a number (signed ones sign-extended), or an address */
 	const char *text;  /* strings, enumerator names, true/false (interned); NULL for numbers */
 };
@@ -244,6 +244,10 @@ uint32_t profile_stack_intern(struct profile *p, const uint32_t *frames_root_fir
 
 /* Interns the child (parent, frame) of an existing node; returns its id. */
 uint32_t profile_stack_child(struct profile *p, uint32_t parent, uint32_t frame);
+
+/* Frames a view reads a stack into (a stack of the kernel's 127 user and
+ * 127 kernel frames with their inlined frames fits; a deeper one is cut). */
+#define PROFILE_STACK_READ 512
 
 /* Writes a stack's frame ids root first into out (at most max) and returns
  * the stack's depth (which may exceed max). */

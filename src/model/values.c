@@ -7,7 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sonde_abi.h"
 #include "util.h"
+
+/* The kernel's values record uses capdesc.h's numbers. */
+_Static_assert(CAPTURE_MAX == SONDE_CAPTURES, "capture count");
+_Static_assert(CAPTURE_STR_MAX == SONDE_CAPTURE_STR, "capture string size");
+_Static_assert((int)CAPTURE_OK == (int)SONDE_VAL_OK && (int)CAPTURE_FAULT == (int)SONDE_VAL_FAULT &&
+		       (int)CAPTURE_OPTIMIZED_OUT == (int)SONDE_VAL_OPTIMIZED_OUT &&
+		       (int)CAPTURE_UNAVAILABLE == (int)SONDE_VAL_UNAVAILABLE,
+	       "capture status");
 
 static const char *const kind_names[] = {
 	[CAPTURE_SIGNED] = "signed", [CAPTURE_UNSIGNED] = "unsigned", [CAPTURE_BOOL] = "bool",
@@ -84,8 +93,8 @@ uint32_t values_set_probe(struct profile *p, uint32_t probe, const uint32_t *cap
 	if (probe >= p->nprobes)
 		return 0;
 	struct probe_info *pi = &p->probes[probe];
-	if (n > SONDE_CAPTURES)
-		n = SONDE_CAPTURES;
+	if (n > CAPTURE_MAX)
+		n = CAPTURE_MAX;
 	memcpy(pi->capture_slot, captures, n * sizeof(*captures));
 	pi->ncapture_slots = n;
 	free(pi->predicate);
@@ -138,18 +147,18 @@ int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t 
 	const struct probe_info *pi = &p->probes[r->probe];
 	if (r->layout != pi->capture_layout)
 		return -2;
-	struct hit_value v[SONDE_CAPTURES];
+	struct hit_value v[CAPTURE_MAX];
 	uint32_t n = pi->ncapture_slots < r->nvalues ? pi->ncapture_slots : r->nvalues;
-	if (n > SONDE_CAPTURES)
-		n = SONDE_CAPTURES;
+	if (n > CAPTURE_MAX)
+		n = CAPTURE_MAX;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct probe_capture *c = &p->captures[pi->capture_slot[i]];
-		char str[SONDE_CAPTURE_STR + 1];
-		memcpy(str, r->str[i], SONDE_CAPTURE_STR);
-		str[SONDE_CAPTURE_STR] = 0;
+		char str[CAPTURE_STR_MAX + 1];
+		memcpy(str, r->str[i], CAPTURE_STR_MAX);
+		str[CAPTURE_STR_MAX] = 0;
 		v[i] = (struct hit_value){.capture = pi->capture_slot[i], .status = r->status[i],
 					  .num = r->value[i]};
-		if (v[i].status == SONDE_VAL_OK)
+		if (v[i].status == CAPTURE_OK)
 			v[i].text = value_text(p, c, r->value[i], str);
 	}
 	struct probe_hit h = {.time_ns = r->hdr.time_ns, .span_id = r->span_id, .probe = r->probe,
@@ -161,10 +170,10 @@ int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t 
 const char *values_format(const struct profile *p, const struct hit_value *v, char *buf,
 			  size_t size)
 {
-	if (v->status != SONDE_VAL_OK) {
+	if (v->status != CAPTURE_OK) {
 		snprintf(buf, size, "<%s>",
-			 v->status == SONDE_VAL_OPTIMIZED_OUT ? "optimized out"
-			 : v->status == SONDE_VAL_UNAVAILABLE ? "unavailable here"
+			 v->status == CAPTURE_OPTIMIZED_OUT ? "optimized out"
+			 : v->status == CAPTURE_UNAVAILABLE ? "unavailable here"
 							      : "read error");
 		return buf;
 	}
@@ -240,7 +249,7 @@ void values_stats(const struct profile *p, uint32_t capture, values_hit_filter k
 			const struct hit_value *v = &p->hit_values[hit->first + i];
 			if (v->capture != capture)
 				continue;
-			if (v->status != SONDE_VAL_OK) {
+			if (v->status != CAPTURE_OK) {
 				out->unread[v->status < 4 ? v->status : 1]++;
 				continue;
 			}

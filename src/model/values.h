@@ -18,6 +18,8 @@
 
 #include "profile.h"
 
+struct sonde_values; /* the kernel's record (bpf/sonde_abi.h): only values.c reads it */
+
 /* A capture of `probe` (found when the same name and type exist, else
  * added). Returns its index in p->captures. */
 uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *name,

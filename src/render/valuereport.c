@@ -61,13 +61,13 @@ void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct
 		values_stats(p, (uint32_t)c, NULL, NULL, VALUEREPORT_TOP, &st);
 		fprintf(out, "  %s (%s): %" PRIu64 " read", printable(keep, cap->name),
 			printable(keep, cap->type), st.count);
-		if (st.unread[SONDE_VAL_OPTIMIZED_OUT])
-			fprintf(out, ", %" PRIu64 " optimized out", st.unread[SONDE_VAL_OPTIMIZED_OUT]);
-		if (st.unread[SONDE_VAL_UNAVAILABLE])
+		if (st.unread[CAPTURE_OPTIMIZED_OUT])
+			fprintf(out, ", %" PRIu64 " optimized out", st.unread[CAPTURE_OPTIMIZED_OUT]);
+		if (st.unread[CAPTURE_UNAVAILABLE])
 			fprintf(out, ", %" PRIu64 " not available at this address",
-				st.unread[SONDE_VAL_UNAVAILABLE]);
-		if (st.unread[SONDE_VAL_FAULT])
-			fprintf(out, ", %" PRIu64 " read errors", st.unread[SONDE_VAL_FAULT]);
+				st.unread[CAPTURE_UNAVAILABLE]);
+		if (st.unread[CAPTURE_FAULT])
+			fprintf(out, ", %" PRIu64 " read errors", st.unread[CAPTURE_FAULT]);
 		char a[32], b[32];
 		if (st.number && st.count)
 			fprintf(out, "; min %s, max %s, sum %.0f", number_text(cap, st.min, a, 32),
@@ -123,8 +123,8 @@ static void values_json(FILE *out, const struct profile *p, uint32_t probe, cons
 		}
 		fprintf(out, "], \"optimized_out\": %" PRIu64 ", \"read_errors\": %" PRIu64
 			     ", \"unavailable\": %" PRIu64 "}",
-			st.unread[SONDE_VAL_OPTIMIZED_OUT], st.unread[SONDE_VAL_FAULT],
-			st.unread[SONDE_VAL_UNAVAILABLE]);
+			st.unread[CAPTURE_OPTIMIZED_OUT], st.unread[CAPTURE_FAULT],
+			st.unread[CAPTURE_UNAVAILABLE]);
 		values_stats_free(&st);
 	}
 	fprintf(out, "}");
@@ -167,7 +167,7 @@ static bool same_value(const struct hit_value *a, const struct hit_value *b)
 		return a == b;
 	if (a->status != b->status)
 		return false;
-	if (a->status != SONDE_VAL_OK)
+	if (a->status != CAPTURE_OK)
 		return true;
 	return a->text || b->text ? a->text == b->text : a->num == b->num;
 }
@@ -316,7 +316,7 @@ int valuereport_by_json(FILE *out, const struct profile *p, const struct view *v
 	fprintf(out, ", \"rows\": [");
 	for (size_t i = 0; i < s.n; i++) {
 		fprintf(out, "%s\n    {\"value\": ", i ? "," : "");
-		if (s.rows[i].value && s.rows[i].value->status == SONDE_VAL_OK)
+		if (s.rows[i].value && s.rows[i].value->status == CAPTURE_OK)
 			json_value(out, p, s.rows[i].value);
 		else {
 			char buf[64];

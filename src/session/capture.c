@@ -14,7 +14,7 @@
 static uint32_t name_captures(const struct capture_plan *plan, const struct fetch_build *b,
 			      struct profile *p, uint32_t probe)
 {
-	uint32_t slots[SONDE_CAPTURES];
+	uint32_t slots[CAPTURE_MAX];
 	for (int k = 0; k < b->ndesc; k++) {
 		const struct capture_desc *d = &b->desc[k];
 		slots[k] = values_capture_intern(p, probe, d->name, d->type, d->kind, d->enums,

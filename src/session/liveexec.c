@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errbuf.h"
+#include "events.h"
 #include "livestate.h"
 #include "outfile.h"
 #include "query.h"
@@ -233,9 +234,9 @@ static int do_reset(struct live *l, FILE *out)
 	join_free(l->join); /* its calls' samples are gone */
 	l->join = join_new(JOIN_MAX_LINKS);
 	for (size_t i = 0; i < l->p->nprobes; i++) {
-		uint64_t h[SONDE_HIST_BUCKETS], total = 0;
+		uint64_t h[LATENCY_LOGLIN_BUCKETS], total = 0;
 		if (l->src->probe_hist(l->s, (uint32_t)i, h) == 0)
-			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+			for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 				total += h[b];
 		l->probes[i].calls_base = total;
 		l->probes[i].entered_base = l->src->probe_entered(l->s, (uint32_t)i);

@@ -103,7 +103,7 @@ uint32_t live_rooted_stack(struct live *l, const struct sample *s)
 	uint64_t node;
 	if (hashmap_get(&l->rooted, key, &node))
 		return (uint32_t)node;
-	uint32_t frames[SONDE_MAX_STACK * 4];
+	uint32_t frames[PROFILE_STACK_READ];
 	size_t n = profile_stack_frames(l->p, s->stack, frames, sizeof(frames) / sizeof(*frames));
 	if (n > sizeof(frames) / sizeof(*frames))
 		n = sizeof(frames) / sizeof(*frames);
@@ -176,11 +176,11 @@ static void feed_calls(struct live *l, uint64_t now)
 	if (!np || (now - l->calls_fed_ns < 250000000ull && !l->frozen_ns))
 		return;
 	l->calls_fed_ns = now;
-	uint64_t(*h)[SONDE_HIST_BUCKETS] = xcalloc(np, sizeof(*h));
+	uint64_t(*h)[LATENCY_LOGLIN_BUCKETS] = xcalloc(np, sizeof(*h));
 	if (l->src->probe_hists(l->s, h) == 0) {
 		uint64_t added = 0;
 		for (size_t p = 0; p < np; p++)
-			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++) {
+			for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++) {
 				uint64_t d = h[p][b] > l->calls_fed[p][b] ? h[p][b] - l->calls_fed[p][b] : 0;
 				l->calls_fed[p][b] = h[p][b];
 				if (!d)
@@ -451,7 +451,7 @@ static void feed_recorded_calls(struct live *l, uint64_t now)
 	size_t np = l->p->nprobes;
 	if (!np)
 		return;
-	uint64_t(*h)[SONDE_HIST_BUCKETS] = xcalloc(np, sizeof(*h));
+	uint64_t(*h)[LATENCY_LOGLIN_BUCKETS] = xcalloc(np, sizeof(*h));
 	if (l->src->probe_hists(l->s, h) == 0) {
 		memcpy(l->calls_fed, h, np * sizeof(*h)); /* feed_calls adds nothing more */
 		for (size_t i = 0; i < l->p->nspans; i++) {
@@ -467,7 +467,7 @@ static void feed_recorded_calls(struct live *l, uint64_t now)
 				h[sp->probe][b]--;
 		}
 		for (size_t p = 0; p < np; p++)
-			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+			for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 				if (h[p][b]) {
 					window_add(l->calls, now, (uint32_t)p << FINE_BITS | b, h[p][b]);
 					l->ncalls += h[p][b];

@@ -146,7 +146,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 	live_read_calls(l, now, &cw);
 	v->nprobes = l->p->nprobes;
 	v->probes = xcalloc(v->nprobes + 1, sizeof(*v->probes));
-	uint64_t(*hists)[SONDE_HIST_BUCKETS] = xcalloc(v->nprobes + 1, sizeof(*hists));
+	uint64_t(*hists)[LATENCY_LOGLIN_BUCKETS] = xcalloc(v->nprobes + 1, sizeof(*hists));
 	bool have_hists = l->src->probe_hists(l->s, hists) == 0;
 	double rate_base = l->o.ewma ? 1.0 - pow(2.0, -1.0 / l->o.halflife_s) : 0;
 	double since = now > l->held_from_ns ? (double)(now - l->held_from_ns) / 1e9 : 0;
@@ -180,7 +180,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		pv->max_ns = latency_hist_percentile(counts, 100);
 		free(counts);
 		uint64_t all = 0;
-		for (unsigned k = 0; have_hists && k < SONDE_HIST_BUCKETS; k++)
+		for (unsigned k = 0; have_hists && k < LATENCY_LOGLIN_BUCKETS; k++)
 			all += hists[i][k];
 		pv->total_calls = all > ps->calls_base ? all - ps->calls_base : 0;
 		uint64_t entered = l->src->probe_entered(l->s, (uint32_t)i);
@@ -188,7 +188,7 @@ static void fill_probes(struct live *l, struct live_view *v, uint64_t now)
 		pv->predicated = l->p->probes[i].predicate != NULL;
 		if (l->p->probes[i].point >= 0) { /* a line: its hits (no durations) */
 			/* Brings its hits up to date (a line has no histogram). */
-			uint64_t none[SONDE_HIST_BUCKETS];
+			uint64_t none[LATENCY_LOGLIN_BUCKETS];
 			l->src->probe_hist(l->s, (uint32_t)i, none);
 			pv->line = true;
 			pv->total_calls = l->p->probes[i].entered;
@@ -417,7 +417,7 @@ struct live_band *live_band_build(struct live *l, const char *probe, uint64_t lo
 	}
 	struct view_live known = {.now_ns = now};
 	const struct view_live *live = l->frozen_ns ? NULL : &known;
-	uint32_t frames[SONDE_MAX_STACK * 4 + 1];
+	uint32_t frames[PROFILE_STACK_READ + 1];
 	for (size_t i = 0; i < l->cursor; i++) {
 		const struct sample *s = &l->p->samples[i];
 		if (s->time_ns < from)

@@ -25,7 +25,7 @@ struct livesource_ops {
 	bool (*probe_attached)(const struct session *s, uint32_t probe);
 	int (*keep_calls_over)(struct session *s, uint32_t probe, uint64_t ns);
 	int (*probe_hist)(struct session *s, uint32_t probe, uint64_t *buckets);
-	int (*probe_hists)(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
+	int (*probe_hists)(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS]);
 	uint64_t (*probe_entered)(struct session *s, uint32_t probe);
 	void (*get_stats)(struct session *s, struct engine_stats *es, struct collector_stats *cs);
 	struct recording_image *(*recording)(struct session *s, char *err, size_t errlen);

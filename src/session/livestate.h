@@ -80,7 +80,7 @@ struct live {
 	uint64_t nsamples, ncalls; /* received / counted since the start (or reset) */
 	/* The kernel's counts of every call, as last put in the calls window:
 	 * the window takes what they grew by. */
-	uint64_t (*calls_fed)[SONDE_HIST_BUCKETS]; /* [SESSION_MAX_PROBES] */
+	uint64_t (*calls_fed)[LATENCY_LOGLIN_BUCKETS]; /* [SESSION_MAX_PROBES] */
 	uint64_t calls_fed_ns;
 	uint64_t last_second;      /* when the once-a-second work last ran */
 	uint64_t start_ns;

@@ -47,23 +47,23 @@ void session_options_init(struct session_options *o)
 	o->event = "cpu-clock";
 	o->freq = 99;
 	o->ringbuf_mb = 16;
-	o->unwind = SONDE_UNWIND_AUTO;
+	o->unwind = SESSION_UNWIND_AUTO;
 	o->min_block_ns = SESSION_MIN_BLOCK_NS;
 }
 
 const char *const unwind_names[] = {
-	[SONDE_UNWIND_FP] = "fp", [SONDE_UNWIND_CFI] = "cfi", [SONDE_UNWIND_AUTO] = "auto"};
+	[SESSION_UNWIND_FP] = "fp", [SESSION_UNWIND_CFI] = "cfi", [SESSION_UNWIND_AUTO] = "auto"};
 
-const char *session_unwind_name(enum sonde_unwind_mode m)
+const char *session_unwind_name(enum session_unwind m)
 {
 	return (unsigned)m < 3 ? unwind_names[m] : "?";
 }
 
-int session_unwind_parse(const char *name, enum sonde_unwind_mode *out)
+int session_unwind_parse(const char *name, enum session_unwind *out)
 {
 	for (int m = 0; m < 3; m++)
 		if (strcmp(name, unwind_names[m]) == 0) {
-			*out = (enum sonde_unwind_mode)m;
+			*out = (enum session_unwind)m;
 			return 0;
 		}
 	return -1;
@@ -395,7 +395,13 @@ static void engine_options_fill(struct session *s, struct engine_options *eo)
 	eo->note = o->note;
 	eo->note_arg = o->note_arg;
 	eo->no_children = o->no_children;
-	eo->unwind = o->unwind;
+	/* The engine's modes are the kernel's (bpf/sonde_abi.h). */
+	static const enum sonde_unwind_mode unwind_modes[] = {
+		[SESSION_UNWIND_FP] = SONDE_UNWIND_FP,
+		[SESSION_UNWIND_CFI] = SONDE_UNWIND_CFI,
+		[SESSION_UNWIND_AUTO] = SONDE_UNWIND_AUTO,
+	};
+	eo->unwind = unwind_modes[o->unwind];
 	eo->off_cpu = o->off_cpu || o->wakers;
 	eo->wakers = o->wakers;
 	eo->offcpu_min_ns = o->min_block_ns;

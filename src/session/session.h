@@ -27,7 +27,6 @@
 #include <sys/types.h>
 
 #include "collector.h"
-#include "engine.h"
 #include "loop.h"
 #include "profile.h"
 #include "recording.h"
@@ -41,6 +40,17 @@
 /* Different functions one session traces over its life (probe ids
  * 0..SESSION_MAX_PROBES-1); at most ENGINE_USER_PROBES at once. */
 #define SESSION_MAX_PROBES 1024
+
+/* How user stacks are walked (--unwind): the frame-pointer walk, the
+ * binaries' unwind tables only, or tables with frame pointers where a
+ * binary has none. */
+enum session_unwind {
+	SESSION_UNWIND_FP,
+	SESSION_UNWIND_CFI,
+	SESSION_UNWIND_AUTO,
+};
+
+struct engine_stats;
 
 struct session_options {
 	const char *event;   /* default "cpu-clock" */
@@ -71,7 +81,7 @@ struct session_options {
 			      * can (serve's URL comes first) */
 	double duration;     /* seconds; 0 = until the targets end or a signal */
 	size_t ringbuf_mb;   /* default 16 */
-	enum sonde_unwind_mode unwind; /* --unwind: how user stacks are walked (default auto) */
+	enum session_unwind unwind; /* --unwind: how user stacks are walked (default auto) */
 	bool verbose;
 	const char *traces[SESSION_MAX_TRACES]; /* probe specs (--trace) */
 	int ntraces;
@@ -112,8 +122,8 @@ struct session_options {
 void session_options_init(struct session_options *o);
 
 /* --unwind's names: "fp", "cfi", "auto" (what a recording's meta says). */
-const char *session_unwind_name(enum sonde_unwind_mode m);
-int session_unwind_parse(const char *name, enum sonde_unwind_mode *out);
+const char *session_unwind_name(enum session_unwind m);
+int session_unwind_parse(const char *name, enum session_unwind *out);
 
 /* Checks the options as a whole (exactly one target, -F/-c, ...). Returns
  * 0, or -1 with err. (The command-line options that fill them are parsed in
@@ -265,7 +275,7 @@ int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets);
 
 /* The same for every probe at once: out[i] for probe i < the profile's
  * probe count (one batched read of the kernel's maps). Returns 0 or -1. */
-int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS]);
+int session_probe_hists(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS]);
 
 /* The calls of a probe that began since it was first traced: every one,
  * those its predicate left out too (the kernel's count at entry, kept

@@ -21,12 +21,11 @@
 #include "loop.h"
 #include "profile.h"
 #include "session.h"
-#include "sonde_abi.h"
 #include "symbols.h"
 #include "target.h"
 
 struct probe_counts {
-	uint64_t hist[SONDE_HIST_BUCKETS];
+	uint64_t hist[LATENCY_LOGLIN_BUCKETS];
 	uint64_t entered, raw_ns, own_ns;
 };
 
@@ -111,7 +110,7 @@ struct session {
 };
 
 
-_Static_assert(SONDE_HIST_BUCKETS == LATENCY_LOGLIN_BUCKETS,
+_Static_assert(LATENCY_LOGLIN_BUCKETS == LATENCY_LOGLIN_BUCKETS,
 	       "the kernel's histogram is latency.h's log-linear one");
 
 /* The session's own helpers its files share (run.c). */

@@ -145,7 +145,7 @@ struct recording_image *session_recording(struct session *s, char *err, size_t e
 	 * and those a live session no longer holds. */
 	uint64_t counted = 0, kept_calls = 0;
 	for (size_t i = 0; i < p->nprobes; i++)
-		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+		for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 			counted += p->probes[i].hist[b];
 	for (size_t i = 0; i < p->nspans; i++)
 		kept_calls += !p->spans[i].open;
@@ -190,7 +190,7 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		 * records lost must be the kernel's count. Say so if not. */
 		uint64_t completed = 0, received = 0;
 		for (size_t i = 0; i < s->prof->nprobes; i++)
-			for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+			for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 				completed += s->prof->probes[i].hist[b];
 		for (size_t i = 0; i < s->prof->nspans; i++)
 			received += !s->prof->spans[i].open;

@@ -486,12 +486,12 @@ void trace_refresh_probe(struct session *s, uint32_t probe)
 		return;
 	struct probe_info *pi = &s->prof->probes[probe];
 	const struct probe_counts *c = &s->probes[probe].counted_before;
-	uint64_t live[SONDE_HIST_BUCKETS] = {0};
+	uint64_t live[LATENCY_LOGLIN_BUCKETS] = {0};
 	struct sonde_probe_stats st = {0};
 	if (s->probes[probe].attached &&
 	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
 		return; /* keep the last figures read */
-	for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 		pi->hist[b] = c->hist[b] + live[b];
 	pi->entered = c->entered + st.entered;
 	pi->raw_ns = c->raw_ns + st.raw_ns;
@@ -601,7 +601,7 @@ uint64_t session_probe_entered(struct session *s, uint32_t probe)
 	return s->prof->probes[probe].entered;
 }
 
-int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
+int session_probe_hists(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS])
 {
 	size_t n = s->prof->nprobes;
 	if (!s->eng) /* a replay: the recording's counts */
@@ -611,7 +611,7 @@ int session_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
 	/* Detached probes: the kernel's slots are cleared; what they counted
 	 * before is kept. */
 	for (size_t i = 0; i < n; i++)
-		for (unsigned b = 0; b < SONDE_HIST_BUCKETS; b++)
+		for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 			out[i][b] = (s->probes[i].attached ? out[i][b] : 0) + s->probes[i].counted_before.hist[b];
 	return 0;
 }

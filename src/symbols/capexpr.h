@@ -23,7 +23,7 @@
 
 #define CAPEXPR_MAX_TEXT 1024
 #define CAPEXPR_MAX_DEPTH 32
-#define CAPEXPR_MAX_CAPTURES 8 /* SONDE_CAPTURES */
+#define CAPEXPR_MAX_CAPTURES 8 /* CAPTURE_MAX (capdesc.h) */
 
 enum cap_kind {
 	CAP_VAR,    /* name */

@@ -31,7 +31,7 @@ struct val {
 	enum { SYN_NONE, SYN_PTR_TO, SYN_INT } syn;
 	bool loclist;   /* its location came from a location list */
 	bool abi;       /* an argument read where the calling convention puts it */
-	uint8_t status; /* SONDE_VAL_OK, or why the value cannot be read here */
+	uint8_t status; /* CAPTURE_OK, or why the value cannot be read here */
 	char why[96];
 };
 
@@ -305,7 +305,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 			  ? dwarf_getlocation_addr(&a, c->vaddr, &expr, &n, 1)
 			  : 0;
 	if (got <= 0 || n == 0) {
-		v->status = SONDE_VAL_OPTIMIZED_OUT;
+		v->status = CAPTURE_OPTIMIZED_OUT;
 		snprintf(v->why, sizeof(v->why), "optimized out");
 		return 0;
 	}
@@ -317,7 +317,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 		}
 		if (c->e.failed)
 			return -1;
-		v->status = SONDE_VAL_UNAVAILABLE;
+		v->status = CAPTURE_UNAVAILABLE;
 		snprintf(v->why, sizeof(v->why),
 			 "not available at the entry: its stack slot is filled after the prologue");
 		return 0;
@@ -365,7 +365,7 @@ static int load_variable(struct ctx *c, Dwarf_Die *die, const char *name, struct
 	v->loclist = form == DW_FORM_sec_offset || form == DW_FORM_loclistx ||
 		     form == DW_FORM_data4 || form == DW_FORM_data8;
 	if (where == DWARFEXPR_UNAVAILABLE) {
-		v->status = SONDE_VAL_UNAVAILABLE;
+		v->status = CAPTURE_UNAVAILABLE;
 		snprintf(v->why, sizeof(v->why),
 			 "not available at this address (DW_OP_entry_value: its value at the call)");
 	}
@@ -769,7 +769,7 @@ static int compile_capture(struct ctx *c, const struct cap_node *n, const char *
 	if (chars) {
 		d->type = val_type_name(&v);
 		d->kind = CAPTURE_STRING;
-		uint64_t max = SONDE_CAPTURE_STR;
+		uint64_t max = CAPTURE_STR_MAX;
 		if (tag == DW_TAG_array_type) {
 			if (v.where != DWARFEXPR_MEM)
 				return errbuf_first(&c->e,
@@ -931,7 +931,7 @@ int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_
 
 void dwarfvar_build_free(struct fetch_build *b)
 {
-	for (int i = 0; i < SONDE_CAPTURES; i++) {
+	for (int i = 0; i < CAPTURE_MAX; i++) {
 		free(b->desc[i].name);
 		free(b->desc[i].type);
 		for (uint32_t k = 0; k < b->desc[i].nenums; k++)

@@ -29,41 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capdesc.h"
 #include "capexpr.h"
 #include "sonde_abi.h"
 
-/* How a captured value is shown. */
-enum capture_kind {
-	CAPTURE_SIGNED,   /* integers, chars: as decimal */
-	CAPTURE_UNSIGNED,
-	CAPTURE_BOOL,     /* true / false */
-	CAPTURE_ENUM,     /* by enumerator name (the number when none matches) */
-	CAPTURE_POINTER,  /* hex */
-	CAPTURE_STRING,   /* char arrays and char pointers: bounded strings */
-	CAPTURE_FLOAT,    /* float, double: the bits, shown as a number */
-};
-
-struct capture_enumerator {
-	int64_t value;
-	char *name;
-};
-
-struct capture_desc {
-	char *name;  /* as written ("req->hdr.size") */
-	char *type;  /* its C type ("unsigned int", "struct req *") */
-	enum capture_kind kind;
-	uint32_t size; /* bytes of the value */
-	struct capture_enumerator *enums; /* CAPTURE_ENUM */
-	uint32_t nenums;
-	/* Not read at this address (FETCH_STATUS): SONDE_VAL_OPTIMIZED_OUT or
-	 * SONDE_VAL_UNAVAILABLE, else SONDE_VAL_OK. */
-	uint8_t status;
-	char why[96]; /* for an unreadable one: why, in words */
-};
-
 struct fetch_build {
 	struct sonde_fetch_prog prog; /* gen is the caller's */
-	struct capture_desc desc[SONDE_CAPTURES];
+	struct capture_desc desc[CAPTURE_MAX];
 	int ndesc;
 };
 

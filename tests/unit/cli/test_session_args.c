@@ -161,7 +161,7 @@ Test(session_args, children_unwind_and_off_cpu)
 Test(session_args, bad_unwind_and_min_block)
 {
 	struct session_options o = opts();
-	enum sonde_unwind_mode before = o.unwind;
+	enum session_unwind before = o.unwind;
 	uint64_t min_block = o.min_block_ns;
 	cr_assert_eq(session_args_parse_option(&o, SESSION_OPT_UNWIND, "dwarf"), -1);
 	cr_assert_eq(o.unwind, before);

@@ -20,6 +20,7 @@
 
 #include "flame.h"
 #include "dwarfvar.h"
+#include "engine.h"
 #include "formats.h"
 #include "live.h"
 #include "query.h"
