@@ -104,7 +104,14 @@ int cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	char err[512] = "", note[512] = "";
-	if (formats_convert(argv[optind], from, out, to, &m, note, sizeof(note), err, sizeof(err))) {
+	struct format_conversion conv = {.in = argv[optind],
+					 .from = from,
+					 .out = out,
+					 .to = to,
+					 .modes = &m,
+					 .note = note,
+					 .notelen = sizeof(note)};
+	if (formats_convert(&conv, err, sizeof(err))) {
 		errorf("%s", err);
 		return 1;
 	}

@@ -93,22 +93,22 @@ struct profile *formats_load(const char *path, const struct format_entry *forced
 
 /* Writes p (or, for a direct conversion, the input streamed) to `out`
  * through an outfile: committed when complete, removed otherwise. */
-static int write_output(struct format_input *x, const struct format_entry *from,
-			struct profile *p, const char *out, const struct format_entry *to,
-			const struct folded_modes *modes, char *note, size_t notelen, char *err,
-			size_t errlen)
+static int write_output(struct format_input *x, const struct format_conversion *c,
+			struct profile *p, char *err, size_t errlen)
 {
+	const char *out = c->out;
+	const struct format_entry *to = c->to;
 	struct outfile o;
 	if (outfile_open(&o, out, err, errlen))
 		return -1;
 	errno = 0;
 	int rc;
 	if (p) {
-		struct format_write_options wo = {.input = x->path, .modes = modes};
+		struct format_write_options wo = {.input = x->path, .modes = c->modes};
 		rc = to->write(o.f, p, &wo);
 	} else {
 		char inner[512];
-		rc = from->direct(&x->in, o.f, modes, note, notelen, inner, sizeof(inner));
+		rc = c->from->direct(&x->in, o.f, c->modes, c->note, c->notelen, inner, sizeof(inner));
 		if (rc)
 			errbuf_set(err, errlen, "%s: %s", x->path, inner);
 	}
@@ -160,15 +160,19 @@ static int keep_one_event(struct profile *p, const char *event, char *note, size
 }
 
 /* The input is read once (it may be standard input). */
-int formats_convert(const char *in, const struct format_entry *from, const char *out,
-		    const struct format_entry *to, const struct folded_modes *modes, char *note,
-		    size_t notelen, char *err, size_t errlen)
+int formats_convert(const struct format_conversion *conv, char *err, size_t errlen)
 {
+	struct format_conversion c = *conv;
+	const struct format_entry *from = c.from, *to = c.to;
+	const char *in = c.in, *out = c.out;
+	char *note = c.note;
+	size_t notelen = c.notelen;
 	if (note && notelen)
 		note[0] = 0;
 	static const struct folded_modes none = {0};
-	if (!modes)
-		modes = &none;
+	if (!c.modes)
+		c.modes = &none;
+	const struct folded_modes *modes = c.modes;
 	if (!registry_can_write(to)) {
 		errbuf_set(err, errlen, "sonde cannot write %s files (%s)", to->name, out);
 		return -1;
@@ -176,6 +180,7 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	struct format_input x;
 	if (input_open(&x, in, from, &from, err, errlen))
 		return -1;
+	c.from = from; /* as detected */
 	bool direct = from->direct && from->direct_to == to && to->write && !modes->time;
 	struct profile *p = NULL;
 	int rc = -1;
@@ -199,7 +204,7 @@ int formats_convert(const char *in, const struct format_entry *from, const char 
 	    view_profile_rewrite(p, modes->time, modes->time ? 1000 : 1, err, errlen))
 		goto out;
 	rc = to->save ? to->save(p, out, err, errlen)
-		      : write_output(&x, from, p, out, to, modes, note, notelen, err, errlen);
+		      : write_output(&x, &c, p, err, errlen);
 out:
 	profile_free(p);
 	input_close(&x);

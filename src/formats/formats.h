@@ -20,12 +20,22 @@
 struct profile *formats_load(const char *path, const struct format_entry *forced,
 			     const struct format_entry **detected, char *err, size_t errlen);
 
-/* Converts `in` (format `from`, or NULL to detect it) to `out` in format
- * `to` (atomically: a failed conversion leaves no file). `modes` may be
- * NULL. What the reader left out of the input goes in note (one line, ""
- * when nothing: profile.h's input_note_format). Returns 0, or -1 with err. */
-int formats_convert(const char *in, const struct format_entry *from, const char *out,
-		    const struct format_entry *to, const struct folded_modes *modes, char *note,
-		    size_t notelen, char *err, size_t errlen);
+/* A conversion: `in` (format `from`, or NULL to detect it) to `out` in
+ * format `to`; `modes` may be NULL. What the reader left out of the input
+ * goes in note (notelen bytes, may be NULL; one line, "" when nothing:
+ * profile.h's input_note_format). */
+struct format_conversion {
+	const char *in;
+	const struct format_entry *from;
+	const char *out;
+	const struct format_entry *to;
+	const struct folded_modes *modes;
+	char *note;
+	size_t notelen;
+};
+
+/* Does c, atomically: a failed conversion leaves no file. Returns 0, or -1
+ * with err. */
+int formats_convert(const struct format_conversion *c, char *err, size_t errlen);
 
 #endif

@@ -146,7 +146,7 @@ static void round_trip(const struct format_entry *e)
 	struct folded_modes all = {.kernel = true, .jit = true}; /* folded keeps every _[x] */
 	write_text(in, FOLDED);
 	unlink(mid);
-	cr_assert_eq(formats_convert(in, NULL, mid, e, &all, NULL, 0, err, sizeof(err)), 0, "%s: %s",
+	cr_assert_eq(formats_convert(&(struct format_conversion){.in = in, .out = mid, .to = e, .modes = &all}, err, sizeof(err)), 0, "%s: %s",
 		     e->name, err);
 	const struct format_entry *detected = NULL;
 	struct profile *p = formats_load(mid, NULL, &detected, err, sizeof(err));
@@ -154,7 +154,7 @@ static void round_trip(const struct format_entry *e)
 	cr_assert_eq(detected, e, "%s written, %s detected", e->name,
 		     detected ? detected->name : "nothing");
 	profile_free(p);
-	cr_assert_eq(formats_convert(mid, NULL, back, &format_folded, &all, NULL, 0, err, sizeof(err)), 0,
+	cr_assert_eq(formats_convert(&(struct format_conversion){.in = mid, .out = back, .to = &format_folded, .modes = &all}, err, sizeof(err)), 0,
 		     "%s: %s", e->name, err);
 	char *want = sorted_lines(in), *got = sorted_lines(back);
 	cr_assert_str_eq(got, want, "%s changed the stacks:\n%s", e->name, got);
@@ -191,7 +191,7 @@ Test(registry, a_direct_conversion_is_taken)
 	cr_assert_not_null(p, "%s", err);
 	cr_assert_eq(detected, &format_perfscript);
 	profile_free(p);
-	cr_assert_eq(formats_convert(in, NULL, out, &format_folded, NULL, NULL, 0, err, sizeof(err)), 0,
+	cr_assert_eq(formats_convert(&(struct format_conversion){.in = in, .out = out, .to = &format_folded, .modes = NULL}, err, sizeof(err)), 0,
 		     "%s", err);
 	char *got = sorted_lines(out);
 	cr_assert_str_eq(got, "prog;main;leaf 1\n");
@@ -219,7 +219,7 @@ Test(registry, writer_only_formats_are_refused_as_inputs)
 		if (registry_can_write(e))
 			continue;
 		err[0] = 0;
-		cr_assert_eq(formats_convert(in, NULL, out, e, NULL, NULL, 0, err, sizeof(err)), -1);
+		cr_assert_eq(formats_convert(&(struct format_conversion){.in = in, .out = out, .to = e, .modes = NULL}, err, sizeof(err)), -1);
 		cr_assert(strstr(err, "sonde cannot write"), "%s", err);
 		cr_assert_eq(access(out, F_OK), -1, "%s left an output", e->name);
 	}
