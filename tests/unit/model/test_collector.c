@@ -13,6 +13,7 @@
 #include "profile.h"
 #include "sonde_abi.h"
 #include "symbols.h"
+#include "values.h"
 
 /* Two functions with bodies long enough that an address a few bytes in,
  * and one less than it (a return address's call site), is inside them. */
@@ -249,5 +250,49 @@ Test(collector, a_call_still_open_at_the_end_counts_until_the_end_less_sondes_co
 	struct collector_stats st;
 	collector_get_stats(r.c, &st);
 	cr_assert_eq(st.open_spans, 1);
+	rig_close(&r);
+}
+
+/* A values record becomes one hit of its probe, a value per capture, with
+ * the status the kernel gave; a record of an earlier program of the probe
+ * (another layout) or of no probe adds nothing. */
+Test(collector, values_become_a_hit_of_their_probe)
+{
+	struct rig r;
+	rig_open(&r);
+	profile_probe_add(r.p, "handle", "/bin/x", 0x1000);
+	uint32_t caps[2] = {
+		values_capture_intern(r.p, 0, "len", "int", CAPTURE_SIGNED, NULL, 0),
+		values_capture_intern(r.p, 0, "fd", "int", CAPTURE_SIGNED, NULL, 0),
+	};
+	uint32_t layout = values_set_probe(r.p, 0, caps, 2, NULL);
+	struct sonde_values v;
+	memset(&v, 0, sizeof(v));
+	header(&v.hdr, SONDE_REC_VALUES, 7000, 43);
+	v.probe = 0;
+	v.nvalues = 2;
+	v.span_id = 91;
+	v.layout = layout;
+	v.value[0] = (uint64_t)-5; /* signed: sign-extended as kept */
+	v.status[1] = SONDE_VAL_OPTIMIZED_OUT;
+	collector_handle(r.c, &v, sizeof(v), NULL);
+	cr_assert_eq(r.p->nhits, 1);
+	const struct probe_hit *h = &r.p->hits[0];
+	cr_expect_eq(h->probe, 0);
+	cr_expect_eq(h->span_id, 91);
+	cr_expect_eq(h->time_ns, 7000);
+	cr_expect_eq(r.p->threads[h->thread].tid, 43);
+	cr_assert_eq(h->n, 2);
+	const struct hit_value *hv = &r.p->hit_values[h->first];
+	cr_expect_eq(hv[0].status, CAPTURE_OK);
+	cr_expect_eq((int64_t)hv[0].num, -5);
+	cr_expect_eq(hv[1].status, CAPTURE_OPTIMIZED_OUT);
+	/* An earlier program's record, and one of a probe the profile lacks. */
+	v.layout = layout + 1;
+	collector_handle(r.c, &v, sizeof(v), NULL);
+	v.layout = layout;
+	v.probe = 9;
+	collector_handle(r.c, &v, sizeof(v), NULL);
+	cr_expect_eq(r.p->nhits, 1, "neither adds a hit");
 	rig_close(&r);
 }
