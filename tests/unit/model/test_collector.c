@@ -296,3 +296,38 @@ Test(collector, values_become_a_hit_of_their_probe)
 	cr_expect_eq(r.p->nhits, 1, "neither adds a hit");
 	rig_close(&r);
 }
+
+/* Task records add no sample or call: they are counted, and a fork's or an
+ * exec's process is read at once (here: this process, which the symbolizer
+ * then still names). */
+Test(collector, task_records_are_counted)
+{
+	struct rig r;
+	rig_open(&r);
+	struct sonde_task_event t = {0};
+	header(&t.hdr, SONDE_REC_FORK, 100, (uint32_t)getpid());
+	t.child_pid = t.child_tgid = (uint32_t)getpid();
+	struct collector_added a;
+	collector_handle(r.c, &t, sizeof(t), &a);
+	cr_expect_eq(a.nsamples + a.nspans, 0);
+	header(&t.hdr, SONDE_REC_EXEC, 200, (uint32_t)getpid());
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	header(&t.hdr, SONDE_REC_EXIT, 300, (uint32_t)getpid());
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_expect_eq(st.forks, 1);
+	cr_expect_eq(st.execs, 1);
+	cr_expect_eq(st.exits, 1);
+	cr_expect_eq(st.bad_records, 0);
+	/* A sample after them is still symbolized from this process's maps. */
+	struct sonde_sample s;
+	size_t n = sample_record(&s, 400, NULL, 0);
+	collector_handle(r.c, &s, n, NULL);
+	cr_assert_eq(r.p->nsamples, 1);
+	uint32_t frames[8];
+	size_t depth = profile_stack_frames(r.p, r.p->samples[0].stack, frames, 8);
+	cr_assert_geq(depth, 2);
+	cr_expect_str_eq(frame_name(r.p, frames[depth - 1]), "collector_test_leaf");
+	rig_close(&r);
+}
