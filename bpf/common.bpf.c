@@ -52,6 +52,19 @@ struct vma_found {
 	int ok;
 };
 
+/* Where it tells it: off the stack, which the walk's frames fill (a
+ * sampler or off-CPU program, its bpf_loop callback, find_by_file and
+ * bpf_find_vma's callback: over the kernel's 512 bytes on kernels that give
+ * tracepoint programs no private stack). Per CPU: the programs that walk
+ * stacks never run nested on one CPU (perf-event and tracepoint programs
+ * share the kernel's bpf_prog_active guard). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vma_found);
+} vma_found_scratch SEC(".maps");
+
 /* Kernels before 6.7 keep the modification time as a timespec64. */
 struct inode___timespec {
 	struct timespec64 i_mtime;
@@ -59,7 +72,10 @@ struct inode___timespec {
 
 static long vma_found_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
-	struct vma_found *f = data;
+	__u32 zero = 0;
+	struct vma_found *f = bpf_map_lookup_elem(&vma_found_scratch, &zero);
+	if (!f)
+		return 1;
 	struct file *file = BPF_CORE_READ(vma, vm_file);
 	if (!file || !(BPF_CORE_READ(vma, vm_flags) & 0x4 /* VM_EXEC */))
 		return 0;
@@ -141,9 +157,13 @@ __noinline int find_by_file(struct by_file *b)
 	if (b->tried)
 		return 0;
 	b->tried = 1;
-	struct vma_found f = {};
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found_cb, &f, 0) || !f.ok ||
-	    !use_found(b, &f.m))
+	__u32 zero = 0;
+	struct vma_found *f = bpf_map_lookup_elem(&vma_found_scratch, &zero);
+	if (!f)
+		return 0;
+	f->ok = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found_cb, NULL, 0) || !f->ok ||
+	    !use_found(b, &f->m))
 		return 0;
 	count(SONDE_CNT_FILE_FOUND);
 	if (!set) {
@@ -154,7 +174,7 @@ __noinline int find_by_file(struct by_file *b)
 	}
 	__u32 k = set->n < SONDE_UNWIND_FOUND ? set->n : set->next;
 	if (k < SONDE_UNWIND_FOUND) {
-		set->v[k] = f.m;
+		set->v[k] = f->m;
 		if (set->n < SONDE_UNWIND_FOUND)
 			set->n++;
 		else
