@@ -202,6 +202,17 @@ bool engine_sampling(const struct engine *e);
  * A point probe (a source line) comes in a batch of its own: point_bit
  * set, probes[0] its id, a uprobe at each of the n offsets (see "Point
  * probes" below). */
+/* Which completed calls of an attached probe send a span record: every one
+ * (emit_all), else those a sample landed in and those lasting at least
+ * emit_min_ns (UINT64_MAX: no others). A probe takes its first policy with
+ * its attachment (engine_probe_batch.policies) and a new one from
+ * engine_set_span_policy, at once. That returns 0, or -1 when the probe is
+ * not attached. */
+struct engine_span_policy {
+	uint64_t emit_min_ns;
+	bool emit_all;
+};
+
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
@@ -215,16 +226,21 @@ struct engine_probe_batch {
 	 * target has exited"). */
 	const pid_t *pids;
 	size_t npids;
-	/* Each probe's enum engine_insn_class as the spec's plan decoded it
-	 * (engine_insn_class_of), -1 where not known; NULL: none known. A
-	 * class not known (code the plan could not read) is taken as
-	 * single-stepped; the engine reads no file for it. */
-	const int8_t *classes;
+	/* Each probe's first instruction as the spec's plan decoded it
+	 * (symbols/probesafety: an enum insn_trap), -1 where not known; NULL:
+	 * none known. Code the plan could not read is taken as single-stepped;
+	 * the engine reads no file for it. */
+	const int8_t *traps;
+	/* Each function probe's span policy (engine_set_span_policy), in force
+	 * from its first call; NULL: every call sends a record. A probe
+	 * attached already (one more PID) keeps the policy it has. */
+	const struct engine_span_policy *policies;
 	/* 0: the probes are functions. Else one point probe whose hits mark
-	 * the calls in flight with bit point_bit - 1; point_fetch: each of its
-	 * addresses gets a fetch program of its own (engine_set_point_fetch). */
+	 * the calls in flight with bit point_bit - 1; with fetch, fetch[i] is
+	 * the program of its address i (each address has one of its own: a
+	 * variable lives in another place at each), in place before its first
+	 * hit. */
 	uint32_t point_bit;
-	bool point_fetch;
 };
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen);
@@ -233,15 +249,6 @@ int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, c
  * a caller attaching many may as well attach them one at a time). */
 bool engine_uprobe_multi(const struct engine *e);
 
-/* Which completed calls of an attached probe send a span record: every one
- * (emit_all), else those a sample landed in and those lasting at least
- * emit_min_ns (UINT64_MAX: no others). A fresh attachment starts zeroed
- * (every call of 0 ns or more: all) until set; it takes effect at once.
- * Returns 0, or -1 when the probe is not attached. */
-struct engine_span_policy {
-	uint64_t emit_min_ns;
-	bool emit_all;
-};
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
 /* How many more probes can be attached now. */
@@ -304,17 +311,11 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
  * call in flight with its point bit (0..SONDE_MAX_POINTS-1, chosen by the
  * caller, one per point probe attached at once; a caller that never
  * reuses a bit never sees an earlier point's marks), which the call passes
- * to its caller when it returns. point_fetch: each address gets a fetch
- * program of its own (engine_set_point_fetch; none runs until set), at
- * most SONDE_POINT_PROGS over the point probes attached at once; a hit
- * whose predicate fails marks nothing. A probe attached again for another
- * pid gives the same offsets. Detach with engine_detach_span. */
-
-/* The fetch program a point probe attached with fetch runs at address
- * `index` (of its offsets); NULL: none. Takes effect at once. Returns 0,
- * or -1 when there is no such probe or address. */
-int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
-			   const struct sonde_fetch_prog *prog);
+ * to its caller when it returns. With fetch (engine_probe_batch), each
+ * address runs a program of its own, at most SONDE_POINT_PROGS over the
+ * point probes attached at once; a hit whose predicate fails marks
+ * nothing. A probe attached again for another pid gives the same offsets
+ * and keeps its programs. Detach with engine_detach_span. */
 
 /* Completed calls of a span probe that ended while a point probe was
  * attached, and those of them during which it was hit, as the kernel
@@ -364,8 +365,6 @@ struct engine_trap_costs {
 void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 			   const struct engine_trap_costs *c);
 
-/* The class of an instruction as symbols/insn decoded it (insn_trap_kind). */
-enum engine_insn_class engine_insn_class_of(enum insn_trap trap);
 /* The class of the instruction at a file offset of a binary (read from
  * the file and decoded by symbols/insn: insn_trap_at; INSN_SSTEP when
  * unreadable or unknown): the calibration's check that its own functions

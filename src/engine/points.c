@@ -33,12 +33,11 @@ static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
 	return -1;
 }
 
-int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
+/* Puts prog (NULL: none) at address `index` of slot's point programs, for
+ * the slot's current generation. Returns 0 or -1 (errno). */
+static int set_point_fetch(struct engine *e, uint32_t slot, uint32_t index,
 			   const struct sonde_fetch_prog *prog)
 {
-	int slot = slot_of(e, probe);
-	if (slot < 0 || index >= e->slots[slot].point_progs_n)
-		return -1;
 	struct sonde_fetch_prog p = {0};
 	if (prog)
 		p = *prog;
@@ -51,7 +50,6 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 {
 	uint32_t probe = b->probes[0], bit = b->point_bit - 1;
 	size_t n = b->n;
-	bool fetch = b->point_fetch;
 	pid_t pid = b->pid;
 	if (is_calibration(probe) || b->point_bit == 0 || bit >= SONDE_MAX_POINTS) {
 		errbuf_set(err, errlen, "bad point probe %u (bit %u)", probe, bit);
@@ -73,6 +71,9 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		return -1;
 	}
 	uint32_t slot = (uint32_t)found;
+	/* A fresh probe's programs are the batch's; one attached already (one
+	 * more PID) keeps those it has. */
+	bool fetch = fresh ? b->fetch != NULL : e->slots[slot].point_progs_n > 0;
 	if (!fresh && fetch && e->slots[slot].point_progs_n != n) {
 		errbuf_set(err, errlen, "point probe %u has %u programs, not %zu", probe,
 			   e->slots[slot].point_progs_n, n);
@@ -96,9 +97,7 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		 * records, and its hits charge no trap cost (its class only names
 		 * its first address's kind). */
 		e->slots[slot].policy = (struct engine_span_policy){0};
-		int8_t known = b->classes ? b->classes[0] : -1;
-		e->slots[slot].cls =
-			known >= 0 && known < INSN_CLASSES ? (uint8_t)known : (uint8_t)INSN_SSTEP;
+		e->slots[slot].cls = (uint8_t)insn_class_of_trap(b->traps ? b->traps[0] : -1);
 		/* The bit's column of calls that hit it starts at zero. */
 		int ncpu = libbpf_num_possible_cpus();
 		struct sonde_point_calls *zeros = xcalloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*zeros));
@@ -121,7 +120,15 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 					   .cookies = cookies,
 					   .n = n,
 					   .pid = pid};
-	bool ok = link_uprobes(e, &hits, fds, err, errlen) == 0;
+	/* The programs go in before the uprobes: a first hit runs its own. */
+	bool ok = true;
+	for (size_t i = 0; fresh && fetch && i < n && ok; i++)
+		if (set_point_fetch(e, slot, (uint32_t)i, b->fetch[i])) {
+			errbuf_set(err, errlen, "cannot store the fetch program of address %zu of probe %u: %s",
+				   i, probe, strerror(errno));
+			ok = false;
+		}
+	ok = ok && link_uprobes(e, &hits, fds, err, errlen) == 0;
 	if (ok && set_probe_config(e, slot, true)) {
 		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		remove_uprobes(e, fds, n);

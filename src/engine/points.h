@@ -1,7 +1,7 @@
 /* points — point probes (lines): uprobes at a line's addresses sharing one
  * slot and a point bit, each address with a capture program of its own.
- * Implements engine_set_point_fetch (engine.h), and engine_attach_probes'
- * batches of a point probe for one process. */
+ * Implements engine_attach_probes' batches of a point probe for one
+ * process. */
 #ifndef SONDE_POINTS_H
 #define SONDE_POINTS_H
 

@@ -93,10 +93,10 @@ void engine_set_trap_costs(struct engine *e, enum engine_insn_class cls,
 
 enum engine_insn_class engine_insn_class_at(const char *binary, uint64_t file_offset)
 {
-	return engine_insn_class_of(insn_trap_at(binary, file_offset));
+	return insn_class_of_trap((int)insn_trap_at(binary, file_offset));
 }
 
-enum engine_insn_class engine_insn_class_of(enum insn_trap trap)
+enum engine_insn_class insn_class_of_trap(int trap)
 {
 	switch (trap) {
 	case INSN_TRAP_EMULATED:
@@ -105,10 +105,9 @@ enum engine_insn_class engine_insn_class_of(enum insn_trap trap)
 		return INSN_ENDBR;
 	case INSN_TRAP_NOP:
 		return INSN_NOP;
-	case INSN_TRAP_STEPPED:
-		break;
+	default: /* stepped, or not known: the kernel's way for what it does not know */
+		return INSN_SSTEP;
 	}
-	return INSN_SSTEP;
 }
 
 const char *engine_insn_class_name(enum engine_insn_class cls)

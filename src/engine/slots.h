@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "engine.h"
 #include "sonde_abi.h"
 #include "uprobes.h"
 
@@ -28,6 +29,9 @@ int take_slot(const struct engine *e);
 bool attached_for(const struct engine *e, uint32_t probe, pid_t pid);
 /* Whether a probe id is one of sonde's calibration probes. */
 bool is_calibration(uint32_t probe);
+/* The class of a first instruction as symbols/insn decoded it (an enum
+ * insn_trap; -1, not known: single-stepped). */
+enum engine_insn_class insn_class_of_trap(int trap);
 /* -1 with fixed_refusal when the session loaded no uprobe program. */
 int refuse_without_spans(const struct engine *e, char *err, size_t errlen);
 

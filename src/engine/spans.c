@@ -28,8 +28,8 @@ uint32_t engine_calibration_probe(int cls)
 	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
 }
 
-static int attach_spans(struct engine *e, const struct engine_probe_batch *b, char *err,
-			size_t errlen);
+static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
+			const uint8_t *classes, char *err, size_t errlen);
 
 static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
 				size_t errlen);
@@ -88,13 +88,16 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 	uint32_t *todo = xcalloc(b->n + 1, sizeof(*todo));
 	uint64_t *offs = xcalloc(b->n + 1, sizeof(*offs));
 	const struct sonde_fetch_prog **fetch = xcalloc(b->n + 1, sizeof(*fetch));
-	int8_t *classes = xcalloc(b->n + 1, sizeof(*classes));
+	uint8_t *classes = xcalloc(b->n + 1, sizeof(*classes));
+	struct engine_span_policy *policies = xcalloc(b->n + 1, sizeof(*policies));
 	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (!attached_for(e, b->probes[i], b->pid)) {
 			todo[k] = b->probes[i];
 			fetch[k] = b->fetch ? b->fetch[i] : NULL;
-			classes[k] = b->classes ? b->classes[i] : -1;
+			classes[k] = (uint8_t)insn_class_of_trap(b->traps ? b->traps[i] : -1);
+			if (b->policies)
+				policies[k] = b->policies[i];
 			offs[k++] = b->file_offsets[i];
 		}
 	struct engine_probe_batch left = {.probes = todo,
@@ -103,12 +106,13 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 					 .n = k,
 					 .binary = b->binary,
 					 .pid = b->pid,
-					 .classes = classes};
-	int r = k ? attach_spans(e, &left, err, errlen) : 0;
+					 .policies = policies};
+	int r = k ? attach_spans(e, &left, classes, err, errlen) : 0;
 	free(todo);
 	free(offs);
 	free(fetch);
 	free(classes);
+	free(policies);
 	return r;
 }
 
@@ -131,16 +135,15 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
-	int8_t classes[INSN_CLASSES];
+	uint8_t classes[INSN_CLASSES];
 	for (size_t i = 0; i < n; i++)
-		classes[i] = (int8_t)cls[i]; /* each function is chosen for its class */
+		classes[i] = (uint8_t)cls[i]; /* each function is chosen for its class */
 	struct engine_probe_batch b = {.probes = probes,
 				      .file_offsets = c->file_offsets,
 				      .n = n,
 				      .binary = c->binary,
-				      .pid = getpid(),
-				      .classes = classes};
-	return attach_spans(e, &b, err, errlen);
+				      .pid = getpid()};
+	return attach_spans(e, &b, classes, err, errlen);
 }
 
 void engine_detach_calibration(struct engine *e)
@@ -151,8 +154,10 @@ void engine_detach_calibration(struct engine *e)
 		detach_probe(e, engine_calibration_probe(cls), false);
 }
 
-static int attach_spans(struct engine *e, const struct engine_probe_batch *b, char *err,
-			size_t errlen)
+/* Attaches b's function probes for b->pid, each fresh one of class
+ * classes[i] and with policy b->policies[i] (NULL: zeroed, every call). */
+static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
+			const uint8_t *classes, char *err, size_t errlen)
 {
 	const uint32_t *probes = b->probes;
 	const uint64_t *offsets = b->file_offsets;
@@ -181,13 +186,11 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b, ch
 		 * never match its returns. Its slot is taken from here on. */
 		if (fresh[nslots]) {
 			e->slots[slot].gen++;
-			/* As the plan decoded it (symbols/probesafety, once); code
-			 * the plan could not read is taken as single-stepped, the
-			 * kernel's way for what it does not know. */
-			int8_t known = b->classes ? b->classes[nslots] : -1;
-			e->slots[slot].cls = known >= 0 && known < INSN_CLASSES ? (uint8_t)known
-										 : (uint8_t)INSN_SSTEP;
-			e->slots[slot].policy = (struct engine_span_policy){0}; /* the caller's comes next */
+			/* As the plan decoded it (symbols/probesafety, once). */
+			e->slots[slot].cls = classes[nslots] < INSN_CLASSES ? classes[nslots]
+									    : (uint8_t)INSN_SSTEP;
+			e->slots[slot].policy = b->policies ? b->policies[nslots]
+							    : (struct engine_span_policy){0};
 			e->slots[slot].point_bit = 0;
 			e->slots[slot].fetch = false;
 			e->slots[slot].probe = probe;

@@ -38,20 +38,3 @@ void capture_name(const struct capture_plan *plan, int i, struct profile *p, uin
 	if (plan->builds && i < plan->n)
 		name_captures(plan, &plan->builds[i], p, probe);
 }
-
-int capture_apply_points(const struct capture_plan *plan, struct engine *e, struct profile *p,
-			 uint32_t probe, char *err, size_t errlen)
-{
-	if (!plan->builds || plan->n == 0)
-		return 0;
-	uint32_t layout = name_captures(plan, &plan->builds[0], p, probe);
-	for (int i = 0; i < plan->n; i++) {
-		struct sonde_fetch_prog prog = plan->builds[i].prog;
-		prog.layout = layout;
-		if (engine_set_point_fetch(e, probe, (uint32_t)i, &prog))
-			return errbuf_set(err, errlen,
-					  "cannot store the fetch program of address %d of probe %u",
-					  i, probe);
-	}
-	return 0;
-}

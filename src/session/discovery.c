@@ -136,8 +136,7 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 						       .n = ps->n,
 						       .binary = p->probes[i].binary,
 						       .pid = pid,
-						       .point_bit = (uint32_t)p->probes[i].point + 1,
-						       .point_fetch = ps->fetch};
+						       .point_bit = (uint32_t)p->probes[i].point + 1};
 			failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
 			done[i] = true;
 			continue;

@@ -33,7 +33,6 @@ struct probe_counts {
 struct point_sites {
 	uint64_t *offsets;
 	size_t n;
-	bool fetch;
 };
 
 /* The probe table: the session's one record of each probe, by probe id

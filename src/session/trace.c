@@ -13,6 +13,7 @@
 static void refresh_point_calls(struct session *s, uint32_t point);
 static void keep_point_calls(struct session *s, uint32_t probe);
 static void update_span_policy(struct session *s, uint32_t probe);
+static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe);
 
 /* A probe is named by its function, or BINARY:FUNC when the name is taken. */
 static char *probe_display_name(const struct profile *p, const struct probe_target *t)
@@ -104,17 +105,29 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
 	int point = id >= 0 ? s->prof->probes[id].point : s->npoints;
 	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
-	for (int i = 0; i < n; i++)
+	int8_t *traps = xmalloc((size_t)n * sizeof(*traps));
+	/* Each address's program goes in with it. */
+	struct sonde_fetch_prog *progs = xcalloc((size_t)n, sizeof(*progs));
+	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n, sizeof(*fetch));
+	for (int i = 0; i < n; i++) {
 		offs[i] = t[i].offset;
+		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
+		if (capture_program(plan, i, s->prof, probe, &progs[i]))
+			fetch[i] = &progs[i];
+	}
 	struct engine_probe_batch b = {.probes = &probe,
 				       .file_offsets = offs,
+				       .fetch = plan->builds && plan->n > 0 ? fetch : NULL,
 				       .n = (size_t)n,
 				       .binary = t[0].binary,
-				       .point_bit = (uint32_t)point + 1,
-				       .point_fetch = plan->n > 0};
+				       .traps = traps,
+				       .point_bit = (uint32_t)point + 1};
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	free(offs);
+	free(traps);
+	free(progs);
+	free(fetch);
 	if (!ok) {
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
@@ -132,10 +145,8 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	for (int i = 0; i < n; i++)
 		ps->offsets[i] = t[i].offset;
 	ps->n = (size_t)n;
-	ps->fetch = plan->n > 0;
 	r = id;
-	if (capture_apply_points(plan, s->eng, s->prof, probe, why, sizeof(why)))
-		session_note(s->o, "trace %s: %s", spec, why);
+	capture_name(plan, 0, s->prof, probe);
 	for (int i = 0; i < n && s->o->verbose; i++)
 		session_note(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
 		      t[i].function, t[i].inlined ? " (inlined)" : "");
@@ -182,6 +193,7 @@ struct spec_functions {
 	const int *ids;
 	const bool *fresh;
 	const struct sonde_fetch_prog *const *fetch;
+	const struct engine_span_policy *policies; /* each one's, in force from its first call */
 };
 
 /* The calls a probe counts are those of one predicate: a spec with
@@ -233,7 +245,8 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	int n = f->n, attached = 0;
 	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
 	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
-	int8_t *classes = xcalloc((size_t)n + 1, sizeof(*classes));
+	int8_t *traps = xcalloc((size_t)n + 1, sizeof(*traps));
+	struct engine_span_policy *policies = xcalloc((size_t)n + 1, sizeof(*policies));
 	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
 	for (int i = 0; i < n; i++)
@@ -253,9 +266,8 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 			if (!done[j] && strcmp(f->t[j].binary, binary) == 0) {
 				batch[k] = (uint32_t)f->ids[j];
 				fetch[k] = f->fetch[j];
-				classes[k] = f->t[j].trap_known
-						     ? (int8_t)engine_insn_class_of(f->t[j].trap)
-						     : -1;
+				traps[k] = f->t[j].trap_known ? (int8_t)f->t[j].trap : -1;
+				policies[k] = f->policies[j];
 				offsets[k++] = f->t[j].offset;
 				done[j] = true; /* a failed batch is taken back whole */
 			}
@@ -266,7 +278,8 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 					      .n = k,
 					      .binary = binary,
 					      .pid = -1,
-					      .classes = classes};
+					      .traps = traps,
+					      .policies = policies};
 		if (attach_uprobes(s, &b, why, sizeof(why))) {
 			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
@@ -278,7 +291,8 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				engine_discard_span(s->eng, (uint32_t)f->ids[i]);
 	free(batch);
 	free(offsets);
-	free(classes);
+	free(traps);
+	free(policies);
 	free(fetch);
 	free(done);
 	return attached < n ? -1 : 0;
@@ -336,7 +350,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
-	struct spec_functions fns = {t, n, ids, fresh, NULL};
+	struct spec_functions fns = {t, n, ids, fresh, NULL, NULL};
 	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
 		goto out;
 	/* Each new probe's program goes in with it. */
@@ -346,11 +360,19 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
 			fetch[i] = &progs[i];
 	fns.fetch = fetch;
+	/* And the calls it sends from its first: a probe traced again keeps
+	 * its keep-over threshold and its p99 so far. */
+	struct engine_span_policy *policies = xcalloc((size_t)n + 1, sizeof(*policies));
+	for (int i = 0; i < n; i++)
+		policies[i] = span_policy_for(s, (uint32_t)ids[i]);
+	fns.policies = policies;
 	int rc = attach_functions(s, spec, &fns, err, errlen);
 	free(progs);
 	free(fetch);
-	if (rc)
+	if (rc) {
+		free(policies);
 		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		if (ids[i] >= (int)s->prof->nprobes) { /* new: in id order */
 			char *name = probe_display_name(s->prof, &t[i]);
@@ -360,13 +382,14 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			s->probes[ids[i]].ino = t[i].ino;
 		}
 		s->probes[ids[i]].attached = true;
-		if (fresh[i]) { /* its captures named; its kernel slot starts with no policy */
+		if (fresh[i]) { /* its captures named; its policy is the kernel's */
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
-			s->probes[ids[i]].policy_sent = false;
+			s->probes[ids[i]].emit_min_in_force = policies[i].emit_min_ns;
+			s->probes[ids[i]].policy_sent = true;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
-			update_span_policy(s, (uint32_t)ids[i]);
 		}
 	}
+	free(policies);
 	int nmoved = 0;
 	for (int i = 0; i < n; i++)
 		nmoved += t[i].moved != NULL;
@@ -543,21 +566,31 @@ static void keep_point_calls(struct session *s, uint32_t probe)
 #define KEEP_AUTO_MIN_CALLS 1000
 #define KEEP_AUTO_PERCENTILE 99.0
 
-static void update_span_policy(struct session *s, uint32_t probe)
+/* The policy probe should have now (one not in the profile yet: a new
+ * probe, with no calls so far). */
+static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe)
 {
-	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
-		return;
 	struct engine_span_policy pol = {.emit_all = s->o->all_calls};
-	if (s->probes[probe].keep_over_set) {
+	if (probe < SESSION_MAX_PROBES && s->probes[probe].keep_over_set) {
 		pol.emit_min_ns = s->probes[probe].keep_over_ns;
-	} else {
+	} else if (probe < s->prof->nprobes) {
 		size_t n;
 		uint64_t *d = latency_loglin_durations(s->prof->probes[probe].hist, 1u << 16, &n, NULL);
 		pol.emit_min_ns = n >= KEEP_AUTO_MIN_CALLS
 					  ? latency_percentile(d, n, KEEP_AUTO_PERCENTILE)
 					  : UINT64_MAX;
 		free(d);
+	} else {
+		pol.emit_min_ns = UINT64_MAX;
 	}
+	return pol;
+}
+
+static void update_span_policy(struct session *s, uint32_t probe)
+{
+	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
+		return;
+	struct engine_span_policy pol = span_policy_for(s, probe);
 	if (s->probes[probe].policy_sent && pol.emit_min_ns == s->probes[probe].emit_min_in_force)
 		return;
 	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
