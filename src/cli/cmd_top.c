@@ -124,10 +124,9 @@ struct batch {
 	long snapshots;
 };
 
-static void batch_show(void *arg)
+static void batch_show(void *arg, struct live_view *v)
 {
 	struct batch *b = arg;
-	struct live_view *v = live_view_build(liverun_live(b->run), b->o->top_n);
 	live_view_print(stdout, v, b->o->top_n);
 	fflush(stdout);
 	live_view_free(v);
@@ -187,7 +186,8 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "sonde: live session %d%s%s; Ctrl-C to end\n", (int)getpid(),
 			path ? ", control socket " : "", path ? path : "");
 		fflush(stdout);
-		liverun_set_display(r, &(struct liverun_display){batch_show, batch_interval, &batch});
+		liverun_set_display(r, &(struct liverun_display){batch_show, batch_interval, NULL,
+								to.top_n, &batch});
 	} else {
 		struct tui_options tuio = {.refresh_s = to.la.interval};
 		tui = tui_open(&tuio, err, sizeof(err));

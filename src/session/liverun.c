@@ -87,7 +87,9 @@ static void on_end(struct session *s, void *arg, enum session_end_reason why)
 static void on_display(void *arg)
 {
 	struct liverun *r = arg;
-	r->display.show(r->display.arg);
+	const struct liverun_display *d = &r->display;
+	if (!d->paused || !d->paused(d->arg))
+		d->show(d->arg, live_view_build(r->live, d->rows));
 	loop_timer_in(r->loop, r->display_timer, r->display.interval(r->display.arg));
 }
 

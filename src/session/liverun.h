@@ -68,13 +68,18 @@ int liverun_exec(struct liverun *r, const char *line, FILE *out);
  * as the web server's API. NULL only when out of memory. */
 char *liverun_answer(struct liverun *r, const char *line, size_t linelen, size_t *len, bool *ok);
 
-/* The frontend's display: show(arg) draws or prints the current data
- * (liverun_live), every interval(arg) seconds (asked again after each
- * show). The first show comes after one interval, or at once after
+/* The frontend's display: every interval(arg) seconds (asked again after
+ * each), the session builds a snapshot of the current data
+ * (live_view_build with at most `rows` rows a list) and hands it to
+ * show(arg, v), which draws or prints it and owns it from then on
+ * (live_view_free). While paused(arg) (NULL: never) no snapshot is built.
+ * The first comes after one interval, or at once after
  * liverun_refresh_now. */
 struct liverun_display {
-	void (*show)(void *arg);
+	void (*show)(void *arg, struct live_view *v);
 	double (*interval)(void *arg);
+	bool (*paused)(void *arg);
+	size_t rows;
 	void *arg;
 };
 void liverun_set_display(struct liverun *r, const struct liverun_display *d);

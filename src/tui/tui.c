@@ -119,15 +119,17 @@ static void on_wake(void *arg)
 		liverun_refresh_now(t->run);
 }
 
-static void show(void *arg)
+static void show(void *arg, struct live_view *v)
 {
 	struct tui *t = arg;
-	if (tui_paused(t))
-		return;
-	struct live_view *v = live_view_build(liverun_live(t->run), 200);
 	tui_draw(t, v);
 	live_view_free(t->owned);
 	t->owned = v;
+}
+
+static bool paused(void *arg)
+{
+	return tui_paused(arg);
 }
 
 static double interval(void *arg)
@@ -143,7 +145,8 @@ int tui_attach(struct tui *t, struct liverun *r, char *err, size_t errlen)
 	t->exec = run_exec;
 	t->exec_arg = r;
 	loop_on_wake(liverun_loop(r), on_wake, t);
-	liverun_set_display(r, &(struct liverun_display){show, interval, t});
+	/* The rows a tall terminal can show of a list. */
+	liverun_set_display(r, &(struct liverun_display){show, interval, paused, 200, t});
 	liverun_refresh_now(r); /* something on the screen at once */
 	return 0;
 }
