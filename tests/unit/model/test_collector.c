@@ -331,3 +331,201 @@ Test(collector, task_records_are_counted)
 	cr_expect_str_eq(frame_name(r.p, frames[depth - 1]), "collector_test_leaf");
 	rig_close(&r);
 }
+
+/* A record of the stacks thread `tid` of this process left the CPU with at
+ * time_ns (SONDE_REC_THREAD_STACK): nuser 1, the leaf alone; 2, with its
+ * caller. */
+static size_t thread_stack_record(struct sonde_sample *s, uint64_t time_ns, uint32_t tid,
+				  uint32_t nuser)
+{
+	size_t size = sample_record(s, time_ns, NULL, 0);
+	s->hdr.kind = SONDE_REC_THREAD_STACK;
+	s->hdr.tid = tid;
+	s->nuser = nuser;
+	return nuser == 2 ? size : SONDE_SAMPLE_BYTES(nuser);
+}
+
+/* A thread-state row of thread `tid` at pass time `time_ns`. */
+static void thread_row(struct sonde_thread_sample *t, uint64_t time_ns, uint32_t tid,
+		       uint8_t state, uint64_t stack_ns)
+{
+	memset(t, 0, sizeof(*t));
+	header(&t->hdr, SONDE_REC_THREAD, time_ns, tid);
+	t->pass = 1;
+	t->state = state;
+	t->state_since_ns = time_ns - 400;
+	t->syscall = -1;
+	t->stack_ns = stack_ns;
+}
+
+/* A THREAD record becomes one thread sample, field for field: its state
+ * and since when, its system call and since when, its flags, its thread,
+ * and the outermost of its calls in flight (span_ids[0], not the inner
+ * one); it adds no sample or call. A call of a probe the profile lacks is
+ * no call; a record shorter than a row is bad and adds nothing. */
+Test(collector, a_thread_record_becomes_a_thread_sample)
+{
+	struct rig r;
+	rig_open(&r);
+	profile_probe_add(r.p, "outer", "/bin/x", 0x1000);
+	profile_probe_add(r.p, "inner", "/bin/x", 0x2000);
+	struct sonde_thread_sample t;
+	thread_row(&t, 10000, 77, SONDE_OFF_SLEEPING, 0);
+	t.syscall = 7; /* poll */
+	t.syscall_since_ns = 9700;
+	t.flags = SONDE_TSTATE_SEEDED;
+	t.nspans = t.span_depth = 2;
+	t.span_ids[0] = 31;
+	t.span_ids[1] = 32;
+	t.span_start_ns[0] = 2000;
+	t.span_start_ns[1] = 8000;
+	t.span_probes[0] = 0;
+	t.span_probes[1] = 1;
+	struct collector_added a;
+	collector_handle(r.c, &t, sizeof(t), &a);
+	cr_expect_eq(a.nsamples + a.nspans, 0);
+	cr_assert_eq(r.p->nthread_samples, 1);
+	const struct thread_sample *ts = &r.p->thread_samples[0];
+	cr_expect_eq(ts->time_ns, 10000);
+	cr_expect_eq(ts->state, TSTATE_SLEEPING);
+	cr_expect_eq(ts->state_since_ns, 9600);
+	cr_expect_eq(ts->syscall, 7);
+	cr_expect_eq(ts->syscall_since_ns, 9700);
+	cr_expect_eq(ts->flags, TSTATE_FLAG_SEEDED);
+	cr_expect_eq(r.p->threads[ts->thread].tid, 77);
+	cr_expect_str_eq(r.p->threads[ts->thread].comm, "collect");
+	cr_expect_eq(ts->span_id, 31);
+	cr_expect_eq(ts->span_start_ns, 2000);
+	cr_expect_eq(ts->probe, 0);
+	cr_expect_eq(ts->stack, 0, "no stacks were sent");
+	cr_expect_not(ts->stack_on_cpu);
+	/* in a call of probe 5, which the profile lacks: no call */
+	thread_row(&t, 11000, 78, SONDE_OFF_RUNNABLE, 0);
+	t.nspans = t.span_depth = 1;
+	t.span_ids[0] = 40;
+	t.span_probes[0] = 5;
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	cr_assert_eq(r.p->nthread_samples, 2);
+	cr_expect_eq(r.p->thread_samples[1].span_id, 0);
+	cr_expect_eq(r.p->thread_samples[1].state, TSTATE_RUNNABLE);
+	/* cut short: bad, nothing added */
+	collector_handle(r.c, &t, sizeof(t) - 1, NULL);
+	cr_expect_eq(r.p->nthread_samples, 2);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_expect_eq(st.thread_samples, 2);
+	cr_expect_eq(st.bad_records, 1);
+	rig_close(&r);
+}
+
+/* A row names the stacks its thread left the CPU with when the pass sent
+ * them (THREAD_STACK at the row's stack_ns, adding no sample); a row whose
+ * stacks' record never came has none and is counted; a running thread's
+ * newer on-CPU sample is its stack instead (while last stacks are kept),
+ * a sleeping one's never is. */
+Test(collector, a_thread_row_names_its_last_stacks)
+{
+	struct rig r;
+	rig_open(&r);
+	collector_keep_last_stacks(r.c, true);
+	struct sonde_sample s;
+	struct collector_added a;
+	size_t size = thread_stack_record(&s, 5000, 77, 1);
+	collector_handle(r.c, &s, size, &a);
+	cr_expect_eq(a.nsamples, 0, "a thread's stacks are no sample");
+	cr_expect_eq(r.p->nsamples, 0);
+	struct sonde_thread_sample t;
+	thread_row(&t, 10000, 77, SONDE_OFF_SLEEPING, 5000);
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	cr_assert_eq(r.p->nthread_samples, 1);
+	const struct thread_sample *ts = &r.p->thread_samples[0];
+	cr_assert_neq(ts->stack, 0);
+	cr_expect_eq(ts->stack_ns, 5000);
+	cr_expect_not(ts->stack_on_cpu);
+	uint32_t f[8];
+	size_t n = profile_stack_frames(r.p, ts->stack, f, 8);
+	cr_assert_eq(n, 1, "the leaf alone, got %zu frames", n);
+	cr_expect_str_eq(frame_name(r.p, f[0]), "collector_test_leaf");
+	uint32_t left = ts->stack;
+
+	/* stacks sent at 6000 that never arrived: none, counted */
+	thread_row(&t, 11000, 77, SONDE_OFF_SLEEPING, 6000);
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	cr_expect_eq(r.p->thread_samples[1].stack, 0);
+
+	/* an on-CPU sample of thread 77 at 8000, newer than its left stacks */
+	size = sample_record(&s, 8000, NULL, 0);
+	s.hdr.tid = 77;
+	collector_handle(r.c, &s, size, &a);
+	cr_assert_eq(a.nsamples, 1);
+	uint32_t oncpu = r.p->samples[a.first_sample].stack;
+	cr_assert_neq(oncpu, left);
+	thread_row(&t, 12000, 77, SONDE_OFF_NONE, 5000); /* running */
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	ts = &r.p->thread_samples[2];
+	cr_expect_eq(ts->stack, oncpu);
+	cr_expect_eq(ts->stack_ns, 8000);
+	cr_expect(ts->stack_on_cpu);
+	thread_row(&t, 13000, 77, SONDE_OFF_SLEEPING, 5000); /* asleep again */
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	ts = &r.p->thread_samples[3];
+	cr_expect_eq(ts->stack, left);
+	cr_expect_not(ts->stack_on_cpu);
+
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_expect_eq(st.thread_stacks, 1);
+	cr_expect_eq(st.thread_stacks_missing, 1);
+	cr_expect_eq(st.thread_samples, 4);
+	cr_expect_eq(st.bad_records, 0);
+	rig_close(&r);
+}
+
+/* Without last stacks kept (thread states off), a running thread's row
+ * names the stacks it left the CPU with, not a newer sample's. */
+Test(collector, without_kept_stacks_a_running_row_names_its_left_stacks)
+{
+	struct rig r;
+	rig_open(&r);
+	struct sonde_sample s;
+	size_t size = thread_stack_record(&s, 5000, 77, 1);
+	collector_handle(r.c, &s, size, NULL);
+	size = sample_record(&s, 8000, NULL, 0);
+	s.hdr.tid = 77;
+	collector_handle(r.c, &s, size, NULL);
+	struct sonde_thread_sample t;
+	thread_row(&t, 12000, 77, SONDE_OFF_NONE, 5000);
+	collector_handle(r.c, &t, sizeof(t), NULL);
+	cr_assert_eq(r.p->nthread_samples, 1);
+	const struct thread_sample *ts = &r.p->thread_samples[0];
+	cr_expect_eq(ts->stack_ns, 5000);
+	cr_expect_not(ts->stack_on_cpu);
+	cr_expect_neq(ts->stack, r.p->samples[0].stack);
+	rig_close(&r);
+}
+
+/* THREAD_PASS records are counted and their run times summed; they add no
+ * row; one cut short is bad. */
+Test(collector, thread_passes_are_counted_with_their_run_time)
+{
+	struct rig r;
+	rig_open(&r);
+	struct sonde_thread_pass tp = {0};
+	header(&tp.hdr, SONDE_REC_THREAD_PASS, 10000, 0);
+	tp.pass = 1;
+	tp.nthreads = 12;
+	tp.run_ns = 35000;
+	collector_handle(r.c, &tp, sizeof(tp), NULL);
+	tp.pass = 2;
+	tp.run_ns = 41000;
+	collector_handle(r.c, &tp, sizeof(tp), NULL);
+	collector_handle(r.c, &tp, sizeof(tp) - 8, NULL);
+	struct collector_stats st;
+	collector_get_stats(r.c, &st);
+	cr_expect_eq(st.thread_passes, 2);
+	cr_expect_eq(st.thread_pass_ns, 76000);
+	cr_expect_eq(st.bad_records, 1);
+	cr_expect_eq(r.p->nthread_samples, 0);
+	cr_expect_eq(r.p->nsamples, 0);
+	rig_close(&r);
+}
