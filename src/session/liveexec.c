@@ -230,7 +230,7 @@ static int do_reset(struct live *l, FILE *out)
 	uint64_t now = monotonic_ns();
 	profile_trim(l->p, l->p->nsamples, UINT64_MAX, 0);
 	l->cursor = l->span_cursor = 0;
-	l->npending = 0;
+	l->npending = l->pending_done = 0;
 	join_free(l->join); /* its calls' samples are gone */
 	l->join = join_new(JOIN_MAX_LINKS);
 	for (size_t i = 0; i < l->p->nprobes; i++) {

@@ -123,24 +123,78 @@ static void take_sample(struct live *l, const struct sample *s)
 	window_add(l->samples, s->time_ns, stack, view_weight(&l->view, l->p, s));
 }
 
+/* --- samples waiting for their call ------------------------------------------- */
+
+/* l->pending holds the samples the view could not decide yet (VIEW_WAIT:
+ * the record of the call that decides them is on its way, or the
+ * threshold is not known), by index, ascending. A waiting sample is
+ * decided again only when what it waits for comes: its call's record
+ * (take_calls, woken through the join), its wait running out (the oldest
+ * first, expire_pending), the threshold becoming known or the session
+ * ending (decide_pending: all of them). A decided entry is marked and
+ * swept out (pending_compact). */
+#define PENDING_DONE 0x80000000u
+
 static void pending_push(struct live *l, uint32_t idx)
 {
 	grow_array((void **)&l->pending, &l->pending_cap, l->npending + 1, sizeof(*l->pending));
 	l->pending[l->npending++] = idx;
 }
 
-static void decide_pending(struct live *l, uint64_t now)
+/* Decides pending entry i again: true when it no longer waits. */
+static bool decide_entry(struct live *l, size_t i, uint64_t now)
+{
+	uint32_t idx = l->pending[i];
+	if (idx & PENDING_DONE)
+		return true;
+	const struct sample *s = &l->p->samples[idx];
+	enum view_decision d = decide(l, s, now);
+	if (d == VIEW_WAIT)
+		return false;
+	if (d == VIEW_TAKE)
+		take_sample(l, s);
+	l->pending[i] |= PENDING_DONE;
+	l->pending_done++;
+	return true;
+}
+
+static void pending_compact(struct live *l)
 {
 	size_t kept = 0;
-	for (size_t i = 0; i < l->npending; i++) {
-		const struct sample *s = &l->p->samples[l->pending[i]];
-		enum view_decision d = decide(l, s, now);
-		if (d == VIEW_TAKE)
-			take_sample(l, s);
-		else if (d == VIEW_WAIT)
+	for (size_t i = 0; i < l->npending; i++)
+		if (!(l->pending[i] & PENDING_DONE))
 			l->pending[kept++] = l->pending[i];
-	}
 	l->npending = kept;
+	l->pending_done = 0;
+}
+
+/* Every waiting sample, decided again. */
+static void decide_pending(struct live *l, uint64_t now)
+{
+	for (size_t i = 0; i < l->npending; i++)
+		decide_entry(l, i, now);
+	pending_compact(l);
+}
+
+/* Sample idx, if it waits, decided again: its call's record came. */
+static void wake_pending(struct live *l, uint32_t idx, uint64_t now)
+{
+	size_t i = ORDER_PARTITION(l->npending, k, (l->pending[k] & ~PENDING_DONE) < idx);
+	if (i < l->npending && l->pending[i] == idx)
+		decide_entry(l, i, now);
+}
+
+/* The oldest waiting samples whose wait ran out (their call lasted longer
+ * than the view's threshold, or its record is lost), decided; samples came
+ * in about the order they were taken, so the first that still waits ends
+ * the search. */
+static void expire_pending(struct live *l, uint64_t now)
+{
+	size_t i = 0;
+	while (i < l->npending && decide_entry(l, i, now))
+		i++;
+	if (l->pending_done > l->npending / 2)
+		pending_compact(l);
 }
 
 /* The probe-p slice of a calls-window read (keys sorted ascending). */
@@ -351,12 +405,14 @@ static bool slow_call(const struct live *l, const struct span *sp)
 	return view_takes_call(&slow, l->p, sp);
 }
 
-static void take_calls(struct live *l)
+static void take_calls(struct live *l, uint64_t now)
 {
 	for (; l->span_cursor < l->p->nspans; l->span_cursor++) {
 		const struct span *sp = &l->p->spans[l->span_cursor];
 		size_t n;
 		const uint32_t *idx = join_take(l->join, sp->id, &n);
+		for (size_t k = 0; k < n && l->npending; k++)
+			wake_pending(l, idx[k], now);
 		if (!slow_call(l, sp))
 			continue;
 		struct call_samples cs;
@@ -413,6 +469,7 @@ static void trim(struct live *l, uint64_t now)
 		return;
 	uint64_t cutoff = now - keep_ns;
 	size_t limit = l->cursor;
+	pending_compact(l);
 	/* Samples still waiting are decided now if they are this old: their
 	 * call never ended while held. */
 	size_t kept = 0;
@@ -486,9 +543,8 @@ static void take_recording(struct live *l)
 	feed_recorded_calls(l, now);
 	resolve_thresholds(l, now);
 	take_samples(l, now);
-	take_calls(l);
-	if (l->npending)
-		decide_pending(l, now);
+	take_calls(l, now);
+	decide_pending(l, now); /* every record is in */
 }
 
 void live_update(struct live *l)
@@ -505,14 +561,19 @@ void live_update(struct live *l)
 	window_advance(l->samples, now);
 	window_advance(l->calls, now);
 	take_samples(l, now);
-	take_calls(l);
+	take_calls(l, now);
 	feed_calls(l, now);
-	if (l->npending)
-		decide_pending(l, now);
+	if (l->frozen_ns)
+		decide_pending(l, now); /* every record is in */
+	else
+		expire_pending(l, now);
 	uint64_t second = now / 1000000000ull;
 	if (second != l->last_second) {
 		l->last_second = second;
+		bool known = l->threshold_known;
 		resolve_thresholds(l, now);
+		if (!known && l->threshold_known)
+			decide_pending(l, now); /* they waited for it */
 		trim(l, now);
 	}
 }
@@ -604,7 +665,7 @@ void live_rebuild(struct live *l)
 {
 	window_free(l->samples);
 	l->samples = live_new_window(l);
-	l->npending = 0;
+	l->npending = l->pending_done = 0;
 	uint64_t now = live_view_time(l);
 	resolve_thresholds(l, now);
 	for (size_t i = 0; i < l->cursor; i++) {

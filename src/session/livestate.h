@@ -62,8 +62,10 @@ struct live {
 	struct latency_modes view_modes; /* auto: what it found (found false: the p95) */
 	size_t cursor;       /* next raw sample to take in */
 	size_t span_cursor;  /* next raw call to take in */
-	uint32_t *pending;   /* raw sample indexes waiting for their call to end */
+	uint32_t *pending;   /* raw sample indexes waiting for their call to end,
+			      * ascending (liveintake.c says when they are decided) */
 	size_t npending, pending_cap;
+	size_t pending_done; /* entries of pending decided, not swept out yet */
 	uint64_t undecided;  /* samples whose call never ended while held */
 	uint64_t calls_trimmed; /* call records dropped: older than --keep, beyond --keep-calls */
 	struct join *join; /* the samples of calls not ended yet (model/join) */

@@ -691,3 +691,82 @@ Test(view_paths, auto_is_said_as_the_report_says_it)
 	live_view_free(v);
 	paths_close(&x);
 }
+
+/* ---- samples waiting for their call's record ---------------------------------- */
+
+/* A running session gets a call's samples before its record. Three calls
+ * of work, each with 4 samples taken in the last 50 ms: C whose record
+ * never comes, then A slow (12 ms) and B fast (1 ms). With `slow work
+ * 5ms`, nothing of them is in the view until something decides them: A's
+ * record brings its samples in, B's leaves them out, though C's, older,
+ * still wait; C's are taken once they are older than the threshold and
+ * the records' slack (the call has surely run past 5 ms), not before. */
+Test(view_paths, waiting_samples_are_decided_when_their_record_comes)
+{
+	struct session s = {0};
+	s.p = profile_new();
+	struct profile *p = s.p;
+	profile_event_intern(p, "cpu-clock");
+	uint32_t fmain = frames_intern(p->frames, "main", "/bin/t", "t.c", 10, FRAME_USER);
+	uint32_t fwork = frames_intern(p->frames, "work", "/bin/t", "t.c", 20, FRAME_USER);
+	uint32_t st = profile_stack_intern(p, (uint32_t[]){fmain, fwork}, 2);
+	uint32_t th = profile_thread_intern(p, 100, 100, "srv");
+	cr_assert_eq(profile_probe_add(p, "work", "/bin/t", 0x1000), 0);
+	s.o.event = "cpu-clock";
+	s.o.freq = 99;
+	s.o.pids[0] = 100;
+	s.o.npids = 1;
+	uint64_t now = monotonic_ns();
+	s.start_s = (double)(now - 1000 * MS) / 1e9;
+	struct live_options o;
+	live_options_init(&o);
+	o.keep_s = o.window_s = 60;
+	char err[256];
+	struct live *l = live_new(&s, &replayed, &o, err, sizeof(err));
+	cr_assert_not_null(l, "%s", err);
+	struct paths x = {.live = l};
+	live_command(&x, "slow work 5ms");
+
+	struct span calls[3];
+	for (int c = 0; c < 3; c++) {
+		calls[c] = (struct span){.id = (uint64_t)c + 1, .start_ns = now - 50 * MS,
+					 .duration_ns = c == 2 ? 1 * MS : 12 * MS, .probe = 0,
+					 .thread = th, .depth = 1};
+		calls[c].raw_duration_ns = calls[c].duration_ns;
+		struct span_link link = {calls[c].id, 0};
+		for (int k = 0; k < 4; k++) {
+			struct sample smp = {.time_ns = now - 50 * MS + (uint64_t)(k + 1) * 100 * US,
+					     .weight = 1, .thread = th, .stack = st};
+			cr_assert_eq(profile_add_sample(p, &smp, &link, 1), 0);
+		}
+	}
+	live_update(l);
+	struct live_view *v = live_view_build(l, 0);
+	cr_assert_eq(v->flame->root->total, 0, "samples taken before their calls ended");
+	live_view_free(v);
+
+	cr_assert_geq(profile_span_add(p, &calls[1]), 0); /* A */
+	cr_assert_geq(profile_span_add(p, &calls[2]), 0); /* B */
+	live_update(l);
+	v = live_view_build(l, 0);
+	cr_assert_eq(v->flame->root->total, 4, "the slow call's 4 samples, not the fast one's");
+	live_view_free(v);
+
+	/* C's samples: still waiting until 5 ms + the slack after they were
+	 * taken (the last was taken 49.6 ms before `now`). */
+	uint64_t due = now - 50 * MS + 4 * 100 * US + 5 * MS + VIEW_RECORD_SLACK_NS;
+	if (monotonic_ns() < due - 100 * MS) {
+		live_update(l);
+		v = live_view_build(l, 0);
+		cr_assert_eq(v->flame->root->total, 4, "the lost call's samples before their wait ran out");
+		live_view_free(v);
+	}
+	while (monotonic_ns() <= due + 10 * MS)
+		usleep(20000);
+	live_update(l);
+	v = live_view_build(l, 0);
+	cr_assert_eq(v->flame->root->total, 8, "the lost call's 4 samples once their wait ran out");
+	live_view_free(v);
+	live_free(l);
+	profile_free(p);
+}
