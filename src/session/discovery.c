@@ -144,9 +144,10 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		size_t k = 0; /* this binary's function probes: one batch */
 		for (size_t j = i; j < n && j < SESSION_MAX_PROBES; j++)
 			if (s->probes[j].attached && !done[j] && p->probes[j].point < 0 &&
+			    s->probes[j].sites.n == 1 &&
 			    strcmp(p->probes[j].binary, p->probes[i].binary) == 0) {
 				ids[k] = (uint32_t)j;
-				offs[k++] = p->probes[j].offset;
+				offs[k++] = s->probes[j].sites.offsets[0];
 				done[j] = true;
 			}
 		/* Attached already: each keeps its fetch program. */

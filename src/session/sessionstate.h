@@ -29,29 +29,37 @@ struct probe_counts {
 	uint64_t entered, raw_ns, own_ns;
 };
 
-/* A line probe's addresses, for the processes that come later. */
+/* Where a probe's uprobes go (file offsets in its binary), for the
+ * processes that come later: a function's entry, or a line's addresses. */
 struct point_sites {
 	uint64_t *offsets;
 	size_t n;
+};
+
+/* Which completed calls of a function probe cross to user space
+ * (engine_span_policy): those over keep_over_ns when keep_over_set (a
+ * view's threshold, session_keep_calls_over), else those over the probe's
+ * p99 so far; and what the kernel has now. */
+struct trace_policy {
+	uint64_t keep_over_ns;
+	bool keep_over_set;
+	uint64_t in_force; /* the kernel's emit_min_ns for the current attachment */
+	bool sent;         /* in_force is set */
 };
 
 /* The probe table: the session's one record of each probe, by probe id
  * (the index of its probe_info in the profile, which holds its name, file,
  * offset and what it gathered). Here: where its uprobes are, what earlier
  * attachments counted (detaching clears the kernel's copy), and which of
- * its calls cross to user space. The kernel slot it has while attached is
- * the engine's (engine_attach_probes); records come back with probe ids. */
+ * its calls cross to user space. The kernel slot and generation it has
+ * while attached are the engine's, which it keeps under the probe's id
+ * (engine_attach_probes); records come back with probe ids. */
 struct trace_probe {
 	bool attached;        /* its uprobes are in place */
 	uint64_t dev, ino;    /* its file: one file reached by two paths is one */
+	struct point_sites sites;
 	struct probe_counts counted_before; /* the profile's figures are these plus the kernel's */
-	/* Which calls cross (engine_span_policy): those over keep_over_ns when
-	 * keep_over_set, else over the probe's p99 so far. */
-	uint64_t keep_over_ns;
-	bool keep_over_set;
-	uint64_t emit_min_in_force; /* the threshold the kernel has */
-	bool policy_sent;     /* for the current attachment */
-	struct point_sites sites; /* a line probe's addresses */
+	struct trace_policy policy;
 };
 
 struct session {

@@ -380,12 +380,16 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			free(name);
 			s->probes[ids[i]].dev = t[i].dev;
 			s->probes[ids[i]].ino = t[i].ino;
+			struct point_sites *ps = &s->probes[ids[i]].sites;
+			ps->offsets = xmalloc(sizeof(*ps->offsets));
+			ps->offsets[0] = t[i].offset;
+			ps->n = 1;
 		}
 		s->probes[ids[i]].attached = true;
 		if (fresh[i]) { /* its captures named; its policy is the kernel's */
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
-			s->probes[ids[i]].emit_min_in_force = policies[i].emit_min_ns;
-			s->probes[ids[i]].policy_sent = true;
+			s->probes[ids[i]].policy.in_force = policies[i].emit_min_ns;
+			s->probes[ids[i]].policy.sent = true;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
 		}
 	}
@@ -571,8 +575,8 @@ static void keep_point_calls(struct session *s, uint32_t probe)
 static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe)
 {
 	struct engine_span_policy pol = {.emit_all = s->o->all_calls};
-	if (probe < SESSION_MAX_PROBES && s->probes[probe].keep_over_set) {
-		pol.emit_min_ns = s->probes[probe].keep_over_ns;
+	if (probe < SESSION_MAX_PROBES && s->probes[probe].policy.keep_over_set) {
+		pol.emit_min_ns = s->probes[probe].policy.keep_over_ns;
 	} else if (probe < s->prof->nprobes) {
 		size_t n;
 		uint64_t *d = latency_loglin_durations(s->prof->probes[probe].hist, 1u << 16, &n, NULL);
@@ -591,11 +595,12 @@ static void update_span_policy(struct session *s, uint32_t probe)
 	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
 		return;
 	struct engine_span_policy pol = span_policy_for(s, probe);
-	if (s->probes[probe].policy_sent && pol.emit_min_ns == s->probes[probe].emit_min_in_force)
+	struct trace_policy *tp = &s->probes[probe].policy;
+	if (tp->sent && pol.emit_min_ns == tp->in_force)
 		return;
 	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
-		s->probes[probe].emit_min_in_force = pol.emit_min_ns;
-		s->probes[probe].policy_sent = true;
+		tp->in_force = pol.emit_min_ns;
+		tp->sent = true;
 	}
 }
 
@@ -603,8 +608,8 @@ int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 {
 	if (probe >= SESSION_MAX_PROBES)
 		return -1;
-	s->probes[probe].keep_over_ns = ns;
-	s->probes[probe].keep_over_set = true;
+	s->probes[probe].policy.keep_over_ns = ns;
+	s->probes[probe].policy.keep_over_set = true;
 	update_span_policy(s, probe);
 	return 0;
 }
