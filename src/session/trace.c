@@ -298,6 +298,35 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	return attached < n ? -1 : 0;
 }
 
+/* Says where a spec's entry probes went other than at the first
+ * instruction (past one the kernel cannot step), and, with -v, which
+ * implementation of an IFUNC is traced. */
+static void note_placements(const struct session *s, const char *spec,
+			    const struct probe_target *t, int n)
+{
+	int nmoved = 0;
+	for (int i = 0; i < n; i++)
+		nmoved += t[i].moved != NULL;
+	for (int i = 0; i < n && (nmoved == 1 || s->o->verbose); i++)
+		if (t[i].moved)
+			session_note(s->o, "trace %s: the entry probe of %s is %s", spec, t[i].function,
+				     t[i].moved);
+	if (nmoved > 1 && !s->o->verbose)
+		session_note(s->o,
+			     "trace %s: the entry probes of %d functions are placed past first "
+			     "instructions the kernel's uprobes cannot step (AVX code; -v says which)",
+			     spec, nmoved);
+	for (int i = 0; i < n && s->o->verbose; i++) {
+		if (!t[i].ifunc_impl)
+			continue;
+		char who[64] = "sonde's own process (the same file, CPU and environment)";
+		if (t[i].ifunc_asked)
+			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
+		session_note(s->o, "%s is an IFUNC in %s: tracing %s, the implementation %s uses",
+			     t[i].function, t[i].binary, t[i].ifunc_impl, who);
+	}
+}
+
 /* Attaches a planned spec (taking what r holds): every function it names,
  * all or none. Returns the first probe id (and their number in *count), or
  * -1 with err (and nothing of the spec attached); on success err holds the
@@ -394,27 +423,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		}
 	}
 	free(policies);
-	int nmoved = 0;
-	for (int i = 0; i < n; i++)
-		nmoved += t[i].moved != NULL;
-	for (int i = 0; i < n && (nmoved == 1 || s->o->verbose); i++)
-		if (t[i].moved)
-			session_note(s->o, "trace %s: the entry probe of %s is %s", spec, t[i].function,
-			      t[i].moved);
-	if (nmoved > 1 && !s->o->verbose)
-		session_note(s->o,
-		      "trace %s: the entry probes of %d functions are placed past first "
-		      "instructions the kernel's uprobes cannot step (AVX code; -v says which)",
-		      spec, nmoved);
-	for (int i = 0; i < n && s->o->verbose; i++) {
-		if (!t[i].ifunc_impl)
-			continue;
-		char who[64] = "sonde's own process (the same file, CPU and environment)";
-		if (t[i].ifunc_asked)
-			snprintf(who, sizeof(who), "PID %d", (int)t[i].ifunc_asked);
-		session_note(s->o, "%s is an IFUNC in %s: tracing %s, the implementation %s uses",
-		      t[i].function, t[i].binary, t[i].ifunc_impl, who);
-	}
+	note_placements(s, spec, t, n);
 	first = ids[0];
 	if (count)
 		*count = n;
