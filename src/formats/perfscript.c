@@ -87,7 +87,8 @@ static int collapse_to_folded(struct infile *in, FILE *out, const struct folded_
 		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
 		.event = m->event,
 	};
-	return perfscript_collapse_lines(in, &o, out, note, notelen, err, errlen);
+	struct collapse_output w = {.out = out, .note = note, .notelen = notelen};
+	return perfscript_collapse_lines(in, &o, &w, err, errlen);
 }
 
 const struct format_entry format_perfscript = {
