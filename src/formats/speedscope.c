@@ -43,13 +43,22 @@ static uint64_t rel(const struct ss *s, uint64_t t)
 /* ---- ordering ---------------------------------------------------------- */
 
 
-/* Groups item indices by thread: on return idx holds the items of thread t
- * at idx[off[t] .. off[t+1]), each group sorted with cmp. */
-static void group_by_thread(struct profile *p, size_t nitems, size_t nthreads,
-			    uint32_t (*thread_of)(const struct profile *, size_t),
-			    int (*cmp)(const void *, const void *, void *), uint32_t **idx_out,
-			    size_t **off_out)
+/* The items of one kind that are grouped by thread (samples, spans): how
+ * many, each one's thread, and their order within a thread. */
+struct thread_items {
+	size_t n;
+	uint32_t (*thread_of)(const struct profile *, size_t);
+	int (*cmp)(const void *, const void *, void *);
+};
+
+/* Groups the indices of p's items by thread: on return idx holds the items
+ * of thread t at idx[off[t] .. off[t+1]), each group sorted with the
+ * items' cmp. */
+static void group_by_thread(struct profile *p, const struct thread_items *items, size_t nthreads,
+			    uint32_t **idx_out, size_t **off_out)
 {
+	size_t nitems = items->n;
+	uint32_t (*thread_of)(const struct profile *, size_t) = items->thread_of;
 	size_t *off = xcalloc(nthreads + 2, sizeof(*off));
 	uint32_t *idx = xmalloc((nitems ? nitems : 1) * sizeof(*idx));
 	for (size_t i = 0; i < nitems; i++) {
@@ -67,7 +76,7 @@ static void group_by_thread(struct profile *p, size_t nitems, size_t nthreads,
 	free(pos);
 	for (size_t t = 0; t <= nthreads; t++)
 		if (off[t + 1] - off[t] > 1)
-			qsort_r(idx + off[t], off[t + 1] - off[t], sizeof(*idx), cmp, p);
+			qsort_r(idx + off[t], off[t + 1] - off[t], sizeof(*idx), items->cmp, p);
 	*idx_out = idx;
 	*off_out = off;
 }
@@ -389,8 +398,10 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	size_t nt = p->nthreads;
 	uint32_t *sidx, *spidx;
 	size_t *soff, *spoff;
-	group_by_thread(p, p->nsamples, nt, sample_thread, profile_cmp_sample_index, &sidx, &soff);
-	group_by_thread(p, p->nspans, nt, span_thread, profile_cmp_span_index, &spidx, &spoff);
+	struct thread_items samples = {p->nsamples, sample_thread, profile_cmp_sample_index};
+	struct thread_items spans = {p->nspans, span_thread, profile_cmp_span_index};
+	group_by_thread(p, &samples, nt, &sidx, &soff);
+	group_by_thread(p, &spans, nt, &spidx, &spoff);
 	double est_gap = 0;
 	if (s.has_times && s.interval_ns <= 0) {
 		est_gap = median_gap(p, sidx, soff, nt);
