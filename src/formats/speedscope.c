@@ -200,18 +200,28 @@ static void write_frames(struct ss *s)
 
 /* ---- profiles ---------------------------------------------------------- */
 
-static void begin_profile(struct ss *s, const char *type, const struct thread_info *t,
-			  const char *suffix, const char *unit, uint64_t start, uint64_t end)
+/* A profile's head: its type, its thread (named with a suffix), its unit
+ * and its bounds. */
+struct profile_head {
+	const char *type;
+	const struct thread_info *thread;
+	const char *suffix;
+	const char *unit;
+	uint64_t start, end;
+};
+
+static void begin_profile(struct ss *s, const struct profile_head *h)
 {
+	const struct thread_info *t = h->thread;
 	fputs(s->first_profile ? "\n{" : ",\n{", s->out);
 	s->first_profile = false;
-	fprintf(s->out, "\"type\":\"%s\",\"name\":", type);
+	fprintf(s->out, "\"type\":\"%s\",\"name\":", h->type);
 	char *name = xasprintf("%s (%" PRIu32 "/%" PRIu32 ")%s", t->comm ? t->comm : "?", t->pid,
-			       t->tid, suffix);
+			       t->tid, h->suffix);
 	json_write_string(s->out, name);
 	free(name);
-	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64, unit,
-		start, end);
+	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64,
+		h->unit, h->start, h->end);
 }
 
 static void write_stack(struct ss *s, uint32_t node)
@@ -301,8 +311,12 @@ static int write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t n
 		errno = EOVERFLOW;
 		return -1;
 	}
-	begin_profile(s, "sampled", &p->threads[t], "", s->has_times ? "nanoseconds" : "none", start,
-		      start + sum);
+	begin_profile(s, &(struct profile_head){.type = "sampled",
+						.thread = &p->threads[t],
+						.suffix = "",
+						.unit = s->has_times ? "nanoseconds" : "none",
+						.start = start,
+						.end = start + sum});
 	fputs(",\"samples\":[", s->out);
 	for (size_t k = 0; k < n; k++) {
 		if (k)
@@ -339,7 +353,12 @@ static void write_evented(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 		if (e > end)
 			end = e;
 	}
-	begin_profile(s, "evented", &p->threads[t], " traced calls", "nanoseconds", start, end);
+	begin_profile(s, &(struct profile_head){.type = "evented",
+						.thread = &p->threads[t],
+						.suffix = " traced calls",
+						.unit = "nanoseconds",
+						.start = start,
+						.end = end});
 	fputs(",\"events\":[", s->out);
 	struct open_call *stack = xmalloc(n * sizeof(*stack));
 	size_t sp = 0;
