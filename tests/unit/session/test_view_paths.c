@@ -204,7 +204,8 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 			       profile_thread_intern(p, 100, 101, "worker"),
 			       profile_thread_intern(p, 200, 200, "other")};
 	cr_assert_eq(profile_probe_add(p, "work", "/bin/t", 0x1000), 0);
-	uint32_t cap_n = values_capture_intern(p, 0, "n", "int", CAPTURE_SIGNED, NULL, 0);
+	uint32_t cap_n = values_capture_intern(p, &(struct probe_capture){.name = "n", .type = "int",
+									  .kind = CAPTURE_SIGNED});
 	values_set_probe(p, 0, &cap_n, 1, NULL);
 	uint64_t id = 0;
 	for (int i = 0; i < NCALLS + (extra ? 1 : 0); i++) {
