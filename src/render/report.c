@@ -690,7 +690,8 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	text_lines(out, p, &keep);
 	if (o->by) { /* checked by the caller (valuereport_by_check) */
 		char err[512];
-		valuereport_by_text(out, p, &o->filter, o->by, &keep, err, sizeof(err));
+		struct valuereport_by by = {.p = p, .v = &o->filter, .var = o->by};
+		valuereport_by_text(out, &by, &keep, err, sizeof(err));
 	}
 	text_overhead(out, p);
 	free_summary(&s);

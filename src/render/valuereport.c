@@ -278,9 +278,12 @@ static const char *row_text(const struct profile *p, const struct by_row *r, cha
 	return values_format(p, r->value, buf, size);
 }
 
-int valuereport_by_text(FILE *out, const struct profile *p, const struct view *v,
-			const char *var, struct printable *keep, char *err, size_t errlen)
+int valuereport_by_text(FILE *out, const struct valuereport_by *by, struct printable *keep,
+			char *err, size_t errlen)
 {
+	const struct profile *p = by->p;
+	const struct view *v = by->v;
+	const char *var = by->var;
 	struct by_split s;
 	if (split(p, v, var, &s, err, errlen))
 		return -1;

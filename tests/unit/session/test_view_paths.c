@@ -552,8 +552,8 @@ static unsigned long long same_calls(struct paths *x, const char *live_filter,
 	char *offline = NULL;
 	out = open_memstream(&offline, &len);
 	struct printable keep = {0};
-	cr_assert_eq(valuereport_by_text(out, x->offline, &v, "n", &keep, err, sizeof(err)), 0,
-		     "%s", err);
+	struct valuereport_by by = {.p = x->offline, .v = &v, .var = "n"};
+	cr_assert_eq(valuereport_by_text(out, &by, &keep, err, sizeof(err)), 0, "%s", err);
 	printable_free(&keep);
 	fclose(out);
 	const char *table = strstr(answer, "\nCalls of");
