@@ -72,8 +72,9 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 	memset(out, 0, sizeof(*out));
 	const char *tail;
 	out->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
-	out->n = probes_resolve(out->location, scope, &out->t, out->note, sizeof(out->note), err,
-				errlen);
+	struct probes_found found = {.note = out->note, .notelen = sizeof(out->note)};
+	out->n = probes_resolve(out->location, scope, &found, err, errlen);
+	out->t = found.t;
 	if (out->n < 0) {
 		out->t = NULL;
 		probe_plan_free(out);

@@ -354,10 +354,12 @@ static void explain_no_match(const struct resolving *r)
 			   *near ? "; nearest: " : "", near);
 }
 
-int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *note, size_t notelen, char *err, size_t errlen)
+int probes_resolve(const char *spec, const struct probe_scope *scope, struct probes_found *out,
+		   char *err, size_t errlen)
 {
-	*out = NULL;
+	char *note = out->note;
+	size_t notelen = out->notelen;
+	out->t = NULL;
 	if (note && notelen)
 		note[0] = 0;
 	struct spec_parts p;
@@ -408,6 +410,6 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		probes_free(r.t, 0);
 		return -1;
 	}
-	*out = r.t;
+	out->t = r.t;
 	return r.n;
 }
