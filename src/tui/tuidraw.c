@@ -345,18 +345,24 @@ static const char *list_position(size_t sel, size_t n, char *buf, size_t size)
 	return buf;
 }
 
-/* Draws a label, the parts matching the search highlighted. */
-static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, const char *label,
-		     bool match)
+/* Draws a label with the pen, the parts matching the search highlighted
+ * (when `match`), moving it past the label. */
+static void put_label(const struct tui *t, struct pen *pen, const char *label, bool match)
 {
+	int y = pen->y, x = pen->x, xmax = pen->xmax;
+	attr_t a = pen->attr;
 	char vis[LABEL_MAX];
 	printable_copy(vis, sizeof(vis), label);
 	clip(vis, xmax - x);
 	attr_t hl = style(t, ST_MATCH);
-	if (!match || !t->search)
-		return put(y, x, xmax, a, vis);
-	if (t->search_exact)
-		return put(y, x, xmax, hl, vis);
+	if (!match || !t->search) {
+		pen->x = put(y, x, xmax, a, vis);
+		return;
+	}
+	if (t->search_exact) {
+		pen->x = put(y, x, xmax, hl, vis);
+		return;
+	}
 	size_t plen = strlen(t->search);
 	char *p = vis;
 	for (char *m; (m = strstr(p, t->search)) != NULL; p = m + plen) {
@@ -368,7 +374,7 @@ static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, cons
 		snprintf(seg, sizeof(seg), "%.*s", (int)plen, m);
 		x = put(y, x, xmax, hl, seg);
 	}
-	return put(y, x, xmax, a, p);
+	pen->x = put(y, x, xmax, a, p);
 }
 
 static attr_t heat(const struct tui *t, double p)
@@ -456,7 +462,7 @@ static void draw_tree_row(const struct tui *t, struct rect r, int y, size_t i, d
 	x = put(y, x, xmax, sel, mark);
 	char lab[LABEL_MAX];
 	tuistate_frame_label(t->view, row.node->frame, lab, sizeof(lab));
-	put_label(t, y, x, xmax, sel, lab, row.match);
+	put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax, .attr = sel}, lab, row.match);
 }
 
 static void draw_flame(struct tui *t)
@@ -542,7 +548,7 @@ static void draw_hot(struct tui *t)
 		x = put(y, x, xmax, sel, "  ");
 		char lab[LABEL_MAX];
 		tuistate_frame_label(v, h->frame, lab, sizeof(lab));
-		put_label(t, y, x, xmax, sel, lab, false);
+		put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax, .attr = sel}, lab, false);
 	}
 }
 
@@ -692,7 +698,7 @@ static int draw_slow_calls(const struct tui *t, const struct live_probe_view *pv
 			     duration_format(c->duration_ns, a, sizeof(a)), c->tid, c->samples,
 			     elapsed(ago, b, sizeof(b)));
 		if (lab[0])
-			x = put_label(t, y, x, xmax, 0, lab, false);
+			put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax}, lab, false);
 		/* With off-CPU recording: where the call's time went, on the
 		 * next line. */
 		char split[512];
