@@ -10,7 +10,8 @@ int filebuf_from_infile(struct infile *in, const char *what, struct filebuf *out
 			size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	int rc = infile_read_all(in, FILEBUF_MAX, what, &out->data, &out->len, err, errlen);
+	struct infile_limit lim = {.max = FILEBUF_MAX, .what = what};
+	int rc = infile_read_all(in, &lim, &out->data, &out->len, err, errlen);
 	out->was_gzip = in->gzip;
 	return rc;
 }

@@ -223,10 +223,10 @@ int infile_line(struct infile *in, const char **line, size_t *len, char *err, si
 	}
 }
 
-static int too_large(struct infile *in, size_t max, const char *what, char *err, size_t errlen)
+static int too_large(struct infile *in, const struct infile_limit *lim, char *err, size_t errlen)
 {
 	errbuf_set(err, errlen, "larger than %zu MiB%s: sonde reads %s files whole, up to that size",
-		   max >> 20, in->gzip ? " once gunzipped" : "", what);
+		   lim->max >> 20, in->gzip ? " once gunzipped" : "", lim->what);
 	return -1;
 }
 
@@ -245,9 +245,10 @@ static bool inflating_a_bomb(const struct infile *in, size_t out)
 	return out / compressed > BOMB_RATIO;
 }
 
-int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **data, size_t *len,
+int infile_read_all(struct infile *in, const struct infile_limit *lim, uint8_t **data, size_t *len,
 		    char *err, size_t errlen)
 {
+	size_t max = lim->max;
 	*data = NULL;
 	*len = 0;
 	if (start(in, err, errlen))
@@ -259,12 +260,12 @@ int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **d
 					? in->file_size - (uint64_t)pos
 					: 0;
 		if ((in->end - in->start) + rest > max)
-			return too_large(in, max, what, err, errlen);
+			return too_large(in, lim, err, errlen);
 		reserve(in, (size_t)rest + 1, true); /* + 1: room to see the end */
 	}
 	for (;;) {
 		if (in->end - in->start > max)
-			return too_large(in, max, what, err, errlen);
+			return too_large(in, lim, err, errlen);
 		if (inflating_a_bomb(in, in->end - in->start)) {
 			errbuf_set(err, errlen,
 				   "gunzipped, over %d times its compressed size (%zu MiB of %llu KiB so far): "

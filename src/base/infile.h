@@ -58,12 +58,18 @@ int infile_head(struct infile *in, const uint8_t **head, size_t *len, bool *comp
  * than INFILE_MAX_LINE, a read error). in->lineno counts the lines. */
 int infile_line(struct infile *in, const char **line, size_t *len, char *err, size_t errlen);
 
+/* How much a whole read may take: `max` bytes; `what` names the format in
+ * the message that refuses more ("pprof"). */
+struct infile_limit {
+	size_t max;
+	const char *what;
+};
+
 /* Everything not yet consumed, in one malloc'd buffer (NUL-terminated, the
- * NUL not counted), refused when larger than `max` bytes (`what` names the
- * format in that message: "pprof"), or when gzip that inflates past 64 MiB
- * to over 200 times the compressed bytes (a bomb: refused as it inflates).
- * Returns 0, or -1 with err. */
-int infile_read_all(struct infile *in, size_t max, const char *what, uint8_t **data, size_t *len,
+ * NUL not counted), refused when larger than lim->max bytes, or when gzip
+ * that inflates past 64 MiB to over 200 times the compressed bytes (a bomb:
+ * refused as it inflates). Returns 0, or -1 with err. */
+int infile_read_all(struct infile *in, const struct infile_limit *lim, uint8_t **data, size_t *len,
 		    char *err, size_t errlen);
 
 void infile_close(struct infile *in);

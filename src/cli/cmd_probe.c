@@ -185,9 +185,10 @@ static int list_lines(const char *binary, const char *func)
 static int list_vars(const char *binary, const char *vars)
 {
 	struct probe_scope scope = {.executable = binary};
-	struct probe_target *t;
 	char note[512], err[512];
-	int n = probes_resolve(vars, &scope, &t, note, sizeof(note), err, sizeof(err));
+	struct probes_found found = {.note = note, .notelen = sizeof(note)};
+	int n = probes_resolve(vars, &scope, &found, err, sizeof(err));
+	struct probe_target *t = found.t;
 	if (n < 0) {
 		errorf("%s", err);
 		return 1;

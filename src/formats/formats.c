@@ -108,7 +108,7 @@ static int write_output(struct format_input *x, const struct format_conversion *
 		rc = to->write(o.f, p, &wo);
 	} else {
 		char inner[512];
-		rc = c->from->direct(&x->in, o.f, c->modes, c->note, c->notelen, inner, sizeof(inner));
+		rc = c->from->direct(&x->in, o.f, c, inner, sizeof(inner));
 		if (rc)
 			errbuf_set(err, errlen, "%s: %s", x->path, inner);
 	}

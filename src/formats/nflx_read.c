@@ -130,11 +130,14 @@ static int read_u32(struct pb_reader *pr, enum pb_wire wire, uint32_t *v)
 	return 0;
 }
 
+/* A packed or repeated uint32 field being read into r's array *v (*n of
+ * *cap used); `what` names the field in errors. */
 struct u32vec {
 	struct reader *r;
 	uint32_t **v;
 	size_t *n, *cap;
 	bool ids; /* node ids: must fit 32 bits */
+	const char *what;
 };
 
 static int push_u32(void *arg, uint64_t x)
@@ -159,15 +162,14 @@ static int push_u64(void *arg, uint64_t x)
 	return 0;
 }
 
-static int read_u32s(struct reader *r, struct pb_reader *pr, enum pb_wire wire, uint32_t **v,
-		     size_t *n, size_t *cap, bool ids, const char *what)
+static int read_u32s(struct pb_reader *pr, enum pb_wire wire, struct u32vec *a)
 {
-	struct u32vec a = {r, v, n, cap, ids};
-	if (pb_read_uints(pr, wire, push_u32, &a)) {
-		if (*n >= NFLX_MAX_SAMPLES)
+	struct reader *r = a->r;
+	if (pb_read_uints(pr, wire, push_u32, a)) {
+		if (*a->n >= NFLX_MAX_SAMPLES)
 			return errbuf_set(r->err, r->errlen,
-					  "too many %s (more than %zu)", what, NFLX_MAX_SAMPLES);
-		return malformed(r, pr, what);
+					  "too many %s (more than %zu)", a->what, NFLX_MAX_SAMPLES);
+		return malformed(r, pr, a->what);
 	}
 	return 0;
 }
@@ -378,8 +380,10 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 			break;
 		}
 		case P_SAMPLES:
-			rc = read_u32s(r, &pr, wire, &r->samples, &r->nsamples, &r->samples_cap, true,
-				       "samples");
+			rc = read_u32s(&pr, wire,
+				       &(struct u32vec){.r = r, .v = &r->samples, .n = &r->nsamples,
+							.cap = &r->samples_cap, .ids = true,
+							.what = "samples"});
 			break;
 		case P_TIME_DELTAS:
 			rc = read_deltas(r, &pr, wire);
@@ -401,16 +405,22 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 			rc = read_param(r, &pr, wire);
 			break;
 		case P_SAMPLES_CPU:
-			rc = read_u32s(r, &pr, wire, &r->cpus, &r->ncpus, &r->cpus_cap, false,
-				       "samples_cpu");
+			rc = read_u32s(&pr, wire,
+				       &(struct u32vec){.r = r, .v = &r->cpus, .n = &r->ncpus,
+							.cap = &r->cpus_cap, .ids = false,
+							.what = "samples_cpu"});
 			break;
 		case P_SAMPLES_PID:
-			rc = read_u32s(r, &pr, wire, &r->pids, &r->npids, &r->pids_cap, false,
-				       "samples_pid");
+			rc = read_u32s(&pr, wire,
+				       &(struct u32vec){.r = r, .v = &r->pids, .n = &r->npids,
+							.cap = &r->pids_cap, .ids = false,
+							.what = "samples_pid"});
 			break;
 		case P_SAMPLES_TID:
-			rc = read_u32s(r, &pr, wire, &r->tids, &r->ntids, &r->tids_cap, false,
-				       "samples_tid");
+			rc = read_u32s(&pr, wire,
+				       &(struct u32vec){.r = r, .v = &r->tids, .n = &r->ntids,
+							.cap = &r->tids_cap, .ids = false,
+							.what = "samples_tid"});
 			break;
 		case P_SAMPLES_VALUE:
 			if (pb_read_uints(&pr, wire, push_u64, r)) {

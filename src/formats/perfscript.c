@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "formats.h"
 #include "infile.h"
 #include "perfscriptscan.h"
 #include "registry.h"
@@ -80,14 +81,16 @@ static bool detect_perfscript(const struct format_head *h)
 	return perfscript_detect((const char *)h->data, h->text);
 }
 
-static int collapse_to_folded(struct infile *in, FILE *out, const struct folded_modes *m,
-			      char *note, size_t notelen, char *err, size_t errlen)
+static int collapse_to_folded(struct infile *in, FILE *out, const struct format_conversion *c,
+			      char *err, size_t errlen)
 {
+	const struct folded_modes *m = c->modes;
 	struct collapse_options o = {
 		.pid = m->pid, .tid = m->tid, .kernel = m->kernel, .jit = m->jit, .addrs = m->addrs,
 		.event = m->event,
 	};
-	return perfscript_collapse_lines(in, &o, out, note, notelen, err, errlen);
+	struct collapse_output w = {.out = out, .note = c->note, .notelen = c->notelen};
+	return perfscript_collapse_lines(in, &o, &w, err, errlen);
 }
 
 const struct format_entry format_perfscript = {

@@ -50,12 +50,19 @@ struct collapse_options {
 int perfscript_collapse(const char *text, size_t len, const struct collapse_options *o, FILE *out,
 			char *err, size_t errlen);
 
+/* Where a collapse goes: the folded stacks to `out`; what it left out of
+ * the input to note (notelen bytes; input_note_format, "" when nothing;
+ * note may be NULL). */
+struct collapse_output {
+	FILE *out;
+	char *note;
+	size_t notelen;
+};
+
 /* The same, line by line from an input (memory holds the distinct stacks,
- * not the text); also -1 with err when the input fails (infile_line). What
- * it left out of the input goes in note (input_note_format; "" when
- * nothing; note may be NULL). */
-int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
-			      char *note, size_t notelen, char *err, size_t errlen);
+ * not the text) to w; also -1 with err when the input fails (infile_line). */
+int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o,
+			      const struct collapse_output *w, char *err, size_t errlen);
 
 /* Reads the records into a profile: one sample per record (time_ns from the
  * timestamp in seconds, 0 when absent; cpu from "[NNN]"; thread (pid, tid,

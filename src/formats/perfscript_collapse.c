@@ -35,7 +35,7 @@ int perfscript_collapse(const char *text, size_t len, const struct collapse_opti
 {
 	struct infile in;
 	infile_from_memory(&in, text, len);
-	int rc = perfscript_collapse_lines(&in, o, out, NULL, 0, err, errlen);
+	int rc = perfscript_collapse_lines(&in, o, &(struct collapse_output){.out = out}, err, errlen);
 	infile_close(&in);
 	return rc;
 }
@@ -191,9 +191,11 @@ static int collapse_write(struct collapser *c, FILE *out, char *err, size_t errl
 	return 0;
 }
 
-int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o, FILE *out,
-			      char *note, size_t notelen, char *err, size_t errlen)
+int perfscript_collapse_lines(struct infile *in, const struct collapse_options *o,
+			      const struct collapse_output *w, char *err, size_t errlen)
 {
+	char *note = w->note;
+	size_t notelen = w->notelen;
 	struct collapse_options none = {0};
 	struct collapser c = {.o = o ? o : &none};
 	if (c.o->event && c.o->event[0]) {
@@ -204,7 +206,7 @@ int perfscript_collapse_lines(struct infile *in, const struct collapse_options *
 	struct scan_counts counts;
 	int rc = perfscript_scan_records(in, &k, &counts, err, errlen);
 	if (rc == 0)
-		rc = collapse_write(&c, out, err, errlen);
+		rc = collapse_write(&c, w->out, err, errlen);
 	if (rc == 0 && note && notelen) {
 		input_note_format(counts.skipped_lines, counts.unterminated, note, notelen);
 		size_t k = strlen(note);

@@ -174,11 +174,20 @@ static void put_label_num(struct pb_buf *m, uint32_t key, uint64_t num, uint32_t
 	pb_buf_free(&l);
 }
 
-/* One pprof Sample; `s` (for its time and spans) is NULL when aggregated. */
-static void put_sample(struct writer *w, struct pb_buf *m, uint32_t stack, const uint64_t *vals,
-		       size_t nvals, uint32_t thread, uint32_t event, const struct sample *s)
+/* What one pprof Sample says: a stack of a thread and event, its values,
+ * and the sample itself (for its time and spans; NULL when aggregated). */
+struct pprof_sample {
+	uint32_t stack, thread, event;
+	const uint64_t *vals;
+	size_t nvals;
+	const struct sample *s;
+};
+
+static void put_sample(struct writer *w, struct pb_buf *m, const struct pprof_sample *x)
 {
 	const struct profile *p = w->p;
+	uint32_t stack = x->stack, thread = x->thread, event = x->event;
+	const struct sample *s = x->s;
 	size_t n = 0;
 	for (uint32_t node = stack < p->nnodes ? stack : 0; node; node = w->next_of[node]) {
 		uint32_t loc = location_of(w, node);
@@ -188,7 +197,7 @@ static void put_sample(struct writer *w, struct pb_buf *m, uint32_t stack, const
 	m->len = 0;
 	if (n)
 		pb_put_packed_uint(m, 1, w->ids, n);
-	pb_put_packed_uint(m, 2, vals, nvals);
+	pb_put_packed_uint(m, 2, x->vals, x->nvals);
 	if (thread < p->nthreads) {
 		const struct thread_info *t = &p->threads[thread];
 		put_label_str(m, lazy_sid(w, &w->k_thread, "thread"), w->comm_of[thread]);
@@ -308,7 +317,10 @@ static void put_each_sample(struct writer *w, const struct view *filter, double 
 			continue;
 		vals[0] = s->weight;
 		vals[1] = to_u64((double)s->weight * period_ns);
-		put_sample(w, &msg, s->stack, vals, nvals, s->thread, s->event, s);
+		put_sample(w, &msg,
+			   &(struct pprof_sample){.stack = s->stack, .thread = s->thread,
+						  .event = s->event, .vals = vals, .nvals = nvals,
+						  .s = s});
 	}
 	pb_buf_free(&msg);
 }
@@ -346,8 +358,10 @@ static void put_summed_samples(struct writer *w, const struct view *filter, doub
 	for (size_t k = 0; k < strpool_count(&agg); k++) {
 		vals[0] = sums[k].weight;
 		vals[1] = to_u64((double)sums[k].weight * period_ns);
-		put_sample(w, &msg, sums[k].stack, vals, nvals, sums[k].thread, sums[k].event,
-			   NULL);
+		put_sample(w, &msg,
+			   &(struct pprof_sample){.stack = sums[k].stack, .thread = sums[k].thread,
+						  .event = sums[k].event, .vals = vals,
+						  .nvals = nvals});
 	}
 	pb_buf_free(&msg);
 	free(sums);

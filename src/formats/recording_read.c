@@ -493,7 +493,10 @@ static int load_captures(struct loader *l)
 					    "kind");
 		}
 		size_t before = p->ncaptures;
-		values_capture_intern(p, (uint32_t)probe, name, type, (enum capture_kind)kind, NULL, 0);
+		values_capture_intern(p, &(struct probe_capture){.probe = (uint32_t)probe,
+								 .name = (char *)name,
+								 .type = (char *)type,
+								 .kind = (enum capture_kind)kind});
 		if (p->ncaptures != before + 1) {
 			sqlite3_finalize(st);
 			return recording_load_fail(l, "a capture is listed twice");

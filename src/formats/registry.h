@@ -20,6 +20,8 @@
 #include "profile.h"
 #include "view.h"
 
+struct format_conversion; /* formats.h */
+
 /* What detection sees of an input: its head (the whole input when
  * `complete`), of which the first `text` bytes are whole lines. */
 struct format_head {
@@ -87,12 +89,13 @@ struct format_entry {
 
 	/* A conversion to `direct_to` that bypasses the profile model (perf
 	 * script -> folded, streamed with stackcollapse-perf.pl's rules over
-	 * the records read_lines reads): the input streamed to out, what was
-	 * left out of it in note (input_note_format). Returns 0, or -1 with err
-	 * (without the file's name). */
+	 * the records read_lines reads): the input streamed to out with c's
+	 * modes (never NULL), what was left out of it in c's note
+	 * (input_note_format). Returns 0, or -1 with err (without the file's
+	 * name). */
 	const struct format_entry *direct_to;
-	int (*direct)(struct infile *in, FILE *out, const struct folded_modes *m, char *note,
-		      size_t notelen, char *err, size_t errlen);
+	int (*direct)(struct infile *in, FILE *out, const struct format_conversion *c, char *err,
+		      size_t errlen);
 };
 
 /* The table, in the order detection tries it (a stricter format before a

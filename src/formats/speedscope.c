@@ -43,13 +43,22 @@ static uint64_t rel(const struct ss *s, uint64_t t)
 /* ---- ordering ---------------------------------------------------------- */
 
 
-/* Groups item indices by thread: on return idx holds the items of thread t
- * at idx[off[t] .. off[t+1]), each group sorted with cmp. */
-static void group_by_thread(struct profile *p, size_t nitems, size_t nthreads,
-			    uint32_t (*thread_of)(const struct profile *, size_t),
-			    int (*cmp)(const void *, const void *, void *), uint32_t **idx_out,
-			    size_t **off_out)
+/* The items of one kind that are grouped by thread (samples, spans): how
+ * many, each one's thread, and their order within a thread. */
+struct thread_items {
+	size_t n;
+	uint32_t (*thread_of)(const struct profile *, size_t);
+	int (*cmp)(const void *, const void *, void *);
+};
+
+/* Groups the indices of p's items by thread: on return idx holds the items
+ * of thread t at idx[off[t] .. off[t+1]), each group sorted with the
+ * items' cmp. */
+static void group_by_thread(struct profile *p, const struct thread_items *items, size_t nthreads,
+			    uint32_t **idx_out, size_t **off_out)
 {
+	size_t nitems = items->n;
+	uint32_t (*thread_of)(const struct profile *, size_t) = items->thread_of;
 	size_t *off = xcalloc(nthreads + 2, sizeof(*off));
 	uint32_t *idx = xmalloc((nitems ? nitems : 1) * sizeof(*idx));
 	for (size_t i = 0; i < nitems; i++) {
@@ -67,7 +76,7 @@ static void group_by_thread(struct profile *p, size_t nitems, size_t nthreads,
 	free(pos);
 	for (size_t t = 0; t <= nthreads; t++)
 		if (off[t + 1] - off[t] > 1)
-			qsort_r(idx + off[t], off[t + 1] - off[t], sizeof(*idx), cmp, p);
+			qsort_r(idx + off[t], off[t + 1] - off[t], sizeof(*idx), items->cmp, p);
 	*idx_out = idx;
 	*off_out = off;
 }
@@ -191,18 +200,28 @@ static void write_frames(struct ss *s)
 
 /* ---- profiles ---------------------------------------------------------- */
 
-static void begin_profile(struct ss *s, const char *type, const struct thread_info *t,
-			  const char *suffix, const char *unit, uint64_t start, uint64_t end)
+/* A profile's head: its type, its thread (named with a suffix), its unit
+ * and its bounds. */
+struct profile_head {
+	const char *type;
+	const struct thread_info *thread;
+	const char *suffix;
+	const char *unit;
+	uint64_t start, end;
+};
+
+static void begin_profile(struct ss *s, const struct profile_head *h)
 {
+	const struct thread_info *t = h->thread;
 	fputs(s->first_profile ? "\n{" : ",\n{", s->out);
 	s->first_profile = false;
-	fprintf(s->out, "\"type\":\"%s\",\"name\":", type);
+	fprintf(s->out, "\"type\":\"%s\",\"name\":", h->type);
 	char *name = xasprintf("%s (%" PRIu32 "/%" PRIu32 ")%s", t->comm ? t->comm : "?", t->pid,
-			       t->tid, suffix);
+			       t->tid, h->suffix);
 	json_write_string(s->out, name);
 	free(name);
-	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64, unit,
-		start, end);
+	fprintf(s->out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64,
+		h->unit, h->start, h->end);
 }
 
 static void write_stack(struct ss *s, uint32_t node)
@@ -292,8 +311,12 @@ static int write_sampled(struct ss *s, uint32_t t, const uint32_t *idx, size_t n
 		errno = EOVERFLOW;
 		return -1;
 	}
-	begin_profile(s, "sampled", &p->threads[t], "", s->has_times ? "nanoseconds" : "none", start,
-		      start + sum);
+	begin_profile(s, &(struct profile_head){.type = "sampled",
+						.thread = &p->threads[t],
+						.suffix = "",
+						.unit = s->has_times ? "nanoseconds" : "none",
+						.start = start,
+						.end = start + sum});
 	fputs(",\"samples\":[", s->out);
 	for (size_t k = 0; k < n; k++) {
 		if (k)
@@ -330,7 +353,12 @@ static void write_evented(struct ss *s, uint32_t t, const uint32_t *idx, size_t 
 		if (e > end)
 			end = e;
 	}
-	begin_profile(s, "evented", &p->threads[t], " traced calls", "nanoseconds", start, end);
+	begin_profile(s, &(struct profile_head){.type = "evented",
+						.thread = &p->threads[t],
+						.suffix = " traced calls",
+						.unit = "nanoseconds",
+						.start = start,
+						.end = end});
 	fputs(",\"events\":[", s->out);
 	struct open_call *stack = xmalloc(n * sizeof(*stack));
 	size_t sp = 0;
@@ -389,8 +417,10 @@ int speedscope_write(FILE *out, struct profile *p, const char *name)
 	size_t nt = p->nthreads;
 	uint32_t *sidx, *spidx;
 	size_t *soff, *spoff;
-	group_by_thread(p, p->nsamples, nt, sample_thread, profile_cmp_sample_index, &sidx, &soff);
-	group_by_thread(p, p->nspans, nt, span_thread, profile_cmp_span_index, &spidx, &spoff);
+	struct thread_items samples = {p->nsamples, sample_thread, profile_cmp_sample_index};
+	struct thread_items spans = {p->nspans, span_thread, profile_cmp_span_index};
+	group_by_thread(p, &samples, nt, &sidx, &soff);
+	group_by_thread(p, &spans, nt, &spidx, &spoff);
 	double est_gap = 0;
 	if (s.has_times && s.interval_ns <= 0) {
 		est_gap = median_gap(p, sidx, soff, nt);

@@ -57,10 +57,12 @@ bool values_kind_is_number(enum capture_kind k)
 	       k == CAPTURE_FLOAT;
 }
 
-uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *name,
-			       const char *type, enum capture_kind kind,
-			       const struct capture_enumerator *enums, uint32_t nenums)
+uint32_t values_capture_intern(struct profile *p, const struct probe_capture *like)
 {
+	uint32_t probe = like->probe, nenums = like->nenums;
+	const char *name = like->name, *type = like->type;
+	enum capture_kind kind = like->kind;
+	const struct capture_enumerator *enums = like->enums;
 	for (size_t i = 0; i < p->ncaptures; i++) {
 		const struct probe_capture *c = &p->captures[i];
 		if (c->probe == probe && strcmp(c->name, name) == 0 && strcmp(c->type, type) == 0 &&

@@ -20,11 +20,10 @@
 
 struct sonde_values; /* the kernel's record (bpf/sonde_abi.h): only values.c reads it */
 
-/* A capture of `probe` (found when the same name and type exist, else
- * added). Returns its index in p->captures. */
-uint32_t values_capture_intern(struct profile *p, uint32_t probe, const char *name,
-			       const char *type, enum capture_kind kind,
-			       const struct capture_enumerator *enums, uint32_t nenums);
+/* The capture of p like `like`: found when one of the same probe, name,
+ * type and kind exists, else a copy of `like` added (its strings and
+ * enumerators copied). Returns its index in p->captures. */
+uint32_t values_capture_intern(struct profile *p, const struct probe_capture *like);
 
 /* What a probe's hit records hold from now on: captures[i] for slot i, and
  * its predicate (NULL: none). Returns the layout number to put in the

@@ -160,14 +160,32 @@ static void free_summary(struct summary *s)
 	free(s->threads);
 }
 
-static void text_function_table(FILE *out, const char *title, const char *column,
-				struct summary *s, int top, int (*cmp)(const void *, const void *),
-				struct printable *keep)
+/* A table of the top functions (or source lines): its title, the name of
+ * its last column, the order of its rows (by_self or by_total). */
+struct function_table {
+	const char *title;
+	const char *column;
+	int (*cmp)(const void *, const void *);
+};
+
+static const struct function_table line_tables[] = {
+	{"Top source lines by self samples:", "FUNCTION:LINE", by_self},
+	{"Top source lines by total samples (self + callees):", "FUNCTION:LINE", by_total},
+};
+
+static const struct function_table function_tables[] = {
+	{"Top functions by self samples:", "FUNCTION", by_self},
+	{"Top functions by total samples (self + callees):", "FUNCTION", by_total},
+};
+
+static void text_function_table(FILE *out, const struct function_table *table, struct summary *s,
+				int top, struct printable *keep)
 {
+	int (*cmp)(const void *, const void *) = table->cmp;
 	if (s->nfuncs) /* an empty profile has no array at all */
 		qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp);
-	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", title, "SELF%", "SELF", "TOTAL%", "TOTAL",
-		column);
+	fprintf(out, "\n%s\n  %7s %8s %7s %8s  %s\n", table->title, "SELF%", "SELF", "TOTAL%",
+		"TOTAL", table->column);
 	int shown = 0;
 	for (size_t i = 0; i < s->nfuncs && shown < top; i++) {
 		const struct function_stat *f = &s->funcs[i];
@@ -657,17 +675,9 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 			"was not code (frame \"[broken stack: ...]\")\n",
 			s.broken, pct(s.broken, s.samples));
 	text_unwind(out, p);
-	if (o->lines) {
-		text_function_table(out, "Top source lines by self samples:", "FUNCTION:LINE", &s,
-				    top, by_self, &keep);
-		text_function_table(out, "Top source lines by total samples (self + callees):",
-				    "FUNCTION:LINE", &s, top, by_total, &keep);
-	} else {
-		text_function_table(out, "Top functions by self samples:", "FUNCTION", &s, top,
-				    by_self, &keep);
-		text_function_table(out, "Top functions by total samples (self + callees):",
-				    "FUNCTION", &s, top, by_total, &keep);
-	}
+	const struct function_table *tables = o->lines ? line_tables : function_tables;
+	for (size_t i = 0; i < sizeof(line_tables) / sizeof(*line_tables); i++) /* self, total */
+		text_function_table(out, &tables[i], &s, top, &keep);
 	if (s.nthreads) /* an empty profile has no array at all */
 		qsort(s.threads, s.nthreads, sizeof(*s.threads), by_thread_samples);
 	fprintf(out, "\nThreads:\n  %8s %7s %8s %8s  %s\n", "SAMPLES", "%", "PID", "TID", "COMM");
@@ -680,7 +690,8 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	text_lines(out, p, &keep);
 	if (o->by) { /* checked by the caller (valuereport_by_check) */
 		char err[512];
-		valuereport_by_text(out, p, &o->filter, o->by, &keep, err, sizeof(err));
+		struct valuereport_by by = {.p = p, .v = &o->filter, .var = o->by};
+		valuereport_by_text(out, &by, &keep, err, sizeof(err));
 	}
 	text_overhead(out, p);
 	free_summary(&s);

@@ -195,7 +195,7 @@ static int cmp_rows(const void *a, const void *b)
 }
 
 static int split(const struct profile *p, const struct view *v, const char *var,
-		 struct by_split *s, int *capture, char *err, size_t errlen)
+		 struct by_split *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	if (v->span_class == SPAN_ANY)
@@ -220,7 +220,6 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 				  p->probes[v->probe].name, var, len ? names : "nothing",
 				  p->probes[v->probe].name, var);
 	}
-	*capture = c;
 	for (size_t h = 0; h < p->nhits; h++) {
 		const struct probe_hit *hit = &p->hits[h];
 		if (hit->probe != v->probe || !view_takes_thread_at(v, p, hit->thread, hit->time_ns))
@@ -263,8 +262,7 @@ int valuereport_by_check(const struct profile *p, const struct view *v, const ch
 			 char *err, size_t errlen)
 {
 	struct by_split s;
-	int capture;
-	if (split(p, v, var, &s, &capture, err, errlen))
+	if (split(p, v, var, &s, err, errlen))
 		return -1;
 	split_free(&s);
 	return 0;
@@ -280,12 +278,14 @@ static const char *row_text(const struct profile *p, const struct by_row *r, cha
 	return values_format(p, r->value, buf, size);
 }
 
-int valuereport_by_text(FILE *out, const struct profile *p, const struct view *v,
-			const char *var, struct printable *keep, char *err, size_t errlen)
+int valuereport_by_text(FILE *out, const struct valuereport_by *by, struct printable *keep,
+			char *err, size_t errlen)
 {
+	const struct profile *p = by->p;
+	const struct view *v = by->v;
+	const char *var = by->var;
 	struct by_split s;
-	int capture;
-	if (split(p, v, var, &s, &capture, err, errlen))
+	if (split(p, v, var, &s, err, errlen))
 		return -1;
 	fprintf(out, "\nCalls of %s by %s:\n  %-24s %10s %10s %10s\n", printable(keep, p->probes[v->probe].name),
 		printable(keep, var), "VALUE", "CALLS", "IN VIEW", "SAMPLES");
@@ -306,8 +306,7 @@ int valuereport_by_json(FILE *out, const struct profile *p, const struct view *v
 			const char *var, char *err, size_t errlen)
 {
 	struct by_split s;
-	int capture;
-	if (split(p, v, var, &s, &capture, err, errlen))
+	if (split(p, v, var, &s, err, errlen))
 		return -1;
 	fprintf(out, "  \"by\": {\"probe\": ");
 	json_write_string(out, p->probes[v->probe].name);

@@ -37,10 +37,17 @@ void valuereport_json_values(FILE *out, const struct profile *p, uint32_t probe)
 int valuereport_by_check(const struct profile *p, const struct view *v, const char *var,
 			 char *err, size_t errlen);
 
-/* The split of the view's probe's calls by capture `var`. Returns 0, or -1
- * with err as valuereport_by_check. */
-int valuereport_by_text(FILE *out, const struct profile *p, const struct view *v,
-			const char *var, struct printable *keep, char *err, size_t errlen);
+/* A split asked for: the calls of view v's probe in p by its capture `var`. */
+struct valuereport_by {
+	const struct profile *p;
+	const struct view *v;
+	const char *var;
+};
+
+/* The split `by`, as a table. Returns 0, or -1 with err as
+ * valuereport_by_check. */
+int valuereport_by_text(FILE *out, const struct valuereport_by *by, struct printable *keep,
+			char *err, size_t errlen);
 /* As a JSON member ("by": {...},\n). */
 int valuereport_by_json(FILE *out, const struct profile *p, const struct view *v,
 			const char *var, char *err, size_t errlen);

@@ -17,8 +17,13 @@ static uint32_t name_captures(const struct capture_plan *plan, const struct fetc
 	uint32_t slots[CAPTURE_MAX];
 	for (int k = 0; k < b->ndesc; k++) {
 		const struct capture_desc *d = &b->desc[k];
-		slots[k] = values_capture_intern(p, probe, d->name, d->type, d->kind, d->enums,
-						 d->nenums);
+		struct probe_capture c = {.probe = probe,
+					  .name = d->name,
+					  .type = d->type,
+					  .kind = d->kind,
+					  .enums = d->enums,
+					  .nenums = d->nenums};
+		slots[k] = values_capture_intern(p, &c);
 	}
 	return values_set_probe(p, probe, slots, (uint32_t)b->ndesc, plan->spec.pred_text);
 }

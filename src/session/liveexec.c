@@ -408,7 +408,8 @@ static int do_by(struct live *l, const char *var, FILE *out, char *err, size_t e
 				  "in a moment");
 	struct printable keep = {0};
 	fprintf(out, "over the %.0f s held:", live_held_seconds(l));
-	valuereport_by_text(out, l->p, &l->view, var, &keep, err, errlen);
+	struct valuereport_by by = {.p = l->p, .v = &l->view, .var = var};
+	valuereport_by_text(out, &by, &keep, err, errlen);
 	printable_free(&keep);
 	return 0;
 }

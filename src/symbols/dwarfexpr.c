@@ -10,12 +10,11 @@
 #include "errbuf.h"
 #include "util.h"
 
-int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,
-		   uint16_t b, int64_t imm)
+int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, struct sonde_fetch_op op)
 {
 	if (*n >= max)
 		return -1;
-	ops[(*n)++] = (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm};
+	ops[(*n)++] = op;
 	return 0;
 }
 
@@ -73,7 +72,8 @@ struct place {
 
 static int emit(struct translation *tr, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
 {
-	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, code, a, b, imm))
+	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max,
+			   (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm}))
 		return errbuf_set(tr->err, tr->errlen, "location too long for sonde's %d operations",
 				  SONDE_FETCH_OPS);
 	return 0;
@@ -86,8 +86,9 @@ static int cfa_ops(struct translation *tr)
 	unsigned kind = rule ? cfi_rule_cfa(rule) : CFI_CFA_NONE;
 	if (kind == CFI_CFA_RSP || kind == CFI_CFA_RBP) {
 		int reg = kind == CFI_CFA_RSP ? 7 : 6;
-		if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_REG, (uint8_t)reg, 0,
-				   cfi_rule_cfa_off(rule)))
+		if (dwarfexpr_emit(tr->ops, &tr->n, tr->max,
+				   (struct sonde_fetch_op){.code = FETCH_REG, .a = (uint8_t)reg,
+							   .imm = cfi_rule_cfa_off(rule)}))
 			return errbuf_set(tr->err, tr->errlen, "program too long");
 		return 0;
 	}
@@ -300,7 +301,7 @@ static int translate_pieces(struct translation *tr, const struct dwarfexpr_op *e
 			    int *where)
 {
 	uint64_t bits = 0;
-	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_CONST, 0, 0, 0))
+	if (dwarfexpr_emit(tr->ops, &tr->n, tr->max, (struct sonde_fetch_op){.code = FETCH_CONST}))
 		return errbuf_set(tr->err, tr->errlen, "location too long");
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -322,14 +323,18 @@ static int translate_pieces(struct translation *tr, const struct dwarfexpr_op *e
 			return tr->n;
 		}
 		int rc = 0;
-		if (part.where == DWARFEXPR_REG)
-			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_REG, (uint8_t)part.reg, 0, 0);
-		else if (part.where == DWARFEXPR_MEM)
-			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_DEREF,
-					    (uint8_t)(size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1),
-					    0, 0);
-		rc |= dwarfexpr_emit(tr->ops, &tr->n, tr->max, FETCH_PIECE, (uint8_t)size,
-				     (uint16_t)bits, 0);
+		if (part.where == DWARFEXPR_REG) {
+			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max,
+					    (struct sonde_fetch_op){.code = FETCH_REG,
+								    .a = (uint8_t)part.reg});
+		} else if (part.where == DWARFEXPR_MEM) {
+			uint8_t width = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+			rc = dwarfexpr_emit(tr->ops, &tr->n, tr->max,
+					    (struct sonde_fetch_op){.code = FETCH_DEREF, .a = width});
+		}
+		rc |= dwarfexpr_emit(tr->ops, &tr->n, tr->max,
+				     (struct sonde_fetch_op){.code = FETCH_PIECE, .a = (uint8_t)size,
+							     .b = (uint16_t)bits});
 		if (rc)
 			return errbuf_set(tr->err, tr->errlen, "location too long");
 		bits += size * 8;

@@ -60,9 +60,8 @@ struct dwarfexpr_output {
 int dwarfexpr_translate(const struct dwarfexpr_input *in, struct dwarfexpr_output *out, char *err,
 			size_t errlen);
 
-/* Appends one operation to ops[max] (*n of them used). Returns 0, or -1
- * when full. */
-int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, uint8_t code, uint8_t a,
-		   uint16_t b, int64_t imm);
+/* Appends op (its code and operands; _pad is 0) to ops[max] (*n of them
+ * used). Returns 0, or -1 when full. */
+int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, struct sonde_fetch_op op);
 
 #endif

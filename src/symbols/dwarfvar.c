@@ -56,7 +56,8 @@ static void emit(struct ctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm
 {
 	if (c->e.failed)
 		return;
-	if (dwarfexpr_emit(c->ops, &c->nops, SONDE_FETCH_OPS, code, a, b, imm))
+	if (dwarfexpr_emit(c->ops, &c->nops, SONDE_FETCH_OPS,
+			   (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm}))
 		errbuf_first(&c->e,
 			     "the captures and predicate need more than %d operations: capture fewer",
 			     SONDE_FETCH_OPS);

@@ -189,9 +189,11 @@ static int resolve_here(Elf *elf, const struct placement *p, const char *name, u
 	return 0;
 }
 
-int ifunc_resolve(Elf *elf, uint64_t dev, uint64_t ino, const char *name, uint64_t resolver,
-		  pid_t pid, uint64_t *impl)
+int ifunc_resolve(const struct ifunc_symbol *sym, pid_t pid, uint64_t *impl)
 {
+	Elf *elf = sym->elf;
+	uint64_t dev = sym->dev, ino = sym->ino, resolver = sym->resolver;
+	const char *name = sym->name;
 	struct slot_query q = {.pid = pid, .lib = elf, .resolver = resolver};
 	if (!find_placement(pid, dev, ino, elf, &q.libp))
 		return -1;

@@ -18,11 +18,18 @@
 
 typedef struct Elf Elf;
 
-/* `elf` is the library's file (dev/ino: how the process's maps name it),
- * `name` and `resolver` the IFUNC symbol's name and value. Returns 0 with
- * the implementation's virtual address in that file, or -1 when the
- * process does not map the file or no slot for the symbol is filled. */
-int ifunc_resolve(Elf *elf, uint64_t dev, uint64_t ino, const char *name, uint64_t resolver,
-		  pid_t pid, uint64_t *impl);
+/* An IFUNC symbol: `elf` is the library's file (dev/ino: how a process's
+ * maps name it), `name` and `resolver` the symbol's name and value. */
+struct ifunc_symbol {
+	Elf *elf;
+	uint64_t dev, ino;
+	const char *name;
+	uint64_t resolver;
+};
+
+/* What sym resolved to in process pid. Returns 0 with the implementation's
+ * virtual address in sym's file, or -1 when the process does not map the
+ * file or no slot for the symbol is filled. */
+int ifunc_resolve(const struct ifunc_symbol *sym, pid_t pid, uint64_t *impl);
 
 #endif

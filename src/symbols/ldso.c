@@ -414,15 +414,25 @@ static char *find_in_dir(const char *dir, const char *name, bool prefix, int cls
 	return found;
 }
 
-/* Searches a ':'-separated path list (also ';' for LD_LIBRARY_PATH). */
-static char *find_in_list(const char *list, const char *seps, const char *origin,
-			  const char *name, bool prefix, int cls, int machine)
+/* A path list the loader searches: its directories, separated by one of
+ * seps (":", also ";" for LD_LIBRARY_PATH), $ORIGIN in them standing for
+ * origin (NULL: "."). */
+struct path_list {
+	const char *list;
+	const char *seps;
+	const char *origin;
+};
+
+/* Searches a path list's directories in order. */
+static char *find_in_list(const struct path_list *l, const char *name, bool prefix, int cls,
+			  int machine)
 {
+	const char *list = l->list, *origin = l->origin;
 	if (!list || !*list)
 		return NULL;
 	char *copy = xstrdup(list), *found = NULL;
 	char *rest = copy, *dir;
-	while (!found && (dir = strsep(&rest, seps))) {
+	while (!found && (dir = strsep(&rest, l->seps))) {
 		char *d = expand_dst(*dir ? dir : ".", origin ? origin : ".", cls, machine);
 		found = find_in_dir(d, name, prefix, cls, machine);
 		free(d);
@@ -481,21 +491,23 @@ static char *search_name(struct search *s, int from, const char *name, bool pref
 			if (!o->rpath)
 				continue;
 			char *origin = dir_of(o->path);
-			found = find_in_list(o->rpath, ":", origin, name, prefix, cls, machine);
+			struct path_list rpath = {.list = o->rpath, .seps = ":", .origin = origin};
+			found = find_in_list(&rpath, name, prefix, cls, machine);
 			free(origin);
 			if (found)
 				snprintf(s->how, sizeof(s->how), "through the RPATH of %s", o->path);
 		}
 	}
 	if (!found && s->env && s->env->ld_library_path) {
-		found = find_in_list(s->env->ld_library_path, ":;", NULL, name, prefix, cls,
-				     machine);
+		struct path_list env = {.list = s->env->ld_library_path, .seps = ":;"};
+		found = find_in_list(&env, name, prefix, cls, machine);
 		if (found)
 			snprintf(s->how, sizeof(s->how), "through LD_LIBRARY_PATH");
 	}
 	if (!found && loader && loader->runpath) {
 		char *origin = dir_of(loader->path);
-		found = find_in_list(loader->runpath, ":", origin, name, prefix, cls, machine);
+		struct path_list runpath = {.list = loader->runpath, .seps = ":", .origin = origin};
+		found = find_in_list(&runpath, name, prefix, cls, machine);
 		free(origin);
 		if (found)
 			snprintf(s->how, sizeof(s->how), "through the RUNPATH of %s", loader->path);

@@ -193,9 +193,11 @@ static void append(char *buf, size_t size, size_t *off, const char *fmt, const c
 	*off = w < 0 ? size : *off + (size_t)w;
 }
 
-int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line,
-		  struct line_site **out, char *err, size_t errlen)
+int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err, size_t errlen)
 {
+	Dwarf *dw = q->dw;
+	const char *binary = q->binary, *file = q->file;
+	unsigned line = q->line;
 	*out = NULL;
 	struct stmts found = {0};
 	const char *paths[4] = {0}; /* distinct paths FILE matched */

@@ -31,13 +31,21 @@ struct line_site {
 	int inlined;          /* 1: an inlined instance */
 };
 
-/* The probe addresses of FILE:LINE, sorted by address (free with free()).
+/* A source line looked up: FILE:LINE in the DWARF dw of the file that
+ * `binary` names in messages. */
+struct line_lookup {
+	Dwarf *dw;
+	const char *binary;
+	const char *file;
+	unsigned line;
+};
+
+/* The probe addresses of q's line, sorted by address (free with free()).
  * Returns how many (>= 1), or -1 with one line in err: no such file ("no
  * file x.c in the debug info of BINARY"), an ambiguous file, or a line
  * without code ("no code at x.c:1300; nearest lines with code: 1298,
- * 1302"). `binary` names the file in messages. */
-int lines_resolve(Dwarf *dw, const char *binary, const char *file, unsigned line,
-		  struct line_site **out, char *err, size_t errlen);
+ * 1302"). */
+int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err, size_t errlen);
 
 /* A line of a function's code, for listings (perf probe -L). */
 struct line_row {

@@ -47,7 +47,8 @@ int resolve_line(struct safety *c, const struct debug_file *dbg, const struct li
 		return -1;
 	}
 	struct line_site *sites;
-	int n = lines_resolve(dw, shown, file, line, &sites, err, errlen);
+	struct line_lookup lq = {.dw = dw, .binary = shown, .file = file, .line = line};
+	int n = lines_resolve(&lq, &sites, err, errlen);
 	struct probe_target *t = n > 0 ? xcalloc((size_t)n, sizeof(*t)) : NULL;
 	int k = 0;
 	for (int i = 0; i < n; i++) {
@@ -101,7 +102,8 @@ static char *line_refused(struct safety *c, Dwarf *dw, const char *binary,
 {
 	struct line_site *sites;
 	char ignored[256];
-	int n = lines_resolve(dw, binary, row->file, row->line, &sites, ignored, sizeof(ignored));
+	struct line_lookup q = {.dw = dw, .binary = binary, .file = row->file, .line = row->line};
+	int n = lines_resolve(&q, &sites, ignored, sizeof(ignored));
 	char *why = NULL;
 	for (int i = 0; i < n && !why; i++) {
 		uint64_t off;

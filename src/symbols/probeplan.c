@@ -36,10 +36,14 @@ static int refuse_other_types(const struct capture_plan *plan, const struct prob
 			  k < b->ndesc ? b->desc[k].type : "none", (unsigned long long)t[i].offset);
 }
 
-/* The tail's captures at every address of t. */
-static int plan_captures(const char *tail, const struct probe_target *t, int n, bool one_probe,
-			 struct capture_plan *plan, char *err, size_t errlen)
+/* The tail's captures at every address of p's (p->t, p->n; the same types
+ * at all of them for a line), into p->captures. */
+static int plan_captures(const char *tail, struct probe_plan *p, char *err, size_t errlen)
 {
+	const struct probe_target *t = p->t;
+	int n = p->n;
+	bool one_probe = p->line;
+	struct capture_plan *plan = &p->captures;
 	memset(plan, 0, sizeof(*plan));
 	if (capexpr_parse(tail, &plan->spec, err, errlen))
 		return -1;
@@ -68,15 +72,16 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 	memset(out, 0, sizeof(*out));
 	const char *tail;
 	out->location = xasprintf("%.*s", (int)capexpr_split_spec(spec, &tail), spec);
-	out->n = probes_resolve(out->location, scope, &out->t, out->note, sizeof(out->note), err,
-				errlen);
+	struct probes_found found = {.note = out->note, .notelen = sizeof(out->note)};
+	out->n = probes_resolve(out->location, scope, &found, err, errlen);
+	out->t = found.t;
 	if (out->n < 0) {
 		out->t = NULL;
 		probe_plan_free(out);
 		return -1;
 	}
 	out->line = out->n > 0 && out->t[0].line;
-	if (plan_captures(tail, out->t, out->n, out->line, &out->captures, err, errlen)) {
+	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;
 	}

@@ -155,17 +155,18 @@ static void binary_close(struct opened_binary *b)
 static int resolve_ifunc(const struct opened_binary *b, const struct elf_function *f,
 			 const struct probe_scope *sc, struct elf_function *impl, pid_t *asked)
 {
-	Elf *elf = b->elf;
-	const struct stat *st = &b->st;
+	const struct ifunc_symbol sym = {.elf = b->elf,
+					 .dev = b->st.st_dev,
+					 .ino = b->st.st_ino,
+					 .name = f->name,
+					 .resolver = f->vaddr};
 	const struct function_list *fl = &b->fl;
 	uint64_t vaddr = 0;
 	int r = -1;
 	for (int i = 0; i < sc->npids && r < 0; i++)
-		if ((r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, sc->pids[i],
-				       &vaddr)) == 0)
+		if ((r = ifunc_resolve(&sym, sc->pids[i], &vaddr)) == 0)
 			*asked = sc->pids[i];
-	if (r < 0 && (r = ifunc_resolve(elf, st->st_dev, st->st_ino, f->name, f->vaddr, getpid(),
-					&vaddr)) == 0)
+	if (r < 0 && (r = ifunc_resolve(&sym, getpid(), &vaddr)) == 0)
 		*asked = 0;
 	if (r < 0)
 		return -1;
@@ -353,10 +354,12 @@ static void explain_no_match(const struct resolving *r)
 			   *near ? "; nearest: " : "", near);
 }
 
-int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *note, size_t notelen, char *err, size_t errlen)
+int probes_resolve(const char *spec, const struct probe_scope *scope, struct probes_found *out,
+		   char *err, size_t errlen)
 {
-	*out = NULL;
+	char *note = out->note;
+	size_t notelen = out->notelen;
+	out->t = NULL;
 	if (note && notelen)
 		note[0] = 0;
 	struct spec_parts p;
@@ -407,6 +410,6 @@ int probes_resolve(const char *spec, const struct probe_scope *scope,
 		probes_free(r.t, 0);
 		return -1;
 	}
-	*out = r.t;
+	out->t = r.t;
 	return r.n;
 }

@@ -80,8 +80,17 @@ struct probe_scope {
 	const struct ldso_env *env;  /* the environment a command will get (npids == 0) */
 };
 
+/* Where probes_resolve puts what it found: the targets in t (free with
+ * probes_free), and in note (notelen bytes; may be NULL) what a glob left
+ * out. */
+struct probes_found {
+	struct probe_target *t;
+	char *note;
+	size_t notelen;
+};
+
 /* Resolves `spec` in `scope`. Returns the number of functions found (>= 1)
- * in *out (free with probes_free), or -1 with one line in err: binary not
+ * in out->t, or -1 with one line in err (out->t NULL): binary not
  * found, a library no running target maps, no such function (with the
  * nearest names), no debug info for a function missing from .dynsym, no
  * match for a glob, or a function a span probe would break:
@@ -96,11 +105,10 @@ struct probe_scope {
  *    mis-step (VEX/EVEX-encoded AVX code, a lock prefix...: insn.h) and
  *    whose entry probe cannot move past it. When it can, the target's
  *    offset is the later instruction's (entry_skip, moved).
- * A glob leaves such functions out and describes them in `note` (one line,
- * "" when none; note may be NULL). */
-int probes_resolve(const char *spec, const struct probe_scope *scope,
-		   struct probe_target **out, char *note, size_t notelen, char *err,
-		   size_t errlen);
+ * A glob leaves such functions out and describes them in out->note (one
+ * line, "" when none). */
+int probes_resolve(const char *spec, const struct probe_scope *scope, struct probes_found *out,
+		   char *err, size_t errlen);
 
 void probes_free(struct probe_target *t, int n);
 

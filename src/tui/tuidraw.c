@@ -125,6 +125,13 @@ static int putf(int y, int x, int xmax, attr_t a, const char *fmt, ...)
 	return put(y, x, xmax, a, buf);
 }
 
+/* Where a run of text on one row goes: row y from column x (each put on
+ * the pen moves x past what it drew) up to column xmax, in attr. */
+struct pen {
+	int y, x, xmax;
+	attr_t attr;
+};
+
 /* Text right-aligned so that it ends at xmax. */
 static void put_right(int y, int xmin, int xmax, attr_t a, const char *s)
 {
@@ -196,21 +203,25 @@ static const char *dur(uint64_t ns, char *buf, size_t size)
 
 /* ---- status lines ------------------------------------------------------------ */
 
-/* Draws "label value" and a gap (narrower on narrow terminals); returns the
- * column after them. */
-static int put_pair(const struct tui *t, int y, int x, int xmax, attr_t base, const char *label,
-		    const char *value)
+/* Draws "label value" and a gap (narrower on narrow terminals) with the
+ * pen's attributes (labels in ST_LABEL when it has none), moving it past
+ * them; to p->xmax when they do not fit. */
+static void put_pair(const struct tui *t, struct pen *p, const char *label, const char *value)
 {
+	int y = p->y, x = p->x, xmax = p->xmax;
+	attr_t base = p->attr;
 	int need = (int)strlen(value) + (label && *label ? (int)strlen(label) + 1 : 0);
-	if (x + need > xmax) /* a value is shown whole or not at all */
-		return xmax;
+	if (x + need > xmax) { /* a value is shown whole or not at all */
+		p->x = xmax;
+		return;
+	}
 	if (label && *label) {
 		/* Colour pairs do not combine: on the status bar labels keep its colour. */
 		x = put(y, x, xmax, base ? base : style(t, ST_LABEL), label);
 		x = put(y, x, xmax, base, " ");
 	}
 	x = put(y, x, xmax, base | A_BOLD, value);
-	return put(y, x, xmax, base, COLS >= 120 ? "   " : "  ");
+	p->x = put(y, x, xmax, base, COLS >= 120 ? "   " : "  ");
 }
 
 /* First line: what is profiled and how fast data comes (and is lost). */
@@ -243,13 +254,14 @@ static void draw_status_main(struct tui *t, const struct live_status *s)
 		room = r.w / 3;
 	printable_copy(target, sizeof(target), s->target);
 	clip(target, room - gap);
+	struct pen pen = {.y = r.y, .x = x, .xmax = xmax, .attr = bar};
 	if (room - gap >= 8)
-		x = put_pair(t, r.y, x, xmax, bar, "", target);
-	if (x + numbers - gap > xmax)
+		put_pair(t, &pen, "", target);
+	if (pen.x + numbers - gap > xmax)
 		return;
-	x = put_pair(t, r.y, x, xmax, bar, "", ev);
-	x = put_pair(t, r.y, x, xmax, bar, "", calls);
-	put(r.y, x, xmax, s->drops ? style(t, ST_DROPS) : bar, drops);
+	put_pair(t, &pen, "", ev);
+	put_pair(t, &pen, "", calls);
+	put(r.y, pen.x, xmax, s->drops ? style(t, ST_DROPS) : bar, drops);
 }
 
 /* Second line: what is shown and how. */
@@ -258,24 +270,25 @@ static void draw_status_view(struct tui *t, const struct live_status *s)
 	int y = t->lay.status.y + 1, xmax = t->lay.status.w;
 	char a[64], b[64];
 	snprintf(b, sizeof(b), "%.1fs", t->refresh_s);
+	struct pen pen = {.y = y, .x = 0, .xmax = xmax, .attr = 0};
 	if (!s) {
-		put_pair(t, y, 0, xmax, 0, "refresh", b);
+		put_pair(t, &pen, "refresh", b);
 		return;
 	}
-	int x = put_pair(t, y, 0, xmax, 0, "window", s->window);
-	x = put_pair(t, y, x, xmax, 0, "view", s->view);
+	put_pair(t, &pen, "window", s->window);
+	put_pair(t, &pen, "view", s->view);
 	if (s->window_weight > 0 && t->view) { /* the view's share of the window */
 		char pct[32];
 		snprintf(pct, sizeof(pct), "%.1f%% of the window", 100.0 * t->view->total / s->window_weight);
-		x = put_pair(t, y, x, xmax, 0, "", pct);
+		put_pair(t, &pen, "", pct);
 	}
-	x = put_pair(t, y, x, xmax, 0, "filter", s->filter);
-	x = put_pair(t, y, x, xmax, 0, "refresh", b);
-	x = put_pair(t, y, x, xmax, 0, "sampling", s->sampling);
-	x = put_pair(t, y, x, xmax, 0, "up", elapsed(s->elapsed_s, b, sizeof(b)));
-	x = put_pair(t, y, x, xmax, 0, "samples", human((double)s->samples, a, sizeof(a)));
+	put_pair(t, &pen, "filter", s->filter);
+	put_pair(t, &pen, "refresh", b);
+	put_pair(t, &pen, "sampling", s->sampling);
+	put_pair(t, &pen, "up", elapsed(s->elapsed_s, b, sizeof(b)));
+	put_pair(t, &pen, "samples", human((double)s->samples, a, sizeof(a)));
 	if (s->drops && s->drops_detail[0])
-		put(y, x, xmax, style(t, ST_ERROR), s->drops_detail);
+		put(y, pen.x, xmax, style(t, ST_ERROR), s->drops_detail);
 }
 
 static void draw_status(struct tui *t)
@@ -332,18 +345,24 @@ static const char *list_position(size_t sel, size_t n, char *buf, size_t size)
 	return buf;
 }
 
-/* Draws a label, the parts matching the search highlighted. */
-static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, const char *label,
-		     bool match)
+/* Draws a label with the pen, the parts matching the search highlighted
+ * (when `match`), moving it past the label. */
+static void put_label(const struct tui *t, struct pen *pen, const char *label, bool match)
 {
+	int y = pen->y, x = pen->x, xmax = pen->xmax;
+	attr_t a = pen->attr;
 	char vis[LABEL_MAX];
 	printable_copy(vis, sizeof(vis), label);
 	clip(vis, xmax - x);
 	attr_t hl = style(t, ST_MATCH);
-	if (!match || !t->search)
-		return put(y, x, xmax, a, vis);
-	if (t->search_exact)
-		return put(y, x, xmax, hl, vis);
+	if (!match || !t->search) {
+		pen->x = put(y, x, xmax, a, vis);
+		return;
+	}
+	if (t->search_exact) {
+		pen->x = put(y, x, xmax, hl, vis);
+		return;
+	}
 	size_t plen = strlen(t->search);
 	char *p = vis;
 	for (char *m; (m = strstr(p, t->search)) != NULL; p = m + plen) {
@@ -355,7 +374,7 @@ static int put_label(const struct tui *t, int y, int x, int xmax, attr_t a, cons
 		snprintf(seg, sizeof(seg), "%.*s", (int)plen, m);
 		x = put(y, x, xmax, hl, seg);
 	}
-	return put(y, x, xmax, a, p);
+	pen->x = put(y, x, xmax, a, p);
 }
 
 static attr_t heat(const struct tui *t, double p)
@@ -443,7 +462,7 @@ static void draw_tree_row(const struct tui *t, struct rect r, int y, size_t i, d
 	x = put(y, x, xmax, sel, mark);
 	char lab[LABEL_MAX];
 	tuistate_frame_label(t->view, row.node->frame, lab, sizeof(lab));
-	put_label(t, y, x, xmax, sel, lab, row.match);
+	put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax, .attr = sel}, lab, row.match);
 }
 
 static void draw_flame(struct tui *t)
@@ -529,7 +548,7 @@ static void draw_hot(struct tui *t)
 		x = put(y, x, xmax, sel, "  ");
 		char lab[LABEL_MAX];
 		tuistate_frame_label(v, h->frame, lab, sizeof(lab));
-		put_label(t, y, x, xmax, sel, lab, false);
+		put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax, .attr = sel}, lab, false);
 	}
 }
 
@@ -679,7 +698,7 @@ static int draw_slow_calls(const struct tui *t, const struct live_probe_view *pv
 			     duration_format(c->duration_ns, a, sizeof(a)), c->tid, c->samples,
 			     elapsed(ago, b, sizeof(b)));
 		if (lab[0])
-			x = put_label(t, y, x, xmax, 0, lab, false);
+			put_label(t, &(struct pen){.y = y, .x = x, .xmax = xmax}, lab, false);
 		/* With off-CPU recording: where the call's time went, on the
 		 * next line. */
 		char split[512];

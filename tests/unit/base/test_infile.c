@@ -189,7 +189,8 @@ Test(infile, caps)
 	/* a whole read over its cap, from memory and from a file's size */
 	infile_from_memory(&in, big, len);
 	uint8_t *data;
-	cr_assert_eq(infile_read_all(&in, 1 << 20, "pprof", &data, &n, err, sizeof(err)), -1);
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){1 << 20, "pprof"},
+				     &data, &n, err, sizeof(err)), -1);
 	cr_assert_str_eq(err, "larger than 1 MiB: sonde reads pprof files whole, up to that size");
 	infile_close(&in);
 	char path[] = "/tmp/sonde-unit-infile-XXXXXX";
@@ -197,7 +198,8 @@ Test(infile, caps)
 	cr_assert_eq(ftruncate(fd, (off_t)3 << 30), 0); /* sparse: 3 GiB of nothing */
 	close(fd);
 	cr_assert_eq(infile_open(&in, path, err, sizeof(err)), 0);
-	cr_assert_eq(infile_read_all(&in, (size_t)1 << 30, "nflx", &data, &n, err, sizeof(err)),
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){(size_t)1 << 30, "nflx"},
+				     &data, &n, err, sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, "larger than 1024 MiB"), "%s", err);
 	infile_close(&in);
@@ -207,7 +209,8 @@ Test(infile, caps)
 	size_t gzlen;
 	uint8_t *gz = gzip_of(big, len, &gzlen);
 	infile_from_memory(&in, gz, gzlen);
-	cr_assert_eq(infile_read_all(&in, 1 << 20, "pprof", &data, &n, err, sizeof(err)), -1);
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){1 << 20, "pprof"},
+				     &data, &n, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "larger than 1 MiB once gunzipped"), "%s", err);
 	infile_close(&in);
 
@@ -216,7 +219,8 @@ Test(infile, caps)
 	const uint8_t *head;
 	bool complete;
 	cr_assert_eq(infile_head(&in, &head, &n, &complete, err, sizeof(err)), 0);
-	cr_assert_eq(infile_read_all(&in, (size_t)64 << 20, "pprof", &data, &n, err, sizeof(err)),
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){(size_t)64 << 20, "pprof"},
+				     &data, &n, err, sizeof(err)),
 		     0, "%s", err);
 	cr_assert_eq(n, len);
 	cr_assert_eq(memcmp(data, big, len), 0);
@@ -226,7 +230,8 @@ Test(infile, caps)
 
 	/* truncated gzip */
 	infile_from_memory(&in, gz, gzlen / 2);
-	cr_assert_eq(infile_read_all(&in, (size_t)64 << 20, "pprof", &data, &n, err, sizeof(err)),
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){(size_t)64 << 20, "pprof"},
+				     &data, &n, err, sizeof(err)),
 		     -1);
 	cr_assert_str_eq(err, "corrupt or truncated gzip data");
 	infile_close(&in);

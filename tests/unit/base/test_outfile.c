@@ -545,7 +545,8 @@ Test(outfile, gzip_mode_round_trips_and_reports_a_failed_destination)
 	uint8_t *back;
 	size_t back_len;
 	infile_from_memory(&in, packed, packed_len);
-	cr_assert_eq(infile_read_all(&in, len + 1, "test", &back, &back_len, err, sizeof(err)), 0,
+	cr_assert_eq(infile_read_all(&in, &(struct infile_limit){len + 1, "test"},
+				     &back, &back_len, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert(in.gzip);
 	cr_assert_eq(back_len, len);

@@ -43,17 +43,8 @@ void unit_sample(struct profile *p, uint32_t thread, uint64_t time_ns, uint32_t 
 					 .weight = weight});
 }
 
-void unit_span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
-	       uint64_t start_ns, uint64_t duration_ns, uint32_t depth, bool open)
+void unit_span(struct profile *p, struct span s)
 {
-	struct span s = {.id = id,
-			 .parent = parent,
-			 .start_ns = start_ns,
-			 .duration_ns = duration_ns,
-			 .probe = probe,
-			 .thread = thread,
-			 .depth = depth,
-			 .open = open};
 	cr_assert_geq(profile_span_add(p, &s), 0);
 }
 

@@ -71,9 +71,8 @@ void unit_add(struct profile *p, struct unit_sample s);
 void unit_sample(struct profile *p, uint32_t thread, uint64_t time_ns, uint32_t stack,
 		 uint64_t weight);
 
-/* Adds a call record (asserting the profile takes it). */
-void unit_span(struct profile *p, uint64_t id, uint64_t parent, uint32_t probe, uint32_t thread,
-	       uint64_t start_ns, uint64_t duration_ns, uint32_t depth, bool open);
+/* Adds call record s (asserting the profile takes it). */
+void unit_span(struct profile *p, struct span s);
 
 /* ---- tools and fixtures ------------------------------------------------------ */
 

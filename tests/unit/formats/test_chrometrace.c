@@ -62,12 +62,19 @@ static struct profile *build(bool times)
 	unit_sample(p, t2, times ? b + 5 * MS / 2 : 0, s.a, 1);
 	uint32_t handle = profile_probe_add(p, "handle \"req\"", "/bin/app", 0x1000);
 	uint32_t parse = profile_probe_add(p, "parse", "/bin/app", 0x2000);
-	unit_span(p, 1, 0, handle, t1, T0 + MS / 2, 5 * MS, 1, false);
-	unit_span(p, 2, 1, parse, t1, T0 + MS, MS, 2, false);
-	unit_span(p, 3, 1, parse, t1, T0 + 3 * MS, MS, 2, false);
-	unit_span(p, 5, 1, parse, t1, T0 + 5 * MS, 2 * MS, 2, false); /* ends after handle */
-	unit_span(p, 6, 0, parse, t1, T0 + 20 * MS, 0, 1, false);
-	unit_span(p, 4, 0, handle, t2, T0 + 2 * MS, 100 * MS + 1, 1, true);
+	unit_span(p, (struct span){.id = 1, .probe = handle, .thread = t1,
+				   .depth = 1, .start_ns = T0 + MS / 2, .duration_ns = 5 * MS});
+	unit_span(p, (struct span){.id = 2, .parent = 1, .probe = parse, .thread = t1,
+				   .depth = 2, .start_ns = T0 + MS, .duration_ns = MS});
+	unit_span(p, (struct span){.id = 3, .parent = 1, .probe = parse, .thread = t1,
+				   .depth = 2, .start_ns = T0 + 3 * MS, .duration_ns = MS});
+	/* ends after handle */
+	unit_span(p, (struct span){.id = 5, .parent = 1, .probe = parse, .thread = t1,
+				   .depth = 2, .start_ns = T0 + 5 * MS, .duration_ns = 2 * MS});
+	unit_span(p, (struct span){.id = 6, .probe = parse, .thread = t1,
+				   .depth = 1, .start_ns = T0 + 20 * MS, .duration_ns = 0});
+	unit_span(p, (struct span){.id = 4, .probe = handle, .thread = t2, .open = true,
+				   .depth = 1, .start_ns = T0 + 2 * MS, .duration_ns = 100 * MS + 1});
 	return p;
 }
 
@@ -232,8 +239,10 @@ Test(chrometrace, same_tid_one_track)
 	uint32_t pr = profile_probe_add(p, "f", "/bin/f", 0);
 	unit_sample(p, a, 100000, s.a, 1);
 	unit_sample(p, b, 300000, s.b, 1);
-	unit_span(p, 1, 0, pr, a, 100000, 100000, 1, false);
-	unit_span(p, 2, 0, pr, b, 250000, 100000, 1, false);
+	unit_span(p, (struct span){.id = 1, .probe = pr, .thread = a,
+				   .depth = 1, .start_ns = 100000, .duration_ns = 100000});
+	unit_span(p, (struct span){.id = 2, .probe = pr, .thread = b,
+				   .depth = 1, .start_ns = 250000, .duration_ns = 100000});
 	char *json = render(p);
 	size_t names = 0;
 	for (const char *c = json; (c = strstr(c, "\"thread_name\"")); c++)

@@ -63,13 +63,19 @@ static struct fixture build(bool times, bool frequency, bool spans)
 	f.handle = profile_probe_add(p, "handle \"req\"", "/bin/app", 0x1000);
 	f.parse = profile_probe_add(p, "parse", "/bin/app", 0x2000);
 	if (spans) {
-		unit_span(p, 1, 0, f.handle, f.t1, T0 + MS / 2, 5 * MS, 1, false);
-		unit_span(p, 2, 1, f.parse, f.t1, T0 + MS, MS, 2, false);
-		unit_span(p, 3, 1, f.parse, f.t1, T0 + 3 * MS, MS, 2, false);
+		unit_span(p, (struct span){.id = 1, .probe = f.handle, .thread = f.t1,
+					   .depth = 1, .start_ns = T0 + MS / 2, .duration_ns = 5 * MS});
+		unit_span(p, (struct span){.id = 2, .parent = 1, .probe = f.parse, .thread = f.t1,
+					   .depth = 2, .start_ns = T0 + MS, .duration_ns = MS});
+		unit_span(p, (struct span){.id = 3, .parent = 1, .probe = f.parse, .thread = f.t1,
+					   .depth = 2, .start_ns = T0 + 3 * MS, .duration_ns = MS});
 		/* starts inside handle (ends at 5.5 ms) but ends after it */
-		unit_span(p, 5, 1, f.parse, f.t1, T0 + 5 * MS, 2 * MS, 2, false);
-		unit_span(p, 6, 0, f.parse, f.t1, T0 + 20 * MS, 0, 1, false);
-		unit_span(p, 4, 0, f.handle, f.t2, T0 + 2 * MS, 100 * MS, 1, true);
+		unit_span(p, (struct span){.id = 5, .parent = 1, .probe = f.parse, .thread = f.t1,
+					   .depth = 2, .start_ns = T0 + 5 * MS, .duration_ns = 2 * MS});
+		unit_span(p, (struct span){.id = 6, .probe = f.parse, .thread = f.t1,
+					   .depth = 1, .start_ns = T0 + 20 * MS, .duration_ns = 0});
+		unit_span(p, (struct span){.id = 4, .probe = f.handle, .thread = f.t2, .open = true,
+					   .depth = 1, .start_ns = T0 + 2 * MS, .duration_ns = 100 * MS});
 	}
 	return f;
 }
@@ -324,8 +330,10 @@ Test(speedscope, spans_without_samples)
 	struct profile *p = profile_new();
 	uint32_t t = profile_thread_intern(p, 7, 8, "tracee");
 	uint32_t pr = profile_probe_add(p, "f", "/bin/f", 0);
-	unit_span(p, 1, 0, pr, t, 5000, 100, 1, false);
-	unit_span(p, 2, 1, pr, t, 5010, 10, 2, false);
+	unit_span(p, (struct span){.id = 1, .probe = pr, .thread = t,
+				   .depth = 1, .start_ns = 5000, .duration_ns = 100});
+	unit_span(p, (struct span){.id = 2, .parent = 1, .probe = pr, .thread = t,
+				   .depth = 2, .start_ns = 5010, .duration_ns = 10});
 	char *json = render(p, "spans");
 	cr_assert_eq(check_lengths(json), 0);
 	cr_assert_eq(check_events(json), 4);

@@ -262,8 +262,10 @@ Test(collector, values_become_a_hit_of_their_probe)
 	rig_open(&r);
 	profile_probe_add(r.p, "handle", "/bin/x", 0x1000);
 	uint32_t caps[2] = {
-		values_capture_intern(r.p, 0, "len", "int", CAPTURE_SIGNED, NULL, 0),
-		values_capture_intern(r.p, 0, "fd", "int", CAPTURE_SIGNED, NULL, 0),
+		values_capture_intern(r.p, &(struct probe_capture){.name = "len", .type = "int",
+								   .kind = CAPTURE_SIGNED}),
+		values_capture_intern(r.p, &(struct probe_capture){.name = "fd", .type = "int",
+								   .kind = CAPTURE_SIGNED}),
 	};
 	uint32_t layout = values_set_probe(r.p, 0, caps, 2, NULL);
 	struct sonde_values v;

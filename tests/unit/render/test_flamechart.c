@@ -29,33 +29,43 @@ static uint32_t fr(struct profile *p, const char *name)
 
 /* One sample of `event` weighing `weight` at t ns on (tid, comm) with a
  * stack of user frames given root first as a ';'-separated string, then
- * frame `leaf` (0: none); links to span `span` when nonzero. */
-static void add_event(struct profile *p, uint64_t t, uint32_t tid, const char *comm,
-		      const char *stack, uint64_t span, uint32_t event, uint64_t weight,
-		      uint32_t leaf)
+ * frame `leaf` (0: none); linked to span `span` when nonzero. */
+struct test_event {
+	uint64_t t;
+	uint32_t tid;
+	const char *comm;
+	const char *stack;
+	uint64_t span;
+	uint32_t event;
+	uint64_t weight;
+	uint32_t leaf;
+};
+
+static void add_event(struct profile *p, const struct test_event *e)
 {
 	uint32_t frames[32];
 	size_t n = 0;
-	char *copy = strdup(stack), *save = NULL;
+	char *copy = strdup(e->stack), *save = NULL;
 	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save))
 		frames[n++] = fr(p, tok);
 	free(copy);
-	if (leaf)
-		frames[n++] = leaf;
-	struct sample s = {.time_ns = t,
-			   .weight = weight,
-			   .event = event,
-			   .thread = profile_thread_intern(p, 100, tid, comm),
+	if (e->leaf)
+		frames[n++] = e->leaf;
+	struct sample s = {.time_ns = e->t,
+			   .weight = e->weight,
+			   .event = e->event,
+			   .thread = profile_thread_intern(p, 100, e->tid, e->comm),
 			   .stack = profile_stack_intern(p, frames, n)};
-	struct span_link link = {.span_id = span, .probe = 0};
-	cr_assert_eq(profile_add_sample(p, &s, span ? &link : NULL, span ? 1 : 0), 0);
+	struct span_link link = {.span_id = e->span, .probe = 0};
+	cr_assert_eq(profile_add_sample(p, &s, e->span ? &link : NULL, e->span ? 1 : 0), 0);
 }
 
 /* One on-CPU sample (weight 1, the profile's first event). */
 static void add(struct profile *p, uint64_t t, uint32_t tid, const char *comm, const char *stack,
 		uint64_t span)
 {
-	add_event(p, t, tid, comm, stack, span, 0, 1, 0);
+	add_event(p, &(struct test_event){.t = t, .tid = tid, .comm = comm, .stack = stack,
+					  .span = span, .weight = 1});
 }
 
 struct box {
@@ -338,14 +348,21 @@ Test(flamechart, takes_the_samples_the_view_engine_takes)
 	 * (12 waits: more records than tid 7 has samples). */
 	add(p, 1001 * MS, 7, "app", "main;handle_request;parse", 42);
 	add(p, 1002 * MS, 7, "app", "main;handle_request;parse", 42);
-	add_event(p, 1003 * MS, 7, "app", "main;handle_request;parse", 42, cpu, 1, own);
-	add_event(p, 1004 * MS, 7, "app", "main;handle_request;recv", 42, off, 10 * MS, asleep);
-	add_event(p, 1004 * MS, 9, "helper", "helper_main;send", 42, wake, 10 * MS, wakes);
+	add_event(p, &(struct test_event){.t = 1003 * MS, .tid = 7, .comm = "app",
+					  .stack = "main;handle_request;parse", .span = 42,
+					  .event = cpu, .weight = 1, .leaf = own});
+	add_event(p, &(struct test_event){.t = 1004 * MS, .tid = 7, .comm = "app",
+					  .stack = "main;handle_request;recv", .span = 42,
+					  .event = off, .weight = 10 * MS, .leaf = asleep});
+	add_event(p, &(struct test_event){.t = 1004 * MS, .tid = 9, .comm = "helper",
+					  .stack = "helper_main;send", .span = 42,
+					  .event = wake, .weight = 10 * MS, .leaf = wakes});
 	add(p, 1015 * MS, 7, "app", "main;handle_request;reply", 42);
 	add(p, 1050 * MS, 7, "app", "main;idle", 0);
 	for (int i = 0; i < 12; i++)
-		add_event(p, 1000 * MS + (uint64_t)i * 5 * MS, 8, "sleeper", "sleeper_main;wait", 0,
-			  off, 5 * MS, asleep);
+		add_event(p, &(struct test_event){.t = 1000 * MS + (uint64_t)i * 5 * MS, .tid = 8,
+						  .comm = "sleeper", .stack = "sleeper_main;wait",
+						  .event = off, .weight = 5 * MS, .leaf = asleep});
 
 	char err[256] = "";
 	struct flamechart_layout l;
@@ -393,7 +410,9 @@ Test(flamechart, takes_the_samples_the_view_engine_takes)
 	p = profile_new();
 	profile_event_intern(p, "cpu-clock");
 	off = profile_event_intern(p, PROFILE_EVENT_OFFCPU);
-	add_event(p, 1000 * MS, 8, "sleeper", "sleeper_main;wait", 0, off, 5 * MS, 0);
+	add_event(p, &(struct test_event){.t = 1000 * MS, .tid = 8, .comm = "sleeper",
+					  .stack = "sleeper_main;wait", .event = off,
+					  .weight = 5 * MS});
 	o = (struct flamechart_options){0};
 	cr_assert_eq(flamechart_layout(p, &o, &l, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "on-CPU"), "%s", err);

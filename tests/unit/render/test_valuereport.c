@@ -31,7 +31,8 @@ static struct profile *fixture(void)
 			  profile_thread_intern(p, 100, 101, "worker"),
 			  profile_thread_intern(p, 200, 200, "other")};
 	cr_assert_eq(profile_probe_add(p, "work", "/bin/x", 0x10), 0);
-	uint32_t n = values_capture_intern(p, 0, "n", "int", CAPTURE_SIGNED, NULL, 0);
+	uint32_t n = values_capture_intern(p, &(struct probe_capture){.name = "n", .type = "int",
+								      .kind = CAPTURE_SIGNED});
 	values_set_probe(p, 0, &n, 1, NULL);
 	for (uint64_t i = 0; i < 12; i++) {
 		struct span sp = {.id = i + 1, .start_ns = i * 100 * MS,

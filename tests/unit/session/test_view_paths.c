@@ -204,7 +204,8 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 			       profile_thread_intern(p, 100, 101, "worker"),
 			       profile_thread_intern(p, 200, 200, "other")};
 	cr_assert_eq(profile_probe_add(p, "work", "/bin/t", 0x1000), 0);
-	uint32_t cap_n = values_capture_intern(p, 0, "n", "int", CAPTURE_SIGNED, NULL, 0);
+	uint32_t cap_n = values_capture_intern(p, &(struct probe_capture){.name = "n", .type = "int",
+									  .kind = CAPTURE_SIGNED});
 	values_set_probe(p, 0, &cap_n, 1, NULL);
 	uint64_t id = 0;
 	for (int i = 0; i < NCALLS + (extra ? 1 : 0); i++) {
@@ -551,8 +552,8 @@ static unsigned long long same_calls(struct paths *x, const char *live_filter,
 	char *offline = NULL;
 	out = open_memstream(&offline, &len);
 	struct printable keep = {0};
-	cr_assert_eq(valuereport_by_text(out, x->offline, &v, "n", &keep, err, sizeof(err)), 0,
-		     "%s", err);
+	struct valuereport_by by = {.p = x->offline, .v = &v, .var = "n"};
+	cr_assert_eq(valuereport_by_text(out, &by, &keep, err, sizeof(err)), 0, "%s", err);
 	printable_free(&keep);
 	fclose(out);
 	const char *table = strstr(answer, "\nCalls of");

@@ -112,7 +112,8 @@ static void check_build(const char *build)
 	Dwarf *dw = open_dw(bin, &fd);
 	struct line_site *sites;
 	char err[512];
-	int n = lines_resolve(dw, bin, "lines.c", line, &sites, err, sizeof(err));
+	struct line_lookup q = {.dw = dw, .binary = bin, .file = "lines.c", .line = line};
+	int n = lines_resolve(&q, &sites, err, sizeof(err));
 	cr_assert_eq(n, 2, "%s: %d sites (%s); expected one in each of two functions", build, n,
 		     n < 0 ? err : "");
 	char fn[2][256];
@@ -158,13 +159,16 @@ Test(lines, path_suffix_and_errors)
 	struct line_site *sites;
 	char err[512];
 	/* clang records the path as given: a suffix with a directory matches. */
-	cr_expect_eq(lines_resolve(dw, "lines-gcc-O2", "lines.c", line, &sites, err, sizeof(err)), 2);
+	struct line_lookup q = {.dw = dw, .binary = "lines-gcc-O2", .file = "lines.c", .line = line};
+	cr_expect_eq(lines_resolve(&q, &sites, err, sizeof(err)), 2);
 	free(sites);
-	cr_expect_eq(lines_resolve(dw, "lines-gcc-O2", "ines.c", line, &sites, err, sizeof(err)), -1,
+	q.file = "ines.c";
+	cr_expect_eq(lines_resolve(&q, &sites, err, sizeof(err)), -1,
 		     "a suffix that is not a whole path component matched");
 	cr_expect(strstr(err, "no file ines.c in the debug info of lines-gcc-O2"), "%s", err);
-	cr_expect_eq(lines_resolve(dw, "lines-gcc-O2", "lines.c", line + 1, &sites, err, sizeof(err)),
-		     -1);
+	q.file = "lines.c";
+	q.line = line + 1;
+	cr_expect_eq(lines_resolve(&q, &sites, err, sizeof(err)), -1);
 	char want[128];
 	snprintf(want, sizeof(want), "no code at lines.c:%u; nearest lines with code: %u, ", line + 1,
 		 line);
@@ -216,7 +220,8 @@ static void check_inlined_argument(const char *build)
 	int fd;
 	Dwarf *dw = open_dw(bin, &fd);
 	struct line_site *sites;
-	int n = lines_resolve(dw, bin, "lines.c", hit_line(), &sites, err, sizeof(err));
+	struct line_lookup q = {.dw = dw, .binary = bin, .file = "lines.c", .line = hit_line()};
+	int n = lines_resolve(&q, &sites, err, sizeof(err));
 	cr_assert_eq(n, 2, "%s: %s", build, n < 0 ? err : "not 2 sites");
 	struct cap_spec s;
 	cr_assert_eq(capexpr_parse("v", &s, err, sizeof(err)), 0, "%s", err);

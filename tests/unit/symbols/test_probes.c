@@ -84,10 +84,10 @@ static const struct probe_scope no_process = {0};
 
 Test(probes, a_function_by_path_resolves_to_its_entry)
 {
-	struct probe_target *t = NULL;
 	char note[256], err[512];
-	int n = probes_resolve(COUNTED ":counted_loop", &no_process, &t, note, sizeof(note), err,
-			       sizeof(err));
+	struct probes_found found = {.note = note, .notelen = sizeof(note)};
+	int n = probes_resolve(COUNTED ":counted_loop", &no_process, &found, err, sizeof(err));
+	struct probe_target *t = found.t;
 	cr_assert_eq(n, 1, "%s", err);
 	cr_assert_str_eq(t[0].function, "counted_loop");
 	cr_assert_str_eq(t[0].binary, COUNTED);
@@ -103,10 +103,10 @@ Test(probes, a_function_by_path_resolves_to_its_entry)
 
 Test(probes, a_glob_gives_every_match_in_a_library)
 {
-	struct probe_target *t = NULL;
 	char note[256], err[512];
-	int n = probes_resolve(LIBCOUNTED ":counted_*", &no_process, &t, note, sizeof(note), err,
-			       sizeof(err));
+	struct probes_found found = {.note = note, .notelen = sizeof(note)};
+	int n = probes_resolve(LIBCOUNTED ":counted_*", &no_process, &found, err, sizeof(err));
+	struct probe_target *t = found.t;
 	/* counted_add is a static function: .symtab's, not .dynsym's. */
 	cr_assert_eq(n, 3, "%d: %s", n, n < 0 ? err : t[0].function);
 	bool add = false, ready = false, work = false;
@@ -125,18 +125,16 @@ Test(probes, a_glob_gives_every_match_in_a_library)
 
 Test(probes, refusals_say_why_in_one_line)
 {
-	struct probe_target *t = NULL;
+	struct probes_found found = {0};
 	char err[512];
-	cr_assert_eq(probes_resolve(COUNTED ":counted_lop", &no_process, &t, NULL, 0, err,
-				    sizeof(err)),
+	cr_assert_eq(probes_resolve(COUNTED ":counted_lop", &no_process, &found, err, sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, "counted_lop") && strstr(err, "counted_loop"),
 		  "names the nearest function: %s", err);
 	cr_assert_null(strchr(err, '\n'));
-	cr_assert_eq(probes_resolve(COUNTED ":_start", &no_process, &t, NULL, 0, err, sizeof(err)),
-		     -1);
+	cr_assert_eq(probes_resolve(COUNTED ":_start", &no_process, &found, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "_start") != NULL, "%s", err);
-	cr_assert_eq(probes_resolve(TARGET_DIR "/no-such-binary:f", &no_process, &t, NULL, 0, err,
+	cr_assert_eq(probes_resolve(TARGET_DIR "/no-such-binary:f", &no_process, &found, err,
 				    sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, "no-such-binary") != NULL, "%s", err);

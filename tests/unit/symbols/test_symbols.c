@@ -358,16 +358,30 @@ static enum expectation rule_expects(const struct symbol_view *v, uint64_t addr,
 	return EXPECT_UNNAMED;
 }
 
+/* What a cross check holds for all of a binary's addresses: sonde's
+ * symbolizer, the binary, its symbols as the rule reads them, whether the
+ * addresses are return addresses, and how an address the rule leaves to
+ * addr2line is checked. */
+struct cross_checking {
+	struct symbolizer *s;
+	const char *bin;
+	const struct symbol_view *v;
+	bool is_return;
+	like_addr2line_fn *like;
+};
+
 /* Checks one address against the rule; returns true when sonde names a
  * function there that addr2line names after another symbol. */
-static bool expect_by_rule(struct symbolizer *s, const char *bin, const struct symbol_view *v,
-			   uint64_t addr, bool is_return, const struct a2l_answer *want,
-			   like_addr2line_fn *like)
+static bool expect_by_rule(const struct cross_checking *c, uint64_t addr,
+			   const struct a2l_answer *want)
 {
+	struct symbolizer *s = c->s;
+	const char *bin = c->bin;
+	bool is_return = c->is_return;
 	char name[512];
-	enum expectation e = rule_expects(v, addr, is_return, want, name, sizeof(name));
+	enum expectation e = rule_expects(c->v, addr, is_return, want, name, sizeof(name));
 	if (e == EXPECT_ADDR2LINE) {
-		like(s, bin, addr, is_return, want);
+		c->like(s, bin, addr, is_return, want);
 		return false;
 	}
 	struct sym_frame f[MAX_FRAMES];
@@ -393,6 +407,7 @@ static size_t cross_check_with(const char *bin, const char *symfile, unsigned st
 	uint64_t *addrs;
 	size_t n = text_addresses(bin, step, &addrs), differ = 0;
 	struct a2l_answer *want = malloc(BATCH * sizeof(*want));
+	struct cross_checking c = {.s = s, .bin = bin, .v = &v, .is_return = is_return, .like = like};
 	for (size_t i = 0; i < n; i += BATCH) {
 		size_t m = n - i < BATCH ? n - i : BATCH;
 		uint64_t looked_up[BATCH];
@@ -400,7 +415,7 @@ static size_t cross_check_with(const char *bin, const char *symfile, unsigned st
 			looked_up[j] = addrs[i + j] - (is_return ? 1 : 0);
 		addr2line_batch(bin, looked_up, m, want);
 		for (size_t j = 0; j < m; j++)
-			differ += expect_by_rule(s, bin, &v, addrs[i + j], is_return, &want[j], like);
+			differ += expect_by_rule(&c, addrs[i + j], &want[j]);
 	}
 	free(want);
 	free(addrs);

@@ -52,7 +52,8 @@ static char *write_recording(void)
 						 .count = slow ? 4 : 2,
 						 .links = &link,
 						 .nlinks = 1});
-		unit_span(p, 1000 + (uint64_t)i, 0, probe, th, start, dur, 1, false);
+		unit_span(p, (struct span){.id = 1000 + (uint64_t)i, .probe = probe, .thread = th,
+					   .depth = 1, .start_ns = start, .duration_ns = dur});
 		if (i % 2 == 0)
 			unit_sample(p, th, start + 15 * MS, s_idle, 1);
 	}
