@@ -121,7 +121,7 @@ Test(ifunc, own_process_is_dlsym)
 	struct libc l;
 	libc_open(&l);
 	uint64_t impl = 0;
-	cr_assert_eq(ifunc_resolve(l.elf, l.dev, l.ino, "strlen", l.resolver, getpid(), &impl), 0);
+	cr_assert_eq(ifunc_resolve(&(struct ifunc_symbol){l.elf, l.dev, l.ino, "strlen", l.resolver}, getpid(), &impl), 0);
 	cr_expect_eq(impl, l.here, "ifunc says 0x%lx, dlsym 0x%lx", (unsigned long)impl,
 		     (unsigned long)l.here);
 	libc_close(&l);
@@ -155,7 +155,7 @@ Test(ifunc, other_process_with_other_choice)
 	cr_assert_eq(fscanf(out, "%d %lu", &child, &theirs), 2, "the Python child said nothing");
 	cr_assert_eq(child, pid);
 	uint64_t impl = 0;
-	int r = ifunc_resolve(l.elf, l.dev, l.ino, "strlen", l.resolver, pid, &impl);
+	int r = ifunc_resolve(&(struct ifunc_symbol){l.elf, l.dev, l.ino, "strlen", l.resolver}, pid, &impl);
 	reap(pid, out, in);
 	cr_assert_eq(r, 0, "no answer for the child");
 	cr_expect_eq(impl, theirs, "ifunc says 0x%lx, the child's dlsym 0x%lx",
@@ -190,7 +190,7 @@ Test(ifunc, executable_slot_after_first_call)
 	cr_assert_eq(child, pid);
 
 	uint64_t impl = 0;
-	int before = ifunc_resolve(l.elf, l.dev, l.ino, "strlen", 0, pid, &impl);
+	int before = ifunc_resolve(&(struct ifunc_symbol){l.elf, l.dev, l.ino, "strlen", 0}, pid, &impl);
 	cr_expect_eq(before, -1, "an unbound slot answered 0x%lx", (unsigned long)impl);
 
 	FILE *f = fopen(ready, "w");
@@ -200,7 +200,7 @@ Test(ifunc, executable_slot_after_first_call)
 	cr_assert_eq(fscanf(out, " calls=%ld", &calls), 1);
 	cr_assert_eq(calls, 100);
 	impl = 0;
-	int after = ifunc_resolve(l.elf, l.dev, l.ino, "strlen", 0, pid, &impl);
+	int after = ifunc_resolve(&(struct ifunc_symbol){l.elf, l.dev, l.ino, "strlen", 0}, pid, &impl);
 
 	f = fopen(end, "w");
 	cr_assert_not_null(f);
@@ -224,7 +224,7 @@ Test(ifunc, unmapped_file_has_no_answer)
 	struct stat st;
 	cr_assert_eq(stat(STRLENS, &st), 0);
 	uint64_t impl = 0x1234;
-	cr_expect_eq(ifunc_resolve(l.elf, st.st_dev, st.st_ino, "strlen", l.resolver, getpid(),
+	cr_expect_eq(ifunc_resolve(&(struct ifunc_symbol){l.elf, st.st_dev, st.st_ino, "strlen", l.resolver}, getpid(),
 				   &impl),
 		     -1);
 	cr_expect_eq(impl, 0x1234, "impl written on failure");
