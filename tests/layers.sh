@@ -45,8 +45,9 @@ for file in src/*/*.[ch]; do
 			     # what decodes its records and what writes data for it
 			case "$file" in
 			src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
-				src/symbols/cfi.[ch] | src/symbols/dwarfexpr.[ch] | src/symbols/dwarfvar.[ch]) ;;
-			*) complain "$file includes sonde_abi.h: the kernel's ABI stays with the engine, the record decoders (model/collector, values, latency) and the writers of kernel data (symbols/cfi, dwarfexpr, dwarfvar)" ;;
+				src/symbols/cfi.[ch] | src/symbols/cficache.c | src/symbols/dwarfexpr.[ch] | \
+				src/symbols/dwarfvar.[ch]) ;;
+			*) complain "$file includes sonde_abi.h: the kernel's ABI stays with the engine, the record decoders (model/collector, values, latency) and the writers of kernel data (symbols/cfi, cficache, dwarfexpr, dwarfvar)" ;;
 			esac
 			continue ;;
 		sonde.skel.h | vmlinux.h)               # generated from bpf/: the engine's
