@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "sonde_abi.h"
+
 struct row {
 	const char *key;
 	enum drops_group group;
@@ -16,9 +18,9 @@ static const struct row rows[SONDE_CNT_NUM] = {
 #undef DROPS_ROW
 };
 
-const char *drops_key(enum sonde_counter k)
+const char *drops_key(int k)
 {
-	return k < SONDE_CNT_NUM ? rows[k].key : "";
+	return k >= 0 && k < SONDE_CNT_NUM ? rows[k].key : "";
 }
 
 uint64_t drops_sum(const struct engine_stats *es, enum drops_group g, bool live_only)

@@ -26,6 +26,17 @@
 #include "uprobes.h"
 #include "util.h"
 
+/* engine.h's names for what its callers need of the kernel's ABI. */
+_Static_assert(ENGINE_MAX_PROBES == SONDE_MAX_PROBES, "engine.h: ENGINE_MAX_PROBES");
+_Static_assert(ENGINE_MAX_POINTS == SONDE_MAX_POINTS, "engine.h: ENGINE_MAX_POINTS");
+_Static_assert(ENGINE_POINT_PROGS == SONDE_POINT_PROGS, "engine.h: ENGINE_POINT_PROGS");
+_Static_assert(ENGINE_HIST_BUCKETS == SONDE_HIST_BUCKETS, "engine.h: ENGINE_HIST_BUCKETS");
+_Static_assert(ENGINE_COUNTERS == SONDE_CNT_NUM, "engine.h: ENGINE_COUNTERS");
+_Static_assert(ENGINE_LOST_SPANS == SONDE_CNT_LOST_SPANS, "engine.h: ENGINE_LOST_SPANS");
+_Static_assert(ENGINE_UNWIND_FP == (int)SONDE_UNWIND_FP && ENGINE_UNWIND_CFI == (int)SONDE_UNWIND_CFI &&
+		       ENGINE_UNWIND_AUTO == (int)SONDE_UNWIND_AUTO,
+	       "engine.h: enum engine_unwind");
+
 /* libbpf's own log, with -v: its messages come in pieces of lines, without
  * a context to hand them to, so they go where libbpf prints by default. */
 static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -234,7 +245,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 
 	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
 	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
-	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
+	uint32_t unwind_rows = o->unwind == ENGINE_UNWIND_FP
 				       ? 1
 				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
 	e->skel = open_skeleton(o, rb, unwind_rows, e->multi);
@@ -268,7 +279,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		free(e);
 		return NULL;
 	}
-	if (o->unwind != SONDE_UNWIND_FP) {
+	if (o->unwind != ENGINE_UNWIND_FP) {
 		struct unwind_maps um = {
 			.procs_fd = bpf_map__fd(e->skel->maps.unwind_procs),
 			.mappings_fd = bpf_map__fd(e->skel->maps.unwind_mappings),

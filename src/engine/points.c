@@ -34,14 +34,16 @@ static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
 }
 
 int engine_set_point_fetch(struct engine *e, uint32_t probe, uint32_t index,
-			   const struct sonde_fetch_prog *prog)
+			   const struct engine_fetch *f)
 {
 	int slot = slot_of(e, probe);
 	if (slot < 0 || index >= e->slots[slot].point_progs_n)
 		return -1;
 	struct sonde_fetch_prog p = {0};
-	if (prog)
-		p = *prog;
+	if (f && f->prog) {
+		p = *f->prog;
+		p.layout = f->layout;
+	}
 	p.gen = e->slots[slot].gen;
 	uint32_t key = SONDE_MAX_PROBES + e->slots[slot].point_progs_first + index;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);

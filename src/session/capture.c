@@ -24,11 +24,11 @@ static uint32_t name_captures(const struct capture_plan *plan, const struct fetc
 }
 
 bool capture_program(const struct capture_plan *plan, int i, const struct profile *p,
-		     uint32_t probe, struct sonde_fetch_prog *out)
+		     uint32_t probe, struct engine_fetch *out)
 {
 	if (!plan->builds || i >= plan->n)
 		return false;
-	*out = plan->builds[i].prog;
+	out->prog = plan->builds[i].prog;
 	out->layout = values_next_layout(p, probe);
 	return true;
 }
@@ -46,9 +46,8 @@ int capture_apply_points(const struct capture_plan *plan, struct engine *e, stru
 		return 0;
 	uint32_t layout = name_captures(plan, &plan->builds[0], p, probe);
 	for (int i = 0; i < plan->n; i++) {
-		struct sonde_fetch_prog prog = plan->builds[i].prog;
-		prog.layout = layout;
-		if (engine_set_point_fetch(e, probe, (uint32_t)i, &prog))
+		struct engine_fetch f = {plan->builds[i].prog, layout};
+		if (engine_set_point_fetch(e, probe, (uint32_t)i, &f))
 			return errbuf_set(err, errlen,
 					  "cannot store the fetch program of address %d of probe %u",
 					  i, probe);

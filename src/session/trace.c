@@ -91,9 +91,9 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		r = id;
 		goto done;
 	}
-	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
+	if (id < 0 && s->npoints >= ENGINE_MAX_POINTS) {
 		errbuf_set(err, errlen, "trace %s: a session traces at most %d lines", spec,
-			   SONDE_MAX_POINTS);
+			   ENGINE_MAX_POINTS);
 		goto out;
 	}
 	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
@@ -175,13 +175,13 @@ int trace_spec_resolve(struct session *s, const char *spec, struct probe_plan *r
 }
 
 /* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
- * when it is not attached now, fetch[i] its program (NULL: none). */
+ * when it is not attached now, fetch[i] its program (prog NULL: none). */
 struct spec_functions {
 	const struct probe_target *t;
 	int n;
 	const int *ids;
 	const bool *fresh;
-	const struct sonde_fetch_prog *const *fetch;
+	const struct engine_fetch *fetch;
 };
 
 /* The calls a probe counts are those of one predicate: a spec with
@@ -234,7 +234,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
 	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
 	int8_t *classes = xcalloc((size_t)n + 1, sizeof(*classes));
-	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
 	for (int i = 0; i < n; i++)
 		done[i] = !f->fresh[i];
@@ -340,14 +340,12 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
 		goto out;
 	/* Each new probe's program goes in with it. */
-	struct sonde_fetch_prog *progs = xcalloc((size_t)n + 1, sizeof(*progs));
-	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	for (int i = 0; i < n; i++)
-		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
-			fetch[i] = &progs[i];
+		if (fresh[i])
+			capture_program(&plan, i, s->prof, (uint32_t)ids[i], &fetch[i]);
 	fns.fetch = fetch;
 	int rc = attach_functions(s, spec, &fns, err, errlen);
-	free(progs);
 	free(fetch);
 	if (rc)
 		goto out;
@@ -487,7 +485,7 @@ void trace_refresh_probe(struct session *s, uint32_t probe)
 	struct probe_info *pi = &s->prof->probes[probe];
 	const struct probe_counts *c = &s->probes[probe].counted_before;
 	uint64_t live[LATENCY_LOGLIN_BUCKETS] = {0};
-	struct sonde_probe_stats st = {0};
+	struct engine_probe_stats st = {0};
 	if (s->probes[probe].attached &&
 	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
 		return; /* keep the last figures read */
@@ -508,7 +506,7 @@ static void refresh_point_calls(struct session *s, uint32_t point)
 		if (s->prof->probes[f].point >= 0)
 			continue;
 		uint64_t key = (uint64_t)point << 32 | f, calls = 0, hit = 0;
-		struct sonde_point_calls live = {0};
+		struct engine_point_calls live = {0};
 		hashmap_get(&s->point_calls_before, key, &calls);
 		hashmap_get(&s->point_hit_before, key, &hit);
 		if (s->probes[point].attached && s->probes[f].attached &&
