@@ -67,10 +67,17 @@ struct engine_options {
 	enum engine_unwind unwind; /* how user stacks are walked (0: frame pointers) */
 	size_t unwind_bytes;   /* the kernel's unwind rows (cfi, auto); 0 = ENGINE_UNWIND_BYTES */
 	bool verbose;          /* let libbpf's messages through, and the notes below */
+	/* With verbose, libbpf's own messages (its warnings, the verifier's
+	 * log of a program it refused) as libbpf writes them: pieces of
+	 * lines, newlines included (NULL drops them). libbpf sends them to
+	 * one place per process: from engine_open to engine_close, this
+	 * engine's log. */
+	void (*log)(void *arg, const char *text);
+	void *log_arg;
 	/* With verbose, what the engine does without (one line each, no
 	 * newline; NULL drops them): no attach helper, no uprobe_multi links,
-	 * a sample-tail tracepoint missing. The engine itself prints nothing
-	 * but libbpf's log. */
+	 * a sample-tail tracepoint missing. The engine itself prints nothing:
+	 * its errors go to err, the rest to log and note. */
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
 	bool off_cpu;          /* record off-CPU intervals from the start (engine_set_offcpu) */

@@ -394,6 +394,8 @@ static void engine_options_fill(struct session *s, struct engine_options *eo)
 	eo->verbose = o->verbose;
 	eo->note = o->note;
 	eo->note_arg = o->note_arg;
+	eo->log = o->log;
+	eo->log_arg = o->log_arg;
 	eo->no_children = o->no_children;
 	static const enum engine_unwind unwind_modes[] = {
 		[SESSION_UNWIND_FP] = ENGINE_UNWIND_FP,
