@@ -12,7 +12,7 @@ struct row {
 };
 
 static const struct row rows[SONDE_CNT_NUM] = {
-#define DROPS_ROW(name, field, key, group, drop, phrase)                                           \
+#define DROPS_ROW(name, key, group, drop, phrase)                                           \
 	[SONDE_CNT_##name] = {key, DROPS_##group, drop, phrase},
 	SONDE_COUNTERS(DROPS_ROW)
 #undef DROPS_ROW
