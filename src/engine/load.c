@@ -98,18 +98,17 @@ static void note_verbose(const struct engine *e, const char *fmt, ...)
 	free(line);
 }
 
-static void explain_load_error(int err, char *buf, size_t len)
+static int explain_load_error(int err, char *buf, size_t len)
 {
 	if (err == -EPERM || err == -EACCES)
-		snprintf(buf, len,
-			 "not allowed to load BPF programs (%s): run as root, or grant CAP_BPF "
-			 "and CAP_PERFMON",
-			 strerror(-err));
-	else
-		snprintf(buf, len,
-			 "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or "
-			 "ring buffer support? run with -v for the verifier log)",
-			 strerror(-err));
+		return errbuf_set(buf, len,
+				  "not allowed to load BPF programs (%s): run as root, or grant "
+				  "CAP_BPF and CAP_PERFMON",
+				  strerror(-err));
+	return errbuf_set(buf, len,
+			  "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or ring "
+			  "buffer support? run with -v for the verifier log)",
+			  strerror(-err));
 }
 
 /* The programs of off-CPU intervals and thread states: the tracepoints
