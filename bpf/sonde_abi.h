@@ -82,9 +82,10 @@ enum sonde_record_kind {
 };
 
 /* The kernel's drop counters, one line each; adding one is a line here and
- * its count() in the BPF programs. X(NAME, field, key, group, drop, phrase):
+ * its count() in the BPF programs (and ENGINE_COUNTERS in engine.h one more).
+ * X(NAME, key, group, drop, phrase):
  *   NAME    SONDE_CNT_NAME, its index in the per-CPU `counters` array map
- *   field   its member of struct engine_stats
+ *           (and in engine_stats.count)
  *   key     its key in a recording's meta table
  *   group   the sentence of the summary that shows it (engine/drops.h):
  *           LOST (ring buffer full), CHILDREN, UNTIMED (calls not timed),
@@ -93,51 +94,51 @@ enum sonde_record_kind {
  *   phrase  what follows its number in that sentence */
 #define SONDE_COUNTERS(X) \
 	/* ring buffer full: a sample, a span record, a fork/exec/exit record dropped */ \
-	X(LOST_SAMPLES, lost_samples, "lost_samples", LOST, 1, "samples") \
-	X(LOST_SPANS, lost_spans, "lost_spans", LOST, 1, "calls") \
-	X(LOST_TASK, lost_task, "lost_task_events", LOST, 1, "process events") \
+	X(LOST_SAMPLES, "lost_samples", LOST, 1, "samples") \
+	X(LOST_SPANS, "lost_spans", LOST, 1, "calls") \
+	X(LOST_TASK, "lost_task_events", LOST, 1, "process events") \
 	/* calls nested deeper than SONDE_SPAN_DEPTH (counted, not timed) */ \
-	X(SPAN_OVERFLOW, span_overflow, "span_depth_overflow", UNTIMED, 1, "calls nested too deep") \
+	X(SPAN_OVERFLOW, "span_depth_overflow", UNTIMED, 1, "calls nested too deep") \
 	/* spans whose return was never seen (longjmp, exceptions) */ \
-	X(SPAN_ORPHAN, span_orphans, "span_orphans", UNTIMED, 0, "without return") \
+	X(SPAN_ORPHAN, "span_orphans", UNTIMED, 0, "without return") \
 	/* both thread-state slots of a tid taken: a call was not traced */ \
-	X(THREADS_FULL, threads_full, "threads_full", UNTIMED, 1, "with no thread slot") \
+	X(THREADS_FULL, "threads_full", UNTIMED, 1, "with no thread slot") \
 	/* target map full: a forked child could not be followed */ \
-	X(TARGETS_FULL, targets_full, "children_not_followed", CHILDREN, 1, \
+	X(TARGETS_FULL, "children_not_followed", CHILDREN, 1, \
 	  "child processes not followed (target map full)") \
 	/* user stacks walked with unwind tables (--unwind cfi|auto), by how they \
 	 * ended (enum sonde_unwind_end): complete, or early and why */ \
-	X(END_COMPLETE, stacks_complete, "stacks_complete", UNWIND, 0, "complete") \
-	X(END_NO_TABLE, ends_no_table, "stacks_end_no_table", UNWIND, 0, "no table") \
-	X(END_TABLE_MISS, ends_table_miss, "stacks_end_table_miss", UNWIND, 0, "table miss") \
-	X(END_READ_FAULT, ends_read_fault, "stacks_end_read_fault", UNWIND, 0, "read fault") \
-	X(END_DEPTH, ends_depth, "stacks_end_depth", UNWIND, 0, "depth limit") \
-	X(END_UNSUPPORTED, ends_unsupported, "stacks_end_unsupported", UNWIND, 0, \
+	X(END_COMPLETE, "stacks_complete", UNWIND, 0, "complete") \
+	X(END_NO_TABLE, "stacks_end_no_table", UNWIND, 0, "no table") \
+	X(END_TABLE_MISS, "stacks_end_table_miss", UNWIND, 0, "table miss") \
+	X(END_READ_FAULT, "stacks_end_read_fault", UNWIND, 0, "read fault") \
+	X(END_DEPTH, "stacks_end_depth", UNWIND, 0, "depth limit") \
+	X(END_UNSUPPORTED, "stacks_end_unsupported", UNWIND, 0, \
 	  "unsupported rule or bad frame") \
 	/* frames whose pc was in no mapping the tables know (the binary was \
 	 * mapped after its process's tables were loaded): user space loads them */ \
-	X(TABLE_MISS, table_misses, "unwind_table_misses", MISSES, 0, "table misses") \
+	X(TABLE_MISS, "unwind_table_misses", MISSES, 0, "table misses") \
 	/* of those, frames whose table the sampler found by the mapped file \
 	 * (struct sonde_unwind_file), with no wait for user space */ \
-	X(FILE_FOUND, file_found, "unwind_found_by_file", MISSES, 0, "found by file in the kernel") \
+	X(FILE_FOUND, "unwind_found_by_file", MISSES, 0, "found by file in the kernel") \
 	/* a probe hit's values not sent: ring buffer full */ \
-	X(LOST_VALUES, lost_values, "lost_values", LOST, 1, "captured values") \
+	X(LOST_VALUES, "lost_values", LOST, 1, "captured values") \
 	/* reads of user memory by fetch programs that failed (the value is \
 	 * marked, or the hit's predicate failed: nothing sent) */ \
-	X(FETCH_FAULT, fetch_faults, "fetch_faults", VALUES, 0, "failed reads of captured values") \
+	X(FETCH_FAULT, "fetch_faults", VALUES, 0, "failed reads of captured values") \
 	/* thread states (--threads, sonde threads): a pass's record of a \
 	 * thread lost in a full ring buffer; threads whose state could not be \
 	 * kept (the thread-state map full) */ \
-	X(LOST_THREADS, lost_thread_states, "lost_thread_states", LOST, 1, "thread states") \
-	X(TSTATE_FULL, tstate_full, "thread_states_full", CHILDREN, 1, \
+	X(LOST_THREADS, "lost_thread_states", LOST, 1, "thread states") \
+	X(TSTATE_FULL, "thread_states_full", CHILDREN, 1, \
 	  "threads without a state (thread-state map full)") \
 	/* off-CPU intervals (record --off-cpu): lost in a full ring buffer, \
 	 * not kept because the switched-out threads' map was full, and those \
 	 * shorter than --min-block (left out by design, counted) */ \
-	X(LOST_OFFCPU, lost_offcpu, "lost_offcpu", LOST, 1, "off-CPU intervals") \
-	X(OFFCPU_FULL, offcpu_full, "offcpu_threads_full", OFFCPU, 1, \
+	X(LOST_OFFCPU, "lost_offcpu", LOST, 1, "off-CPU intervals") \
+	X(OFFCPU_FULL, "offcpu_threads_full", OFFCPU, 1, \
 	  "not kept (switched-out thread map full)") \
-	X(OFFCPU_SHORT, offcpu_short, "offcpu_below_min_block", OFFCPU, 0, \
+	X(OFFCPU_SHORT, "offcpu_below_min_block", OFFCPU, 0, \
 	  "shorter than --min-block")
 
 /* Indices into the per-CPU `counters` array map. */

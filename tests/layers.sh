@@ -41,14 +41,7 @@ for file in src/*/*.[ch]; do
 	layer=${layer%%/*}
 	while IFS= read -r inc; do
 		case "$inc" in
-		sonde_abi.h) # bpf/: what the kernel and sonde share, for the engine,
-			     # what decodes its records and what writes data for it
-			case "$file" in
-			src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
-				src/symbols/cfi.[ch] | src/symbols/dwarfexpr.[ch] | src/symbols/dwarfvar.[ch]) ;;
-			*) complain "$file includes sonde_abi.h: the kernel's ABI stays with the engine, the record decoders (model/collector, values, latency) and the writers of kernel data (symbols/cfi, dwarfexpr, dwarfvar)" ;;
-			esac
-			continue ;;
+		sonde_abi.h) continue ;; # bpf/: below, with what reaches it through headers
 		sonde.skel.h | vmlinux.h)               # generated from bpf/: the engine's
 			[ "$layer" = engine ] || complain "$file includes $inc: only the engine loads the BPF object"
 			continue ;;
@@ -62,6 +55,56 @@ for file in src/*/*.[ch]; do
 			complain "$file ($layer) includes $inc: profiles are read, written and drawn without the kernel (the session runs the engine)"
 		fi
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+done
+
+# sonde_abi.h (bpf/) is what the kernel and sonde share: it stays with the
+# engine, the record decoders (model/collector, values, latency) and the
+# writers of kernel data (symbols/cfi.c and cficache.c: unwind rows;
+# dwarfexpr and dwarfvar.c: fetch programs). No other file
+# reaches it, directly or through headers: a header of theirs that included
+# it would hand the kernel's ABI to every file above that includes the
+# header (engine.h to the whole session), so such a header names its own
+# types and declares the kernel's opaquely (struct sonde_fetch_prog;).
+abi_reader() {
+	case "$1" in
+	src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
+		src/symbols/cfi.c | src/symbols/cficache.c | src/symbols/dwarfexpr.[ch] | \
+		src/symbols/dwarfvar.c) return 0 ;;
+	esac
+	return 1
+}
+quoted_includes() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
+# abi_path[h]: how header h reaches sonde_abi.h ("engine.h -> sonde_abi.h"),
+# to a fixed point over the headers' includes.
+declare -A abi_path
+changed=1
+while [ "$changed" = 1 ]; do
+	changed=0
+	for h in src/*/*.h; do
+		name=${h##*/}
+		[ -n "${abi_path[$name]:-}" ] && continue
+		while IFS= read -r inc; do
+			if [ "$inc" = sonde_abi.h ]; then
+				abi_path[$name]="$name -> sonde_abi.h"
+			elif [ -n "${abi_path[$inc]:-}" ]; then
+				abi_path[$name]="$name -> ${abi_path[$inc]}"
+			else
+				continue
+			fi
+			changed=1
+			break
+		done < <(quoted_includes "$h")
+	done
+done
+for file in src/*/*.[ch]; do
+	abi_reader "$file" && continue
+	while IFS= read -r inc; do
+		if [ "$inc" = sonde_abi.h ]; then
+			complain "$file includes sonde_abi.h: the kernel's ABI stays with the engine, the record decoders and the writers of kernel data"
+		elif [ -n "${abi_path[$inc]:-}" ]; then
+			complain "$file reaches sonde_abi.h through ${abi_path[$inc]}: the kernel's ABI stays with the engine, the record decoders and the writers of kernel data"
+		fi
+	done < <(quoted_includes "$file")
 done
 
 # Each external library is private to the layer that owns it: its headers

@@ -3,6 +3,7 @@
 #include "session_args.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,13 @@ static void print_note(void *arg, const char *line)
 	errorf("%s", line);
 }
 
+/* libbpf's messages (-v), as they come. */
+static void print_log(void *arg, const char *text)
+{
+	(void)arg;
+	fputs(text, stderr);
+}
+
 int session_args_getopt(struct session_options *o, int argc, char **argv,
 			const struct session_command *cmd, int *exit_code)
 {
@@ -155,6 +163,7 @@ int session_args_getopt(struct session_options *o, int argc, char **argv,
 	snprintf(shortopts, sizeof(shortopts), "+%s%sh", SESSION_SHORT_OPTS,
 		 cmd->own_short ? cmd->own_short : "");
 	o->note = print_note;
+	o->log = print_log;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {

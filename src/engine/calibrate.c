@@ -16,6 +16,7 @@
 #include "events.h"
 #include "order.h"
 #include "procmaps.h"
+#include "sonde_abi.h"
 #include "util.h"
 
 #define CALIB_CALLS 200 /* single timed calls per class */
@@ -190,7 +191,7 @@ static int calibrate_calls(struct engine *e, struct calibration_result *out, cha
 	for (int k = 0; k < CALIB_CALLS; k++) {
 		for (int c = 0; c < nclasses; c++) {
 			void (*volatile call)(void) = class_fns[c];
-			struct sonde_probe_stats a, b;
+			struct engine_probe_stats a, b;
 			engine_read_probe_stats(e, engine_calibration_probe(c), &a);
 			uint64_t t0 = monotonic_ns();
 			call();
@@ -472,7 +473,7 @@ int calibrate_run(struct engine *e, bool samples, struct calibration_result *out
 	uint32_t tid = (uint32_t)gettid();
 	if (engine_add_pid(e, self, err, errlen))
 		return -1;
-	struct sonde_calibration zero = {.calib_tid = tid};
+	struct engine_calibration zero = {.calib_tid = tid};
 	engine_set_calibration(e, &zero);
 	/* The calls leave this thread a state, which the samples then charge. */
 	int r = calibrate_calls(e, out, err, errlen);
@@ -482,6 +483,6 @@ int calibrate_run(struct engine *e, bool samples, struct calibration_result *out
 	engine_remove_pid(e, self);
 	engine_discard_pending(e); /* the calibration's own samples */
 	out->calib.calib_tid = 0;
-	engine_set_calibration(e, r == 0 ? &out->calib : &(struct sonde_calibration){0});
+	engine_set_calibration(e, r == 0 ? &out->calib : &(struct engine_calibration){0});
 	return r;
 }

@@ -6,7 +6,7 @@
  * charges that to the thread. What it cannot see is the kernel's work around
  * a handler: the breakpoint trap and single-step of a uprobe, the return
  * trampoline of a uretprobe, the timer interrupt of a sample. Three numbers
- * stand for it (struct sonde_calibration):
+ * stand for it (struct engine_calibration):
  *
  * The first two depend on how the kernel handles the probed instruction
  * (emulated or single-stepped: engine_insn_class), so they are measured
@@ -49,10 +49,9 @@
 #include <stddef.h>
 
 #include "engine.h"
-#include "sonde_abi.h"
 
 struct calibration_result {
-	struct sonde_calibration calib; /* what was set in the engine */
+	struct engine_calibration calib; /* what was set in the engine */
 	struct engine_trap_costs classes[INSN_CLASSES]; /* per first instruction */
 	double class_full_ns[INSN_CLASSES]; /* a traced call's whole cost to its caller */
 	double class_handler_ns[INSN_CLASSES]; /* of which the handlers timed themselves */

@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "sonde_abi.h"
+
 struct row {
 	const char *key;
 	enum drops_group group;
@@ -10,15 +12,15 @@ struct row {
 };
 
 static const struct row rows[SONDE_CNT_NUM] = {
-#define DROPS_ROW(name, field, key, group, drop, phrase)                                           \
+#define DROPS_ROW(name, key, group, drop, phrase)                                           \
 	[SONDE_CNT_##name] = {key, DROPS_##group, drop, phrase},
 	SONDE_COUNTERS(DROPS_ROW)
 #undef DROPS_ROW
 };
 
-const char *drops_key(enum sonde_counter k)
+const char *drops_key(int k)
 {
-	return k < SONDE_CNT_NUM ? rows[k].key : "";
+	return k >= 0 && k < SONDE_CNT_NUM ? rows[k].key : "";
 }
 
 uint64_t drops_sum(const struct engine_stats *es, enum drops_group g, bool live_only)

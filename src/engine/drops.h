@@ -1,5 +1,5 @@
 /* drops — the kernel's drop counters as a person reads them. The table
- * SONDE_COUNTERS (sonde_abi.h) gives each counter's meta key, the summary
+ * SONDE_COUNTERS (sonde_abi.h, which only drops.c reads) gives each counter's meta key, the summary
  * sentence that shows it and its phrase there, and whether the live status
  * counts it among its drops; everything here is built from that table, so a
  * new counter is shown without edits elsewhere. */
@@ -24,8 +24,9 @@ enum drops_group {
 	DROPS_OFFCPU,     /* "off-CPU intervals: 0 not kept (...), 812 shorter than --min-block" */
 };
 
-/* Counter k's key in a recording's meta table ("lost_samples"). */
-const char *drops_key(enum sonde_counter k);
+/* Counter k's key in a recording's meta table ("lost_samples"; k is an
+ * index of engine_stats.count, "" past them). */
+const char *drops_key(int k);
 
 /* The sum of a group's counters (DROPS_ANY: all); with live_only, of those
  * the live status counts among its drops. */

@@ -26,7 +26,22 @@
 #include "events.h"
 #include "insn.h"
 #include "records.h"
-#include "sonde_abi.h"
+
+/* The kernel's ABI (bpf/sonde_abi.h) stays inside the engine and the code
+ * that decodes its records: what a caller needs of it has a name of the
+ * engine's here, and load.c asserts that each equals the kernel's. */
+#define ENGINE_MAX_PROBES 256    /* the kernel's probe slots (SONDE_MAX_PROBES) */
+#define ENGINE_MAX_POINTS 64     /* point bits, one per line probe at once (SONDE_MAX_POINTS) */
+#define ENGINE_POINT_PROGS 512   /* the point probes' fetch programs at once (SONDE_POINT_PROGS) */
+#define ENGINE_HIST_BUCKETS 976  /* a probe's histogram of calls (SONDE_HIST_BUCKETS) */
+#define ENGINE_COUNTERS 22       /* the kernel's drop counters (SONDE_CNT_NUM) */
+
+/* How the sampler walks user stacks (the kernel's enum sonde_unwind_mode). */
+enum engine_unwind {
+	ENGINE_UNWIND_FP = 0,   /* the kernel's frame-pointer walk */
+	ENGINE_UNWIND_CFI = 1,  /* unwind tables only: a binary without one ends the stack */
+	ENGINE_UNWIND_AUTO = 2, /* unwind tables, frame pointers where a binary has none */
+};
 
 struct engine_options {
 	struct event_spec event;
@@ -49,13 +64,20 @@ struct engine_options {
 	bool no_points; /* with fixed: no line probe nor --sample-when (point_hit is not loaded) */
 	bool no_children;      /* do not follow the processes targets create */
 	size_t ringbuf_bytes;  /* power of two, >= page size; 0 = 16 MiB */
-	enum sonde_unwind_mode unwind; /* how user stacks are walked (0: frame pointers) */
+	enum engine_unwind unwind; /* how user stacks are walked (0: frame pointers) */
 	size_t unwind_bytes;   /* the kernel's unwind rows (cfi, auto); 0 = ENGINE_UNWIND_BYTES */
 	bool verbose;          /* let libbpf's messages through, and the notes below */
+	/* With verbose, libbpf's own messages (its warnings, the verifier's
+	 * log of a program it refused) as libbpf writes them: pieces of
+	 * lines, newlines included (NULL drops them). libbpf sends them to
+	 * one place per process: from engine_open to engine_close, this
+	 * engine's log. */
+	void (*log)(void *arg, const char *text);
+	void *log_arg;
 	/* With verbose, what the engine does without (one line each, no
 	 * newline; NULL drops them): no attach helper, no uprobe_multi links,
-	 * a sample-tail tracepoint missing. The engine itself prints nothing
-	 * but libbpf's log. */
+	 * a sample-tail tracepoint missing. The engine itself prints nothing:
+	 * its errors go to err, the rest to log and note. */
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
 	bool off_cpu;          /* record off-CPU intervals from the start (engine_set_offcpu) */
@@ -72,18 +94,12 @@ struct engine_options {
 	void *arg;
 };
 
-/* The kernel's drop counters: a member each (SONDE_COUNTERS in sonde_abi.h
- * says what they count; drops.h, how they are shown), or all by index. */
+/* The kernel's drop counters, by index (SONDE_COUNTERS in sonde_abi.h
+ * says what each counts; drops.h names them and says how they are shown). */
 struct engine_stats {
-	union {
-		struct {
-#define ENGINE_STATS_FIELD(name, field, ...) uint64_t field;
-			SONDE_COUNTERS(ENGINE_STATS_FIELD)
-#undef ENGINE_STATS_FIELD
-		};
-		uint64_t count[SONDE_CNT_NUM]; /* by enum sonde_counter */
-	};
+	uint64_t count[ENGINE_COUNTERS];
 };
+#define ENGINE_LOST_SPANS 1 /* count[]'s span records lost (SONDE_CNT_LOST_SPANS) */
 
 #define ENGINE_UNWIND_BYTES (16u << 20)
 
@@ -176,12 +192,12 @@ bool engine_sampling(const struct engine *e);
  * (any number below ENGINE_CALIBRATION_BASE: a session numbers its probes
  * as it likes); its entry and return programs are attached at a file
  * offset of a binary. In the kernel a probe occupies one of
- * SONDE_MAX_PROBES slots (the attach cookie and map key) while attached;
+ * ENGINE_MAX_PROBES slots (the attach cookie and map key) while attached;
  * records, histograms and open spans are handed back under the caller's
  * ids. At most ENGINE_USER_PROBES are attached at once.
  * engine_attach_probes attaches n probes, probes[i] at file_offsets[i] of
  * one binary, each with the fetch program fetch[i] (captures and a
- * predicate, sonde_abi.h; dwarfvar.h builds it; fetch or fetch[i] NULL:
+ * predicate: struct engine_fetch; fetch NULL or fetch[i].prog NULL:
  * none), all or none. A probe's program is in place before its first hit
  * counts, so with a predicate no call is ever counted undecided; a probe
  * attached already (one more PID) keeps the program it has. A hit's values
@@ -213,10 +229,16 @@ struct engine_span_policy {
 	bool emit_all;
 };
 
+struct sonde_fetch_prog; /* the kernel's form (sonde_abi.h), built by symbols/dwarfvar */
+struct engine_fetch {
+	const struct sonde_fetch_prog *prog; /* NULL: none */
+	uint32_t layout; /* the caller's name for what its values are: each
+			  * SONDE_REC_VALUES record of it carries it */
+};
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
-	const struct sonde_fetch_prog *const *fetch;
+	const struct engine_fetch *fetch;
 	size_t n;
 	const char *binary;
 	pid_t pid;            /* when npids is 0 */
@@ -277,7 +299,7 @@ void engine_forget_process(struct engine *e, pid_t pid);
  * links: one link for the entries and one for the returns, so removing
  * them waits for the kernel twice, not twice per class);
  * engine_detach_calibration removes them as engine_discard_span does. */
-#define ENGINE_USER_PROBES (SONDE_MAX_PROBES - 4)
+#define ENGINE_USER_PROBES (ENGINE_MAX_PROBES - 4)
 #define ENGINE_CALIBRATION_BASE 0xffffff00u
 uint32_t engine_calibration_probe(int cls);
 struct engine_calibration_batch {
@@ -291,13 +313,13 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 void engine_detach_calibration(struct engine *e);
 
 /* Reads a probe's in-kernel log-linear histogram of completed calls
- * (sonde_abi.h; summed over CPUs) into buckets[SONDE_HIST_BUCKETS] (zeros
+ * (sonde_abi.h; summed over CPUs) into buckets[ENGINE_HIST_BUCKETS] (zeros
  * when it is not attached). Returns 0 or -1. */
 int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
 
 /* The histograms of probes 0..nprobes-1 at once (one batched read when the
  * kernel supports it). Returns 0 or -1. */
-int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS]);
+int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[ENGINE_HIST_BUCKETS]);
 
 /* In-kernel sampling decisions; probe ids, or -1 for none. Takes effect at
  * once (the sampler reads it on every sample). */
@@ -308,11 +330,11 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
  * binary (no return probes), all with the probe's slot (attached with
  * engine_attach_probes, point_bit set). Every hit is counted
  * (engine_read_probe_stats: entered); a hit marks the innermost traced
- * call in flight with its point bit (0..SONDE_MAX_POINTS-1, chosen by the
+ * call in flight with its point bit (0..ENGINE_MAX_POINTS-1, chosen by the
  * caller, one per point probe attached at once; a caller that never
  * reuses a bit never sees an earlier point's marks), which the call passes
  * to its caller when it returns. With fetch (engine_probe_batch), each
- * address runs a program of its own, at most SONDE_POINT_PROGS over the
+ * address runs a program of its own, at most ENGINE_POINT_PROGS over the
  * point probes attached at once; a hit whose predicate fails marks
  * nothing. A probe attached again for another pid gives the same offsets
  * and keeps its programs. Detach with engine_detach_span. */
@@ -320,8 +342,11 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 /* Completed calls of a span probe that ended while a point probe was
  * attached, and those of them during which it was hit, as the kernel
  * counted them while both were attached. Returns 0 or -1. */
+struct engine_point_calls {
+	uint64_t calls, hit;
+};
 int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    struct sonde_point_calls *out);
+			    struct engine_point_calls *out);
 
 /* Samples only while a call in flight has been marked by this point probe
  * (-1: off). Returns 0, or -1 when it is not an attached point probe. */
@@ -339,13 +364,28 @@ struct engine_open_span {
 typedef void (*engine_open_span_fn)(void *arg, const struct engine_open_span *o);
 void engine_for_each_open_span(struct engine *e, engine_open_span_fn fn, void *arg);
 
-/* A probe's totals summed over CPUs (calls entered and completed, raw and
- * own time; see struct sonde_probe_stats). Returns 0 or -1. */
-int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe_stats *out);
+/* A probe's totals summed over CPUs. Returns 0 or -1. */
+struct engine_probe_stats {
+	uint64_t entered;    /* calls that began (counted at entry), every one */
+	uint64_t completed;  /* calls whose return was seen: with a predicate,
+			      * only calls where it held at entry are timed */
+	uint64_t raw_ns;     /* sum of measured durations of completed calls */
+	uint64_t own_ns;     /* sum of sonde's own cost inside them (raw - corrected) */
+	uint64_t handler_ns; /* sum of the run times of sending span records */
+	uint64_t emitted;    /* span records sent */
+};
+int engine_read_probe_stats(struct engine *e, uint32_t probe, struct engine_probe_stats *out);
 
-/* Sets the costs BPF cannot time itself (see struct sonde_calibration);
- * takes effect at once. */
-void engine_set_calibration(struct engine *e, const struct sonde_calibration *c);
+/* The costs BPF cannot time itself (calibrate.h measures them; the
+ * kernel's struct sonde_calibration says more of each); set takes effect
+ * at once. */
+struct engine_calibration {
+	uint64_t sample_unseen_ns; /* per sample: the interrupt's exit after the program */
+	uint64_t late_cap_ns;      /* a timer sample's lateness is charged up to this */
+	uint64_t exit_cap_ns;      /* its interrupt's end, timed, up to this (0: not timed) */
+	uint32_t calib_tid;        /* the calibrating thread (0: none) */
+};
+void engine_set_calibration(struct engine *e, const struct engine_calibration *c);
 
 /* How the kernel handles a uprobe's breakpoint depends on the instruction it
  * replaces: some it emulates, the others it single-steps out of line (a
@@ -388,7 +428,7 @@ bool engine_times_sample_exits(const struct engine *e);
 
 /* What the session's samples were charged so far, as measured in the run:
  * their number, and the sum of their charged lateness and program run
- * times (struct sonde_calibration says what each is). */
+ * times (struct engine_calibration says what each is). */
 struct engine_sample_charges {
 	uint64_t samples, late_ns, run_ns;
 	uint64_t exits, exit_ns; /* interrupts' ends timed and charged (exit_cap_ns) */

@@ -26,19 +26,60 @@
 #include "uprobes.h"
 #include "util.h"
 
-/* libbpf's own log, with -v: its messages come in pieces of lines, without
- * a context to hand them to, so they go where libbpf prints by default. */
-static int libbpf_print_all(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* engine.h's names for what its callers need of the kernel's ABI. */
+_Static_assert(ENGINE_MAX_PROBES == SONDE_MAX_PROBES, "engine.h: ENGINE_MAX_PROBES");
+_Static_assert(ENGINE_MAX_POINTS == SONDE_MAX_POINTS, "engine.h: ENGINE_MAX_POINTS");
+_Static_assert(ENGINE_POINT_PROGS == SONDE_POINT_PROGS, "engine.h: ENGINE_POINT_PROGS");
+_Static_assert(ENGINE_HIST_BUCKETS == SONDE_HIST_BUCKETS, "engine.h: ENGINE_HIST_BUCKETS");
+_Static_assert(ENGINE_COUNTERS == SONDE_CNT_NUM, "engine.h: ENGINE_COUNTERS");
+_Static_assert(ENGINE_LOST_SPANS == SONDE_CNT_LOST_SPANS, "engine.h: ENGINE_LOST_SPANS");
+_Static_assert(ENGINE_UNWIND_FP == (int)SONDE_UNWIND_FP && ENGINE_UNWIND_CFI == (int)SONDE_UNWIND_CFI &&
+		       ENGINE_UNWIND_AUTO == (int)SONDE_UNWIND_AUTO,
+	       "engine.h: enum engine_unwind");
+
+/* libbpf's own messages. Its print hook is one per process and is handed
+ * no context, so where they go is the one mutable global of the engine:
+ * the log of the engine open now (engine_options.log, with verbose), set
+ * by engine_open and cleared by engine_close, read by the hook (libbpf
+ * calls it on the thread that called libbpf: the engine's caller's).
+ * Without a log (no -v), failures surface as sonde's own one-line errors
+ * instead. The hook itself is installed once. */
+struct libbpf_log {
+	const struct engine *owner;
+	void (*fn)(void *arg, const char *text);
+	void *arg;
+};
+static struct libbpf_log libbpf_log;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
-	return vfprintf(stderr, fmt, ap);
+	if (!libbpf_log.fn)
+		return 0;
+	char *text = xvasprintf(fmt, ap);
+	libbpf_log.fn(libbpf_log.arg, text);
+	free(text);
+	return 0;
 }
 
-/* Without -v, failures surface as sonde's own one-line errors instead. */
-static int libbpf_print_none(enum libbpf_print_level level, const char *fmt, va_list ap)
+static void install_libbpf_print(void)
 {
-	(void)level, (void)fmt, (void)ap;
-	return 0;
+	libbpf_set_print(libbpf_print);
+}
+
+static void libbpf_log_to(const struct engine *e)
+{
+	static pthread_once_t installed = PTHREAD_ONCE_INIT;
+	pthread_once(&installed, install_libbpf_print);
+	bool on = e->opt.verbose && e->opt.log;
+	libbpf_log = (struct libbpf_log){e, on ? e->opt.log : NULL, on ? e->opt.log_arg : NULL};
+}
+
+/* An engine going away takes its log with it. */
+static void libbpf_log_stop(const struct engine *e)
+{
+	if (libbpf_log.owner == e)
+		libbpf_log = (struct libbpf_log){0};
 }
 
 /* A note for the caller, with verbose only (engine_options.note). */
@@ -57,18 +98,17 @@ static void note_verbose(const struct engine *e, const char *fmt, ...)
 	free(line);
 }
 
-static void explain_load_error(int err, char *buf, size_t len)
+static int explain_load_error(int err, char *buf, size_t len)
 {
 	if (err == -EPERM || err == -EACCES)
-		snprintf(buf, len,
-			 "not allowed to load BPF programs (%s): run as root, or grant CAP_BPF "
-			 "and CAP_PERFMON",
-			 strerror(-err));
-	else
-		snprintf(buf, len,
-			 "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or "
-			 "ring buffer support? run with -v for the verifier log)",
-			 strerror(-err));
+		return errbuf_set(buf, len,
+				  "not allowed to load BPF programs (%s): run as root, or grant "
+				  "CAP_BPF and CAP_PERFMON",
+				  strerror(-err));
+	return errbuf_set(buf, len,
+			  "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or ring "
+			  "buffer support? run with -v for the verifier log)",
+			  strerror(-err));
 }
 
 /* The programs of off-CPU intervals and thread states: the tracepoints
@@ -209,10 +249,9 @@ static void attach_sample_tails(struct engine *e)
 
 struct engine *engine_open(const struct engine_options *o, char *err, size_t errlen)
 {
-	libbpf_set_print(o->verbose ? libbpf_print_all : libbpf_print_none);
-
 	struct engine *e = xcalloc(1, sizeof(*e));
 	e->opt = *o;
+	libbpf_log_to(e);
 	e->state_programs = loads_state_programs(o);
 	e->thread_programs = e->state_programs && (!o->fixed || o->tstate_freq);
 	for (int i = 0; i < MAX_CPUS; i++)
@@ -234,13 +273,14 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 
 	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : (16u << 20);
 	size_t unwind_bytes = o->unwind_bytes ? o->unwind_bytes : ENGINE_UNWIND_BYTES;
-	uint32_t unwind_rows = o->unwind == SONDE_UNWIND_FP
+	uint32_t unwind_rows = o->unwind == ENGINE_UNWIND_FP
 				       ? 1
 				       : (uint32_t)(unwind_bytes / sizeof(struct sonde_unwind_row));
 	e->skel = open_skeleton(o, rb, unwind_rows, e->multi);
 	if (!e->skel) {
 		explain_load_error(-errno, err, errlen);
 		uprobes_finish(e->up);
+		libbpf_log_stop(e);
 		free(e);
 		return NULL;
 	}
@@ -265,10 +305,11 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		explain_load_error(r, err, errlen);
 		sonde_bpf__destroy(e->skel);
 		uprobes_finish(e->up);
+		libbpf_log_stop(e);
 		free(e);
 		return NULL;
 	}
-	if (o->unwind != SONDE_UNWIND_FP) {
+	if (o->unwind != ENGINE_UNWIND_FP) {
 		struct unwind_maps um = {
 			.procs_fd = bpf_map__fd(e->skel->maps.unwind_procs),
 			.mappings_fd = bpf_map__fd(e->skel->maps.unwind_mappings),
@@ -457,5 +498,6 @@ void engine_close(struct engine *e)
 	if (e->thread_slots)
 		munmap(e->thread_slots, e->thread_slots_len);
 	sonde_bpf__destroy(e->skel);
+	libbpf_log_stop(e);
 	free(e);
 }

@@ -33,14 +33,17 @@ static int take_point_progs(struct engine *e, uint32_t slot, size_t n)
 	return -1;
 }
 
-/* Puts prog (NULL: none) at address `index` of slot's point programs, for
- * the slot's current generation. Returns 0 or -1 (errno). */
+/* Puts f's program (NULL or f->prog NULL: none) at address `index` of
+ * slot's point programs, for the slot's current generation. Returns 0 or
+ * -1 (errno). */
 static int set_point_fetch(struct engine *e, uint32_t slot, uint32_t index,
-			   const struct sonde_fetch_prog *prog)
+			   const struct engine_fetch *f)
 {
 	struct sonde_fetch_prog p = {0};
-	if (prog)
-		p = *prog;
+	if (f && f->prog) {
+		p = *f->prog;
+		p.layout = f->layout;
+	}
 	p.gen = e->slots[slot].gen;
 	uint32_t key = SONDE_MAX_PROBES + e->slots[slot].point_progs_first + index;
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &key, &p, BPF_ANY);
@@ -123,7 +126,7 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 	/* The programs go in before the uprobes: a first hit runs its own. */
 	bool ok = true;
 	for (size_t i = 0; fresh && fetch && i < n && ok; i++)
-		if (set_point_fetch(e, slot, (uint32_t)i, b->fetch[i])) {
+		if (set_point_fetch(e, slot, (uint32_t)i, &b->fetch[i])) {
 			errbuf_set(err, errlen, "cannot store the fetch program of address %zu of probe %u: %s",
 				   i, probe, strerror(errno));
 			ok = false;

@@ -45,7 +45,7 @@ int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_
 	return 0;
 }
 
-int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe_stats *out)
+int engine_read_probe_stats(struct engine *e, uint32_t probe, struct engine_probe_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	int ncpu = libbpf_num_possible_cpus();
@@ -69,7 +69,7 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct sonde_probe
 }
 
 int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    struct sonde_point_calls *out)
+			    struct engine_point_calls *out)
 {
 	memset(out, 0, sizeof(*out));
 	int ss = slot_of(e, span_probe), ps = slot_of(e, point_probe);

@@ -156,10 +156,13 @@ int engine_set_sample_when(struct engine *e, int32_t point_probe)
 	return write_sampler_config(e);
 }
 
-void engine_set_calibration(struct engine *e, const struct sonde_calibration *c)
+void engine_set_calibration(struct engine *e, const struct engine_calibration *c)
 {
 	/* .bss is memory-mapped: the programs see the new values at once. */
-	e->skel->bss->calib = *c;
+	e->skel->bss->calib = (struct sonde_calibration){.sample_unseen_ns = c->sample_unseen_ns,
+							 .late_cap_ns = c->late_cap_ns,
+							 .exit_cap_ns = c->exit_cap_ns,
+							 .calib_tid = c->calib_tid};
 }
 
 uint64_t engine_calib_samples(const struct engine *e)

@@ -48,11 +48,13 @@ int set_probe_config(struct engine *e, uint32_t slot, bool active)
 
 /* Puts prog (NULL: none) in slot's place in fetch_progs, for its current
  * generation, and says so in its config. */
-int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *prog)
+int set_fetch(struct engine *e, uint32_t slot, const struct engine_fetch *f)
 {
 	struct sonde_fetch_prog p = {0};
-	if (prog)
-		p = *prog;
+	if (f && f->prog) {
+		p = *f->prog;
+		p.layout = f->layout;
+	}
 	p.gen = e->slots[slot].gen;
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &slot, &p, BPF_ANY))
 		return -1;

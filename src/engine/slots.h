@@ -18,6 +18,7 @@
 #include "uprobes.h"
 
 struct engine;
+struct engine_fetch;
 struct bpf_program;
 
 /* The slot a probe id is attached in, or -1; whether it is attached. */
@@ -38,9 +39,10 @@ int refuse_without_spans(const struct engine *e, char *err, size_t errlen);
 /* Writes slot's probe_cfg (active, and what the slot's tables say).
  * Returns 0 or -1 (errno). */
 int set_probe_config(struct engine *e, uint32_t slot, bool active);
-/* Puts prog (NULL: none) in slot's place in fetch_progs, for its current
- * generation, and says so in its config. */
-int set_fetch(struct engine *e, uint32_t slot, const struct sonde_fetch_prog *prog);
+/* Puts f's program with its layout (f or f->prog NULL: none) in slot's
+ * place in fetch_progs, for its current generation, and says so in its
+ * config. */
+int set_fetch(struct engine *e, uint32_t slot, const struct engine_fetch *f);
 /* Clears slot's point programs in the kernel and gives their entries back. */
 void free_point_progs(struct engine *e, uint32_t slot);
 

@@ -87,14 +87,15 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 	 * second would count each call twice. */
 	uint32_t *todo = xcalloc(b->n + 1, sizeof(*todo));
 	uint64_t *offs = xcalloc(b->n + 1, sizeof(*offs));
-	const struct sonde_fetch_prog **fetch = xcalloc(b->n + 1, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc(b->n + 1, sizeof(*fetch));
 	uint8_t *classes = xcalloc(b->n + 1, sizeof(*classes));
 	struct engine_span_policy *policies = xcalloc(b->n + 1, sizeof(*policies));
 	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (!attached_for(e, b->probes[i], b->pid)) {
 			todo[k] = b->probes[i];
-			fetch[k] = b->fetch ? b->fetch[i] : NULL;
+			if (b->fetch)
+				fetch[k] = b->fetch[i];
 			classes[k] = (uint8_t)insn_class_of_trap(b->traps ? b->traps[i] : -1);
 			if (b->policies)
 				policies[k] = b->policies[i];
@@ -218,8 +219,9 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* A fresh probe's program first: its hits count once it is active. */
-		const struct sonde_fetch_prog *prog = b->fetch && fresh[i] ? b->fetch[i] : NULL;
-		if ((prog && set_fetch(e, slots[i], prog)) || set_probe_config(e, slots[i], true)) {
+		const struct engine_fetch *f = b->fetch && fresh[i] ? &b->fetch[i] : NULL;
+		if ((f && f->prog && set_fetch(e, slots[i], f)) ||
+		    set_probe_config(e, slots[i], true)) {
 			errbuf_set(err, errlen, "cannot configure probe %u: %s", probes[i],
 				   strerror(errno));
 			for (size_t j = 0; j < i; j++)

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "cficache.h"
 #include "errbuf.h"
 #include "procmaps.h"

@@ -438,6 +438,16 @@ static void handle_record(struct collector *c, const void *data, size_t size)
 	}
 }
 
+bool collector_fork_of(const void *data, size_t size, uint32_t *child, uint64_t *time_ns)
+{
+	const struct sonde_task_event *t = data;
+	if (size < sizeof(*t) || t->hdr.kind != SONDE_REC_FORK)
+		return false;
+	*child = t->child_pid;
+	*time_ns = t->hdr.time_ns;
+	return true;
+}
+
 void collector_handle(struct collector *c, const void *data, size_t size,
 		      struct collector_added *added)
 {

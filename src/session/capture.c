@@ -29,11 +29,11 @@ static uint32_t name_captures(const struct capture_plan *plan, const struct fetc
 }
 
 bool capture_program(const struct capture_plan *plan, int i, const struct profile *p,
-		     uint32_t probe, struct sonde_fetch_prog *out)
+		     uint32_t probe, struct engine_fetch *out)
 {
 	if (!plan->builds || i >= plan->n)
 		return false;
-	*out = plan->builds[i].prog;
+	out->prog = plan->builds[i].prog;
 	out->layout = values_next_layout(p, probe);
 	return true;
 }

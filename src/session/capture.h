@@ -11,14 +11,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine.h"
 #include "probeplan.h"
 #include "profile.h"
 
 /* Target i's program for probe `probe` (in p or about to be added), into
- * *out: true, or false when the spec captures nothing. Its
+ * *out (pointing into plan): true, or false when the spec captures nothing
+ * (*out untouched). Its
  * records carry the layout capture_name gives the probe next. */
 bool capture_program(const struct capture_plan *plan, int i, const struct profile *p,
-		     uint32_t probe, struct sonde_fetch_prog *out);
+		     uint32_t probe, struct engine_fetch *out);
 
 /* Names target i's captures (and the predicate) in p as `probe`'s, once
  * its program is attached with it (a line's targets all capture the same:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector.h"
 #include "errbuf.h"
 #include "probes.h"
 #include "procmaps.h"
@@ -194,17 +195,18 @@ void discovery_forget_exited(struct session *s)
  * they are on every process already. */
 void discovery_follow_forks(struct session *s, const void *data, size_t size)
 {
-	const struct sonde_task_event *t = data;
+	uint32_t tid;
+	uint64_t time_ns;
 	if (!s->eng || s->o->system_wide || s->o->no_children || s->o->exact_children ||
-	    size < sizeof(*t) || t->hdr.kind != SONDE_REC_FORK)
+	    !collector_fork_of(data, size, &tid, &time_ns))
 		return;
 	bool any = false;
 	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES && !any; i++)
 		any = s->probes[i].attached;
-	pid_t child = (pid_t)t->child_pid;
+	pid_t child = (pid_t)tid;
 	if (!any || procmaps_tgid(child) != child) /* a thread: its process has them */
 		return;
-	discovery_follow_process(s, child, t->hdr.time_ns);
+	discovery_follow_process(s, child, time_ns);
 }
 
 /* -p NAME: every process of that name becomes a -p PID, listed in a note. */

@@ -394,12 +394,13 @@ static void engine_options_fill(struct session *s, struct engine_options *eo)
 	eo->verbose = o->verbose;
 	eo->note = o->note;
 	eo->note_arg = o->note_arg;
+	eo->log = o->log;
+	eo->log_arg = o->log_arg;
 	eo->no_children = o->no_children;
-	/* The engine's modes are the kernel's (bpf/sonde_abi.h). */
-	static const enum sonde_unwind_mode unwind_modes[] = {
-		[SESSION_UNWIND_FP] = SONDE_UNWIND_FP,
-		[SESSION_UNWIND_CFI] = SONDE_UNWIND_CFI,
-		[SESSION_UNWIND_AUTO] = SONDE_UNWIND_AUTO,
+	static const enum engine_unwind unwind_modes[] = {
+		[SESSION_UNWIND_FP] = ENGINE_UNWIND_FP,
+		[SESSION_UNWIND_CFI] = ENGINE_UNWIND_CFI,
+		[SESSION_UNWIND_AUTO] = ENGINE_UNWIND_AUTO,
 	};
 	eo->unwind = unwind_modes[o->unwind];
 	eo->off_cpu = o->off_cpu || o->wakers;
@@ -646,8 +647,8 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
 		/* A replay: the drops the recording's metadata counted. */
 		memset(es, 0, sizeof(*es));
 		memset(cs, 0, sizeof(*cs));
-		for (int k = 0; k < SONDE_CNT_NUM; k++) {
-			const char *v = profile_meta_get(s->prof, drops_key((enum sonde_counter)k));
+		for (int k = 0; k < ENGINE_COUNTERS; k++) {
+			const char *v = profile_meta_get(s->prof, drops_key(k));
 			es->count[k] = v ? strtoull(v, NULL, 10) : 0;
 		}
 		cs->samples = s->prof->nsamples;

@@ -109,6 +109,10 @@ struct session_options {
 	 * warnings, what -p NAME found, what a --trace pattern left out. */
 	void (*note)(void *arg, const char *line);
 	void *note_arg;
+	/* With verbose, libbpf's messages as it writes them (pieces of
+	 * lines, newlines included; engine_options.log). NULL drops them. */
+	void (*log)(void *arg, const char *text);
+	void *log_arg;
 };
 
 /* Threads whose state is kept at once (--threads). */

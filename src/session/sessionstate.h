@@ -117,7 +117,7 @@ struct session {
 };
 
 
-_Static_assert(LATENCY_LOGLIN_BUCKETS == LATENCY_LOGLIN_BUCKETS,
+_Static_assert(LATENCY_LOGLIN_BUCKETS == ENGINE_HIST_BUCKETS,
 	       "the kernel's histogram is latency.h's log-linear one");
 
 /* The session's own helpers its files share (run.c). */

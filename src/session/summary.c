@@ -53,8 +53,8 @@ void summary_add_metadata(struct session *s, double end_mono)
 	struct collector_stats cs;
 	engine_get_stats(s->eng, &es);
 	collector_get_stats(s->col, &cs);
-	for (int k = 0; k < SONDE_CNT_NUM; k++)
-		set_meta_u64(p, drops_key((enum sonde_counter)k), es.count[k]);
+	for (int k = 0; k < ENGINE_COUNTERS; k++)
+		set_meta_u64(p, drops_key(k), es.count[k]);
 	profile_meta_set(p, "unwind", session_unwind_name(o->unwind));
 	/* Earlier recordings timed every call of a probe with a predicate. */
 	set_meta_u64(p, "predicates_select_calls", 1);
@@ -194,11 +194,12 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 				completed += s->prof->probes[i].hist[b];
 		for (size_t i = 0; i < s->prof->nspans; i++)
 			received += !s->prof->spans[i].open;
-		if (completed != received + es.lost_spans)
+		uint64_t lost = es.count[ENGINE_LOST_SPANS];
+		if (completed != received + lost)
 			fprintf(out, "; the kernel counted %llu completed calls but %llu records "
 					"arrived and %llu were lost",
 				(unsigned long long)completed, (unsigned long long)received,
-				(unsigned long long)es.lost_spans);
+				(unsigned long long)lost);
 	}
 	if (drops_sum(&es, DROPS_CHILDREN, false))
 		fprintf(out, "; %s", drops_list(&es, DROPS_CHILDREN, list, sizeof(list)));

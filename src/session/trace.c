@@ -92,9 +92,9 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		r = id;
 		goto done;
 	}
-	if (id < 0 && s->npoints >= SONDE_MAX_POINTS) {
+	if (id < 0 && s->npoints >= ENGINE_MAX_POINTS) {
 		errbuf_set(err, errlen, "trace %s: a session traces at most %d lines", spec,
-			   SONDE_MAX_POINTS);
+			   ENGINE_MAX_POINTS);
 		goto out;
 	}
 	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
@@ -107,13 +107,11 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
 	int8_t *traps = xmalloc((size_t)n * sizeof(*traps));
 	/* Each address's program goes in with it. */
-	struct sonde_fetch_prog *progs = xcalloc((size_t)n, sizeof(*progs));
-	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc((size_t)n, sizeof(*fetch));
 	for (int i = 0; i < n; i++) {
 		offs[i] = t[i].offset;
 		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
-		if (capture_program(plan, i, s->prof, probe, &progs[i]))
-			fetch[i] = &progs[i];
+		capture_program(plan, i, s->prof, probe, &fetch[i]);
 	}
 	struct engine_probe_batch b = {.probes = &probe,
 				       .file_offsets = offs,
@@ -126,7 +124,6 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	free(offs);
 	free(traps);
-	free(progs);
 	free(fetch);
 	if (!ok) {
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
@@ -186,13 +183,13 @@ int trace_spec_resolve(struct session *s, const char *spec, struct probe_plan *r
 }
 
 /* A function spec's targets t[0..n-1] as probes: ids[i] is t[i]'s, fresh[i]
- * when it is not attached now, fetch[i] its program (NULL: none). */
+ * when it is not attached now, fetch[i] its program (prog NULL: none). */
 struct spec_functions {
 	const struct probe_target *t;
 	int n;
 	const int *ids;
 	const bool *fresh;
-	const struct sonde_fetch_prog *const *fetch;
+	const struct engine_fetch *fetch;
 	const struct engine_span_policy *policies; /* each one's, in force from its first call */
 };
 
@@ -247,7 +244,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
 	int8_t *traps = xcalloc((size_t)n + 1, sizeof(*traps));
 	struct engine_span_policy *policies = xcalloc((size_t)n + 1, sizeof(*policies));
-	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
 	for (int i = 0; i < n; i++)
 		done[i] = !f->fresh[i];
@@ -383,11 +380,10 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
 		goto out;
 	/* Each new probe's program goes in with it. */
-	struct sonde_fetch_prog *progs = xcalloc((size_t)n + 1, sizeof(*progs));
-	const struct sonde_fetch_prog **fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	for (int i = 0; i < n; i++)
-		if (fresh[i] && capture_program(&plan, i, s->prof, (uint32_t)ids[i], &progs[i]))
-			fetch[i] = &progs[i];
+		if (fresh[i])
+			capture_program(&plan, i, s->prof, (uint32_t)ids[i], &fetch[i]);
 	fns.fetch = fetch;
 	/* And the calls it sends from its first: a probe traced again keeps
 	 * its keep-over threshold and its p99 so far. */
@@ -396,7 +392,6 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		policies[i] = span_policy_for(s, (uint32_t)ids[i]);
 	fns.policies = policies;
 	int rc = attach_functions(s, spec, &fns, err, errlen);
-	free(progs);
 	free(fetch);
 	if (rc) {
 		free(policies);
@@ -523,7 +518,7 @@ void trace_refresh_probe(struct session *s, uint32_t probe)
 	struct probe_info *pi = &s->prof->probes[probe];
 	const struct probe_counts *c = &s->probes[probe].counted_before;
 	uint64_t live[LATENCY_LOGLIN_BUCKETS] = {0};
-	struct sonde_probe_stats st = {0};
+	struct engine_probe_stats st = {0};
 	if (s->probes[probe].attached &&
 	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
 		return; /* keep the last figures read */
@@ -544,7 +539,7 @@ static void refresh_point_calls(struct session *s, uint32_t point)
 		if (s->prof->probes[f].point >= 0)
 			continue;
 		uint64_t key = (uint64_t)point << 32 | f, calls = 0, hit = 0;
-		struct sonde_point_calls live = {0};
+		struct engine_point_calls live = {0};
 		hashmap_get(&s->point_calls_before, key, &calls);
 		hashmap_get(&s->point_hit_before, key, &hit);
 		if (s->probes[point].attached && s->probes[f].attached &&

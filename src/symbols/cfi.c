@@ -24,7 +24,10 @@
 #include "ehframe.h"
 #include "errbuf.h"
 #include "order.h"
+#include "sonde_abi.h"
 #include "util.h"
+
+_Static_assert(sizeof(struct cfi_row) == sizeof(struct sonde_unwind_row), "the kernel's row");
 
 #define REG_RBP 6
 #define REG_RSP 7

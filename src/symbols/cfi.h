@@ -36,16 +36,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sonde_abi.h"
-
 /* The table format (rows, rules, their decoding) is the contract with the
- * in-kernel unwinder: it is in bpf/sonde_abi.h, which both sides include. */
-struct cfi_row { /* struct sonde_unwind_row */
+ * in-kernel unwinder: it is in bpf/sonde_abi.h, which cfi.c (that writes
+ * rows) and the engine (that loads them) include, and this header not, so
+ * that the kernel's ABI goes no further up than they do. */
+struct cfi_row { /* struct sonde_unwind_row (cfi.c asserts it) */
 	uint32_t pc;
 	uint32_t rule;
 };
 _Static_assert(sizeof(struct cfi_row) == 8, "the row is 8 bytes: the BPF contract");
-_Static_assert(sizeof(struct cfi_row) == sizeof(struct sonde_unwind_row), "the kernel's row");
 
 /* A binary's table. */
 struct cfi_table {

@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "errbuf.h"
+#include "sonde_abi.h"
 #include "util.h"
 
 /* What a binary is known by: its build-id, else its file's identity. */

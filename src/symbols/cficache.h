@@ -15,8 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cfi.h"
-
+struct cfi_table; /* cfi.h: the kernel's rows, which only its readers include */
 struct cfi_cache;
 
 struct cfi_cache_stats {

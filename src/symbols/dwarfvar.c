@@ -20,6 +20,7 @@
 #include "dwarfexpr.h"
 #include "errbuf.h"
 #include "probes.h"
+#include "sonde_abi.h"
 #include "util.h"
 
 struct val {
@@ -906,8 +907,9 @@ int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_
 		ctx_close(&c);
 		return -1;
 	}
-	c.ops = out->prog.ops;
-	out->prog.vaddr = c.vaddr;
+	out->prog = xcalloc(1, sizeof(*out->prog));
+	c.ops = out->prog->ops;
+	out->prog->vaddr = c.vaddr;
 	/* The predicate first: a hit that fails it stops there. */
 	if (spec->pred) {
 		struct val v;
@@ -921,8 +923,8 @@ int dwarfvar_compile(const char *binary, uint64_t file_offset, const struct cap_
 	for (int i = 0; i < spec->ncaptures && !c.e.failed; i++)
 		compile_capture(&c, spec->captures[i], spec->texts[i], i, &out->desc[i]);
 	out->ndesc = spec->ncaptures;
-	out->prog.nvalues = (uint32_t)spec->ncaptures;
-	out->prog.nops = (uint32_t)c.nops;
+	out->prog->nvalues = (uint32_t)spec->ncaptures;
+	out->prog->nops = (uint32_t)c.nops;
 	int rc = c.e.failed ? -1 : 0;
 	ctx_close(&c);
 	if (rc)
@@ -939,6 +941,7 @@ void dwarfvar_build_free(struct fetch_build *b)
 			free(b->desc[i].enums[k].name);
 		free(b->desc[i].enums);
 	}
+	free(b->prog);
 	memset(b, 0, sizeof(*b));
 }
 

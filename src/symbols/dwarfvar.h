@@ -31,10 +31,12 @@
 
 #include "capdesc.h"
 #include "capexpr.h"
-#include "sonde_abi.h"
 
+/* The program is the kernel's (sonde_abi.h): only the engine, which puts
+ * it in the kernel, and the code that writes or checks it read it. */
+struct sonde_fetch_prog;
 struct fetch_build {
-	struct sonde_fetch_prog prog; /* gen is the caller's */
+	struct sonde_fetch_prog *prog; /* owned; gen and layout are the engine's */
 	struct capture_desc desc[CAPTURE_MAX];
 	int ndesc;
 };

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "sonde_abi.h"
 
 #define SEC_ADDR 0x10000
 

@@ -5,32 +5,33 @@
 #include <string.h>
 
 #include "drops.h"
+#include "sonde_abi.h"
 
 static struct engine_stats sample_stats(void)
 {
 	struct engine_stats es = {0};
-	es.lost_samples = 3;
-	es.lost_spans = 5;
-	es.lost_task = 7;
-	es.span_overflow = 11;
-	es.span_orphans = 13;
-	es.threads_full = 17;
-	es.targets_full = 19;
-	es.stacks_complete = 23;
-	es.ends_no_table = 29;
-	es.ends_table_miss = 31;
-	es.ends_read_fault = 37;
-	es.ends_depth = 41;
-	es.ends_unsupported = 43;
-	es.table_misses = 47;
-	es.lost_values = 53;
-	es.fetch_faults = 59;
-	es.file_found = 61;
-	es.lost_offcpu = 67;
-	es.offcpu_full = 71;
-	es.offcpu_short = 73;
-	es.lost_thread_states = 79;
-	es.tstate_full = 83;
+	es.count[SONDE_CNT_LOST_SAMPLES] = 3;
+	es.count[SONDE_CNT_LOST_SPANS] = 5;
+	es.count[SONDE_CNT_LOST_TASK] = 7;
+	es.count[SONDE_CNT_SPAN_OVERFLOW] = 11;
+	es.count[SONDE_CNT_SPAN_ORPHAN] = 13;
+	es.count[SONDE_CNT_THREADS_FULL] = 17;
+	es.count[SONDE_CNT_TARGETS_FULL] = 19;
+	es.count[SONDE_CNT_END_COMPLETE] = 23;
+	es.count[SONDE_CNT_END_NO_TABLE] = 29;
+	es.count[SONDE_CNT_END_TABLE_MISS] = 31;
+	es.count[SONDE_CNT_END_READ_FAULT] = 37;
+	es.count[SONDE_CNT_END_DEPTH] = 41;
+	es.count[SONDE_CNT_END_UNSUPPORTED] = 43;
+	es.count[SONDE_CNT_TABLE_MISS] = 47;
+	es.count[SONDE_CNT_LOST_VALUES] = 53;
+	es.count[SONDE_CNT_FETCH_FAULT] = 59;
+	es.count[SONDE_CNT_FILE_FOUND] = 61;
+	es.count[SONDE_CNT_LOST_OFFCPU] = 67;
+	es.count[SONDE_CNT_OFFCPU_FULL] = 71;
+	es.count[SONDE_CNT_OFFCPU_SHORT] = 73;
+	es.count[SONDE_CNT_LOST_THREADS] = 79;
+	es.count[SONDE_CNT_TSTATE_FULL] = 83;
 	return es;
 }
 

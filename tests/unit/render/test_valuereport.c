@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarfvar.h"
+#include "capdesc.h"
 #include "profile.h"
 #include "valuereport.h"
 #include "values.h"
@@ -42,7 +42,7 @@ static struct profile *fixture(void)
 		cr_assert_geq(profile_span_add(p, &sp), 0);
 		struct probe_hit h = {.time_ns = sp.start_ns, .span_id = sp.id, .probe = 0,
 				      .thread = sp.thread};
-		struct hit_value v = {.capture = n, .status = SONDE_VAL_OK, .num = i % 2};
+		struct hit_value v = {.capture = n, .status = CAPTURE_OK, .num = i % 2};
 		values_add_hit(p, &h, &v, 1);
 		struct span_link link = {sp.id, 0};
 		for (uint64_t k = 1; k <= 2; k++) {

@@ -1,7 +1,7 @@
 /* capture: a capture plan built by hand (two addresses, each with its own
  * fetch program and captures, and a predicate) to the program a function
  * probe's attachment carries and the captures named in the profile: the
- * program is the plan's own, stamped with the layout the naming then gives
+ * program is the plan's own, with the layout the naming then gives
  * the probe, so the kernel's records of it are taken and those of the
  * program before it dropped (values_add_record); a spec capturing nothing
  * gives no program and names nothing. */
@@ -10,6 +10,7 @@
 
 #include "capture.h"
 #include "profile.h"
+#include "sonde_abi.h"
 #include "values.h"
 
 static struct capture_enumerator modes[] = {{0, "MODE_READ"}, {2, "MODE_WRITE"}};
@@ -17,15 +18,18 @@ static struct capture_enumerator modes[] = {{0, "MODE_READ"}, {2, "MODE_WRITE"}}
 /* Address 0 captures len; address 1 len and mode (an enum); predicate
  * "len > 4096". Each program is told apart by its op count, values and
  * vaddr. */
+static struct sonde_fetch_prog progs[2];
+
 static void plan_build(struct capture_plan *plan, struct fetch_build b[2])
 {
 	memset(b, 0, 2 * sizeof(*b));
 	for (int i = 0; i < 2; i++) {
-		b[i].prog = (struct sonde_fetch_prog){.gen = 77, .nops = 3 + (uint32_t)i,
-						      .nvalues = 1 + (uint32_t)i,
-						      .layout = 999, .vaddr = 0x1130 + 0x10 * (uint64_t)i};
-		b[i].prog.ops[0].code = 5;
-		b[i].prog.ops[0].imm = 42 + i;
+		progs[i] = (struct sonde_fetch_prog){.gen = 77, .nops = 3 + (uint32_t)i,
+						     .nvalues = 1 + (uint32_t)i,
+						     .layout = 999, .vaddr = 0x1130 + 0x10 * (uint64_t)i};
+		progs[i].ops[0].code = 5;
+		progs[i].ops[0].imm = 42 + i;
+		b[i].prog = &progs[i];
 		b[i].desc[0] = (struct capture_desc){.name = "len", .type = "unsigned int",
 						     .kind = CAPTURE_UNSIGNED, .size = 4};
 		b[i].ndesc = 1;
@@ -47,8 +51,9 @@ static int record(struct profile *p, uint32_t probe, uint32_t layout)
 	return values_add_record(p, &r, profile_thread_intern(p, 10, 10, "t"));
 }
 
-/* Target i's program is the plan's build i, byte for byte but the layout:
- * the probe's next (1 for a fresh probe); past the last target, none. */
+/* Target i's program is the plan's build i (the engine copies it), with
+ * the probe's next layout (1 for a fresh probe); past the last target,
+ * none. */
 Test(capture, program_is_the_plans)
 {
 	struct capture_plan plan;
@@ -57,16 +62,16 @@ Test(capture, program_is_the_plans)
 	struct profile *p = profile_new();
 	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1130);
 	for (int i = 0; i < 2; i++) {
-		struct sonde_fetch_prog out;
+		struct engine_fetch out;
 		memset(&out, 0xab, sizeof(out));
 		cr_assert(capture_program(&plan, i, p, probe, &out));
 		cr_expect_eq(out.layout, 1);
-		out.layout = b[i].prog.layout;
-		cr_expect_eq(memcmp(&out, &b[i].prog, sizeof(out)), 0, "target %d's program differs",
-			     i);
+		cr_expect_eq(out.prog, &progs[i], "target %d's program is another", i);
+		cr_expect_eq(progs[i].layout, 999, "the plan's program is left as it was");
 	}
-	struct sonde_fetch_prog out;
+	struct engine_fetch out = {.prog = NULL, .layout = 7};
 	cr_expect_not(capture_program(&plan, 2, p, probe, &out));
+	cr_expect_eq(out.layout, 7, "untouched");
 	profile_free(p);
 }
 
@@ -81,7 +86,7 @@ Test(capture, names_match_the_program)
 	struct profile *p = profile_new();
 	profile_probe_add(p, "other", "/bin/x", 0x10);
 	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1130);
-	struct sonde_fetch_prog prog;
+	struct engine_fetch prog;
 	cr_assert(capture_program(&plan, 1, p, probe, &prog));
 	capture_name(&plan, 1, p, probe);
 	const struct probe_info *pi = &p->probes[probe];
@@ -119,7 +124,7 @@ Test(capture, a_second_program_drops_the_firsts_records)
 	plan_build(&plan, b);
 	struct profile *p = profile_new();
 	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1130);
-	struct sonde_fetch_prog first, second;
+	struct engine_fetch first, second;
 	cr_assert(capture_program(&plan, 1, p, probe, &first));
 	capture_name(&plan, 1, p, probe);
 	cr_assert(capture_program(&plan, 1, p, probe, &second));
@@ -142,7 +147,7 @@ Test(capture, program_before_the_probe_is_added)
 	struct fetch_build b[2];
 	plan_build(&plan, b);
 	struct profile *p = profile_new();
-	struct sonde_fetch_prog prog;
+	struct engine_fetch prog;
 	cr_assert(capture_program(&plan, 0, p, 0, &prog));
 	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1130);
 	cr_assert_eq(probe, 0);
@@ -159,7 +164,7 @@ Test(capture, nothing_captured)
 	struct capture_plan plan = {0};
 	struct profile *p = profile_new();
 	uint32_t probe = profile_probe_add(p, "handle", "/bin/x", 0x1130);
-	struct sonde_fetch_prog prog;
+	struct engine_fetch prog;
 	cr_expect_not(capture_program(&plan, 0, p, probe, &prog));
 	capture_name(&plan, 0, p, probe);
 	cr_expect_eq(p->ncaptures, 0);

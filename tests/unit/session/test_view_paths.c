@@ -68,7 +68,7 @@ static int replayed_probe_hist(struct session *s, uint32_t probe, uint64_t *buck
 	memcpy(buckets, s->p->probes[probe].hist, sizeof(s->p->probes[probe].hist));
 	return 0;
 }
-static int replayed_probe_hists(struct session *s, uint64_t (*out)[SONDE_HIST_BUCKETS])
+static int replayed_probe_hists(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS])
 {
 	for (size_t i = 0; i < s->p->nprobes; i++)
 		replayed_probe_hist(s, (uint32_t)i, out[i]);
@@ -229,7 +229,7 @@ static char *write_recording(const char *dir, uint64_t base, int extra)
 			p->probes[0].hist[latency_loglin_bucket(sp.duration_ns)]++;
 		struct probe_hit hit = {.time_ns = sp.start_ns, .span_id = sp.id, .probe = 0,
 					.thread = th};
-		struct hit_value val = {.capture = cap_n, .status = SONDE_VAL_OK,
+		struct hit_value val = {.capture = cap_n, .status = CAPTURE_OK,
 					.num = (uint64_t)(i % 3)};
 		values_add_hit(p, &hit, &val, 1);
 		struct span_link link = {sp.id, 0};

@@ -32,6 +32,7 @@
 #include "cfi.h"
 #include "cficache.h"
 #include "procmaps.h"
+#include "sonde_abi.h"
 #include "symbols.h"
 #include "util.h"
 

@@ -11,6 +11,7 @@
 #include "capexpr.h"
 #include "dwarfexpr.h"
 #include "dwarfvar.h"
+#include "sonde_abi.h"
 
 #define OP(a, n1, n2)                                                                        \
 	((struct dwarfexpr_op){.atom = (a), .number = (uint64_t)(n1), .number2 = (uint64_t)(n2)})
@@ -304,13 +305,13 @@ Test(dwarfvar, compile_at_handle)
 	cr_assert_str_eq(b.desc[2].enums[1].name, "GREEN");
 	cr_assert_eq(b.desc[2].enums[1].value, 5);
 	cr_assert_eq(b.desc[3].kind, CAPTURE_SIGNED);
-	cr_assert_eq(b.prog.nvalues, 5);
-	cr_assert_eq(b.prog.vaddr, addr);
-	cr_assert_eq(b.prog.ops[b.prog.nops - 1].code, FETCH_EMIT);
+	cr_assert_eq(b.prog->nvalues, 5);
+	cr_assert_eq(b.prog->vaddr, addr);
+	cr_assert_eq(b.prog->ops[b.prog->nops - 1].code, FETCH_EMIT);
 	bool pred = false, global = false;
-	for (uint32_t i = 0; i < b.prog.nops; i++) {
-		pred |= b.prog.ops[i].code == FETCH_PRED;
-		global |= b.prog.ops[i].code == FETCH_ADDR;
+	for (uint32_t i = 0; i < b.prog->nops; i++) {
+		pred |= b.prog->ops[i].code == FETCH_PRED;
+		global |= b.prog->ops[i].code == FETCH_ADDR;
 	}
 	cr_assert(pred, "no predicate in the program");
 	cr_assert(global, "the global is not read at a biased address");

@@ -17,6 +17,7 @@
 #include "dwarfvar.h"
 #include "insn.h"
 #include "lines.h"
+#include "sonde_abi.h"
 
 #define LINES_SRC SRC_DIR "/tests/targets/lines/lines.c"
 
@@ -230,15 +231,15 @@ static void check_inlined_argument(const char *build)
 		/* PIE: the text segment's vaddr equals its file offset. */
 		cr_assert_eq(dwarfvar_compile(bin, sites[i].vaddr, &s, &b, err, sizeof(err)), 0,
 			     "%s at 0x%" PRIx64 ": %s", build, sites[i].vaddr, err);
-		cr_assert_eq(b.desc[0].status, SONDE_VAL_OK, "%s: v is %s", build, b.desc[0].why);
+		cr_assert_eq(b.desc[0].status, CAPTURE_OK, "%s: v is %s", build, b.desc[0].why);
 		/* The frame's register (rbp, or rsp + the CFA's offset), the slot's
 		 * offset, and a read of 8 bytes there. */
-		const struct sonde_fetch_op *op = b.prog.ops;
+		const struct sonde_fetch_op *op = b.prog->ops;
 		cr_expect(op[0].code == FETCH_REG && (op[0].a == 6 || op[0].a == 7),
 			  "%s: v's program does not start at the frame (op %u reg %u)", build,
 			  op[0].code, op[0].a);
 		bool deref = false;
-		for (uint32_t k = 0; k < b.prog.nops; k++)
+		for (uint32_t k = 0; k < b.prog->nops; k++)
 			deref |= op[k].code == FETCH_DEREF && op[k].a == 8;
 		cr_expect(deref, "%s: v is not read from its stack slot", build);
 		dwarfvar_build_free(&b);

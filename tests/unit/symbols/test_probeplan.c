@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "probeplan.h"
+#include "sonde_abi.h"
 
 #define CAPTURES TARGET_DIR "/captures-gcc-O0"
 #define CAPTURES_SRC SRC_DIR "/tests/targets/captures/captures.c"
@@ -117,8 +118,8 @@ Test(probeplan, function_with_captures_and_predicate)
 	cr_expect_str_eq(b->desc[1].type, "int");
 	cr_expect_eq(b->desc[1].kind, CAPTURE_SIGNED);
 	cr_expect_eq(b->desc[1].size, 4);
-	cr_expect_eq(b->prog.nvalues, 2);
-	cr_expect_gt(b->prog.nops, 0);
+	cr_expect_eq(b->prog->nvalues, 2);
+	cr_expect_gt(b->prog->nops, 0);
 	probe_plan_free(&p);
 	cr_expect_null(p.t);
 	cr_expect_null(p.location);
