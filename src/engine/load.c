@@ -98,12 +98,26 @@ static void note_verbose(const struct engine *e, const char *fmt, ...)
 	free(line);
 }
 
+/* Whether a load error is a missing privilege: EPERM, or EACCES for one
+ * who is not root. As root, EACCES is the verifier refusing a program
+ * (a kernel whose limits a program exceeds), which is no privilege's
+ * fault and has the off-CPU fallback. */
+static bool not_allowed(int err)
+{
+	return err == -EPERM || (err == -EACCES && geteuid() != 0);
+}
+
 static int explain_load_error(int err, char *buf, size_t len)
 {
-	if (err == -EPERM || err == -EACCES)
+	if (not_allowed(err))
 		return errbuf_set(buf, len,
 				  "not allowed to load BPF programs (%s): run as root, or grant "
 				  "CAP_BPF and CAP_PERFMON",
+				  strerror(-err));
+	if (err == -EACCES)
+		return errbuf_set(buf, len,
+				  "the kernel's verifier refused one of sonde's BPF programs (%s): "
+				  "run with -v for its log",
 				  strerror(-err));
 	return errbuf_set(buf, len,
 			  "cannot load sonde's BPF programs: %s (kernel without BPF, BTF or ring "
@@ -285,7 +299,7 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 		return NULL;
 	}
 	int r = sonde_bpf__load(e->skel);
-	if (r && r != -EPERM && r != -EACCES) {
+	if (r && !not_allowed(r)) {
 		/* A kernel whose off-CPU tracepoints do not load (a missing
 		 * tracepoint format or type) still profiles on the CPU. */
 		char why[200];
