@@ -390,6 +390,16 @@ uint64_t profile_time_base(const struct profile *p, bool has_times)
 	return base == UINT64_MAX ? 0 : base;
 }
 
+uint64_t profile_sample_call(const struct profile *p, const struct sample *s, uint32_t probe)
+{
+	for (uint32_t i = 0; i < s->nlinks; i++) {
+		const struct span_link *l = &p->span_links[s->links + i];
+		if (l->probe == probe)
+			return l->span_id;
+	}
+	return 0;
+}
+
 int profile_cmp_sample_index(const void *a, const void *b, void *arg)
 {
 	const struct profile *p = arg;

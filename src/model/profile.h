@@ -303,6 +303,11 @@ int64_t profile_span_add(struct profile *p, const struct span *sp);
 /* Index of the span with this id, or -1. */
 int64_t profile_span_find(const struct profile *p, uint64_t id);
 
+/* The span id of the outermost call of `probe` sample s was taken in (the
+ * one that decides it for a view on the probe: recursion), 0 when it was
+ * taken in none. */
+uint64_t profile_sample_call(const struct profile *p, const struct sample *s, uint32_t probe);
+
 void profile_meta_set(struct profile *p, const char *key, const char *value);
 const char *profile_meta_get(const struct profile *p, const char *key);
 /* A numeric metadata value; 0 when absent or empty. */

@@ -13,14 +13,11 @@
 static bool sample_call(const struct profile *p, const struct sample *s, uint32_t probe,
 			int64_t *span)
 {
-	for (uint32_t i = 0; i < s->nlinks; i++) {
-		const struct span_link *l = &p->span_links[s->links + i];
-		if (l->probe == probe) {
-			*span = profile_span_find(p, l->span_id);
-			return true;
-		}
-	}
-	return false;
+	uint64_t id = profile_sample_call(p, s, probe);
+	if (!id)
+		return false;
+	*span = profile_span_find(p, id);
+	return true;
 }
 
 /* Whether the sample names call span_id among its calls in flight. */

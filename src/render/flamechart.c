@@ -138,16 +138,6 @@ struct chart {
 };
 
 
-static int by_time(const void *a, const void *b, void *arg)
-{
-	const struct sample *samples = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t tx = samples[x].time_ns, ty = samples[y].time_ns;
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 struct tid_count {
 	uint32_t tid;
 	uint64_t count;
@@ -244,7 +234,7 @@ static int chart_select(struct chart *c, const struct flamechart_options *o, cha
 	for (size_t i = 0; i < p->nsamples; i++)
 		if (view_takes(&v, p, &p->samples[i]))
 			c->samples[c->n++] = (uint32_t)i;
-	qsort_r(c->samples, c->n, sizeof(*c->samples), by_time, p->samples);
+	qsort_r(c->samples, c->n, sizeof(*c->samples), profile_cmp_sample_index, (void *)p);
 	return 0;
 }
 

@@ -413,15 +413,6 @@ int heatmap_write_svg(FILE *out, const struct heatmap *h, const char *title)
 
 /* ---- HTML --------------------------------------------------------------- */
 
-static int by_time(const void *a, const void *b, void *arg)
-{
-	const struct sample *s = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (s[x].time_ns != s[y].time_ns)
-		return s[x].time_ns < s[y].time_ns ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 static void json_rgb(FILE *f, const unsigned char rgb[3])
 {
 	fprintf(f, "\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
@@ -456,7 +447,7 @@ static void page_samples(struct page_data *d, const struct profile *p, const str
 			idx[n++] = (uint32_t)i;
 	}
 	free(ic.frame);
-	qsort_r(idx, n, sizeof(*idx), by_time, p->samples);
+	qsort_r(idx, n, sizeof(*idx), profile_cmp_sample_index, (void *)p);
 	d->idx = idx;
 	d->total = n;
 	d->capped = n > max_samples;

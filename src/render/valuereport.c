@@ -240,10 +240,7 @@ static int split(const struct profile *p, const struct view *v, const char *var,
 		const struct sample *smp = &p->samples[i];
 		if (!view_takes(v, p, smp))
 			continue;
-		uint64_t span_id = 0;
-		for (uint32_t k = 0; k < smp->nlinks && !span_id; k++)
-			if (p->span_links[smp->links + k].probe == v->probe)
-				span_id = p->span_links[smp->links + k].span_id;
+		uint64_t span_id = profile_sample_call(p, smp, v->probe);
 		row_of(s, values_of_span(p, &s->spans, (uint32_t)c, span_id))->samples += smp->weight;
 	}
 	if (s->n > 1)

@@ -99,6 +99,7 @@ pass "top: $views view lines, every one with a threshold says it"
 # counted as not kept, in the file and on screen, with why -------------------
 # The session holds 1 s of data (--keep 1s): after 3 s it has let calls go.
 export SONDE_RUNTIME_DIR="$WORK/run"
+: >"$WORK/st.out" # read below before the background shell may have opened it
 "$SONDE" top -b -i 0.5 -F 999 --window 1s --keep 1s --trace handle --target-output "$WORK/mc.out" -- \
 	"$TARGETS/microcalls" 5000000 5 60 >"$WORK/st.out" 2>"$WORK/st.err" &
 spid=$!

@@ -69,7 +69,13 @@ run() {
 		"$SONDE" report "$WORK/$name.sonde" --folded $view >"$WORK/$name.folded" ||
 			fail "$name: report $view failed"
 		read -r n lr sg <<<"$(share "$WORK/$name.folded")"
-		assert_ge "$name: samples in the view $view" "$n" 100
+		# The fast calls (~300,000 SET/GET in processCommand) hold about
+		# 0.12 s of redis' time (0.118 s measured): ~118 samples at 999 Hz,
+		# of which 87-114 were seen in the view here; the slow ones 0.33 s.
+		case $view in
+		*fast*) assert_ge "$name: samples in the view $view" "$n" 50 ;;
+		*) assert_ge "$name: samples in the view $view" "$n" 100 ;;
+		esac
 		case $view in
 		*fast*)
 			assert_le "$name: LRANGE code in $view" "$lr" 0.05
