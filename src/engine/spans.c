@@ -10,7 +10,7 @@
 #include "points.h"
 #include "slots.h"
 #include "sonde.skel.h"
-#include "target.h"
+#include "procmaps.h"
 #include "util.h"
 
 void engine_detach_span(struct engine *e, uint32_t probe)
@@ -57,7 +57,7 @@ int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, c
 		one.npids = 0;
 		if (attach_for_pid(e, &one, err, errlen) == 0)
 			placed++;
-		else if (target_pid_alive(b->pids[i]))
+		else if (procmaps_alive(b->pids[i]))
 			return -1;
 	}
 	if (!placed)

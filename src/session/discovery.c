@@ -53,7 +53,7 @@ int discovery_running_targets(struct session *s, pid_t **out)
 	if (o->cmd && s->cmd_running && !target_cmd_exited(&s->cmd))
 		roots[nroots++] = s->cmd.pid;
 	for (int i = 0; i < o->npids; i++)
-		if (target_pid_alive(o->pids[i]))
+		if (procmaps_alive(o->pids[i]))
 			roots[nroots++] = o->pids[i];
 	if (nroots == 0)
 		return 0;
@@ -97,7 +97,7 @@ int discovery_probe_pids(struct session *s, pid_t **pids, char *err, size_t errl
 	if (o->cmd && !target_cmd_exited(&s->cmd)) /* also while held before its exec */
 		roots[nroots++] = s->cmd.pid;
 	for (int i = 0; i < o->npids; i++)
-		if (target_pid_alive(o->pids[i]))
+		if (procmaps_alive(o->pids[i]))
 			roots[nroots++] = o->pids[i];
 	if (nroots == 0) {
 		errbuf_set(err, errlen, "every process of the target has exited");
@@ -183,7 +183,7 @@ void discovery_forget_exited(struct session *s)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < s->nfollowed; i++) {
-		if (target_pid_alive(s->followed[i]))
+		if (procmaps_alive(s->followed[i]))
 			s->followed[kept++] = s->followed[i];
 		else
 			engine_forget_process(s->eng, s->followed[i]);
@@ -289,7 +289,7 @@ int discovery_add_descendants(struct session *s, char *err, size_t errlen)
 bool discovery_any_alive(const pid_t *pids, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (target_pid_alive(pids[i]))
+		if (procmaps_alive(pids[i]))
 			return true;
 	return false;
 }

@@ -16,6 +16,7 @@
 #include "errbuf.h"
 #include "outfile.h"
 #include "owncost.h"
+#include "procmaps.h"
 #include "samplefilter.h"
 #include "sessionstate.h"
 #include "summary.h"
@@ -348,7 +349,7 @@ static int check_targets(struct session_options *o, struct event_spec *event, ch
 	if (discovery_named_processes(o, err, errlen))
 		return -1;
 	for (int i = 0; i < o->npids; i++)
-		if (!target_pid_alive(o->pids[i]))
+		if (!procmaps_alive(o->pids[i]))
 			return errbuf_set(err, errlen,
 					  "no process with PID %d (it does not exist or has exited)",
 					  (int)o->pids[i]);

@@ -214,3 +214,9 @@ bool procmaps_state_alive(char state)
 {
 	return state != 'Z' && state != 'X' && state != 'x';
 }
+
+bool procmaps_alive(pid_t pid)
+{
+	char state;
+	return procmaps_stat(pid, 0, NULL, 0, &state, NULL) == 0 && procmaps_state_alive(state);
+}

@@ -70,6 +70,8 @@ int procmaps_stat(pid_t pid, pid_t tid, char *comm, size_t commlen, char *state,
 /* Is a state letter of procmaps_stat a living process's (not a zombie, not
  * dead)? */
 bool procmaps_state_alive(char state);
+/* Whether process pid lives (its stat says so: a zombie does not). */
+bool procmaps_alive(pid_t pid);
 
 /* The process's PID in its own (innermost) PID namespace: the last number
  * of NSpid in /proc/PID/status; pid itself on kernels without NSpid.

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "target.h"
 
 Test(target, pid_lists)
@@ -53,13 +54,13 @@ Test(target, pid_list_or_name)
 
 Test(target, alive_and_reaped)
 {
-	cr_expect(target_pid_alive(getpid()));
+	cr_expect(procmaps_alive(getpid()));
 	pid_t c = fork();
 	if (c == 0)
 		_exit(0);
 	cr_assert_gt(c, 0);
 	waitpid(c, NULL, 0);
-	cr_expect(!target_pid_alive(c), "a reaped child is gone");
+	cr_expect(!procmaps_alive(c), "a reaped child is gone");
 }
 
 static bool holds(const pid_t *v, int n, pid_t p)

@@ -163,12 +163,6 @@ int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t err
 	return n ? n : -1;
 }
 
-bool target_pid_alive(pid_t pid)
-{
-	char state;
-	return procmaps_stat(pid, 0, NULL, 0, &state, NULL) == 0 && procmaps_state_alive(state);
-}
-
 bool target_is_pid_list(const char *s)
 {
 	return isdigit((unsigned char)*s) != 0;

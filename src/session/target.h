@@ -44,8 +44,6 @@ void target_cmd_kill(struct target_cmd *t);
 /* Parses "PID[,PID...]" into pids (at most max). Returns count or -1 with err. */
 int target_parse_pids(const char *s, pid_t *pids, int max, char *err, size_t errlen);
 
-/* True when the process exists and is not a zombie. */
-bool target_pid_alive(pid_t pid);
 
 /* True when s is meant as a PID list ("123", "1,2,3"; a bad one such as
  * "12x" too: it starts with a digit), not a process name. */
