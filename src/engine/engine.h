@@ -222,8 +222,9 @@ bool engine_sampling(const struct engine *e);
  * (emit_all), else those a sample landed in and those lasting at least
  * emit_min_ns (UINT64_MAX: no others). A probe takes its first policy with
  * its attachment (engine_probe_batch.policies) and a new one from
- * engine_set_span_policy, at once. That returns 0, or -1 when the probe is
- * not attached. */
+ * engine_set_span_policy, at once (the policy it has already: nothing
+ * done, so a caller may give it as often as it computes it). That returns
+ * 0, or -1 when the probe is not attached. */
 struct engine_span_policy {
 	uint64_t emit_min_ns;
 	bool emit_all;

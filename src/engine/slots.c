@@ -77,7 +77,10 @@ int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine
 	int slot = slot_of(e, probe);
 	if (slot < 0)
 		return -1;
-	e->slots[slot].policy = *p;
+	struct engine_span_policy *had = &e->slots[slot].policy;
+	if (had->emit_min_ns == p->emit_min_ns && had->emit_all == p->emit_all)
+		return 0; /* the kernel has it: no map write */
+	*had = *p;
 	return set_probe_config(e, (uint32_t)slot, true);
 }
 

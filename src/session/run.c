@@ -668,16 +668,9 @@ static void session_tick(void *arg)
 	if (now < s->next_refresh_s)
 		return;
 	discovery_forget_exited(s);
-	session_refresh_calls(s);
 	/* Until every probe has its p99, none of its slow calls crosses
 	 * (only those samples landed in): look again soon. */
-	bool settled = true;
-	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		const struct trace_probe *tp = &s->probes[i];
-		if (tp->attached && !tp->policy.keep_over_set && !s->o->all_calls &&
-		    tp->policy.in_force == UINT64_MAX)
-			settled = false;
-	}
+	bool settled = session_refresh_calls(s);
 	s->next_refresh_s = now + (settled ? 1.0 : 0.05);
 }
 

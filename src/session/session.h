@@ -226,8 +226,9 @@ int session_run(struct session *s, char *err, size_t errlen);
 int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns);
 
 /* Reads the kernel's counts into the profile and follows the p99 keep
- * thresholds (session_run does it once a second). */
-void session_refresh_calls(struct session *s);
+ * thresholds (session_run does it once a second). Returns false while a
+ * probe still waits for its p99 (only calls samples landed in cross). */
+bool session_refresh_calls(struct session *s);
 
 /* Why the run should end now (SESSION_RUNNING while it should not). */
 enum session_end_reason session_end_reason(struct session *s);

@@ -37,14 +37,12 @@ struct point_sites {
 };
 
 /* Which completed calls of a function probe cross to user space
- * (engine_span_policy): those over keep_over_ns when keep_over_set (a
- * view's threshold, session_keep_calls_over), else those over the probe's
- * p99 so far; and what the kernel has now. */
+ * (engine_span_policy, which the engine keeps in force): those over
+ * keep_over_ns when keep_over_set (a view's threshold,
+ * session_keep_calls_over), else those over the probe's p99 so far. */
 struct trace_policy {
 	uint64_t keep_over_ns;
 	bool keep_over_set;
-	uint64_t in_force; /* the kernel's emit_min_ns for the current attachment */
-	bool sent;         /* in_force is set */
 };
 
 /* The probe table: the session's one record of each probe, by probe id

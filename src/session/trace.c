@@ -12,7 +12,7 @@
 
 static void refresh_point_calls(struct session *s, uint32_t point);
 static void keep_point_calls(struct session *s, uint32_t probe);
-static void update_span_policy(struct session *s, uint32_t probe);
+static bool update_span_policy(struct session *s, uint32_t probe);
 static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe);
 
 /* A probe is named by its function, or BINARY:FUNC when the name is taken. */
@@ -410,10 +410,8 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			ps->n = 1;
 		}
 		s->probes[ids[i]].attached = true;
-		if (fresh[i]) { /* its captures named; its policy is the kernel's */
+		if (fresh[i]) { /* its captures named (its policy went in with it) */
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
-			s->probes[ids[i]].policy.in_force = policies[i].emit_min_ns;
-			s->probes[ids[i]].policy.sent = true;
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
 		}
 	}
@@ -594,18 +592,15 @@ static struct engine_span_policy span_policy_for(const struct session *s, uint32
 	return pol;
 }
 
-static void update_span_policy(struct session *s, uint32_t probe)
+/* Gives an attached probe the policy it should have now. Returns false
+ * while it waits for its p99 (no --all-calls, no view's threshold). */
+static bool update_span_policy(struct session *s, uint32_t probe)
 {
 	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
-		return;
+		return true;
 	struct engine_span_policy pol = span_policy_for(s, probe);
-	struct trace_policy *tp = &s->probes[probe].policy;
-	if (tp->sent && pol.emit_min_ns == tp->in_force)
-		return;
-	if (engine_set_span_policy(s->eng, probe, &pol) == 0) {
-		tp->in_force = pol.emit_min_ns;
-		tp->sent = true;
-	}
+	engine_set_span_policy(s->eng, probe, &pol);
+	return pol.emit_all || s->probes[probe].policy.keep_over_set || pol.emit_min_ns != UINT64_MAX;
 }
 
 int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
@@ -618,12 +613,14 @@ int session_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 	return 0;
 }
 
-void session_refresh_calls(struct session *s)
+bool session_refresh_calls(struct session *s)
 {
+	bool settled = true;
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
 		trace_refresh_probe(s, (uint32_t)i);
-		update_span_policy(s, (uint32_t)i);
+		settled &= update_span_policy(s, (uint32_t)i);
 	}
+	return settled;
 }
 
 int session_probe_hist(struct session *s, uint32_t probe, uint64_t *buckets)
