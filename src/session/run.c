@@ -659,14 +659,25 @@ void session_get_stats(struct session *s, struct engine_stats *es, struct collec
 	collector_get_stats(s->col, cs);
 }
 
+/* A call's samples wait in the join for its record this long at most (a
+ * call still running then, or whose record was lost, gives them up,
+ * counted): the join's bound is not spent on calls that never end. */
+#define SESSION_JOIN_HOLD_NS (600 * 1000000000ull)
+
 /* Once a second (more often until every probe has its p99): the kernel's
- * counts into the profile, and the keep thresholds they give. */
+ * counts into the profile, and the keep thresholds they give; every 10 s
+ * the calls that waited too long leave the join. */
 static void session_tick(void *arg)
 {
 	struct session *s = arg;
 	double now = session_now_s(CLOCK_MONOTONIC);
 	if (now < s->next_refresh_s)
 		return;
+	uint64_t now_ns = monotonic_ns();
+	if (s->join && now >= s->next_sweep_s && now_ns > SESSION_JOIN_HOLD_NS) {
+		s->join_forgotten += join_sweep(s->join, now_ns - SESSION_JOIN_HOLD_NS);
+		s->next_sweep_s = now + 10;
+	}
 	discovery_forget_exited(s);
 	/* Until every probe has its p99, none of its slow calls crosses
 	 * (only those samples landed in): look again soon. */

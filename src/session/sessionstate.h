@@ -75,6 +75,8 @@ struct session {
 	session_span_fn on_span;
 	void *on_span_arg;
 	struct join *join; /* the calls' samples, for on_span (NULL without it) */
+	uint64_t join_forgotten; /* calls whose samples it gave up (SESSION_JOIN_HOLD_NS) */
+	double next_sweep_s;
 	struct trace_probe *probes; /* [SESSION_MAX_PROBES]: the probe table, by probe id */
 	uint64_t offcpu_cut; /* off-CPU intervals still going at the end, cut there */
 	int trace_first_probe[SESSION_MAX_TRACES]; /* per --trace spec */

@@ -89,6 +89,7 @@ void summary_add_metadata(struct session *s, double end_mono)
 	set_meta_u64(p, "jit_map_bad_lines", ss.jit_map_bad_lines);
 	set_meta_u64(p, "jit_map_skipped_bytes", ss.jit_map_skipped_bytes);
 	set_meta_u64(p, "pending_dropped", s->join ? join_dropped(s->join) : 0);
+	set_meta_u64(p, "pending_forgotten", s->join_forgotten);
 	set_meta_u64(p, "followed_processes", s->follows);
 	set_meta_u64(p, "follow_failures", s->follow_failures);
 	set_meta_u64(p, "follow_delay_max_ns", s->follow_delay_max_ns);
@@ -235,6 +236,9 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",
 			drops_list(&es, DROPS_UNTIMED, list, sizeof(list)),
 			(unsigned long long)join_drops);
+	if (s->join_forgotten)
+		fprintf(out, "; %llu calls still without a record after 10 min gave up their samples",
+			(unsigned long long)s->join_forgotten);
 	if (drops_sum(&es, DROPS_VALUES, false))
 		fprintf(out, "; %s (shown as read errors)",
 			drops_list(&es, DROPS_VALUES, list, sizeof(list)));
