@@ -2,6 +2,7 @@
  * goes where): the samples in time order, their leaves in a call tree of
  * root -> comm -> functions, the times as deltas a reader sums back without
  * drift, then the tree, the title, the params and the per-sample columns. */
+#define _GNU_SOURCE
 #include "nflx.h"
 
 #include <math.h>
@@ -10,7 +11,6 @@
 
 #include "hashmap.h"
 #include "nflxproto.h"
-#include "order.h"
 #include "pb.h"
 #include "util.h"
 
@@ -73,27 +73,15 @@ static uint32_t sample_leaf(struct writer *w, const struct sample *s)
 	return node;
 }
 
-/* A sample's place in time; ties keep the samples' order. */
-struct sample_order {
-	uint64_t time_ns;
-	size_t index;
-};
-
-static int by_time_then_index(const void *a, const void *b)
-{
-	const struct sample_order *x = a, *y = b;
-	int c = order_u64(&x->time_ns, &y->time_ns);
-	return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
-/* The samples' indexes sorted by time (n + 1 entries, for n = 0). */
-static struct sample_order *samples_by_time(const struct profile *p)
+/* The samples' indexes sorted by time, ties in the samples' order (n + 1
+ * entries, for n = 0). */
+static uint32_t *samples_by_time(const struct profile *p)
 {
 	size_t n = p->nsamples;
-	struct sample_order *ord = xmalloc((n + 1) * sizeof(*ord));
+	uint32_t *ord = xmalloc((n + 1) * sizeof(*ord));
 	for (size_t i = 0; i < n; i++)
-		ord[i] = (struct sample_order){p->samples[i].time_ns, i};
-	qsort(ord, n, sizeof(*ord), by_time_then_index);
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), profile_cmp_sample_index, (void *)p);
 	return ord;
 }
 
@@ -150,7 +138,7 @@ static void put_param(struct pb_buf *out, const char *key, const char *value)
 /* The clock (wall seconds when the recording knows its wall start) and the
  * profile's first and last seconds on it: the samples', widened to
  * start_ns/end_ns when those lie beyond them. */
-static void time_span(const struct profile *p, const struct sample_order *ord,
+static void time_span(const struct profile *p, const uint32_t *ord,
 		      struct clock_map *c, double *start_out, double *end_out)
 {
 	size_t n = p->nsamples;
@@ -160,11 +148,11 @@ static void time_span(const struct profile *p, const struct sample_order *ord,
 	bool has_end = meta_u64(p, "end_ns", &end_ns);
 	if (meta_double(p, "start_unix_s", &c->unix_s)) {
 		c->wall = true;
-		c->base_ns = has_start ? start_ns : n ? ord[0].time_ns : 0;
+		c->base_ns = has_start ? start_ns : n ? p->samples[ord[0]].time_ns : 0;
 	}
 	double start_time, end_time;
 	if (n) {
-		uint64_t first = ord[0].time_ns, last = ord[n - 1].time_ns;
+		uint64_t first = p->samples[ord[0]].time_ns, last = p->samples[ord[n - 1]].time_ns;
 		start_time = to_seconds(c, has_start && start_ns < first ? start_ns : first);
 		end_time = to_seconds(c, has_end && end_ns > last ? end_ns : last);
 	} else {
@@ -188,7 +176,7 @@ struct columns {
 
 /* Fills the columns, putting each sample's leaf in the tree (and counting
  * its hit) on the way. */
-static void fill_columns(struct writer *w, const struct sample_order *ord,
+static void fill_columns(struct writer *w, const uint32_t *ord,
 			 const struct clock_map *c, double start_time, struct columns *col)
 {
 	const struct profile *p = w->p;
@@ -204,7 +192,7 @@ static void fill_columns(struct writer *w, const struct sample_order *ord,
 	 * computes (same operations, same order), so rounding never piles up. */
 	double cur = start_time;
 	for (size_t i = 0; i < n; i++) {
-		const struct sample *s = &p->samples[ord[i].index];
+		const struct sample *s = &p->samples[ord[i]];
 		uint32_t leaf = sample_leaf(w, s);
 		w->nodes[leaf].hits++;
 		col->ids[i] = leaf;
@@ -307,7 +295,7 @@ int nflx_write(FILE *out, struct profile *p)
 	struct writer w = {.p = p};
 	wnode_child(&w, UINT32_MAX, 0, "root", ""); /* node 0 */
 	size_t n = p->nsamples;
-	struct sample_order *ord = samples_by_time(p);
+	uint32_t *ord = samples_by_time(p);
 	struct clock_map c;
 	double start_time, end_time;
 	time_span(p, ord, &c, &start_time, &end_time);

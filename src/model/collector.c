@@ -152,27 +152,26 @@ static uint32_t stack_of(struct collector *c, const struct sonde_sample *s, bool
 	const uint64_t *kstack = (const uint64_t *)s->ips, *ustack = kstack + nk;
 	if (nu == 0 && nk == 0)
 		c->stats.empty_stacks++;
-	/* A sample in sonde's machinery: a kernel frame of the uprobe path, or
-	 * a user leaf in the uprobe page (left out: it is not the program's). */
-	bool overhead = symstack_kernel(c->syms, kstack, nk, c->ksf);
-	int nuf = 0;
-	if (s->hdr.pid != 0 && nu > 0) {
-		struct symstack_user u = {.ips = ustack, .n = nu};
-		if (s->unwind == SONDE_UNWIND_FP) { /* the table walk put them back itself */
-			u.returns = (const uint64_t *)s->returns;
-			u.nreturns = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
-			u.chained = s->returns_chained;
-		}
-		struct symstack_info info;
-		nuf = symstack_user(c->syms, (pid_t)s->hdr.pid, &u, c->usf, USER_FRAMES_MAX, &info);
-		overhead = overhead || info.leaf_in_uprobes;
-		c->stats.returns_restored += (uint64_t)info.returns_restored;
-		if (info.broken) {
-			c->stats.broken_stacks++;
-			c->stats.broken_stack_frames += (uint64_t)info.broken_addresses;
-		}
+	/* The record's addresses go to the symbolizer once; a sample in
+	 * sonde's machinery (a kernel frame of the uprobe path, or a user leaf
+	 * in the uprobe page, left out: it is not the program's) comes back
+	 * said. */
+	struct symstack_sample in = {.kernel_ips = kstack, .nkernel = nk,
+				     .pid = (pid_t)s->hdr.pid, .user = {.ips = ustack, .n = nu}};
+	if (s->unwind == SONDE_UNWIND_FP) { /* the table walk put them back itself */
+		in.user.returns = (const uint64_t *)s->returns;
+		in.user.nreturns = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
+		in.user.chained = s->returns_chained;
 	}
-	overhead = s->hdr.pid != 0 && overhead;
+	struct symstack_frames out = {.user = c->usf, .user_max = USER_FRAMES_MAX, .kernel = c->ksf};
+	symstack_resolve(c->syms, &in, &out);
+	int nuf = out.nuser;
+	bool overhead = out.overhead;
+	c->stats.returns_restored += (uint64_t)out.info.returns_restored;
+	if (out.info.broken) {
+		c->stats.broken_stacks++;
+		c->stats.broken_stack_frames += (uint64_t)out.info.broken_addresses;
+	}
 	/* Root first: the user frames from the outermost, then the kernel's. */
 	size_t n = intern_sym_frames(c, 0, c->usf, nuf);
 	if (overhead) {

@@ -111,3 +111,14 @@ bool symstack_kernel(struct symbolizer *s, const uint64_t *ips, int n, struct sy
 	}
 	return machinery;
 }
+
+void symstack_resolve(struct symbolizer *s, const struct symstack_sample *in,
+		      struct symstack_frames *out)
+{
+	out->nuser = 0;
+	out->info = (struct symstack_info){0};
+	if (in->pid != 0 && in->user.n > 0)
+		out->nuser = symstack_user(s, in->pid, &in->user, out->user, out->user_max, &out->info);
+	bool machinery = symstack_kernel(s, in->kernel_ips, in->nkernel, out->kernel);
+	out->overhead = in->pid != 0 && (machinery || out->info.leaf_in_uprobes);
+}

@@ -54,4 +54,32 @@ int symstack_user(struct symbolizer *s, pid_t pid, const struct symstack_user *u
  * machinery: a sample that interrupted sonde's own probe handling. */
 bool symstack_kernel(struct symbolizer *s, const uint64_t *ips, int n, struct sym_frame *out);
 
+/* A sampled stack: its kernel addresses (leaf first), and its process's
+ * user stack (pid 0, a kernel thread or the idle task: none). */
+struct symstack_sample {
+	const uint64_t *kernel_ips;
+	int nkernel;
+	pid_t pid;
+	struct symstack_user user;
+};
+
+/* Both halves resolved, each innermost first: user[0 .. nuser) (the
+ * caller's buffer of user_max frames) and kernel[0 .. nkernel) (one frame
+ * an address). overhead: the sample is sonde's own machinery (a kernel
+ * frame of the uprobe path, or a user leaf in the uprobe page), said only
+ * for a process's sample. */
+struct symstack_frames {
+	struct sym_frame *user;
+	size_t user_max;
+	int nuser;
+	struct sym_frame *kernel;
+	bool overhead;
+	struct symstack_info info;
+};
+
+/* The one call a sample's stack makes into the symbolizer: the user stack
+ * (symstack_user), then the kernel stack (symstack_kernel). */
+void symstack_resolve(struct symbolizer *s, const struct symstack_sample *in,
+		      struct symstack_frames *out);
+
 #endif
