@@ -136,8 +136,12 @@ static enum frame_kind strip_kind_suffix(char *name)
 		const char *suffix;
 		enum frame_kind kind;
 	} suffixes[] = {{"_[k]", FRAME_KERNEL}, {"_[i]", FRAME_INLINED}, {"_[j]", FRAME_JIT}};
+	/* All of them "_[?]": one look at the tail (no strcmp a suffix, whose
+	 * cost follows where the linker put the literals). */
+	if (n <= 4 || memcmp(name + n - 4, "_[", 2) != 0 || name[n - 1] != ']')
+		return FRAME_USER;
 	for (size_t i = 0; i < 3; i++) {
-		if (n > 4 && strcmp(name + n - 4, suffixes[i].suffix) == 0) {
+		if (memcmp(name + n - 4, suffixes[i].suffix, 4) == 0) {
 			name[n - 4] = 0;
 			return suffixes[i].kind;
 		}
