@@ -264,13 +264,15 @@ struct engine_probe_batch {
 	 * variable lives in another place at each), in place before its first
 	 * hit. */
 	uint32_t point_bit;
+	/* Asked between two uprobe links and two processes (NULL: never):
+	 * true, with why, ends the attach there, which fails whole with why
+	 * (a signal to sonde: a batch of many functions without uprobe_multi
+	 * links is one link a function, ~0.1 s each). */
+	bool (*stop)(void *arg, char *why, size_t whylen);
+	void *stop_arg;
 };
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen);
-
-/* Whether uprobes go on in uprobe_multi links (else one link a uprobe:
- * a caller attaching many may as well attach them one at a time). */
-bool engine_uprobe_multi(const struct engine *e);
 
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 

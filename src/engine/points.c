@@ -122,7 +122,9 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 					   .file_offsets = b->file_offsets,
 					   .cookies = cookies,
 					   .n = n,
-					   .pid = pid};
+					   .pid = pid,
+					   .stop = b->stop,
+					   .stop_arg = b->stop_arg};
 	/* The programs go in before the uprobes: a first hit runs its own. */
 	bool ok = true;
 	for (size_t i = 0; fresh && fetch && i < n && ok; i++)

@@ -279,11 +279,6 @@ int refuse_without_spans(const struct engine *e, char *err, size_t errlen)
 	return -1;
 }
 
-bool engine_uprobe_multi(const struct engine *e)
-{
-	return e->multi;
-}
-
 /* Links l's uprobes: one uprobe_multi link for each UPROBES_MAX_BATCH of
  * them, or one perf-event link each. fds[i] gets the link of offset i.
  * Returns 0, or -1 with err and nothing of this call attached. */
@@ -297,6 +292,13 @@ int link_uprobes(struct engine *e, const struct uprobes_attach_opts *o, int *fds
 		fds[i] = -1;
 	for (size_t done = 0; done < n; done += step) {
 		size_t k = n - done < step ? n - done : step;
+		if (done && o->stop && o->stop(o->stop_arg, why, sizeof(why))) {
+			errbuf_set(err, errlen, "%s", why);
+			remove_uprobes(e, fds, done);
+			for (size_t i = 0; i < n; i++)
+				fds[i] = -1;
+			return -1;
+		}
 		struct uprobes_attach_opts part = *o;
 		part.file_offsets = o->file_offsets + done;
 		part.cookies = o->cookies ? o->cookies + done : NULL;

@@ -3,7 +3,7 @@
  * the uprobe links of its attachments (made and removed through
  * uprobes.h). Implements engine_pause_spans, engine_set_span_policy,
  * engine_set_trap_costs, engine_insn_class_at, engine_insn_class_name,
- * engine_probes_available, engine_forget_process and engine_uprobe_multi
+ * engine_probes_available and engine_forget_process
  * (engine.h). */
 #ifndef SONDE_SLOTS_H
 #define SONDE_SLOTS_H

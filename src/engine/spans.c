@@ -51,14 +51,17 @@ int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, c
 		return attach_for_pid(e, b, err, errlen);
 	size_t placed = 0;
 	for (size_t i = 0; i < b->npids; i++) {
+		if (i && b->stop && b->stop(b->stop_arg, err, errlen))
+			return -1;
 		struct engine_probe_batch one = *b;
 		one.pid = b->pids[i];
 		one.pids = NULL;
 		one.npids = 0;
 		if (attach_for_pid(e, &one, err, errlen) == 0)
 			placed++;
-		else if (procmaps_alive(b->pids[i]))
-			return -1;
+		else if (procmaps_alive(b->pids[i]) ||
+			 (b->stop && b->stop(b->stop_arg, err, errlen)))
+			return -1; /* a process that refused, or the attach was stopped */
 	}
 	if (!placed)
 		return errbuf_set(err, errlen, "every process of the target has exited");
@@ -107,7 +110,9 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 					 .n = k,
 					 .binary = b->binary,
 					 .pid = b->pid,
-					 .policies = policies};
+					 .policies = policies,
+					 .stop = b->stop,
+					 .stop_arg = b->stop_arg};
 	int r = k ? attach_spans(e, &left, classes, err, errlen) : 0;
 	free(todo);
 	free(offs);
@@ -207,7 +212,9 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 					      .cookies = cookies,
 					      .n = n,
 					      .pid = pid,
-					      .retprobe = true};
+					      .retprobe = true,
+					      .stop = b->stop,
+					      .stop_arg = b->stop_arg};
 	if (link_uprobes(e, &returns, exit_, err, errlen))
 		goto out;
 	struct uprobes_attach_opts entries = returns;

@@ -74,6 +74,10 @@ struct uprobes_attach_opts {
 	pid_t pid;
 	bool retprobe;
 	bool multi;
+	/* link_uprobes asks it between two links (NULL: never); true, with
+	 * why, ends the attach there (engine_probe_batch.stop). */
+	bool (*stop)(void *arg, char *why, size_t whylen);
+	void *stop_arg;
 };
 
 /* Attaches o's uprobes. Returns the link fd (the caller's; the uprobes

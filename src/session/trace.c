@@ -37,6 +37,12 @@ static int probe_at(const struct session *s, const struct probe_target *t)
 	return -1;
 }
 
+/* engine_probe_batch.stop: a signal came (session_interrupted). */
+static bool stop_on_signal(void *arg, char *why, size_t whylen)
+{
+	return session_interrupted(arg, why, whylen);
+}
+
 /* Puts the uprobes of a batch of probes (its pid aside) on every process
  * probe_pids names: all or none, but for a process that exits meanwhile
  * (a target that runs once traced can be done before its second probe is
@@ -53,6 +59,8 @@ static int attach_uprobes(struct session *s, const struct engine_probe_batch *ba
 	struct engine_probe_batch b = *batch;
 	b.pids = pids;
 	b.npids = (size_t)npids;
+	b.stop = stop_on_signal;
+	b.stop_arg = s;
 	int r = engine_attach_probes(s->eng, &b, err, errlen);
 	size_t nprobes = batch->point_bit ? 1 : batch->n; /* a point's n are its addresses */
 	if (r)
@@ -233,8 +241,9 @@ static int refuse_other_predicate(struct session *s, const char *spec,
 }
 
 /* Attaches the fresh probes of f, a binary at a time: each binary's are
- * one batch (engine_attach_probes: one uprobe_multi link for all). Returns
- * 0, or -1 with err and none of them left attached. */
+ * one batch (engine_attach_probes: one uprobe_multi link for all, where
+ * the kernel has them). Returns 0, or -1 with err and none of them left
+ * attached. */
 static int attach_functions(struct session *s, const char *spec, const struct spec_functions *f,
 			    char *err, size_t errlen)
 {
@@ -255,11 +264,11 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
-		/* One link a uprobe: a function at a time, so that a signal
-		 * stops the attach between two of them. */
-		size_t k = 0, most = engine_uprobe_multi(s->eng) ? (size_t)n : 1;
+		/* A binary's functions are one batch (without uprobe_multi
+		 * links, one link a function: a signal stops it between two). */
+		size_t k = 0;
 		const char *binary = f->t[attached].binary;
-		for (int j = attached; j < n && k < most; j++) {
+		for (int j = attached; j < n; j++) {
 			if (!done[j] && strcmp(f->t[j].binary, binary) == 0) {
 				batch[k] = (uint32_t)f->ids[j];
 				fetch[k] = f->fetch[j];
@@ -359,7 +368,11 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->probes[ids[i]].attached;
 		need += fresh[i];
 	}
-	int avail = engine_probes_available(s->eng);
+	/* Each attached probe (function or line) has a kernel slot. */
+	int traced = 0;
+	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES; i++)
+		traced += s->probes[i].attached;
+	int avail = ENGINE_USER_PROBES - traced;
 	int first = -1;
 	if (need > avail) {
 		errbuf_set(err, errlen,
