@@ -211,8 +211,11 @@ void live_view_add_probe_details(struct live *l, struct live_view *v)
 {
 	for (size_t i = 0; i < v->nprobes && i < l->p->nprobes; i++) {
 		struct live_probe_view *pv = &v->probes[i];
-		if (pv->predicate || pv->values || pv->in_calls)
+		if (pv->spec || pv->predicate || pv->values || pv->in_calls)
 			continue; /* added already */
+		const char *spec = l->src->probe_spec(l->s, (uint32_t)i);
+		if (spec)
+			pv->spec = xstrdup(spec);
 		if (l->p->probes[i].predicate)
 			pv->predicate = xstrdup(l->p->probes[i].predicate);
 		pv->values = captured_values(l->p, (uint32_t)i);

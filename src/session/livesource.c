@@ -10,6 +10,7 @@ const struct livesource_ops live_session_source = {
 	.refuse_replay = session_refuse_replay,
 	.command_pid = session_command_pid,
 	.probe_attached = session_probe_attached,
+	.probe_spec = session_probe_spec,
 	.keep_calls_over = session_keep_calls_over,
 	.probe_hist = session_probe_hist,
 	.probe_hists = session_probe_hists,

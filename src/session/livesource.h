@@ -23,6 +23,7 @@ struct livesource_ops {
 	bool (*refuse_replay)(const struct session *s, char *err, size_t errlen);
 	pid_t (*command_pid)(const struct session *s);
 	bool (*probe_attached)(const struct session *s, uint32_t probe);
+	const char *(*probe_spec)(const struct session *s, uint32_t probe);
 	int (*keep_calls_over)(struct session *s, uint32_t probe, uint64_t ns);
 	int (*probe_hist)(struct session *s, uint32_t probe, uint64_t *buckets);
 	int (*probe_hists)(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS]);

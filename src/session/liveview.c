@@ -30,6 +30,7 @@ void live_view_free(struct live_view *v)
 		free(v->probes[i].buckets);
 		free(v->probes[i].in_calls);
 		free(v->probes[i].predicate);
+		free(v->probes[i].spec);
 		free(v->probes[i].values);
 	}
 	free(v->probes);
@@ -507,6 +508,11 @@ static void write_probe_json(FILE *out, const struct live_view *v,
 		fputc(']', out);
 	}
 	fputc(']', out);
+	json_member(out, "spec", false);
+	if (p->spec)
+		json_write_string(out, p->spec);
+	else
+		fputs("null", out);
 	json_member(out, "predicate", false);
 	if (p->predicate)
 		json_write_string(out, p->predicate);

@@ -96,6 +96,8 @@ struct live_probe_view {
 	size_t nbuckets;
 	/* What only the JSON status shows (live_view_add_probe_details, live.h;
 	 * NULL/0 until then): */
+	char *spec;              /* the spec that placed it, as written (NULL: not
+				  * known, a recording's); malloc'd */
 	char *predicate;         /* its `if EXPR` as written (NULL: none): a line's hits
 				  * are those where it held; malloc'd */
 	char *values;            /* its captured values as report --json's "values"

@@ -719,8 +719,10 @@ void session_free(struct session *s)
 	free(s->exe_alias);
 	free(s->event_name);
 	free(s->replay_path);
-	for (size_t i = 0; s->probes && i < SESSION_MAX_PROBES; i++)
+	for (size_t i = 0; s->probes && i < SESSION_MAX_PROBES; i++) {
 		free(s->probes[i].sites.offsets);
+		free(s->probes[i].spec);
+	}
 	free(s->probes);
 	free(s->followed);
 	free(s);

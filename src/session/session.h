@@ -272,6 +272,9 @@ int session_trace(struct session *s, const char *spec, int *count, char *err, si
 int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen);
 
 bool session_probe_attached(const struct session *s, uint32_t probe);
+/* The spec that placed a probe last, as written (with its captures and
+ * predicate), or NULL (a replayed recording's probes, or none such). */
+const char *session_probe_spec(const struct session *s, uint32_t probe);
 
 /* A probe's log-linear histogram (latency.h) of every call counted since it
  * was first traced (in-kernel counts, kept across untrace); the profile's

@@ -53,6 +53,8 @@ struct trace_policy {
  * while attached are the engine's, which it keeps under the probe's id
  * (engine_attach_probes); records come back with probe ids. */
 struct trace_probe {
+	char *spec;           /* the spec that placed it last, as written (with its
+			       * captures and predicate); NULL: none yet */
 	bool attached;        /* its uprobes are in place */
 	uint64_t dev, ino;    /* its file: one file reached by two paths is one */
 	struct point_sites sites;

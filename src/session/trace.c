@@ -14,6 +14,7 @@ static void refresh_point_calls(struct session *s, uint32_t point);
 static void keep_point_calls(struct session *s, uint32_t probe);
 static bool update_span_policy(struct session *s, uint32_t probe);
 static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe);
+static void note_spec(struct session *s, uint32_t probe, const char *spec);
 
 /* A probe is named by its function, or BINARY:FUNC when the name is taken. */
 static char *probe_display_name(const struct profile *p, const struct probe_target *t)
@@ -151,6 +152,7 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		ps->offsets[i] = t[i].offset;
 	ps->n = (size_t)n;
 	r = id;
+	note_spec(s, probe, full);
 	capture_name(plan, 0, s->prof, probe);
 	for (int i = 0; i < n && s->o->verbose; i++)
 		session_note(s->o, "%s: file offset 0x%llx in %s%s", spec, (unsigned long long)t[i].offset,
@@ -424,6 +426,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		}
 		s->probes[ids[i]].attached = true;
 		if (fresh[i]) { /* its captures named (its policy went in with it) */
+			note_spec(s, (uint32_t)ids[i], spec);
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
 		}
@@ -518,6 +521,18 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {
 	return probe < SESSION_MAX_PROBES && s->probes[probe].attached;
+}
+
+const char *session_probe_spec(const struct session *s, uint32_t probe)
+{
+	return probe < SESSION_MAX_PROBES && s->probes ? s->probes[probe].spec : NULL;
+}
+
+/* The probe record names the spec that placed it. */
+static void note_spec(struct session *s, uint32_t probe, const char *spec)
+{
+	free(s->probes[probe].spec);
+	s->probes[probe].spec = xstrdup(spec);
 }
 
 /* The profile's figures of a probe: what earlier attachments counted plus

@@ -76,7 +76,8 @@ kill -0 "$spid" || fail "a bad command ended the session"
 [ "$(wc -l <"$WORK/status.json")" = 1 ] || fail "ctl --json status: not one line"
 jq -e --arg t "PID $tpid" '.ok == true and .data.target == $t and (.text | startswith("target:   " + $t + "\n"))
 	and ([.data.probes[].name] == ["handle_request", "slow_path"])
-	and ([.data.probes[].attached] == [true, true]) and (.data.samples | type) == "number"' \
+	and ([.data.probes[].attached] == [true, true]) and (.data.samples | type) == "number"
+	and ([.data.probes[].spec] == ["handle_request", "slow_path"])' \
 	"$WORK/status.json" >/dev/null || { cat "$WORK/status.json"; fail "ctl --json status: unexpected answer"; }
 rc=0
 "$SONDE" ctl --json trace nosuchfn >"$WORK/error.json" || rc=$?

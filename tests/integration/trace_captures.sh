@@ -191,6 +191,11 @@ kill -0 "$spid" || fail "the live session ended after a bad capture"
 "$SONDE" ctl "$spid" trace 'handle req->hdr.size req->color if req->hdr.size > 1000' >"$WORK/ctl.out" ||
 	fail "live trace with captures failed: $(cat "$WORK/ctl.out")"
 sleep 1
+# The probe record names the spec as written, captures and predicate too.
+"$SONDE" ctl --json "$spid" status >"$WORK/status.json" || fail "ctl --json status failed"
+[ "$(jq -r '.data.probes[] | select(.name == "handle") | .spec' "$WORK/status.json")" = \
+	'handle req->hdr.size req->color if req->hdr.size > 1000' ] ||
+	fail "status: handle's spec is $(jq -c '.data.probes[] | select(.name == "handle") | .spec' "$WORK/status.json")"
 "$SONDE" ctl "$spid" in handle >/dev/null || fail "ctl in handle failed"
 "$SONDE" ctl "$spid" by 'req->color' >"$WORK/by_live.txt" || fail "live by failed: $(cat "$WORK/by_live.txt")"
 grep -Eq '^  GREEN +[1-9][0-9]* ' "$WORK/by_live.txt" || fail "live by: no GREEN row: $(cat "$WORK/by_live.txt")"

@@ -449,7 +449,7 @@ Test(liveview, status_json_exact)
 		"\"slow_threshold_ns\":3100000,"
 		"\"slow_threshold_note\":\"auto: no second mode; using p95\","
 		"\"buckets\":[[1000000,1043000,3],[2000000,2090000,1.5]],"
-		"\"predicate\":null,\"values\":{},\"in_calls\":[],"
+		"\"spec\":null,\"predicate\":null,\"values\":{},\"in_calls\":[],"
 		"\"slow\":[{\"span_id\":77,\"duration_ns\":12300000,\"ago_ns\":1500000000,"
 		"\"pid\":1234,\"tid\":1235,\"samples\":4,\"on_cpu_ns\":4000000,\"off_cpu_ns\":7000000,"
 		"\"top\":\"slow_path\",\"off_cpu\":[{\"state\":\"[sleeping: read]\",\"ns\":6000000,"
@@ -463,7 +463,7 @@ Test(liveview, status_json_exact)
 		"\"calls_in_window\":0,"
 		"\"calls_per_s\":0,\"p50_ns\":0,\"p90_ns\":0,\"p95_ns\":0,\"p99_ns\":0,"
 		"\"max_ns\":0,\"total_calls\":100,\"entered\":100,\"slow_threshold_ns\":null,"
-		"\"slow_threshold_note\":null,\"buckets\":[],\"predicate\":\"v > 0\",\"values\":{},"
+		"\"slow_threshold_note\":null,\"buckets\":[],\"spec\":null,\"predicate\":\"v > 0\",\"values\":{},"
 		"\"in_calls\":[{\"probe\":\"handle_request\",\"calls\":300,\"hit\":100,"
 		"\"share\":0.333333,\"slow_ns\":3100000,\"slow_recorded\":8,\"slow_hit\":6,"
 		"\"slow_share\":0.75}],\"slow\":[]}]}");

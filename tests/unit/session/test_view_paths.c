@@ -58,6 +58,12 @@ static bool replayed_probe_attached(const struct session *s, uint32_t probe)
 {
 	return probe < s->p->nprobes;
 }
+/* A recording's probes: placed by no spec this run knows. */
+static const char *replayed_probe_spec(const struct session *s, uint32_t probe)
+{
+	(void)s, (void)probe;
+	return NULL;
+}
 static int replayed_keep_calls_over(struct session *s, uint32_t probe, uint64_t ns)
 {
 	(void)s, (void)probe, (void)ns;
@@ -149,6 +155,7 @@ static const struct livesource_ops replayed = {
 	.refuse_replay = replayed_refuse_replay,
 	.command_pid = replayed_command_pid,
 	.probe_attached = replayed_probe_attached,
+	.probe_spec = replayed_probe_spec,
 	.keep_calls_over = replayed_keep_calls_over,
 	.probe_hist = replayed_probe_hist,
 	.probe_hists = replayed_probe_hists,
