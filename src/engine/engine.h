@@ -188,6 +188,25 @@ void engine_pause_spans(struct engine *e);
 /* True while a sampling event is open. */
 bool engine_sampling(const struct engine *e);
 
+/* Which completed calls of an attached probe send a span record: every one
+ * (emit_all), else those a sample landed in and those lasting at least
+ * emit_min_ns (UINT64_MAX: no others). A probe takes its first policy with
+ * its attachment (engine_probe_batch.policies) and a new one from
+ * engine_set_span_policy, at once (the policy it has already: nothing
+ * done, so a caller may give it as often as it computes it). That returns
+ * 0, or -1 when the probe is not attached. */
+struct engine_span_policy {
+	uint64_t emit_min_ns;
+	bool emit_all;
+};
+
+struct sonde_fetch_prog; /* the kernel's form (sonde_abi.h), built by symbols/dwarfvar */
+struct engine_fetch {
+	const struct sonde_fetch_prog *prog; /* NULL: none */
+	uint32_t layout; /* the caller's name for what its values are: each
+			  * SONDE_REC_VALUES record of it carries it */
+};
+
 /* Span probes. A probe id is the caller's name for one traced function
  * (any number below ENGINE_CALIBRATION_BASE: a session numbers its probes
  * as it likes); its entry and return programs are attached at a file
@@ -211,31 +230,13 @@ bool engine_sampling(const struct engine *e);
  * limits the uprobes to that process, which spares every other process the
  * trap (use it for shared libraries). Every completed call is counted in the
  * probe's histogram and totals; which ones also send a span record is the
- * probe's policy (below). Returns 0 or -1 with err. Attaching the same probe
+ * probe's policy (struct engine_span_policy, above). Returns 0 or -1 with err. Attaching the same probe
  * id again for another PID adds attachments; for a PID it is attached for
  * already, changes nothing.
  *
  * A point probe (a source line) comes in a batch of its own: point_bit
  * set, probes[0] its id, a uprobe at each of the n offsets (see "Point
  * probes" below). */
-/* Which completed calls of an attached probe send a span record: every one
- * (emit_all), else those a sample landed in and those lasting at least
- * emit_min_ns (UINT64_MAX: no others). A probe takes its first policy with
- * its attachment (engine_probe_batch.policies) and a new one from
- * engine_set_span_policy, at once (the policy it has already: nothing
- * done, so a caller may give it as often as it computes it). That returns
- * 0, or -1 when the probe is not attached. */
-struct engine_span_policy {
-	uint64_t emit_min_ns;
-	bool emit_all;
-};
-
-struct sonde_fetch_prog; /* the kernel's form (sonde_abi.h), built by symbols/dwarfvar */
-struct engine_fetch {
-	const struct sonde_fetch_prog *prog; /* NULL: none */
-	uint32_t layout; /* the caller's name for what its values are: each
-			  * SONDE_REC_VALUES record of it carries it */
-};
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
@@ -274,6 +275,7 @@ struct engine_probe_batch {
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen);
 
+/* A new policy for an attached probe (struct engine_span_policy). */
 int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
 
 /* How many more probes can be attached now. */
