@@ -673,7 +673,7 @@ static void session_tick(void *arg)
 	double now = session_now_s(CLOCK_MONOTONIC);
 	if (now < s->next_refresh_s)
 		return;
-	uint64_t now_ns = monotonic_ns();
+	uint64_t now_ns = (uint64_t)(now * 1e9);
 	if (s->join && now >= s->next_sweep_s && now_ns > SESSION_JOIN_HOLD_NS) {
 		s->join_forgotten += join_sweep(s->join, now_ns - SESSION_JOIN_HOLD_NS);
 		s->next_sweep_s = now + 10;
