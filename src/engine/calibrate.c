@@ -176,8 +176,9 @@ static int calibrate_calls(struct engine *e, struct calibration_result *out, cha
 		nclasses = c + 1;
 	}
 	/* Should all of them not attach, the first alone may. */
-	struct engine_calibration_batch all = {cls, (size_t)nclasses, path, offsets};
-	struct engine_calibration_batch first = {cls, 1, path, offsets};
+	struct engine_probe_ref refs[INSN_CLASSES] = {{0}};
+	struct engine_calibration_batch all = {cls, (size_t)nclasses, path, offsets, refs};
+	struct engine_calibration_batch first = {cls, 1, path, offsets, refs};
 	if (nclasses > 1 && engine_attach_calibration(e, &all, err, errlen))
 		nclasses = 1;
 	if (nclasses == 1 && engine_attach_calibration(e, &first, err, errlen))
@@ -192,11 +193,11 @@ static int calibrate_calls(struct engine *e, struct calibration_result *out, cha
 		for (int c = 0; c < nclasses; c++) {
 			void (*volatile call)(void) = class_fns[c];
 			struct engine_probe_stats a, b;
-			engine_read_probe_stats(e, engine_calibration_probe(c), &a);
+			engine_read_probe_stats(e, refs[c], &a);
 			uint64_t t0 = monotonic_ns();
 			call();
 			uint64_t t = monotonic_ns() - t0;
-			engine_read_probe_stats(e, engine_calibration_probe(c), &b);
+			engine_read_probe_stats(e, refs[c], &b);
 			if (b.completed - a.completed != 1)
 				continue;
 			uint64_t full = t > r[c].bare ? t - r[c].bare : 0;

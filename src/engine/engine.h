@@ -237,6 +237,20 @@ struct engine_fetch {
  * A point probe (a source line) comes in a batch of its own: point_bit
  * set, probes[0] its id, a uprobe at each of the n offsets (see "Point
  * probes" below). */
+/* Where the engine keeps an attached probe: its kernel slot and that
+ * slot's generation, which engine_attach_probes hands back for the
+ * caller's probe table. The per-probe calls below take it, and treat one
+ * whose slot has since gone to another attachment as not attached. A slot's
+ * first generation is 1: a zeroed ref ({0}) is never attached. */
+struct engine_probe_ref {
+	uint32_t slot;
+	uint32_t gen; /* 0: none */
+};
+static inline bool engine_ref_attached(struct engine_probe_ref r)
+{
+	return r.gen != 0;
+}
+
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
@@ -271,12 +285,17 @@ struct engine_probe_batch {
 	 * links is one link a function, ~0.1 s each). */
 	bool (*stop)(void *arg, char *why, size_t whylen);
 	void *stop_arg;
+	/* Out (NULL: not wanted): refs[i] is where probes[i] is kept after the
+	 * call (a point probe's in refs[0]), {0} where it has no slot. Written
+	 * when the call fails too: what the caller must take back. */
+	struct engine_probe_ref *refs;
 };
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen);
 
 /* A new policy for an attached probe (struct engine_span_policy). */
-int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p);
+int engine_set_span_policy(struct engine *e, struct engine_probe_ref probe,
+			   const struct engine_span_policy *p);
 
 /* How many more probes can be attached now. */
 int engine_probes_available(const struct engine *e);
@@ -289,8 +308,8 @@ int engine_probes_available(const struct engine *e);
  * waits for it. engine_discard_span does the same but drops the
  * records not yet delivered (a probe being taken back before its caller
  * knew it). */
-void engine_detach_span(struct engine *e, uint32_t probe);
-void engine_discard_span(struct engine *e, uint32_t probe);
+void engine_detach_span(struct engine *e, struct engine_probe_ref probe);
+void engine_discard_span(struct engine *e, struct engine_probe_ref probe);
 
 /* Removes the attachments made for process pid (it exited): every probe
  * keeps its others, its histogram and totals. */
@@ -298,20 +317,19 @@ void engine_forget_process(struct engine *e, pid_t pid);
 
 /* sonde's own probes, for calibration (one per instruction class),
  * attached to sonde's own functions for sonde's own process; their ids
- * (engine_calibration_probe) are ENGINE_CALIBRATION_BASE and up, which
- * engine_attach_probes refuses. engine_attach_calibration attaches the
+ * are ENGINE_CALIBRATION_BASE and up, which engine_attach_probes refuses. engine_attach_calibration attaches the
  * classes c->cls[0..n-1] at c->file_offsets in c->binary at once (with uprobe_multi
  * links: one link for the entries and one for the returns, so removing
  * them waits for the kernel twice, not twice per class);
  * engine_detach_calibration removes them as engine_discard_span does. */
 #define ENGINE_USER_PROBES (ENGINE_MAX_PROBES - 4)
 #define ENGINE_CALIBRATION_BASE 0xffffff00u
-uint32_t engine_calibration_probe(int cls);
 struct engine_calibration_batch {
 	const int *cls;
 	size_t n;
 	const char *binary;
 	const uint64_t *file_offsets;
+	struct engine_probe_ref *refs; /* out: refs[i] of class cls[i] (NULL: not wanted) */
 };
 int engine_attach_calibration(struct engine *e, const struct engine_calibration_batch *c,
 			      char *err, size_t errlen);
@@ -320,16 +338,14 @@ void engine_detach_calibration(struct engine *e);
 /* Reads a probe's in-kernel log-linear histogram of completed calls
  * (sonde_abi.h; summed over CPUs) into buckets[ENGINE_HIST_BUCKETS] (zeros
  * when it is not attached). Returns 0 or -1. */
-int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets);
+int engine_read_hist(struct engine *e, struct engine_probe_ref probe, uint64_t *buckets);
 
-/* The histograms of probes 0..nprobes-1 at once (one batched read when the
- * kernel supports it). Returns 0 or -1. */
-int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[ENGINE_HIST_BUCKETS]);
-
-/* In-kernel sampling decisions; probe ids, or -1 for none. Takes effect at
- * once (the sampler reads it on every sample). */
-int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
-			      int32_t only_slow_probe, uint64_t only_slow_ns);
+/* In-kernel sampling decisions: only inside calls of only_in_probe, only
+ * inside calls of only_slow_probe once over only_slow_ns (NULL: no such
+ * filter; a ref no longer attached filters nothing). Takes effect at once
+ * (the sampler reads it on every sample). Returns 0 or -1. */
+int engine_set_sampler_filter(struct engine *e, const struct engine_probe_ref *only_in_probe,
+			      const struct engine_probe_ref *only_slow_probe, uint64_t only_slow_ns);
 
 /* Point probes (source lines): one probe id, uprobes at n file offsets of
  * binary (no return probes), all with the probe's slot (attached with
@@ -350,12 +366,12 @@ int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe,
 struct engine_point_calls {
 	uint64_t calls, hit;
 };
-int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    struct engine_point_calls *out);
+int engine_read_point_calls(struct engine *e, struct engine_probe_ref span_probe,
+			    struct engine_probe_ref point_probe, struct engine_point_calls *out);
 
 /* Samples only while a call in flight has been marked by this point probe
- * (-1: off). Returns 0, or -1 when it is not an attached point probe. */
-int engine_set_sample_when(struct engine *e, int32_t point_probe);
+ * (NULL: off). Returns 0, or -1 when it is not an attached point probe. */
+int engine_set_sample_when(struct engine *e, const struct engine_probe_ref *point_probe);
 
 /* Calls `fn` for every traced call still in flight on any thread (from the
  * kernel's per-thread span stacks), outermost first per thread. `own_ns` is
@@ -379,7 +395,8 @@ struct engine_probe_stats {
 	uint64_t handler_ns; /* sum of the run times of sending span records */
 	uint64_t emitted;    /* span records sent */
 };
-int engine_read_probe_stats(struct engine *e, uint32_t probe, struct engine_probe_stats *out);
+int engine_read_probe_stats(struct engine *e, struct engine_probe_ref probe,
+			    struct engine_probe_stats *out);
 
 /* The costs BPF cannot time itself (calibrate.h measures them; the
  * kernel's struct sonde_calibration says more of each); set takes effect

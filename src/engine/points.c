@@ -93,7 +93,7 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		return -1;
 	}
 	if (fresh) {
-		e->slots[slot].gen++;
+		next_generation(e, slot);
 		e->slots[slot].probe = probe; /* in its config: its records name it */
 		e->slots[slot].point_bit = (uint8_t)(bit + 1);
 		/* Nothing of the slot's last probe stays: a point sends no span

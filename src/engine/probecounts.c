@@ -26,9 +26,9 @@ static int read_slot_hist(struct engine *e, uint32_t slot, uint64_t *out)
 	return r;
 }
 
-int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
+int engine_read_hist(struct engine *e, struct engine_probe_ref probe, uint64_t *buckets)
 {
-	int slot = slot_of(e, probe);
+	int slot = slot_of_ref(e, probe);
 	if (slot < 0) {
 		memset(buckets, 0, SONDE_HIST_BUCKETS * sizeof(*buckets));
 		return 0;
@@ -36,20 +36,12 @@ int engine_read_hist(struct engine *e, uint32_t probe, uint64_t *buckets)
 	return read_slot_hist(e, (uint32_t)slot, buckets);
 }
 
-int engine_read_hists(struct engine *e, uint32_t nprobes, uint64_t (*out)[SONDE_HIST_BUCKETS])
-{
-	memset(out, 0, (size_t)nprobes * sizeof(*out));
-	for (uint32_t s = 0; s < SONDE_MAX_PROBES; s++)
-		if (e->slots[s].probe < nprobes && read_slot_hist(e, s, out[e->slots[s].probe]))
-			return -1;
-	return 0;
-}
-
-int engine_read_probe_stats(struct engine *e, uint32_t probe, struct engine_probe_stats *out)
+int engine_read_probe_stats(struct engine *e, struct engine_probe_ref probe,
+			    struct engine_probe_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	int ncpu = libbpf_num_possible_cpus();
-	int slot = slot_of(e, probe);
+	int slot = slot_of_ref(e, probe);
 	if (ncpu <= 0 || slot < 0)
 		return -1;
 	uint32_t key = (uint32_t)slot;
@@ -68,11 +60,11 @@ int engine_read_probe_stats(struct engine *e, uint32_t probe, struct engine_prob
 	return r ? -1 : 0;
 }
 
-int engine_read_point_calls(struct engine *e, uint32_t span_probe, uint32_t point_probe,
-			    struct engine_point_calls *out)
+int engine_read_point_calls(struct engine *e, struct engine_probe_ref span_probe,
+			    struct engine_probe_ref point_probe, struct engine_point_calls *out)
 {
 	memset(out, 0, sizeof(*out));
-	int ss = slot_of(e, span_probe), ps = slot_of(e, point_probe);
+	int ss = slot_of_ref(e, span_probe), ps = slot_of_ref(e, point_probe);
 	int ncpu = libbpf_num_possible_cpus();
 	if (ss < 0 || ps < 0 || !e->slots[ps].point_bit || e->slots[ss].point_bit || ncpu <= 0)
 		return -1;

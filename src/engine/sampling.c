@@ -134,21 +134,21 @@ static int write_sampler_config(struct engine *e)
 				   BPF_ANY);
 }
 
-int engine_set_sampler_filter(struct engine *e, int32_t only_in_probe, int32_t only_slow_probe,
-			      uint64_t only_slow_ns)
+int engine_set_sampler_filter(struct engine *e, const struct engine_probe_ref *only_in_probe,
+			      const struct engine_probe_ref *only_slow_probe, uint64_t only_slow_ns)
 {
-	int in_slot = only_in_probe >= 0 ? slot_of(e, (uint32_t)only_in_probe) : -1;
-	int slow_slot = only_slow_probe >= 0 ? slot_of(e, (uint32_t)only_slow_probe) : -1;
+	int in_slot = only_in_probe ? slot_of_ref(e, *only_in_probe) : -1;
+	int slow_slot = only_slow_probe ? slot_of_ref(e, *only_slow_probe) : -1;
 	e->sampler.only_in_probe = in_slot >= 0 ? (uint32_t)in_slot + 1 : 0;
 	e->sampler.only_slow_probe = slow_slot >= 0 ? (uint32_t)slow_slot + 1 : 0;
 	e->sampler.only_slow_ns = only_slow_ns;
 	return write_sampler_config(e);
 }
 
-int engine_set_sample_when(struct engine *e, int32_t point_probe)
+int engine_set_sample_when(struct engine *e, const struct engine_probe_ref *point_probe)
 {
-	int slot = point_probe >= 0 ? slot_of(e, (uint32_t)point_probe) : -1;
-	if (point_probe >= 0 && (slot < 0 || !e->slots[slot].point_bit)) {
+	int slot = point_probe ? slot_of_ref(e, *point_probe) : -1;
+	if (point_probe && (slot < 0 || !e->slots[slot].point_bit)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -22,6 +22,28 @@ int slot_of(const struct engine *e, uint32_t probe)
 	return -1;
 }
 
+int slot_of_ref(const struct engine *e, struct engine_probe_ref r)
+{
+	if (r.gen == 0 || r.slot >= SONDE_MAX_PROBES || e->slots[r.slot].probe == NO_PROBE ||
+	    e->slots[r.slot].gen != r.gen)
+		return -1;
+	return (int)r.slot;
+}
+
+struct engine_probe_ref ref_of(const struct engine *e, uint32_t probe)
+{
+	int slot = probe == NO_PROBE ? -1 : slot_of(e, probe);
+	if (slot < 0)
+		return (struct engine_probe_ref){0};
+	return (struct engine_probe_ref){.slot = (uint32_t)slot, .gen = e->slots[slot].gen};
+}
+
+void next_generation(struct engine *e, uint32_t slot)
+{
+	if (++e->slots[slot].gen == 0)
+		e->slots[slot].gen = 1;
+}
+
 bool probe_attached(const struct engine *e, uint32_t probe)
 {
 	return probe != NO_PROBE && slot_of(e, probe) >= 0;
@@ -72,9 +94,10 @@ void engine_pause_spans(struct engine *e)
 			set_probe_config(e, s, false);
 }
 
-int engine_set_span_policy(struct engine *e, uint32_t probe, const struct engine_span_policy *p)
+int engine_set_span_policy(struct engine *e, struct engine_probe_ref probe,
+			   const struct engine_span_policy *p)
 {
-	int slot = slot_of(e, probe);
+	int slot = slot_of_ref(e, probe);
 	if (slot < 0)
 		return -1;
 	struct engine_span_policy *had = &e->slots[slot].policy;
@@ -220,12 +243,11 @@ bool attached_for(const struct engine *e, uint32_t probe, pid_t pid)
 /* Detaches every attachment of a probe without waiting for the kernel.
  * The records of its calls already in the ring buffer are handed to the
  * caller first (deliver) or dropped. */
-void detach_probe(struct engine *e, uint32_t probe, bool deliver)
+void detach_probe(struct engine *e, uint32_t slot, bool deliver)
 {
-	int found = slot_of(e, probe);
-	if (found < 0)
+	uint32_t probe = e->slots[slot].probe;
+	if (probe == NO_PROBE)
 		return;
-	uint32_t slot = (uint32_t)found;
 	set_probe_config(e, slot, false); /* its programs ignore hits from now on */
 	e->discarding = deliver ? NO_PROBE : probe;
 	ring_buffer__consume(e->rb);

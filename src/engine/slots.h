@@ -23,6 +23,13 @@ struct bpf_program;
 
 /* The slot a probe id is attached in, or -1; whether it is attached. */
 int slot_of(const struct engine *e, uint32_t probe);
+/* The slot a ref names while it is still that attachment's, or -1. */
+int slot_of_ref(const struct engine *e, struct engine_probe_ref r);
+/* The ref of a probe id's attachment ({0}: none). */
+struct engine_probe_ref ref_of(const struct engine *e, uint32_t probe);
+/* A fresh attachment in slot: its next generation (never 0, which no ref
+ * names). */
+void next_generation(struct engine *e, uint32_t slot);
 bool probe_attached(const struct engine *e, uint32_t probe);
 /* The lowest free slot, or -1. */
 int take_slot(const struct engine *e);
@@ -57,10 +64,10 @@ int link_uprobes(struct engine *e, const struct uprobes_attach_opts *o, int *fds
  * attachment still in e->spans holds (a uprobe_multi link serving probes
  * that stay). */
 void remove_uprobes(struct engine *e, const int *fds, size_t n);
-/* Detaches every attachment of a probe without waiting for the kernel and
+/* Detaches every attachment of slot's probe without waiting for the kernel and
  * frees its slot. deliver: first hand the caller the records of its calls
  * already in the ring buffer (after this, records of the slot no longer
  * name the probe and are dropped). */
-void detach_probe(struct engine *e, uint32_t probe, bool deliver);
+void detach_probe(struct engine *e, uint32_t slot, bool deliver);
 
 #endif

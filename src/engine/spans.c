@@ -13,17 +13,21 @@
 #include "procmaps.h"
 #include "util.h"
 
-void engine_detach_span(struct engine *e, uint32_t probe)
+void engine_detach_span(struct engine *e, struct engine_probe_ref probe)
 {
-	detach_probe(e, probe, true);
+	int slot = slot_of_ref(e, probe);
+	if (slot >= 0)
+		detach_probe(e, (uint32_t)slot, true);
 }
 
-void engine_discard_span(struct engine *e, uint32_t probe)
+void engine_discard_span(struct engine *e, struct engine_probe_ref probe)
 {
-	detach_probe(e, probe, false);
+	int slot = slot_of_ref(e, probe);
+	if (slot >= 0)
+		detach_probe(e, (uint32_t)slot, false);
 }
 
-uint32_t engine_calibration_probe(int cls)
+static uint32_t calibration_probe(int cls)
 {
 	return ENGINE_CALIBRATION_BASE + (uint32_t)cls;
 }
@@ -42,7 +46,20 @@ static int attach_for_pid(struct engine *e, const struct engine_probe_batch *b, 
 			    : attach_spans_for_pid(e, b, err, errlen);
 }
 
+static int attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
+			 size_t errlen);
+
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
+			 size_t errlen)
+{
+	int r = attach_probes(e, b, err, errlen);
+	size_t nprobes = b->point_bit ? (b->n > 0) : b->n; /* a point's n are its addresses */
+	for (size_t i = 0; b->refs && i < nprobes; i++)
+		b->refs[i] = ref_of(e, b->probes[i]);
+	return r;
+}
+
+static int attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen)
 {
 	if (b->n == 0)
@@ -137,7 +154,7 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 			errbuf_set(err, errlen, "no calibration probe for class %d", cls[i]);
 			return -1;
 		}
-		probes[i] = engine_calibration_probe(cls[i]);
+		probes[i] = calibration_probe(cls[i]);
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
@@ -149,15 +166,21 @@ int engine_attach_calibration(struct engine *e, const struct engine_calibration_
 				      .n = n,
 				      .binary = c->binary,
 				      .pid = getpid()};
-	return attach_spans(e, &b, classes, err, errlen);
+	int r = attach_spans(e, &b, classes, err, errlen);
+	for (size_t i = 0; c->refs && i < n; i++)
+		c->refs[i] = ref_of(e, probes[i]);
+	return r;
 }
 
 void engine_detach_calibration(struct engine *e)
 {
 	/* Nothing calls sonde's calibration functions again: no records to
 	 * deliver, and the slots come back once the kernel let them go. */
-	for (int cls = 0; cls < INSN_CLASSES; cls++)
-		detach_probe(e, engine_calibration_probe(cls), false);
+	for (int cls = 0; cls < INSN_CLASSES; cls++) {
+		int slot = slot_of(e, calibration_probe(cls));
+		if (slot >= 0)
+			detach_probe(e, (uint32_t)slot, false);
+	}
 }
 
 /* Attaches b's function probes for b->pid, each fresh one of class
@@ -191,7 +214,7 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 		 * starts a new generation: calls entered under an earlier one
 		 * never match its returns. Its slot is taken from here on. */
 		if (fresh[nslots]) {
-			e->slots[slot].gen++;
+			next_generation(e, slot);
 			/* As the plan decoded it (symbols/probesafety, once). */
 			e->slots[slot].cls = classes[nslots] < INSN_CLASSES ? classes[nslots]
 									    : (uint8_t)INSN_SSTEP;

@@ -126,7 +126,7 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 	char why[512];
 	bool any = false, failed = false;
 	for (size_t i = 0; i < n && i < SESSION_MAX_PROBES; i++) {
-		if (!s->probes[i].attached || done[i])
+		if (!trace_probe_attached(&s->probes[i]) || done[i])
 			continue;
 		any = true;
 		if (p->probes[i].point >= 0) {
@@ -144,7 +144,7 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		}
 		size_t k = 0; /* this binary's function probes: one batch */
 		for (size_t j = i; j < n && j < SESSION_MAX_PROBES; j++)
-			if (s->probes[j].attached && !done[j] && p->probes[j].point < 0 &&
+			if (trace_probe_attached(&s->probes[j]) && !done[j] && p->probes[j].point < 0 &&
 			    s->probes[j].sites.n == 1 &&
 			    strcmp(p->probes[j].binary, p->probes[i].binary) == 0) {
 				ids[k] = (uint32_t)j;
@@ -202,7 +202,7 @@ void discovery_follow_forks(struct session *s, const void *data, size_t size)
 		return;
 	bool any = false;
 	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES && !any; i++)
-		any = s->probes[i].attached;
+		any = trace_probe_attached(&s->probes[i]);
 	pid_t child = (pid_t)tid;
 	if (!any || procmaps_tgid(child) != child) /* a thread: its process has them */
 		return;

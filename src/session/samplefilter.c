@@ -24,10 +24,16 @@ static int probe_for_function(struct session *s, const char *func, char *err, si
 	return id;
 }
 
+/* The kernel slot of the probe id the session's filter names (NULL: off). */
+static const struct engine_probe_ref *filter_ref(const struct session *s, int probe)
+{
+	return probe >= 0 ? &s->probes[probe].kernel : NULL;
+}
+
 static int push_sampler_filter(struct session *s, char *err, size_t errlen)
 {
-	if (engine_set_sampler_filter(s->eng, s->sample_in_probe, s->sample_slow_probe,
-				      s->sample_slow_ns)) {
+	if (engine_set_sampler_filter(s->eng, filter_ref(s, s->sample_in_probe),
+				      filter_ref(s, s->sample_slow_probe), s->sample_slow_ns)) {
 		errbuf_set(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
 		return -1;
 	}
@@ -89,7 +95,7 @@ int session_set_sample_when(struct session *s, const char *line, char *err, size
 			return -1;
 		}
 	}
-	if (engine_set_sample_when(s->eng, probe)) {
+	if (engine_set_sample_when(s->eng, filter_ref(s, probe))) {
 		errbuf_set(err, errlen, "cannot set the in-kernel sampling filter: %s", strerror(errno));
 		return -1;
 	}

@@ -47,20 +47,26 @@ struct trace_policy {
 
 /* The probe table: the session's one record of each probe, by probe id
  * (the index of its probe_info in the profile, which holds its name, file,
- * offset and what it gathered). Here: where its uprobes are, what earlier
+ * offset and what it gathered, as a recording keeps them). Here: the spec
+ * that placed it, where its uprobes are, its kernel slot and generation
+ * while attached (every per-probe engine call takes them), what earlier
  * attachments counted (detaching clears the kernel's copy), and which of
- * its calls cross to user space. The kernel slot and generation it has
- * while attached are the engine's, which it keeps under the probe's id
- * (engine_attach_probes); records come back with probe ids. */
+ * its calls cross to user space. Records come back with probe ids: the
+ * kernel writes them. */
 struct trace_probe {
 	char *spec;           /* the spec that placed it last, as written (with its
 			       * captures and predicate); NULL: none yet */
-	bool attached;        /* its uprobes are in place */
+	struct engine_probe_ref kernel; /* while its uprobes are in place ({0}: not attached) */
 	uint64_t dev, ino;    /* its file: one file reached by two paths is one */
 	struct point_sites sites;
 	struct probe_counts counted_before; /* the profile's figures are these plus the kernel's */
 	struct trace_policy policy;
 };
+
+static inline bool trace_probe_attached(const struct trace_probe *p)
+{
+	return engine_ref_attached(p->kernel);
+}
 
 struct session {
 	struct session_options *o;

@@ -44,12 +44,13 @@ static bool stop_on_signal(void *arg, char *why, size_t whylen)
 	return session_interrupted(arg, why, whylen);
 }
 
-/* Puts the uprobes of a batch of probes (its pid aside) on every process
- * probe_pids names: all or none, but for a process that exits meanwhile
- * (a target that runs once traced can be done before its second probe is
- * placed: the kernel then refuses it with "No such process"), which is
- * passed over as long as another process takes them. Returns 0, or -1 with
- * err and nothing of these probes left attached. */
+/* Puts the uprobes of a batch of fresh probes (its pid aside) on every
+ * process probe_pids names: all or none, but for a process that exits
+ * meanwhile (a target that runs once traced can be done before its second
+ * probe is placed: the kernel then refuses it with "No such process"),
+ * which is passed over as long as another process takes them. Their refs
+ * go to batch->refs (which must be given). Returns 0, or -1 with err and
+ * nothing of these probes left attached. */
 static int attach_uprobes(struct session *s, const struct engine_probe_batch *batch, char *err,
 			  size_t errlen)
 {
@@ -64,9 +65,10 @@ static int attach_uprobes(struct session *s, const struct engine_probe_batch *ba
 	b.stop_arg = s;
 	int r = engine_attach_probes(s->eng, &b, err, errlen);
 	size_t nprobes = batch->point_bit ? 1 : batch->n; /* a point's n are its addresses */
-	if (r)
-		for (size_t k = 0; k < nprobes; k++)
-			engine_discard_span(s->eng, batch->probes[k]);
+	for (size_t k = 0; r && k < nprobes; k++) {
+		engine_discard_span(s->eng, batch->refs[k]);
+		batch->refs[k] = (struct engine_probe_ref){0};
+	}
 	free(pids);
 	return r;
 }
@@ -90,14 +92,14 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		errbuf_set(err, errlen, "trace %s: a function probe has that name", spec);
 		goto out;
 	}
-	if (id >= 0 && s->probes[id].attached && plan->builds) {
+	if (id >= 0 && trace_probe_attached(&s->probes[id]) && plan->builds) {
 		errbuf_set(err, errlen,
 			   "trace %s: %s is traced already: untrace it first to change what it "
 			   "captures",
 			   full, spec);
 		goto out;
 	}
-	if (id >= 0 && s->probes[id].attached) { /* traced already */
+	if (id >= 0 && trace_probe_attached(&s->probes[id])) { /* traced already */
 		r = id;
 		goto done;
 	}
@@ -122,13 +124,15 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
 		capture_program(plan, i, s->prof, probe, &fetch[i]);
 	}
+	struct engine_probe_ref ref = {0};
 	struct engine_probe_batch b = {.probes = &probe,
 				       .file_offsets = offs,
 				       .fetch = plan->builds && plan->n > 0 ? fetch : NULL,
 				       .n = (size_t)n,
 				       .binary = t[0].binary,
 				       .traps = traps,
-				       .point_bit = (uint32_t)point + 1};
+				       .point_bit = (uint32_t)point + 1,
+				       .refs = &ref};
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	free(offs);
@@ -144,7 +148,7 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		s->probes[id].dev = t[0].dev;
 		s->probes[id].ino = t[0].ino;
 	}
-	s->probes[id].attached = true;
+	s->probes[id].kernel = ref;
 	struct point_sites *ps = &s->probes[id].sites;
 	free(ps->offsets);
 	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
@@ -201,6 +205,7 @@ struct spec_functions {
 	const bool *fresh;
 	const struct engine_fetch *fetch;
 	const struct engine_span_policy *policies; /* each one's, in force from its first call */
+	struct engine_probe_ref *refs; /* out: where each fresh one is attached */
 };
 
 /* The calls a probe counts are those of one predicate: a spec with
@@ -256,6 +261,8 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	int8_t *traps = xcalloc((size_t)n + 1, sizeof(*traps));
 	struct engine_span_policy *policies = xcalloc((size_t)n + 1, sizeof(*policies));
 	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
+	struct engine_probe_ref *refs = xcalloc((size_t)n + 1, sizeof(*refs));
+	int *which = xcalloc((size_t)n + 1, sizeof(*which)); /* batch entry -> function */
 	bool *done = xcalloc((size_t)n + 1, sizeof(*done));
 	for (int i = 0; i < n; i++)
 		done[i] = !f->fresh[i];
@@ -276,6 +283,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				fetch[k] = f->fetch[j];
 				traps[k] = f->t[j].trap_known ? (int8_t)f->t[j].trap : -1;
 				policies[k] = f->policies[j];
+				which[k] = j;
 				offsets[k++] = f->t[j].offset;
 				done[j] = true; /* a failed batch is taken back whole */
 			}
@@ -287,21 +295,29 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 					      .binary = binary,
 					      .pid = -1,
 					      .traps = traps,
-					      .policies = policies};
-		if (attach_uprobes(s, &b, why, sizeof(why))) {
+					      .policies = policies,
+					      .refs = refs};
+		int rc = attach_uprobes(s, &b, why, sizeof(why));
+		for (size_t m = 0; m < k; m++)
+			f->refs[which[m]] = refs[m];
+		if (rc) {
 			errbuf_set(err, errlen, "trace %s: %s", spec, why);
 			break;
 		}
 	}
 	if (attached < n) /* take back what this spec attached */
 		for (int i = 0; i < n; i++)
-			if (f->fresh[i] && done[i])
-				engine_discard_span(s->eng, (uint32_t)f->ids[i]);
+			if (f->fresh[i] && done[i]) {
+				engine_discard_span(s->eng, f->refs[i]);
+				f->refs[i] = (struct engine_probe_ref){0};
+			}
 	free(batch);
 	free(offsets);
 	free(traps);
 	free(policies);
 	free(fetch);
+	free(refs);
+	free(which);
 	free(done);
 	return attached < n ? -1 : 0;
 }
@@ -362,18 +378,19 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 	 * the kernel has room for is refused at once. */
 	int *ids = xmalloc((size_t)n * sizeof(*ids));
 	bool *fresh = xcalloc((size_t)n, sizeof(*fresh));
+	struct engine_probe_ref *refs = xcalloc((size_t)n + 1, sizeof(*refs));
 	int need = 0, nnew = 0;
 	for (int i = 0; i < n; i++) {
 		ids[i] = probe_at(s, &t[i]);
 		if (ids[i] < 0)
 			ids[i] = (int)s->prof->nprobes + nnew++;
-		fresh[i] = ids[i] >= (int)s->prof->nprobes || !s->probes[ids[i]].attached;
+		fresh[i] = ids[i] >= (int)s->prof->nprobes || !trace_probe_attached(&s->probes[ids[i]]);
 		need += fresh[i];
 	}
 	/* Each attached probe (function or line) has a kernel slot. */
 	int traced = 0;
 	for (size_t i = 0; i < s->prof->nprobes && i < SESSION_MAX_PROBES; i++)
-		traced += s->probes[i].attached;
+		traced += trace_probe_attached(&s->probes[i]);
 	int avail = ENGINE_USER_PROBES - traced;
 	int first = -1;
 	if (need > avail) {
@@ -391,7 +408,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   spec, nnew, nnew == 1 ? "" : "s", SESSION_MAX_PROBES, s->prof->nprobes);
 		goto out;
 	}
-	struct spec_functions fns = {t, n, ids, fresh, NULL, NULL};
+	struct spec_functions fns = {t, n, ids, fresh, NULL, NULL, refs};
 	if (refuse_other_predicate(s, spec, &plan, &fns, err, errlen))
 		goto out;
 	/* Each new probe's program goes in with it. */
@@ -424,8 +441,8 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			ps->offsets[0] = t[i].offset;
 			ps->n = 1;
 		}
-		s->probes[ids[i]].attached = true;
 		if (fresh[i]) { /* its captures named (its policy went in with it) */
+			s->probes[ids[i]].kernel = refs[i];
 			note_spec(s, (uint32_t)ids[i], spec);
 			capture_name(&plan, i, s->prof, (uint32_t)ids[i]);
 			s->prof->probes[ids[i]].all_calls = s->o->all_calls;
@@ -440,6 +457,7 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 out:
 	free(ids);
 	free(fresh);
+	free(refs);
 	capture_plan_free(&plan);
 	probes_free(t, n);
 	return first;
@@ -478,7 +496,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		return -1;
 	int n = 0;
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!s->probes[i].attached || !probe_selected(&s->prof->probes[i], pattern))
+		if (!trace_probe_attached(&s->probes[i]) || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
 		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
 		    (int)i == s->sample_when_probe) {
@@ -490,7 +508,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		}
 	}
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!s->probes[i].attached || !probe_selected(&s->prof->probes[i], pattern))
+		if (!trace_probe_attached(&s->probes[i]) || !probe_selected(&s->prof->probes[i], pattern))
 			continue;
 		/* Keep what it counted: detaching clears the kernel's copy. */
 		trace_refresh_probe(s, (uint32_t)i);
@@ -500,15 +518,15 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		c->raw_ns = s->prof->probes[i].raw_ns;
 		c->own_ns = s->prof->probes[i].own_ns;
 		keep_point_calls(s, (uint32_t)i);
-		engine_detach_span(s->eng, (uint32_t)i);
-		s->probes[i].attached = false;
+		engine_detach_span(s->eng, s->probes[i].kernel);
+		s->probes[i].kernel = (struct engine_probe_ref){0};
 		n++;
 	}
 	if (n == 0) {
 		char list[256] = "";
 		size_t off = 0;
 		for (size_t i = 0; i < s->prof->nprobes && off < sizeof(list) - 1; i++)
-			if (s->probes[i].attached)
+			if (trace_probe_attached(&s->probes[i]))
 				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
 							off ? ", " : "", s->prof->probes[i].name);
 		errbuf_set(err, errlen, "no traced function matches '%s' (traced: %s)", pattern,
@@ -520,7 +538,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 
 bool session_probe_attached(const struct session *s, uint32_t probe)
 {
-	return probe < SESSION_MAX_PROBES && s->probes[probe].attached;
+	return probe < SESSION_MAX_PROBES && trace_probe_attached(&s->probes[probe]);
 }
 
 const char *session_probe_spec(const struct session *s, uint32_t probe)
@@ -545,8 +563,9 @@ void trace_refresh_probe(struct session *s, uint32_t probe)
 	const struct probe_counts *c = &s->probes[probe].counted_before;
 	uint64_t live[LATENCY_LOGLIN_BUCKETS] = {0};
 	struct engine_probe_stats st = {0};
-	if (s->probes[probe].attached &&
-	    (engine_read_hist(s->eng, probe, live) || engine_read_probe_stats(s->eng, probe, &st)))
+	if (trace_probe_attached(&s->probes[probe]) &&
+	    (engine_read_hist(s->eng, s->probes[probe].kernel, live) ||
+	     engine_read_probe_stats(s->eng, s->probes[probe].kernel, &st)))
 		return; /* keep the last figures read */
 	for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
 		pi->hist[b] = c->hist[b] + live[b];
@@ -568,8 +587,8 @@ static void refresh_point_calls(struct session *s, uint32_t point)
 		struct engine_point_calls live = {0};
 		hashmap_get(&s->point_calls_before, key, &calls);
 		hashmap_get(&s->point_hit_before, key, &hit);
-		if (s->probes[point].attached && s->probes[f].attached &&
-		    engine_read_point_calls(s->eng, (uint32_t)f, point, &live))
+		if (trace_probe_attached(&s->probes[point]) && trace_probe_attached(&s->probes[f]) &&
+		    engine_read_point_calls(s->eng, s->probes[f].kernel, s->probes[point].kernel, &live))
 			continue; /* keep the last figure read */
 		if (calls + live.calls)
 			profile_point_calls_set(s->prof, point, (uint32_t)f, calls + live.calls,
@@ -624,10 +643,10 @@ static struct engine_span_policy span_policy_for(const struct session *s, uint32
  * while it waits for its p99 (no --all-calls, no view's threshold). */
 static bool update_span_policy(struct session *s, uint32_t probe)
 {
-	if (probe >= s->prof->nprobes || !s->probes[probe].attached)
+	if (probe >= s->prof->nprobes || !trace_probe_attached(&s->probes[probe]))
 		return true;
 	struct engine_span_policy pol = span_policy_for(s, probe);
-	engine_set_span_policy(s->eng, probe, &pol);
+	engine_set_span_policy(s->eng, s->probes[probe].kernel, &pol);
 	return pol.emit_all || s->probes[probe].policy.keep_over_set || pol.emit_min_ns != UINT64_MAX;
 }
 
@@ -671,15 +690,15 @@ uint64_t session_probe_entered(struct session *s, uint32_t probe)
 int session_probe_hists(struct session *s, uint64_t (*out)[LATENCY_LOGLIN_BUCKETS])
 {
 	size_t n = s->prof->nprobes;
-	if (!s->eng) /* a replay: the recording's counts */
-		memset(out, 0, n * sizeof(*out));
-	else if (engine_read_hists(s->eng, (uint32_t)n, out))
-		return -1;
-	/* Detached probes: the kernel's slots are cleared; what they counted
-	 * before is kept. */
+	memset(out, 0, n * sizeof(*out)); /* a replay: the recording's counts */
+	for (size_t i = 0; i < n && s->eng; i++)
+		if (engine_read_hist(s->eng, s->probes[i].kernel, out[i]))
+			return -1;
+	/* Detached probes: the kernel's slots are cleared (their refs read
+	 * zeros); what they counted before is kept. */
 	for (size_t i = 0; i < n; i++)
 		for (unsigned b = 0; b < LATENCY_LOGLIN_BUCKETS; b++)
-			out[i][b] = (s->probes[i].attached ? out[i][b] : 0) + s->probes[i].counted_before.hist[b];
+			out[i][b] += s->probes[i].counted_before.hist[b];
 	return 0;
 }
 
