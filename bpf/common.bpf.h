@@ -96,6 +96,43 @@ typedef struct {
 } sonde_offcpu_stash_map;
 extern sonde_offcpu_stash_map offcpu_stash SEC(".maps");
 
+/* Python processes (python.bpf.h): tgid -> where its interpreter is and
+ * its layout (user space writes it); tid -> the thread's thread state as
+ * last found. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SONDE_PY_PROCS);
+	__type(key, __u32);
+	__type(value, struct sonde_py_proc);
+} sonde_py_procs_map;
+extern sonde_py_procs_map py_procs SEC(".maps");
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SONDE_PY_THREADS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sonde_py_threads_map;
+extern sonde_py_threads_map py_threads SEC(".maps");
+/* A Python walk's state: off the BPF stack, which the native walk's frames
+ * fill (bpf_loop's context must be the stack's, so the callback finds it
+ * here). Per CPU: the programs that take stacks never nest on one CPU. */
+struct py_walk {
+	struct sonde_py_proc pp;
+	__u64 frame; /* the next frame to read (0: the end) */
+	__u32 n;     /* frames stored */
+	__u32 end;   /* enum sonde_py_end once it stopped */
+	/* The frames as the record takes them (a pointer to the record cannot
+	 * be kept in a map: copied after the walk). */
+	__u64 words[2 * SONDE_PY_FRAMES];
+};
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} sonde_py_walk_map;
+extern sonde_py_walk_map py_walk_scratch SEC(".maps");
+
 /* Forgets a thread's state (it exits): its slot first, then its entry. */
 static __always_inline void tstate_forget(__u32 tid)
 {

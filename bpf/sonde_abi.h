@@ -139,7 +139,15 @@ enum sonde_record_kind {
 	X(OFFCPU_FULL, "offcpu_threads_full", OFFCPU, 1, \
 	  "not kept (switched-out thread map full)") \
 	X(OFFCPU_SHORT, "offcpu_below_min_block", OFFCPU, 0, \
-	  "shorter than --min-block")
+	  "shorter than --min-block") \
+	/* samples of Python processes (struct sonde_py_proc): Python stacks \
+	 * walked whole; cut (a frame that could not be read, or \
+	 * SONDE_PY_FRAMES frames); of threads the interpreter has no thread \
+	 * state for (threads Python did not start or has not met yet) */ \
+	X(PY_COMPLETE, "python_stacks_complete", PYTHON, 0, "complete") \
+	X(PY_CUT, "python_stacks_cut", PYTHON, 0, "cut (unreadable frame or depth limit)") \
+	X(PY_NO_THREAD, "python_no_thread_state", PYTHON, 0, \
+	  "of threads without a Python thread state")
 
 /* Indices into the per-CPU `counters` array map. */
 enum sonde_counter {
@@ -558,6 +566,51 @@ struct sonde_probe_config {
 	__u32 id;
 };
 
+/* ---- Python frames (bpf/python.bpf.h) ----
+ * For a process running CPython, user space writes where its _PyRuntime is
+ * and the layout of the way from there to each thread's frames (the
+ * fields of src/symbols/pyruntime.h's struct py_layout) into `py_procs`.
+ * A sample of one of its threads then carries that thread's Python
+ * frames, innermost first, two words each: the frame's code object, and
+ * where it is in it (SONDE_PY_INSTR: an instruction index in 3.10, a
+ * pointer into the code's bytecode from 3.11) with SONDE_PY_RUN_START set
+ * on the frame a run of the C evaluation loop began with (every frame in
+ * 3.10; 3.11's is_entry; the frame above an entry frame from 3.12), so user
+ * space can put each run in place of its _PyEval_EvalFrameDefault frame. */
+#define SONDE_PY_FRAMES 64
+#define SONDE_PY_PROCS 1024
+#define SONDE_PY_THREADS 16384 /* threads whose thread state is remembered */
+#define SONDE_PY_THREAD_SCAN 64 /* thread states looked through to find one */
+#define SONDE_PY_NO_FIELD 0xffffffffu
+#define SONDE_PY_OWNED_BY_CSTACK 3
+#define SONDE_PY_RUN_START (1ull << 63)
+#define SONDE_PY_INSTR ((1ull << 56) - 1)
+
+struct sonde_py_proc {
+	__u64 runtime; /* _PyRuntime's address in the process */
+	__u32 runtime_interpreters_head;
+	__u32 interp_threads_head;
+	__u32 tstate_next;
+	__u32 tstate_thread_id; /* pthread_self(): the thread's fs base */
+	__u32 tstate_frame;
+	__u32 cframe_current_frame; /* SONDE_PY_NO_FIELD: tstate_frame holds the frame */
+	__u32 frame_previous;
+	__u32 frame_code;
+	__u32 frame_instr;
+	__u32 frame_is_entry; /* 3.11: a byte */
+	__u32 frame_owner;    /* 3.12 on: a byte */
+	__u8 instr_index;     /* frame_instr is an int index (3.10), else a pointer */
+	__u8 _pad[3];
+};
+
+/* How a sample's Python walk ended (its py_end; the PY_* counters). */
+enum sonde_py_end {
+	SONDE_PY_NONE = 0,      /* not a Python process (or Python frames are off) */
+	SONDE_PY_COMPLETE = 1,  /* the thread's oldest frame */
+	SONDE_PY_CUT = 2,       /* a frame that could not be read, or SONDE_PY_FRAMES */
+	SONDE_PY_NO_THREAD = 3, /* no thread state of the interpreter is the thread's */
+};
+
 /* A sample, or an off-CPU interval (off_ns > 0: a thread's time between
  * being switched out and back in, with the stacks and calls in flight it
  * left with; its event is the off-CPU event). Only the frames walked are sent: the record ends after
@@ -579,7 +632,10 @@ struct sonde_sample {
 	__u8 table_miss;    /* a pc was in no mapping of the process's tables:
 			     * user space (re)loads them */
 	__u8 off_state;     /* enum sonde_off_state: 0 for an on-CPU sample */
-	__u8 _pad[4];
+	__u8 py_end;        /* enum sonde_py_end: 0, not a Python process's */
+	__u8 _pad;
+	__u16 npython;      /* Python frames after the native ones: two words each
+			     * at ips[nkernel + nuser + 2 i], innermost first */
 	__s32 syscall;      /* off-CPU: the system call the thread was in, -1 none */
 	__u32 _pad2;
 	__u64 off_ns;       /* off-CPU: how long the thread was off the CPU (the
@@ -593,7 +649,7 @@ struct sonde_sample {
 	 * trampoline's address. The table walk puts them back itself; after a
 	 * frame-pointer walk user space does, in order. */
 	__u64 returns[SONDE_SAMPLE_SPANS];
-	__u64 ips[2 * SONDE_MAX_STACK];
+	__u64 ips[2 * SONDE_MAX_STACK + 2 * SONDE_PY_FRAMES];
 };
 
 #define SONDE_SAMPLE_HEAD __builtin_offsetof(struct sonde_sample, ips)

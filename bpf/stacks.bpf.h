@@ -9,12 +9,13 @@
  * the row format and the reference unwinder are src/symbols/cfi.h), frame
  * pointers where a binary has no table (--unwind auto), or by the kernel's
  * frame-pointer walk alone (--unwind fp). The kernel stack is the kernel's
- * walk. Included by program files only (static functions: each program is
+ * walk. A Python process's Python frames follow (python.bpf.h). Included by program files only (static functions: each program is
  * verified with its own copy). */
 #ifndef SONDE_STACKS_BPF_H
 #define SONDE_STACKS_BPF_H
 
 #include "common.bpf.h"
+#include "python.bpf.h"
 
 /* Zero, but the verifier cannot know it (a .bss value): flags of the walk
  * set through it stay unknown to the verifier, so rounds of the walk that
@@ -372,12 +373,13 @@ static __always_inline void stacks_fill(void *ctx, struct sonde_sample *s, __u32
 	} else {
 		walk_user(s, tgid);
 	}
+	python_fill(s, tgid, (__u32)bpf_get_current_pid_tgid());
 }
 
 /* The record's size: only the frames walked are sent. */
 static __always_inline __u64 stacks_record_bytes(const struct sonde_sample *s)
 {
-	__u64 size = SONDE_SAMPLE_BYTES((__u64)s->nkernel + s->nuser);
+	__u64 size = SONDE_SAMPLE_BYTES((__u64)s->nkernel + s->nuser + 2 * (__u64)s->npython);
 	return size > sizeof(*s) ? sizeof(*s) : size;
 }
 

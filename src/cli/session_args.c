@@ -78,6 +78,9 @@ int session_args_parse_option(struct session_options *o, int c, const char *arg)
 	case SESSION_OPT_EXACT_CHILDREN:
 		o->exact_children = true;
 		return 1;
+	case SESSION_OPT_NO_PYTHON:
+		o->no_python = true;
+		return 1;
 	case SESSION_OPT_UNWIND:
 		if (session_unwind_parse(arg, &o->unwind) != 0) {
 			errorf("bad value '%s' for --unwind: expected fp, cfi or auto", arg);

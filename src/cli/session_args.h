@@ -24,6 +24,7 @@ enum {
 	SESSION_OPT_WAKERS,
 	SESSION_OPT_SAMPLE_WHEN,
 	SESSION_OPT_READY_FILE,
+	SESSION_OPT_NO_PYTHON,
 };
 #define SESSION_LONG_OPTS                                                                   \
 	{"freq", required_argument, NULL, 'F'}, {"count", required_argument, NULL, 'c'},     \
@@ -42,7 +43,8 @@ enum {
 		{"off-cpu", no_argument, NULL, SESSION_OPT_OFF_CPU},                         \
 		{"min-block", required_argument, NULL, SESSION_OPT_MIN_BLOCK},               \
 		{"wakers", no_argument, NULL, SESSION_OPT_WAKERS},                           \
-		{"ready-file", required_argument, NULL, SESSION_OPT_READY_FILE}
+		{"ready-file", required_argument, NULL, SESSION_OPT_READY_FILE},             \
+		{"no-python", no_argument, NULL, SESSION_OPT_NO_PYTHON}
 
 /* -i/--interval of every command that repeats (lat, threads, top, serve):
  * seconds from 0.05 to 3600 (optval.h: one error line for a bad value). */

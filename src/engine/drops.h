@@ -22,6 +22,7 @@ enum drops_group {
 	DROPS_MISSES,     /* "2 table misses" */
 	DROPS_VALUES,     /* "3 failed reads of captured values" */
 	DROPS_OFFCPU,     /* "off-CPU intervals: 0 not kept (...), 812 shorter than --min-block" */
+	DROPS_PYTHON,     /* "Python stacks: 980 complete, 2 cut (...), 5 of threads without ..." */
 };
 
 /* Counter k's key in a recording's meta table ("lost_samples"; k is an

@@ -25,6 +25,7 @@
 
 #include "events.h"
 #include "insn.h"
+#include "pyruntime.h"
 #include "records.h"
 
 /* The kernel's ABI (bpf/sonde_abi.h) stays inside the engine and the code
@@ -34,7 +35,7 @@
 #define ENGINE_MAX_POINTS 64     /* point bits, one per line probe at once (SONDE_MAX_POINTS) */
 #define ENGINE_POINT_PROGS 512   /* the point probes' fetch programs at once (SONDE_POINT_PROGS) */
 #define ENGINE_HIST_BUCKETS 976  /* a probe's histogram of calls (SONDE_HIST_BUCKETS) */
-#define ENGINE_COUNTERS 22       /* the kernel's drop counters (SONDE_CNT_NUM) */
+#define ENGINE_COUNTERS 25       /* the kernel's drop counters (SONDE_CNT_NUM) */
 
 /* How the sampler walks user stacks (the kernel's enum sonde_unwind_mode). */
 enum engine_unwind {
@@ -163,6 +164,16 @@ uint64_t engine_cut_offcpu(struct engine *e);
  * state (not kept meanwhile), on reads the threads that exist again from
  * /proc. Returns 0, or -1 with one line. */
 int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen);
+
+/* Python frames in the samples of process tgid (and in its off-CPU and
+ * thread-state records): its interpreter's layout (symbols/pyruntime) and
+ * where its _PyRuntime is in the process. Each sample then carries the
+ * thread's Python frames after its native ones (engine records: the
+ * sample's npython). Returns 0, or -1 with one line. engine_forget_python
+ * stops it (the process exited). */
+int engine_set_python(struct engine *e, pid_t tgid, const struct py_layout *l,
+		      uint64_t runtime_addr, char *err, size_t errlen);
+void engine_forget_python(struct engine *e, pid_t tgid);
 
 /* Stops sampling (disables the perf events) so a final drain sees the end. */
 void engine_stop(struct engine *e);

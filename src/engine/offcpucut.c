@@ -23,7 +23,7 @@ static bool read_whole(int fd, uint32_t tid, struct sonde_offcpu_entry *e)
 
 static size_t record_bytes(const struct sonde_sample *s)
 {
-	size_t size = SONDE_SAMPLE_BYTES((size_t)s->nkernel + s->nuser);
+	size_t size = SONDE_SAMPLE_BYTES((size_t)s->nkernel + s->nuser + 2 * (size_t)s->npython);
 	return size > sizeof(*s) ? sizeof(*s) : size;
 }
 

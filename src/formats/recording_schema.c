@@ -77,7 +77,7 @@ const char *const recording_schema_sql =
 static const char *const kind_names[] = {
 	[FRAME_USER] = "user",       [FRAME_KERNEL] = "kernel", [FRAME_INLINED] = "inlined",
 	[FRAME_JIT] = "jit",         [FRAME_PROCESS] = "process", [FRAME_UNKNOWN] = "unknown",
-	[FRAME_OVERHEAD] = "overhead", [FRAME_STATE] = "state",
+	[FRAME_OVERHEAD] = "overhead", [FRAME_STATE] = "state", [FRAME_PYTHON] = "python",
 };
 
 enum frame_kind recording_kind_from_name(const char *s)

@@ -30,7 +30,7 @@ _Static_assert(LATENCY_LOGLIN_SUB_BITS == SONDE_HIST_SUB_BITS &&
 	       "latency's histogram is the kernel's");
 
 #define MAX_FRAMES (SONDE_MAX_STACK * (SYM_MAX_INLINE + 1))
-#define USER_FRAMES_MAX SYMSTACK_MAX(SONDE_MAX_STACK)
+#define USER_FRAMES_MAX (SYMSTACK_MAX(SONDE_MAX_STACK) + SONDE_PY_FRAMES)
 _Static_assert(sizeof(__u64) == sizeof(uint64_t), "record addresses are 64 bits");
 
 /* A thread's last stacks, which its thread-state rows name: those it last
@@ -158,6 +158,19 @@ static uint32_t stack_of(struct collector *c, const struct sonde_sample *s, bool
 	 * said. */
 	struct symstack_sample in = {.kernel_ips = kstack, .nkernel = nk,
 				     .pid = (pid_t)s->hdr.pid, .user = {.ips = ustack, .n = nu}};
+	/* The Python frames after the native ones: a code object and where
+	 * it is, two words each (sonde_abi.h). */
+	struct pysyms_frame py[SONDE_PY_FRAMES];
+	const uint64_t *pw = ustack + nu;
+	int npy = s->npython < SONDE_PY_FRAMES ? s->npython : SONDE_PY_FRAMES;
+	for (int i = 0; i < npy; i++)
+		py[i] = (struct pysyms_frame){.code = pw[2 * i],
+					      .instr = pw[2 * i + 1] & SONDE_PY_INSTR,
+					      .run_start = (pw[2 * i + 1] & SONDE_PY_RUN_START) != 0};
+	in.python = py;
+	in.npython = npy;
+	in.now_ns = monotonic_ns();
+	c->stats.python_frames += (uint64_t)npy;
 	if (s->unwind == SONDE_UNWIND_FP) { /* the table walk put them back itself */
 		in.user.returns = (const uint64_t *)s->returns;
 		in.user.nreturns = s->nreturns < SONDE_SAMPLE_SPANS ? s->nreturns : SONDE_SAMPLE_SPANS;
@@ -367,8 +380,9 @@ static void handle_record(struct collector *c, const void *data, size_t size)
 	case SONDE_REC_THREAD_STACK: {
 		const struct sonde_sample *smp = data;
 		if (size < SONDE_SAMPLE_HEAD || smp->nkernel > SONDE_MAX_STACK ||
-		    smp->nuser > SONDE_MAX_STACK ||
-		    size < SONDE_SAMPLE_BYTES((size_t)smp->nkernel + smp->nuser)) {
+		    smp->nuser > SONDE_MAX_STACK || smp->npython > SONDE_PY_FRAMES ||
+		    size < SONDE_SAMPLE_BYTES((size_t)smp->nkernel + smp->nuser +
+					      2 * (size_t)smp->npython)) {
 			c->stats.bad_records++;
 			return;
 		}

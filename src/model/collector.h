@@ -33,6 +33,7 @@ struct collector_stats {
 	uint64_t overhead_samples; /* on-CPU samples that interrupted sonde's own probe machinery */
 	uint64_t after_end;        /* records taken after the end (collector_set_end): left out */
 	uint64_t returns_restored; /* return addresses a uretprobe had replaced, put back */
+	uint64_t python_frames;    /* Python frames the samples carried */
 	/* Thread states (record --threads): threads' records received, passes,
 	 * and the passes' own run time summed (ns, each pass timed itself). */
 	uint64_t thread_samples, thread_passes, thread_pass_ns;

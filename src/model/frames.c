@@ -107,6 +107,8 @@ const char *frames_kind_name(enum frame_kind kind)
 		return "sonde";
 	case FRAME_STATE:
 		return "state";
+	case FRAME_PYTHON:
+		return "python";
 	}
 	return "user";
 }

@@ -165,6 +165,7 @@ static const struct hue_family FAMILY_CXX = {50, 60};     /* yellow */
 static const struct hue_family FAMILY_JIT = {95, 130};    /* green */
 static const struct hue_family FAMILY_INLINED = {175, 190}; /* aqua */
 static const struct hue_family FAMILY_BLOCKED = {205, 240}; /* blues: off the CPU */
+static const struct hue_family FAMILY_PYTHON = {270, 300};  /* violet */
 
 static struct hue_family family_of(const struct frame *f)
 {
@@ -174,6 +175,7 @@ static struct hue_family family_of(const struct frame *f)
 	case FRAME_KERNEL: return FAMILY_KERNEL;
 	case FRAME_JIT: return FAMILY_JIT;
 	case FRAME_INLINED: return FAMILY_INLINED;
+	case FRAME_PYTHON: return FAMILY_PYTHON;
 	case FRAME_STATE:
 		return strcmp(f->name, "[running]") == 0 ? FAMILY_USER : FAMILY_BLOCKED;
 	case FRAME_USER:

@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "owncost.h"
 #include "procmaps.h"
+#include "pyfollow.h"
 #include "samplefilter.h"
 #include "sessionstate.h"
 #include "summary.h"
@@ -148,6 +149,7 @@ static int handle_record(void *arg, const void *data, size_t size)
 	discovery_follow_forks(s, data, size);
 	struct collector_added added;
 	collector_handle(s->col, data, size, &added);
+	pyfollow_samples(s, &added);
 	if (s->join)
 		join_added(s, &added);
 	return 0;
@@ -679,6 +681,7 @@ static void session_tick(void *arg)
 		s->next_sweep_s = now + 10;
 	}
 	discovery_forget_exited(s);
+	pyfollow_forget_exited(s);
 	/* Until every probe has its p99, none of its slow calls crosses
 	 * (only those samples landed in): look again soon. */
 	bool settled = session_refresh_calls(s);
@@ -725,5 +728,6 @@ void session_free(struct session *s)
 	}
 	free(s->probes);
 	free(s->followed);
+	pyfollow_free(s);
 	free(s);
 }

@@ -66,6 +66,7 @@ struct session_options {
 	const char *pid_of;  /* -p NAME / --pid-of NAME: every process of that name */
 	bool no_children;    /* only the named processes or the command: not their
 			      * descendants, nor the processes they create later */
+	bool no_python;      /* native stacks only: no Python frames (pyfollow.h) */
 	bool exact_children; /* probes on their files for every process (-1), so
 			      * that a process the target creates is traced from
 			      * its first instruction: every process on the

@@ -24,6 +24,8 @@
 #include "symbols.h"
 #include "target.h"
 
+struct py_look;
+
 struct probe_counts {
 	uint64_t hist[LATENCY_LOGLIN_BUCKETS];
 	uint64_t entered, raw_ns, own_ns;
@@ -122,6 +124,14 @@ struct session {
 	pid_t *followed;
 	size_t nfollowed, followed_cap;
 	uint64_t follows, follow_failures, follow_delay_sum_ns, follow_delay_max_ns;
+	/* Which processes run Python (pyfollow.c): tgid -> its index in
+	 * py_looks, what was found of it. */
+	struct hashmap py_seen;
+	struct py_look *py_looks;
+	size_t npy_looks, py_looks_cap;
+	pid_t *py_pids; /* those that do, while they live */
+	size_t npy_pids, py_pids_cap;
+	uint64_t py_processes, py_refused; /* found; refused (a version not read) */
 };
 
 

@@ -7,6 +7,7 @@
 #include "drops.h"
 #include "perfmap.h"
 #include "printable.h"
+#include "pysyms.h"
 #include "sessionstate.h"
 #include "trace.h"
 #include "unwind.h"
@@ -231,6 +232,17 @@ void session_print_summary(struct session *s, const char *what, FILE *out)
 			(unsigned long long)cs.thread_stacks,
 			cs.thread_stacks_missing ? " (some rows' stacks lost: see lost thread states)"
 						 : "");
+	if (s->py_processes || drops_sum(&es, DROPS_PYTHON, false)) {
+		struct pysyms_stats ps;
+		pysyms_get_stats(symbols_python(s->syms), &ps);
+		fprintf(out, "; Python: %llu process%s, %llu frames; stacks %s",
+			(unsigned long long)s->py_processes, s->py_processes == 1 ? "" : "es",
+			(unsigned long long)cs.python_frames,
+			drops_list(&es, DROPS_PYTHON, list, sizeof(list)));
+		if (ps.unreadable)
+			fprintf(out, "; %llu Python frames whose code could not be read",
+				(unsigned long long)ps.unreadable);
+	}
 	uint64_t join_drops = s->join ? join_dropped(s->join) : 0;
 	if (drops_sum(&es, DROPS_UNTIMED, false) || join_drops)
 		fprintf(out, "; untimed: %s; %llu samples not joined live",

@@ -17,6 +17,8 @@ enum frame_kind {
 			     * or why it was off the CPU ("[sleeping: read]",
 			     * "[runnable]", "[disk: fsync]"): record --off-cpu,
 			     * and the --wall views (model/view.h) */
+	FRAME_PYTHON = 8,   /* a Python function's frame (symbols/pysyms): in
+			     * place of the interpreter's loop that ran it */
 };
 
 #endif

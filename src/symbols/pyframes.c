@@ -167,12 +167,21 @@ static bool frame_code(const struct py_process *p, uint64_t frame, struct py_fra
 		if (rd(p, frame + l->frame_instr, &lasti, sizeof(lasti)) && lasti >= 0)
 			out->lasti = lasti;
 	} else {
-		uint64_t instr, start = out->code + l->code_code;
-		if (rd_ptr(p, frame + l->frame_instr, &instr) && instr >= start &&
-		    instr - start < (1u << 30))
-			out->lasti = (int64_t)((instr - start) / 2);
+		uint64_t instr;
+		if (rd_ptr(p, frame + l->frame_instr, &instr))
+			out->lasti = pycode_lasti(l, out->code, instr);
 	}
 	return true;
+}
+
+int64_t pycode_lasti(const struct py_layout *l, uint64_t code, uint64_t instr)
+{
+	if (l->instr_kind == PY_INSTR_INDEX)
+		return (int32_t)(uint32_t)instr >= 0 ? (int32_t)(uint32_t)instr : -1;
+	uint64_t start = code + l->code_code;
+	if (instr < start || instr - start >= (1u << 30))
+		return -1;
+	return (int64_t)((instr - start) / 2);
 }
 
 static void read_frames(const struct py_process *p, uint64_t tstate, size_t max,
@@ -304,37 +313,72 @@ static bool is_code(const struct py_process *p, uint64_t obj)
 	       rd(p, name, buf, 5) && memcmp(buf, "code", 5) == 0;
 }
 
-int pycode_describe(const struct py_process *p, uint64_t code, int64_t lasti,
-		    struct py_code_info *out)
+/* The addresses of a code object's name and file objects. */
+static bool code_names(const struct py_process *p, uint64_t code, uint64_t *name, uint64_t *file)
 {
 	const struct py_layout *l = &p->layout;
-	*out = (struct py_code_info){0};
-	uint64_t name, file, table;
-	int32_t first;
 	uint32_t name_at = l->code_qualname != PY_NO_FIELD ? l->code_qualname : l->code_name;
-	if (!is_code(p, code) || !rd_ptr(p, code + name_at, &name) ||
-	    !rd_ptr(p, code + l->code_filename, &file) ||
+	return rd_ptr(p, code + name_at, name) && rd_ptr(p, code + l->code_filename, file);
+}
+
+int pycode_read(const struct py_process *p, uint64_t code, struct py_code *out)
+{
+	const struct py_layout *l = &p->layout;
+	*out = (struct py_code){0};
+	uint64_t table;
+	int32_t first;
+	if (!is_code(p, code) || !code_names(p, code, &out->name_obj, &out->file_obj) ||
 	    !rd(p, code + l->code_firstlineno, &first, sizeof(first)) ||
 	    !rd_ptr(p, code + l->code_linetable, &table))
 		return -1;
-	out->qualname = read_str(p, name);
-	out->filename = read_str(p, file);
+	out->qualname = read_str(p, out->name_obj);
+	out->filename = read_str(p, out->file_obj);
 	if (!out->qualname || !out->filename) {
-		pycode_info_free(out);
+		pycode_free(out);
 		return -1;
 	}
-	out->line = first;
+	out->first_line = first;
 	int64_t size;
-	if (lasti >= 0 && rd(p, table + l->var_size, &size, sizeof(size)) && size > 0 &&
-	    size <= (1 << 20)) {
-		uint8_t *t = xmalloc((size_t)size);
-		if (rd(p, table + l->bytes_data, t, (size_t)size)) {
-			int line = pycode_line(l->minor, t, (size_t)size, first, lasti);
-			if (line > 0)
-				out->line = line;
+	if (rd(p, table + l->var_size, &size, sizeof(size)) && size > 0 && size <= (1 << 20)) {
+		out->table = xmalloc((size_t)size);
+		out->ntable = (size_t)size;
+		if (!rd(p, table + l->bytes_data, out->table, (size_t)size)) {
+			free(out->table);
+			out->table = NULL;
+			out->ntable = 0;
 		}
-		free(t);
 	}
+	return 0;
+}
+
+bool pycode_same(const struct py_process *p, uint64_t code, const struct py_code *c)
+{
+	uint64_t name, file;
+	return is_code(p, code) && code_names(p, code, &name, &file) && name == c->name_obj &&
+	       file == c->file_obj;
+}
+
+void pycode_free(struct py_code *c)
+{
+	free(c->qualname);
+	free(c->filename);
+	free(c->table);
+	*c = (struct py_code){0};
+}
+
+int pycode_describe(const struct py_process *p, uint64_t code, int64_t lasti,
+		    struct py_code_info *out)
+{
+	*out = (struct py_code_info){0};
+	struct py_code c;
+	if (pycode_read(p, code, &c))
+		return -1;
+	int line = c.table ? pycode_line(p->layout.minor, c.table, c.ntable, c.first_line, lasti)
+			   : -1;
+	out->qualname = c.qualname;
+	out->filename = c.filename;
+	out->line = line > 0 ? line : c.first_line;
+	free(c.table);
 	return 0;
 }
 

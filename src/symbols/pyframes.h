@@ -69,6 +69,28 @@ int pycode_describe(const struct py_process *p, uint64_t code, int64_t lasti,
 		    struct py_code_info *out);
 void pycode_info_free(struct py_code_info *c);
 
+/* A code object as read, for naming many frames of it: its names, first
+ * line and line table (malloc'd, NULL when it could not be read), and the
+ * addresses of its name and file objects, which say whether the memory at
+ * its address still holds it (pycode_same). */
+struct py_code {
+	char *qualname, *filename;
+	int first_line;
+	uint8_t *table;
+	size_t ntable;
+	uint64_t name_obj, file_obj;
+};
+/* Returns 0, or -1 when it cannot be read or is not a code object. */
+int pycode_read(const struct py_process *p, uint64_t code, struct py_code *out);
+/* Whether code still holds the object c was read from. */
+bool pycode_same(const struct py_process *p, uint64_t code, const struct py_code *c);
+void pycode_free(struct py_code *c);
+
+/* The code unit index of a frame's instruction as the sampler read it
+ * (an index in 3.10; a pointer into the code's bytecode from 3.11), -1 when
+ * it is not in the code. */
+int64_t pycode_lasti(const struct py_layout *l, uint64_t code, uint64_t instr);
+
 /* The line of code unit `lasti` in a line table (the bytes of
  * co_linetable) of Python 3.minor, starting from first_line: -1 when the
  * table gives that instruction no line. Pure: tested without a process. */

@@ -16,6 +16,7 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "procs.h"
+#include "pysyms.h"
 #include "resolve.h"
 #include "strpool.h"
 #include "util.h"
@@ -35,6 +36,7 @@ struct symbolizer {
 	struct perfmap **old_jit;
 	size_t nold_jit, old_jit_cap;
 	struct symbols_stats stats;
+	struct pysyms *python; /* created when first asked for */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -106,10 +108,18 @@ void symbols_free(struct symbolizer *s)
 		perfmap_free(s->old_jit[i]);
 	free(s->old_jit);
 	kallsyms_free(&s->kernel);
+	pysyms_free(s->python);
 	free(s->frames);
 	hashmap_free(&s->names.demangled);
 	strpool_free(&s->strings);
 	free(s);
+}
+
+struct pysyms *symbols_python(struct symbolizer *s)
+{
+	if (!s->python)
+		s->python = pysyms_new();
+	return s->python;
 }
 
 int symbols_user(struct symbolizer *s, pid_t pid, uint64_t addr, bool is_return,

@@ -105,6 +105,10 @@ void symbols_note_exec(struct symbolizer *s, pid_t pid, uint64_t exec_ns);
 int symbols_file(struct symbolizer *s, const char *path, uint64_t vaddr, bool is_return,
 		 struct sym_frame *out, int max);
 
+/* The namer of its processes' Python frames (pysyms.h): the session adds
+ * the Python processes it finds. */
+struct pysyms *symbols_python(struct symbolizer *s);
+
 /* Counters, for reports and benchmarks. */
 struct symbols_stats {
 	uint64_t binaries_opened; /* distinct binaries parsed */

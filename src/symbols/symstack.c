@@ -1,6 +1,9 @@
 #include "symstack.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 /* symbols_user_not_code's name of the kernel's uprobe page (the return
  * trampoline, the single-step slots): never the program's code. */
@@ -112,6 +115,70 @@ bool symstack_kernel(struct symbolizer *s, const uint64_t *ips, int n, struct sy
 	return machinery;
 }
 
+/* The frame of the interpreter's loop that runs Python frames. */
+static bool eval_loop_frame(const struct sym_frame *f)
+{
+	return f->name && strcmp(f->name, "_PyEval_EvalFrameDefault") == 0;
+}
+
+static void put(struct sym_frame *out, size_t max, int *k, const struct sym_frame *f)
+{
+	if ((size_t)*k < max)
+		out[*k] = *f;
+	(*k)++;
+}
+
+int symstack_mix_python(const struct sym_frame *native, int n, bool broken,
+			const struct sym_frame *py, const struct pysyms_frame *raw, int npy,
+			struct sym_frame *out, size_t max)
+{
+	int loops = 0, k = 0, p = 0;
+	for (int i = 0; i < n; i++)
+		loops += eval_loop_frame(&native[i]);
+	int seen = 0;
+	for (int i = 0; i < n; i++) {
+		if (!loops && i == n - broken) /* no loop frame: Python goes outermost */
+			while (p < npy)
+				put(out, max, &k, &py[p++]);
+		if (!eval_loop_frame(&native[i]) || p >= npy) {
+			put(out, max, &k, &native[i]);
+			continue;
+		}
+		/* This loop frame's run (the last one's: every run left). */
+		bool last = ++seen == loops;
+		while (p < npy) {
+			bool ends = raw[p].run_start;
+			put(out, max, &k, &py[p++]);
+			if (ends && !last)
+				break;
+		}
+	}
+	while (p < npy) /* a stack without frames */
+		put(out, max, &k, &py[p++]);
+	return k < (int)max ? k : (int)max;
+}
+
+/* Puts the sample's Python frames into its user stack (out->user). */
+static void add_python(struct symbolizer *s, const struct symstack_sample *in,
+		       struct symstack_frames *out)
+{
+	struct pysyms *ps = symbols_python(s);
+	int npy = in->npython;
+	struct sym_frame *py = xcalloc((size_t)npy, sizeof(*py));
+	for (int i = 0; i < npy; i++)
+		if (!pysyms_name(ps, in->pid, &in->python[i], in->now_ns, &py[i])) {
+			free(py);
+			return; /* not a Python process it knows (any more) */
+		}
+	struct sym_frame *mixed = xcalloc(out->user_max + 1, sizeof(*mixed));
+	int n = symstack_mix_python(out->user, out->nuser, out->info.broken != NULL, py,
+				    in->python, npy, mixed, out->user_max);
+	memcpy(out->user, mixed, (size_t)n * sizeof(*mixed));
+	out->nuser = n;
+	free(mixed);
+	free(py);
+}
+
 void symstack_resolve(struct symbolizer *s, const struct symstack_sample *in,
 		      struct symstack_frames *out)
 {
@@ -119,6 +186,8 @@ void symstack_resolve(struct symbolizer *s, const struct symstack_sample *in,
 	out->info = (struct symstack_info){0};
 	if (in->pid != 0 && in->user.n > 0)
 		out->nuser = symstack_user(s, in->pid, &in->user, out->user, out->user_max, &out->info);
+	if (in->pid != 0 && in->npython > 0)
+		add_python(s, in, out);
 	bool machinery = symstack_kernel(s, in->kernel_ips, in->nkernel, out->kernel);
 	out->overhead = in->pid != 0 && (machinery || out->info.leaf_in_uprobes);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pysyms.h"
 #include "symbols.h"
 
 /* A user stack as the sampler walked it. */
@@ -61,6 +62,12 @@ struct symstack_sample {
 	int nkernel;
 	pid_t pid;
 	struct symstack_user user;
+	/* The thread's Python frames (innermost first), when its process runs
+	 * Python and symbols_python knows it; now_ns: when they are named
+	 * (pysyms_name). */
+	const struct pysyms_frame *python;
+	int npython;
+	uint64_t now_ns;
 };
 
 /* Both halves resolved, each innermost first: user[0 .. nuser) (the
@@ -78,8 +85,22 @@ struct symstack_frames {
 };
 
 /* The one call a sample's stack makes into the symbolizer: the user stack
- * (symstack_user), then the kernel stack (symstack_kernel). */
+ * (symstack_user), then the kernel stack (symstack_kernel). A sample with
+ * Python frames has them in its user stack in place of the evaluation
+ * loop's frames (symstack_mix_python). */
 void symstack_resolve(struct symbolizer *s, const struct symstack_sample *in,
 		      struct symstack_frames *out);
+
+/* Mixed mode: native[0 .. n) (innermost first) with each run of the
+ * Python frames py[0 .. npy) (innermost first; a run ends with the frame
+ * whose run_start is set) in place of one frame of the C evaluation loop
+ * (_PyEval_EvalFrameDefault), the innermost run in the innermost loop
+ * frame. Runs left over when the loop frames are fewer go with the last
+ * loop frame; with no loop frame at all (a native walk cut short), the
+ * Python frames go outermost, before a broken-stack marker (broken).
+ * Writes at most max frames to out; returns how many. Pure. */
+int symstack_mix_python(const struct sym_frame *native, int n, bool broken,
+			const struct sym_frame *py, const struct pysyms_frame *raw, int npy,
+			struct sym_frame *out, size_t max);
 
 #endif

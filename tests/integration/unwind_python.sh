@@ -4,7 +4,9 @@
 #    which the test bootstrap installs; both without frame pointers):
 #    samples of a CPU-bound script reach _PyEval_EvalFrameDefault from
 #    main's caller (python's main is one jmp to Py_BytesMain, a tail call:
-#    no unwinder can show a frame of main itself).
+#    no unwinder can show a frame of main itself). With --no-python: the
+#    native walk alone (with Python frames, they take the place of
+#    _PyEval_EvalFrameDefault: python_samples.sh).
 #  - python started by sonde (-- CMD): its start-up unwinds as well as
 #    the rest (tables built before it runs, mappings found by file).
 . "$(dirname "$0")/lib.sh"
@@ -40,7 +42,7 @@ ppid=$!
 BG_PIDS+=("$ppid")
 for _ in $(seq 300); do grep -q ready "$WORK/python-target.out" && break; sleep 0.1; done
 grep -q ready "$WORK/python-target.out" || fail "python never started its loop"
-"$SONDE" record --unwind auto -F 999 -d 2 -p "$ppid" -o "$WORK/python.sonde" >"$WORK/python.out" 2>&1 ||
+"$SONDE" record --no-python --unwind auto -F 999 -d 2 -p "$ppid" -o "$WORK/python.sonde" >"$WORK/python.out" 2>&1 ||
 	{ cat "$WORK/python.out" >&2; fail "record -p of python failed"; }
 "$SONDE" report "$WORK/python.sonde" --folded >"$WORK/python.folded"
 kill "$ppid" 2>/dev/null || true
@@ -56,7 +58,7 @@ assert_ge "python 3.11: share reaching _PyEval_EvalFrameDefault from main's call
 # loader, the interpreter's initialisation, its imports) unwind as well as
 # the rest. Before, each new mapping waited for sonde to read the maps:
 # 10.7% of such a run's samples ended on a table miss on a busy machine.
-"$SONDE" record --unwind cfi -F 999 -o "$WORK/pystart.sonde" -- "$PY" "$WORK/cpu.py" 20 \
+"$SONDE" record --no-python --unwind cfi -F 999 -o "$WORK/pystart.sonde" -- "$PY" "$WORK/cpu.py" 20 \
 	>"$WORK/pystart.out" 2>&1 || { cat "$WORK/pystart.out" >&2; fail "record -- python failed"; }
 total=$(sqlite3 "$WORK/pystart.sonde" "select count(*) from samples")
 missed=$(meta "$WORK/pystart.sonde" stacks_end_table_miss)

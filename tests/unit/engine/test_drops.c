@@ -32,6 +32,9 @@ static struct engine_stats sample_stats(void)
 	es.count[SONDE_CNT_OFFCPU_SHORT] = 73;
 	es.count[SONDE_CNT_LOST_THREADS] = 79;
 	es.count[SONDE_CNT_TSTATE_FULL] = 83;
+	es.count[SONDE_CNT_PY_COMPLETE] = 89;
+	es.count[SONDE_CNT_PY_CUT] = 97;
+	es.count[SONDE_CNT_PY_NO_THREAD] = 101;
 	return es;
 }
 
@@ -60,7 +63,10 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_OFFCPU_SHORT], 73);
 	cr_assert_eq(es.count[SONDE_CNT_LOST_THREADS], 79);
 	cr_assert_eq(es.count[SONDE_CNT_TSTATE_FULL], 83);
-	cr_assert_eq(SONDE_CNT_NUM, 22);
+	cr_assert_eq(es.count[SONDE_CNT_PY_COMPLETE], 89);
+	cr_assert_eq(es.count[SONDE_CNT_PY_CUT], 97);
+	cr_assert_eq(es.count[SONDE_CNT_PY_NO_THREAD], 101);
+	cr_assert_eq(SONDE_CNT_NUM, 25);
 }
 
 Test(drops, meta_keys_stay)
@@ -80,6 +86,8 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_FILE_FOUND), "unwind_found_by_file");
 	cr_assert_str_eq(drops_key(SONDE_CNT_LOST_THREADS), "lost_thread_states");
 	cr_assert_str_eq(drops_key(SONDE_CNT_TSTATE_FULL), "thread_states_full");
+	cr_assert_str_eq(drops_key(SONDE_CNT_PY_COMPLETE), "python_stacks_complete");
+	cr_assert_str_eq(drops_key(SONDE_CNT_PY_NO_THREAD), "python_no_thread_state");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -103,6 +111,9 @@ Test(drops, the_sentences_list_their_counters)
 	cr_assert_str_eq(drops_list(&es, DROPS_UNWIND, buf, sizeof(buf)),
 			 "23 complete, 29 no table, 31 table miss, 37 read fault, 41 depth limit, "
 			 "43 unsupported rule or bad frame");
+	cr_assert_str_eq(drops_list(&es, DROPS_PYTHON, buf, sizeof(buf)),
+			 "89 complete, 97 cut (unreadable frame or depth limit), 101 of threads without "
+			 "a Python thread state");
 	/* a short buffer cuts the list, never overruns */
 	char small[12];
 	cr_assert_str_eq(drops_list(&es, DROPS_LOST, small, sizeof(small)), "3 samples, ");
@@ -123,5 +134,5 @@ Test(drops, sums_by_sentence_and_for_the_live_status)
 		     3 + 5 + 7 + 11 + 17 + 19 + 53 + 79 + 83 + 67 + 71);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
 		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 79 +
-			     83 + 67 + 71 + 73);
+			     83 + 67 + 71 + 73 + 89 + 97 + 101);
 }

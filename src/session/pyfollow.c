@@ -1,0 +1,128 @@
+#define _GNU_SOURCE
+#include "pyfollow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "probebinary.h"
+#include "procmaps.h"
+#include "pyframes.h"
+#include "pysyms.h"
+#include "util.h"
+
+/* A process whose executable's name says python but which was found not
+ * to run it (its loader not yet done with libpython) is looked at again
+ * after PY_LOOK_AGAIN, until PY_LOOK_FOR after it was first seen; any
+ * other process is looked at once. */
+#define PY_LOOK_AGAIN_NS 200000000ull
+#define PY_LOOK_FOR_NS 3000000000ull
+
+enum py_found { PY_NOT_YET, PY_RUNS, PY_NEVER };
+
+/* What was found of a process (py_seen: tgid -> its index in py_looks). */
+struct py_look {
+	uint64_t first_ns, last_ns;
+	enum py_found found;
+};
+
+/* Looks at process pid once: 1 it runs Python (given its frames), 0 not
+ * (yet), -1 never (a version sonde does not read: said once). */
+static int look_at(struct session *s, pid_t pid)
+{
+	char err[256];
+	struct py_process p;
+	int r = pyprocess_open(pid, &p, err, sizeof(err));
+	if (r < 0) {
+		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
+		s->py_refused++;
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	uint64_t runtime = p.bias + p.layout.runtime_vaddr;
+	if (engine_set_python(s->eng, pid, &p.layout, runtime, err, sizeof(err))) {
+		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
+		pyprocess_free(&p);
+		s->py_refused++;
+		return -1;
+	}
+	if (s->o->verbose)
+		session_note(s->o, "process %d runs Python %u.%u (%s, layout from %s)", (int)pid,
+			     p.layout.major, p.layout.minor, p.path,
+			     pyruntime_source_name(p.layout.source));
+	pysyms_add(symbols_python(s->syms), &p);
+	grow_array((void **)&s->py_pids, &s->py_pids_cap, s->npy_pids + 1, sizeof(*s->py_pids));
+	s->py_pids[s->npy_pids++] = pid;
+	s->py_processes++;
+	return 1;
+}
+
+/* Whether process pid's executable's name says python. */
+static bool named_python(pid_t pid)
+{
+	char exe[4096];
+	return procmaps_exe(pid, exe, sizeof(exe)) == 0 && strstr(file_base_name(exe), "python");
+}
+
+static void consider(struct session *s, pid_t pid, uint64_t now_ns)
+{
+	uint64_t idx;
+	struct py_look *l;
+	if (hashmap_get(&s->py_seen, (uint64_t)pid, &idx)) {
+		l = &s->py_looks[idx];
+		if (l->found != PY_NOT_YET || now_ns - l->first_ns > PY_LOOK_FOR_NS ||
+		    now_ns - l->last_ns < PY_LOOK_AGAIN_NS)
+			return;
+	} else {
+		grow_array((void **)&s->py_looks, &s->py_looks_cap, s->npy_looks + 1,
+			   sizeof(*s->py_looks));
+		hashmap_set(&s->py_seen, (uint64_t)pid, s->npy_looks);
+		l = &s->py_looks[s->npy_looks++];
+		*l = (struct py_look){.first_ns = now_ns};
+	}
+	int r = look_at(s, pid);
+	l->last_ns = now_ns;
+	l->found = r > 0 ? PY_RUNS : r < 0 || !named_python(pid) ? PY_NEVER : PY_NOT_YET;
+}
+
+void pyfollow_samples(struct session *s, const struct collector_added *a)
+{
+	if (s->o->no_python || !s->eng || !a->nsamples)
+		return;
+	const struct profile *p = s->prof;
+	uint64_t now_ns = monotonic_ns();
+	pid_t last = 0;
+	for (size_t i = a->first_sample; i < a->first_sample + a->nsamples; i++) {
+		const struct sample *smp = &p->samples[i];
+		pid_t pid = smp->thread < p->nthreads ? (pid_t)p->threads[smp->thread].pid : 0;
+		if (pid > 0 && pid != last)
+			consider(s, pid, now_ns);
+		last = pid;
+	}
+}
+
+void pyfollow_forget_exited(struct session *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->npy_pids; i++) {
+		pid_t pid = s->py_pids[i];
+		if (procmaps_alive(pid)) {
+			s->py_pids[kept++] = pid;
+			continue;
+		}
+		engine_forget_python(s->eng, pid);
+		hashmap_remove(&s->py_seen, (uint64_t)pid);
+		/* Its code objects stay named: samples of it may still come. */
+	}
+	s->npy_pids = kept;
+}
+
+void pyfollow_free(struct session *s)
+{
+	hashmap_free(&s->py_seen);
+	free(s->py_looks);
+	s->py_looks = NULL;
+	free(s->py_pids);
+	s->py_pids = NULL;
+	s->npy_pids = 0;
+}

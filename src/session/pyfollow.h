@@ -1,0 +1,24 @@
+/* pyfollow — which of the target's processes run Python. The process of
+ * each sample is looked at when first seen (symbols' pyprocess_open: its
+ * executable, else a library it maps, defines _PyRuntime), and again now
+ * and then in its first seconds, while its loader may still be mapping
+ * libpython. One that runs a version sonde reads gets its threads' Python
+ * frames walked in the kernel (engine_set_python) and named
+ * (symbols_python); one of another version is said once, and its stacks
+ * stay native. --no-python (session_options.no_python): none. */
+#ifndef SONDE_PYFOLLOW_H
+#define SONDE_PYFOLLOW_H
+
+#include "collector.h"
+#include "sessionstate.h"
+
+/* Looks at the processes of the samples a record added. */
+void pyfollow_samples(struct session *s, const struct collector_added *a);
+
+/* Forgets the Python processes that exited (their kernel entries go). */
+void pyfollow_forget_exited(struct session *s);
+
+/* Frees what it keeps. */
+void pyfollow_free(struct session *s);
+
+#endif
