@@ -48,6 +48,7 @@ static void usage(FILE *f)
 		"  -d SECONDS         end after SECONDS\n"
 		"  --buffer-mb MB     BPF ring buffer size (power of two, default 16)\n"
 		"  --unwind MODE      user stacks: auto (default), cfi or fp (see record --help)\n"
+		"  --no-python        native stacks only: no Python frames (see record --help)\n"
 		"  --ready-file FILE  write sonde's PID to FILE once it samples, every probe is\n"
 		"                     attached and the --cmd commands ran (see record --help)\n"
 		"  -v                 libbpf's messages (verifier log on load errors)\n"

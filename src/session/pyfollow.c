@@ -14,7 +14,7 @@
  * to run it (its loader not yet done with libpython) is looked at again
  * after PY_LOOK_AGAIN, until PY_LOOK_FOR after it was first seen; any
  * other process is looked at once. */
-#define PY_LOOK_AGAIN_NS 200000000ull
+#define PY_LOOK_AGAIN_NS 20000000ull
 #define PY_LOOK_FOR_NS 3000000000ull
 
 enum py_found { PY_NOT_YET, PY_RUNS, PY_NEVER };

@@ -1,0 +1,174 @@
+# Python frames in samples (issue 27), walked in the kernel and put in place
+# of the interpreter loop's frames: pyenv's 3.10.13, 3.11.7, 3.12.1, 3.13.0
+# and Debian's python3.11. The truth is the script's own: at the first call
+# of each phase it writes the stack Python gives (traceback.walk_stack, each
+# frame's module __name__ and qualified name, and line), then spins in the
+# same function. Phases: plain calls, a generator resumed by sum() (C), a
+# coroutine under asyncio, a function called in an except block, and a
+# function the C json encoder (_json) calls back.
+#  - >= 95% of the samples in the script's code (a work.* frame, or an
+#    interpreter loop frame left without its Python frames) carry the whole
+#    chain as Python gives it: the same frames, outermost first, the same
+#    lines for the callers, the leaf at a line of its loop;
+#  - each phase has such samples, and the json phase's have a frame of the
+#    _json extension between json's iterencode and the callback;
+#  - --no-python: no Python frame; the summary counts the Python stacks.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+[ "$(uname -m)" = x86_64 ] || skip "the Python layouts are x86-64 only"
+PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
+pythons=()
+for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
+	[ -x "$PYENV/$v/bin/python${v%.*}" ] || skip "pyenv's Python $v is not installed ($PYENV/$v): samples are checked on each of 3.10 to 3.13"
+	pythons+=("$PYENV/$v/bin/python${v%.*}")
+done
+[ -x /usr/bin/python3.11 ] || skip "Debian's python3.11 is not installed (scripts/bootstrap.sh test installs it)"
+pythons+=(/usr/bin/python3.11)
+
+cat >"$WORK/work.py" <<'EOF'
+import asyncio, json, sys, time, traceback
+
+TRUTH = {}
+
+def note(phase):
+    # The stack as Python gives it, outermost first, from note()'s caller.
+    if phase in TRUTH:
+        return
+    names = []
+    for fr, line in traceback.walk_stack(sys._getframe(1)):
+        code = fr.f_code
+        mod = fr.f_globals.get("__name__", "?")
+        if mod == "__main__":
+            mod = "work"
+        names.append("%s.%s %d" % (mod, getattr(code, "co_qualname", code.co_name), line))
+    TRUTH[phase] = ";".join(reversed(names))
+
+def spin(phase, n):
+    note(phase)
+    s = 0
+    for i in range(n):  # LEAF
+        s += i * i      # LEAF
+    return s
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+def to_jsonable(p):
+    return {"x": spin("json", 2000)}
+
+def plain():
+    return spin("plain", 20000)
+
+def gen_values(n):
+    for i in range(n):
+        yield spin("generator", 2000)
+
+def generator():
+    return sum(gen_values(10))
+
+async def acompute():
+    await asyncio.sleep(0)
+    return spin("coroutine", 20000)
+
+def coroutine():
+    return asyncio.run(acompute())
+
+def raised():
+    try:
+        raise ValueError("x")
+    except ValueError:
+        return spin("exception", 20000)
+
+def encoded():
+    return json.dumps([Point(i) for i in range(10)], default=to_jsonable)
+
+def main():
+    end = time.time() + float(sys.argv[2])
+    rounds = 0
+    while time.time() < end:
+        plain()
+        generator()
+        coroutine()
+        raised()
+        encoded()
+        rounds += 1
+    with open(sys.argv[1], "w") as f:
+        for k, v in sorted(TRUTH.items()):
+            f.write("%s %s\n" % (k, v))
+    print("rounds", rounds)
+
+main()
+EOF
+leaf_lines=" $(grep -n '# LEAF' "$WORK/work.py" | cut -d: -f1 | tr '\n' ' ')"
+
+# paths REC: each sample's stack, outermost first: a Python frame as "NAME
+# LINE", a run of native frames as "C" ("C:_json" when one of them is of
+# the _json extension), a native frame of the interpreter's loop as "LOOP".
+paths() {
+	sqlite3 "$1" "WITH RECURSIVE walk(sample, node, path) AS (
+		SELECT id, stack, '' FROM samples
+		UNION ALL
+		SELECT walk.sample, st.parent,
+		       CASE WHEN f.kind = 'python' THEN f.name || ' ' || f.line
+			    WHEN f.name = '_PyEval_EvalFrameDefault' THEN 'LOOP'
+			    WHEN f.module LIKE '%/_json%' THEN 'C:_json'
+			    ELSE 'C' END || ';' || walk.path
+		FROM walk JOIN stacks st ON st.id = walk.node JOIN frames f ON f.id = st.frame)
+		SELECT path FROM walk WHERE node IS NULL;" | sed -E 's/(C;)+/C;/g; s/(C;)?C:_json;(C;)?/C:_json;/g'
+}
+
+for py in "${pythons[@]}"; do
+	name=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+	rec=$WORK/py-$name-${py//\//_}.sonde
+	"$SONDE" record -F 999 -o "$rec" -- "$py" "$WORK/work.py" "$WORK/truth.txt" 3 >"$WORK/rec.out" 2>&1 ||
+		{ cat "$WORK/rec.out" >&2; fail "$py: record failed"; }
+	[ "$(wc -l <"$WORK/truth.txt")" = 5 ] || fail "$py: the script wrote $(wc -l <"$WORK/truth.txt") of its 5 phases"
+	grep -q "Python: 1 process" "$WORK/rec.out" || { cat "$WORK/rec.out" >&2; fail "$py: the summary names no Python process"; }
+	paths "$rec" >"$WORK/paths.txt"
+	# Per sample in the script's code: whether it has its whole Python
+	# chain (from the module's frame, every loop frame replaced), and for
+	# those in spin, whether the chain is its phase's as Python gave it.
+	awk -v leaf="$leaf_lines" '
+		FNR == NR { phase = $1; $1 = ""; sub(/^ /, ""); n = split($0, f, ";")
+			want[phase] = ""; for (i = 1; i < n; i++) want[phase] = want[phase] f[i] ";"
+			root = f[1]; next }
+		{ chain = ""; in_code = 0; loop = 0; jsonc = 0; n = split($0, f, ";")
+		  for (i = 1; i <= n; i++) {
+			if (f[i] == "LOOP") loop = 1
+			if (f[i] ~ /^work\./) in_code = 1
+			if (f[i] == "C:_json" && chain ~ /iterencode [0-9]+;$/) jsonc = 1
+			if (f[i] ~ / [0-9]+$/) { last = f[i]; chain = chain f[i] ";" } }
+		  if (!in_code && !loop) next
+		  total++
+		  if (loop || index(chain, root ";") != 1) next
+		  whole++
+		  split(last, lf, " ")
+		  if (lf[1] != "work.spin") next
+		  inspin++
+		  sub(last ";$", "", chain)
+		  for (p in want)
+			if (chain == want[p] && index(leaf, " " lf[2] " ")) {
+				good++; per[p]++; if (p == "json" && jsonc) jsonok++ }
+		}
+		END { printf "%d %d %d %d %d", whole + 0, total + 0, good + 0, inspin + 0, jsonok + 0
+		      for (p in want) printf " %s=%d", p, per[p] + 0; printf "\n" }
+	' "$WORK/truth.txt" "$WORK/paths.txt" >"$WORK/count.txt"
+	read -r whole total good inspin jsonok phases <"$WORK/count.txt"
+	echo "$py ($name): $whole of $total samples in the script's code carry its whole Python chain; $good of the $inspin in spin as Python gave them (by phase: $phases)"
+	assert_ge "$py: samples in the script's code" "$total" 1000
+	assert_ge "$py: share carrying the whole Python chain" "$(awk -v g="$whole" -v t="$total" 'BEGIN { print g / t }')" 0.95
+	assert_ge "$py: share of spin's samples whose frames and lines are Python's" "$(awk -v g="$good" -v t="$inspin" 'BEGIN { print t ? g / t : 0 }')" 0.95
+	for p in plain generator coroutine exception json; do
+		assert_ge "$py: phase $p's samples with its chain" "$(sed -n "s/.* $p=\([0-9]*\).*/\1/p" "$WORK/count.txt")" 20
+	done
+	assert_ge "$py: json samples with _json between iterencode and the callback" "$jsonok" 20
+done
+
+# --no-python: the native stacks only.
+"$SONDE" record --no-python -F 999 -o "$WORK/native.sonde" -- /usr/bin/python3.11 "$WORK/work.py" "$WORK/truth.txt" 1 >"$WORK/rec.out" 2>&1 ||
+	{ cat "$WORK/rec.out" >&2; fail "record --no-python failed"; }
+assert_le "--no-python: Python frames" "$(sqlite3 "$WORK/native.sonde" "select count(*) from frames where kind = 'python'")" 0
+assert_ge "--no-python: samples in the interpreter's loop" \
+	"$(sqlite3 "$WORK/native.sonde" "select count(*) from frames where name = '_PyEval_EvalFrameDefault'")" 1
+pass "--no-python: native stacks only"
