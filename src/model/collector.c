@@ -169,7 +169,7 @@ static uint32_t stack_of(struct collector *c, const struct sonde_sample *s, bool
 					      .run_start = (pw[2 * i + 1] & SONDE_PY_RUN_START) != 0};
 	in.python = py;
 	in.npython = npy;
-	in.now_ns = monotonic_ns();
+	in.now_ns = npy ? monotonic_ns() : 0;
 	c->stats.python_frames += (uint64_t)npy;
 	if (s->unwind == SONDE_UNWIND_FP) { /* the table walk put them back itself */
 		in.user.returns = (const uint64_t *)s->returns;

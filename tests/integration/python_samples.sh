@@ -12,6 +12,8 @@
 #    lines for the callers, the leaf at a line of its loop;
 #  - each phase has such samples, and the json phase's have a frame of the
 #    _json extension between json's iterencode and the callback;
+#  - off the CPU (--off-cpu), >= 90% of the started threads' waits carry
+#    their Python frames: the GIL's futex waits show the function waiting;
 #  - --no-python: no Python frame; the summary counts the Python stacks.
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -163,6 +165,41 @@ for py in "${pythons[@]}"; do
 		assert_ge "$py: phase $p's samples with its chain" "$(sed -n "s/.* $p=\([0-9]*\).*/\1/p" "$WORK/count.txt")" 20
 	done
 	assert_ge "$py: json samples with _json between iterencode and the callback" "$jsonok" 20
+done
+
+# Off the CPU (record --off-cpu): the intervals of the script's threads
+# carry their Python frames too, so a thread waiting for the GIL (a futex
+# wait under Python's take_gil) shows the Python function it is in.
+cat >"$WORK/gil.py" <<'EOF'
+import sys, threading, time
+def burn(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+def worker(end):
+    while time.time() < end:
+        burn(10000)
+def sleeper(end):
+    while time.time() < end:
+        time.sleep(0.01)
+end = time.time() + float(sys.argv[1])
+ts = [threading.Thread(target=worker, args=(end,)) for _ in range(2)]
+ts.append(threading.Thread(target=sleeper, args=(end,)))
+for t in ts: t.start()
+for t in ts: t.join()
+EOF
+for py in /usr/bin/python3.11 "$PYENV/3.12.1/bin/python3.12"; do
+	"$SONDE" record --off-cpu -o "$WORK/gil.sonde" -- "$py" "$WORK/gil.py" 2 >"$WORK/rec.out" 2>&1 ||
+		{ cat "$WORK/rec.out" >&2; fail "$py: record --off-cpu failed"; }
+	"$SONDE" convert "$WORK/gil.sonde" -o "$WORK/gil.folded" --to folded --off-cpu
+	# The started threads' off-CPU time, and the part of it with their frames.
+	read -r with all futex <<<"$(awk '/start_thread/ { n += $NF; if (/;gil\.(worker|sleeper)/) m += $NF
+		if (/;gil\.worker;.*\[sleeping: futex\]/) f += $NF }
+		END { print m + 0, n + 0, f + 0 }' "$WORK/gil.folded")"
+	assert_ge "$py: off-CPU time of the script's threads (folded weight)" "$all" 1
+	assert_ge "$py: share of it with the thread's Python frames" "$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.9
+	assert_ge "$py: futex waits (the GIL) under gil.worker's frames" "$futex" 1
 done
 
 # --no-python: the native stacks only.
