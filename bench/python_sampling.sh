@@ -13,7 +13,7 @@
 set -euo pipefail
 build=${1:-build}
 runs=${2:-3}
-calls=${3:-40}
+calls=${3:-2000}
 sonde=$(readlink -f "$build/sonde")
 py=${PY:-/usr/bin/python3.11}
 pyspy=${PYSPY:-$(command -v py-spy || ls /root/.pyenv/versions/*/bin/py-spy 2>/dev/null | head -n1 || true)}

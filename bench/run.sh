@@ -5,6 +5,7 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 echo "### start-up: the verifier's work"; ./bench/verifier.sh "$build"
 echo; echo "### sampling overhead"; ./bench/sampling_overhead.sh "$build"
+echo; echo "### sampling a Python program: its frames, and py-spy"; ./bench/python_sampling.sh "$build"
 echo; echo "### symbolization throughput"; ./bench/symbolize.sh "$build"
 echo; echo "### unwind tables"; ./bench/cfi.sh "$build"
 echo; echo "### JIT perf maps"; "$build/bench/perfmap"
