@@ -246,8 +246,13 @@ struct sonde_unwind_mapping {
 	__u64 start, end; /* [start, end) */
 	__u64 adj;        /* a pc's key in the rows: pc - adj (load bias + table base) */
 	__u32 first;      /* its binary's rows: unwind_rows[first .. first + count) */
-	__u32 count;      /* 0: no table (frame pointers) */
+	__u32 count;      /* 0: no table (frame pointers); SONDE_UNWIND_PERIODIC: see there */
 };
+/* In a mapping's count: the mapping holds copies of one small piece of
+ * code at a fixed stride (Python's -X perf trampolines, one a function):
+ * adj is the stride, and a pc's key in the rows is (pc - start) % adj. */
+#define SONDE_UNWIND_PERIODIC (1u << 31)
+#define SONDE_UNWIND_ROWS(count) ((count) & ~SONDE_UNWIND_PERIODIC)
 
 /* A process's mappings (hash map `unwind_procs`, key = tgid):
  * unwind_mappings[first .. first + n), sorted by start, disjoint. */

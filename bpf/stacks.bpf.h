@@ -190,9 +190,15 @@ static long walk_step(__u64 i, struct walk *w)
 		return w->fp_fallback ? step_fp(w, SONDE_END_TABLE_MISS)
 				  : walk_stop(w, SONDE_END_TABLE_MISS);
 	}
-	if (!m->count)
+	__u32 nrows = SONDE_UNWIND_ROWS(m->count);
+	if (!nrows)
 		return w->fp_fallback ? step_fp(w, SONDE_END_NO_TABLE) : walk_stop(w, SONDE_END_NO_TABLE);
-	__u32 rule = pc >= m->adj ? unwind_find_rule(m->first, m->count, pc - m->adj) : CFI_CFA_NONE;
+	__u32 rule;
+	if (m->count & SONDE_UNWIND_PERIODIC) /* a copy of the code the rows describe */
+		rule = m->adj && pc >= m->start ? unwind_find_rule(m->first, nrows, (pc - m->start) % m->adj)
+						: CFI_CFA_NONE;
+	else
+		rule = pc >= m->adj ? unwind_find_rule(m->first, nrows, pc - m->adj) : CFI_CFA_NONE;
 
 	__u64 cfa, tmp;
 	switch (cfi_rule_cfa(rule)) {

@@ -169,7 +169,10 @@ int engine_set_threads(struct engine *e, uint64_t freq, char *err, size_t errlen
  * thread-state records): its interpreter's layout (symbols/pyruntime) and
  * where its _PyRuntime is in the process. Each sample then carries the
  * thread's Python frames after its native ones (engine records: the
- * sample's npython). Returns 0, or -1 with one line. engine_forget_python
+ * sample's npython). With --unwind auto or cfi, the -X perf trampolines
+ * of 3.12 on (pyruntime's trampoline_*) are walked through. Returns 0; 1
+ * with one line in err when the frames are on but the trampolines cannot be
+ * walked through (stacks end at them); -1 with one line. engine_forget_python
  * stops it (the process exited). */
 int engine_set_python(struct engine *e, pid_t tgid, const struct py_layout *l,
 		      uint64_t runtime_addr, char *err, size_t errlen);

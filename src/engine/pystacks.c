@@ -8,6 +8,7 @@
 #include "enginestate.h"
 #include "errbuf.h"
 #include "sonde.skel.h"
+#include "unwind.h"
 
 /* A field of the layout as the kernel takes it. */
 static uint32_t field(uint32_t off)
@@ -46,6 +47,14 @@ int engine_set_python(struct engine *e, pid_t tgid, const struct py_layout *l,
 		return errbuf_set(err, errlen, "cannot give process %d its Python frames: %s%s",
 				  (int)tgid, strerror(errno),
 				  errno == E2BIG ? " (too many Python processes at once)" : "");
+	/* -X perf: its trampolines walked through. 3.12 lays the copies back
+	 * to back, 3.13 16 bytes apart (as their perf maps show); the perf
+	 * map's own entries decide once it names two. A shape of code the
+	 * unwinder does not know leaves stacks ending there, as before. */
+	if (e->unwind && l->trampoline_size &&
+	    unwind_python_trampolines(e->unwind, tgid, l->trampoline_code, l->trampoline_size,
+				      l->minor == 12 ? l->trampoline_size : 16, err, errlen))
+		return 1;
 	return 0;
 }
 

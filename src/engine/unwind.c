@@ -18,7 +18,9 @@
 #include "cfi.h"
 #include "cficache.h"
 #include "errbuf.h"
+#include "perfmap.h"
 #include "procmaps.h"
+#include "pytramp.h"
 #include "sonde_abi.h"
 #include "hashmap.h"
 #include "util.h"
@@ -60,6 +62,11 @@ struct proc {
 	uint64_t exec_maps; /* exec_maps_hash when its maps were last read */
 	uint32_t reload_ms; /* the least time between two reloads a miss asks for */
 	bool in_kernel;
+	/* Python's -X perf trampolines (unwind_python_trampolines): their size
+	 * and the stride assumed for an arena the perf map names one copy of;
+	 * the process's perf map. */
+	uint32_t tramp_size, tramp_stride;
+	struct perfmap *perfmap;
 };
 
 struct unwind {
@@ -78,6 +85,8 @@ struct unwind {
 	uint32_t *preloaded; /* tables held by unwind_preload until unwind_free */
 	size_t npreloaded, preloaded_cap;
 	struct unwind_stats stats;
+	/* The rows of one trampoline copy, placed once (tramp_count 0: not yet). */
+	uint32_t tramp_first, tramp_count;
 };
 
 static void extents_init(struct extents *x, uint32_t count)
@@ -193,8 +202,10 @@ void unwind_free(struct unwind *u)
 		free(u->loaded[i].files);
 	}
 	free(u->preloaded);
-	for (size_t i = 0; i < u->nprocs; i++)
+	for (size_t i = 0; i < u->nprocs; i++) {
 		free(u->procs[i].tables);
+		perfmap_free(u->procs[i].perfmap);
+	}
 	cfi_cache_free(u->cache);
 	if (u->rows)
 		munmap(u->rows, u->rows_bytes);
@@ -363,6 +374,24 @@ static const struct cfi_table *mapping_table(struct unwind *u, pid_t pid,
 	return t;
 }
 
+/* An anonymous mapping of a process with Python trampolines that holds
+ * them: every copy described by the trampoline rows. */
+static bool trampoline_mapping(struct unwind *u, struct proc *p, const struct procmaps_entry *e,
+			       struct sonde_unwind_mapping *m)
+{
+	uint32_t stride;
+	if (!p->tramp_size || !u->tramp_count || e->path[0] || !p->perfmap)
+		return false;
+	perfmap_refresh(p->perfmap, false);
+	if (!pytramp_arena(p->perfmap, e->start, e->end, p->tramp_size, p->tramp_stride, &stride))
+		return false;
+	m->adj = stride;
+	m->first = u->tramp_first;
+	m->count = SONDE_UNWIND_PERIODIC | u->tramp_count;
+	u->stats.trampoline_arenas++;
+	return true;
+}
+
 static int add_mapping(const struct procmaps_entry *e, void *arg)
 {
 	struct load *l = arg;
@@ -376,6 +405,8 @@ static int add_mapping(const struct procmaps_entry *e, void *arg)
 	}
 	struct sonde_unwind_mapping *m = &l->m[l->n++];
 	*m = (struct sonde_unwind_mapping){ .start = e->start, .end = e->end };
+	if (trampoline_mapping(u, proc_of(u, l->pid), e, m))
+		return 0;
 	uint64_t vaddr;
 	struct stat st;
 	const struct cfi_table *t = mapping_table(u, l->pid, e, &st);
@@ -533,6 +564,33 @@ void unwind_on_exit(struct unwind *u, pid_t pid)
 		return; /* another thread of it still runs */
 	proc_release(u, &u->procs[idx]);
 	u->procs[idx].loaded_ns = 0;
+	u->procs[idx].tramp_size = 0; /* a process that reuses the PID is another */
+	perfmap_free(u->procs[idx].perfmap);
+	u->procs[idx].perfmap = NULL;
+}
+
+int unwind_python_trampolines(struct unwind *u, pid_t pid, const uint8_t *code, uint32_t size,
+			      uint32_t stride, char *err, size_t errlen)
+{
+	struct cfi_row rows[PYTRAMP_ROWS];
+	uint32_t n;
+	if (!pytramp_rows(code, size, rows, &n))
+		return errbuf_set(err, errlen,
+				  "its -X perf trampoline is not the x86-64 code sonde knows: stacks "
+				  "end at it");
+	if (!u->tramp_count) {
+		if (!extents_alloc(&u->free_rows, n, &u->tramp_first))
+			return errbuf_set(err, errlen, "no room in the unwind rows for its trampolines");
+		memcpy(&u->rows[u->tramp_first], rows, n * sizeof(*rows));
+		u->tramp_count = n;
+	}
+	struct proc *p = proc_of(u, pid);
+	p->tramp_size = size;
+	p->tramp_stride = stride;
+	if (!p->perfmap)
+		p->perfmap = perfmap_new(pid);
+	/* Its arenas now: the next ones come as table misses. */
+	return p->in_kernel ? unwind_load_pid(u, pid, err, errlen) : 0;
 }
 
 void unwind_get_stats(const struct unwind *u, struct unwind_stats *out)

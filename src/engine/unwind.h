@@ -60,6 +60,7 @@ struct unwind_stats {
 	uint64_t rows;             /* rows in use now */
 	uint64_t row_capacity;     /* the rows array's size (the budget / 8) */
 	uint64_t processes;        /* processes with tables now */
+	uint64_t trampoline_arenas; /* mappings of Python trampolines walked through (loads) */
 };
 
 /* The BPF maps' fds (not closed by this module). */
@@ -95,6 +96,15 @@ void unwind_on_miss(struct unwind *u, pid_t pid);
 /* A thread of pid exited: when the kernel dropped the process's tables
  * (its last thread), the binaries only it used leave the rows. */
 void unwind_on_exit(struct unwind *u, pid_t pid);
+
+/* Process pid runs Python with -X perf trampolines (pytramp.h): the size
+ * bytes of code each copy is, and the stride between copies to assume in
+ * an arena the perf map names only one copy of. Its anonymous mappings
+ * that hold copies by the perf map are walked through from now on (its
+ * maps are read again). Returns 0, or -1 with one line (a shape of code it
+ * does not know). */
+int unwind_python_trampolines(struct unwind *u, pid_t pid, const uint8_t *code, uint32_t size,
+			      uint32_t stride, char *err, size_t errlen);
 
 void unwind_get_stats(const struct unwind *u, struct unwind_stats *out);
 

@@ -40,7 +40,10 @@ static int look_at(struct session *s, pid_t pid)
 	if (r == 0)
 		return 0;
 	uint64_t runtime = p.bias + p.layout.runtime_vaddr;
-	if (engine_set_python(s->eng, pid, &p.layout, runtime, err, sizeof(err))) {
+	int set = engine_set_python(s->eng, pid, &p.layout, runtime, err, sizeof(err));
+	if (set > 0)
+		session_note(s->o, "process %d: %s", (int)pid, err);
+	if (set < 0) {
 		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
 		pyprocess_free(&p);
 		s->py_refused++;

@@ -93,6 +93,7 @@ const char *pyruntime_source_name(enum py_layout_source s)
 struct py_symbols {
 	bool runtime, version;
 	uint64_t runtime_vaddr, version_vaddr;
+	uint64_t tramp_start, tramp_end; /* 0: not there */
 };
 
 static void note_symbol(const struct elf_symbol *s, void *arg)
@@ -106,6 +107,10 @@ static void note_symbol(const struct elf_symbol *s, void *arg)
 	} else if (!strcmp(s->name, "Py_Version") && s->size == 8) {
 		ps->version = true;
 		ps->version_vaddr = s->value;
+	} else if (!strcmp(s->name, "_Py_trampoline_func_start")) {
+		ps->tramp_start = s->value;
+	} else if (!strcmp(s->name, "_Py_trampoline_func_end")) {
+		ps->tramp_end = s->value;
 	}
 }
 
@@ -413,6 +418,12 @@ int pyruntime_read(const char *path, struct py_layout *out, char *err, size_t er
 	}
 	out->micro = micro;
 	out->runtime_vaddr = ps.runtime_vaddr;
+	if (ps.tramp_start && ps.tramp_end > ps.tramp_start &&
+	    ps.tramp_end - ps.tramp_start <= sizeof(out->trampoline_code) &&
+	    read_vaddr(elf, fd, ps.tramp_start, out->trampoline_code, ps.tramp_end - ps.tramp_start)) {
+		out->trampoline_vaddr = ps.tramp_start;
+		out->trampoline_size = (uint32_t)(ps.tramp_end - ps.tramp_start);
+	}
 	r = minor >= 13 ? read_debug_offsets(elf, fd, ps.runtime_vaddr, out, err, errlen) : 0;
 	if (r < 0)
 		goto out;

@@ -71,6 +71,12 @@ struct py_layout {
 	/* Why the table was used (PY_FROM_TABLE): "no DWARF", or the field
 	 * the file's DWARF lacks. */
 	char why_table[96];
+	/* The code `-X perf` copies for each Python function (3.12 on):
+	 * _Py_trampoline_func_start's address in the file, its size and bytes
+	 * (trampoline_size 0: the file has none). */
+	uint64_t trampoline_vaddr;
+	uint32_t trampoline_size;
+	uint8_t trampoline_code[16];
 };
 
 #define PY_OWNED_BY_CSTACK 3
