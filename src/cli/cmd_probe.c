@@ -15,6 +15,9 @@
  *                                       (pyruntime.h): its version, file,
  *                                       and the layout sonde walks its
  *                                       frames with, and where that came from
+ *   sonde probe -e BINARY --usdt        its statically defined probes (usdt.h):
+ *                                       names as --trace 'usdt:...' takes
+ *                                       them, arguments, semaphores
  *
  * SPEC is a probe location as --trace takes it (FUNC, LIB:FUNC, globs: the
  * function's entry; FILE:LINE: the line's addresses). A variable readable
@@ -36,6 +39,7 @@
 #include "pyframes.h"
 #include "pyruntime.h"
 #include "optval.h"
+#include "usdt.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -44,6 +48,7 @@ static void usage(FILE *f)
 	      "       sonde probe -e BINARY --vars SPEC\n"
 	      "       sonde probe -e BINARY --python\n"
 	      "       sonde probe -p PID --python\n"
+	      "       sonde probe -e BINARY --usdt\n"
 	      "\n"
 	      "--lines lists FUNC's source lines, marking each line a line probe can go on\n"
 	      "(sonde record|top --trace FILE:LINE) with how many addresses it has: one per\n"
@@ -61,11 +66,15 @@ static void usage(FILE *f)
 	      "of the interpreter that process runs, and then each of its threads' Python\n"
 	      "frames, innermost first, as sonde reads them from its memory (without\n"
 	      "stopping it).\n"
+	      "--usdt lists BINARY's statically defined probes (.note.stapsdt: Python,\n"
+	      "libc, Node, PostgreSQL have them), one a line as --trace takes them\n"
+	      "(usdt:BINARY:PROVIDER:NAME), with their arguments' operands and semaphore.\n"
 	      "  -e, --exe BINARY   the program or library (a path, or a program in PATH)\n"
 	      "  -p, --pid PID      with --python: a running Python process\n"
 	      "  --lines FUNC       the function whose lines to list\n"
 	      "  --vars SPEC        FUNC, LIB:FUNC, a glob, or FILE:LINE\n"
 	      "  --python           the Python interpreter BINARY runs\n"
+	      "  --usdt             BINARY's USDT probes\n"
 	      "  -h, --help         show this help\n"
 	      "--lines and --vars need debug info (DWARF) in BINARY: its own, or a\n"
 	      "separate debug file (a -dbgsym package, libc6-dbg, debuginfod-find).\n",
@@ -360,17 +369,46 @@ static int show_python(const char *binary, pid_t pid)
 	return rc;
 }
 
+static int show_usdt(const char *binary)
+{
+	char err[512];
+	char *path = probes_which(binary);
+	struct usdt_probe *p;
+	int n = usdt_read(path ? path : binary, &p, err, sizeof(err));
+	if (n < 0) {
+		errorf("probe: %s", err);
+		free(path);
+		return 1;
+	}
+	if (n == 0)
+		printf("%s has no USDT probes (no .note.stapsdt)\n", path ? path : binary);
+	for (int i = 0; i < n; i++) {
+		printf("usdt:%s:%s:%s", path ? path : binary, p[i].provider, p[i].name);
+		if (p[i].args_text[0])
+			printf("  args: %s", p[i].args_text);
+		if (p[i].nargs < 0)
+			printf(" (an operand sonde cannot read)");
+		if (p[i].semaphore_vaddr)
+			printf("  semaphore: 0x%llx", (unsigned long long)p[i].semaphore_vaddr);
+		printf("\n");
+	}
+	usdt_free(p, n);
+	free(path);
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	const char *binary = NULL, *func = NULL, *vars = NULL;
-	bool python = false;
+	bool python = false, usdt = false;
 	pid_t pid = 0;
-	enum { OPT_LINES = 1000, OPT_VARS, OPT_PYTHON };
+	enum { OPT_LINES = 1000, OPT_VARS, OPT_PYTHON, OPT_USDT };
 	static const struct option longopts[] = {{"exe", required_argument, NULL, 'e'},
 						 {"pid", required_argument, NULL, 'p'},
 						 {"lines", required_argument, NULL, OPT_LINES},
 						 {"vars", required_argument, NULL, OPT_VARS},
 						 {"python", no_argument, NULL, OPT_PYTHON},
+						 {"usdt", no_argument, NULL, OPT_USDT},
 						 {"help", no_argument, NULL, 'h'},
 						 {0}};
 	int c;
@@ -396,6 +434,9 @@ int cmd_probe(int argc, char **argv)
 		case OPT_PYTHON:
 			python = true;
 			break;
+		case OPT_USDT:
+			usdt = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -404,12 +445,14 @@ int cmd_probe(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((!binary == !pid) || (pid && !python) || (func != NULL) + (vars != NULL) + python != 1 ||
-	    optind != argc) {
-		errorf("probe: give -e BINARY and one of --lines FUNC, --vars SPEC or --python, or "
-		       "-p PID --python (sonde probe --help)");
+	if ((!binary == !pid) || (pid && !python) ||
+	    (func != NULL) + (vars != NULL) + python + usdt != 1 || optind != argc) {
+		errorf("probe: give -e BINARY and one of --lines FUNC, --vars SPEC, --python or "
+		       "--usdt, or -p PID --python (sonde probe --help)");
 		return 2;
 	}
+	if (usdt)
+		return show_usdt(binary);
 	if (python)
 		return show_python(binary, pid);
 	return func ? list_lines(binary, func) : list_vars(binary, vars);

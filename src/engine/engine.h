@@ -293,6 +293,9 @@ struct engine_probe_batch {
 	 * variable lives in another place at each), in place before its first
 	 * hit. */
 	uint32_t point_bit;
+	/* A point probe's USDT semaphores (file offsets, one per address, 0:
+	 * none; NULL: none at all): raised while attached (uprobes.h). */
+	const uint64_t *ref_ctr_offsets;
 	/* Asked between two uprobe links and two processes (NULL: never):
 	 * true, with why, ends the attach there, which fails whole with why
 	 * (a signal to sonde: a batch of many functions without uprobe_multi

@@ -121,6 +121,7 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 					   .binary = b->binary,
 					   .file_offsets = b->file_offsets,
 					   .cookies = cookies,
+					   .ref_ctr_offsets = b->ref_ctr_offsets,
 					   .n = n,
 					   .pid = pid,
 					   .stop = b->stop,

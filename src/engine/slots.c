@@ -324,6 +324,7 @@ int link_uprobes(struct engine *e, const struct uprobes_attach_opts *o, int *fds
 		struct uprobes_attach_opts part = *o;
 		part.file_offsets = o->file_offsets + done;
 		part.cookies = o->cookies ? o->cookies + done : NULL;
+		part.ref_ctr_offsets = o->ref_ctr_offsets ? o->ref_ctr_offsets + done : NULL;
 		part.n = k;
 		part.multi = e->multi;
 		int fd = uprobes_attach(e->up, &part, why, sizeof(why));

@@ -46,7 +46,7 @@ struct attach_request {
 	uint32_t n;
 	char binary[PATH_MAX];
 	struct {
-		uint64_t offset, cookie;
+		uint64_t offset, cookie, ref_ctr;
 	} at[UPROBES_MAX_BATCH];
 };
 
@@ -95,6 +95,7 @@ static int link_uprobe_multi(const struct uprobes_attach_opts *o)
 	a.path = (uint64_t)(uintptr_t)o->binary;
 	a.offsets = (uint64_t)(uintptr_t)o->file_offsets;
 	a.cookies = (uint64_t)(uintptr_t)o->cookies;
+	a.ref_ctr_offsets = (uint64_t)(uintptr_t)o->ref_ctr_offsets;
 	a.cnt = (uint32_t)o->n;
 	a.multi_flags = o->retprobe ? UPROBE_MULTI_RETURN : 0;
 	a.pid = o->pid < 0 ? 0 : (uint32_t)o->pid;
@@ -155,14 +156,19 @@ static int attach_here(int prog_fd, const struct attach_request *r)
 	if (r->multi) {
 		uint64_t *offsets = xmalloc(r->n * sizeof(*offsets));
 		uint64_t *cookies = xmalloc(r->n * sizeof(*cookies));
+		uint64_t *refs = xmalloc(r->n * sizeof(*refs));
+		bool any_ref = false;
 		for (uint32_t i = 0; i < r->n; i++) {
 			offsets[i] = r->at[i].offset;
 			cookies[i] = r->at[i].cookie;
+			refs[i] = r->at[i].ref_ctr;
+			any_ref |= refs[i] != 0;
 		}
 		struct uprobes_attach_opts o = {.prog_fd = prog_fd,
 						.binary = r->binary,
 						.file_offsets = offsets,
 						.cookies = cookies,
+						.ref_ctr_offsets = any_ref ? refs : NULL,
 						.n = r->n,
 						.pid = r->pid,
 						.retprobe = r->retprobe,
@@ -171,6 +177,7 @@ static int attach_here(int prog_fd, const struct attach_request *r)
 		int e = errno;
 		free(offsets);
 		free(cookies);
+		free(refs);
 		return link < 0 ? -e : link;
 	}
 	if (r->n != 1)
@@ -183,7 +190,9 @@ static int attach_here(int prog_fd, const struct attach_request *r)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = (uint32_t)type;
-	attr.config = r->retprobe ? 1ull << bit : 0;
+	/* The uprobe PMU's ref_ctr_offset is config bits 32-63 (its sysfs
+	 * format, as perf and libbpf use it). */
+	attr.config = (r->retprobe ? 1ull << bit : 0) | r->at[0].ref_ctr << 32;
 	attr.config1 = (uint64_t)(uintptr_t)r->binary; /* uprobe_path */
 	attr.config2 = r->at[0].offset;                 /* probe_offset */
 	/* Every process: a per-CPU event, any CPU will do (uprobes fire on all). */
@@ -482,6 +491,7 @@ int uprobes_attach(struct uprobes *u, const struct uprobes_attach_opts *o, char 
 	for (size_t i = 0; i < n; i++) {
 		r.at[i].offset = o->file_offsets[i];
 		r.at[i].cookie = o->cookies ? o->cookies[i] : 0;
+		r.at[i].ref_ctr = o->ref_ctr_offsets ? o->ref_ctr_offsets[i] : 0;
 	}
 	r.pid = o->pid;
 	r.retprobe = o->retprobe;

@@ -70,6 +70,10 @@ struct uprobes_attach_opts {
 	const char *binary;
 	const uint64_t *file_offsets;
 	const uint64_t *cookies;
+	/* A USDT probe's semaphore, as a file offset, for each (NULL: none):
+	 * the kernel raises the 2-byte counter there while the uprobe is on,
+	 * in every process it applies to (a reference counter offset). */
+	const uint64_t *ref_ctr_offsets;
 	size_t n;
 	pid_t pid;
 	bool retprobe;

@@ -134,6 +134,7 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 			uint32_t probe = (uint32_t)i;
 			struct engine_probe_batch b = {.probes = &probe,
 						       .file_offsets = ps->offsets,
+						       .ref_ctr_offsets = ps->ref_ctrs,
 						       .n = ps->n,
 						       .binary = p->probes[i].binary,
 						       .pid = pid,

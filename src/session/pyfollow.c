@@ -32,6 +32,8 @@ static int look_at(struct session *s, pid_t pid)
 	char err[256];
 	struct py_process p;
 	int r = pyprocess_open(pid, &p, err, sizeof(err));
+	if (r < 0 && !procmaps_alive(pid))
+		return -1; /* gone before it was looked at: nothing to say */
 	if (r < 0) {
 		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
 		s->py_refused++;

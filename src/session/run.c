@@ -724,6 +724,7 @@ void session_free(struct session *s)
 	free(s->replay_path);
 	for (size_t i = 0; s->probes && i < SESSION_MAX_PROBES; i++) {
 		free(s->probes[i].sites.offsets);
+		free(s->probes[i].sites.ref_ctrs);
 		free(s->probes[i].spec);
 	}
 	free(s->probes);

@@ -35,6 +35,7 @@ struct probe_counts {
  * processes that come later: a function's entry, or a line's addresses. */
 struct point_sites {
 	uint64_t *offsets;
+	uint64_t *ref_ctrs; /* a USDT probe's semaphores, per offset (NULL: none) */
 	size_t n;
 };
 

@@ -116,11 +116,15 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
 	int point = id >= 0 ? s->prof->probes[id].point : s->npoints;
 	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
+	uint64_t *refs = xcalloc((size_t)n, sizeof(*refs)); /* USDT semaphores */
 	int8_t *traps = xmalloc((size_t)n * sizeof(*traps));
 	/* Each address's program goes in with it. */
 	struct engine_fetch *fetch = xcalloc((size_t)n, sizeof(*fetch));
+	bool any_ref = false;
 	for (int i = 0; i < n; i++) {
 		offs[i] = t[i].offset;
+		refs[i] = t[i].ref_ctr_offset;
+		any_ref |= refs[i] != 0;
 		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
 		capture_program(plan, i, s->prof, probe, &fetch[i]);
 	}
@@ -132,6 +136,7 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 				       .binary = t[0].binary,
 				       .traps = traps,
 				       .point_bit = (uint32_t)point + 1,
+				       .ref_ctr_offsets = any_ref ? refs : NULL,
 				       .refs = &ref};
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
@@ -139,6 +144,7 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	free(traps);
 	free(fetch);
 	if (!ok) {
+		free(refs);
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
 	}
@@ -151,9 +157,13 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	s->probes[id].kernel = ref;
 	struct point_sites *ps = &s->probes[id].sites;
 	free(ps->offsets);
+	free(ps->ref_ctrs);
 	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
 	for (int i = 0; i < n; i++)
 		ps->offsets[i] = t[i].offset;
+	ps->ref_ctrs = any_ref ? refs : NULL; /* a later process gets the same */
+	if (!any_ref)
+		free(refs);
 	ps->n = (size_t)n;
 	r = id;
 	note_spec(s, probe, full);

@@ -49,6 +49,13 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 		return -1;
 	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
 		return 0;
+	if (n > 0 && t[0].usdt) {
+		capture_plan_free(plan);
+		return errbuf_set(err, errlen,
+				  "%s: a USDT probe's arguments cannot be captured or tested yet: trace "
+				  "it without them (it counts its hits)",
+				  t[0].location);
+	}
 	plan->builds = xcalloc((size_t)n, sizeof(*plan->builds));
 	for (int i = 0; i < n; i++) {
 		if (dwarfvar_compile(t[i].binary, t[i].offset, &plan->spec, &plan->builds[i], err,
@@ -80,7 +87,7 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		probe_plan_free(out);
 		return -1;
 	}
-	out->line = out->n > 0 && out->t[0].line;
+	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt);
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;

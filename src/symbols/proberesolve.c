@@ -24,6 +24,7 @@
 #include "probelines.h"
 #include "probesafety.h"
 #include "probesyms.h"
+#include "probeusdt.h"
 #include "elfsyms.h"
 #include "util.h"
 
@@ -362,6 +363,8 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 	out->t = NULL;
 	if (note && notelen)
 		note[0] = 0;
+	if (probeusdt_is(spec))
+		return probeusdt_resolve(spec, scope, &out->t, err, errlen);
 	struct spec_parts p;
 	if (spec_take_apart(spec, &p, err, errlen))
 		return -1;

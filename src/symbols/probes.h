@@ -68,6 +68,11 @@ struct probe_target {
 	 * engine reads it from the file. */
 	bool trap_known;
 	enum insn_trap trap;
+	/* A USDT probe's address (spec usdt:[BINARY:]PROVIDER:NAME): function
+	 * "PROVIDER:NAME", location the spec; its semaphore's file offset (0:
+	 * none), which the kernel raises while the probe is on. */
+	bool usdt;
+	uint64_t ref_ctr_offset;
 };
 
 /* Where a spec is resolved. */

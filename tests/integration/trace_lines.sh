@@ -33,7 +33,7 @@ expect_error "lines-nodebug has no debug info \(DWARF\) to list handle_request's
 grep -Eq "^count_hit in .*lines-gcc-O2, 2 addresses " "$WORK/vars.txt" || { cat "$WORK/vars.txt"; fail "probe --vars lines.c:$line: not 2 addresses of count_hit"; }
 grep -Eq "^  argument +long unsigned int +v +yes" "$WORK/vars.txt" || { cat "$WORK/vars.txt"; fail "probe --vars lines.c:$line: v not readable"; }
 pass "probe --vars at a line: 2 addresses, v readable"
-expect_error "give -e BINARY and one of --lines FUNC, --vars SPEC or --python" "" -- \
+expect_error "give -e BINARY and one of --lines FUNC, --vars SPEC, --python or --usdt" "" -- \
 	"$SONDE" probe -e "$TARGETS/lines-gcc-O2" --lines handle_request --vars handle_request
 
 for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do

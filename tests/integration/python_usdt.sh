@@ -1,0 +1,93 @@
+# USDT probes (issue 27 item 4) on Debian's python3.11, which has 8 SDT
+# notes with semaphores:
+#  - sonde probe -e BINARY --usdt lists each probe readelf -n lists;
+#  - --trace usdt:BINARY:python:gc__start counts exactly the collections the
+#    script counted itself (gc.callbacks), and the probe's semaphore is
+#    raised while traced and back to 0 once sonde is gone (the script reads
+#    its own memory at the semaphore readelf names);
+#  - bad input: a probe name the binary does not have (the names it has),
+#    a binary without SDT notes, captures (not read yet).
+. "$(dirname "$0")/lib.sh"
+require_bpf
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || skip "Debian's python3.11 is not installed (scripts/bootstrap.sh test installs it)"
+readelf -n "$PY" | grep -q "Provider: python" || skip "$PY has no SDT notes"
+
+# The listing against readelf's.
+readelf -n "$PY" | awk '/Provider:/ { p = $2 } /Name:/ { print "usdt:'"$PY"':" p ":" $2 }' | sort >"$WORK/want.txt"
+"$SONDE" probe -e "$PY" --usdt | awk '{ print $1 }' | sort >"$WORK/got.txt"
+[ -s "$WORK/want.txt" ] || fail "readelf lists no probes of $PY"
+diff "$WORK/want.txt" "$WORK/got.txt" >&2 || fail "sonde probe --usdt differs from readelf -n"
+pass "probe --usdt: the $(wc -l <"$WORK/want.txt") probes readelf lists"
+
+sema=$(readelf -n "$PY" | awk '/Name: gc__start$/ { on = 1 } on && /Semaphore:/ { print $NF; exit }')
+[ -n "$sema" ] || fail "readelf names no semaphore of gc__start"
+cat >"$WORK/gc.py" <<'EOF'
+import gc, os, sys, time
+go, done, out = sys.argv[1], sys.argv[2], sys.argv[3]
+sema, load = int(sys.argv[4], 16), int(sys.argv[5], 16)
+def semaphore():
+    # Its address in this process: the file's first mapping less the
+    # file's first load address (0 for a non-PIE python), plus its vaddr.
+    real = os.path.realpath(sys.executable)
+    for line in open("/proc/self/maps"):
+        f = line.split()
+        if len(f) >= 6 and f[5] == real and int(f[2], 16) == 0:
+            bias = int(f[0].split("-")[0], 16) - load
+            break
+    with open("/proc/self/mem", "rb") as m:
+        m.seek(bias + sema)
+        return int.from_bytes(m.read(2), "little")
+starts = 0
+def cb(phase, info):
+    global starts
+    if phase == "start":
+        starts += 1
+gc.callbacks.append(cb)
+gc.disable()  # no collection while sonde attaches: only the work's count
+while not os.path.exists(go):
+    time.sleep(0.01)
+starts = 0
+gc.enable()
+junk = []
+for i in range(3000):
+    junk.append([[] for _ in range(50)])
+    if i % 10 == 0:
+        gc.collect()
+gc.disable()
+n = starts
+during = semaphore()
+with open(out, "w") as f:
+    f.write("%d %d\n" % (n, during))
+while not os.path.exists(done):
+    time.sleep(0.01)
+with open(out, "a") as f:
+    f.write("%d\n" % semaphore())
+os._exit(0)  # no collections of the interpreter's end
+EOF
+load=$(readelf -lW "$PY" | awk '$1 == "LOAD" { print $3; exit }')
+"$PY" "$WORK/gc.py" "$WORK/go" "$WORK/done" "$WORK/gc.out" "$sema" "$load" &
+pypid=$!
+BG_PIDS+=("$pypid")
+"$SONDE" record -p "$pypid" -d 4 --trace "usdt:$PY:python:gc__start" --ready-file "$WORK/go" \
+	-o "$WORK/gc.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "record --trace usdt: failed"; }
+touch "$WORK/done"
+wait "$pypid"
+read -r counted during <"$WORK/gc.out"
+after=$(sed -n 2p "$WORK/gc.out")
+hits=$(sqlite3 "$WORK/gc.sonde" "select entered from probes where name = 'usdt:$PY:python:gc__start'")
+assert_ge "the script's own collections" "$counted" 300
+assert_near "gc__start hits against the script's collections" "$hits" "$counted" 0
+assert_ge "gc__start's semaphore while traced" "$during" 1
+assert_le "gc__start's semaphore after sonde" "$after" 0
+
+expect_error "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__begin" -o "$WORK/x.sonde" -- "$PY" -c pass
+"$SONDE" probe -e "$TARGETS/blocking" --usdt >"$WORK/none.txt"
+grep -q "blocking has no USDT probes (no .note.stapsdt)" "$WORK/none.txt" ||
+	{ cat "$WORK/none.txt" >&2; fail "probe --usdt of a binary without notes"; }
+pass "probe --usdt of a binary without notes says so"
+expect_error "has no USDT probes .no .note.stapsdt." "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$TARGETS/blocking:p:n" -o "$WORK/x.sonde" -- "$TARGETS/blocking"
+expect_error "a USDT probe's arguments cannot be captured or tested yet" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg0" -o "$WORK/x.sonde" -- "$PY" -c pass
