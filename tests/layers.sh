@@ -69,7 +69,7 @@ abi_reader() {
 	case "$1" in
 	src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
 		src/symbols/cfi.c | src/symbols/cficache.c | src/symbols/dwarfexpr.[ch] | \
-		src/symbols/dwarfvar.c) return 0 ;;
+		src/symbols/dwarfvar.c | src/symbols/usdtfetch.c) return 0 ;;
 	esac
 	return 1
 }

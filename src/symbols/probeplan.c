@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errbuf.h"
+#include "usdtfetch.h"
 #include "util.h"
 
 /* Whether two addresses' programs read the same captures (a line probe's
@@ -49,17 +50,12 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 		return -1;
 	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
 		return 0;
-	if (n > 0 && t[0].usdt) {
-		capture_plan_free(plan);
-		return errbuf_set(err, errlen,
-				  "%s: a USDT probe's arguments cannot be captured or tested yet: trace "
-				  "it without them (it counts its hits)",
-				  t[0].location);
-	}
 	plan->builds = xcalloc((size_t)n, sizeof(*plan->builds));
 	for (int i = 0; i < n; i++) {
-		if (dwarfvar_compile(t[i].binary, t[i].offset, &plan->spec, &plan->builds[i], err,
-				     errlen)) {
+		struct usdtfetch_site site = {t[i].usdt_args, t[i].usdt_nargs, t[i].usdt_vaddr};
+		if (t[i].usdt ? usdtfetch_compile(&site, &plan->spec, &plan->builds[i], err, errlen)
+			      : dwarfvar_compile(t[i].binary, t[i].offset, &plan->spec,
+						 &plan->builds[i], err, errlen)) {
 			capture_plan_free(plan);
 			return -1;
 		}

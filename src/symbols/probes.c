@@ -52,6 +52,7 @@ void probes_free(struct probe_target *t, int n)
 		free(t[i].ifunc_impl);
 		free(t[i].location);
 		free(t[i].moved);
+		free(t[i].usdt_args);
 	}
 	free(t);
 }

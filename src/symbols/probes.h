@@ -46,6 +46,8 @@
 #include "insn.h"
 #include "ldso.h"
 
+struct usdt_arg;
+
 struct probe_target {
 	char *function; /* symbol name */
 	char *binary;   /* path to attach to */
@@ -73,6 +75,9 @@ struct probe_target {
 	 * none), which the kernel raises while the probe is on. */
 	bool usdt;
 	uint64_t ref_ctr_offset;
+	uint64_t usdt_vaddr;          /* its address in the file */
+	struct usdt_arg *usdt_args;   /* its operands (malloc'd) */
+	int usdt_nargs;               /* -1: one sonde cannot read */
 };
 
 /* Where a spec is resolved. */

@@ -84,6 +84,12 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 		x->ino = (uint64_t)st.st_ino;
 		x->usdt = true;
 		x->ref_ctr_offset = p[i].semaphore_vaddr ? p[i].semaphore_offset : 0;
+		x->usdt_vaddr = p[i].vaddr;
+		x->usdt_nargs = p[i].nargs;
+		if (p[i].nargs > 0) {
+			x->usdt_args = xcalloc((size_t)p[i].nargs, sizeof(*x->usdt_args));
+			memcpy(x->usdt_args, p[i].args, (size_t)p[i].nargs * sizeof(*x->usdt_args));
+		}
 		/* The compiler's nop: how the kernel takes it, for its cost. */
 		x->trap = insn_trap_at(path, x->offset);
 		x->trap_known = true;

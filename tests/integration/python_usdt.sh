@@ -5,8 +5,11 @@
 #    script counted itself (gc.callbacks), and the probe's semaphore is
 #    raised while traced and back to 0 once sonde is gone (the script reads
 #    its own memory at the semaphore readelf names);
+#  - its argument (the generation) read at every hit equals, by generation,
+#    what the script's callbacks saw; 'if arg0 > 0' on gc__done keeps the
+#    collections that freed something, as the script counted them;
 #  - bad input: a probe name the binary does not have (the names it has),
-#    a binary without SDT notes, captures (not read yet).
+#    a binary without SDT notes, an argument it lacks, a path into one.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 PY=/usr/bin/python3.11
@@ -39,26 +42,37 @@ def semaphore():
         m.seek(bias + sema)
         return int.from_bytes(m.read(2), "little")
 starts = 0
+by_gen = [0, 0, 0]
+freed = 0  # collections that freed something
 def cb(phase, info):
-    global starts
+    global starts, freed
     if phase == "start":
         starts += 1
+        by_gen[info["generation"]] += 1
+    elif info["collected"] > 0:
+        freed += 1
 gc.callbacks.append(cb)
 gc.disable()  # no collection while sonde attaches: only the work's count
 while not os.path.exists(go):
     time.sleep(0.01)
 starts = 0
+by_gen = [0, 0, 0]
+freed = 0
 gc.enable()
 junk = []
 for i in range(3000):
     junk.append([[] for _ in range(50)])
+    if i % 20 == 0:  # garbage for every other collection: a cycle
+        cycle = []
+        cycle.append(cycle)
+        del cycle
     if i % 10 == 0:
-        gc.collect()
+        gc.collect((i // 10) % 3)
 gc.disable()
 n = starts
 during = semaphore()
 with open(out, "w") as f:
-    f.write("%d %d\n" % (n, during))
+    f.write("%d %d %d %d %d %d\n" % (n, during, by_gen[0], by_gen[1], by_gen[2], freed))
 while not os.path.exists(done):
     time.sleep(0.01)
 with open(out, "a") as f:
@@ -69,16 +83,31 @@ load=$(readelf -lW "$PY" | awk '$1 == "LOAD" { print $3; exit }')
 "$PY" "$WORK/gc.py" "$WORK/go" "$WORK/done" "$WORK/gc.out" "$sema" "$load" &
 pypid=$!
 BG_PIDS+=("$pypid")
-"$SONDE" record -p "$pypid" -d 4 --trace "usdt:$PY:python:gc__start" --ready-file "$WORK/go" \
-	-o "$WORK/gc.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "record --trace usdt: failed"; }
+"$SONDE" record -p "$pypid" -d 4 --trace "usdt:$PY:python:gc__start arg0" --ready-file "$WORK/go" \
+	--trace "usdt:$PY:python:gc__done arg0 if arg0 > 0" -o "$WORK/gc.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "record --trace usdt: failed"; }
 touch "$WORK/done"
 wait "$pypid"
-read -r counted during <"$WORK/gc.out"
+read -r counted during gen0 gen1 gen2 freed <"$WORK/gc.out"
 after=$(sed -n 2p "$WORK/gc.out")
 hits=$(sqlite3 "$WORK/gc.sonde" "select entered from probes where name = 'usdt:$PY:python:gc__start'")
 assert_ge "the script's own collections" "$counted" 300
 assert_near "gc__start hits against the script's collections" "$hits" "$counted" 0
 assert_ge "gc__start's semaphore while traced" "$during" 1
+# arg0 of gc__start is the generation collected: read at every hit, by
+# generation as the script's callbacks saw them.
+for g in 0 1 2; do
+	want=$(eval echo "\$gen$g")
+	got=$(sqlite3 "$WORK/gc.sonde" "select count(*) from hit_values v join hits h on h.id = v.hit
+		join probes p on p.id = h.probe where p.name = 'usdt:$PY:python:gc__start' and v.value = $g")
+	assert_near "gc__start arg0 = $g (generation $g's collections)" "$got" "$want" 0
+done
+# gc__done's arg0 is the objects it collected: 'if arg0 > 0' keeps the
+# collections that freed something, as the script's callbacks counted them.
+done_hits=$(sqlite3 "$WORK/gc.sonde" "select count(*) from hits h join probes p on p.id = h.probe
+	where p.name = 'usdt:$PY:python:gc__done'")
+assert_ge "collections that freed something (the script's count)" "$freed" 50
+assert_le "... and some that did not" "$freed" $((counted - 50))
+assert_near "gc__done hits with 'if arg0 > 0'" "$done_hits" "$freed" 0
 assert_le "gc__start's semaphore after sonde" "$after" 0
 
 expect_error "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "" -- \
@@ -89,5 +118,7 @@ grep -q "blocking has no USDT probes (no .note.stapsdt)" "$WORK/none.txt" ||
 pass "probe --usdt of a binary without notes says so"
 expect_error "has no USDT probes .no .note.stapsdt." "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$TARGETS/blocking:p:n" -o "$WORK/x.sonde" -- "$TARGETS/blocking"
-expect_error "a USDT probe's arguments cannot be captured or tested yet" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg0" -o "$WORK/x.sonde" -- "$PY" -c pass
+expect_error "no argument arg3 .the probe has 1." "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg3" -o "$WORK/x.sonde" -- "$PY" -c pass
+expect_error "arguments are numbers without types" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg0->x" -o "$WORK/x.sonde" -- "$PY" -c pass

@@ -1,0 +1,152 @@
+#define _GNU_SOURCE
+#include "usdtfetch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dwarfexpr.h"
+#include "errbuf.h"
+#include "sonde_abi.h"
+#include "util.h"
+
+struct uctx {
+	const struct usdtfetch_site *p;
+	struct sonde_fetch_op *ops;
+	int nops;
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+static int fail(struct uctx *c, const char *fmt, const char *what)
+{
+	if (!c->failed)
+		errbuf_set(c->err, c->errlen, fmt, what);
+	c->failed = true;
+	return -1;
+}
+
+static void emit(struct uctx *c, uint8_t code, uint8_t a, uint16_t b, int64_t imm)
+{
+	if (!c->failed &&
+	    dwarfexpr_emit(c->ops, &c->nops, SONDE_FETCH_OPS,
+			   (struct sonde_fetch_op){.code = code, .a = a, .b = b, .imm = imm}))
+		fail(c, "the captures and predicate need more than %s operations: capture fewer",
+		     "128");
+}
+
+/* argN's value on the stack; *sign its signedness. */
+static int compile_arg(struct uctx *c, const char *name, bool *sign)
+{
+	char *end;
+	long i = strtol(name + 3, &end, 10);
+	if (strncmp(name, "arg", 3) || end == name + 3 || *end || i < 0)
+		return fail(c, "%s is not an argument: a USDT probe's are arg0, arg1, ...", name);
+	if (c->p->nargs < 0)
+		return fail(c, "%s: the probe has an operand sonde cannot read", name);
+	if (i >= c->p->nargs) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "%s (the probe has %d)", name, c->p->nargs);
+		return fail(c, "no argument %s", buf);
+	}
+	const struct usdt_arg *a = &c->p->args[i];
+	*sign = a->is_signed;
+	switch (a->kind) {
+	case USDT_ARG_CONST:
+		emit(c, FETCH_CONST, 0, 0, a->offset);
+		break;
+	case USDT_ARG_REG:
+		emit(c, FETCH_REG, (uint8_t)a->reg, 0, 0);
+		if (a->size < 8)
+			emit(c, FETCH_EXT, (uint8_t)a->size, a->is_signed, 0);
+		break;
+	case USDT_ARG_MEM:
+		if (a->reg == 16) /* the next instruction's address: not the probe's */
+			return fail(c, "%s is rip-relative: not read yet", name);
+		emit(c, FETCH_REG, (uint8_t)a->reg, 0, a->offset);
+		emit(c, FETCH_DEREF, (uint8_t)a->size, a->is_signed, 0);
+		break;
+	}
+	return c->failed ? -1 : 0;
+}
+
+static int compile(struct uctx *c, const struct cap_node *n, bool *sign, int depth)
+{
+	static const uint8_t codes[] = {
+		[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
+		[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
+		[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
+		[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
+		[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
+		[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
+	};
+	if (depth > CAPEXPR_MAX_DEPTH * 2)
+		return fail(c, "%s", "expression nested too deep");
+	bool ls = true, rs = true;
+	switch (n->kind) {
+	case CAP_VAR:
+		return compile_arg(c, n->name, sign);
+	case CAP_NUM:
+		*sign = true;
+		emit(c, FETCH_CONST, 0, 0, n->num);
+		return c->failed ? -1 : 0;
+	case CAP_UNARY:
+		if (compile(c, n->l, &ls, depth + 1))
+			return -1;
+		emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
+		     0, 0, 0);
+		*sign = true;
+		return c->failed ? -1 : 0;
+	case CAP_BINARY:
+		if (compile(c, n->l, &ls, depth + 1) || compile(c, n->r, &rs, depth + 1))
+			return -1;
+		emit(c, codes[n->op], 0, ls && rs, 0);
+		*sign = true;
+		return c->failed ? -1 : 0;
+	default: {
+		char *text = capexpr_node_text(n);
+		fail(c, "%s: a USDT probe's arguments are numbers without types (no members, "
+			"indexes, * or &)", text);
+		free(text);
+		return -1;
+	}
+	}
+}
+
+int usdtfetch_compile(const struct usdtfetch_site *p, const struct cap_spec *spec,
+		      struct fetch_build *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->prog = xcalloc(1, sizeof(*out->prog));
+	struct uctx c = {.p = p, .ops = out->prog->ops, .err = err, .errlen = errlen};
+	out->prog->vaddr = p->vaddr;
+	bool sign;
+	if (spec->pred && compile(&c, spec->pred, &sign, 0) == 0)
+		emit(&c, FETCH_PRED, 0, 0, 0);
+	for (int i = 0; i < spec->ncaptures && !c.failed; i++) {
+		struct capture_desc *d = &out->desc[i];
+		d->name = xstrdup(spec->texts[i]);
+		if (compile(&c, spec->captures[i], &sign, 0))
+			break;
+		/* A bare argument has its operand's size and sign. */
+		const struct cap_node *n = spec->captures[i];
+		d->size = 8;
+		if (n->kind == CAP_VAR) {
+			const struct usdt_arg *a = &p->args[strtol(n->name + 3, NULL, 10)];
+			d->size = a->size;
+			sign = a->is_signed;
+		}
+		d->kind = sign ? CAPTURE_SIGNED : CAPTURE_UNSIGNED;
+		d->type = xasprintf("%s%u", sign ? "int" : "uint", d->size * 8);
+		emit(&c, FETCH_EMIT, (uint8_t)i, 0, 0);
+	}
+	out->ndesc = spec->ncaptures;
+	out->prog->nvalues = (uint32_t)spec->ncaptures;
+	out->prog->nops = (uint32_t)c.nops;
+	if (c.failed) {
+		dwarfvar_build_free(out);
+		return -1;
+	}
+	return 0;
+}
