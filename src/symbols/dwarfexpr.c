@@ -10,6 +10,20 @@
 #include "errbuf.h"
 #include "util.h"
 
+uint8_t dwarfexpr_op_code(enum cap_op op)
+{
+	static const uint8_t codes[] = {
+		[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
+		[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
+		[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
+		[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
+		[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
+		[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
+		[CAP_OP_NEG] = FETCH_NEG, [CAP_OP_NOT] = FETCH_NOT, [CAP_OP_BNOT] = FETCH_BNOT,
+	};
+	return (unsigned)op < sizeof(codes) ? codes[op] : FETCH_END;
+}
+
 int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, struct sonde_fetch_op op)
 {
 	if (*n >= max)

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capexpr.h"
 #include "sonde_abi.h"
 
 /* One operation of a location expression: libdw's Dwarf_Op without its
@@ -63,5 +64,9 @@ int dwarfexpr_translate(const struct dwarfexpr_input *in, struct dwarfexpr_outpu
 /* Appends op (its code and operands; _pad is 0) to ops[max] (*n of them
  * used). Returns 0, or -1 when full. */
 int dwarfexpr_emit(struct sonde_fetch_op *ops, int *n, int max, struct sonde_fetch_op op);
+
+/* The fetch code of a capture expression's operator: a binary one's
+ * (FETCH_ADD ...), a unary one's (FETCH_NEG, FETCH_NOT, FETCH_BNOT). */
+uint8_t dwarfexpr_op_code(enum cap_op op);
 
 #endif

@@ -643,22 +643,13 @@ static int compile_operator(struct ctx *c, const struct cap_node *n, struct val 
 	if (compile_operand(c, n->l, depth + 1, &lsign))
 		return -1;
 	if (n->kind == CAP_UNARY) {
-		emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
-		     0, 0, 0);
+		emit(c, dwarfexpr_op_code(n->op), 0, 0, 0);
 	} else {
 		if (compile_operand(c, n->r, depth + 1, &rsign))
 			return -1;
-		static const uint8_t codes[] = {
-			[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
-			[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
-			[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
-			[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
-			[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
-			[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
-		};
 		/* Values are extended to 64 bits: a signed comparison is right
 		 * unless a side is a 64-bit unsigned value or a pointer. */
-		emit(c, codes[n->op], 0, lsign && rsign, 0);
+		emit(c, dwarfexpr_op_code(n->op), 0, lsign && rsign, 0);
 	}
 	v->where = DWARFEXPR_VAL;
 	v->syn = SYN_INT;

@@ -73,14 +73,6 @@ static int compile_arg(struct uctx *c, const char *name, bool *sign)
 
 static int compile(struct uctx *c, const struct cap_node *n, bool *sign, int depth)
 {
-	static const uint8_t codes[] = {
-		[CAP_OP_ADD] = FETCH_ADD, [CAP_OP_SUB] = FETCH_SUB, [CAP_OP_MUL] = FETCH_MUL,
-		[CAP_OP_DIV] = FETCH_DIV, [CAP_OP_MOD] = FETCH_MOD, [CAP_OP_SHL] = FETCH_SHL,
-		[CAP_OP_SHR] = FETCH_SHR, [CAP_OP_BAND] = FETCH_AND, [CAP_OP_BOR] = FETCH_OR,
-		[CAP_OP_BXOR] = FETCH_XOR, [CAP_OP_EQ] = FETCH_EQ, [CAP_OP_NE] = FETCH_NE,
-		[CAP_OP_LT] = FETCH_LT, [CAP_OP_LE] = FETCH_LE, [CAP_OP_GT] = FETCH_GT,
-		[CAP_OP_GE] = FETCH_GE, [CAP_OP_LAND] = FETCH_LAND, [CAP_OP_LOR] = FETCH_LOR,
-	};
 	if (depth > CAPEXPR_MAX_DEPTH * 2)
 		return fail(c, "%s", "expression nested too deep");
 	bool ls = true, rs = true;
@@ -94,14 +86,13 @@ static int compile(struct uctx *c, const struct cap_node *n, bool *sign, int dep
 	case CAP_UNARY:
 		if (compile(c, n->l, &ls, depth + 1))
 			return -1;
-		emit(c, n->op == CAP_OP_NEG ? FETCH_NEG : n->op == CAP_OP_NOT ? FETCH_NOT : FETCH_BNOT,
-		     0, 0, 0);
+		emit(c, dwarfexpr_op_code(n->op), 0, 0, 0);
 		*sign = true;
 		return c->failed ? -1 : 0;
 	case CAP_BINARY:
 		if (compile(c, n->l, &ls, depth + 1) || compile(c, n->r, &rs, depth + 1))
 			return -1;
-		emit(c, codes[n->op], 0, ls && rs, 0);
+		emit(c, dwarfexpr_op_code(n->op), 0, ls && rs, 0);
 		*sign = true;
 		return c->failed ? -1 : 0;
 	default: {
