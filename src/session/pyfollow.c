@@ -35,7 +35,8 @@ static int look_at(struct session *s, pid_t pid)
 	if (r < 0 && !procmaps_alive(pid))
 		return -1; /* gone before it was looked at: nothing to say */
 	if (r < 0) {
-		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
+		session_note(s->o, "process %d: %s%s", (int)pid, err,
+			     strstr(err, "stacks stay native") ? "" : " (its stacks stay native)");
 		s->py_refused++;
 		return -1;
 	}
@@ -46,7 +47,7 @@ static int look_at(struct session *s, pid_t pid)
 	if (set > 0)
 		session_note(s->o, "process %d: %s", (int)pid, err);
 	if (set < 0) {
-		session_note(s->o, "process %d: %s: its stacks stay native", (int)pid, err);
+		session_note(s->o, "process %d: %s (its stacks stay native)", (int)pid, err);
 		pyprocess_free(&p);
 		s->py_refused++;
 		return -1;

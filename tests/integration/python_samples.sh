@@ -16,6 +16,7 @@
 #    native stack, through the trampolines;
 #  - off the CPU (--off-cpu), >= 90% of the started threads' waits carry
 #    their Python frames: the GIL's futex waits show the function waiting;
+#  - a version sonde does not read: one line, native stacks;
 #  - --no-python: no Python frame; the summary counts the Python stacks.
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -220,6 +221,17 @@ for py in /usr/bin/python3.11 "$PYENV/3.12.1/bin/python3.12"; do
 	assert_ge "$py: share of it with the thread's Python frames" "$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.9
 	assert_ge "$py: futex waits (the GIL) under gil.worker's frames" "$futex" 1
 done
+
+# An interpreter of a version sonde does not read (tests/targets/pythonlike:
+# _PyRuntime, and Py_Version 3.9.18): one line, and its samples native.
+"$SONDE" record -o "$WORK/py39.sonde" -- "$TARGETS/pythonlike" 1 >"$WORK/rec.out" 2>&1 ||
+	{ cat "$WORK/rec.out" >&2; fail "record of a Python 3.9 look-alike failed"; }
+[ "$(grep -c "is Python 3.9: sonde reads the interpreters of Python 3.10 to 3.13" "$WORK/rec.out")" = 1 ] ||
+	{ cat "$WORK/rec.out" >&2; fail "a Python 3.9 is not said in one line"; }
+assert_ge "Python 3.9 look-alike: native samples in spin" \
+	"$(sqlite3 "$WORK/py39.sonde" "select count(*) from frames where name = 'spin'")" 1
+assert_le "Python 3.9 look-alike: Python frames" \
+	"$(sqlite3 "$WORK/py39.sonde" "select count(*) from frames where kind = 'python'")" 0
 
 # --no-python: the native stacks only.
 "$SONDE" record --no-python -F 999 -o "$WORK/native.sonde" -- /usr/bin/python3.11 "$WORK/work.py" "$WORK/truth.txt" 1 >"$WORK/rec.out" 2>&1 ||
