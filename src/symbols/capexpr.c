@@ -140,9 +140,19 @@ static struct cap_node *primary(struct parser *p)
 	if (p->e.failed)
 		return NULL;
 	if (p->kind == T_ID && !is_keyword_if(p)) {
-		n = node(CAP_VAR, CAP_OP_NONE, NULL, NULL);
-		n->name = dupn(p->text + p->start, p->len);
+		char *name = dupn(p->text + p->start, p->len);
 		next(p);
+		if (strcmp(name, "str") == 0 && is_op(p, "(")) { /* str(PATH) */
+			free(name);
+			next(p);
+			n = node(CAP_STR, CAP_OP_NONE, expr(p), NULL);
+			if (!p->e.failed && !is_op(p, ")"))
+				fail_at(p, "expected \")\" after str(...");
+			next(p);
+		} else {
+			n = node(CAP_VAR, CAP_OP_NONE, NULL, NULL);
+			n->name = name;
+		}
 	} else if (p->kind == T_NUM) {
 		n = node(CAP_NUM, CAP_OP_NONE, NULL, NULL);
 		n->num = p->num;
@@ -286,6 +296,8 @@ static bool is_path(const struct cap_node *n)
 		return is_path(n->l);
 	case CAP_INDEX:
 		return is_path(n->l);
+	case CAP_STR:
+		return n->l && is_path(n->l);
 	default:
 		return false;
 	}
@@ -449,6 +461,7 @@ char *capexpr_node_text(const struct cap_node *n)
 	case CAP_INDEX: s = xasprintf("%s[%s]", l, r ? r : ""); break;
 	case CAP_DEREF: s = xasprintf("*%s", l); break;
 	case CAP_ADDR: s = xasprintf("&%s", l); break;
+	case CAP_STR: s = xasprintf("str(%s)", l); break;
 	case CAP_UNARY: s = xasprintf("%s%s", capexpr_op_text(n->op), l); break;
 	default: s = xasprintf("(%s %s %s)", l, capexpr_op_text(n->op), r ? r : ""); break;
 	}

@@ -10,6 +10,8 @@
  * EXPR is a C expression over such paths and integer constants: `||`,
  * `&&`, `|`, `^`, `&`, `==` `!=`, `<` `<=` `>` `>=`, `<<` `>>`, `+` `-`,
  * `*` `/` `%`, unary `!` `~` `-` `*` `&`, parentheses; C's precedence.
+ * str(PATH) captures the string at the address PATH holds (for values
+ * without a type: a USDT probe's arguments).
  *
  * This module only parses: names and types are resolved against DWARF at
  * each probe address by dwarfvar.h. Input is bounded (CAPEXPR_MAX_TEXT
@@ -35,6 +37,8 @@ enum cap_kind {
 	CAP_ADDR,   /* &l */
 	CAP_UNARY,  /* op l: '-', '!', '~' */
 	CAP_BINARY, /* l op r */
+	CAP_STR,    /* str(l): the NUL-terminated string at address l (USDT
+		     * arguments, which carry no type: usdtfetch.h) */
 };
 
 /* Binary operators. */

@@ -683,6 +683,10 @@ static int compile(struct ctx *c, const struct cap_node *n, struct val *v, int d
 	case CAP_UNARY:
 	case CAP_BINARY:
 		return compile_operator(c, n, v, depth);
+	case CAP_STR:
+		return errbuf_first(&c->e, "str(...) is for values without a type (USDT "
+					   "arguments): a char * or char array is read as a string "
+					   "already");
 	}
 	return errbuf_first(&c->e, "unknown expression");
 }

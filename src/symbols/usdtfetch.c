@@ -95,10 +95,16 @@ static int compile(struct uctx *c, const struct cap_node *n, bool *sign, int dep
 		emit(c, dwarfexpr_op_code(n->op), 0, ls && rs, 0);
 		*sign = true;
 		return c->failed ? -1 : 0;
+	case CAP_STR: {
+		char *text = capexpr_node_text(n);
+		fail(c, "%s: str(...) is a capture of its own, not a value in an expression", text);
+		free(text);
+		return -1;
+	}
 	default: {
 		char *text = capexpr_node_text(n);
 		fail(c, "%s: a USDT probe's arguments are numbers without types (no members, "
-			"indexes, * or &)", text);
+			"indexes, * or &; str(argN) reads a string)", text);
 		free(text);
 		return -1;
 	}
@@ -118,7 +124,17 @@ int usdtfetch_compile(const struct usdtfetch_site *p, const struct cap_spec *spe
 	for (int i = 0; i < spec->ncaptures && !c.failed; i++) {
 		struct capture_desc *d = &out->desc[i];
 		d->name = xstrdup(spec->texts[i]);
-		if (compile(&c, spec->captures[i], &sign, 0))
+		const struct cap_node *top = spec->captures[i];
+		if (top->kind == CAP_STR) { /* the string at the address it holds */
+			if (compile(&c, top->l, &sign, 0))
+				break;
+			d->kind = CAPTURE_STRING;
+			d->size = CAPTURE_STR_MAX;
+			d->type = xstrdup("string");
+			emit(&c, FETCH_EMIT_STR, (uint8_t)i, 0, CAPTURE_STR_MAX);
+			continue;
+		}
+		if (compile(&c, top, &sign, 0))
 			break;
 		/* A bare argument has its operand's size and sign. */
 		const struct cap_node *n = spec->captures[i];

@@ -8,6 +8,8 @@
 #  - its argument (the generation) read at every hit equals, by generation,
 #    what the script's callbacks saw; 'if arg0 > 0' on gc__done keeps the
 #    collections that freed something, as the script counted them;
+#  - function__entry's file, function and line (str(arg0) str(arg1) arg2)
+#    are the script's own, at every call of its function;
 #  - bad input: a probe name the binary does not have (the names it has),
 #    a binary without SDT notes, an argument it lacks, a path into one.
 . "$(dirname "$0")/lib.sh"
@@ -110,6 +112,33 @@ assert_le "... and some that did not" "$freed" $((counted - 50))
 assert_near "gc__done hits with 'if arg0 > 0'" "$done_hits" "$freed" 0
 assert_le "gc__start's semaphore after sonde" "$after" 0
 
+# function__entry's arguments, read as strings and a number: the file, the
+# function and its first line, as the script itself says them. (3.11 fires
+# it only while a trace function is set: the script sets one.)
+cat >"$WORK/fe.py" <<'EOF'
+import sys
+def f(i):
+    return i + 1
+sys.settrace(lambda *a: None)
+for i in range(int(sys.argv[1])):
+    f(i)
+sys.settrace(None)
+print(sys.argv[1], f.__code__.co_firstlineno, __file__)
+EOF
+"$SONDE" record --trace "usdt:$PY:python:function__entry str(arg0) str(arg1) arg2" \
+	-o "$WORK/fe.sonde" -- "$PY" "$WORK/fe.py" 1000 >"$WORK/fe.out" 2>"$WORK/rec.out" ||
+	{ cat "$WORK/rec.out" >&2; fail "record --trace function__entry's arguments failed"; }
+read -r calls first file <"$WORK/fe.out"
+cap() { sqlite3 "$WORK/fe.sonde" "select id from captures where name = '$1'"; }
+c0=$(cap 'str(arg0)')
+c1=$(cap 'str(arg1)')
+c2=$(cap arg2)
+same=$(sqlite3 "$WORK/fe.sonde" "select count(*) from hits h
+	where (select text from hit_values where hit = h.id and capture = $c0) = '$file'
+	  and (select text from hit_values where hit = h.id and capture = $c1) = 'f'
+	  and (select value from hit_values where hit = h.id and capture = $c2) = $first")
+assert_near "function__entry hits naming the script's file, f and its first line" "$same" "$calls" 0
+
 expect_error "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__begin" -o "$WORK/x.sonde" -- "$PY" -c pass
 "$SONDE" probe -e "$TARGETS/blocking" --usdt >"$WORK/none.txt"
@@ -120,5 +149,7 @@ expect_error "has no USDT probes .no .note.stapsdt." "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$TARGETS/blocking:p:n" -o "$WORK/x.sonde" -- "$TARGETS/blocking"
 expect_error "no argument arg3 .the probe has 1." "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg3" -o "$WORK/x.sonde" -- "$PY" -c pass
+expect_error "is a capture of its own, not a value in an expression" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start if str(arg0) > 1" -o "$WORK/x.sonde" -- "$PY" -c pass
 expect_error "arguments are numbers without types" "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg0->x" -o "$WORK/x.sonde" -- "$PY" -c pass

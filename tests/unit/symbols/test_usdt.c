@@ -2,6 +2,8 @@
  * writes them, and what is refused. */
 #include <criterion/criterion.h>
 
+#include <string.h>
+
 #include "usdt.h"
 
 Test(usdt, registers_of_each_width)
@@ -60,4 +62,53 @@ Test(usdt, what_is_refused)
 	cr_expect_eq(usdt_parse_arg("8@sym(%rip)", &a), -1, "a symbol the assembler left");
 	cr_expect_eq(usdt_parse_arg("8@16(%rax", &a), -1);
 	cr_expect_eq(usdt_parse_arg("4@$", &a), -1);
+}
+
+#include "capexpr.h"
+#include "usdtfetch.h"
+
+/* A site of gc__start as Debian's python3.11 has it: -4@112(%rsp), and a
+ * pointer in a register. */
+static const struct usdt_arg SITE_ARGS[] = {
+	{.kind = USDT_ARG_MEM, .size = 4, .is_signed = true, .reg = 7, .offset = 112},
+	{.kind = USDT_ARG_REG, .size = 8, .reg = 14},
+};
+
+static int compile_text(const char *text, struct fetch_build *b, char *err, size_t n)
+{
+	struct cap_spec spec;
+	if (capexpr_parse(text, &spec, err, n))
+		return -1;
+	struct usdtfetch_site site = {SITE_ARGS, 2, 0x4287f3};
+	int r = usdtfetch_compile(&site, &spec, b, err, n);
+	capexpr_free(&spec);
+	return r;
+}
+
+Test(usdt, arguments_become_captures)
+{
+	struct fetch_build b;
+	char err[256];
+	cr_assert_eq(compile_text("arg0 str(arg1) if arg0 > 1", &b, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(b.ndesc, 2);
+	cr_expect_eq(b.desc[0].kind, CAPTURE_SIGNED);
+	cr_expect_eq(b.desc[0].size, 4);
+	cr_expect_str_eq(b.desc[0].type, "int32");
+	cr_expect_eq(b.desc[1].kind, CAPTURE_STRING);
+	cr_expect_str_eq(b.desc[1].name, "str(arg1)");
+	dwarfvar_build_free(&b);
+}
+
+Test(usdt, what_arguments_refuse)
+{
+	struct fetch_build b;
+	char err[256];
+	cr_expect_eq(compile_text("arg2", &b, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "no argument arg2 (the probe has 2)"), "%s", err);
+	cr_expect_eq(compile_text("len", &b, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "not an argument"), "%s", err);
+	cr_expect_eq(compile_text("arg1->next", &b, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "numbers without types"), "%s", err);
+	cr_expect_eq(compile_text("arg0 if str(arg1) == 0", &b, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "a capture of its own"), "%s", err);
 }
