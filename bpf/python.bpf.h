@@ -28,28 +28,45 @@ static __always_inline __u8 py_byte(__u64 addr)
 	return b;
 }
 
+/* A search of the interpreter's thread list for the thread state whose
+ * thread_id is fsbase. */
+struct py_scan {
+	const struct sonde_py_proc *pp;
+	__u64 fsbase;
+	__u64 ts;    /* the next thread state to look at (0: the end) */
+	__u64 found; /* the one found, or 0 */
+};
+
+static long py_scan_step(__u64 i, struct py_scan *sc)
+{
+	__u64 id = 0;
+	if (!sc->ts)
+		return 1;
+	if (py_u64(&id, sc->ts + sc->pp->tstate_thread_id) && id == sc->fsbase) {
+		sc->found = sc->ts;
+		return 1;
+	}
+	if (!py_u64(&sc->ts, sc->ts + sc->pp->tstate_next))
+		sc->ts = 0;
+	return 0;
+}
+
 /* The thread state of the thread whose fs base is fsbase, or 0. */
 static __always_inline __u64 py_thread_state(const struct sonde_py_proc *pp, __u32 tid,
 					     __u64 fsbase)
 {
-	__u64 id = 0, ts = 0, interp = 0;
+	__u64 id = 0, interp = 0;
 	__u64 *known = bpf_map_lookup_elem(&py_threads, &tid);
 	if (known && *known && py_u64(&id, *known + pp->tstate_thread_id) && id == fsbase)
 		return *known;
+	struct py_scan sc = {.pp = pp, .fsbase = fsbase};
 	if (!py_u64(&interp, pp->runtime + pp->runtime_interpreters_head) || !interp ||
-	    !py_u64(&ts, interp + pp->interp_threads_head))
+	    !py_u64(&sc.ts, interp + pp->interp_threads_head))
 		return 0;
-	for (__u32 i = 0; i < SONDE_PY_THREAD_SCAN; i++) {
-		if (!ts)
-			break;
-		if (py_u64(&id, ts + pp->tstate_thread_id) && id == fsbase) {
-			bpf_map_update_elem(&py_threads, &tid, &ts, BPF_ANY);
-			return ts;
-		}
-		if (!py_u64(&ts, ts + pp->tstate_next))
-			break;
-	}
-	return 0;
+	bpf_loop(SONDE_PY_THREAD_SCAN, py_scan_step, &sc, 0);
+	if (sc.found)
+		bpf_map_update_elem(&py_threads, &tid, &sc.found, BPF_ANY);
+	return sc.found;
 }
 
 static __always_inline long py_stop(struct py_walk *w, __u32 why)

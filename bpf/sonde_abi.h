@@ -585,7 +585,7 @@ struct sonde_probe_config {
 #define SONDE_PY_FRAMES 64
 #define SONDE_PY_PROCS 1024
 #define SONDE_PY_THREADS 16384 /* threads whose thread state is remembered */
-#define SONDE_PY_THREAD_SCAN 64 /* thread states looked through to find one */
+#define SONDE_PY_THREAD_SCAN 4096 /* thread states looked through to find one */
 #define SONDE_PY_NO_FIELD 0xffffffffu
 #define SONDE_PY_OWNED_BY_CSTACK 3
 #define SONDE_PY_RUN_START (1ull << 63)

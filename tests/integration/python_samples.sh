@@ -16,6 +16,7 @@
 #    native stack, through the trampolines;
 #  - off the CPU (--off-cpu), >= 90% of the started threads' waits carry
 #    their Python frames: the GIL's futex waits show the function waiting;
+#  - 150 threads: >= 95% of their samples carry their Python frames;
 #  - a version sonde does not read: one line, native stacks;
 #  - --no-python: no Python frame; the summary counts the Python stacks.
 . "$(dirname "$0")/lib.sh"
@@ -221,6 +222,30 @@ for py in /usr/bin/python3.11 "$PYENV/3.12.1/bin/python3.12"; do
 	assert_ge "$py: share of it with the thread's Python frames" "$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.9
 	assert_ge "$py: futex waits (the GIL) under gil.worker's frames" "$futex" 1
 done
+
+# Many threads: each sampled thread's state is found in the interpreter's
+# list (newest first) however deep it is (150 threads; the scan once looked
+# at 64 at most, leaving the oldest without their frames).
+cat >"$WORK/many.py" <<'EOF'
+import sys, threading, time
+def work(end):
+    x = 0
+    while time.time() < end:
+        for i in range(1000):
+            x += i
+        time.sleep(0.001)
+end = time.time() + float(sys.argv[1])
+ts = [threading.Thread(target=work, args=(end,)) for _ in range(150)]
+for t in ts: t.start()
+for t in ts: t.join()
+EOF
+"$SONDE" record -F 499 -o "$WORK/many.sonde" -- /usr/bin/python3.11 "$WORK/many.py" 3 >"$WORK/rec.out" 2>&1 ||
+	{ cat "$WORK/rec.out" >&2; fail "record of 150 Python threads failed"; }
+"$SONDE" convert "$WORK/many.sonde" -o "$WORK/many.folded" --to folded
+read -r with all <<<"$(awk '/start_thread/ { n += $NF; if (/;many\.work/) m += $NF } END { print m + 0, n + 0 }' "$WORK/many.folded")"
+assert_ge "150 threads: their samples" "$all" 500
+assert_ge "150 threads: share of them with the thread's Python frames" \
+	"$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.95
 
 # An interpreter of a version sonde does not read (tests/targets/pythonlike:
 # _PyRuntime, and Py_Version 3.9.18): one line, and its samples native.
