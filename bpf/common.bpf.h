@@ -118,6 +118,9 @@ extern sonde_py_threads_map py_threads SEC(".maps");
  * here). Per CPU: the programs that take stacks never nest on one CPU. */
 struct py_walk {
 	struct sonde_py_proc pp;
+	/* The search of the thread list: the thread's fs base, the next
+	 * thread state to look at (0: the end), the one found (0: none). */
+	__u64 fsbase, scan_ts, scan_found;
 	__u64 frame; /* the next frame to read (0: the end) */
 	__u32 n;     /* frames stored */
 	__u32 end;   /* enum sonde_py_end once it stopped */

@@ -28,45 +28,41 @@ static __always_inline __u8 py_byte(__u64 addr)
 	return b;
 }
 
-/* A search of the interpreter's thread list for the thread state whose
- * thread_id is fsbase. */
-struct py_scan {
-	const struct sonde_py_proc *pp;
-	__u64 fsbase;
-	__u64 ts;    /* the next thread state to look at (0: the end) */
-	__u64 found; /* the one found, or 0 */
-};
-
-static long py_scan_step(__u64 i, struct py_scan *sc)
+/* One thread state of the interpreter's list: the thread's, or the next. */
+static long py_scan_step(__u64 i, void *unused)
 {
-	__u64 id = 0;
-	if (!sc->ts)
+	__u32 zero = 0;
+	struct py_walk *w = bpf_map_lookup_elem(&py_walk_scratch, &zero);
+	__u64 id = 0, ts;
+	if (!w || !(ts = w->scan_ts))
 		return 1;
-	if (py_u64(&id, sc->ts + sc->pp->tstate_thread_id) && id == sc->fsbase) {
-		sc->found = sc->ts;
+	if (py_u64(&id, ts + w->pp.tstate_thread_id) && id == w->fsbase) {
+		w->scan_found = ts;
 		return 1;
 	}
-	if (!py_u64(&sc->ts, sc->ts + sc->pp->tstate_next))
-		sc->ts = 0;
+	if (!py_u64(&w->scan_ts, ts + w->pp.tstate_next))
+		w->scan_ts = 0;
 	return 0;
 }
 
-/* The thread state of the thread whose fs base is fsbase, or 0. */
-static __always_inline __u64 py_thread_state(const struct sonde_py_proc *pp, __u32 tid,
-					     __u64 fsbase)
+/* The thread state of the thread whose fs base is w->fsbase, or 0 (the
+ * search's state in w: off the stack, as the walk's). */
+static __always_inline __u64 py_thread_state(struct py_walk *w, __u32 tid)
 {
 	__u64 id = 0, interp = 0;
+	const struct sonde_py_proc *pp = &w->pp;
 	__u64 *known = bpf_map_lookup_elem(&py_threads, &tid);
-	if (known && *known && py_u64(&id, *known + pp->tstate_thread_id) && id == fsbase)
+	if (known && *known && py_u64(&id, *known + pp->tstate_thread_id) && id == w->fsbase)
 		return *known;
-	struct py_scan sc = {.pp = pp, .fsbase = fsbase};
+	w->scan_found = 0;
 	if (!py_u64(&interp, pp->runtime + pp->runtime_interpreters_head) || !interp ||
-	    !py_u64(&sc.ts, interp + pp->interp_threads_head))
+	    !py_u64(&w->scan_ts, interp + pp->interp_threads_head))
 		return 0;
-	bpf_loop(SONDE_PY_THREAD_SCAN, py_scan_step, &sc, 0);
-	if (sc.found)
-		bpf_map_update_elem(&py_threads, &tid, &sc.found, BPF_ANY);
-	return sc.found;
+	bpf_loop(SONDE_PY_THREAD_SCAN, py_scan_step, NULL, 0);
+	__u64 found = w->scan_found;
+	if (found)
+		bpf_map_update_elem(&py_threads, &tid, &found, BPF_ANY);
+	return found;
 }
 
 static __always_inline long py_stop(struct py_walk *w, __u32 why)
@@ -135,8 +131,9 @@ static __noinline void python_fill(struct sonde_sample *s, __u32 tgid, __u32 tid
 	if (!pp || !w || !s)
 		return;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-	__u64 ts = py_thread_state(pp, tid, fsbase), frame = 0;
+	w->pp = *pp;
+	w->fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 ts = py_thread_state(w, tid), frame = 0;
 	if (!ts) {
 		s->py_end = SONDE_PY_NO_THREAD;
 		count(SONDE_CNT_PY_NO_THREAD);
@@ -146,7 +143,6 @@ static __noinline void python_fill(struct sonde_sample *s, __u32 tgid, __u32 tid
 	    pp->cframe_current_frame != SONDE_PY_NO_FIELD &&
 	    !py_u64(&frame, frame + pp->cframe_current_frame))
 		frame = 0;
-	w->pp = *pp;
 	w->frame = frame;
 	w->n = 0;
 	w->end = SONDE_PY_CUT;
