@@ -61,6 +61,9 @@ int on_exec(void *ctx)
 	bpf_map_delete_elem(&unwind_found, &tgid);
 	if (bpf_map_delete_elem(&unwind_procs, &tgid) == 0)
 		unwind_request(tgid, SONDE_UNWIND_REQ_EXEC);
+	/* Nor its interpreter's layout the new program (user space looks at
+	 * it again: session/pyfollow). */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_task(SONDE_REC_EXEC, pid_tgid, 0, 0);
 	return 0;
 }

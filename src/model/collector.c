@@ -461,6 +461,15 @@ bool collector_fork_of(const void *data, size_t size, uint32_t *child, uint64_t 
 	return true;
 }
 
+bool collector_exec_of(const void *data, size_t size, uint32_t *pid)
+{
+	const struct sonde_hdr *h = data;
+	if (size < sizeof(struct sonde_task_event) || h->kind != SONDE_REC_EXEC)
+		return false;
+	*pid = h->pid;
+	return true;
+}
+
 void collector_handle(struct collector *c, const void *data, size_t size,
 		      struct collector_added *added)
 {

@@ -71,6 +71,10 @@ void collector_handle(struct collector *c, const void *data, size_t size,
  * in *child, the record's CLOCK_MONOTONIC time in *time_ns). */
 bool collector_fork_of(const void *data, size_t size, uint32_t *child, uint64_t *time_ns);
 
+/* Whether a record is the kernel's note of an exec (the process's program
+ * replaced: its pid in *pid). */
+bool collector_exec_of(const void *data, size_t size, uint32_t *pid);
+
 /* Maps a sample's event index (as the BPF side numbers them) to the
  * profile's event index, and sets its weight. */
 void collector_set_event(struct collector *c, uint32_t bpf_index, const char *name,

@@ -107,6 +107,20 @@ void pyfollow_samples(struct session *s, const struct collector_added *a)
 	}
 }
 
+void pyfollow_record(struct session *s, const void *data, size_t size)
+{
+	uint32_t pid;
+	if (s->o->no_python || !collector_exec_of(data, size, &pid))
+		return;
+	hashmap_remove(&s->py_seen, (uint64_t)pid);
+	pysyms_forget(symbols_python(s->syms), (pid_t)pid);
+	size_t kept = 0;
+	for (size_t i = 0; i < s->npy_pids; i++)
+		if (s->py_pids[i] != (pid_t)pid)
+			s->py_pids[kept++] = s->py_pids[i];
+	s->npy_pids = kept;
+}
+
 void pyfollow_forget_exited(struct session *s)
 {
 	size_t kept = 0;
@@ -118,7 +132,8 @@ void pyfollow_forget_exited(struct session *s)
 		}
 		engine_forget_python(s->eng, pid);
 		hashmap_remove(&s->py_seen, (uint64_t)pid);
-		/* Its code objects stay named: samples of it may still come. */
+		/* Its code objects stay named: samples of it may still come
+		 * (pysyms keeps their names until the end anyway). */
 	}
 	s->npy_pids = kept;
 }

@@ -15,6 +15,10 @@
 /* Looks at the processes of the samples a record added. */
 void pyfollow_samples(struct session *s, const struct collector_added *a);
 
+/* A record of the kernel's: a process that exec'd is looked at again (the
+ * kernel dropped its layout; its names go). */
+void pyfollow_record(struct session *s, const void *data, size_t size);
+
 /* Forgets the Python processes that exited (their kernel entries go). */
 void pyfollow_forget_exited(struct session *s);
 

@@ -147,6 +147,7 @@ static int handle_record(void *arg, const void *data, size_t size)
 {
 	struct session *s = arg;
 	discovery_follow_forks(s, data, size);
+	pyfollow_record(s, data, size);
 	struct collector_added added;
 	collector_handle(s->col, data, size, &added);
 	pyfollow_samples(s, &added);

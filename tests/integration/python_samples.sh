@@ -17,6 +17,7 @@
 #  - off the CPU (--off-cpu), >= 90% of the started threads' waits carry
 #    their Python frames: the GIL's futex waits show the function waiting;
 #  - 150 threads: >= 95% of their samples carry their Python frames;
+#  - a process that execs python after running bash is looked at again;
 #  - a version sonde does not read: one line, native stacks;
 #  - --no-python: no Python frame; the summary counts the Python stacks.
 . "$(dirname "$0")/lib.sh"
@@ -246,6 +247,16 @@ read -r with all <<<"$(awk '/start_thread/ { n += $NF; if (/;many\.work/) m += $
 assert_ge "150 threads: their samples" "$all" 500
 assert_ge "150 threads: share of them with the thread's Python frames" \
 	"$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.95
+
+# A process that runs something else first and then execs python (a shell
+# script's last command): looked at again after its exec.
+"$SONDE" record -o "$WORK/exec.sonde" -- bash -c \
+	'for i in $(seq 300000); do :; done; exec /usr/bin/python3.11 "$0" "$1" 1' \
+	"$WORK/work.py" "$WORK/truth.txt" >"$WORK/rec.out" 2>&1 ||
+	{ cat "$WORK/rec.out" >&2; fail "record of bash execing python failed"; }
+"$SONDE" convert "$WORK/exec.sonde" -o "$WORK/exec.folded" --to folded
+assert_ge "python exec'd by bash: samples with the script's frames" \
+	"$(awk '/;work\.spin/ { n += $NF } END { print n + 0 }' "$WORK/exec.folded")" 50
 
 # An interpreter of a version sonde does not read (tests/targets/pythonlike:
 # _PyRuntime, and Py_Version 3.9.18): one line, and its samples native.
