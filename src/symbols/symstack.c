@@ -164,15 +164,18 @@ static void add_python(struct symbolizer *s, const struct symstack_sample *in,
 {
 	struct pysyms *ps = symbols_python(s);
 	int npy = in->npython;
-	struct sym_frame *py = xcalloc((size_t)npy, sizeof(*py));
+	struct sym_frame *py = xmalloc((size_t)npy * sizeof(*py));
 	for (int i = 0; i < npy; i++)
 		if (!pysyms_name(ps, in->pid, &in->python[i], in->now_ns, &py[i])) {
 			free(py);
 			return; /* not a Python process it knows (any more) */
 		}
-	struct sym_frame *mixed = xcalloc(out->user_max + 1, sizeof(*mixed));
+	/* The mix has every native and Python frame at most. */
+	size_t room = (size_t)out->nuser + (size_t)npy;
+	struct sym_frame *mixed = xmalloc((room + 1) * sizeof(*mixed));
 	int n = symstack_mix_python(out->user, out->nuser, out->info.broken != NULL, py,
-				    in->python, npy, mixed, out->user_max);
+				    in->python, npy, mixed,
+				    room < out->user_max ? room : out->user_max);
 	memcpy(out->user, mixed, (size_t)n * sizeof(*mixed));
 	out->nuser = n;
 	free(mixed);
