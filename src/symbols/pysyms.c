@@ -118,6 +118,12 @@ static const char *module_root(const char *path)
 
 const char *pysyms_module(const char *path, char *buf, size_t size)
 {
+	/* A frozen module (its code inside the interpreter): "<frozen NAME>". */
+	size_t len = strlen(path);
+	if (strncmp(path, "<frozen ", 8) == 0 && len > 9 && path[len - 1] == '>') {
+		snprintf(buf, size, "%.*s", (int)(len - 9), path + 8);
+		return buf;
+	}
 	const char *root = module_root(path);
 	const char *from = root ? root : file_base_name(path);
 	snprintf(buf, size, "%s", from);

@@ -8,8 +8,9 @@
  *
  * A frame's name is its module and qualified name, "json.encoder.
  * JSONEncoder.encode": the module from the file's path under a lib/python3.X,
- * site-packages or dist-packages directory (its dots), else the file's name
- * without ".py" (a script: "app"). Kind FRAME_PYTHON, module and file the
+ * site-packages or dist-packages directory (its dots), a frozen module's
+ * name ("<frozen importlib._bootstrap>"), else the file's name without
+ * ".py" (a script: "app"). Kind FRAME_PYTHON, module and file the
  * code's file, line its line. */
 #ifndef SONDE_PYSYMS_H
 #define SONDE_PYSYMS_H

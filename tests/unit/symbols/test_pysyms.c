@@ -24,6 +24,8 @@ Test(pysyms, modules_from_paths)
 	cr_expect_str_eq(module("/srv/app/server.py"), "server");
 	cr_expect_str_eq(module("app.py"), "app");
 	cr_expect_str_eq(module("<string>"), "<string>");
+	cr_expect_str_eq(module("<frozen importlib._bootstrap>"), "importlib._bootstrap");
+	cr_expect_str_eq(module("<frozen >"), "<frozen >");
 }
 
 static struct sym_frame fr(const char *name)
