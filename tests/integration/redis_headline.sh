@@ -70,10 +70,11 @@ run() {
 			fail "$name: report $view failed"
 		read -r n lr sg <<<"$(share "$WORK/$name.folded")"
 		# The fast calls (~300,000 SET/GET in processCommand) hold about
-		# 0.12 s of redis' time (0.118 s measured): ~118 samples at 999 Hz,
-		# of which 87-114 were seen in the view here; the slow ones 0.33 s.
+		# 0.12 s of redis' time (0.118 s measured): ~118 samples at 999 Hz;
+		# the view held 37-134 of them over 13 runs here (the same on the
+		# code of stop 37 as after it), the slow ones 0.33 s.
 		case $view in
-		*fast*) assert_ge "$name: samples in the view $view" "$n" 50 ;;
+		*fast*) assert_ge "$name: samples in the view $view" "$n" 30 ;;
 		*) assert_ge "$name: samples in the view $view" "$n" 100 ;;
 		esac
 		case $view in
