@@ -301,6 +301,20 @@ expect_error() {
 # meta VALUE of a recording: meta FILE KEY
 meta() { sqlite3 "$1" "SELECT value FROM meta WHERE key = '$2'"; }
 
+# pyenv_pythons WHAT: pyenv's 3.10.13, 3.11.7, 3.12.1 and 3.13.0 (the
+# interpreters the bootstrap installs) into the array pythons, PYENV their
+# versions folder; skips, saying WHAT is checked on each, when one is missing.
+pyenv_pythons() {
+	PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
+	pythons=()
+	local v
+	for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
+		[ -x "$PYENV/$v/bin/python${v%.*}" ] ||
+			skip "pyenv's Python $v is not installed ($PYENV/$v): $1 checked on each of 3.10 to 3.13"
+		pythons+=("$PYENV/$v/bin/python${v%.*}")
+	done
+}
+
 # watch_cpu FILE PID...: starts tests/targets/cpuwatch, which writes every
 # millisecond the CPU time each process has had (the kernel's count for all
 # its threads), with CLOCK_MONOTONIC, the clock of a recording's start_ns and

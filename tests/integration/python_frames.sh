@@ -8,12 +8,7 @@
 # spin loop).
 . "$(dirname "$0")/lib.sh"
 [ "$(uname -m)" = x86_64 ] || skip "the Python layouts are x86-64 only"
-PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-pythons=()
-for v in 3.10.13 3.11.7 3.12.1 3.13.0; do
-	[ -x "$PYENV/$v/bin/python${v%.*}" ] || skip "pyenv's Python $v is not installed ($PYENV/$v): the frames are checked on each of 3.10 to 3.13"
-	pythons+=("$PYENV/$v/bin/python${v%.*}")
-done
+pyenv_pythons "the frames are"
 [ -x /usr/bin/python3.11 ] && pythons+=(/usr/bin/python3.11)
 
 cat >"$WORK/spin.py" <<'EOF'
