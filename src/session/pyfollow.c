@@ -37,7 +37,6 @@ static int look_at(struct session *s, pid_t pid)
 	if (r < 0) {
 		session_note(s->o, "process %d: %s%s", (int)pid, err,
 			     strstr(err, "stacks stay native") ? "" : " (its stacks stay native)");
-		s->py_refused++;
 		return -1;
 	}
 	if (r == 0)
@@ -49,7 +48,6 @@ static int look_at(struct session *s, pid_t pid)
 	if (set < 0) {
 		session_note(s->o, "process %d: %s (its stacks stay native)", (int)pid, err);
 		pyprocess_free(&p);
-		s->py_refused++;
 		return -1;
 	}
 	if (s->o->verbose)

@@ -132,7 +132,7 @@ struct session {
 	size_t npy_looks, py_looks_cap;
 	pid_t *py_pids; /* those that do, while they live */
 	size_t npy_pids, py_pids_cap;
-	uint64_t py_processes, py_refused; /* found; refused (a version not read) */
+	uint64_t py_processes; /* found (said in the summary) */
 };
 
 
