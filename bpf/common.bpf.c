@@ -14,6 +14,7 @@ sonde_thread_now_map thread_now SEC(".maps");
 sonde_tstate_tids_map tstate_tids SEC(".maps");
 __u64 tstate_next = 0;
 sonde_offcpu_stash_map offcpu_stash SEC(".maps");
+sonde_tgids_heard_map tgids_heard SEC(".maps");
 sonde_py_procs_map py_procs SEC(".maps");
 sonde_py_threads_map py_threads SEC(".maps");
 sonde_py_walk_map py_walk_scratch SEC(".maps");
@@ -36,7 +37,8 @@ struct sonde_calibration calib = {};
  * per sample, 20 us without). So samples and span records wake the reader
  * only once this much is waiting (it also drains on its poll timeout, at
  * least every 100 ms, so records are never stuck). Process events force a
- * wake-up: user space must read a new process's maps while it still lives.
+ * wake-up: user space must read a new process's maps while it still lives;
+ * so does the first sample of a process it has not heard of (tgids_heard).
  * (The default flag would not do: it wakes the reader only when it has
  * consumed everything before, which unread records prevent.) */
 const volatile __u64 wakeup_bytes = 1u << 20;

@@ -28,7 +28,8 @@ typedef struct {
 extern sonde_events_map events SEC(".maps");
 
 /* tgid (or, for followed children before they are known as processes, tid)
- * -> 1: the processes being profiled when filter_mode == TGIDS. */
+ * -> enum sonde_target_kind: the processes being profiled when filter_mode
+ * == TGIDS. */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -95,6 +96,19 @@ typedef struct {
 	__type(value, struct sonde_offcpu_entry);
 } sonde_offcpu_stash_map;
 extern sonde_offcpu_stash_map offcpu_stash SEC(".maps");
+
+/* Processes whose samples user space has heard of: the first sample of one
+ * it has not (new to the session, or new since its exec) wakes the reader
+ * at once, so a new process is looked at (its interpreter, session/
+ * pyfollow) before its samples pile up; user space deletes a tgid to hear
+ * its next sample at once again. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SONDE_TGIDS_HEARD);
+	__type(key, __u32);
+	__type(value, __u8);
+} sonde_tgids_heard_map;
+extern sonde_tgids_heard_map tgids_heard SEC(".maps");
 
 /* Python processes (python.bpf.h): tgid -> where its interpreter is and
  * its layout (user space writes it); tid -> the thread's thread state as
@@ -263,7 +277,8 @@ static __always_inline int is_target(__u32 tgid)
 {
 	if (filter_mode == SONDE_FILTER_ALL)
 		return 1;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	__u8 *kind = bpf_map_lookup_elem(&targets, &tgid);
+	return kind && *kind != SONDE_TARGET_AT_EXEC;
 }
 
 static __always_inline void fill_hdr(struct sonde_hdr *h, __u32 kind, __u64 pid_tgid, __u64 time_ns)

@@ -391,15 +391,22 @@ static __always_inline __u64 stacks_record_bytes(const struct sonde_sample *s)
 
 /* The ring buffer's wake-up flag for a record taken at now: a record whose
  * walk met a pc outside its process's tables asks user space to load them
- * and wakes it (at most once a millisecond). */
+ * and wakes it (at most once a millisecond); the first record of a process
+ * user space has not heard of wakes it too (tgids_heard). */
 static __always_inline __u64 stacks_submit_flags(const struct sonde_sample *s, __u64 now)
 {
+	__u64 flags = span_submit_flags();
+	__u32 tgid = s->hdr.pid;
+	__u8 one = 1;
+	if (tgid && !bpf_map_lookup_elem(&tgids_heard, &tgid) &&
+	    bpf_map_update_elem(&tgids_heard, &tgid, &one, BPF_NOEXIST) == 0)
+		flags = BPF_RB_FORCE_WAKEUP;
 	if (s->table_miss && now - miss_wakeup_ns > 1000000) {
 		miss_wakeup_ns = now;
-		unwind_request(s->hdr.pid, SONDE_UNWIND_REQ_MISS);
-		return BPF_RB_FORCE_WAKEUP;
+		unwind_request(tgid, SONDE_UNWIND_REQ_MISS);
+		flags = BPF_RB_FORCE_WAKEUP;
 	}
-	return span_submit_flags();
+	return flags;
 }
 
 #endif

@@ -40,7 +40,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	 * and is harmless for a thread: no process has that tgid while the thread
 	 * lives, and on_exit removes the entry. */
 	if (follow_children) {
-		__u8 one = 1;
+		__u8 one = SONDE_TARGET;
 		if (bpf_map_update_elem(&targets, &child, &one, BPF_NOEXIST) < 0 &&
 		    bpf_map_lookup_elem(&targets, &child) == NULL)
 			count(SONDE_CNT_TARGETS_FULL);
@@ -53,17 +53,22 @@ SEC("raw_tp/sched_process_exec")
 int on_exec(void *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (filter_mode != SONDE_FILTER_ALL && !is_target(pid_tgid >> 32))
+	__u32 tgid = pid_tgid >> 32;
+	__u8 *kind = bpf_map_lookup_elem(&targets, &tgid);
+	int at_exec = kind && *kind == SONDE_TARGET_AT_EXEC;
+	if (at_exec)
+		*kind = SONDE_TARGET; /* the command sonde started: from now on */
+	if (filter_mode != SONDE_FILTER_ALL && !is_target(tgid))
 		return 0;
 	/* The old program's mappings are gone: its tables must not unwind the
 	 * new one (a miss makes user space load the new program's). */
-	__u32 tgid = pid_tgid >> 32;
 	bpf_map_delete_elem(&unwind_found, &tgid);
-	if (bpf_map_delete_elem(&unwind_procs, &tgid) == 0)
+	if (bpf_map_delete_elem(&unwind_procs, &tgid) == 0 || at_exec)
 		unwind_request(tgid, SONDE_UNWIND_REQ_EXEC);
 	/* Nor its interpreter's layout the new program (user space looks at
 	 * it again: session/pyfollow). */
 	bpf_map_delete_elem(&py_procs, &tgid);
+	bpf_map_delete_elem(&tgids_heard, &tgid); /* its first sample wakes user space */
 	emit_task(SONDE_REC_EXEC, pid_tgid, 0, 0);
 	return 0;
 }
@@ -88,6 +93,7 @@ int on_exit(void *ctx)
 	if (last) {
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 		bpf_map_delete_elem(&unwind_found, &tgid);
+		bpf_map_delete_elem(&tgids_heard, &tgid);
 	}
 	thread_state_release(tid);
 	emit_task(SONDE_REC_EXIT, pid_tgid, 0, 0);

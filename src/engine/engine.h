@@ -112,6 +112,10 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 /* Adds a process (tgid) to the target set. Returns 0 or -1 with err. */
 int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen);
 
+/* Adds the command sonde started and holds before its exec: a target from
+ * its exec on (what it runs before is sonde's). Returns 0 or -1 with err. */
+int engine_add_pid_at_exec(struct engine *e, pid_t pid, char *err, size_t errlen);
+
 /* Opens the sampling event on every CPU and attaches all programs.
  * Returns 0 or -1 with err. */
 int engine_start(struct engine *e, char *err, size_t errlen);
@@ -485,6 +489,11 @@ int engine_discard_pending(struct engine *e);
 
 /* Removes a process from the target set (engine_add_pid's inverse). */
 void engine_remove_pid(struct engine *e, pid_t pid);
+
+/* Asks to be woken at process pid's next sample, as at its first (a
+ * process's first sample, and its first after an exec, wake the reader at
+ * once; the others wait for a batch or the poll timeout). */
+void engine_wake_at_next_sample(struct engine *e, pid_t pid);
 
 /* Attaches the sampler program to a perf event fd the caller opened (for
  * calibration on one thread). Returns an opaque link (engine_detach_fd

@@ -363,15 +363,21 @@ struct engine *engine_open(const struct engine_options *o, char *err, size_t err
 	return e;
 }
 
-int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
+static int add_target(struct engine *e, pid_t pid, uint8_t kind, char *err, size_t errlen)
 {
 	uint32_t key = (uint32_t)pid;
-	uint8_t one = 1;
-	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &one, BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.targets), &key, &kind, BPF_ANY)) {
 		errbuf_set(err, errlen, "cannot add PID %d to the target set: %s", (int)pid,
 			   strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
+{
+	if (add_target(e, pid, SONDE_TARGET, err, errlen))
+		return -1;
 	/* A process that cannot be read now is loaded at its first miss. */
 	char ignored[256];
 	if (e->unwind)
@@ -379,10 +385,21 @@ int engine_add_pid(struct engine *e, pid_t pid, char *err, size_t errlen)
 	return 0;
 }
 
+int engine_add_pid_at_exec(struct engine *e, pid_t pid, char *err, size_t errlen)
+{
+	return add_target(e, pid, SONDE_TARGET_AT_EXEC, err, errlen); /* its exec loads its tables */
+}
+
 void engine_remove_pid(struct engine *e, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
 	bpf_map_delete_elem(bpf_map__fd(e->skel->maps.targets), &key);
+}
+
+void engine_wake_at_next_sample(struct engine *e, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	bpf_map_delete_elem(bpf_map__fd(e->skel->maps.tgids_heard), &key);
 }
 
 static int preload_one(const char *path, void *arg)

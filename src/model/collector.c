@@ -461,12 +461,22 @@ bool collector_fork_of(const void *data, size_t size, uint32_t *child, uint64_t 
 	return true;
 }
 
-bool collector_exec_of(const void *data, size_t size, uint32_t *pid)
+bool collector_stack_of(const void *data, size_t size, uint32_t *pid)
+{
+	const struct sonde_hdr *h = data;
+	if (size < sizeof(*h) || (h->kind != SONDE_REC_SAMPLE && h->kind != SONDE_REC_THREAD_STACK))
+		return false;
+	*pid = h->pid;
+	return true;
+}
+
+bool collector_exec_of(const void *data, size_t size, uint32_t *pid, uint64_t *time_ns)
 {
 	const struct sonde_hdr *h = data;
 	if (size < sizeof(struct sonde_task_event) || h->kind != SONDE_REC_EXEC)
 		return false;
 	*pid = h->pid;
+	*time_ns = h->time_ns;
 	return true;
 }
 

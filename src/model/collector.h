@@ -71,9 +71,14 @@ void collector_handle(struct collector *c, const void *data, size_t size,
  * in *child, the record's CLOCK_MONOTONIC time in *time_ns). */
 bool collector_fork_of(const void *data, size_t size, uint32_t *child, uint64_t *time_ns);
 
+/* Whether a record holds a stack of a process's (a sample, an off-CPU
+ * interval, a thread's stacks at a thread-state pass): its pid in *pid. */
+bool collector_stack_of(const void *data, size_t size, uint32_t *pid);
+
 /* Whether a record is the kernel's note of an exec (the process's program
- * replaced: its pid in *pid). */
-bool collector_exec_of(const void *data, size_t size, uint32_t *pid);
+ * replaced: its pid in *pid, the record's CLOCK_MONOTONIC time in
+ * *time_ns). */
+bool collector_exec_of(const void *data, size_t size, uint32_t *pid, uint64_t *time_ns);
 
 /* Maps a sample's event index (as the BPF side numbers them) to the
  * profile's event index, and sets its weight. */

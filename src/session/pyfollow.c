@@ -13,9 +13,18 @@
 /* A process whose executable's name says python but which was found not
  * to run it (its loader not yet done with libpython) is looked at again
  * after PY_LOOK_AGAIN, until PY_LOOK_FOR after it was first seen; any
- * other process is looked at once. */
+ * other process is looked at once. In its first PY_LOOK_SOON, while the
+ * loader maps libpython (a few ms after its exec), it is looked at again
+ * at each of its stacks (such a look takes ~0.1 ms: the executable has no
+ * _PyRuntime), and the engine wakes the reader at its next sample, not at
+ * the next batch (up to the 100 ms poll timeout, more on a busy machine,
+ * all of whose samples would go without their Python frames). Not only
+ * after a pause: the collector may hold the reader long over the first
+ * stack (reading libpython's symbols: 0.4 s on a busy machine), and the
+ * next stack must find libpython then. */
 #define PY_LOOK_AGAIN_NS 20000000ull
 #define PY_LOOK_FOR_NS 3000000000ull
+#define PY_LOOK_SOON_NS 200000000ull
 
 enum py_found { PY_NOT_YET, PY_RUNS, PY_NEVER };
 
@@ -74,8 +83,9 @@ static void consider(struct session *s, pid_t pid, uint64_t now_ns)
 	struct py_look *l;
 	if (hashmap_get(&s->py_seen, (uint64_t)pid, &idx)) {
 		l = &s->py_looks[idx];
-		if (l->found != PY_NOT_YET || now_ns - l->first_ns > PY_LOOK_FOR_NS ||
-		    now_ns - l->last_ns < PY_LOOK_AGAIN_NS)
+		if (l->found != PY_NOT_YET || now_ns - l->first_ns > PY_LOOK_FOR_NS)
+			return;
+		if (now_ns - l->first_ns >= PY_LOOK_SOON_NS && now_ns - l->last_ns < PY_LOOK_AGAIN_NS)
 			return;
 	} else {
 		grow_array((void **)&s->py_looks, &s->py_looks_cap, s->npy_looks + 1,
@@ -87,28 +97,26 @@ static void consider(struct session *s, pid_t pid, uint64_t now_ns)
 	int r = look_at(s, pid);
 	l->last_ns = now_ns;
 	l->found = r > 0 ? PY_RUNS : r < 0 || !named_python(pid) ? PY_NEVER : PY_NOT_YET;
-}
-
-void pyfollow_samples(struct session *s, const struct collector_added *a)
-{
-	if (s->o->no_python || !s->eng || !a->nsamples)
-		return;
-	const struct profile *p = s->prof;
-	uint64_t now_ns = monotonic_ns();
-	pid_t last = 0;
-	for (size_t i = a->first_sample; i < a->first_sample + a->nsamples; i++) {
-		const struct sample *smp = &p->samples[i];
-		pid_t pid = smp->thread < p->nthreads ? (pid_t)p->threads[smp->thread].pid : 0;
-		if (pid > 0 && pid != last)
-			consider(s, pid, now_ns);
-		last = pid;
-	}
+	if (l->found == PY_NOT_YET && now_ns - l->first_ns < PY_LOOK_SOON_NS)
+		engine_wake_at_next_sample(s->eng, pid);
 }
 
 void pyfollow_record(struct session *s, const void *data, size_t size)
 {
 	uint32_t pid;
-	if (s->o->no_python || !collector_exec_of(data, size, &pid))
+	uint64_t exec_ns, idx;
+	if (s->o->no_python || !s->eng)
+		return;
+	if (collector_stack_of(data, size, &pid)) {
+		if (pid > 0)
+			consider(s, (pid_t)pid, monotonic_ns());
+		return;
+	}
+	if (!collector_exec_of(data, size, &pid, &exec_ns))
+		return;
+	/* Read late (a busy machine, or a process that exec'd twice in a row):
+	 * the last look, after it, saw the program it started. */
+	if (hashmap_get(&s->py_seen, (uint64_t)pid, &idx) && s->py_looks[idx].last_ns > exec_ns)
 		return;
 	hashmap_remove(&s->py_seen, (uint64_t)pid);
 	pysyms_forget(symbols_python(s->syms), (pid_t)pid);
@@ -117,6 +125,10 @@ void pyfollow_record(struct session *s, const void *data, size_t size)
 		if (s->py_pids[i] != (pid_t)pid)
 			s->py_pids[kept++] = s->py_pids[i];
 	s->npy_pids = kept;
+	/* A new python is looked at now, not at its first batch of samples
+	 * (the exec event woke the reader; a static python is all mapped). */
+	if (named_python((pid_t)pid))
+		consider(s, (pid_t)pid, monotonic_ns());
 }
 
 void pyfollow_forget_exited(struct session *s)

@@ -12,11 +12,13 @@
 #include "collector.h"
 #include "sessionstate.h"
 
-/* Looks at the processes of the samples a record added. */
-void pyfollow_samples(struct session *s, const struct collector_added *a);
-
-/* A record of the kernel's: a process that exec'd is looked at again (the
- * kernel dropped its layout; its names go). */
+/* A record of the kernel's, before the collector takes it (which may take
+ * long over the first stack of a process: its symbols are read; the look
+ * takes well under a millisecond, and the kernel walks the process's
+ * Python frames from then on). The process of a stack is looked at; a
+ * process that exec'd is looked at again (the kernel dropped its layout;
+ * its names go), at once if its executable's name says python, else at
+ * its first stack. */
 void pyfollow_record(struct session *s, const void *data, size_t size);
 
 /* Forgets the Python processes that exited (their kernel entries go). */

@@ -150,7 +150,6 @@ static int handle_record(void *arg, const void *data, size_t size)
 	pyfollow_record(s, data, size);
 	struct collector_added added;
 	collector_handle(s->col, data, size, &added);
-	pyfollow_samples(s, &added);
 	if (s->join)
 		join_added(s, &added);
 	return 0;
@@ -449,7 +448,7 @@ static int open_engine(struct session *s, const struct engine_options *eo, char 
 	s->eng = engine_open(eo, err, errlen);
 	if (!s->eng)
 		return -1;
-	if (o->cmd && engine_add_pid(s->eng, s->cmd.pid, err, errlen))
+	if (o->cmd && engine_add_pid_at_exec(s->eng, s->cmd.pid, err, errlen))
 		return -1;
 	if (o->cmd)
 		engine_unwind_preload(s->eng, s->executable);
