@@ -26,6 +26,11 @@
 #define PY_LOOK_FOR_NS 3000000000ull
 #define PY_LOOK_SOON_NS 200000000ull
 
+/* An exited process's code objects are kept this long for its samples
+ * still in the ring buffer or being read (they come within the reader's
+ * 100 ms poll; 10 s leaves room for a busy machine). */
+#define PY_EXITED_HOLD_NS 10000000000ull
+
 enum py_found { PY_NOT_YET, PY_RUNS, PY_NEVER };
 
 /* What was found of a process (py_seen: tgid -> its index in py_looks). */
@@ -133,6 +138,7 @@ void pyfollow_record(struct session *s, const void *data, size_t size)
 
 void pyfollow_forget_exited(struct session *s)
 {
+	uint64_t now_ns = monotonic_ns();
 	size_t kept = 0;
 	for (size_t i = 0; i < s->npy_pids; i++) {
 		pid_t pid = s->py_pids[i];
@@ -142,10 +148,12 @@ void pyfollow_forget_exited(struct session *s)
 		}
 		engine_forget_python(s->eng, pid);
 		hashmap_remove(&s->py_seen, (uint64_t)pid);
-		/* Its code objects stay named: samples of it may still come
-		 * (pysyms keeps their names until the end anyway). */
+		/* Its code objects name the samples of it still on their
+		 * way, for a while. */
+		pysyms_exited(symbols_python(s->syms), pid, now_ns);
 	}
 	s->npy_pids = kept;
+	pysyms_sweep(symbols_python(s->syms), now_ns, PY_EXITED_HOLD_NS);
 }
 
 void pyfollow_free(struct session *s)

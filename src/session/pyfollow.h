@@ -21,7 +21,9 @@
  * its first stack. */
 void pyfollow_record(struct session *s, const void *data, size_t size);
 
-/* Forgets the Python processes that exited (their kernel entries go). */
+/* Forgets the Python processes that exited: their kernel entries go at
+ * once, their code objects' names 10 s later (samples of them may still be
+ * on their way). */
 void pyfollow_forget_exited(struct session *s);
 
 /* Frees what it keeps. */

@@ -26,6 +26,7 @@ struct py_proc_entry {
 	struct hashmap by_code; /* code address -> index in codes */
 	struct code_entry *codes;
 	size_t ncodes, codes_cap;
+	uint64_t exited_ns; /* when it was seen gone (0: alive) */
 };
 
 struct pysyms {
@@ -93,6 +94,27 @@ void pysyms_forget(struct pysyms *ps, pid_t pid)
 		return;
 	proc_clear(e);
 	*e = ps->procs[--ps->nprocs];
+}
+
+void pysyms_exited(struct pysyms *ps, pid_t pid, uint64_t now_ns)
+{
+	struct py_proc_entry *e = proc_of(ps, pid);
+	if (e && !e->exited_ns)
+		e->exited_ns = now_ns ? now_ns : 1;
+}
+
+void pysyms_sweep(struct pysyms *ps, uint64_t now_ns, uint64_t hold_ns)
+{
+	for (size_t i = 0; i < ps->nprocs;) {
+		struct py_proc_entry *e = &ps->procs[i];
+		if (e->exited_ns && now_ns - e->exited_ns >= hold_ns) {
+			ps->stats.processes_forgotten++;
+			proc_clear(e);
+			*e = ps->procs[--ps->nprocs];
+		} else {
+			i++;
+		}
+	}
 }
 
 /* A path's directory part that ends where a module path begins, or NULL. */
@@ -166,7 +188,9 @@ static struct code_entry *entry_of(struct pysyms *ps, struct py_proc_entry *e, u
 	uint64_t idx;
 	if (hashmap_get(&e->by_code, code, &idx)) {
 		struct code_entry *c = &e->codes[idx];
-		if (now_ns - c->checked_ns >= RECHECK_NS) {
+		/* An exited process's memory is gone: nothing is made at its
+		 * addresses any more, and nothing could be read again. */
+		if (!e->exited_ns && now_ns - c->checked_ns >= RECHECK_NS) {
 			if (c->readable && pycode_same(&e->p, code, &c->c)) {
 				c->checked_ns = now_ns;
 			} else {
@@ -209,4 +233,5 @@ bool pysyms_name(struct pysyms *ps, pid_t pid, const struct pysyms_frame *f, uin
 void pysyms_get_stats(const struct pysyms *ps, struct pysyms_stats *out)
 {
 	*out = ps->stats;
+	out->processes = ps->nprocs;
 }

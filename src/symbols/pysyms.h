@@ -43,6 +43,13 @@ bool pysyms_has(const struct pysyms *ps, pid_t pid);
 /* The process exited: its code objects go (names already given stay valid
  * until pysyms_free). */
 void pysyms_forget(struct pysyms *ps, pid_t pid);
+/* The process was seen gone at now_ns: its entries name the frames of its
+ * samples still on their way, unchecked (its memory is gone), until
+ * pysyms_sweep forgets it, hold_ns after. So a session that sees many
+ * Python processes come and go holds the code objects of the live ones
+ * only. */
+void pysyms_exited(struct pysyms *ps, pid_t pid, uint64_t now_ns);
+void pysyms_sweep(struct pysyms *ps, uint64_t now_ns, uint64_t hold_ns);
 
 /* Names frame f of process pid into *out (strings valid until
  * pysyms_free). A frame whose code cannot be read is named
@@ -60,6 +67,8 @@ struct pysyms_stats {
 	uint64_t codes_read;   /* code objects read from a process */
 	uint64_t codes_reused; /* entries found to hold another code object */
 	uint64_t unreadable;   /* frames whose code could not be read */
+	uint64_t processes;    /* processes whose code objects are held now */
+	uint64_t processes_forgotten; /* exited ones forgotten (pysyms_sweep) */
 };
 void pysyms_get_stats(const struct pysyms *ps, struct pysyms_stats *out);
 

@@ -1,8 +1,15 @@
 /* pysyms and symstack's mixed mode, pure parts: the module a Python file's
  * path names, and where each run of Python frames goes in a native stack
- * (in place of the evaluation loop's frames, innermost run innermost). */
+ * (in place of the evaluation loop's frames, innermost run innermost).
+ * And, on a real Debian python3.11, a code object named from the process's
+ * memory, still named after the process exited, forgotten after the hold. */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "pysyms.h"
 #include "symstack.h"
@@ -102,4 +109,69 @@ Test(pysyms, the_output_never_overruns)
 	int n = symstack_mix_python(native, 2, false, py, raw, 3, out, 2);
 	cr_expect_eq(n, 2);
 	cr_expect_str_eq(names(out, n), "a;b");
+}
+
+/* A python3.11 that defines work(), prints its code object's address
+ * (id() is the address in CPython) and waits for its stdin to close. */
+static pid_t start_python(int *stdin_fd, uint64_t *code)
+{
+	int in[2], out[2];
+	cr_assert(pipe(in) == 0 && pipe(out) == 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl("/usr/bin/python3.11", "python3.11", "-c",
+		      "import sys\ndef work(): pass\nprint(id(work.__code__), flush=True)\n"
+		      "sys.stdin.read()",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	FILE *f = fdopen(out[0], "r");
+	unsigned long long addr = 0;
+	cr_assert(f && fscanf(f, "%llu", &addr) == 1, "python3.11 printed no address");
+	fclose(f);
+	*stdin_fd = in[1];
+	*code = addr;
+	return pid;
+}
+
+Test(pysyms, an_exited_process_is_named_until_the_hold_ends)
+{
+	if (access("/usr/bin/python3.11", X_OK))
+		cr_skip_test("Debian's python3.11 is not installed");
+	int stdin_fd;
+	uint64_t code;
+	pid_t pid = start_python(&stdin_fd, &code);
+	struct py_process p;
+	char err[256];
+	cr_assert_eq(pyprocess_open(pid, &p, err, sizeof(err)), 1, "%s", err);
+	struct pysyms *ps = pysyms_new();
+	pysyms_add(ps, &p);
+	struct pysyms_frame fr = {.code = code};
+	struct sym_frame out;
+	uint64_t t0 = 1000000000ull;
+	cr_assert(pysyms_name(ps, pid, &fr, t0, &out));
+	cr_expect_str_eq(out.name, "<string>.work");
+	close(stdin_fd);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	pysyms_exited(ps, pid, t0 + 1);
+	/* Past the re-check: the process's memory is gone, its names stay. */
+	cr_assert(pysyms_name(ps, pid, &fr, t0 + 5000000000ull, &out));
+	cr_expect_str_eq(out.name, "<string>.work");
+	pysyms_sweep(ps, t0 + 5000000000ull, 10000000000ull);
+	cr_expect(pysyms_has(ps, pid), "forgotten before the hold ended");
+	pysyms_sweep(ps, t0 + 10000000001ull, 10000000000ull);
+	cr_expect(!pysyms_has(ps, pid), "kept after the hold");
+	struct pysyms_stats st;
+	pysyms_get_stats(ps, &st);
+	cr_expect_eq(st.processes, 0);
+	cr_expect_eq(st.processes_forgotten, 1);
+	pysyms_free(ps);
 }
