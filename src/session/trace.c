@@ -367,9 +367,83 @@ static void note_placements(const struct session *s, const char *spec,
  * spec's note ("" if none: functions a glob named that a probe would
  * break). A function already traced keeps its probe; one traced before and
  * untraced gets its probe id back; new ones get the next ids. */
+/* The number of probes of a point plan: a USDT glob's runs of one
+ * location, else 1. */
+static int point_groups(const struct probe_plan *r)
+{
+	int g = r->n > 0;
+	for (int i = 1; i < r->n; i++)
+		g += strcmp(r->t[i].location, r->t[i - 1].location) != 0;
+	return g;
+}
+
+/* A USDT glob's probes (r's runs of one location), a point probe each,
+ * all or none; ids in order from the first. Takes r's targets. */
+static int attach_point_groups(struct session *s, const char *spec, struct probe_plan *r,
+			       int *count, char *err, size_t errlen)
+{
+	int ngroups = point_groups(r), fresh = 0;
+	for (int start = 0, end; start < r->n; start = end) {
+		for (end = start + 1; end < r->n && !strcmp(r->t[end].location, r->t[start].location);)
+			end++;
+		fresh += profile_probe_find(s->prof, r->t[start].location) < 0;
+	}
+	if (s->npoints + fresh > ENGINE_MAX_POINTS)
+		return errbuf_set(err, errlen,
+				  "trace %s: names %d USDT probes, %d new, but a session traces at "
+				  "most %d lines and USDT probes (%d so far)",
+				  spec, ngroups, fresh, ENGINE_MAX_POINTS, s->npoints);
+	int *ids = xcalloc((size_t)ngroups, sizeof(*ids));
+	bool *was_attached = xcalloc((size_t)ngroups, sizeof(*was_attached));
+	int g = 0, first = -1;
+	for (int start = 0, end; start < r->n; start = end, g++) {
+		for (end = start + 1; end < r->n && !strcmp(r->t[end].location, r->t[start].location);)
+			end++;
+		int old = profile_probe_find(s->prof, r->t[start].location);
+		was_attached[g] = old >= 0 && trace_probe_attached(&s->probes[old]);
+		/* This run of targets goes to attach_line_spec, which frees them. */
+		struct probe_plan one = {.n = end - start, .line = true, .captures = r->captures};
+		one.t = xmalloc((size_t)one.n * sizeof(*one.t));
+		memcpy(one.t, r->t + start, (size_t)one.n * sizeof(*one.t));
+		memset(r->t + start, 0, (size_t)one.n * sizeof(*one.t));
+		char *location = xstrdup(one.t[0].location);
+		one.location = location;
+		if (r->captures.builds) {
+			one.captures.builds = r->captures.builds + start;
+			one.captures.n = one.n;
+		}
+		ids[g] = attach_line_spec(s, spec, &one, NULL, err, errlen);
+		free(location);
+		if (ids[g] < 0) {
+			/* Those this spec attached go again, as if never traced. */
+			for (int k = 0; k < g; k++)
+				if (!was_attached[k]) {
+					engine_discard_span(s->eng, s->probes[ids[k]].kernel);
+					s->probes[ids[k]].kernel = (struct engine_probe_ref){0};
+				}
+			first = -1;
+			goto out;
+		}
+		if (first < 0)
+			first = ids[g];
+	}
+	if (count)
+		*count = ngroups;
+	err[0] = 0;
+out:
+	free(ids);
+	free(was_attached);
+	return first;
+}
+
 int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   int *count, char *err, size_t errlen)
 {
+	if (r->line && point_groups(r) > 1) {
+		int id = attach_point_groups(s, spec, r, count, err, errlen);
+		probe_plan_free(r);
+		return id;
+	}
 	if (r->line) {
 		int id = attach_line_spec(s, spec, r, count, err, errlen);
 		r->t = NULL; /* taken */

@@ -20,11 +20,12 @@ static bool same_captures(const struct fetch_build *a, const struct fetch_build 
 	return true;
 }
 
-/* A line's address i reads other types than its first: says which. */
+/* A line's address i reads other types than its first (first): says
+ * which. */
 static int refuse_other_types(const struct capture_plan *plan, const struct probe_target *t,
-			      int i, char *err, size_t errlen)
+			      int first, int i, char *err, size_t errlen)
 {
-	const struct fetch_build *a = &plan->builds[0], *b = &plan->builds[i];
+	const struct fetch_build *a = &plan->builds[first], *b = &plan->builds[i];
 	int k = 0;
 	while (k < a->ndesc && k < b->ndesc && !strcmp(a->desc[k].type, b->desc[k].type))
 		k++;
@@ -33,12 +34,13 @@ static int refuse_other_types(const struct capture_plan *plan, const struct prob
 	return errbuf_set(err, errlen,
 			  "%s has type %s at file offset 0x%llx but %s at 0x%llx: one line's "
 			  "addresses must read the same types",
-			  a->desc[k].name, a->desc[k].type, (unsigned long long)t[0].offset,
+			  a->desc[k].name, a->desc[k].type, (unsigned long long)t[first].offset,
 			  k < b->ndesc ? b->desc[k].type : "none", (unsigned long long)t[i].offset);
 }
 
 /* The tail's captures at every address of p's (p->t, p->n; the same types
- * at all of them for a line), into p->captures. */
+ * at all of a line's, or of a USDT probe's: a glob's probes, each a run of
+ * addresses, may differ), into p->captures. */
 static int plan_captures(const char *tail, struct probe_plan *p, char *err, size_t errlen)
 {
 	const struct probe_target *t = p->t;
@@ -51,7 +53,10 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
 		return 0;
 	plan->builds = xcalloc((size_t)n, sizeof(*plan->builds));
+	int first = 0; /* the first address of address i's probe */
 	for (int i = 0; i < n; i++) {
+		if (t[i].usdt && i > 0 && strcmp(t[i].location, t[i - 1].location))
+			first = i;
 		struct usdtfetch_site site = {t[i].usdt_args, t[i].usdt_nargs, t[i].usdt_vaddr};
 		if (t[i].usdt ? usdtfetch_compile(&site, &plan->spec, &plan->builds[i], err, errlen)
 			      : dwarfvar_compile(t[i].binary, t[i].offset, &plan->spec,
@@ -60,8 +65,8 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 			return -1;
 		}
 		plan->n = i + 1;
-		if (one_probe && !same_captures(&plan->builds[0], &plan->builds[i])) {
-			refuse_other_types(plan, t, i, err, errlen);
+		if (one_probe && !same_captures(&plan->builds[first], &plan->builds[i])) {
+			refuse_other_types(plan, t, first, i, err, errlen);
 			capture_plan_free(plan);
 			return -1;
 		}

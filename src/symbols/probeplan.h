@@ -26,7 +26,9 @@ struct probe_plan {
 	char *location;          /* the spec's location part */
 	struct probe_target *t;  /* its addresses (probes_resolve) */
 	int n;
-	bool line;               /* a line probe: t[] are one probe's addresses */
+	bool line;               /* a line probe: t[] are one probe's addresses;
+				  * or a USDT glob's probes: each the run of
+				  * t[] of one location (its own spec) */
 	struct capture_plan captures;
 	char note[768];          /* what the spec named but left out ("" if nothing) */
 };

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "probeusdt.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,25 @@ static void names_of(const struct usdt_probe *p, int n, char *buf, size_t size)
 	}
 }
 
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* Whether note p is one the spec's provider and name select. */
+static bool selected(const struct usdt_probe *p, const char *provider, const char *name)
+{
+	return (is_glob(provider) ? fnmatch(provider, p->provider, 0) == 0
+				  : !strcmp(provider, p->provider)) &&
+	       (is_glob(name) ? fnmatch(name, p->name, 0) == 0 : !strcmp(name, p->name));
+}
+
+/* Whether notes a and b are sites of one probe. */
+static bool same_probe(const struct usdt_probe *a, const struct usdt_probe *b)
+{
+	return !strcmp(a->provider, b->provider) && !strcmp(a->name, b->name);
+}
+
 int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct probe_target **out,
 		      char *err, size_t errlen)
 {
@@ -47,6 +67,9 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 				  "BINARY --usdt lists them)",
 				  spec);
 	char *bin_part = c1 ? strndup(rest, (size_t)(c1 - rest)) : NULL;
+	char *provider_s = strndup(provider, (size_t)(c2 - provider));
+	const char *name = c2 + 1;
+	bool glob = is_glob(provider_s) || is_glob(name);
 	char *path = NULL;
 	if (bin_part && *bin_part)
 		path = find_binary(bin_part, scope, err, errlen);
@@ -55,14 +78,16 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 	else
 		errbuf_set(err, errlen, "probe '%s' names no binary and there is no target executable",
 			   spec);
-	free(bin_part);
-	if (!path)
+	if (!path) {
+		free(bin_part);
+		free(provider_s);
 		return -1;
-	size_t plen = (size_t)(c2 - provider);
-	const char *name = c2 + 1;
+	}
 	struct usdt_probe *p;
 	int n = usdt_read(path, &p, err, errlen);
 	if (n < 0) {
+		free(bin_part);
+		free(provider_s);
 		free(path);
 		return -1;
 	}
@@ -71,29 +96,40 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 		memset(&st, 0, sizeof(st));
 	struct probe_target *t = xcalloc((size_t)n + 1, sizeof(*t));
 	int k = 0;
-	for (int i = 0; i < n; i++) {
-		if (strlen(p[i].provider) != plen || strncmp(p[i].provider, provider, plen) ||
-		    strcmp(p[i].name, name))
+	/* A glob's probes each go by their own spec, their sites together
+	 * (the notes' order of their first sites): a point probe each. */
+	bool *taken = xcalloc((size_t)n + 1, sizeof(*taken));
+	for (int j = 0; j < n; j++) {
+		if (taken[j] || !selected(&p[j], provider_s, name))
 			continue;
-		struct probe_target *x = &t[k++];
-		x->function = xasprintf("%s:%s", p[i].provider, p[i].name);
-		x->binary = xstrdup(path);
-		x->offset = p[i].file_offset;
-		x->location = xstrdup(spec);
-		x->dev = (uint64_t)st.st_dev;
-		x->ino = (uint64_t)st.st_ino;
-		x->usdt = true;
-		x->ref_ctr_offset = p[i].semaphore_vaddr ? p[i].semaphore_offset : 0;
-		x->usdt_vaddr = p[i].vaddr;
-		x->usdt_nargs = p[i].nargs;
-		if (p[i].nargs > 0) {
-			x->usdt_args = xcalloc((size_t)p[i].nargs, sizeof(*x->usdt_args));
-			memcpy(x->usdt_args, p[i].args, (size_t)p[i].nargs * sizeof(*x->usdt_args));
+		for (int i = j; i < n; i++) {
+			if (taken[i] || !same_probe(&p[i], &p[j]))
+				continue;
+			taken[i] = true;
+			struct probe_target *x = &t[k++];
+			x->function = xasprintf("%s:%s", p[i].provider, p[i].name);
+			x->binary = xstrdup(path);
+			x->offset = p[i].file_offset;
+			x->location = !glob ? xstrdup(spec)
+				      : bin_part ? xasprintf("usdt:%s:%s", bin_part, x->function)
+						 : xasprintf("usdt:%s", x->function);
+			x->dev = (uint64_t)st.st_dev;
+			x->ino = (uint64_t)st.st_ino;
+			x->usdt = true;
+			x->ref_ctr_offset = p[i].semaphore_vaddr ? p[i].semaphore_offset : 0;
+			x->usdt_vaddr = p[i].vaddr;
+			x->usdt_nargs = p[i].nargs;
+			if (p[i].nargs > 0) {
+				x->usdt_args = xcalloc((size_t)p[i].nargs, sizeof(*x->usdt_args));
+				memcpy(x->usdt_args, p[i].args,
+				       (size_t)p[i].nargs * sizeof(*x->usdt_args));
+			}
+			/* The compiler's nop: how the kernel takes it, for its cost. */
+			x->trap = insn_trap_at(path, x->offset);
+			x->trap_known = true;
 		}
-		/* The compiler's nop: how the kernel takes it, for its cost. */
-		x->trap = insn_trap_at(path, x->offset);
-		x->trap_known = true;
 	}
+	free(taken);
 	if (k == 0) {
 		char names[512];
 		names_of(p, n, names, sizeof(names));
@@ -101,13 +137,16 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 			errbuf_set(err, errlen, "%s has no USDT probes (no .note.stapsdt)",
 				   display_path(path));
 		else
-			errbuf_set(err, errlen, "%s has no USDT probe %.*s:%s (it has %s)",
-				   display_path(path), (int)plen, provider, name, names);
+			errbuf_set(err, errlen, "%s has no USDT probe %s%s:%s (it has %s)",
+				   display_path(path), glob ? "matching " : "", provider_s, name,
+				   names);
 		free(t);
 		t = NULL;
 		k = -1;
 	}
 	usdt_free(p, n);
+	free(bin_part);
+	free(provider_s);
 	free(path);
 	*out = t;
 	return k;

@@ -10,6 +10,8 @@
 #    collections that freed something, as the script counted them;
 #  - function__entry's file, function and line (str(arg0) str(arg1) arg2)
 #    are the script's own, at every call of its function;
+#  - a glob over names (gc__*): a probe each, each counting exactly, each
+#    with its own argument's type;
 #  - bad input: a probe name the binary does not have (the names it has),
 #    a binary without SDT notes, an argument it lacks, a path into one.
 . "$(dirname "$0")/lib.sh"
@@ -111,6 +113,32 @@ assert_ge "collections that freed something (the script's count)" "$freed" 50
 assert_le "... and some that did not" "$freed" $((counted - 50))
 assert_near "gc__done hits with 'if arg0 > 0'" "$done_hits" "$freed" 0
 assert_le "gc__start's semaphore after sonde" "$after" 0
+
+# A glob over the names: gc__* is two probes, gc__start and gc__done, each
+# a probe of its own with its own argument (a 4-byte generation, an 8-byte
+# count), each counting every collection the script counted.
+"$PY" "$WORK/gc.py" "$WORK/go2" "$WORK/done2" "$WORK/gc2.out" "$sema" "$load" &
+pypid=$!
+BG_PIDS+=("$pypid")
+"$SONDE" record -p "$pypid" -d 4 --trace "usdt:$PY:python:gc__* arg0" --ready-file "$WORK/go2" \
+	-o "$WORK/glob.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "record --trace usdt:...:gc__* failed"; }
+touch "$WORK/done2"
+wait "$pypid"
+read -r counted _ gen0 _ _ freed <"$WORK/gc2.out"
+assert_ge "glob: the script's own collections" "$counted" 300
+for probe in gc__start gc__done; do
+	hits=$(sqlite3 "$WORK/glob.sonde" "select entered from probes where name = 'usdt:$PY:python:$probe'")
+	assert_near "glob gc__*: $probe hits against the script's collections" "$hits" "$counted" 0
+done
+assert_near "glob gc__*: two probes" "$(sqlite3 "$WORK/glob.sonde" "select count(*) from probes")" 2 0
+got=$(sqlite3 "$WORK/glob.sonde" "select count(*) from hit_values v join hits h on h.id = v.hit
+	join probes p on p.id = h.probe where p.name = 'usdt:$PY:python:gc__start' and v.value = 0")
+assert_near "glob gc__*: gc__start arg0 = 0 (generation 0's collections)" "$got" "$gen0" 0
+got=$(sqlite3 "$WORK/glob.sonde" "select count(*) from hit_values v join hits h on h.id = v.hit
+	join probes p on p.id = h.probe where p.name = 'usdt:$PY:python:gc__done' and v.value > 0")
+assert_near "glob gc__*: gc__done arg0 > 0 (the collections that freed something)" "$got" "$freed" 0
+expect_error "has no USDT probe matching python:nothing\* .it has python:audit" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:nothing*" -o "$WORK/x.sonde" -- "$PY" -c pass
 
 # function__entry's arguments, read as strings and a number: the file, the
 # function and its first line, as the script itself says them. (3.11 fires
