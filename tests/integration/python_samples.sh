@@ -20,6 +20,8 @@
 #    Python frames;
 #  - a process that execs python after running bash is looked at again:
 #    >= 95% of its samples in Python code carry their frames;
+#  - a stripped libpython (strip --strip-all): the layout from the table,
+#    >= 95% of its samples in Python code with their frames;
 #  - a version sonde does not read: one line, native stacks;
 #  - --no-python: no Python frame; the summary counts the Python stacks.
 . "$(dirname "$0")/lib.sh"
@@ -266,6 +268,27 @@ read -r with left <<<"$(awk '/;work\./ { w += $NF; next } /_PyEval_EvalFrameDefa
 	END { print w + 0, l + 0 }' "$WORK/exec.folded")"
 assert_ge "python exec'd by bash: samples with the script's frames" "$with" 50
 assert_ge "python exec'd by bash: share of its samples in Python code with their frames" \
+	"$(awk -v a="$with" -v l="$left" 'BEGIN { print a / (a + l) }')" 0.95
+
+# A stripped interpreter: pyenv's libpython3.12 through strip --strip-all
+# (no .symtab, no DWARF; _PyRuntime and Py_Version stay in .dynsym). Its
+# layout comes from sonde's table, and its samples have their frames.
+mkdir -p "$WORK/stripped"
+cp "$PYENV/3.12.1/lib/libpython3.12.so.1.0" "$WORK/stripped/"
+strip --strip-all "$WORK/stripped/libpython3.12.so.1.0"
+! readelf -S "$WORK/stripped/libpython3.12.so.1.0" | grep -Eq '\.(symtab|debug_info)' ||
+	fail "strip left a symbol table or DWARF in libpython3.12"
+LD_LIBRARY_PATH=$WORK/stripped "$SONDE" record -v -F 499 -o "$WORK/stripped.sonde" -- \
+	"$PYENV/3.12.1/bin/python3.12" "$WORK/work.py" "$WORK/truth.txt" 1 >"$WORK/rec.out" 2>&1 ||
+	{ cat "$WORK/rec.out" >&2; fail "record of a stripped libpython failed"; }
+grep -q "runs Python 3.12 ($WORK/stripped/libpython3.12.so.1.0, layout from table)" "$WORK/rec.out" ||
+	{ grep -v libbpf "$WORK/rec.out" >&2; fail "a stripped libpython: not its table layout"; }
+pass "a stripped libpython3.12: its layout from the table"
+"$SONDE" convert "$WORK/stripped.sonde" -o "$WORK/stripped.folded" --to folded
+read -r with left <<<"$(awk '/;work\./ { w += $NF; next } /_PyEval_EvalFrameDefault/ { l += $NF }
+	END { print w + 0, l + 0 }' "$WORK/stripped.folded")"
+assert_ge "stripped libpython3.12: samples with the script's frames" "$with" 100
+assert_ge "stripped libpython3.12: share of its samples in Python code with their frames" \
 	"$(awk -v a="$with" -v l="$left" 'BEGIN { print a / (a + l) }')" 0.95
 
 # An interpreter of a version sonde does not read (tests/targets/pythonlike:
