@@ -243,17 +243,11 @@ static __always_inline struct sonde_fetch_prog *fetch_prog_of(__u32 key, __u32 g
 	return prog && prog->nops && prog->gen == gen ? prog : NULL;
 }
 
-/* Runs a fetch program at this hit and sends the values (or nothing, when
- * its predicate fails). Returns 0 when its predicate failed, else 1. */
-static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
-				     __u32 id, __u64 span_id, __u64 pid_tgid)
+/* The hit's registers into s->regs, by DWARF's x86-64 numbers: 1, or 0
+ * on an architecture sonde does not read registers of. */
+static __always_inline int fetch_load_regs(struct pt_regs *ctx, struct fetch_scratch *s)
 {
-	__u32 zero = 0;
-	struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
-	if (!s)
-		return 1;
 #if defined(__TARGET_ARCH_x86)
-	/* DWARF's x86-64 register numbers. */
 	s->regs[0] = ctx->ax;
 	s->regs[1] = ctx->dx;
 	s->regs[2] = ctx->cx;
@@ -271,11 +265,25 @@ static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_pro
 	s->regs[14] = ctx->r14;
 	s->regs[15] = ctx->r15;
 	s->regs[16] = ctx->ip;
-	/* A uprobe's handler sees ip at the probed instruction. */
-	s->bias = ctx->ip - prog->vaddr;
+	return 1;
 #else
-	return 1; /* user space refuses captures on other architectures */
+	return 0;
 #endif
+}
+
+/* Runs a fetch program at this hit and sends the values (or nothing, when
+ * its predicate fails). Returns 0 when its predicate failed, else 1. */
+static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
+				     __u32 id, __u64 span_id, __u64 pid_tgid)
+{
+	__u32 zero = 0;
+	struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
+	if (!s)
+		return 1;
+	if (!fetch_load_regs(ctx, s))
+		return 1; /* user space refuses captures on other architectures */
+	/* A uprobe's handler sees ip at the probed instruction. */
+	s->bias = s->regs[16] - prog->vaddr;
 	s->sp = 0;
 	s->fault = 0;
 	s->dropped = 0;

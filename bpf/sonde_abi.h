@@ -546,6 +546,18 @@ struct sonde_sampler_config {
 	((__u64)(gen) << 32 | (__u64)((fetch) & 0xffff) << 16 | ((slot) & 0xffff))
 
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
+/* An argument of a span pair's key (sonde_probe_config.pair_entry): a
+ * register's value (DWARF number reg), or the 8 bytes at a register's
+ * value + off. */
+#define SONDE_PAIR_KEYS 3
+enum { SONDE_PAIR_ARG_NONE = 0, SONDE_PAIR_ARG_REG = 1, SONDE_PAIR_ARG_MEM = 2 };
+struct sonde_pair_arg {
+	__u8 kind;
+	__u8 reg;
+	__u16 pad;
+	__s32 off;
+};
+
 struct sonde_probe_config {
 	/* Which completed calls cross to user space as span records: every one
 	 * (emit_all), else those a sample landed in and those lasting at least
@@ -578,6 +590,15 @@ struct sonde_probe_config {
 	/* The session's id of the probe in this slot: what the records of its
 	 * calls, values and samples name (the slot is the kernel's own key). */
 	__u32 id;
+	/* 1: a span pair (two USDT probes, entry and return): its calls
+	 * enter at span_enter and end at span_pair_exit, which closes the
+	 * thread's innermost call of the probe in flight with the same key
+	 * (their stack pointers say nothing: both sites are inside the
+	 * program's code): the values of the arguments pair_entry names at
+	 * the entry, of those pair_return names at the return (kind 0: the
+	 * rest; none: every return closes the innermost call). */
+	__u32 pair;
+	struct sonde_pair_arg pair_entry[SONDE_PAIR_KEYS], pair_return[SONDE_PAIR_KEYS];
 };
 
 /* ---- Python frames (bpf/python.bpf.h) ----

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* spans.bpf.c — span probes: one program pair (`span_enter` on a uprobe,
  * `span_exit` on its uretprobe), attached once per traced function with the
- * probe id (its slot) and attach generation as the attach cookie. Entry
+ * probe id (its slot) and attach generation as the attach cookie (a USDT
+ * span pair: `span_enter` at its entry probe's sites, `span_pair_exit` at
+ * its return probe's). Entry
  * counts the call as entered and pushes it on the thread's stack of spans
  * in flight (the sampler reads it) unless the probe's predicate fails
  * there, exit pops it, counts its duration into the probe's histogram
@@ -68,6 +70,30 @@ __noinline int thread_state_claim(__u32 tid)
 		return 1;
 	count(SONDE_CNT_THREADS_FULL);
 	return 0;
+}
+
+/* The entry_sp of a pair's call: above every stack slot, its key in the
+ * low 47 bits. */
+#define PAIR_TAG 0xffff800000000000ull
+
+/* A pair's call's entry_sp: the key of the arguments args names. */
+static __always_inline __u64 pair_sp(struct pt_regs *ctx, const struct sonde_pair_arg *args)
+{
+	__u64 key = 0;
+	__u32 zero = 0;
+	struct fetch_scratch *s = args[0].kind ? bpf_map_lookup_elem(&fetch_scratch, &zero) : NULL;
+	if (!s || !fetch_load_regs(ctx, s))
+		return PAIR_TAG;
+	for (int i = 0; i < SONDE_PAIR_KEYS; i++) {
+		const struct sonde_pair_arg *a = &args[i];
+		if (a->kind == SONDE_PAIR_ARG_NONE)
+			break;
+		__u64 v = s->regs[a->reg < SONDE_FETCH_REGS ? a->reg : 0];
+		if (a->kind == SONDE_PAIR_ARG_MEM && bpf_probe_read_user(&v, sizeof(v), (void *)(v + a->off)))
+			v = 0;
+		key = (key ^ v) * 0x9e3779b97f4a7c15ull;
+	}
+	return PAIR_TAG | (key >> 17);
 }
 
 /* Where the stack pointer is when a return probe runs, relative to the
@@ -206,7 +232,9 @@ int span_enter(struct pt_regs *ctx)
 	f->gen = cfg->gen;
 	f->flags = 0;
 	f->points = 0;
-	f->entry_sp = sp;
+	/* A pair's call is not in a stack slot of its own: it lives until its
+	 * return probe closes it, never dropped for the stack pointer. */
+	f->entry_sp = cfg->pair ? pair_sp(ctx, cfg->pair_entry) : sp;
 	/* One clock read per handler: the rest of this handler's run time is
 	 * inside the calibrated trap cost (self_unseen_ns for this call,
 	 * call_unseen_ns for the calls around it). */
@@ -308,8 +336,11 @@ static __always_inline void emit_span(__u64 pid_tgid, struct sonde_thread_state 
 	}
 }
 
-SEC("uretprobe")
-int span_exit(struct pt_regs *ctx)
+/* A call of the probe ends: the innermost of the thread's calls of it in
+ * flight whose stack slot the stack pointer has just left, or for a pair
+ * (pair: 1) the innermost of them with the return's key (a return of a
+ * call whose entry was not seen, or left out, closes nothing). */
+static __always_inline int span_close(struct pt_regs *ctx, int pair)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -329,12 +360,14 @@ int span_exit(struct pt_regs *ctx)
 	 * its caller's share it: the innermost returns first). Frames above it never saw their return (longjmp, exceptions, the
 	 * kernel's nesting limit): they are dropped as orphans. */
 	__u64 sp = PT_REGS_SP(ctx);
+	/* A pair's return closes the innermost call of its probe with its key. */
+	__u64 want_sp = pair ? pair_sp(ctx, cfg->pair_return) : sp - RET_SP_OFFSET;
 	int found = -1;
 	for (__u32 i = 0; i < SONDE_SPAN_DEPTH; i++) {
 		if (i >= stored)
 			break;
 		struct sonde_span_frame *f = &st->frames[(stored - 1 - i) & (SONDE_SPAN_DEPTH - 1)];
-		if (f->probe == probe && f->gen == cfg->gen && f->entry_sp + RET_SP_OFFSET == sp) {
+		if (f->probe == probe && f->gen == cfg->gen && f->entry_sp == want_sp) {
 			found = (int)(stored - 1 - i);
 			break;
 		}
@@ -370,6 +403,19 @@ int span_exit(struct pt_regs *ctx)
 	 * time, calibrated. */
 	st->own_ns += cfg->call_unseen_ns;
 	return 0;
+}
+
+SEC("uretprobe")
+int span_exit(struct pt_regs *ctx)
+{
+	return span_close(ctx, 0);
+}
+
+/* A span pair's return probe was hit (a uprobe at its site). */
+SEC("uprobe")
+int span_pair_exit(struct pt_regs *ctx)
+{
+	return span_close(ctx, 1);
 }
 
 /* A point probe (a source line) was hit: counted exactly (probe_counts'

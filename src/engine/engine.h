@@ -269,6 +269,21 @@ static inline bool engine_ref_attached(struct engine_probe_ref r)
 	return r.gen != 0;
 }
 
+/* A USDT span pair's key (engine_probe_batch.pair_key): a return closes
+ * the thread's innermost call of the probe whose entry's arguments
+ * entry[] had the values the return's arguments ret[] have (kind NONE
+ * ends each list): a register's value (DWARF number reg), or the 8 bytes
+ * at a register's value + off. */
+#define ENGINE_PAIR_KEYS 3 /* SONDE_PAIR_KEYS */
+enum engine_pair_arg_kind { ENGINE_PAIR_ARG_NONE, ENGINE_PAIR_ARG_REG, ENGINE_PAIR_ARG_MEM };
+struct engine_pair_arg {
+	uint8_t kind, reg;
+	int32_t off;
+};
+struct engine_pair_key {
+	struct engine_pair_arg entry[ENGINE_PAIR_KEYS], ret[ENGINE_PAIR_KEYS];
+};
+
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
@@ -298,8 +313,20 @@ struct engine_probe_batch {
 	 * hit. */
 	uint32_t point_bit;
 	/* A point probe's USDT semaphores (file offsets, one per address, 0:
-	 * none; NULL: none at all): raised while attached (uprobes.h). */
+	 * none; NULL: none at all): raised while attached (uprobes.h); a span
+	 * pair's entry sites'. */
 	const uint64_t *ref_ctr_offsets;
+	/* nreturns > 0: a USDT span pair, one span probe (probes[0],
+	 * point_bit 0) whose calls enter at its n entry sites (file_offsets)
+	 * and end at its return sites (return_offsets, their semaphores in
+	 * return_ref_ctrs), a return closing the thread's innermost call of
+	 * the probe in flight; with fetch, fetch[0] is its entry's program
+	 * (the session gives one only for an entry at one site). */
+	const uint64_t *return_offsets;
+	const uint64_t *return_ref_ctrs;
+	size_t nreturns;
+	/* Its key (NULL: none, every return closes the innermost call). */
+	const struct engine_pair_key *pair_key;
 	/* Asked between two uprobe links and two processes (NULL: never):
 	 * true, with why, ends the attach there, which fails whole with why
 	 * (a signal to sonde: a batch of many functions without uprobe_multi

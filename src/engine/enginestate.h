@@ -44,6 +44,8 @@ struct slot {
 	uint8_t point_bit; /* a point probe's bit + 1; 0: a span probe */
 	bool active;       /* as last written to its probe_cfg */
 	bool fetch;        /* it has a capture program (probe_cfg.fetch) */
+	bool pair;         /* a USDT span pair (probe_cfg.pair), */
+	struct engine_pair_key pair_key; /* with this key */
 	/* A capturing point probe's programs, one per address: fetch_progs
 	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
 	uint16_t point_progs_first, point_progs_n;

@@ -32,6 +32,10 @@ _Static_assert(ENGINE_MAX_POINTS == SONDE_MAX_POINTS, "engine.h: ENGINE_MAX_POIN
 _Static_assert(ENGINE_POINT_PROGS == SONDE_POINT_PROGS, "engine.h: ENGINE_POINT_PROGS");
 _Static_assert(ENGINE_HIST_BUCKETS == SONDE_HIST_BUCKETS, "engine.h: ENGINE_HIST_BUCKETS");
 _Static_assert(ENGINE_COUNTERS == SONDE_CNT_NUM, "engine.h: ENGINE_COUNTERS");
+_Static_assert(ENGINE_PAIR_KEYS == SONDE_PAIR_KEYS, "engine.h: ENGINE_PAIR_KEYS");
+_Static_assert((int)ENGINE_PAIR_ARG_REG == (int)SONDE_PAIR_ARG_REG &&
+		       (int)ENGINE_PAIR_ARG_MEM == (int)SONDE_PAIR_ARG_MEM,
+	       "engine.h: enum engine_pair_arg_kind");
 _Static_assert(ENGINE_LOST_SPANS == SONDE_CNT_LOST_SPANS, "engine.h: ENGINE_LOST_SPANS");
 _Static_assert(ENGINE_UNWIND_FP == (int)SONDE_UNWIND_FP && ENGINE_UNWIND_CFI == (int)SONDE_UNWIND_CFI &&
 		       ENGINE_UNWIND_AUTO == (int)SONDE_UNWIND_AUTO,
@@ -158,7 +162,7 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		return NULL;
 	if (multi) { /* the uprobe programs, for uprobe_multi links only */
 		struct bpf_program *up[] = {skel->progs.span_enter, skel->progs.span_exit,
-					    skel->progs.point_hit};
+					    skel->progs.span_pair_exit, skel->progs.point_hit};
 		for (size_t i = 0; i < sizeof(up) / sizeof(*up); i++)
 			bpf_program__set_expected_attach_type(
 				up[i], (enum bpf_attach_type)UPROBES_MULTI_ATTACH_TYPE);
@@ -176,6 +180,7 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		if (o->no_spans) {
 			bpf_program__set_autoload(skel->progs.span_enter, false);
 			bpf_program__set_autoload(skel->progs.span_exit, false);
+			bpf_program__set_autoload(skel->progs.span_pair_exit, false);
 			bpf_program__set_autoload(skel->progs.point_hit, false);
 			/* No thread gets a state: one slot, not 100 MB to zero
 			 * (a lookup past the end finds no state). */

@@ -64,7 +64,14 @@ int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.point_bit = e->slots[slot].point_bit,
 		.fetch = e->slots[slot].fetch,
 		.id = e->slots[slot].probe,
+		.pair = e->slots[slot].pair,
 	};
+	for (int i = 0; cfg.pair && i < SONDE_PAIR_KEYS; i++) {
+		const struct engine_pair_arg *a = &e->slots[slot].pair_key.entry[i];
+		const struct engine_pair_arg *r = &e->slots[slot].pair_key.ret[i];
+		cfg.pair_entry[i] = (struct sonde_pair_arg){.kind = a->kind, .reg = a->reg, .off = a->off};
+		cfg.pair_return[i] = (struct sonde_pair_arg){.kind = r->kind, .reg = r->reg, .off = r->off};
+	}
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.probe_cfg), &slot, &cfg, BPF_ANY);
 }
 
@@ -271,6 +278,7 @@ void detach_probe(struct engine *e, uint32_t slot, bool deliver)
 	free_point_progs(e, slot);
 	e->slots[slot].probe = NO_PROBE;
 	e->slots[slot].point_bit = 0;
+	e->slots[slot].pair = false;
 	remove_uprobes(e, links, n);
 	free(links);
 }

@@ -38,12 +38,17 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
 				size_t errlen);
 
-/* A batch for one process: a point probe's (points.c), or functions'. */
+static int attach_pair(struct engine *e, const struct engine_probe_batch *b, char *err,
+		       size_t errlen);
+
+/* A batch for one process: a point probe's (points.c), a span pair's, or
+ * functions'. */
 static int attach_for_pid(struct engine *e, const struct engine_probe_batch *b, char *err,
 			  size_t errlen)
 {
-	return b->point_bit ? attach_point(e, b, err, errlen)
-			    : attach_spans_for_pid(e, b, err, errlen);
+	return b->point_bit  ? attach_point(e, b, err, errlen)
+	       : b->nreturns ? attach_pair(e, b, err, errlen)
+			     : attach_spans_for_pid(e, b, err, errlen);
 }
 
 static int attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
@@ -53,7 +58,8 @@ int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, c
 			 size_t errlen)
 {
 	int r = attach_probes(e, b, err, errlen);
-	size_t nprobes = b->point_bit ? (b->n > 0) : b->n; /* a point's n are its addresses */
+	/* A point's n are its addresses, and a pair's its entry sites. */
+	size_t nprobes = b->point_bit || b->nreturns ? (b->n > 0) : b->n;
 	for (size_t i = 0; b->refs && i < nprobes; i++)
 		b->refs[i] = ref_of(e, b->probes[i]);
 	return r;
@@ -222,6 +228,7 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 							    : (struct engine_span_policy){0};
 			e->slots[slot].point_bit = 0;
 			e->slots[slot].fetch = false;
+			e->slots[slot].pair = false;
 			e->slots[slot].probe = probe;
 		}
 		cookies[nslots] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
@@ -278,6 +285,91 @@ out:
 	free(slots);
 	free(cookies);
 	free(fresh);
+	free(enter);
+	free(exit_);
+	return r;
+}
+
+/* A USDT span pair for one process (engine_probe_batch.nreturns): its
+ * returns first, as a function's, then its entries. */
+static int attach_pair(struct engine *e, const struct engine_probe_batch *b, char *err,
+		       size_t errlen)
+{
+	uint32_t probe = b->probes[0];
+	if (refuse_without_spans(e, err, errlen))
+		return -1;
+	if (is_calibration(probe))
+		return errbuf_set(err, errlen, "probe id %u is sonde's own", probe);
+	if (attached_for(e, probe, b->pid)) /* a second would count each call twice */
+		return 0;
+	int found = slot_of(e, probe);
+	bool fresh = found < 0;
+	if (fresh && (engine_probes_available(e) <= 0 || (found = take_slot(e)) < 0))
+		return errbuf_set(err, errlen, "too many probes at once (at most %d): untrace some",
+				  ENGINE_USER_PROBES);
+	uint32_t slot = (uint32_t)found;
+	if (fresh) {
+		next_generation(e, slot);
+		struct slot *sl = &e->slots[slot];
+		int8_t trap = b->traps ? b->traps[0] : -1;
+		uint8_t cls = (uint8_t)insn_class_of_trap(trap);
+		sl->cls = cls < INSN_CLASSES ? cls : (uint8_t)INSN_SSTEP;
+		sl->policy = b->policies ? b->policies[0] : (struct engine_span_policy){0};
+		sl->point_bit = 0;
+		sl->fetch = false;
+		sl->pair = true;
+		sl->pair_key = b->pair_key ? *b->pair_key : (struct engine_pair_key){0};
+		sl->probe = probe;
+	}
+	size_t n = b->n, nr = b->nreturns;
+	uint64_t *cookies = xcalloc(n + nr + 1, sizeof(*cookies));
+	for (size_t i = 0; i < n + nr; i++)
+		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
+	int *enter = xcalloc(n + 1, sizeof(*enter));
+	int *exit_ = xcalloc(nr + 1, sizeof(*exit_));
+	struct uprobes_attach_opts returns = {.prog_fd = bpf_program__fd(e->skel->progs.span_pair_exit),
+					      .binary = b->binary,
+					      .file_offsets = b->return_offsets,
+					      .ref_ctr_offsets = b->return_ref_ctrs,
+					      .cookies = cookies,
+					      .n = nr,
+					      .pid = b->pid,
+					      .stop = b->stop,
+					      .stop_arg = b->stop_arg};
+	struct uprobes_attach_opts entries = returns;
+	entries.prog_fd = bpf_program__fd(e->skel->progs.span_enter);
+	entries.file_offsets = b->file_offsets;
+	entries.ref_ctr_offsets = b->ref_ctr_offsets;
+	entries.n = n;
+	int r = -1;
+	if (link_uprobes(e, &returns, exit_, err, errlen))
+		goto out;
+	if (link_uprobes(e, &entries, enter, err, errlen)) {
+		remove_uprobes(e, exit_, nr);
+		goto out;
+	}
+	/* A fresh probe's program first: its hits count once it is active. */
+	const struct engine_fetch *f = b->fetch && fresh ? &b->fetch[0] : NULL;
+	if ((f && f->prog && set_fetch(e, slot, f)) || set_probe_config(e, slot, true)) {
+		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
+		remove_uprobes(e, enter, n);
+		remove_uprobes(e, exit_, nr);
+		goto out;
+	}
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n + nr, sizeof(*e->spans));
+	for (size_t i = 0; i < n; i++)
+		e->spans[e->nspans++] = (struct span_attachment){
+			.probe = probe, .slot = slot, .pid = b->pid, .enter = enter[i], .exit = -1};
+	for (size_t i = 0; i < nr; i++)
+		e->spans[e->nspans++] = (struct span_attachment){
+			.probe = probe, .slot = slot, .pid = b->pid, .enter = -1, .exit = exit_[i]};
+	r = 0;
+out:
+	if (r && fresh) {
+		e->slots[slot].pair = false;
+		e->slots[slot].probe = NO_PROBE;
+	}
+	free(cookies);
 	free(enter);
 	free(exit_);
 	return r;

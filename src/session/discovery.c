@@ -143,6 +143,24 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 			done[i] = true;
 			continue;
 		}
+		if (s->probes[i].sites.nentries) { /* a USDT span pair */
+			const struct point_sites *ps = &s->probes[i].sites;
+			uint32_t probe = (uint32_t)i;
+			size_t ne = ps->nentries;
+			struct engine_probe_batch b = {
+				.probes = &probe,
+				.file_offsets = ps->offsets,
+				.ref_ctr_offsets = ps->ref_ctrs,
+				.n = ne,
+				.return_offsets = ps->offsets + ne,
+				.return_ref_ctrs = ps->ref_ctrs ? ps->ref_ctrs + ne : NULL,
+				.nreturns = ps->n - ne,
+				.binary = p->probes[i].binary,
+				.pid = pid};
+			failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
+			done[i] = true;
+			continue;
+		}
 		size_t k = 0; /* this binary's function probes: one batch */
 		for (size_t j = i; j < n && j < SESSION_MAX_PROBES; j++)
 			if (trace_probe_attached(&s->probes[j]) && !done[j] && p->probes[j].point < 0 &&

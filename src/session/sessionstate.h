@@ -37,6 +37,8 @@ struct point_sites {
 	uint64_t *offsets;
 	uint64_t *ref_ctrs; /* a USDT probe's semaphores, per offset (NULL: none) */
 	size_t n;
+	size_t nentries; /* a USDT span pair: offsets[0..nentries) its entry
+			  * sites, the rest its return sites; 0: not one */
 };
 
 /* Which completed calls of a function probe cross to user space

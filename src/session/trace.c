@@ -64,7 +64,8 @@ static int attach_uprobes(struct session *s, const struct engine_probe_batch *ba
 	b.stop = stop_on_signal;
 	b.stop_arg = s;
 	int r = engine_attach_probes(s->eng, &b, err, errlen);
-	size_t nprobes = batch->point_bit ? 1 : batch->n; /* a point's n are its addresses */
+	/* A point's n are its addresses, and a pair's its entry sites. */
+	size_t nprobes = batch->point_bit || batch->nreturns ? 1 : batch->n;
 	for (size_t k = 0; r && k < nprobes; k++) {
 		engine_discard_span(s->eng, batch->refs[k]);
 		batch->refs[k] = (struct engine_probe_ref){0};
@@ -367,6 +368,134 @@ static void note_placements(const struct session *s, const char *spec,
  * spec's note ("" if none: functions a glob named that a probe would
  * break). A function already traced keeps its probe; one traced before and
  * untraced gets its probe id back; new ones get the next ids. */
+static struct engine_pair_arg pair_arg_of(const struct usdt_arg *a)
+{
+	return (struct engine_pair_arg){.kind = a->kind == USDT_ARG_MEM ? ENGINE_PAIR_ARG_MEM
+									  : ENGINE_PAIR_ARG_REG,
+					.reg = (uint8_t)a->reg,
+					.off = a->kind == USDT_ARG_MEM ? (int32_t)a->offset : 0};
+}
+
+/* The engine's form of a pair's key. */
+static struct engine_pair_key pair_key_of(const struct usdt_pair_key *k)
+{
+	struct engine_pair_key e = {0};
+	for (int i = 0; i < k->n && i < ENGINE_PAIR_KEYS; i++) {
+		e.entry[i] = pair_arg_of(&k->entry[i]);
+		e.ret[i] = pair_arg_of(&k->ret[i]);
+	}
+	return e;
+}
+
+/* A USDT span pair (spec usdt:[BINARY:]PROVIDER:ENTRY,RETURN, written as
+ * `full` with its captures): one span probe named by the spec, span_enter
+ * at each of its entry probe's sites and span_pair_exit at each of its
+ * return probe's, all or none, its semaphores raised. Takes rs's targets.
+ * Returns its probe id, or -1 with err. */
+static int attach_pair_spec(struct session *s, const char *full, const struct probe_plan *rs,
+			    int *count, char *err, size_t errlen)
+{
+	const char *spec = rs->location;
+	const struct capture_plan *plan = &rs->captures;
+	struct probe_target *t = rs->t; /* taken: freed here */
+	int n = rs->n, nentries = 0;
+	while (nentries < n && !t[nentries].usdt_return)
+		nentries++;
+	int id = profile_probe_find(s->prof, spec);
+	int r = -1;
+	char why[512];
+	if (id >= 0 && trace_probe_attached(&s->probes[id])) {
+		if (plan->builds)
+			errbuf_set(err, errlen,
+				   "trace %s: %s is traced already: untrace it first to change what "
+				   "it captures",
+				   full, spec);
+		else
+			r = id;
+		goto out;
+	}
+	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
+		errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
+			   spec, SESSION_MAX_PROBES);
+		goto out;
+	}
+	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
+	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
+	uint64_t *refs = xcalloc((size_t)n, sizeof(*refs)); /* USDT semaphores */
+	bool any_ref = false;
+	for (int i = 0; i < n; i++) {
+		offs[i] = t[i].offset;
+		refs[i] = t[i].ref_ctr_offset;
+		any_ref |= refs[i] != 0;
+	}
+	int8_t trap = t[0].trap_known ? (int8_t)t[0].trap : -1;
+	struct engine_fetch fetch = {0};
+	if (plan->builds)
+		capture_program(plan, 0, s->prof, probe, &fetch);
+	struct engine_span_policy policy = span_policy_for(s, probe);
+	struct engine_pair_key key = pair_key_of(&rs->pair_key);
+	struct engine_probe_ref ref = {0};
+	struct engine_probe_batch b = {.probes = &probe,
+				       .file_offsets = offs,
+				       .ref_ctr_offsets = any_ref ? refs : NULL,
+				       .n = (size_t)nentries,
+				       .return_offsets = offs + nentries,
+				       .return_ref_ctrs = any_ref ? refs + nentries : NULL,
+				       .nreturns = (size_t)(n - nentries),
+				       .pair_key = &key,
+				       .fetch = plan->builds ? &fetch : NULL,
+				       .binary = t[0].binary,
+				       .traps = &trap,
+				       .policies = &policy,
+				       .refs = &ref};
+	int ok = !session_interrupted(s, why, sizeof(why)) &&
+		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
+	if (!ok) {
+		free(offs);
+		free(refs);
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
+		goto out;
+	}
+	if (id < 0) {
+		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
+		s->probes[id].dev = t[0].dev;
+		s->probes[id].ino = t[0].ino;
+	}
+	s->probes[id].kernel = ref;
+	struct point_sites *ps = &s->probes[id].sites;
+	free(ps->offsets);
+	free(ps->ref_ctrs);
+	ps->offsets = offs; /* a later process gets the same */
+	ps->ref_ctrs = any_ref ? refs : NULL;
+	if (!any_ref)
+		free(refs);
+	ps->n = (size_t)n;
+	ps->nentries = (size_t)nentries;
+	r = id;
+	note_spec(s, probe, full);
+	capture_name(plan, 0, s->prof, probe);
+	s->prof->probes[id].all_calls = s->o->all_calls;
+	if (s->o->verbose) {
+		char by[64] = "";
+		for (int i = 0, off = 0; i < rs->pair_key.n; i++)
+			off += snprintf(by + off, sizeof(by) - (size_t)off, " arg%d",
+					rs->pair_key.positions[i]);
+		session_note(s->o, "%s: a return closes the innermost call %s%s", spec,
+			     rs->pair_key.n ? "whose entry had the same" : "in flight (no key)", by);
+	}
+	for (int i = 0; i < n && s->o->verbose; i++)
+		session_note(s->o, "%s: %s site at file offset 0x%llx (%s)", spec,
+			     t[i].usdt_return ? "return" : "entry", (unsigned long long)t[i].offset,
+			     t[i].function);
+out:
+	if (r >= 0 && count)
+		*count = 1;
+	if (r >= 0)
+		err[0] = 0;
+	probes_free(t, n);
+	return r;
+}
+
 /* The number of probes of a point plan: a USDT glob's runs of one
  * location, else 1. */
 static int point_groups(const struct probe_plan *r)
@@ -439,6 +568,12 @@ out:
 int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   int *count, char *err, size_t errlen)
 {
+	if (r->pair) {
+		int id = attach_pair_spec(s, spec, r, count, err, errlen);
+		r->t = NULL; /* taken */
+		probe_plan_free(r);
+		return id;
+	}
 	if (r->line && point_groups(r) > 1) {
 		int id = attach_point_groups(s, spec, r, count, err, errlen);
 		probe_plan_free(r);

@@ -52,6 +52,24 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 		return -1;
 	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
 		return 0;
+	if (p->pair) {
+		/* Its captures are read at its entry, by one program. */
+		int entries = 0;
+		while (entries < n && !t[entries].usdt_return)
+			entries++;
+		const char *why =
+			plan->spec.pred ? "takes no predicate yet (a call left out could not be told "
+					  "from the calls around it at its return)"
+			: entries > 1	? "captures at an entry probe of one site only"
+					: NULL;
+		if (why) {
+			errbuf_set(err, errlen, "the span pair %s %s", p->location, why);
+			capexpr_free(&plan->spec);
+			memset(plan, 0, sizeof(*plan));
+			return -1;
+		}
+		n = 1;
+	}
 	plan->builds = xcalloc((size_t)n, sizeof(*plan->builds));
 	int first = 0; /* the first address of address i's probe */
 	for (int i = 0; i < n; i++) {
@@ -74,6 +92,49 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 	return 0;
 }
 
+/* Whether a is a key argument: 8 bytes unsigned, in a register or at one
+ * (not rip-relative, not a constant). */
+static bool key_arg(const struct usdt_arg *a)
+{
+	return a->size == 8 && !a->is_signed && a->kind != USDT_ARG_CONST && a->reg != 16;
+}
+
+static bool same_arg(const struct usdt_arg *a, const struct usdt_arg *b)
+{
+	return a->kind == b->kind && a->size == b->size && a->is_signed == b->is_signed &&
+	       a->reg == b->reg && a->offset == b->offset;
+}
+
+/* Whether argument pos is a key argument, the same at sites t[from, to). */
+static bool key_at(const struct probe_target *t, int from, int to, int pos)
+{
+	for (int i = from; i < to; i++)
+		if (t[i].usdt_nargs <= pos || !key_arg(&t[i].usdt_args[pos]) ||
+		    !same_arg(&t[i].usdt_args[pos], &t[from].usdt_args[pos]))
+			return false;
+	return true;
+}
+
+/* A span pair's key (usdt_pair_key), from its entry sites t[0, entries)
+ * and return sites t[entries, n). */
+static void plan_pair_key(struct probe_plan *p)
+{
+	const struct probe_target *t = p->t;
+	int n = p->n, entries = 0;
+	while (entries < n && !t[entries].usdt_return)
+		entries++;
+	struct usdt_pair_key *k = &p->pair_key;
+	memset(k, 0, sizeof(*k));
+	if (entries == 0 || entries == n)
+		return;
+	for (int pos = 0; pos < USDT_MAX_ARGS && k->n < USDT_PAIR_KEYS; pos++)
+		if (key_at(t, 0, entries, pos) && key_at(t, entries, n, pos)) {
+			k->positions[k->n] = pos;
+			k->entry[k->n] = t[0].usdt_args[pos];
+			k->ret[k->n++] = t[entries].usdt_args[pos];
+		}
+}
+
 int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
 		    char *err, size_t errlen)
 {
@@ -88,7 +149,10 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		probe_plan_free(out);
 		return -1;
 	}
-	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt);
+	out->pair = out->n > 0 && out->t[0].usdt_pair;
+	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair;
+	if (out->pair)
+		plan_pair_key(out);
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;

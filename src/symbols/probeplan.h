@@ -14,6 +14,7 @@
 #include "capexpr.h"
 #include "dwarfvar.h"
 #include "probes.h"
+#include "usdt.h"
 
 /* What a spec captures, translated for each of its addresses. */
 struct capture_plan {
@@ -29,6 +30,10 @@ struct probe_plan {
 	bool line;               /* a line probe: t[] are one probe's addresses;
 				  * or a USDT glob's probes: each the run of
 				  * t[] of one location (its own spec) */
+	/* A USDT span pair: t[] its entry sites, then its return sites
+	 * (usdt_return); captures, read at its entry, at t[0] only. */
+	bool pair;
+	struct usdt_pair_key pair_key; /* which arguments pair a return with its entry */
 	struct capture_plan captures;
 	char note[768];          /* what the spec named but left out ("" if nothing) */
 };

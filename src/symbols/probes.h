@@ -74,6 +74,9 @@ struct probe_target {
 	 * "PROVIDER:NAME", location the spec; its semaphore's file offset (0:
 	 * none), which the kernel raises while the probe is on. */
 	bool usdt;
+	/* A span pair's site (spec usdt:[BINARY:]PROVIDER:ENTRY,RETURN: its
+	 * entry probe's sites first, then its return probe's, usdt_return). */
+	bool usdt_pair, usdt_return;
 	uint64_t ref_ctr_offset;
 	uint64_t usdt_vaddr;          /* its address in the file */
 	struct usdt_arg *usdt_args;   /* its operands (malloc'd) */

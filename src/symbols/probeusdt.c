@@ -52,10 +52,24 @@ static bool same_probe(const struct usdt_probe *a, const struct usdt_probe *b)
 	return !strcmp(a->provider, b->provider) && !strcmp(a->name, b->name);
 }
 
-int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct probe_target **out,
-		      char *err, size_t errlen)
+/* What a spec asks for: its binary part as written (NULL: none), its
+ * provider, and its probe's name (or the entry's of a pair), the return's
+ * name for a pair (NULL: not one). */
+struct usdt_spec {
+	char *bin_part, *provider, *name, *ret;
+};
+
+static void spec_free(struct usdt_spec *u)
 {
-	*out = NULL;
+	free(u->bin_part);
+	free(u->provider);
+	free(u->name);
+	free(u->ret);
+}
+
+static int spec_parse(const char *spec, struct usdt_spec *u, char *err, size_t errlen)
+{
+	memset(u, 0, sizeof(*u));
 	/* usdt:[BINARY:]PROVIDER:NAME: NAME and PROVIDER are the last two parts. */
 	const char *rest = spec + 5;
 	const char *c2 = strrchr(rest, ':');
@@ -66,56 +80,51 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 				  "bad probe '%s': expected usdt:BINARY:PROVIDER:NAME (sonde probe -e "
 				  "BINARY --usdt lists them)",
 				  spec);
-	char *bin_part = c1 ? strndup(rest, (size_t)(c1 - rest)) : NULL;
-	char *provider_s = strndup(provider, (size_t)(c2 - provider));
-	const char *name = c2 + 1;
-	bool glob = is_glob(provider_s) || is_glob(name);
-	char *path = NULL;
-	if (bin_part && *bin_part)
-		path = find_binary(bin_part, scope, err, errlen);
-	else if (scope->executable)
-		path = xstrdup(scope->executable);
-	else
-		errbuf_set(err, errlen, "probe '%s' names no binary and there is no target executable",
+	u->bin_part = c1 ? strndup(rest, (size_t)(c1 - rest)) : NULL;
+	u->provider = strndup(provider, (size_t)(c2 - provider));
+	const char *comma = strchr(c2 + 1, ',');
+	u->name = comma ? strndup(c2 + 1, (size_t)(comma - c2 - 1)) : xstrdup(c2 + 1);
+	u->ret = comma ? xstrdup(comma + 1) : NULL;
+	if (u->ret && (!*u->name || !*u->ret || strchr(u->ret, ',') || is_glob(u->provider) ||
+		       is_glob(u->name) || is_glob(u->ret))) {
+		errbuf_set(err, errlen,
+			   "bad probe '%s': a span pair is usdt:BINARY:PROVIDER:ENTRY,RETURN, two "
+			   "probe names without globs",
 			   spec);
-	if (!path) {
-		free(bin_part);
-		free(provider_s);
+		spec_free(u);
 		return -1;
 	}
-	struct usdt_probe *p;
-	int n = usdt_read(path, &p, err, errlen);
-	if (n < 0) {
-		free(bin_part);
-		free(provider_s);
-		free(path);
-		return -1;
-	}
-	struct stat st;
-	if (stat(path, &st) != 0)
-		memset(&st, 0, sizeof(st));
-	struct probe_target *t = xcalloc((size_t)n + 1, sizeof(*t));
-	int k = 0;
-	/* A glob's probes each go by their own spec, their sites together
-	 * (the notes' order of their first sites): a point probe each. */
+	return 0;
+}
+
+/* Appends to t (at *k) the sites of the notes the provider and name
+ * select, each probe's sites together (the notes' order of their first
+ * sites); a glob's probes each go by their own spec. */
+static void collect(const char *spec, const struct usdt_spec *u, const char *name, bool is_return,
+		    const char *path, const struct stat *st, const struct usdt_probe *p, int n,
+		    struct probe_target *t, int *k)
+{
+	bool glob = is_glob(u->provider) || is_glob(name);
 	bool *taken = xcalloc((size_t)n + 1, sizeof(*taken));
 	for (int j = 0; j < n; j++) {
-		if (taken[j] || !selected(&p[j], provider_s, name))
+		if (taken[j] || !selected(&p[j], u->provider, name))
 			continue;
 		for (int i = j; i < n; i++) {
 			if (taken[i] || !same_probe(&p[i], &p[j]))
 				continue;
 			taken[i] = true;
-			struct probe_target *x = &t[k++];
+			struct probe_target *x = &t[(*k)++];
 			x->function = xasprintf("%s:%s", p[i].provider, p[i].name);
 			x->binary = xstrdup(path);
 			x->offset = p[i].file_offset;
-			x->location = !glob ? xstrdup(spec)
-				      : bin_part ? xasprintf("usdt:%s:%s", bin_part, x->function)
-						 : xasprintf("usdt:%s", x->function);
-			x->dev = (uint64_t)st.st_dev;
-			x->ino = (uint64_t)st.st_ino;
+			x->location = !glob	   ? xstrdup(spec)
+				      : u->bin_part ? xasprintf("usdt:%s:%s", u->bin_part, x->function)
+						    : xasprintf("usdt:%s", x->function);
+			x->dev = (uint64_t)st->st_dev;
+			x->ino = (uint64_t)st->st_ino;
 			x->usdt = true;
+			x->usdt_pair = u->ret != NULL;
+			x->usdt_return = is_return;
 			x->ref_ctr_offset = p[i].semaphore_vaddr ? p[i].semaphore_offset : 0;
 			x->usdt_vaddr = p[i].vaddr;
 			x->usdt_nargs = p[i].nargs;
@@ -130,23 +139,65 @@ int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct 
 		}
 	}
 	free(taken);
-	if (k == 0) {
-		char names[512];
-		names_of(p, n, names, sizeof(names));
-		if (n == 0)
-			errbuf_set(err, errlen, "%s has no USDT probes (no .note.stapsdt)",
-				   display_path(path));
-		else
-			errbuf_set(err, errlen, "%s has no USDT probe %s%s:%s (it has %s)",
-				   display_path(path), glob ? "matching " : "", provider_s, name,
-				   names);
-		free(t);
+}
+
+/* The line for a name no note has (or a glob none matches). */
+static void refuse_name(const char *path, const struct usdt_probe *p, int n, const char *provider,
+			const char *name, char *err, size_t errlen)
+{
+	char names[512];
+	names_of(p, n, names, sizeof(names));
+	if (n == 0)
+		errbuf_set(err, errlen, "%s has no USDT probes (no .note.stapsdt)", display_path(path));
+	else
+		errbuf_set(err, errlen, "%s has no USDT probe %s%s:%s (it has %s)", display_path(path),
+			   is_glob(provider) || is_glob(name) ? "matching " : "", provider, name,
+			   names);
+}
+
+int probeusdt_resolve(const char *spec, const struct probe_scope *scope, struct probe_target **out,
+		      char *err, size_t errlen)
+{
+	*out = NULL;
+	struct usdt_spec u;
+	if (spec_parse(spec, &u, err, errlen))
+		return -1;
+	char *path = NULL;
+	if (u.bin_part && *u.bin_part)
+		path = find_binary(u.bin_part, scope, err, errlen);
+	else if (scope->executable)
+		path = xstrdup(scope->executable);
+	else
+		errbuf_set(err, errlen, "probe '%s' names no binary and there is no target executable",
+			   spec);
+	struct usdt_probe *p = NULL;
+	int n = path ? usdt_read(path, &p, err, errlen) : -1;
+	if (n < 0) {
+		spec_free(&u);
+		free(path);
+		return -1;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	struct probe_target *t = xcalloc((size_t)n + 1, sizeof(*t));
+	int k = 0;
+	collect(spec, &u, u.name, false, path, &st, p, n, t, &k);
+	int entries = k;
+	if (entries == 0) {
+		refuse_name(path, p, n, u.provider, u.name, err, errlen);
+	} else if (u.ret) {
+		collect(spec, &u, u.ret, true, path, &st, p, n, t, &k);
+		if (k == entries)
+			refuse_name(path, p, n, u.provider, u.ret, err, errlen);
+	}
+	if (entries == 0 || (u.ret && k == entries)) {
+		probes_free(t, k);
 		t = NULL;
 		k = -1;
 	}
 	usdt_free(p, n);
-	free(bin_part);
-	free(provider_s);
+	spec_free(&u);
 	free(path);
 	*out = t;
 	return k;

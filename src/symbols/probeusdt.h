@@ -1,7 +1,9 @@
 /* probeusdt (private to symbols) — a spec usdt:[BINARY:]PROVIDER:NAME
  * resolved to its probe's addresses: every note of that provider and name
  * in the binary (the compiler may place one probe at several sites), each
- * a target with its semaphore (usdt.h). */
+ * a target with its semaphore (usdt.h). PROVIDER and NAME may be globs:
+ * each probe's sites then go by its own spec. usdt:[BINARY:]PROVIDER:
+ * ENTRY,RETURN is a span pair: ENTRY's sites, then RETURN's. */
 #ifndef SONDE_PROBEUSDT_H
 #define SONDE_PROBEUSDT_H
 

@@ -41,6 +41,18 @@ struct usdt_probe {
 	int nargs;                         /* -1: an operand it cannot read */
 };
 
+/* A span pair's key: the arguments at the positions where both probes
+ * have an 8-byte unsigned value (a pointer, an id: Python's file and
+ * function names, PostgreSQL's query, Ruby's class and method) read from
+ * a register or memory at a register, the same operand at every site of
+ * each probe; up to USDT_PAIR_KEYS of them. n == 0: none. */
+#define USDT_PAIR_KEYS 3
+struct usdt_pair_key {
+	int n;
+	int positions[USDT_PAIR_KEYS];
+	struct usdt_arg entry[USDT_PAIR_KEYS], ret[USDT_PAIR_KEYS];
+};
+
 /* The probes of the ELF file at path, in note order (*out malloc'd: free
  * with usdt_free). Returns how many (0: none), or -1 with one line in err
  * (not an ELF file it can read, a note it cannot make sense of). */

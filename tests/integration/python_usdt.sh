@@ -12,6 +12,9 @@
 #    are the script's own, at every call of its function;
 #  - a glob over names (gc__*): a probe each, each counting exactly, each
 #    with its own argument's type;
+#  - a span pair (function__entry,function__return): a span per Python
+#    call, nested as the script's calls are, its slow calls exactly the
+#    script's, its returns paired with their entries by arg0 and arg1;
 #  - bad input: a probe name the binary does not have (the names it has),
 #    a binary without SDT notes, an argument it lacks, a path into one.
 . "$(dirname "$0")/lib.sh"
@@ -166,6 +169,56 @@ same=$(sqlite3 "$WORK/fe.sonde" "select count(*) from hits h
 	  and (select text from hit_values where hit = h.id and capture = $c1) = 'f'
 	  and (select value from hit_values where hit = h.id and capture = $c2) = $first")
 assert_near "function__entry hits naming the script's file, f and its first line" "$same" "$calls" 0
+
+# A span pair: function__entry,function__return, a span per Python call.
+# 3.11 fires its function__return at every return, but its entry only
+# while a trace function is set (the script sets one, whose own calls
+# show no entry): a return closes the innermost call whose entry had the
+# same file and function names (arg0 and arg1, the pair's key), so the
+# trace function's returns close nothing. The truth is the script's: N
+# calls of outer, each calling leaf twice, a fifth of the leaves sleeping
+# 2 ms, and the outers around them.
+cat >"$WORK/pair.py" <<'EOF'
+import sys, time
+def leaf(i):
+    if i % 10 == 0:
+        time.sleep(0.002)
+    return i + 1
+def outer(i):
+    return leaf(i) + leaf(i + 1)
+N = int(sys.argv[1])
+sys.settrace(lambda *a: None)
+for i in range(N):
+    outer(i)
+sys.settrace(None)
+print(N)
+EOF
+pair="usdt:$PY:python:function__entry,function__return"
+"$SONDE" record -v --all-calls --trace "$pair" -o "$WORK/pair.sonde" -- "$PY" "$WORK/pair.py" 1000 \
+	>"$WORK/pair.out" 2>"$WORK/rec.out" || { cat "$WORK/rec.out" >&2; fail "record --trace $pair failed"; }
+grep -q "a return closes the innermost call whose entry had the same arg0 arg1" "$WORK/rec.out" ||
+	{ grep -v libbpf "$WORK/rec.out" >&2; fail "the pair's key is not arg0 arg1"; }
+n=$(cat "$WORK/pair.out")
+q() { sqlite3 "$WORK/pair.sonde" "$1"; }
+assert_near "span pair: the leaves' calls (depth 2)" "$(q "select count(*) from spans where depth = 2")" $((2 * n)) 0
+# Depth 1: the outers, and the few calls the interpreter makes itself
+# under the trace function (5 here).
+assert_ge "span pair: the outers' calls (depth 1)" "$(q "select count(*) from spans where depth = 1")" "$n"
+assert_le "... and hardly more" "$(q "select count(*) from spans where depth = 1")" $((n + 20))
+assert_near "span pair: calls nested in their parent's interval" \
+	"$(q "select count(*) from spans c join spans p on p.id = c.parent
+		where p.start_ns <= c.start_ns and p.start_ns + p.raw_duration_ns >= c.start_ns + c.raw_duration_ns")" \
+	"$(q "select count(*) from spans where parent is not null")" 0
+assert_near "span pair: the leaves that slept (over 1 ms)" \
+	"$(q "select count(*) from spans where depth = 2 and duration_ns >= 1000000")" $((n / 5)) 0
+assert_near "span pair: the outers around them (over 1 ms)" \
+	"$(q "select count(*) from spans where depth = 1 and duration_ns >= 1000000")" $((n / 5)) 0
+expect_error "has no USDT probe python:function__exit .it has python:audit" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:function__entry,function__exit" -o "$WORK/x.sonde" -- "$PY" -c pass
+expect_error "a span pair is usdt:BINARY:PROVIDER:ENTRY,RETURN, two probe names without globs" "" -- \
+	"$SONDE" record -d 1 --trace "usdt:$PY:python:function__*,function__return" -o "$WORK/x.sonde" -- "$PY" -c pass
+expect_error "takes no predicate yet" "" -- \
+	"$SONDE" record -d 1 --trace "$pair if arg2 > 1" -o "$WORK/x.sonde" -- "$PY" -c pass
 
 expect_error "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__begin" -o "$WORK/x.sonde" -- "$PY" -c pass
