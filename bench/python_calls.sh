@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# What a traced Python call costs through the USDT span pair
+# usdt:python3.11:python:function__entry,function__return (Debian's
+# python3.11, or PY), against the same script untraced. 3.11 fires the
+# entry only while a trace function is set (or the line probe is traced
+# too), so the rows are: the script alone; with sys.settrace on (the
+# baseline a traced run pays anyway); with settrace and sonde tracing the
+# pair; and with no settrace, sonde tracing the pair and the line probe
+# (every line a trap: how 3.11 fires its entries with nothing set in the
+# target). The script times its own CALLS calls of a one-line function
+# (time.perf_counter) once the tracer is in place (sonde's --ready-file).
+# Per row: the ns per call, and the ns per call over the settrace row.
+# Each runs RUNS times; the median counts.
+# usage: bench/python_calls.sh [BUILD_DIR] [RUNS] [CALLS]
+set -euo pipefail
+build=${1:-build}
+runs=${2:-3}
+calls=${3:-200000}
+sonde=$(readlink -f "$build/sonde")
+py=${PY:-/usr/bin/python3.11}
+[ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
+[ -x "$py" ] || { echo "no $py (set PY)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/calls.py" <<'EOF'
+import os, sys, time
+def f(i):
+    return i + 1
+go, n, trace = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+while not os.path.exists(go):
+    time.sleep(0.005)
+if trace:
+    sys.settrace(lambda *a: None)
+t0 = time.perf_counter()
+for i in range(n):
+    f(i)
+t = time.perf_counter() - t0
+sys.settrace(None)
+print("%.9f" % (t / n * 1e9), flush=True)
+EOF
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+pair="usdt:$py:python:function__entry,function__return"
+
+# run LABEL SETTRACE SONDE_TRACES...: one run; appends ns per call to $tmp/LABEL.
+run() {
+	local label=$1 trace=$2 go="$tmp/go"
+	shift 2
+	rm -f "$go"
+	"$py" "$tmp/calls.py" "$go" "$calls" "$trace" >"$tmp/out" &
+	local pid=$!
+	if [ $# -eq 0 ]; then
+		touch "$go"
+	else
+		local args=()
+		for t in "$@"; do args+=(--trace "$t"); done
+		"$sonde" record -p "$pid" --no-python "${args[@]}" --ready-file "$go" \
+			-o "$tmp/rec.sonde" >/dev/null 2>&1 &
+	fi
+	wait "$pid"
+	[ $# -eq 0 ] || wait $! || true # sonde's status when its target ended
+	cat "$tmp/out" >>"$tmp/$label"
+}
+
+for _ in $(seq "$runs"); do
+	run alone 0
+	run settrace 1
+	run "settrace + pair" 1 "$pair"
+	run "pair + line" 0 "$pair" "usdt:$py:python:line"
+done
+base=$(median <"$tmp/settrace")
+echo "target: $py, $calls calls of a one-line function (median of $runs runs)"
+printf '%-18s %12s %22s\n' run "ns / call" "ns / call over settrace"
+for label in alone settrace "settrace + pair" "pair + line"; do
+	v=$(median <"$tmp/$label")
+	printf '%-18s %12.1f %22.1f\n' "$label" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { print a - b }')"
+done
