@@ -115,15 +115,11 @@ static bool key_at(const struct probe_target *t, int from, int to, int pos)
 	return true;
 }
 
-/* A span pair's key (usdt_pair_key), from its entry sites t[0, entries)
- * and return sites t[entries, n). */
-static void plan_pair_key(struct probe_plan *p)
+void probe_plan_pair_key(const struct probe_target *t, int n, struct usdt_pair_key *k)
 {
-	const struct probe_target *t = p->t;
-	int n = p->n, entries = 0;
+	int entries = 0;
 	while (entries < n && !t[entries].usdt_return)
 		entries++;
-	struct usdt_pair_key *k = &p->pair_key;
 	memset(k, 0, sizeof(*k));
 	if (entries == 0 || entries == n)
 		return;
@@ -152,7 +148,7 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 	out->pair = out->n > 0 && out->t[0].usdt_pair;
 	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair;
 	if (out->pair)
-		plan_pair_key(out);
+		probe_plan_pair_key(out->t, out->n, &out->pair_key);
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;

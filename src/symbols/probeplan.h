@@ -44,6 +44,10 @@ struct probe_plan {
 int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
 		    char *err, size_t errlen);
 
+/* A span pair's key (struct usdt_pair_key) from its sites: the entry's
+ * t[0, k) and the return's (usdt_return) t[k, n). Pure. */
+void probe_plan_pair_key(const struct probe_target *t, int n, struct usdt_pair_key *key);
+
 void probe_plan_free(struct probe_plan *p);
 void capture_plan_free(struct capture_plan *plan);
 

@@ -5,7 +5,8 @@
  * captures' DWARF types; a spec capturing nothing plans no program; a line
  * spec is one probe of the line's addresses, each with a program of the
  * same types; and a bad location, variable or expression refuses the whole
- * spec with one line, leaving nothing to free. */
+ * spec with one line, leaving nothing to free. A USDT span pair's key: the
+ * 8-byte unsigned arguments both probes have, the same at every site. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -203,4 +204,81 @@ Test(probeplan, refusals)
 				  p.n == 0,
 			  "%s: something left in the plan", cases[i].spec);
 	}
+}
+
+/* A site of a pair with the operands args ("8@%rbp 8@%r12 -4@%eax"). */
+static struct probe_target site(const char *args, bool is_return, struct usdt_arg *store)
+{
+	struct probe_target t = {.usdt = true, .usdt_pair = true, .usdt_return = is_return,
+				 .usdt_args = store};
+	char *copy = strdup(args), *save = NULL;
+	for (char *a = strtok_r(copy, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+		cr_assert_eq(usdt_parse_arg(a, &store[t.usdt_nargs]), 0, "operand %s", a);
+		t.usdt_nargs++;
+	}
+	free(copy);
+	return t;
+}
+
+Test(probeplan, pair_key_is_the_pointer_arguments_both_have)
+{
+	struct usdt_arg a[4][USDT_MAX_ARGS];
+	/* Python 3.11's function__entry and function__return. */
+	struct probe_target t[] = {site("8@%rbp 8@%r12 -4@%eax", false, a[0]),
+				   site("8@%rbp 8@%r12 -4@%eax", true, a[1])};
+	struct usdt_pair_key k;
+	probe_plan_pair_key(t, 2, &k);
+	cr_assert_eq(k.n, 2);
+	cr_expect_eq(k.positions[0], 0);
+	cr_expect_eq(k.positions[1], 1);
+	cr_expect_eq(k.entry[0].reg, 6); /* rbp, DWARF's number */
+	cr_expect_eq(k.ret[1].reg, 12);
+	/* A return's operand may differ from its entry's: each is read where
+	 * its own note says. A signed, narrower or constant argument is no key. */
+	struct probe_target u[] = {site("8@%rbx -8@%rax 4@%ecx 8@$7", false, a[0]),
+				   site("8@16(%rsp) 8@%rdx 8@%rcx 8@%r8", true, a[1])};
+	probe_plan_pair_key(u, 2, &k);
+	cr_assert_eq(k.n, 1);
+	cr_expect_eq(k.positions[0], 0);
+	cr_expect_eq(k.ret[0].kind, USDT_ARG_MEM);
+	cr_expect_eq(k.ret[0].offset, 16);
+	/* Two entry sites reading arg0 from different places: not a key. */
+	struct probe_target v[] = {site("8@%rbx 8@%r12", false, a[0]), site("8@%rdi 8@%r12", false, a[1]),
+				   site("8@%rbx 8@%r12", true, a[2])};
+	probe_plan_pair_key(v, 3, &k);
+	cr_assert_eq(k.n, 1);
+	cr_expect_eq(k.positions[0], 1);
+	/* No pointer argument at all: no key (every return closes the innermost call). */
+	struct probe_target w[] = {site("-4@%eax", false, a[0]), site("-4@%eax", true, a[1])};
+	probe_plan_pair_key(w, 2, &k);
+	cr_expect_eq(k.n, 0);
+}
+
+Test(probeplan, python_pair_planned_from_its_notes)
+{
+	if (access("/usr/bin/python3.11", R_OK))
+		cr_skip_test("Debian's python3.11 is not installed");
+	struct probe_scope py = {.executable = "/usr/bin/python3.11"};
+	struct probe_plan p;
+	char err[512];
+	cr_assert_eq(probe_plan_make("usdt:/usr/bin/python3.11:python:function__entry,function__return",
+				     &py, &p, err, sizeof(err)),
+		     0, "%s", err);
+	cr_expect(p.pair && !p.line);
+	cr_assert_geq(p.n, 2);
+	cr_expect(!p.t[0].usdt_return && p.t[p.n - 1].usdt_return);
+	cr_expect_eq(p.pair_key.n, 2);
+	probe_plan_free(&p);
+	/* A glob: a point plan whose runs of one location are its probes. */
+	cr_assert_eq(probe_plan_make("usdt:/usr/bin/python3.11:python:gc__*", &py, &p, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_expect(p.line && !p.pair);
+	cr_assert_eq(p.n, 2);
+	cr_expect_str_eq(p.t[0].location, "usdt:/usr/bin/python3.11:python:gc__done");
+	cr_expect_str_eq(p.t[1].location, "usdt:/usr/bin/python3.11:python:gc__start");
+	probe_plan_free(&p);
+	cr_expect_eq(probe_plan_make("usdt:/usr/bin/python3.11:python:function__entry,nope", &py, &p,
+				     err, sizeof(err)),
+		     -1);
+	cr_expect(strstr(err, "has no USDT probe python:nope (it has "), "%s", err);
 }
