@@ -545,7 +545,6 @@ struct sonde_sampler_config {
 #define SONDE_COOKIE(gen, slot, fetch) \
 	((__u64)(gen) << 32 | (__u64)((fetch) & 0xffff) << 16 | ((slot) & 0xffff))
 
-/* Per-probe policy (array map `probe_cfg`, key = probe id). */
 /* An argument of a span pair's key (sonde_probe_config.pair_entry): a
  * register's value (DWARF number reg), or the 8 bytes at a register's
  * value + off. */
@@ -558,6 +557,7 @@ struct sonde_pair_arg {
 	__s32 off;
 };
 
+/* Per-probe policy (array map `probe_cfg`, key = probe id). */
 struct sonde_probe_config {
 	/* Which completed calls cross to user space as span records: every one
 	 * (emit_all), else those a sample landed in and those lasting at least
