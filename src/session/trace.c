@@ -74,6 +74,61 @@ static int attach_uprobes(struct session *s, const struct engine_probe_batch *ba
 	return r;
 }
 
+/* -1 with err when spec would be a new probe (id < 0) past the session's
+ * room for probes. */
+static int refuse_new_probe(const struct session *s, int id, const char *spec, char *err,
+			    size_t errlen)
+{
+	if (id >= 0 || s->prof->nprobes < SESSION_MAX_PROBES)
+		return 0;
+	return errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
+			  spec, SESSION_MAX_PROBES);
+}
+
+/* A new probe named spec, in target t's file: its id. */
+static int probe_add(struct session *s, const char *spec, const struct probe_target *t)
+{
+	int id = (int)profile_probe_add(s->prof, spec, t->binary, t->offset);
+	s->probes[id].dev = t->dev;
+	s->probes[id].ino = t->ino;
+	return id;
+}
+
+/* The sites of a point probe or a span pair: its targets' file offsets
+ * and USDT semaphores (ref_ctrs NULL when none has one). */
+static struct point_sites sites_of(const struct probe_target *t, int n, size_t nentries)
+{
+	struct point_sites ps = {.offsets = xmalloc((size_t)n * sizeof(*ps.offsets)),
+				 .n = (size_t)n,
+				 .nentries = nentries};
+	uint64_t *refs = xcalloc((size_t)n, sizeof(*refs));
+	bool any = false;
+	for (int i = 0; i < n; i++) {
+		ps.offsets[i] = t[i].offset;
+		refs[i] = t[i].ref_ctr_offset;
+		any |= refs[i] != 0;
+	}
+	if (any)
+		ps.ref_ctrs = refs;
+	else
+		free(refs);
+	return ps;
+}
+
+static void sites_free(struct point_sites *ps)
+{
+	free(ps->offsets);
+	free(ps->ref_ctrs);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* Probe id's sites from now on: a later process gets the same. */
+static void keep_sites(struct session *s, int id, struct point_sites ps)
+{
+	sites_free(&s->probes[id].sites);
+	s->probes[id].sites = ps;
+}
+
 /* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
  * captures): one probe, named by the spec, with a uprobe at each of its n
  * addresses, all or none, and with captures (plan, translated for these
@@ -109,63 +164,43 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 			   ENGINE_MAX_POINTS);
 		goto out;
 	}
-	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
-		errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
-			   spec, SESSION_MAX_PROBES);
+	if (refuse_new_probe(s, id, spec, err, errlen))
 		goto out;
-	}
 	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
 	int point = id >= 0 ? s->prof->probes[id].point : s->npoints;
-	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
-	uint64_t *refs = xcalloc((size_t)n, sizeof(*refs)); /* USDT semaphores */
+	struct point_sites sites = sites_of(t, n, 0);
 	int8_t *traps = xmalloc((size_t)n * sizeof(*traps));
 	/* Each address's program goes in with it. */
 	struct engine_fetch *fetch = xcalloc((size_t)n, sizeof(*fetch));
-	bool any_ref = false;
 	for (int i = 0; i < n; i++) {
-		offs[i] = t[i].offset;
-		refs[i] = t[i].ref_ctr_offset;
-		any_ref |= refs[i] != 0;
 		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
 		capture_program(plan, i, s->prof, probe, &fetch[i]);
 	}
 	struct engine_probe_ref ref = {0};
 	struct engine_probe_batch b = {.probes = &probe,
-				       .file_offsets = offs,
+				       .file_offsets = sites.offsets,
 				       .fetch = plan->builds && plan->n > 0 ? fetch : NULL,
 				       .n = (size_t)n,
 				       .binary = t[0].binary,
 				       .traps = traps,
 				       .point_bit = (uint32_t)point + 1,
-				       .ref_ctr_offsets = any_ref ? refs : NULL,
+				       .ref_ctr_offsets = sites.ref_ctrs,
 				       .refs = &ref};
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
-	free(offs);
 	free(traps);
 	free(fetch);
 	if (!ok) {
-		free(refs);
+		sites_free(&sites);
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
 	}
 	if (id < 0) {
-		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
+		id = probe_add(s, spec, &t[0]);
 		s->prof->probes[id].point = s->npoints++;
-		s->probes[id].dev = t[0].dev;
-		s->probes[id].ino = t[0].ino;
 	}
 	s->probes[id].kernel = ref;
-	struct point_sites *ps = &s->probes[id].sites;
-	free(ps->offsets);
-	free(ps->ref_ctrs);
-	ps->offsets = xmalloc((size_t)n * sizeof(*ps->offsets));
-	for (int i = 0; i < n; i++)
-		ps->offsets[i] = t[i].offset;
-	ps->ref_ctrs = any_ref ? refs : NULL; /* a later process gets the same */
-	if (!any_ref)
-		free(refs);
-	ps->n = (size_t)n;
+	keep_sites(s, id, sites);
 	r = id;
 	note_spec(s, probe, full);
 	capture_name(plan, 0, s->prof, probe);
@@ -414,20 +449,10 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 			r = id;
 		goto out;
 	}
-	if (id < 0 && s->prof->nprobes >= SESSION_MAX_PROBES) {
-		errbuf_set(err, errlen, "trace %s: a session traces at most %d different probes",
-			   spec, SESSION_MAX_PROBES);
+	if (refuse_new_probe(s, id, spec, err, errlen))
 		goto out;
-	}
 	uint32_t probe = id >= 0 ? (uint32_t)id : (uint32_t)s->prof->nprobes;
-	uint64_t *offs = xmalloc((size_t)n * sizeof(*offs));
-	uint64_t *refs = xcalloc((size_t)n, sizeof(*refs)); /* USDT semaphores */
-	bool any_ref = false;
-	for (int i = 0; i < n; i++) {
-		offs[i] = t[i].offset;
-		refs[i] = t[i].ref_ctr_offset;
-		any_ref |= refs[i] != 0;
-	}
+	struct point_sites sites = sites_of(t, n, (size_t)nentries);
 	int8_t trap = t[0].trap_known ? (int8_t)t[0].trap : -1;
 	struct engine_fetch fetch = {0};
 	if (plan->builds)
@@ -436,11 +461,11 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	struct engine_pair_key key = pair_key_of(&rs->pair_key);
 	struct engine_probe_ref ref = {0};
 	struct engine_probe_batch b = {.probes = &probe,
-				       .file_offsets = offs,
-				       .ref_ctr_offsets = any_ref ? refs : NULL,
+				       .file_offsets = sites.offsets,
+				       .ref_ctr_offsets = sites.ref_ctrs,
 				       .n = (size_t)nentries,
-				       .return_offsets = offs + nentries,
-				       .return_ref_ctrs = any_ref ? refs + nentries : NULL,
+				       .return_offsets = sites.offsets + nentries,
+				       .return_ref_ctrs = sites.ref_ctrs ? sites.ref_ctrs + nentries : NULL,
 				       .nreturns = (size_t)(n - nentries),
 				       .pair_key = &key,
 				       .fetch = plan->builds ? &fetch : NULL,
@@ -451,26 +476,14 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	if (!ok) {
-		free(offs);
-		free(refs);
+		sites_free(&sites);
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		goto out;
 	}
-	if (id < 0) {
-		id = (int)profile_probe_add(s->prof, spec, t[0].binary, t[0].offset);
-		s->probes[id].dev = t[0].dev;
-		s->probes[id].ino = t[0].ino;
-	}
+	if (id < 0)
+		id = probe_add(s, spec, &t[0]);
 	s->probes[id].kernel = ref;
-	struct point_sites *ps = &s->probes[id].sites;
-	free(ps->offsets);
-	free(ps->ref_ctrs);
-	ps->offsets = offs; /* a later process gets the same */
-	ps->ref_ctrs = any_ref ? refs : NULL;
-	if (!any_ref)
-		free(refs);
-	ps->n = (size_t)n;
-	ps->nentries = (size_t)nentries;
+	keep_sites(s, id, sites);
 	r = id;
 	note_spec(s, probe, full);
 	capture_name(plan, 0, s->prof, probe);
