@@ -54,13 +54,10 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 		return 0;
 	if (p->pair) {
 		/* Its captures are read at its entry, by one program. */
-		int entries = 0;
-		while (entries < n && !t[entries].usdt_return)
-			entries++;
 		const char *why =
 			plan->spec.pred ? "takes no predicate yet (a call left out could not be told "
 					  "from the calls around it at its return)"
-			: entries > 1	? "captures at an entry probe of one site only"
+			: p->nentries > 1 ? "captures at an entry probe of one site only"
 					: NULL;
 		if (why) {
 			errbuf_set(err, errlen, "the span pair %s %s", p->location, why);
@@ -115,11 +112,9 @@ static bool key_at(const struct probe_target *t, int from, int to, int pos)
 	return true;
 }
 
-void probe_plan_pair_key(const struct probe_target *t, int n, struct usdt_pair_key *k)
+void probe_plan_pair_key(const struct probe_target *t, int entries, int n,
+			 struct usdt_pair_key *k)
 {
-	int entries = 0;
-	while (entries < n && !t[entries].usdt_return)
-		entries++;
 	memset(k, 0, sizeof(*k));
 	if (entries == 0 || entries == n)
 		return;
@@ -147,8 +142,10 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 	}
 	out->pair = out->n > 0 && out->t[0].usdt_pair;
 	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair;
+	while (out->pair && out->nentries < out->n && !out->t[out->nentries].usdt_return)
+		out->nentries++;
 	if (out->pair)
-		probe_plan_pair_key(out->t, out->n, &out->pair_key);
+		probe_plan_pair_key(out->t, out->nentries, out->n, &out->pair_key);
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;

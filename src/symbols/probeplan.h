@@ -33,6 +33,7 @@ struct probe_plan {
 	/* A USDT span pair: t[] its entry sites, then its return sites
 	 * (usdt_return); captures, read at its entry, at t[0] only. */
 	bool pair;
+	int nentries;                  /* its entry sites: t[0, nentries) */
 	struct usdt_pair_key pair_key; /* which arguments pair a return with its entry */
 	struct capture_plan captures;
 	char note[768];          /* what the spec named but left out ("" if nothing) */
@@ -45,8 +46,9 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		    char *err, size_t errlen);
 
 /* A span pair's key (struct usdt_pair_key) from its sites: the entry's
- * t[0, k) and the return's (usdt_return) t[k, n). Pure. */
-void probe_plan_pair_key(const struct probe_target *t, int n, struct usdt_pair_key *key);
+ * t[0, nentries) and the return's t[nentries, n). Pure. */
+void probe_plan_pair_key(const struct probe_target *t, int nentries, int n,
+			 struct usdt_pair_key *key);
 
 void probe_plan_free(struct probe_plan *p);
 void capture_plan_free(struct capture_plan *plan);

@@ -28,12 +28,6 @@
 #include "elfsyms.h"
 #include "util.h"
 
-
-static bool is_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
-
 /* Adds "name (why)" to a glob's list of functions it leaves out. */
 static void note_skip(char *list, size_t size, size_t *len, const char *name, const char *why)
 {
@@ -375,7 +369,7 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 		return -1;
 	}
 	struct resolving r = {.func = p.func,
-			      .glob = is_glob(p.func),
+			      .glob = probes_is_glob(p.func),
 			      .scope = scope,
 			      .b = &b,
 			      .safety = safety_of(b.elf, b.fd, &b.dbg, &b.fl),

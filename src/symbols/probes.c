@@ -13,6 +13,11 @@
 #include "util.h"
 
 
+bool probes_is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
 int probes_split(const char *spec)
 {
 	for (int i = (int)strlen(spec) - 1; i > 0; i--) {

@@ -148,6 +148,9 @@ void probes_lines_free(struct probes_lines *l);
  * the index of the colon or -1 when the spec has no binary part. */
 int probes_split(const char *spec);
 
+/* Whether a name in a spec is a glob (*, ?, [...]). Pure. */
+bool probes_is_glob(const char *s);
+
 /* Splits "[BINARY:]FILE:LINE" (the last part all digits): returns 1 with
  * *binary (malloc'd, NULL when absent), *file (malloc'd) and *line; 0 when
  * the spec is not a line spec. */

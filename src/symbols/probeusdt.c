@@ -33,17 +33,12 @@ static void names_of(const struct usdt_probe *p, int n, char *buf, size_t size)
 	}
 }
 
-static bool is_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
-
 /* Whether note p is one the spec's provider and name select. */
 static bool selected(const struct usdt_probe *p, const char *provider, const char *name)
 {
-	return (is_glob(provider) ? fnmatch(provider, p->provider, 0) == 0
+	return (probes_is_glob(provider) ? fnmatch(provider, p->provider, 0) == 0
 				  : !strcmp(provider, p->provider)) &&
-	       (is_glob(name) ? fnmatch(name, p->name, 0) == 0 : !strcmp(name, p->name));
+	       (probes_is_glob(name) ? fnmatch(name, p->name, 0) == 0 : !strcmp(name, p->name));
 }
 
 /* Whether notes a and b are sites of one probe. */
@@ -85,8 +80,8 @@ static int spec_parse(const char *spec, struct usdt_spec *u, char *err, size_t e
 	const char *comma = strchr(c2 + 1, ',');
 	u->name = comma ? strndup(c2 + 1, (size_t)(comma - c2 - 1)) : xstrdup(c2 + 1);
 	u->ret = comma ? xstrdup(comma + 1) : NULL;
-	if (u->ret && (!*u->name || !*u->ret || strchr(u->ret, ',') || is_glob(u->provider) ||
-		       is_glob(u->name) || is_glob(u->ret))) {
+	if (u->ret && (!*u->name || !*u->ret || strchr(u->ret, ',') || probes_is_glob(u->provider) ||
+		       probes_is_glob(u->name) || probes_is_glob(u->ret))) {
 		errbuf_set(err, errlen,
 			   "bad probe '%s': a span pair is usdt:BINARY:PROVIDER:ENTRY,RETURN, two "
 			   "probe names without globs",
@@ -104,7 +99,7 @@ static void collect(const char *spec, const struct usdt_spec *u, const char *nam
 		    const char *path, const struct stat *st, const struct usdt_probe *p, int n,
 		    struct probe_target *t, int *k)
 {
-	bool glob = is_glob(u->provider) || is_glob(name);
+	bool glob = probes_is_glob(u->provider) || probes_is_glob(name);
 	bool *taken = xcalloc((size_t)n + 1, sizeof(*taken));
 	for (int j = 0; j < n; j++) {
 		if (taken[j] || !selected(&p[j], u->provider, name))
@@ -151,7 +146,7 @@ static void refuse_name(const char *path, const struct usdt_probe *p, int n, con
 		errbuf_set(err, errlen, "%s has no USDT probes (no .note.stapsdt)", display_path(path));
 	else
 		errbuf_set(err, errlen, "%s has no USDT probe %s%s:%s (it has %s)", display_path(path),
-			   is_glob(provider) || is_glob(name) ? "matching " : "", provider, name,
+			   probes_is_glob(provider) || probes_is_glob(name) ? "matching " : "", provider, name,
 			   names);
 }
 

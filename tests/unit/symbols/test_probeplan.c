@@ -227,7 +227,7 @@ Test(probeplan, pair_key_is_the_pointer_arguments_both_have)
 	struct probe_target t[] = {site("8@%rbp 8@%r12 -4@%eax", false, a[0]),
 				   site("8@%rbp 8@%r12 -4@%eax", true, a[1])};
 	struct usdt_pair_key k;
-	probe_plan_pair_key(t, 2, &k);
+	probe_plan_pair_key(t, 1, 2, &k);
 	cr_assert_eq(k.n, 2);
 	cr_expect_eq(k.positions[0], 0);
 	cr_expect_eq(k.positions[1], 1);
@@ -237,7 +237,7 @@ Test(probeplan, pair_key_is_the_pointer_arguments_both_have)
 	 * its own note says. A signed, narrower or constant argument is no key. */
 	struct probe_target u[] = {site("8@%rbx -8@%rax 4@%ecx 8@$7", false, a[0]),
 				   site("8@16(%rsp) 8@%rdx 8@%rcx 8@%r8", true, a[1])};
-	probe_plan_pair_key(u, 2, &k);
+	probe_plan_pair_key(u, 1, 2, &k);
 	cr_assert_eq(k.n, 1);
 	cr_expect_eq(k.positions[0], 0);
 	cr_expect_eq(k.ret[0].kind, USDT_ARG_MEM);
@@ -245,12 +245,12 @@ Test(probeplan, pair_key_is_the_pointer_arguments_both_have)
 	/* Two entry sites reading arg0 from different places: not a key. */
 	struct probe_target v[] = {site("8@%rbx 8@%r12", false, a[0]), site("8@%rdi 8@%r12", false, a[1]),
 				   site("8@%rbx 8@%r12", true, a[2])};
-	probe_plan_pair_key(v, 3, &k);
+	probe_plan_pair_key(v, 2, 3, &k);
 	cr_assert_eq(k.n, 1);
 	cr_expect_eq(k.positions[0], 1);
 	/* No pointer argument at all: no key (every return closes the innermost call). */
 	struct probe_target w[] = {site("-4@%eax", false, a[0]), site("-4@%eax", true, a[1])};
-	probe_plan_pair_key(w, 2, &k);
+	probe_plan_pair_key(w, 1, 2, &k);
 	cr_expect_eq(k.n, 0);
 }
 
@@ -266,6 +266,7 @@ Test(probeplan, python_pair_planned_from_its_notes)
 		     0, "%s", err);
 	cr_expect(p.pair && !p.line);
 	cr_assert_geq(p.n, 2);
+	cr_expect_eq(p.nentries, 1);
 	cr_expect(!p.t[0].usdt_return && p.t[p.n - 1].usdt_return);
 	cr_expect_eq(p.pair_key.n, 2);
 	probe_plan_free(&p);
