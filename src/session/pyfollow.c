@@ -82,17 +82,23 @@ static bool named_python(pid_t pid)
 	return procmaps_exe(pid, exe, sizeof(exe)) == 0 && strstr(file_base_name(exe), "python");
 }
 
-static void consider(struct session *s, pid_t pid, uint64_t now_ns)
+/* Looks at process pid if it is due (called for every stack: a process
+ * settled costs one lookup, no clock read). */
+static void consider(struct session *s, pid_t pid)
 {
-	uint64_t idx;
+	uint64_t idx, now_ns;
 	struct py_look *l;
 	if (hashmap_get(&s->py_seen, (uint64_t)pid, &idx)) {
 		l = &s->py_looks[idx];
-		if (l->found != PY_NOT_YET || now_ns - l->first_ns > PY_LOOK_FOR_NS)
+		if (l->found != PY_NOT_YET)
+			return;
+		now_ns = monotonic_ns();
+		if (now_ns - l->first_ns > PY_LOOK_FOR_NS)
 			return;
 		if (now_ns - l->first_ns >= PY_LOOK_SOON_NS && now_ns - l->last_ns < PY_LOOK_AGAIN_NS)
 			return;
 	} else {
+		now_ns = monotonic_ns();
 		grow_array((void **)&s->py_looks, &s->py_looks_cap, s->npy_looks + 1,
 			   sizeof(*s->py_looks));
 		hashmap_set(&s->py_seen, (uint64_t)pid, s->npy_looks);
@@ -114,7 +120,7 @@ void pyfollow_record(struct session *s, const void *data, size_t size)
 		return;
 	if (collector_stack_of(data, size, &pid)) {
 		if (pid > 0)
-			consider(s, (pid_t)pid, monotonic_ns());
+			consider(s, (pid_t)pid);
 		return;
 	}
 	if (!collector_exec_of(data, size, &pid, &exec_ns))
@@ -133,7 +139,7 @@ void pyfollow_record(struct session *s, const void *data, size_t size)
 	/* A new python is looked at now, not at its first batch of samples
 	 * (the exec event woke the reader; a static python is all mapped). */
 	if (named_python((pid_t)pid))
-		consider(s, (pid_t)pid, monotonic_ns());
+		consider(s, (pid_t)pid);
 }
 
 void pyfollow_forget_exited(struct session *s)
