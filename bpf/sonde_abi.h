@@ -174,6 +174,9 @@ enum sonde_target_kind {
 	SONDE_TARGET_AT_EXEC = 2,
 };
 
+/* Processes whose first sample woke the reader (tgids_heard, at once). */
+#define SONDE_TGIDS_HEARD 8192
+
 /* How the sampler walks user stacks (rodata `unwind_mode`). */
 enum sonde_unwind_mode {
 	SONDE_UNWIND_FP = 0,   /* the kernel's frame-pointer walk (bpf_get_stack) */
@@ -614,7 +617,6 @@ struct sonde_probe_config {
  * space can put each run in place of its _PyEval_EvalFrameDefault frame. */
 #define SONDE_PY_FRAMES 64
 #define SONDE_PY_PROCS 1024
-#define SONDE_TGIDS_HEARD 8192 /* processes whose first sample woke the reader */
 #define SONDE_PY_THREADS 16384 /* threads whose thread state is remembered */
 #define SONDE_PY_THREAD_SCAN 4096 /* thread states looked through to find one */
 #define SONDE_PY_NO_FIELD 0xffffffffu

@@ -341,6 +341,13 @@ struct engine_probe_batch {
 int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, char *err,
 			 size_t errlen);
 
+/* How many probes a batch holds (its refs): a point's n are its
+ * addresses and a pair's its entry sites, one probe each. */
+static inline size_t engine_batch_probes(const struct engine_probe_batch *b)
+{
+	return b->point_bit || b->nreturns ? (b->n > 0) : b->n;
+}
+
 /* A new policy for an attached probe (struct engine_span_policy). */
 int engine_set_span_policy(struct engine *e, struct engine_probe_ref probe,
 			   const struct engine_span_policy *p);

@@ -58,8 +58,7 @@ int engine_attach_probes(struct engine *e, const struct engine_probe_batch *b, c
 			 size_t errlen)
 {
 	int r = attach_probes(e, b, err, errlen);
-	/* A point's n are its addresses, and a pair's its entry sites. */
-	size_t nprobes = b->point_bit || b->nreturns ? (b->n > 0) : b->n;
+	size_t nprobes = engine_batch_probes(b);
 	for (size_t i = 0; b->refs && i < nprobes; i++)
 		b->refs[i] = ref_of(e, b->probes[i]);
 	return r;
@@ -191,6 +190,23 @@ void engine_detach_calibration(struct engine *e)
 
 /* Attaches b's function probes for b->pid, each fresh one of class
  * classes[i] and with policy b->policies[i] (NULL: zeroed, every call). */
+/* A fresh slot for span probe `probe` (a function's, or a pair's: the
+ * caller sets pair): a new generation, its first instruction's class as
+ * the plan decoded it (symbols/probesafety, once), its policy (NULL:
+ * every call sends a record), nothing of the slot's last probe. */
+static void begin_span_slot(struct engine *e, uint32_t slot, uint32_t probe, uint8_t cls,
+			    const struct engine_span_policy *policy)
+{
+	next_generation(e, slot);
+	struct slot *sl = &e->slots[slot];
+	sl->cls = cls < INSN_CLASSES ? cls : (uint8_t)INSN_SSTEP;
+	sl->policy = policy ? *policy : (struct engine_span_policy){0};
+	sl->point_bit = 0;
+	sl->fetch = false;
+	sl->pair = false;
+	sl->probe = probe;
+}
+
 static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 			const uint8_t *classes, char *err, size_t errlen)
 {
@@ -219,18 +235,9 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 		/* A fresh attachment (not one more PID of an attached probe)
 		 * starts a new generation: calls entered under an earlier one
 		 * never match its returns. Its slot is taken from here on. */
-		if (fresh[nslots]) {
-			next_generation(e, slot);
-			/* As the plan decoded it (symbols/probesafety, once). */
-			e->slots[slot].cls = classes[nslots] < INSN_CLASSES ? classes[nslots]
-									    : (uint8_t)INSN_SSTEP;
-			e->slots[slot].policy = b->policies ? b->policies[nslots]
-							    : (struct engine_span_policy){0};
-			e->slots[slot].point_bit = 0;
-			e->slots[slot].fetch = false;
-			e->slots[slot].pair = false;
-			e->slots[slot].probe = probe;
-		}
+		if (fresh[nslots])
+			begin_span_slot(e, slot, probe, classes[nslots],
+					b->policies ? &b->policies[nslots] : NULL);
 		cookies[nslots] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
 	}
 	/* The return probes first: a call that enters between the two attaches
@@ -309,17 +316,11 @@ static int attach_pair(struct engine *e, const struct engine_probe_batch *b, cha
 				  ENGINE_USER_PROBES);
 	uint32_t slot = (uint32_t)found;
 	if (fresh) {
-		next_generation(e, slot);
-		struct slot *sl = &e->slots[slot];
-		int8_t trap = b->traps ? b->traps[0] : -1;
-		uint8_t cls = (uint8_t)insn_class_of_trap(trap);
-		sl->cls = cls < INSN_CLASSES ? cls : (uint8_t)INSN_SSTEP;
-		sl->policy = b->policies ? b->policies[0] : (struct engine_span_policy){0};
-		sl->point_bit = 0;
-		sl->fetch = false;
-		sl->pair = true;
-		sl->pair_key = b->pair_key ? *b->pair_key : (struct engine_pair_key){0};
-		sl->probe = probe;
+		begin_span_slot(e, slot, probe,
+				(uint8_t)insn_class_of_trap(b->traps ? b->traps[0] : -1),
+				b->policies);
+		e->slots[slot].pair = true;
+		e->slots[slot].pair_key = b->pair_key ? *b->pair_key : (struct engine_pair_key){0};
 	}
 	size_t n = b->n, nr = b->nreturns;
 	uint64_t *cookies = xcalloc(n + nr + 1, sizeof(*cookies));

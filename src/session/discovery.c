@@ -129,34 +129,13 @@ static void discovery_follow_process(struct session *s, pid_t pid, uint64_t born
 		if (!trace_probe_attached(&s->probes[i]) || done[i])
 			continue;
 		any = true;
-		if (p->probes[i].point >= 0) {
-			const struct point_sites *ps = &s->probes[i].sites;
+		/* A point probe, or a USDT span pair: its own sites. */
+		if (p->probes[i].point >= 0 || s->probes[i].sites.nentries) {
 			uint32_t probe = (uint32_t)i;
-			struct engine_probe_batch b = {.probes = &probe,
-						       .file_offsets = ps->offsets,
-						       .ref_ctr_offsets = ps->ref_ctrs,
-						       .n = ps->n,
-						       .binary = p->probes[i].binary,
-						       .pid = pid,
-						       .point_bit = (uint32_t)p->probes[i].point + 1};
-			failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
-			done[i] = true;
-			continue;
-		}
-		if (s->probes[i].sites.nentries) { /* a USDT span pair */
-			const struct point_sites *ps = &s->probes[i].sites;
-			uint32_t probe = (uint32_t)i;
-			size_t ne = ps->nentries;
-			struct engine_probe_batch b = {
-				.probes = &probe,
-				.file_offsets = ps->offsets,
-				.ref_ctr_offsets = ps->ref_ctrs,
-				.n = ne,
-				.return_offsets = ps->offsets + ne,
-				.return_ref_ctrs = ps->ref_ctrs ? ps->ref_ctrs + ne : NULL,
-				.nreturns = ps->n - ne,
-				.binary = p->probes[i].binary,
-				.pid = pid};
+			struct engine_probe_batch b =
+				sites_batch(&s->probes[i].sites, &probe, p->probes[i].binary);
+			b.pid = pid;
+			b.point_bit = p->probes[i].point >= 0 ? (uint32_t)p->probes[i].point + 1 : 0;
 			failed |= engine_attach_probes(s->eng, &b, why, sizeof(why)) != 0;
 			done[i] = true;
 			continue;

@@ -41,6 +41,23 @@ struct point_sites {
 			  * sites, the rest its return sites; 0: not one */
 };
 
+/* A batch placing probe's sites (a point probe's addresses, or a span
+ * pair's entry and return sites) in binary; the caller adds the rest. */
+static inline struct engine_probe_batch sites_batch(const struct point_sites *ps,
+						    const uint32_t *probe, const char *binary)
+{
+	size_t ne = ps->nentries ? ps->nentries : ps->n;
+	return (struct engine_probe_batch){
+		.probes = probe,
+		.file_offsets = ps->offsets,
+		.ref_ctr_offsets = ps->ref_ctrs,
+		.n = ne,
+		.return_offsets = ps->nentries ? ps->offsets + ne : NULL,
+		.return_ref_ctrs = ps->nentries && ps->ref_ctrs ? ps->ref_ctrs + ne : NULL,
+		.nreturns = ps->n - ne,
+		.binary = binary};
+}
+
 /* Which completed calls of a function probe cross to user space
  * (engine_span_policy, which the engine keeps in force): those over
  * keep_over_ns when keep_over_set (a view's threshold,

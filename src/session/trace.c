@@ -64,8 +64,7 @@ static int attach_uprobes(struct session *s, const struct engine_probe_batch *ba
 	b.stop = stop_on_signal;
 	b.stop_arg = s;
 	int r = engine_attach_probes(s->eng, &b, err, errlen);
-	/* A point's n are its addresses, and a pair's its entry sites. */
-	size_t nprobes = batch->point_bit || batch->nreturns ? 1 : batch->n;
+	size_t nprobes = engine_batch_probes(batch);
 	for (size_t k = 0; r && k < nprobes; k++) {
 		engine_discard_span(s->eng, batch->refs[k]);
 		batch->refs[k] = (struct engine_probe_ref){0};
@@ -177,15 +176,11 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 		capture_program(plan, i, s->prof, probe, &fetch[i]);
 	}
 	struct engine_probe_ref ref = {0};
-	struct engine_probe_batch b = {.probes = &probe,
-				       .file_offsets = sites.offsets,
-				       .fetch = plan->builds && plan->n > 0 ? fetch : NULL,
-				       .n = (size_t)n,
-				       .binary = t[0].binary,
-				       .traps = traps,
-				       .point_bit = (uint32_t)point + 1,
-				       .ref_ctr_offsets = sites.ref_ctrs,
-				       .refs = &ref};
+	struct engine_probe_batch b = sites_batch(&sites, &probe, t[0].binary);
+	b.fetch = plan->builds && plan->n > 0 ? fetch : NULL;
+	b.traps = traps;
+	b.point_bit = (uint32_t)point + 1;
+	b.refs = &ref;
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	free(traps);
@@ -433,9 +428,7 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	const char *spec = rs->location;
 	const struct capture_plan *plan = &rs->captures;
 	struct probe_target *t = rs->t; /* taken: freed here */
-	int n = rs->n, nentries = 0;
-	while (nentries < n && !t[nentries].usdt_return)
-		nentries++;
+	int n = rs->n, nentries = rs->nentries;
 	int id = profile_probe_find(s->prof, spec);
 	int r = -1;
 	char why[512];
@@ -460,19 +453,12 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	struct engine_span_policy policy = span_policy_for(s, probe);
 	struct engine_pair_key key = pair_key_of(&rs->pair_key);
 	struct engine_probe_ref ref = {0};
-	struct engine_probe_batch b = {.probes = &probe,
-				       .file_offsets = sites.offsets,
-				       .ref_ctr_offsets = sites.ref_ctrs,
-				       .n = (size_t)nentries,
-				       .return_offsets = sites.offsets + nentries,
-				       .return_ref_ctrs = sites.ref_ctrs ? sites.ref_ctrs + nentries : NULL,
-				       .nreturns = (size_t)(n - nentries),
-				       .pair_key = &key,
-				       .fetch = plan->builds ? &fetch : NULL,
-				       .binary = t[0].binary,
-				       .traps = &trap,
-				       .policies = &policy,
-				       .refs = &ref};
+	struct engine_probe_batch b = sites_batch(&sites, &probe, t[0].binary);
+	b.pair_key = &key;
+	b.fetch = plan->builds ? &fetch : NULL;
+	b.traps = &trap;
+	b.policies = &policy;
+	b.refs = &ref;
 	int ok = !session_interrupted(s, why, sizeof(why)) &&
 		 attach_uprobes(s, &b, why, sizeof(why)) == 0;
 	if (!ok) {
