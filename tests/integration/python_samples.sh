@@ -255,6 +255,18 @@ assert_ge "150 threads: their samples in many.work" "$work" 500
 assert_ge "150 threads: share of their samples in Python code with the thread's Python frames" \
 	"$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.95
 
+# frames_share LABEL FOLDED MIN: of FOLDED's samples in work.py's code,
+# at least MIN carry the script's frames, and >= 95% of those in Python
+# code do (the rest: an interpreter loop frame left without them).
+frames_share() {
+	local with left
+	read -r with left <<<"$(awk '/;work\./ { w += $NF; next } /_PyEval_EvalFrameDefault/ { l += $NF }
+		END { print w + 0, l + 0 }' "$2")"
+	assert_ge "$1: samples with the script's frames" "$with" "$3"
+	assert_ge "$1: share of its samples in Python code with their frames" \
+		"$(awk -v a="$with" -v l="$left" 'BEGIN { print a / (a + l) }')" 0.95
+}
+
 # A process that runs something else first and then execs python (a shell
 # script's last command): looked at again after its exec.
 # Its samples in the script's code have the script's frames, not an
@@ -264,11 +276,7 @@ assert_ge "150 threads: share of their samples in Python code with the thread's 
 	"$WORK/work.py" "$WORK/truth.txt" >"$WORK/rec.out" 2>&1 ||
 	{ cat "$WORK/rec.out" >&2; fail "record of bash execing python failed"; }
 "$SONDE" convert "$WORK/exec.sonde" -o "$WORK/exec.folded" --to folded
-read -r with left <<<"$(awk '/;work\./ { w += $NF; next } /_PyEval_EvalFrameDefault/ { l += $NF }
-	END { print w + 0, l + 0 }' "$WORK/exec.folded")"
-assert_ge "python exec'd by bash: samples with the script's frames" "$with" 50
-assert_ge "python exec'd by bash: share of its samples in Python code with their frames" \
-	"$(awk -v a="$with" -v l="$left" 'BEGIN { print a / (a + l) }')" 0.95
+frames_share "python exec'd by bash" "$WORK/exec.folded" 50
 
 # A stripped interpreter: pyenv's libpython3.12 through strip --strip-all
 # (no .symtab, no DWARF; _PyRuntime and Py_Version stay in .dynsym). Its
@@ -285,11 +293,7 @@ grep -q "runs Python 3.12 ($WORK/stripped/libpython3.12.so.1.0, layout from tabl
 	{ grep -v libbpf "$WORK/rec.out" >&2; fail "a stripped libpython: not its table layout"; }
 pass "a stripped libpython3.12: its layout from the table"
 "$SONDE" convert "$WORK/stripped.sonde" -o "$WORK/stripped.folded" --to folded
-read -r with left <<<"$(awk '/;work\./ { w += $NF; next } /_PyEval_EvalFrameDefault/ { l += $NF }
-	END { print w + 0, l + 0 }' "$WORK/stripped.folded")"
-assert_ge "stripped libpython3.12: samples with the script's frames" "$with" 100
-assert_ge "stripped libpython3.12: share of its samples in Python code with their frames" \
-	"$(awk -v a="$with" -v l="$left" 'BEGIN { print a / (a + l) }')" 0.95
+frames_share "stripped libpython3.12" "$WORK/stripped.folded" 100
 
 # An interpreter of a version sonde does not read (tests/targets/pythonlike:
 # _PyRuntime, and Py_Version 3.9.18): one line, and its samples native.

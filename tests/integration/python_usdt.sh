@@ -140,8 +140,11 @@ assert_near "glob gc__*: gc__start arg0 = 0 (generation 0's collections)" "$got"
 got=$(sqlite3 "$WORK/glob.sonde" "select count(*) from hit_values v join hits h on h.id = v.hit
 	join probes p on p.id = h.probe where p.name = 'usdt:$PY:python:gc__done' and v.value > 0")
 assert_near "glob gc__*: gc__done arg0 > 0 (the collections that freed something)" "$got" "$freed" 0
-expect_error "has no USDT probe matching python:nothing\* .it has python:audit" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:nothing*" -o "$WORK/x.sonde" -- "$PY" -c pass
+# refused WHY SPEC: --trace SPEC is refused, its line matching WHY.
+refused() {
+	expect_error "$1" "" -- "$SONDE" record -d 1 --trace "$2" -o "$WORK/x.sonde" -- "$PY" -c pass
+}
+refused "has no USDT probe matching python:nothing\* .it has python:audit" "usdt:$PY:python:nothing*"
 
 # function__entry's arguments, read as strings and a number: the file, the
 # function and its first line, as the script itself says them. (3.11 fires
@@ -213,24 +216,17 @@ assert_near "span pair: the leaves that slept (over 1 ms)" \
 	"$(q "select count(*) from spans where depth = 2 and duration_ns >= 1000000")" $((n / 5)) 0
 assert_near "span pair: the outers around them (over 1 ms)" \
 	"$(q "select count(*) from spans where depth = 1 and duration_ns >= 1000000")" $((n / 5)) 0
-expect_error "has no USDT probe python:function__exit .it has python:audit" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:function__entry,function__exit" -o "$WORK/x.sonde" -- "$PY" -c pass
-expect_error "a span pair is usdt:BINARY:PROVIDER:ENTRY,RETURN, two probe names without globs" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:function__*,function__return" -o "$WORK/x.sonde" -- "$PY" -c pass
-expect_error "takes no predicate yet" "" -- \
-	"$SONDE" record -d 1 --trace "$pair if arg2 > 1" -o "$WORK/x.sonde" -- "$PY" -c pass
+refused "has no USDT probe python:function__exit .it has python:audit" "usdt:$PY:python:function__entry,function__exit"
+refused "a span pair is usdt:BINARY:PROVIDER:ENTRY,RETURN, two probe names without globs" "usdt:$PY:python:function__*,function__return"
+refused "takes no predicate yet" "$pair if arg2 > 1"
 
-expect_error "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__begin" -o "$WORK/x.sonde" -- "$PY" -c pass
+refused "has no USDT probe python:gc__begin .it has python:audit, python:gc__done, python:gc__start" "usdt:$PY:python:gc__begin"
 "$SONDE" probe -e "$TARGETS/blocking" --usdt >"$WORK/none.txt"
 grep -q "blocking has no USDT probes (no .note.stapsdt)" "$WORK/none.txt" ||
 	{ cat "$WORK/none.txt" >&2; fail "probe --usdt of a binary without notes"; }
 pass "probe --usdt of a binary without notes says so"
 expect_error "has no USDT probes .no .note.stapsdt." "" -- \
 	"$SONDE" record -d 1 --trace "usdt:$TARGETS/blocking:p:n" -o "$WORK/x.sonde" -- "$TARGETS/blocking"
-expect_error "no argument arg3 .the probe has 1." "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg3" -o "$WORK/x.sonde" -- "$PY" -c pass
-expect_error "is a capture of its own, not a value in an expression" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start if str(arg0) > 1" -o "$WORK/x.sonde" -- "$PY" -c pass
-expect_error "arguments are numbers without types" "" -- \
-	"$SONDE" record -d 1 --trace "usdt:$PY:python:gc__start arg0->x" -o "$WORK/x.sonde" -- "$PY" -c pass
+refused "no argument arg3 .the probe has 1." "usdt:$PY:python:gc__start arg3"
+refused "is a capture of its own, not a value in an expression" "usdt:$PY:python:gc__start if str(arg0) > 1"
+refused "arguments are numbers without types" "usdt:$PY:python:gc__start arg0->x"
