@@ -1,5 +1,8 @@
 # Helpers shared by the bench scripts (sourced).
 
+# The median of the numbers on stdin, one a line.
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
 # The CPU time bench/calls printed ("LOOP_NS CALLS CPU_NS") in the output
 # on stdin.
 loop_ns() { awk '/^[0-9]+ [0-9]+ [0-9]+$/ { ns = $3 } END { if (ns == "") exit 1; print ns }'; }

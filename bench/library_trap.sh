@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh" # median
 per_call() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
 runs_of() { for _ in $(seq "$runs"); do "$@" | per_call; done | median; }
 

@@ -37,7 +37,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # The file offset of a line's statement address in target_fn (the lowest).
 line_offset() {
 	local vaddr

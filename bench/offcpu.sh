@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, perf events)"; exit 1; }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh" # median
 rate() { tr ' ' '\n' <"$1" | sed -n 's/^switches_per_s=//p'; }
 
 measure() { # label command... (the target's own switches/s; median)

@@ -40,7 +40,7 @@ sys.settrace(None)
 print("%.9f" % (t / n * 1e9), flush=True)
 EOF
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh" # median
 pair="usdt:$py:python:function__entry,function__return"
 
 # run LABEL SETTRACE SONDE_TRACES...: one run; appends ns per call to $tmp/LABEL.

@@ -37,7 +37,7 @@ for k in range(int(sys.argv[2])):
 print("%.6f %.6f" % (time.perf_counter() - w0, time.process_time() - c0), flush=True)
 EOF
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh" # median
 
 # run LABEL KIND HZ: one run; appends "work_wall profiler_cpu samples" to $tmp/LABEL.
 run() {

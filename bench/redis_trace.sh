@@ -122,8 +122,6 @@ run() { # label: one measured load under that configuration
 	fi
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
 start_server
 configs=(none floor sonde99 sonde999 bpftrace perf999)
 command -v bpftrace >/dev/null || configs=(none floor sonde99 sonde999 perf999)

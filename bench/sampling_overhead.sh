@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, perf events)"; exit 1; }
 
 now() { date +%s.%N; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh" # median
 
 time_it() { # prints the wall time of "$@" (target output discarded)
 	local s e

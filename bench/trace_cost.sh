@@ -52,7 +52,6 @@ cleanup() {
 trap cleanup EXIT
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 empty="$build/bench/emptyprobe"
 fn_offset=$(file_offset "$target" "0x$(nm "$target" | awk '$3 == "target_fn" { print $1 }')")
 
