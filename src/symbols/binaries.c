@@ -135,7 +135,7 @@ static void binary_parse(struct binary *b, int fd)
 	Elf *symelf = binary_symbol_elf(b, elf);
 	binary_read_segments(b, elf);
 	binary_read_sections(b, elf, symelf);
-	elf_symtab_build(&b->symtab, symelf);
+	elf_symtab_build(&b->symtab, symelf, elf);
 	b->valid = true;
 }
 

@@ -3,8 +3,10 @@
 
 #include <gelf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "order.h"
+#include "pltnames.h"
 #include "util.h"
 
 /* Symbols that can name code: not data, TLS, sections, files, and not the
@@ -141,13 +143,58 @@ static void elf_symtab_link(struct elf_symtab *t)
 	free(open);
 }
 
-/* .symtab when there is one, else .dynsym (stripped binaries keep it). */
-void elf_symtab_build(struct elf_symtab *t, Elf *elf)
+struct adding {
+	struct elf_symtab *t;
+	size_t nreal;     /* the file's own symbols, sorted: t->syms[0, nreal) */
+	Elf *sym_elf;     /* whose section indices the table uses */
+	size_t sym_shstrndx;
+	bool same_file;
+};
+
+/* Keeps a name pltnames gave where the symbol file names nothing starting
+ * at that address, in the symbol file's section of the same index and name. */
+static void elf_symtab_add_plt(const struct plt_name *pn, void *arg)
+{
+	struct adding *a = arg;
+	struct elf_symtab *t = a->t;
+	if (!a->same_file) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(a->sym_elf, pn->shndx);
+		const char *n = scn && gelf_getshdr(scn, &sh)
+					? elf_strptr(a->sym_elf, a->sym_shstrndx, sh.sh_name)
+					: NULL;
+		if (!n || strcmp(n, pn->section) != 0)
+			return;
+	}
+	struct elf_symtab real = {.syms = t->syms, .n = a->nreal};
+	const struct elf_sym *at = elf_symtab_find(&real, pn->shndx, pn->value);
+	if (at && at->value == pn->value)
+		return;
+	grow_array((void **)&t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
+	t->syms[t->n] = (struct elf_sym){
+		.value = pn->value,
+		.size = pn->size,
+		.name = strpool_intern(&t->added, pn->name),
+		.shndx = pn->shndx,
+		.order = UINT32_MAX, /* after the file's own at one address */
+		.is_func = true,
+	};
+	t->n++;
+}
+
+/* .symtab when there is one, else .dynsym (stripped binaries keep it),
+ * then the PLT and .init/.fini names. */
+void elf_symtab_build(struct elf_symtab *t, Elf *elf, Elf *code_elf)
 {
 	symbols_elf_each(elf, SYMBOLS_ELF_SYMTAB, elf_symtab_add, t);
 	if (t->n == 0)
 		symbols_elf_each(elf, SYMBOLS_ELF_DYNSYM, elf_symtab_add, t);
 	if (t->n)
+		qsort(t->syms, t->n, sizeof(*t->syms), elf_sym_cmp);
+	struct adding a = {.t = t, .nreal = t->n, .sym_elf = elf, .same_file = elf == code_elf};
+	if (a.same_file || elf_getshdrstrndx(elf, &a.sym_shstrndx) == 0)
+		plt_names_each(code_elf, elf_symtab_add_plt, &a);
+	if (t->n > a.nreal)
 		qsort(t->syms, t->n, sizeof(*t->syms), elf_sym_cmp);
 	elf_symtab_link(t);
 }
@@ -191,5 +238,6 @@ const struct elf_sym *elf_symtab_find(const struct elf_symtab *t, uint32_t shndx
 void elf_symtab_free(struct elf_symtab *t)
 {
 	free(t->syms);
+	strpool_free(&t->added);
 	*t = (struct elf_symtab){0};
 }

@@ -6,16 +6,21 @@
  * The table (elf_symtab_build) holds .symtab's symbols, else .dynsym's (a
  * stripped binary keeps that one), leaving out data, TLS, section and file
  * symbols and the hidden local sizeless markers annotation plugins emit.
+ * To those it adds the names objdump gives code no symbol names (pltnames:
+ * "NAME@plt", "_init", "_fini") where no symbol starts at their address.
  * elf_symtab_find gives the nearest symbol at or below an address in a
  * section, even when its size does not reach the address (addr2line names
  * it all the same); among symbols at one address it picks binutils' one.
- * Names point into the ELF's string table: they live as long as the Elf. */
+ * Names point into the ELF's string table (they live as long as the Elf)
+ * or, for the added ones, into the table's own pool. */
 #ifndef SONDE_ELFSYMS_H
 #define SONDE_ELFSYMS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "strpool.h"
 
 typedef struct Elf Elf;
 
@@ -50,7 +55,7 @@ unsigned symbols_elf_each(Elf *elf, unsigned tables,
 struct elf_sym {
 	uint64_t value;
 	uint64_t size;    /* never 0: a sizeless symbol counts as 1 byte */
-	const char *name; /* in the ELF string table, alive as long as the Dwfl */
+	const char *name; /* in the ELF string table (alive as long as the Dwfl) or `added` */
 	const char *file; /* STT_FILE name addr2line would report, or NULL */
 	uint32_t shndx;
 	uint32_t order; /* position in the table: the first of equals wins */
@@ -65,10 +70,14 @@ struct elf_sym {
 struct elf_symtab {
 	struct elf_sym *syms; /* sorted by (shndx, value, order) */
 	size_t n, cap;
+	struct strpool added; /* the names pltnames gave */
 };
 
-/* Fills `t` (zeroed) from the file's .symtab, else its .dynsym. */
-void elf_symtab_build(struct elf_symtab *t, Elf *elf);
+/* Fills `t` (zeroed) from the symbol file's .symtab, else its .dynsym, and
+ * the PLT and .init/.fini names of code_elf, the file holding the code (the
+ * same file, or the one a separate debug file `elf` describes: its sections
+ * of the same index and name). */
+void elf_symtab_build(struct elf_symtab *t, Elf *elf, Elf *code_elf);
 void elf_symtab_free(struct elf_symtab *t);
 
 /* The nearest symbol at or below `addr` in section `shndx` (an index of the

@@ -188,6 +188,36 @@ struct nm_sym {
 	char name[256];
 };
 
+/* objdump's "ADDR <NAME@plt>:" labels of a binary's PLT sections; returns
+ * how many, NAME@plt in names[i] at addrs[i]. */
+static size_t objdump_plt_labels(const char *bin, uint64_t *addrs, char (*names)[256], size_t max)
+{
+	char cmd[1024], line[1024];
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", bin);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	size_t n = 0;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char name[256];
+		if (n < max && sscanf(line, "%llx <%255[^>]>:", &a, name) == 2 &&
+		    strstr(name, "@plt") && !strchr(name, '+') && !strchr(name, '-')) {
+			addrs[n] = a;
+			snprintf(names[n], sizeof(names[n]), "%s", name);
+			n++;
+		}
+	}
+	pclose(p);
+	return n;
+}
+
+/* Code the file names without a symbol (sonde's pltnames): .init, .fini
+ * and each PLT entry objdump names. */
+struct file_named {
+	uint64_t start, end;
+	char name[256];
+};
+
 struct symbol_view {
 	struct nm_sym *syms; /* code symbols by value */
 	size_t nsyms;
@@ -196,7 +226,50 @@ struct symbol_view {
 	char label[256]; /* the binary's base name */
 	struct { uint64_t offset, vaddr, filesz; } segs[16];
 	size_t nsegs;
+	struct file_named *named;
+	size_t nnamed;
 };
+
+static void file_named_add(struct symbol_view *v, uint64_t start, uint64_t end, const char *name)
+{
+	v->named = realloc(v->named, (v->nnamed + 1) * sizeof(*v->named));
+	v->named[v->nnamed].start = start;
+	v->named[v->nnamed].end = end;
+	snprintf(v->named[v->nnamed++].name, sizeof(v->named[0].name), "%s", name);
+}
+
+/* .init and .fini by their sections, PLT entries by objdump's labels, each
+ * as long as its section's entries. */
+static void file_named_load(struct symbol_view *v, const char *bin, Elf *elf)
+{
+	struct { uint64_t lo, hi, entsize; } plts[3];
+	size_t nplts = 0, shstrndx;
+	cr_assert_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (strcmp(name, ".init") == 0 || strcmp(name, ".fini") == 0)
+			file_named_add(v, sh.sh_addr, sh.sh_addr + sh.sh_size,
+				       name[1] == 'i' ? "_init" : "_fini");
+		else if (nplts < 3 && (strcmp(name, ".plt") == 0 || strcmp(name, ".plt.sec") == 0 ||
+				       strcmp(name, ".plt.got") == 0)) {
+			plts[nplts].lo = sh.sh_addr;
+			plts[nplts].hi = sh.sh_addr + sh.sh_size;
+			plts[nplts++].entsize = sh.sh_entsize ? sh.sh_entsize : 16;
+		}
+	}
+	enum { MAX = 4096 };
+	uint64_t *addrs = malloc(MAX * sizeof(*addrs));
+	char (*names)[256] = malloc(MAX * sizeof(*names));
+	size_t n = objdump_plt_labels(bin, addrs, names, MAX);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < nplts; j++)
+			if (addrs[i] >= plts[j].lo && addrs[i] < plts[j].hi)
+				file_named_add(v, addrs[i], addrs[i] + plts[j].entsize, names[i]);
+	free(names);
+	free(addrs);
+}
 
 static void read_nm(const char *cmd, struct symbol_view *v)
 {
@@ -266,6 +339,7 @@ static void symbol_view_load(const char *bin, const char *symfile, struct symbol
 			v->segs[v->nsegs++].filesz = ph.p_filesz;
 		}
 	}
+	file_named_load(v, bin, elf);
 	elf_end(elf);
 	close(fd);
 }
@@ -274,6 +348,7 @@ static void symbol_view_free(struct symbol_view *v)
 {
 	free(v->syms);
 	free(v->fdes);
+	free(v->named);
 }
 
 /* "[label+0xOFFSET]" of a virtual address, as sonde names unknown code. */
@@ -322,6 +397,16 @@ static enum expectation rule_expects(const struct symbol_view *v, uint64_t addr,
 	size_t lo = hi;
 	while (lo > 0 && v->syms[lo - 1].value == v->syms[hi - 1].value)
 		lo--;
+	/* Code the file names without a symbol, where no symbol starts. */
+	for (size_t i = 0; i < v->nnamed; i++) {
+		bool symbol_there = false;
+		for (size_t j = 0; j < v->nsyms; j++)
+			symbol_there |= v->syms[j].value == v->named[i].start;
+		if (pc >= v->named[i].start && pc < v->named[i].end && !symbol_there) {
+			snprintf(name, size, "%s", v->named[i].name);
+			return EXPECT_SYMBOL;
+		}
+	}
 	bool nearest_sizeless = hi > lo, named_by_nearest = false;
 	for (size_t i = lo; i < hi; i++) {
 		if (sym_covers(&v->syms[i], pc))
@@ -1015,6 +1100,78 @@ Test(symbols, debian_library_without_debug_info_follows_the_rule)
 		cr_skip_test("%s is not installed (Debian package libsqlite3-0)", LIBSQLITE);
 	cr_expect_gt(cross_check(LIBSQLITE, 97, false), 100,
 		     "few addresses past symbols' ends in %s", LIBSQLITE);
+}
+
+/* ---- PLT entries and .init ------------------------------------------- */
+
+/* Every PLT entry objdump names has that name in sonde, at its first byte
+ * and inside it; the lazy resolver's PLT0 none. `at_least` entries. */
+static void plt_named_like_objdump(const char *bin, size_t at_least)
+{
+	enum { MAX = 4096 };
+	uint64_t *addrs = malloc(MAX * sizeof(*addrs));
+	char (*names)[256] = malloc(MAX * sizeof(*names));
+	size_t n = objdump_plt_labels(bin, addrs, names, MAX);
+	cr_assert_geq(n, at_least, "%s: objdump names %zu PLT entries", bin, n);
+	struct symbolizer *s = symbols_new();
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t d = 0; d < 8; d += 5) {
+			struct sym_frame f[4];
+			cr_assert_eq(symbols_file(s, bin, addrs[i] + d, false, f, 4), 1);
+			cr_assert_str_eq(f[0].name, names[i], "%s at 0x%" PRIx64, bin, addrs[i] + d);
+			cr_assert_eq(f[0].kind, FRAME_USER);
+		}
+	symbols_free(s);
+	free(names);
+	free(addrs);
+}
+
+Test(symbols, plt_entries_are_named_as_objdump_names_them)
+{
+	if (access(LIBSQLITE, R_OK) != 0)
+		cr_skip_test("%s is not installed (Debian package libsqlite3-0)", LIBSQLITE);
+	plt_named_like_objdump(LIBSQLITE, 1000);          /* lazy .plt, and .plt.got */
+	plt_named_like_objdump(TARGET_DIR "/threads-ibtplt", 10); /* .plt.sec */
+	plt_named_like_objdump("/lib/x86_64-linux-gnu/libc.so.6", 10);
+	/* PLT0 pushes the link map and jumps to the resolver: no function. */
+	struct symbolizer *s = symbols_new();
+	char cmd[512], line[256];
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) if ($i == \".plt\") print $(i + 2) }'", LIBSQLITE);
+	FILE *p = popen(cmd, "r");
+	cr_assert(p && fgets(line, sizeof(line), p));
+	pclose(p);
+	uint64_t plt0 = strtoull(line, NULL, 16);
+	struct sym_frame f[4];
+	cr_assert_eq(symbols_file(s, LIBSQLITE, plt0, false, f, 4), 1);
+	cr_assert_eq(f[0].kind, FRAME_UNKNOWN, "PLT0 named %s", f[0].name);
+	symbols_free(s);
+}
+
+/* A stripped library keeps .init's code, which the loader calls, but not
+ * the _init symbol; its first instruction is where a page fault stops the
+ * loader's first call into the library. */
+Test(symbols, init_and_fini_of_a_stripped_library_are_named)
+{
+	if (access(LIBSQLITE, R_OK) != 0)
+		cr_skip_test("%s is not installed (Debian package libsqlite3-0)", LIBSQLITE);
+	const char *secs[2] = {".init", ".fini"}, *want[2] = {"_init", "_fini"};
+	struct symbolizer *s = symbols_new();
+	for (int i = 0; i < 2; i++) {
+		char cmd[512], line[256];
+		snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) if ($i == \"%s\") print $(i + 2), $(i + 4) }'",
+			 LIBSQLITE, secs[i]);
+		FILE *p = popen(cmd, "r");
+		cr_assert(p && fgets(line, sizeof(line), p), "%s has no %s", LIBSQLITE, secs[i]);
+		pclose(p);
+		unsigned long long addr, size;
+		cr_assert_eq(sscanf(line, "%llx %llx", &addr, &size), 2);
+		for (uint64_t a = addr; a < addr + size; a++) {
+			struct sym_frame f[4];
+			cr_assert_eq(symbols_file(s, LIBSQLITE, a, false, f, 4), 1);
+			cr_assert_str_eq(f[0].name, want[i], "0x%" PRIx64, a);
+		}
+	}
+	symbols_free(s);
 }
 
 static const char *not_code(struct symbolizer *s, uint64_t addr)
