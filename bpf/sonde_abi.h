@@ -561,6 +561,34 @@ struct sonde_pair_arg {
 };
 
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
+/* Which code objects a py: probe's calls run: the frame (the evaluator's
+ * second argument) holds its code object at frame_code; the code object's
+ * file name and qualified name (compact ASCII strings, their characters
+ * ascii_data bytes in, their length at SONDE_PY_STR_LENGTH, the ascii bit
+ * in the state word at SONDE_PY_STR_STATE) must be one of the ways: a file
+ * name that is file, or ends in '/' then file, and a qualified name that
+ * is qual. A verdict is kept per code object (with the two strings'
+ * addresses, so a code object's memory reused is noticed). */
+#define SONDE_PY_MATCH_WAYS 4
+#define SONDE_PY_MATCH_TEXT 64
+#define SONDE_PY_STR_LENGTH 16
+#define SONDE_PY_STR_STATE 32
+#define SONDE_PY_STR_ASCII (1u << 6)
+#define SONDE_PY_STR_COMPACT (1u << 5)
+struct sonde_py_way {
+	__u8 file_len, qual_len;
+	__u8 _pad[6];
+	char file[SONDE_PY_MATCH_TEXT];
+	char qual[SONDE_PY_MATCH_TEXT];
+};
+
+struct sonde_py_match {
+	__u32 frame_code, code_filename, code_qualname, ascii_data;
+	__u32 n; /* ways in use */
+	__u32 _pad;
+	struct sonde_py_way way[SONDE_PY_MATCH_WAYS];
+};
+
 struct sonde_probe_config {
 	/* Which completed calls cross to user space as span records: every one
 	 * (emit_all), else those a sample landed in and those lasting at least
@@ -602,6 +630,13 @@ struct sonde_probe_config {
 	 * rest; none: every return closes the innermost call). */
 	__u32 pair;
 	struct sonde_pair_arg pair_entry[SONDE_PAIR_KEYS], pair_return[SONDE_PAIR_KEYS];
+	/* 1: a Python function's span probe (spec py:...), on the
+	 * interpreter's trampoline evaluator, which every Python call of a
+	 * process run with -X perf goes through: only the calls whose code
+	 * object py_match names are the probe's (entered, pushed, timed); the
+	 * others are left out at entry as a failed predicate's are. */
+	__u32 py;
+	struct sonde_py_match py_match;
 };
 
 /* ---- Python frames (bpf/python.bpf.h) ----

@@ -72,6 +72,125 @@ __noinline int thread_state_claim(__u32 tid)
 	return 0;
 }
 
+/* ---- py: probes: which Python calls are the function's ---- */
+
+/* A code object's verdict for one py: probe in one process, with the
+ * addresses of the two strings it was decided on: the same code address
+ * with other strings is another code object in reused memory. */
+struct py_verdict_key {
+	__u64 code;
+	__u32 tgid, probe;
+};
+
+struct py_verdict {
+	__u64 file, qual;
+	__u32 matches;
+	__u32 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct py_verdict_key);
+	__type(value, struct py_verdict);
+} py_verdicts SEC(".maps");
+
+struct py_text {
+	char s[SONDE_PY_MATCH_TEXT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_text);
+} py_text_scratch SEC(".maps");
+
+/* A compact ASCII string's length, or -1 for any other string (or none). */
+static __always_inline long py_ascii_len(__u64 str)
+{
+	__u64 len = 0;
+	__u32 state = 0;
+	if (!str || bpf_probe_read_user(&len, sizeof(len), (void *)(str + SONDE_PY_STR_LENGTH)) ||
+	    bpf_probe_read_user(&state, sizeof(state), (void *)(str + SONDE_PY_STR_STATE)))
+		return -1;
+	if ((state & (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT)) !=
+	    (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT))
+		return -1;
+	return (long)len;
+}
+
+/* Whether n bytes at addr (user memory) are want's first n; n < TEXT. */
+static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
+{
+	__u32 zero = 0;
+	struct py_text *t = bpf_map_lookup_elem(&py_text_scratch, &zero);
+	if (!t || n >= SONDE_PY_MATCH_TEXT)
+		return 0;
+	if (bpf_probe_read_user(t->s, n & (SONDE_PY_MATCH_TEXT - 1), (void *)addr))
+		return 0;
+	for (__u32 i = 0; i < SONDE_PY_MATCH_TEXT; i++) {
+		if (i >= n)
+			break;
+		if (t->s[i] != want[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether the file name (length flen, characters at fdata) and qualified
+ * name (qlen, qdata) are one of the probe's ways. */
+static __always_inline int py_names_match(const struct sonde_py_match *m, __u64 fdata, long flen,
+					  __u64 qdata, long qlen)
+{
+	for (int i = 0; i < SONDE_PY_MATCH_WAYS; i++) {
+		if (i >= m->n)
+			break;
+		const struct sonde_py_way *w = &m->way[i];
+		if (qlen != w->qual_len || flen < w->file_len)
+			continue;
+		if (flen > w->file_len) {
+			char sep = 0;
+			bpf_probe_read_user(&sep, 1, (void *)(fdata + flen - w->file_len - 1));
+			if (sep != '/')
+				continue;
+		}
+		if (py_text_is(qdata, w->qual_len, w->qual) &&
+		    py_text_is(fdata + flen - w->file_len, w->file_len, w->file))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the Python call entering the trampoline evaluator now (its frame
+ * the second argument) runs a code object the py: probe in slot `probe`
+ * names; decided once per code object and process. A global function:
+ * verified once, whatever path span_enter took to it. */
+__noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
+{
+	if (!ctx || probe >= SONDE_MAX_PROBES)
+		return 0;
+	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
+	if (!cfg)
+		return 0;
+	const struct sonde_py_match *m = &cfg->py_match;
+	__u64 frame = PT_REGS_PARM2(ctx), code = 0, file = 0, qual = 0;
+	if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + m->frame_code)) || !code ||
+	    bpf_probe_read_user(&file, sizeof(file), (void *)(code + m->code_filename)) ||
+	    bpf_probe_read_user(&qual, sizeof(qual), (void *)(code + m->code_qualname)))
+		return 0;
+	struct py_verdict_key key = {.code = code, .tgid = tgid, .probe = probe};
+	struct py_verdict *v = bpf_map_lookup_elem(&py_verdicts, &key);
+	if (v && v->file == file && v->qual == qual && v->gen == cfg->gen)
+		return v->matches;
+	long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
+	int matches = flen > 0 && qlen > 0 &&
+		      py_names_match(m, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
+	struct py_verdict nv = {.file = file, .qual = qual, .matches = (__u32)matches, .gen = cfg->gen};
+	bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
+	return matches;
+}
+
 /* The entry_sp of a pair's call: above every stack slot, its key in the
  * low 47 bits. */
 #define PAIR_TAG 0xffff800000000000ull
@@ -201,6 +320,18 @@ int span_enter(struct pt_regs *ctx)
 		st = thread_state_of(tid);
 	}
 	__u64 t0 = bpf_ktime_get_ns();
+	if (cfg->py) {
+		/* Only the Python function's calls are the probe's: the others
+		 * are left out as a failed predicate's, their traps and this
+		 * look charged to the calls around them. */
+		int ok = py_call_matches(ctx, probe, pid_tgid >> 32);
+		__u64 t1 = bpf_ktime_get_ns();
+		if (st)
+			st->own_ns += t1 - t0 + (ok ? 0 : cfg->call_unseen_ns);
+		if (!ok)
+			return 0;
+		t0 = t1;
+	}
 	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
 	if (pc)
 		pc->stats.entered++;

@@ -60,7 +60,8 @@ done
 # sonde_abi.h (bpf/) is what the kernel and sonde share: it stays with the
 # engine, the record decoders (model/collector, values, latency) and the
 # writers of kernel data (symbols/cfi.c and cficache.c: unwind rows;
-# dwarfexpr and dwarfvar.c: fetch programs). No other file
+# dwarfexpr and dwarfvar.c: fetch programs; probepy.c: which Python
+# calls a py: probe times). No other file
 # reaches it, directly or through headers: a header of theirs that included
 # it would hand the kernel's ABI to every file above that includes the
 # header (engine.h to the whole session), so such a header names its own
@@ -69,7 +70,7 @@ abi_reader() {
 	case "$1" in
 	src/engine/* | src/model/collector.c | src/model/values.c | src/model/latency.c | \
 		src/symbols/cfi.c | src/symbols/cficache.c | src/symbols/dwarfexpr.[ch] | \
-		src/symbols/dwarfvar.c | src/symbols/usdtfetch.c) return 0 ;;
+		src/symbols/dwarfvar.c | src/symbols/usdtfetch.c | src/symbols/probepy.c) return 0 ;;
 	esac
 	return 1
 }

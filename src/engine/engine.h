@@ -219,6 +219,7 @@ struct engine_span_policy {
 };
 
 struct sonde_fetch_prog; /* the kernel's form (sonde_abi.h), built by symbols/dwarfvar */
+struct sonde_py_match; /* the kernel's form (sonde_abi.h), built by symbols/probepy */
 struct engine_fetch {
 	const struct sonde_fetch_prog *prog; /* NULL: none */
 	uint32_t layout; /* the caller's name for what its values are: each
@@ -327,6 +328,10 @@ struct engine_probe_batch {
 	size_t nreturns;
 	/* Its key (NULL: none, every return closes the innermost call). */
 	const struct engine_pair_key *pair_key;
+	/* Function probes: py[i] non-NULL makes probes[i] a Python function's
+	 * (a py: spec on the trampoline evaluator): only the calls running a
+	 * code object it names are the probe's (sonde_abi.h); NULL: none. */
+	const struct sonde_py_match *const *py;
 	/* Asked between two uprobe links and two processes (NULL: never):
 	 * true, with why, ends the attach there, which fails whole with why
 	 * (a signal to sonde: a batch of many functions without uprobe_multi

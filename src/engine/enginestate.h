@@ -46,6 +46,8 @@ struct slot {
 	bool fetch;        /* it has a capture program (probe_cfg.fetch) */
 	bool pair;         /* a USDT span pair (probe_cfg.pair), */
 	struct engine_pair_key pair_key; /* with this key */
+	bool py;           /* a Python function's (probe_cfg.py), */
+	struct sonde_py_match py_match; /* these calls */
 	/* A capturing point probe's programs, one per address: fetch_progs
 	 * keys SONDE_MAX_PROBES + point_progs_first .. + point_progs_n - 1. */
 	uint16_t point_progs_first, point_progs_n;

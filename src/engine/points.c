@@ -97,6 +97,7 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 		e->slots[slot].probe = probe; /* in its config: its records name it */
 		e->slots[slot].point_bit = (uint8_t)(bit + 1);
 		e->slots[slot].pair = false;
+		e->slots[slot].py = false;
 		/* Nothing of the slot's last probe stays: a point sends no span
 		 * records, and its hits charge no trap cost (its class only names
 		 * its first address's kind). */

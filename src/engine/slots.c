@@ -65,7 +65,10 @@ int set_probe_config(struct engine *e, uint32_t slot, bool active)
 		.fetch = e->slots[slot].fetch,
 		.id = e->slots[slot].probe,
 		.pair = e->slots[slot].pair,
+		.py = e->slots[slot].py,
 	};
+	if (cfg.py)
+		cfg.py_match = e->slots[slot].py_match;
 	for (int i = 0; cfg.pair && i < SONDE_PAIR_KEYS; i++) {
 		const struct engine_pair_arg *a = &e->slots[slot].pair_key.entry[i];
 		const struct engine_pair_arg *r = &e->slots[slot].pair_key.ret[i];
@@ -279,6 +282,7 @@ void detach_probe(struct engine *e, uint32_t slot, bool deliver)
 	e->slots[slot].probe = NO_PROBE;
 	e->slots[slot].point_bit = 0;
 	e->slots[slot].pair = false;
+	e->slots[slot].py = false;
 	remove_uprobes(e, links, n);
 	free(links);
 }

@@ -115,6 +115,7 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 	struct engine_fetch *fetch = xcalloc(b->n + 1, sizeof(*fetch));
 	uint8_t *classes = xcalloc(b->n + 1, sizeof(*classes));
 	struct engine_span_policy *policies = xcalloc(b->n + 1, sizeof(*policies));
+	const struct sonde_py_match **py = xcalloc(b->n + 1, sizeof(*py));
 	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++)
 		if (!attached_for(e, b->probes[i], b->pid)) {
@@ -124,6 +125,8 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 			classes[k] = (uint8_t)insn_class_of_trap(b->traps ? b->traps[i] : -1);
 			if (b->policies)
 				policies[k] = b->policies[i];
+			if (b->py)
+				py[k] = b->py[i];
 			offs[k++] = b->file_offsets[i];
 		}
 	struct engine_probe_batch left = {.probes = todo,
@@ -133,6 +136,7 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 					 .binary = b->binary,
 					 .pid = b->pid,
 					 .policies = policies,
+					 .py = py,
 					 .stop = b->stop,
 					 .stop_arg = b->stop_arg};
 	int r = k ? attach_spans(e, &left, classes, err, errlen) : 0;
@@ -141,6 +145,7 @@ static int attach_spans_for_pid(struct engine *e, const struct engine_probe_batc
 	free(fetch);
 	free(classes);
 	free(policies);
+	free(py);
 	return r;
 }
 
@@ -188,8 +193,6 @@ void engine_detach_calibration(struct engine *e)
 	}
 }
 
-/* Attaches b's function probes for b->pid, each fresh one of class
- * classes[i] and with policy b->policies[i] (NULL: zeroed, every call). */
 /* A fresh slot for span probe `probe` (a function's, or a pair's: the
  * caller sets pair): a new generation, its first instruction's class as
  * the plan decoded it (symbols/probesafety, once), its policy (NULL:
@@ -204,9 +207,13 @@ static void begin_span_slot(struct engine *e, uint32_t slot, uint32_t probe, uin
 	sl->point_bit = 0;
 	sl->fetch = false;
 	sl->pair = false;
+	sl->py = false;
 	sl->probe = probe;
 }
 
+/* Attaches b's function probes for b->pid, each fresh one of class
+ * classes[i], with policy b->policies[i] (NULL: zeroed, every call) and
+ * the Python function b->py[i] names, if any. */
 static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 			const uint8_t *classes, char *err, size_t errlen)
 {
@@ -235,9 +242,14 @@ static int attach_spans(struct engine *e, const struct engine_probe_batch *b,
 		/* A fresh attachment (not one more PID of an attached probe)
 		 * starts a new generation: calls entered under an earlier one
 		 * never match its returns. Its slot is taken from here on. */
-		if (fresh[nslots])
+		if (fresh[nslots]) {
 			begin_span_slot(e, slot, probe, classes[nslots],
 					b->policies ? &b->policies[nslots] : NULL);
+			if (b->py && b->py[nslots]) {
+				e->slots[slot].py = true;
+				e->slots[slot].py_match = *b->py[nslots];
+			}
+		}
 		cookies[nslots] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
 	}
 	/* The return probes first: a call that enters between the two attaches

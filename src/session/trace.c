@@ -7,6 +7,7 @@
 
 #include "discovery.h"
 #include "errbuf.h"
+#include "pyperf.h"
 #include "sessionstate.h"
 #include "util.h"
 
@@ -33,7 +34,9 @@ static int probe_at(const struct session *s, const struct probe_target *t)
 	const struct profile *p = s->prof;
 	for (size_t i = 0; i < p->nprobes && i < SESSION_MAX_PROBES; i++)
 		if (p->probes[i].offset == t->offset && s->probes[i].dev == t->dev &&
-		    s->probes[i].ino == t->ino)
+		    s->probes[i].ino == t->ino &&
+		    /* py: probes share the evaluator: each function is its own */
+		    (!t->py || !strcmp(p->probes[i].name, t->function)))
 			return (int)i;
 	return -1;
 }
@@ -300,6 +303,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	uint32_t *batch = xcalloc((size_t)n + 1, sizeof(*batch));
 	uint64_t *offsets = xcalloc((size_t)n + 1, sizeof(*offsets));
 	int8_t *traps = xcalloc((size_t)n + 1, sizeof(*traps));
+	const struct sonde_py_match **py = xcalloc((size_t)n + 1, sizeof(*py));
 	struct engine_span_policy *policies = xcalloc((size_t)n + 1, sizeof(*policies));
 	struct engine_fetch *fetch = xcalloc((size_t)n + 1, sizeof(*fetch));
 	struct engine_probe_ref *refs = xcalloc((size_t)n + 1, sizeof(*refs));
@@ -324,6 +328,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 				fetch[k] = f->fetch[j];
 				traps[k] = f->t[j].trap_known ? (int8_t)f->t[j].trap : -1;
 				policies[k] = f->policies[j];
+				py[k] = f->t[j].py;
 				which[k] = j;
 				offsets[k++] = f->t[j].offset;
 				done[j] = true; /* a failed batch is taken back whole */
@@ -337,6 +342,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 					      .pid = -1,
 					      .traps = traps,
 					      .policies = policies,
+					      .py = py,
 					      .refs = refs};
 		int rc = attach_uprobes(s, &b, why, sizeof(why));
 		for (size_t m = 0; m < k; m++)
@@ -355,6 +361,7 @@ static int attach_functions(struct session *s, const char *spec, const struct sp
 	free(batch);
 	free(offsets);
 	free(traps);
+	free(py);
 	free(policies);
 	free(fetch);
 	free(refs);
@@ -583,6 +590,12 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		r->t = NULL; /* taken */
 		probe_plan_free(r);
 		return id;
+	}
+	char why[512];
+	if (r->n > 0 && r->t[0].py && pyperf_check(s, why, sizeof(why))) {
+		errbuf_set(err, errlen, "trace %s: %s", spec, why);
+		probe_plan_free(r);
+		return -1;
 	}
 	struct probe_target *t = r->t;
 	int n = r->n;

@@ -146,6 +146,17 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		out->nentries++;
 	if (out->pair)
 		probe_plan_pair_key(out->t, out->nentries, out->n, &out->pair_key);
+	/* A Python function's arguments are in its frame, not in the
+	 * evaluator's registers or variables: not read yet. */
+	while (*tail == ' ')
+		tail++;
+	if (out->n > 0 && out->t[0].py && *tail) {
+		errbuf_set(err, errlen,
+			   "a py: probe takes no captures or predicate yet (%s): trace '%s' alone",
+			   tail, out->location);
+		probe_plan_free(out);
+		return -1;
+	}
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;

@@ -24,6 +24,7 @@
 #include "probelines.h"
 #include "probesafety.h"
 #include "probesyms.h"
+#include "probepy.h"
 #include "probeusdt.h"
 #include "elfsyms.h"
 #include "util.h"
@@ -359,6 +360,8 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 		note[0] = 0;
 	if (probeusdt_is(spec))
 		return probeusdt_resolve(spec, scope, &out->t, err, errlen);
+	if (probepy_is(spec))
+		return probepy_resolve(spec, scope, &out->t, err, errlen);
 	struct spec_parts p;
 	if (spec_take_apart(spec, &p, err, errlen))
 		return -1;

@@ -58,6 +58,7 @@ void probes_free(struct probe_target *t, int n)
 		free(t[i].location);
 		free(t[i].moved);
 		free(t[i].usdt_args);
+		free(t[i].py);
 	}
 	free(t);
 }

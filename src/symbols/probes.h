@@ -47,6 +47,7 @@
 #include "ldso.h"
 
 struct usdt_arg;
+struct sonde_py_match;
 
 struct probe_target {
 	char *function; /* symbol name */
@@ -81,6 +82,10 @@ struct probe_target {
 	uint64_t usdt_vaddr;          /* its address in the file */
 	struct usdt_arg *usdt_args;   /* its operands (malloc'd) */
 	int usdt_nargs;               /* -1: one sonde cannot read */
+	/* A Python function's calls (spec py:..., probepy.h): function and
+	 * location the spec, the target the interpreter's trampoline
+	 * evaluator, py which of its calls are the function's (malloc'd). */
+	struct sonde_py_match *py;
 };
 
 /* Where a spec is resolved. */

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probepy.h"
+#include "sonde_abi.h"
 #include "probeplan.h"
 #include "sonde_abi.h"
 
@@ -282,4 +284,42 @@ Test(probeplan, python_pair_planned_from_its_notes)
 				     err, sizeof(err)),
 		     -1);
 	cr_expect(strstr(err, "has no USDT probe python:nope (it has "), "%s", err);
+}
+
+/* ---- py: specs: the ways a name splits into a file and a qualname ----- */
+
+Test(probeplan, py_names_split_every_way_their_dots_allow)
+{
+	struct sonde_py_match m;
+	char err[256];
+	cr_assert_eq(probepy_ways("py:pkg.mod.Cls.meth", "pkg.mod.Cls.meth", &m, err, sizeof(err)), 0);
+	cr_assert_eq(m.n, 3);
+	const char *file[3] = {"pkg.py", "pkg/mod.py", "pkg/mod/Cls.py"};
+	const char *qual[3] = {"mod.Cls.meth", "Cls.meth", "meth"};
+	for (int i = 0; i < 3; i++) {
+		cr_assert_str_eq(m.way[i].file, file[i]);
+		cr_assert_eq(m.way[i].file_len, strlen(file[i]));
+		cr_assert_str_eq(m.way[i].qual, qual[i]);
+		cr_assert_eq(m.way[i].qual_len, strlen(qual[i]));
+	}
+	cr_assert_eq(probepy_ways("py:srv/app.py:Server.handle", "srv/app.py:Server.handle", &m, err,
+				  sizeof(err)),
+		     0);
+	cr_assert_eq(m.n, 1);
+	cr_assert_str_eq(m.way[0].file, "srv/app.py");
+	cr_assert_str_eq(m.way[0].qual, "Server.handle");
+	/* A name with more dots than ways: the first ways only. */
+	cr_assert_eq(probepy_ways("py:a.b.c.d.e.f", "a.b.c.d.e.f", &m, err, sizeof(err)), 0);
+	cr_assert_eq(m.n, SONDE_PY_MATCH_WAYS);
+	const char *bad[] = {"handle", "a..b", ".a", "a.", ":f", "app.py:", "a/b.c", "app.py:x/y"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(probepy_ways("py:?", bad[i], &m, err, sizeof(err)), -1, "%s", bad[i]);
+		cr_assert(strstr(err, "expected py:"), "%s: %s", bad[i], err);
+	}
+	char longname[100];
+	memset(longname, 'x', sizeof(longname));
+	memcpy(longname, "app.", 4);
+	longname[99] = 0;
+	cr_assert_eq(probepy_ways("py:app.xxx", longname, &m, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "more than 63 characters"), "%s", err);
 }

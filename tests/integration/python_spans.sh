@@ -1,0 +1,114 @@
+# Slow calls of a Python function (issue 27 item 3): --trace py:... opens a
+# span per call of one Python function, on pyenv's 3.12.1 and 3.13.0 run
+# with -X perf (their calls go through the trampoline evaluator, where the
+# probe is, filtered in the kernel to the function's code object). The
+# truth is the script's own count of its calls:
+#  - py:app.Server.handle (a method), py:app.handle (a module function of
+#    the same name, not the method) and py:app.py:slow_path each count
+#    exactly the calls the script made, and every call is a span, the
+#    slow_path calls nested in Server.handle's;
+#  - -p on a running python started with -X perf: the calls made while
+#    traced, exactly (the script counts from the ready file on);
+#  - sonde slow 'py:app.Server.handle:auto': the slow calls are the
+#    script's (every tenth goes through slow_path, 100x longer) and >= 85%
+#    of their samples are in app.slow_path;
+#  - bad input: a python not started with -X perf, Debian's 3.11 (no
+#    trampolines: its USDT probes are the way), a spec that is not one,
+#    captures on a py: probe.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+[ "$(uname -m)" = x86_64 ] || skip "the Python layouts are x86-64 only"
+pyenv_pythons "py: spans are"
+
+cat >"$WORK/app.py" <<'PYEOF'
+import os, sys, time
+calls = 0
+slow = 0
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+class Server:
+    def handle(self, i):
+        global calls, slow
+        calls += 1
+        if i % 10 == 0:
+            slow += 1
+            return slow_path(i)
+        return spin(200)
+def slow_path(i):
+    return spin(20000)
+def handle(i):  # the module's own handle: not Server.handle
+    return spin(10)
+n, go = int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None
+if go:
+    while not os.path.exists(go):
+        time.sleep(0.01)
+s = Server()
+for i in range(n):
+    s.handle(i)
+    handle(i)
+print("calls=%d slow=%d" % (calls, slow), flush=True)
+PYEOF
+
+for py in "${pythons[@]:2}"; do
+	v=$(basename "$py")
+	rec=$WORK/$v.sonde
+	"$SONDE" record --all-calls --trace py:app.Server.handle --trace py:app.handle \
+		--trace py:app.py:slow_path -o "$rec" -- "$py" -X perf "$WORK/app.py" 2000 \
+		>"$WORK/$v.out" 2>"$WORK/$v.err" || { cat "$WORK/$v.err" >&2; fail "$v: record --trace py: failed"; }
+	calls=$(kv "$WORK/$v.out" calls) slow=$(kv "$WORK/$v.out" slow)
+	need_numbers "$v: the script's counts" "$calls" "$slow"
+	q() { sqlite3 "$rec" "$1"; }
+	assert_near "$v: py:app.Server.handle calls, as the script counted" \
+		"$(q "select entered from probes where name = 'py:app.Server.handle'")" "$calls" 0
+	assert_near "$v: py:app.handle calls (the module's, not the method)" \
+		"$(q "select entered from probes where name = 'py:app.handle'")" 2000 0
+	assert_near "$v: py:app.py:slow_path calls" \
+		"$(q "select entered from probes where name = 'py:app.py:slow_path'")" "$slow" 0
+	assert_near "$v: spans of Server.handle" \
+		"$(q "select count(*) from spans s join probes p on p.id = s.probe where p.name = 'py:app.Server.handle'")" "$calls" 0
+	assert_near "$v: slow_path spans inside a Server.handle span" \
+		"$(q "select count(*) from spans c join spans pa on pa.id = c.parent
+			join probes pc on pc.id = c.probe join probes pp on pp.id = pa.probe
+			where pc.name = 'py:app.py:slow_path' and pp.name = 'py:app.Server.handle'")" "$slow" 0
+done
+
+# -p: a python already running (with -X perf), traced from the ready file on.
+py=${pythons[2]}
+"$py" -X perf "$WORK/app.py" 3000 "$WORK/go" >"$WORK/p.out" &
+pypid=$!
+BG_PIDS+=($pypid)
+"$SONDE" record -p "$pypid" --trace py:app.Server.handle --ready-file "$WORK/go" \
+	-o "$WORK/p.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "record -p --trace py: failed"; }
+wait "$pypid"
+assert_near "-p: py:app.Server.handle calls, as the script counted" \
+	"$(sqlite3 "$WORK/p.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
+	"$(kv "$WORK/p.out" calls)" 0
+
+# The headline: the slow calls of a Python method, and where they were.
+"$SONDE" slow 'py:app.Server.handle:auto' -- "$py" -X perf "$WORK/app.py" 3000 \
+	>"$WORK/slow.txt" 2>"$WORK/slow.err" || { cat "$WORK/slow.err" >&2; fail "slow py: failed"; }
+slow=$(kv "$WORK/slow.txt" slow)
+need_numbers "the script's slow calls" "$slow"
+found=$(sed -n 's/.*auto: \([0-9]*\) of \([0-9]*\) calls.*/\1/p' "$WORK/slow.txt")
+assert_ge "slow calls found (auto) at least the script's" "$found" "$slow"
+assert_le "slow calls found (auto), at most the script's + 10% (fast calls the host stalled)" \
+	"$found" $((slow + slow / 10))
+share=$(awk '$NF == "app.slow_path" && $1 ~ /%$/ { sub("%", "", $1); print $1; exit }' "$WORK/slow.txt")
+assert_ge "share of the slow calls' samples in app.slow_path (%)" "$share" 85
+
+# Bad input, each one line.
+expect_error "not started with -X perf or PYTHONPERFSUPPORT=1" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$py" "$WORK/app.py" 10
+if [ -x /usr/bin/python3.11 ]; then
+	expect_error "is Python 3.11, which has no -X perf trampolines.*USDT" "$WORK/x.sonde" -- \
+		"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- /usr/bin/python3.11 "$WORK/app.py" 10
+fi
+expect_error "bad probe 'py:handle': expected py:MODULE.FUNCTION" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
+expect_error "a py: probe takes no captures or predicate yet" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace 'py:app.handle i' -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
+expect_error "is not a Python interpreter" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$TARGETS/blocking"
