@@ -9,6 +9,8 @@
 #    slow_path calls nested in Server.handle's;
 #  - -p on a running python started with -X perf: the calls made while
 #    traced, exactly (the script counts from the ready file on);
+#  - live: sonde ctl trace py:... in a running sonde top counts every call
+#    made after it, as the script counted;
 #  - sonde slow 'py:app.Server.handle:auto': the slow calls are the
 #    script's (every tenth goes through slow_path, 100x longer) and >= 85%
 #    of their samples are in app.slow_path;
@@ -50,6 +52,10 @@ for i in range(n):
     s.handle(i)
     handle(i)
 print("calls=%d slow=%d" % (calls, slow), flush=True)
+if len(sys.argv) > 3:  # live: the count in a file, then stay to be saved
+    open(sys.argv[3] + ".tmp", "w").write("calls=%d\n" % calls)
+    os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+    time.sleep(120)
 PYEOF
 
 for py in "${pythons[@]:2}"; do
@@ -86,6 +92,33 @@ wait "$pypid"
 assert_near "-p: py:app.Server.handle calls, as the script counted" \
 	"$(sqlite3 "$WORK/p.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
 	"$(kv "$WORK/p.out" calls)" 0
+
+# Live: a running session (sonde top) traces a Python method when told
+# (sonde ctl trace py:...), and counts every call made after.
+export SONDE_RUNTIME_DIR="$WORK/run"
+mkdir -m 700 "$SONDE_RUNTIME_DIR"
+"$py" -X perf "$WORK/app.py" 2000 "$WORK/live.go" "$WORK/live.done" >/dev/null &
+livepid=$!
+BG_PIDS+=($livepid)
+"$SONDE" top -b -i 0.5 -p "$livepid" >"$WORK/top.out" 2>"$WORK/top.err" &
+toppid=$!
+BG_PIDS+=($toppid)
+for _ in $(seq 100); do
+	grep -q "^$toppid " <<<"$("$SONDE" ctl --list 2>/dev/null)" && break
+	kill -0 "$toppid" 2>/dev/null || { cat "$WORK/top.err" >&2; fail "sonde top exited"; }
+	sleep 0.1
+done
+out=$("$SONDE" ctl trace py:app.Server.handle 2>&1) || fail "ctl trace py: failed: $out"
+[ "$out" = "tracing 1 function: py:app.Server.handle" ] || fail "ctl trace py: answered '$out'"
+touch "$WORK/live.go"
+for _ in $(seq 300); do [ -f "$WORK/live.done" ] && break; sleep 0.1; done
+[ -f "$WORK/live.done" ] || fail "the live script did not finish its calls"
+"$SONDE" ctl save "$WORK/live.sonde" >/dev/null || fail "ctl save failed"
+assert_near "live: py:app.Server.handle calls after ctl trace, as the script counted" \
+	"$(sqlite3 "$WORK/live.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
+	"$(kv "$WORK/live.done" calls)" 0
+kill "$toppid" "$livepid"
+wait "$toppid" "$livepid" 2>/dev/null || true
 
 # The headline: the slow calls of a Python method, and where they were.
 "$SONDE" slow 'py:app.Server.handle:auto' -- "$py" -X perf "$WORK/app.py" 3000 \

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# What a py: probe costs per Python call (pyenv's 3.12, or PY, run with
+# -X perf: every Python call goes through the trampoline evaluator, where
+# the probe's uprobe and uretprobe are), against the same script untraced.
+# Rows: the script without -X perf; with it; with sonde timing the called
+# function (py:calls.f: every call a span); with sonde timing a function
+# the script never calls (py:calls.absent: every call trapped, looked at in
+# the kernel and left out: what the other Python calls of a traced process
+# pay). The script times its own CALLS calls of a one-line function
+# (time.perf_counter) once the tracer is in place (sonde's --ready-file).
+# Per row: the ns per call, and the ns per call over -X perf alone. Each
+# runs RUNS times; the median counts.
+# usage: bench/python_spans.sh [BUILD_DIR] [RUNS] [CALLS]
+set -euo pipefail
+build=${1:-build}
+runs=${2:-3}
+calls=${3:-200000}
+sonde=$(readlink -f "$build/sonde")
+py=${PY:-/root/.pyenv/versions/3.12.1/bin/python3.12}
+[ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, uprobes)"; exit 1; }
+[ -x "$py" ] || { echo "no $py (set PY)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat >"$tmp/calls.py" <<'EOF'
+import os, sys, time
+def f(i):
+    return i + 1
+go, n = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(go):
+    time.sleep(0.005)
+t0 = time.perf_counter()
+for i in range(n):
+    f(i)
+t = time.perf_counter() - t0
+print("%.9f" % (t / n * 1e9), flush=True)
+EOF
+
+. "$(dirname "$0")/lib.sh" # median
+
+# run LABEL PYTHON_OPTS SONDE_TRACE: one run; appends ns per call to $tmp/LABEL.
+run() {
+	local label=$1 opts=$2 trace=$3 go="$tmp/go"
+	rm -f "$go"
+	# shellcheck disable=SC2086 # opts is empty or -X perf
+	"$py" $opts "$tmp/calls.py" "$go" "$calls" >"$tmp/out" &
+	local pid=$!
+	if [ -z "$trace" ]; then
+		touch "$go"
+	else
+		"$sonde" record -p "$pid" --no-python --trace "$trace" --ready-file "$go" \
+			-o "$tmp/rec.sonde" >/dev/null 2>&1 &
+	fi
+	wait "$pid"
+	[ -z "$trace" ] || wait $! || true # sonde's status when its target ended
+	cat "$tmp/out" >>"$tmp/$label"
+}
+
+for _ in $(seq "$runs"); do
+	run alone "" ""
+	run "-X perf" "-X perf" ""
+	run "py:calls.f" "-X perf" py:calls.f
+	run "py:calls.absent" "-X perf" py:calls.absent
+done
+base=$(median <"$tmp/-X perf")
+echo "target: $py, $calls calls of a one-line function (median of $runs runs)"
+printf '%-18s %12s %22s\n' run "ns / call" "ns / call over -X perf"
+for label in alone "-X perf" "py:calls.f" "py:calls.absent"; do
+	v=$(median <"$tmp/$label")
+	printf '%-18s %12.1f %22.1f\n' "$label" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { print a - b }')"
+done
