@@ -94,6 +94,7 @@ struct py_symbols {
 	bool runtime, version;
 	uint64_t runtime_vaddr, version_vaddr;
 	uint64_t tramp_start, tramp_end; /* 0: not there */
+	uint64_t evaluator; /* py_trampoline_evaluator's address, 0: not there */
 };
 
 static void note_symbol(const struct elf_symbol *s, void *arg)
@@ -111,6 +112,8 @@ static void note_symbol(const struct elf_symbol *s, void *arg)
 		ps->tramp_start = s->value;
 	} else if (!strcmp(s->name, "_Py_trampoline_func_end")) {
 		ps->tramp_end = s->value;
+	} else if (!strcmp(s->name, "py_trampoline_evaluator")) {
+		ps->evaluator = s->value;
 	}
 }
 
@@ -418,6 +421,7 @@ int pyruntime_read(const char *path, struct py_layout *out, char *err, size_t er
 	}
 	out->micro = micro;
 	out->runtime_vaddr = ps.runtime_vaddr;
+	out->evaluator_vaddr = ps.evaluator;
 	if (ps.tramp_start && ps.tramp_end > ps.tramp_start &&
 	    ps.tramp_end - ps.tramp_start <= sizeof(out->trampoline_code) &&
 	    read_vaddr(elf, fd, ps.tramp_start, out->trampoline_code, ps.tramp_end - ps.tramp_start)) {

@@ -77,6 +77,10 @@ struct py_layout {
 	uint64_t trampoline_vaddr;
 	uint32_t trampoline_size;
 	uint8_t trampoline_code[16];
+	/* py_trampoline_evaluator's address in the file (0: the file has no
+	 * such symbol): what every Python call of a process with -X perf goes
+	 * through, where py: probes go (probepy.h). */
+	uint64_t evaluator_vaddr;
 };
 
 #define PY_OWNED_BY_CSTACK 3

@@ -3,6 +3,7 @@
 # with -X perf (their calls go through the trampoline evaluator, where the
 # probe is, filtered in the kernel to the function's code object). The
 # truth is the script's own count of its calls:
+#  - sonde probe --python says where py: probes go (none on 3.11);
 #  - py:app.Server.handle (a method), py:app.handle (a module function of
 #    the same name, not the method) and py:app.py:slow_path each count
 #    exactly the calls the script made, and every call is a span, the
@@ -60,6 +61,8 @@ PYEOF
 
 for py in "${pythons[@]:2}"; do
 	v=$(basename "$py")
+	"$SONDE" probe -e "$py" --python | grep -q "^py: probes: on py_trampoline_evaluator (0x[0-9a-f]*), in processes run with -X perf$" ||
+		fail "$v: probe --python does not say where py: probes go"
 	rec=$WORK/$v.sonde
 	"$SONDE" record --all-calls --trace py:app.Server.handle --trace py:app.handle \
 		--trace py:app.py:slow_path -o "$rec" -- "$py" -X perf "$WORK/app.py" 2000 \
@@ -136,6 +139,8 @@ assert_ge "share of the slow calls' samples in app.slow_path (%)" "$share" 85
 expect_error "not started with -X perf or PYTHONPERFSUPPORT=1" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$py" "$WORK/app.py" 10
 if [ -x /usr/bin/python3.11 ]; then
+	"$SONDE" probe -e /usr/bin/python3.11 --python | grep -q "^py: probes: none (no -X perf trampolines before 3.12)$" ||
+		fail "probe --python on 3.11 does not say it has no py: probes"
 	expect_error "is Python 3.11, which has no -X perf trampolines.*USDT" "$WORK/x.sonde" -- \
 		"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- /usr/bin/python3.11 "$WORK/app.py" 10
 fi
