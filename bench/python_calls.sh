@@ -7,7 +7,9 @@
 # baseline a traced run pays anyway); with settrace and sonde tracing the
 # pair; and with no settrace, sonde tracing the pair and the line probe
 # (every line a trap: how 3.11 fires its entries with nothing set in the
-# target). The script times its own CALLS calls of a one-line function
+# target); and sonde's py:calls.f (the pair kept to f in the kernel, the
+# line probe's semaphore raised by a uprobe that is never hit). The script
+# times its own CALLS calls of a one-line function
 # (time.perf_counter) once the tracer is in place (sonde's --ready-file).
 # Per row: the ns per call, and the ns per call over the settrace row.
 # Each runs RUNS times; the median counts.
@@ -68,11 +70,12 @@ for _ in $(seq "$runs"); do
 	run settrace 1
 	run "settrace + pair" 1 "$pair"
 	run "pair + line" 0 "$pair" "usdt:$py:python:line"
+	run "py:calls.f" 0 "py:calls.f"
 done
 base=$(median <"$tmp/settrace")
 echo "target: $py, $calls calls of a one-line function (median of $runs runs)"
 printf '%-18s %12s %22s\n' run "ns / call" "ns / call over settrace"
-for label in alone settrace "settrace + pair" "pair + line"; do
+for label in alone settrace "settrace + pair" "pair + line" "py:calls.f"; do
 	v=$(median <"$tmp/$label")
 	printf '%-18s %12.1f %22.1f\n' "$label" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { print a - b }')"
 done

@@ -106,6 +106,60 @@ struct {
 	__type(value, struct py_text);
 } py_text_scratch SEC(".maps");
 
+/* A USDT pair's C strings (3.11's function__entry: file, function name). */
+#define PY_CSTR_FILE 256
+struct py_cstrs {
+	char file[PY_CSTR_FILE];
+	char name[SONDE_PY_MATCH_TEXT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_cstrs);
+} py_cstr_scratch SEC(".maps");
+
+/* Whether n bytes of have (a scratch buffer), from at, are want's first n. */
+static __always_inline int py_cstr_is(const char *have, __u32 at, __u32 n, const char *want)
+{
+	for (__u32 j = 0; j < SONDE_PY_MATCH_TEXT; j++) {
+		if (j >= n)
+			break;
+		if (have[(at + j) & (PY_CSTR_FILE - 1)] != want[j])
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether the C strings at file and name (a pair entry's first two
+ * arguments) are one of the probe's ways (their qual a function's name). */
+static __always_inline int py_cstrs_match(const struct sonde_py_match *m, __u64 file, __u64 name)
+{
+	__u32 zero = 0;
+	struct py_cstrs *c = bpf_map_lookup_elem(&py_cstr_scratch, &zero);
+	if (!c)
+		return 0;
+	long rf = bpf_probe_read_user_str(c->file, sizeof(c->file), (void *)file);
+	long rn = bpf_probe_read_user_str(c->name, sizeof(c->name), (void *)name);
+	if (rf <= 1 || rf >= PY_CSTR_FILE || rn <= 1 || rn >= SONDE_PY_MATCH_TEXT)
+		return 0; /* empty, or longer than read: not told */
+	__u32 flen = (__u32)rf - 1, nlen = (__u32)rn - 1;
+	for (int i = 0; i < SONDE_PY_MATCH_WAYS; i++) {
+		if (i >= m->n)
+			break;
+		const struct sonde_py_way *w = &m->way[i];
+		if (nlen != w->qual_len || flen < w->file_len)
+			continue;
+		__u32 at = flen - w->file_len;
+		if (at && c->file[(at - 1) & (PY_CSTR_FILE - 1)] != '/')
+			continue;
+		if (py_cstr_is(c->name, 0, nlen, w->qual) && py_cstr_is(c->file, at, w->file_len, w->file))
+			return 1;
+	}
+	return 0;
+}
+
 /* A compact ASCII string's length, or -1 for any other string (or none). */
 static __always_inline long py_ascii_len(__u64 str)
 {
@@ -175,17 +229,42 @@ __noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
 		return 0;
 	const struct sonde_py_match *m = &cfg->py_match;
 	__u64 frame = PT_REGS_PARM2(ctx), code = 0, file = 0, qual = 0;
-	if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + m->frame_code)) || !code ||
-	    bpf_probe_read_user(&file, sizeof(file), (void *)(code + m->code_filename)) ||
-	    bpf_probe_read_user(&qual, sizeof(qual), (void *)(code + m->code_qualname)))
+	if (cfg->pair) {
+		/* A USDT pair's entry (3.11): the file and function name are its
+		 * first two arguments, C strings of the code object's. */
+		__u32 zero = 0;
+		struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
+		if (!s || !fetch_load_regs(ctx, s))
+			return 0;
+		__u64 v[2] = {0, 0};
+		for (int i = 0; i < 2; i++) {
+			const struct sonde_pair_arg *a = &cfg->pair_entry[i];
+			v[i] = s->regs[a->reg < SONDE_FETCH_REGS ? a->reg : 0];
+			if (a->kind == SONDE_PAIR_ARG_MEM &&
+			    bpf_probe_read_user(&v[i], sizeof(v[i]), (void *)(v[i] + a->off)))
+				return 0;
+		}
+		file = v[0];
+		qual = v[1];
+		code = (file ^ qual) * 0x9e3779b97f4a7c15ull;
+	} else if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + m->frame_code)) ||
+		   !code ||
+		   bpf_probe_read_user(&file, sizeof(file), (void *)(code + m->code_filename)) ||
+		   bpf_probe_read_user(&qual, sizeof(qual), (void *)(code + m->code_qualname))) {
 		return 0;
+	}
 	struct py_verdict_key key = {.code = code, .tgid = tgid, .probe = probe};
 	struct py_verdict *v = bpf_map_lookup_elem(&py_verdicts, &key);
 	if (v && v->file == file && v->qual == qual && v->gen == cfg->gen)
 		return v->matches;
-	long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
-	int matches = flen > 0 && qlen > 0 &&
-		      py_names_match(m, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
+	int matches;
+	if (cfg->pair) {
+		matches = py_cstrs_match(m, file, qual);
+	} else {
+		long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
+		matches = flen > 0 && qlen > 0 &&
+			  py_names_match(m, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
+	}
 	struct py_verdict nv = {.file = file, .qual = qual, .matches = (__u32)matches, .gen = cfg->gen};
 	bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
 	return matches;

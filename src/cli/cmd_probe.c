@@ -357,13 +357,22 @@ static int show_python(const char *binary, pid_t pid)
 	       field_text(l.code_linetable, e, 16), field_text(l.code_code, f, 16));
 	printf("strings: ASCII data %s, bytes data %s, size %s\n", field_text(l.ascii_data, a, 16),
 	       field_text(l.bytes_data, b, 16), field_text(l.var_size, c, 16));
+	struct usdt_probe *notes = NULL;
+	char nerr[256];
+	int nnotes = l.minor == 11 ? usdt_read(path, &notes, nerr, sizeof(nerr)) : 0;
 	if (l.evaluator_vaddr)
 		printf("py: probes: on py_trampoline_evaluator (0x%llx), in processes run with -X perf\n",
 		       (unsigned long long)l.evaluator_vaddr);
+	else if (nnotes > 0)
+		printf("py: probes: through function__entry,function__return (by function name), "
+		       "with the line probe's semaphore raised\n");
 	else
 		printf("py: probes: none (%s)\n",
-		       l.major == 3 && l.minor < 12 ? "no -X perf trampolines before 3.12"
-						   : "no py_trampoline_evaluator symbol");
+		       l.minor == 11 ? "no SDT notes"
+		       : l.minor < 12 ? "neither -X perf trampolines nor USDT probes"
+				      : "no py_trampoline_evaluator symbol");
+	if (nnotes > 0)
+		usdt_free(notes, nnotes);
 	char why[160];
 	if (l.source != PY_FROM_TABLE) {
 		bool same = pyruntime_matches_table(&l, why, sizeof(why));

@@ -326,6 +326,12 @@ struct engine_probe_batch {
 	const uint64_t *return_offsets;
 	const uint64_t *return_ref_ctrs;
 	size_t nreturns;
+	/* And sites held only for their semaphores (hold_ref_ctrs), raised
+	 * while the pair is attached: uprobes whose hits do nothing (Python
+	 * 3.11's line probe, whose semaphore makes its entries fire). */
+	const uint64_t *hold_offsets;
+	const uint64_t *hold_ref_ctrs;
+	size_t nholds;
 	/* Its key (NULL: none, every return closes the innermost call). */
 	const struct engine_pair_key *pair_key;
 	/* Function probes: py[i] non-NULL makes probes[i] a Python function's

@@ -333,6 +333,10 @@ static int attach_pair(struct engine *e, const struct engine_probe_batch *b, cha
 				b->policies);
 		e->slots[slot].pair = true;
 		e->slots[slot].pair_key = b->pair_key ? *b->pair_key : (struct engine_pair_key){0};
+		if (b->py && b->py[0]) {
+			e->slots[slot].py = true;
+			e->slots[slot].py_match = *b->py[0];
+		}
 	}
 	size_t n = b->n, nr = b->nreturns;
 	uint64_t *cookies = xcalloc(n + nr + 1, sizeof(*cookies));
@@ -340,6 +344,12 @@ static int attach_pair(struct engine *e, const struct engine_probe_batch *b, cha
 		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, 0);
 	int *enter = xcalloc(n + 1, sizeof(*enter));
 	int *exit_ = xcalloc(nr + 1, sizeof(*exit_));
+	size_t nh = b->nholds;
+	int *hold = xcalloc(nh + 1, sizeof(*hold));
+	uint64_t *hold_cookies = xcalloc(nh + 1, sizeof(*hold_cookies));
+	/* Generation 0, which no attachment has: span_enter does nothing. */
+	for (size_t i = 0; i < nh; i++)
+		hold_cookies[i] = SONDE_COOKIE(0, slot, 0);
 	struct uprobes_attach_opts returns = {.prog_fd = bpf_program__fd(e->skel->progs.span_pair_exit),
 					      .binary = b->binary,
 					      .file_offsets = b->return_offsets,
@@ -354,10 +364,21 @@ static int attach_pair(struct engine *e, const struct engine_probe_batch *b, cha
 	entries.file_offsets = b->file_offsets;
 	entries.ref_ctr_offsets = b->ref_ctr_offsets;
 	entries.n = n;
+	struct uprobes_attach_opts holds = returns;
+	holds.prog_fd = bpf_program__fd(e->skel->progs.span_enter);
+	holds.file_offsets = b->hold_offsets;
+	holds.ref_ctr_offsets = b->hold_ref_ctrs;
+	holds.cookies = hold_cookies;
+	holds.n = nh;
 	int r = -1;
 	if (link_uprobes(e, &returns, exit_, err, errlen))
 		goto out;
 	if (link_uprobes(e, &entries, enter, err, errlen)) {
+		remove_uprobes(e, exit_, nr);
+		goto out;
+	}
+	if (nh && link_uprobes(e, &holds, hold, err, errlen)) {
+		remove_uprobes(e, enter, n);
 		remove_uprobes(e, exit_, nr);
 		goto out;
 	}
@@ -367,9 +388,13 @@ static int attach_pair(struct engine *e, const struct engine_probe_batch *b, cha
 		errbuf_set(err, errlen, "cannot configure probe %u: %s", probe, strerror(errno));
 		remove_uprobes(e, enter, n);
 		remove_uprobes(e, exit_, nr);
+		remove_uprobes(e, hold, nh);
 		goto out;
 	}
-	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n + nr, sizeof(*e->spans));
+	grow_array((void **)&e->spans, &e->spans_cap, e->nspans + n + nr + nh, sizeof(*e->spans));
+	for (size_t i = 0; i < nh; i++)
+		e->spans[e->nspans++] = (struct span_attachment){
+			.probe = probe, .slot = slot, .pid = b->pid, .enter = hold[i], .exit = -1};
 	for (size_t i = 0; i < n; i++)
 		e->spans[e->nspans++] = (struct span_attachment){
 			.probe = probe, .slot = slot, .pid = b->pid, .enter = enter[i], .exit = -1};
@@ -385,5 +410,7 @@ out:
 	free(cookies);
 	free(enter);
 	free(exit_);
+	free(hold);
+	free(hold_cookies);
 	return r;
 }

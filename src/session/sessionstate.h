@@ -39,6 +39,7 @@ struct point_sites {
 	size_t n;
 	size_t nentries; /* a USDT span pair: offsets[0..nentries) its entry
 			  * sites, the rest its return sites; 0: not one */
+	size_t nholds;   /* of those, the last held only for their semaphores */
 };
 
 /* A batch placing probe's sites (a point probe's addresses, or a span
@@ -54,7 +55,10 @@ static inline struct engine_probe_batch sites_batch(const struct point_sites *ps
 		.n = ne,
 		.return_offsets = ps->nentries ? ps->offsets + ne : NULL,
 		.return_ref_ctrs = ps->nentries && ps->ref_ctrs ? ps->ref_ctrs + ne : NULL,
-		.nreturns = ps->n - ne,
+		.nreturns = ps->n - ne - ps->nholds,
+		.hold_offsets = ps->nholds ? ps->offsets + ps->n - ps->nholds : NULL,
+		.hold_ref_ctrs = ps->nholds && ps->ref_ctrs ? ps->ref_ctrs + ps->n - ps->nholds : NULL,
+		.nholds = ps->nholds,
 		.binary = binary};
 }
 

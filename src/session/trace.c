@@ -109,6 +109,7 @@ static struct point_sites sites_of(const struct probe_target *t, int n, size_t n
 		ps.offsets[i] = t[i].offset;
 		refs[i] = t[i].ref_ctr_offset;
 		any |= refs[i] != 0;
+		ps.nholds += t[i].usdt_hold;
 	}
 	if (any)
 		ps.ref_ctrs = refs;
@@ -462,6 +463,8 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	struct engine_probe_ref ref = {0};
 	struct engine_probe_batch b = sites_batch(&sites, &probe, t[0].binary);
 	b.pair_key = &key;
+	const struct sonde_py_match *py = t[0].py;
+	b.py = py ? &py : NULL;
 	b.fetch = plan->builds ? &fetch : NULL;
 	b.traps = &trap;
 	b.policies = &policy;
@@ -491,7 +494,10 @@ static int attach_pair_spec(struct session *s, const char *full, const struct pr
 	}
 	for (int i = 0; i < n && s->o->verbose; i++)
 		session_note(s->o, "%s: %s site at file offset 0x%llx (%s)", spec,
-			     t[i].usdt_return ? "return" : "entry", (unsigned long long)t[i].offset,
+			     t[i].usdt_hold	? "semaphore"
+			     : t[i].usdt_return ? "return"
+						: "entry",
+			     (unsigned long long)t[i].offset,
 			     t[i].function);
 out:
 	if (r >= 0 && count)
@@ -596,6 +602,19 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		errbuf_set(err, errlen, "trace %s: %s", spec, why);
 		probe_plan_free(r);
 		return -1;
+	}
+	for (size_t i = 0; r->n > 0 && r->t[0].py && i < s->prof->nprobes && i < SESSION_MAX_PROBES;
+	     i++) {
+		const char *other = s->prof->probes[i].name;
+		if (trace_probe_attached(&s->probes[i]) && strcmp(other, r->t[0].function) &&
+		    probes_py_may_share(other, r->t[0].function)) {
+			errbuf_set(err, errlen,
+				   "trace %s: %s, traced already, may name the same Python function "
+				   "(one probe a function): untrace it first",
+				   spec, other);
+			probe_plan_free(r);
+			return -1;
+		}
 	}
 	struct probe_target *t = r->t;
 	int n = r->n;

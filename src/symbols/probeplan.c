@@ -144,8 +144,22 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair;
 	while (out->pair && out->nentries < out->n && !out->t[out->nentries].usdt_return)
 		out->nentries++;
+	for (int i = 0; i < out->n; i++)
+		out->nholds += out->t[i].usdt_hold;
 	if (out->pair)
-		probe_plan_pair_key(out->t, out->nentries, out->n, &out->pair_key);
+		probe_plan_pair_key(out->t, out->nentries, out->n - out->nholds, &out->pair_key);
+	/* A py: pair's filter reads the file and name from the key's first
+	 * two arguments. */
+	if (out->pair && out->t[0].py &&
+	    (out->pair_key.n < 2 || out->pair_key.positions[0] != 0 ||
+	     out->pair_key.positions[1] != 1)) {
+		errbuf_set(err, errlen,
+			   "%s: its interpreter's function__entry and function__return do not "
+			   "both pass the file and function name as their first two arguments",
+			   out->location);
+		probe_plan_free(out);
+		return -1;
+	}
 	/* A Python function's arguments are in its frame, not in the
 	 * evaluator's registers or variables: not read yet. */
 	while (*tail == ' ')

@@ -34,6 +34,7 @@ struct probe_plan {
 	 * (usdt_return); captures, read at its entry, at t[0] only. */
 	bool pair;
 	int nentries;                  /* its entry sites: t[0, nentries) */
+	int nholds;                    /* sites held for their semaphores: the last */
 	struct usdt_pair_key pair_key; /* which arguments pair a return with its entry */
 	struct capture_plan captures;
 	char note[768];          /* what the spec named but left out ("" if nothing) */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "probepy.h"
 
+#include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "errbuf.h"
 #include "probebinary.h"
+#include "probeusdt.h"
 #include "pyruntime.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -107,6 +109,97 @@ static int target_interpreter(const struct probe_scope *scope,
 	return 0;
 }
 
+/* The file offset of the ELF's entry point (_start), where a uprobe is hit
+ * once per process: 0 when it has none in a loaded segment. */
+static uint64_t entry_offset(const char *path)
+{
+	int fd;
+	char err[256];
+	Elf *elf = probes_open_elf(path, &fd, err, sizeof(err));
+	if (!elf)
+		return 0;
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	uint64_t off = 0;
+	if (gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph && !off; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X) && eh.e_entry - ph.p_vaddr < ph.p_filesz)
+				off = eh.e_entry - ph.p_vaddr + ph.p_offset;
+		}
+	elf_end(elf);
+	close(fd);
+	return off;
+}
+
+/* Python 3.11: the USDT pair function__entry,function__return, kept in the
+ * kernel to the ways' calls by its file and function name arguments, and
+ * the line probe held for its semaphore (3.11 fires function__entry only
+ * while a trace function is set or that semaphore is raised). Its probes
+ * name a function by co_name: a qualified name with a dot is refused. */
+static int resolve_usdt(const char *spec, const struct probe_scope *scope,
+			struct sonde_py_match *m, const char *interp, struct probe_target **out,
+			char *err, size_t errlen)
+{
+	/* A dotted name may be a method's: only py:FILE:NAME says which. */
+	if (!strchr(spec + 3, ':') || memchr(m->way[0].qual, '.', m->way[0].qual_len))
+		return errbuf_set(err, errlen,
+				  "Python 3.11's function__entry probe names a function by its name "
+				  "alone (%s), not its class or module path: trace py:FILE.py:NAME "
+				  "(every function of that name in the file)",
+				  strrchr(spec, '.') ? strrchr(spec, '.') + 1 : spec + 3);
+	struct sonde_py_match plain = *m;
+	char *pair = xasprintf("usdt:%s:python:function__entry,function__return", interp);
+	char *line = xasprintf("usdt:%s:python:line", interp);
+	struct probe_target *t = NULL, *lt = NULL;
+	char why[512];
+	int n = probeusdt_resolve(pair, scope, &t, why, sizeof(why));
+	int nl = n > 0 ? probeusdt_resolve(line, scope, &lt, why, sizeof(why)) : -1;
+	free(pair);
+	free(line);
+	if (n <= 0 || nl <= 0) {
+		if (n > 0)
+			probes_free(t, n);
+		return errbuf_set(err, errlen,
+				  "%s has not the USDT probes sonde times Python 3.11's calls by: %s",
+				  display_path(interp), why);
+	}
+	/* The line probe's semaphore is held by a uprobe at the entry point,
+	 * run once per process, not at the line sites, which every line of
+	 * the process would then trap at. */
+	uint64_t entry = entry_offset(interp);
+	uint64_t line_sema = lt[0].ref_ctr_offset;
+	uint64_t dev = lt[0].dev, ino = lt[0].ino;
+	probes_free(lt, nl);
+	if (!entry || !line_sema) {
+		probes_free(t, n);
+		return errbuf_set(err, errlen,
+				  "%s: its line probe has no semaphore, or the file no entry point, "
+				  "to make 3.11 fire function__entry",
+				  display_path(interp));
+	}
+	t = xrealloc(t, (size_t)(n + 1) * sizeof(*t));
+	t[n] = (struct probe_target){.function = xstrdup("python:line (its semaphore)"),
+				     .binary = xstrdup(t[0].binary),
+				     .offset = entry,
+				     .dev = dev,
+				     .ino = ino,
+				     .usdt = true,
+				     .usdt_pair = true,
+				     .usdt_hold = true,
+				     .ref_ctr_offset = line_sema};
+	n++;
+	for (int i = 0; i < n; i++) {
+		free(t[i].location);
+		t[i].location = xstrdup(spec);
+	}
+	t[0].py = xmalloc(sizeof(*t[0].py));
+	*t[0].py = plain;
+	*out = t;
+	return n;
+}
+
 int probepy_resolve(const char *spec, const struct probe_scope *scope, struct probe_target **out,
 		    char *err, size_t errlen)
 {
@@ -118,11 +211,15 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	char *interp = NULL;
 	if (target_interpreter(scope, &l, &interp, err, errlen))
 		return -1;
-	if (l.major == 3 && l.minor < 12) {
+	if (l.major == 3 && l.minor == 11) {
+		int n = resolve_usdt(spec, scope, &m, interp, out, err, errlen);
+		free(interp);
+		return n;
+	}
+	if (l.major == 3 && l.minor < 11) {
 		errbuf_set(err, errlen,
-			   "%s is Python %u.%u, which has no -X perf trampolines (3.12 on): its "
-			   "calls are timed only through its USDT probes "
-			   "(usdt:...:python:function__entry,function__return), not by py: yet",
+			   "%s is Python %u.%u, which has neither -X perf trampolines (3.12 on) nor "
+			   "the function__entry probe sonde times 3.11's calls by",
 			   display_path(interp), l.major, l.minor);
 		free(interp);
 		return -1;
@@ -163,4 +260,30 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	t->location = xstrdup(spec);
 	*out = t;
 	return 1;
+}
+
+/* Whether file name a could be b: equal, or one ends the other after '/'. */
+static bool files_may_match(const struct sonde_py_way *a, const struct sonde_py_way *b)
+{
+	const struct sonde_py_way *s = a->file_len <= b->file_len ? a : b;
+	const struct sonde_py_way *l = s == a ? b : a;
+	size_t at = l->file_len - s->file_len;
+	return !memcmp(l->file + at, s->file, s->file_len) && (at == 0 || l->file[at - 1] == '/');
+}
+
+bool probes_py_may_share(const char *spec_a, const char *spec_b)
+{
+	struct sonde_py_match a, b;
+	char err[256];
+	if (!probepy_is(spec_a) || !probepy_is(spec_b) ||
+	    probepy_ways(spec_a, spec_a + 3, &a, err, sizeof(err)) ||
+	    probepy_ways(spec_b, spec_b + 3, &b, err, sizeof(err)))
+		return false;
+	for (__u32 i = 0; i < a.n; i++)
+		for (__u32 j = 0; j < b.n; j++)
+			if (a.way[i].qual_len == b.way[j].qual_len &&
+			    !memcmp(a.way[i].qual, b.way[j].qual, a.way[i].qual_len) &&
+			    files_may_match(&a.way[i], &b.way[j]))
+				return true;
+	return false;
 }

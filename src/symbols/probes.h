@@ -78,6 +78,10 @@ struct probe_target {
 	/* A span pair's site (spec usdt:[BINARY:]PROVIDER:ENTRY,RETURN: its
 	 * entry probe's sites first, then its return probe's, usdt_return). */
 	bool usdt_pair, usdt_return;
+	/* A site held only for its semaphore, after a pair's return sites
+	 * (py: on 3.11: the line probe, whose semaphore makes the interpreter
+	 * fire function__entry): a uprobe that does nothing. */
+	bool usdt_hold;
 	uint64_t ref_ctr_offset;
 	uint64_t usdt_vaddr;          /* its address in the file */
 	struct usdt_arg *usdt_args;   /* its operands (malloc'd) */
@@ -129,6 +133,12 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 		   char *err, size_t errlen);
 
 void probes_free(struct probe_target *t, int n);
+
+/* Whether two py: specs (probepy.h) may name one Python function: a
+ * qualified name of each is the same, and one's file ends the other's.
+ * Two probes on one function's calls would share each call's stack slot,
+ * which the span stack cannot hold: the session refuses the second. */
+bool probes_py_may_share(const char *spec_a, const char *spec_b);
 
 /* The lines of a function's code where a line probe can go, for listings
  * (sonde probe --lines): `binary` a path or a program in PATH, `func` a

@@ -323,3 +323,16 @@ Test(probeplan, py_names_split_every_way_their_dots_allow)
 	cr_assert_eq(probepy_ways("py:app.xxx", longname, &m, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "more than 63 characters"), "%s", err);
 }
+
+/* Two py: specs that may name one function (the session refuses the
+ * second): the same qualified name, one file ending the other's. */
+Test(probeplan, py_specs_that_may_name_one_function)
+{
+	cr_assert(probes_py_may_share("py:app.handle", "py:app.py:handle"));
+	cr_assert(probes_py_may_share("py:app.handle", "py:srv/app.py:handle"));
+	cr_assert(probes_py_may_share("py:pkg.mod.f", "py:mod.py:f"));
+	cr_assert(!probes_py_may_share("py:app.handle", "py:app.Server.handle"));
+	cr_assert(!probes_py_may_share("py:app.handle", "py:myapp.py:handle"));
+	cr_assert(!probes_py_may_share("py:app.handle", "handle"));
+	cr_assert(!probes_py_may_share("py:app.handle", "py:bad"));
+}
