@@ -12,7 +12,7 @@
 #    slow_path calls nested in Server.handle's;
 #  - 3.11: py:app.py:slow_path counts exactly the script's calls, and
 #    py:app.py:handle both handles of app.py (3.11's probes name a function
-#    by co_name); dotted names (py:app.handle, py:app.Server.handle) are
+#    by co_name), -p on a running one too; dotted names (py:app.handle, py:app.Server.handle) are
 #    refused there in one line;
 #  - -p on a running python started with -X perf: the calls made while
 #    traced, exactly (the script counts from the ready file on);
@@ -111,6 +111,16 @@ if [ -x "$PY311" ] && readelf -n "$PY311" | grep -q "Provider: python"; then
 		"$(sqlite3 "$rec" "select count(*) from spans c join spans pa on pa.id = c.parent
 			join probes pc on pc.id = c.probe join probes pp on pp.id = pa.probe
 			where pc.name = 'py:app.py:slow_path' and pp.name = 'py:app.py:handle'")" "$slow" 0
+	# -p: the running interpreter's line semaphore raised for its entries.
+	"$PY311" "$WORK/app.py" 3000 "$WORK/go311" >"$WORK/p311.out" &
+	pypid=$!
+	BG_PIDS+=($pypid)
+	"$SONDE" record -p "$pypid" --trace py:app.py:slow_path --ready-file "$WORK/go311" \
+		-o "$WORK/p311.sonde" >"$WORK/rec.out" 2>&1 || { cat "$WORK/rec.out" >&2; fail "3.11: record -p --trace py: failed"; }
+	wait "$pypid"
+	assert_near "3.11 -p: py:app.py:slow_path calls, as the script counted" \
+		"$(sqlite3 "$WORK/p311.sonde" "select entered from probes where name = 'py:app.py:slow_path'")" \
+		"$(kv "$WORK/p311.out" slow)" 0
 else
 	skip311="Debian's python3.11 with SDT notes is not installed (scripts/bootstrap.sh test installs it): py: on 3.11 not checked"
 fi
