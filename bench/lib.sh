@@ -21,3 +21,26 @@ file_offset() {
 	done < <(readelf -lW "$binary" | awk '$1 == "LOAD"')
 	return 1
 }
+
+# python_calls_script FILE: a script that waits for its first argument's
+# file (sonde's --ready-file), then times its own CALLS (second argument)
+# calls of a one-line function f with time.perf_counter, with sys.settrace
+# on when its third argument is 1, and prints the ns per call.
+python_calls_script() {
+	cat >"$1" <<'EOF'
+import os, sys, time
+def f(i):
+    return i + 1
+go, n, trace = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+while not os.path.exists(go):
+    time.sleep(0.005)
+if trace:
+    sys.settrace(lambda *a: None)
+t0 = time.perf_counter()
+for i in range(n):
+    f(i)
+t = time.perf_counter() - t0
+sys.settrace(None)
+print("%.9f" % (t / n * 1e9), flush=True)
+EOF
+}

@@ -7,7 +7,7 @@
 # baseline a traced run pays anyway); with settrace and sonde tracing the
 # pair; and with no settrace, sonde tracing the pair and the line probe
 # (every line a trap: how 3.11 fires its entries with nothing set in the
-# target); and sonde's py:calls.f (the pair kept to f in the kernel, the
+# target); and sonde's py:calls.py:f (the pair kept to f in the kernel, the
 # line probe's semaphore raised by a uprobe that is never hit). The script
 # times its own CALLS calls of a one-line function
 # (time.perf_counter) once the tracer is in place (sonde's --ready-file).
@@ -25,24 +25,9 @@ py=${PY:-/usr/bin/python3.11}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/calls.py" <<'EOF'
-import os, sys, time
-def f(i):
-    return i + 1
-go, n, trace = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-while not os.path.exists(go):
-    time.sleep(0.005)
-if trace:
-    sys.settrace(lambda *a: None)
-t0 = time.perf_counter()
-for i in range(n):
-    f(i)
-t = time.perf_counter() - t0
-sys.settrace(None)
-print("%.9f" % (t / n * 1e9), flush=True)
-EOF
+. "$(dirname "$0")/lib.sh" # median, python_calls_script
+python_calls_script "$tmp/calls.py"
 
-. "$(dirname "$0")/lib.sh" # median
 pair="usdt:$py:python:function__entry,function__return"
 
 # run LABEL SETTRACE SONDE_TRACES...: one run; appends ns per call to $tmp/LABEL.
@@ -58,7 +43,13 @@ run() {
 		local args=()
 		for t in "$@"; do args+=(--trace "$t"); done
 		"$sonde" record -p "$pid" --no-python "${args[@]}" --ready-file "$go" \
-			-o "$tmp/rec.sonde" >/dev/null 2>&1 &
+			-o "$tmp/rec.sonde" >/dev/null 2>"$tmp/sonde.err" &
+		local spid=$!
+		# A sonde that fails never makes the ready file: say why, not hang.
+		while [ ! -e "$go" ]; do
+			kill -0 "$spid" 2>/dev/null || { kill "$pid"; cat "$tmp/sonde.err" >&2; exit 1; }
+			sleep 0.05
+		done
 	fi
 	wait "$pid"
 	[ $# -eq 0 ] || wait $! || true # sonde's status when its target ended
@@ -70,12 +61,12 @@ for _ in $(seq "$runs"); do
 	run settrace 1
 	run "settrace + pair" 1 "$pair"
 	run "pair + line" 0 "$pair" "usdt:$py:python:line"
-	run "py:calls.f" 0 "py:calls.f"
+	run "py:calls.py:f" 0 "py:calls.py:f"
 done
 base=$(median <"$tmp/settrace")
 echo "target: $py, $calls calls of a one-line function (median of $runs runs)"
 printf '%-18s %12s %22s\n' run "ns / call" "ns / call over settrace"
-for label in alone settrace "settrace + pair" "pair + line" "py:calls.f"; do
+for label in alone settrace "settrace + pair" "pair + line" "py:calls.py:f"; do
 	v=$(median <"$tmp/$label")
 	printf '%-18s %12.1f %22.1f\n' "$label" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { print a - b }')"
 done

@@ -22,34 +22,28 @@ py=${PY:-/root/.pyenv/versions/3.12.1/bin/python3.12}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/calls.py" <<'EOF'
-import os, sys, time
-def f(i):
-    return i + 1
-go, n = sys.argv[1], int(sys.argv[2])
-while not os.path.exists(go):
-    time.sleep(0.005)
-t0 = time.perf_counter()
-for i in range(n):
-    f(i)
-t = time.perf_counter() - t0
-print("%.9f" % (t / n * 1e9), flush=True)
-EOF
+. "$(dirname "$0")/lib.sh" # median, python_calls_script
+python_calls_script "$tmp/calls.py"
 
-. "$(dirname "$0")/lib.sh" # median
 
 # run LABEL PYTHON_OPTS SONDE_TRACE: one run; appends ns per call to $tmp/LABEL.
 run() {
 	local label=$1 opts=$2 trace=$3 go="$tmp/go"
 	rm -f "$go"
 	# shellcheck disable=SC2086 # opts is empty or -X perf
-	"$py" $opts "$tmp/calls.py" "$go" "$calls" >"$tmp/out" &
+	"$py" $opts "$tmp/calls.py" "$go" "$calls" 0 >"$tmp/out" &
 	local pid=$!
 	if [ -z "$trace" ]; then
 		touch "$go"
 	else
 		"$sonde" record -p "$pid" --no-python --trace "$trace" --ready-file "$go" \
-			-o "$tmp/rec.sonde" >/dev/null 2>&1 &
+			-o "$tmp/rec.sonde" >/dev/null 2>"$tmp/sonde.err" &
+		local spid=$!
+		# A sonde that fails never makes the ready file: say why, not hang.
+		while [ ! -e "$go" ]; do
+			kill -0 "$spid" 2>/dev/null || { kill "$pid"; cat "$tmp/sonde.err" >&2; exit 1; }
+			sleep 0.05
+		done
 	fi
 	wait "$pid"
 	[ -z "$trace" ] || wait $! || true # sonde's status when its target ended
