@@ -44,3 +44,36 @@ sys.settrace(None)
 print("%.9f" % (t / n * 1e9), flush=True)
 EOF
 }
+
+# python_timed_run TMP GO PYTHON ARGS... -- [TRACE...]: runs the python
+# command (a python_calls_script run waiting for GO) and prints what it
+# printed; with TRACEs, `$sonde record -p` traces them and makes GO once
+# they are in (a sonde that fails says why and ends the bench), else GO is
+# made at once.
+python_timed_run() {
+	local tmp=$1 go=$2 cmd=() traces=() t
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		cmd+=("$1")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	for t in "$@"; do traces+=(--trace "$t"); done
+	rm -f "$go"
+	"${cmd[@]}" >"$tmp/out" &
+	local pid=$! spid=
+	if [ ${#traces[@]} -eq 0 ]; then
+		touch "$go"
+	else
+		"$sonde" record -p "$pid" --no-python "${traces[@]}" --ready-file "$go" \
+			-o "$tmp/rec.sonde" >/dev/null 2>"$tmp/sonde.err" &
+		spid=$!
+		while [ ! -e "$go" ]; do
+			kill -0 "$spid" 2>/dev/null || { kill "$pid"; cat "$tmp/sonde.err" >&2; exit 1; }
+			sleep 0.05
+		done
+	fi
+	wait "$pid"
+	[ -z "$spid" ] || wait "$spid" || true # sonde's status when its target ended
+	cat "$tmp/out"
+}

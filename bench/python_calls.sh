@@ -25,35 +25,17 @@ py=${PY:-/usr/bin/python3.11}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-. "$(dirname "$0")/lib.sh" # median, python_calls_script
+. "$(dirname "$0")/lib.sh" # median, python_calls_script, python_timed_run
 python_calls_script "$tmp/calls.py"
 
 pair="usdt:$py:python:function__entry,function__return"
 
 # run LABEL SETTRACE SONDE_TRACES...: one run; appends ns per call to $tmp/LABEL.
 run() {
-	local label=$1 trace=$2 go="$tmp/go"
+	local label=$1 trace=$2
 	shift 2
-	rm -f "$go"
-	"$py" "$tmp/calls.py" "$go" "$calls" "$trace" >"$tmp/out" &
-	local pid=$!
-	if [ $# -eq 0 ]; then
-		touch "$go"
-	else
-		local args=()
-		for t in "$@"; do args+=(--trace "$t"); done
-		"$sonde" record -p "$pid" --no-python "${args[@]}" --ready-file "$go" \
-			-o "$tmp/rec.sonde" >/dev/null 2>"$tmp/sonde.err" &
-		local spid=$!
-		# A sonde that fails never makes the ready file: say why, not hang.
-		while [ ! -e "$go" ]; do
-			kill -0 "$spid" 2>/dev/null || { kill "$pid"; cat "$tmp/sonde.err" >&2; exit 1; }
-			sleep 0.05
-		done
-	fi
-	wait "$pid"
-	[ $# -eq 0 ] || wait $! || true # sonde's status when its target ended
-	cat "$tmp/out" >>"$tmp/$label"
+	python_timed_run "$tmp" "$tmp/go" "$py" "$tmp/calls.py" "$tmp/go" "$calls" "$trace" -- "$@" \
+		>>"$tmp/$label"
 }
 
 for _ in $(seq "$runs"); do

@@ -22,37 +22,22 @@ py=${PY:-/root/.pyenv/versions/3.12.1/bin/python3.12}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-. "$(dirname "$0")/lib.sh" # median, python_calls_script
+. "$(dirname "$0")/lib.sh" # median, python_calls_script, python_timed_run
 python_calls_script "$tmp/calls.py"
 
 
-# run LABEL PYTHON_OPTS SONDE_TRACE: one run; appends ns per call to $tmp/LABEL.
+# run LABEL PYTHON_OPTS [SONDE_TRACE]: one run; appends ns per call to $tmp/LABEL.
 run() {
-	local label=$1 opts=$2 trace=$3 go="$tmp/go"
-	rm -f "$go"
+	local label=$1 opts=$2
+	shift 2
 	# shellcheck disable=SC2086 # opts is empty or -X perf
-	"$py" $opts "$tmp/calls.py" "$go" "$calls" 0 >"$tmp/out" &
-	local pid=$!
-	if [ -z "$trace" ]; then
-		touch "$go"
-	else
-		"$sonde" record -p "$pid" --no-python --trace "$trace" --ready-file "$go" \
-			-o "$tmp/rec.sonde" >/dev/null 2>"$tmp/sonde.err" &
-		local spid=$!
-		# A sonde that fails never makes the ready file: say why, not hang.
-		while [ ! -e "$go" ]; do
-			kill -0 "$spid" 2>/dev/null || { kill "$pid"; cat "$tmp/sonde.err" >&2; exit 1; }
-			sleep 0.05
-		done
-	fi
-	wait "$pid"
-	[ -z "$trace" ] || wait $! || true # sonde's status when its target ended
-	cat "$tmp/out" >>"$tmp/$label"
+	python_timed_run "$tmp" "$tmp/go" "$py" $opts "$tmp/calls.py" "$tmp/go" "$calls" 0 -- "$@" \
+		>>"$tmp/$label"
 }
 
 for _ in $(seq "$runs"); do
-	run alone "" ""
-	run "-X perf" "-X perf" ""
+	run alone ""
+	run "-X perf" "-X perf"
 	run "py:calls.f" "-X perf" py:calls.f
 	run "py:calls.absent" "-X perf" py:calls.absent
 done
