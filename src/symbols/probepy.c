@@ -162,7 +162,7 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 		if (n > 0)
 			probes_free(t, n);
 		return errbuf_set(err, errlen,
-				  "%s has not the USDT probes sonde times Python 3.11's calls by: %s",
+				  "%s lacks the USDT probes sonde times Python 3.11's calls by: %s",
 				  display_path(interp), why);
 	}
 	/* The line probe's semaphore is held by a uprobe at the entry point,
