@@ -106,7 +106,8 @@ struct {
 	__type(value, struct py_text);
 } py_text_scratch SEC(".maps");
 
-/* A USDT pair's C strings (3.11's function__entry: file, function name). */
+/* A USDT pair's C strings (3.11's function__entry: file, function name),
+ * read for their lengths. */
 #define PY_CSTR_FILE 256
 struct py_cstrs {
 	char file[PY_CSTR_FILE];
@@ -120,21 +121,67 @@ struct {
 	__type(value, struct py_cstrs);
 } py_cstr_scratch SEC(".maps");
 
-/* Whether n bytes of have (a scratch buffer), from at, are want's first n. */
-static __always_inline int py_cstr_is(const char *have, __u32 at, __u32 n, const char *want)
+
+/* Whether n bytes at addr (user memory) are want's first n, n < TEXT:
+ * read into a zeroed buffer and compared a word at a time with want (zero
+ * past its length), so no loop's bound hangs on n (the verifier would walk
+ * each n apart). */
+static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
 {
-	for (__u32 j = 0; j < SONDE_PY_MATCH_TEXT; j++) {
-		if (j >= n)
-			break;
-		if (have[(at + j) & (PY_CSTR_FILE - 1)] != want[j])
+	__u32 zero = 0;
+	struct py_text *t = bpf_map_lookup_elem(&py_text_scratch, &zero);
+	if (!t || n >= SONDE_PY_MATCH_TEXT)
+		return 0;
+	__u64 *have = (__u64 *)t->s;
+	const __u64 *w = (const __u64 *)want;
+	for (int k = 0; k < SONDE_PY_MATCH_TEXT / 8; k++)
+		have[k] = 0;
+	if (bpf_probe_read_user(t->s, n & (SONDE_PY_MATCH_TEXT - 1), (void *)addr))
+		return 0;
+	__u64 diff = 0;
+	for (int k = 0; k < SONDE_PY_MATCH_TEXT / 8; k++)
+		diff |= have[k] ^ w[k];
+	return diff == 0;
+}
+
+/* What one look at a py: probe's ways compares (a bpf_loop's state: each
+ * way is verified once, not once for each way before it): the file name's
+ * and the qualified name's lengths, and where their characters are in
+ * user memory (fdata, qdata). */
+struct py_way_look {
+	__u64 fdata, qdata;
+	__u32 probe, flen, qlen, found;
+};
+
+static long py_way_step(__u64 i, void *arg)
+{
+	struct py_way_look *l = arg;
+	__u32 probe = l->probe;
+	struct sonde_probe_config *cfg =
+		probe < SONDE_MAX_PROBES ? bpf_map_lookup_elem(&probe_cfg, &probe) : NULL;
+	if (!cfg || i >= cfg->py_match.n || i >= SONDE_PY_MATCH_WAYS)
+		return 1;
+	const struct sonde_py_way *w = &cfg->py_match.way[i & (SONDE_PY_MATCH_WAYS - 1)];
+	if (l->qlen != w->qual_len || l->flen < w->file_len)
+		return 0;
+	__u32 at = l->flen - w->file_len;
+	if (at) {
+		char sep = 0;
+		bpf_probe_read_user(&sep, 1, (void *)(l->fdata + at - 1));
+		if (sep != '/')
 			return 0;
 	}
-	return 1;
+	if (py_text_is(l->qdata, w->qual_len, w->qual) &&
+	    py_text_is(l->fdata + at, w->file_len, w->file)) {
+		l->found = 1;
+		return 1;
+	}
+	return 0;
 }
 
 /* Whether the C strings at file and name (a pair entry's first two
- * arguments) are one of the probe's ways (their qual a function's name). */
-static __always_inline int py_cstrs_match(const struct sonde_py_match *m, __u64 file, __u64 name)
+ * arguments) are one of probe's ways (their qual a function's name). */
+static __always_inline int py_cstrs_match(__u32 probe, __u64 file, __u64 name)
 {
 	__u32 zero = 0;
 	struct py_cstrs *c = bpf_map_lookup_elem(&py_cstr_scratch, &zero);
@@ -144,20 +191,10 @@ static __always_inline int py_cstrs_match(const struct sonde_py_match *m, __u64 
 	long rn = bpf_probe_read_user_str(c->name, sizeof(c->name), (void *)name);
 	if (rf <= 1 || rf >= PY_CSTR_FILE || rn <= 1 || rn >= SONDE_PY_MATCH_TEXT)
 		return 0; /* empty, or longer than read: not told */
-	__u32 flen = (__u32)rf - 1, nlen = (__u32)rn - 1;
-	for (int i = 0; i < SONDE_PY_MATCH_WAYS; i++) {
-		if (i >= m->n)
-			break;
-		const struct sonde_py_way *w = &m->way[i];
-		if (nlen != w->qual_len || flen < w->file_len)
-			continue;
-		__u32 at = flen - w->file_len;
-		if (at && c->file[(at - 1) & (PY_CSTR_FILE - 1)] != '/')
-			continue;
-		if (py_cstr_is(c->name, 0, nlen, w->qual) && py_cstr_is(c->file, at, w->file_len, w->file))
-			return 1;
-	}
-	return 0;
+	struct py_way_look l = {.fdata = file, .qdata = name, .probe = probe,
+				.flen = (__u32)rf - 1, .qlen = (__u32)rn - 1};
+	bpf_loop(SONDE_PY_MATCH_WAYS, py_way_step, &l, 0);
+	return l.found;
 }
 
 /* A compact ASCII string's length, or -1 for any other string (or none). */
@@ -174,46 +211,16 @@ static __always_inline long py_ascii_len(__u64 str)
 	return (long)len;
 }
 
-/* Whether n bytes at addr (user memory) are want's first n; n < TEXT. */
-static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
-{
-	__u32 zero = 0;
-	struct py_text *t = bpf_map_lookup_elem(&py_text_scratch, &zero);
-	if (!t || n >= SONDE_PY_MATCH_TEXT)
-		return 0;
-	if (bpf_probe_read_user(t->s, n & (SONDE_PY_MATCH_TEXT - 1), (void *)addr))
-		return 0;
-	for (__u32 i = 0; i < SONDE_PY_MATCH_TEXT; i++) {
-		if (i >= n)
-			break;
-		if (t->s[i] != want[i])
-			return 0;
-	}
-	return 1;
-}
 
 /* Whether the file name (length flen, characters at fdata) and qualified
- * name (qlen, qdata) are one of the probe's ways. */
-static __always_inline int py_names_match(const struct sonde_py_match *m, __u64 fdata, long flen,
-					  __u64 qdata, long qlen)
+ * name (qlen, qdata) are one of probe's ways. */
+static __always_inline int py_names_match(__u32 probe, __u64 fdata, long flen, __u64 qdata,
+					  long qlen)
 {
-	for (int i = 0; i < SONDE_PY_MATCH_WAYS; i++) {
-		if (i >= m->n)
-			break;
-		const struct sonde_py_way *w = &m->way[i];
-		if (qlen != w->qual_len || flen < w->file_len)
-			continue;
-		if (flen > w->file_len) {
-			char sep = 0;
-			bpf_probe_read_user(&sep, 1, (void *)(fdata + flen - w->file_len - 1));
-			if (sep != '/')
-				continue;
-		}
-		if (py_text_is(qdata, w->qual_len, w->qual) &&
-		    py_text_is(fdata + flen - w->file_len, w->file_len, w->file))
-			return 1;
-	}
-	return 0;
+	struct py_way_look l = {.fdata = fdata, .qdata = qdata, .probe = probe,
+				.flen = (__u32)flen, .qlen = (__u32)qlen};
+	bpf_loop(SONDE_PY_MATCH_WAYS, py_way_step, &l, 0);
+	return l.found;
 }
 
 /* Whether the Python call entering the trampoline evaluator now (its frame
@@ -259,11 +266,11 @@ __noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
 		return v->matches;
 	int matches;
 	if (cfg->pair) {
-		matches = py_cstrs_match(m, file, qual);
+		matches = py_cstrs_match(probe, file, qual);
 	} else {
 		long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
 		matches = flen > 0 && qlen > 0 &&
-			  py_names_match(m, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
+			  py_names_match(probe, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
 	}
 	struct py_verdict nv = {.file = file, .qual = qual, .matches = (__u32)matches, .gen = cfg->gen};
 	bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
