@@ -134,10 +134,11 @@ static uint64_t entry_offset(const char *path)
 }
 
 /* Python 3.11: the USDT pair function__entry,function__return, kept in the
- * kernel to the ways' calls by its file and function name arguments, and
- * the line probe held for its semaphore (3.11 fires function__entry only
- * while a trace function is set or that semaphore is raised). Its probes
- * name a function by co_name: a qualified name with a dot is refused. */
+ * kernel to the way's calls by its file and function name arguments, and
+ * the line probe's semaphore held by a uprobe at the entry point (3.11
+ * fires function__entry only while a trace function is set or that
+ * semaphore is raised). Its probes name a function by co_name: only
+ * py:FILE:NAME, a name without a dot, is taken. */
 static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 			struct sonde_py_match *m, const char *interp, struct probe_target **out,
 			char *err, size_t errlen)
@@ -149,7 +150,6 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 				  "alone (%s), not its class or module path: trace py:FILE.py:NAME "
 				  "(every function of that name in the file)",
 				  strrchr(spec, '.') ? strrchr(spec, '.') + 1 : spec + 3);
-	struct sonde_py_match plain = *m;
 	char *pair = xasprintf("usdt:%s:python:function__entry,function__return", interp);
 	char *line = xasprintf("usdt:%s:python:line", interp);
 	struct probe_target *t = NULL, *lt = NULL;
@@ -195,7 +195,7 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 		t[i].location = xstrdup(spec);
 	}
 	t[0].py = xmalloc(sizeof(*t[0].py));
-	*t[0].py = plain;
+	*t[0].py = *m;
 	*out = t;
 	return n;
 }

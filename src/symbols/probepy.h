@@ -4,7 +4,12 @@
  * which every Python call of a CPython 3.12+ process run with -X perf goes
  * through), with the code objects its calls must run (struct
  * sonde_py_match: the file name's ending and the qualified name, read in
- * the kernel at the interpreter's own layout, pyruntime.h).
+ * the kernel at the interpreter's own layout, pyruntime.h). On 3.11 it is
+ * the USDT span pair function__entry,function__return, kept to the calls
+ * by its file and function name arguments, with the line probe's
+ * semaphore held (a usdt_hold site at the entry point: 3.11 fires its
+ * entries only while that is raised); 3.11 names a function by co_name,
+ * so it takes py:FILE:NAME only.
  *
  * py:app.py:handle names the file (app.py, or a path ending in /app.py)
  * and the qualified name (handle, Server.handle). py:pkg.mod.Cls.meth is
