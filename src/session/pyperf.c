@@ -9,6 +9,7 @@
 
 #include "discovery.h"
 #include "errbuf.h"
+#include "procmaps.h"
 #include "util.h"
 
 /* -X perf (or -X perf_jit, 3.13's), as one word or two. */
@@ -31,36 +32,6 @@ static bool value_asks_perf(const char *v)
 	return v && *v && atoi(v) != 0;
 }
 
-/* A NUL-separated /proc file as words (into *words, count returned). */
-static int proc_words(pid_t pid, const char *what, char **buf, char ***words)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	size_t len = 0;
-	*buf = NULL;
-	*words = NULL;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t cap = 0;
-	for (;;) {
-		grow_array((void **)buf, &cap, len + 4097, 1);
-		size_t got = fread(*buf + len, 1, 4096, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	fclose(f);
-	(*buf)[len] = 0;
-	int n = 0;
-	size_t wcap = 0;
-	for (size_t i = 0; i < len; i += strlen(*buf + i) + 1) {
-		grow_array((void **)words, &wcap, (size_t)n + 1, sizeof(**words));
-		(*words)[n++] = *buf + i;
-	}
-	return n;
-}
-
 static bool process_has_perf(pid_t pid)
 {
 	char map[64];
@@ -68,13 +39,13 @@ static bool process_has_perf(pid_t pid)
 	if (access(map, F_OK) == 0)
 		return true;
 	char *buf, **words;
-	int n = proc_words(pid, "cmdline", &buf, &words);
+	int n = procmaps_words(pid, "cmdline", &buf, &words);
 	bool on = args_ask_perf(words, n);
 	free(buf);
 	free(words);
 	if (on)
 		return true;
-	n = proc_words(pid, "environ", &buf, &words);
+	n = procmaps_words(pid, "environ", &buf, &words);
 	for (int i = 0; i < n && !on; i++)
 		on = !strncmp(words[i], "PYTHONPERFSUPPORT=", 18) && value_asks_perf(words[i] + 18);
 	free(buf);

@@ -11,7 +11,9 @@
 
 #include "errbuf.h"
 #include "probebinary.h"
+#include "probesyms.h"
 #include "probeusdt.h"
+#include "procmaps.h"
 #include "pyruntime.h"
 #include "sonde_abi.h"
 #include "util.h"
@@ -86,15 +88,8 @@ static int target_interpreter(const struct probe_scope *scope,
 {
 	char exe[PATH_MAX];
 	const char *program = scope->executable;
-	if (!program && scope->npids > 0) {
-		char link[64];
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)scope->pids[0]);
-		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			program = exe;
-		}
-	}
+	if (!program && scope->npids > 0 && procmaps_exe(scope->pids[0], exe, sizeof(exe)) == 0)
+		program = exe;
 	if (!program)
 		return errbuf_set(err, errlen, "there is no target program to find Python in");
 	char why[512];
@@ -119,15 +114,9 @@ static uint64_t entry_offset(const char *path)
 	if (!elf)
 		return 0;
 	GElf_Ehdr eh;
-	size_t nph = 0;
 	uint64_t off = 0;
-	if (gelf_getehdr(elf, &eh) && elf_getphdrnum(elf, &nph) == 0)
-		for (size_t i = 0; i < nph && !off; i++) {
-			GElf_Phdr ph;
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    (ph.p_flags & PF_X) && eh.e_entry - ph.p_vaddr < ph.p_filesz)
-				off = eh.e_entry - ph.p_vaddr + ph.p_offset;
-		}
+	if (!gelf_getehdr(elf, &eh) || vaddr_to_offset(elf, eh.e_entry, &off))
+		off = 0;
 	elf_end(elf);
 	close(fd);
 	return off;

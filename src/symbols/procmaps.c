@@ -82,6 +82,35 @@ int procmaps_comm(pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+int procmaps_words(pid_t pid, const char *what, char **buf, char ***words)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	size_t len = 0;
+	*buf = NULL;
+	*words = NULL;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t cap = 0;
+	for (;;) {
+		grow_array((void **)buf, &cap, len + 4097, 1);
+		size_t got = fread(*buf + len, 1, 4096, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	(*buf)[len] = 0;
+	int n = 0;
+	size_t wcap = 0;
+	for (size_t i = 0; i < len; i += strlen(*buf + i) + 1) {
+		grow_array((void **)words, &wcap, (size_t)n + 1, sizeof(**words));
+		(*words)[n++] = *buf + i;
+	}
+	return n;
+}
+
 int procmaps_exe(pid_t pid, char *buf, size_t size)
 {
 	char link[64];

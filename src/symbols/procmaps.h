@@ -44,6 +44,11 @@ int procmaps_each(pid_t pid, int (*fn)(const struct procmaps_entry *e, void *arg
 int procmaps_comm(pid_t pid, char *buf, size_t size);
 int procmaps_exe(pid_t pid, char *buf, size_t size);
 
+/* A NUL-separated file of the process ("cmdline", "environ") as words:
+ * their count, the words in *words pointing into *buf (free both); 0 with
+ * both NULL when it cannot be read. */
+int procmaps_words(pid_t pid, const char *file, char **buf, char ***words);
+
 /* The path to open `path` (as the process's maps or exe name it) of a
  * running process: through /proc/PID/root when the process sees another
  * root (a container), else `path` itself when it is the same file there.

@@ -161,8 +161,8 @@ for _ in $(seq 300); do [ -f "$WORK/live.done" ] && break; sleep 0.1; done
 assert_near "live: py:app.Server.handle calls after ctl trace, as the script counted" \
 	"$(sqlite3 "$WORK/live.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
 	"$(kv "$WORK/live.done" calls)" 0
-kill "$toppid" "$livepid"
-wait "$toppid" "$livepid" 2>/dev/null || true
+stop_gently "$toppid"
+stop_gently "$livepid"
 
 # The headline: the slow calls of a Python method, and where they were.
 "$SONDE" slow 'py:app.Server.handle:auto' -- "$py" -X perf "$WORK/app.py" 3000 \
