@@ -76,10 +76,17 @@ fi
 "$SONDE" report "$WORK/r.sonde" --json --slow handle_request:1ms >"$WORK/ms.json"
 assert_ge "slow_path share above 1ms" "$(function_share "$WORK/ms.json" slow_path)" 0.85
 "$SONDE" report "$WORK/r.sonde" --json --in handle_request >"$WORK/in.json"
-# Nearly all of this target's time is inside handle_request calls (the join
-# is by span, so it holds even where a stack through libc is cut short).
-assert_ge "share of samples inside handle_request calls" \
-	"$(jq -n --slurpfile a "$WORK/all.json" --slurpfile i "$WORK/in.json" '$i[0].samples / $a[0].samples')" 0.95
+# Every sample whose stack holds handle_request is joined to one of its
+# calls (the join is by span, so it holds even where a stack through libc is
+# cut short), but for a sample at the probe's own trap before the call's
+# span begins. What --in leaves out is the target's time between calls:
+# timing them and writing their lines to REQUESTS_TIMES, 3-7% of its samples
+# on a busy CI machine's disk, so no share of the whole is asserted.
+in_stack=$(jq '[.functions[] | select(.name == "handle_request") | .total] | add // 0' "$WORK/all.json")
+joined=$(jq '[.functions[] | select(.name == "handle_request") | .total] | add // 0' "$WORK/in.json")
+need_numbers "samples with handle_request on the stack, in all and in --in" "$in_stack" "$joined"
+assert_ge "samples with handle_request on the stack (of $in_stack) joined to a call" "$joined" $((in_stack - 2 - in_stack / 100))
+assert_ge "samples with handle_request on the stack" "$in_stack" $(($(jq .samples "$WORK/all.json") / 2))
 
 "$SONDE" flame "$WORK/r.sonde" --diff-slow handle_request:auto -o "$WORK/diff.svg"
 xmllint --noout "$WORK/diff.svg" || fail "differential flame graph is not well-formed"
