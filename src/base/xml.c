@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "utf8.h"
+
 
 /* Decodes one UTF-8 sequence from s (n > 0 bytes available) into *cp and
  * returns its length. Anything malformed (stray continuation byte, overlong
@@ -54,21 +56,8 @@ static uint32_t drawable_char(uint32_t cp)
 
 static void put_utf8(FILE *out, uint32_t cp)
 {
-	if (cp < 0x80) {
-		putc((int)cp, out);
-	} else if (cp < 0x800) {
-		putc((int)(0xc0 | cp >> 6), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else if (cp < 0x10000) {
-		putc((int)(0xe0 | cp >> 12), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	} else {
-		putc((int)(0xf0 | cp >> 18), out);
-		putc((int)(0x80 | (cp >> 12 & 0x3f)), out);
-		putc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		putc((int)(0x80 | (cp & 0x3f)), out);
-	}
+	char b[4];
+	fwrite(b, 1, utf8_encode(cp, b), out);
 }
 
 /* Escaping all five specials makes the text safe in attributes and content. */

@@ -12,6 +12,7 @@
 #include "errbuf.h"
 #include "probebinary.h"
 #include "procmaps.h"
+#include "utf8.h"
 #include "util.h"
 
 /* ---- finding the interpreter in a process -------------------------------- */
@@ -247,27 +248,6 @@ void pythreads_free(struct py_thread *t, int n)
 /* Most characters of a name or path read. */
 #define MAX_STR 4096
 
-/* Appends code point c as UTF-8. */
-static size_t put_utf8(char *s, size_t at, uint32_t c)
-{
-	if (c < 0x80) {
-		s[at++] = (char)c;
-	} else if (c < 0x800) {
-		s[at++] = (char)(0xc0 | c >> 6);
-		s[at++] = (char)(0x80 | (c & 0x3f));
-	} else if (c < 0x10000) {
-		s[at++] = (char)(0xe0 | c >> 12);
-		s[at++] = (char)(0x80 | ((c >> 6) & 0x3f));
-		s[at++] = (char)(0x80 | (c & 0x3f));
-	} else {
-		s[at++] = (char)(0xf0 | c >> 18);
-		s[at++] = (char)(0x80 | ((c >> 12) & 0x3f));
-		s[at++] = (char)(0x80 | ((c >> 6) & 0x3f));
-		s[at++] = (char)(0x80 | (c & 0x3f));
-	}
-	return at;
-}
-
 /* A str object's text as UTF-8 (compact strings: every name and path the
  * compiler makes), or NULL. */
 static char *read_str(const struct py_process *p, uint64_t obj)
@@ -281,24 +261,15 @@ static char *read_str(const struct py_process *p, uint64_t obj)
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
 	if (!compact || (kind != 1 && kind != 2 && kind != 4))
 		return NULL;
-	/* A non-ASCII compact string's characters follow PyCompactUnicodeObject:
-	 * utf8_length and utf8 after PyASCIIObject, and wstr_length before 3.12. */
-	uint64_t data = obj + l->ascii_data + (ascii ? 0 : l->minor <= 11 ? 24 : 16);
-	size_t bytes = (size_t)len * (ascii ? 1 : kind);
+	/* A non-ASCII compact string's characters follow PyCompactUnicodeObject. */
+	uint64_t data = obj + (ascii ? l->ascii_data : l->compact_data);
+	unsigned width = ascii ? 1 : kind;
+	size_t bytes = (size_t)len * width;
 	uint8_t *raw = xmalloc(bytes + 1);
 	char *s = NULL;
 	if (rd(p, data, raw, bytes) || bytes == 0) {
 		s = xmalloc((size_t)len * 4 + 1);
-		size_t at = 0;
-		for (int64_t i = 0; i < len; i++) {
-			uint32_t c = kind == 1 || ascii ? raw[i]
-				     : kind == 2       ? (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8
-						       : (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 |
-						 (uint32_t)raw[4 * i + 2] << 16 |
-						 (uint32_t)raw[4 * i + 3] << 24;
-			at = put_utf8(s, at, c > 0x10ffff ? '?' : c);
-		}
-		s[at] = 0;
+		utf8_from_units(raw, (size_t)len, width, s, (size_t)len * 4 + 1);
 	}
 	free(raw);
 	return s;
