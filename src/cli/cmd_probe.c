@@ -357,6 +357,15 @@ static int show_python(const char *binary, pid_t pid)
 	       field_text(l.code_linetable, e, 16), field_text(l.code_code, f, 16));
 	printf("strings: ASCII data %s, bytes data %s, size %s\n", field_text(l.ascii_data, a, 16),
 	       field_text(l.bytes_data, b, 16), field_text(l.var_size, c, 16));
+	char g[16], h[16], k[16];
+	printf("call: tstate_current %s, localsplus %s, localsplusnames %s\n",
+	       field_text(l.runtime_tstate_current, a, 16), field_text(l.frame_localsplus, b, 16),
+	       field_text(l.code_localsplusnames, c, 16));
+	printf("objects: tuple items %s, tp_flags %s, tp_name %s, digits %s, utf8 %s, "
+	       "compact data %s\n",
+	       field_text(l.tuple_items, d, 16), field_text(l.type_flags, e, 16),
+	       field_text(l.type_name, f, 16), field_text(l.long_digits, g, 16),
+	       field_text(l.compact_utf8, h, 16), field_text(l.compact_data, k, 16));
 	struct usdt_probe *notes = NULL;
 	char nerr[256];
 	int nnotes = l.minor == 11 ? usdt_read(path, &notes, nerr, sizeof(nerr)) : 0;
@@ -364,8 +373,8 @@ static int show_python(const char *binary, pid_t pid)
 		printf("py: probes: on py_trampoline_evaluator (0x%llx), in processes run with -X perf\n",
 		       (unsigned long long)l.evaluator_vaddr);
 	else if (nnotes > 0)
-		printf("py: probes: through function__entry,function__return (by function name), "
-		       "with the line probe's semaphore raised\n");
+		printf("py: probes: through function__entry,function__return (the GIL holder's "
+		       "current frame), with the line probe's semaphore raised\n");
 	else
 		printf("py: probes: none (%s)\n",
 		       l.minor == 11 ? "no SDT notes"

@@ -33,7 +33,10 @@ static const struct py_layout table[] = {
 	 .frame_is_entry = N, .frame_owner = N,
 	 .code_filename = 104, .code_name = 112, .code_qualname = N, .code_firstlineno = 40,
 	 .code_linetable = 120, .code_code = 48,
-	 .ascii_data = 48, .bytes_data = 32, .var_size = 16},
+	 .ascii_data = 48, .bytes_data = 32, .var_size = 16,
+	 .runtime_tstate_current = 568, .frame_localsplus = N, .code_localsplusnames = N,
+	 .tuple_items = 24, .type_flags = 168, .type_name = 24, .long_digits = 24,
+	 .compact_utf8 = 56, .compact_data = 72},
 	{.major = 3, .minor = 11, .source = PY_FROM_TABLE,
 	 .runtime_interpreters_head = 40, .interp_threads_head = 16, .tstate_next = 8,
 	 .tstate_thread_id = 152, .tstate_native_thread_id = 160,
@@ -42,7 +45,10 @@ static const struct py_layout table[] = {
 	 .frame_is_entry = 68, .frame_owner = N,
 	 .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_firstlineno = 72,
 	 .code_linetable = 136, .code_code = 184,
-	 .ascii_data = 48, .bytes_data = 32, .var_size = 16},
+	 .ascii_data = 48, .bytes_data = 32, .var_size = 16,
+	 .runtime_tstate_current = 576, .frame_localsplus = 72, .code_localsplusnames = 96,
+	 .tuple_items = 24, .type_flags = 168, .type_name = 24, .long_digits = 24,
+	 .compact_utf8 = 56, .compact_data = 72},
 	{.major = 3, .minor = 12, .source = PY_FROM_TABLE,
 	 .runtime_interpreters_head = 40, .interp_threads_head = 72, .tstate_next = 8,
 	 .tstate_thread_id = 136, .tstate_native_thread_id = 144,
@@ -51,7 +57,10 @@ static const struct py_layout table[] = {
 	 .frame_is_entry = N, .frame_owner = 70,
 	 .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_firstlineno = 68,
 	 .code_linetable = 136, .code_code = 192,
-	 .ascii_data = 40, .bytes_data = 32, .var_size = 16},
+	 .ascii_data = 40, .bytes_data = 32, .var_size = 16,
+	 .runtime_tstate_current = N, .frame_localsplus = 72, .code_localsplusnames = 96,
+	 .tuple_items = 24, .type_flags = 168, .type_name = 24, .long_digits = 24,
+	 .compact_utf8 = 48, .compact_data = 56},
 	{.major = 3, .minor = 13, .source = PY_FROM_TABLE,
 	 .runtime_interpreters_head = 632, .interp_threads_head = 7344, .tstate_next = 8,
 	 .tstate_thread_id = 152, .tstate_native_thread_id = 160,
@@ -60,7 +69,10 @@ static const struct py_layout table[] = {
 	 .frame_is_entry = N, .frame_owner = 70,
 	 .code_filename = 112, .code_name = 120, .code_qualname = 128, .code_firstlineno = 68,
 	 .code_linetable = 136, .code_code = 200,
-	 .ascii_data = 40, .bytes_data = 32, .var_size = 16},
+	 .ascii_data = 40, .bytes_data = 32, .var_size = 16,
+	 .runtime_tstate_current = N, .frame_localsplus = 72, .code_localsplusnames = 96,
+	 .tuple_items = 24, .type_flags = 168, .type_name = 24, .long_digits = 24,
+	 .compact_utf8 = 48, .compact_data = 56},
 };
 #undef N
 
@@ -257,6 +269,15 @@ static const struct dwarf_field dwarf_fields[] = {
 	F(code_code, "PyCodeObject", "co_code", 10, 10),
 	F(code_code, "PyCodeObject", "co_code_adaptive", 11, 13),
 	F(bytes_data, "PyBytesObject", "ob_sval", 10, 13),
+	F(runtime_tstate_current, "pyruntimestate", "gilstate.tstate_current", 10, 11),
+	F(frame_localsplus, "_PyInterpreterFrame", "localsplus", 11, 13),
+	F(code_localsplusnames, "PyCodeObject", "co_localsplusnames", 11, 13),
+	F(tuple_items, "PyTupleObject", "ob_item", 10, 13),
+	F(type_flags, "PyTypeObject", "tp_flags", 10, 13),
+	F(type_name, "PyTypeObject", "tp_name", 10, 13),
+	F(long_digits, "PyLongObject", "ob_digit", 10, 11),
+	F(long_digits, "PyLongObject", "long_value.ob_digit", 12, 13),
+	F(compact_utf8, "PyCompactUnicodeObject", "utf8", 10, 13),
 	F(var_size, "PyVarObject", "ob_size", 10, 13),
 };
 #undef F
@@ -265,7 +286,9 @@ static const struct dwarf_field dwarf_fields[] = {
  * top-level entries. */
 static const char *const dwarf_types[] = {"pyruntimestate", "_is", "_ts", "_PyCFrame",
 					  "_frame", "_PyInterpreterFrame", "PyCodeObject",
-					  "PyBytesObject", "PyVarObject", "PyASCIIObject"};
+					  "PyBytesObject", "PyVarObject", "PyASCIIObject",
+					  "PyTupleObject", "PyTypeObject", "PyLongObject",
+					  "PyCompactUnicodeObject"};
 #define NTYPES (sizeof(dwarf_types) / sizeof(dwarf_types[0]))
 
 /* A structure's definition (through a typedef of it): not a declaration. */
@@ -378,8 +401,17 @@ static int read_dwarf(Elf *elf, struct py_layout *l, char *missing, size_t missi
 		snprintf(missing, missing_len, "PyASCIIObject's size");
 		ok = false;
 	}
+	size_t compact = 0;
+	while (compact < NTYPES && strcmp(dwarf_types[compact], "PyCompactUnicodeObject"))
+		compact++;
+	Dwarf_Word compact_size = 0;
+	if (ok && (!have[compact] || dwarf_aggregate_size(&found[compact], &compact_size) != 0)) {
+		snprintf(missing, missing_len, "PyCompactUnicodeObject's size");
+		ok = false;
+	}
 	if (ok) {
 		d.ascii_data = (uint32_t)size;
+		d.compact_data = (uint32_t)compact_size;
 		d.source = PY_FROM_DWARF;
 		*l = d;
 	}
@@ -501,6 +533,15 @@ static const struct {
 	FIELD(ascii_data, "PyASCIIObject's size"),
 	FIELD(bytes_data, "PyBytesObject.ob_sval"),
 	FIELD(var_size, "PyVarObject.ob_size"),
+	FIELD(runtime_tstate_current, "_PyRuntime.gilstate.tstate_current"),
+	FIELD(frame_localsplus, "_PyInterpreterFrame.localsplus"),
+	FIELD(code_localsplusnames, "co_localsplusnames"),
+	FIELD(tuple_items, "PyTupleObject.ob_item"),
+	FIELD(type_flags, "PyTypeObject.tp_flags"),
+	FIELD(type_name, "PyTypeObject.tp_name"),
+	FIELD(long_digits, "an int's ob_digit"),
+	FIELD(compact_utf8, "PyCompactUnicodeObject.utf8"),
+	FIELD(compact_data, "PyCompactUnicodeObject's size"),
 };
 #undef FIELD
 

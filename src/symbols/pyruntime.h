@@ -68,6 +68,15 @@ struct py_layout {
 	/* Strings: a compact ASCII str's characters begin ascii_data bytes in;
 	 * a bytes object's at bytes_data, its length at var_size. */
 	uint32_t ascii_data, bytes_data, var_size;
+	/* What a py: probe reads of a call (probepy.h): the thread state
+	 * holding the GIL (_PyRuntime.gilstate.tstate_current, 3.10 and 3.11;
+	 * PY_NO_FIELD later), a frame's locals (localsplus, 3.11 on) and the
+	 * code object's names of them (co_localsplusnames, a tuple), a tuple's
+	 * items, a type's tp_flags and tp_name, an int's digits (ob_digit, in
+	 * long_value from 3.12), and a compact non-ASCII str's UTF-8 copy
+	 * (utf8) and characters (after the PyCompactUnicodeObject). */
+	uint32_t runtime_tstate_current, frame_localsplus, code_localsplusnames, tuple_items;
+	uint32_t type_flags, type_name, long_digits, compact_utf8, compact_data;
 	/* Why the table was used (PY_FROM_TABLE): "no DWARF", or the field
 	 * the file's DWARF lacks. */
 	char why_table[96];

@@ -60,6 +60,18 @@ check() { # VERSION SOURCE
 	10) frame_type=_frame prev=f_back code=f_code instr=f_lasti threads=tstate_head tframe=frame ;;
 	13) code=f_executable instr=instr_ptr tframe=current_frame ;;
 	esac
+	# What a py: probe reads of a call (the thread holding the GIL before
+	# 3.12, the frame's locals from 3.11) and of the values it captures.
+	local digits=ob_digit call
+	[ "$minor" -ge 12 ] && digits=long_value.ob_digit
+	case $minor in
+	10) call="call:|tstate_current|struct.pyruntimestate|gilstate.tstate_current" ;;
+	11) call="call:|tstate_current|struct.pyruntimestate|gilstate.tstate_current
+call:|localsplus|struct._PyInterpreterFrame|localsplus
+call:|localsplusnames|PyCodeObject|co_localsplusnames" ;;
+	*) call="call:|localsplus|struct._PyInterpreterFrame|localsplus
+call:|localsplusnames|PyCodeObject|co_localsplusnames" ;;
+	esac
 	local want got
 	while IFS='|' read -r line name type path; do
 		got=$(field "$line" "$name")
@@ -78,6 +90,12 @@ frame:|instruction|struct.$frame_type|$instr
 code:|filename|PyCodeObject|co_filename
 code:|firstlineno|PyCodeObject|co_firstlineno
 code:|linetable|PyCodeObject|co_linetable
+objects:|tuple items|PyTupleObject|ob_item
+objects:|tp_flags|PyTypeObject|tp_flags
+objects:|tp_name|PyTypeObject|tp_name
+objects:|digits|PyLongObject|$digits
+objects:|utf8|PyCompactUnicodeObject|utf8
+$call
 EOF
 	pass "$v: $(sed -n 2p "$WORK/out.txt"), every offset as gdb reads the DWARF, sonde's table the same"
 }
