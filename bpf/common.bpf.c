@@ -3,6 +3,7 @@
  * program files share (declared extern in common.bpf.h, where the maps'
  * shapes are). */
 #include "common.bpf.h"
+#include "pycall.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -18,6 +19,9 @@ sonde_tgids_heard_map tgids_heard SEC(".maps");
 sonde_py_procs_map py_procs SEC(".maps");
 sonde_py_threads_map py_threads SEC(".maps");
 sonde_py_walk_map py_walk_scratch SEC(".maps");
+sonde_py_verdicts_map py_verdicts SEC(".maps");
+sonde_py_text_map py_text_scratch SEC(".maps");
+sonde_py_call_map py_call_scratch SEC(".maps");
 sonde_unwind_procs_map unwind_procs SEC(".maps");
 sonde_unwind_requests_map unwind_requests SEC(".maps");
 sonde_unwind_rows_map unwind_rows SEC(".maps");

@@ -288,6 +288,7 @@ static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_pro
 	s->fault = 0;
 	s->dropped = 0;
 	s->faults = 0;
+	__builtin_memset(s->rec.pytype, 0, sizeof(s->rec.pytype));
 	struct fetch_loop l = {.prog = prog, .s = s};
 	bpf_loop(SONDE_FETCH_OPS, fetch_step, &l, 0);
 	if (s->faults) {

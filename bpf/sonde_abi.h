@@ -561,20 +561,42 @@ struct sonde_pair_arg {
 };
 
 /* Per-probe policy (array map `probe_cfg`, key = probe id). */
-/* Which code objects a py: probe's calls run: the frame (the evaluator's
- * second argument) holds its code object at frame_code; the code object's
- * file name and qualified name (compact ASCII strings, their characters
- * ascii_data bytes in, their length at SONDE_PY_STR_LENGTH, the ascii bit
- * in the state word at SONDE_PY_STR_STATE) must be one of the ways: a file
- * name that is file, or ends in '/' then file, and a qualified name that
- * is qual. A verdict is kept per code object (with the two strings'
- * addresses, so a code object's memory reused is noticed). */
+/* Which code objects a py: probe's calls run: the call's frame holds its
+ * code object at frame_code; the code object's file name and qualified
+ * name (compact ASCII strings, their characters ascii_data bytes in, their
+ * length at SONDE_PY_STR_LENGTH, the ascii bit in the state word at
+ * SONDE_PY_STR_STATE) must be one of the ways: a file name that is file,
+ * or ends in '/' then file, and a qualified name that is qual. A verdict
+ * is kept per code object (with the two strings' addresses, so a code
+ * object's memory reused is noticed).
+ *
+ * The frame: frame_from_runtime 0, the evaluator's second argument (3.12
+ * on, py_trampoline_evaluator); 1, the current frame of the thread
+ * holding the GIL (3.11's function__entry site): _PyRuntime, at the site's
+ * run-time address + runtime_from_site, holds the thread state at
+ * runtime_tstate_current, whose thread_id must be the thread's fs base,
+ * whose cframe (tstate_frame) holds the frame at cframe_current_frame.
+ *
+ * Captures (ncaptures, the names of the function's arguments or locals):
+ * each is looked up in the code object's co_localsplusnames (a tuple of
+ * str at code_localsplusnames, its items tuple_items bytes in, its length
+ * at var_size) once per code object, and read at each call from the
+ * frame's localsplus (frame_localsplus + 8 * index): the object's type
+ * (ob_type at 8; tp_flags at type_flags, tp_name at type_name) says how
+ * (struct sonde_values' pytype); ints' digits at long_digits, their size
+ * and sign in ob_size (long_tag 0, 3.11) or lv_tag (1, 3.12 on); str's
+ * characters after a compact non-ASCII header at compact_data, its UTF-8
+ * copy's address at compact_utf8. Their records carry `layout`. */
 #define SONDE_PY_MATCH_WAYS 4
 #define SONDE_PY_MATCH_TEXT 64
 #define SONDE_PY_STR_LENGTH 16
 #define SONDE_PY_STR_STATE 32
 #define SONDE_PY_STR_ASCII (1u << 6)
 #define SONDE_PY_STR_COMPACT (1u << 5)
+#define SONDE_PY_TP_LONG (1ull << 24)    /* Py_TPFLAGS_LONG_SUBCLASS */
+#define SONDE_PY_TP_UNICODE (1ull << 28) /* Py_TPFLAGS_UNICODE_SUBCLASS */
+#define SONDE_CAPTURES 8 /* values a probe captures (C or Python) */
+#define SONDE_PY_LOCALS 256 /* co_localsplusnames items looked through */
 struct sonde_py_way {
 	__u8 file_len, qual_len;
 	__u8 _pad[6];
@@ -585,7 +607,15 @@ struct sonde_py_way {
 struct sonde_py_match {
 	__u32 frame_code, code_filename, code_qualname, ascii_data;
 	__u32 n; /* ways in use */
-	__u32 _pad;
+	__u32 frame_from_runtime;
+	__s64 runtime_from_site;
+	__u32 runtime_tstate_current, tstate_thread_id, tstate_frame, cframe_current_frame;
+	__u32 ncaptures, layout;
+	__u32 frame_localsplus, code_localsplusnames, tuple_items, var_size;
+	__u32 type_flags, type_name, long_digits, long_tag;
+	__u32 compact_data, compact_utf8;
+	__u8 capture_len[SONDE_CAPTURES];
+	char capture[SONDE_CAPTURES][SONDE_PY_MATCH_TEXT];
 	struct sonde_py_way way[SONDE_PY_MATCH_WAYS];
 };
 
@@ -822,7 +852,7 @@ struct sonde_thread_pass {
  * SONDE_VAL_FAULT (counted in FETCH_FAULT). */
 #define SONDE_FETCH_OPS 128  /* power of two */
 #define SONDE_FETCH_STACK 16 /* power of two */
-#define SONDE_CAPTURES 8     /* values a probe captures */
+/* SONDE_CAPTURES (values a probe captures): above, with the py: probes. */
 #define SONDE_CAPTURE_STR 64 /* bytes of a string value, with its NUL */
 #define SONDE_FETCH_REGS 17  /* DWARF x86-64 registers 0..16 (16: rip) */
 /* Programs of point probes' addresses held at once (fetch_progs keys
@@ -852,6 +882,28 @@ enum sonde_fetch_code {
 	FETCH_EMIT_STR = 50, /* pop an address; its NUL-terminated string, at most imm
 			      * bytes (<= SONDE_CAPTURE_STR, with the NUL), into value a */
 	FETCH_STATUS = 51, /* value a has status b (no code reads it here) */
+};
+
+/* What a py: probe's captured value is (struct sonde_values' pytype; 0
+ * for a C value): value and str say the rest. */
+enum sonde_py_value {
+	SONDE_PYV_C = 0,
+	SONDE_PYV_INT = 1,     /* value: a signed 64-bit int */
+	SONDE_PYV_UINT = 2,    /* value: an int of 64 bits, unsigned */
+	SONDE_PYV_BIGINT = 3,  /* an int of more than 64 bits; value: its
+				* 30-bit digits, negative when it is */
+	SONDE_PYV_BOOL = 4,    /* value: 0 or 1 */
+	SONDE_PYV_FLOAT = 5,   /* value: the double's bits */
+	SONDE_PYV_NONE = 6,
+	SONDE_PYV_STR = 7,     /* str: its UTF-8 (the first bytes); value: its
+				* length in characters */
+	SONDE_PYV_STR1 = 8,    /* str: its characters, 1, 2 or 4 bytes each */
+	SONDE_PYV_STR2 = 9,    /* (Latin-1, UCS-2, UCS-4), as many as fit; */
+	SONDE_PYV_STR4 = 10,   /* value: its length in characters */
+	SONDE_PYV_OTHER = 11,  /* str: its type's name */
+	SONDE_PYV_UNBOUND = 12, /* a local with no value yet */
+	SONDE_PYV_NO_LOCAL = 13, /* the code object has no argument or local
+				  * of that name */
 };
 
 /* Status of a captured value in a record. */
@@ -891,6 +943,7 @@ struct sonde_values {
 	__u32 layout;   /* the program's layout (struct sonde_fetch_prog) */
 	__u32 _pad;
 	__u8 status[SONDE_CAPTURES]; /* enum sonde_value_status */
+	__u8 pytype[SONDE_CAPTURES]; /* a py: probe's values: enum sonde_py_value */
 	__u64 value[SONDE_CAPTURES]; /* numbers (as 64-bit words) and addresses */
 	char str[SONDE_CAPTURES][SONDE_CAPTURE_STR]; /* FETCH_EMIT_STR values */
 };

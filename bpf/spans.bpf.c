@@ -10,6 +10,7 @@
  * and sends a record when the probe's policy wants one. */
 #include "common.bpf.h"
 #include "fetch.bpf.h"
+#include "pycall.bpf.h"
 
 /* Per probe, its totals and its histogram of completed calls in
  * log-linear buckets (struct sonde_probe_counts). */
@@ -72,209 +73,79 @@ __noinline int thread_state_claim(__u32 tid)
 	return 0;
 }
 
-/* ---- py: probes: which Python calls are the function's ---- */
+/* ---- py: probes (pycall.bpf.h) ---- */
 
-/* A code object's verdict for one py: probe in one process, with the
- * addresses of the two strings it was decided on: the same code address
- * with other strings is another code object in reused memory. */
-struct py_verdict_key {
-	__u64 code;
-	__u32 tgid, probe;
-};
-
-struct py_verdict {
-	__u64 file, qual;
-	__u32 matches;
-	__u32 gen;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct py_verdict_key);
-	__type(value, struct py_verdict);
-} py_verdicts SEC(".maps");
-
-struct py_text {
-	char s[SONDE_PY_MATCH_TEXT];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_text);
-} py_text_scratch SEC(".maps");
-
-/* A USDT pair's C strings (3.11's function__entry: file, function name),
- * read for their lengths. */
-#define PY_CSTR_FILE 256
-struct py_cstrs {
-	char file[PY_CSTR_FILE];
-	char name[SONDE_PY_MATCH_TEXT];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_cstrs);
-} py_cstr_scratch SEC(".maps");
-
-
-/* Whether n bytes at addr (user memory) are want's first n, n < TEXT:
- * read into a zeroed buffer and compared a word at a time with want (zero
- * past its length), so no loop's bound hangs on n (the verifier would walk
- * each n apart). */
-static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
-{
-	__u32 zero = 0;
-	struct py_text *t = bpf_map_lookup_elem(&py_text_scratch, &zero);
-	if (!t || n >= SONDE_PY_MATCH_TEXT)
-		return 0;
-	__u64 *have = (__u64 *)t->s;
-	const __u64 *w = (const __u64 *)want;
-	for (int k = 0; k < SONDE_PY_MATCH_TEXT / 8; k++)
-		have[k] = 0;
-	if (bpf_probe_read_user(t->s, n & (SONDE_PY_MATCH_TEXT - 1), (void *)addr))
-		return 0;
-	__u64 diff = 0;
-	for (int k = 0; k < SONDE_PY_MATCH_TEXT / 8; k++)
-		diff |= have[k] ^ w[k];
-	return diff == 0;
-}
-
-/* What one look at a py: probe's ways compares (a bpf_loop's state: each
- * way is verified once, not once for each way before it): the file name's
- * and the qualified name's lengths, and where their characters are in
- * user memory (fdata, qdata). */
-struct py_way_look {
-	__u64 fdata, qdata;
-	__u32 probe, flen, qlen, found;
-};
-
-static long py_way_step(__u64 i, void *arg)
-{
-	struct py_way_look *l = arg;
-	__u32 probe = l->probe;
-	struct sonde_probe_config *cfg =
-		probe < SONDE_MAX_PROBES ? bpf_map_lookup_elem(&probe_cfg, &probe) : NULL;
-	if (!cfg || i >= cfg->py_match.n || i >= SONDE_PY_MATCH_WAYS)
-		return 1;
-	const struct sonde_py_way *w = &cfg->py_match.way[i & (SONDE_PY_MATCH_WAYS - 1)];
-	if (l->qlen != w->qual_len || l->flen < w->file_len)
-		return 0;
-	__u32 at = l->flen - w->file_len;
-	if (at) {
-		char sep = 0;
-		bpf_probe_read_user(&sep, 1, (void *)(l->fdata + at - 1));
-		if (sep != '/')
-			return 0;
-	}
-	if (py_text_is(l->qdata, w->qual_len, w->qual) &&
-	    py_text_is(l->fdata + at, w->file_len, w->file)) {
-		l->found = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/* Whether the C strings at file and name (a pair entry's first two
- * arguments) are one of probe's ways (their qual a function's name). */
-static __always_inline int py_cstrs_match(__u32 probe, __u64 file, __u64 name)
-{
-	__u32 zero = 0;
-	struct py_cstrs *c = bpf_map_lookup_elem(&py_cstr_scratch, &zero);
-	if (!c)
-		return 0;
-	long rf = bpf_probe_read_user_str(c->file, sizeof(c->file), (void *)file);
-	long rn = bpf_probe_read_user_str(c->name, sizeof(c->name), (void *)name);
-	if (rf <= 1 || rf >= PY_CSTR_FILE || rn <= 1 || rn >= SONDE_PY_MATCH_TEXT)
-		return 0; /* empty, or longer than read: not told */
-	struct py_way_look l = {.fdata = file, .qdata = name, .probe = probe,
-				.flen = (__u32)rf - 1, .qlen = (__u32)rn - 1};
-	bpf_loop(SONDE_PY_MATCH_WAYS, py_way_step, &l, 0);
-	return l.found;
-}
-
-/* A compact ASCII string's length, or -1 for any other string (or none). */
-static __always_inline long py_ascii_len(__u64 str)
-{
-	__u64 len = 0;
-	__u32 state = 0;
-	if (!str || bpf_probe_read_user(&len, sizeof(len), (void *)(str + SONDE_PY_STR_LENGTH)) ||
-	    bpf_probe_read_user(&state, sizeof(state), (void *)(str + SONDE_PY_STR_STATE)))
-		return -1;
-	if ((state & (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT)) !=
-	    (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT))
-		return -1;
-	return (long)len;
-}
-
-
-/* Whether the file name (length flen, characters at fdata) and qualified
- * name (qlen, qdata) are one of probe's ways. */
-static __always_inline int py_names_match(__u32 probe, __u64 fdata, long flen, __u64 qdata,
-					  long qlen)
-{
-	struct py_way_look l = {.fdata = fdata, .qdata = qdata, .probe = probe,
-				.flen = (__u32)flen, .qlen = (__u32)qlen};
-	bpf_loop(SONDE_PY_MATCH_WAYS, py_way_step, &l, 0);
-	return l.found;
-}
-
-/* Whether the Python call entering the trampoline evaluator now (its frame
- * the second argument) runs a code object the py: probe in slot `probe`
- * names; decided once per code object and process. A global function:
- * verified once, whatever path span_enter took to it. */
+/* Whether the Python call entering now (at the trampoline evaluator, or at
+ * 3.11's function__entry) runs a code object the py: probe in slot
+ * `probe` names; decided once per code object and process. The call's
+ * frame and its captures' locals go to py_call_scratch for
+ * py_capture_send. A global function: verified once, whatever path
+ * span_enter took to it. */
 __noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
 {
-	if (!ctx || probe >= SONDE_MAX_PROBES)
+	__u32 zero = 0;
+	struct py_call *call = bpf_map_lookup_elem(&py_call_scratch, &zero);
+	if (!ctx || !call || probe >= SONDE_MAX_PROBES)
 		return 0;
 	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
 	if (!cfg)
 		return 0;
 	const struct sonde_py_match *m = &cfg->py_match;
-	__u64 frame = PT_REGS_PARM2(ctx), code = 0, file = 0, qual = 0;
-	if (cfg->pair) {
-		/* A USDT pair's entry (3.11): the file and function name are its
-		 * first two arguments, C strings of the code object's. */
-		__u32 zero = 0;
-		struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
-		if (!s || !fetch_load_regs(ctx, s))
-			return 0;
-		__u64 v[2] = {0, 0};
-		for (int i = 0; i < 2; i++) {
-			const struct sonde_pair_arg *a = &cfg->pair_entry[i];
-			v[i] = s->regs[a->reg < SONDE_FETCH_REGS ? a->reg : 0];
-			if (a->kind == SONDE_PAIR_ARG_MEM &&
-			    bpf_probe_read_user(&v[i], sizeof(v[i]), (void *)(v[i] + a->off)))
-				return 0;
-		}
-		file = v[0];
-		qual = v[1];
-		code = (file ^ qual) * 0x9e3779b97f4a7c15ull;
-	} else if (bpf_probe_read_user(&code, sizeof(code), (void *)(frame + m->frame_code)) ||
-		   !code ||
-		   bpf_probe_read_user(&file, sizeof(file), (void *)(code + m->code_filename)) ||
-		   bpf_probe_read_user(&qual, sizeof(qual), (void *)(code + m->code_qualname))) {
+	__u64 frame = py_call_frame(ctx, m), code = 0, file = 0, qual = 0;
+	if (!frame || !py_read(&code, sizeof(code), frame + m->frame_code) || !code ||
+	    !py_read(&file, sizeof(file), code + m->code_filename) ||
+	    !py_read(&qual, sizeof(qual), code + m->code_qualname))
 		return 0;
-	}
+	call->frame = frame;
 	struct py_verdict_key key = {.code = code, .tgid = tgid, .probe = probe};
 	struct py_verdict *v = bpf_map_lookup_elem(&py_verdicts, &key);
-	if (v && v->file == file && v->qual == qual && v->gen == cfg->gen)
+	if (v && v->file == file && v->qual == qual && v->gen == cfg->gen) {
+		__builtin_memcpy(call->local, v->local, sizeof(call->local));
 		return v->matches;
-	int matches;
-	if (cfg->pair) {
-		matches = py_cstrs_match(probe, file, qual);
-	} else {
-		long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
-		matches = flen > 0 && qlen > 0 &&
-			  py_names_match(probe, file + m->ascii_data, flen, qual + m->ascii_data, qlen);
 	}
-	struct py_verdict nv = {.file = file, .qual = qual, .matches = (__u32)matches, .gen = cfg->gen};
+	struct py_verdict nv = {.file = file, .qual = qual, .gen = cfg->gen};
+	for (int c = 0; c < SONDE_CAPTURES; c++)
+		nv.local[c] = -1;
+	nv.matches = (__u32)py_names_match(m, file, qual);
+	if (nv.matches && m->ncaptures)
+		py_locals_find(m, code, nv.local);
 	bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
-	return matches;
+	__builtin_memcpy(call->local, nv.local, sizeof(call->local));
+	return nv.matches;
+}
+
+/* Sends the values of the call py_call_matches took last on this CPU, as
+ * a SONDE_REC_VALUES record of probe id `id` naming span_id. A global
+ * function, as py_call_matches. */
+__noinline int py_capture_send(__u32 probe, __u32 id, __u64 span_id, __u64 pid_tgid)
+{
+	/* Returns 1 when it sent values, 0 when the probe captures none. */
+	__u32 zero = 0;
+	struct py_call *call = bpf_map_lookup_elem(&py_call_scratch, &zero);
+	struct fetch_scratch *s = bpf_map_lookup_elem(&fetch_scratch, &zero);
+	if (!call || !s || probe >= SONDE_MAX_PROBES)
+		return 0;
+	struct sonde_probe_config *cfg = bpf_map_lookup_elem(&probe_cfg, &probe);
+	if (!cfg)
+		return 0;
+	const struct sonde_py_match *m = &cfg->py_match;
+	if (!m->ncaptures)
+		return 0;
+	__u32 faults = py_values_read(m, call, &s->rec);
+	if (faults) {
+		__u32 k = SONDE_CNT_FETCH_FAULT;
+		__u64 *c = bpf_map_lookup_elem(&counters, &k);
+		if (c)
+			*c += faults;
+	}
+	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
+	s->rec.probe = id;
+	s->rec.nvalues = m->ncaptures < SONDE_CAPTURES ? m->ncaptures : SONDE_CAPTURES;
+	s->rec.span_id = span_id;
+	s->rec.layout = m->layout;
+	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
+		count(SONDE_CNT_LOST_VALUES);
+	return 1;
 }
 
 /* The entry_sp of a pair's call: above every stack slot, its key in the
@@ -428,6 +299,8 @@ int span_enter(struct pt_regs *ctx)
 	if (!st) {
 		if (prog)
 			fetch_run(ctx, prog, cfg->id, 0, pid_tgid);
+		if (cfg->py)
+			py_capture_send(probe, cfg->id, 0, pid_tgid);
 		return 0;
 	}
 	__u64 sp = PT_REGS_SP(ctx);
@@ -440,6 +313,8 @@ int span_enter(struct pt_regs *ctx)
 		count(SONDE_CNT_SPAN_OVERFLOW);
 		if (prog)
 			fetch_run(ctx, prog, cfg->id, 0, pid_tgid);
+		if (cfg->py)
+			py_capture_send(probe, cfg->id, 0, pid_tgid);
 		return 0;
 	}
 	struct sonde_span_frame *f = &st->frames[d & (SONDE_SPAN_DEPTH - 1)];
@@ -461,6 +336,15 @@ int span_enter(struct pt_regs *ctx)
 	 * own (frames pair with returns by stack slot) and counts nothing. */
 	if (prog && !span_filter(ctx, prog, st, f, t0, pid_tgid, cfg))
 		return 0;
+	/* A py: probe's captures, read from the call's frame before the call
+	 * begins, as a fetch program's values. (No flag of it is kept in a
+	 * variable: the verifier would walk the rest twice.) */
+	if (cfg->py && py_capture_send(probe, f->id, span_id_of(f), pid_tgid)) {
+		__u64 t1 = bpf_ktime_get_ns();
+		st->own_ns += t1 - t0;
+		f->own_at_entry = st->own_ns;
+		f->start_ns = t1;
+	}
 	/* The frame is whole before the depth shows it to a sampler that
 	 * interrupts this program: none reads the last call's start, marks
 	 * or id in this one. */

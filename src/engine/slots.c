@@ -88,6 +88,10 @@ int set_fetch(struct engine *e, uint32_t slot, const struct engine_fetch *f)
 		p.layout = f->layout;
 	}
 	p.gen = e->slots[slot].gen;
+	/* A py: probe has no program (its captures are read from the call's
+	 * frame): its records' layout goes in its match. */
+	if (e->slots[slot].py)
+		e->slots[slot].py_match.layout = p.layout;
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.fetch_progs), &slot, &p, BPF_ANY))
 		return -1;
 	/* The entry looks the program up only when its config says there is

@@ -3,11 +3,13 @@
 #include "values.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sonde_abi.h"
+#include "utf8.h"
 #include "util.h"
 
 /* The kernel's values record uses capdesc.h's numbers. */
@@ -21,7 +23,7 @@ _Static_assert((int)CAPTURE_OK == (int)SONDE_VAL_OK && (int)CAPTURE_FAULT == (in
 static const char *const kind_names[] = {
 	[CAPTURE_SIGNED] = "signed", [CAPTURE_UNSIGNED] = "unsigned", [CAPTURE_BOOL] = "bool",
 	[CAPTURE_ENUM] = "enum",     [CAPTURE_POINTER] = "pointer",   [CAPTURE_STRING] = "string",
-	[CAPTURE_FLOAT] = "float",
+	[CAPTURE_FLOAT] = "float",   [CAPTURE_PYTHON] = "python",
 };
 static const char *const status_names[] = {"ok", "read_error", "optimized_out", "unavailable"};
 
@@ -122,6 +124,111 @@ uint32_t values_add_hit(struct profile *p, const struct probe_hit *h, const stru
 	return (uint32_t)p->nhits++;
 }
 
+/* A double as Python's repr writes it: the fewest digits that read back
+ * as the same double, positional from 1e-4 to below 1e16 (with ".0" on an
+ * integral one), else in exponent form (1e+16, 2.5e-05). */
+static void float_repr(double d, char *buf, size_t size)
+{
+	if (isnan(d) || isinf(d)) {
+		snprintf(buf, size, "%s", isnan(d) ? "nan" : d < 0 ? "-inf" : "inf");
+		return;
+	}
+	char e[40];
+	int prec = 0;
+	for (; prec < 17; prec++) {
+		snprintf(e, sizeof(e), "%.*e", prec, d);
+		if (strtod(e, NULL) == d)
+			break;
+	}
+	int exp = atoi(strchr(e, 'e') + 1);
+	if (exp < -4 || exp >= 16) {
+		/* Python's exponent has at least two digits and no '+0' padding
+		 * beyond them: 1e+16, 1.5e-05, as C's. */
+		char *m = strchr(e, 'e');
+		*m = 0;
+		snprintf(buf, size, "%se%c%02d", e, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		return;
+	}
+	int decimals = prec - exp > 0 ? prec - exp : 0;
+	snprintf(buf, size, "%.*f", decimals, d);
+	if (!strchr(buf, '.'))
+		snprintf(buf + strlen(buf), size - strlen(buf), ".0");
+}
+
+/* Characters (not bytes) in UTF-8 text. */
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* A py: probe's value (the kernel's pytype, value word and bytes) as
+ * Python's repr shows it, into buf: 42, 'GET', None, True, 2.5, <list
+ * object>; a str longer than was read ends in ...; an int past 64 bits
+ * is said so. NULL for a value that is not one (no local of that name:
+ * *status says so). */
+static const char *py_value_text(uint8_t pytype, uint64_t num, const char *raw, char *buf,
+				 size_t size, uint8_t *status)
+{
+	char text[4 * CAPTURE_STR_MAX + 1];
+	switch (pytype) {
+	case SONDE_PYV_INT:
+		snprintf(buf, size, "%" PRId64, (int64_t)num);
+		return buf;
+	case SONDE_PYV_UINT:
+		snprintf(buf, size, "%" PRIu64, num);
+		return buf;
+	case SONDE_PYV_BIGINT:
+		snprintf(buf, size, "<%sint of more than 64 bits>", (int64_t)num < 0 ? "negative " : "");
+		return buf;
+	case SONDE_PYV_BOOL:
+		return num ? "True" : "False";
+	case SONDE_PYV_FLOAT: {
+		double d;
+		memcpy(&d, &num, sizeof(d));
+		float_repr(d, buf, size);
+		return buf;
+	}
+	case SONDE_PYV_NONE:
+		return "None";
+	case SONDE_PYV_UNBOUND:
+		return "<unbound>";
+	case SONDE_PYV_STR:
+	case SONDE_PYV_STR1:
+	case SONDE_PYV_STR2:
+	case SONDE_PYV_STR4: {
+		if (pytype == SONDE_PYV_STR) {
+			snprintf(text, sizeof(text), "%s", raw);
+		} else {
+			unsigned width = pytype == SONDE_PYV_STR1 ? 1 : pytype == SONDE_PYV_STR2 ? 2 : 4;
+			size_t units = (CAPTURE_STR_MAX - 4) / width;
+			utf8_from_units((const uint8_t *)raw, num < units ? (size_t)num : units, width,
+					text, sizeof(text));
+		}
+		size_t at = 0;
+		buf[at++] = '\'';
+		for (const char *c = text; *c && at + 3 < size; c++) {
+			if (*c == '\'' || *c == '\\')
+				buf[at++] = '\\';
+			buf[at++] = *c;
+		}
+		buf[at++] = '\'';
+		buf[at] = 0;
+		if (utf8_chars(text) < num)
+			snprintf(buf + at, size - at, "...");
+		return buf;
+	}
+	case SONDE_PYV_OTHER:
+		snprintf(buf, size, "<%s object>", raw[0] ? raw : "?");
+		return buf;
+	default:
+		*status = CAPTURE_UNAVAILABLE;
+		return NULL;
+	}
+}
+
 /* The text a value keeps (interned), or NULL for a plain number. */
 static const char *value_text(struct profile *p, const struct probe_capture *c, uint64_t num,
 			      const char *str)
@@ -160,8 +267,14 @@ int values_add_record(struct profile *p, const struct sonde_values *r, uint32_t 
 		str[CAPTURE_STR_MAX] = 0;
 		v[i] = (struct hit_value){.capture = pi->capture_slot[i], .status = r->status[i],
 					  .num = r->value[i]};
-		if (v[i].status == CAPTURE_OK)
+		if (v[i].status == CAPTURE_OK && c->kind == CAPTURE_PYTHON) {
+			char buf[4 * CAPTURE_STR_MAX + 64];
+			const char *t = py_value_text(r->pytype[i], r->value[i], str, buf, sizeof(buf),
+						      &v[i].status);
+			v[i].text = t ? frames_strdup(p->frames, t) : NULL;
+		} else if (v[i].status == CAPTURE_OK) {
 			v[i].text = value_text(p, c, r->value[i], str);
+		}
 	}
 	struct probe_hit h = {.time_ns = r->hdr.time_ns, .span_id = r->span_id, .probe = r->probe,
 			      .thread = thread};

@@ -29,6 +29,7 @@ enum capture_kind {
 	CAPTURE_POINTER,  /* hex */
 	CAPTURE_STRING,   /* char arrays and char pointers: bounded strings */
 	CAPTURE_FLOAT,    /* float, double: the bits, shown as a number */
+	CAPTURE_PYTHON,   /* a Python object (a py: probe's): its repr, as text */
 };
 
 struct capture_enumerator {

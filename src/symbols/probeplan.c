@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errbuf.h"
+#include "probepy.h"
 #include "usdtfetch.h"
 #include "util.h"
 
@@ -126,6 +127,25 @@ void probe_plan_pair_key(const struct probe_target *t, int entries, int n,
 		}
 }
 
+/* A py: spec's captures into p->captures (one build, its target's) and
+ * its target's match (probepy_captures). */
+static int plan_py_captures(const char *tail, struct probe_plan *p, char *err, size_t errlen)
+{
+	struct capture_plan *plan = &p->captures;
+	memset(plan, 0, sizeof(*plan));
+	if (capexpr_parse(tail, &plan->spec, err, errlen))
+		return -1;
+	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
+		return 0;
+	plan->builds = xcalloc(1, sizeof(*plan->builds));
+	if (probepy_captures(&plan->spec, p->location, p->t[0].py, &plan->builds[0], err, errlen)) {
+		capture_plan_free(plan);
+		return -1;
+	}
+	plan->n = 1;
+	return 0;
+}
+
 int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
 		    char *err, size_t errlen)
 {
@@ -148,28 +168,14 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		out->nholds += out->t[i].usdt_hold;
 	if (out->pair)
 		probe_plan_pair_key(out->t, out->nentries, out->n - out->nholds, &out->pair_key);
-	/* A py: pair's filter reads the file and name from the key's first
-	 * two arguments. */
-	if (out->pair && out->t[0].py &&
-	    (out->pair_key.n < 2 || out->pair_key.positions[0] != 0 ||
-	     out->pair_key.positions[1] != 1)) {
-		errbuf_set(err, errlen,
-			   "%s: its interpreter's function__entry and function__return do not "
-			   "both pass the file and function name as their first two arguments",
-			   out->location);
-		probe_plan_free(out);
-		return -1;
-	}
-	/* A Python function's arguments are in its frame, not in the
-	 * evaluator's registers or variables: not read yet. */
-	while (*tail == ' ')
-		tail++;
-	if (out->n > 0 && out->t[0].py && *tail) {
-		errbuf_set(err, errlen,
-			   "a py: probe takes no captures or predicate yet (%s): trace '%s' alone",
-			   tail, out->location);
-		probe_plan_free(out);
-		return -1;
+	/* A Python function's captures are its arguments and locals, read
+	 * from the call's frame by name. */
+	if (out->n > 0 && out->t[0].py) {
+		if (plan_py_captures(tail, out, err, errlen)) {
+			probe_plan_free(out);
+			return -1;
+		}
+		return 0;
 	}
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);

@@ -123,22 +123,19 @@ static uint64_t entry_offset(const char *path)
 }
 
 /* Python 3.11: the USDT pair function__entry,function__return, kept in the
- * kernel to the way's calls by its file and function name arguments, and
- * the line probe's semaphore held by a uprobe at the entry point (3.11
+ * kernel to the way's calls by the code object of the current frame of
+ * the thread holding the GIL (its entry fires with that frame current),
+ * and the line probe's semaphore held by a uprobe at the entry point (3.11
  * fires function__entry only while a trace function is set or that
- * semaphore is raised). Its probes name a function by co_name: only
- * py:FILE:NAME, a name without a dot, is taken. */
+ * semaphore is raised). */
 static int resolve_usdt(const char *spec, const struct probe_scope *scope,
-			struct sonde_py_match *m, const char *interp, struct probe_target **out,
-			char *err, size_t errlen)
+			struct sonde_py_match *m, const struct py_layout *l, const char *interp,
+			struct probe_target **out, char *err, size_t errlen)
 {
-	/* A dotted name may be a method's: only py:FILE:NAME says which. */
-	if (!strchr(spec + 3, ':') || memchr(m->way[0].qual, '.', m->way[0].qual_len))
+	if (l->runtime_tstate_current == PY_NO_FIELD || l->cframe_current_frame == PY_NO_FIELD)
 		return errbuf_set(err, errlen,
-				  "Python 3.11's function__entry probe names a function by its name "
-				  "alone (%s), not its class or module path: trace py:FILE.py:NAME "
-				  "(every function of that name in the file)",
-				  strrchr(spec, '.') ? strrchr(spec, '.') + 1 : spec + 3);
+				  "sonde does not know where %s keeps the thread holding the GIL",
+				  display_path(interp));
 	char *pair = xasprintf("usdt:%s:python:function__entry,function__return", interp);
 	char *line = xasprintf("usdt:%s:python:line", interp);
 	struct probe_target *t = NULL, *lt = NULL;
@@ -183,10 +180,79 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 		free(t[i].location);
 		t[i].location = xstrdup(spec);
 	}
+	/* The entry's frame: _PyRuntime is where the file puts it, relative
+	 * to the entry site wherever the file is loaded. */
+	m->frame_from_runtime = 1;
+	m->runtime_from_site = (int64_t)(l->runtime_vaddr - t[0].usdt_vaddr);
+	m->runtime_tstate_current = l->runtime_tstate_current;
+	m->tstate_thread_id = l->tstate_thread_id;
+	m->tstate_frame = l->tstate_frame;
+	m->cframe_current_frame = l->cframe_current_frame;
 	t[0].py = xmalloc(sizeof(*t[0].py));
 	*t[0].py = *m;
 	*out = t;
 	return n;
+}
+
+/* What the kernel reads of a call and its values, at l's layout. */
+static void set_reading(struct sonde_py_match *m, const struct py_layout *l)
+{
+	m->frame_code = l->frame_code;
+	m->code_filename = l->code_filename;
+	m->code_qualname = l->code_qualname;
+	m->ascii_data = l->ascii_data;
+	m->frame_localsplus = l->frame_localsplus;
+	m->code_localsplusnames = l->code_localsplusnames;
+	m->tuple_items = l->tuple_items;
+	m->var_size = l->var_size;
+	m->type_flags = l->type_flags;
+	m->type_name = l->type_name;
+	m->long_digits = l->long_digits;
+	m->long_tag = l->minor >= 12;
+	m->compact_data = l->compact_data;
+	m->compact_utf8 = l->compact_utf8;
+}
+
+int probepy_captures(const struct cap_spec *spec, const char *location,
+		     struct sonde_py_match *m, struct fetch_build *b, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	if (spec->pred)
+		return errbuf_set(err, errlen,
+				  "a py: probe takes no predicate yet (if %s): trace '%s' with "
+				  "captures alone",
+				  spec->pred_text, location);
+	for (int i = 0; i < spec->ncaptures; i++) {
+		const char *name = spec->texts[i];
+		size_t len = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					  "0123456789_");
+		if (!len || name[len] || (name[0] >= '0' && name[0] <= '9'))
+			return errbuf_set(err, errlen,
+					  "a py: probe captures its function's arguments and locals "
+					  "by name (%s n): '%s' is not a name",
+					  location, name);
+		if (len >= SONDE_PY_MATCH_TEXT)
+			return errbuf_set(err, errlen, "'%s': a name of more than %d characters",
+					  name, SONDE_PY_MATCH_TEXT - 1);
+		for (int k = 0; k < i; k++)
+			if (!strcmp(spec->texts[k], name))
+				return errbuf_set(err, errlen, "'%s' is captured twice", name);
+	}
+	b->prog = xcalloc(1, sizeof(*b->prog)); /* no program: the frame is read */
+	m->ncaptures = (__u32)spec->ncaptures;
+	for (int i = 0; i < spec->ncaptures; i++) {
+		size_t len = strlen(spec->texts[i]);
+		memset(m->capture[i], 0, sizeof(m->capture[i]));
+		memcpy(m->capture[i], spec->texts[i], len);
+		m->capture_len[i] = (__u8)len;
+		b->desc[i] = (struct capture_desc){.name = xstrdup(spec->texts[i]),
+						   .type = xstrdup("object"),
+						   .kind = CAPTURE_PYTHON,
+						   .size = 8,
+						   .status = CAPTURE_OK};
+	}
+	b->ndesc = spec->ncaptures;
+	return 0;
 }
 
 int probepy_resolve(const char *spec, const struct probe_scope *scope, struct probe_target **out,
@@ -200,8 +266,16 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	char *interp = NULL;
 	if (target_interpreter(scope, &l, &interp, err, errlen))
 		return -1;
+	if (l.frame_code == PY_NO_FIELD || l.code_filename == PY_NO_FIELD ||
+	    l.code_qualname == PY_NO_FIELD || l.ascii_data == PY_NO_FIELD) {
+		errbuf_set(err, errlen, "sonde does not know where %s keeps a frame's code",
+			   display_path(interp));
+		free(interp);
+		return -1;
+	}
+	set_reading(&m, &l);
 	if (l.major == 3 && l.minor == 11) {
-		int n = resolve_usdt(spec, scope, &m, interp, out, err, errlen);
+		int n = resolve_usdt(spec, scope, &m, &l, interp, out, err, errlen);
 		free(interp);
 		return n;
 	}
@@ -210,13 +284,6 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 			   "%s is Python %u.%u, which has neither -X perf trampolines (3.12 on) nor "
 			   "the function__entry probe sonde times 3.11's calls by",
 			   display_path(interp), l.major, l.minor);
-		free(interp);
-		return -1;
-	}
-	if (l.frame_code == PY_NO_FIELD || l.code_filename == PY_NO_FIELD ||
-	    l.code_qualname == PY_NO_FIELD || l.ascii_data == PY_NO_FIELD) {
-		errbuf_set(err, errlen, "sonde does not know where %s keeps a frame's code",
-			   display_path(interp));
 		free(interp);
 		return -1;
 	}
@@ -237,10 +304,6 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	}
 	free(interp);
 	struct probe_target *t = found.t;
-	m.frame_code = l.frame_code;
-	m.code_filename = l.code_filename;
-	m.code_qualname = l.code_qualname;
-	m.ascii_data = l.ascii_data;
 	t->py = xmalloc(sizeof(*t->py));
 	*t->py = m;
 	free(t->function);

@@ -2,29 +2,28 @@
 # span per call of one Python function, on pyenv's 3.12.1 and 3.13.0 run
 # with -X perf (their calls go through the trampoline evaluator, where the
 # probe is, filtered in the kernel to the function's code object), and on
-# Debian's 3.11 through its USDT pair (filtered by its file and function name
-# arguments, the line probe's semaphore raised so that entries fire). The
-# truth is the script's own count of its calls:
-#  - sonde probe --python says where py: probes go (none on 3.11);
+# Debian's 3.11 through its USDT pair (filtered by the code object of the
+# GIL holder's current frame, the line probe's semaphore raised so that
+# entries fire). The truth is the script's own count of its calls:
+#  - sonde probe --python says where py: probes go;
 #  - py:app.Server.handle (a method), py:app.handle (a module function of
 #    the same name, not the method) and py:app.py:slow_path each count
 #    exactly the calls the script made, and every call is a span, the
-#    slow_path calls nested in Server.handle's;
-#  - 3.11: py:app.py:slow_path counts exactly the script's calls, and
-#    py:app.py:handle both handles of app.py (3.11's probes name a function
-#    by co_name), -p on a running one too; dotted names (py:app.handle, py:app.Server.handle) are
-#    refused there in one line;
-#  - -p on a running python started with -X perf: the calls made while
+#    slow_path calls nested in Server.handle's: on 3.12, 3.13 and 3.11;
+#  - captures: py:app.Server.handle's arguments i and kind (an int; a str
+#    of each width, or None) are read at every call, and --by kind splits
+#    the calls as the script counted them, slow and fast;
+#  - -p on a running python (-X perf; 3.11 as it is): the calls made while
 #    traced, exactly (the script counts from the ready file on);
 #  - live: sonde ctl trace py:... in a running sonde top counts every call
 #    made after it, as the script counted;
 #  - sonde slow 'py:app.Server.handle:auto': the slow calls are the
 #    script's (every tenth goes through slow_path, 100x longer) and >= 85%
 #    of their samples are in app.slow_path;
-#  - bad input: a python not started with -X perf, Debian's 3.11 (no
-#    trampolines: its USDT probes are the way), a spec that is not one,
-#    captures on a py: probe, a second spec that may name a traced
-#    function (two probes cannot share a call's stack slot).
+#  - bad input: a python not started with -X perf, a spec that is not one,
+#    a predicate or a capture that is not a name on a py: probe, a second
+#    spec that may name a traced function (two probes cannot share a
+#    call's stack slot).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 [ "$(uname -m)" = x86_64 ] || skip "the Python layouts are x86-64 only"
@@ -39,10 +38,14 @@ def spin(n):
     for i in range(n):
         x += i
     return x
+kinds = ["GET", "PUT", "caf\u00e9", "\u20ac", "\U0001f600", None]
+by_kind = {}
 class Server:
-    def handle(self, i):
+    def handle(self, i, kind):
         global calls, slow
         calls += 1
+        key = ("slow " if i % 10 == 0 else "fast ") + repr(kind)
+        by_kind[key] = by_kind.get(key, 0) + 1
         if i % 10 == 0:
             slow += 1
             return slow_path(i)
@@ -57,8 +60,12 @@ if go:
         time.sleep(0.01)
 s = Server()
 for i in range(n):
-    s.handle(i)
+    s.handle(i, kinds[i % 7 % 6])
     handle(i)
+if os.environ.get("BY_KIND"):
+    with open(os.environ["BY_KIND"], "w", encoding="utf-8") as f:
+        for key, c in sorted(by_kind.items()):
+            f.write("%s\t%d\n" % (key, c))
 print("calls=%d slow=%d" % (calls, slow), flush=True)
 if len(sys.argv) > 3:  # live: the count in a file, then stay to be saved
     open(sys.argv[3] + ".tmp", "w").write("calls=%d\n" % calls)
@@ -66,13 +73,14 @@ if len(sys.argv) > 3:  # live: the count in a file, then stay to be saved
     time.sleep(120)
 PYEOF
 
-for py in "${pythons[@]:2}"; do
-	v=$(basename "$py")
-	"$SONDE" probe -e "$py" --python | grep -q "^py: probes: on py_trampoline_evaluator (0x[0-9a-f]*), in processes run with -X perf$" ||
-		fail "$v: probe --python does not say where py: probes go"
-	rec=$WORK/$v.sonde
+# counts NAME PYTHON [-X perf]: every call of the three functions, exactly,
+# each a span, slow_path's inside Server.handle's.
+counts() {
+	local v=$1 py=$2
+	shift 2
+	local rec=$WORK/$v.sonde
 	"$SONDE" record --all-calls --trace py:app.Server.handle --trace py:app.handle \
-		--trace py:app.py:slow_path -o "$rec" -- "$py" -X perf "$WORK/app.py" 2000 \
+		--trace py:app.py:slow_path -o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 \
 		>"$WORK/$v.out" 2>"$WORK/$v.err" || { cat "$WORK/$v.err" >&2; fail "$v: record --trace py: failed"; }
 	calls=$(kv "$WORK/$v.out" calls) slow=$(kv "$WORK/$v.out" slow)
 	need_numbers "$v: the script's counts" "$calls" "$slow"
@@ -89,28 +97,53 @@ for py in "${pythons[@]:2}"; do
 		"$(q "select count(*) from spans c join spans pa on pa.id = c.parent
 			join probes pc on pc.id = c.probe join probes pp on pp.id = pa.probe
 			where pc.name = 'py:app.py:slow_path' and pp.name = 'py:app.Server.handle'")" "$slow" 0
+}
+
+# by_kind NAME PYTHON [-X perf]: Server.handle's arguments read at each
+# call: i, every call's own (their sum the script's), and kind split by
+# --by as the script counted, in its slow calls and its fast ones.
+by_kind() {
+	local v=$1 py=$2
+	shift 2
+	local rec=$WORK/$v-by.sonde
+	BY_KIND=$WORK/$v.kinds "$SONDE" record --all-calls --trace 'py:app.Server.handle i kind' \
+		-o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 >"$WORK/$v-by.out" 2>"$WORK/$v-by.err" ||
+		{ cat "$WORK/$v-by.err" >&2; fail "$v: record --trace 'py:... i kind' failed"; }
+	[ "$(wc -l <"$WORK/$v.kinds")" = 12 ] || fail "$v: the script counted $(wc -l <"$WORK/$v.kinds") kinds of call, expected 12"
+	"$SONDE" report "$rec" --json >"$WORK/$v-all.json"
+	local reads sum
+	reads=$(jq '.probes[0].values.i.count' "$WORK/$v-all.json")
+	assert_near "$v: values of i read, one a call" "$reads" 2000 0
+	sum=$(sqlite3 "$rec" "select sum(cast(v.text as integer)) from hit_values v join captures c on c.id = v.capture where c.name = 'i' and v.status = 'ok'")
+	assert_near "$v: the sum of i over the calls (0 + 1 + ... + 1999)" "$sum" 1999000 0
+	local class want got kind
+	for class in slow fast; do
+		"$SONDE" report "$rec" --json --"$class" 'py:app.Server.handle:p90' --by kind >"$WORK/$v-$class.json"
+		while IFS=$'\t' read -r key want; do
+			[ "${key%% *}" = "$class" ] || continue
+			kind=${key#* }
+			got=$(jq --arg k "$kind" '[.by.rows[] | select(.value == $k) | .view_calls] | add // 0' "$WORK/$v-$class.json")
+			assert_near "$v: $class calls with kind $kind, as the script counted" "$got" "$want" 0
+		done <"$WORK/$v.kinds"
+	done
+}
+
+for py in "${pythons[@]:2}"; do
+	v=$(basename "$py")
+	"$SONDE" probe -e "$py" --python | grep -q "^py: probes: on py_trampoline_evaluator (0x[0-9a-f]*), in processes run with -X perf$" ||
+		fail "$v: probe --python does not say where py: probes go"
+	counts "$v" "$py" -X perf
+	by_kind "$v" "$py" -X perf
 done
 
-# Debian's 3.11: through its USDT pair, kept to the function by its file and
-# name (3.11's probes give co_name: py:app.handle is both handles of app.py).
+# Debian's 3.11: through its USDT pair, the call's code object that of the
+# current frame of the thread holding the GIL.
 PY311=/usr/bin/python3.11
 if [ -x "$PY311" ] && readelf -n "$PY311" | grep -q "Provider: python"; then
-	"$SONDE" probe -e "$PY311" --python | grep -q "^py: probes: through function__entry,function__return (by function name), with the line probe's semaphore raised$" ||
+	"$SONDE" probe -e "$PY311" --python | grep -q "^py: probes: through function__entry,function__return (the GIL holder's current frame), with the line probe's semaphore raised$" ||
 		fail "probe --python on 3.11 does not say how py: probes go"
-	rec=$WORK/311.sonde
-	"$SONDE" record --all-calls --trace py:app.py:slow_path --trace py:app.py:handle -o "$rec" -- \
-		"$PY311" "$WORK/app.py" 2000 >"$WORK/311.out" 2>"$WORK/311.err" ||
-		{ cat "$WORK/311.err" >&2; fail "3.11: record --trace py: failed"; }
-	calls=$(kv "$WORK/311.out" calls) slow=$(kv "$WORK/311.out" slow)
-	need_numbers "3.11: the script's counts" "$calls" "$slow"
-	assert_near "3.11: py:app.py:slow_path calls, as the script counted" \
-		"$(sqlite3 "$rec" "select entered from probes where name = 'py:app.py:slow_path'")" "$slow" 0
-	assert_near "3.11: py:app.py:handle calls (Server.handle's and the module's handle's)" \
-		"$(sqlite3 "$rec" "select entered from probes where name = 'py:app.py:handle'")" $((calls + 2000)) 0
-	assert_near "3.11: slow_path spans inside a handle span" \
-		"$(sqlite3 "$rec" "select count(*) from spans c join spans pa on pa.id = c.parent
-			join probes pc on pc.id = c.probe join probes pp on pp.id = pa.probe
-			where pc.name = 'py:app.py:slow_path' and pp.name = 'py:app.py:handle'")" "$slow" 0
+	counts 311 "$PY311"
+	by_kind 311 "$PY311"
 	# -p: the running interpreter's line semaphore raised for its entries.
 	"$PY311" "$WORK/app.py" 3000 "$WORK/go311" >"$WORK/p311.out" &
 	pypid=$!
@@ -179,16 +212,12 @@ assert_ge "share of the slow calls' samples in app.slow_path (%)" "$share" 85
 # Bad input, each one line.
 expect_error "not started with -X perf or PYTHONPERFSUPPORT=1" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$py" "$WORK/app.py" 10
-if [ -x /usr/bin/python3.11 ]; then
-	for spec in py:app.Server.handle py:app.handle; do
-		expect_error "Python 3.11's function__entry probe names a function by its name alone .handle.*py:FILE.py:NAME" "$WORK/x.sonde" -- \
-			"$SONDE" record -d 1 --trace "$spec" -o "$WORK/x.sonde" -- /usr/bin/python3.11 "$WORK/app.py" 10
-	done
-fi
 expect_error "bad probe 'py:handle': expected py:MODULE.FUNCTION" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
-expect_error "a py: probe takes no captures or predicate yet" "$WORK/x.sonde" -- \
-	"$SONDE" record -d 1 --trace 'py:app.handle i' -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
+expect_error "a py: probe takes no predicate yet \(if i > 3\)" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace 'py:app.handle i if i > 3' -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
+expect_error "a py: probe captures its function's arguments and locals by name \(py:app.handle n\): 'self.x' is not a name" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace 'py:app.handle self.x' -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
 expect_error "py:app.handle, traced already, may name the same Python function" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:app.handle --trace py:app.py:handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
 expect_error "is not a Python interpreter" "$WORK/x.sonde" -- \
