@@ -64,8 +64,10 @@ void valuereport_text(FILE *out, const struct profile *p, uint32_t probe, struct
 		if (st.unread[CAPTURE_OPTIMIZED_OUT])
 			fprintf(out, ", %" PRIu64 " optimized out", st.unread[CAPTURE_OPTIMIZED_OUT]);
 		if (st.unread[CAPTURE_UNAVAILABLE])
-			fprintf(out, ", %" PRIu64 " not available at this address",
-				st.unread[CAPTURE_UNAVAILABLE]);
+			fprintf(out, ", %" PRIu64 " %s", st.unread[CAPTURE_UNAVAILABLE],
+				cap->kind == CAPTURE_PYTHON
+					? "where the function has no argument or local of that name"
+					: "not available at this address");
 		if (st.unread[CAPTURE_FAULT])
 			fprintf(out, ", %" PRIu64 " read errors", st.unread[CAPTURE_FAULT]);
 		char a[32], b[32];

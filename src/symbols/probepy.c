@@ -246,7 +246,7 @@ int probepy_captures(const struct cap_spec *spec, const char *location,
 		memcpy(m->capture[i], spec->texts[i], len);
 		m->capture_len[i] = (__u8)len;
 		b->desc[i] = (struct capture_desc){.name = xstrdup(spec->texts[i]),
-						   .type = xstrdup("object"),
+						   .type = xstrdup("python object"),
 						   .kind = CAPTURE_PYTHON,
 						   .size = 8,
 						   .status = CAPTURE_OK};

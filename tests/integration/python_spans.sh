@@ -12,7 +12,8 @@
 #    slow_path calls nested in Server.handle's: on 3.12, 3.13 and 3.11;
 #  - captures: py:app.Server.handle's arguments i and kind (an int; a str
 #    of each width, or None) are read at every call, and --by kind splits
-#    the calls as the script counted them, slow and fast;
+#    the calls as the script counted them, slow and fast; a name that is no
+#    local of the function is counted apart at each call, never a value;
 #  - -p on a running python (-X perf; 3.11 as it is): the calls made while
 #    traced, exactly (the script counts from the ready file on);
 #  - live: sonde ctl trace py:... in a running sonde top counts every call
@@ -106,7 +107,7 @@ by_kind() {
 	local v=$1 py=$2
 	shift 2
 	local rec=$WORK/$v-by.sonde
-	BY_KIND=$WORK/$v.kinds "$SONDE" record --all-calls --trace 'py:app.Server.handle i kind' \
+	BY_KIND=$WORK/$v.kinds "$SONDE" record --all-calls --trace 'py:app.Server.handle i kind nosuch' \
 		-o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 >"$WORK/$v-by.out" 2>"$WORK/$v-by.err" ||
 		{ cat "$WORK/$v-by.err" >&2; fail "$v: record --trace 'py:... i kind' failed"; }
 	[ "$(wc -l <"$WORK/$v.kinds")" = 12 ] || fail "$v: the script counted $(wc -l <"$WORK/$v.kinds") kinds of call, expected 12"
@@ -114,6 +115,9 @@ by_kind() {
 	local reads sum
 	reads=$(jq '.probes[0].values.i.count' "$WORK/$v-all.json")
 	assert_near "$v: values of i read, one a call" "$reads" 2000 0
+	assert_near "$v: nosuch, no local of Server.handle: not read, at every call" \
+		"$(jq '.probes[0].values.nosuch.unavailable' "$WORK/$v-all.json")" 2000 0
+	assert_near "$v: nosuch's values" "$(jq '.probes[0].values.nosuch.count' "$WORK/$v-all.json")" 0 0
 	sum=$(sqlite3 "$rec" "select sum(cast(v.text as integer)) from hit_values v join captures c on c.id = v.capture where c.name = 'i' and v.status = 'ok'")
 	assert_near "$v: the sum of i over the calls (0 + 1 + ... + 1999)" "$sum" 1999000 0
 	local class want got kind

@@ -338,7 +338,10 @@ function lineInCalls(p, c) {
 function valueText(name, v) {
 	var t = name + " (" + v.type + "): " + v.count + " read";
 	if (v.optimized_out) t += ", " + v.optimized_out + " optimized out";
-	if (v.unavailable) t += ", " + v.unavailable + " not available at this address";
+	if (v.unavailable)
+		t += ", " + v.unavailable + (/^python /.test(v.type) ?
+			" where the function has no argument or local of that name" :
+			" not available at this address");
 	if (v.read_errors) t += ", " + v.read_errors + " read errors";
 	if ("min" in v) t += "; min " + v.min + ", max " + v.max;
 	/* strings (char arrays and char *) quoted; numbers, enumerators, pointers as they are */
