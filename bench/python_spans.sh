@@ -3,7 +3,9 @@
 # -X perf: every Python call goes through the trampoline evaluator, where
 # the probe's uprobe and uretprobe are), against the same script untraced.
 # Rows: the script without -X perf; with it; with sonde timing the called
-# function (py:calls.f: every call a span); with sonde timing a function
+# function (py:calls.f: every call a span); the same reading its argument
+# (py:calls.f i: the int read from the frame at every call, sent as a
+# record); with sonde timing a function
 # the script never calls (py:calls.absent: every call trapped, looked at in
 # the kernel and left out: what the other Python calls of a traced process
 # pay). The script times its own CALLS calls of a one-line function
@@ -39,12 +41,13 @@ for _ in $(seq "$runs"); do
 	run alone ""
 	run "-X perf" "-X perf"
 	run "py:calls.f" "-X perf" py:calls.f
+	run "py:calls.f i" "-X perf" "py:calls.f i"
 	run "py:calls.absent" "-X perf" py:calls.absent
 done
 base=$(median <"$tmp/-X perf")
 echo "target: $py, $calls calls of a one-line function (median of $runs runs)"
 printf '%-18s %12s %22s\n' run "ns / call" "ns / call over -X perf"
-for label in alone "-X perf" "py:calls.f" "py:calls.absent"; do
+for label in alone "-X perf" "py:calls.f" "py:calls.f i" "py:calls.absent"; do
 	v=$(median <"$tmp/$label")
 	printf '%-18s %12.1f %22.1f\n' "$label" "$v" "$(awk -v a="$v" -v b="$base" 'BEGIN { print a - b }')"
 done

@@ -141,7 +141,11 @@ uint32_t *speedscope_frame_groups(const struct frame_table *t, uint32_t **line_o
 	return canon;
 }
 
-static void write_frame(struct ss *s, const char *name, const char *file, uint32_t line)
+/* A frame; its kind (frames_kind_name) when it is not plain user code: a
+ * key speedscope's schema allows and its viewer passes over, for other
+ * readers to tell Python, kernel and JIT frames by. */
+static void write_frame(struct ss *s, const char *name, const char *file, uint32_t line,
+			enum frame_kind kind)
 {
 	fputs(s->nframes ? ",\n{\"name\":" : "\n{\"name\":", s->out);
 	json_write_string(s->out, name);
@@ -151,6 +155,8 @@ static void write_frame(struct ss *s, const char *name, const char *file, uint32
 		if (line)
 			fprintf(s->out, ",\"line\":%" PRIu32, line);
 	}
+	if (kind != FRAME_USER)
+		fprintf(s->out, ",\"kind\":\"%s\"", frames_kind_name(kind));
 	fputc('}', s->out);
 	s->nframes++;
 }
@@ -179,7 +185,7 @@ static void write_frames(struct ss *s)
 		if (!c || s->frame_index[c])
 			continue;
 		const struct frame *fr = frames_get(p->frames, c);
-		write_frame(s, fr->name, speedscope_frame_place(fr), line[c]);
+		write_frame(s, fr->name, speedscope_frame_place(fr), line[c], fr->kind);
 		s->frame_index[c] = s->nframes;
 	}
 	free(used);
@@ -190,9 +196,9 @@ static void write_frames(struct ss *s)
 		if (s->probe_index[slot])
 			continue;
 		if (pr < p->nprobes)
-			write_frame(s, p->probes[pr].name, p->probes[pr].binary, 0);
+			write_frame(s, p->probes[pr].name, p->probes[pr].binary, 0, FRAME_USER);
 		else
-			write_frame(s, "(unknown probe)", "", 0);
+			write_frame(s, "(unknown probe)", "", 0, FRAME_USER);
 		s->probe_index[slot] = s->nframes;
 	}
 	fputs("]}", s->out);

@@ -13,6 +13,7 @@
 
 struct function_stat {
 	const char *name; /* display label (interned) */
+	enum frame_kind kind;
 	uint64_t self, total;
 	size_t last_sample; /* sample index + 1 that last counted total */
 };
@@ -57,7 +58,9 @@ static size_t *function_index(struct profile *p, struct summary *s, bool lines)
 		size_t fn = idx[id];
 		if (!slot_of[fn]) {
 			grow_array((void **)&s->funcs, &cap, s->nfuncs + 1, sizeof(*s->funcs));
-			s->funcs[s->nfuncs] = (struct function_stat){.name = label_of(p, (uint32_t)fn)};
+			s->funcs[s->nfuncs] = (struct function_stat){
+				.name = label_of(p, (uint32_t)fn),
+				.kind = frames_get(p->frames, (uint32_t)fn)->kind};
 			slot_of[fn] = ++s->nfuncs;
 		}
 		idx[id] = slot_of[fn] - 1;
@@ -747,8 +750,8 @@ int report_write_json(FILE *out, struct profile *p, const struct report_options 
 			continue;
 		fprintf(out, "%s\n    {\"name\": ", shown++ ? "," : "");
 		json_write_string(out, s.funcs[i].name);
-		fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}", s.funcs[i].self,
-			s.funcs[i].total);
+		fprintf(out, ", \"kind\": \"%s\", \"self\": %" PRIu64 ", \"total\": %" PRIu64 "}",
+			frames_kind_name(s.funcs[i].kind), s.funcs[i].self, s.funcs[i].total);
 	}
 	fprintf(out, "\n  ],\n  \"threads\": [");
 	if (s.nthreads) /* an empty profile has no array at all */

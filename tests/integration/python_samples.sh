@@ -23,7 +23,8 @@
 #  - a stripped libpython (strip --strip-all): the layout from the table,
 #    >= 95% of its samples in Python code with their frames;
 #  - a version sonde does not read: one line, native stacks;
-#  - --no-python: no Python frame; the summary counts the Python stacks.
+#  - --no-python: no Python frame; the summary counts the Python stacks;
+#  - report --json's functions and speedscope's frames say kind python.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 [ "$(uname -m)" = x86_64 ] || skip "the Python layouts are x86-64 only"
@@ -171,6 +172,24 @@ for py in "${pythons[@]}"; do
 	done
 	assert_ge "$py: json samples with _json between iterencode and the callback" "$jsonok" 20
 done
+
+# Python frames say so where formats keep a kind: report --json's functions
+# and speedscope's frames (a key its schema allows), the native ones not.
+"$SONDE" report "$rec" --json >"$WORK/kinds.json"
+[ "$(jq -r '.functions[] | select(.name == "work.spin") | .kind' "$WORK/kinds.json")" = python ] ||
+	fail "report --json: work.spin's kind is not python"
+[ "$(jq -r '.functions[] | select(.name == "_start") | .kind' "$WORK/kinds.json")" = user ] ||
+	fail "report --json: _start's kind is not user"
+"$SONDE" convert "$rec" -o "$WORK/kinds.speedscope.json"
+[ "$(jq -r '[.shared.frames[] | select(.name == "work.spin") | .kind] | unique | join(",")' "$WORK/kinds.speedscope.json")" = python ] ||
+	fail "speedscope: work.spin's frames are not of kind python"
+[ "$(jq '[.shared.frames[] | select(.name == "_start" and has("kind"))] | length' "$WORK/kinds.speedscope.json")" = 0 ] ||
+	fail "speedscope: _start has a kind"
+command -v node >/dev/null && [ -d "$SRC/tests/js/node_modules/speedscope" ] ||
+	fail "node or tests/js's speedscope is not installed: run scripts/bootstrap.sh test"
+node "$SRC/tests/js/check_speedscope.mjs" "$WORK/kinds.speedscope.json" >"$WORK/ss.json" ||
+	fail "speedscope schema: $(cat "$WORK/ss.json")"
+pass "Python frames are of kind python in report --json and speedscope (which its schema takes)"
 
 # -X perf (3.12 on): CPython calls each function through a trampoline copy
 # without unwind tables; the walk goes through them (the copies' rows, from

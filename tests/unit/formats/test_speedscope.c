@@ -239,8 +239,8 @@ Test(speedscope, structure)
 	/* frames: file+line from source, else the module; bare names */
 	cr_assert(strstr(json, "{\"name\":\"main\",\"file\":\"main.c\",\"line\":10}"));
 	cr_assert(strstr(json, "{\"name\":\"work\",\"file\":\"/bin/app\"}"));
-	cr_assert(strstr(json, "{\"name\":\"do_syscall_64\",\"file\":\"[kernel.kallsyms]\"}"));
-	cr_assert(strstr(json, "{\"name\":\"helper\",\"file\":\"util.h\",\"line\":5}"));
+	cr_assert(strstr(json, "{\"name\":\"do_syscall_64\",\"file\":\"[kernel.kallsyms]\",\"kind\":\"kernel\"}"));
+	cr_assert(strstr(json, "{\"name\":\"helper\",\"file\":\"util.h\",\"line\":5,\"kind\":\"inlined\"}"));
 	cr_assert(strstr(json, "{\"name\":\"handle \\\"req\\\"\",\"file\":\"/bin/app\"}"));
 	/* the busiest thread first, samples in time order, root first:
 	 * 1 ms a, 2 ms b, 3 ms a, 10 ms c with main=0 work=1 sys=2 helper=3 */

@@ -156,9 +156,9 @@ Test(report, json_functions_self_and_total)
 	cr_assert_eq(report_write_json(f, p, &o), 0);
 	fclose(f);
 	cr_assert(strstr(buf, "\"samples\": 8"), "%s", buf);
-	cr_assert(strstr(buf, "{\"name\": \"main\", \"self\": 0, \"total\": 8}"), "%s", buf);
-	cr_assert(strstr(buf, "{\"name\": \"a\", \"self\": 1, \"total\": 4}"), "%s", buf);
-	cr_assert(strstr(buf, "{\"name\": \"schedule_[k]\", \"self\": 2, \"total\": 2}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"main\", \"kind\": \"user\", \"self\": 0, \"total\": 8}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"a\", \"kind\": \"user\", \"self\": 1, \"total\": 4}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"schedule_[k]\", \"kind\": \"kernel\", \"self\": 2, \"total\": 2}"), "%s", buf);
 	cr_assert(strstr(buf, "\"duration_s\": 2.0"), "%s", buf);
 	free(buf);
 	profile_free(p);
@@ -178,7 +178,7 @@ Test(report, recursion_counts_total_once)
 	struct report_options o = {0};
 	report_write_json(f, p, &o);
 	fclose(f);
-	cr_assert(strstr(buf, "{\"name\": \"rec\", \"self\": 2, \"total\": 2}"), "%s", buf);
+	cr_assert(strstr(buf, "{\"name\": \"rec\", \"kind\": \"user\", \"self\": 2, \"total\": 2}"), "%s", buf);
 	free(buf);
 	profile_free(p);
 }

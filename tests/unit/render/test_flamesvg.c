@@ -272,6 +272,10 @@ Test(flamesvg, colour_families_by_kind)
 		assert_family(names[i], FRAME_PROCESS, 0, 24);  /* like user */
 	}
 	assert_family("ns::Widget::draw", FRAME_USER, 46, 65); /* yellow */
+	/* Python's own names (a user frame of the same label would be found first) */
+	const char *py_names[] = {"app.handle", "app.Server.handle", "json.dumps", "work.main_loop"};
+	for (size_t i = 0; i < sizeof(py_names) / sizeof(*py_names); i++)
+		assert_family(py_names[i], FRAME_PYTHON, 268, 302); /* violet */
 }
 
 Test(flamesvg, same_name_same_colour_in_separate_documents)
