@@ -54,6 +54,7 @@ if [ "$mode" = test ]; then
 		chromium # a real browser for tests/integration/serve_page.sh
 		python3.11 # a real interpreter without frame pointers: unwind_python.sh
 		gdb # reads the Python interpreters' DWARF: python_layout.sh compares with it
+		systemtap-sdt-dev # <sys/sdt.h>: the SDT probes of tests/targets/usdt
 	)
 fi
 # Node.js: npm installs the packages the page is built from, and node runs

@@ -94,7 +94,8 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
  * (not rip-relative, not a constant). */
 static bool key_arg(const struct usdt_arg *a)
 {
-	return a->size == 8 && !a->is_signed && a->kind != USDT_ARG_CONST && a->reg != 16;
+	return a->size == 8 && !a->is_signed && (a->kind == USDT_ARG_REG || a->kind == USDT_ARG_MEM) &&
+	       a->reg != 16;
 }
 
 static bool same_arg(const struct usdt_arg *a, const struct usdt_arg *b)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
 #include "errbuf.h"
 #include "probebinary.h"
 #include "util.h"
@@ -61,21 +62,33 @@ int usdt_parse_arg(const char *text, struct usdt_arg *out)
 		out->reg = reg_number(op + 1, strlen(op + 1));
 		return out->reg >= 0 && out->reg != 16 ? 0 : -1;
 	}
-	/* [displacement](%reg): the displacement a number (a symbol's was
-	 * resolved by the assembler into the rip-relative form's number). */
+	/* [displacement](%reg), the displacement a number; or, rip-relative,
+	 * a symbol and a number (sym, sym+8, sym-4: gcc writes a variable's
+	 * operand as the assembler takes it, the name left to the linker). */
 	out->kind = USDT_ARG_MEM;
 	const char *paren = strchr(op, '(');
 	if (!paren || paren[1] != '%')
 		return -1;
-	if (paren != op) {
-		out->offset = strtoll(op, &end, 0);
-		if (end != paren)
+	const char *disp = op;
+	size_t sym = strspn(op, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.$@0123456789");
+	if (sym && !(op[0] >= '0' && op[0] <= '9') && op + sym <= paren) {
+		if (sym >= sizeof(out->symbol))
+			return -1;
+		memcpy(out->symbol, op, sym);
+		out->symbol[sym] = 0;
+		disp = op + sym;
+	}
+	if (disp != paren) {
+		out->offset = strtoll(disp, &end, 0);
+		if (end != paren || (out->symbol[0] && *disp != '+' && *disp != '-'))
 			return -1;
 	}
 	const char *close = strchr(paren, ')');
 	if (!close || close[1])
 		return -1;
 	out->reg = reg_number(paren + 2, (size_t)(close - paren - 2));
+	if (out->symbol[0] && out->reg != 16)
+		return -1; /* a symbol is an address only rip-relative */
 	return out->reg >= 0 ? 0 : -1;
 }
 
@@ -156,6 +169,46 @@ static int read_note(Elf *elf, const uint8_t *d, size_t n, int64_t base_diff,
 	return 0;
 }
 
+/* The symbols rip-relative operands name, looked up. */
+struct wanted_symbols {
+	struct usdt_probe *p;
+	size_t np;
+};
+
+static void resolve_symbol(const struct elf_symbol *s, void *arg)
+{
+	struct wanted_symbols *w = arg;
+	if (!s->name || s->shndx == 0 /* SHN_UNDEF: another file's */)
+		return;
+	for (size_t i = 0; i < w->np; i++)
+		for (int k = 0; k < w->p[i].nargs; k++) {
+			struct usdt_arg *a = &w->p[i].args[k];
+			if (a->kind == USDT_ARG_MEM && a->symbol[0] && !strcmp(a->symbol, s->name)) {
+				a->kind = USDT_ARG_ADDR;
+				a->offset += (int64_t)s->value;
+				a->reg = -1;
+			}
+		}
+}
+
+/* Turns each sym(%rip) operand into the variable's address; a probe with
+ * one whose symbol the file does not define cannot be read (nargs -1). */
+static void resolve_symbols(Elf *elf, struct usdt_probe *p, size_t np)
+{
+	struct wanted_symbols w = {p, np};
+	bool any = false;
+	for (size_t i = 0; i < np && !any; i++)
+		for (int k = 0; k < p[i].nargs; k++)
+			any |= p[i].args[k].symbol[0] != 0;
+	if (!any)
+		return;
+	symbols_elf_each(elf, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM, resolve_symbol, &w);
+	for (size_t i = 0; i < np; i++)
+		for (int k = 0; k < p[i].nargs; k++)
+			if (p[i].args[k].kind == USDT_ARG_MEM && p[i].args[k].symbol[0])
+				p[i].nargs = -1;
+}
+
 int usdt_read(const char *path, struct usdt_probe **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -192,6 +245,8 @@ int usdt_read(const char *path, struct usdt_probe **out, char *err, size_t errle
 		}
 		np++;
 	}
+	if (r == 0)
+		resolve_symbols(elf, p, np);
 	elf_end(elf);
 	close(fd);
 	if (r < 0)

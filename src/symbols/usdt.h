@@ -4,7 +4,9 @@
  * address (a nop the compiler placed), semaphore (a 2-byte counter the
  * program reads to skip the work of a probe nobody watches; 0: none) and
  * its arguments' operand specs ("-4@%eax 8@(%rbx) 8@-16(%rbp)
- * 8@sym(%rip) $5"), each of a size and sign. Addresses are turned into
+ * 8@sym(%rip) $5"), each of a size and sign; a symbol's operand is the
+ * variable at the symbol's address (USDT_ARG_ADDR), looked up in the
+ * file's symbol tables. Addresses are turned into
  * file offsets, as uprobes take them (the semaphore's as the kernel's
  * reference counter offset). Prelinked binaries: the note's base against
  * the .stapsdt.base section. x86-64 operands. */
@@ -19,16 +21,24 @@
 
 enum usdt_arg_kind {
 	USDT_ARG_REG,   /* the register's value */
-	USDT_ARG_MEM,   /* the bytes at register + offset (rip-relative: the address's vaddr) */
+	USDT_ARG_MEM,   /* the bytes at register + offset */
 	USDT_ARG_CONST, /* an immediate */
+	USDT_ARG_ADDR,  /* the bytes at a static address: offset its vaddr in the
+			 * file (a variable, sym(%rip) or sym+8(%rip), resolved by
+			 * usdt_read from the file's symbol tables) */
 };
+
+#define USDT_SYMBOL_MAX 128
 
 struct usdt_arg {
 	enum usdt_arg_kind kind;
 	unsigned size;  /* 1, 2, 4 or 8 bytes */
 	bool is_signed;
 	int reg;        /* DWARF register number (16: rip) */
-	int64_t offset; /* MEM: the displacement; CONST: the value */
+	int64_t offset; /* MEM: the displacement; CONST: the value; ADDR: the vaddr */
+	/* A rip-relative operand naming a symbol (sym+8(%rip)), as parsed:
+	 * kind MEM, reg 16, offset the +8; "" for any other. */
+	char symbol[USDT_SYMBOL_MAX];
 };
 
 struct usdt_probe {

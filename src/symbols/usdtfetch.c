@@ -61,9 +61,14 @@ static int compile_arg(struct uctx *c, const char *name, bool *sign)
 		if (a->size < 8)
 			emit(c, FETCH_EXT, (uint8_t)a->size, a->is_signed, 0);
 		break;
+	case USDT_ARG_ADDR: /* a variable: its address in the file, moved as the file is */
+		emit(c, FETCH_ADDR, 0, 0, a->offset);
+		emit(c, FETCH_DEREF, (uint8_t)a->size, a->is_signed, 0);
+		break;
 	case USDT_ARG_MEM:
-		if (a->reg == 16) /* the next instruction's address: not the probe's */
-			return fail(c, "%s is rip-relative: not read yet", name);
+		if (a->reg == 16) /* a number off the next instruction, which the note does not name */
+			return fail(c, "%s is relative to an instruction the note does not name "
+				       "(a number off %%rip): sonde cannot read it", name);
 		emit(c, FETCH_REG, (uint8_t)a->reg, 0, a->offset);
 		emit(c, FETCH_DEREF, (uint8_t)a->size, a->is_signed, 0);
 		break;
