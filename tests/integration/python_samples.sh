@@ -16,6 +16,8 @@
 #    native stack, through the trampolines;
 #  - off the CPU (--off-cpu), >= 90% of the started threads' waits carry
 #    their Python frames: the GIL's futex waits show the function waiting;
+#  - sonde threads: every thread's stack has its Python frames (the
+#    workers' GIL waits in gil.worker, the sleeper, the main thread's join);
 #  - 150 threads: >= 95% of their samples in Python code carry their
 #    Python frames;
 #  - a process that execs python after running bash is looked at again:
@@ -242,6 +244,24 @@ for py in /usr/bin/python3.11 "$PYENV/3.12.1/bin/python3.12"; do
 	assert_ge "$py: share of it with the thread's Python frames" "$(awk -v a="$with" -v n="$all" 'BEGIN { print a / n }')" 0.9
 	assert_ge "$py: futex waits (the GIL) under gil.worker's frames" "$futex" 1
 done
+
+# Thread states (sonde threads): each thread's stack, the one it last left
+# the CPU with, has its Python frames: the workers (waiting for the GIL
+# or running) in gil.worker, the sleeper in gil.sleeper, the main thread
+# in its join under gil.<module>.
+"$SONDE" threads -b -n 3 -i 0.5 -- /usr/bin/python3.11 "$WORK/gil.py" 3 >"$WORK/threads.txt" 2>"$WORK/threads.err" ||
+	{ cat "$WORK/threads.err" >&2; fail "sonde threads on python3.11 failed"; }
+read -r rows python workers sleepers mains gilwaits <<<"$(awk '$2 == "python3.11" && $1 ~ /^[0-9]+$/ { n++
+		if (/ < gil\./) p++
+		if (/ < gil\.worker < /) w++; if (/ < gil\.sleeper < /) sl++
+		if (/ < gil\.<module> < /) m++; if (/futex/ && / < gil\.worker < /) f++ }
+	END { print n + 0, p + 0, w + 0, sl + 0, m + 0, f + 0 }' "$WORK/threads.txt")"
+assert_ge "threads: rows of the script's threads over 3 passes" "$rows" 9
+assert_near "threads: rows whose stack has the script's Python frames" "$python" "$rows" 0
+assert_ge "threads: the workers' rows in gil.worker" "$workers" 4
+assert_ge "threads: the sleeper's rows in gil.sleeper" "$sleepers" 2
+assert_ge "threads: the main thread's rows in gil.<module>" "$mains" 3
+assert_ge "threads: workers seen waiting on a futex (the GIL) in gil.worker" "$gilwaits" 1
 
 # Many threads: each sampled thread's state is found in the interpreter's
 # list (newest first) however deep it is (150 threads; the scan once looked

@@ -10,6 +10,8 @@
 #    the same name, not the method) and py:app.py:slow_path each count
 #    exactly the calls the script made, and every call is a span, the
 #    slow_path calls nested in Server.handle's: on 3.12, 3.13 and 3.11;
+#    flame --diff-slow of Server.handle's slow calls has app.slow_path, and
+#    sonde lat counts every call, the slow ones in its top buckets;
 #  - captures: py:app.Server.handle's arguments i and kind (an int; a str
 #    of each width, or None) are read at every call, and --by kind splits
 #    the calls as the script counted them, slow and fast; a name that is no
@@ -80,7 +82,7 @@ counts() {
 	local v=$1 py=$2
 	shift 2
 	local rec=$WORK/$v.sonde
-	"$SONDE" record --all-calls --trace py:app.Server.handle --trace py:app.handle \
+	"$SONDE" record -F 999 --all-calls --trace py:app.Server.handle --trace py:app.handle \
 		--trace py:app.py:slow_path -o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 \
 		>"$WORK/$v.out" 2>"$WORK/$v.err" || { cat "$WORK/$v.err" >&2; fail "$v: record --trace py: failed"; }
 	calls=$(kv "$WORK/$v.out" calls) slow=$(kv "$WORK/$v.out" slow)
@@ -98,6 +100,26 @@ counts() {
 		"$(q "select count(*) from spans c join spans pa on pa.id = c.parent
 			join probes pc on pc.id = c.probe join probes pp on pp.id = pa.probe
 			where pc.name = 'py:app.py:slow_path' and pp.name = 'py:app.Server.handle'")" "$slow" 0
+	# The differential flame graph of its slow calls against its fast ones.
+	"$SONDE" flame "$rec" --diff-slow 'py:app.Server.handle:auto' -o "$WORK/$v-diff.svg" ||
+		fail "$v: flame --diff-slow py: failed"
+	xmllint --noout "$WORK/$v-diff.svg" || fail "$v: the differential flame graph is not well-formed"
+	grep -q '<title>app\.slow_path ' "$WORK/$v-diff.svg" || fail "$v: app.slow_path is not in the differential graph"
+	# lat: every call, and the slow ones in the histogram's top buckets.
+	"$SONDE" lat py:app.Server.handle -- "$py" "$@" "$WORK/app.py" 1000 >"$WORK/$v-lat.txt" 2>&1 ||
+		{ cat "$WORK/$v-lat.txt" >&2; fail "$v: lat py: failed"; }
+	local lcalls lslow lover
+	lcalls=$(kv "$WORK/$v-lat.txt" calls) lslow=$(kv "$WORK/$v-lat.txt" slow)
+	need_numbers "$v: lat's script's counts" "$lcalls" "$lslow"
+	assert_near "$v: lat: py:app.Server.handle's calls" \
+		"$(sed -n 's/^py:app\.Server\.handle: \([0-9]*\) calls,.*/\1/p' "$WORK/$v-lat.txt")" "$lcalls" 0
+	# Buckets from 131 us (the slow calls take ~1 ms, the others ~10 us).
+	lover=$(awk '/^ *[0-9.]+[unm]?s -> / { lo = $1; unit = lo; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", lo)
+		ns = lo * (unit == "us" ? 1000 : unit == "ms" ? 1000000 : unit == "s" ? 1e9 : 1)
+		if (ns >= 131000) n += $5 } END { print n + 0 }' "$WORK/$v-lat.txt")
+	assert_ge "$v: lat: calls of 131 us and more, at least the script's slow ones" "$lover" "$lslow"
+	assert_le "$v: lat: calls of 131 us and more, at most the slow ones + 10% (fast calls the host stalled)" \
+		"$lover" $((lslow + lslow / 10 + 1))
 }
 
 # by_kind NAME PYTHON [-X perf]: Server.handle's arguments read at each
