@@ -6,8 +6,10 @@
 # and CPU, time.perf_counter / time.process_time) once the profiler runs:
 # it waits for a start file the profiler's side creates (sonde's
 # --ready-file; for py-spy, one second after it started). Per
-# configuration: the target's work time as a ratio to no profiler, and the
-# profiler's own CPU seconds (user + system) per 1,000 samples it took.
+# configuration: the target's work time (wall) and its CPU time (its own
+# process_time, which counts what the sampler's interrupts take from it)
+# as ratios to no profiler, and the profiler's own CPU seconds (user +
+# system) per 1,000 samples it took.
 # Each runs RUNS times; the median counts.
 # usage: bench/python_sampling.sh [BUILD_DIR] [RUNS] [CALLS]
 set -euo pipefail
@@ -16,7 +18,14 @@ runs=${2:-3}
 calls=${3:-2000}
 sonde=$(readlink -f "$build/sonde")
 py=${PY:-/usr/bin/python3.11}
-pyspy=${PYSPY:-$(command -v py-spy || ls /root/.pyenv/versions/*/bin/py-spy 2>/dev/null | head -n1 || true)}
+# The first py-spy that runs (pyenv's shim on the PATH does not, outside the
+# version that installed it).
+pyspy=${PYSPY:-}
+if [ -z "$pyspy" ]; then
+	for c in $(command -v py-spy) /root/.pyenv/versions/*/bin/py-spy; do
+		if [ -x "$c" ] && "$c" --version >/dev/null 2>&1; then pyspy=$c; break; fi
+	done
+fi
 [ "$(id -u)" -eq 0 ] || { echo "bench needs root (BPF, perf events)"; exit 1; }
 [ -x "$py" ] || { echo "no $py (set PY)"; exit 1; }
 tmp=$(mktemp -d)
@@ -39,7 +48,7 @@ EOF
 
 . "$(dirname "$0")/lib.sh" # median
 
-# run LABEL KIND HZ: one run; appends "work_wall profiler_cpu samples" to $tmp/LABEL.
+# run LABEL KIND HZ: one run; appends "work_wall profiler_cpu samples work_cpu" to $tmp/LABEL.
 run() {
 	local label=$1 kind=$2 hz=$3 go="$tmp/go" pid prof=0 samples=0
 	rm -f "$go" "$tmp/out" "$tmp/rec.sonde" "$tmp/spy.txt"
@@ -71,7 +80,8 @@ run() {
 			samples=$(sqlite3 "$tmp/rec.sonde" "select count(*) from samples")
 		fi
 	fi
-	echo "$(cut -d' ' -f1 "$tmp/out") $prof $samples" >>"$tmp/$label"
+	read -r wall cpu <"$tmp/out"
+	echo "$wall $prof $samples $cpu" >>"$tmp/$label"
 }
 
 configs=(none sonde-native sonde)
@@ -86,15 +96,18 @@ for hz in 99 999; do
 done
 
 base=$(cut -d' ' -f1 "$tmp/none" | median)
-echo "target: $py, $calls calls of fib(22|23); its work alone: $base s (median of $runs)"
-printf '%-22s %14s %12s %22s\n' profiler "work / alone" samples "profiler CPU s / 1k"
+base_cpu=$(cut -d' ' -f4 "$tmp/none" | median)
+echo "target: $py, $calls calls of fib(22|23); its work alone: $base s, $base_cpu s of CPU (median of $runs)"
+printf '%-22s %14s %14s %12s %22s\n' profiler "work / alone" "CPU / alone" samples "profiler CPU s / 1k"
 for hz in 99 999; do
 	for kind in "${configs[@]}"; do
 		[ "$kind" = none ] && continue
 		f="$tmp/$kind-$hz"
 		w=$(cut -d' ' -f1 "$f" | median)
+		tc=$(cut -d' ' -f4 "$f" | median)
 		s=$(cut -d' ' -f3 "$f" | median)
 		c=$(awk '{ if ($3 > 0) print $2 / $3 * 1000 }' "$f" | median)
-		printf '%-22s %14.3f %12s %22.4f\n' "$kind -F $hz" "$(awk -v a="$w" -v b="$base" 'BEGIN { print a / b }')" "$s" "$c"
+		printf '%-22s %14.3f %14.3f %12s %22.4f\n' "$kind -F $hz" "$(awk -v a="$w" -v b="$base" 'BEGIN { print a / b }')" \
+			"$(awk -v a="$tc" -v b="$base_cpu" 'BEGIN { print a / b }')" "$s" "$c"
 	done
 done
