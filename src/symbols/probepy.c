@@ -148,8 +148,9 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 		if (n > 0)
 			probes_free(t, n);
 		return errbuf_set(err, errlen,
-				  "%s lacks the USDT probes sonde times Python 3.11's calls by: %s",
-				  display_path(interp), why);
+				  "sonde times Python 3.11's calls through its function__entry and "
+				  "line USDT probes: %s",
+				  why);
 	}
 	/* The line probe's semaphore is held by a uprobe at the entry point,
 	 * run once per process, not at the line sites, which every line of
@@ -266,6 +267,14 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	char *interp = NULL;
 	if (target_interpreter(scope, &l, &interp, err, errlen))
 		return -1;
+	if (l.major == 3 && l.minor < 11) {
+		errbuf_set(err, errlen,
+			   "%s is Python %u.%u, which has neither -X perf trampolines (3.12 on) nor "
+			   "the function__entry probe sonde times 3.11's calls by",
+			   display_path(interp), l.major, l.minor);
+		free(interp);
+		return -1;
+	}
 	if (l.frame_code == PY_NO_FIELD || l.code_filename == PY_NO_FIELD ||
 	    l.code_qualname == PY_NO_FIELD || l.ascii_data == PY_NO_FIELD) {
 		errbuf_set(err, errlen, "sonde does not know where %s keeps a frame's code",
@@ -278,14 +287,6 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 		int n = resolve_usdt(spec, scope, &m, &l, interp, out, err, errlen);
 		free(interp);
 		return n;
-	}
-	if (l.major == 3 && l.minor < 11) {
-		errbuf_set(err, errlen,
-			   "%s is Python %u.%u, which has neither -X perf trampolines (3.12 on) nor "
-			   "the function__entry probe sonde times 3.11's calls by",
-			   display_path(interp), l.major, l.minor);
-		free(interp);
-		return -1;
 	}
 	char *fn_spec = xasprintf("%s:%s", interp, PY_EVALUATOR);
 	struct probes_found found = {0};

@@ -23,7 +23,9 @@
 #  - sonde slow 'py:app.Server.handle:auto': the slow calls are the
 #    script's (every tenth goes through slow_path, 100x longer) and >= 85%
 #    of their samples are in app.slow_path;
-#  - bad input: a python not started with -X perf, a spec that is not one,
+#  - PYTHONPERFSUPPORT=1 in place of -X perf counts the same;
+#  - bad input: a python not started with -X perf, 3.10 and pyenv's 3.11
+#    (no -X perf, no SDT notes), a spec that is not one,
 #    a predicate or a capture that is not a name on a py: probe, a second
 #    spec that may name a traced function (two probes cannot share a
 #    call's stack slot).
@@ -196,6 +198,13 @@ assert_near "-p: py:app.Server.handle calls, as the script counted" \
 	"$(sqlite3 "$WORK/p.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
 	"$(kv "$WORK/p.out" calls)" 0
 
+# PYTHONPERFSUPPORT=1 in place of -X perf: the same trampolines.
+PYTHONPERFSUPPORT=1 "$SONDE" record --trace py:app.Server.handle -o "$WORK/env.sonde" -- \
+	"$py" "$WORK/app.py" 500 >"$WORK/env.out" 2>"$WORK/env.err" || { cat "$WORK/env.err" >&2; fail "PYTHONPERFSUPPORT=1: record failed"; }
+assert_near "PYTHONPERFSUPPORT=1: py:app.Server.handle calls, as the script counted" \
+	"$(sqlite3 "$WORK/env.sonde" "select entered from probes where name = 'py:app.Server.handle'")" \
+	"$(kv "$WORK/env.out" calls)" 0
+
 # Live: a running session (sonde top) traces a Python method when told
 # (sonde ctl trace py:...), and counts every call made after.
 export SONDE_RUNTIME_DIR="$WORK/run"
@@ -238,6 +247,10 @@ assert_ge "share of the slow calls' samples in app.slow_path (%)" "$share" 85
 # Bad input, each one line.
 expect_error "not started with -X perf or PYTHONPERFSUPPORT=1" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$py" "$WORK/app.py" 10
+expect_error "is Python 3.10, which has neither -X perf trampolines \(3.12 on\) nor the function__entry probe" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "${pythons[0]}" "$WORK/app.py" 10
+expect_error "sonde times Python 3.11's calls through its function__entry and line USDT probes: .*libpython3.11.so.1.0 has no USDT probes" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "${pythons[1]}" "$WORK/app.py" 10
 expect_error "bad probe 'py:handle': expected py:MODULE.FUNCTION" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
 expect_error "a py: probe takes no predicate yet \(if i > 3\)" "$WORK/x.sonde" -- \
