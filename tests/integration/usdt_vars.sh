@@ -9,6 +9,9 @@
 #    variable, named by its local symbol), every hit reads the variable's
 #    value: the sums equal the target's, exactly;
 #  - a predicate on a variable keeps the hits the target's values say;
+#  - a point probe in calls in flight: the report counts the calls of step
+#    that ran sonde:third as the target did, and --sample-when keeps only
+#    the samples of those calls;
 #  - a file whose symbol table lost the variable's name: its probe cannot
 #    be read, one line.
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +53,31 @@ done
 	-- "$TARGETS/usdtvars" 200 >/dev/null 2>"$WORK/pred.err" || { cat "$WORK/pred.err" >&2; fail "record with a predicate failed"; }
 assert_near "hits where big > 300" "$("$SONDE" report "$WORK/pred.sonde" --json | jq '.probes[0].hits')" \
 	"$(awk 'BEGIN { for (i = 0; i < 200; i++) n += 7 + 2 * (i + 1) > 300; print n }')" 0
+
+# A point probe joined to the calls in flight: sonde:third fires in every
+# third call of step; the report says in how many of step's calls it ran,
+# and --sample-when keeps only the samples of those calls.
+"$SONDE" record -F 999 --no-children --trace step --trace "usdt:$TARGETS/usdtvars:sonde:third" \
+	-o "$WORK/third.sonde" -- "$TARGETS/usdtvars" 1 600 >"$WORK/third.out" 2>"$WORK/third.err" ||
+	{ cat "$WORK/third.err" >&2; fail "record --trace step --trace usdt:...:third failed"; }
+with=$(kv "$WORK/third.out" steps_with_third)
+need_numbers "the target's steps with sonde:third" "$with"
+"$SONDE" report "$WORK/third.sonde" --json >"$WORK/third.json"
+assert_near "sonde:third's hits" \
+	"$(jq --arg p "usdt:$TARGETS/usdtvars:sonde:third" '.probes[] | select(.name == $p) | .calls' "$WORK/third.json")" "$with" 0
+assert_near "calls of step that ran sonde:third, as the target counted" \
+	"$(jq --arg p "usdt:$TARGETS/usdtvars:sonde:third" '.probes[] | select(.name == $p) | .in_calls[] | select(.probe == "step") | .hit' "$WORK/third.json")" "$with" 0
+"$SONDE" record -F 999 --no-children --trace step --sample-when "usdt:$TARGETS/usdtvars:sonde:third" \
+	-o "$WORK/when.sonde" -- "$TARGETS/usdtvars" 1 600 >/dev/null 2>"$WORK/when.err" ||
+	{ cat "$WORK/when.err" >&2; fail "record --sample-when usdt:...:third failed"; }
+bit=$(sqlite3 "$WORK/when.sonde" "SELECT point FROM probes WHERE name = 'usdt:$TARGETS/usdtvars:sonde:third'")
+samples=$(sqlite3 "$WORK/when.sonde" "SELECT count(*) FROM samples")
+outside=$(sqlite3 "$WORK/when.sonde" "SELECT count(*) FROM samples s WHERE NOT EXISTS (
+	SELECT 1 FROM sample_spans ss JOIN spans c ON c.id = ss.span
+	WHERE ss.sample = s.id AND (c.points >> $bit) & 1)")
+need_numbers "--sample-when's point bit and counts" "$bit" "$samples" "$outside"
+assert_ge "samples with --sample-when usdt:...:third" "$samples" 20
+assert_near "--sample-when: samples outside calls of step that ran sonde:third" "$outside" 0 0
 
 # Without the variable's name in the file, the operand names nothing sonde
 # can find: the probe's arguments cannot be read, in one line.
