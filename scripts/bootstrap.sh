@@ -55,6 +55,7 @@ if [ "$mode" = test ]; then
 		python3.11 # a real interpreter without frame pointers: unwind_python.sh
 		gdb # reads the Python interpreters' DWARF: python_layout.sh compares with it
 		systemtap-sdt-dev # <sys/sdt.h>: the SDT probes of tests/targets/usdt
+		bpftrace # python_usdt.sh compares sonde's list of USDT probes with bpftrace -l
 	)
 fi
 # Node.js: npm installs the packages the page is built from, and node runs

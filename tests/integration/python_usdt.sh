@@ -1,6 +1,7 @@
 # USDT probes (issue 27 item 4) on Debian's python3.11, which has 8 SDT
 # notes with semaphores:
-#  - sonde probe -e BINARY --usdt lists each probe readelf -n lists;
+#  - sonde probe -e BINARY --usdt lists each probe readelf -n and
+#    bpftrace -l list;
 #  - --trace usdt:BINARY:python:gc__start counts exactly the collections the
 #    script counted itself (gc.callbacks), and the probe's semaphore is
 #    raised while traced and back to 0 once sonde is gone (the script reads
@@ -28,7 +29,11 @@ readelf -n "$PY" | awk '/Provider:/ { p = $2 } /Name:/ { print "usdt:'"$PY"':" p
 "$SONDE" probe -e "$PY" --usdt | awk '{ print $1 }' | sort >"$WORK/got.txt"
 [ -s "$WORK/want.txt" ] || fail "readelf lists no probes of $PY"
 diff "$WORK/want.txt" "$WORK/got.txt" >&2 || fail "sonde probe --usdt differs from readelf -n"
-pass "probe --usdt: the $(wc -l <"$WORK/want.txt") probes readelf lists"
+command -v bpftrace >/dev/null || fail "bpftrace is not installed: run scripts/bootstrap.sh test"
+bpftrace -l "usdt:$PY:*" | sort >"$WORK/bpftrace.txt"
+[ -s "$WORK/bpftrace.txt" ] || fail "bpftrace -l lists no probes of $PY"
+diff "$WORK/bpftrace.txt" "$WORK/got.txt" >&2 || fail "sonde probe --usdt differs from bpftrace -l"
+pass "probe --usdt: the $(wc -l <"$WORK/want.txt") probes readelf and bpftrace -l list"
 
 sema=$(readelf -n "$PY" | awk '/Name: gc__start$/ { on = 1 } on && /Semaphore:/ { print $NF; exit }')
 [ -n "$sema" ] || fail "readelf names no semaphore of gc__start"
