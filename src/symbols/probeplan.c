@@ -53,6 +53,17 @@ static int plan_captures(const char *tail, struct probe_plan *p, char *err, size
 		return -1;
 	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
 		return 0;
+	if (n > 0 && t[0].py) {
+		/* A Python function's captures are its arguments and locals, read
+		 * from the call's frame by name (probepy.h). */
+		plan->builds = xcalloc(1, sizeof(*plan->builds));
+		if (probepy_captures(&plan->spec, p->location, t[0].py, &plan->builds[0], err, errlen)) {
+			capture_plan_free(plan);
+			return -1;
+		}
+		plan->n = 1;
+		return 0;
+	}
 	if (p->pair) {
 		/* Its captures are read at its entry, by one program. */
 		const char *why =
@@ -128,25 +139,6 @@ void probe_plan_pair_key(const struct probe_target *t, int entries, int n,
 		}
 }
 
-/* A py: spec's captures into p->captures (one build, its target's) and
- * its target's match (probepy_captures). */
-static int plan_py_captures(const char *tail, struct probe_plan *p, char *err, size_t errlen)
-{
-	struct capture_plan *plan = &p->captures;
-	memset(plan, 0, sizeof(*plan));
-	if (capexpr_parse(tail, &plan->spec, err, errlen))
-		return -1;
-	if (plan->spec.ncaptures == 0 && !plan->spec.pred)
-		return 0;
-	plan->builds = xcalloc(1, sizeof(*plan->builds));
-	if (probepy_captures(&plan->spec, p->location, p->t[0].py, &plan->builds[0], err, errlen)) {
-		capture_plan_free(plan);
-		return -1;
-	}
-	plan->n = 1;
-	return 0;
-}
-
 int probe_plan_make(const char *spec, const struct probe_scope *scope, struct probe_plan *out,
 		    char *err, size_t errlen)
 {
@@ -169,15 +161,6 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		out->nholds += out->t[i].usdt_hold;
 	if (out->pair)
 		probe_plan_pair_key(out->t, out->nentries, out->n - out->nholds, &out->pair_key);
-	/* A Python function's captures are its arguments and locals, read
-	 * from the call's frame by name. */
-	if (out->n > 0 && out->t[0].py) {
-		if (plan_py_captures(tail, out, err, errlen)) {
-			probe_plan_free(out);
-			return -1;
-		}
-		return 0;
-	}
 	if (plan_captures(tail, out, err, errlen)) {
 		probe_plan_free(out);
 		return -1;
