@@ -20,6 +20,7 @@ struct py_verdict_key {
 
 struct py_verdict {
 	__u64 file, qual;
+	__u64 names; /* co_localsplusnames the locals were found in (captures) */
 	__u32 matches;
 	__u32 gen;
 	__s16 local[SONDE_CAPTURES];
@@ -69,7 +70,7 @@ static __always_inline int py_read(void *dst, __u32 n, __u64 addr)
  * read into a zeroed buffer and compared a word at a time with want (zero
  * past its length), so no loop's bound hangs on n (the verifier would walk
  * each n apart). */
-static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
+static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want, __u32 *fault)
 {
 	__u32 zero = 0;
 	struct py_text *t = bpf_map_lookup_elem(&py_text_scratch, &zero);
@@ -83,22 +84,29 @@ static __always_inline int py_text_is(__u64 addr, __u32 n, const char *want)
 	 * it after the check above, and the verifier loses the bound). */
 	__u32 size = n;
 	asm volatile("%[size] &= 63" : [size] "+r"(size));
-	if (bpf_probe_read_user(t->s, size, (void *)addr))
+	if (bpf_probe_read_user(t->s, size, (void *)addr)) {
+		*fault = 1;
 		return 0;
+	}
 	__u64 diff = 0;
 	for (int k = 0; k < SONDE_PY_MATCH_TEXT / 8; k++)
 		diff |= have[k] ^ w[k];
 	return diff == 0;
 }
 
-/* A compact ASCII string's length, or -1 for any other string (or none). */
-static __always_inline long py_ascii_len(__u64 str)
+/* A compact ASCII string's length, or -1 for any other string (or none);
+ * a failed read sets *fault. */
+static __always_inline long py_ascii_len(__u64 str, __u32 *fault)
 {
 	__u64 len = 0;
 	__u32 state = 0;
-	if (!str || !py_read(&len, sizeof(len), str + SONDE_PY_STR_LENGTH) ||
-	    !py_read(&state, sizeof(state), str + SONDE_PY_STR_STATE))
+	if (!str)
 		return -1;
+	if (!py_read(&len, sizeof(len), str + SONDE_PY_STR_LENGTH) ||
+	    !py_read(&state, sizeof(state), str + SONDE_PY_STR_STATE)) {
+		*fault = 1;
+		return -1;
+	}
 	if ((state & (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT)) !=
 	    (SONDE_PY_STR_ASCII | SONDE_PY_STR_COMPACT))
 		return -1;
@@ -132,6 +140,7 @@ struct py_way_look {
 	const struct sonde_py_match *m;
 	__u64 fdata, qdata;
 	__u32 flen, qlen, found;
+	__u32 fault; /* a read failed: the verdict is not to be kept */
 };
 
 static long py_way_step(__u64 i, void *arg)
@@ -146,12 +155,13 @@ static long py_way_step(__u64 i, void *arg)
 	__u32 at = l->flen - w->file_len;
 	if (at) {
 		char sep = 0;
-		bpf_probe_read_user(&sep, 1, (void *)(l->fdata + at - 1));
+		if (bpf_probe_read_user(&sep, 1, (void *)(l->fdata + at - 1)))
+			l->fault = 1;
 		if (sep != '/')
 			return 0;
 	}
-	if (py_text_is(l->qdata, w->qual_len, w->qual) &&
-	    py_text_is(l->fdata + at, w->file_len, w->file)) {
+	if (py_text_is(l->qdata, w->qual_len, w->qual, &l->fault) &&
+	    py_text_is(l->fdata + at, w->file_len, w->file, &l->fault)) {
 		l->found = 1;
 		return 1;
 	}
@@ -159,16 +169,19 @@ static long py_way_step(__u64 i, void *arg)
 }
 
 /* Whether a code object's file name and qualified name (str objects) are
- * one of m's ways. */
-static __always_inline int py_names_match(const struct sonde_py_match *m, __u64 file, __u64 qual)
+ * one of m's ways (compact ASCII names only); *fault set when a read
+ * failed (memory not paged in: the answer may change). */
+static __always_inline int py_names_match(const struct sonde_py_match *m, __u64 file, __u64 qual,
+					  __u32 *fault)
 {
-	long flen = py_ascii_len(file), qlen = py_ascii_len(qual);
+	long flen = py_ascii_len(file, fault), qlen = py_ascii_len(qual, fault);
 	if (flen <= 0 || qlen <= 0)
 		return 0;
 	struct py_way_look l = {.m = m, .fdata = file + m->ascii_data,
 				.qdata = qual + m->ascii_data, .flen = (__u32)flen,
 				.qlen = (__u32)qlen};
 	bpf_loop(SONDE_PY_MATCH_WAYS, py_way_step, &l, 0);
+	*fault |= l.fault;
 	return l.found;
 }
 
@@ -179,6 +192,7 @@ struct py_locals_look {
 	__u64 names; /* co_localsplusnames, a tuple */
 	__u64 nnames;
 	__s16 *local;
+	__u32 fault;
 };
 
 static long py_locals_step(__u64 i, void *arg)
@@ -191,27 +205,32 @@ static long py_locals_step(__u64 i, void *arg)
 	if (c >= m->ncaptures || l->local[c & (SONDE_CAPTURES - 1)] >= 0)
 		return 0;
 	__u64 name = 0;
-	if (!py_read(&name, sizeof(name), l->names + m->tuple_items + 8 * k))
+	if (!py_read(&name, sizeof(name), l->names + m->tuple_items + 8 * k)) {
+		l->fault = 1;
 		return 1;
-	long len = py_ascii_len(name);
+	}
+	long len = py_ascii_len(name, &l->fault);
 	if (len != m->capture_len[c & (SONDE_CAPTURES - 1)])
 		return 0;
-	if (py_text_is(name + m->ascii_data, (__u32)len, m->capture[c & (SONDE_CAPTURES - 1)]))
+	if (py_text_is(name + m->ascii_data, (__u32)len, m->capture[c & (SONDE_CAPTURES - 1)],
+		       &l->fault))
 		l->local[c & (SONDE_CAPTURES - 1)] = (__s16)k;
 	return 0;
 }
 
-/* Where m's captures are among the code object's locals, into local. */
-static __always_inline void py_locals_find(const struct sonde_py_match *m, __u64 code,
-					   __s16 *local)
+/* Where m's captures are among the locals of the code object whose
+ * co_localsplusnames is names, into local. Returns 0, or -1 when a read
+ * failed (the indexes may be wrong: not to be kept). */
+static __always_inline int py_locals_find(const struct sonde_py_match *m, __u64 names,
+					  __s16 *local)
 {
-	struct py_locals_look l = {.m = m, .local = local};
-	if (!py_read(&l.names, sizeof(l.names), code + m->code_localsplusnames) || !l.names ||
-	    !py_read(&l.nnames, sizeof(l.nnames), l.names + m->var_size))
-		return;
+	struct py_locals_look l = {.m = m, .local = local, .names = names};
+	if (!names || !py_read(&l.nnames, sizeof(l.nnames), names + m->var_size))
+		return -1;
 	if (l.nnames > SONDE_PY_LOCALS)
 		l.nnames = SONDE_PY_LOCALS;
 	bpf_loop(SONDE_PY_LOCALS * SONDE_CAPTURES, py_locals_step, &l, 0);
+	return l.fault ? -1 : 0;
 }
 
 /* One captured value into rec's slot c: the object in the frame's local,
@@ -266,46 +285,47 @@ static __always_inline int py_int_value(const struct sonde_py_match *m, __u64 ob
 }
 
 /* A str's first characters (its length in characters in value). */
-static __always_inline void py_str_value(const struct sonde_py_match *m, __u64 obj,
-					 struct sonde_values *rec, __u32 c, __u32 *faults)
+/* A str's first characters (its length in characters in value): 0, or -1
+ * when a read failed. A str that is not compact (a subclass's, as an enum
+ * member's) is shown by its type's name (type_name, its tp_name). */
+static __always_inline int py_str_value(const struct sonde_py_match *m, __u64 obj,
+					struct sonde_values *rec, __u32 c, __u64 type_name)
 {
 	__u64 len = 0, utf8 = 0, n;
 	__u32 state = 0;
 	char *out = rec->str[c & (SONDE_CAPTURES - 1)];
-	py_read(&len, sizeof(len), obj + SONDE_PY_STR_LENGTH);
-	py_read(&state, sizeof(state), obj + SONDE_PY_STR_STATE);
+	if (!py_read(&len, sizeof(len), obj + SONDE_PY_STR_LENGTH) ||
+	    !py_read(&state, sizeof(state), obj + SONDE_PY_STR_STATE))
+		return -1;
 	rec->value[c] = len;
 	__u32 kind = (state >> 2) & 7;
-	if (!(state & SONDE_PY_STR_COMPACT)) {
+	if (!(state & SONDE_PY_STR_COMPACT) || (!(state & SONDE_PY_STR_ASCII) && kind != 1 &&
+						 kind != 2 && kind != 4)) {
 		rec->pytype[c] = SONDE_PYV_OTHER;
-		__builtin_memcpy(out, "str", 4);
-		return;
+		return bpf_probe_read_user_str(out, SONDE_CAPTURE_STR, (void *)type_name) < 0 ? -1 : 0;
 	}
 	if (state & SONDE_PY_STR_ASCII) {
 		n = len < SONDE_CAPTURE_STR - 1 ? len : SONDE_CAPTURE_STR - 1;
 		rec->pytype[c] = SONDE_PYV_STR;
-		if (n && bpf_probe_read_user(out, n & (SONDE_CAPTURE_STR - 1),
-					     (void *)(obj + m->ascii_data)))
-			(*faults)++;
-		return;
+		return n && bpf_probe_read_user(out, n & (SONDE_CAPTURE_STR - 1),
+						(void *)(obj + m->ascii_data))
+			       ? -1
+			       : 0;
 	}
-	if (py_read(&utf8, sizeof(utf8), obj + m->compact_utf8) && utf8) {
+	if (!py_read(&utf8, sizeof(utf8), obj + m->compact_utf8))
+		return -1;
+	if (utf8) { /* its UTF-8 copy (a character cut at the end is trimmed in user space) */
 		rec->pytype[c] = SONDE_PYV_STR;
-		if (bpf_probe_read_user_str(out, SONDE_CAPTURE_STR, (void *)utf8) < 0)
-			(*faults)++;
-		return;
-	}
-	if (kind != 1 && kind != 2 && kind != 4) {
-		rec->pytype[c] = SONDE_PYV_OTHER;
-		__builtin_memcpy(out, "str", 4);
-		return;
+		return bpf_probe_read_user_str(out, SONDE_CAPTURE_STR, (void *)utf8) < 0 ? -1 : 0;
 	}
 	rec->pytype[c] = kind == 1 ? SONDE_PYV_STR1 : kind == 2 ? SONDE_PYV_STR2 : SONDE_PYV_STR4;
 	n = len * kind;
 	if (n > SONDE_CAPTURE_STR - 4)
 		n = SONDE_CAPTURE_STR - 4; /* whole characters of any kind: 60 bytes */
-	if (n && bpf_probe_read_user(out, n & (SONDE_CAPTURE_STR - 1), (void *)(obj + m->compact_data)))
-		(*faults)++;
+	return n && bpf_probe_read_user(out, n & (SONDE_CAPTURE_STR - 1),
+					(void *)(obj + m->compact_data))
+		       ? -1
+		       : 0;
 }
 
 static long py_value_step(__u64 i, void *arg)
@@ -344,7 +364,10 @@ static long py_value_step(__u64 i, void *arg)
 		return 0;
 	}
 	if (flags & SONDE_PY_TP_UNICODE) {
-		py_str_value(m, obj, rec, c, &l->faults);
+		if (py_str_value(m, obj, rec, c, name)) {
+			rec->status[c] = SONDE_VAL_FAULT;
+			l->faults++;
+		}
 		return 0;
 	}
 	/* The type's name tells bool from int, and float and None apart. */
@@ -354,7 +377,10 @@ static long py_value_step(__u64 i, void *arg)
 	if (flags & SONDE_PY_TP_LONG) {
 		if (w0 == 0x6c6f6f62ull) { /* "bool" */
 			__u64 tag = 0;
-			py_read(&tag, sizeof(tag), obj + 16);
+			if (!py_read(&tag, sizeof(tag), obj + 16)) {
+				rec->status[c] = SONDE_VAL_FAULT;
+				l->faults++;
+			}
 			rec->pytype[c] = SONDE_PYV_BOOL;
 			rec->value[c] = m->long_tag ? (tag >> 3) != 0 : tag != 0;
 		} else if (py_int_value(m, obj, rec, c)) {
@@ -366,7 +392,10 @@ static long py_value_step(__u64 i, void *arg)
 	}
 	if (w0 == 0x74616f6c66ull) { /* "float" */
 		rec->pytype[c] = SONDE_PYV_FLOAT;
-		py_read(&rec->value[c], sizeof(rec->value[c]), obj + 16);
+		if (!py_read(&rec->value[c], sizeof(rec->value[c]), obj + 16)) {
+			rec->status[c] = SONDE_VAL_FAULT;
+			l->faults++;
+		}
 	} else if (w0 == 0x65707954656e6f4eull && (w1 & 0xff) == 0) { /* "NoneType" */
 		rec->pytype[c] = SONDE_PYV_NONE;
 	} else {

@@ -103,6 +103,11 @@ enum sonde_record_kind {
 	X(SPAN_ORPHAN, "span_orphans", UNTIMED, 0, "without return") \
 	/* both thread-state slots of a tid taken: a call was not traced */ \
 	X(THREADS_FULL, "threads_full", UNTIMED, 1, "with no thread slot") \
+	/* a py: probe's call whose frame or code object could not be read \
+	 * (3.11: the GIL holder not the thread, or its state unreadable): \
+	 * not counted as the function's */ \
+	X(PY_NO_FRAME, "py_calls_without_frame", UNTIMED, 1, \
+	  "Python calls whose frame could not be read") \
 	/* target map full: a forked child could not be followed */ \
 	X(TARGETS_FULL, "children_not_followed", CHILDREN, 1, \
 	  "child processes not followed (target map full)") \

@@ -91,25 +91,35 @@ __noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
 	if (!cfg)
 		return 0;
 	const struct sonde_py_match *m = &cfg->py_match;
-	__u64 frame = py_call_frame(ctx, m), code = 0, file = 0, qual = 0;
+	__u64 frame = py_call_frame(ctx, m), code = 0, file = 0, qual = 0, names = 0;
 	if (!frame || !py_read(&code, sizeof(code), frame + m->frame_code) || !code ||
 	    !py_read(&file, sizeof(file), code + m->code_filename) ||
-	    !py_read(&qual, sizeof(qual), code + m->code_qualname))
+	    !py_read(&qual, sizeof(qual), code + m->code_qualname) ||
+	    (m->ncaptures && !py_read(&names, sizeof(names), code + m->code_localsplusnames))) {
+		count(SONDE_CNT_PY_NO_FRAME);
 		return 0;
+	}
 	call->frame = frame;
+	/* A code object is known by its address and the addresses of its
+	 * names (and, with captures, of its locals' names): another one made
+	 * in the same memory has its own strings. */
 	struct py_verdict_key key = {.code = code, .tgid = tgid, .probe = probe};
 	struct py_verdict *v = bpf_map_lookup_elem(&py_verdicts, &key);
-	if (v && v->file == file && v->qual == qual && v->gen == cfg->gen) {
+	if (v && v->file == file && v->qual == qual && v->names == names && v->gen == cfg->gen) {
 		__builtin_memcpy(call->local, v->local, sizeof(call->local));
 		return v->matches;
 	}
-	struct py_verdict nv = {.file = file, .qual = qual, .gen = cfg->gen};
+	struct py_verdict nv = {.file = file, .qual = qual, .names = names, .gen = cfg->gen};
 	for (int c = 0; c < SONDE_CAPTURES; c++)
 		nv.local[c] = -1;
-	nv.matches = (__u32)py_names_match(m, file, qual);
-	if (nv.matches && m->ncaptures)
-		py_locals_find(m, code, nv.local);
-	bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
+	__u32 fault = 0;
+	nv.matches = (__u32)py_names_match(m, file, qual, &fault);
+	if (nv.matches && m->ncaptures && py_locals_find(m, names, nv.local))
+		fault = 1;
+	/* A verdict from a failed read (memory not paged in yet) is not kept:
+	 * the next call looks again. */
+	if (!fault)
+		bpf_map_update_elem(&py_verdicts, &key, &nv, BPF_ANY);
 	__builtin_memcpy(call->local, nv.local, sizeof(call->local));
 	return nv.matches;
 }

@@ -1,6 +1,8 @@
 /* utf8 — code points to UTF-8 (see utf8.h). */
 #include "utf8.h"
 
+#include <string.h>
+
 size_t utf8_encode(uint32_t cp, char out[4])
 {
 	if (cp < 0x80) {
@@ -23,6 +25,20 @@ size_t utf8_encode(uint32_t cp, char out[4])
 	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
 	out[3] = (char)(0x80 | (cp & 0x3f));
 	return 4;
+}
+
+void utf8_trim_cut(char *s)
+{
+	size_t n = strlen(s), start = n;
+	/* The last character's first byte: at most 3 continuation bytes back. */
+	while (start > 0 && n - start < 4 && ((unsigned char)s[start - 1] & 0xc0) == 0x80)
+		start--;
+	if (start == 0)
+		return;
+	unsigned char lead = (unsigned char)s[start - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	if (n - (start - 1) < need)
+		s[start - 1] = 0;
 }
 
 size_t utf8_from_units(const uint8_t *raw, size_t n, unsigned width, char *out, size_t size)

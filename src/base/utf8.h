@@ -16,4 +16,8 @@ size_t utf8_encode(uint32_t cp, char out[4]);
  * surrogate is U+FFFD. Returns the characters written. */
 size_t utf8_from_units(const uint8_t *raw, size_t n, unsigned width, char *out, size_t size);
 
+/* Cuts off s's last character when its bytes end before it does (a UTF-8
+ * text read up to a byte limit). */
+void utf8_trim_cut(char *s);
+
 #endif

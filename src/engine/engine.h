@@ -35,7 +35,7 @@
 #define ENGINE_MAX_POINTS 64     /* point bits, one per line probe at once (SONDE_MAX_POINTS) */
 #define ENGINE_POINT_PROGS 512   /* the point probes' fetch programs at once (SONDE_POINT_PROGS) */
 #define ENGINE_HIST_BUCKETS 976  /* a probe's histogram of calls (SONDE_HIST_BUCKETS) */
-#define ENGINE_COUNTERS 25       /* the kernel's drop counters (SONDE_CNT_NUM) */
+#define ENGINE_COUNTERS 26       /* the kernel's drop counters (SONDE_CNT_NUM) */
 
 /* How the sampler walks user stacks (the kernel's enum sonde_unwind_mode). */
 enum engine_unwind {

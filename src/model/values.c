@@ -207,12 +207,23 @@ static const char *py_value_text(uint8_t pytype, uint64_t num, const char *raw, 
 			utf8_from_units((const uint8_t *)raw, num < units ? (size_t)num : units, width,
 					text, sizeof(text));
 		}
+		utf8_trim_cut(text);
 		size_t at = 0;
 		buf[at++] = '\'';
-		for (const char *c = text; *c && at + 3 < size; c++) {
-			if (*c == '\'' || *c == '\\')
+		for (const unsigned char *c = (const unsigned char *)text; *c && at + 6 < size; c++) {
+			/* As repr escapes them: quotes, backslashes, control characters. */
+			static const char named[] = {['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+			if (*c == '\'' || *c == '\\') {
 				buf[at++] = '\\';
-			buf[at++] = *c;
+				buf[at++] = (char)*c;
+			} else if (*c < sizeof(named) && named[*c]) {
+				buf[at++] = '\\';
+				buf[at++] = named[*c];
+			} else if (*c < 0x20 || *c == 0x7f) {
+				at += (size_t)snprintf(buf + at, size - at, "\\x%02x", *c);
+			} else {
+				buf[at++] = (char)*c;
+			}
 		}
 		buf[at++] = '\'';
 		buf[at] = 0;

@@ -152,6 +152,20 @@ static int resolve_usdt(const char *spec, const struct probe_scope *scope,
 				  "line USDT probes: %s",
 				  why);
 	}
+	/* _PyRuntime is found from the entry site's own address (below): one
+	 * site, as Debian's build has (dtrace_function_entry out of line). */
+	int entries = 0;
+	for (int i = 0; i < n; i++)
+		entries += !t[i].usdt_return;
+	if (entries != 1) {
+		probes_free(t, n);
+		if (nl > 0)
+			probes_free(lt, nl);
+		return errbuf_set(err, errlen,
+				  "%s's function__entry probe has %d sites: sonde finds a call's frame "
+				  "from one",
+				  display_path(interp), entries);
+	}
 	/* The line probe's semaphore is held by a uprobe at the entry point,
 	 * run once per process, not at the line sites, which every line of
 	 * the process would then trap at. */

@@ -175,24 +175,38 @@ struct wanted_symbols {
 	size_t np;
 };
 
+/* A resolved operand's reg: the one symbol of its name found so far, or
+ * (AMBIGUOUS) several at different addresses (two files' static variables
+ * of one name), which no one can tell apart. */
+#define SYMBOL_FOUND (-1)
+#define SYMBOL_AMBIGUOUS (-2)
+
 static void resolve_symbol(const struct elf_symbol *s, void *arg)
 {
 	struct wanted_symbols *w = arg;
-	if (!s->name || s->shndx == 0 /* SHN_UNDEF: another file's */)
+	/* A variable (or an untyped label) of this file: not another file's
+	 * (SHN_UNDEF), nor thread-local (no one static address). */
+	if (!s->name || s->shndx == 0 || (s->type != STT_OBJECT && s->type != STT_NOTYPE))
 		return;
 	for (size_t i = 0; i < w->np; i++)
 		for (int k = 0; k < w->p[i].nargs; k++) {
 			struct usdt_arg *a = &w->p[i].args[k];
-			if (a->kind == USDT_ARG_MEM && a->symbol[0] && !strcmp(a->symbol, s->name)) {
+			if (!a->symbol[0] || strcmp(a->symbol, s->name))
+				continue;
+			if (a->kind == USDT_ARG_MEM) {
 				a->kind = USDT_ARG_ADDR;
 				a->offset += (int64_t)s->value;
-				a->reg = -1;
+				a->reg = SYMBOL_FOUND;
+				a->symbol_value = s->value;
+			} else if (a->kind == USDT_ARG_ADDR && a->symbol_value != s->value) {
+				a->reg = SYMBOL_AMBIGUOUS; /* .symtab and .dynsym agree on one */
 			}
 		}
 }
 
 /* Turns each sym(%rip) operand into the variable's address; a probe with
- * one whose symbol the file does not define cannot be read (nargs -1). */
+ * one whose symbol the file does not define, or defines twice, cannot be
+ * read (nargs -1). */
 static void resolve_symbols(Elf *elf, struct usdt_probe *p, size_t np)
 {
 	struct wanted_symbols w = {p, np};
@@ -204,9 +218,13 @@ static void resolve_symbols(Elf *elf, struct usdt_probe *p, size_t np)
 		return;
 	symbols_elf_each(elf, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM, resolve_symbol, &w);
 	for (size_t i = 0; i < np; i++)
-		for (int k = 0; k < p[i].nargs; k++)
-			if (p[i].args[k].kind == USDT_ARG_MEM && p[i].args[k].symbol[0])
+		for (int k = 0; k < p[i].nargs; k++) {
+			const struct usdt_arg *a = &p[i].args[k];
+			if (a->symbol[0] && (a->kind == USDT_ARG_MEM || a->reg == SYMBOL_AMBIGUOUS)) {
 				p[i].nargs = -1;
+				break;
+			}
+		}
 }
 
 int usdt_read(const char *path, struct usdt_probe **out, char *err, size_t errlen)

@@ -39,6 +39,7 @@ struct usdt_arg {
 	/* A rip-relative operand naming a symbol (sym+8(%rip)), as parsed:
 	 * kind MEM, reg 16, offset the +8; "" for any other. */
 	char symbol[USDT_SYMBOL_MAX];
+	uint64_t symbol_value; /* ADDR: the symbol's value it was resolved to */
 };
 
 struct usdt_probe {

@@ -35,6 +35,7 @@ static struct engine_stats sample_stats(void)
 	es.count[SONDE_CNT_PY_COMPLETE] = 89;
 	es.count[SONDE_CNT_PY_CUT] = 97;
 	es.count[SONDE_CNT_PY_NO_THREAD] = 101;
+	es.count[SONDE_CNT_PY_NO_FRAME] = 103;
 	return es;
 }
 
@@ -66,7 +67,8 @@ Test(drops, members_and_indices_are_the_same_counters)
 	cr_assert_eq(es.count[SONDE_CNT_PY_COMPLETE], 89);
 	cr_assert_eq(es.count[SONDE_CNT_PY_CUT], 97);
 	cr_assert_eq(es.count[SONDE_CNT_PY_NO_THREAD], 101);
-	cr_assert_eq(SONDE_CNT_NUM, 25);
+	cr_assert_eq(es.count[SONDE_CNT_PY_NO_FRAME], 103);
+	cr_assert_eq(SONDE_CNT_NUM, 26);
 }
 
 Test(drops, meta_keys_stay)
@@ -88,6 +90,7 @@ Test(drops, meta_keys_stay)
 	cr_assert_str_eq(drops_key(SONDE_CNT_TSTATE_FULL), "thread_states_full");
 	cr_assert_str_eq(drops_key(SONDE_CNT_PY_COMPLETE), "python_stacks_complete");
 	cr_assert_str_eq(drops_key(SONDE_CNT_PY_NO_THREAD), "python_no_thread_state");
+	cr_assert_str_eq(drops_key(SONDE_CNT_PY_NO_FRAME), "py_calls_without_frame");
 	cr_assert_str_eq(drops_key(SONDE_CNT_NUM), "");
 }
 
@@ -104,7 +107,8 @@ Test(drops, the_sentences_list_their_counters)
 	cr_assert_str_eq(drops_list(&es, DROPS_OFFCPU, buf, sizeof(buf)),
 			 "71 not kept (switched-out thread map full), 73 shorter than --min-block");
 	cr_assert_str_eq(drops_list(&es, DROPS_UNTIMED, buf, sizeof(buf)),
-			 "11 calls nested too deep, 13 without return, 17 with no thread slot");
+			 "11 calls nested too deep, 13 without return, 17 with no thread slot, 103 "
+			 "Python calls whose frame could not be read");
 	cr_assert_str_eq(drops_list(&es, DROPS_CHILDREN, buf, sizeof(buf)),
 			 "19 child processes not followed (target map full), 83 threads without a state "
 			 "(thread-state map full)");
@@ -126,13 +130,13 @@ Test(drops, sums_by_sentence_and_for_the_live_status)
 	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, false), 71 + 73);
 	/* intervals shorter than --min-block are left out by design: no drop */
 	cr_assert_eq(drops_sum(&es, DROPS_OFFCPU, true), 71);
-	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17);
+	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, false), 11 + 13 + 17 + 103);
 	/* calls without a return are untimed but not a drop of the live status */
-	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17);
+	cr_assert_eq(drops_sum(&es, DROPS_UNTIMED, true), 11 + 17 + 103);
 	cr_assert_eq(drops_sum(&es, DROPS_CHILDREN, false), 19 + 83);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, true),
-		     3 + 5 + 7 + 11 + 17 + 19 + 53 + 79 + 83 + 67 + 71);
+		     3 + 5 + 7 + 11 + 17 + 19 + 53 + 79 + 83 + 67 + 71 + 103);
 	cr_assert_eq(drops_sum(&es, DROPS_ANY, false),
 		     3 + 5 + 7 + 11 + 13 + 17 + 19 + 23 + 29 + 31 + 37 + 41 + 43 + 47 + 53 + 59 + 61 + 79 +
-			     83 + 67 + 71 + 73 + 89 + 97 + 101);
+			     83 + 67 + 71 + 73 + 89 + 97 + 101 + 103);
 }

@@ -98,6 +98,12 @@ Test(pyvalues, strs_of_each_width)
 	expect(SONDE_PYV_STR, 3, "GET", 3, "'GET'");
 	expect(SONDE_PYV_STR, 4, "it's", 4, "'it\\'s'");
 	expect(SONDE_PYV_STR, 100, "abc", 3, "'abc'...");
+	/* control characters as repr writes them */
+	expect(SONDE_PYV_STR, 6, "a\tb\nc\x01", 6, "'a\\tb\\nc\\x01'");
+	/* a UTF-8 copy read up to its byte limit, cut inside a character: the
+	 * character is left out, the str said to go on */
+	expect(SONDE_PYV_STR, 5, "abc\xe2\x82", 5, "'abc'...");
+	expect(SONDE_PYV_STR, 4, "abc\xe2\x82\xac", 6, "'abc\xe2\x82\xac'");
 	expect(SONDE_PYV_STR1, 2, "\xe9x", 2, "'\xc3\xa9x'");
 	expect(SONDE_PYV_STR2, 1, "\xac\x20", 2, "'\xe2\x82\xac'");
 	expect(SONDE_PYV_STR4, 1, "\x00\xf6\x01\x00", 4, "'\xf0\x9f\x98\x80'");
