@@ -310,10 +310,14 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	if (n != 1) {
 		if (n > 1)
 			probes_free(found.t, n);
-		errbuf_set(err, errlen,
-			   "%s has no %s to trace (a build without perf trampolines, or without its "
-			   "symbol table): %s",
-			   display_path(interp), PY_EVALUATOR, n < 0 ? why : "several");
+		if (n > 1)
+			errbuf_set(err, errlen, "%s has several %s: sonde traces one",
+				   display_path(interp), PY_EVALUATOR);
+		else
+			errbuf_set(err, errlen,
+				   "%s has no %s to trace: a build without perf trampolines, or "
+				   "stripped of its symbol table (.symtab)",
+				   display_path(interp), PY_EVALUATOR);
 		free(interp);
 		return -1;
 	}

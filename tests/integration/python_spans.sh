@@ -25,7 +25,8 @@
 #    of their samples are in app.slow_path;
 #  - PYTHONPERFSUPPORT=1 in place of -X perf counts the same;
 #  - bad input: a python not started with -X perf, 3.10 and pyenv's 3.11
-#    (no -X perf, no SDT notes), a spec that is not one,
+#    (no -X perf, no SDT notes), a stripped libpython (no evaluator's
+#    symbol), a spec that is not one,
 #    a predicate or a capture that is not a name on a py: probe, a second
 #    spec that may name a traced function (two probes cannot share a
 #    call's stack slot).
@@ -251,6 +252,13 @@ expect_error "is Python 3.10, which has neither -X perf trampolines \(3.12 on\) 
 	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "${pythons[0]}" "$WORK/app.py" 10
 expect_error "sonde times Python 3.11's calls through its function__entry and line USDT probes: .*libpython3.11.so.1.0 has no USDT probes" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "${pythons[1]}" "$WORK/app.py" 10
+# A libpython without its symbol table (strip --strip-all): no
+# py_trampoline_evaluator to put the probe on.
+mkdir -p "$WORK/stripped"
+cp "$(dirname "$(dirname "$py")")/lib/libpython3.12.so.1.0" "$WORK/stripped/"
+strip --strip-all "$WORK/stripped/libpython3.12.so.1.0"
+LD_LIBRARY_PATH=$WORK/stripped expect_error "libpython3.12.so.1.0 has no py_trampoline_evaluator to trace" "$WORK/x.sonde" -- \
+	"$SONDE" record -d 1 --trace py:app.handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
 expect_error "bad probe 'py:handle': expected py:MODULE.FUNCTION" "$WORK/x.sonde" -- \
 	"$SONDE" record -d 1 --trace py:handle -o "$WORK/x.sonde" -- "$py" -X perf "$WORK/app.py" 10
 expect_error "a py: probe takes no predicate yet \(if i > 3\)" "$WORK/x.sonde" -- \

@@ -6,7 +6,8 @@
 # had at each hit (tests/targets/usdt/usdtvars.c):
 #  - sonde probe --usdt lists the probes with their notes' operands;
 #  - in a PIE, a non-PIE executable and a shared library (a static
-#    variable, named by its local symbol), every hit reads the variable's
+#    variable, named by its local symbol; the library by its path, and by
+#    its name as the loader finds it), every hit reads the variable's
 #    value: the sums equal the target's, exactly;
 #  - a predicate on a variable keeps the hits the target's values say;
 #  - a point probe in calls in flight: the report counts the calls of step
@@ -46,6 +47,15 @@ for exe in usdtvars usdtvars-nopie; do
 	assert_near "$exe: the sum of the library's static lib_count (arg0) at libtick" \
 		"$(sum "$rec" "usdt:$LIB:sonde:libtick" arg0)" "$(kv "$WORK/$exe.out" sum_lib)" 0
 done
+
+# The library by its name, as the loader finds it for the program (its
+# RUNPATH): the same probe, the same values.
+"$SONDE" record -o "$WORK/byname.sonde" --trace "usdt:libusdtvars.so:sonde:libtick arg0" \
+	-- "$TARGETS/usdtvars" 50 >"$WORK/byname.out" 2>"$WORK/byname.err" ||
+	{ cat "$WORK/byname.err" >&2; fail "record --trace usdt:libusdtvars.so:... failed"; }
+assert_near "usdt:libusdtvars.so:sonde:libtick (by name): the sum of lib_count" \
+	"$("$SONDE" report "$WORK/byname.sonde" --json | jq '[.probes[] | .values.arg0.sum] | add')" \
+	"$(kv "$WORK/byname.out" sum_lib)" 0
 
 # A predicate on a variable: big > 300 holds at the hits where the target's
 # big (7 + 2 (i + 1) at hit i) is over 300.
