@@ -3,7 +3,6 @@
  * program files share (declared extern in common.bpf.h, where the maps'
  * shapes are). */
 #include "common.bpf.h"
-#include "pycall.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

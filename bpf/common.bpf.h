@@ -150,6 +150,66 @@ typedef struct {
 } sonde_py_walk_map;
 extern sonde_py_walk_map py_walk_scratch SEC(".maps");
 
+/* py: probes (pycall.bpf.h). A code object's verdict for one py: probe in
+ * one process, with the addresses of the two strings it was decided on
+ * (the same code address with other strings is another code object in
+ * reused memory), and where its captures are among its locals (-1: it
+ * has none of that name). */
+struct py_verdict_key {
+	__u64 code;
+	__u32 tgid, probe;
+};
+
+struct py_verdict {
+	__u64 file, qual;
+	__u64 names; /* co_localsplusnames the locals were found in (captures) */
+	__u32 matches;
+	__u32 gen;
+	__s16 local[SONDE_CAPTURES];
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct py_verdict_key);
+	__type(value, struct py_verdict);
+} sonde_py_verdicts_map;
+extern sonde_py_verdicts_map py_verdicts SEC(".maps");
+
+struct py_text {
+	char s[SONDE_PY_MATCH_TEXT];
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_text);
+} sonde_py_text_map;
+extern sonde_py_text_map py_text_scratch SEC(".maps");
+
+/* The call a py: probe took: its frame and its captures' locals, from the
+ * look at its entry to the reading of its values (one program run). */
+struct py_call {
+	__u64 frame;
+	__s16 local[SONDE_CAPTURES];
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_call);
+} sonde_py_call_map;
+extern sonde_py_call_map py_call_scratch SEC(".maps");
+
+/* n bytes of the target's memory at addr into dst: 1, or 0 when the read
+ * failed (a page not in, an address not mapped). */
+static __always_inline int user_read(void *dst, __u32 n, __u64 addr)
+{
+	return bpf_probe_read_user(dst, n, (const void *)addr) == 0;
+}
+
 /* Forgets a thread's state (it exits): its slot first, then its entry. */
 static __always_inline void tstate_forget(__u32 tid)
 {

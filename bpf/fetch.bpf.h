@@ -271,6 +271,29 @@ static __always_inline int fetch_load_regs(struct pt_regs *ctx, struct fetch_scr
 #endif
 }
 
+/* Counts n failed reads of a hit's values (FETCH_FAULT). */
+static __always_inline void fetch_count_faults(__u32 n)
+{
+	__u32 k = SONDE_CNT_FETCH_FAULT;
+	__u64 *c = n ? bpf_map_lookup_elem(&counters, &k) : NULL;
+	if (c)
+		*c += n;
+}
+
+/* Sends s->rec, the hit's values, as a SONDE_REC_VALUES record of probe id
+ * `id`: the one way values cross, a fetch program's and a py: probe's. */
+static __always_inline void fetch_send(struct fetch_scratch *s, __u32 id, __u32 nvalues,
+				       __u64 span_id, __u32 layout, __u64 pid_tgid)
+{
+	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
+	s->rec.probe = id;
+	s->rec.nvalues = nvalues;
+	s->rec.span_id = span_id;
+	s->rec.layout = layout;
+	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
+		count(SONDE_CNT_LOST_VALUES);
+}
+
 /* Runs a fetch program at this hit and sends the values (or nothing, when
  * its predicate fails). Returns 0 when its predicate failed, else 1. */
 static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_prog *prog,
@@ -291,21 +314,10 @@ static __always_inline int fetch_run(struct pt_regs *ctx, struct sonde_fetch_pro
 	__builtin_memset(s->rec.pytype, 0, sizeof(s->rec.pytype));
 	struct fetch_loop l = {.prog = prog, .s = s};
 	bpf_loop(SONDE_FETCH_OPS, fetch_step, &l, 0);
-	if (s->faults) {
-		__u32 k = SONDE_CNT_FETCH_FAULT;
-		__u64 *c = bpf_map_lookup_elem(&counters, &k);
-		if (c)
-			*c += s->faults;
-	}
+	fetch_count_faults(s->faults);
 	if (s->dropped)
 		return 0;
-	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
-	s->rec.probe = id;
-	s->rec.nvalues = prog->nvalues;
-	s->rec.span_id = span_id;
-	s->rec.layout = prog->layout;
-	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
-		count(SONDE_CNT_LOST_VALUES);
+	fetch_send(s, id, prog->nvalues, span_id, prog->layout, pid_tgid);
 	return 1;
 }
 

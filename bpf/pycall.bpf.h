@@ -1,70 +1,13 @@
 /* pycall.bpf.h — a py: probe's calls (sonde_abi.h's struct
  * sonde_py_match): which Python calls entering the probe's site are the
  * function's, and the values of the arguments it captures, read from the
- * call's frame. For spans.bpf.c's span_enter (static functions; the maps
- * are defined in common.bpf.c). Memory is read with bpf_probe_read_user
- * only: nothing of the process changes. */
+ * call's frame. For spans.bpf.c's span_enter (static functions; the maps'
+ * shapes are common.bpf.h's, as every shared map's). Memory is read with
+ * bpf_probe_read_user only: nothing of the process changes. */
 #ifndef SONDE_PYCALL_BPF_H
 #define SONDE_PYCALL_BPF_H
 
 #include "common.bpf.h"
-
-/* A code object's verdict for one py: probe in one process, with the
- * addresses of the two strings it was decided on (the same code address
- * with other strings is another code object in reused memory), and where
- * its captures are among its locals (-1: it has none of that name). */
-struct py_verdict_key {
-	__u64 code;
-	__u32 tgid, probe;
-};
-
-struct py_verdict {
-	__u64 file, qual;
-	__u64 names; /* co_localsplusnames the locals were found in (captures) */
-	__u32 matches;
-	__u32 gen;
-	__s16 local[SONDE_CAPTURES];
-};
-
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct py_verdict_key);
-	__type(value, struct py_verdict);
-} sonde_py_verdicts_map;
-extern sonde_py_verdicts_map py_verdicts SEC(".maps");
-
-struct py_text {
-	char s[SONDE_PY_MATCH_TEXT];
-};
-
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_text);
-} sonde_py_text_map;
-extern sonde_py_text_map py_text_scratch SEC(".maps");
-
-/* The call a py: probe took: its frame and its captures' locals, from the
- * look at its entry to the reading of its values (one program run). */
-struct py_call {
-	__u64 frame;
-	__s16 local[SONDE_CAPTURES];
-};
-
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_call);
-} sonde_py_call_map;
-extern sonde_py_call_map py_call_scratch SEC(".maps");
-
-static __always_inline int py_read(void *dst, __u32 n, __u64 addr)
-{
-	return bpf_probe_read_user(dst, n, (const void *)addr) == 0;
-}
 
 /* Whether n bytes at addr (user memory) are want's first n, n < TEXT:
  * read into a zeroed buffer and compared a word at a time with want (zero
@@ -102,8 +45,8 @@ static __always_inline long py_ascii_len(__u64 str, __u32 *fault)
 	__u32 state = 0;
 	if (!str)
 		return -1;
-	if (!py_read(&len, sizeof(len), str + SONDE_PY_STR_LENGTH) ||
-	    !py_read(&state, sizeof(state), str + SONDE_PY_STR_STATE)) {
+	if (!user_read(&len, sizeof(len), str + SONDE_PY_STR_LENGTH) ||
+	    !user_read(&state, sizeof(state), str + SONDE_PY_STR_STATE)) {
 		*fault = 1;
 		return -1;
 	}
@@ -124,10 +67,10 @@ static __always_inline __u64 py_call_frame(struct pt_regs *ctx, const struct son
 	__u64 ts = 0, id = 0, cframe = 0, frame = 0;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-	if (!py_read(&ts, sizeof(ts), runtime + m->runtime_tstate_current) || !ts ||
-	    !py_read(&id, sizeof(id), ts + m->tstate_thread_id) || id != fsbase ||
-	    !py_read(&cframe, sizeof(cframe), ts + m->tstate_frame) || !cframe ||
-	    !py_read(&frame, sizeof(frame), cframe + m->cframe_current_frame))
+	if (!user_read(&ts, sizeof(ts), runtime + m->runtime_tstate_current) || !ts ||
+	    !user_read(&id, sizeof(id), ts + m->tstate_thread_id) || id != fsbase ||
+	    !user_read(&cframe, sizeof(cframe), ts + m->tstate_frame) || !cframe ||
+	    !user_read(&frame, sizeof(frame), cframe + m->cframe_current_frame))
 		return 0;
 	return frame;
 }
@@ -205,7 +148,7 @@ static long py_locals_step(__u64 i, void *arg)
 	if (c >= m->ncaptures || l->local[c & (SONDE_CAPTURES - 1)] >= 0)
 		return 0;
 	__u64 name = 0;
-	if (!py_read(&name, sizeof(name), l->names + m->tuple_items + 8 * k)) {
+	if (!user_read(&name, sizeof(name), l->names + m->tuple_items + 8 * k)) {
 		l->fault = 1;
 		return 1;
 	}
@@ -225,7 +168,7 @@ static __always_inline int py_locals_find(const struct sonde_py_match *m, __u64 
 					  __s16 *local)
 {
 	struct py_locals_look l = {.m = m, .local = local, .names = names};
-	if (!names || !py_read(&l.nnames, sizeof(l.nnames), names + m->var_size))
+	if (!names || !user_read(&l.nnames, sizeof(l.nnames), names + m->var_size))
 		return -1;
 	if (l.nnames > SONDE_PY_LOCALS)
 		l.nnames = SONDE_PY_LOCALS;
@@ -250,7 +193,7 @@ static __always_inline int py_int_value(const struct sonde_py_match *m, __u64 ob
 	__u64 tag = 0, ndig, mag;
 	__u32 d[3] = {0, 0, 0};
 	int neg;
-	if (!py_read(&tag, sizeof(tag), obj + 16))
+	if (!user_read(&tag, sizeof(tag), obj + 16))
 		return -1;
 	if (m->long_tag) {
 		ndig = tag >> 3;
@@ -264,11 +207,11 @@ static __always_inline int py_int_value(const struct sonde_py_match *m, __u64 ob
 		rec->value[c] = neg ? -ndig : ndig;
 		return 0;
 	}
-	if (ndig >= 1 && !py_read(&d[0], 4, obj + m->long_digits))
+	if (ndig >= 1 && !user_read(&d[0], 4, obj + m->long_digits))
 		return -1;
-	if (ndig >= 2 && !py_read(&d[1], 4, obj + m->long_digits + 4))
+	if (ndig >= 2 && !user_read(&d[1], 4, obj + m->long_digits + 4))
 		return -1;
-	if (ndig >= 3 && !py_read(&d[2], 4, obj + m->long_digits + 8))
+	if (ndig >= 3 && !user_read(&d[2], 4, obj + m->long_digits + 8))
 		return -1;
 	mag = (__u64)d[0] | (__u64)d[1] << 30 | (__u64)d[2] << 60;
 	if (d[2] >= 16 || (neg && mag > (1ull << 63))) {
@@ -294,8 +237,8 @@ static __always_inline int py_str_value(const struct sonde_py_match *m, __u64 ob
 	__u64 len = 0, utf8 = 0, n;
 	__u32 state = 0;
 	char *out = rec->str[c & (SONDE_CAPTURES - 1)];
-	if (!py_read(&len, sizeof(len), obj + SONDE_PY_STR_LENGTH) ||
-	    !py_read(&state, sizeof(state), obj + SONDE_PY_STR_STATE))
+	if (!user_read(&len, sizeof(len), obj + SONDE_PY_STR_LENGTH) ||
+	    !user_read(&state, sizeof(state), obj + SONDE_PY_STR_STATE))
 		return -1;
 	rec->value[c] = len;
 	__u32 kind = (state >> 2) & 7;
@@ -312,7 +255,7 @@ static __always_inline int py_str_value(const struct sonde_py_match *m, __u64 ob
 			       ? -1
 			       : 0;
 	}
-	if (!py_read(&utf8, sizeof(utf8), obj + m->compact_utf8))
+	if (!user_read(&utf8, sizeof(utf8), obj + m->compact_utf8))
 		return -1;
 	if (utf8) { /* its UTF-8 copy (a character cut at the end is trimmed in user space) */
 		rec->pytype[c] = SONDE_PYV_STR;
@@ -347,7 +290,7 @@ static long py_value_step(__u64 i, void *arg)
 		rec->pytype[c] = SONDE_PYV_NO_LOCAL;
 		return 0;
 	}
-	if (!py_read(&obj, sizeof(obj), l->call->frame + m->frame_localsplus + 8 * (__u64)at)) {
+	if (!user_read(&obj, sizeof(obj), l->call->frame + m->frame_localsplus + 8 * (__u64)at)) {
 		rec->status[c] = SONDE_VAL_FAULT;
 		l->faults++;
 		return 0;
@@ -356,9 +299,9 @@ static long py_value_step(__u64 i, void *arg)
 		rec->pytype[c] = SONDE_PYV_UNBOUND;
 		return 0;
 	}
-	if (!py_read(&type, sizeof(type), obj + 8) ||
-	    !py_read(&flags, sizeof(flags), type + m->type_flags) ||
-	    !py_read(&name, sizeof(name), type + m->type_name)) {
+	if (!user_read(&type, sizeof(type), obj + 8) ||
+	    !user_read(&flags, sizeof(flags), type + m->type_flags) ||
+	    !user_read(&name, sizeof(name), type + m->type_name)) {
 		rec->status[c] = SONDE_VAL_FAULT;
 		l->faults++;
 		return 0;
@@ -377,7 +320,7 @@ static long py_value_step(__u64 i, void *arg)
 	if (flags & SONDE_PY_TP_LONG) {
 		if (w0 == 0x6c6f6f62ull) { /* "bool" */
 			__u64 tag = 0;
-			if (!py_read(&tag, sizeof(tag), obj + 16)) {
+			if (!user_read(&tag, sizeof(tag), obj + 16)) {
 				rec->status[c] = SONDE_VAL_FAULT;
 				l->faults++;
 			}
@@ -392,7 +335,7 @@ static long py_value_step(__u64 i, void *arg)
 	}
 	if (w0 == 0x74616f6c66ull) { /* "float" */
 		rec->pytype[c] = SONDE_PYV_FLOAT;
-		if (!py_read(&rec->value[c], sizeof(rec->value[c]), obj + 16)) {
+		if (!user_read(&rec->value[c], sizeof(rec->value[c]), obj + 16)) {
 			rec->status[c] = SONDE_VAL_FAULT;
 			l->faults++;
 		}

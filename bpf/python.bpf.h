@@ -18,7 +18,7 @@
 
 static __always_inline int py_u64(__u64 *v, __u64 addr)
 {
-	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+	return user_read(v, sizeof(*v), addr);
 }
 
 static __always_inline __u8 py_byte(__u64 addr)

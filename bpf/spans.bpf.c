@@ -92,10 +92,10 @@ __noinline int py_call_matches(struct pt_regs *ctx, __u32 probe, __u32 tgid)
 		return 0;
 	const struct sonde_py_match *m = &cfg->py_match;
 	__u64 frame = py_call_frame(ctx, m), code = 0, file = 0, qual = 0, names = 0;
-	if (!frame || !py_read(&code, sizeof(code), frame + m->frame_code) || !code ||
-	    !py_read(&file, sizeof(file), code + m->code_filename) ||
-	    !py_read(&qual, sizeof(qual), code + m->code_qualname) ||
-	    (m->ncaptures && !py_read(&names, sizeof(names), code + m->code_localsplusnames))) {
+	if (!frame || !user_read(&code, sizeof(code), frame + m->frame_code) || !code ||
+	    !user_read(&file, sizeof(file), code + m->code_filename) ||
+	    !user_read(&qual, sizeof(qual), code + m->code_qualname) ||
+	    (m->ncaptures && !user_read(&names, sizeof(names), code + m->code_localsplusnames))) {
 		count(SONDE_CNT_PY_NO_FRAME);
 		return 0;
 	}
@@ -141,20 +141,9 @@ __noinline int py_capture_send(__u32 probe, __u32 id, __u64 span_id, __u64 pid_t
 	const struct sonde_py_match *m = &cfg->py_match;
 	if (!m->ncaptures)
 		return 0;
-	__u32 faults = py_values_read(m, call, &s->rec);
-	if (faults) {
-		__u32 k = SONDE_CNT_FETCH_FAULT;
-		__u64 *c = bpf_map_lookup_elem(&counters, &k);
-		if (c)
-			*c += faults;
-	}
-	fill_hdr(&s->rec.hdr, SONDE_REC_VALUES, pid_tgid, bpf_ktime_get_ns());
-	s->rec.probe = id;
-	s->rec.nvalues = m->ncaptures < SONDE_CAPTURES ? m->ncaptures : SONDE_CAPTURES;
-	s->rec.span_id = span_id;
-	s->rec.layout = m->layout;
-	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), span_submit_flags()))
-		count(SONDE_CNT_LOST_VALUES);
+	fetch_count_faults(py_values_read(m, call, &s->rec));
+	fetch_send(s, id, m->ncaptures < SONDE_CAPTURES ? m->ncaptures : SONDE_CAPTURES, span_id,
+		   m->layout, pid_tgid);
 	return 1;
 }
 
@@ -243,6 +232,17 @@ static __always_inline void drop_abandoned(struct sonde_thread_state *st, __u64 
 	st->depth = alive;
 }
 
+/* The call in frame f begins now, after what its entry read since t0 (its
+ * values): that time is charged to the calls around it. */
+static __always_inline void span_begins_now(struct sonde_thread_state *st,
+					    struct sonde_span_frame *f, __u64 t0)
+{
+	__u64 t1 = bpf_ktime_get_ns();
+	st->own_ns += t1 - t0;
+	f->own_at_entry = st->own_ns;
+	f->start_ns = t1;
+}
+
 /* Runs the probe's capture program at a call's entry, before the call is
  * pushed: its values name the call's span id, and a call failing the
  * predicate is not pushed at all. Its run is charged to the calls around
@@ -252,16 +252,11 @@ static __always_inline int span_filter(struct pt_regs *ctx, struct sonde_fetch_p
 				       struct sonde_thread_state *st, struct sonde_span_frame *f,
 				       __u64 t0, __u64 pid_tgid, struct sonde_probe_config *cfg)
 {
-	int kept = fetch_run(ctx, prog, f->id, span_id_of(f), pid_tgid);
-	__u64 t1 = bpf_ktime_get_ns();
-	st->own_ns += t1 - t0;
-	if (!kept) {
-		st->own_ns += cfg->call_unseen_ns;
+	if (!fetch_run(ctx, prog, f->id, span_id_of(f), pid_tgid)) {
+		st->own_ns += bpf_ktime_get_ns() - t0 + cfg->call_unseen_ns;
 		return 0;
 	}
-	/* The call begins after its values are read. */
-	f->own_at_entry = st->own_ns;
-	f->start_ns = t1;
+	span_begins_now(st, f, t0);
 	return 1;
 }
 
@@ -349,12 +344,8 @@ int span_enter(struct pt_regs *ctx)
 	/* A py: probe's captures, read from the call's frame before the call
 	 * begins, as a fetch program's values. (No flag of it is kept in a
 	 * variable: the verifier would walk the rest twice.) */
-	if (cfg->py && py_capture_send(probe, f->id, span_id_of(f), pid_tgid)) {
-		__u64 t1 = bpf_ktime_get_ns();
-		st->own_ns += t1 - t0;
-		f->own_at_entry = st->own_ns;
-		f->start_ns = t1;
-	}
+	if (cfg->py && py_capture_send(probe, f->id, span_id_of(f), pid_tgid))
+		span_begins_now(st, f, t0);
 	/* The frame is whole before the depth shows it to a sampler that
 	 * interrupts this program: none reads the last call's start, marks
 	 * or id in this one. */
