@@ -27,6 +27,14 @@ size_t utf8_encode(uint32_t cp, char out[4])
 	return 4;
 }
 
+size_t utf8_count(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 void utf8_trim_cut(char *s)
 {
 	size_t n = strlen(s), start = n;

@@ -155,15 +155,6 @@ static void float_repr(double d, char *buf, size_t size)
 		snprintf(buf + strlen(buf), size - strlen(buf), ".0");
 }
 
-/* Characters (not bytes) in UTF-8 text. */
-static size_t utf8_chars(const char *s)
-{
-	size_t n = 0;
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* A py: probe's value (the kernel's pytype, value word and bytes) as
  * Python's repr shows it, into buf: 42, 'GET', None, True, 2.5, <list
  * object>; a str longer than was read ends in ...; an int past 64 bits
@@ -227,7 +218,7 @@ static const char *py_value_text(uint8_t pytype, uint64_t num, const char *raw, 
 		}
 		buf[at++] = '\'';
 		buf[at] = 0;
-		if (utf8_chars(text) < num)
+		if (utf8_count(text) < num)
 			snprintf(buf + at, size - at, "...");
 		return buf;
 	}

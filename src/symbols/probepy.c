@@ -238,10 +238,10 @@ int probepy_captures(const struct cap_spec *spec, const char *location,
 				  "captures alone",
 				  spec->pred_text, location);
 	for (int i = 0; i < spec->ncaptures; i++) {
+		/* A name as capexpr parses one: no member, index or operator. */
 		const char *name = spec->texts[i];
-		size_t len = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					  "0123456789_");
-		if (!len || name[len] || (name[0] >= '0' && name[0] <= '9'))
+		size_t len = strlen(name);
+		if (spec->captures[i]->kind != CAP_VAR)
 			return errbuf_set(err, errlen,
 					  "a py: probe captures its function's arguments and locals "
 					  "by name (%s n): '%s' is not a name",
@@ -308,16 +308,16 @@ int probepy_resolve(const char *spec, const struct probe_scope *scope, struct pr
 	int n = probes_resolve(fn_spec, scope, &found, why, sizeof(why));
 	free(fn_spec);
 	if (n != 1) {
-		if (n > 1)
+		if (n > 1) {
 			probes_free(found.t, n);
-		if (n > 1)
 			errbuf_set(err, errlen, "%s has several %s: sonde traces one",
 				   display_path(interp), PY_EVALUATOR);
-		else
+		} else {
 			errbuf_set(err, errlen,
 				   "%s has no %s to trace: a build without perf trampolines, or "
 				   "stripped of its symbol table (.symtab)",
 				   display_path(interp), PY_EVALUATOR);
+		}
 		free(interp);
 		return -1;
 	}
