@@ -553,6 +553,23 @@ struct sonde_sampler_config {
 #define SONDE_COOKIE(gen, slot, fetch) \
 	((__u64)(gen) << 32 | (__u64)((fetch) & 0xffff) << 16 | ((slot) & 0xffff))
 
+/* A branch probe's outcome (a point probe at each of its jumps: one probe
+ * counts the jumps taken, another those not taken): bits 16..31 of its
+ * cookie hold the jump's condition (enum sonde_branch_cond) and whether
+ * this probe counts the jump taken (SONDE_BRANCH_TAKEN), instead of a fetch
+ * key (an outcome captures nothing). */
+enum sonde_branch_cond {
+	/* 0..15: x86's condition codes (jcc's low opcode nibble): O, NO, B,
+	 * AE, E, NE, BE, A, S, NS, P, NP, L, GE, LE, G */
+	SONDE_BRANCH_RCXZ = 16,   /* jrcxz: rcx == 0 */
+	SONDE_BRANCH_ECXZ = 17,   /* jecxz: ecx == 0 */
+	SONDE_BRANCH_LOOP = 18,   /* loop: rcx - 1 != 0 (it decrements first) */
+	SONDE_BRANCH_LOOPE = 19,  /* loope: rcx - 1 != 0 and ZF */
+	SONDE_BRANCH_LOOPNE = 20, /* loopne: rcx - 1 != 0 and not ZF */
+};
+#define SONDE_BRANCH_COND_MASK 0x3f
+#define SONDE_BRANCH_TAKEN 0x80
+
 /* An argument of a span pair's key (sonde_probe_config.pair_entry): a
  * register's value (DWARF number reg), or the 8 bytes at a register's
  * value + off. */

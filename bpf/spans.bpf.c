@@ -520,6 +520,25 @@ int span_pair_exit(struct pt_regs *ctx)
 	return span_close(ctx, 1);
 }
 
+/* Counts a point probe's hit (probe_counts' stats.entered) and, with a
+ * traced call in flight, marks it with the probe's point bit. */
+static __always_inline void point_count(__u32 probe)
+{
+	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
+	if (pc)
+		pc->stats.entered++;
+}
+
+static __always_inline void point_mark(struct sonde_thread_state *st,
+				       const struct sonde_probe_config *cfg)
+{
+	if (!st || !st->depth)
+		return; /* no traced call in flight to mark */
+	__u32 d = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
+	st->frames[(d - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
+		1ull << ((cfg->point_bit - 1) & (SONDE_MAX_POINTS - 1));
+}
+
 /* A point probe (a source line) was hit: counted exactly (probe_counts'
  * stats.entered), and marked in the innermost traced call in flight, for the
  * sampler (sample only in calls that hit it) and for the count of calls
@@ -540,9 +559,7 @@ int point_hit(struct pt_regs *ctx)
 	struct sonde_thread_state *st = thread_state_of(tid);
 	if (!st && !is_target(pid_tgid >> 32))
 		return 0;
-	struct sonde_probe_counts *pc = bpf_map_lookup_elem(&probe_counts, &probe);
-	if (pc)
-		pc->stats.entered++;
+	point_count(probe);
 	__u32 key = SONDE_COOKIE_FETCH(cookie);
 	struct sonde_fetch_prog *prog = key ? fetch_prog_of(key, cfg->gen) : NULL;
 	if (prog) {
@@ -554,10 +571,58 @@ int point_hit(struct pt_regs *ctx)
 		if (!kept)
 			return 0;
 	}
-	if (!st || !st->depth)
-		return 0; /* no traced call in flight to mark */
-	__u32 d = st->depth < SONDE_SPAN_DEPTH ? st->depth : SONDE_SPAN_DEPTH;
-	st->frames[(d - 1) & (SONDE_SPAN_DEPTH - 1)].points |=
-		1ull << ((cfg->point_bit - 1) & (SONDE_MAX_POINTS - 1));
+	point_mark(st, cfg);
+	return 0;
+}
+
+/* Whether the conditional jump at the probe's address goes to its target,
+ * decided as the CPU will decide it: on the flags (and %rcx) it finds,
+ * since the probe runs before the jump (the kernel emulates jcc after). */
+static __always_inline bool branch_taken(const struct pt_regs *ctx, __u32 cond)
+{
+	__u64 fl = ctx->flags;
+	bool cf = fl & 0x1, pf = fl & 0x4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800;
+	__u64 rcx = ctx->cx;
+	bool r;
+	switch (cond >> 1) {
+	case 0: r = of; break;
+	case 1: r = cf; break;
+	case 2: r = zf; break;
+	case 3: r = cf || zf; break;
+	case 4: r = sf; break;
+	case 5: r = pf; break;
+	case 6: r = sf != of; break;
+	case 7: r = zf || sf != of; break;
+	case SONDE_BRANCH_RCXZ >> 1: /* 16 and 17 */
+		return cond == SONDE_BRANCH_RCXZ ? rcx == 0 : (__u32)rcx == 0;
+	case SONDE_BRANCH_LOOP >> 1: /* 18 and 19 */
+		return rcx != 1 && (cond == SONDE_BRANCH_LOOP || zf);
+	default: /* SONDE_BRANCH_LOOPNE */
+		return rcx != 1 && !zf;
+	}
+	return r ^ (cond & 1);
+}
+
+/* A branch probe's outcome at one of its jumps (cookie: the jump's
+ * condition, and which outcome this probe is): when the jump goes this
+ * probe's way, counted and marked in the innermost traced call in flight,
+ * as a point probe's hit. */
+SEC("uprobe")
+int branch_hit(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 probe = SONDE_COOKIE_SLOT(cookie);
+	__u32 code = SONDE_COOKIE_FETCH(cookie);
+	struct sonde_probe_config *cfg = probe_config(cookie);
+	if (!cfg || !cfg->point_bit)
+		return 0;
+	if (branch_taken(ctx, code & SONDE_BRANCH_COND_MASK) != !!(code & SONDE_BRANCH_TAKEN))
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct sonde_thread_state *st = thread_state_of((__u32)pid_tgid);
+	if (!st && !is_target(pid_tgid >> 32))
+		return 0;
+	point_count(probe);
+	point_mark(st, cfg);
 	return 0;
 }

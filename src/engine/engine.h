@@ -285,6 +285,8 @@ struct engine_pair_key {
 	struct engine_pair_arg entry[ENGINE_PAIR_KEYS], ret[ENGINE_PAIR_KEYS];
 };
 
+#define ENGINE_BRANCH_TAKEN 0x80 /* engine_probe_batch.branch */
+
 struct engine_probe_batch {
 	const uint32_t *probes;
 	const uint64_t *file_offsets;
@@ -313,6 +315,11 @@ struct engine_probe_batch {
 	 * variable lives in another place at each), in place before its first
 	 * hit. */
 	uint32_t point_bit;
+	/* A branch probe's outcome (a point probe, point_bit set, no fetch):
+	 * branch[i] the condition of the jump at address i
+	 * (an enum insn_cond), with ENGINE_BRANCH_TAKEN when the probe counts
+	 * the jump taken, else not taken. NULL: a line probe. */
+	const uint16_t *branch;
 	/* A point probe's USDT semaphores (file offsets, one per address, 0:
 	 * none; NULL: none at all): raised while attached (uprobes.h); a span
 	 * pair's entry sites'. */

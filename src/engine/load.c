@@ -162,7 +162,8 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 		return NULL;
 	if (multi) { /* the uprobe programs, for uprobe_multi links only */
 		struct bpf_program *up[] = {skel->progs.span_enter, skel->progs.span_exit,
-					    skel->progs.span_pair_exit, skel->progs.point_hit};
+					    skel->progs.span_pair_exit, skel->progs.point_hit,
+					    skel->progs.branch_hit};
 		for (size_t i = 0; i < sizeof(up) / sizeof(*up); i++)
 			bpf_program__set_expected_attach_type(
 				up[i], (enum bpf_attach_type)UPROBES_MULTI_ATTACH_TYPE);
@@ -182,6 +183,7 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 			bpf_program__set_autoload(skel->progs.span_exit, false);
 			bpf_program__set_autoload(skel->progs.span_pair_exit, false);
 			bpf_program__set_autoload(skel->progs.point_hit, false);
+			bpf_program__set_autoload(skel->progs.branch_hit, false);
 			/* No thread gets a state: one slot, not 100 MB to zero
 			 * (a lookup past the end finds no state). */
 			bpf_map__set_max_entries(skel->maps.threads, 1);
@@ -201,8 +203,10 @@ static struct sonde_bpf *open_skeleton(const struct engine_options *o, size_t rb
 			bpf_program__set_autoload(skel->progs.tstate_wakeup, false);
 			bpf_program__set_autoload(skel->progs.threads_pass, false);
 		}
-		if (o->no_points)
+		if (o->no_points) {
 			bpf_program__set_autoload(skel->progs.point_hit, false);
+			bpf_program__set_autoload(skel->progs.branch_hit, false);
+		}
 	}
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rb);
 	skel->rodata->filter_mode = o->system_wide ? SONDE_FILTER_ALL : SONDE_FILTER_TGIDS;

@@ -8,9 +8,19 @@
 
 #include "enginestate.h"
 #include "errbuf.h"
+#include "insn.h"
 #include "slots.h"
 #include "sonde.skel.h"
 #include "util.h"
+
+/* A branch outcome's condition is symbols' decoding, numbered as the
+ * kernel's evaluator reads it. */
+_Static_assert(INSN_COND_O == 0 && INSN_COND_E == 4 && INSN_COND_G == 15 &&
+		       (int)INSN_COND_RCXZ == (int)SONDE_BRANCH_RCXZ && (int)INSN_COND_ECXZ == (int)SONDE_BRANCH_ECXZ &&
+		       (int)INSN_COND_LOOP == (int)SONDE_BRANCH_LOOP && (int)INSN_COND_LOOPE == (int)SONDE_BRANCH_LOOPE &&
+		       (int)INSN_COND_LOOPNE == (int)SONDE_BRANCH_LOOPNE,
+	       "insn_cond and sonde_branch_cond number conditions alike");
+_Static_assert(ENGINE_BRANCH_TAKEN == SONDE_BRANCH_TAKEN, "one taken flag");
 
 /* Takes a run of n free entries of the point probes' programs for slot.
  * Returns 0, or -1 when there is no such run. */
@@ -60,6 +70,10 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 	}
 	if (refuse_without_spans(e, err, errlen))
 		return -1;
+	if (b->branch && b->fetch) {
+		errbuf_set(err, errlen, "branch probe %u captures nothing", probe);
+		return -1;
+	}
 	if (e->opt.fixed && e->opt.no_points) { /* point_hit was not loaded */
 		errbuf_set(err, errlen, "%s", fixed_refusal);
 		return -1;
@@ -117,9 +131,13 @@ int attach_point(struct engine *e, const struct engine_probe_batch *b, char *err
 	int *fds = xcalloc(n + 1, sizeof(*fds));
 	for (size_t i = 0; i < n; i++) {
 		uint32_t key = fetch ? SONDE_MAX_PROBES + e->slots[slot].point_progs_first + (uint32_t)i : 0;
+		/* A branch outcome's cookie holds its jump's condition instead */
+		if (b->branch)
+			key = b->branch[i] & (SONDE_BRANCH_COND_MASK | SONDE_BRANCH_TAKEN);
 		cookies[i] = SONDE_COOKIE(e->slots[slot].gen, slot, key);
 	}
-	struct uprobes_attach_opts hits = {.prog_fd = bpf_program__fd(e->skel->progs.point_hit),
+	struct bpf_program *prog = b->branch ? e->skel->progs.branch_hit : e->skel->progs.point_hit;
+	struct uprobes_attach_opts hits = {.prog_fd = bpf_program__fd(prog),
 					   .binary = b->binary,
 					   .file_offsets = b->file_offsets,
 					   .cookies = cookies,

@@ -26,6 +26,7 @@ struct loader {
 	bool probe_kind;      /* probes has kind and point (line probes) */
 	bool span_points;     /* spans has points */
 	bool has_point_calls; /* the point_calls table exists */
+	bool has_branches;    /* the branches table exists */
 	bool has_thread_samples; /* the thread_samples table exists */
 	bool thread_stacks;   /* thread_samples has stack, stack_ns, stack_from */
 	struct profile *p;

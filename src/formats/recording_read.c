@@ -183,6 +183,37 @@ static int load_points(struct loader *l)
 						(uint64_t)sqlite3_column_int64(st, 3));
 		}
 		sqlite3_finalize(st);
+		if (r != SQLITE_DONE)
+			return recording_load_fail_sqlite(l);
+	}
+	if (l->has_branches) {
+		if (sqlite3_prepare_v2(l->db,
+				       "SELECT probe, location, line, jump, jumps, outcome, to_line,"
+				       " instruction, source, copies FROM branches",
+				       -1, &st, NULL) != SQLITE_OK)
+			return recording_load_fail_sqlite(l);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			sqlite3_int64 id = sqlite3_column_int64(st, 0);
+			const char *outcome = (const char *)sqlite3_column_text(st, 5);
+			if (id < 0 || (size_t)id >= l->p->nprobes || l->p->probes[id].point < 0 ||
+			    !outcome || (strcmp(outcome, "taken") && strcmp(outcome, "not-taken"))) {
+				sqlite3_finalize(st);
+				return recording_load_fail(
+					l, "a branches row names no line probe or no outcome (taken, not-taken)");
+			}
+			struct probe_branch b = {
+				.at = (char *)sqlite3_column_text(st, 1),
+				.line = (unsigned)sqlite3_column_int64(st, 2),
+				.jump = (unsigned)sqlite3_column_int64(st, 3),
+				.jumps = (unsigned)sqlite3_column_int64(st, 4),
+				.taken = strcmp(outcome, "taken") == 0,
+				.to_line = (unsigned)sqlite3_column_int64(st, 6),
+				.insn = (char *)sqlite3_column_text(st, 7),
+				.source = (char *)sqlite3_column_text(st, 8),
+				.copies = (unsigned)sqlite3_column_int64(st, 9)};
+			profile_probe_set_branch(l->p, (uint32_t)id, &b);
+		}
+		sqlite3_finalize(st);
 	}
 	return r == SQLITE_DONE ? 0 : recording_load_fail_sqlite(l);
 }

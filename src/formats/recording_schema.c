@@ -33,6 +33,12 @@ const char *const recording_schema_sql =
 	" probe INTEGER NOT NULL REFERENCES probes(id), calls INTEGER NOT NULL,"
 	" hit INTEGER NOT NULL,"
 	" PRIMARY KEY(point_probe, probe));"
+	/* A branch probe's outcomes (docs/recording.md): what each of its
+	 * point probes counts. */
+	"CREATE TABLE branches(probe INTEGER PRIMARY KEY REFERENCES probes(id),"
+	" location TEXT NOT NULL, line INTEGER NOT NULL, jump INTEGER NOT NULL,"
+	" jumps INTEGER NOT NULL, outcome TEXT NOT NULL, to_line INTEGER NOT NULL,"
+	" instruction TEXT NOT NULL, source TEXT, copies INTEGER NOT NULL);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
@@ -214,6 +220,11 @@ static int check_table(struct loader *l, const struct table_spec *spec)
  * not a recording is told so by its meta table. */
 static const struct table_spec point_calls_table = {"point_calls",
 						    {"point_probe", "probe", "calls", "hit"}};
+/* Absent from recordings made before branch probes. */
+static const struct table_spec branches_table = {
+	"branches",
+	{"probe", "location", "line", "jump", "jumps", "outcome", "to_line", "instruction", "source",
+	 "copies"}};
 /* Absent from recordings made before thread states. */
 static const struct table_spec thread_samples_table = {
 	"thread_samples",
@@ -245,6 +256,10 @@ int recording_check_data_tables(struct loader *l)
 	if (has < 0 || (has && check_table(l, &point_calls_table)))
 		return -1;
 	l->has_point_calls = has;
+	has = has_table(l, "branches");
+	if (has < 0 || (has && check_table(l, &branches_table)))
+		return -1;
+	l->has_branches = has;
 	has = has_table(l, "thread_samples");
 	if (has < 0 || (has && check_table(l, &thread_samples_table)))
 		return -1;

@@ -279,7 +279,8 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(pr, 6, (sqlite3_int64)q->raw_ns);
 		sqlite3_bind_int64(pr, 7, (sqlite3_int64)q->own_ns);
 		sqlite3_bind_int64(pr, 8, q->all_calls);
-		sqlite3_bind_text(pr, 9, q->point >= 0 ? "line" : "function", -1, SQLITE_STATIC);
+		sqlite3_bind_text(pr, 9, q->branch ? "branch" : q->point >= 0 ? "line" : "function", -1,
+				  SQLITE_STATIC);
 		if (q->point >= 0)
 			sqlite3_bind_int64(pr, 10, q->point);
 		else
@@ -327,6 +328,31 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(sp, 2, p->point_calls[i].probe);
 		sqlite3_bind_int64(sp, 3, (sqlite3_int64)p->point_calls[i].calls);
 		sqlite3_bind_int64(sp, 4, (sqlite3_int64)p->point_calls[i].hit);
+		rc = step_done(db, sp, err, errlen);
+	}
+	sqlite3_finalize(sp);
+	if (rc || prepare(db,
+			  "INSERT INTO branches(probe, location, line, jump, jumps, outcome, to_line,"
+			  " instruction, source, copies) VALUES (?,?,?,?,?,?,?,?,?,?)",
+			  &sp, err, errlen))
+		return -1;
+	for (size_t i = 0; i < p->nprobes && !rc; i++) {
+		const struct probe_branch *b = p->probes[i].branch;
+		if (!b)
+			continue;
+		sqlite3_bind_int64(sp, 1, (sqlite3_int64)i);
+		sqlite3_bind_text(sp, 2, b->at, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(sp, 3, b->line);
+		sqlite3_bind_int64(sp, 4, b->jump);
+		sqlite3_bind_int64(sp, 5, b->jumps);
+		sqlite3_bind_text(sp, 6, b->taken ? "taken" : "not-taken", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(sp, 7, b->to_line);
+		sqlite3_bind_text(sp, 8, b->insn, -1, SQLITE_STATIC);
+		if (b->source)
+			sqlite3_bind_text(sp, 9, b->source, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(sp, 9);
+		sqlite3_bind_int64(sp, 10, b->copies);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);

@@ -44,6 +44,12 @@ void profile_free(struct profile *p)
 		free(p->probes[i].name);
 		free(p->probes[i].binary);
 		free(p->probes[i].predicate);
+		if (p->probes[i].branch) {
+			free(p->probes[i].branch->at);
+			free(p->probes[i].branch->insn);
+			free(p->probes[i].branch->source);
+			free(p->probes[i].branch);
+		}
 	}
 	free(p->probes);
 	free(p->point_calls);
@@ -175,6 +181,30 @@ bool profile_weight_ns_fits(const struct profile *p, double ns_per_weight)
 	 * with a margin for their rounding near 2^63. */
 	double weight = p->weight_added ? (double)p->weight_added : 1;
 	return !(ns_per_weight > 0) || weight * ns_per_weight < 9.2e18;
+}
+
+void profile_probe_set_branch(struct profile *p, uint32_t probe, const struct probe_branch *b)
+{
+	if (probe >= p->nprobes || p->probes[probe].branch)
+		return;
+	struct probe_branch *c = xmalloc(sizeof(*c));
+	*c = *b;
+	c->at = xstrdup(b->at ? b->at : "");
+	c->insn = xstrdup(b->insn ? b->insn : "");
+	c->source = b->source ? xstrdup(b->source) : NULL;
+	p->probes[probe].branch = c;
+}
+
+int profile_branch_other(const struct profile *p, uint32_t probe)
+{
+	const struct probe_branch *b = probe < p->nprobes ? p->probes[probe].branch : NULL;
+	for (size_t i = 0; b && i < p->nprobes; i++) {
+		const struct probe_branch *o = p->probes[i].branch;
+		if (o && i != probe && o->taken != b->taken && o->jump == b->jump &&
+		    !strcmp(o->at, b->at) && !strcmp(p->probes[i].binary, p->probes[probe].binary))
+			return (int)i;
+	}
+	return -1;
 }
 
 uint32_t profile_probe_add(struct profile *p, const char *name, const char *binary,

@@ -79,6 +79,23 @@ struct probe_info {
 	uint32_t capture_layout; /* records of another layout are an earlier
 				  * program's: dropped */
 	uint64_t hits;
+	/* A branch probe's outcome (a line probe counting one way of a
+	 * conditional jump), else NULL. */
+	struct probe_branch *branch;
+};
+
+/* What a branch outcome probe counts (spec branch LOCATION: one probe
+ * per jump of the line and way it goes). */
+struct probe_branch {
+	char *at;          /* the spec's location: "server.c:1312", "f+0x1a" */
+	unsigned line;     /* its source line (0: not known) */
+	unsigned jump;     /* which of the line's jumps, from 1 */
+	unsigned jumps;    /* how many the line has (in its instance with the most) */
+	bool taken;        /* counts the jump taken; else not taken */
+	unsigned to_line;  /* the line it goes to that way (0: not known) */
+	char *insn;        /* the jump, "jle 0x1189" */
+	char *source;      /* the line's source text, or NULL */
+	unsigned copies;   /* addresses (instances) the jump has */
 };
 
 /* Calls of a function probe that ended while a line probe was traced, and
@@ -295,6 +312,13 @@ void profile_point_calls_set(struct profile *p, uint32_t point_probe, uint32_t p
 
 /* Index of the probe named `name`, or -1. */
 int profile_probe_find(const struct profile *p, const char *name);
+
+/* Makes probe a branch outcome (b copied). */
+void profile_probe_set_branch(struct profile *p, uint32_t probe, const struct probe_branch *b);
+
+/* The probe counting the other way of branch outcome `probe`'s jump, or
+ * -1. */
+int profile_branch_other(const struct profile *p, uint32_t probe);
 
 /* Adds a span (its id must be new; a duplicate id is ignored and -1
  * returned). Returns its index. */

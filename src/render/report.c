@@ -390,12 +390,96 @@ static double share(uint64_t part, uint64_t whole)
 	return line_calls_share(part, whole);
 }
 
+/* In which calls of the function probes one outcome of a jump happened. */
+static void text_outcome_calls(FILE *out, const struct profile *p, uint32_t probe,
+			       struct line_in_calls *in, struct printable *keep)
+{
+	const struct probe_branch *b = p->probes[probe].branch;
+	size_t n = line_in_calls(p, probe, in);
+	for (size_t k = 0; k < n; k++) {
+		char d[32];
+		fprintf(out, "    %s in %.1f%% of the calls of %s (%" PRIu64 " of %" PRIu64 ")",
+			b->taken ? "taken" : "not taken", share(in[k].hit, in[k].calls),
+			printable(keep, p->probes[in[k].probe].name), in[k].hit, in[k].calls);
+		if (in[k].slow)
+			fprintf(out, " and in %.1f%% of its slow calls (over %s: %" PRIu64 " of %" PRIu64
+				     " with a record)",
+				share(in[k].slow_hit, in[k].slow),
+				duration_format(in[k].slow_ns, d, sizeof(d)), in[k].slow_hit, in[k].slow);
+		fprintf(out, "\n");
+	}
+}
+
+/* " (-> 1313)", or "" when the line is not known. */
+static const char *to_line(const struct probe_branch *b, char *buf, size_t size)
+{
+	if (b && b->to_line)
+		snprintf(buf, size, ", -> %u", b->to_line);
+	else
+		buf[0] = 0;
+	return buf;
+}
+
+/* Branch probes: each location's jumps in order, each with its two
+ * outcomes (a probe each), and the calls each happened in. */
+static void text_branches(FILE *out, const struct profile *p, struct printable *keep)
+{
+	struct line_in_calls *in = xcalloc(p->nprobes + 1, sizeof(*in));
+	bool *shown = xcalloc(p->nprobes + 1, sizeof(*shown));
+	for (size_t i = 0; i < p->nprobes; i++) {
+		const struct probe_branch *b = p->probes[i].branch;
+		if (!b || shown[i])
+			continue;
+		fprintf(out, "\nBranch %s", printable(keep, b->at));
+		if (b->source)
+			fprintf(out, " %s", printable(keep, b->source));
+		fprintf(out, "\n");
+		/* This location's jumps, by index; each its taken then not taken. */
+		for (unsigned jump = 1; jump <= b->jumps; jump++) {
+			int taken = -1, not_taken = -1;
+			for (size_t k = i; k < p->nprobes; k++) {
+				const struct probe_branch *o = p->probes[k].branch;
+				if (!o || shown[k] || o->jump != jump || strcmp(o->at, b->at) ||
+				    strcmp(p->probes[k].binary, p->probes[i].binary))
+					continue;
+				*(o->taken ? &taken : &not_taken) = (int)k;
+				shown[k] = true;
+			}
+			if (taken < 0 && not_taken < 0)
+				continue;
+			const struct probe_branch *tb = taken >= 0 ? p->probes[taken].branch : NULL;
+			const struct probe_branch *nb = not_taken >= 0 ? p->probes[not_taken].branch : NULL;
+			const struct probe_branch *any = tb ? tb : nb;
+			uint64_t t = taken >= 0 ? p->probes[taken].entered : 0;
+			uint64_t f = not_taken >= 0 ? p->probes[not_taken].entered : 0;
+			char lt[32], lf[32];
+			fprintf(out, "  jump %u of %u (%s", jump, b->jumps, printable(keep, any->insn));
+			if (any->copies > 1)
+				fprintf(out, ", at %u addresses", any->copies);
+			fprintf(out, "): ran %" PRIu64 " times: ", t + f);
+			if (tb)
+				fprintf(out, "taken %.1f%% (%" PRIu64 "%s)", share(t, t + f), t,
+					to_line(tb, lt, sizeof(lt)));
+			if (nb)
+				fprintf(out, "%snot taken %.1f%% (%" PRIu64 "%s)", tb ? ", " : "",
+					share(f, t + f), f, to_line(nb, lf, sizeof(lf)));
+			fprintf(out, "\n");
+			if (taken >= 0)
+				text_outcome_calls(out, p, (uint32_t)taken, in, keep);
+			if (not_taken >= 0)
+				text_outcome_calls(out, p, (uint32_t)not_taken, in, keep);
+		}
+	}
+	free(shown);
+	free(in);
+}
+
 static void text_lines(FILE *out, const struct profile *p, struct printable *keep)
 {
 	struct line_in_calls *in = xcalloc(p->nprobes + 1, sizeof(*in));
 	for (size_t i = 0; i < p->nprobes; i++) {
 		const struct probe_info *pi = &p->probes[i];
-		if (pi->point < 0)
+		if (pi->point < 0 || pi->branch)
 			continue;
 		fprintf(out, "\nLine %s: ran %" PRIu64 " times\n", printable(keep, pi->name),
 			pi->entered);
@@ -482,9 +566,26 @@ static void text_probes(FILE *out, const struct profile *p, struct printable *ke
 static void json_line_probe(FILE *out, const struct profile *p, uint32_t i)
 {
 	const struct probe_info *pi = &p->probes[i];
-	fprintf(out, ", \"kind\": \"line\", \"calls\": %" PRIu64 ", \"entered\": %" PRIu64
+	const struct probe_branch *b = pi->branch;
+	if (b) {
+		fprintf(out, ", \"branch\": {\"at\": ");
+		json_write_string(out, b->at);
+		fprintf(out, ", \"line\": %u, \"jump\": %u, \"jumps\": %u, \"outcome\": \"%s\", "
+			     "\"to_line\": %u, \"copies\": %u, \"insn\": ",
+			b->line, b->jump, b->jumps, b->taken ? "taken" : "not-taken", b->to_line,
+			b->copies);
+		json_write_string(out, b->insn);
+		fprintf(out, ", \"source\": ");
+		if (b->source)
+			json_write_string(out, b->source);
+		else
+			fprintf(out, "null");
+		int other = profile_branch_other(p, i);
+		fprintf(out, ", \"other\": %" PRIu64 "}", other >= 0 ? p->probes[other].entered : 0);
+	}
+	fprintf(out, ", \"kind\": \"%s\", \"calls\": %" PRIu64 ", \"entered\": %" PRIu64
 		     ", \"kernel_calls\": %" PRIu64 ", \"records\": 0,\n     \"in_calls\": [",
-		pi->entered, pi->entered, pi->entered);
+		b ? "branch" : "line", pi->entered, pi->entered, pi->entered);
 	struct line_in_calls *in = xcalloc(p->nprobes + 1, sizeof(*in));
 	size_t n = line_in_calls(p, i, in);
 	for (size_t k = 0; k < n; k++) {
@@ -691,6 +792,7 @@ int report_write_text(FILE *out, struct profile *p, const struct report_options 
 	}
 	text_probes(out, p, &keep);
 	text_lines(out, p, &keep);
+	text_branches(out, p, &keep);
 	if (o->by) { /* checked by the caller (valuereport_by_check) */
 		char err[512];
 		struct valuereport_by by = {.p = p, .v = &o->filter, .var = o->by};

@@ -498,10 +498,10 @@ struct session *session_start(struct session_options *o, int argc, char **argv, 
 		goto fail;
 	if (plan_traces(s, plans, &nplans, err, errlen))
 		goto fail;
-	/* A line probe's program only where a line is traced. */
+	/* A line probe's and a branch outcome's programs only where one is traced. */
 	eo.no_points = !o->sample_when;
 	for (int i = 0; i < nplans; i++)
-		eo.no_points = eo.no_points && !plans[i].line;
+		eo.no_points = eo.no_points && !plans[i].line && !plans[i].branch;
 	if (open_engine(s, &eo, err, errlen))
 		goto fail;
 	if (!session_interrupted(s, err, errlen))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errbuf.h"
+#include "probebranch.h"
 #include "sessionstate.h"
 #include "trace.h"
 #include "util.h"
@@ -76,10 +77,66 @@ int session_set_sample_slow(struct session *s, const char *func, uint64_t ns, ch
 	return 0;
 }
 
+/* The outcome probe of "branch LOCATION[#K] taken|not-taken", its branch
+ * probe traced now if it is not yet: its id, or -1 with err. */
+static int branch_outcome_for(struct session *s, const char *spec, char *err, size_t errlen)
+{
+	size_t n = strlen(spec);
+	while (n && (spec[n - 1] == ' ' || spec[n - 1] == '\t'))
+		n--;
+	size_t w = n;
+	while (w && spec[w - 1] != ' ' && spec[w - 1] != '\t')
+		w--;
+	bool taken = n - w == 5 && !strncmp(spec + w, "taken", 5);
+	bool not_taken = n - w == 9 && !strncmp(spec + w, "not-taken", 9);
+	if (!taken && !not_taken)
+		return errbuf_set(err, errlen,
+				  "%s: say which way the jump goes: '%s taken' or '%s not-taken'", spec,
+				  spec, spec);
+	char *probe_spec = strndup(spec, w);
+	char *location = NULL;
+	unsigned index = 0;
+	int count = 0, first = -1;
+	if (probebranch_split(probe_spec, &location, &index, err, errlen) == 0)
+		first = trace_attach(s, probe_spec, &count, err, errlen);
+	int id = -1;
+	const struct probe_branch *b = first >= 0 ? s->prof->probes[first].branch : NULL;
+	if (b && b->jumps > 1 && !index) {
+		char list[512] = "";
+		size_t off = 0;
+		for (size_t i = 0; i < s->prof->nprobes && off < sizeof(list); i++) {
+			const struct probe_branch *o = s->prof->probes[i].branch;
+			if (o && o->taken && !strcmp(o->at, b->at) &&
+			    !strcmp(s->prof->probes[i].binary, s->prof->probes[first].binary)) {
+				int k = snprintf(list + off, sizeof(list) - off, "%s#%u (%s)",
+						 off ? ", " : "", o->jump, o->insn);
+				off = k < 0 ? sizeof(list) : off + (size_t)k;
+			}
+		}
+		errbuf_set(err, errlen,
+			   "%s has %u conditional jumps: say which, as branch %s#K %s; its jumps: %s",
+			   b->at, b->jumps, b->at, taken ? "taken" : "not-taken", list);
+	} else if (b) {
+		char *name = trace_branch_name(b->at, index ? index : 1, b->jumps, taken);
+		id = profile_probe_find(s->prof, name);
+		if (id < 0)
+			errbuf_set(err, errlen, "%s: no probe %s was placed", spec, name);
+		free(name);
+	} else if (first >= 0) {
+		errbuf_set(err, errlen, "%s is no branch probe", probe_spec);
+	}
+	free(location);
+	free(probe_spec);
+	return id;
+}
+
 int session_set_sample_when(struct session *s, const char *line, char *err, size_t errlen)
 {
 	int probe = -1;
-	if (line) {
+	if (line && probebranch_is(line)) {
+		if ((probe = branch_outcome_for(s, line, err, errlen)) < 0)
+			return -1;
+	} else if (line) {
 		int n = 0;
 		char why[512];
 		probe = trace_attach(s, line, &n, why, sizeof(why));

@@ -40,6 +40,8 @@ struct point_sites {
 	size_t nentries; /* a USDT span pair: offsets[0..nentries) its entry
 			  * sites, the rest its return sites; 0: not one */
 	size_t nholds;   /* of those, the last held only for their semaphores */
+	uint16_t *branch; /* a branch outcome's conditions, per offset
+			   * (engine_probe_batch.branch); NULL: none */
 };
 
 /* A batch placing probe's sites (a point probe's addresses, or a span
@@ -59,6 +61,7 @@ static inline struct engine_probe_batch sites_batch(const struct point_sites *ps
 		.hold_offsets = ps->nholds ? ps->offsets + ps->n - ps->nholds : NULL,
 		.hold_ref_ctrs = ps->nholds && ps->ref_ctrs ? ps->ref_ctrs + ps->n - ps->nholds : NULL,
 		.nholds = ps->nholds,
+		.branch = ps->branch,
 		.binary = binary};
 }
 

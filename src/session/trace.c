@@ -16,6 +16,8 @@ static void keep_point_calls(struct session *s, uint32_t probe);
 static bool update_span_policy(struct session *s, uint32_t probe);
 static struct engine_span_policy span_policy_for(const struct session *s, uint32_t probe);
 static void note_spec(struct session *s, uint32_t probe, const char *spec);
+static int attach_branch_spec(struct session *s, const char *spec, struct probe_plan *r,
+			      int *count, char *err, size_t errlen);
 
 /* A probe is named by its function, or BINARY:FUNC when the name is taken. */
 static char *probe_display_name(const struct profile *p, const struct probe_target *t)
@@ -122,6 +124,7 @@ static void sites_free(struct point_sites *ps)
 {
 	free(ps->offsets);
 	free(ps->ref_ctrs);
+	free(ps->branch);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -135,10 +138,12 @@ static void keep_sites(struct session *s, int id, struct point_sites ps)
 /* A line probe (spec [BINARY:]FILE:LINE, written as `full` with its
  * captures): one probe, named by the spec, with a uprobe at each of its n
  * addresses, all or none, and with captures (plan, translated for these
- * addresses by probe_plan_make) a fetch program at each. Takes t. Returns its probe id,
- * or -1 with err. */
+ * addresses by probe_plan_make) a fetch program at each. Or (outcome 1:
+ * taken, 0: not taken; -1: a line) one outcome of a branch probe's jump,
+ * at each copy of the jump. Takes t. Returns its probe id, or -1 with
+ * err. */
 static int attach_line_spec(struct session *s, const char *full, const struct probe_plan *rs,
-			    int *count, char *err, size_t errlen)
+			    int outcome, int *count, char *err, size_t errlen)
 {
 	const char *spec = rs->location;
 	const struct capture_plan *plan = &rs->captures;
@@ -178,6 +183,13 @@ static int attach_line_spec(struct session *s, const char *full, const struct pr
 	for (int i = 0; i < n; i++) {
 		traps[i] = t[i].trap_known ? (int8_t)t[i].trap : -1;
 		capture_program(plan, i, s->prof, probe, &fetch[i]);
+	}
+	/* A branch outcome's jumps, each with its condition */
+	if (outcome >= 0) {
+		sites.branch = xcalloc((size_t)n, sizeof(*sites.branch));
+		for (int i = 0; i < n; i++)
+			sites.branch[i] =
+				(uint16_t)(t[i].jump.cond | (outcome ? ENGINE_BRANCH_TAKEN : 0));
 	}
 	struct engine_probe_ref ref = {0};
 	struct engine_probe_batch b = sites_batch(&sites, &probe, t[0].binary);
@@ -553,7 +565,7 @@ static int attach_point_groups(struct session *s, const char *spec, struct probe
 			one.captures.builds = r->captures.builds + start;
 			one.captures.n = one.n;
 		}
-		ids[g] = attach_line_spec(s, spec, &one, NULL, err, errlen);
+		ids[g] = attach_line_spec(s, spec, &one, -1, NULL, err, errlen);
 		free(location);
 		if (ids[g] < 0) {
 			/* Those this spec attached go again, as if never traced. */
@@ -577,6 +589,120 @@ out:
 	return first;
 }
 
+/* A copy of t whose fields are its own. */
+static struct probe_target target_copy(const struct probe_target *t)
+{
+	struct probe_target c = *t;
+	c.function = t->function ? xstrdup(t->function) : NULL;
+	c.binary = t->binary ? xstrdup(t->binary) : NULL;
+	c.location = t->location ? xstrdup(t->location) : NULL;
+	c.jump.text = t->jump.text ? xstrdup(t->jump.text) : NULL;
+	c.jump.source = t->jump.source ? xstrdup(t->jump.source) : NULL;
+	c.moved = c.ifunc_impl = NULL;
+	c.usdt_args = NULL;
+	c.py = NULL;
+	return c;
+}
+
+char *trace_branch_name(const char *at, unsigned jump, unsigned jumps, bool taken)
+{
+	char k[16] = "";
+	if (jumps > 1)
+		snprintf(k, sizeof(k), "#%u", jump);
+	return xasprintf("branch %s%s %s", at, k, taken ? "taken" : "not-taken");
+}
+
+/* A branch probe (spec branch LOCATION, r its jumps): for each of its
+ * line's jumps (by their index, every instance's copy of one together),
+ * two point probes, one counting the jump taken, one not taken, all or
+ * none; returns the first's id. Takes r's targets. */
+static int attach_branch_spec(struct session *s, const char *spec, struct probe_plan *r,
+			      int *count, char *err, size_t errlen)
+{
+	unsigned jumps = 0;
+	for (int i = 0; i < r->n; i++)
+		if (r->t[i].jump.count > jumps)
+			jumps = r->t[i].jump.count;
+	const char *at = r->t[0].location;
+	int fresh = 0, ngroups = 0;
+	for (unsigned k = 1; k <= jumps; k++)
+		for (int i = 0; i < r->n; i++)
+			if (r->t[i].jump.index == k) {
+				for (int taken = 1; taken >= 0; taken--) {
+					char *name = trace_branch_name(at, k, jumps, taken);
+					fresh += profile_probe_find(s->prof, name) < 0;
+					free(name);
+				}
+				ngroups += 2;
+				break;
+			}
+	if (s->npoints + fresh > ENGINE_MAX_POINTS)
+		return errbuf_set(err, errlen,
+				  "trace %s: its %d jump outcome%s (%d new) would pass the %d lines, "
+				  "branch outcomes and USDT probes a session traces (%d so far)",
+				  spec, ngroups, ngroups == 1 ? "" : "s", fresh, ENGINE_MAX_POINTS,
+				  s->npoints);
+	int *ids = xcalloc((size_t)ngroups + 1, sizeof(*ids));
+	bool *was_attached = xcalloc((size_t)ngroups + 1, sizeof(*was_attached));
+	int g = 0, first = -1;
+	for (unsigned k = 1; k <= jumps; k++) {
+		int n = 0;
+		for (int i = 0; i < r->n; i++)
+			n += r->t[i].jump.index == k;
+		if (!n)
+			continue;
+		for (int taken = 1; taken >= 0; taken--, g++) {
+			struct probe_plan one = {.n = n, .branch = true};
+			one.t = xcalloc((size_t)n, sizeof(*one.t));
+			int m = 0;
+			for (int i = 0; i < r->n; i++)
+				if (r->t[i].jump.index == k)
+					one.t[m++] = target_copy(&r->t[i]);
+			char *name = trace_branch_name(at, k, jumps, taken);
+			one.location = name;
+			int old = profile_probe_find(s->prof, name);
+			was_attached[g] = old >= 0 && trace_probe_attached(&s->probes[old]);
+			struct probe_branch pb = {.at = (char *)at,
+						  .line = r->t[0].line,
+						  .jump = k,
+						  .jumps = jumps,
+						  .taken = taken,
+						  .insn = one.t[0].jump.text,
+						  .source = one.t[0].jump.source,
+						  .copies = (unsigned)n};
+			pb.to_line = taken ? one.t[0].jump.taken_line : one.t[0].jump.fall_line;
+			char *insn = xstrdup(pb.insn ? pb.insn : ""), *source = pb.source ? xstrdup(pb.source) : NULL;
+			pb.insn = insn;
+			pb.source = source;
+			ids[g] = attach_line_spec(s, spec, &one, taken, NULL, err, errlen);
+			if (ids[g] >= 0)
+				profile_probe_set_branch(s->prof, (uint32_t)ids[g], &pb);
+			free(insn);
+			free(source);
+			free(name);
+			if (ids[g] < 0) {
+				/* Those this spec attached go again, as if never traced. */
+				for (int q = 0; q < g; q++)
+					if (!was_attached[q]) {
+						engine_discard_span(s->eng, s->probes[ids[q]].kernel);
+						s->probes[ids[q]].kernel = (struct engine_probe_ref){0};
+					}
+				first = -1;
+				goto out;
+			}
+			if (first < 0)
+				first = ids[g];
+		}
+	}
+	if (count)
+		*count = r->n;
+	err[0] = 0;
+out:
+	free(ids);
+	free(was_attached);
+	return first;
+}
+
 int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 			   int *count, char *err, size_t errlen)
 {
@@ -591,8 +717,13 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		probe_plan_free(r);
 		return id;
 	}
+	if (r->branch) {
+		int id = attach_branch_spec(s, spec, r, count, err, errlen);
+		probe_plan_free(r);
+		return id;
+	}
 	if (r->line) {
-		int id = attach_line_spec(s, spec, r, count, err, errlen);
+		int id = attach_line_spec(s, spec, r, -1, count, err, errlen);
 		r->t = NULL; /* taken */
 		probe_plan_free(r);
 		return id;
@@ -740,13 +871,21 @@ static bool probe_selected(const struct probe_info *pi, const char *pattern)
 	return fnmatch(pattern, pi->name, 0) == 0 || fnmatch(pattern, func, 0) == 0;
 }
 
+/* A probe untrace PATTERN removes: one it selects, or one the spec
+ * PATTERN placed (a branch probe's outcomes). */
+static bool untrace_selects(const struct session *s, size_t i, const char *pattern)
+{
+	return probe_selected(&s->prof->probes[i], pattern) ||
+	       (s->probes[i].spec && strcmp(s->probes[i].spec, pattern) == 0);
+}
+
 int session_untrace(struct session *s, const char *pattern, char *err, size_t errlen)
 {
 	if (session_refuse_replay(s, err, errlen))
 		return -1;
 	int n = 0;
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!trace_probe_attached(&s->probes[i]) || !probe_selected(&s->prof->probes[i], pattern))
+		if (!trace_probe_attached(&s->probes[i]) || !untrace_selects(s, i, pattern))
 			continue;
 		if ((int)i == s->sample_in_probe || (int)i == s->sample_slow_probe ||
 		    (int)i == s->sample_when_probe) {
@@ -758,7 +897,7 @@ int session_untrace(struct session *s, const char *pattern, char *err, size_t er
 		}
 	}
 	for (size_t i = 0; i < s->prof->nprobes; i++) {
-		if (!trace_probe_attached(&s->probes[i]) || !probe_selected(&s->prof->probes[i], pattern))
+		if (!trace_probe_attached(&s->probes[i]) || !untrace_selects(s, i, pattern))
 			continue;
 		/* Keep what it counted: detaching clears the kernel's copy. */
 		trace_refresh_probe(s, (uint32_t)i);

@@ -26,6 +26,10 @@ int trace_spec_attach(struct session *s, const char *spec, struct probe_plan *r,
 		      char *err, size_t errlen);
 /* Resolves and attaches one spec (session_trace, sample-when's probe). */
 int trace_attach(struct session *s, const char *spec, int *count, char *err, size_t errlen);
+
+/* The name of a branch probe's outcome probe: "branch AT taken", with the
+ * jump's index when its line has several ("branch AT#2 not-taken"). */
+char *trace_branch_name(const char *at, unsigned jump, unsigned jumps, bool taken);
 /* Reads the probe's counts and histogram from the kernel into the
  * profile's probe_info. */
 void trace_refresh_probe(struct session *s, uint32_t probe);

@@ -396,6 +396,8 @@ void capexpr_free(struct cap_spec *s)
 static bool continues_name(const char *before, size_t n, const char *after)
 {
 	static const char *const next[] = {"const", "volatile", "&", "&&", NULL};
+	if (n == 6 && strncmp(before, "branch", 6) == 0) /* a branch probe's location */
+		return true;
 	if (n >= 8 && strncmp(before + n - 8, "operator", 8) == 0 &&
 	    (n == 8 || !isalnum((unsigned char)before[n - 9])))
 		return true;

@@ -375,3 +375,77 @@ enum insn_trap insn_trap_at(const char *path, uint64_t file_offset)
 	close(fd);
 	return n > 0 ? insn_trap_kind(b, (size_t)n) : INSN_TRAP_STEPPED;
 }
+
+#if defined(__x86_64__)
+/* The condition of the jump capstone decoded (detail on), or -1 when it is
+ * no conditional jump; *why says when sonde cannot evaluate it. */
+static int branch_cond(const cs_insn *insn, char *why, size_t whylen)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	uint8_t op = x->opcode[0];
+	bool addr32 = x->prefix[3] == 0x67;
+	why[0] = 0;
+	if (op >= 0x70 && op <= 0x7f)
+		return op & 0xf;
+	if (op == 0x0f && x->opcode[1] >= 0x80 && x->opcode[1] <= 0x8f)
+		return x->opcode[1] & 0xf;
+	if (op == 0xe3)
+		return addr32 ? INSN_COND_ECXZ : INSN_COND_RCXZ;
+	if (op >= 0xe0 && op <= 0xe2) {
+		if (addr32)
+			errbuf_set(why, whylen, "a %.15s counting in %%ecx", insn->mnemonic);
+		return op == 0xe2 ? INSN_COND_LOOP : op == 0xe1 ? INSN_COND_LOOPE : INSN_COND_LOOPNE;
+	}
+	return -1;
+}
+#endif
+
+int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo, uint64_t hi,
+		  struct insn_branch *out, int max)
+{
+#if defined(__x86_64__)
+	if (lo < start || hi - start > size)
+		return -1;
+	csh cs;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -1;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = code;
+	size_t left = hi - start;
+	uint64_t at = start;
+	int n = 0;
+	bool at_lo = lo == start;
+	while (insn && at < hi) {
+		uint64_t here = at;
+		if (!cs_disasm_iter(cs, &p, &left, &at, insn))
+			break;
+		at_lo |= here == lo;
+		if (here < lo)
+			continue;
+		char why[64];
+		int cond = branch_cond(insn, why, sizeof(why));
+		if (cond < 0 || n >= max)
+			continue;
+		struct insn_branch *b = &out[n++];
+		b->addr = here;
+		b->next = at;
+		b->target = insn->detail->x86.op_count > 0 &&
+					    insn->detail->x86.operands[0].type == X86_OP_IMM
+				    ? (uint64_t)insn->detail->x86.operands[0].imm
+				    : 0;
+		b->cond = (enum insn_cond)cond;
+		snprintf(b->text, sizeof(b->text), "%.15s %.40s", insn->mnemonic, insn->op_str);
+		snprintf(b->unsupported, sizeof(b->unsupported), "%s", why);
+	}
+	bool decoded = at >= hi && at_lo;
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&cs);
+	return decoded ? n : -1;
+#else
+	(void)code, (void)size, (void)start, (void)lo, (void)hi, (void)out, (void)max;
+	return -1;
+#endif
+}

@@ -80,4 +80,42 @@ enum insn_trap insn_trap_kind(const uint8_t *code, size_t size);
  * file (INSN_TRAP_STEPPED when it cannot be read). */
 enum insn_trap insn_trap_at(const char *path, uint64_t file_offset);
 
+/* A conditional jump's condition: x86's condition codes 0..15 (the low
+ * nibble of jcc's opcode: INSN_COND_O, NO, B, AE, E, NE, BE, A, S, NS, P,
+ * NP, L, GE, LE, G, each even one's opposite the odd one after it), then
+ * the jumps that test %rcx: jrcxz, jecxz, and loop/loope/loopne, which
+ * decrement %rcx first and jump while it is not zero (and ZF set / clear).
+ * The numbers are the BPF evaluator's too (SONDE_BRANCH_* in sonde_abi.h). */
+enum insn_cond {
+	INSN_COND_O = 0,
+	INSN_COND_E = 4,
+	INSN_COND_G = 15,
+	INSN_COND_RCXZ = 16,
+	INSN_COND_ECXZ = 17,
+	INSN_COND_LOOP = 18,
+	INSN_COND_LOOPE = 19,
+	INSN_COND_LOOPNE = 20,
+};
+
+/* A conditional jump found in code. */
+struct insn_branch {
+	uint64_t addr;   /* where it is */
+	uint64_t target; /* where it goes when taken */
+	uint64_t next;   /* the instruction after it, where it goes when not */
+	enum insn_cond cond;
+	char text[64];   /* as objdump prints it, AT&T: "jle 0x1189" */
+	/* Why sonde cannot evaluate its outcome ("" when it can): a loop
+	 * counting in %ecx (an address-size prefix). */
+	char unsupported[64];
+};
+
+/* Decodes `code` (the bytes at virtual address `start`, a known beginning
+ * of an instruction, through hi) and stores in out (at most max) the
+ * conditional jumps whose address is in [lo, hi), in address order.
+ * Returns how many it found (it stops counting at max), or -1 when the
+ * bytes stop decoding before hi or no instruction begins at lo (lo is then
+ * inside one: not code decoding from start reaches). */
+int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo, uint64_t hi,
+		  struct insn_branch *out, int max);
+
 #endif

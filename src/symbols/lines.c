@@ -24,6 +24,7 @@ int lines_file_matches(const char *path, const char *file)
 /* One statement row, with the instance of code that holds it. */
 struct stmt {
 	uint64_t vaddr;
+	uint64_t end; /* the next row's address: the row's code is [vaddr, end) */
 	const char *path;
 	unsigned line;
 	uint64_t instance; /* DIE offset of the innermost subprogram/inlined instance */
@@ -130,6 +131,7 @@ static void stmts_add(struct stmts *a, Dwarf_Die *cu, uint64_t vaddr, const char
 	grow_array((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v));
 	struct stmt *s = &a->v[a->n++];
 	s->vaddr = vaddr;
+	s->end = vaddr;
 	s->path = path;
 	s->line = line;
 	instance_of(cu, s);
@@ -144,6 +146,21 @@ static bool stmt_row(Dwarf_Line *l, Dwarf_Addr *addr, int *lineno, const char **
 		return false;
 	*path = dwarf_linesrc(l, NULL, NULL);
 	return *path && *addr != 0; /* 0: code the linker discarded */
+}
+
+/* Any row at a real address, and where its code ends (the next row's
+ * address in its sequence; 0 when it is the sequence's end). */
+static bool code_row(Dwarf_Lines *lines, size_t i, size_t n, Dwarf_Addr *addr, Dwarf_Addr *end,
+		     int *lineno, const char **path)
+{
+	Dwarf_Line *l = dwarf_onesrcline(lines, i);
+	bool last = false;
+	if (dwarf_lineaddr(l, addr) || dwarf_lineno(l, lineno) || *lineno <= 0 ||
+	    dwarf_lineendsequence(l, &last) || last || i + 1 >= n ||
+	    dwarf_lineaddr(dwarf_onesrcline(lines, i + 1), end) || *end <= *addr)
+		return false;
+	*path = dwarf_linesrc(l, NULL, NULL);
+	return *path && *addr != 0;
 }
 
 static int by_instance_then_addr(const void *a, const void *b)
@@ -193,13 +210,14 @@ static void append(char *buf, size_t size, size_t *off, const char *fmt, const c
 	*off = w < 0 ? size : *off + (size_t)w;
 }
 
-int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err, size_t errlen)
+/* The rows of q's line: statement rows (all_rows false) or every row with
+ * its code's extent, in *found; 0, or -1 with err (lines_resolve's). */
+static int line_rows(const struct line_lookup *q, bool all_rows, struct stmts *found, char *err,
+		     size_t errlen)
 {
 	Dwarf *dw = q->dw;
 	const char *binary = q->binary, *file = q->file;
 	unsigned line = q->line;
-	*out = NULL;
-	struct stmts found = {0};
 	const char *paths[4] = {0}; /* distinct paths FILE matched */
 	int npaths = 0;
 	unsigned below = 0, above = 0; /* nearest lines with code */
@@ -234,10 +252,11 @@ int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err
 		const char *last_path = NULL;
 		bool last_match = false;
 		for (size_t i = 0; i < n; i++) {
-			Dwarf_Addr addr;
+			Dwarf_Addr addr, end = 0;
 			int lineno;
 			const char *path;
-			if (!stmt_row(dwarf_onesrcline(lines, i), &addr, &lineno, &path))
+			if (all_rows ? !code_row(lines, i, n, &addr, &end, &lineno, &path)
+				     : !stmt_row(dwarf_onesrcline(lines, i), &addr, &lineno, &path))
 				continue;
 			if (path != last_path) { /* rows of one file come in runs */
 				last_path = path;
@@ -251,40 +270,46 @@ int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err
 			if (!last_match)
 				continue;
 			unsigned l = (unsigned)lineno;
-			if (l == line)
-				stmts_add(&found, &cu, addr, path, l);
-			else if (l < line && l > below)
+			if (l == line) {
+				stmts_add(found, &cu, addr, path, l);
+				found->v[found->n - 1].end = end;
+			} else if (l < line && l > below)
 				below = l;
 			else if (l > line && (!above || l < above))
 				above = l;
 		}
 		off = next;
 	}
-	if (npaths == 0) {
-		errbuf_set(err, errlen,
-			   "no file %s in the debug info of %s (its compile units: %s%s)", file,
-			   binary, *cus ? cus : "none", ncus > 5 ? ", ..." : "");
-		free(found.v);
-		return -1;
-	}
+	if (npaths == 0)
+		return errbuf_set(err, errlen,
+				  "no file %s in the debug info of %s (its compile units: %s%s)", file,
+				  binary, *cus ? cus : "none", ncus > 5 ? ", ..." : "");
 	if (npaths > 1) {
 		char list[512] = "";
 		size_t lo = 0;
 		for (int k = 0; k < npaths; k++)
 			append(list, sizeof(list), &lo, lo ? ", %s" : "%s", paths[k]);
-		errbuf_set(err, errlen, "%s names several files in %s: %s; give more of its path",
-			   file, binary, list);
-		free(found.v);
-		return -1;
+		return errbuf_set(err, errlen, "%s names several files in %s: %s; give more of its path",
+				  file, binary, list);
 	}
-	if (found.n == 0) {
+	if (found->n == 0) {
 		char near[64] = "";
 		if (below && above)
 			snprintf(near, sizeof(near), "%u, %u", below, above);
 		else if (below || above)
 			snprintf(near, sizeof(near), "%u", below ? below : above);
-		errbuf_set(err, errlen, "no code at %s:%u; nearest lines with code: %s", file, line,
-			   *near ? near : "none");
+		return errbuf_set(err, errlen, "no code at %s:%u; nearest lines with code: %s", file,
+				  line, *near ? near : "none");
+	}
+	return 0;
+}
+
+int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct stmts found = {0};
+	if (line_rows(q, false, &found, err, errlen)) {
+		free(found.v);
 		return -1;
 	}
 	one_per_instance(&found);
@@ -296,6 +321,42 @@ int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err
 	free(found.v);
 	*out = s;
 	return count;
+}
+
+static int range_by_instance_then_addr(const void *a, const void *b)
+{
+	const struct line_range *x = a, *y = b;
+	if (x->instance != y->instance)
+		return x->instance < y->instance ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int lines_ranges(const struct line_lookup *q, struct line_range **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct stmts found = {0};
+	if (line_rows(q, true, &found, err, errlen)) {
+		free(found.v);
+		return -1;
+	}
+	struct line_range *r = xcalloc(found.n, sizeof(*r));
+	for (size_t i = 0; i < found.n; i++)
+		r[i] = (struct line_range){found.v[i].vaddr, found.v[i].end, found.v[i].instance,
+					   found.v[i].function, found.v[i].inlined, found.v[i].path};
+	qsort(r, found.n, sizeof(*r), range_by_instance_then_addr);
+	/* Adjacent rows of one instance are one range. */
+	size_t k = 0;
+	for (size_t i = 0; i < found.n; i++) {
+		if (k && r[k - 1].instance == r[i].instance && r[k - 1].hi >= r[i].lo) {
+			if (r[i].hi > r[k - 1].hi)
+				r[k - 1].hi = r[i].hi;
+			continue;
+		}
+		r[k++] = r[i];
+	}
+	free(found.v);
+	*out = r;
+	return (int)k;
 }
 
 /* The CU holding addr: by .debug_aranges, else (clang emits none) by each
@@ -352,4 +413,19 @@ int lines_in_range(Dwarf *dw, uint64_t lo, uint64_t hi, struct line_row **out, c
 	free(found.v);
 	*out = rows;
 	return nrows;
+}
+
+int lines_line_of(Dwarf *dw, uint64_t addr, const char **path, unsigned *line)
+{
+	Dwarf_Die cu;
+	if (!cu_of(dw, addr, &cu))
+		return -1;
+	Dwarf_Line *l = dwarf_getsrc_die(&cu, addr);
+	int lineno;
+	if (!l || dwarf_lineno(l, &lineno) || lineno <= 0)
+		return -1;
+	*line = (unsigned)lineno;
+	if (path)
+		*path = dwarf_linesrc(l, NULL, NULL);
+	return 0;
 }

@@ -47,6 +47,24 @@ struct line_lookup {
  * 1302"). */
 int lines_resolve(const struct line_lookup *q, struct line_site **out, char *err, size_t errlen);
 
+/* The code of a line in one instance (see above): [lo, hi), every row of
+ * the line's (statements or not), adjacent rows joined. */
+struct line_range {
+	uint64_t lo, hi;
+	uint64_t instance;    /* the instance's identity (a DIE offset) */
+	const char *function; /* its function (DWARF name), or NULL */
+	int inlined;
+	const char *path;     /* the line table's path of the file (owned by dw) */
+};
+
+/* The code of q's line, sorted by instance then address (free with
+ * free()). Returns how many (>= 1), or -1 with lines_resolve's errors. */
+int lines_ranges(const struct line_lookup *q, struct line_range **out, char *err, size_t errlen);
+
+/* The line holding addr (the line table's row at or before it): 0 with
+ * *line and *path (may be NULL; owned by dw), or -1 when no row covers it. */
+int lines_line_of(Dwarf *dw, uint64_t addr, const char **path, unsigned *line);
+
 /* A line of a function's code, for listings (perf probe -L). */
 struct line_row {
 	const char *file; /* the line table's path (owned by dw) */

@@ -154,7 +154,16 @@ int probe_plan_make(const char *spec, const struct probe_scope *scope, struct pr
 		return -1;
 	}
 	out->pair = out->n > 0 && out->t[0].usdt_pair;
-	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair;
+	out->branch = out->n > 0 && out->t[0].branch;
+	out->line = out->n > 0 && (out->t[0].line || out->t[0].usdt) && !out->pair && !out->branch;
+	if (out->branch && *tail) {
+		errbuf_set(err, errlen,
+			   "%s: a branch probe counts outcomes and captures nothing; capture at a "
+			   "line probe on the same line (--trace '%s %s')",
+			   out->location, out->t[0].location, tail);
+		probe_plan_free(out);
+		return -1;
+	}
 	while (out->pair && out->nentries < out->n && !out->t[out->nentries].usdt_return)
 		out->nentries++;
 	for (int i = 0; i < out->n; i++)

@@ -30,6 +30,9 @@ struct probe_plan {
 	bool line;               /* a line probe: t[] are one probe's addresses;
 				  * or a USDT glob's probes: each the run of
 				  * t[] of one location (its own spec) */
+	/* A branch probe (probebranch.h): t[] its jumps, whose outcomes are
+	 * probes of their own (two per jump index); it captures nothing. */
+	bool branch;
 	/* A USDT span pair: t[] its entry sites, then its return sites
 	 * (usdt_return); captures, read at its entry, at t[0] only. */
 	bool pair;

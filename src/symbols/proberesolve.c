@@ -21,6 +21,7 @@
 #include "ifunc.h"
 #include "probebinary.h"
 #include "probedebug.h"
+#include "probebranch.h"
 #include "probelines.h"
 #include "probesafety.h"
 #include "probesyms.h"
@@ -362,13 +363,41 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 		return probeusdt_resolve(spec, scope, &out->t, err, errlen);
 	if (probepy_is(spec))
 		return probepy_resolve(spec, scope, &out->t, err, errlen);
-	struct spec_parts p;
-	if (spec_take_apart(spec, &p, err, errlen))
+	/* branch LOCATION: a line or FUNC+0xOFF, resolved to its jumps */
+	char *branch_at = NULL;
+	unsigned branch_index = 0;
+	uint64_t branch_off = 0;
+	bool branch = probebranch_is(spec);
+	if (branch && probebranch_split(spec, &branch_at, &branch_index, err, errlen))
 		return -1;
+	struct spec_parts p;
+	if (spec_take_apart(branch ? branch_at : spec, &p, err, errlen)) {
+		free(branch_at);
+		return -1;
+	}
+	char *func_at = NULL; /* FUNC of a branch's FUNC+0xOFF */
+	if (branch && !p.line_file) {
+		const char *plus = strrchr(p.func, '+');
+		char *end = NULL;
+		if (plus && plus > p.func && plus[1] == '0' && (plus[2] == 'x' || plus[2] == 'X'))
+			branch_off = strtoull(plus + 3, &end, 16);
+		if (!end || end == plus + 3 || *end) {
+			errbuf_set(err, errlen,
+				   "bad branch probe '%s': expected branch [BINARY:]FILE:LINE[#K] or "
+				   "branch [BINARY:]FUNC+0xOFF",
+				   spec);
+			free(p.bin_part);
+			free(branch_at);
+			return -1;
+		}
+		func_at = strndup(p.func, (size_t)(plus - p.func));
+	}
 	char *path = spec_binary(spec, p.bin_part, scope, err, errlen);
 	struct opened_binary b;
 	if (!path || binary_open(&b, path, err, errlen)) {
 		free(p.line_file);
+		free(func_at);
+		free(branch_at);
 		return -1;
 	}
 	struct resolving r = {.func = p.func,
@@ -378,7 +407,21 @@ int probes_resolve(const char *spec, const struct probe_scope *scope, struct pro
 			      .safety = safety_of(b.elf, b.fd, &b.dbg, &b.fl),
 			      .err = err,
 			      .errlen = errlen};
-	if (p.line_file) {
+	if (branch) {
+		struct branch_query q = {.binary = b.path,
+					 .st = &b.st,
+					 .spec = spec,
+					 .file = p.line_file,
+					 .line = p.line_no,
+					 .func = func_at,
+					 .offset = branch_off,
+					 .index = branch_index};
+		r.n = resolve_branch(&r.safety, &b.dbg, &q, &r.t, err, errlen);
+		free(p.line_file);
+		free(func_at);
+		free(branch_at);
+		r.refused = r.n < 0;
+	} else if (p.line_file) {
 		struct line_query q = {.binary = b.path,
 				       .st = &b.st,
 				       .spec = spec,

@@ -49,6 +49,18 @@
 struct usdt_arg;
 struct sonde_py_match;
 
+/* A branch probe's jump: its condition (decoded here, evaluated in the
+ * kernel on the flags at the jump), its place among the jumps of its line
+ * in its instance of the code (1-based, by address), where each outcome
+ * goes in the source (0: no line known), and what it is. */
+struct branch_jump {
+	enum insn_cond cond;
+	unsigned index, count;
+	unsigned taken_line, fall_line;
+	char *text;   /* the instruction, "jle 0x1189" (malloc'd) */
+	char *source; /* the line's source text, trimmed (malloc'd; NULL: not found) */
+};
+
 struct probe_target {
 	char *function; /* symbol name */
 	char *binary;   /* path to attach to */
@@ -90,6 +102,10 @@ struct probe_target {
 	 * location the spec, the target the interpreter's trampoline
 	 * evaluator, py which of its calls are the function's (malloc'd). */
 	struct sonde_py_match *py;
+	/* A conditional jump of a branch probe (spec branch ...,
+	 * probebranch.h): location the spec's, line the line it is on. */
+	bool branch;
+	struct branch_jump jump;
 };
 
 /* Where a spec is resolved. */

@@ -227,6 +227,42 @@ bool line_site_unsafe(struct safety *c, uint64_t vaddr, uint64_t off, char *why,
 	return false;
 }
 
+bool safety_function_of(struct safety *c, uint64_t vaddr, uint64_t *start, uint64_t *end,
+			const char **name)
+{
+	for (size_t i = 0; i < c->fl->n; i++) {
+		const struct elf_function *g = &c->fl->f[i];
+		if (!g->ifunc && g->vaddr <= vaddr && vaddr < g->vaddr + g->size) {
+			*start = g->vaddr;
+			*end = g->vaddr + g->size;
+			*name = function_shown(g);
+			return true;
+		}
+	}
+	if (!c->fdes)
+		c->fdes = symbols_fdes_read(c->elf, c->debug_elf);
+	*end = 0;
+	*name = NULL;
+	return symbols_fdes_find(c->fdes, vaddr, start);
+}
+
+size_t safety_read_code(struct safety *c, uint64_t vaddr, uint64_t end, uint8_t **buf)
+{
+	*buf = NULL;
+	uint64_t off;
+	if (end <= vaddr || end - vaddr > (1u << 20) || vaddr_to_offset(c->elf, vaddr, &off))
+		return 0;
+	size_t len = (size_t)(end - vaddr);
+	*buf = xmalloc(len);
+	ssize_t got = pread(c->fd, *buf, len, (off_t)off);
+	if (got <= 0) {
+		free(*buf);
+		*buf = NULL;
+		return 0;
+	}
+	return (size_t)got;
+}
+
 void safety_end(struct safety *c)
 {
 	if (c->dw)

@@ -66,4 +66,14 @@ void explain_unsafe(enum unsafe u, const char *func, const char *binary, const c
  * false when it can. */
 bool line_site_unsafe(struct safety *c, uint64_t vaddr, uint64_t off, char *why, size_t size);
 
+/* The function holding vaddr: a symbol around it (with its end), else the
+ * start of its unwind table entry (*end 0: not known). False when neither
+ * covers it. */
+bool safety_function_of(struct safety *c, uint64_t vaddr, uint64_t *start, uint64_t *end,
+			const char **name);
+
+/* The code from vaddr to end (at most 1 MiB), read from the binary: how
+ * many bytes (0: none), in *buf (malloc'd). */
+size_t safety_read_code(struct safety *c, uint64_t vaddr, uint64_t end, uint8_t **buf);
+
 #endif

@@ -1,0 +1,96 @@
+/* branches: conditional jumps whose outcomes the program counts itself,
+ * for branch probes (tests/integration/trace_branches.sh), built by gcc
+ * and clang at -O0 and -O2 (see CMakeLists.txt). The test finds each line
+ * by its marker comment.
+ *
+ * handle_request(i, len) takes the slow path when len > 4096 (LINE_BIG:
+ * every 8th request), tests `(i & 1) && check(i)` (LINE_AND: two jumps),
+ * runs a loop i % 5 times (LINE_LOOP) and clamps a value through an
+ * always-inlined function whose branch (LINE_CLAMP) has a copy in
+ * handle_request and one in handle_batch. The bodies call functions, so no
+ * compiler turns a branch into a conditional move. The program prints
+ * what it counted:
+ *   requests=N big=B odd=O both=A loop_calls=N loop_zero=Z loop_iters=T
+ *   clamp_calls=C clamp_over=H */
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+static unsigned long big, odd, both, loop_zero, loop_iters, clamp_calls, clamp_over;
+
+static void __attribute__((noinline)) spin(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		sink += i;
+}
+
+/* The slow calls' work, and the fast calls' (a sample's leaf says which
+ * kind of call it is in: their loops are their own, no tail call). */
+static void __attribute__((noinline)) slow_path(void)
+{
+	for (unsigned long i = 0; i < 60000; i++)
+		sink += i;
+}
+
+static void __attribute__((noinline)) fast_path(void)
+{
+	for (unsigned long i = 0; i < 6000; i++)
+		sink += i;
+}
+
+static int __attribute__((noinline)) check(unsigned long i)
+{
+	odd++;
+	return i % 3 == 0;
+}
+
+static inline __attribute__((always_inline)) unsigned long clamp(unsigned long v, unsigned long hi)
+{
+	clamp_calls++;
+	if (v > hi) { /* LINE_CLAMP */
+		clamp_over++;
+		spin(5);
+		return hi;
+	}
+	return v;
+}
+
+__attribute__((noinline)) unsigned long handle_request(unsigned long i, unsigned long len)
+{
+	if (len > 4096) { /* LINE_BIG */
+		big++;
+		slow_path();
+	} else {
+		fast_path();
+	}
+	if ((i & 1) && check(i)) { /* LINE_AND */
+		both++;
+		spin(10);
+	}
+	unsigned long m = i % 5;
+	loop_zero += m == 0;
+	for (unsigned long k = 0; k < m; k++) { /* LINE_LOOP */
+		loop_iters++;
+		spin(3);
+	}
+	return clamp((i * 7919) % 5000, 3000);
+}
+
+__attribute__((noinline)) unsigned long handle_batch(unsigned long i)
+{
+	return clamp((i * 104729) % 5000, 1000);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 4000;
+	unsigned long total = 0;
+	for (unsigned long i = 0; i < n; i++) {
+		total += handle_request(i, i % 8 == 7 ? 8192 : 512);
+		total += handle_batch(i);
+	}
+	printf("requests=%lu big=%lu odd=%lu both=%lu loop_calls=%lu loop_zero=%lu loop_iters=%lu "
+	       "clamp_calls=%lu clamp_over=%lu total=%lu\n",
+	       n, big, odd, both, n, loop_zero, loop_iters, clamp_calls, clamp_over, total);
+	return 0;
+}
