@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"usage: sonde flame FILE -o OUT.svg [--icicle] [--title TEXT] [--width PX]\n"
 		"                        [--minwidth PX] [--pid PID] [--tid TID] [--comm NAME]\n"
 		"                        [--event NAME]\n"
-		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]] [--lines]\n"
+		"                        [--in FUNC | --slow FUNC[:T] | --fast FUNC[:T]]\n"
+		"                        [--when PROBE] [--lines]\n"
 		"                        [--off-cpu | --wall | --wakers]\n"
 		"       sonde flame FILE --diff-slow FUNC[:THRESHOLD] -o DIFF.svg\n"
 		"       sonde flame --diff A B -o DIFF.svg\n"
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 		"               than T / not slower; T is p95 (default), pNN, a duration\n"
 		"               (750us, 5ms, 1.5s) or auto; a sample whose call has no record\n"
 		"               (lost, or left by longjmp) is in --in, in neither --slow nor --fast\n"
+		"  --when PROBE with --in/--slow/--fast: only the calls during which a line probe\n"
+		"               ran or a branch outcome happened (\"x.c:12\", \"branch x.c:12 taken\")\n"
 		"  --diff-slow FUNC[:T]  differential flame graph of the samples in slow calls\n"
 		"               vs in fast calls of FUNC: red = more share in slow calls, blue =\n"
 		"               less; widths show both sets, so frames only in fast calls stay\n"
@@ -232,6 +235,10 @@ static int flame_single(struct flame_args *a)
 	if (view_set_time(&a->filter, p, a->time, err, sizeof(err)) ||
 	    view_set_event(&a->filter, p, err, sizeof(err))) {
 		errorf("%s", err);
+		profile_free(p);
+		return 1;
+	}
+	if (view_args_check_when(&a->span)) {
 		profile_free(p);
 		return 1;
 	}

@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sonde report FILE [--json | --folded] [--lines] [--top N] [--pid PID]\n"
 		"                         [--tid TID] [--comm NAME] [--event NAME]\n"
-		"                         [--in|--slow|--fast ...]\n"
+		"                         [--in|--slow|--fast ... [--when PROBE]]\n"
 		"                         [--off-cpu | --wall | --wakers] [--by VAR]\n"
 		"                         [-o OUT]\n"
 		"\n"
@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"  --fast FUNC[:THRESHOLD]  the complement: inside calls not slower than it\n"
 		"               (a sample whose call has no record, lost or left by longjmp,\n"
 		"               is in --in but in neither --slow nor --fast)\n"
+		"  --when PROBE with --in/--slow/--fast: only the calls during which a line probe\n"
+		"               ran or a branch outcome happened (\"x.c:12\", \"branch x.c:12 taken\")\n"
 		"  --off-cpu    only the time threads spent off the CPU (record --off-cpu), in\n"
 		"               ns (folded: microseconds), why on top of each stack\n"
 		"               (\"[sleeping: read]\", \"[runnable]\", \"[disk: fsync]\"...)\n"
@@ -165,6 +167,8 @@ static int choose_view(struct report_args *a, struct profile *p, char *view, siz
 		errorf("%s", err);
 		return -1;
 	}
+	if (view_args_check_when(&a->span))
+		return -1;
 	if (a->span.arg) {
 		if (view_args_apply_span(&a->span, p, &a->ro.filter, view, viewlen))
 			return -1;

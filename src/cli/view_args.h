@@ -25,11 +25,12 @@
 		{"wall", no_argument, NULL, 'L'}, {"wakers", no_argument, NULL, 'K'}
 
 /* getopt_long entries of --in, --slow and --fast. */
-enum { VIEW_ARGS_OPT_IN = 3000, VIEW_ARGS_OPT_SLOW, VIEW_ARGS_OPT_FAST };
+enum { VIEW_ARGS_OPT_IN = 3000, VIEW_ARGS_OPT_SLOW, VIEW_ARGS_OPT_FAST, VIEW_ARGS_OPT_WHEN };
 #define VIEW_ARGS_SPAN_OPTS                                                                   \
 	{"in", required_argument, NULL, VIEW_ARGS_OPT_IN},                                    \
 		{"slow", required_argument, NULL, VIEW_ARGS_OPT_SLOW},                        \
-		{"fast", required_argument, NULL, VIEW_ARGS_OPT_FAST}
+		{"fast", required_argument, NULL, VIEW_ARGS_OPT_FAST},                        \
+		{"when", required_argument, NULL, VIEW_ARGS_OPT_WHEN}
 
 /* Handles one of them (getopt character c, its arg) into v and *time
  * (time may be NULL for a command without the time options). Returns 1 when
@@ -37,20 +38,28 @@ enum { VIEW_ARGS_OPT_IN = 3000, VIEW_ARGS_OPT_SLOW, VIEW_ARGS_OPT_FAST };
 int view_args_parse_option(struct view *v, enum view_time *time, int c, const char *arg);
 
 /* The one --in, --slow or --fast given: FUNC[:THRESHOLD] and its class
- * (arg NULL when none was). */
+ * (arg NULL when none was); and --when PROBE (NULL: none), a line or branch
+ * outcome probe the calls must have hit ("x.c:12", "branch x.c:12
+ * taken"). */
 struct view_span_arg {
 	const char *arg;
 	enum span_class cls;
+	const char *when;
 };
 
-/* Handles --in, --slow or --fast into s: 1 when c was one of them, 0 when
+/* Handles --in, --slow, --fast or --when into s: 1 when c was one of them, 0 when
  * not, -1 when one of them was already given (error printed). */
 int view_args_parse_span(struct view_span_arg *s, int c, const char *arg);
 
 /* Resolves s (s->arg set) against p and applies it to v, describing the
  * calls it takes in desc ("samples in slow calls of ..."). Returns 0, or -1
- * after one error line (unknown function, bad threshold). */
+ * after one error line (unknown function, bad threshold, --when without
+ * one of the others, or naming no line or branch outcome probe). */
 int view_args_apply_span(const struct view_span_arg *s, struct profile *p, struct view *v,
 			 char *desc, size_t desclen);
+
+/* -1 after one error line when --when came without --in, --slow or
+ * --fast; else 0. */
+int view_args_check_when(const struct view_span_arg *s);
 
 #endif

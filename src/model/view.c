@@ -132,6 +132,8 @@ enum view_decision view_decide(const struct view *v, const struct profile *p,
 	int64_t span;
 	if (!sample_call(p, s, v->probe, &span))
 		return VIEW_SKIP;
+	if (v->when_points && (span < 0 || !(p->spans[span].points & v->when_points)))
+		return VIEW_SKIP;
 	if (v->span_class == SPAN_IN)
 		return VIEW_TAKE; /* inside the call, record or not */
 	bool band = v->span_class == SPAN_BAND || v->span_class == SPAN_NOT_BAND;
@@ -180,7 +182,8 @@ bool view_takes_call(const struct view *v, const struct profile *p, const struct
 		return false;
 	if (v->span_class == SPAN_ANY)
 		return true;
-	return sp->probe == v->probe && span_in_class(v, p, sp);
+	return sp->probe == v->probe && span_in_class(v, p, sp) &&
+	       (!v->when_points || (sp->points & v->when_points));
 }
 
 uint64_t view_count_unknown(const struct view *v, const struct profile *p)

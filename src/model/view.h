@@ -25,7 +25,11 @@
  *       SPAN_FAST  inside a call that lasted threshold_ns or less;
  *       SPAN_BAND  inside a call that lasted from band_lo_ns to band_hi_ns
  *                  (both included): a band brushed on a histogram;
- *       SPAN_NOT_BAND  inside a call of the probe outside that band.
+ *       SPAN_NOT_BAND  inside a call of the probe outside that band;
+ *   - when_points (with a span condition): the call that decides it also
+ *     hit one of these point probes (a line ran, a branch outcome
+ *     happened: its record's points, span.points); a call with no record
+ *     is in no such view (what it hit is unknown).
  *
  * Which call: a sample carries the calls in flight on its thread when it
  * was taken (outermost first); the outermost call of the probe decides
@@ -98,6 +102,7 @@ struct view {
 	uint32_t probe;            /* for span_class != SPAN_ANY */
 	uint64_t threshold_ns;     /* for SPAN_SLOW / SPAN_FAST */
 	uint64_t band_lo_ns, band_hi_ns; /* for SPAN_BAND / SPAN_NOT_BAND, inclusive */
+	uint64_t when_points;      /* nonzero: only calls that hit these point bits */
 	bool show_overhead;        /* keep samples of "[sonde]" */
 	/* Samples for which this returns true are left out (e.g. idle samples,
 	 * as FlameScope leaves them out of range views). */

@@ -164,6 +164,19 @@ static int do_trace(struct live *l, const char *spec, FILE *out, char *err, size
 	int first = l->src->trace(l->s, spec, &n, note, sizeof(note));
 	if (first < 0)
 		return errbuf_set(err, errlen, "%s", note);
+	if (l->p->probes[first].branch) { /* a branch: its outcome probes, n its jumps' addresses */
+		const struct probe_branch *b = l->p->probes[first].branch;
+		fprintf(out, "tracing branch %s at %d address%s: ", b->at, n, n == 1 ? "" : "es");
+		int shown = 0;
+		for (size_t i = (size_t)first; i < l->p->nprobes; i++) {
+			const struct probe_branch *o = l->p->probes[i].branch;
+			if (o && !strcmp(o->at, b->at) &&
+			    !strcmp(l->p->probes[i].binary, l->p->probes[first].binary))
+				fprintf(out, "%s%s", shown++ ? ", " : "", l->p->probes[i].name);
+		}
+		fputc('\n', out);
+		return 0;
+	}
 	if (l->p->probes[first].point >= 0) { /* a line: n is its addresses */
 		fprintf(out, "tracing line %s at %d address%s\n", l->p->probes[first].name, n,
 			n == 1 ? "" : "es");

@@ -404,7 +404,7 @@ int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo,
 		  struct insn_branch *out, int max)
 {
 #if defined(__x86_64__)
-	if (lo < start || hi - start > size)
+	if (lo < start || hi <= lo || hi - start > size)
 		return -1;
 	csh cs;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
@@ -413,7 +413,7 @@ int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo,
 	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = code;
-	size_t left = hi - start;
+	size_t left = size; /* the last instruction may end past hi */
 	uint64_t at = start;
 	int n = 0;
 	bool at_lo = lo == start;

@@ -85,24 +85,24 @@ static char *source_line(const char *path, unsigned line)
 /* The conditional jumps in [lo, hi), decoded from the start of the
  * function holding lo: how many (in out), or -1 with err. */
 static int jumps_in(struct safety *c, uint64_t lo, uint64_t hi, struct insn_branch *out, int max,
-		    const char *spec, char *err, size_t errlen)
+		    char *err, size_t errlen)
 {
 	uint64_t start, end;
 	const char *name;
 	if (!safety_function_of(c, lo, &start, &end, &name))
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: no function symbol or unwind entry holds its code "
+				  "no function symbol or unwind entry holds its code "
 				  "at 0x%llx, so sonde cannot tell where its instructions begin",
-				  spec, (unsigned long long)lo);
+				  (unsigned long long)lo);
 	uint8_t *code;
 	size_t got = safety_read_code(c, start, hi + 16, &code);
 	int n = got ? insn_branches(code, got, start, lo, hi, out, max) : -1;
 	free(code);
 	if (n < 0)
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: its code at 0x%llx does not decode from the start "
+				  "its code at 0x%llx does not decode from the start "
 				  "of %s at 0x%llx",
-				  spec, (unsigned long long)lo, name ? name : "its function",
+				  (unsigned long long)lo, name ? name : "its function",
 				  (unsigned long long)start);
 	return n;
 }
@@ -158,16 +158,16 @@ static int jump_target(struct safety *c, Dwarf *dw, const struct branch_query *q
 	const char *shown = display_path(q->binary);
 	if (vaddr_to_offset(c->elf, b->addr, &off))
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: its jump at 0x%llx is in no executable segment of %s",
-				  q->spec, (unsigned long long)b->addr, shown);
+				  "its jump at 0x%llx is in no executable segment of %s",
+				  (unsigned long long)b->addr, shown);
 	if (line_site_unsafe(c, b->addr, off, why, sizeof(why)))
-		return errbuf_set(err, errlen, "cannot trace %s: the kernel cannot probe its jump: %s",
-				  q->spec, why);
+		return errbuf_set(err, errlen, "the kernel cannot probe its jump: %s",
+				  why);
 	if (b->unsupported[0])
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: its jump at 0x%llx is %s, whose outcome sonde "
+				  "its jump at 0x%llx is %s, whose outcome sonde "
 				  "cannot evaluate",
-				  q->spec, (unsigned long long)b->addr, b->unsupported);
+				  (unsigned long long)b->addr, b->unsupported);
 	t->offset = off;
 	t->binary = xstrdup(q->binary);
 	t->dev = (uint64_t)q->st->st_dev;
@@ -227,7 +227,7 @@ static int line_jumps(struct safety *c, Dwarf *dw, const struct branch_query *q,
 		size_t first = n;
 		int j = i;
 		for (; j < nr && r[j].instance == r[i].instance && !rc; j++) {
-			int k = jumps_in(c, r[j].lo, r[j].hi, b, MAX_JUMPS, q->spec, err, errlen);
+			int k = jumps_in(c, r[j].lo, r[j].hi, b, MAX_JUMPS, err, errlen);
 			if (k < 0) {
 				rc = -1;
 				break;
@@ -322,8 +322,8 @@ static int offset_jump(struct safety *c, Dwarf *dw, const struct branch_query *q
 				  display_path(q->binary), *near ? "; nearest: " : "", near);
 	}
 	if (f->size && q->offset >= f->size)
-		return errbuf_set(err, errlen, "cannot trace %s: %s is %llu bytes, +0x%llx is past its end",
-				  q->spec, q->func, (unsigned long long)f->size,
+		return errbuf_set(err, errlen, "%s is %llu bytes, +0x%llx is past its end",
+				  q->func, (unsigned long long)f->size,
 				  (unsigned long long)q->offset);
 	uint64_t at = f->vaddr + q->offset;
 	struct insn_branch b[1];
@@ -333,14 +333,14 @@ static int offset_jump(struct safety *c, Dwarf *dw, const struct branch_query *q
 	free(code);
 	if (n < 0)
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: no instruction begins at +0x%llx of %s (decoded "
+				  "no instruction begins at +0x%llx of %s (decoded "
 				  "from its start)",
-				  q->spec, (unsigned long long)q->offset, q->func);
+				  (unsigned long long)q->offset, q->func);
 	if (n == 0 || b[0].addr != at)
 		return errbuf_set(err, errlen,
-				  "cannot trace %s: the instruction at +0x%llx of %s is no conditional "
+				  "the instruction at +0x%llx of %s is no conditional "
 				  "jump",
-				  q->spec, (unsigned long long)q->offset, q->func);
+				  (unsigned long long)q->offset, q->func);
 	struct probe_target *t = xcalloc(1, sizeof(*t));
 	if (jump_target(c, dw, q, &b[0], t, err, errlen)) {
 		probes_free(t, 1);

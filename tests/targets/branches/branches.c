@@ -11,12 +11,14 @@
  * compiler turns a branch into a conditional move. The program prints
  * what it counted:
  *   requests=N big=B odd=O both=A loop_calls=N loop_zero=Z loop_iters=T
- *   clamp_calls=C clamp_over=H */
+ *   clamp_calls=C clamp_over=H asm_calls=N asm_zero=Z asm_iters=T
+ * and count_down runs jrcxz and loop (LINE_ASM), which test %rcx. */
 #include <stdio.h>
 #include <stdlib.h>
 
 static volatile unsigned long sink;
-static unsigned long big, odd, both, loop_zero, loop_iters, clamp_calls, clamp_over;
+static unsigned long big, odd, both, loop_zero, loop_iters, clamp_calls, clamp_over, asm_zero,
+	asm_iters;
 
 static void __attribute__((noinline)) spin(unsigned long n)
 {
@@ -76,6 +78,16 @@ __attribute__((noinline)) unsigned long handle_request(unsigned long i, unsigned
 	return clamp((i * 7919) % 5000, 3000);
 }
 
+/* jrcxz and loop, the jumps that test %rcx (the kernel steps them, it
+ * does not emulate them): jrcxz is taken when n is 0, loop runs n times and
+ * is taken n - 1 of them. */
+__attribute__((noinline)) unsigned long count_down(unsigned long n)
+{
+	unsigned long acc = 0;
+	__asm__ volatile("jrcxz 2f\n1: incq %0\nloop 1b\n2:" : "+r"(acc), "+c"(n) : : "cc"); /* LINE_ASM */
+	return acc;
+}
+
 __attribute__((noinline)) unsigned long handle_batch(unsigned long i)
 {
 	return clamp((i * 104729) % 5000, 1000);
@@ -88,9 +100,12 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < n; i++) {
 		total += handle_request(i, i % 8 == 7 ? 8192 : 512);
 		total += handle_batch(i);
+		asm_zero += i % 4 == 0;
+		asm_iters += count_down(i % 4);
 	}
 	printf("requests=%lu big=%lu odd=%lu both=%lu loop_calls=%lu loop_zero=%lu loop_iters=%lu "
-	       "clamp_calls=%lu clamp_over=%lu total=%lu\n",
-	       n, big, odd, both, n, loop_zero, loop_iters, clamp_calls, clamp_over, total);
+	       "clamp_calls=%lu clamp_over=%lu asm_calls=%lu asm_zero=%lu asm_iters=%lu total=%lu\n",
+	       n, big, odd, both, n, loop_zero, loop_iters, clamp_calls, clamp_over, n, asm_zero,
+	       asm_iters, total);
 	return 0;
 }

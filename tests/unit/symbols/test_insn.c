@@ -188,3 +188,49 @@ Test(insn, trap_at_reads_the_file)
 	unlink(path);
 	cr_expect_eq(insn_trap_at(path, 0), INSN_TRAP_STEPPED); /* gone */
 }
+
+/* Conditional jumps found in code, each with its condition (the opcode's
+ * low nibble for jcc; the %rcx tests numbered after them), its target and
+ * the instruction after it. */
+Test(insn, branches_with_their_conditions)
+{
+	const uint8_t code[] = {
+		0x48, 0x39, 0xf7,             /* 0x1000 cmp %rsi,%rdi */
+		0x76, 0x10,                   /* 0x1003 jbe 0x1015 */
+		0x0f, 0x8f, 0x00, 0x01, 0x00, 0x00, /* 0x1005 jg 0x110b */
+		0xe3, 0x02,                   /* 0x100b jrcxz 0x100f */
+		0x67, 0xe3, 0x00,             /* 0x100d jecxz 0x1010 */
+		0xe2, 0xfe,                   /* 0x1010 loop 0x1010 */
+		0xe1, 0xfc,                   /* 0x1012 loope 0x1010 */
+		0xeb, 0x00,                   /* 0x1014 jmp: not conditional */
+		0x67, 0xe2, 0xfb,             /* 0x1016 loop counting in %ecx */
+		0xc3,                         /* 0x1019 ret */
+	};
+	struct insn_branch b[8];
+	int n = insn_branches(code, sizeof(code), 0x1000, 0x1000, 0x101a, b, 8);
+	cr_assert_eq(n, 7, "found %d jumps", n);
+	cr_expect_eq(b[0].addr, 0x1003);
+	cr_expect_eq(b[0].cond, 6); /* be */
+	cr_expect_eq(b[0].target, 0x1015);
+	cr_expect_eq(b[0].next, 0x1005);
+	cr_expect_str_eq(b[0].text, "jbe 0x1015");
+	cr_expect_eq(b[1].cond, INSN_COND_G);
+	cr_expect_eq(b[1].target, 0x110b);
+	cr_expect_eq(b[2].cond, INSN_COND_RCXZ);
+	cr_expect_eq(b[3].cond, INSN_COND_ECXZ);
+	cr_expect_eq(b[4].cond, INSN_COND_LOOP);
+	cr_expect_eq(b[4].target, 0x1010);
+	cr_expect_eq(b[5].cond, INSN_COND_LOOPE);
+	cr_expect_str_eq(b[5].unsupported, "");
+	cr_expect_eq(b[6].addr, 0x1016);
+	cr_expect(strstr(b[6].unsupported, "%ecx"), "'%s'", b[6].unsupported);
+	/* Only those in [lo, hi), still decoded from the start. */
+	n = insn_branches(code, sizeof(code), 0x1000, 0x1005, 0x100d, b, 8);
+	cr_expect_eq(n, 2);
+	cr_expect_eq(b[0].addr, 0x1005);
+	/* max bounds what is stored */
+	cr_expect_eq(insn_branches(code, sizeof(code), 0x1000, 0x1000, 0x101a, b, 2), 2);
+	/* lo inside an instruction, or bytes short of hi: not decoded */
+	cr_expect_eq(insn_branches(code, sizeof(code), 0x1000, 0x1004, 0x101a, b, 8), -1);
+	cr_expect_eq(insn_branches(code, 4, 0x1000, 0x1000, 0x101a, b, 8), -1);
+}

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "insn.h"
+#include "capexpr.h"
+#include "probebranch.h"
 #include "probes.h"
 
 #define COUNTED TARGET_DIR "/counted"
@@ -138,4 +140,32 @@ Test(probes, refusals_say_why_in_one_line)
 				    sizeof(err)),
 		     -1);
 	cr_assert(strstr(err, "no-such-binary") != NULL, "%s", err);
+}
+
+/* A branch spec's location and #K, and the capture splitter keeping
+ * "branch" with its location. */
+Test(probes, branch_spec_split)
+{
+	char *loc = NULL, err[256];
+	unsigned k = 9;
+	cr_assert(probebranch_is("branch server.c:1312"));
+	cr_assert(!probebranch_is("branchy"));
+	cr_assert(!probebranch_is("branch"));
+	cr_assert_eq(probebranch_split("branch  server.c:1312 ", &loc, &k, err, sizeof(err)), 0);
+	cr_expect_str_eq(loc, "server.c:1312");
+	cr_expect_eq(k, 0);
+	free(loc);
+	cr_assert_eq(probebranch_split("branch redis-server:t_list.c:42#2", &loc, &k, err, sizeof(err)), 0);
+	cr_expect_str_eq(loc, "redis-server:t_list.c:42");
+	cr_expect_eq(k, 2);
+	free(loc);
+	cr_expect_eq(probebranch_split("branch x.c:1#0", &loc, &k, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "after # comes which of the line's jumps"), "%s", err);
+	cr_expect_eq(probebranch_split("branch x.c:1#2x", &loc, &k, err, sizeof(err)), -1);
+	cr_expect_eq(probebranch_split("branch #2", &loc, &k, err, sizeof(err)), -1);
+	const char *tail;
+	cr_expect_eq(capexpr_split_spec("branch x.c:12", &tail), strlen("branch x.c:12"));
+	cr_expect_str_eq(tail, "");
+	cr_expect_eq(capexpr_split_spec("branch x.c:12 len", &tail), strlen("branch x.c:12"));
+	cr_expect_str_eq(tail, "len");
 }
