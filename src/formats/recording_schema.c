@@ -37,7 +37,7 @@ const char *const recording_schema_sql =
 	 * point probes counts. */
 	"CREATE TABLE branches(probe INTEGER PRIMARY KEY REFERENCES probes(id),"
 	" location TEXT NOT NULL, line INTEGER NOT NULL, jump INTEGER NOT NULL,"
-	" jumps INTEGER NOT NULL, outcome TEXT NOT NULL, to_line INTEGER NOT NULL,"
+	" jumps INTEGER NOT NULL, outcome TEXT NOT NULL, to_line INTEGER NOT NULL, to_file TEXT,"
 	" instruction TEXT NOT NULL, source TEXT, copies INTEGER NOT NULL);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
@@ -223,8 +223,8 @@ static const struct table_spec point_calls_table = {"point_calls",
 /* Absent from recordings made before branch probes. */
 static const struct table_spec branches_table = {
 	"branches",
-	{"probe", "location", "line", "jump", "jumps", "outcome", "to_line", "instruction", "source",
-	 "copies"}};
+	{"probe", "location", "line", "jump", "jumps", "outcome", "to_line", "to_file", "instruction",
+	 "source", "copies"}};
 /* Absent from recordings made before thread states. */
 static const struct table_spec thread_samples_table = {
 	"thread_samples",

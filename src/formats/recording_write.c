@@ -333,7 +333,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	sqlite3_finalize(sp);
 	if (rc || prepare(db,
 			  "INSERT INTO branches(probe, location, line, jump, jumps, outcome, to_line,"
-			  " instruction, source, copies) VALUES (?,?,?,?,?,?,?,?,?,?)",
+			  " to_file, instruction, source, copies) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 			  &sp, err, errlen))
 		return -1;
 	for (size_t i = 0; i < p->nprobes && !rc; i++) {
@@ -347,12 +347,16 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		sqlite3_bind_int64(sp, 5, b->jumps);
 		sqlite3_bind_text(sp, 6, b->taken ? "taken" : "not-taken", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(sp, 7, b->to_line);
-		sqlite3_bind_text(sp, 8, b->insn, -1, SQLITE_STATIC);
-		if (b->source)
-			sqlite3_bind_text(sp, 9, b->source, -1, SQLITE_STATIC);
+		if (b->to_file)
+			sqlite3_bind_text(sp, 8, b->to_file, -1, SQLITE_STATIC);
 		else
-			sqlite3_bind_null(sp, 9);
-		sqlite3_bind_int64(sp, 10, b->copies);
+			sqlite3_bind_null(sp, 8);
+		sqlite3_bind_text(sp, 9, b->insn, -1, SQLITE_STATIC);
+		if (b->source)
+			sqlite3_bind_text(sp, 10, b->source, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(sp, 10);
+		sqlite3_bind_int64(sp, 11, b->copies);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);

@@ -48,6 +48,7 @@ void profile_free(struct profile *p)
 			free(p->probes[i].branch->at);
 			free(p->probes[i].branch->insn);
 			free(p->probes[i].branch->source);
+			free(p->probes[i].branch->to_file);
 			free(p->probes[i].branch);
 		}
 	}
@@ -192,6 +193,7 @@ void profile_probe_set_branch(struct profile *p, uint32_t probe, const struct pr
 	c->at = xstrdup(b->at ? b->at : "");
 	c->insn = xstrdup(b->insn ? b->insn : "");
 	c->source = b->source ? xstrdup(b->source) : NULL;
+	c->to_file = b->to_file && *b->to_file ? xstrdup(b->to_file) : NULL;
 	p->probes[probe].branch = c;
 }
 

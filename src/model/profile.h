@@ -93,6 +93,7 @@ struct probe_branch {
 	unsigned jumps;    /* how many the line has (in its instance with the most) */
 	bool taken;        /* counts the jump taken; else not taken */
 	unsigned to_line;  /* the line it goes to that way (0: not known) */
+	char *to_file;     /* that line's file when not the branch's own, else NULL */
 	char *insn;        /* the jump, "jle 0x1189" */
 	char *source;      /* the line's source text, or NULL */
 	unsigned copies;   /* addresses (instances) the jump has */

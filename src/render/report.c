@@ -414,7 +414,8 @@ static void text_outcome_calls(FILE *out, const struct profile *p, uint32_t prob
 static const char *to_line(const struct probe_branch *b, char *buf, size_t size)
 {
 	if (b && b->to_line)
-		snprintf(buf, size, ", -> %u", b->to_line);
+		snprintf(buf, size, ", -> %s%s%u", b->to_file ? b->to_file : "", b->to_file ? ":" : "",
+			 b->to_line);
 	else
 		buf[0] = 0;
 	return buf;
@@ -575,6 +576,11 @@ static void json_line_probe(FILE *out, const struct profile *p, uint32_t i)
 			b->line, b->jump, b->jumps, b->taken ? "taken" : "not-taken", b->to_line,
 			b->copies);
 		json_write_string(out, b->insn);
+		fprintf(out, ", \"to_file\": ");
+		if (b->to_file)
+			json_write_string(out, b->to_file);
+		else
+			fprintf(out, "null");
 		fprintf(out, ", \"source\": ");
 		if (b->source)
 			json_write_string(out, b->source);

@@ -598,6 +598,8 @@ static struct probe_target target_copy(const struct probe_target *t)
 	c.location = t->location ? xstrdup(t->location) : NULL;
 	c.jump.text = t->jump.text ? xstrdup(t->jump.text) : NULL;
 	c.jump.source = t->jump.source ? xstrdup(t->jump.source) : NULL;
+	c.jump.taken_file = t->jump.taken_file ? xstrdup(t->jump.taken_file) : NULL;
+	c.jump.fall_file = t->jump.fall_file ? xstrdup(t->jump.fall_file) : NULL;
 	c.moved = c.ifunc_impl = NULL;
 	c.usdt_args = NULL;
 	c.py = NULL;
@@ -671,14 +673,19 @@ static int attach_branch_spec(struct session *s, const char *spec, struct probe_
 						  .source = one.t[0].jump.source,
 						  .copies = (unsigned)n};
 			pb.to_line = taken ? one.t[0].jump.taken_line : one.t[0].jump.fall_line;
+			const char *to_file = taken ? one.t[0].jump.taken_file : one.t[0].jump.fall_file;
+			/* attach_line_spec frees the targets: the branch keeps copies */
 			char *insn = xstrdup(pb.insn ? pb.insn : ""), *source = pb.source ? xstrdup(pb.source) : NULL;
+			char *file = to_file ? xstrdup(to_file) : NULL;
 			pb.insn = insn;
 			pb.source = source;
+			pb.to_file = file;
 			ids[g] = attach_line_spec(s, spec, &one, taken, NULL, err, errlen);
 			if (ids[g] >= 0)
 				profile_probe_set_branch(s->prof, (uint32_t)ids[g], &pb);
 			free(insn);
 			free(source);
+			free(file);
 			free(name);
 			if (ids[g] < 0) {
 				/* Those this spec attached go again, as if never traced. */

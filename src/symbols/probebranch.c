@@ -107,10 +107,11 @@ static int jumps_in(struct safety *c, uint64_t lo, uint64_t hi, struct insn_bran
 	return n;
 }
 
-/* The lines of the jumps of the function holding vaddr, "1290, 1312", in
- * buf ("" when none or it cannot be decoded); *name its name. */
-static void function_branch_lines(struct safety *c, Dwarf *dw, uint64_t vaddr, char *buf,
-				  size_t size, const char **name)
+/* The lines of FILE with jumps in the function holding vaddr, "1290,
+ * 1312", in buf ("" when none or it cannot be decoded; jumps of code
+ * inlined from other files are not FILE's); *name its name. */
+static void function_branch_lines(struct safety *c, Dwarf *dw, uint64_t vaddr, const char *file,
+				  char *buf, size_t size, const char **name)
 {
 	buf[0] = 0;
 	uint64_t start, end;
@@ -124,7 +125,8 @@ static void function_branch_lines(struct safety *c, Dwarf *dw, uint64_t vaddr, c
 	int nl = 0;
 	for (int i = 0; i < n; i++) {
 		unsigned l;
-		if (lines_line_of(dw, b[i].addr, NULL, &l))
+		const char *path;
+		if (lines_line_of(dw, b[i].addr, &path, &l) || !path || !lines_file_matches(path, file))
 			continue;
 		int k = 0;
 		while (k < nl && lines[k] != l)
@@ -145,6 +147,15 @@ static void function_branch_lines(struct safety *c, Dwarf *dw, uint64_t vaddr, c
 		int w = snprintf(buf + off, size - off, "%s%u", i ? ", " : "", lines[i]);
 		off = w < 0 ? size : off + (size_t)w;
 	}
+}
+
+/* The base name of path when it is not own's file (malloc'd), else NULL. */
+static char *other_file(const char *own, const char *path)
+{
+	if (!path || (own && strcmp(own, path) == 0))
+		return NULL;
+	const char *base = strrchr(path, '/');
+	return xstrdup(base ? base + 1 : path);
 }
 
 /* One jump as a probe target: 0, or -1 with err when the kernel cannot
@@ -178,9 +189,14 @@ static int jump_target(struct safety *c, Dwarf *dw, const struct branch_query *q
 	/* jcc is emulated by the kernel; loop and jrcxz are stepped */
 	t->trap_known = true;
 	t->trap = b->cond < INSN_COND_RCXZ ? INSN_TRAP_EMULATED : INSN_TRAP_STEPPED;
+	const char *own = NULL, *to = NULL, *fall = NULL;
+	unsigned line;
 	if (dw) {
-		lines_line_of(dw, b->target, NULL, &t->jump.taken_line);
-		lines_line_of(dw, b->next, NULL, &t->jump.fall_line);
+		lines_line_of(dw, b->addr, &own, &line);
+		lines_line_of(dw, b->target, &to, &t->jump.taken_line);
+		lines_line_of(dw, b->next, &fall, &t->jump.fall_line);
+		t->jump.taken_file = other_file(own, to);
+		t->jump.fall_file = other_file(own, fall);
 	}
 	return 0;
 }
@@ -259,7 +275,7 @@ static int line_jumps(struct safety *c, Dwarf *dw, const struct branch_query *q,
 	if (!rc && n == 0) {
 		char lines[256];
 		const char *fname = NULL;
-		function_branch_lines(c, dw, r[0].lo, lines, sizeof(lines), &fname);
+		function_branch_lines(c, dw, r[0].lo, q->file, lines, sizeof(lines), &fname);
 		if (*lines)
 			errbuf_set(err, errlen, "no branch at %s:%u; branches in %s at lines %s", q->file,
 				   q->line, fname ? fname : r[0].function ? r[0].function : "its function",

@@ -60,6 +60,8 @@ void probes_free(struct probe_target *t, int n)
 		free(t[i].usdt_args);
 		free(t[i].py);
 		free(t[i].jump.text);
+		free(t[i].jump.taken_file);
+		free(t[i].jump.fall_file);
 		free(t[i].jump.source);
 	}
 	free(t);

@@ -57,6 +57,9 @@ struct branch_jump {
 	enum insn_cond cond;
 	unsigned index, count;
 	unsigned taken_line, fall_line;
+	/* the file of each, when it is not the jump's own (inlined code):
+	 * a base name (malloc'd), else NULL */
+	char *taken_file, *fall_file;
 	char *text;   /* the instruction, "jle 0x1189" (malloc'd) */
 	char *source; /* the line's source text, trimmed (malloc'd; NULL: not found) */
 };
