@@ -8,6 +8,7 @@ int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
 int cmd_lat(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_slow(int argc, char **argv);

@@ -29,6 +29,8 @@ static const struct {
 	{"probe", cmd_probe,
 	 "where probes can go and what they read: a function's lines (--lines), variables "
 	 "(--vars), a program's Python interpreter (--python)"},
+	{"explore", cmd_explore,
+	 "a function's structure: lines, blocks, loops, branches, where probes go (--counts)"},
 	{"symbolize", cmd_symbolize, "resolve addresses like addr2line -f -i (or of a live PID)"},
 };
 

@@ -449,3 +449,67 @@ int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo,
 	return -1;
 #endif
 }
+
+int insn_list(const uint8_t *code, size_t size, uint64_t start, struct insn_info **out)
+{
+	*out = NULL;
+#if defined(__x86_64__)
+	csh cs;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -1;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+	cs_insn *insn = cs_malloc(cs);
+	const uint8_t *p = code;
+	size_t left = size, n = 0, cap = 0;
+	uint64_t at = start;
+	struct insn_info *v = NULL;
+	while (insn && cs_disasm_iter(cs, &p, &left, &at, insn)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct insn_info *w = realloc(v, cap * sizeof(*v));
+			if (!w)
+				break;
+			v = w;
+		}
+		struct insn_info *i = &v[n++];
+		memset(i, 0, sizeof(*i));
+		i->addr = insn->address;
+		i->size = (uint8_t)insn->size;
+		snprintf(i->text, sizeof(i->text), "%.15s%s%.60s", insn->mnemonic,
+			 insn->op_str[0] ? " " : "", insn->op_str);
+		const cs_detail *d = insn->detail;
+		bool jump = false, ret = false, call = false;
+		for (int g = 0; g < d->groups_count; g++) {
+			jump |= d->groups[g] == X86_GRP_JUMP;
+			ret |= d->groups[g] == X86_GRP_RET;
+			call |= d->groups[g] == X86_GRP_CALL;
+		}
+		bool direct = d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_IMM;
+		char why[64];
+		int cond = jump ? branch_cond(insn, why, sizeof(why)) : -1;
+		if (direct && (jump || call))
+			i->target = (uint64_t)d->x86.operands[0].imm;
+		i->call = call;
+		if (cond >= 0) {
+			i->flow = INSN_FLOW_COND;
+			i->cond = (enum insn_cond)cond;
+		} else if (jump) {
+			i->flow = direct ? INSN_FLOW_JUMP : INSN_FLOW_INDIRECT;
+		} else if (ret) {
+			i->flow = INSN_FLOW_RETURN;
+		} else if (insn->id == X86_INS_UD2 || insn->id == X86_INS_HLT ||
+			   insn->id == X86_INS_INT3) {
+			i->flow = INSN_FLOW_STOP;
+		}
+	}
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&cs);
+	*out = v;
+	return (int)n;
+#else
+	(void)code, (void)size, (void)start;
+	return -1;
+#endif
+}

@@ -21,6 +21,7 @@
 #ifndef SONDE_INSN_H
 #define SONDE_INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,5 +118,31 @@ struct insn_branch {
  * inside one: not code decoding from start reaches). */
 int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo, uint64_t hi,
 		  struct insn_branch *out, int max);
+
+/* How an instruction passes control on, for a function's basic blocks. */
+enum insn_flow {
+	INSN_FLOW_NEXT,     /* to the next instruction (calls too: they return) */
+	INSN_FLOW_COND,     /* a conditional jump: to target, or the next */
+	INSN_FLOW_JUMP,     /* a direct jump: to target only */
+	INSN_FLOW_INDIRECT, /* a jump through a register or memory (a switch's table) */
+	INSN_FLOW_RETURN,   /* ret */
+	INSN_FLOW_STOP,     /* ud2, hlt, int3: never goes on */
+};
+
+/* One decoded instruction. */
+struct insn_info {
+	uint64_t addr;
+	uint8_t size;
+	enum insn_flow flow;
+	bool call;        /* a call (target: its callee, when direct) */
+	uint64_t target;  /* a direct jump's or call's target, else 0 */
+	enum insn_cond cond; /* INSN_FLOW_COND: its condition */
+	char text[80];    /* as objdump prints it, AT&T: "jle 0x1189" */
+};
+
+/* Every instruction of `code` (size bytes at virtual address start) in
+ * *out (malloc'd): how many, decoding stopping at the first bytes that do
+ * not decode; -1 when capstone cannot be opened or not x86-64. */
+int insn_list(const uint8_t *code, size_t size, uint64_t start, struct insn_info **out);
 
 #endif

@@ -1,0 +1,156 @@
+/* sonde explore — a function's structure (symbols/structure.h) printed
+ * (render/explorer.h): its source lines with where line and branch probes
+ * go, its basic blocks, loops and inlined calls; with --counts, a
+ * recording's samples per line and its probes' exact counts. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "errbuf.h"
+#include "explorer.h"
+#include "formats.h"
+#include "linesamples.h"
+#include "outfile.h"
+#include "probes.h"
+#include "structure.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: sonde explore -e BINARY FUNC|FILE:LINE [--source-dir DIR] [--asm]\n"
+	      "                     [--counts RECORDING] [--json] [-o OUT]\n"
+	      "\n"
+	      "Shows a function's structure, where probes go on it: its source lines, each\n"
+	      "marked with the addresses a line probe (--trace FILE:LINE) uses (one per copy\n"
+	      "of the line's code: inlined and out-of-line copies; ! where the kernel cannot\n"
+	      "step one) and its conditional jumps (--trace 'branch FILE:LINE'); then its\n"
+	      "basic blocks with their successors, its loops (back edges) and the calls\n"
+	      "inlined into it. FILE:LINE explores the function holding the line.\n"
+	      "  -e BINARY    the program or library (a path, or a program in PATH)\n"
+	      "  --source-dir DIR  look for the source file under DIR first (its path below\n"
+	      "               the compilation directory, then its name); where it is not\n"
+	      "               found, each line is shown by its instructions\n"
+	      "  --asm        each line's instructions too, with their block\n"
+	      "  --counts RECORDING  samples per line from a recording of the program (SELF:\n"
+	      "               the line ran, TOTAL: it ran or called; sampled), and the exact\n"
+	      "               counts of its line and branch probes on these lines\n"
+	      "  --json       the same as JSON (lines, blocks, loops, scopes, insns)\n"
+	      "  -o OUT       write to OUT instead of standard output\n",
+	      f);
+}
+
+struct explore_args {
+	const char *binary, *target, *source_dir, *counts, *output;
+	bool json, asm_lines;
+};
+
+static int parse_args(int argc, char **argv, struct explore_args *a, int *exit_code)
+{
+	enum { OPT_SOURCE_DIR = 1000, OPT_ASM, OPT_COUNTS, OPT_JSON };
+	static const struct option opts[] = {{"source-dir", required_argument, NULL, OPT_SOURCE_DIR},
+					     {"asm", no_argument, NULL, OPT_ASM},
+					     {"counts", required_argument, NULL, OPT_COUNTS},
+					     {"json", no_argument, NULL, OPT_JSON},
+					     {"help", no_argument, NULL, 'h'},
+					     {0}};
+	memset(a, 0, sizeof(*a));
+	a->output = "-";
+	*exit_code = 2;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "e:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e': a->binary = optarg; break;
+		case 'o': a->output = optarg; break;
+		case OPT_SOURCE_DIR: a->source_dir = optarg; break;
+		case OPT_ASM: a->asm_lines = true; break;
+		case OPT_COUNTS: a->counts = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case 'h':
+			usage(stdout);
+			*exit_code = 0;
+			return -1;
+		default:
+			errorf("see sonde explore --help");
+			return -1;
+		}
+	}
+	if (!a->binary || optind != argc - 1) {
+		errorf("explore needs -e BINARY and one FUNC or FILE:LINE (see sonde explore --help)");
+		return -1;
+	}
+	a->target = argv[optind];
+	return 0;
+}
+
+int cmd_explore(int argc, char **argv)
+{
+	struct explore_args a;
+	int exit_code;
+	if (parse_args(argc, argv, &a, &exit_code))
+		return exit_code;
+	struct structure_query q = {.binary = a.binary, .source_dir = a.source_dir};
+	char *bin = NULL, *file = NULL;
+	unsigned line = 0;
+	if (probes_split_line(a.target, &bin, &file, &line) == 1 && !bin && *file && line) {
+		q.file = file;
+		q.line = line;
+	} else {
+		q.func = a.target;
+	}
+	free(bin);
+	char err[1024];
+	struct structure s;
+	if (structure_build(&q, &s, err, sizeof(err))) {
+		errorf("%s", err);
+		free(file);
+		return 1;
+	}
+	free(file);
+	struct explorer_counts counts = {0};
+	struct profile *p = NULL;
+	if (a.counts) {
+		p = formats_load(a.counts, NULL, NULL, err, sizeof(err));
+		if (!p) {
+			errorf("%s", err);
+			structure_free(&s);
+			return 1;
+		}
+		struct view v = {0};
+		counts.from = a.counts;
+		counts.p = p;
+		if (s.nlines) {
+			counts.lines = xcalloc((size_t)s.nlines, sizeof(*counts.lines));
+			struct line_samples_query lq = {.func = s.function,
+							.module = s.binary,
+							.file = s.file,
+							.lo = s.lines[0].line,
+							.n = (size_t)s.nlines};
+			counts.samples = line_samples_of(p, &v, &lq, counts.lines);
+		}
+	}
+	struct explorer_options o = {.asm_lines = a.asm_lines, .counts = a.counts ? &counts : NULL};
+	struct outfile out;
+	int rc = 1;
+	if (outfile_open(&out, a.output, err, sizeof(err))) {
+		errorf("%s", err);
+	} else {
+		if (a.json)
+			explorer_json(out.f, &s, &o);
+		else
+			explorer_text(out.f, &s, &o);
+		if (outfile_commit(&out, err, sizeof(err)))
+			errorf("%s", err);
+		else
+			rc = 0;
+	}
+	free(counts.lines);
+	if (p)
+		profile_free(p);
+	structure_free(&s);
+	return rc;
+}
