@@ -192,9 +192,43 @@ int parse_sample_in(const struct command_info *ci, const struct words *w, struct
 	return take_arg(ci, "FUNC", w->w[1], c, err, errlen);
 }
 
+/* "branch LOCATION [taken|not-taken]" unquoted: its words joined into
+ * c->arg. Returns 1 when done (0 in *rc, or -1 with err), 0 when the
+ * words are not a branch's. */
+static int take_branch(const struct command_info *ci, const struct words *w, size_t most,
+		       struct command *c, int *rc, char *err, size_t errlen)
+{
+	if (w->n < 3 || w->quoted[1] || strcmp(w->w[1], "branch") != 0)
+		return 0;
+	if (w->n > most) {
+		*rc = too_many(ci, err, errlen);
+		return 1;
+	}
+	char spec[COMMAND_LINE_MAX + MAX_WORDS + 1];
+	size_t len = 0;
+	for (size_t i = 1; i < w->n && i < MAX_WORDS; i++)
+		len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%s%s", i > 1 ? " " : "",
+					w->w[i]);
+	c->kind = ci->kind;
+	*rc = take_arg(ci, "branch", spec, c, err, errlen);
+	return 1;
+}
+
+int parse_untrace(const struct command_info *ci, const struct words *w, struct command *c,
+		  char *err, size_t errlen)
+{
+	int rc;
+	if (take_branch(ci, w, 3, c, &rc, err, errlen))
+		return rc;
+	return parse_one_arg(ci, w, c, err, errlen);
+}
+
 int parse_sample_when(const struct command_info *ci, const struct words *w,
 			     struct command *c, char *err, size_t errlen)
 {
+	int rc;
+	if (take_branch(ci, w, 4, c, &rc, err, errlen))
+		return rc;
 	if (w->n < 2)
 		return need_args(ci, err, errlen);
 	if (w->n > 2)

@@ -46,6 +46,8 @@ int parse_sample_in(const struct command_info *ci, const struct words *w, struct
 		    char *err, size_t errlen);
 int parse_sample_when(const struct command_info *ci, const struct words *w, struct command *c,
 		      char *err, size_t errlen);
+int parse_untrace(const struct command_info *ci, const struct words *w, struct command *c,
+		  char *err, size_t errlen);
 int parse_sample_slow(const struct command_info *ci, const struct words *w, struct command *c,
 		      char *err, size_t errlen);
 int parse_view(const struct command_info *ci, const struct words *w, struct command *c,

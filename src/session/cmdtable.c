@@ -59,11 +59,12 @@ static const struct command_info commands[] = {
 	 "      trace handle_request req->hdr.size req->path if req->hdr.size > 4096\n"
 	 "      trace server.c:1312\n"
 	 "      trace server.c:1312 len fd if len > 4096"},
-	{"untrace", CMD_UNTRACE, parse_one_arg, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
+	{"untrace", CMD_UNTRACE, parse_untrace, "FUNC", "untrace FUNC", "stop tracing FUNC", "FUNC",
 	 "untrace handle_request",
 	 "Detaches the probes of FUNC (as it was given to trace). The calls seen so far\n"
 	 "stay in the data. It answers at once: the kernel removes the uprobes in the\n"
-	 "background, and their places are free for new probes.\n"
+	 "background, and their places are free for new probes. untrace branch\n"
+	 "FILE:LINE removes both outcome probes of a branch probe.\n"
 	 "e.g.  untrace handle_request"},
 	{"sample", CMD_SAMPLE_HZ, parse_sample, NULL,
 	 "sample HZ|off|event E|off-cpu",
@@ -94,16 +95,22 @@ static const struct command_info commands[] = {
 	 "already. sample-in off samples everywhere again. (A function named off:\n"
 	 "sample-in \"off\".)\n"
 	 "e.g.  sample-in handle_request"},
-	{"sample-when", CMD_SAMPLE_WHEN, parse_sample_when, NULL, "sample-when FILE:LINE | off",
-	 "sample only in calls during which a line ran", "FILE:LINE or off",
+	{"sample-when", CMD_SAMPLE_WHEN, parse_sample_when, NULL,
+	 "sample-when [branch] FILE:LINE|off",
+	 "sample only in calls where a line ran (a jump went one way)",
+	 "FILE:LINE, branch FILE:LINE taken|not-taken, or off",
 	 "sample-when server.c:1312 or sample-when off",
 	 "Samples only in calls of the traced functions during which the line\n"
 	 "FILE:LINE (also BINARY:FILE:LINE) has run: a hit marks the innermost\n"
 	 "traced call in flight, and the calls around it once it returns; the mark\n"
 	 "ends with the call. Decided in the kernel. The line is traced for the\n"
 	 "purpose if it is not already; trace the function too.\n"
+	 "sample-when branch FILE:LINE[#K] taken (or not-taken): only in calls during\n"
+	 "which that conditional jump of the line went that way (its branch probe is\n"
+	 "traced for the purpose).\n"
 	 "sample-when off samples everywhere again.\n"
-	 "e.g.  sample-when server.c:1312"},
+	 "e.g.  sample-when server.c:1312\n"
+	 "      sample-when branch server.c:1312 not-taken"},
 	{"sample-slow", CMD_SAMPLE_SLOW, parse_sample_slow, NULL, "sample-slow FUNC DUR | off",
 	 "sample only once a call of FUNC runs past DUR", "FUNC and a duration",
 	 "sample-slow handle_request 5ms or sample-slow off",

@@ -511,8 +511,8 @@ static int exec_sample_when(struct live *l, const struct command *c, FILE *out, 
 	if (l->src->set_sample_when(l->s, c->kind == CMD_SAMPLE_WHEN ? c->arg : NULL, err, errlen))
 		return -1;
 	if (c->kind == CMD_SAMPLE_WHEN)
-		fprintf(out, "sampling only in calls during which %s ran (decided in the kernel)\n",
-			c->arg);
+		fprintf(out, "sampling only in calls during which %s %s (decided in the kernel)\n",
+			c->arg, strncmp(c->arg, "branch ", 7) ? "ran" : "happened");
 	else
 		fprintf(out, "sample-when off\n");
 	return 0;

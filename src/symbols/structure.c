@@ -430,6 +430,9 @@ int structure_build(const struct structure_query *q, struct structure *out, char
 				si->refused = xstrdup(why);
 			if (dw)
 				lines_line_of(dw, ii[i].addr, &si->file, &si->line);
+			for (size_t k = 0; ii[i].call && ii[i].target && k < fl.n && !si->callee; k++)
+				if (fl.f[k].vaddr == ii[i].target && !fl.f[k].ifunc)
+					si->callee = xstrdup(function_shown(&fl.f[k]));
 		}
 		if (n && out->insns[n - 1].i.addr + out->insns[n - 1].i.size < out->hi)
 			out->hi = out->insns[n - 1].i.addr + out->insns[n - 1].i.size;
@@ -479,8 +482,10 @@ int structure_build(const struct structure_query *q, struct structure *out, char
 
 void structure_free(struct structure *s)
 {
-	for (int i = 0; i < s->ninsns; i++)
+	for (int i = 0; i < s->ninsns; i++) {
 		free(s->insns[i].refused);
+		free(s->insns[i].callee);
+	}
 	free(s->insns);
 	free(s->blocks);
 	free(s->loops);

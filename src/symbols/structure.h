@@ -27,6 +27,7 @@ struct structure_insn {
 	const char *file;  /* a path of the line table, owned by the structure */
 	int block;         /* the block holding it */
 	char *refused;     /* why a probe here is refused (insn.h), malloc'd; NULL: it is not */
+	char *callee;      /* a direct call's function in the binary (malloc'd), else NULL */
 };
 
 struct structure_block {

@@ -17,6 +17,7 @@
 #include "errbuf.h"
 #include "liverun.h"
 #include "tuidraw.h"
+#include "tuiexplore.h"
 #include "tuikeys.h"
 #include "tuioverlay.h"
 #include "tuistate.h"
@@ -72,6 +73,7 @@ void tui_close(struct tui *t)
 	tuitree_free(t->tree[1]);
 	flame_free(t->inv);
 	tuioverlay_close(t);
+	tuiexplore_close(t);
 	for (size_t i = 0; i < t->nhistory; i++)
 		free(t->history[i]);
 	free(t->search);
@@ -85,6 +87,7 @@ void tui_draw(struct tui *t, const struct live_view *v)
 	tuistate_sync_trees(t);
 	tuistate_cursors_follow(t);
 	tuistate_cursors_commit(t);
+	tuiexplore_refresh(t);
 	tuidraw_redraw(t);
 }
 

@@ -22,6 +22,7 @@
  *   i  invert (leaf functions first, callers below)
  *   Tab/Shift-Tab  focus: tree / hottest functions / probes
  *   Enter on a hottest function: find it in the tree (exact label match)
+ *   x  the explorer pane on the selected function (tuiexplore.h)
  *   p  pause display                     < >  refresh interval /2 x2 (0.1..60 s)
  *   :  command prompt (history, :q quits) ?  help      q  quit
  * Expansion, selection, zoom and search are kept across refreshes by path

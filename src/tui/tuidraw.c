@@ -18,6 +18,7 @@
 
 #include "printable.h"
 #include "tuilayout.h"
+#include "tuiexplore.h"
 #include "tuioverlay.h"
 #include "util.h"
 
@@ -876,6 +877,115 @@ static void draw_message(const struct tui *t, int *cx)
 	    "? help  / search  : command  Tab focus  z zoom  i invert  p pause  q quit");
 }
 
+/* ---- the explorer pane ------------------------------------------------------- */
+
+/* A source line with tabs as spaces (8 columns), printable. */
+static void source_text(const char *s, char *buf, size_t size)
+{
+	size_t o = 0, col = 0;
+	for (; s && *s && o + 1 < size; s++) {
+		if (*s == '\t') {
+			do
+				buf[o++] = ' ';
+			while (++col % 8 && o + 1 < size);
+		} else {
+			buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+			col++;
+		}
+	}
+	buf[o] = 0;
+}
+
+static void draw_explore(struct tui *t)
+{
+	const struct tuiexplore *e = t->explore;
+	int y0 = t->lay.status.y + t->lay.status.h, y1 = t->lay.msg.y; /* rows [y0, y1) */
+	int xmax = COLS;
+	for (int y = y0; y < y1; y++)
+		fill(y, 0, xmax, A_NORMAL);
+	if (y1 - y0 < 4)
+		return;
+	char lab[LABEL_MAX];
+	if (!e->built) {
+		putf(y0, 0, xmax, style(t, ST_TITLE_FOCUS), " explore %s ", e->at.func);
+		put(y0 + 2, 2, xmax, style(t, ST_ERROR), e->err);
+		put(y1 - 1, 0, xmax, style(t, ST_HINT), "Backspace back  x/Esc close");
+		return;
+	}
+	const struct structure *s = &e->s;
+	printable_copy(lab, sizeof(lab), s->function);
+	fill(y0, 0, xmax, style(t, ST_TITLE_FOCUS));
+	int x = putf(y0, 0, xmax, style(t, ST_TITLE_FOCUS), " explore %s  (%s)  %d blocks, %d loop%s",
+		     lab, strrchr(s->binary, '/') ? strrchr(s->binary, '/') + 1 : s->binary,
+		     s->nblocks, s->nloops, s->nloops == 1 ? "" : "s");
+	putf(y0, x, xmax, style(t, ST_TITLE_FOCUS), "   %llu samples held with it on the stack",
+	     (unsigned long long)e->samples);
+	putf(y0 + 1, 0, xmax, style(t, ST_HEADER), "  LINE SITES BR   SELF  TOTAL  %-30s %s", "PROBES (exact)",
+	     s->source_path ? "SOURCE" : "SOURCE (not found: instructions)");
+	int body = y1 - y0 - 3;
+	size_t n = tuiexplore_nrows(e);
+	struct tuiexplore *me = t->explore;
+	if (me->cursor >= (int)n)
+		me->cursor = n ? (int)n - 1 : 0;
+	if (me->cursor < me->top)
+		me->top = me->cursor;
+	if (me->cursor >= me->top + body)
+		me->top = me->cursor - body + 1;
+	for (int r = 0; r < body && (size_t)(me->top + r) < n; r++) {
+		struct tuiexplore_row row;
+		if (!tuiexplore_row(e, (size_t)(me->top + r), &row))
+			break;
+		int y = y0 + 2 + r;
+		bool sel = me->top + r == me->cursor;
+		attr_t a = sel ? style(t, ST_SEL) : A_NORMAL;
+		if (sel)
+			fill(y, 0, xmax, a);
+		const struct structure_line *l = &s->lines[row.line];
+		char text[LABEL_MAX];
+		if (row.insn >= 0) {
+			const struct structure_insn *si = &s->insns[row.insn];
+			printable_copy(text, sizeof(text), si->i.text);
+			putf(y, 0, xmax, sel ? a : style(t, ST_DIM), "%51s %#llx  %-34s B%d%s", "",
+			     (unsigned long long)si->i.addr, text, si->block,
+			     si->refused ? "  (no probe here)" : "");
+			continue;
+		}
+		char sites[8] = "", br[8] = "", probes[96];
+		if (l->sites)
+			snprintf(sites, sizeof(sites), "%d%s", l->sites, l->refused ? "!" : "");
+		if (l->branches)
+			snprintf(br, sizeof(br), "%d", l->branches);
+		tuiexplore_line_probes(t, l->line, probes, sizeof(probes));
+		const struct line_samples *c = e->counts ? &e->counts[row.line] : NULL;
+		double share = c && e->samples ? 100.0 * (double)c->total / (double)e->samples : 0;
+		x = putf(y, 0, xmax, a, "%6u %5s %2s ", l->line, sites, br);
+		if (c && c->total)
+			x = putf(y, x, xmax, sel ? a : heat(t, share) | a, "%6llu %6llu  ",
+				 (unsigned long long)c->self, (unsigned long long)c->total);
+		else
+			x = put(y, x, xmax, a, "               ");
+		x = putf(y, x, xmax, sel ? a : (probes[0] ? style(t, ST_VALUE) : a), "%-30.30s ", probes);
+		if (l->text) {
+			source_text(l->text, text, sizeof(text));
+			put(y, x, xmax, a, text);
+		} else if (!s->source_path) {
+			/* no source: the line's first instruction */
+			for (int i = 0; i < s->ninsns; i++)
+				if (s->insns[i].line == l->line && s->insns[i].file && s->file &&
+				    !strcmp(s->insns[i].file, s->file)) {
+					printable_copy(text, sizeof(text), s->insns[i].i.text);
+					putf(y, x, xmax, a | style(t, ST_DIM), "%#llx %s%s",
+					     (unsigned long long)s->insns[i].i.addr, text,
+					     l->insns > 1 ? " ..." : "");
+					break;
+				}
+		}
+	}
+	put(y1 - 1, 0, xmax, style(t, ST_HINT),
+	    "l line probe  b branch  w/W sample-when (taken/not)  c capture  u untrace  a asm  "
+	    "Enter callee  p caller  Bksp back  x close");
+}
+
 /* ---- the overlay's box ------------------------------------------------------- */
 
 static void draw_overlay(const struct tui *t)
@@ -934,10 +1044,14 @@ void tuidraw_redraw(struct tui *t)
 	} else {
 		tuilayout_compute(t);
 		draw_status(t);
-		draw_flame(t);
-		draw_hot(t);
-		draw_probes(t);
-		draw_separators(t);
+		if (t->explore) {
+			draw_explore(t);
+		} else {
+			draw_flame(t);
+			draw_hot(t);
+			draw_probes(t);
+			draw_separators(t);
+		}
 		draw_message(t, &cx);
 		if (t->overlay != OVERLAY_NONE)
 			draw_overlay(t);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tuiexplore.h"
 #include "tuioverlay.h"
 #include "tuiprompt.h"
 
@@ -209,6 +210,19 @@ int tuikeys_handle(struct tui *t, int ch)
 	t->msg_kind = MSG_NONE; /* a message answers the last key only */
 	t->search_wrapped = false;
 	int quit = 0;
+	/* the explorer pane takes its keys first; ? : and the rest go on */
+	if (t->explore && tuiexplore_key(t, ch))
+		return 0;
+	if (t->explore && (ch == ':' || ch == '?' || ch == 'p' || ch == '<' || ch == '>')) {
+		global_key(t, ch, &quit);
+		return 0;
+	}
+	if (t->explore)
+		return 0;
+	if (ch == 'x') {
+		tuiexplore_open_selected(t);
+		return 0;
+	}
 	if (global_key(t, ch, &quit))
 		return quit;
 	switch (t->focus) {

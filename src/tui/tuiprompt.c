@@ -31,6 +31,12 @@ static void edit_set(struct lineedit *e, const char *s)
 	e->len = e->cur = strlen(e->buf);
 }
 
+void tuiprompt_open_with(struct tui *t, enum prompt p, const char *text)
+{
+	tuiprompt_open(t, p);
+	edit_set(&t->edit, text);
+}
+
 static void edit_insert(struct lineedit *e, char c)
 {
 	if (e->len + 1 >= sizeof(e->buf))
@@ -108,7 +114,7 @@ static void history_move(struct tui *t, int dir)
 
 /* Runs a command line through the session and shows its answer: the first
  * line on the message line, a longer answer in an overlay. */
-static int command_run(struct tui *t, const char *line)
+int tuiprompt_run(struct tui *t, const char *line)
 {
 	const char *p = line + strspn(line, " \t");
 	if (!strcmp(p, "q") || !strcmp(p, "quit") || !strcmp(p, "exit"))
@@ -163,7 +169,7 @@ static int prompt_accept(struct tui *t)
 	if (!t->edit.buf[strspn(t->edit.buf, " \t")])
 		return 0;
 	history_add(t, t->edit.buf);
-	return command_run(t, t->edit.buf);
+	return tuiprompt_run(t, t->edit.buf);
 }
 
 static void prompt_cancel(struct tui *t)

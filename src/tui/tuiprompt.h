@@ -14,6 +14,14 @@
 /* Opens a prompt with an empty line. */
 void tuiprompt_open(struct tui *t, enum prompt p);
 
+/* Opens a prompt with `text` typed in (the cursor after it). */
+void tuiprompt_open_with(struct tui *t, enum prompt p, const char *text);
+
+/* Runs a command line through the session as the `:` prompt does: its
+ * answer's first line on the message line, a longer one in an overlay.
+ * Returns 1 when it asked to quit, else 0. */
+int tuiprompt_run(struct tui *t, const char *line);
+
 /* One key while a prompt is open; returns 1 when the command asked to
  * quit, else 0. */
 int tuiprompt_key(struct tui *t, int ch);

@@ -101,6 +101,8 @@ struct tui {
 	char otitle[96];
 
 	struct layout lay;
+
+	struct tuiexplore *explore;    /* the explorer pane (tuiexplore.h), NULL: closed */
 };
 
 /* The tree shown (inverted or not), and its flame tree (NULL: none yet). */

@@ -24,7 +24,7 @@ objdump_rows() { # BIN FUNC
 	objdump -d -l --no-show-raw-insn "$1" | awk -v fn="<$2>:" '
 		function hex(h,   v, i) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
 		$2 == fn { f = 1; next }
-		f && /^$/ { exit }
+		f && /^$/ { f = 0 } # (no exit: an early one would SIGPIPE objdump under pipefail)
 		f && /^\/.*:[0-9]+/ { l = $1; sub(/ .*/, "", l); n = l; sub(/.*:/, "", n); line = (l ~ /\/branches\.c:/) ? n : 0; next }
 		f && /^ +[0-9a-f]+:\t/ {
 			a = $1; sub(/:$/, "", a)

@@ -103,9 +103,12 @@ done
 # The jump sonde names at branches.c:$big is the one objdump puts on that
 # line, and `branch FUNC+0xOFF` at its address counts the same.
 bin="$TARGETS/branches-gcc-O2"
+# (awk reads to the end: an early exit would SIGPIPE objdump, and pipefail
+# fail the script)
 objdump -d --line-numbers --no-show-raw-insn "$bin" |
-	awk -v tag="branches.c:$big" '/^[0-9a-f]+ <handle_request>:/ { f = 1 } f && /^$/ { exit }
-		f && /^\/.*branches\.c:[0-9]+/ { here = ($0 ~ tag "( |$)") } f && here && /\tj[a-z]+ +[0-9a-f]+ </ { print; exit }' >"$WORK/objdump.txt"
+	awk -v tag="branches.c:$big" '/^[0-9a-f]+ <handle_request>:/ { f = 1 } f && /^$/ { f = 0 }
+		f && /^\/.*branches\.c:[0-9]+/ { here = ($0 ~ tag "( |$)") }
+		f && here && !done && /\tj[a-z]+ +[0-9a-f]+ </ { print; done = 1 }' >"$WORK/objdump.txt"
 addr=$(sed -E 's/^ *([0-9a-f]+):.*/\1/' "$WORK/objdump.txt")
 insn=$(sed -E 's/^ *[0-9a-f]+:\t(j[a-z]+) +([0-9a-f]+) .*/\1 0x\2/' "$WORK/objdump.txt")
 fn=$(nm "$bin" | awk '$3 == "handle_request" { print $1 }')
