@@ -97,7 +97,7 @@ static const struct command_info commands[] = {
 	 "e.g.  sample-in handle_request"},
 	{"sample-when", CMD_SAMPLE_WHEN, parse_sample_when, NULL,
 	 "sample-when [branch] FILE:LINE|off",
-	 "sample in calls where a line ran, a jump went",
+	 "sample in calls where a line ran, jump went",
 	 "FILE:LINE, branch FILE:LINE taken|not-taken, or off",
 	 "sample-when server.c:1312 or sample-when off",
 	 "Samples only in calls of the traced functions during which the line\n"
