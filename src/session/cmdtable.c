@@ -96,8 +96,8 @@ static const struct command_info commands[] = {
 	 "sample-in \"off\".)\n"
 	 "e.g.  sample-in handle_request"},
 	{"sample-when", CMD_SAMPLE_WHEN, parse_sample_when, NULL,
-	 "sample-when [branch] FILE:LINE|off",
-	 "sample in calls where a line ran, jump went",
+	 "sample-when [branch] FILE:LINE",
+	 "sample in calls where a line ran, a jump went",
 	 "FILE:LINE, branch FILE:LINE taken|not-taken, or off",
 	 "sample-when server.c:1312 or sample-when off",
 	 "Samples only in calls of the traced functions during which the line\n"
