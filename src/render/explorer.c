@@ -232,8 +232,13 @@ void explorer_json(FILE *out, const struct structure *s, const struct explorer_o
 					continue;
 				fprintf(out, "%s{\"name\": ", n++ ? ", " : "");
 				json_write_string(out, pi->name);
-				fprintf(out, ", \"kind\": \"%s\", \"count\": %" PRIu64 "}",
+				fprintf(out, ", \"kind\": \"%s\", \"count\": %" PRIu64,
 					pi->branch ? "branch" : "line", pi->entered);
+				if (pi->branch)
+					fprintf(out, ", \"jump\": %u, \"outcome\": \"%s\", \"to_line\": %u",
+						pi->branch->jump, pi->branch->taken ? "taken" : "not-taken",
+						pi->branch->to_line);
+				fputc('}', out);
 			}
 			fprintf(out, "]");
 		}

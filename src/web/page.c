@@ -24,6 +24,8 @@ static bool fill_page(FILE *out, const char *name, void *arg)
 		fputs("\n</script>\n<script>\n", out);
 		fputs(asset_d3_flamegraph_umd_min_js, out);
 		fputs("\n</script>\n<script>\n", out);
+		fputs(asset_dagre_min_js, out);
+		fputs("\n</script>\n<script>\n", out);
 		fputs(asset_page_js, out);
 		return true;
 	}

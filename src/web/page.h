@@ -1,5 +1,5 @@
 /* page — the page of `sonde serve`: one HTML document that holds its
- * stylesheet and scripts (d3, d3-flame-graph and the page's own), so a
+ * stylesheet and scripts (d3, d3-flame-graph, dagre and the page's own), so a
  * browser needs nothing but this server, and no internet.
  *
  *   GET /   the page; like every route it needs the token, which the page
@@ -20,6 +20,8 @@ extern const char asset_page_css[];		     /* the page's stylesheet */
 extern const char asset_page_js[];		     /* the page: after the two below */
 extern const char asset_d3_min_js[];		     /* npm d3: global d3 */
 extern const char asset_d3_flamegraph_umd_min_js[]; /* npm d3-flame-graph: global flamegraph */
+extern const char asset_dagre_min_js[];	     /* npm @dagrejs/dagre: global dagre (the
+						      * explorer's block graph) */
 
 /* Registers GET / on s. */
 void page_routes(struct http_server *s);

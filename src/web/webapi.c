@@ -7,7 +7,11 @@
 #include <string.h>
 
 #include "errbuf.h"
+#include "explorer.h"
 #include "flamechart.h"
+#include "frames.h"
+#include "linesamples.h"
+#include "structure.h"
 #include "flamedelta.h"
 #include "heatmap.h"
 #include "json.h"
@@ -408,6 +412,68 @@ static void route_flamechart(void *arg, struct http_request *rq)
 	free(buf);
 }
 
+/* The binary of a function the live session's frames name (NULL: none). */
+static const char *module_of(const struct profile *p, const char *func)
+{
+	size_t n = frames_count(p->frames);
+	for (uint32_t id = 1; id <= n; id++) {
+		const struct frame *f = frames_get(p->frames, id);
+		if (f && f->module[0] && f->module[0] != '[' && strcmp(f->name, func) == 0)
+			return f->module;
+	}
+	return NULL;
+}
+
+/* GET /api/explore?func=NAME[&binary=PATH]: the function's structure
+ * (explorer.h's JSON) with the samples the session holds per line and its
+ * probes' counts. */
+static void route_explore(void *arg, struct http_request *rq)
+{
+	struct webapi *a = arg;
+	const char *func = http_request_arg(rq, "func"), *binary = http_request_arg(rq, "binary");
+	struct profile *p = liverun_profile(a->r);
+	if (!func || !*func) {
+		http_reply_error(rq, 400, "no function: /api/explore?func=NAME[&binary=PATH]");
+		return;
+	}
+	if (!binary || !*binary)
+		binary = module_of(p, func);
+	if (!binary) {
+		http_reply_error(rq, 400, "%s: no sample names its binary; give binary=PATH", func);
+		return;
+	}
+	char err[1024];
+	struct structure s;
+	struct structure_query q = {.binary = binary, .func = func};
+	if (structure_build(&q, &s, err, sizeof(err))) {
+		http_reply_error(rq, 400, "%s", err);
+		return;
+	}
+	struct explorer_counts counts = {.from = "live", .p = p};
+	if (s.nlines) {
+		counts.lines = xcalloc((size_t)s.nlines, sizeof(*counts.lines));
+		struct view v = {0};
+		struct line_samples_query lq = {.func = s.function,
+						.module = s.binary,
+						.file = s.file,
+						.lo = s.lines[0].line,
+						.n = (size_t)s.nlines};
+		counts.samples = line_samples_of(p, &v, &lq, counts.lines);
+	}
+	struct explorer_options o = {.counts = &counts};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = membuf(&buf, &len);
+	fputs("{\"ok\":true,\"data\":", f);
+	explorer_json(f, &s, &o);
+	fputs("}\n", f);
+	fclose(f);
+	free(counts.lines);
+	structure_free(&s);
+	http_reply(rq, 200, "application/json", buf, len);
+	free(buf);
+}
+
 /* ---- event streams ---- */
 
 static struct snapshot *snapshot_new(char *text, size_t len)
@@ -639,6 +705,7 @@ struct webapi *webapi_new(struct liverun *r, struct http_server *s, double inter
 	http_server_route(s, "GET", "/api/band", route_band, a);
 	http_server_route(s, "GET", "/api/sandwich", route_sandwich, a);
 	http_server_route(s, "GET", "/api/flamechart", route_flamechart, a);
+	http_server_route(s, "GET", "/api/explore", route_explore, a);
 	http_server_route(s, "GET", "/api/heatmap", route_heatmap, a);
 	http_server_route(s, "GET", "/api/range", route_range, a);
 	return a;

@@ -15,6 +15,11 @@
 #    line's row shows its hits, exactly the target's count, and in which
 #    calls of handle_request and handle_batch it ran, the target's counts,
 #    and the value it captures (v, always 1) read at every hit.
+#  - the explorer (branches, gcc -O2): x on handle_request shows its lines
+#    with sonde explore's sites and branches, its blocks as a graph (a box a
+#    block, an edge a pair, the loop's back edge dashed), heat on the lines
+#    with samples; a click on a line's branch button places the branch
+#    probe and its outcomes show (one request in eight one way).
 # Screenshots go to $BUILD/test-artifacts/serve_panels/. Skipped only when
 # chromium cannot start.
 . "$(dirname "$0")/lib.sh"
@@ -68,3 +73,10 @@ line=$(grep -n 'LINE_HIT' "$SRC/tests/targets/lines/lines.c" | tail -n1 | cut -d
 serve lines --no-children --trace handle_request --trace handle_batch --trace "lines.c:$line v" \
 	--target-output "$WORK/lines.out" -- "$TARGETS/lines-gcc-O2" 30000
 panel lines "lines.c:$line" "$WORK/lines.out"
+
+# ---- the explorer: handle_request of the branches target, a branch probe
+# placed by a click. Runs far longer than the check.
+big=$(grep -n '/\* LINE_BIG \*/' "$SRC/tests/targets/branches/branches.c" | cut -d: -f1)
+"$SONDE" explore -e "$TARGETS/branches-gcc-O2" handle_request --json >"$WORK/explore.json"
+serve explore -F 199 --trace handle_request -- "$TARGETS/branches-gcc-O2" 1000000000
+panel explore "$big" "$WORK/explore.json"

@@ -62,9 +62,9 @@ async function apiShare(re) {
 	const left = /@(STYLE|SCRIPT)@/.exec(html);
 	if (left) fail("the page still holds the placeholder " + left[0]);
 	const scripts = html.match(/<script>/g) || [];
-	if (scripts.length !== 3 || !/d3js\.org/.test(html) || !/flamegraph/.test(html) || /<script[^>]* src=/.test(html))
-		fail(`the page should inline d3, d3-flame-graph and its own script (${scripts.length} scripts)`);
-	ok(`GET / with the token: ${html.length} bytes of HTML, d3, d3-flame-graph and the page's script inline`);
+	if (scripts.length !== 4 || !/d3js\.org/.test(html) || !/flamegraph/.test(html) || !/graphlib/.test(html) || /<script[^>]* src=/.test(html))
+		fail(`the page should inline d3, d3-flame-graph, dagre and its own script (${scripts.length} scripts)`);
+	ok(`GET / with the token: ${html.length} bytes of HTML, d3, d3-flame-graph, dagre and the page's script inline`);
 }
 
 const { context, userDataDir } = await launchChromium();
@@ -316,7 +316,7 @@ await pagekit.runChecks(context, userDataDir, async () => {
 	await page.keyboard.press("?");
 	await page.waitForSelector("#help", { state: "visible" });
 	const listed = await page.$$eval("#helpkeys tr", (trs) => trs.map((t) => t.dataset.keys).join(" ").split(" "));
-	const want = ["/", "n", "N", "Esc", "z", "Z", "Backspace", "i", "p", ":", "h", "?"];
+	const want = ["/", "n", "N", "Esc", "z", "Z", "Backspace", "i", "p", ":", "h", "x", "?"];
 	if (listed.slice().sort().join() !== want.slice().sort().join()) fail(`? lists the keys ${listed}, not ${want}`);
 	await shot(page, "05c-help");
 	const titleBefore = await page.textContent("#flametitle");

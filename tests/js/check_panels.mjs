@@ -39,6 +39,15 @@
 //       (every 10th request, i % 7 of them: those with i % 7 > 0); no
 //       latency columns; the value of v it captures (count_hit's argument,
 //       always 1) read at every hit, as sonde report shows it.
+//   explore URL ART LINE EXPLORE_JSON
+//       serve --trace handle_request -- branches-gcc-O2 N: x on handle_request
+//       (searched, gone to with n) opens the explorer pane, whose lines carry
+//       the sites and branches of `sonde explore --json` (EXPLORE_JSON), its
+//       graph a box per block, an edge per pair of blocks and a dashed back
+//       edge per loop, its lines with samples a heat colour; a click on the
+//       branch button of LINE (if (len > 4096)) places the branch probe and the
+//       row shows its outcomes, one in eight requests one way, no more than
+//       the status counts.
 // Prints "ok: ..." per check; exits 1 at the first failure, 77 when
 // chromium cannot start.
 import fs from "node:fs";
@@ -331,6 +340,66 @@ async function checkLines(page, line, targetOut) {
 	await pagekit.shot(artifacts, page, "lines");
 }
 
+async function checkExplore(page, line, explorePath) {
+	const want = JSON.parse(fs.readFileSync(explorePath, "utf8"));
+	await page.goto(url);
+	await page.waitForSelector('body[data-conn="live"]', { timeout: 15000 });
+	await page.waitForFunction(() => +document.querySelector("#flame").dataset.nodes > 3, null, { timeout: 20000 });
+	// select handle_request as a user does: search it, go to the match, x
+	await page.fill("#search", "^handle_request$");
+	await page.keyboard.press("Escape");
+	await page.keyboard.press("n");
+	await page.keyboard.press("x");
+	await page.waitForSelector("#explorepane:not([hidden]) #explore tbody tr[data-line]", { timeout: 15000 });
+	const rows = await page.evaluate(() => [...document.querySelectorAll("#explore tbody tr")].map((tr) =>
+		[+tr.dataset.line, +tr.dataset.sites, +tr.dataset.branches]));
+	const wanted = want.lines.map((l) => [l.line, l.sites, l.branches]);
+	if (JSON.stringify(rows) !== JSON.stringify(wanted))
+		fail(`the pane's lines (line, sites, branches) are not sonde explore's: ${JSON.stringify(rows)} vs ${JSON.stringify(wanted)}`);
+	ok(`the pane shows handle_request's ${rows.length} lines with sonde explore's sites and branches`);
+	// the block graph: a box per block, an edge per successor, dashed back edges
+	const graph = await page.evaluate(() => ({
+		blocks: document.querySelectorAll("#exploregraph g.block").length,
+		edges: document.querySelectorAll("#exploregraph path").length,
+		back: document.querySelectorAll("#exploregraph path.back").length,
+	}));
+	const edges = want.blocks.reduce((n, b) => n + b.succ.length, 0);
+	// dagre keeps one edge per pair of blocks: a block whose two ways go to one block draws one
+	const pairs = new Set(want.blocks.flatMap((b) => b.succ.map((s) => b.id + ">" + s))).size;
+	if (graph.blocks !== want.blocks.length || graph.edges !== pairs || graph.back !== want.loops.length)
+		fail(`the graph has ${graph.blocks} blocks, ${graph.edges} edges, ${graph.back} back edges; explore: ` +
+			`${want.blocks.length}, ${pairs} (of ${edges} successors), ${want.loops.length}`);
+	ok(`the block graph: ${graph.blocks} blocks, ${graph.edges} edges, ${graph.back} back edge`);
+	// heat: some line holds samples, its cell coloured
+	await page.waitForFunction(() => [...document.querySelectorAll("#explore tbody tr")].some((tr) => +tr.dataset.total > 0),
+		null, { timeout: 20000 });
+	const heat = await page.evaluate(() => [...document.querySelectorAll("#explore tbody tr")]
+		.filter((tr) => +tr.dataset.total > 0).every((tr) => /rgba/.test(tr.children[5].getAttribute("style") || "")));
+	if (!heat) fail("a line with samples has no heat colour");
+	// a branch probe by click: its outcomes show in the row
+	const row = `#explore tbody tr[data-line="${line}"]`;
+	await page.click(row + " button.branch");
+	// (the two outcomes' counts are read as the session refreshes each: the
+	// first figures may have one of them behind)
+	await page.waitForFunction((row) => {
+		const m = /#1 taken ([0-9.]+)% not taken ([0-9.]+)% of (\d+)/.exec(document.querySelector(row + " .probes").textContent);
+		return m && +m[3] >= 400 && Math.min(+m[1], +m[2]) > 0;
+	}, row, { timeout: 30000 });
+	const text = await page.evaluate((row) => document.querySelector(row + " .probes").textContent, row);
+	const m = /#1 taken ([0-9.]+)% not taken ([0-9.]+)% of (\d+)/.exec(text);
+	const small = Math.min(+m[1], +m[2]);
+	// one request in eight takes the slow path (a few in flight at the attach aside)
+	if (small < 11 || small > 14) fail(`the branch's outcomes in the pane: ${text}; one request in eight goes one way`);
+	const st = (await api("/api/status")).body.data;
+	const taken = st.probes.find((p) => p.name === `branch branches.c:${line} taken`);
+	const nott = st.probes.find((p) => p.name === `branch branches.c:${line} not-taken`);
+	if (!taken || !nott || !taken.attached || !nott.attached) fail("the status has no attached outcome probes for the branch");
+	if (taken.total_calls + nott.total_calls < +m[3])
+		fail(`the status counts ${taken.total_calls + nott.total_calls} outcomes, fewer than the pane showed (${m[3]})`);
+	ok(`a click placed the branch probe: the pane shows '${text}', the status ${taken.total_calls} taken, ${nott.total_calls} not`);
+	await pagekit.shot(artifacts, page, "explore");
+}
+
 const { context, userDataDir } = await launchChromium();
 await pagekit.runChecks(context, userDataDir, async () => {
 	const page = context.pages()[0] || (await context.newPage());
@@ -339,6 +408,7 @@ await pagekit.runChecks(context, userDataDir, async () => {
 	if (panel === "offcpu") await checkOffcpu(page, +rest[0]);
 	else if (panel === "threads") await checkThreads(page, rest[0]);
 	else if (panel === "lines") await checkLines(page, rest[0], rest[1]);
+	else if (panel === "explore") await checkExplore(page, rest[0], rest[1]);
 	else fail("unknown panel " + panel);
 	if (errors.length) fail("errors in the page: " + errors.join("; "));
 	ok("no script errors in the page");

@@ -1070,6 +1070,125 @@ $("heatclose").onclick = function () { $("heatpane").hidden = true; heatSel = nu
 $("chartclose").onclick = function () { $("chartpane").hidden = true; };
 $("sandclose").onclick = function () { $("sandpane").hidden = true; sandwichFn = null; };
 
+/* ---- the explorer: the selected function's source lines (as sonde
+ * explore and top's pane show them: sites, jumps), their samples held and
+ * their probes' exact counts, and its basic blocks as a graph laid out by
+ * dagre; a line's buttons place a line probe or a branch probe through the
+ * command language (/api/command). Fetched again every 2 s while open ---- */
+var exploreFn = null, exploreData = null, exploreTimer = 0;
+function baseName(p) { return (p || "").replace(/^.*\//, ""); }
+function openExplore(name) {
+	if (!name) { say("x: no frame selected: point at one, or go to a match with n", true); return; }
+	exploreFn = name;
+	$("explorepane").hidden = false;
+	$("exploretitle").textContent = "exploring " + name + "...";
+	fetchExplore();
+	clearInterval(exploreTimer);
+	exploreTimer = setInterval(fetchExplore, 2000);
+}
+function closeExplore() {
+	exploreFn = null;
+	clearInterval(exploreTimer);
+	$("explorepane").hidden = true;
+}
+function fetchExplore() {
+	var name = exploreFn;
+	if (!name) return;
+	fetch("/api/explore?func=" + encodeURIComponent(name), {headers: {"X-Sonde-Token": token}})
+		.then(function (r) { return r.json(); })
+		.then(function (ans) {
+			if (exploreFn !== name) return;
+			if (!ans.ok) { $("exploretitle").textContent = name + ": " + ans.error; say(ans.error, true); return; }
+			drawExplore(ans.data);
+		}, function (e) { say("explore: " + e.message, true); });
+}
+/* What the probes on a line counted: its line probe's hits, and per jump
+ * its outcomes' shares. */
+function exploreProbes(l) {
+	var out = [], jumps = {};
+	(l.probes || []).forEach(function (p) {
+		if (p.kind === "line") { out.push("line " + p.count); return; }
+		var j = jumps[p.jump] || (jumps[p.jump] = {taken: 0, not: 0});
+		if (p.outcome === "taken") j.taken = p.count; else j.not = p.count;
+	});
+	Object.keys(jumps).forEach(function (k) {
+		var j = jumps[k], n = j.taken + j.not;
+		out.push("#" + k + " taken " + pct(j.taken, n).toFixed(1) + "% not taken " +
+			pct(j.not, n).toFixed(1) + "% of " + n);
+	});
+	return out.join("; ");
+}
+function drawExplore(d) {
+	exploreData = d;
+	var pane = $("explorepane");
+	pane.dataset.function = d.function;
+	$("exploretitle").textContent = d.function + " (" + baseName(d.binary) + "): " + d.blocks.length +
+		" blocks, " + d.loops.length + " loop" + (d.loops.length === 1 ? "" : "s") + ", " +
+		fmtCount(d.samples || 0) + " samples held with it on the stack";
+	$("exploredetails").textContent = d.source ? d.source : "source not found: " + (d.file || "?");
+	var most = d.lines.reduce(function (m, l) { return Math.max(m, l.total || 0); }, 0);
+	var rows = d.lines.map(function (l) {
+		var heat = most > 0 && l.total ? "background: rgba(230, 90, 30, " + (0.1 + 0.6 * l.total / most).toFixed(2) + ")" : "";
+		var probes = exploreProbes(l);
+		var buttons = l.sites ? "<button class=\"line\" type=\"button\" title=\"trace this line (a line probe)\">line</button>" : "";
+		if (l.branches) buttons += " <button class=\"branch\" type=\"button\" title=\"trace its conditional jumps' outcomes\">branch</button>";
+		return "<tr data-line=\"" + l.line + "\" data-sites=\"" + l.sites + "\" data-branches=\"" + l.branches +
+			"\" data-total=\"" + (l.total || 0) + "\"><td>" + buttons + "</td><td>" + l.line + "</td><td>" + (l.sites ? l.sites + (l.refused ? "!" : "") : "") +
+			"</td><td>" + (l.branches || "") + "</td><td>" + (l.self || "") + "</td><td style=\"" + heat + "\">" +
+			(l.total || "") + "</td><td class=\"probes\">" + esc(probes) +
+			"</td><td class=\"src\">" + esc(l.text || "") + "</td></tr>";
+	});
+	document.querySelector("#explore tbody").innerHTML = rows.join("");
+	drawBlocks(d);
+}
+/* The blocks as a graph: dagre lays them out, d3 draws them. */
+function drawBlocks(d) {
+	var g = new dagre.graphlib.Graph();
+	g.setGraph({rankdir: "TB", nodesep: 16, ranksep: 22});
+	g.setDefaultEdgeLabel(function () { return {}; });
+	var back = {};
+	d.loops.forEach(function (l) { back[l.from + ">" + l.head] = true; });
+	d.blocks.forEach(function (b) {
+		var label = "B" + b.id + (b.lo_line ? (b.lo_line === b.hi_line ? " line " + b.lo_line : " lines " + b.lo_line + "-" + b.hi_line) : "");
+		g.setNode("B" + b.id, {label: label, width: 8 + 6.6 * label.length, height: 22, block: b});
+	});
+	d.blocks.forEach(function (b) { b.succ.forEach(function (s) { g.setEdge("B" + b.id, "B" + s); }); });
+	dagre.layout(g);
+	var el = $("exploregraph");
+	el.innerHTML = "";
+	var gw = g.graph().width || 10, gh = g.graph().height || 10;
+	var svg = d3.select(el).append("svg").attr("width", gw + 20).attr("height", gh + 20)
+		.append("g").attr("transform", "translate(10,10)");
+	var line = d3.line().x(function (p) { return p.x; }).y(function (p) { return p.y; }).curve(d3.curveBasis);
+	g.edges().forEach(function (e) {
+		var from = e.v.slice(1), to = e.w.slice(1);
+		svg.append("path").attr("d", line(g.edge(e).points)).attr("class", back[from + ">" + to] ? "back" : "")
+			.attr("data-edge", e.v + ">" + e.w);
+	});
+	g.nodes().forEach(function (id) {
+		var n = g.node(id), b = n.block;
+		var grp = svg.append("g").attr("class", "block").attr("data-block", b.id)
+			.attr("transform", "translate(" + (n.x - n.width / 2) + "," + (n.y - n.height / 2) + ")")
+			.style("cursor", "pointer")
+			.on("click", function () {
+				var tr = document.querySelector("#explore tr[data-line=\"" + b.lo_line + "\"]");
+				document.querySelectorAll("#explore tr.cur").forEach(function (x) { x.classList.remove("cur"); });
+				if (tr) { tr.classList.add("cur"); tr.scrollIntoView({block: "center"}); }
+			});
+		grp.append("rect").attr("width", n.width).attr("height", n.height).attr("rx", 3)
+			.attr("class", (b.loop_head ? "loophead " : "") + (b.exits ? "exits" : ""));
+		grp.append("text").attr("x", 4).attr("y", 15).text(n.label);
+	});
+}
+document.querySelector("#explore tbody").addEventListener("click", function (e) {
+	var b = e.target.closest("button"), tr = e.target.closest("tr");
+	if (!b || !tr || !exploreData) return;
+	var spec = baseName(exploreData.binary) + ":" + baseName(exploreData.file) + ":" + tr.dataset.line;
+	command((b.classList.contains("branch") ? "trace branch " : "trace ") + spec).then(fetchExplore);
+});
+$("explorebtn").onclick = function () { openExplore(selected ? selected.name : null); };
+$("exploreclose").onclick = closeExplore;
+
 /* ---- keys: sonde top's (src/tui/tuikeys.c) wherever the page has the same
  * action, and h for the heat map, which top has not. One table makes both
  * the handler and the help (?). ---- */
@@ -1086,6 +1205,8 @@ var KEYS = [
 	[["p"], "pause", "pause / resume the display (data keeps coming)", function () { setPaused(!paused); }],
 	[[":"], "command", "the command line: any command of sonde top's language", function () { $("cmd").focus(); }],
 	[["h"], "heat map", "the subsecond heat map of the samples held", function () { openHeatmap(); }],
+	[["x"], "explore", "explore the selected function: its lines with live counts, blocks, loops; probe a line or a branch by click",
+		function () { openExplore(selected ? selected.name : null); }],
 	[["?"], "all keys", "this help (Esc, q, Enter or ? closes it)", function () { showHelp(true); }],
 ];
 var keyName = function (k) { return k === "Escape" ? "Esc" : k; };
