@@ -122,7 +122,7 @@ void explorer_text(FILE *out, const struct structure *s, const struct explorer_o
 			if (l->sites)
 				snprintf(sites, sizeof(sites), "%d%s", l->sites, l->refused ? "!" : "");
 			if (l->branches)
-				snprintf(br, sizeof(br), "%d", l->branches);
+				snprintf(br, sizeof(br), "%d%s", l->branches, l->branch_refused ? "!" : "");
 			fprintf(out, "%6u %5s %2s ", l->line, sites, br);
 			if (c) {
 				const struct line_samples *ls = c->lines ? &c->lines[k] : NULL;
@@ -140,7 +140,8 @@ void explorer_text(FILE *out, const struct structure *s, const struct explorer_o
 				text_insns_of_line(out, s, k, false, &keep);
 		}
 		fprintf(out, "  (SITES: addresses a line probe uses, one per copy of the line's code, "
-			     "! where the kernel cannot step one; BR: conditional jumps)\n");
+			     "! where the kernel cannot step one; BR: conditional jumps, ! where it cannot "
+			     "take one)\n");
 	} else {
 		fprintf(out, "\n");
 		text_insns_of_line(out, s, -1, true, &keep);
@@ -217,8 +218,9 @@ void explorer_json(FILE *out, const struct structure *s, const struct explorer_o
 	for (int k = 0; k < s->nlines; k++) {
 		const struct structure_line *l = &s->lines[k];
 		fprintf(out, "%s\n  {\"line\": %u, \"sites\": %d, \"branches\": %d, \"insns\": %d, "
-			     "\"refused\": %s, \"text\": ",
-			k ? "," : "", l->line, l->sites, l->branches, l->insns, l->refused ? "true" : "false");
+			     "\"refused\": %s, \"branch_refused\": %s, \"text\": ",
+			k ? "," : "", l->line, l->sites, l->branches, l->insns, l->refused ? "true" : "false",
+			l->branch_refused ? "true" : "false");
 		json_str(out, l->text);
 		if (c && c->lines)
 			fprintf(out, ", \"self\": %" PRIu64 ", \"total\": %" PRIu64, c->lines[k].self,

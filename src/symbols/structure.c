@@ -344,6 +344,7 @@ static void build_lines(struct structure *s, Dwarf *dw, unsigned first, const ch
 			continue;
 		s->lines[k].insns++;
 		s->lines[k].branches += s->insns[i].i.flow == INSN_FLOW_COND;
+		s->lines[k].branch_refused |= s->insns[i].i.flow == INSN_FLOW_COND && s->insns[i].refused;
 	}
 	/* Where a line probe would go: the line table's statement rows, one
 	 * per instance (lines.h), refused where the kernel cannot step one. */

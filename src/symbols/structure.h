@@ -62,6 +62,7 @@ struct structure_line {
 	int insns;       /* instructions whose line this is */
 	int branches;    /* conditional jumps on it */
 	bool refused;    /* a line probe would be refused (the kernel cannot step one site) */
+	bool branch_refused; /* a branch probe would be: the kernel cannot take one of its jumps */
 	char *text;      /* the source text (malloc'd), NULL when the file was not found */
 };
 

@@ -954,7 +954,7 @@ static void draw_explore(struct tui *t)
 		if (l->sites)
 			snprintf(sites, sizeof(sites), "%d%s", l->sites, l->refused ? "!" : "");
 		if (l->branches)
-			snprintf(br, sizeof(br), "%d", l->branches);
+			snprintf(br, sizeof(br), "%d%s", l->branches, l->branch_refused ? "!" : "");
 		tuiexplore_line_probes(t, l->line, probes, sizeof(probes));
 		const struct line_samples *c = e->counts ? &e->counts[row.line] : NULL;
 		double share = c && e->samples ? 100.0 * (double)c->total / (double)e->samples : 0;

@@ -167,6 +167,9 @@ expect_error "no branch at branches.c:$((big + 1)); branches in handle_request a
 	"$SONDE" record --trace "branch branches.c:$((big + 1))" -o "$WORK/bad" -- "$bin" 10
 expect_error "branches.c:$big has 1 conditional jump: no #3 \(#1 j[a-z]+ 0x[0-9a-f]+\)$" "$WORK/bad" -- \
 	"$SONDE" record --trace "branch branches.c:$big#3" -o "$WORK/bad" -- "$bin" 10
+hint=$(at LINE_HINT)
+expect_error "branch branches.c:$hint: the kernel cannot probe its jump: 0x[0-9a-f]+ is an instruction with a segment prefix \(0x3e\), which uprobes refuse$" "$WORK/bad" -- \
+	"$SONDE" record --trace "branch branches.c:$hint" -o "$WORK/bad" -- "$bin" 10
 expect_error "no instruction begins at \+0x1 of handle_request" "$WORK/bad" -- \
 	"$SONDE" record --trace "branch handle_request+0x1" -o "$WORK/bad" -- "$bin" 10
 expect_error "the instruction at \+0x0 of handle_request is no conditional jump" "$WORK/bad" -- \

@@ -12,7 +12,8 @@
  * what it counted:
  *   requests=N big=B odd=O both=A loop_calls=N loop_zero=Z loop_iters=T
  *   clamp_calls=C clamp_over=H asm_calls=N asm_zero=Z asm_iters=T
- * and count_down runs jrcxz and loop (LINE_ASM), which test %rcx. */
+ * and count_down runs jrcxz and loop (LINE_ASM), which test %rcx; hinted
+ * has a jump with a branch hint (LINE_HINT), which no probe may take. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -88,6 +89,16 @@ __attribute__((noinline)) unsigned long count_down(unsigned long n)
 	return acc;
 }
 
+/* A jump with a branch hint (a DS prefix, 0x3e: "likely taken"), which
+ * the kernel's uprobes refuse: a branch probe on its line is refused with
+ * the reason. */
+__attribute__((noinline)) unsigned long hinted(unsigned long i)
+{
+	unsigned long r = 0;
+	__asm__ volatile("test %1, %1\n.byte 0x3e\njne 1f\nincq %0\n1:" : "+r"(r) : "r"(i) : "cc"); /* LINE_HINT */
+	return r;
+}
+
 __attribute__((noinline)) unsigned long handle_batch(unsigned long i)
 {
 	return clamp((i * 104729) % 5000, 1000);
@@ -102,6 +113,7 @@ int main(int argc, char **argv)
 		total += handle_batch(i);
 		asm_zero += i % 4 == 0;
 		asm_iters += count_down(i % 4);
+		total += hinted(i & 1);
 	}
 	printf("requests=%lu big=%lu odd=%lu both=%lu loop_calls=%lu loop_zero=%lu loop_iters=%lu "
 	       "clamp_calls=%lu clamp_over=%lu asm_calls=%lu asm_zero=%lu asm_iters=%lu total=%lu\n",
