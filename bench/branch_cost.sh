@@ -5,7 +5,8 @@
 # against sonde's line probe on the same line (at the line's first
 # instruction); (2) the time from `trace 'branch FILE:LINE'` sent to a live
 # session to its outcomes counting (sonde ctl answers once the uprobes are
-# attached; then ctl status is polled until a count shows).
+# attached; then ctl status is polled until a count shows); (3) the same
+# from the key b in sonde top's explorer pane (in tmux).
 #
 # (1) bench/branchy calls pick(i) N times; pick's `if (i & 1)` line is an
 # `and` (which the kernel single-steps) and a `je` (which it emulates).
@@ -106,3 +107,50 @@ counting_ms() { # the median of RUNS: trace until answered, and until a count sh
 }
 echo "live: 'sonde ctl trace \"branch branchy.c:$line\"', median of $runs:"
 counting_ms
+kill -TERM "$top_pid" 2>/dev/null || true
+wait "$top_pid" 2>/dev/null || true
+top_pid=
+
+# (3) From the key b in top's explorer pane (tmux) to the outcomes
+# counting: the pane open on pick, the cursor on the line; b sent, then
+# ctl status polled until a count shows; untraced (ctl) after each.
+if command -v tmux >/dev/null; then
+	sock="sonde-bench-$$"
+	tmux -L "$sock" new-session -d -s b -x 160 -y 40 \
+		"SONDE_RUNTIME_DIR='$SONDE_RUNTIME_DIR' '$sonde' top -F 49 -i 0.2 -p $target_pid"
+	for _ in $(seq 200); do
+		tmux -L "$sock" capture-pane -p -t b | grep -q 'TOTAL%  SELF%  FUNCTION' && break
+		sleep 0.1
+	done
+	# until pick is in the tree (its samples come at 49 Hz): search, x
+	for _ in $(seq 60); do
+		tmux -L "$sock" send-keys -t b / p i c k Enter x
+		sleep 0.5
+		tmux -L "$sock" capture-pane -p -t b | grep -q '^ explore pick ' && break
+		tmux -L "$sock" send-keys -t b Escape
+		sleep 0.5
+	done
+	# the cursor starts on pick's first line with code: down to the if's
+	first=$("$sonde" explore -e "$prog" pick --json | jq '[.lines[] | select(.sites > 0) | .line] | min')
+	for _ in $(seq $((line - first))); do tmux -L "$sock" send-keys -t b j; done
+	for _ in $(seq "$runs"); do
+		t0=$(date +%s%N)
+		tmux -L "$sock" send-keys -t b b
+		for _ in $(seq 500); do
+			c=$("$sonde" ctl --json status | jq '[.data.probes[] | select(.name | startswith("branch ")) | select(.attached) | .total_calls] | add // 0')
+			[ "$c" -gt 0 ] && break
+			sleep 0.01
+		done
+		t1=$(date +%s%N)
+		[ "$c" -gt 0 ] || { tmux -L "$sock" capture-pane -p -t b >&2; echo "the key b placed no probe" >&2; exit 1; }
+		"$sonde" ctl untrace "branch branchy.c:$line" >/dev/null
+		echo $(((t1 - t0) / 1000))
+	done >"$tmp/key"
+	tmux -L "$sock" send-keys -t b Escape q
+	sleep 0.5
+	tmux -L "$sock" kill-server 2>/dev/null || true
+	printf "  top's explorer pane, key b until counting: %s ms (median of %s)\n" \
+		"$(median <"$tmp/key" | awk '{ printf "%.1f", $1 / 1000 }')" "$runs"
+else
+	echo "  top's explorer pane: skipped (no tmux)"
+fi

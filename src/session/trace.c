@@ -882,7 +882,12 @@ static bool probe_selected(const struct probe_info *pi, const char *pattern)
  * PATTERN placed (a branch probe's outcomes). */
 static bool untrace_selects(const struct session *s, size_t i, const char *pattern)
 {
-	return probe_selected(&s->prof->probes[i], pattern) ||
+	const char *name = s->prof->probes[i].name;
+	size_t n = strlen(pattern);
+	/* "branch FILE:LINE": its outcome probes, "branch FILE:LINE[#K] taken" */
+	bool outcome = s->prof->probes[i].branch && strncmp(pattern, "branch ", 7) == 0 &&
+		       strncmp(name, pattern, n) == 0 && (name[n] == ' ' || name[n] == '#');
+	return outcome || probe_selected(&s->prof->probes[i], pattern) ||
 	       (s->probes[i].spec && strcmp(s->probes[i].spec, pattern) == 0);
 }
 
