@@ -13,8 +13,10 @@
 #include "errbuf.h"
 #include "explorer.h"
 #include "formats.h"
+#include "json.h"
 #include "linesamples.h"
 #include "outfile.h"
+#include "printable.h"
 #include "probes.h"
 #include "structure.h"
 #include "util.h"
@@ -23,7 +25,10 @@ static void usage(FILE *f)
 {
 	fputs("usage: sonde explore -e BINARY FUNC|FILE:LINE [--source-dir DIR] [--asm]\n"
 	      "                     [--counts RECORDING] [--json] [-o OUT]\n"
+	      "       sonde explore -e BINARY [--json]\n"
 	      "\n"
+	      "Without FUNC: the binary's functions, by address, each with its size and\n"
+	      "where its code begins in the source.\n"
 	      "Shows a function's structure, where probes go on it: its source lines, each\n"
 	      "marked with the addresses a line probe (--trace FILE:LINE) uses (one per copy\n"
 	      "of the line's code: inlined and out-of-line copies; ! where the kernel cannot\n"
@@ -79,12 +84,64 @@ static int parse_args(int argc, char **argv, struct explore_args *a, int *exit_c
 			return -1;
 		}
 	}
-	if (!a->binary || optind != argc - 1) {
-		errorf("explore needs -e BINARY and one FUNC or FILE:LINE (see sonde explore --help)");
+	if (!a->binary || optind < argc - 1) {
+		errorf("explore needs -e BINARY and at most one FUNC or FILE:LINE (see sonde explore --help)");
 		return -1;
 	}
-	a->target = argv[optind];
+	a->target = optind < argc ? argv[optind] : NULL;
 	return 0;
+}
+
+/* explore -e BINARY: its functions. */
+static int list_functions(const struct explore_args *a)
+{
+	char err[1024];
+	struct structure_fn *fns;
+	int n = structure_functions(a->binary, &fns, err, sizeof(err));
+	if (n < 0) {
+		errorf("%s", err);
+		return 1;
+	}
+	struct outfile out;
+	if (outfile_open(&out, a->output, err, sizeof(err))) {
+		errorf("%s", err);
+		structure_fns_free(fns, n);
+		return 1;
+	}
+	struct printable keep = {0};
+	if (a->json) {
+		fputs("{\"functions\": [", out.f);
+		for (int i = 0; i < n; i++) {
+			fprintf(out.f, "%s\n  {\"name\": ", i ? "," : "");
+			json_write_string(out.f, fns[i].name);
+			fprintf(out.f, ", \"addr\": %llu, \"size\": %llu, \"file\": ",
+				(unsigned long long)fns[i].vaddr, (unsigned long long)fns[i].size);
+			if (fns[i].file)
+				json_write_string(out.f, fns[i].file);
+			else
+				fputs("null", out.f);
+			fprintf(out.f, ", \"line\": %u}", fns[i].line);
+		}
+		fputs("]}\n", out.f);
+	} else {
+		fprintf(out.f, "%d functions in %s (explore one: sonde explore -e %s FUNC)\n", n,
+			printable(&keep, a->binary), printable(&keep, a->binary));
+		fprintf(out.f, "%18s %8s  %-40s %s\n", "ADDRESS", "BYTES", "FUNCTION", "SOURCE");
+		for (int i = 0; i < n; i++) {
+			char src[300] = "";
+			if (fns[i].file)
+				snprintf(src, sizeof(src), "%s:%u", fns[i].file, fns[i].line);
+			fprintf(out.f, "%#18llx %8llu  %-40s %s\n", (unsigned long long)fns[i].vaddr,
+				(unsigned long long)fns[i].size, printable(&keep, fns[i].name),
+				printable(&keep, src));
+		}
+	}
+	printable_free(&keep);
+	structure_fns_free(fns, n);
+	int rc = outfile_commit(&out, err, sizeof(err));
+	if (rc)
+		errorf("%s", err);
+	return rc ? 1 : 0;
 }
 
 int cmd_explore(int argc, char **argv)
@@ -93,6 +150,8 @@ int cmd_explore(int argc, char **argv)
 	int exit_code;
 	if (parse_args(argc, argv, &a, &exit_code))
 		return exit_code;
+	if (!a.target)
+		return list_functions(&a);
 	struct structure_query q = {.binary = a.binary, .source_dir = a.source_dir};
 	char *bin = NULL, *file = NULL;
 	unsigned line = 0;

@@ -481,6 +481,76 @@ int structure_build(const struct structure_query *q, struct structure *out, char
 	return rc;
 }
 
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct structure_fn *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+int structure_functions(const char *binary, struct structure_fn **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	char *path = strchr(binary, '/') ? (access(binary, R_OK) == 0 ? xstrdup(binary) : NULL)
+					  : probes_which(binary);
+	if (!path)
+		return errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH",
+				  binary);
+	int fd;
+	Elf *elf = probes_open_elf(path, &fd, err, errlen);
+	if (!elf) {
+		free(path);
+		return -1;
+	}
+	struct function_list fl = {0};
+	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
+	struct debug_file dbg = {.fd = -1};
+	bool have_dbg = find_debug_file(elf, path, &dbg);
+	if (!fl.had_symtab && have_dbg)
+		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
+	function_list_demangle(&fl);
+	Dwarf *dw = open_dwarf(fd, &dbg);
+	struct structure_fn *v = xcalloc(fl.n + 1, sizeof(*v));
+	int n = 0;
+	for (size_t i = 0; i < fl.n; i++) {
+		const struct elf_function *f = &fl.f[i];
+		bool dup = false; /* aliases at one address: the first name */
+		for (int k = 0; k < n && !dup; k++)
+			dup = v[k].vaddr == f->vaddr;
+		if (dup || f->ifunc)
+			continue;
+		v[n] = (struct structure_fn){.name = xstrdup(function_shown(f)), .vaddr = f->vaddr,
+					     .size = f->size};
+		const char *file = NULL;
+		if (dw && lines_line_of(dw, f->vaddr, &file, &v[n].line) == 0 && file) {
+			const char *b = strrchr(file, '/');
+			v[n].file = xstrdup(b ? b + 1 : file);
+		}
+		n++;
+	}
+	qsort(v, (size_t)n, sizeof(*v), by_vaddr);
+	if (dw)
+		dwarf_end(dw);
+	function_list_free(&fl);
+	elf_end(elf);
+	if (dbg.elf)
+		elf_end(dbg.elf);
+	if (dbg.fd >= 0)
+		close(dbg.fd);
+	close(fd);
+	free(path);
+	*out = v;
+	return n;
+}
+
+void structure_fns_free(struct structure_fn *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(f[i].name);
+		free(f[i].file);
+	}
+	free(f);
+}
+
 void structure_free(struct structure *s)
 {
 	for (int i = 0; i < s->ninsns; i++) {

@@ -107,6 +107,21 @@ int structure_build(const struct structure_query *q, struct structure *out, char
 
 void structure_free(struct structure *s);
 
+/* A function of a binary, for listings (explore without FUNC). */
+struct structure_fn {
+	char *name;        /* malloc'd */
+	uint64_t vaddr, size;
+	char *file;        /* its entry's source file (malloc'd base name), or NULL */
+	unsigned line;     /* its entry's line (0: not known) */
+};
+
+/* The functions of binary (.symtab, else .dynsym; a separate debug file's
+ * when it has no .symtab), by address, each with where its code begins in
+ * the source when DWARF says: how many in *out (free with
+ * structure_fns_free), or -1 with err. */
+int structure_functions(const char *binary, struct structure_fn **out, char *err, size_t errlen);
+void structure_fns_free(struct structure_fn *f, int n);
+
 /* The index of the line row for `line` (-1: outside the function's lines). */
 int structure_line_index(const struct structure *s, unsigned line);
 

@@ -121,13 +121,25 @@ grep -q "^source: $WORK/copy/moved.c$" "$WORK/found.txt" && grep -Eq "^ +$big +1
 	{ head -12 "$WORK/found.txt"; fail "explore --source-dir"; }
 pass "explore: a source file gone shows the instructions per line; --source-dir finds it"
 
+# Without FUNC: the binary's functions, as nm lists them (address, size),
+# each with its source line.
+bin="$TARGETS/branches-gcc-O2"
+"$SONDE" explore -e "$bin" --json | jq -r '.functions[] | select(.size > 0) | "\(.addr) \(.size) \(.name)"' | sort >"$WORK/fns.got"
+nm -S --defined-only "$bin" | while read -r a s t name; do
+	case $t in t | T | w | W) [ -n "$name" ] && [ $((16#$s)) -gt 0 ] && echo "$((16#$a)) $((16#$s)) $name" ;; esac
+done | sort >"$WORK/fns.want"
+diff "$WORK/fns.want" "$WORK/fns.got" >/dev/null || { diff "$WORK/fns.want" "$WORK/fns.got" | head; fail "explore -e BIN's functions are not nm's"; }
+src_of=$("$SONDE" explore -e "$bin" --json | jq -r '.functions[] | select(.name == "handle_request") | "\(.file):\(.line)"')
+[ "$src_of" = "branches.c:$(($(grep -n '^__attribute__((noinline)) unsigned long handle_request' "$src" | cut -d: -f1) + 1))" ] ||
+	fail "explore -e BIN puts handle_request at $src_of"
+pass "explore -e BIN: $(wc -l <"$WORK/fns.got") functions as nm lists them, handle_request at $src_of"
 expect_error "no function 'handle_requst' in .*branches-gcc-O2; nearest: handle_request" "" -- \
 	"$SONDE" explore -e "$bin" handle_requst
 expect_error "no code at branches.c:1; nearest lines with code: [0-9]+$" "" -- \
 	"$SONDE" explore -e "$bin" branches.c:1
 expect_error "cannot find nosuch-binary: give its path, or a program in PATH" "" -- \
 	"$SONDE" explore -e nosuch-binary main
-expect_error "explore needs -e BINARY and one FUNC or FILE:LINE" "" -- "$SONDE" explore handle_request
+expect_error "explore needs -e BINARY and at most one FUNC or FILE:LINE" "" -- "$SONDE" explore handle_request
 expect_error "cannot read .*no-such.sonde|no-such.sonde" "" -- \
 	"$SONDE" explore -e "$bin" handle_request --counts "$WORK/no-such.sonde"
 
