@@ -4,7 +4,8 @@
 # count of them), the basic blocks' starts (the entry, every jump's target
 # inside the function, every instruction after a jump or return), the one
 # loop's back edge on the loop's line, the inlined call of clamp at its call
-# line; a source file that is gone (lines then shown by their instructions)
+# line; without FUNC, the binary's functions as nm lists them; a source
+# file that is gone (lines then shown by their instructions)
 # and found again with --source-dir; bad input one line each; and --counts:
 # a recording's samples per line add up to the samples of the function,
 # the call line of slow_path has every sample in slow_path, and the
