@@ -179,18 +179,7 @@ int cmd_explore(int argc, char **argv)
 			structure_free(&s);
 			return 1;
 		}
-		struct view v = {0};
-		counts.from = a.counts;
-		counts.p = p;
-		if (s.nlines) {
-			counts.lines = xcalloc((size_t)s.nlines, sizeof(*counts.lines));
-			struct line_samples_query lq = {.func = s.function,
-							.module = s.binary,
-							.file = s.file,
-							.lo = s.lines[0].line,
-							.n = (size_t)s.nlines};
-			counts.samples = line_samples_of(p, &v, &lq, counts.lines);
-		}
+		explorer_counts_fill(&counts, p, &s, a.counts);
 	}
 	struct explorer_options o = {.asm_lines = a.asm_lines, .counts = a.counts ? &counts : NULL};
 	struct outfile out;
@@ -207,7 +196,7 @@ int cmd_explore(int argc, char **argv)
 		else
 			rc = 0;
 	}
-	free(counts.lines);
+	explorer_counts_free(&counts);
 	if (p)
 		profile_free(p);
 	structure_free(&s);

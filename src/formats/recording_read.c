@@ -189,7 +189,7 @@ static int load_points(struct loader *l)
 	if (l->has_branches) {
 		if (sqlite3_prepare_v2(l->db,
 				       "SELECT probe, location, line, jump, jumps, outcome, to_line,"
-				       " instruction, source, copies, to_file FROM branches",
+				       " instruction, source, copies, to_file, mixed FROM branches",
 				       -1, &st, NULL) != SQLITE_OK)
 			return recording_load_fail_sqlite(l);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -211,7 +211,8 @@ static int load_points(struct loader *l)
 				.insn = (char *)sqlite3_column_text(st, 7),
 				.source = (char *)sqlite3_column_text(st, 8),
 				.copies = (unsigned)sqlite3_column_int64(st, 9),
-				.to_file = (char *)sqlite3_column_text(st, 10)};
+				.to_file = (char *)sqlite3_column_text(st, 10),
+				.mixed = sqlite3_column_int64(st, 11) != 0};
 			profile_probe_set_branch(l->p, (uint32_t)id, &b);
 		}
 		sqlite3_finalize(st);

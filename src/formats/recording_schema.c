@@ -38,7 +38,8 @@ const char *const recording_schema_sql =
 	"CREATE TABLE branches(probe INTEGER PRIMARY KEY REFERENCES probes(id),"
 	" location TEXT NOT NULL, line INTEGER NOT NULL, jump INTEGER NOT NULL,"
 	" jumps INTEGER NOT NULL, outcome TEXT NOT NULL, to_line INTEGER NOT NULL, to_file TEXT,"
-	" instruction TEXT NOT NULL, source TEXT, copies INTEGER NOT NULL);"
+	" instruction TEXT NOT NULL, source TEXT, copies INTEGER NOT NULL,"
+	" mixed INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE probe_hist(probe INTEGER NOT NULL REFERENCES probes(id),"
 	" bucket INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(probe, bucket));"
 	"CREATE TABLE spans(id INTEGER PRIMARY KEY, probe INTEGER NOT NULL REFERENCES probes(id),"
@@ -224,7 +225,7 @@ static const struct table_spec point_calls_table = {"point_calls",
 static const struct table_spec branches_table = {
 	"branches",
 	{"probe", "location", "line", "jump", "jumps", "outcome", "to_line", "to_file", "instruction",
-	 "source", "copies"}};
+	 "source", "copies", "mixed"}};
 /* Absent from recordings made before thread states. */
 static const struct table_spec thread_samples_table = {
 	"thread_samples",

@@ -333,7 +333,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 	sqlite3_finalize(sp);
 	if (rc || prepare(db,
 			  "INSERT INTO branches(probe, location, line, jump, jumps, outcome, to_line,"
-			  " to_file, instruction, source, copies) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+			  " to_file, instruction, source, copies, mixed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 			  &sp, err, errlen))
 		return -1;
 	for (size_t i = 0; i < p->nprobes && !rc; i++) {
@@ -357,6 +357,7 @@ static int save_probes_and_spans(sqlite3 *db, const struct profile *p, char *err
 		else
 			sqlite3_bind_null(sp, 10);
 		sqlite3_bind_int64(sp, 11, b->copies);
+		sqlite3_bind_int64(sp, 12, b->mixed);
 		rc = step_done(db, sp, err, errlen);
 	}
 	sqlite3_finalize(sp);

@@ -97,6 +97,8 @@ struct probe_branch {
 	char *insn;        /* the jump, "jle 0x1189" */
 	char *source;      /* the line's source text, or NULL */
 	unsigned copies;   /* addresses (instances) the jump has */
+	bool mixed;        /* its copies test different conditions (the compiler
+			    * laid one out inverted, say): taken is each copy's own */
 };
 
 /* Calls of a function probe that ended while a line probe was traced, and

@@ -11,6 +11,30 @@
 #include "printable.h"
 #include "probes.h"
 
+void explorer_counts_fill(struct explorer_counts *c, const struct profile *p,
+			  const struct structure *s, const char *from)
+{
+	*c = (struct explorer_counts){.from = from, .p = p};
+	if (!s->nlines)
+		return;
+	c->lines = calloc((size_t)s->nlines, sizeof(*c->lines));
+	if (!c->lines)
+		return;
+	struct view v = {0};
+	struct line_samples_query q = {.func = s->function,
+				       .module = s->binary,
+				       .file = s->file,
+				       .lo = s->lines[0].line,
+				       .n = (size_t)s->nlines};
+	c->samples = line_samples_of(p, &v, &q, c->lines);
+}
+
+void explorer_counts_free(struct explorer_counts *c)
+{
+	free(c->lines);
+	c->lines = NULL;
+}
+
 static const char *flow_name(enum insn_flow f)
 {
 	static const char *const names[] = {[INSN_FLOW_NEXT] = "next", [INSN_FLOW_COND] = "cond",

@@ -27,6 +27,13 @@ struct explorer_counts {
 	uint64_t samples;            /* samples with the function on their stack */
 };
 
+/* c: s's lines counted in p's samples (the default view's: on-CPU, sonde's
+ * own left out), from being `from`'s; c->lines malloc'd (NULL when s has no
+ * lines). Free with explorer_counts_free. */
+void explorer_counts_fill(struct explorer_counts *c, const struct profile *p,
+			  const struct structure *s, const char *from);
+void explorer_counts_free(struct explorer_counts *c);
+
 struct explorer_options {
 	bool asm_lines;                      /* each line's instructions too */
 	const struct explorer_counts *counts; /* NULL: none */

@@ -458,6 +458,8 @@ static void text_branches(FILE *out, const struct profile *p, struct printable *
 			if (any->copies > 1)
 				fprintf(out, ", at %u addresses", any->copies);
 			fprintf(out, "): ran %" PRIu64 " times: ", t + f);
+			if (any->mixed)
+				fprintf(out, "(its copies test different conditions: each copy's own way) ");
 			if (tb)
 				fprintf(out, "taken %.1f%% (%" PRIu64 "%s)", share(t, t + f), t,
 					to_line(tb, lt, sizeof(lt)));
@@ -587,7 +589,8 @@ static void json_line_probe(FILE *out, const struct profile *p, uint32_t i)
 		else
 			fprintf(out, "null");
 		int other = profile_branch_other(p, i);
-		fprintf(out, ", \"other\": %" PRIu64 "}", other >= 0 ? p->probes[other].entered : 0);
+		fprintf(out, ", \"mixed\": %s, \"other\": %" PRIu64 "}", b->mixed ? "true" : "false",
+			other >= 0 ? p->probes[other].entered : 0);
 	}
 	fprintf(out, ", \"kind\": \"%s\", \"calls\": %" PRIu64 ", \"entered\": %" PRIu64
 		     ", \"kernel_calls\": %" PRIu64 ", \"records\": 0,\n     \"in_calls\": [",

@@ -520,6 +520,17 @@ out:
 	return r;
 }
 
+/* After a spec's probe n failed: its probes 0..n-1 that it attached (not
+ * attached before it) go again, as if never traced. */
+static void discard_fresh(struct session *s, const int *ids, const bool *was_attached, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (!was_attached[k]) {
+			engine_discard_span(s->eng, s->probes[ids[k]].kernel);
+			s->probes[ids[k]].kernel = (struct engine_probe_ref){0};
+		}
+}
+
 /* The number of probes of a point plan: a USDT glob's runs of one
  * location, else 1. */
 static int point_groups(const struct probe_plan *r)
@@ -568,12 +579,7 @@ static int attach_point_groups(struct session *s, const char *spec, struct probe
 		ids[g] = attach_line_spec(s, spec, &one, -1, NULL, err, errlen);
 		free(location);
 		if (ids[g] < 0) {
-			/* Those this spec attached go again, as if never traced. */
-			for (int k = 0; k < g; k++)
-				if (!was_attached[k]) {
-					engine_discard_span(s->eng, s->probes[ids[k]].kernel);
-					s->probes[ids[k]].kernel = (struct engine_probe_ref){0};
-				}
+			discard_fresh(s, ids, was_attached, g);
 			first = -1;
 			goto out;
 		}
@@ -673,6 +679,8 @@ static int attach_branch_spec(struct session *s, const char *spec, struct probe_
 						  .source = one.t[0].jump.source,
 						  .copies = (unsigned)n};
 			pb.to_line = taken ? one.t[0].jump.taken_line : one.t[0].jump.fall_line;
+			for (int c = 1; c < n; c++)
+				pb.mixed |= one.t[c].jump.cond != one.t[0].jump.cond;
 			const char *to_file = taken ? one.t[0].jump.taken_file : one.t[0].jump.fall_file;
 			/* attach_line_spec frees the targets: the branch keeps copies */
 			char *insn = xstrdup(pb.insn ? pb.insn : ""), *source = pb.source ? xstrdup(pb.source) : NULL;
@@ -688,12 +696,7 @@ static int attach_branch_spec(struct session *s, const char *spec, struct probe_
 			free(file);
 			free(name);
 			if (ids[g] < 0) {
-				/* Those this spec attached go again, as if never traced. */
-				for (int q = 0; q < g; q++)
-					if (!was_attached[q]) {
-						engine_discard_span(s->eng, s->probes[ids[q]].kernel);
-						s->probes[ids[q]].kernel = (struct engine_probe_ref){0};
-					}
+				discard_fresh(s, ids, was_attached, g);
 				first = -1;
 				goto out;
 			}

@@ -377,6 +377,17 @@ enum insn_trap insn_trap_at(const char *path, uint64_t file_offset)
 }
 
 #if defined(__x86_64__)
+/* capstone for x86-64 with details, AT&T syntax (as objdump prints): 0,
+ * or -1. */
+static int open_detailed(csh *cs)
+{
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, cs) != CS_ERR_OK)
+		return -1;
+	cs_option(*cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(*cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+	return 0;
+}
+
 /* The condition of the jump capstone decoded (detail on), or -1 when it is
  * no conditional jump; *why says when sonde cannot evaluate it. */
 static int branch_cond(const cs_insn *insn, char *why, size_t whylen)
@@ -407,10 +418,8 @@ int insn_branches(const uint8_t *code, size_t size, uint64_t start, uint64_t lo,
 	if (lo < start || hi <= lo || hi - start > size)
 		return -1;
 	csh cs;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (open_detailed(&cs))
 		return -1;
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = code;
 	size_t left = size; /* the last instruction may end past hi */
@@ -455,10 +464,8 @@ int insn_list(const uint8_t *code, size_t size, uint64_t start, struct insn_info
 	*out = NULL;
 #if defined(__x86_64__)
 	csh cs;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (open_detailed(&cs))
 		return -1;
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 	cs_insn *insn = cs_malloc(cs);
 	const uint8_t *p = code;
 	size_t left = size, n = 0, cap = 0;
@@ -487,8 +494,9 @@ int insn_list(const uint8_t *code, size_t size, uint64_t start, struct insn_info
 		}
 		bool direct = d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_IMM;
 		char why[64];
-		int cond = jump ? branch_cond(insn, why, sizeof(why)) : -1;
-		if (direct && (jump || call))
+		/* (capstone leaves loop/loope/loopne out of its jump group) */
+		int cond = branch_cond(insn, why, sizeof(why));
+		if (direct && (jump || call || cond >= 0))
 			i->target = (uint64_t)d->x86.operands[0].imm;
 		i->call = call;
 		if (cond >= 0) {

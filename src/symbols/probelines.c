@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errbuf.h"
+#include "fnbinary.h"
 #include "lines.h"
 #include "probebinary.h"
 #include "probes.h"
@@ -122,39 +123,26 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 {
 	memset(out, 0, sizeof(*out));
 	out->fd = out->debug_fd = -1;
-	char *path = strchr(binary, '/') ? (access(binary, R_OK) == 0 ? xstrdup(binary) : NULL)
-					 : probes_which(binary);
-	if (!path) {
-		errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH", binary);
+	struct fn_binary b;
+	if (fn_binary_open(binary, &b, err, errlen))
 		return -1;
-	}
-	int fd;
-	Elf *elf = probes_open_elf(path, &fd, err, errlen);
-	if (!elf) {
-		free(path);
-		return -1;
-	}
-	struct function_list fl = {0};
-	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
-	struct debug_file dbg = {.fd = -1};
-	bool have_dbg = find_debug_file(elf, path, &dbg);
-	if (!fl.had_symtab && have_dbg)
-		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
+	struct function_list *fl = &b.fl;
+	const char *path = b.path;
 	const struct elf_function *f = NULL;
-	for (size_t i = 0; i < fl.n && !f; i++)
-		if (strcmp(fl.f[i].name, func) == 0 && !fl.f[i].ifunc)
-			f = &fl.f[i];
+	for (size_t i = 0; i < fl->n && !f; i++)
+		if (strcmp(fl->f[i].name, func) == 0 && !fl->f[i].ifunc)
+			f = &fl->f[i];
 	if (!f) {
-		function_list_demangle(&fl);
-		for (size_t i = 0; i < fl.n && !f; i++)
-			if (function_named(&fl.f[i], func, false) && !fl.f[i].ifunc)
-				f = &fl.f[i];
+		function_list_demangle(fl);
+		for (size_t i = 0; i < fl->n && !f; i++)
+			if (function_named(&fl->f[i], func, false) && !fl->f[i].ifunc)
+				f = &fl->f[i];
 	}
-	Dwarf *dw = open_dwarf(fd, &dbg);
+	Dwarf *dw = open_dwarf(b.fd, &b.dbg);
 	int n = -1;
 	if (!f) {
 		char near[256];
-		nearest_names(&fl, func, near, sizeof(near));
+		nearest_names(fl, func, near, sizeof(near));
 		errbuf_set(err, errlen, "no function '%s' in %s%s%s", func, path,
 			   *near ? "; nearest: " : "", near);
 	} else if (!dw) {
@@ -170,29 +158,23 @@ int probes_function_lines(const char *binary, const char *func, struct probes_li
 		n = lines_in_range(dw, out->lo, out->hi, &out->rows, err, errlen);
 		/* A line whose addresses (in any instance) the kernel cannot step
 		 * is one a line probe refuses: say so where it is listed. */
-		struct safety safety = safety_of(elf, fd, &dbg, &fl);
+		struct safety safety = safety_of(b.elf, b.fd, &b.dbg, fl);
 		for (int i = 0; i < n; i++)
 			out->rows[i].refused = line_refused(&safety, dw, path, &out->rows[i]);
 		safety_end(&safety);
 	}
-	function_list_free(&fl);
-	elf_end(elf);
-	if (dbg.elf)
-		elf_end(dbg.elf);
 	if (n < 0) {
 		if (dw)
 			dwarf_end(dw);
-		close(fd);
-		if (dbg.fd >= 0)
-			close(dbg.fd);
-		free(path);
+		fn_binary_close(&b);
 		return -1;
 	}
+	fn_binary_release(&b); /* the path and fds are out's now */
 	out->n = n;
-	out->binary = path;
+	out->binary = b.path;
 	out->dwarf = dw;
-	out->fd = fd;
-	out->debug_fd = dbg.fd;
+	out->fd = b.fd;
+	out->debug_fd = b.dbg.fd;
 	return n;
 }
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfsyms.h"
 #include "errbuf.h"
+#include "fnbinary.h"
 #include "lines.h"
 #include "probebinary.h"
 #include "probedebug.h"
@@ -372,37 +372,86 @@ int structure_line_index(const struct structure *s, unsigned line)
 	return (int)(line - s->lines[0].line);
 }
 
+/* The instructions of code (got bytes at s->lo), each with its line, why
+ * a probe is refused there and a direct call's callee. */
+static void decode_insns(struct structure *s, const uint8_t *code, size_t got,
+			 const struct insn_info *ii, int n, const struct function_list *fl, Dwarf *dw)
+{
+	s->insns = xcalloc((size_t)n, sizeof(*s->insns));
+	s->ninsns = n;
+	for (int i = 0; i < n; i++) {
+		struct structure_insn *si = &s->insns[i];
+		si->i = ii[i];
+		char why[256];
+		uint64_t at = ii[i].addr - s->lo;
+		if (insn_unprobeable(code + at, got - at, why, sizeof(why)))
+			si->refused = xstrdup(why);
+		if (dw)
+			lines_line_of(dw, ii[i].addr, &si->file, &si->line);
+		for (size_t k = 0; ii[i].call && ii[i].target && k < fl->n && !si->callee; k++)
+			if (fl->f[k].vaddr == ii[i].target && !fl->f[k].ifunc)
+				si->callee = xstrdup(function_shown(&fl->f[k]));
+	}
+	if (n && s->insns[n - 1].i.addr + s->insns[n - 1].i.size < s->hi)
+		s->hi = s->insns[n - 1].i.addr + s->insns[n - 1].i.size;
+}
+
+/* What DWARF says of the function: its file, lines, scopes. */
+static void dwarf_parts(struct structure *s, Dwarf *dw, const char *source_dir)
+{
+	Dwarf_Die cu, sp;
+	if (!dw || !subprogram_of(dw, s->lo, &cu, &sp))
+		return;
+	const char *decl = dwarf_decl_file(&sp);
+	/* the file as the line table spells it: the entry's */
+	const char *entry = s->insns[0].file;
+	s->file = xstrdup(entry ? entry : decl ? decl : "?");
+	int dl = 0;
+	dwarf_decl_line(&sp, &dl);
+	Dwarf_Attribute a;
+	const char *comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
+	build_lines(s, dw, dl > 0 ? (unsigned)dl : 0, comp_dir, source_dir);
+	Dwarf_Files *files = NULL;
+	size_t nfiles, cap = 0;
+	if (dwarf_getsrcfiles(&cu, &files, &nfiles))
+		files = NULL;
+	add_scopes(s, &sp, files, 1, &cap);
+}
+
+/* Each block's lines in the function's own file. */
+static void block_lines(struct structure *s)
+{
+	for (int b = 0; b < s->nblocks; b++) {
+		struct structure_block *bl = &s->blocks[b];
+		for (int i = bl->first; i < bl->first + bl->n; i++) {
+			const struct structure_insn *si = &s->insns[i];
+			if (!si->line || !si->file || !s->file || strcmp(si->file, s->file))
+				continue;
+			if (!bl->lo_line || si->line < bl->lo_line)
+				bl->lo_line = si->line;
+			if (si->line > bl->hi_line)
+				bl->hi_line = si->line;
+		}
+	}
+}
+
 int structure_build(const struct structure_query *q, struct structure *out, char *err,
 		    size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	out->fd = out->debug_fd = -1;
-	char *path = strchr(q->binary, '/') ? (access(q->binary, R_OK) == 0 ? xstrdup(q->binary) : NULL)
-					    : probes_which(q->binary);
-	if (!path)
-		return errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH",
-				  q->binary);
-	int fd;
-	Elf *elf = probes_open_elf(path, &fd, err, errlen);
-	if (!elf) {
-		free(path);
+	struct fn_binary b;
+	if (fn_binary_open(q->binary, &b, err, errlen))
 		return -1;
-	}
-	struct function_list fl = {0};
-	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
-	struct debug_file dbg = {.fd = -1};
-	bool have_dbg = find_debug_file(elf, path, &dbg);
-	if (!fl.had_symtab && have_dbg)
-		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
-	Dwarf *dw = open_dwarf(fd, &dbg);
-	out->binary = path;
-	out->fd = fd;
-	out->debug_fd = dbg.fd;
+	Dwarf *dw = open_dwarf(b.fd, &b.dbg);
+	out->binary = b.path;
+	out->fd = b.fd;
+	out->debug_fd = b.dbg.fd;
 	out->dwarf = dw;
 	out->has_dwarf = dw != NULL;
-	int rc = -1;
-	const struct elf_function *f = find_function(&fl, dw, q, display_path(path), err, errlen);
-	struct safety safety = safety_of(elf, fd, &dbg, &fl);
+	const char *shown = display_path(b.path);
+	const struct elf_function *f = find_function(&b.fl, dw, q, shown, err, errlen);
+	struct safety safety = safety_of(b.elf, b.fd, &b.dbg, &b.fl);
 	uint8_t *code = NULL;
 	size_t got = 0;
 	if (f) {
@@ -412,73 +461,27 @@ int structure_build(const struct structure_query *q, struct structure *out, char
 		got = f->size > MAX_FUNCTION_BYTES ? 0 : safety_read_code(&safety, out->lo, out->hi, &code);
 		if (!got)
 			errbuf_set(err, errlen, "cannot read the code of %s in %s (%llu bytes)",
-				   out->function, display_path(path), (unsigned long long)f->size);
+				   out->function, shown, (unsigned long long)f->size);
 	}
 	struct insn_info *ii = NULL;
 	int n = got ? insn_list(code, got, out->lo, &ii) : -1;
 	if (got && n <= 0)
-		errbuf_set(err, errlen, "the code of %s in %s does not decode", out->function,
-			   display_path(path));
+		errbuf_set(err, errlen, "the code of %s in %s does not decode", out->function, shown);
 	if (n > 0) {
-		out->insns = xcalloc((size_t)n, sizeof(*out->insns));
-		out->ninsns = n;
-		for (int i = 0; i < n; i++) {
-			struct structure_insn *si = &out->insns[i];
-			si->i = ii[i];
-			char why[256];
-			uint64_t at = ii[i].addr - out->lo;
-			if (insn_unprobeable(code + at, got - at, why, sizeof(why)))
-				si->refused = xstrdup(why);
-			if (dw)
-				lines_line_of(dw, ii[i].addr, &si->file, &si->line);
-			for (size_t k = 0; ii[i].call && ii[i].target && k < fl.n && !si->callee; k++)
-				if (fl.f[k].vaddr == ii[i].target && !fl.f[k].ifunc)
-					si->callee = xstrdup(function_shown(&fl.f[k]));
-		}
-		if (n && out->insns[n - 1].i.addr + out->insns[n - 1].i.size < out->hi)
-			out->hi = out->insns[n - 1].i.addr + out->insns[n - 1].i.size;
+		decode_insns(out, code, got, ii, n, &b.fl, dw);
 		build_blocks(out);
-		Dwarf_Die cu, sp;
-		if (dw && subprogram_of(dw, out->lo, &cu, &sp)) {
-			const char *decl = dwarf_decl_file(&sp);
-			/* the file as the line table spells it: the entry's */
-			const char *entry = out->insns[0].file;
-			out->file = xstrdup(entry ? entry : decl ? decl : "?");
-			int dl = 0;
-			dwarf_decl_line(&sp, &dl);
-			Dwarf_Attribute a;
-			const char *comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
-			build_lines(out, dw, dl > 0 ? (unsigned)dl : 0, comp_dir, q->source_dir);
-			Dwarf_Files *files = NULL;
-			size_t nfiles, cap = 0;
-			if (dwarf_getsrcfiles(&cu, &files, &nfiles))
-				files = NULL;
-			add_scopes(out, &sp, files, 1, &cap);
-		}
-		for (int b = 0; b < out->nblocks; b++) {
-			struct structure_block *bl = &out->blocks[b];
-			for (int i = bl->first; i < bl->first + bl->n; i++) {
-				const struct structure_insn *si = &out->insns[i];
-				if (!si->line || !si->file || !out->file || strcmp(si->file, out->file))
-					continue;
-				if (!bl->lo_line || si->line < bl->lo_line)
-					bl->lo_line = si->line;
-				if (si->line > bl->hi_line)
-					bl->hi_line = si->line;
-			}
-		}
-		rc = 0;
+		dwarf_parts(out, dw, q->source_dir);
+		block_lines(out);
 	}
 	free(ii);
 	free(code);
 	safety_end(&safety);
-	function_list_free(&fl);
-	elf_end(elf);
-	if (dbg.elf)
-		elf_end(dbg.elf);
-	if (rc)
+	fn_binary_release(&b); /* the path and fds are out's now */
+	if (n <= 0) {
 		structure_free(out);
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 static int by_vaddr(const void *a, const void *b)
@@ -490,29 +493,15 @@ static int by_vaddr(const void *a, const void *b)
 int structure_functions(const char *binary, struct structure_fn **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	char *path = strchr(binary, '/') ? (access(binary, R_OK) == 0 ? xstrdup(binary) : NULL)
-					  : probes_which(binary);
-	if (!path)
-		return errbuf_set(err, errlen, "cannot find %s: give its path, or a program in PATH",
-				  binary);
-	int fd;
-	Elf *elf = probes_open_elf(path, &fd, err, errlen);
-	if (!elf) {
-		free(path);
+	struct fn_binary b;
+	if (fn_binary_open(binary, &b, err, errlen))
 		return -1;
-	}
-	struct function_list fl = {0};
-	read_symbols(elf, &fl, SYMBOLS_ELF_SYMTAB | SYMBOLS_ELF_DYNSYM);
-	struct debug_file dbg = {.fd = -1};
-	bool have_dbg = find_debug_file(elf, path, &dbg);
-	if (!fl.had_symtab && have_dbg)
-		read_symbols(dbg.elf, &fl, SYMBOLS_ELF_SYMTAB);
-	function_list_demangle(&fl);
-	Dwarf *dw = open_dwarf(fd, &dbg);
-	struct structure_fn *v = xcalloc(fl.n + 1, sizeof(*v));
+	function_list_demangle(&b.fl);
+	Dwarf *dw = open_dwarf(b.fd, &b.dbg);
+	struct structure_fn *v = xcalloc(b.fl.n + 1, sizeof(*v));
 	int n = 0;
-	for (size_t i = 0; i < fl.n; i++) {
-		const struct elf_function *f = &fl.f[i];
+	for (size_t i = 0; i < b.fl.n; i++) {
+		const struct elf_function *f = &b.fl.f[i];
 		bool dup = false; /* aliases at one address: the first name */
 		for (int k = 0; k < n && !dup; k++)
 			dup = v[k].vaddr == f->vaddr;
@@ -522,22 +511,15 @@ int structure_functions(const char *binary, struct structure_fn **out, char *err
 					     .size = f->size};
 		const char *file = NULL;
 		if (dw && lines_line_of(dw, f->vaddr, &file, &v[n].line) == 0 && file) {
-			const char *b = strrchr(file, '/');
-			v[n].file = xstrdup(b ? b + 1 : file);
+			const char *base = strrchr(file, '/');
+			v[n].file = xstrdup(base ? base + 1 : file);
 		}
 		n++;
 	}
 	qsort(v, (size_t)n, sizeof(*v), by_vaddr);
 	if (dw)
 		dwarf_end(dw);
-	function_list_free(&fl);
-	elf_end(elf);
-	if (dbg.elf)
-		elf_end(dbg.elf);
-	if (dbg.fd >= 0)
-		close(dbg.fd);
-	close(fd);
-	free(path);
+	fn_binary_close(&b);
 	*out = v;
 	return n;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explorer.h"
 #include "frames.h"
 #include "liverun.h"
 #include "printable.h"
@@ -90,6 +91,19 @@ static const char *module_of(const struct tui *t, const char *name)
 	return NULL;
 }
 
+/* Shows func of module (e->at taken over), says so (with hint) or why not. */
+static void explore_at(struct tui *t, const char *func, const char *module, const char *hint)
+{
+	struct tuiexplore *e = t->explore;
+	e->at = fn_copy(func, module);
+	build(e);
+	tuiexplore_refresh(t);
+	if (!e->built)
+		tuistate_set_msg(t, MSG_ERROR, "explore: %s", e->err);
+	else
+		tuistate_set_msg(t, MSG_INFO, "exploring %s%s", e->s.function, hint);
+}
+
 static void open_on(struct tui *t, const char *func, const char *module, const struct flame_node *n)
 {
 	struct tuiexplore *e = t->explore;
@@ -114,16 +128,9 @@ static void open_on(struct tui *t, const char *func, const char *module, const s
 		e->callers[e->ncallers++] = fn_copy(f->name, f->module[0] ? f->module : module_of(t, f->name));
 		up = at->parent;
 	}
-	e->at = fn_copy(func, module);
-	build(e);
-	tuiexplore_refresh(t);
-	if (!e->built)
-		tuistate_set_msg(t, MSG_ERROR, "explore: %s", e->err);
-	else
-		tuistate_set_msg(t, MSG_INFO,
-				 "exploring %s: l line probe, b branch, w/W sample-when, c capture, u "
-				 "untrace, Enter callee, p caller, x close",
-				 e->s.function);
+	explore_at(t, func, module,
+		   ": l line probe, b branch, w/W sample-when, c capture, u untrace, Enter callee, "
+		   "p caller, x close");
 }
 
 void tuiexplore_open_selected(struct tui *t)
@@ -182,15 +189,11 @@ void tuiexplore_refresh(struct tui *t)
 	const struct profile *p = liverun_profile(t->run);
 	if (!p)
 		return;
-	if (!e->counts)
-		e->counts = xcalloc((size_t)e->s.nlines, sizeof(*e->counts));
-	struct view v = {0};
-	struct line_samples_query q = {.func = e->s.function,
-				       .module = e->s.binary,
-				       .file = e->s.file,
-				       .lo = e->s.lines[0].line,
-				       .n = (size_t)e->s.nlines};
-	e->samples = line_samples_of(p, &v, &q, e->counts);
+	struct explorer_counts c;
+	explorer_counts_fill(&c, p, &e->s, "live");
+	free(e->counts);
+	e->counts = c.lines; /* taken */
+	e->samples = c.samples;
 }
 
 size_t tuiexplore_nrows(const struct tuiexplore *e)
@@ -314,13 +317,7 @@ static void go_to(struct tui *t, const char *func, const char *module, bool reme
 	} else {
 		fn_free(&e->at);
 	}
-	e->at = fn_copy(func, module);
-	build(e);
-	tuiexplore_refresh(t);
-	if (!e->built)
-		tuistate_set_msg(t, MSG_ERROR, "explore: %s", e->err);
-	else
-		tuistate_set_msg(t, MSG_INFO, "exploring %s", e->s.function);
+	explore_at(t, func, module, "");
 }
 
 /* Enter: the first function called on the cursor's line. */
@@ -403,15 +400,21 @@ bool tuiexplore_key(struct tui *t, int ch)
 	case 'l': run(t, "trace %s", spec); return true;
 	case 'b': run(t, "trace branch %s", spec); return true;
 	case 'w':
-		run(t, l->branches ? "sample-when branch %s taken" : "sample-when %s", spec);
-		return true;
-	case 'W':
-		if (!l->branches) {
+	case 'W': {
+		if (ch == 'W' && !l->branches) {
 			tuistate_set_msg(t, MSG_ERROR, "line %u has no conditional jump: w samples when it runs", l->line);
 			return true;
 		}
-		run(t, "sample-when branch %s not-taken", spec);
+		if (!l->branches) {
+			run(t, "sample-when %s", spec);
+			return true;
+		}
+		/* a line of several jumps: its first (:sample-when branch LINE#K for another) */
+		char which[600];
+		snprintf(which, sizeof(which), "%s%s", spec, l->branches > 1 ? "#1" : "");
+		run(t, ch == 'w' ? "sample-when branch %s taken" : "sample-when branch %s not-taken", which);
 		return true;
+	}
 	case 'u': {
 		/* the line's line probe, and its branch probe's outcomes (by the
 		 * spec that placed them) */

@@ -7,7 +7,8 @@
  * its exact counts. Keys place probes on the line under the cursor through
  * the live command language (the same as `:` and `sonde ctl`):
  *   l  trace the line              b  trace its branches
- *   w  sample-when the line (a branch line: its jump taken)   W  not taken
+ *   w  sample-when the line (a branch line: its jump taken; of several
+ *      jumps, the first)   W  not taken
  *   c  a capture: `:trace LINE ` to complete with variables
  *   u  untrace the line's probes   a  the line's instructions on/off
  *   Enter  a callee called on the line   p  the caller (the tree's parent)

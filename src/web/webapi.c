@@ -10,7 +10,6 @@
 #include "explorer.h"
 #include "flamechart.h"
 #include "frames.h"
-#include "linesamples.h"
 #include "structure.h"
 #include "flamedelta.h"
 #include "heatmap.h"
@@ -449,17 +448,8 @@ static void route_explore(void *arg, struct http_request *rq)
 		http_reply_error(rq, 400, "%s", err);
 		return;
 	}
-	struct explorer_counts counts = {.from = "live", .p = p};
-	if (s.nlines) {
-		counts.lines = xcalloc((size_t)s.nlines, sizeof(*counts.lines));
-		struct view v = {0};
-		struct line_samples_query lq = {.func = s.function,
-						.module = s.binary,
-						.file = s.file,
-						.lo = s.lines[0].line,
-						.n = (size_t)s.nlines};
-		counts.samples = line_samples_of(p, &v, &lq, counts.lines);
-	}
+	struct explorer_counts counts;
+	explorer_counts_fill(&counts, p, &s, "live");
 	struct explorer_options o = {.counts = &counts};
 	char *buf = NULL;
 	size_t len = 0;
@@ -468,7 +458,7 @@ static void route_explore(void *arg, struct http_request *rq)
 	explorer_json(f, &s, &o);
 	fputs("}\n", f);
 	fclose(f);
-	free(counts.lines);
+	explorer_counts_free(&counts);
 	structure_free(&s);
 	http_reply(rq, 200, "application/json", buf, len);
 	free(buf);

@@ -17,7 +17,8 @@ at() { grep -n "/\* $1 \*/" "$src" | tail -n1 | cut -d: -f1; }
 loop=$(at LINE_LOOP)
 big=$(at LINE_BIG)
 call=$(grep -n 'return clamp((i \* 7919)' "$src" | cut -d: -f1)
-need_numbers "marker lines" "$loop" "$big" "$call"
+asm=$(grep -n '/\* LINE_ASM \*/' "$src" | cut -d: -f1)
+need_numbers "marker lines" "$loop" "$big" "$call" "$asm"
 
 # objdump's instructions of FUNC in BIN, each as "ADDR LINE MNEMONIC
 # TARGET" (LINE 0 outside branches.c; TARGET - when none).
@@ -85,6 +86,27 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	diff "$WORK/$build.bwant" "$WORK/$build.bgot" >/dev/null ||
 		fail "$build: block starts differ: objdump's $(tr '\n' ' ' <"$WORK/$build.bwant"), explore's $(tr '\n' ' ' <"$WORK/$build.bgot")"
 	nblocks=$(wc -l <"$WORK/$build.bgot")
+	# each block's successors, from objdump's jumps: a conditional jump's
+	# target then the next block, a jump's target, none after a return,
+	# else the next block ("START -> START,START")
+	awk 'NR == FNR { start[$1] = 1; next }
+		{ addr[++n] = $1; m[n] = $3; t[n] = $4 }
+		END {
+			for (i = 1; i <= n; i++) {
+				if (start[addr[i]]) b = addr[i]
+				if (i < n && !start[addr[i + 1]]) continue
+				nx = i < n ? addr[i + 1] : ""
+				s = ""
+				if (m[i] ~ /^(j|loop)/ && m[i] !~ /^jmp/) s = (start[t[i]] ? t[i] : "") (nx != "" ? (start[t[i]] ? "," : "") nx : "")
+				else if (m[i] ~ /^jmp/) s = start[t[i]] ? t[i] : ""
+				else if (m[i] !~ /^(ret|ud2|hlt|int3)/) s = nx
+				print b " -> " s
+			}
+		}' "$WORK/$build.bwant" "$WORK/$build.objdump" >"$WORK/$build.ewant"
+	jq -r '.blocks as $b | .blocks[] | "\(.lo) -> \([.succ[] as $s | $b[$s].lo | tostring] | join(","))"' \
+		"$WORK/$build.json" >"$WORK/$build.egot"
+	diff "$WORK/$build.ewant" "$WORK/$build.egot" >"$WORK/$build.ediff" ||
+		{ head "$WORK/$build.ediff"; fail "$build: the blocks' successors differ from objdump's jumps (< objdump, > explore)"; }
 	# one loop, whose back edge is the loop line's jump
 	loops=$(jq '.loops | length' "$WORK/$build.json")
 	[ "$loops" = 1 ] || fail "$build: explore finds $loops loops in handle_request, it has one"
@@ -93,7 +115,12 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	# clamp, always inlined, at its call line
 	inl=$(jq -c '[.scopes[] | select(.kind == "inlined" and .name == "clamp") | [.call_file, .call_line]] | unique' "$WORK/$build.json")
 	[ "$inl" = "[[\"branches.c\",$call]]" ] || fail "$build: the inlined clamp is $inl, expected at branches.c:$call"
-	pass "$build: $(wc -l <"$WORK/$build.insns") instructions with objdump's lines, its $njcc conditional jumps, $nblocks blocks, the loop's back edge on line $loop, clamp inlined at line $call"
+	# count_down: jrcxz and loop (which capstone's jump group leaves out),
+	# the loop's back edge
+	"$SONDE" explore -e "$bin" count_down --json >"$WORK/$build.cd.json"
+	cd=$(jq -c --argjson l "$asm" '[(.lines[] | select(.line == $l) | .branches), (.loops | length)]' "$WORK/$build.cd.json")
+	[ "$cd" = "[2,1]" ] || fail "$build: count_down's asm line has (jumps, loops) $cd, expected [2,1] (jrcxz, loop)"
+	pass "$build: $(wc -l <"$WORK/$build.insns") instructions with objdump's lines, its $njcc conditional jumps, $nblocks blocks and their successors, the loop's back edge on line $loop, clamp inlined at line $call; count_down's jrcxz and loop"
 done
 
 # The text face: the line's marks, its blocks, the loop.

@@ -137,6 +137,14 @@ in_stack() { # RECORDING FUNCTION: samples with FUNCTION on their stack
 s_slow=$(in_stack "$WORK/when.sonde" slow_path) s_fast=$(in_stack "$WORK/when.sonde" fast_path)
 assert_ge "samples in slow_path with --sample-when 'branch branches.c:$big $slow_way'" "$s_slow" 20
 [ "$s_fast" = 0 ] || fail "--sample-when 'branch branches.c:$big $slow_way': $s_fast samples in fast_path, whose calls never go that way"
+# and none outside a call of handle_request whose record has the outcome's bit
+bit=$(sqlite3 "$WORK/when.sonde" "SELECT point FROM probes WHERE name = 'branch branches.c:$big $slow_way'")
+samples=$(sqlite3 "$WORK/when.sonde" "SELECT count(*) FROM samples")
+outside=$(sqlite3 "$WORK/when.sonde" "SELECT count(*) FROM samples s WHERE NOT EXISTS (
+	SELECT 1 FROM sample_spans ss JOIN spans c ON c.id = ss.span
+	WHERE ss.sample = s.id AND (c.points >> $bit) & 1)")
+need_numbers "--sample-when's samples" "$bit" "$samples" "$outside"
+[ "$outside" = 0 ] || fail "--sample-when 'branch branches.c:$big $slow_way': $outside of $samples samples outside calls where the jump went that way"
 "$SONDE" record -F 999 --no-children --trace handle_request --sample-when "branch branches.c:$big $fast_way" \
 	-o "$WORK/when2.sonde" -- "$bin" 30000 >/dev/null
 f_slow=$(in_stack "$WORK/when2.sonde" slow_path) f_fast=$(in_stack "$WORK/when2.sonde" fast_path)

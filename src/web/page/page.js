@@ -1127,6 +1127,12 @@ function drawExplore(d) {
 		fmtCount(d.samples || 0) + " samples held with it on the stack";
 	$("exploredetails").textContent = d.source ? d.source : "source not found: " + (d.file || "?");
 	var most = d.lines.reduce(function (m, l) { return Math.max(m, l.total || 0); }, 0);
+	/* no source: a line shows its first instruction */
+	var firstInsn = {};
+	if (!d.source)
+		d.insns.forEach(function (i) {
+			if (i.line && i.file === d.file && !firstInsn[i.line]) firstInsn[i.line] = "0x" + i.addr.toString(16) + "  " + i.text;
+		});
 	var rows = d.lines.map(function (l) {
 		var heat = most > 0 && l.total ? "background: rgba(230, 90, 30, " + (0.1 + 0.6 * l.total / most).toFixed(2) + ")" : "";
 		var probes = exploreProbes(l);
@@ -1136,7 +1142,7 @@ function drawExplore(d) {
 			"\" data-total=\"" + (l.total || 0) + "\"><td>" + buttons + "</td><td>" + l.line + "</td><td>" + (l.sites ? l.sites + (l.refused ? "!" : "") : "") +
 			"</td><td>" + (l.branches || "") + "</td><td>" + (l.self || "") + "</td><td style=\"" + heat + "\">" +
 			(l.total || "") + "</td><td class=\"probes\">" + esc(probes) +
-			"</td><td class=\"src\">" + esc(l.text || "") + "</td></tr>";
+			"</td><td class=\"src\">" + esc(l.text || firstInsn[l.line] || "") + "</td></tr>";
 	});
 	document.querySelector("#explore tbody").innerHTML = rows.join("");
 	drawBlocks(d);

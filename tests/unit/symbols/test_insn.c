@@ -234,3 +234,36 @@ Test(insn, branches_with_their_conditions)
 	cr_expect_eq(insn_branches(code, sizeof(code), 0x1000, 0x1004, 0x101a, b, 8), -1);
 	cr_expect_eq(insn_branches(code, 4, 0x1000, 0x1000, 0x101a, b, 8), -1);
 }
+
+/* Every instruction with how it passes control on: loop, which capstone
+ * leaves out of its jump group, is a conditional jump with its target. */
+Test(insn, list_with_flow)
+{
+	const uint8_t code[] = {
+		0xe3, 0x05,       /* 0x2000 jrcxz 0x2007 */
+		0x48, 0xff, 0xc0, /* 0x2002 inc %rax */
+		0xe2, 0xfb,       /* 0x2005 loop 0x2002 */
+		0xe8, 0x00, 0x00, 0x00, 0x00, /* 0x2007 call 0x200c */
+		0xeb, 0x00,       /* 0x200c jmp 0x200e */
+		0xff, 0xe0,       /* 0x200e jmp *%rax */
+		0xc3,             /* 0x2010 ret */
+		0x0f, 0x0b,       /* 0x2011 ud2 */
+	};
+	struct insn_info *v;
+	int n = insn_list(code, sizeof(code), 0x2000, &v);
+	cr_assert_eq(n, 8, "%d instructions", n);
+	cr_expect_eq(v[0].flow, INSN_FLOW_COND);
+	cr_expect_eq(v[0].cond, INSN_COND_RCXZ);
+	cr_expect_eq(v[0].target, 0x2007);
+	cr_expect_eq(v[1].flow, INSN_FLOW_NEXT);
+	cr_expect_eq(v[2].flow, INSN_FLOW_COND, "loop is conditional");
+	cr_expect_eq(v[2].cond, INSN_COND_LOOP);
+	cr_expect_eq(v[2].target, 0x2002);
+	cr_expect(v[3].call && v[3].flow == INSN_FLOW_NEXT && v[3].target == 0x200c);
+	cr_expect_eq(v[4].flow, INSN_FLOW_JUMP);
+	cr_expect_eq(v[4].target, 0x200e);
+	cr_expect_eq(v[5].flow, INSN_FLOW_INDIRECT);
+	cr_expect_eq(v[6].flow, INSN_FLOW_RETURN);
+	cr_expect_eq(v[7].flow, INSN_FLOW_STOP);
+	free(v);
+}
