@@ -187,6 +187,8 @@ void explorer_text(FILE *out, const struct structure *s, const struct explorer_o
 			fprintf(out, "  (%s)", printable(&keep, last->text));
 		if (bl->loop_head)
 			fprintf(out, "  loop head");
+		if (!bl->reachable)
+			fprintf(out, "  unreachable from the entry");
 		fprintf(out, "\n");
 	}
 	fprintf(out, "\nLoops (%d):\n", s->nloops);
@@ -278,8 +280,9 @@ void explorer_json(FILE *out, const struct structure *s, const struct explorer_o
 			b ? "," : "", b, bl->lo, bl->hi, bl->lo_line, bl->hi_line);
 		for (int k = 0; k < bl->nsucc; k++)
 			fprintf(out, "%s%d", k ? ", " : "", bl->succ[k]);
-		fprintf(out, "], \"exits\": %s, \"loop_head\": %s}", bl->exits ? "true" : "false",
-			bl->loop_head ? "true" : "false");
+		fprintf(out, "], \"exits\": %s, \"loop_head\": %s, \"reachable\": %s}",
+			bl->exits ? "true" : "false", bl->loop_head ? "true" : "false",
+			bl->reachable ? "true" : "false");
 	}
 	fprintf(out, "],\n \"loops\": [");
 	for (int i = 0; i < s->nloops; i++)

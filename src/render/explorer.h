@@ -43,7 +43,7 @@ void explorer_text(FILE *out, const struct structure *s, const struct explorer_o
 
 /* JSON: {binary, function, lo, hi, file, source, lines: [{line, sites,
  * branches, insns, refused, branch_refused, text, self, total, probes: [{name, kind, count; a branch outcome: jump, outcome, to_line}]}], blocks:
- * [{id, lo, hi, lo_line, hi_line, succ, exits, loop_head}], loops: [{head,
+ * [{id, lo, hi, lo_line, hi_line, succ, exits, loop_head, reachable}], loops: [{head,
  * from}], scopes: [{kind, name, lo, hi, depth, call_file, call_line,
  * decl_line}], insns: [{addr, size, text, file, line, block, flow, target,
  * refused}], samples}. */

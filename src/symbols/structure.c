@@ -172,6 +172,8 @@ static void build_blocks(struct structure *s)
 			stack[depth++] = c;
 		}
 	}
+	for (int b = 0; b < n; b++)
+		s->blocks[b].reachable = state[b] != 0;
 	free(state);
 	free(stack);
 	free(next);

@@ -36,6 +36,8 @@ struct structure_block {
 	int succ[2], nsucc;  /* successors (block indexes): the jump's target first */
 	bool exits;          /* it leaves the function: ret, tail call, indirect jump, trap */
 	bool loop_head;      /* a back edge goes to it */
+	bool reachable;      /* the entry leads to it (else padding, or reached by an
+			      * indirect jump only) */
 	unsigned lo_line, hi_line; /* the lines of its instructions in the function's file */
 };
 

@@ -107,6 +107,13 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 		"$WORK/$build.json" >"$WORK/$build.egot"
 	diff "$WORK/$build.ewant" "$WORK/$build.egot" >"$WORK/$build.ediff" ||
 		{ head "$WORK/$build.ediff"; fail "$build: the blocks' successors differ from objdump's jumps (< objdump, > explore)"; }
+	# the blocks the entry does not lead to: the padding nops between
+	# the function's parts, nothing else
+	pad=$(jq '[.blocks[] | select(.reachable | not) | .id] as $u |
+		[.insns[] | select(.block as $b | $u | index($b)) | select(.text | startswith("nop") | not)] | length' \
+		"$WORK/$build.json")
+	need_numbers "$build: instructions in unreachable blocks" "$pad"
+	[ "$pad" = 0 ] || fail "$build: $pad instructions that are no padding in blocks explore says the entry does not reach"
 	# one loop, whose back edge is the loop line's jump
 	loops=$(jq '.loops | length' "$WORK/$build.json")
 	[ "$loops" = 1 ] || fail "$build: explore finds $loops loops in handle_request, it has one"
