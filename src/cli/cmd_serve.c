@@ -72,6 +72,8 @@ static void usage(FILE *f)
 		   "--show-overhead\n"
 		   "  --no-ctl           do not listen for sonde ctl\n"
 		   "  --target-output F  where the started command's stdout and stderr go\n"
+		   "  --source-dir DIR   the page's explorer looks for source files under DIR\n"
+		   "                     first (as sonde explore --source-dir)\n"
 		   "\n"
 		   "It ends at Ctrl-C or after -d. When the targets exit the page stays on "
 		   "the\n"
@@ -218,6 +220,7 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	struct webapi *api = webapi_new(r, http, o.la.interval);
+	webapi_set_source_dir(api, o.la.source_dir);
 	page_routes(http);
 	const char *host = o.listen ? o.listen : "127.0.0.1";
 	bool v6 = strchr(host, ':') != NULL;

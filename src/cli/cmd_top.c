@@ -76,6 +76,8 @@ static void usage(FILE *f)
 		"  --target-output F  where the started command's stdout and stderr go (its\n"
 		"                     stdin is then /dev/null); in the UI they default to\n"
 		"                     /dev/null, since they would garble the screen\n"
+		"  --source-dir DIR   the explorer pane (x) looks for source files under DIR\n"
+		"                     first (as sonde explore --source-dir)\n"
 		"\n"
 		"Keys in the UI: arrows move/expand/collapse, / search, n/N next/previous,\n"
 		"z zoom, i invert, Tab switch panel, x explore the selected function (its\n"
@@ -192,7 +194,7 @@ int cmd_top(int argc, char **argv)
 		liverun_set_display(r, &(struct liverun_display){batch_show, batch_interval, NULL,
 								to.top_n, &batch});
 	} else {
-		struct tui_options tuio = {.refresh_s = to.la.interval};
+		struct tui_options tuio = {.refresh_s = to.la.interval, .source_dir = to.la.source_dir};
 		tui = tui_open(&tuio, err, sizeof(err));
 		if (!tui || tui_attach(tui, r, err, sizeof(err))) {
 			tui_close(tui);

@@ -66,6 +66,9 @@ int live_args_parse_option(struct live_args *a, int c, const char *arg)
 	case LIVE_OPT_TARGET_OUTPUT:
 		a->target_output = arg;
 		return 1;
+	case LIVE_OPT_SOURCE_DIR:
+		a->source_dir = arg;
+		return 1;
 	case LIVE_OPT_NO_CTL:
 		a->no_ctl = true;
 		return 1;

@@ -23,6 +23,7 @@ enum {
 	LIVE_OPT_TARGET_OUTPUT,
 	LIVE_OPT_SHOW_OVERHEAD,
 	LIVE_OPT_WALL,
+	LIVE_OPT_SOURCE_DIR,
 };
 
 /* getopt_long entries of the shared live options (-i takes the letter 'i'). */
@@ -36,6 +37,7 @@ enum {
 		{"no-ctl", no_argument, NULL, LIVE_OPT_NO_CTL},                                    \
 		{"target-output", required_argument, NULL, LIVE_OPT_TARGET_OUTPUT},                \
 		{"wall", no_argument, NULL, LIVE_OPT_WALL},                                        \
+		{"source-dir", required_argument, NULL, LIVE_OPT_SOURCE_DIR},                      \
 	{                                                                                          \
 		"show-overhead", no_argument, NULL, LIVE_OPT_SHOW_OVERHEAD                         \
 	}
@@ -48,6 +50,7 @@ struct live_args {
 	bool window_given; /* --window or --ewma */
 	bool no_ctl;
 	const char *target_output;
+	const char *source_dir; /* where the explorer looks for source first */
 };
 
 /* What time the live views count: --off-cpu (a session option: off-CPU

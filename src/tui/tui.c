@@ -47,6 +47,7 @@ struct tui *tui_open(const struct tui_options *o, char *err, size_t errlen)
 	t->exec = o->exec;
 	t->exec_arg = o->exec_arg;
 	t->refresh_s = o->refresh_s > 0 ? o->refresh_s : 1.0;
+	t->source_dir = o->source_dir;
 	t->refresh_s = t->refresh_s < REFRESH_MIN_S ? REFRESH_MIN_S
 		      : t->refresh_s > REFRESH_MAX_S ? REFRESH_MAX_S : t->refresh_s;
 	t->tree[0] = tuitree_new();

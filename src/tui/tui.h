@@ -45,6 +45,7 @@ struct tui_options {
 	double refresh_s; /* initial refresh interval (seconds, > 0) */
 	tui_exec_fn exec;
 	void *exec_arg;
+	const char *source_dir; /* the explorer pane's --source-dir, or NULL (kept) */
 };
 
 struct tui;

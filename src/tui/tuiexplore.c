@@ -34,8 +34,9 @@ static struct tuiexplore_fn fn_copy(const char *func, const char *module)
 	return (struct tuiexplore_fn){xstrdup(func), xstrdup(module ? module : "")};
 }
 
-/* Builds the pane's structure for e->at (an error kept when it fails). */
-static void build(struct tuiexplore *e)
+/* Builds the pane's structure for e->at (an error kept when it fails),
+ * its source looked for under source_dir first. */
+static void build(struct tuiexplore *e, const char *source_dir)
 {
 	if (e->built)
 		structure_free(&e->s);
@@ -49,7 +50,7 @@ static void build(struct tuiexplore *e)
 			 e->at.func);
 		return;
 	}
-	struct structure_query q = {.binary = e->at.module, .func = e->at.func};
+	struct structure_query q = {.binary = e->at.module, .func = e->at.func, .source_dir = source_dir};
 	if (structure_build(&q, &e->s, e->err, sizeof(e->err)) == 0) {
 		e->built = true;
 		/* the cursor on the function's first line with code */
@@ -96,7 +97,7 @@ static void explore_at(struct tui *t, const char *func, const char *module, cons
 {
 	struct tuiexplore *e = t->explore;
 	e->at = fn_copy(func, module);
-	build(e);
+	build(e, t->source_dir);
 	tuiexplore_refresh(t);
 	if (!e->built)
 		tuistate_set_msg(t, MSG_ERROR, "explore: %s", e->err);

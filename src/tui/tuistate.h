@@ -103,6 +103,7 @@ struct tui {
 	struct layout lay;
 
 	struct tuiexplore *explore;    /* the explorer pane (tuiexplore.h), NULL: closed */
+	const char *source_dir;        /* where it looks for source first, or NULL */
 };
 
 /* The tree shown (inverted or not), and its flame tree (NULL: none yet). */

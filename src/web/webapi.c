@@ -65,6 +65,7 @@ struct client {
 
 struct webapi {
 	struct liverun *r;
+	const char *source_dir; /* /api/explore's --source-dir, or NULL */
 	struct http_server *s;
 	struct loop *lp;
 	double interval_s;
@@ -72,6 +73,11 @@ struct webapi {
 	struct client *clients;
 	size_t nclients;
 };
+
+void webapi_set_source_dir(struct webapi *a, const char *dir)
+{
+	a->source_dir = dir;
+}
 
 size_t webapi_clients(const struct webapi *a)
 {
@@ -443,7 +449,7 @@ static void route_explore(void *arg, struct http_request *rq)
 	}
 	char err[1024];
 	struct structure s;
-	struct structure_query q = {.binary = binary, .func = func};
+	struct structure_query q = {.binary = binary, .func = func, .source_dir = a->source_dir};
 	if (structure_build(&q, &s, err, sizeof(err))) {
 		http_reply_error(rq, 400, "%s", err);
 		return;

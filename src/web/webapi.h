@@ -56,6 +56,10 @@ struct webapi;
 /* Registers the routes on s; events every interval_s seconds. */
 struct webapi *webapi_new(struct liverun *r, struct http_server *s, double interval_s);
 
+/* Where /api/explore looks for source files first (NULL: only where DWARF
+ * says; the string is kept, not copied). */
+void webapi_set_source_dir(struct webapi *a, const char *dir);
+
 /* Closes nothing of r or s; call it after http_server_close (which ends the
  * streams). NULL is allowed. */
 void webapi_free(struct webapi *a);
