@@ -3,7 +3,9 @@
 # by gcc and clang at -O0 and -O2: a branch taken one call in eight, the two
 # jumps of `a && b`, a loop's back edge (its trip count), a branch in an
 # always-inlined function (two copies, summed), and jrcxz and loop (which
-# test %rcx, and which the kernel steps instead of emulating); the target
+# test %rcx, and which the kernel steps instead of emulating), and jl, jg,
+# jb, jo, jp and js (each flag the evaluator reads: SF, OF, ZF, CF, PF)
+# against the ways the CPU took; the target
 # computes the same with the probes on; the jump sonde names is the one
 # objdump --line-numbers puts on the line, and `branch FUNC+0xOFF` at its
 # address counts the same; --sample-when 'branch ... taken' takes no sample
@@ -21,7 +23,8 @@ clamp=$(at LINE_CLAMP)
 and=$(at LINE_AND)
 loop=$(at LINE_LOOP)
 asm=$(at LINE_ASM)
-need_numbers "marker lines" "$big" "$clamp" "$and" "$loop" "$asm"
+flagl=$(at LINE_FLAGS)
+need_numbers "marker lines" "$big" "$clamp" "$and" "$loop" "$asm" "$flagl"
 n=4000
 
 # jq: the [taken, not taken] counts of jump K of branch LOCATION.
@@ -49,7 +52,8 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 	"$SONDE" record -F 99 --no-children --trace handle_request \
 		--trace "branch branches.c:$big" --trace "branch branches.c:$clamp" \
 		--trace "branch branches.c:$and" --trace "branch branches.c:$loop" \
-		--trace "branch branches.c:$asm" -o "$WORK/$build.sonde" -- "$bin" "$n" >"$WORK/$build.out"
+		--trace "branch branches.c:$asm" --trace "branch branches.c:$flagl" \
+		-o "$WORK/$build.sonde" -- "$bin" "$n" >"$WORK/$build.out"
 	cmp -s "$WORK/$build.plain" "$WORK/$build.out" ||
 		fail "$build: the target computed otherwise with the probes: $(cat "$WORK/$build.out") vs $(cat "$WORK/$build.plain")"
 	"$SONDE" report "$WORK/$build.sonde" --json >"$WORK/$build.json"
@@ -92,12 +96,23 @@ for build in gcc-O0 gcc-O2 clang-O0 clang-O2; do
 		fail "$build: jrcxz counted $(pair "$WORK/$build.json" "branches.c:$asm" 1), expected [$azero,$((n - azero))]"
 	[ "$(pair "$WORK/$build.json" "branches.c:$asm" 2)" = "[$((aiters - n + azero)),$((n - azero))]" ] ||
 		fail "$build: loop counted $(pair "$WORK/$build.json" "branches.c:$asm" 2), expected [$((aiters - n + azero)),$((n - azero))]"
+	# jl, jg, jb, jo, jp, js: each flag the evaluator reads, against the
+	# CPU's own way (each jump skips its counter)
+	fcalls=$(kv "$o" flag_calls)
+	k=0
+	for c in l g b o p s; do
+		k=$((k + 1))
+		nt=$(kv "$o" "not_$c")
+		need_numbers "$build: not_$c" "$nt" "$fcalls"
+		[ "$(pair "$WORK/$build.json" "branches.c:$flagl" "$k")" = "[$((fcalls - nt)),$nt]" ] ||
+			fail "$build: j$c (jump $k of branches.c:$flagl) counted $(pair "$WORK/$build.json" "branches.c:$flagl" "$k"), the CPU [$((fcalls - nt)),$nt]"
+	done
 	"$SONDE" report "$WORK/$build.sonde" >"$WORK/$build.txt"
 	grep -Eq "^Branch branches.c:$big if \(len > 4096\) \{" "$WORK/$build.txt" &&
 		grep -Eq "^  jump 1 of 1 \(j[a-z]+ 0x[0-9a-f]+\): ran $n times: taken [0-9.]+% \([0-9]+, -> [0-9]+\), not taken [0-9.]+% \([0-9]+, -> [0-9]+\)$" "$WORK/$build.txt" &&
 		grep -Eq "^    (not )?taken in 12.5% of the calls of handle_request \($nbig of $n\)" "$WORK/$build.txt" ||
 		{ sed -n '/^Branch/,$p' "$WORK/$build.txt"; fail "$build: the text report's branch block"; }
-	pass "$build: every jump's outcomes exact: len > 4096 ($nbig of $n), inlined clamp ($over of $calls), && ($both of $odd), the loop's back edge ($iters iterations), jrcxz ($azero) and loop; the target computed the same"
+	pass "$build: every jump's outcomes exact: len > 4096 ($nbig of $n), inlined clamp ($over of $calls), && ($both of $odd), the loop's back edge ($iters iterations), jrcxz ($azero) and loop, jl jg jb jo jp js; the target computed the same"
 done
 
 # The jump sonde names at branches.c:$big is the one objdump puts on that

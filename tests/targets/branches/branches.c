@@ -12,6 +12,7 @@
  * what it counted:
  *   requests=N big=B odd=O both=A loop_calls=N loop_zero=Z loop_iters=T
  *   clamp_calls=C clamp_over=H asm_calls=N asm_zero=Z asm_iters=T
+ *   flag_calls=N not_l=.. not_g=.. not_b=.. not_o=.. not_p=.. not_s=..
  * and count_down runs jrcxz and loop (LINE_ASM), which test %rcx; hinted
  * has a jump with a branch hint (LINE_HINT), which no probe may take. */
 #include <stdio.h>
@@ -99,6 +100,29 @@ __attribute__((noinline)) unsigned long hinted(unsigned long i)
 	return r;
 }
 
+/* One jump on each flag the kernel-side evaluator reads, on one line
+ * (LINE_FLAGS), in order: jl (SF != OF), jg (ZF = 0 and SF = OF) after a
+ * - b, jb (CF) after the same compare, jo (OF) after a + b, jp (PF: the
+ * low byte of a - b has even parity) and js (SF) after a - b. Each jump
+ * skips an increment of its own counter, so a counter is how often its
+ * jump was not taken. */
+static unsigned long flag_calls, not_l, not_g, not_b, not_o, not_p, not_s;
+__attribute__((noinline)) void flags(long a, long b)
+{
+	unsigned long t;
+	__asm__ volatile("cmp %8, %7\njl 1f\nincq %0\n1:\n"
+			 "cmp %8, %7\njg 2f\nincq %1\n2:\n"
+			 "cmp %8, %7\njb 3f\nincq %2\n3:\n"
+			 "mov %7, %6\nadd %8, %6\njo 4f\nincq %3\n4:\n"
+			 "mov %7, %6\nsub %8, %6\njp 5f\nincq %4\n5:\n"
+			 "mov %7, %6\nsub %8, %6\njs 6f\nincq %5\n6:" /* LINE_FLAGS */
+			 : "+m"(not_l), "+m"(not_g), "+m"(not_b), "+m"(not_o), "+m"(not_p), "+m"(not_s),
+			   "=&r"(t)
+			 : "r"(a), "r"(b)
+			 : "cc");
+	flag_calls++;
+}
+
 __attribute__((noinline)) unsigned long handle_batch(unsigned long i)
 {
 	return clamp((i * 104729) % 5000, 1000);
@@ -114,10 +138,14 @@ int main(int argc, char **argv)
 		asm_zero += i % 4 == 0;
 		asm_iters += count_down(i % 4);
 		total += hinted(i & 1);
+		/* operands that overflow now and then: an LCG's values */
+		unsigned long x = i * 6364136223846793005UL + 1442695040888963407UL;
+		flags((long)x, (long)(x * 2862933555777941757UL + 3037000493UL));
 	}
 	printf("requests=%lu big=%lu odd=%lu both=%lu loop_calls=%lu loop_zero=%lu loop_iters=%lu "
-	       "clamp_calls=%lu clamp_over=%lu asm_calls=%lu asm_zero=%lu asm_iters=%lu total=%lu\n",
+	       "clamp_calls=%lu clamp_over=%lu asm_calls=%lu asm_zero=%lu asm_iters=%lu "
+	       "flag_calls=%lu not_l=%lu not_g=%lu not_b=%lu not_o=%lu not_p=%lu not_s=%lu total=%lu\n",
 	       n, big, odd, both, n, loop_zero, loop_iters, clamp_calls, clamp_over, n, asm_zero,
-	       asm_iters, total);
+	       asm_iters, flag_calls, not_l, not_g, not_b, not_o, not_p, not_s, total);
 	return 0;
 }
