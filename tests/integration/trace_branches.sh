@@ -17,7 +17,7 @@ require_bpf
 export SONDE_RUNTIME_DIR="$WORK/run"
 
 src="$SRC/tests/targets/branches/branches.c"
-at() { grep -n "/\* $1 \*/" "$src" | tail -n1 | cut -d: -f1; }
+at() { grep -n "/\* $1[ :*]" "$src" | tail -n1 | cut -d: -f1; }
 big=$(at LINE_BIG)
 clamp=$(at LINE_CLAMP)
 and=$(at LINE_AND)

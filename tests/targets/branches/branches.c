@@ -110,12 +110,13 @@ static unsigned long flag_calls, not_l, not_g, not_b, not_o, not_p, not_s;
 __attribute__((noinline)) void flags(long a, long b)
 {
 	unsigned long t;
-	__asm__ volatile("cmp %8, %7\njl 1f\nincq %0\n1:\n"
+	__asm__ volatile( /* LINE_FLAGS: the jumps' line, the asm statement's first */
+			 "cmp %8, %7\njl 1f\nincq %0\n1:\n"
 			 "cmp %8, %7\njg 2f\nincq %1\n2:\n"
 			 "cmp %8, %7\njb 3f\nincq %2\n3:\n"
 			 "mov %7, %6\nadd %8, %6\njo 4f\nincq %3\n4:\n"
 			 "mov %7, %6\nsub %8, %6\njp 5f\nincq %4\n5:\n"
-			 "mov %7, %6\nsub %8, %6\njs 6f\nincq %5\n6:" /* LINE_FLAGS */
+			 "mov %7, %6\nsub %8, %6\njs 6f\nincq %5\n6:"
 			 : "+m"(not_l), "+m"(not_g), "+m"(not_b), "+m"(not_o), "+m"(not_p), "+m"(not_s),
 			   "=&r"(t)
 			 : "r"(a), "r"(b)
