@@ -85,8 +85,11 @@ counts() {
 	local v=$1 py=$2
 	shift 2
 	local rec=$WORK/$v.sonde
-	"$SONDE" record -F 999 --all-calls --trace py:app.Server.handle --trace py:app.handle \
-		--trace py:app.py:slow_path -o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 \
+	# (the script starts once sonde samples, every probe attached: its
+	# ready file, which the script waits for)
+	rm -f "$WORK/$v.go"
+	"$SONDE" record -F 999 --all-calls --ready-file "$WORK/$v.go" --trace py:app.Server.handle \
+		--trace py:app.handle --trace py:app.py:slow_path -o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 "$WORK/$v.go" \
 		>"$WORK/$v.out" 2>"$WORK/$v.err" || { cat "$WORK/$v.err" >&2; fail "$v: record --trace py: failed"; }
 	calls=$(kv "$WORK/$v.out" calls) slow=$(kv "$WORK/$v.out" slow)
 	need_numbers "$v: the script's counts" "$calls" "$slow"
@@ -107,7 +110,12 @@ counts() {
 	"$SONDE" flame "$rec" --diff-slow 'py:app.Server.handle:auto' -o "$WORK/$v-diff.svg" ||
 		fail "$v: flame --diff-slow py: failed"
 	xmllint --noout "$WORK/$v-diff.svg" || fail "$v: the differential flame graph is not well-formed"
-	grep -q '<title>app\.slow_path ' "$WORK/$v-diff.svg" || fail "$v: app.slow_path is not in the differential graph"
+	grep -q '<title>app\.slow_path ' "$WORK/$v-diff.svg" || {
+		sqlite3 "$rec" "select f.name, count(distinct s.id) from samples s join stack_frames sf on sf.stack = s.stack
+			join frames f on f.id = sf.frame where f.kind = 'python' group by f.name" >&2
+		grep -o '<title>[^<]*' "$WORK/$v-diff.svg" | head -20 >&2
+		fail "$v: app.slow_path is not in the differential graph (the recording's Python frames and the graph's titles above)"
+	}
 	# lat: every call, and the slow ones in the histogram's top buckets.
 	"$SONDE" lat py:app.Server.handle -- "$py" "$@" "$WORK/app.py" 1000 >"$WORK/$v-lat.txt" 2>&1 ||
 		{ cat "$WORK/$v-lat.txt" >&2; fail "$v: lat py: failed"; }
