@@ -65,7 +65,14 @@ keys b
 wait_screen "b traces the branch" "tracing branch branches.c:$big at 1 address"
 wait_screen "its outcomes in the pane" "^ +$big +1 +1 .*T [0-9.]+% N [0-9.]+% of [1-9][0-9]*"
 
-# Counts against the recording, the target stopped: the same numbers.
+# Counts against the recording, the target stopped: the same numbers (once
+# slow_path's call line holds 20 samples: the CPU the target gets decides
+# when).
+for _ in $(seq 300); do
+	n=$(col "$(row "$slow_line")" 24-29)
+	[ -n "$n" ] && [ "$n" -ge 20 ] && break
+	sleep 0.1
+done
 kill -STOP "$tpid"
 sleep 2.5 # two refreshes after the last sample
 pane=$(row "$big")
