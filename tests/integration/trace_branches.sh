@@ -11,7 +11,9 @@
 # address counts the same; --sample-when 'branch ... taken' takes no sample
 # outside calls where the jump went that way; report --in F --when 'branch
 # ... taken' splits F's samples by the outcome; bad input is one line each;
-# in a live session the branch is traced, gates sampling and is untraced.
+# in a live session the branch is traced, gates sampling and is untraced;
+# and LIB:FILE:LINE on sqlite3: the first jump of libc's __libc_malloc
+# goes its two ways as many times as malloc is called.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 export SONDE_RUNTIME_DIR="$WORK/run"
@@ -248,3 +250,25 @@ kill -0 "$spid" || fail "sonde top exited"
 pass "live: traced branch branches.c:$big (the slow way in $share of handle_request's calls), sample-when, untraced both outcomes"
 stop_gently "$spid"
 stop_gently "$tpid"
+
+# LIB:FILE:LINE, on a program no one here wrote: sqlite3 with libc's
+# malloc (libc6-dbg's DWARF). The first line of __libc_malloc with a jump
+# (explore finds it: the first at or after the function's entry line)
+# decides once a call, so its jump's two ways add up to malloc's calls
+# (the function probe's count, in the same run).
+[ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 ||
+	skip "libc6-dbg is not installed (scripts/bootstrap.sh test installs it): the LIB:FILE:LINE part"
+libc=/lib/x86_64-linux-gnu/libc.so.6
+"$SONDE" explore -e "$libc" __libc_malloc --json >"$WORK/malloc.json"
+mline=$(jq '.insns[0].line as $e | [.lines[] | select(.branches > 0 and .sites > 0 and .line >= $e) | .line] | min' "$WORK/malloc.json")
+need_numbers "__libc_malloc's first line with a jump" "$mline"
+printf 'CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);\nWITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) INSERT INTO t SELECT x, printf("row %%d", x) FROM c;\nSELECT count(*) FROM t WHERE b LIKE "%%7%%";\n' >"$WORK/q.sql"
+"$SONDE" record -F 99 --trace libc.so.6:malloc --trace "branch libc.so.6:malloc.c:$mline" -o "$WORK/libc.sonde" \
+	-- sqlite3 "$WORK/q.db" <"$WORK/q.sql" >/dev/null
+"$SONDE" report "$WORK/libc.sonde" --json >"$WORK/libc.json"
+mcalls=$(jq '.probes[] | select(.name == "malloc") | .entered' "$WORK/libc.json")
+ways=$(jq --arg at "malloc.c:$mline" '[.probes[] | select(.branch.at == $at and .branch.jump == 1) | .calls] | add' "$WORK/libc.json")
+need_numbers "malloc's calls and its line's jump" "$mcalls" "$ways"
+assert_ge "malloc's calls in sqlite3" "$mcalls" 1000
+[ "$ways" = "$mcalls" ] || fail "branch libc.so.6:malloc.c:$mline: its jump went $ways times, malloc was called $mcalls times"
+pass "branch libc.so.6:malloc.c:$mline in sqlite3: its jump's ways add up to malloc's $mcalls calls"
