@@ -73,6 +73,10 @@ if os.environ.get("BY_KIND"):
         for key, c in sorted(by_kind.items()):
             f.write("%s\t%d\n" % (key, c))
 print("calls=%d slow=%d" % (calls, slow), flush=True)
+# Alive a while after its work: sonde names Python frames by reading the
+# code objects from the live process (python.md), and a reader behind on a
+# busy machine finds the memory of an exited one gone.
+time.sleep(float(os.environ.get("APP_LINGER", "0")))
 if len(sys.argv) > 3:  # live: the count in a file, then stay to be saved
     open(sys.argv[3] + ".tmp", "w").write("calls=%d\n" % calls)
     os.rename(sys.argv[3] + ".tmp", sys.argv[3])
@@ -88,7 +92,7 @@ counts() {
 	# (the script starts once sonde samples, every probe attached: its
 	# ready file, which the script waits for)
 	rm -f "$WORK/$v.go"
-	"$SONDE" record -F 999 --all-calls --ready-file "$WORK/$v.go" --trace py:app.Server.handle \
+	APP_LINGER=3 "$SONDE" record -F 999 --all-calls --ready-file "$WORK/$v.go" --trace py:app.Server.handle \
 		--trace py:app.handle --trace py:app.py:slow_path -o "$rec" -- "$py" "$@" "$WORK/app.py" 2000 "$WORK/$v.go" \
 		>"$WORK/$v.out" 2>"$WORK/$v.err" || { cat "$WORK/$v.err" >&2; fail "$v: record --trace py: failed"; }
 	calls=$(kv "$WORK/$v.out" calls) slow=$(kv "$WORK/$v.out" slow)
