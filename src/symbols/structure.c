@@ -502,23 +502,28 @@ int structure_functions(const char *binary, struct structure_fn **out, char *err
 	Dwarf *dw = open_dwarf(b.fd, &b.dbg);
 	struct structure_fn *v = xcalloc(b.fl.n + 1, sizeof(*v));
 	int n = 0;
-	for (size_t i = 0; i < b.fl.n; i++) {
-		const struct elf_function *f = &b.fl.f[i];
-		bool dup = false; /* aliases at one address: the first name */
-		for (int k = 0; k < n && !dup; k++)
-			dup = v[k].vaddr == f->vaddr;
-		if (dup || f->ifunc)
-			continue;
-		v[n] = (struct structure_fn){.name = xstrdup(function_shown(f)), .vaddr = f->vaddr,
-					     .size = f->size};
-		const char *file = NULL;
-		if (dw && lines_line_of(dw, f->vaddr, &file, &v[n].line) == 0 && file) {
-			const char *base = strrchr(file, '/');
-			v[n].file = xstrdup(base ? base + 1 : file);
-		}
-		n++;
-	}
+	for (size_t i = 0; i < b.fl.n; i++)
+		if (!b.fl.f[i].ifunc)
+			v[n++] = (struct structure_fn){.name = xstrdup(function_shown(&b.fl.f[i])),
+						       .vaddr = b.fl.f[i].vaddr,
+						       .size = b.fl.f[i].size};
 	qsort(v, (size_t)n, sizeof(*v), by_vaddr);
+	int k = 0; /* aliases at one address: one name */
+	for (int i = 0; i < n; i++) {
+		if (k && v[k - 1].vaddr == v[i].vaddr) {
+			free(v[i].name);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	n = k;
+	for (int i = 0; i < n && dw; i++) {
+		const char *file = NULL;
+		if (lines_line_of(dw, v[i].vaddr, &file, &v[i].line) == 0 && file) {
+			const char *base = strrchr(file, '/');
+			v[i].file = xstrdup(base ? base + 1 : file);
+		}
+	}
 	if (dw)
 		dwarf_end(dw);
 	fn_binary_close(&b);
