@@ -66,6 +66,10 @@ struct client {
 struct webapi {
 	struct liverun *r;
 	const char *source_dir; /* /api/explore's --source-dir, or NULL */
+	/* The last function /api/explore built (the page asks again every 2 s:
+	 * only its counts change), and what it was asked as. */
+	struct structure explored;
+	char *explored_key; /* "BINARY\nFUNC"; NULL: none */
 	struct http_server *s;
 	struct loop *lp;
 	double interval_s;
@@ -448,24 +452,35 @@ static void route_explore(void *arg, struct http_request *rq)
 		return;
 	}
 	char err[1024];
-	struct structure s;
-	struct structure_query q = {.binary = binary, .func = func, .source_dir = a->source_dir};
-	if (structure_build(&q, &s, err, sizeof(err))) {
-		http_reply_error(rq, 400, "%s", err);
-		return;
+	char *key = xasprintf("%s\n%s", binary, func);
+	if (!a->explored_key || strcmp(a->explored_key, key)) {
+		struct structure s;
+		struct structure_query q = {.binary = binary, .func = func, .source_dir = a->source_dir};
+		if (structure_build(&q, &s, err, sizeof(err))) {
+			free(key);
+			http_reply_error(rq, 400, "%s", err);
+			return;
+		}
+		if (a->explored_key)
+			structure_free(&a->explored);
+		free(a->explored_key);
+		a->explored = s;
+		a->explored_key = key;
+	} else {
+		free(key);
 	}
+	const struct structure *sp = &a->explored;
 	struct explorer_counts counts;
-	explorer_counts_fill(&counts, p, &s, "live");
+	explorer_counts_fill(&counts, p, sp, "live");
 	struct explorer_options o = {.counts = &counts};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = membuf(&buf, &len);
 	fputs("{\"ok\":true,\"data\":", f);
-	explorer_json(f, &s, &o);
+	explorer_json(f, sp, &o);
 	fputs("}\n", f);
 	fclose(f);
 	explorer_counts_free(&counts);
-	structure_free(&s);
 	http_reply(rq, 200, "application/json", buf, len);
 	free(buf);
 }
@@ -713,5 +728,8 @@ void webapi_free(struct webapi *a)
 		return;
 	loop_timer_cancel(a->lp, a->timer);
 	/* http_server_close ended the streams, and so freed the clients. */
+	if (a->explored_key)
+		structure_free(&a->explored);
+	free(a->explored_key);
 	free(a);
 }
