@@ -14,7 +14,6 @@
 #include "explorer.h"
 #include "formats.h"
 #include "json.h"
-#include "linesamples.h"
 #include "outfile.h"
 #include "printable.h"
 #include "probes.h"

@@ -4,7 +4,6 @@
 #include "probelines.h"
 
 #include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,6 @@
 #include "probebinary.h"
 #include "probes.h"
 #include "probesyms.h"
-#include "elfsyms.h"
 #include "util.h"
 
 
